@@ -1,0 +1,14 @@
+# One interface target carries the project's compile options, so nothing is set
+# globally: every handoff target links handoff::build_options privately.
+add_library(handoff_build_options INTERFACE)
+add_library(handoff::build_options ALIAS handoff_build_options)
+target_compile_options(handoff_build_options INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX,C>:-Wall -Wextra -Wno-unused-parameter>)
+if(HANDOFF_SANITIZE)
+  list(JOIN HANDOFF_SANITIZE "," _san)
+  target_compile_options(handoff_build_options INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX,C>:-fsanitize=${_san} -fno-omit-frame-pointer -fno-sanitize-recover=all>)
+  target_link_options(handoff_build_options INTERFACE -fsanitize=${_san})
+endif()
+# Debug builds assert GL thread affinity (GlWorker::assert_on_worker).
+target_compile_definitions(handoff_build_options INTERFACE $<$<CONFIG:Debug>:HANDOFF_DEBUG_AFFINITY=1>)
