@@ -1,0 +1,28 @@
+#pragma once
+// Raw NV12 / P010 files: frames back to back, packed (luma W x H, then
+// interleaved chroma), P010 little-endian. The file size must be a whole
+// number of frames, else open_raw throws a ParseError naming the file, its
+// size and the expected frame size.
+#include <handoff/viewer/frame_source.hpp>
+
+#include <filesystem>
+#include <memory>
+
+namespace handoff::viewer {
+
+struct RawOptions {
+  PixelFormat format = PixelFormat::NV12;
+  std::uint32_t width = 0;   // required, 1..kMaxDimension
+  std::uint32_t height = 0;  // required
+  Colorimetry colorimetry{};
+  Rational rate{};
+};
+
+std::unique_ptr<FrameSource> open_raw(const std::filesystem::path& path, const RawOptions& options);
+
+// Parses "WxH" (e.g. "1920x1080"); ParseError naming the text otherwise.
+void parse_size(const std::string& text, std::uint32_t& width, std::uint32_t& height);
+// Parses "nv12" / "p010" (case-insensitive); ParseError otherwise.
+PixelFormat parse_format(const std::string& text);
+
+}  // namespace handoff::viewer
