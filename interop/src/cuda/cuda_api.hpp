@@ -1,0 +1,418 @@
+#pragma once
+// The project's own declaration of the CUDA driver API subset handoff uses.
+// cuda.h is never included here: the driver is loaded at run time (dlopen), so
+// the toolkit is optional at build time. Where the toolkit is present,
+// tests/fake_cuda/cuda_abi_check.cpp checks every type, value, size, offset and
+// function-pointer type below against the toolkit's cuda.h.
+//
+// Everything lives in namespace handoff::cu with CUDA's own spelling, so code
+// reads like CUDA code (`cu::CUDA_ERROR_ALREADY_MAPPED`, `cu::CUdeviceptr`).
+// Entry points are reached through the table `handoff::cu::DriverApi`
+// (`handoff::cuda::driver().api().cuGraphicsMapResources(...)`). A table field
+// is named after CUDA's *base* name (cuMemAlloc, not cuMemAlloc_v2); the
+// comment beside each PFN type says which ABI version it is (the version passed
+// to cuGetProcAddress, and the versioned symbol used with dlsym).
+#include <cstddef>
+#include <cstdint>
+
+namespace handoff::cu {
+
+// --- scalar and handle types -------------------------------------------------
+using cuuint32_t = std::uint32_t;
+using cuuint64_t = std::uint64_t;
+using CUdevice = int;                       // CUdevice_v1
+using CUdeviceptr = unsigned long long;     // CUdeviceptr_v2: 64-bit on every 64-bit host
+
+struct CUctx_st;
+struct CUmod_st;
+struct CUfunc_st;
+struct CUstream_st;
+struct CUgraphicsResource_st;
+struct CUextMemory_st;
+struct CUextSemaphore_st;
+struct CUeglStreamConnection_st;
+using CUcontext = CUctx_st*;
+using CUmodule = CUmod_st*;
+using CUfunction = CUfunc_st*;
+using CUstream = CUstream_st*;
+using CUgraphicsResource = CUgraphicsResource_st*;
+using CUexternalMemory = CUextMemory_st*;
+using CUexternalSemaphore = CUextSemaphore_st*;
+
+struct CUuuid {
+  char bytes[16];
+};
+
+// GL / EGL object types as the CUDA GL and EGL interop headers spell them.
+using GLuint = unsigned int;
+using GLenum = unsigned int;
+using EGLImageKHR = void*;
+
+// --- result codes ------------------------------------------------------------
+// Fixed underlying type so it can be forward-declared (handoff/cuda.hpp).
+enum CUresult : int {
+  CUDA_SUCCESS = 0,
+  CUDA_ERROR_INVALID_VALUE = 1,
+  CUDA_ERROR_OUT_OF_MEMORY = 2,
+  CUDA_ERROR_NOT_INITIALIZED = 3,
+  CUDA_ERROR_DEINITIALIZED = 4,
+  CUDA_ERROR_STUB_LIBRARY = 34,
+  CUDA_ERROR_INSUFFICIENT_DRIVER = 35,
+  CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER = 36,
+  CUDA_ERROR_DEVICE_UNAVAILABLE = 46,
+  CUDA_ERROR_NO_DEVICE = 100,
+  CUDA_ERROR_INVALID_DEVICE = 101,
+  CUDA_ERROR_DEVICE_NOT_LICENSED = 102,
+  CUDA_ERROR_INVALID_IMAGE = 200,
+  CUDA_ERROR_INVALID_CONTEXT = 201,
+  CUDA_ERROR_CONTEXT_ALREADY_CURRENT = 202,
+  CUDA_ERROR_MAP_FAILED = 205,
+  CUDA_ERROR_UNMAP_FAILED = 206,
+  CUDA_ERROR_ARRAY_IS_MAPPED = 207,
+  CUDA_ERROR_ALREADY_MAPPED = 208,
+  CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
+  CUDA_ERROR_ALREADY_ACQUIRED = 210,
+  CUDA_ERROR_NOT_MAPPED = 211,
+  CUDA_ERROR_NOT_MAPPED_AS_ARRAY = 212,
+  CUDA_ERROR_NOT_MAPPED_AS_POINTER = 213,
+  CUDA_ERROR_INVALID_PTX = 218,
+  CUDA_ERROR_INVALID_GRAPHICS_CONTEXT = 219,
+  CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222,
+  CUDA_ERROR_INVALID_SOURCE = 300,
+  CUDA_ERROR_FILE_NOT_FOUND = 301,
+  CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND = 302,
+  CUDA_ERROR_SHARED_OBJECT_INIT_FAILED = 303,
+  CUDA_ERROR_OPERATING_SYSTEM = 304,
+  CUDA_ERROR_INVALID_HANDLE = 400,
+  CUDA_ERROR_ILLEGAL_STATE = 401,
+  CUDA_ERROR_NOT_FOUND = 500,
+  CUDA_ERROR_NOT_READY = 600,
+  CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+  CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
+  CUDA_ERROR_LAUNCH_TIMEOUT = 702,
+  CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE = 708,
+  CUDA_ERROR_CONTEXT_IS_DESTROYED = 709,
+  CUDA_ERROR_LAUNCH_FAILED = 719,
+  CUDA_ERROR_NOT_PERMITTED = 800,
+  CUDA_ERROR_NOT_SUPPORTED = 801,
+  CUDA_ERROR_SYSTEM_NOT_READY = 802,
+  CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803,
+  CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE = 804,
+  CUDA_ERROR_TIMEOUT = 909,
+  CUDA_ERROR_UNKNOWN = 999,
+};
+
+// The symbolic name of a code declared above ("CUDA_ERROR_ALREADY_MAPPED"), or
+// nullptr for a code this header does not name. Used where the driver's own
+// cuGetErrorName is not available (and by the fake driver).
+const char* result_name(int code) noexcept;
+
+// --- enums and flags ---------------------------------------------------------
+enum CUdevice_attribute : int {
+  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_INTEGRATED = 18,
+  CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33,
+  CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID = 34,
+  CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41,
+  CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID = 50,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+};
+
+enum CUgraphicsRegisterFlags : int {
+  CU_GRAPHICS_REGISTER_FLAGS_NONE = 0x00,
+  CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY = 0x01,
+  CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD = 0x02,
+  CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST = 0x04,
+  CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER = 0x08,
+};
+
+enum CUgraphicsMapResourceFlags : int {
+  CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE = 0x00,
+  CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY = 0x01,
+  CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD = 0x02,
+};
+
+enum CUstream_flags : int {
+  CU_STREAM_DEFAULT = 0x0,
+  CU_STREAM_NON_BLOCKING = 0x1,
+};
+
+enum CUmemorytype : int {
+  CU_MEMORYTYPE_HOST = 0x01,
+  CU_MEMORYTYPE_DEVICE = 0x02,
+  CU_MEMORYTYPE_ARRAY = 0x03,
+  CU_MEMORYTYPE_UNIFIED = 0x04,
+};
+
+enum CUexternalMemoryHandleType : int {
+  CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD = 1,
+  CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32 = 2,
+  CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT = 3,
+  CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP = 4,
+  CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE = 5,
+  CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE = 6,
+  CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT = 7,
+  CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF = 8,
+  CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD = 9,
+};
+inline constexpr unsigned int CUDA_EXTERNAL_MEMORY_DEDICATED = 0x1;
+
+enum CUexternalSemaphoreHandleType : int {
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD = 1,
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32 = 2,
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT = 3,
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE = 4,
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE = 5,
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC = 6,
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX = 7,
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT = 8,
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD = 9,
+  CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32 = 10,
+};
+
+// cuGetProcAddress flags and (v2) symbol status.
+inline constexpr cuuint64_t CU_GET_PROC_ADDRESS_DEFAULT = 0;
+inline constexpr cuuint64_t CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1 << 0;
+inline constexpr cuuint64_t CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 1 << 1;
+enum CUdriverProcAddressQueryResult : int {
+  CU_GET_PROC_ADDRESS_SUCCESS = 0,
+  CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+  CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2,
+};
+
+// --- structs (layouts checked against cuda.h) -------------------------------
+struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC {
+  CUexternalMemoryHandleType type;
+  union {
+    int fd;
+    struct {
+      void* handle;
+      const void* name;
+    } win32;
+    const void* nvSciBufObject;
+  } handle;
+  unsigned long long size;
+  unsigned int flags;
+  unsigned int reserved[16];
+};
+
+struct CUDA_EXTERNAL_MEMORY_BUFFER_DESC {
+  unsigned long long offset;
+  unsigned long long size;
+  unsigned int flags;
+  unsigned int reserved[16];
+};
+
+struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC {
+  CUexternalSemaphoreHandleType type;
+  union {
+    int fd;
+    struct {
+      void* handle;
+      const void* name;
+    } win32;
+    const void* nvSciSyncObj;
+  } handle;
+  unsigned int flags;
+  unsigned int reserved[16];
+};
+
+struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS {
+  struct {
+    struct {
+      unsigned long long value;
+    } fence;
+    union {
+      void* fence;
+      unsigned long long reserved;
+    } nvSciSync;
+    struct {
+      unsigned long long key;
+    } keyedMutex;
+    unsigned int reserved[12];
+  } params;
+  unsigned int flags;
+  unsigned int reserved[16];
+};
+
+struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS {
+  struct {
+    struct {
+      unsigned long long value;
+    } fence;
+    union {
+      void* fence;
+      unsigned long long reserved;
+    } nvSciSync;
+    struct {
+      unsigned long long key;
+      unsigned int timeoutMs;
+    } keyedMutex;
+    unsigned int reserved[10];
+  } params;
+  unsigned int flags;
+  unsigned int reserved[16];
+};
+
+struct CUarray_st;
+using CUarray = CUarray_st*;
+
+struct CUDA_MEMCPY2D {  // CUDA_MEMCPY2D_v2
+  std::size_t srcXInBytes;
+  std::size_t srcY;
+  CUmemorytype srcMemoryType;
+  const void* srcHost;
+  CUdeviceptr srcDevice;
+  CUarray srcArray;
+  std::size_t srcPitch;
+  std::size_t dstXInBytes;
+  std::size_t dstY;
+  CUmemorytype dstMemoryType;
+  void* dstHost;
+  CUdeviceptr dstDevice;
+  CUarray dstArray;
+  std::size_t dstPitch;
+  std::size_t WidthInBytes;
+  std::size_t Height;
+};
+
+// --- entry points --------------------------------------------------------------
+// One function-pointer type per entry point. The suffix of the comment is the
+// CUDA version whose ABI the type mirrors (cudaTypedefs.h: PFN_<name>_v<ver>);
+// that version is requested from cuGetProcAddress, and the symbol in brackets
+// is the one looked up with dlsym when cuGetProcAddress is not available.
+using PFN_cuInit = CUresult (*)(unsigned int flags);                                     // 2000
+using PFN_cuDriverGetVersion = CUresult (*)(int* version);                               // 2020
+using PFN_cuDeviceGetCount = CUresult (*)(int* count);                                   // 2000
+using PFN_cuDeviceGet = CUresult (*)(CUdevice* device, int ordinal);                     // 2000
+using PFN_cuDeviceGetName = CUresult (*)(char* name, int len, CUdevice dev);             // 2000
+using PFN_cuDeviceGetUuid = CUresult (*)(CUuuid* uuid, CUdevice dev);                    // 11040 [cuDeviceGetUuid_v2]
+using PFN_cuDeviceGetAttribute = CUresult (*)(int* pi, CUdevice_attribute attrib, CUdevice dev);  // 2000
+using PFN_cuDeviceTotalMem = CUresult (*)(std::size_t* bytes, CUdevice dev);             // 3020 [cuDeviceTotalMem_v2]
+using PFN_cuDevicePrimaryCtxRetain = CUresult (*)(CUcontext* pctx, CUdevice dev);        // 7000
+using PFN_cuDevicePrimaryCtxRelease = CUresult (*)(CUdevice dev);                        // 11000 [cuDevicePrimaryCtxRelease_v2]
+using PFN_cuCtxPushCurrent = CUresult (*)(CUcontext ctx);                                // 4000 [cuCtxPushCurrent_v2]
+using PFN_cuCtxPopCurrent = CUresult (*)(CUcontext* pctx);                               // 4000 [cuCtxPopCurrent_v2]
+using PFN_cuCtxSetCurrent = CUresult (*)(CUcontext ctx);                                 // 4000
+using PFN_cuCtxGetCurrent = CUresult (*)(CUcontext* pctx);                               // 4000
+using PFN_cuCtxSynchronize = CUresult (*)();                                             // 2000 (not the 13000 one, which takes a CUcontext)
+using PFN_cuGetErrorName = CUresult (*)(CUresult error, const char** pStr);              // 6000
+using PFN_cuGetErrorString = CUresult (*)(CUresult error, const char** pStr);            // 6000
+using PFN_cuMemAlloc = CUresult (*)(CUdeviceptr* dptr, std::size_t bytesize);            // 3020 [cuMemAlloc_v2]
+using PFN_cuMemAllocPitch = CUresult (*)(CUdeviceptr* dptr, std::size_t* pPitch, std::size_t WidthInBytes,
+                                         std::size_t Height, unsigned int ElementSizeBytes);  // 3020 [cuMemAllocPitch_v2]
+using PFN_cuMemFree = CUresult (*)(CUdeviceptr dptr);                                    // 3020 [cuMemFree_v2]
+using PFN_cuMemcpyHtoD = CUresult (*)(CUdeviceptr dst, const void* src, std::size_t bytes);  // 3020 [cuMemcpyHtoD_v2]
+using PFN_cuMemcpyDtoH = CUresult (*)(void* dst, CUdeviceptr src, std::size_t bytes);    // 3020 [cuMemcpyDtoH_v2]
+using PFN_cuMemcpy2D = CUresult (*)(const CUDA_MEMCPY2D* pCopy);                         // 3020 [cuMemcpy2D_v2]
+using PFN_cuMemcpy2DAsync = CUresult (*)(const CUDA_MEMCPY2D* pCopy, CUstream hStream);  // 3020 [cuMemcpy2DAsync_v2]
+using PFN_cuMemsetD8 = CUresult (*)(CUdeviceptr dst, unsigned char uc, std::size_t N);   // 3020 [cuMemsetD8_v2]
+using PFN_cuStreamCreate = CUresult (*)(CUstream* phStream, unsigned int Flags);         // 2000
+using PFN_cuStreamDestroy = CUresult (*)(CUstream hStream);                              // 4000 [cuStreamDestroy_v2]
+using PFN_cuStreamSynchronize = CUresult (*)(CUstream hStream);                          // 2000
+using PFN_cuModuleLoadData = CUresult (*)(CUmodule* module, const void* image);          // 2000
+using PFN_cuModuleUnload = CUresult (*)(CUmodule hmod);                                  // 2000
+using PFN_cuModuleGetFunction = CUresult (*)(CUfunction* hfunc, CUmodule hmod, const char* name);  // 2000
+using PFN_cuLaunchKernel = CUresult (*)(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                        unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+                                        unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+                                        void** kernelParams, void** extra);  // 4000
+using PFN_cuGraphicsGLRegisterBuffer = CUresult (*)(CUgraphicsResource* pCudaResource, GLuint buffer,
+                                                    unsigned int Flags);  // 3000
+using PFN_cuGraphicsUnregisterResource = CUresult (*)(CUgraphicsResource resource);    // 3000
+using PFN_cuGraphicsResourceSetMapFlags = CUresult (*)(CUgraphicsResource resource, unsigned int flags);  // 6050 [cuGraphicsResourceSetMapFlags_v2]
+using PFN_cuGraphicsMapResources = CUresult (*)(unsigned int count, CUgraphicsResource* resources,
+                                                CUstream hStream);  // 3000
+using PFN_cuGraphicsUnmapResources = CUresult (*)(unsigned int count, CUgraphicsResource* resources,
+                                                  CUstream hStream);  // 3000
+using PFN_cuGraphicsResourceGetMappedPointer = CUresult (*)(CUdeviceptr* pDevPtr, std::size_t* pSize,
+                                                            CUgraphicsResource resource);  // 3020 [cuGraphicsResourceGetMappedPointer_v2]
+using PFN_cuImportExternalMemory = CUresult (*)(CUexternalMemory* extMem_out,
+                                                const CUDA_EXTERNAL_MEMORY_HANDLE_DESC* memHandleDesc);  // 10000
+using PFN_cuExternalMemoryGetMappedBuffer = CUresult (*)(CUdeviceptr* devPtr, CUexternalMemory extMem,
+                                                         const CUDA_EXTERNAL_MEMORY_BUFFER_DESC* bufferDesc);  // 10000
+using PFN_cuDestroyExternalMemory = CUresult (*)(CUexternalMemory extMem);              // 10000
+using PFN_cuImportExternalSemaphore = CUresult (*)(CUexternalSemaphore* extSem_out,
+                                                   const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC* semHandleDesc);  // 10000
+using PFN_cuSignalExternalSemaphoresAsync = CUresult (*)(const CUexternalSemaphore* extSemArray,
+                                                         const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS* paramsArray,
+                                                         unsigned int numExtSems, CUstream stream);  // 10000
+using PFN_cuWaitExternalSemaphoresAsync = CUresult (*)(const CUexternalSemaphore* extSemArray,
+                                                       const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS* paramsArray,
+                                                       unsigned int numExtSems, CUstream stream);  // 10000
+using PFN_cuDestroyExternalSemaphore = CUresult (*)(CUexternalSemaphore extSem);        // 10000
+using PFN_cuGetProcAddress_v1 = CUresult (*)(const char* symbol, void** pfn, int cudaVersion,
+                                             cuuint64_t flags);  // 11030 [cuGetProcAddress]
+using PFN_cuGetProcAddress = CUresult (*)(const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags,
+                                          CUdriverProcAddressQueryResult* symbolStatus);  // 12000 [cuGetProcAddress_v2]
+using PFN_cuGraphicsEGLRegisterImage = CUresult (*)(CUgraphicsResource* pCudaResource, EGLImageKHR image,
+                                                    unsigned int flags);  // 7000, optional
+
+// The X-macro list of every entry point in DriverApi:
+//   X(field name = CUDA base name, CUDA version of the ABI, versioned symbol for dlsym, required)
+// cuInit, cuDriverGetVersion and cuGetProcAddress are resolved first, by dlsym,
+// and are not in this list (they are fields of DriverApi all the same).
+#define HANDOFF_CUDA_ENTRY_POINTS(X)                                                      \
+  X(cuDeviceGetCount, 2000, "cuDeviceGetCount", true)                                     \
+  X(cuDeviceGet, 2000, "cuDeviceGet", true)                                               \
+  X(cuDeviceGetName, 2000, "cuDeviceGetName", true)                                       \
+  X(cuDeviceGetUuid, 11040, "cuDeviceGetUuid_v2", true)                                   \
+  X(cuDeviceGetAttribute, 2000, "cuDeviceGetAttribute", true)                             \
+  X(cuDeviceTotalMem, 3020, "cuDeviceTotalMem_v2", true)                                  \
+  X(cuDevicePrimaryCtxRetain, 7000, "cuDevicePrimaryCtxRetain", true)                     \
+  X(cuDevicePrimaryCtxRelease, 11000, "cuDevicePrimaryCtxRelease_v2", true)               \
+  X(cuCtxPushCurrent, 4000, "cuCtxPushCurrent_v2", true)                                  \
+  X(cuCtxPopCurrent, 4000, "cuCtxPopCurrent_v2", true)                                    \
+  X(cuCtxSetCurrent, 4000, "cuCtxSetCurrent", true)                                       \
+  X(cuCtxGetCurrent, 4000, "cuCtxGetCurrent", true)                                       \
+  X(cuCtxSynchronize, 2000, "cuCtxSynchronize", true)                                     \
+  X(cuGetErrorName, 6000, "cuGetErrorName", true)                                         \
+  X(cuGetErrorString, 6000, "cuGetErrorString", true)                                     \
+  X(cuMemAlloc, 3020, "cuMemAlloc_v2", true)                                              \
+  X(cuMemAllocPitch, 3020, "cuMemAllocPitch_v2", true)                                    \
+  X(cuMemFree, 3020, "cuMemFree_v2", true)                                                \
+  X(cuMemcpyHtoD, 3020, "cuMemcpyHtoD_v2", true)                                          \
+  X(cuMemcpyDtoH, 3020, "cuMemcpyDtoH_v2", true)                                          \
+  X(cuMemcpy2D, 3020, "cuMemcpy2D_v2", true)                                              \
+  X(cuMemcpy2DAsync, 3020, "cuMemcpy2DAsync_v2", true)                                    \
+  X(cuMemsetD8, 3020, "cuMemsetD8_v2", true)                                              \
+  X(cuStreamCreate, 2000, "cuStreamCreate", true)                                         \
+  X(cuStreamDestroy, 4000, "cuStreamDestroy_v2", true)                                    \
+  X(cuStreamSynchronize, 2000, "cuStreamSynchronize", true)                               \
+  X(cuModuleLoadData, 2000, "cuModuleLoadData", true)                                     \
+  X(cuModuleUnload, 2000, "cuModuleUnload", true)                                         \
+  X(cuModuleGetFunction, 2000, "cuModuleGetFunction", true)                               \
+  X(cuLaunchKernel, 4000, "cuLaunchKernel", true)                                         \
+  X(cuGraphicsGLRegisterBuffer, 3000, "cuGraphicsGLRegisterBuffer", true)                 \
+  X(cuGraphicsUnregisterResource, 3000, "cuGraphicsUnregisterResource", true)             \
+  X(cuGraphicsResourceSetMapFlags, 6050, "cuGraphicsResourceSetMapFlags_v2", true)        \
+  X(cuGraphicsMapResources, 3000, "cuGraphicsMapResources", true)                         \
+  X(cuGraphicsUnmapResources, 3000, "cuGraphicsUnmapResources", true)                     \
+  X(cuGraphicsResourceGetMappedPointer, 3020, "cuGraphicsResourceGetMappedPointer_v2", true) \
+  X(cuImportExternalMemory, 10000, "cuImportExternalMemory", true)                        \
+  X(cuExternalMemoryGetMappedBuffer, 10000, "cuExternalMemoryGetMappedBuffer", true)      \
+  X(cuDestroyExternalMemory, 10000, "cuDestroyExternalMemory", true)                      \
+  X(cuImportExternalSemaphore, 10000, "cuImportExternalSemaphore", true)                  \
+  X(cuSignalExternalSemaphoresAsync, 10000, "cuSignalExternalSemaphoresAsync", true)      \
+  X(cuWaitExternalSemaphoresAsync, 10000, "cuWaitExternalSemaphoresAsync", true)          \
+  X(cuDestroyExternalSemaphore, 10000, "cuDestroyExternalSemaphore", true)                \
+  X(cuGraphicsEGLRegisterImage, 7000, "cuGraphicsEGLRegisterImage", false)
+
+// The function table of one loaded driver. Every required field is non-null
+// once the driver is usable (handoff::cuda::Driver::usable()); optional ones
+// (cuGraphicsEGLRegisterImage) may be null. cuGetProcAddress_v1 is set on 11.x
+// drivers, cuGetProcAddress on 12.0+; either may be null.
+// Thread safety: the table is immutable after load; CUDA's entry points are
+// themselves thread-safe (graphics calls need the GL context current).
+struct DriverApi {
+  PFN_cuInit cuInit = nullptr;
+  PFN_cuDriverGetVersion cuDriverGetVersion = nullptr;
+  PFN_cuGetProcAddress cuGetProcAddress = nullptr;
+  PFN_cuGetProcAddress_v1 cuGetProcAddress_v1 = nullptr;
+#define HANDOFF_CUDA_API_FIELD_(name, ver, sym, req) PFN_##name name = nullptr;
+  HANDOFF_CUDA_ENTRY_POINTS(HANDOFF_CUDA_API_FIELD_)
+#undef HANDOFF_CUDA_API_FIELD_
+};
+
+}  // namespace handoff::cu

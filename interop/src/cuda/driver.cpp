@@ -1,0 +1,367 @@
+// Loading the CUDA driver at run time and the small RAII types around it.
+#include <handoff/cuda.hpp>
+#include <handoff/log.hpp>
+
+#include "cuda/cuda_api.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <utility>
+
+namespace handoff::cuda {
+
+std::string_view status_name(Status s) noexcept {
+  switch (s) {
+    case Status::Usable: return "Usable";
+    case Status::NoDriverLibrary: return "NoDriverLibrary";
+    case Status::StubLibrary: return "StubLibrary";
+    case Status::NoDevice: return "NoDevice";
+    case Status::DriverTooOld: return "DriverTooOld";
+    case Status::MissingEntryPoint: return "MissingEntryPoint";
+    case Status::InitFailed: return "InitFailed";
+  }
+  return "?";
+}
+
+std::string format_uuid(const Uuid& uuid) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string s;
+  s.reserve(36);
+  for (std::size_t i = 0; i < uuid.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    s += hex[uuid[i] >> 4];
+    s += hex[uuid[i] & 0xF];
+  }
+  return s;
+}
+
+namespace {
+
+std::string version_string(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+std::string code_text(int code, const char* name) {
+  return std::string(name ? name : "CUDA_ERROR_?") + " (" + std::to_string(code) + ")";
+}
+
+template <typename Fn>
+Fn sym(void* lib, const char* name) {
+  return reinterpret_cast<Fn>(::dlsym(lib, name));
+}
+
+}  // namespace
+
+std::unique_ptr<Driver> Driver::load(const std::string& path) {
+  std::unique_ptr<Driver> d(new Driver);
+  d->path_ = path.empty() ? std::string("libcuda.so.1") : path;
+  d->api_ = std::make_unique<cu::DriverApi>();
+  d->load_impl();
+  if (d->usable()) {
+    log(LogLevel::Debug, d->describe());
+  }
+  return d;
+}
+
+Driver::~Driver() {
+  // The library stays loaded while anything made from it may still run; a
+  // Driver is destroyed only after its contexts (documented on load()).
+  if (lib_) ::dlclose(lib_);
+}
+
+void Driver::fail(Status s, std::string detail) {
+  status_ = s;
+  detail_ = std::move(detail);
+}
+
+void Driver::load_impl() {
+  ::dlerror();
+  lib_ = ::dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib_) {
+    const char* e = ::dlerror();
+    fail(Status::NoDriverLibrary, e ? e : (path_ + ": dlopen failed"));
+    return;
+  }
+  cu::DriverApi& a = *api_;
+  a.cuInit = sym<cu::PFN_cuInit>(lib_, "cuInit");
+  a.cuDriverGetVersion = sym<cu::PFN_cuDriverGetVersion>(lib_, "cuDriverGetVersion");
+  a.cuGetErrorName = sym<cu::PFN_cuGetErrorName>(lib_, "cuGetErrorName");
+  if (!a.cuInit) {
+    fail(Status::MissingEntryPoint, "cuInit (" + path_ + " does not export it: not a CUDA driver)");
+    return;
+  }
+  if (!a.cuDriverGetVersion) {
+    fail(Status::MissingEntryPoint, "cuDriverGetVersion");
+    return;
+  }
+
+  const cu::CUresult init = a.cuInit(0);
+  if (init == cu::CUDA_ERROR_STUB_LIBRARY) {
+    fail(Status::StubLibrary, path_ + " is the CUDA toolkit's stub library, not a driver; cuInit returned " +
+                                  code_text(init, cu::result_name(init)));
+    return;
+  }
+  if (init == cu::CUDA_ERROR_NO_DEVICE) {
+    fail(Status::NoDevice, "cuInit returned " + code_text(init, cu::result_name(init)));
+    return;
+  }
+  if (init != cu::CUDA_SUCCESS) {
+    fail(Status::InitFailed, "cuInit returned " + code_text(init, error_name(init).c_str()));
+    return;
+  }
+
+  int version = 0;
+  if (cu::CUresult r = a.cuDriverGetVersion(&version); r != cu::CUDA_SUCCESS) {
+    fail(Status::InitFailed, "cuDriverGetVersion returned " + code_text(r, error_name(r).c_str()));
+    return;
+  }
+  version_ = version;
+  if (version < kMinimumDriverVersion) {
+    fail(Status::DriverTooOld, "driver supports CUDA " + version_string(version) + ", handoff needs " +
+                                   version_string(kMinimumDriverVersion) +
+                                   " or newer (cuGetProcAddress and cuDeviceGetUuid_v2)");
+    return;
+  }
+
+  // cuGetProcAddress_v2 (12.0+) reports why a symbol is missing; the 11.x one does not.
+  if (version >= 12000) a.cuGetProcAddress = sym<cu::PFN_cuGetProcAddress>(lib_, "cuGetProcAddress_v2");
+  if (!a.cuGetProcAddress) a.cuGetProcAddress_v1 = sym<cu::PFN_cuGetProcAddress_v1>(lib_, "cuGetProcAddress");
+
+  int via_proc = 0, via_dlsym = 0;
+  auto resolve = [&](const char* name, int abi_version, const char* versioned) -> void* {
+    void* p = nullptr;
+    if (a.cuGetProcAddress) {
+      cu::CUdriverProcAddressQueryResult q = cu::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+      if (a.cuGetProcAddress(name, &p, abi_version, cu::CU_GET_PROC_ADDRESS_LEGACY_STREAM, &q) !=
+              cu::CUDA_SUCCESS ||
+          q != cu::CU_GET_PROC_ADDRESS_SUCCESS)
+        p = nullptr;
+    } else if (a.cuGetProcAddress_v1) {
+      if (a.cuGetProcAddress_v1(name, &p, abi_version, cu::CU_GET_PROC_ADDRESS_LEGACY_STREAM) !=
+          cu::CUDA_SUCCESS)
+        p = nullptr;
+    }
+    if (p) {
+      ++via_proc;
+      return p;
+    }
+    p = ::dlsym(lib_, versioned);
+    if (p) ++via_dlsym;
+    return p;
+  };
+
+  std::string missing;
+#define HANDOFF_CUDA_RESOLVE_(fn, ver, versioned, required)                          \
+  a.fn = reinterpret_cast<cu::PFN_##fn>(resolve(#fn, ver, versioned));               \
+  if (!a.fn && required) missing += (missing.empty() ? "" : ", ") + std::string(versioned);
+  HANDOFF_CUDA_ENTRY_POINTS(HANDOFF_CUDA_RESOLVE_)
+#undef HANDOFF_CUDA_RESOLVE_
+  if (!missing.empty()) {
+    fail(Status::MissingEntryPoint, missing);
+    return;
+  }
+  via_proc_address_ = via_proc > 0 && via_dlsym == 0;
+
+  int count = 0;
+  if (cu::CUresult r = a.cuDeviceGetCount(&count); r != cu::CUDA_SUCCESS) {
+    fail(Status::InitFailed, "cuDeviceGetCount returned " + code_text(r, error_name(r).c_str()));
+    return;
+  }
+  device_count_ = count;
+  if (count <= 0) {
+    fail(Status::NoDevice, "cuDeviceGetCount reports 0 devices");
+    return;
+  }
+  status_ = Status::Usable;
+  detail_.clear();
+}
+
+std::string Driver::describe() const {
+  switch (status_) {
+    case Status::Usable: {
+      std::string s = "CUDA " + version_string(version_) + " driver (" + path_ + "), " +
+                      std::to_string(device_count_) + " device(s), entry points via " +
+                      (via_proc_address_ ? "cuGetProcAddress" : "dlsym");
+      return s;
+    }
+    case Status::NoDriverLibrary:
+      return "CUDA unavailable: no CUDA driver library (" + detail_ + ")";
+    case Status::StubLibrary:
+      return "CUDA unavailable: stub driver library, no NVIDIA driver installed (" + detail_ + ")";
+    case Status::NoDevice:
+      return "CUDA unavailable: the driver (" + path_ + ") found no CUDA device (" + detail_ + ")";
+    case Status::DriverTooOld:
+      return "CUDA unavailable: driver too old (" + detail_ + ")";
+    case Status::MissingEntryPoint:
+      return "CUDA unavailable: the driver (" + path_ + ") lacks entry point(s): " + detail_;
+    case Status::InitFailed:
+      return "CUDA unavailable: driver initialisation failed (" + detail_ + ")";
+  }
+  return "CUDA unavailable";
+}
+
+void Driver::require() const {
+  if (!usable()) throw Error(Api::Cuda, "cuda::Driver", 0, "", describe());
+}
+
+const cu::DriverApi& Driver::api() const {
+  require();
+  return *api_;
+}
+
+std::string Driver::error_name(int code) const {
+  if (api_ && api_->cuGetErrorName) {
+    const char* s = nullptr;
+    if (api_->cuGetErrorName(static_cast<cu::CUresult>(code), &s) == cu::CUDA_SUCCESS && s) return s;
+  }
+  if (const char* s = cu::result_name(code)) return s;
+  return "CUDA_ERROR_" + std::to_string(code);
+}
+
+void Driver::check(cu::CUresult result, const char* call, std::string_view detail, const char* where) const {
+  if (result == cu::CUDA_SUCCESS) return;
+  std::string d(detail);
+  if (api_ && api_->cuGetErrorString) {
+    const char* s = nullptr;
+    if (api_->cuGetErrorString(result, &s) == cu::CUDA_SUCCESS && s && *s) {
+      d += d.empty() ? "" : "; ";
+      d += s;
+    }
+  }
+  throw Error(Api::Cuda, call ? call : "?", result, error_name(result), d, where ? where : "");
+}
+
+DeviceInfo Driver::device(int ordinal) const {
+  const cu::DriverApi& a = api();
+  if (ordinal < 0 || ordinal >= device_count_) {
+    throw UsageError("cuda::Driver::device: ordinal " + std::to_string(ordinal) + " is outside [0, " +
+                     std::to_string(device_count_) + ")");
+  }
+  DeviceInfo info;
+  info.ordinal = ordinal;
+  cu::CUdevice dev = 0;
+  HANDOFF_CU_CHECK(*this, cuDeviceGet, &dev, ordinal);
+  char name[256] = {};
+  HANDOFF_CU_CHECK(*this, cuDeviceGetName, name, static_cast<int>(sizeof name - 1), dev);
+  info.name = name;
+  cu::CUuuid uuid{};
+  HANDOFF_CU_CHECK(*this, cuDeviceGetUuid, &uuid, dev);
+  for (std::size_t i = 0; i < info.uuid.size(); ++i) info.uuid[i] = static_cast<std::uint8_t>(uuid.bytes[i]);
+  info.uuid_string = format_uuid(info.uuid);
+  check(a.cuDeviceGetAttribute(&info.cc_major, cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+        "cuDeviceGetAttribute", "COMPUTE_CAPABILITY_MAJOR", HANDOFF_WHERE);
+  check(a.cuDeviceGetAttribute(&info.cc_minor, cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+        "cuDeviceGetAttribute", "COMPUTE_CAPABILITY_MINOR", HANDOFF_WHERE);
+  HANDOFF_CU_CHECK(*this, cuDeviceTotalMem, &info.total_memory, dev);
+  return info;
+}
+
+std::vector<DeviceInfo> Driver::devices() const {
+  require();
+  std::vector<DeviceInfo> v;
+  for (int i = 0; i < device_count_; ++i) v.push_back(device(i));
+  return v;
+}
+
+// --- the process-wide driver -------------------------------------------------
+
+const Driver& driver() {
+  static std::once_flag once;
+  static Driver* instance = nullptr;
+  std::call_once(once, [] {
+    const char* env = std::getenv("HANDOFF_CUDA_DRIVER");
+    // Never destroyed: CUDA work (and other libraries' CUDA state) may still be
+    // running while static destructors run; unloading the driver then is unsafe.
+    instance = Driver::load(env && *env ? env : "").release();
+  });
+  return *instance;
+}
+
+void check(cu::CUresult result, const char* call, std::string_view detail, const char* where) {
+  if (result == cu::CUDA_SUCCESS) return;
+  driver().check(result, call, detail, where);
+}
+
+// --- PrimaryContext ----------------------------------------------------------
+
+PrimaryContext::PrimaryContext(const Driver& drv, int ordinal) {
+  const cu::DriverApi& a = drv.api();
+  if (ordinal < 0 || ordinal >= drv.device_count()) {
+    throw UsageError("cuda::PrimaryContext: device ordinal " + std::to_string(ordinal) + " is outside [0, " +
+                     std::to_string(drv.device_count()) + ")");
+  }
+  cu::CUdevice dev = 0;
+  HANDOFF_CU_CHECK(drv, cuDeviceGet, &dev, ordinal);
+  cu::CUcontext ctx = nullptr;
+  drv.check(a.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain", {}, HANDOFF_WHERE);
+  drv_ = &drv;
+  ctx_ = ctx;
+  ordinal_ = ordinal;
+}
+
+PrimaryContext::PrimaryContext(PrimaryContext&& o) noexcept
+    : drv_(std::exchange(o.drv_, nullptr)),
+      ctx_(std::exchange(o.ctx_, nullptr)),
+      ordinal_(std::exchange(o.ordinal_, -1)) {}
+
+PrimaryContext& PrimaryContext::operator=(PrimaryContext&& o) noexcept {
+  if (this != &o) {
+    reset();
+    drv_ = std::exchange(o.drv_, nullptr);
+    ctx_ = std::exchange(o.ctx_, nullptr);
+    ordinal_ = std::exchange(o.ordinal_, -1);
+  }
+  return *this;
+}
+
+PrimaryContext::~PrimaryContext() { reset(); }
+
+void PrimaryContext::reset() noexcept {
+  if (!ctx_) return;
+  // The table exists: ctx_ is only set after api() succeeded.
+  cu::CUdevice dev = 0;
+  const cu::DriverApi* a = nullptr;
+  try {
+    a = &drv_->api();
+  } catch (...) {
+  }
+  if (a) {
+    cu::CUresult r = a->cuDeviceGet(&dev, ordinal_);
+    if (r == cu::CUDA_SUCCESS) r = a->cuDevicePrimaryCtxRelease(dev);
+    if (r != cu::CUDA_SUCCESS && r != cu::CUDA_ERROR_DEINITIALIZED) {
+      log(LogLevel::Warning, "cuDevicePrimaryCtxRelease failed with " + drv_->error_name(r) + " (device " +
+                                 std::to_string(ordinal_) + ")");
+    }
+  }
+  drv_ = nullptr;
+  ctx_ = nullptr;
+  ordinal_ = -1;
+}
+
+// --- ScopedContext -------------------------------------------------------------
+
+ScopedContext::ScopedContext(const Driver& drv, cu::CUctx_st* ctx) : drv_(&drv) {
+  HANDOFF_CU_CHECK(drv, cuCtxPushCurrent, ctx);
+}
+
+namespace {
+const Driver& driver_of(const PrimaryContext& ctx) {
+  if (!ctx) throw UsageError("cuda::ScopedContext: the PrimaryContext is empty (moved from or reset)");
+  return *ctx.driver();
+}
+}  // namespace
+
+ScopedContext::ScopedContext(const PrimaryContext& ctx) : ScopedContext(driver_of(ctx), ctx.get()) {}
+
+ScopedContext::~ScopedContext() {
+  cu::CUcontext popped = nullptr;
+  cu::CUresult r = drv_->api().cuCtxPopCurrent(&popped);  // api() cannot throw: the push succeeded
+  if (r != cu::CUDA_SUCCESS && r != cu::CUDA_ERROR_DEINITIALIZED) {
+    log(LogLevel::Warning, "cuCtxPopCurrent failed with " + drv_->error_name(r));
+  }
+}
+
+}  // namespace handoff::cuda
