@@ -1,0 +1,218 @@
+#include "frame_renderer.hpp"
+
+#include <string>
+
+#include <handoff/error.hpp>
+#include <handoff/log.hpp>
+#include <handoff/shaders.hpp>
+
+#include "color_fold.hpp"
+#include "gl_check.hpp"
+
+namespace handoff::viewer {
+namespace {
+
+GLuint compile(GLenum stage, const char* name) {
+  const std::string_view src = shaders::glsl(name);
+  GLuint s = glCreateShader(stage);
+  const char* text = src.data();
+  const GLint len = static_cast<GLint>(src.size());
+  glShaderSource(s, 1, &text, &len);
+  glCompileShader(s);
+  GLint ok = 0;
+  glGetShaderiv(s, GL_COMPILE_STATUS, &ok);
+  if (!ok) {
+    char log_text[2048] = {};
+    glGetShaderInfoLog(s, sizeof log_text, nullptr, log_text);
+    glDeleteShader(s);
+    throw Error(Api::Gl, "glCompileShader", 0, "GL_COMPILE_STATUS",
+                std::string("shader '") + name + "': " + log_text, HANDOFF_WHERE);
+  }
+  return s;
+}
+
+}  // namespace
+
+GLuint build_program(const char* vertex_name, const char* fragment_name) {
+  GLuint vs = compile(GL_VERTEX_SHADER, vertex_name);
+  GLuint fs = 0;
+  try {
+    fs = compile(GL_FRAGMENT_SHADER, fragment_name);
+  } catch (...) {
+    glDeleteShader(vs);
+    throw;
+  }
+  GLuint p = glCreateProgram();
+  glAttachShader(p, vs);
+  glAttachShader(p, fs);
+  glLinkProgram(p);
+  glDeleteShader(vs);
+  glDeleteShader(fs);
+  GLint ok = 0;
+  glGetProgramiv(p, GL_LINK_STATUS, &ok);
+  if (!ok) {
+    char log_text[2048] = {};
+    glGetProgramInfoLog(p, sizeof log_text, nullptr, log_text);
+    glDeleteProgram(p);
+    throw Error(Api::Gl, "glLinkProgram", 0, "GL_LINK_STATUS",
+                std::string(vertex_name) + " + " + fragment_name + ": " + log_text, HANDOFF_WHERE);
+  }
+  return p;
+}
+
+FrameRenderer::FrameRenderer() {
+  program_ = build_program("yuv_frame_vert", "yuv_frame_frag");
+  glCreateVertexArrays(1, &vao_);
+  loc_matrix_ = glGetUniformLocation(program_, "u_rgb_from_yuv");
+  loc_bias_ = glGetUniformLocation(program_, "u_bias");
+  loc_frame_size_ = glGetUniformLocation(program_, "u_frame_size");
+  loc_chroma_size_ = glGetUniformLocation(program_, "u_chroma_size");
+  loc_siting_ = glGetUniformLocation(program_, "u_siting");
+  loc_scale_ = glGetUniformLocation(program_, "u_view_scale");
+  loc_offset_ = glGetUniformLocation(program_, "u_view_offset");
+  loc_fb_height_ = glGetUniformLocation(program_, "u_fb_height");
+  loc_nearest_ = glGetUniformLocation(program_, "u_nearest");
+  loc_background_ = glGetUniformLocation(program_, "u_background");
+  try {
+    HANDOFF_VIEW_GL(FrameRenderer setup);
+  } catch (...) {
+    glDeleteVertexArrays(1, &vao_);
+    glDeleteProgram(program_);
+    throw;
+  }
+}
+
+FrameRenderer::~FrameRenderer() {
+  release_textures();
+  glDeleteVertexArrays(1, &vao_);
+  glDeleteProgram(program_);
+}
+
+void FrameRenderer::release_textures() noexcept {
+  GLuint t[2] = {luma_, chroma_};
+  if (luma_ || chroma_) glDeleteTextures(2, t);
+  luma_ = chroma_ = 0;
+  width_ = height_ = 0;
+}
+
+void FrameRenderer::configure(PixelFormat format, std::uint32_t width, std::uint32_t height) {
+  if (width == 0 || height == 0 || width > 16384 || height > 16384)
+    throw UsageError("FrameRenderer::configure: frame size " + std::to_string(width) + "x" +
+                     std::to_string(height) + " is outside 1..16384");
+  if (format == format_ && width == width_ && height == height_) return;
+  release_textures();
+  const bool p010 = format == PixelFormat::P010;
+  glCreateTextures(GL_TEXTURE_2D, 1, &luma_);
+  glCreateTextures(GL_TEXTURE_2D, 1, &chroma_);
+  glTextureStorage2D(luma_, 1, p010 ? GL_R16 : GL_R8, static_cast<GLsizei>(width),
+                     static_cast<GLsizei>(height));
+  glTextureStorage2D(chroma_, 1, p010 ? GL_RG16 : GL_RG8, static_cast<GLsizei>(chroma_width(width)),
+                     static_cast<GLsizei>(chroma_height(height)));
+  for (GLuint t : {luma_, chroma_}) {
+    glTextureParameteri(t, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+    glTextureParameteri(t, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+    glTextureParameteri(t, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTextureParameteri(t, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  }
+  HANDOFF_VIEW_GL(glTextureStorage2D);
+  format_ = format;
+  width_ = width;
+  height_ = height;
+}
+
+void FrameRenderer::upload_plane(GLuint tex, const Frame& frame, int index, const void* base) {
+  const Plane& pl = frame.planes[static_cast<std::size_t>(index)];
+  const std::size_t bps = bytes_per_sample(frame.format);
+  const std::size_t group = bps * pl.components;  // bytes per texel
+  const std::uint32_t want_w = index == 0 ? frame.width : chroma_width(frame.width);
+  const std::uint32_t want_h = index == 0 ? frame.height : chroma_height(frame.height);
+  const char* plane_name = index == 0 ? "luma" : "chroma";
+  if (pl.width != want_w || pl.height != want_h || pl.components != (index == 0 ? 1u : 2u))
+    throw UsageError(std::string("FrameRenderer::upload: ") + plane_name + " plane is " +
+                     std::to_string(pl.width) + "x" + std::to_string(pl.height) + "x" +
+                     std::to_string(pl.components) + ", expected " + std::to_string(want_w) + "x" +
+                     std::to_string(want_h));
+  if (pl.pitch < group * pl.width)
+    throw UsageError(std::string("FrameRenderer::upload: ") + plane_name + " pitch " +
+                     std::to_string(pl.pitch) + " is below the packed row of " +
+                     std::to_string(group * pl.width) + " bytes");
+  const GLenum fmt = index == 0 ? GL_RED : GL_RG;
+  const GLenum type = bps == 1 ? GL_UNSIGNED_BYTE : GL_UNSIGNED_SHORT;
+  const char* start = static_cast<const char*>(base);
+  if (pl.pitch % group == 0) {
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, static_cast<GLint>(pl.pitch / group));
+    glTextureSubImage2D(tex, 0, 0, 0, static_cast<GLsizei>(pl.width), static_cast<GLsizei>(pl.height),
+                        fmt, type, start);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+  } else {  // a pitch GL cannot express as a row length: one row at a time
+    for (std::uint32_t r = 0; r < pl.height; ++r)
+      glTextureSubImage2D(tex, 0, 0, static_cast<GLint>(r), static_cast<GLsizei>(pl.width), 1, fmt,
+                          type, start + static_cast<std::size_t>(r) * pl.pitch);
+  }
+}
+
+void FrameRenderer::upload(const Frame& frame) {
+  if (frame.memory != MemoryKind::Host && frame.memory != MemoryKind::GlBuffer)
+    throw UsageError("FrameRenderer::upload: frame memory must be Host or GlBuffer");
+  if (frame.memory == MemoryKind::Host && (!frame.planes[0].data || !frame.planes[1].data))
+    throw UsageError("FrameRenderer::upload: a host plane pointer is null");
+  configure(frame.format, frame.width, frame.height);
+  GLint prev_align = 4;
+  glGetIntegerv(GL_UNPACK_ALIGNMENT, &prev_align);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  const bool gpu = frame.memory == MemoryKind::GlBuffer;
+  if (gpu) glBindBuffer(GL_PIXEL_UNPACK_BUFFER, frame.gl_buffer);
+  try {
+    for (int i = 0; i < 2; ++i) {
+      const Plane& pl = frame.planes[static_cast<std::size_t>(i)];
+      const void* base = gpu ? reinterpret_cast<const void*>(static_cast<std::uintptr_t>(pl.offset))
+                             : pl.data;
+      upload_plane(i == 0 ? luma_ : chroma_, frame, i, base);
+    }
+  } catch (...) {
+    if (gpu) glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, prev_align);
+    throw;
+  }
+  if (gpu) glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, prev_align);
+  HANDOFF_VIEW_GL(glTextureSubImage2D);
+}
+
+void FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
+  glViewport(0, 0, fb_w, fb_h);
+  if (!has_frame()) {
+    glClearColor(o.background[0], o.background[1], o.background[2], o.background[3]);
+    glClear(GL_COLOR_BUFFER_BIT);
+    return;
+  }
+  const ShaderColor sc = fold_color(o.colorimetry, format_);
+  glUseProgram(program_);
+  glUniformMatrix3fv(loc_matrix_, 1, GL_FALSE, sc.rgb_from_yuv.data());
+  glUniform3fv(loc_bias_, 1, sc.bias.data());
+  glUniform2f(loc_frame_size_, static_cast<float>(width_), static_cast<float>(height_));
+  glUniform2f(loc_chroma_size_, static_cast<float>(chroma_width(width_)),
+              static_cast<float>(chroma_height(height_)));
+  float sx = 0.0f, sy = 0.5f;  // Left: co-sited horizontally, between rows vertically
+  if (o.colorimetry.siting == ChromaSiting::Center) sx = 0.5f;
+  if (o.colorimetry.siting == ChromaSiting::TopLeft) sy = 0.0f;
+  glUniform2f(loc_siting_, sx, sy);
+  glUniform2f(loc_scale_, static_cast<float>(o.view.scale), static_cast<float>(o.view.scale));
+  glUniform2f(loc_offset_, static_cast<float>(o.view.offset_x), static_cast<float>(o.view.offset_y));
+  glUniform1f(loc_fb_height_, static_cast<float>(fb_h));
+  glUniform1i(loc_nearest_, o.nearest ? 1 : 0);
+  glUniform4fv(loc_background_, 1, o.background);
+  glBindTextureUnit(0, luma_);
+  glBindTextureUnit(1, chroma_);
+  glBindVertexArray(vao_);
+  glDisable(GL_BLEND);
+  glDisable(GL_SCISSOR_TEST);
+  glDisable(GL_DEPTH_TEST);
+  glDisable(GL_CULL_FACE);
+  glDrawArrays(GL_TRIANGLES, 0, 3);
+  glBindVertexArray(0);
+  glUseProgram(0);
+  HANDOFF_VIEW_GL(glDrawArrays);
+}
+
+}  // namespace handoff::viewer

@@ -1,0 +1,70 @@
+#pragma once
+// Draws NV12 / P010 frames: luma and chroma textures (R8/RG8 or R16/RG16)
+// converted to R'G'B' by one shader with the colorimetry folded into uniforms.
+//
+// Thread safety: every method needs the same current GL 4.5 core context (glad
+// loaded) on the calling thread, the one the renderer was created on.
+#include <glad/gl.h>
+
+#include <cstdint>
+
+#include <handoff/frame.hpp>
+
+#include "view_transform.hpp"
+
+namespace handoff::viewer {
+
+struct DrawOptions {
+  Colorimetry colorimetry{};     // how to read the codes (the frame's, or an override)
+  ViewTransform view{};          // frame -> framebuffer
+  bool nearest = false;          // flat frame pixels (use when scale > 1)
+  float background[4] = {0.08f, 0.08f, 0.09f, 1.0f};
+};
+
+class FrameRenderer {
+ public:
+  FrameRenderer();  // compiles the shader; throws handoff::Error on GL failure
+  ~FrameRenderer();
+  FrameRenderer(const FrameRenderer&) = delete;
+  FrameRenderer& operator=(const FrameRenderer&) = delete;
+
+  // (Re)allocates the textures when format or size change; otherwise nothing.
+  void configure(PixelFormat format, std::uint32_t width, std::uint32_t height);
+
+  // Copies a frame's planes into the textures. frame.memory must be Host
+  // (pointers) or GlBuffer (byte offsets inside frame.gl_buffer, uploaded
+  // GPU-side through GL_PIXEL_UNPACK_BUFFER). Calls configure() as needed.
+  // UsageError on any other memory kind or on a plane that does not match.
+  void upload(const Frame& frame);
+
+  // Draws into the bound draw framebuffer of size fb_w x fb_h (viewport set here).
+  void draw(const DrawOptions& options, int fb_w, int fb_h);
+
+  bool has_frame() const { return width_ != 0; }
+  PixelFormat format() const { return format_; }
+  std::uint32_t width() const { return width_; }
+  std::uint32_t height() const { return height_; }
+  GLuint luma_texture() const { return luma_; }
+  GLuint chroma_texture() const { return chroma_; }
+
+ private:
+  void upload_plane(GLuint tex, const Frame& frame, int plane, const void* base);
+  void release_textures() noexcept;
+
+  GLuint program_ = 0;
+  GLuint vao_ = 0;
+  GLuint luma_ = 0;
+  GLuint chroma_ = 0;
+  PixelFormat format_ = PixelFormat::NV12;
+  std::uint32_t width_ = 0;
+  std::uint32_t height_ = 0;
+  GLint loc_matrix_ = -1, loc_bias_ = -1, loc_frame_size_ = -1, loc_chroma_size_ = -1,
+        loc_siting_ = -1, loc_scale_ = -1, loc_offset_ = -1, loc_fb_height_ = -1,
+        loc_nearest_ = -1, loc_background_ = -1;
+};
+
+// A GL program from two embedded GLSL sources (handoff::shaders::glsl names);
+// throws handoff::Error with the info log on failure.
+GLuint build_program(const char* vertex_name, const char* fragment_name);
+
+}  // namespace handoff::viewer

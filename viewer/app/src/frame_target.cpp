@@ -1,0 +1,62 @@
+#include "frame_target.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include <handoff/error.hpp>
+
+#include "gl_check.hpp"
+
+namespace handoff::viewer {
+
+FrameTarget::~FrameTarget() { release(); }
+
+void FrameTarget::release() noexcept {
+  if (fbo_) glDeleteFramebuffers(1, &fbo_);
+  if (color_) glDeleteTextures(1, &color_);
+  fbo_ = color_ = 0;
+  width_ = height_ = 0;
+}
+
+void FrameTarget::resize(int width, int height) {
+  if (width <= 0 || height <= 0)
+    throw UsageError("FrameTarget::resize: " + std::to_string(width) + "x" + std::to_string(height));
+  if (width == width_ && height == height_) return;
+  release();
+  glCreateTextures(GL_TEXTURE_2D, 1, &color_);
+  glTextureStorage2D(color_, 1, GL_RGBA8, width, height);
+  glCreateFramebuffers(1, &fbo_);
+  glNamedFramebufferTexture(fbo_, GL_COLOR_ATTACHMENT0, color_, 0);
+  const GLenum status = glCheckNamedFramebufferStatus(fbo_, GL_FRAMEBUFFER);
+  HANDOFF_VIEW_GL(glNamedFramebufferTexture);
+  if (status != GL_FRAMEBUFFER_COMPLETE) {
+    release();
+    throw Error(Api::Gl, "glCheckNamedFramebufferStatus", static_cast<long long>(status),
+                "GL_FRAMEBUFFER_INCOMPLETE", "RGBA8 frame target", HANDOFF_WHERE);
+  }
+  width_ = width;
+  height_ = height;
+}
+
+void FrameTarget::bind() const { glBindFramebuffer(GL_FRAMEBUFFER, fbo_); }
+void FrameTarget::unbind() { glBindFramebuffer(GL_FRAMEBUFFER, 0); }
+
+void FrameTarget::read_rgba(std::vector<std::uint8_t>& out) const {
+  const std::size_t row = static_cast<std::size_t>(width_) * 4;
+  out.resize(row * static_cast<std::size_t>(height_));
+  GLint prev_pack = 4;
+  glGetIntegerv(GL_PACK_ALIGNMENT, &prev_pack);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+  glGetTextureImage(color_, 0, GL_RGBA, GL_UNSIGNED_BYTE, static_cast<GLsizei>(out.size()), out.data());
+  glPixelStorei(GL_PACK_ALIGNMENT, prev_pack);
+  HANDOFF_VIEW_GL(glGetTextureImage);
+  // GL rows are bottom-up; flip in place.
+  for (int y = 0; y < height_ / 2; ++y) {
+    std::uint8_t* a = out.data() + static_cast<std::size_t>(y) * row;
+    std::uint8_t* b = out.data() + static_cast<std::size_t>(height_ - 1 - y) * row;
+    std::swap_ranges(a, a + row, b);
+  }
+}
+
+}  // namespace handoff::viewer
