@@ -1,0 +1,196 @@
+// GL loading (glad, once per process), context information, KHR_debug output
+// and the GL check helper.
+#include <glad/gl.h>
+
+#include <handoff/error.hpp>
+#include <handoff/gl_check.hpp>
+#include <handoff/gl_context.hpp>
+#include <handoff/log.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+
+namespace handoff {
+
+std::string format_uuid(const Uuid& u) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+                u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+  return buf;
+}
+
+bool GlInfo::has_extension(std::string_view name) const {
+  return std::find(extensions.begin(), extensions.end(), name) != extensions.end();
+}
+
+bool GlDebugMessage::is_error() const { return type == GL_DEBUG_TYPE_ERROR; }
+
+std::string_view GlDebugMessage::source_name() const {
+  switch (source) {
+    case GL_DEBUG_SOURCE_API: return "API";
+    case GL_DEBUG_SOURCE_WINDOW_SYSTEM: return "WINDOW_SYSTEM";
+    case GL_DEBUG_SOURCE_SHADER_COMPILER: return "SHADER_COMPILER";
+    case GL_DEBUG_SOURCE_THIRD_PARTY: return "THIRD_PARTY";
+    case GL_DEBUG_SOURCE_APPLICATION: return "APPLICATION";
+    case GL_DEBUG_SOURCE_OTHER: return "OTHER";
+  }
+  return "?";
+}
+
+std::string_view GlDebugMessage::type_name() const {
+  switch (type) {
+    case GL_DEBUG_TYPE_ERROR: return "ERROR";
+    case GL_DEBUG_TYPE_DEPRECATED_BEHAVIOR: return "DEPRECATED_BEHAVIOR";
+    case GL_DEBUG_TYPE_UNDEFINED_BEHAVIOR: return "UNDEFINED_BEHAVIOR";
+    case GL_DEBUG_TYPE_PORTABILITY: return "PORTABILITY";
+    case GL_DEBUG_TYPE_PERFORMANCE: return "PERFORMANCE";
+    case GL_DEBUG_TYPE_MARKER: return "MARKER";
+    case GL_DEBUG_TYPE_PUSH_GROUP: return "PUSH_GROUP";
+    case GL_DEBUG_TYPE_POP_GROUP: return "POP_GROUP";
+    case GL_DEBUG_TYPE_OTHER: return "OTHER";
+  }
+  return "?";
+}
+
+std::string_view GlDebugMessage::severity_name() const {
+  switch (severity) {
+    case GL_DEBUG_SEVERITY_HIGH: return "HIGH";
+    case GL_DEBUG_SEVERITY_MEDIUM: return "MEDIUM";
+    case GL_DEBUG_SEVERITY_LOW: return "LOW";
+    case GL_DEBUG_SEVERITY_NOTIFICATION: return "NOTIFICATION";
+  }
+  return "?";
+}
+
+std::string GlDebugMessage::describe() const {
+  return "GL debug [source " + std::string(source_name()) + ", type " + std::string(type_name()) + ", severity " +
+         std::string(severity_name()) + ", id " + std::to_string(id) + "]: " + text;
+}
+
+std::string_view gl_error_name(unsigned code) noexcept {
+  switch (code) {
+    case GL_NO_ERROR: return "GL_NO_ERROR";
+    case GL_INVALID_ENUM: return "GL_INVALID_ENUM";
+    case GL_INVALID_VALUE: return "GL_INVALID_VALUE";
+    case GL_INVALID_OPERATION: return "GL_INVALID_OPERATION";
+    case GL_INVALID_FRAMEBUFFER_OPERATION: return "GL_INVALID_FRAMEBUFFER_OPERATION";
+    case GL_OUT_OF_MEMORY: return "GL_OUT_OF_MEMORY";
+    case GL_STACK_UNDERFLOW: return "GL_STACK_UNDERFLOW";
+    case GL_STACK_OVERFLOW: return "GL_STACK_OVERFLOW";
+  }
+  return "GL error";
+}
+
+void gl_check(const char* call, const char* where, const std::string& detail) {
+  GLenum first = glGetError();
+  if (first == GL_NO_ERROR) return;
+  // Drain the rest so the next check starts clean (bounded: a lost context repeats forever).
+  for (int i = 0; i < 16 && glGetError() != GL_NO_ERROR; ++i) {
+  }
+  throw Error(Api::Gl, call, static_cast<long long>(first), std::string(gl_error_name(first)), detail, where);
+}
+
+namespace {
+std::once_flag g_load_once;
+int g_load_version = 0;
+thread_local const GlContext* tl_load_context = nullptr;
+
+GLADapiproc load_proc(const char* name) {
+  return reinterpret_cast<GLADapiproc>(tl_load_context->get_proc_address(name));
+}
+}  // namespace
+
+void load_gl(const GlContext& context) {
+  std::call_once(g_load_once, [&] {
+    tl_load_context = &context;
+    g_load_version = gladLoadGL(load_proc);
+    tl_load_context = nullptr;
+  });
+  if (g_load_version == 0)
+    throw Error(Api::Gl, "gladLoadGL", 0, "", "could not load the GL entry points (is a context current?)",
+                HANDOFF_WHERE);
+}
+
+GlInfo query_gl_info(std::string platform) {
+  GlInfo info;
+  info.platform = std::move(platform);
+  auto str = [](GLenum e) {
+    const GLubyte* s = glGetString(e);
+    return s ? std::string(reinterpret_cast<const char*>(s)) : std::string();
+  };
+  info.vendor = str(GL_VENDOR);
+  info.renderer = str(GL_RENDERER);
+  info.version = str(GL_VERSION);
+  info.shading_language = str(GL_SHADING_LANGUAGE_VERSION);
+  GLint n = 0;
+  glGetIntegerv(GL_NUM_EXTENSIONS, &n);
+  for (GLint i = 0; i < n; ++i) {
+    const GLubyte* s = glGetStringi(GL_EXTENSIONS, static_cast<GLuint>(i));
+    if (s) info.extensions.emplace_back(reinterpret_cast<const char*>(s));
+  }
+  GLint flags = 0;
+  glGetIntegerv(GL_CONTEXT_FLAGS, &flags);
+  info.debug_context = (flags & GL_CONTEXT_FLAG_DEBUG_BIT) != 0;
+  info.memory_object = info.has_extension("GL_EXT_memory_object");
+  info.memory_object_fd = info.has_extension("GL_EXT_memory_object_fd");
+  info.semaphore = info.has_extension("GL_EXT_semaphore");
+  info.semaphore_fd = info.has_extension("GL_EXT_semaphore_fd");
+  info.khr_debug = info.has_extension("GL_KHR_debug");
+  if (info.memory_object && glad_glGetUnsignedBytevEXT && glad_glGetUnsignedBytei_vEXT) {
+    // GL_EXT_memory_object: device UUIDs are indexed (GL_NUM_DEVICE_UUIDS_EXT), the driver's is not.
+    Uuid u{};
+    glGetUnsignedBytei_vEXT(GL_DEVICE_UUID_EXT, 0, u.data());
+    if (glGetError() == GL_NO_ERROR) info.device_uuid = u;
+    glGetUnsignedBytevEXT(GL_DRIVER_UUID_EXT, u.data());
+    if (glGetError() == GL_NO_ERROR) info.driver_uuid = u;
+  }
+  gl_check("query_gl_info", HANDOFF_WHERE);
+  return info;
+}
+
+namespace {
+void GLAD_API_PTR debug_callback(GLenum source, GLenum type, GLuint id, GLenum severity, GLsizei length,
+                                 const GLchar* message, const void* user) {
+  GlDebugMessage m;
+  m.source = source;
+  m.type = type;
+  m.id = id;
+  m.severity = severity;
+  m.text = length >= 0 ? std::string(message, static_cast<std::size_t>(length)) : std::string(message);
+  LogLevel level = LogLevel::Debug;
+  if (type == GL_DEBUG_TYPE_ERROR) level = LogLevel::Error;
+  else if (severity == GL_DEBUG_SEVERITY_HIGH || severity == GL_DEBUG_SEVERITY_MEDIUM) level = LogLevel::Warning;
+  else if (severity == GL_DEBUG_SEVERITY_LOW) level = LogLevel::Info;
+  log(level, m.describe());
+  auto* sink = static_cast<const std::function<void(const GlDebugMessage&)>*>(user);
+  if (sink && *sink) {
+    try {
+      (*sink)(m);
+    } catch (...) {
+      log(LogLevel::Error, "GL debug message sink threw; message: " + m.text);
+    }
+  }
+}
+}  // namespace
+
+bool enable_gl_debug_output(const std::function<void(const GlDebugMessage&)>* sink) {
+  if (!glad_glDebugMessageCallback) return false;
+  GLint flags = 0;
+  glGetIntegerv(GL_CONTEXT_FLAGS, &flags);
+  glEnable(GL_DEBUG_OUTPUT);
+  glEnable(GL_DEBUG_OUTPUT_SYNCHRONOUS);
+  glDebugMessageCallback(debug_callback, sink);
+  glDebugMessageControl(GL_DONT_CARE, GL_DONT_CARE, GL_DONT_CARE, 0, nullptr, GL_TRUE);
+  gl_check("glDebugMessageCallback", HANDOFF_WHERE);
+  return true;
+}
+
+void disable_gl_debug_output() noexcept {
+  if (!glad_glDebugMessageCallback) return;
+  glDebugMessageCallback(nullptr, nullptr);
+  glDisable(GL_DEBUG_OUTPUT_SYNCHRONOUS);
+  glGetError();
+}
+
+}  // namespace handoff
