@@ -1,0 +1,170 @@
+#include <handoff/frame_validate.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <sstream>
+
+namespace handoff {
+
+namespace {
+
+std::string plane_field(int plane, std::string_view what) {
+  std::string s = "planes[" + std::to_string(plane) + "]";
+  s += " (";
+  s += plane_name(plane);
+  s += ").";
+  s += what;
+  return s;
+}
+
+std::string hex(const void* p) {
+  std::ostringstream o;
+  o << "0x" << std::hex << reinterpret_cast<std::uintptr_t>(p);
+  return o.str();
+}
+
+}  // namespace
+
+std::string_view plane_name(int plane) noexcept {
+  switch (plane) {
+    case 0: return "luma";
+    case 1: return "chroma";
+  }
+  return "plane?";
+}
+
+void validate_dimensions(std::uint32_t width, std::uint32_t height) {
+  auto check = [](const char* name, std::uint32_t v) {
+    if (v == 0) throw InvalidFrame(name, std::string(name) + " is 0");
+    if (v > kMaxFrameDimension) {
+      throw InvalidFrame(name, std::string(name) + " " + std::to_string(v) + " exceeds the maximum " +
+                                   std::to_string(kMaxFrameDimension));
+    }
+  };
+  check("width", width);
+  check("height", height);
+}
+
+PlaneLayout plane_layout(PixelFormat format, std::uint32_t width, std::uint32_t height, int plane) {
+  validate_dimensions(width, height);
+  if (format != PixelFormat::NV12 && format != PixelFormat::P010) {
+    throw InvalidFrame("format", "format value " + std::to_string(int(format)) + " is not NV12 or P010");
+  }
+  PlaneLayout l;
+  l.sample_bytes = bytes_per_sample(format);
+  if (plane == 0) {
+    l.width = width;
+    l.height = height;
+    l.components = 1;
+  } else if (plane == 1) {
+    l.width = chroma_width(width);
+    l.height = chroma_height(height);
+    l.components = 2;
+  } else {
+    throw InvalidFrame("plane", "plane index " + std::to_string(plane) + " is not 0 (luma) or 1 (chroma)");
+  }
+  // Cannot overflow: width <= 32768, components <= 2, sample_bytes <= 2.
+  l.row_bytes = std::size_t(l.width) * l.components * l.sample_bytes;
+  return l;
+}
+
+std::size_t plane_span_bytes(std::size_t pitch, std::uint32_t rows, std::size_t row_bytes,
+                             std::string_view field) {
+  if (rows == 0) return 0;
+  std::size_t body = 0, span = 0;
+  if (__builtin_mul_overflow(pitch, std::size_t(rows - 1), &body) ||
+      __builtin_add_overflow(body, row_bytes, &span) ||
+      span > std::size_t(std::numeric_limits<std::int64_t>::max())) {
+    throw InvalidFrame(std::string(field), "pitch " + std::to_string(pitch) + " x " + std::to_string(rows) +
+                                               " rows overflows the addressable size");
+  }
+  return span;
+}
+
+void validate(const Frame& f) {
+  if (f.format != PixelFormat::NV12 && f.format != PixelFormat::P010) {
+    throw InvalidFrame("format", "format value " + std::to_string(int(f.format)) + " is not NV12 or P010");
+  }
+  validate_dimensions(f.width, f.height);
+  const auto& c = f.colorimetry;
+  if (c.matrix > ColorMatrix::BT2020) {
+    throw InvalidFrame("colorimetry.matrix", "value " + std::to_string(int(c.matrix)) +
+                                                 " is not bt601, bt709 or bt2020");
+  }
+  if (c.range > ColorRange::Full) {
+    throw InvalidFrame("colorimetry.range", "value " + std::to_string(int(c.range)) + " is not limited or full");
+  }
+  if (c.siting > ChromaSiting::TopLeft) {
+    throw InvalidFrame("colorimetry.siting", "value " + std::to_string(int(c.siting)) +
+                                                 " is not left, center or topleft");
+  }
+
+  switch (f.memory) {
+    case MemoryKind::Host: break;
+    case MemoryKind::Cuda:
+      if (f.device < 0) {
+        throw InvalidFrame("device", "CUDA memory needs a device ordinal >= 0, got " + std::to_string(f.device));
+      }
+      break;
+    case MemoryKind::GlBuffer:
+      if (f.gl_buffer == 0) throw InvalidFrame("gl_buffer", "GL buffer memory needs a buffer name, got 0");
+      break;
+    case MemoryKind::Vulkan: break;
+    default:
+      throw InvalidFrame("memory", "memory kind value " + std::to_string(int(f.memory)) + " is not known");
+  }
+  const bool pointers = f.memory == MemoryKind::Host || f.memory == MemoryKind::Cuda;
+
+  for (int i = 0; i < 2; ++i) {
+    const Plane& p = f.planes[std::size_t(i)];
+    const PlaneLayout l = plane_layout(f.format, f.width, f.height, i);
+    if (p.width != l.width || p.height != l.height || p.components != l.components) {
+      throw InvalidFrame(plane_field(i, "shape"),
+                         "shape (" + std::to_string(p.height) + ", " + std::to_string(p.width) + ", " +
+                             std::to_string(p.components) + ") does not fit " + std::string(to_string(f.format)) +
+                             " " + std::to_string(f.width) + "x" + std::to_string(f.height) + ": expected (" +
+                             std::to_string(l.height) + ", " + std::to_string(l.width) + ", " +
+                             std::to_string(l.components) + ")");
+    }
+    if (p.pitch < l.row_bytes) {
+      throw InvalidFrame(plane_field(i, "pitch"),
+                         "pitch " + std::to_string(p.pitch) + " is below the packed row of " +
+                             std::to_string(l.row_bytes) + " bytes (" + std::to_string(l.width) + " x " +
+                             std::to_string(l.components) + " samples of " + std::to_string(l.sample_bytes) +
+                             " byte" + (l.sample_bytes == 1 ? "" : "s") + ")");
+    }
+    if (p.pitch % l.sample_bytes != 0) {
+      throw InvalidFrame(plane_field(i, "pitch"),
+                         "pitch " + std::to_string(p.pitch) + " is not a whole number of " +
+                             std::to_string(l.sample_bytes) + "-byte samples");
+    }
+    const std::size_t span = plane_span_bytes(p.pitch, l.height, l.row_bytes, plane_field(i, "pitch"));
+    if (pointers) {
+      if (p.data == nullptr) throw InvalidFrame(plane_field(i, "data"), "data pointer is null");
+      const auto addr = reinterpret_cast<std::uintptr_t>(p.data);
+      if (addr % l.sample_bytes != 0) {
+        throw InvalidFrame(plane_field(i, "data"), "address " + hex(p.data) + " is not aligned to " +
+                                                       std::to_string(l.sample_bytes) + "-byte samples");
+      }
+      std::uintptr_t end = 0;
+      if (__builtin_add_overflow(addr, span, &end)) {
+        throw InvalidFrame(plane_field(i, "data"), "address " + hex(p.data) + " + " + std::to_string(span) +
+                                                       " bytes overflows the address space");
+      }
+    } else {
+      std::size_t end = 0;
+      if (p.offset % l.sample_bytes != 0) {
+        throw InvalidFrame(plane_field(i, "offset"), "offset " + std::to_string(p.offset) +
+                                                         " is not aligned to " + std::to_string(l.sample_bytes) +
+                                                         "-byte samples");
+      }
+      if (__builtin_add_overflow(p.offset, span, &end) ||
+          end > std::size_t(std::numeric_limits<std::int64_t>::max())) {
+        throw InvalidFrame(plane_field(i, "offset"), "offset " + std::to_string(p.offset) + " + " +
+                                                         std::to_string(span) + " bytes overflows");
+      }
+    }
+  }
+}
+
+}  // namespace handoff

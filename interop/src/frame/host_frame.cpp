@@ -1,0 +1,116 @@
+#include <handoff/error.hpp>
+#include <handoff/frame_validate.hpp>
+#include <handoff/host_frame.hpp>
+
+#include "frame/live_frames.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+namespace handoff {
+
+namespace detail {
+namespace {
+std::atomic<std::size_t> g_live_frames{0};
+}
+LiveFrameToken::LiveFrameToken() noexcept { g_live_frames.fetch_add(1, std::memory_order_relaxed); }
+LiveFrameToken::~LiveFrameToken() { g_live_frames.fetch_sub(1, std::memory_order_relaxed); }
+}  // namespace detail
+
+std::size_t live_frames() noexcept { return detail::g_live_frames.load(std::memory_order_relaxed); }
+
+namespace {
+
+struct HostAllocation {
+  explicit HostAllocation(std::size_t bytes, std::size_t alignment)
+      : data(static_cast<unsigned char*>(::operator new(bytes, std::align_val_t(alignment)))),
+        align(alignment) {
+    std::memset(data, 0, bytes);
+  }
+  ~HostAllocation() { ::operator delete(data, std::align_val_t(align)); }
+  HostAllocation(const HostAllocation&) = delete;
+  HostAllocation& operator=(const HostAllocation&) = delete;
+
+  unsigned char* data;
+  std::size_t align;
+  detail::LiveFrameToken token;
+};
+
+std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+}  // namespace
+
+Frame allocate_host_frame(PixelFormat format, std::uint32_t width, std::uint32_t height,
+                          const HostFrameOptions& options) {
+  const PlaneLayout luma = plane_layout(format, width, height, 0);
+  const PlaneLayout chroma = plane_layout(format, width, height, 1);
+  const std::size_t a = options.alignment;
+  if (a == 0 || (a & (a - 1)) != 0 || a < luma.sample_bytes || a > 4096) {
+    throw UsageError("allocate_host_frame: alignment " + std::to_string(a) +
+                     " must be a power of two between the sample size (" + std::to_string(luma.sample_bytes) +
+                     ") and 4096");
+  }
+  // Both row sizes are below 2^17 and heights below 2^16: no overflow here.
+  const std::size_t pitch = align_up(std::max(luma.row_bytes, chroma.row_bytes), a);
+  const std::size_t luma_bytes = pitch * luma.height;
+  const std::size_t total = luma_bytes + pitch * chroma.height;
+  auto storage = std::make_shared<HostAllocation>(total, a);
+
+  Frame f;
+  f.format = format;
+  f.width = width;
+  f.height = height;
+  f.colorimetry = options.colorimetry;
+  f.memory = MemoryKind::Host;
+  f.device = -1;
+  f.planes[0] = Plane{storage->data, 0, pitch, luma.width, luma.height, 1};
+  f.planes[1] = Plane{storage->data + luma_bytes, 0, pitch, chroma.width, chroma.height, 2};
+  f.owner = std::move(storage);
+  validate(f);
+  return f;
+}
+
+bool is_stacked(const Frame& f) noexcept {
+  if (f.memory != MemoryKind::Host && f.memory != MemoryKind::Cuda) return false;
+  if (f.width % 2 != 0 || f.planes[0].pitch != f.planes[1].pitch) return false;
+  const auto* luma = static_cast<const unsigned char*>(f.planes[0].data);
+  const auto* chroma = static_cast<const unsigned char*>(f.planes[1].data);
+  return luma != nullptr && chroma == luma + f.planes[0].pitch * f.height;
+}
+
+void fill_test_pattern(const Frame& f, std::uint32_t seed) {
+  if (f.memory != MemoryKind::Host) {
+    throw UsageError("fill_test_pattern: the frame is not in host memory");
+  }
+  validate(f);
+  const bool p010 = f.format == PixelFormat::P010;
+  const std::uint32_t m = p010 ? 1024 : 256;
+  auto put = [&](unsigned char* row, std::size_t i, std::uint32_t v) {
+    v %= m;
+    if (p010) {
+      const std::uint16_t s = std::uint16_t(v << 6);
+      row[2 * i] = std::uint8_t(s & 0xff);  // little-endian, whatever the host is
+      row[2 * i + 1] = std::uint8_t(s >> 8);
+    } else {
+      row[i] = std::uint8_t(v);
+    }
+  };
+  const Plane& y = f.planes[0];
+  for (std::uint32_t r = 0; r < y.height; ++r) {
+    auto* row = static_cast<unsigned char*>(y.data) + std::size_t(r) * y.pitch;
+    for (std::uint32_t x = 0; x < y.width; ++x) put(row, x, 7 * x + 13 * r + seed);
+  }
+  const Plane& c = f.planes[1];
+  for (std::uint32_t r = 0; r < c.height; ++r) {
+    auto* row = static_cast<unsigned char*>(c.data) + std::size_t(r) * c.pitch;
+    for (std::uint32_t x = 0; x < c.width; ++x) {
+      put(row, 2 * std::size_t(x), 5 * x + 3 * r + seed + 64);
+      put(row, 2 * std::size_t(x) + 1, 11 * x + 2 * r + seed + 128);
+    }
+  }
+}
+
+}  // namespace handoff

@@ -1,0 +1,16 @@
+#pragma once
+// Counts storage objects behind frames (host_frame.hpp: live_frames()). A
+// storage type holds one LiveFrameToken as a member.
+#include <cstddef>
+
+namespace handoff::detail {
+
+class LiveFrameToken {
+ public:
+  LiveFrameToken() noexcept;
+  ~LiveFrameToken();
+  LiveFrameToken(const LiveFrameToken&) = delete;
+  LiveFrameToken& operator=(const LiveFrameToken&) = delete;
+};
+
+}  // namespace handoff::detail
