@@ -1,0 +1,112 @@
+#include <handoff/viewer/error.hpp>
+#include <handoff/viewer/raw_reader.hpp>
+#include <handoff/viewer/y4m_reader.hpp>
+
+#include "byte_reader.hpp"
+
+#include <charconv>
+#include <cstring>
+
+namespace handoff::viewer {
+namespace {
+
+class RawSource final : public FrameSource {
+ public:
+  RawSource(std::unique_ptr<detail::ByteReader> in, const RawOptions& o) : in_(std::move(in)) {
+    const std::string name = in_->name();
+    for (auto [v, field] : {std::pair{o.width, "width"}, std::pair{o.height, "height"}}) {
+      if (v == 0 || v > kMaxDimension) {
+        throw ParseError(name, "", field,
+                         std::to_string(v) + " is outside 1.." + std::to_string(kMaxDimension));
+      }
+    }
+    if (o.rate.num <= 0 || o.rate.den <= 0) throw UsageError(name + ": frame rate terms must be positive");
+    info_ = SourceInfo{name, o.format, o.width, o.height, o.colorimetry, o.rate, 0};
+    frame_bytes_ = packed_frame_bytes(o.format, o.width, o.height);
+    const std::uint64_t size = in_->size();
+    if (size % frame_bytes_ != 0) {
+      throw ParseError(name, "", "size",
+                       "file size " + std::to_string(size) + " bytes is not a whole number of " +
+                           std::string(to_string(o.format)) + " " + std::to_string(o.width) + "x" +
+                           std::to_string(o.height) + " frames (" + std::to_string(frame_bytes_) +
+                           " bytes each)");
+    }
+    info_.frame_count = static_cast<std::int64_t>(size / frame_bytes_);
+  }
+
+  const SourceInfo& info() const override { return info_; }
+  std::int64_t position() const override { return position_; }
+
+  void seek(std::int64_t index) override {
+    if (index < 0 || index > info_.frame_count) {
+      throw UsageError(info_.name + ": seek to frame " + std::to_string(index) + " outside 0.." +
+                       std::to_string(info_.frame_count));
+    }
+    position_ = index;
+  }
+
+  bool read_into(const FrameWriteTarget& t) override {
+    check_target(info_, t);
+    if (position_ >= info_.frame_count) return false;
+    if (scratch_.size() < frame_bytes_) scratch_.resize(frame_bytes_);
+    const std::size_t got =
+        in_->read_at(static_cast<std::uint64_t>(position_) * frame_bytes_, scratch_.data(), frame_bytes_);
+    if (got != frame_bytes_) {
+      throw ParseError(info_.name, "frame " + std::to_string(position_), "data",
+                       "truncated: " + std::to_string(got) + " of " + std::to_string(frame_bytes_) +
+                           " bytes (did the file shrink?)");
+    }
+    const std::size_t bps = bytes_per_sample(info_.format);
+    const std::size_t luma_row = bps * info_.width, chroma_row = 2 * bps * chroma_width(info_.width);
+    const std::uint8_t* src = scratch_.data();
+    for (std::uint32_t y = 0; y < info_.height; ++y, src += luma_row) {
+      std::memcpy(t.luma + y * t.luma_pitch, src, luma_row);
+    }
+    for (std::uint32_t y = 0; y < chroma_height(info_.height); ++y, src += chroma_row) {
+      std::memcpy(t.chroma + y * t.chroma_pitch, src, chroma_row);
+    }
+    ++position_;
+    return true;
+  }
+
+ private:
+  std::unique_ptr<detail::ByteReader> in_;
+  SourceInfo info_;
+  std::size_t frame_bytes_ = 0;
+  std::vector<std::uint8_t> scratch_;
+  std::int64_t position_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<FrameSource> open_raw(const std::filesystem::path& path, const RawOptions& options) {
+  return std::make_unique<RawSource>(detail::open_file_reader(path), options);
+}
+
+void parse_size(const std::string& text, std::uint32_t& width, std::uint32_t& height) {
+  const auto x = text.find_first_of("xX");
+  std::uint64_t w = 0, h = 0;
+  bool ok = x != std::string::npos && x > 0 && x + 1 < text.size();
+  if (ok) {
+    auto r1 = std::from_chars(text.data(), text.data() + x, w);
+    auto r2 = std::from_chars(text.data() + x + 1, text.data() + text.size(), h);
+    ok = r1.ec == std::errc() && r1.ptr == text.data() + x && r2.ec == std::errc() &&
+         r2.ptr == text.data() + text.size();
+  }
+  if (!ok) throw ParseError("", "", "size", "expected WIDTHxHEIGHT (e.g. 1920x1080), got \"" + text + "\"");
+  if (w == 0 || h == 0 || w > kMaxDimension || h > kMaxDimension) {
+    throw ParseError("", "", "size", "\"" + text + "\": width and height must be 1.." + std::to_string(kMaxDimension));
+  }
+  width = static_cast<std::uint32_t>(w);
+  height = static_cast<std::uint32_t>(h);
+}
+
+PixelFormat parse_format(const std::string& text) {
+  std::string l = text;
+  for (char& c : l) c = char((c >= 'A' && c <= 'Z') ? c + 32 : c);
+  if (l == "nv12") return PixelFormat::NV12;
+  if (l == "p010") return PixelFormat::P010;
+  throw ParseError("", "", "format", "expected nv12 or p010, got \"" + text + "\"");
+}
+
+}  // namespace handoff::viewer
