@@ -1,0 +1,194 @@
+#pragma once
+// Vulkan memory in OpenGL, zero copy: GL_EXT_memory_object_fd imports an
+// exported OPAQUE_FD allocation as a GL buffer or texture that aliases the
+// Vulkan object's bytes. Synchronisation: exported semaphores
+// (GL_EXT_semaphore_fd) where both sides have them, otherwise CPU-side fences
+// (the Vulkan side waits for its fence before GL touches the memory, GL
+// finishes before Vulkan does); vk_gl_sync() says which one is in use.
+//
+// Two ways in:
+//  - current-context objects (GlVkBuffer, GlVkTexture, GlVkSemaphore, VkGlSource):
+//    made, used and destroyed on a thread where a GL context with
+//    GL_EXT_memory_object_fd is current (the viewer's render thread, or inside
+//    GlWorker::run);
+//  - VkGlFrame: the same imports made on a GlWorker; its GL objects are deleted
+//    on the worker (queued from any thread) and at worker shutdown.
+//
+// Descriptor ownership: an import takes the ExportedMemory's fd only when GL
+// accepted it (fd.release() after glImportMemoryFdEXT raised no error); on any
+// failure the fd stays with the ExportedMemory, which closes it.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include <handoff/frame.hpp>
+#include <handoff/gl_context.hpp>
+#include <handoff/gl_worker.hpp>
+#include <handoff/vk_context.hpp>
+#include <handoff/vk_memory.hpp>
+#include <handoff/vk_producer.hpp>
+
+namespace handoff {
+
+enum class VkGlSync : std::uint8_t {
+  ExternalSemaphore,  // VkSemaphore exported as OPAQUE_FD, waited on by glWaitSemaphoreEXT
+  CpuFence,           // vkWaitForFences before GL reads; glFinish before Vulkan reads
+};
+std::string_view to_string(VkGlSync);
+
+// The sync a Vulkan device and GL context will use together.
+VkGlSync vk_gl_sync(const VkDeviceInfo& vk, const GlInfo& gl) noexcept;
+
+// Throws handoff::Error when GL lacks GL_EXT_memory_object_fd, or when the GL
+// context's GL_DEVICE_UUID_EXT differs from the Vulkan device's (interop across
+// GPUs is refused, naming both UUIDs).
+void check_vk_gl_device(const VkDeviceInfo& vk, const GlInfo& gl);
+
+// --- current-context objects -------------------------------------------------
+
+// A GL memory object holding an imported allocation (glImportMemoryFdEXT).
+// Consumes `memory.fd` on success only. Needs a current context.
+class GlVkMemory {
+ public:
+  explicit GlVkMemory(ExportedMemory& memory);
+  ~GlVkMemory();  // glDeleteMemoryObjectsEXT; needs the context current
+  GlVkMemory(const GlVkMemory&) = delete;
+  GlVkMemory& operator=(const GlVkMemory&) = delete;
+  unsigned name() const noexcept { return name_; }
+
+ private:
+  unsigned name_ = 0;
+};
+
+// A GL buffer whose storage is a VkExportableBuffer's memory (glNamedBufferStorageMemEXT).
+// Needs a current context for construction and destruction.
+class GlVkBuffer {
+ public:
+  explicit GlVkBuffer(const VkExportableBuffer& buffer);
+  ~GlVkBuffer();
+  GlVkBuffer(const GlVkBuffer&) = delete;
+  GlVkBuffer& operator=(const GlVkBuffer&) = delete;
+  unsigned name() const noexcept { return name_; }
+  std::size_t size() const noexcept { return size_; }
+
+ private:
+  std::optional<GlVkMemory> memory_;
+  unsigned name_ = 0;
+  std::size_t size_ = 0;
+};
+
+// A GL_TEXTURE_2D whose storage is a VkExportableImage's memory
+// (glTextureStorageMem2DEXT, optimal tiling; R8/RG8/RGBA8/R16/RG16 map to the
+// same GL sized formats). Needs a current context.
+class GlVkTexture {
+ public:
+  explicit GlVkTexture(const VkExportableImage& image);
+  ~GlVkTexture();
+  GlVkTexture(const GlVkTexture&) = delete;
+  GlVkTexture& operator=(const GlVkTexture&) = delete;
+  unsigned name() const noexcept { return name_; }
+  std::uint32_t width() const noexcept { return width_; }
+  std::uint32_t height() const noexcept { return height_; }
+
+ private:
+  std::optional<GlVkMemory> memory_;
+  unsigned name_ = 0;
+  std::uint32_t width_ = 0, height_ = 0;
+};
+
+// A Vulkan semaphore imported into GL (GL_EXT_semaphore_fd), for the
+// ExternalSemaphore sync. wait() makes GL's queue wait for the Vulkan signal
+// before it uses `textures` / `buffers` (images in VK_IMAGE_LAYOUT_GENERAL).
+// Needs a current context; Error where GL lacks GL_EXT_semaphore_fd.
+class GlVkSemaphore {
+ public:
+  explicit GlVkSemaphore(const VkExportableSemaphore& semaphore);
+  ~GlVkSemaphore();
+  GlVkSemaphore(const GlVkSemaphore&) = delete;
+  GlVkSemaphore& operator=(const GlVkSemaphore&) = delete;
+  void wait(std::initializer_list<unsigned> textures, std::initializer_list<unsigned> buffers);
+  void signal(std::initializer_list<unsigned> textures, std::initializer_list<unsigned> buffers);
+  unsigned name() const noexcept { return name_; }
+
+ private:
+  unsigned name_ = 0;
+};
+
+// Blocks until every GL command issued so far on the current context has
+// completed (a fence and a client wait): the GL -> Vulkan half of CpuFence.
+void gl_finish_for_vulkan();
+
+// What `handoff-view --source vulkan` uses: a Vulkan context on the same GPU as
+// the current GL context, a VkFrameProducer writing the scene into two plane
+// images, and those images imported as GL textures (no copy).
+//   VkGlSource src(PixelFormat::NV12, 1920, 1080);   // GL context current
+//   src.produce(n);                                  // then sample the textures
+//   glBindTextureUnit(0, src.luma_texture()); glBindTextureUnit(1, src.chroma_texture());
+// Thread safety: construct, use and destroy on the thread with the GL context
+// current. The textures are R8/RG8 (NV12) or R16/RG16 (P010, codes in the top
+// 10 bits), sampled as normalised floats like uploaded plane textures.
+class VkGlSource {
+ public:
+  VkGlSource(PixelFormat format, std::uint32_t width, std::uint32_t height, Colorimetry colorimetry = {},
+             VkContextOptions vk_options = {});
+  ~VkGlSource();
+  VkGlSource(const VkGlSource&) = delete;
+  VkGlSource& operator=(const VkGlSource&) = delete;
+
+  // Vulkan writes frame `index`; when this returns, GL commands issued after it
+  // see the finished frame (CpuFence: Vulkan's fence was waited for;
+  // ExternalSemaphore: GL's queue waits on the semaphore). Call only after GL
+  // finished reading the previous frame, or call gl_finish_for_vulkan() first
+  // (the viewer's fence after drawing does this).
+  void produce(std::int64_t index);
+  unsigned luma_texture() const noexcept;
+  unsigned chroma_texture() const noexcept;
+  // The last frame: its format, size, colorimetry and index (MemoryKind::Vulkan).
+  Frame frame() const;
+  VkGlSync sync() const noexcept { return sync_; }
+  VkContext& vulkan() noexcept { return *vk_; }
+
+ private:
+  std::unique_ptr<VkContext> vk_;
+  std::unique_ptr<VkFrameProducer> producer_;
+  std::unique_ptr<VkExportableSemaphore> semaphore_;
+  std::unique_ptr<GlVkSemaphore> gl_semaphore_;
+  std::unique_ptr<GlVkTexture> luma_, chroma_;
+  VkGlSync sync_ = VkGlSync::CpuFence;
+};
+
+// --- worker objects --------------------------------------------------------------
+
+namespace detail {
+struct VkGlFrameState;
+}
+
+// A Vulkan frame (plane images or one buffer) imported into a GlWorker's
+// context. The GL names are valid in the worker's share group.
+// Ownership: copies share the import; GL objects are deleted on the worker when
+// the last copy (and every Frame holding keep_alive()) is gone, or at worker
+// shutdown. The Vulkan objects must outlive it (their memory is what GL uses;
+// GL keeps the allocation alive through its own reference, but the contents
+// are only meaningful while Vulkan writes them).
+// Thread safety: any thread.
+class VkGlFrame {
+ public:
+  VkGlFrame() = default;
+  VkGlFrame(GlWorker& worker, const VkFrameImages& images);
+  VkGlFrame(GlWorker& worker, const VkFrameBuffer& buffer);
+
+  unsigned luma_texture() const noexcept;   // images form; else 0
+  unsigned chroma_texture() const noexcept;
+  unsigned buffer() const noexcept;          // buffer form; else 0
+  // Buffer form: a MemoryKind::GlBuffer frame (planes at offsets), owner = this import.
+  Frame frame() const;
+  std::shared_ptr<const void> keep_alive() const noexcept;
+  explicit operator bool() const noexcept { return state_ != nullptr; }
+  void reset() noexcept { state_.reset(); }
+
+ private:
+  std::shared_ptr<detail::VkGlFrameState> state_;
+};
+
+}  // namespace handoff

@@ -1,0 +1,527 @@
+#include <handoff/log.hpp>
+#include <handoff/vk_context.hpp>
+
+#include "vk/vk_util.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace handoff {
+
+std::string uuid_to_string(const DeviceUuid& u) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf,
+                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+                u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
+                u[15]);
+  return buf;
+}
+
+std::string_view vk_result_name(VkResult r) noexcept {
+  switch (r) {
+#define HANDOFF_VK_NAME(x) \
+  case x: return #x;
+    HANDOFF_VK_NAME(VK_SUCCESS)
+    HANDOFF_VK_NAME(VK_NOT_READY)
+    HANDOFF_VK_NAME(VK_TIMEOUT)
+    HANDOFF_VK_NAME(VK_EVENT_SET)
+    HANDOFF_VK_NAME(VK_EVENT_RESET)
+    HANDOFF_VK_NAME(VK_INCOMPLETE)
+    HANDOFF_VK_NAME(VK_ERROR_OUT_OF_HOST_MEMORY)
+    HANDOFF_VK_NAME(VK_ERROR_OUT_OF_DEVICE_MEMORY)
+    HANDOFF_VK_NAME(VK_ERROR_INITIALIZATION_FAILED)
+    HANDOFF_VK_NAME(VK_ERROR_DEVICE_LOST)
+    HANDOFF_VK_NAME(VK_ERROR_MEMORY_MAP_FAILED)
+    HANDOFF_VK_NAME(VK_ERROR_LAYER_NOT_PRESENT)
+    HANDOFF_VK_NAME(VK_ERROR_EXTENSION_NOT_PRESENT)
+    HANDOFF_VK_NAME(VK_ERROR_FEATURE_NOT_PRESENT)
+    HANDOFF_VK_NAME(VK_ERROR_INCOMPATIBLE_DRIVER)
+    HANDOFF_VK_NAME(VK_ERROR_TOO_MANY_OBJECTS)
+    HANDOFF_VK_NAME(VK_ERROR_FORMAT_NOT_SUPPORTED)
+    HANDOFF_VK_NAME(VK_ERROR_FRAGMENTED_POOL)
+    HANDOFF_VK_NAME(VK_ERROR_UNKNOWN)
+    HANDOFF_VK_NAME(VK_ERROR_OUT_OF_POOL_MEMORY)
+    HANDOFF_VK_NAME(VK_ERROR_INVALID_EXTERNAL_HANDLE)
+    HANDOFF_VK_NAME(VK_ERROR_FRAGMENTATION)
+    HANDOFF_VK_NAME(VK_ERROR_INVALID_OPAQUE_CAPTURE_ADDRESS)
+#undef HANDOFF_VK_NAME
+    default: return "VK_ERROR_(unnamed)";
+  }
+}
+
+void check_vk(VkResult r, const char* call, const char* where) {
+  if (r == VK_SUCCESS) return;
+  throw Error(Api::Vulkan, call, r, std::string(vk_result_name(r)), {}, where ? where : "");
+}
+
+namespace {
+
+constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
+
+bool default_validation() {
+#ifndef NDEBUG
+  return true;
+#else
+  const char* e = std::getenv("HANDOFF_VK_VALIDATION");
+  return e && e[0] == '1';
+#endif
+}
+
+bool has_layer(const char* name) {
+  std::uint32_t n = 0;
+  if (vkEnumerateInstanceLayerProperties(&n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkLayerProperties> layers(n);
+  if (vkEnumerateInstanceLayerProperties(&n, layers.data()) != VK_SUCCESS) return false;
+  for (auto& l : layers)
+    if (!std::strcmp(l.layerName, name)) return true;
+  return false;
+}
+
+bool has_instance_extension(const char* name) {
+  std::uint32_t n = 0;
+  if (vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr) != VK_SUCCESS) return false;
+  std::vector<VkExtensionProperties> ext(n);
+  if (vkEnumerateInstanceExtensionProperties(nullptr, &n, ext.data()) != VK_SUCCESS) return false;
+  for (auto& e : ext)
+    if (!std::strcmp(e.extensionName, name)) return true;
+  return false;
+}
+
+std::vector<VkExtensionProperties> device_extensions(VkPhysicalDevice pd) {
+  std::uint32_t n = 0;
+  HANDOFF_VK_CHECK(vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, nullptr));
+  std::vector<VkExtensionProperties> ext(n);
+  HANDOFF_VK_CHECK(vkEnumerateDeviceExtensionProperties(pd, nullptr, &n, ext.data()));
+  ext.resize(n);
+  return ext;
+}
+
+bool has(const std::vector<VkExtensionProperties>& ext, const char* name) {
+  return std::any_of(ext.begin(), ext.end(),
+                     [&](const VkExtensionProperties& e) { return !std::strcmp(e.extensionName, name); });
+}
+
+bool buffer_exportable(VkPhysicalDevice pd, VkExternalMemoryHandleTypeFlagBits type) {
+  auto info = vk::make<VkPhysicalDeviceExternalBufferInfo>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO);
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  info.handleType = type;
+  auto props = vk::make<VkExternalBufferProperties>(VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES);
+  vkGetPhysicalDeviceExternalBufferProperties(pd, &info, &props);
+  return props.externalMemoryProperties.externalMemoryFeatures &
+         VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT;
+}
+
+bool semaphore_exportable(VkPhysicalDevice pd, VkExternalSemaphoreHandleTypeFlagBits type) {
+  auto info = vk::make<VkPhysicalDeviceExternalSemaphoreInfo>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO);
+  info.handleType = type;
+  auto props = vk::make<VkExternalSemaphoreProperties>(VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES);
+  vkGetPhysicalDeviceExternalSemaphoreProperties(pd, &info, &props);
+  return props.externalSemaphoreFeatures & VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT;
+}
+
+bool storage_format(VkPhysicalDevice pd, VkFormat f) {
+  VkFormatProperties p{};
+  vkGetPhysicalDeviceFormatProperties(pd, f, &p);
+  return p.optimalTilingFeatures & VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT;
+}
+
+struct IdProps {
+  VkPhysicalDeviceProperties props;
+  VkPhysicalDeviceIDProperties id;
+  VkPhysicalDeviceDriverProperties driver;
+};
+
+IdProps id_props(VkPhysicalDevice pd) {
+  IdProps r{};
+  r.id.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES;
+  r.driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+  auto p2 = vk::make<VkPhysicalDeviceProperties2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2);
+  p2.pNext = &r.id;
+  vkGetPhysicalDeviceProperties(pd, &r.props);
+  // VkPhysicalDeviceDriverProperties is core in 1.2; chain it only there.
+  if (r.props.apiVersion >= VK_API_VERSION_1_2) r.id.pNext = &r.driver;
+  vkGetPhysicalDeviceProperties2(pd, &p2);
+  r.props = p2.properties;
+  return r;
+}
+
+DeviceUuid to_uuid(const std::uint8_t (&a)[VK_UUID_SIZE]) {
+  DeviceUuid u{};
+  std::copy(a, a + VK_UUID_SIZE, u.begin());
+  return u;
+}
+
+std::vector<VkPhysicalDevice> physical_devices(VkInstance instance) {
+  std::uint32_t n = 0;
+  HANDOFF_VK_CHECK(vkEnumeratePhysicalDevices(instance, &n, nullptr));
+  std::vector<VkPhysicalDevice> pds(n);
+  HANDOFF_VK_CHECK(vkEnumeratePhysicalDevices(instance, &n, pds.data()));
+  pds.resize(n);
+  return pds;
+}
+
+std::string version_string(std::uint32_t v) {
+  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) +
+         "." + std::to_string(VK_API_VERSION_PATCH(v));
+}
+
+const char* type_name(VkPhysicalDeviceType t) {
+  switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU: return "CPU";
+    default: return "other";
+  }
+}
+
+VkInstance make_instance(bool validation, const void* chained, bool debug_utils) {
+  auto app = vk::make<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
+  app.pApplicationName = "handoff";
+  app.pEngineName = "handoff";
+  app.apiVersion = VK_API_VERSION_1_1;
+  std::vector<const char*> layers, exts;
+  if (validation) layers.push_back(kValidationLayer);
+  if (debug_utils) exts.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  auto ci = vk::make<VkInstanceCreateInfo>(VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO);
+  ci.pNext = chained;
+  ci.pApplicationInfo = &app;
+  ci.enabledLayerCount = std::uint32_t(layers.size());
+  ci.ppEnabledLayerNames = layers.data();
+  ci.enabledExtensionCount = std::uint32_t(exts.size());
+  ci.ppEnabledExtensionNames = exts.data();
+  VkInstance instance = VK_NULL_HANDLE;
+  HANDOFF_VK_CHECK(vkCreateInstance(&ci, nullptr, &instance));
+  return instance;
+}
+
+}  // namespace
+
+// --- VkContext -----------------------------------------------------------------
+
+VKAPI_ATTR VkBool32 VKAPI_CALL VkContext::messenger_callback(
+    VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
+    const VkDebugUtilsMessengerCallbackDataEXT* data, void* user) {
+  auto* self = static_cast<VkContext*>(user);
+  VkValidationMessage m{severity, types, data && data->pMessageIdName ? data->pMessageIdName : "",
+                        data && data->pMessage ? data->pMessage : ""};
+  {
+    std::lock_guard lock(self->messages_mutex_);
+    self->messages_.push_back(m);
+  }
+  try {
+    if (self->on_message_) {
+      self->on_message_(m);
+    } else {
+      log(severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? LogLevel::Error : LogLevel::Warning,
+          "Vulkan validation: " + m.id + ": " + m.message);
+    }
+  } catch (...) {
+    // A callback must not unwind through the driver.
+  }
+  return VK_FALSE;  // never abort the call: the test decides
+}
+
+VkContext::VkContext(VkContextOptions options) : on_message_(std::move(options.on_message)) {
+  try {
+    bool validation = options.validation.value_or(default_validation());
+    if (validation && !has_layer(kValidationLayer)) {
+      throw Error(Api::Vulkan, "vkCreateInstance", VK_ERROR_LAYER_NOT_PRESENT,
+                  "VK_ERROR_LAYER_NOT_PRESENT",
+                  "validation was asked for but VK_LAYER_KHRONOS_validation is not installed "
+                  "(Debian: vulkan-validationlayers)",
+                  HANDOFF_WHERE);
+    }
+    bool debug_utils = validation && has_instance_extension(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    auto mi = vk::make<VkDebugUtilsMessengerCreateInfoEXT>(VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
+    mi.messageSeverity =
+        VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+    mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+    mi.pfnUserCallback = &VkContext::messenger_callback;
+    mi.pUserData = this;
+    instance_ = make_instance(validation, debug_utils ? &mi : nullptr, debug_utils);
+    if (debug_utils) {
+      auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+          vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
+      if (!create)
+        throw Error(Api::Vulkan, "vkGetInstanceProcAddr", 0, {},
+                    "vkCreateDebugUtilsMessengerEXT is missing", HANDOFF_WHERE);
+      HANDOFF_VK_CHECK(create(instance_, &mi, nullptr, &messenger_));
+    }
+
+    // --- physical device ---
+    auto pds = physical_devices(instance_);
+    if (pds.empty())
+      throw Error(Api::Vulkan, "vkEnumeratePhysicalDevices", 0, {}, "no Vulkan device", HANDOFF_WHERE);
+    std::string seen;
+    VkPhysicalDevice chosen = VK_NULL_HANDLE;
+    int best_rank = -1;
+    for (VkPhysicalDevice pd : pds) {
+      IdProps p = id_props(pd);
+      DeviceUuid uuid = to_uuid(p.id.deviceUUID);
+      seen += std::string(seen.empty() ? "" : ", ") + p.props.deviceName + " (" + uuid_to_string(uuid) + ")";
+      if (p.props.apiVersion < VK_API_VERSION_1_1) continue;
+      if (!has(device_extensions(pd), VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME)) continue;
+      if (options.device_uuid) {
+        if (uuid == *options.device_uuid) {
+          chosen = pd;
+          break;
+        }
+        continue;
+      }
+      int rank = p.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU     ? 3
+                 : p.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? 2
+                                                                                 : 1;
+      if (rank > best_rank) {
+        best_rank = rank;
+        chosen = pd;
+      }
+    }
+    if (!chosen) {
+      std::string want = options.device_uuid
+                             ? "a device with UUID " + uuid_to_string(*options.device_uuid) +
+                                   " (the GL / CUDA device): interop across GPUs is refused"
+                             : "a Vulkan 1.1 device with VK_KHR_external_memory_fd";
+      throw Error(Api::Vulkan, "select physical device", 0, {},
+                  "found no " + want + "; devices: " + seen, HANDOFF_WHERE);
+    }
+    physical_ = chosen;
+    vkGetPhysicalDeviceMemoryProperties(physical_, &memory_props_);
+
+    IdProps p = id_props(physical_);
+    info_.name = p.props.deviceName;
+    info_.device_uuid = to_uuid(p.id.deviceUUID);
+    info_.driver_uuid = to_uuid(p.id.driverUUID);
+    info_.api_version = p.props.apiVersion;
+    info_.type = p.props.deviceType;
+    auto ext = device_extensions(physical_);
+    info_.opaque_fd_memory = buffer_exportable(physical_, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT);
+    info_.dma_buf_memory = has(ext, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME) &&
+                           buffer_exportable(physical_, VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT);
+    bool sem_fd = has(ext, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
+    info_.opaque_fd_semaphore =
+        sem_fd && semaphore_exportable(physical_, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT);
+    info_.sync_fd_semaphore =
+        sem_fd && semaphore_exportable(physical_, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT);
+
+    VkPhysicalDeviceFeatures features{};
+    vkGetPhysicalDeviceFeatures(physical_, &features);
+    info_.storage_image_r8_rg8 =
+        features.shaderStorageImageExtendedFormats && features.shaderStorageImageWriteWithoutFormat &&
+        storage_format(physical_, VK_FORMAT_R8_UNORM) &&
+        storage_format(physical_, VK_FORMAT_R8G8_UNORM) && storage_format(physical_, VK_FORMAT_R16_UNORM) &&
+        storage_format(physical_, VK_FORMAT_R16G16_UNORM);
+
+    // --- queue family: compute (every compute queue also does transfers) ---
+    std::uint32_t nq = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(physical_, &nq, nullptr);
+    std::vector<VkQueueFamilyProperties> qf(nq);
+    vkGetPhysicalDeviceQueueFamilyProperties(physical_, &nq, qf.data());
+    bool found = false;
+    for (std::uint32_t i = 0; i < nq; ++i) {
+      if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+        queue_family_ = i;
+        found = true;
+        break;
+      }
+    }
+    if (!found)
+      throw Error(Api::Vulkan, "vkGetPhysicalDeviceQueueFamilyProperties", 0, {},
+                  "device " + info_.name + " has no compute queue", HANDOFF_WHERE);
+
+    // --- device ---
+    std::vector<const char*> dev_ext = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME};
+    if (info_.dma_buf_memory) dev_ext.push_back(VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME);
+    if (sem_fd) dev_ext.push_back(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
+    float prio = 1.0f;
+    auto qci = vk::make<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
+    qci.queueFamilyIndex = queue_family_;
+    qci.queueCount = 1;
+    qci.pQueuePriorities = &prio;
+    VkPhysicalDeviceFeatures enabled{};
+    enabled.shaderStorageImageExtendedFormats = features.shaderStorageImageExtendedFormats;
+    enabled.shaderStorageImageWriteWithoutFormat = features.shaderStorageImageWriteWithoutFormat;
+    auto dci = vk::make<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
+    dci.queueCreateInfoCount = 1;
+    dci.pQueueCreateInfos = &qci;
+    dci.enabledExtensionCount = std::uint32_t(dev_ext.size());
+    dci.ppEnabledExtensionNames = dev_ext.data();
+    dci.pEnabledFeatures = &enabled;
+    HANDOFF_VK_CHECK(vkCreateDevice(physical_, &dci, nullptr, &device_));
+    vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
+    get_memory_fd = reinterpret_cast<PFN_vkGetMemoryFdKHR>(vkGetDeviceProcAddr(device_, "vkGetMemoryFdKHR"));
+    if (sem_fd)
+      get_semaphore_fd =
+          reinterpret_cast<PFN_vkGetSemaphoreFdKHR>(vkGetDeviceProcAddr(device_, "vkGetSemaphoreFdKHR"));
+    if (!get_memory_fd)
+      throw Error(Api::Vulkan, "vkGetDeviceProcAddr", 0, {}, "vkGetMemoryFdKHR is missing", HANDOFF_WHERE);
+
+    auto pci = vk::make<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
+    pci.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT | VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pci.queueFamilyIndex = queue_family_;
+    HANDOFF_VK_CHECK(vkCreateCommandPool(device_, &pci, nullptr, &pool_));
+  } catch (...) {
+    destroy();
+    throw;
+  }
+}
+
+VkContext::~VkContext() { destroy(); }
+
+void VkContext::destroy() noexcept {
+  if (device_) {
+    vkDeviceWaitIdle(device_);
+    if (pool_) vkDestroyCommandPool(device_, pool_, nullptr);
+    vkDestroyDevice(device_, nullptr);
+  }
+  pool_ = VK_NULL_HANDLE;
+  device_ = VK_NULL_HANDLE;
+  if (messenger_) {
+    auto destroy_messenger = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+        vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
+    if (destroy_messenger) destroy_messenger(instance_, messenger_, nullptr);
+    messenger_ = VK_NULL_HANDLE;
+  }
+  if (instance_) vkDestroyInstance(instance_, nullptr);
+  instance_ = VK_NULL_HANDLE;
+}
+
+std::vector<VkValidationMessage> VkContext::validation_messages() const {
+  std::lock_guard lock(messages_mutex_);
+  return messages_;
+}
+std::size_t VkContext::validation_message_count() const {
+  std::lock_guard lock(messages_mutex_);
+  return messages_.size();
+}
+void VkContext::clear_validation_messages() {
+  std::lock_guard lock(messages_mutex_);
+  messages_.clear();
+}
+
+std::uint32_t VkContext::memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required) const {
+  for (std::uint32_t i = 0; i < memory_props_.memoryTypeCount; ++i) {
+    if ((type_bits & (1u << i)) && (memory_props_.memoryTypes[i].propertyFlags & required) == required)
+      return i;
+  }
+  throw Error(Api::Vulkan, "vkGetPhysicalDeviceMemoryProperties", 0, {},
+              "no memory type with properties 0x" + std::to_string(required) + " among type bits " +
+                  std::to_string(type_bits),
+              HANDOFF_WHERE);
+}
+
+void VkContext::queue_submit(const VkSubmitInfo& submit, VkFence fence) {
+  std::lock_guard lock(queue_mutex_);
+  HANDOFF_VK_CHECK(vkQueueSubmit(queue_, 1, &submit, fence));
+}
+
+void VkContext::submit_and_wait(const std::function<void(VkCommandBuffer)>& record) {
+  std::lock_guard lock(queue_mutex_);
+  auto ai = vk::make<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
+  ai.commandPool = pool_;
+  ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  ai.commandBufferCount = 1;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  HANDOFF_VK_CHECK(vkAllocateCommandBuffers(device_, &ai, &cb));
+  VkFence fence = VK_NULL_HANDLE;
+  struct Cleanup {
+    VkDevice d;
+    VkCommandPool p;
+    VkCommandBuffer& cb;
+    VkFence& f;
+    ~Cleanup() {
+      if (f) vkDestroyFence(d, f, nullptr);
+      vkFreeCommandBuffers(d, p, 1, &cb);
+    }
+  } cleanup{device_, pool_, cb, fence};
+  auto bi = vk::make<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  HANDOFF_VK_CHECK(vkBeginCommandBuffer(cb, &bi));
+  record(cb);
+  HANDOFF_VK_CHECK(vkEndCommandBuffer(cb));
+  auto fci = vk::make<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
+  HANDOFF_VK_CHECK(vkCreateFence(device_, &fci, nullptr, &fence));
+  auto si = vk::make<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cb;
+  HANDOFF_VK_CHECK(vkQueueSubmit(queue_, 1, &si, fence));
+  HANDOFF_VK_CHECK(vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX));
+}
+
+// --- capabilities ----------------------------------------------------------------
+
+VkCapabilities vk_capabilities() {
+  VkCapabilities caps;
+  try {
+    caps.validation_layer = has_layer(kValidationLayer);
+    PFN_vkEnumerateInstanceVersion ver = reinterpret_cast<PFN_vkEnumerateInstanceVersion>(
+        vkGetInstanceProcAddr(nullptr, "vkEnumerateInstanceVersion"));
+    caps.instance_version = VK_API_VERSION_1_0;
+    if (ver) ver(&caps.instance_version);
+    VkInstance instance = make_instance(false, nullptr, false);
+    caps.loader = true;
+    try {
+      for (VkPhysicalDevice pd : physical_devices(instance)) {
+        VkDeviceCapabilities d;
+        IdProps p = id_props(pd);
+        d.name = p.props.deviceName;
+        d.type = p.props.deviceType;
+        d.api_version = p.props.apiVersion;
+        if (p.props.apiVersion >= VK_API_VERSION_1_2)
+          d.driver = std::string(p.driver.driverName) + " " + p.driver.driverInfo;
+        d.device_uuid = to_uuid(p.id.deviceUUID);
+        d.driver_uuid = to_uuid(p.id.driverUUID);
+        auto ext = device_extensions(pd);
+        d.external_memory_fd = has(ext, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+        d.opaque_fd_memory = d.external_memory_fd &&
+                             buffer_exportable(pd, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT);
+        d.dma_buf_memory = has(ext, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME) &&
+                           buffer_exportable(pd, VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT);
+        bool sem = has(ext, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
+        d.opaque_fd_semaphore = sem && semaphore_exportable(pd, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT);
+        d.sync_fd_semaphore = sem && semaphore_exportable(pd, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT);
+        caps.devices.push_back(std::move(d));
+      }
+    } catch (const std::exception& e) {
+      caps.error = e.what();
+    }
+    vkDestroyInstance(instance, nullptr);
+  } catch (const std::exception& e) {
+    caps.loader = false;
+    caps.error = e.what();
+  }
+  return caps;
+}
+
+std::string to_string(const VkCapabilities& caps) {
+  std::string s;
+  if (!caps.loader) return "Vulkan: unavailable (" + caps.error + ")\n";
+  s += "Vulkan: instance " + version_string(caps.instance_version) + ", validation layer " +
+       (caps.validation_layer ? "installed" : "not installed") + ", " +
+       std::to_string(caps.devices.size()) + " device(s)\n";
+  if (!caps.error.empty()) s += "  error: " + caps.error + "\n";
+  auto yn = [](bool b) { return b ? "yes" : "no"; };
+  for (std::size_t i = 0; i < caps.devices.size(); ++i) {
+    const auto& d = caps.devices[i];
+    s += "  [" + std::to_string(i) + "] " + d.name + " (" + type_name(d.type) + ", Vulkan " +
+         version_string(d.api_version) + (d.driver.empty() ? "" : ", " + d.driver) + ")\n";
+    s += "      device UUID " + uuid_to_string(d.device_uuid) + ", driver UUID " +
+         uuid_to_string(d.driver_uuid) + "\n";
+    s += "      external memory: OPAQUE_FD " + std::string(yn(d.opaque_fd_memory)) + ", DMA_BUF " +
+         yn(d.dma_buf_memory) + "\n";
+    s += "      external semaphores: OPAQUE_FD " + std::string(yn(d.opaque_fd_semaphore)) + ", SYNC_FD " +
+         yn(d.sync_fd_semaphore) + "\n";
+    s += std::string("      Vulkan -> GL sync: ") +
+         (d.opaque_fd_semaphore ? "exported semaphores where GL has GL_EXT_semaphore_fd, else CPU fences"
+                                : "CPU fences (no exportable semaphores)") +
+         "\n";
+  }
+  return s;
+}
+
+}  // namespace handoff

@@ -1,0 +1,438 @@
+#include <handoff/vk_memory.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "vk/vk_util.hpp"
+
+namespace handoff {
+
+std::string_view to_string(VkHandleType t) {
+  return t == VkHandleType::OpaqueFd ? "OPAQUE_FD" : "DMA_BUF";
+}
+
+VkExternalMemoryHandleTypeFlagBits to_vk(VkHandleType t) noexcept {
+  return t == VkHandleType::OpaqueFd ? VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT
+                                     : VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT;
+}
+
+VkFormat luma_format(PixelFormat f) noexcept {
+  return f == PixelFormat::NV12 ? VK_FORMAT_R8_UNORM : VK_FORMAT_R16_UNORM;
+}
+VkFormat chroma_format(PixelFormat f) noexcept {
+  return f == PixelFormat::NV12 ? VK_FORMAT_R8G8_UNORM : VK_FORMAT_R16G16_UNORM;
+}
+
+namespace {
+
+void require_handle_type(VkContext& ctx, VkHandleType type, const char* what) {
+  bool ok = type == VkHandleType::OpaqueFd ? ctx.info().opaque_fd_memory : ctx.info().dma_buf_memory;
+  if (!ok)
+    throw Error(Api::Vulkan, what, VK_ERROR_FEATURE_NOT_PRESENT, "VK_ERROR_FEATURE_NOT_PRESENT",
+                "device " + ctx.info().name + " cannot export memory as " + std::string(to_string(type)),
+                HANDOFF_WHERE);
+}
+
+// Picks a device-local type when there is one among `bits`, else any allowed type.
+std::uint32_t pick_type(VkContext& ctx, std::uint32_t bits) {
+  try {
+    return ctx.memory_type(bits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  } catch (const Error&) {
+    return ctx.memory_type(bits, 0);
+  }
+}
+
+VkDeviceMemory allocate_exportable(VkContext& ctx, const VkMemoryRequirements& req, bool dedicated,
+                                   VkBuffer buffer, VkImage image, VkHandleType type,
+                                   VkDeviceSize& allocation_size) {
+  auto export_info = vk::make<VkExportMemoryAllocateInfo>(VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO);
+  export_info.handleTypes = to_vk(type);
+  auto dedicated_info =
+      vk::make<VkMemoryDedicatedAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO);
+  dedicated_info.buffer = buffer;
+  dedicated_info.image = image;
+  if (dedicated) export_info.pNext = &dedicated_info;
+  auto ai = vk::make<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
+  ai.pNext = &export_info;
+  // A dedicated allocation must be exactly the object's size; any other is
+  // padded past it for llvmpipe's GL import (see kExportPadding).
+  ai.allocationSize = dedicated ? req.size : vk::align_up(req.size + kExportPadding, req.alignment);
+  ai.memoryTypeIndex = pick_type(ctx, req.memoryTypeBits);
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  HANDOFF_VK_CHECK(vkAllocateMemory(ctx.device(), &ai, nullptr, &memory));
+  allocation_size = ai.allocationSize;
+  return memory;
+}
+
+ExportedMemory export_fd(VkContext& ctx, VkDeviceMemory memory, VkHandleType type, VkDeviceSize allocation,
+                         VkDeviceSize size, bool dedicated) {
+  auto gi = vk::make<VkMemoryGetFdInfoKHR>(VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR);
+  gi.memory = memory;
+  gi.handleType = to_vk(type);
+  int fd = -1;
+  HANDOFF_VK_CHECK(ctx.get_memory_fd(ctx.device(), &gi, &fd));
+  ExportedMemory e;
+  e.fd.reset(fd);
+  e.type = type;
+  e.allocation_size = allocation;
+  e.offset = 0;
+  e.size = size;
+  e.dedicated = dedicated;
+  return e;
+}
+
+// A host-visible, coherent transfer buffer.
+class Staging {
+ public:
+  Staging(VkContext& ctx, VkDeviceSize size) : ctx_(ctx) {
+    auto bi = vk::make<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
+    bi.size = std::max<VkDeviceSize>(size, 4);
+    bi.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    HANDOFF_VK_CHECK(vkCreateBuffer(ctx.device(), &bi, nullptr, &buffer_));
+    try {
+      VkMemoryRequirements req;
+      vkGetBufferMemoryRequirements(ctx.device(), buffer_, &req);
+      auto ai = vk::make<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
+      ai.allocationSize = req.size;
+      ai.memoryTypeIndex = ctx.memory_type(
+          req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+      HANDOFF_VK_CHECK(vkAllocateMemory(ctx.device(), &ai, nullptr, &memory_));
+      HANDOFF_VK_CHECK(vkBindBufferMemory(ctx.device(), buffer_, memory_, 0));
+      HANDOFF_VK_CHECK(vkMapMemory(ctx.device(), memory_, 0, VK_WHOLE_SIZE, 0, &data_));
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~Staging() { release(); }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+  VkBuffer buffer() const { return buffer_; }
+  std::byte* data() const { return static_cast<std::byte*>(data_); }
+
+ private:
+  void release() noexcept {
+    if (memory_) vkFreeMemory(ctx_.device(), memory_, nullptr);  // unmaps implicitly
+    if (buffer_) vkDestroyBuffer(ctx_.device(), buffer_, nullptr);
+    memory_ = VK_NULL_HANDLE;
+    buffer_ = VK_NULL_HANDLE;
+  }
+  VkContext& ctx_;
+  VkBuffer buffer_ = VK_NULL_HANDLE;
+  VkDeviceMemory memory_ = VK_NULL_HANDLE;
+  void* data_ = nullptr;
+};
+
+// Makes transfers and shader writes visible to everything after (the GPU side;
+// a CPU-side fence still orders against GL/CUDA).
+void full_barrier(VkCommandBuffer cb) {
+  auto mb = vk::make<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+  mb.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1, &mb,
+                       0, nullptr, 0, nullptr);
+}
+
+// Moves an image between GENERAL (its resting layout) and a transfer layout,
+// ordering all earlier and later accesses around it.
+void transition(VkCommandBuffer cb, VkImage image, VkImageLayout from, VkImageLayout to) {
+  auto b = vk::make<VkImageMemoryBarrier>(VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER);
+  b.srcAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+  b.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+  b.oldLayout = from;
+  b.newLayout = to;
+  b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+  b.image = image;
+  b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr,
+                       0, nullptr, 1, &b);
+}
+
+std::size_t format_texel_size(VkFormat f) {
+  switch (f) {
+    case VK_FORMAT_R8_UNORM: return 1;
+    case VK_FORMAT_R8G8_UNORM: return 2;
+    case VK_FORMAT_R16_UNORM: return 2;
+    case VK_FORMAT_R8G8B8A8_UNORM: return 4;
+    case VK_FORMAT_R16G16_UNORM: return 4;
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+// --- VkExportableBuffer ------------------------------------------------------
+
+VkExportableBuffer::VkExportableBuffer(VkContext& ctx, VkDeviceSize size, VkHandleType type)
+    : ctx_(&ctx), type_(type), size_(size) {
+  if (size == 0) throw UsageError("VkExportableBuffer: size is 0");
+  require_handle_type(ctx, type, "VkExportableBuffer");
+  auto ext = vk::make<VkExternalMemoryBufferCreateInfo>(VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO);
+  ext.handleTypes = to_vk(type);
+  auto bi = vk::make<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
+  bi.pNext = &ext;
+  bi.size = size;
+  bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+             VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  HANDOFF_VK_CHECK(vkCreateBuffer(ctx.device(), &bi, nullptr, &buffer_));
+  try {
+    auto ri = vk::make<VkBufferMemoryRequirementsInfo2>(VK_STRUCTURE_TYPE_BUFFER_MEMORY_REQUIREMENTS_INFO_2);
+    ri.buffer = buffer_;
+    auto dr = vk::make<VkMemoryDedicatedRequirements>(VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS);
+    auto r2 = vk::make<VkMemoryRequirements2>(VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2);
+    r2.pNext = &dr;
+    vkGetBufferMemoryRequirements2(ctx.device(), &ri, &r2);
+    dedicated_ = dr.requiresDedicatedAllocation;
+    memory_ = allocate_exportable(ctx, r2.memoryRequirements, dedicated_, buffer_, VK_NULL_HANDLE, type,
+                                  allocation_size_);
+    HANDOFF_VK_CHECK(vkBindBufferMemory(ctx.device(), buffer_, memory_, 0));
+  } catch (...) {
+    if (memory_) vkFreeMemory(ctx.device(), memory_, nullptr);
+    vkDestroyBuffer(ctx.device(), buffer_, nullptr);
+    throw;
+  }
+}
+
+VkExportableBuffer::~VkExportableBuffer() {
+  vkDestroyBuffer(ctx_->device(), buffer_, nullptr);
+  vkFreeMemory(ctx_->device(), memory_, nullptr);
+}
+
+ExportedMemory VkExportableBuffer::export_memory() const {
+  return export_fd(*ctx_, memory_, type_, allocation_size_, size_, dedicated_);
+}
+
+void VkExportableBuffer::upload(std::span<const std::byte> bytes, VkDeviceSize offset) {
+  if (offset > size_ || bytes.size() > size_ - offset)
+    throw UsageError("VkExportableBuffer::upload: " + std::to_string(bytes.size()) + " bytes at offset " +
+                     std::to_string(offset) + " exceed the buffer's " + std::to_string(size_));
+  if (bytes.empty()) return;
+  Staging staging(*ctx_, bytes.size());
+  std::memcpy(staging.data(), bytes.data(), bytes.size());
+  ctx_->submit_and_wait([&](VkCommandBuffer cb) {
+    VkBufferCopy region{0, offset, bytes.size()};
+    vkCmdCopyBuffer(cb, staging.buffer(), buffer_, 1, &region);
+    full_barrier(cb);
+  });
+}
+
+std::vector<std::byte> VkExportableBuffer::download(VkDeviceSize offset, VkDeviceSize size) const {
+  if (offset > size_) throw UsageError("VkExportableBuffer::download: offset past the end");
+  if (size == VK_WHOLE_SIZE) size = size_ - offset;
+  if (size > size_ - offset) throw UsageError("VkExportableBuffer::download: range past the end");
+  std::vector<std::byte> out(size);
+  if (size == 0) return out;
+  Staging staging(*ctx_, size);
+  ctx_->submit_and_wait([&](VkCommandBuffer cb) {
+    full_barrier(cb);
+    VkBufferCopy region{offset, 0, size};
+    vkCmdCopyBuffer(cb, buffer_, staging.buffer(), 1, &region);
+    full_barrier(cb);
+  });
+  std::memcpy(out.data(), staging.data(), size);
+  return out;
+}
+
+// --- VkExportableImage -------------------------------------------------------
+
+std::size_t VkExportableImage::texel_size() const noexcept { return format_texel_size(format_); }
+
+VkExportableImage::VkExportableImage(VkContext& ctx, std::uint32_t width, std::uint32_t height,
+                                     VkFormat format, VkHandleType type)
+    : ctx_(&ctx), type_(type), width_(width), height_(height), format_(format) {
+  if (width == 0 || height == 0 || width > 16384 || height > 16384)
+    throw UsageError("VkExportableImage: size " + std::to_string(width) + "x" + std::to_string(height) +
+                     " is outside 1..16384");
+  if (format_texel_size(format) == 0)
+    throw UsageError("VkExportableImage: format " + std::to_string(int(format)) +
+                     " is not one of R8, RG8, RGBA8, R16, RG16 (UNORM)");
+  require_handle_type(ctx, type, "VkExportableImage");
+
+  VkFormatProperties fp{};
+  vkGetPhysicalDeviceFormatProperties(ctx.physical_device(), format, &fp);
+  VkImageUsageFlags usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+                            VK_IMAGE_USAGE_SAMPLED_BIT;
+  if (fp.optimalTilingFeatures & VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT) usage |= VK_IMAGE_USAGE_STORAGE_BIT;
+
+  // Can this format be exported at all?
+  auto ext_fmt = vk::make<VkPhysicalDeviceExternalImageFormatInfo>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO);
+  ext_fmt.handleType = to_vk(type);
+  auto fi = vk::make<VkPhysicalDeviceImageFormatInfo2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2);
+  fi.pNext = &ext_fmt;
+  fi.format = format;
+  fi.type = VK_IMAGE_TYPE_2D;
+  fi.tiling = VK_IMAGE_TILING_OPTIMAL;
+  fi.usage = usage;
+  auto ext_props = vk::make<VkExternalImageFormatProperties>(VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES);
+  auto props = vk::make<VkImageFormatProperties2>(VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2);
+  props.pNext = &ext_props;
+  VkResult r = vkGetPhysicalDeviceImageFormatProperties2(ctx.physical_device(), &fi, &props);
+  if (r != VK_SUCCESS ||
+      !(ext_props.externalMemoryProperties.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT))
+    throw Error(Api::Vulkan, "vkGetPhysicalDeviceImageFormatProperties2", r, std::string(vk_result_name(r)),
+                "format " + std::to_string(int(format)) + " images cannot be exported as " +
+                    std::string(to_string(type)),
+                HANDOFF_WHERE);
+  bool must_dedicate = ext_props.externalMemoryProperties.externalMemoryFeatures &
+                       VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT;
+
+  auto ext = vk::make<VkExternalMemoryImageCreateInfo>(VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO);
+  ext.handleTypes = to_vk(type);
+  auto ii = vk::make<VkImageCreateInfo>(VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO);
+  ii.pNext = &ext;
+  ii.imageType = VK_IMAGE_TYPE_2D;
+  ii.format = format;
+  ii.extent = {width, height, 1};
+  ii.mipLevels = 1;
+  ii.arrayLayers = 1;
+  ii.samples = VK_SAMPLE_COUNT_1_BIT;
+  ii.tiling = VK_IMAGE_TILING_OPTIMAL;
+  ii.usage = usage;
+  ii.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  ii.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  HANDOFF_VK_CHECK(vkCreateImage(ctx.device(), &ii, nullptr, &image_));
+  try {
+    auto ri = vk::make<VkImageMemoryRequirementsInfo2>(VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2);
+    ri.image = image_;
+    auto dr = vk::make<VkMemoryDedicatedRequirements>(VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS);
+    auto r2 = vk::make<VkMemoryRequirements2>(VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2);
+    r2.pNext = &dr;
+    vkGetImageMemoryRequirements2(ctx.device(), &ri, &r2);
+    dedicated_ = dr.requiresDedicatedAllocation || must_dedicate;
+    required_size_ = r2.memoryRequirements.size;
+    memory_ = allocate_exportable(ctx, r2.memoryRequirements, dedicated_, VK_NULL_HANDLE, image_, type,
+                                  allocation_size_);
+    HANDOFF_VK_CHECK(vkBindImageMemory(ctx.device(), image_, memory_, 0));
+
+    auto vi = vk::make<VkImageViewCreateInfo>(VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO);
+    vi.image = image_;
+    vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
+    vi.format = format;
+    vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+    HANDOFF_VK_CHECK(vkCreateImageView(ctx.device(), &vi, nullptr, &view_));
+
+    // One layout for the image's whole life: GENERAL serves storage writes,
+    // transfers and the GL import alike.
+    ctx.submit_and_wait([&](VkCommandBuffer cb) {
+      auto b = vk::make<VkImageMemoryBarrier>(VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER);
+      b.srcAccessMask = 0;
+      b.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+      b.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+      b.newLayout = VK_IMAGE_LAYOUT_GENERAL;
+      b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+      b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+      b.image = image_;
+      b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+      vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0,
+                           nullptr, 0, nullptr, 1, &b);
+    });
+  } catch (...) {
+    if (view_) vkDestroyImageView(ctx.device(), view_, nullptr);
+    vkDestroyImage(ctx.device(), image_, nullptr);
+    if (memory_) vkFreeMemory(ctx.device(), memory_, nullptr);
+    throw;
+  }
+}
+
+VkExportableImage::~VkExportableImage() {
+  vkDestroyImageView(ctx_->device(), view_, nullptr);
+  vkDestroyImage(ctx_->device(), image_, nullptr);
+  vkFreeMemory(ctx_->device(), memory_, nullptr);
+}
+
+ExportedMemory VkExportableImage::export_memory() const {
+  return export_fd(*ctx_, memory_, type_, allocation_size_, required_size_, dedicated_);
+}
+
+void VkExportableImage::upload(std::span<const std::byte> texels) {
+  std::size_t expect = std::size_t(width_) * height_ * texel_size();
+  if (texels.size() != expect)
+    throw UsageError("VkExportableImage::upload: " + std::to_string(texels.size()) + " bytes given, " +
+                     std::to_string(width_) + "x" + std::to_string(height_) + " needs " + std::to_string(expect));
+  Staging staging(*ctx_, expect);
+  std::memcpy(staging.data(), texels.data(), expect);
+  ctx_->submit_and_wait([&](VkCommandBuffer cb) {
+    transition(cb, image_, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
+    VkBufferImageCopy region{};
+    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.imageExtent = {width_, height_, 1};
+    vkCmdCopyBufferToImage(cb, staging.buffer(), image_, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+    transition(cb, image_, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
+  });
+}
+
+std::vector<std::byte> VkExportableImage::download() const {
+  std::size_t n = std::size_t(width_) * height_ * texel_size();
+  Staging staging(*ctx_, n);
+  ctx_->submit_and_wait([&](VkCommandBuffer cb) {
+    transition(cb, image_, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+    VkBufferImageCopy region{};
+    region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
+    region.imageExtent = {width_, height_, 1};
+    vkCmdCopyImageToBuffer(cb, image_, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, staging.buffer(), 1, &region);
+    transition(cb, image_, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
+    full_barrier(cb);
+  });
+  std::vector<std::byte> out(n);
+  std::memcpy(out.data(), staging.data(), n);
+  return out;
+}
+
+// --- frames ----------------------------------------------------------------------
+
+VkFrameLayout VkFrameLayout::make(PixelFormat format, std::uint32_t width, std::uint32_t height) {
+  if (width == 0 || height == 0 || width > 16384 || height > 16384)
+    throw UsageError("VkFrameLayout: frame size " + std::to_string(width) + "x" + std::to_string(height) +
+                     " is outside 1..16384");
+  VkFrameLayout l;
+  l.format = format;
+  l.width = width;
+  l.height = height;
+  std::size_t bps = bytes_per_sample(format);
+  std::size_t luma_row = std::size_t(width) * bps;
+  std::size_t chroma_row = std::size_t(chroma_width(width)) * 2 * bps;  // >= luma_row
+  l.pitch = vk::align_up(std::max(luma_row, chroma_row), 256);
+  l.chroma_offset = l.pitch * height;
+  l.size = l.chroma_offset + l.pitch * chroma_height(height);
+  return l;
+}
+
+Frame VkFrameLayout::describe(MemoryKind memory, void* base) const {
+  Frame f;
+  f.format = format;
+  f.width = width;
+  f.height = height;
+  f.memory = memory;
+  f.planes[0].offset = 0;
+  f.planes[0].pitch = pitch;
+  f.planes[0].width = width;
+  f.planes[0].height = height;
+  f.planes[0].components = 1;
+  f.planes[1].offset = chroma_offset;
+  f.planes[1].pitch = pitch;
+  f.planes[1].width = chroma_width(width);
+  f.planes[1].height = chroma_height(height);
+  f.planes[1].components = 2;
+  if (base) {
+    f.planes[0].data = base;
+    f.planes[1].data = static_cast<std::byte*>(base) + chroma_offset;
+  }
+  return f;
+}
+
+VkFrameBuffer::VkFrameBuffer(VkContext& ctx, PixelFormat format, std::uint32_t width, std::uint32_t height,
+                             VkHandleType type)
+    : layout_(VkFrameLayout::make(format, width, height)), buffer_(ctx, layout_.size, type) {}
+
+VkFrameImages::VkFrameImages(VkContext& ctx, PixelFormat format, std::uint32_t width, std::uint32_t height,
+                             VkHandleType type)
+    : format_(format),
+      luma_(ctx, width, height, luma_format(format), type),
+      chroma_(ctx, chroma_width(width), chroma_height(height), chroma_format(format), type) {}
+
+}  // namespace handoff

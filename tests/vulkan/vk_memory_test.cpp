@@ -1,0 +1,146 @@
+#include <gtest/gtest.h>
+
+#include <handoff/vk_memory.hpp>
+
+#include <fcntl.h>
+
+#include <numeric>
+#include <random>
+
+#include "vk_fixture.hpp"
+
+namespace handoff::test {
+namespace {
+
+using VkMemoryTest = VkFixture;
+
+std::vector<std::byte> pattern(std::size_t n, unsigned seed) {
+  std::vector<std::byte> v(n);
+  std::mt19937 rng(seed);
+  for (auto& b : v) b = std::byte(rng() & 0xff);
+  return v;
+}
+
+TEST_F(VkMemoryTest, BufferRoundTripsBytesEvenAndOddSizes) {
+  for (VkDeviceSize size : {VkDeviceSize(1), VkDeviceSize(3), VkDeviceSize(4096), VkDeviceSize(12345)}) {
+    VkExportableBuffer buf(*vk, size);
+    EXPECT_GE(buf.allocation_size(), size + kExportPadding) << "allocation padded for llvmpipe's GL import";
+    auto bytes = pattern(size, unsigned(size));
+    buf.upload(bytes);
+    EXPECT_EQ(buf.download(), bytes) << "size " << size;
+    if (size > 2) {
+      auto mid = buf.download(1, size - 2);
+      EXPECT_TRUE(std::equal(mid.begin(), mid.end(), bytes.begin() + 1));
+    }
+  }
+}
+
+TEST_F(VkMemoryTest, BufferRangeChecksAreUsageErrors) {
+  VkExportableBuffer buf(*vk, 16);
+  auto bytes = pattern(8, 1);
+  EXPECT_THROW(buf.upload(bytes, 9), UsageError);
+  EXPECT_THROW(buf.download(17), UsageError);
+  EXPECT_THROW(buf.download(8, 9), UsageError);
+  EXPECT_THROW(VkExportableBuffer(*vk, 0), UsageError);
+}
+
+TEST_F(VkMemoryTest, ExportGivesANewOwnedDescriptorEachTime) {
+  VkExportableBuffer buf(*vk, 1000);
+  int before = open_fd_count();
+  {
+    ExportedMemory a = buf.export_memory();
+    ExportedMemory b = buf.export_memory();
+    ASSERT_TRUE(a.fd);
+    ASSERT_TRUE(b.fd);
+    EXPECT_NE(a.fd.get(), b.fd.get());
+    EXPECT_NE(fcntl(a.fd.get(), F_GETFD), -1) << "a live descriptor";
+    EXPECT_EQ(a.type, VkHandleType::OpaqueFd);
+    EXPECT_EQ(a.allocation_size, buf.allocation_size());
+    EXPECT_EQ(a.size, 1000u);
+    EXPECT_EQ(open_fd_count(), before + 2);
+  }
+  EXPECT_EQ(open_fd_count(), before) << "an unimported export closes its descriptor";
+  // Ownership passes out with release(): the caller closes it then.
+  ExportedMemory c = buf.export_memory();
+  int raw = c.fd.release();
+  EXPECT_EQ(open_fd_count(), before + 1);
+  UniqueFd adopt(raw);
+  adopt.reset();
+  EXPECT_EQ(open_fd_count(), before);
+}
+
+TEST_F(VkMemoryTest, DmaBufIsExportedOrRefusedByName) {
+  if (vk->info().dma_buf_memory) {
+    VkExportableBuffer buf(*vk, 4096, VkHandleType::DmaBuf);
+    ExportedMemory e = buf.export_memory();
+    EXPECT_TRUE(e.fd);
+    EXPECT_EQ(e.type, VkHandleType::DmaBuf);
+  } else {
+    try {
+      VkExportableBuffer buf(*vk, 4096, VkHandleType::DmaBuf);
+      FAIL() << "DMA_BUF export where the device reports none";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("DMA_BUF"), std::string::npos) << e.what();
+    }
+  }
+}
+
+struct ImageCase {
+  VkFormat format;
+  std::uint32_t w, h;
+};
+
+TEST_F(VkMemoryTest, ImagesRoundTripTexelsEvenAndOddSizes) {
+  for (ImageCase c : {ImageCase{VK_FORMAT_R8_UNORM, 64, 32}, ImageCase{VK_FORMAT_R8_UNORM, 33, 17},
+                      ImageCase{VK_FORMAT_R8G8_UNORM, 17, 9}, ImageCase{VK_FORMAT_R16_UNORM, 31, 7},
+                      ImageCase{VK_FORMAT_R16G16_UNORM, 16, 16}, ImageCase{VK_FORMAT_R8G8B8A8_UNORM, 5, 3}}) {
+    VkExportableImage img(*vk, c.w, c.h, c.format);
+    auto texels = pattern(std::size_t(c.w) * c.h * img.texel_size(), c.w * 131 + c.h);
+    img.upload(texels);
+    EXPECT_EQ(img.download(), texels) << "format " << c.format << " " << c.w << "x" << c.h;
+    ExportedMemory e = img.export_memory();
+    EXPECT_TRUE(e.fd);
+    EXPECT_GE(e.allocation_size, e.size);
+  }
+}
+
+TEST_F(VkMemoryTest, ImageMisuseIsRefusedByName) {
+  EXPECT_THROW(VkExportableImage(*vk, 0, 4, VK_FORMAT_R8_UNORM), UsageError);
+  try {
+    VkExportableImage(*vk, 4, 4, VK_FORMAT_D32_SFLOAT);
+    FAIL() << "a depth image";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("format"), std::string::npos) << e.what();
+  }
+  VkExportableImage img(*vk, 4, 4, VK_FORMAT_R8_UNORM);
+  auto wrong = pattern(15, 1);
+  EXPECT_THROW(img.upload(wrong), UsageError);
+}
+
+TEST(VkFrameLayout, PlanesShareAPitchOfWholeWordsAndSamples) {
+  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::P010}) {
+    for (auto [w, h] : {std::pair{1920u, 1080u}, std::pair{33u, 17u}, std::pair{1u, 1u}}) {
+      auto l = VkFrameLayout::make(f, w, h);
+      std::size_t bps = bytes_per_sample(f);
+      EXPECT_EQ(l.pitch % 256, 0u);
+      EXPECT_GE(l.pitch, std::size_t(w) * bps);
+      EXPECT_GE(l.pitch, std::size_t(chroma_width(w)) * 2 * bps);
+      EXPECT_EQ(l.chroma_offset, l.pitch * h);
+      EXPECT_EQ(l.size, l.chroma_offset + l.pitch * chroma_height(h));
+      Frame fr = l.describe(MemoryKind::Vulkan);
+      EXPECT_EQ(fr.memory, MemoryKind::Vulkan);
+      EXPECT_EQ(fr.chroma().offset, l.chroma_offset);
+      EXPECT_EQ(fr.chroma().width, chroma_width(w));
+      EXPECT_EQ(fr.chroma().height, chroma_height(h));
+      EXPECT_EQ(fr.chroma().components, 2u);
+      std::vector<std::byte> host(l.size);
+      Frame hf = l.describe(MemoryKind::Host, host.data());
+      EXPECT_EQ(hf.chroma().data, host.data() + l.chroma_offset);
+    }
+  }
+  EXPECT_THROW(VkFrameLayout::make(PixelFormat::NV12, 0, 8), UsageError);
+  EXPECT_THROW(VkFrameLayout::make(PixelFormat::NV12, 8, 100000), UsageError);
+}
+
+}  // namespace
+}  // namespace handoff::test
