@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "color_fold.hpp"
+#include <handoff/viewer/color.hpp>
+
 #include "frame_renderer.hpp"
 #include "frame_target.hpp"
 #include "gl_test_context.hpp"
@@ -80,13 +81,14 @@ TEST_P(AccuracySweep, EveryGridPointWithinOneCodeOfFloat64Reference) {
   std::size_t checked = 0;
   for (std::size_t i = 0; i < cells; ++i) {
     const int y = g[i % n], cb = g[(i / n) % n], cr = g[i / (n * n)];
-    const auto ref = rgb_from_codes(col, c.format, y, cb, cr);
+    const Rgb r = yuv_to_rgb(y, cb, cr, c.matrix, c.range, c.format);  // the viewer core's float64 reference
+    const double ref[3] = {r.r, r.g, r.b};
     const std::size_t bx = (i % cols) * 4, by = (i / cols) * 4;
     for (std::size_t dy = 1; dy < 3; ++dy)
       for (std::size_t dx = 1; dx < 3; ++dx) {
         const std::uint8_t* px = &rgba[((by + dy) * tf.width() + bx + dx) * 4];
         for (int k = 0; k < 3; ++k) {
-          const int want = static_cast<int>(std::lround(std::clamp(ref[static_cast<std::size_t>(k)], 0.0, 1.0) * 255.0));
+          const int want = static_cast<int>(std::lround(std::clamp(ref[k], 0.0, 1.0) * 255.0));
           const int err = std::abs(int(px[k]) - want);
           if (err > worst) {
             worst = err;

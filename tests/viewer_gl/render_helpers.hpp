@@ -1,0 +1,52 @@
+#pragma once
+// Renders a test frame (and optional overlays) through the viewer's own
+// renderer into an FBO and reads it back, top-down RGBA.
+#include <cstdint>
+#include <vector>
+
+#include <handoff/viewer/overlay.hpp>
+
+#include "frame_renderer.hpp"
+#include "frame_target.hpp"
+#include "imgui_offscreen.hpp"
+#include "overlay_draw.hpp"
+#include "test_frames.hpp"
+
+namespace handoff::viewer::test {
+
+struct Rendered {
+  int w = 0, h = 0;
+  std::vector<std::uint8_t> rgba;
+  const std::uint8_t* at(int x, int y) const { return &rgba[(std::size_t(y) * w + x) * 4]; }
+};
+
+inline Rendered render(const TestFrame& tf, Colorimetry c, int w, int h, ViewTransform view = {},
+                       bool nearest = false, const OverlayFrame* overlays = nullptr,
+                       const OverlayFilter& filter = {}) {
+  FrameRenderer renderer;
+  FrameTarget target;
+  target.resize(w, h);
+  renderer.upload(tf.frame(c));
+  target.bind();
+  DrawOptions o;
+  o.colorimetry = c;
+  o.view = view;
+  o.nearest = nearest;
+  renderer.draw(o, w, h);
+  if (overlays) {
+    ImGuiOffscreen painter;
+    OverlayScratch scratch;
+    painter.begin(w, h);
+    draw_overlays(painter.background(), *overlays, filter, view, RectF{0, 0, float(w), float(h)}, OverlayStyle{},
+                  scratch);
+    painter.end();
+  }
+  Rendered r;
+  r.w = w;
+  r.h = h;
+  target.read_rgba(r.rgba);
+  FrameTarget::unbind();
+  return r;
+}
+
+}  // namespace handoff::viewer::test

@@ -1,0 +1,39 @@
+#pragma once
+// Draws a frame's overlays into one ImDrawList (boxes, captions, keypoints and
+// skeletons, polygons / polylines, texts), mapped from frame coordinates by a
+// ViewTransform, so zoom and pan keep them aligned with the picture. Batched:
+// ImGui turns the whole list into a handful of draw calls, whatever the count.
+//
+// Thread safety: needs the current ImGui context (its font) on the calling thread.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <handoff/viewer/overlay.hpp>
+
+#include "view_transform.hpp"
+
+struct ImDrawList;
+
+namespace handoff::viewer {
+
+struct OverlayStyle {
+  float line_width = 2.0f;
+  float keypoint_radius = 3.0f;
+  float min_keypoint_conf = 0.05f;  // keypoints below are not drawn
+};
+
+// Reused between frames so drawing allocates nothing once warm.
+struct OverlayScratch {
+  std::vector<std::uint32_t> selected;
+  std::vector<float> points;  // x, y pairs (ImVec2-compatible)
+  std::vector<unsigned char> object_shown;
+};
+
+// `view_rect` (framebuffer pixels: x, y, w, h) is the visible area: labels are
+// kept inside it.
+void draw_overlays(ImDrawList& list, const OverlayFrame& frame, const OverlayFilter& filter,
+                   const ViewTransform& view, const RectF& view_rect, const OverlayStyle& style,
+                   OverlayScratch& scratch);
+
+}  // namespace handoff::viewer

@@ -1,0 +1,21 @@
+#pragma once
+// The Dear ImGui panels of handoff-view: playback, colour overrides, overlay
+// controls, stats, pixel inspector and the keyboard help. Draws into the
+// current ImGui context, between NewFrame and Render. Render thread only.
+#include "viewer_state.hpp"
+
+namespace handoff::viewer {
+
+struct UiState {
+  bool show_help = false;
+  bool show_panel = true;
+  PixelProbe probe;              // under the cursor, filled by the caller
+  ViewTransform view;            // current view (for the zoom readout)
+  std::string status;            // one-line notice (e.g. "headless", "screenshot written")
+  bool fit_requested = false;    // buttons set these; the window loop applies them
+  bool actual_size_requested = false;
+};
+
+void draw_ui(ViewerState& viewer, UiState& ui);
+
+}  // namespace handoff::viewer

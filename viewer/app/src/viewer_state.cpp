@@ -1,0 +1,223 @@
+#include "viewer_state.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include <handoff/error.hpp>
+#include <handoff/log.hpp>
+#include <handoff/viewer/color.hpp>
+#include <handoff/viewer/error.hpp>
+#include <handoff/viewer/raw_reader.hpp>
+#include <handoff/viewer/scene.hpp>
+#include <handoff/viewer/y4m_reader.hpp>
+
+namespace handoff::viewer {
+
+void TimingWindow::add(double ms) {
+  values_[next_] = ms;
+  next_ = (next_ + 1) % kSize;
+  count_ = std::min(count_ + 1, kSize);
+}
+
+double TimingWindow::percentile(double p) const {
+  if (count_ == 0) return 0.0;
+  std::copy_n(values_.begin(), count_, sorted_.begin());
+  std::sort(sorted_.begin(), sorted_.begin() + static_cast<std::ptrdiff_t>(count_));
+  const double rank = p / 100.0 * double(count_ - 1);
+  return sorted_[static_cast<std::size_t>(std::lround(rank))];
+}
+
+double TimingWindow::mean() const {
+  if (count_ == 0) return 0.0;
+  double s = 0;
+  for (std::size_t i = 0; i < count_; ++i) s += values_[i];
+  return s / double(count_);
+}
+
+namespace {
+
+bool ends_with_ci(std::string s, std::string_view suffix) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+void make_bench_boxes(OverlayFrame& f, std::uint32_t count, std::uint32_t w, std::uint32_t h) {
+  static const char* const kLabels[] = {"person", "car", "bike", "dog", "bus", "truck"};
+  std::uint32_t state = 12345u;
+  auto rnd = [&] {
+    state = state * 1664525u + 1013904223u;
+    return float(state >> 8) / float(1u << 24);
+  };
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const float bw = 8 + rnd() * float(w) / 8, bh = 8 + rnd() * float(h) / 8;
+    const float x = rnd() * (float(w) - bw), y = rnd() * (float(h) - bh);
+    const std::int32_t cls = std::int32_t(i % 6);
+    f.add_box(x, y, x + bw, y + bh, kLabels[cls], 0.5f + 0.5f * rnd(), cls, std::int32_t(i));
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<FrameSource> open_source(const AppOptions& o) {
+  if (o.file.empty()) {
+    SceneOptions so;
+    if (!o.size.empty()) parse_size(o.size, so.width, so.height);
+    if (!o.format.empty()) so.format = parse_format(o.format);
+    if (o.matrix) so.colorimetry.matrix = *o.matrix;
+    if (o.range) so.colorimetry.range = *o.range;
+    return make_scene_source(so);
+  }
+  std::error_code ec;
+  if (!std::filesystem::exists(o.file, ec))
+    throw ParseError(o.file, "", "", "no such file");
+  if (ends_with_ci(o.file, ".y4m")) {
+    if (!o.size.empty() || !o.format.empty())
+      log(LogLevel::Warning, "--size / --format are ignored for Y4M files (the header says them)");
+    return open_y4m(o.file);
+  }
+  if (o.size.empty())
+    throw ParseError(o.file, "", "--size",
+                     "a raw NV12 / P010 file needs --size WxH (and --format nv12|p010); "
+                     "files ending in .y4m are read as Y4M");
+  RawOptions ro;
+  parse_size(o.size, ro.width, ro.height);
+  ro.format = o.format.empty() ? PixelFormat::NV12 : parse_format(o.format);
+  if (o.matrix) ro.colorimetry.matrix = *o.matrix;
+  if (o.range) ro.colorimetry.range = *o.range;
+  return open_raw(o.file, ro);
+}
+
+ViewerState::ViewerState(const AppOptions& options) : options_(options) {
+  speed = options.speed;
+  no_vsync = options.no_vsync;
+  show_overlays = !options.hide_overlays;
+  matrix_override = options.matrix;
+  range_override = options.range;
+  const bool loop = options.loop.value_or(!options.headless);
+  pipeline_ = std::make_unique<FramePipeline>(open_source(options), options.ring, loop);
+  const SourceInfo& in = pipeline_->info();
+  if (!options.overlays.empty()) {
+    OverlayParseOptions po;
+    po.frame_width = float(in.width);
+    po.frame_height = float(in.height);
+    store_.load_jsonl(options.overlays, po);
+    overlay_diagnostics = store_.diagnostics().size();
+    overlay_file = options.overlays;
+  }
+  if (options.bench_boxes) make_bench_boxes(bench_overlays_, options.bench_boxes, in.width, in.height);
+}
+
+ViewerState::~ViewerState() = default;
+
+Colorimetry ViewerState::effective_colorimetry() const {
+  Colorimetry c = pipeline_->info().colorimetry;
+  if (matrix_override) c.matrix = *matrix_override;
+  if (range_override) c.range = *range_override;
+  if (siting_override) c.siting = *siting_override;
+  return c;
+}
+
+bool ViewerState::advance(bool wait) {
+  using clock = std::chrono::steady_clock;
+  const auto now = clock::now();
+  if (!wait && !no_vsync && !first_) {
+    if (now < next_due_) {
+      pipeline_->recycle(false);
+      return false;
+    }
+  }
+  FrameSlot* slot = pipeline_->next(wait);
+  if (!slot) return false;
+  const auto t0 = clock::now();
+  renderer_.upload(pipeline_->frame_of(*slot));
+  const auto t1 = clock::now();
+  frame_index_ = slot->index;
+  source_overlays_valid_ = slot->has_overlays;
+  if (slot->has_overlays) std::swap(source_overlays_, slot->overlays);  // both keep capacity
+  stats_.produce_ms.add(slot->produce_ms);
+  pipeline_->release(slot);
+  stats_.upload_ms.add(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  if (!first_) {
+    const double dt = std::chrono::duration<double, std::milli>(t1 - last_frame_).count();
+    stats_.frame_ms.add(dt);
+    stats_.fps = stats_.fps == 0 ? 1000.0 / std::max(dt, 1e-3) : 0.9 * stats_.fps + 0.1 * 1000.0 / std::max(dt, 1e-3);
+  }
+  const double rate = info().rate.value() > 0 ? info().rate.value() : 30.0;
+  const auto period = std::chrono::duration_cast<clock::duration>(
+      std::chrono::duration<double>(1.0 / (rate * std::max(speed, 0.01))));
+  next_due_ = (first_ || now - next_due_ > std::chrono::milliseconds(250)) ? now + period : next_due_ + period;
+  last_frame_ = t1;
+  first_ = false;
+  ++stats_.frames;
+  return true;
+}
+
+void ViewerState::step(int delta) {
+  playing = false;
+  if (!seekable()) {
+    if (delta > 0) advance(true);
+    return;
+  }
+  const std::int64_t n = info().frame_count;
+  std::int64_t to = frame_index_ + delta;
+  to = ((to % n) + n) % n;
+  pipeline_->seek(to);
+  first_ = true;
+  advance(true);
+}
+
+void ViewerState::draw_frame(const ViewTransform& view, int fb_w, int fb_h) {
+  DrawOptions o;
+  o.colorimetry = effective_colorimetry();
+  o.view = view;
+  o.nearest = nearest_when_zoomed && view.scale > 1.0;
+  renderer_.draw(o, fb_w, fb_h);
+}
+
+const OverlayFrame* ViewerState::current_overlays() const {
+  if (options_.bench_boxes) return &bench_overlays_;
+  if (const OverlayFrame* f = store_.find(frame_index_)) return f;
+  if (overlay_file.empty() && source_overlays_valid_) return &source_overlays_;
+  return nullptr;
+}
+
+void ViewerState::draw_overlays_into(ImDrawList& list, const ViewTransform& view, const RectF& view_rect) {
+  if (!show_overlays) return;
+  const OverlayFrame* f = current_overlays();
+  if (!f) return;
+  draw_overlays(list, *f, filter, view, view_rect, style, scratch_);
+}
+
+PixelProbe ViewerState::probe(double fx, double fy) const {
+  PixelProbe p;
+  if (!renderer_.has_frame() || fx < 0 || fy < 0 || fx >= renderer_.width() || fy >= renderer_.height()) return p;
+  p.valid = true;
+  p.x = int(fx);
+  p.y = int(fy);
+  const bool p010 = renderer_.format() == PixelFormat::P010;
+  const GLenum type = p010 ? GL_UNSIGNED_SHORT : GL_UNSIGNED_BYTE;
+  std::uint16_t y16 = 0, c16[2] = {0, 0};
+  std::uint8_t y8 = 0, c8[2] = {0, 0};
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glGetTextureSubImage(renderer_.luma_texture(), 0, p.x, p.y, 0, 1, 1, 1, GL_RED, type, p010 ? 2 : 1,
+                       p010 ? static_cast<void*>(&y16) : static_cast<void*>(&y8));
+  // The chroma sample this pixel's block uses (nearest).
+  glGetTextureSubImage(renderer_.chroma_texture(), 0, p.x / 2, p.y / 2, 0, 1, 1, 1, GL_RG, type,
+                       p010 ? 4 : 2, p010 ? static_cast<void*>(c16) : static_cast<void*>(c8));
+  glPixelStorei(GL_PACK_ALIGNMENT, 4);
+  if (p010) {
+    p.code_y = y16 >> 6;
+    p.code_cb = c16[0] >> 6;
+    p.code_cr = c16[1] >> 6;
+  } else {
+    p.code_y = y8;
+    p.code_cb = c8[0];
+    p.code_cr = c8[1];
+  }
+  const Colorimetry c = effective_colorimetry();
+  p.rgb = yuv_to_rgb8(p.code_y, p.code_cb, p.code_cr, c.matrix, c.range, renderer_.format());
+  return p;
+}
+
+}  // namespace handoff::viewer
