@@ -1,0 +1,27 @@
+"""handoff: zero-copy NV12 / P010 video frames for Python.
+
+A :class:`Frame` has two planes (``frame.luma``: (H, W); ``frame.chroma``:
+(ceil(H/2), ceil(W/2), 2)), uint8 for NV12 and uint16 for P010 (10 bits in the
+top of each little-endian sample). Planes export without copying, read-only:
+
+* ``numpy.from_dlpack(frame.luma)``, ``torch.from_dlpack(frame.chroma)`` (DLPack),
+* ``cupy.asarray(plane)`` (``__cuda_array_interface__``, CUDA planes),
+* ``numpy.asarray(plane)`` (buffer protocol / ``__array_interface__``, host planes).
+
+:meth:`Frame.from_planes` builds a frame over any DLPack, CUDA Array Interface
+or buffer-protocol producer's arrays (NumPy, CuPy, PyTorch) without copying,
+and holds the producers alive as long as the frame refers to their memory.
+"""
+from ._handoff import (  # noqa: F401
+    Colorimetry,
+    Frame,
+    InvalidFrame,
+    Plane,
+    _export_counts,
+    _live_frames,
+    _relabel_as_cuda,
+    cuda_status,
+)
+
+__all__ = ["Colorimetry", "Frame", "InvalidFrame", "Plane", "cuda_status"]
+__version__ = "0.1.0"

@@ -1,0 +1,742 @@
+// The Python module `handoff._handoff` (re-exported by the `handoff` package).
+//
+// Frames and planes export through DLPack (__dlpack__ / __dlpack_device__),
+// the CUDA Array Interface (CUDA planes) and the buffer protocol /
+// __array_interface__ (host planes), always read-only: the producer still owns
+// the surface. Frame.from_planes imports any DLPack, CAI or buffer producer.
+#include <handoff/cuda.hpp>
+#include <handoff/dlpack.hpp>
+#include <handoff/error.hpp>
+#include <handoff/frame_validate.hpp>
+#include <handoff/host_frame.hpp>
+
+#include "cuda/cuda_api.hpp"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace handoff::py {
+namespace {
+
+// --- names ----------------------------------------------------------------------
+PixelFormat parse_format(const std::string& s) {
+  if (s == "nv12" || s == "NV12") return PixelFormat::NV12;
+  if (s == "p010" || s == "P010") return PixelFormat::P010;
+  throw nb::value_error(("format: '" + s + "' is not 'nv12' or 'p010'").c_str());
+}
+
+template <typename E, std::size_t N>
+E parse_enum(const char* field, const std::string& s, const std::pair<const char*, E> (&names)[N]) {
+  std::string all;
+  for (const auto& [n, v] : names) {
+    if (s == n) return v;
+    all += all.empty() ? "" : ", ";
+    all += n;
+  }
+  throw nb::value_error((std::string(field) + ": '" + s + "' is not one of " + all).c_str());
+}
+
+constexpr std::pair<const char*, ColorMatrix> kMatrices[] = {
+    {"bt601", ColorMatrix::BT601}, {"bt709", ColorMatrix::BT709}, {"bt2020", ColorMatrix::BT2020}};
+constexpr std::pair<const char*, ColorRange> kRanges[] = {{"limited", ColorRange::Limited},
+                                                          {"full", ColorRange::Full}};
+constexpr std::pair<const char*, ChromaSiting> kSitings[] = {
+    {"left", ChromaSiting::Left}, {"center", ChromaSiting::Center}, {"topleft", ChromaSiting::TopLeft}};
+
+std::string_view memory_name(MemoryKind m) {
+  switch (m) {
+    case MemoryKind::Host: return "host";
+    case MemoryKind::Cuda: return "cuda";
+    case MemoryKind::GlBuffer: return "gl_buffer";
+    case MemoryKind::Vulkan: return "vulkan";
+  }
+  return "?";
+}
+
+bool python_finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing();
+#else
+  return _Py_IsFinalizing();
+#endif
+}
+
+// --- Python-side objects ----------------------------------------------------------
+struct PyFrame {
+  Frame frame;
+  bool writable = false;  // only frames handoff allocated itself
+};
+
+struct PyPlane {
+  Frame frame;
+  FramePart part = FramePart::Luma;
+  bool writable = false;
+};
+
+// What a frame imported from Python keeps alive: the producer objects, their
+// DLPack tensors (deleters run here, once), buffer views and the CUDA context.
+struct PyProducers {
+  std::vector<nb::object> objects;
+  ProducerTensor tensors[2];
+  std::optional<Py_buffer> buffers[2];
+  cuda::PrimaryContext context;
+
+  PyProducers() = default;
+  PyProducers(const PyProducers&) = delete;
+  PyProducers& operator=(const PyProducers&) = delete;
+  ~PyProducers() {
+    // The last copy of a frame may go on any thread (a C++ worker): take the GIL.
+    // While the interpreter shuts down, leak rather than call into it.
+    if (!Py_IsInitialized() || python_finalizing()) {
+      for (auto& o : objects) (void)o.release();
+      for (auto& t : tensors) t.release();
+      return;
+    }
+    nb::gil_scoped_acquire gil;
+    for (auto& t : tensors) t.reset();
+    for (auto& b : buffers) {
+      if (b) PyBuffer_Release(&*b);
+    }
+    objects.clear();
+  }
+};
+
+// --- export -----------------------------------------------------------------------
+DLDevice part_device(const Frame& f) {
+  try {
+    return dlpack_device(f);
+  } catch (const UsageError& e) {
+    throw nb::buffer_error(e.what());
+  }
+}
+
+void legacy_capsule_destructor(PyObject* cap) {
+  // Only an unconsumed capsule still owns its tensor; a consumer renames it.
+  if (PyCapsule_IsValid(cap, kCapsuleLegacy)) {
+    auto* t = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, kCapsuleLegacy));
+    if (t && t->deleter) t->deleter(t);
+  }
+}
+
+void versioned_capsule_destructor(PyObject* cap) {
+  if (PyCapsule_IsValid(cap, kCapsuleVersioned)) {
+    auto* t = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(cap, kCapsuleVersioned));
+    if (t && t->deleter) t->deleter(t);
+  }
+}
+
+nb::object dlpack_export(const Frame& f, FramePart part, nb::handle stream, nb::handle max_version,
+                         nb::handle dl_device, nb::handle copy) {
+  const DLDevice dev = part_device(f);
+  if (!copy.is_none() && PyObject_IsTrue(copy.ptr()) == 1) {
+    throw nb::buffer_error(
+        "copy=True: handoff exports its frames without copying; copy in the consumer instead "
+        "(e.g. numpy.array(numpy.from_dlpack(plane)))");
+  }
+  if (!dl_device.is_none()) {
+    const auto t = nb::cast<nb::tuple>(dl_device);
+    if (t.size() != 2) throw nb::value_error("dl_device must be a (device_type, device_id) tuple");
+    const int type = nb::cast<int>(t[0]), id = nb::cast<int>(t[1]);
+    if (type != int(dev.device_type) || id != dev.device_id) {
+      throw nb::buffer_error(("dl_device (" + std::to_string(type) + ", " + std::to_string(id) +
+                              ") is not the plane's device (" + std::to_string(int(dev.device_type)) + ", " +
+                              std::to_string(dev.device_id) + "); handoff does not copy across devices")
+                                 .c_str());
+    }
+  }
+  // DLPack: CPU takes stream=None; CUDA takes None, -1, 1, 2 or a stream handle,
+  // never 0. handoff publishes a frame only once its producer finished writing
+  // it, so there is no pending work to order against the consumer's stream.
+  if (!stream.is_none()) {
+    if (dev.device_type != kDLCUDA) {
+      throw nb::value_error("stream: must be None for a host plane (DLPack: CPU has no streams)");
+    }
+    const long long s = nb::cast<long long>(stream);
+    if (s == 0 || s < -1) {
+      throw nb::value_error(("stream: " + std::to_string(s) +
+                             " is not valid for CUDA (DLPack: 0 is ambiguous; use None, -1, 1, 2 or a "
+                             "stream handle)")
+                                .c_str());
+    }
+  }
+  bool versioned = false;
+  if (!max_version.is_none()) {
+    const auto t = nb::cast<nb::tuple>(max_version);
+    if (t.size() < 1) throw nb::value_error("max_version must be a (major, minor) tuple");
+    versioned = nb::cast<long long>(t[0]) >= 1;
+  }
+  try {
+    if (versioned) {
+      DLManagedTensorVersioned* t = export_dlpack_versioned(f, part);
+      PyObject* cap = PyCapsule_New(t, kCapsuleVersioned, &versioned_capsule_destructor);
+      if (!cap) {
+        t->deleter(t);
+        throw nb::python_error();
+      }
+      return nb::steal(cap);
+    }
+    DLManagedTensor* t = export_dlpack(f, part);
+    PyObject* cap = PyCapsule_New(t, kCapsuleLegacy, &legacy_capsule_destructor);
+    if (!cap) {
+      t->deleter(t);
+      throw nb::python_error();
+    }
+    return nb::steal(cap);
+  } catch (const UsageError& e) {
+    if (dynamic_cast<const InvalidFrame*>(&e)) throw;
+    throw nb::buffer_error(e.what());  // GL / Vulkan memory, a frame that is not stacked
+  }
+}
+
+nb::tuple dlpack_device_tuple(const Frame& f) {
+  const DLDevice d = part_device(f);
+  return nb::make_tuple(int(d.device_type), d.device_id);
+}
+
+nb::tuple to_tuple(const std::array<std::int64_t, 3>& v, int n, std::int64_t scale = 1) {
+  nb::list l;
+  for (int i = 0; i < n; ++i) l.append(v[std::size_t(i)] * scale);
+  return nb::tuple(l);
+}
+
+// The dict of the CUDA Array Interface (v3) or NumPy's __array_interface__ (v3).
+nb::dict array_interface(const Frame& f, FramePart part) {
+  const TensorLayout l = tensor_layout(f, part);
+  nb::dict d;
+  d["shape"] = to_tuple(l.shape, l.ndim);
+  d["typestr"] = l.sample_bytes == 1 ? "|u1" : "<u2";
+  d["data"] = nb::make_tuple(reinterpret_cast<std::uintptr_t>(l.data), true);  // read-only
+  d["strides"] = to_tuple(l.strides, l.ndim, std::int64_t(l.sample_bytes));
+  d["version"] = 3;
+  return d;
+}
+
+nb::dict cuda_array_interface(const Frame& f, FramePart part) {
+  if (f.memory != MemoryKind::Cuda) {
+    throw nb::attribute_error(("__cuda_array_interface__: this plane is in " + std::string(memory_name(f.memory)) +
+                               " memory, not CUDA memory")
+                                  .c_str());
+  }
+  nb::dict d = array_interface(f, part);
+  d["stream"] = nb::none();  // complete when published: no synchronisation needed
+  return d;
+}
+
+nb::dict host_array_interface(const Frame& f, FramePart part) {
+  if (f.memory != MemoryKind::Host) {
+    throw nb::attribute_error(("__array_interface__: this plane is in " + std::string(memory_name(f.memory)) +
+                               " memory, not host memory")
+                                  .c_str());
+  }
+  return array_interface(f, part);
+}
+
+// Buffer protocol for host planes (read-only).
+struct BufferShape {
+  Py_ssize_t shape[3];
+  Py_ssize_t strides[3];
+};
+
+int plane_getbuffer(PyObject* self, Py_buffer* view, int flags) {
+  PyPlane* p = nb::inst_ptr<PyPlane>(self);
+  if (p->frame.memory != MemoryKind::Host) {
+    PyErr_Format(PyExc_BufferError, "buffer protocol: this plane is in %s memory, not host memory",
+                 std::string(memory_name(p->frame.memory)).c_str());
+    return -1;
+  }
+  if (flags & PyBUF_WRITABLE) {
+    PyErr_SetString(PyExc_BufferError, "buffer protocol: handoff planes are read-only (the producer owns them)");
+    return -1;
+  }
+  TensorLayout l;
+  try {
+    l = tensor_layout(p->frame, p->part);
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_BufferError, e.what());
+    return -1;
+  }
+  const bool packed = l.strides[0] == (l.ndim == 2 ? l.shape[1] : l.shape[1] * 2);
+  if ((flags & PyBUF_STRIDES) != PyBUF_STRIDES && !packed) {
+    PyErr_SetString(PyExc_BufferError, "buffer protocol: the plane is pitched; request strides (PyBUF_STRIDES)");
+    return -1;
+  }
+  auto* s = new BufferShape{};
+  Py_ssize_t len = Py_ssize_t(l.sample_bytes);
+  for (int i = 0; i < l.ndim; ++i) {
+    s->shape[i] = Py_ssize_t(l.shape[std::size_t(i)]);
+    s->strides[i] = Py_ssize_t(l.strides[std::size_t(i)] * std::int64_t(l.sample_bytes));
+    len *= s->shape[i];
+  }
+  static const char* u16 = (std::endian::native == std::endian::little) ? "H" : "<H";
+  view->buf = l.data;
+  view->obj = Py_NewRef(self);
+  view->len = len;
+  view->readonly = 1;
+  view->itemsize = Py_ssize_t(l.sample_bytes);
+  view->format = (flags & PyBUF_FORMAT) ? const_cast<char*>(l.sample_bytes == 1 ? "B" : u16) : nullptr;
+  view->ndim = l.ndim;
+  view->shape = s->shape;
+  view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? s->strides : nullptr;
+  view->suboffsets = nullptr;
+  view->internal = s;
+  return 0;
+}
+
+void plane_releasebuffer(PyObject*, Py_buffer* view) { delete static_cast<BufferShape*>(view->internal); }
+
+PyType_Slot plane_slots[] = {{Py_bf_getbuffer, reinterpret_cast<void*>(&plane_getbuffer)},
+                             {Py_bf_releasebuffer, reinterpret_cast<void*>(&plane_releasebuffer)},
+                             {0, nullptr}};
+
+// --- import -----------------------------------------------------------------------
+// One plane as a producer handed it over, before the frame takes ownership.
+struct Incoming {
+  DLTensor tensor{};
+  std::array<std::int64_t, 3> shape{};
+  std::array<std::int64_t, 3> strides{};
+  bool has_strides = false;
+  nb::object producer;   // the object passed in
+  nb::object capsule;    // DLPack: the capsule (renamed once the frame owns its tensor)
+  DLManagedTensor* legacy = nullptr;
+  DLManagedTensorVersioned* versioned = nullptr;
+  std::optional<Py_buffer> buffer;  // buffer protocol: released by the frame, or here on failure
+  std::optional<long long> cai_stream;
+
+  Incoming() = default;
+  Incoming(const Incoming&) = delete;
+  Incoming& operator=(const Incoming&) = delete;
+  ~Incoming() {
+    if (buffer) PyBuffer_Release(&*buffer);
+  }
+};
+
+DLDataType dtype_from_typestr(const std::string& field, const std::string& ts) {
+  if (ts.size() < 3) throw InvalidFrame(field, "typestr '" + ts + "' is not understood");
+  const char order = ts[0], kind = ts[1];
+  const int bytes = std::atoi(ts.c_str() + 2);
+  if (order == '>' && bytes > 1) throw InvalidFrame(field, "typestr '" + ts + "' is big-endian; P010 is little-endian");
+  std::uint8_t code;
+  switch (kind) {
+    case 'u': code = kDLUInt; break;
+    case 'i': code = kDLInt; break;
+    case 'f': code = kDLFloat; break;
+    case 'c': code = kDLComplex; break;
+    default: throw InvalidFrame(field, "typestr '" + ts + "' is not an integer type (uint8 or uint16 expected)");
+  }
+  return DLDataType{code, std::uint8_t(bytes * 8), 1};
+}
+
+DLDataType dtype_from_format(const std::string& field, const char* fmt, Py_ssize_t itemsize) {
+  std::string f = fmt ? fmt : "B";
+  const bool little = std::endian::native == std::endian::little;
+  if (f.size() == 2 && (f[0] == '@' || f[0] == '=' || (f[0] == '<' && little))) f = f.substr(1);
+  if (f == "B") return DLDataType{kDLUInt, 8, 1};
+  if (f == "H" && itemsize == 2) return DLDataType{kDLUInt, 16, 1};
+  if (f == "b") return DLDataType{kDLInt, 8, 1};
+  if (f == "h") return DLDataType{kDLInt, 16, 1};
+  if (f == "f") return DLDataType{kDLFloat, 32, 1};
+  if (f == "d") return DLDataType{kDLFloat, 64, 1};
+  throw InvalidFrame(field, "buffer format '" + std::string(fmt ? fmt : "") + "' (itemsize " +
+                                std::to_string(itemsize) + ") is not uint8 or uint16");
+}
+
+void set_shape(Incoming& in, const std::string& name, const nb::tuple& shape) {
+  if (shape.size() < 1 || shape.size() > 3) {
+    throw InvalidFrame(name + ".ndim", "ndim " + std::to_string(shape.size()) + " is not 2 (luma) or 3 (chroma)");
+  }
+  in.tensor.ndim = int(shape.size());
+  for (std::size_t i = 0; i < shape.size(); ++i) in.shape[i] = nb::cast<std::int64_t>(shape[i]);
+  in.tensor.shape = in.shape.data();
+}
+
+// CUDA Array Interface or __array_interface__: byte strides, no lifetime management.
+void from_interface(Incoming& in, const std::string& name, const nb::dict& d, DLDevice device, bool cuda) {
+  set_shape(in, name, nb::cast<nb::tuple>(d["shape"]));
+  in.tensor.dtype = dtype_from_typestr(name + ".dtype", nb::cast<std::string>(d["typestr"]));
+  if (d.contains("mask") && !d["mask"].is_none()) throw InvalidFrame(name + ".mask", "masked arrays are not supported");
+  nb::object data = d["data"];
+  if (data.is_none()) throw InvalidFrame(name + ".data", "data is None (buffer-backed interface not supported)");
+  in.tensor.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(nb::cast<nb::tuple>(data)[0]));
+  in.tensor.device = device;
+  if (d.contains("strides") && !d["strides"].is_none()) {
+    const auto st = nb::cast<nb::tuple>(d["strides"]);
+    if (int(st.size()) != in.tensor.ndim) throw InvalidFrame(name + ".strides", "strides and shape differ in length");
+    std::int64_t bytes[3]{};
+    for (std::size_t i = 0; i < st.size(); ++i) bytes[i] = nb::cast<std::int64_t>(st[i]);
+    in.strides = element_strides(name + ".strides", bytes, in.tensor.ndim, std::max(1, in.tensor.dtype.bits / 8));
+    in.tensor.strides = in.strides.data();
+  }
+  if (cuda && d.contains("stream") && !d["stream"].is_none()) in.cai_stream = nb::cast<long long>(d["stream"]);
+}
+
+void from_capsule(Incoming& in, const std::string& name, nb::handle cap) {
+  PyObject* c = cap.ptr();
+  if (PyCapsule_IsValid(c, kCapsuleVersioned)) {
+    in.versioned = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(c, kCapsuleVersioned));
+    if (in.versioned->version.major != kDLPackMajorVersion) {
+      throw InvalidFrame(name + ".version", "DLPack version " + std::to_string(in.versioned->version.major) + "." +
+                                                std::to_string(in.versioned->version.minor) +
+                                                " is not supported (major version 1 expected)");
+    }
+    in.tensor = in.versioned->dl_tensor;
+  } else if (PyCapsule_IsValid(c, kCapsuleLegacy)) {
+    in.legacy = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, kCapsuleLegacy));
+    in.tensor = in.legacy->dl_tensor;
+  } else {
+    const char* n = PyCapsule_GetName(c);
+    PyErr_Clear();
+    const std::string cname = n ? n : "(null)";
+    if (cname == kCapsuleLegacyUsed || cname == kCapsuleVersionedUsed) {
+      throw nb::value_error((name + ": DLPack capsule already consumed (named '" + cname +
+                             "'); a capsule can be consumed once")
+                                .c_str());
+    }
+    throw nb::type_error((name + ": capsule named '" + cname + "' is not a DLPack tensor").c_str());
+  }
+  in.capsule = nb::borrow(cap);
+}
+
+void take(Incoming& in, const std::string& name, nb::handle obj, std::optional<int> cai_device) {
+  in.producer = nb::borrow(obj);
+  if (PyCapsule_CheckExact(obj.ptr())) {
+    from_capsule(in, name, obj);
+    return;
+  }
+  if (nb::hasattr(obj, "__dlpack__")) {
+    int dev_type = kDLCPU;
+    if (nb::hasattr(obj, "__dlpack_device__")) {
+      const auto d = nb::cast<nb::tuple>(obj.attr("__dlpack_device__")());
+      dev_type = nb::cast<int>(d[0]);
+      const int id = nb::cast<int>(d[1]);
+      if (dev_type != kDLCPU && dev_type != kDLCUDA && dev_type != kDLCUDAHost && dev_type != kDLCUDAManaged) {
+        throw InvalidFrame(name + ".device", "device (" + std::to_string(dev_type) + ", " + std::to_string(id) +
+                                                 ") is not supported (host or CUDA memory only)");
+      }
+    }
+    // CPU producers take stream=None; for CUDA, 1 asks for the legacy default
+    // stream, and from_planes synchronises the context after import.
+    nb::object stream = nb::none();
+    if (dev_type == kDLCUDA || dev_type == kDLCUDAManaged) stream = nb::int_(1);
+    nb::object cap;
+    try {
+      cap = obj.attr("__dlpack__")("stream"_a = stream, "max_version"_a = nb::make_tuple(1, 0));
+    } catch (nb::python_error& e) {
+      if (!e.matches(PyExc_TypeError)) throw;
+      cap = obj.attr("__dlpack__")("stream"_a = stream);  // a producer from before max_version
+    }
+    from_capsule(in, name, cap);
+    return;
+  }
+  if (nb::hasattr(obj, "__cuda_array_interface__")) {
+    const int dev = cai_device.value_or(0);
+    from_interface(in, name, nb::cast<nb::dict>(obj.attr("__cuda_array_interface__")), DLDevice{kDLCUDA, dev}, true);
+    return;
+  }
+  if (PyObject_CheckBuffer(obj.ptr())) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_RECORDS_RO) != 0) throw nb::python_error();
+    in.buffer = view;
+    in.tensor.data = view.buf;
+    in.tensor.device = DLDevice{kDLCPU, 0};
+    in.tensor.dtype = dtype_from_format(name + ".dtype", view.format, view.itemsize);
+    if (view.ndim < 1 || view.ndim > 3) {
+      throw InvalidFrame(name + ".ndim", "ndim " + std::to_string(view.ndim) + " is not 2 (luma) or 3 (chroma)");
+    }
+    in.tensor.ndim = view.ndim;
+    std::int64_t bytes[3]{};
+    for (int i = 0; i < view.ndim; ++i) {
+      in.shape[std::size_t(i)] = view.shape[i];
+      bytes[i] = view.strides ? view.strides[i] : 0;
+    }
+    in.tensor.shape = in.shape.data();
+    if (view.strides) {
+      in.strides = element_strides(name + ".strides", bytes, view.ndim, std::size_t(view.itemsize));
+      in.tensor.strides = in.strides.data();
+    }
+    return;
+  }
+  if (nb::hasattr(obj, "__array_interface__")) {
+    from_interface(in, name, nb::cast<nb::dict>(obj.attr("__array_interface__")), DLDevice{kDLCPU, 0}, false);
+    return;
+  }
+  throw nb::type_error((name + ": " + nb::cast<std::string>(nb::str(obj.type())) +
+                        " is not a DLPack, CUDA Array Interface or buffer-protocol producer")
+                           .c_str());
+}
+
+// Which CUDA device a CAI plane is on: CAI does not say.
+std::optional<int> cai_device_for(std::optional<int> device) {
+  if (device) return device;
+  const auto& drv = cuda::driver();
+  if (drv.usable() && drv.device_count() > 1) {
+    throw nb::value_error(
+        "from_planes: the CUDA Array Interface does not name the device and there are several; pass device=");
+  }
+  return 0;
+}
+
+PyFrame from_planes(nb::handle luma, nb::handle chroma, const std::string& format, std::optional<Colorimetry> colorimetry,
+                    std::optional<int> device) {
+  ImportOptions opts;
+  opts.format = parse_format(format);
+  if (colorimetry) opts.colorimetry = *colorimetry;
+  Incoming in[2];
+  const std::optional<int> cai_dev =
+      (nb::hasattr(luma, "__cuda_array_interface__") || nb::hasattr(chroma, "__cuda_array_interface__"))
+          ? cai_device_for(device)
+          : device;
+  take(in[0], "luma", luma, cai_dev);
+  take(in[1], "chroma", chroma, cai_dev);
+
+  auto keep = std::make_shared<PyProducers>();
+  const bool cuda_frame = in[0].tensor.device.device_type == kDLCUDA ||
+                          in[0].tensor.device.device_type == kDLCUDAManaged;
+  if (cuda_frame && cuda::driver().usable()) {
+    // The frame carries the device's primary context (shared with PyTorch and
+    // CuPy). Wait for pending work so the planes are complete (DLPack producers
+    // were asked for the legacy default stream; CAI may name a stream).
+    const int ordinal = in[0].tensor.device.device_id;
+    if (ordinal >= 0 && ordinal < cuda::driver().device_count()) {
+      keep->context = cuda::PrimaryContext(ordinal);
+      cuda::ScopedContext current(keep->context);
+      HANDOFF_CU_CHECK(cuda::driver(), cuCtxSynchronize);
+      opts.cuda_context = keep->context.handle();
+    }
+  } else if (cuda_frame && (in[0].cai_stream || in[1].cai_stream)) {
+    throw nb::buffer_error(("from_planes: the producer asks to synchronise a CUDA stream, but CUDA is unavailable: " +
+                            cuda::driver().describe())
+                               .c_str());
+  }
+  opts.keep_alive = keep;
+  // Validates; on failure nothing is owned yet and unconsumed capsules free themselves.
+  Frame f = frame_from_dltensors(in[0].tensor, in[1].tensor, opts);
+
+  // Success: the frame owns the tensors (renamed capsules), buffers and producers.
+  for (int i = 0; i < 2; ++i) {
+    Incoming& p = in[i];
+    if (p.versioned) {
+      PyCapsule_SetName(p.capsule.ptr(), kCapsuleVersionedUsed);
+      keep->tensors[i] = ProducerTensor(p.versioned);
+    } else if (p.legacy) {
+      PyCapsule_SetName(p.capsule.ptr(), kCapsuleLegacyUsed);
+      keep->tensors[i] = ProducerTensor(p.legacy);
+    }
+    if (p.buffer) {
+      keep->buffers[i] = *p.buffer;
+      p.buffer.reset();
+    }
+    keep->objects.push_back(p.producer);
+  }
+  return PyFrame{std::move(f), false};
+}
+
+// --- host frame helpers -------------------------------------------------------------
+void copy_into_plane(const PyPlane& p, nb::handle src) {
+  if (!p.writable || p.frame.memory != MemoryKind::Host) {
+    throw nb::value_error("copy_from: only host frames made by Frame.allocate are writable");
+  }
+  const TensorLayout l = tensor_layout(p.frame, p.part);
+  Py_buffer v;
+  if (PyObject_GetBuffer(src.ptr(), &v, PyBUF_RECORDS_RO) != 0) throw nb::python_error();
+  struct Release {
+    Py_buffer* v;
+    ~Release() { PyBuffer_Release(v); }
+  } release{&v};
+  bool ok = v.ndim == l.ndim && v.itemsize == Py_ssize_t(l.sample_bytes);
+  for (int i = 0; ok && i < l.ndim; ++i) ok = v.shape[i] == l.shape[std::size_t(i)];
+  if (!ok) {
+    throw nb::value_error(("copy_from: source shape/itemsize does not match the " +
+                           std::string(to_string(p.part)) + " plane")
+                              .c_str());
+  }
+  const auto* s = static_cast<const unsigned char*>(v.buf);
+  auto* d = static_cast<unsigned char*>(l.data);
+  const std::size_t item = l.sample_bytes;
+  const std::int64_t inner = l.ndim == 3 ? l.shape[1] * 2 : l.shape[1];
+  for (std::int64_t r = 0; r < l.shape[0]; ++r) {
+    for (std::int64_t e = 0; e < inner; ++e) {
+      std::int64_t so = r * v.strides[0];
+      if (l.ndim == 3) {
+        so += (e / 2) * v.strides[1] + (e % 2) * v.strides[2];
+      } else {
+        so += e * v.strides[1];
+      }
+      std::memcpy(d + std::size_t(r * l.strides[0] * std::int64_t(item) + e * std::int64_t(item)), s + so, item);
+    }
+  }
+}
+
+PyPlane plane_of(const PyFrame& f, FramePart part) { return PyPlane{f.frame, part, f.writable}; }
+
+std::string frame_repr(const Frame& f) {
+  return "<handoff.Frame " + std::string(to_string(f.format)) + " " + std::to_string(f.width) + "x" +
+         std::to_string(f.height) + " " + std::string(memory_name(f.memory)) +
+         (f.memory == MemoryKind::Cuda ? ":" + std::to_string(f.device) : "") + ">";
+}
+
+}  // namespace
+}  // namespace handoff::py
+
+NB_MODULE(_handoff, m) {
+  using namespace handoff;
+  using namespace handoff::py;
+  m.doc() = "handoff: zero-copy NV12 / P010 frames for DLPack, the CUDA Array Interface and the buffer protocol";
+
+  static nb::exception<InvalidFrame> invalid_frame(m, "InvalidFrame", PyExc_ValueError);
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const InvalidFrame& e) {
+      PyErr_SetString(invalid_frame.ptr(), e.what());
+    } catch (const UsageError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+
+  nb::class_<Colorimetry>(m, "Colorimetry", "How a frame's codes become colour: matrix, range and chroma siting.")
+      .def(
+          "__init__",
+          [](Colorimetry* c, const std::string& matrix, const std::string& range, const std::string& siting) {
+            new (c) Colorimetry{parse_enum("matrix", matrix, kMatrices), parse_enum("range", range, kRanges),
+                                parse_enum("siting", siting, kSitings)};
+          },
+          "matrix"_a = "bt709", "range"_a = "limited", "siting"_a = "left")
+      .def_prop_ro("matrix", [](const Colorimetry& c) { return std::string(to_string(c.matrix)); })
+      .def_prop_ro("range", [](const Colorimetry& c) { return std::string(to_string(c.range)); })
+      .def_prop_ro("siting", [](const Colorimetry& c) { return std::string(to_string(c.siting)); })
+      .def("__eq__", [](const Colorimetry& a, const Colorimetry& b) { return a == b; })
+      .def("__repr__", [](const Colorimetry& c) {
+        return "Colorimetry(matrix='" + std::string(to_string(c.matrix)) + "', range='" +
+               std::string(to_string(c.range)) + "', siting='" + std::string(to_string(c.siting)) + "')";
+      });
+
+  nb::class_<PyPlane>(m, "Plane", nb::type_slots(plane_slots),
+                      "One plane of a frame (or the whole stacked frame), read-only. Exports through "
+                      "__dlpack__, __cuda_array_interface__ (CUDA) and the buffer protocol / "
+                      "__array_interface__ (host). Keeps its frame alive.")
+      .def("__dlpack__",
+           [](const PyPlane& p, nb::handle stream, nb::handle max_version, nb::handle dl_device, nb::handle copy) {
+             return dlpack_export(p.frame, p.part, stream, max_version, dl_device, copy);
+           },
+           nb::kw_only(), "stream"_a = nb::none(), "max_version"_a = nb::none(), "dl_device"_a = nb::none(),
+           "copy"_a = nb::none())
+      .def("__dlpack_device__", [](const PyPlane& p) { return dlpack_device_tuple(p.frame); })
+      .def_prop_ro("__cuda_array_interface__", [](const PyPlane& p) { return cuda_array_interface(p.frame, p.part); })
+      .def_prop_ro("__array_interface__", [](const PyPlane& p) { return host_array_interface(p.frame, p.part); })
+      .def_prop_ro("name", [](const PyPlane& p) { return std::string(to_string(p.part)); })
+      .def_prop_ro("shape", [](const PyPlane& p) {
+        const TensorLayout l = tensor_layout(p.frame, p.part);
+        return to_tuple(l.shape, l.ndim);
+      })
+      .def_prop_ro("strides", [](const PyPlane& p) {
+        const TensorLayout l = tensor_layout(p.frame, p.part);
+        return to_tuple(l.strides, l.ndim, std::int64_t(l.sample_bytes));
+      }, "Strides in bytes (NumPy's convention).")
+      .def_prop_ro("pitch", [](const PyPlane& p) {
+        return p.part == FramePart::Chroma ? p.frame.planes[1].pitch : p.frame.planes[0].pitch;
+      })
+      .def_prop_ro("dtype", [](const PyPlane& p) { return p.frame.format == PixelFormat::NV12 ? "uint8" : "uint16"; })
+      .def_prop_ro("ptr", [](const PyPlane& p) {
+        return reinterpret_cast<std::uintptr_t>(tensor_layout(p.frame, p.part).data);
+      })
+      .def_prop_ro("memory", [](const PyPlane& p) { return std::string(memory_name(p.frame.memory)); })
+      .def_prop_ro("device", [](const PyPlane& p) { return p.frame.device; }, "CUDA device ordinal; -1 for host.")
+      .def_prop_ro("cuda_context", [](const PyPlane& p) -> nb::object {
+        if (!p.frame.cuda_context) return nb::none();
+        return nb::int_(reinterpret_cast<std::uintptr_t>(p.frame.cuda_context));
+      }, "The CUcontext (as an int) the pointer belongs to, None when not CUDA or unknown.")
+      .def_prop_ro("frame", [](const PyPlane& p) { return PyFrame{p.frame, p.writable}; })
+      .def("copy_from", &copy_into_plane, "source"_a,
+           "Copies an array of this plane's shape and item size into it (host frames from Frame.allocate only).")
+      .def("__repr__", [](const PyPlane& p) {
+        return "<handoff.Plane " + std::string(to_string(p.part)) + " of " + frame_repr(p.frame) + ">";
+      });
+
+  nb::class_<PyFrame>(m, "Frame",
+                      "An NV12 / P010 frame: two pitched planes on one device plus colorimetry. Immutable; "
+                      "holds the memory (or its producers) alive.")
+      .def_static(
+          "allocate",
+          [](std::uint32_t width, std::uint32_t height, const std::string& format, std::size_t alignment,
+             std::optional<Colorimetry> colorimetry) {
+            HostFrameOptions o;
+            o.alignment = alignment;
+            if (colorimetry) o.colorimetry = *colorimetry;
+            return PyFrame{allocate_host_frame(parse_format(format), width, height, o), true};
+          },
+          "width"_a, "height"_a, "format"_a = "nv12", "alignment"_a = 256, "colorimetry"_a = nb::none(),
+          "A zero-filled, pitched host frame (pitch = row rounded up to `alignment`), luma then chroma in "
+          "one allocation. Writable through Plane.copy_from and fill_test_pattern.")
+      .def_static("from_planes", &from_planes, "luma"_a, "chroma"_a, "format"_a = "nv12",
+                  "colorimetry"_a = nb::none(), "device"_a = nb::none(),
+                  "A frame over a producer's planes (DLPack, CUDA Array Interface or buffer protocol; no copy). "
+                  "luma: (H, W), chroma: (ceil(H/2), ceil(W/2), 2), uint8 (nv12) or uint16 (p010), packed rows "
+                  "with any row pitch. Holds the producers alive. `device`: the CUDA ordinal for CAI producers.")
+      .def("fill_test_pattern", [](const PyFrame& f, std::uint32_t seed) {
+        if (!f.writable) throw nb::value_error("fill_test_pattern: only host frames made by Frame.allocate are writable");
+        fill_test_pattern(f.frame, seed);
+      }, "seed"_a = 0)
+      .def_prop_ro("format", [](const PyFrame& f) { return std::string(to_string(f.frame.format)); })
+      .def_prop_ro("width", [](const PyFrame& f) { return f.frame.width; })
+      .def_prop_ro("height", [](const PyFrame& f) { return f.frame.height; })
+      .def_prop_ro("memory", [](const PyFrame& f) { return std::string(memory_name(f.frame.memory)); })
+      .def_prop_ro("device", [](const PyFrame& f) { return f.frame.device; }, "CUDA device ordinal; -1 for host.")
+      .def_prop_ro("cuda_context", [](const PyFrame& f) -> nb::object {
+        if (!f.frame.cuda_context) return nb::none();
+        return nb::int_(reinterpret_cast<std::uintptr_t>(f.frame.cuda_context));
+      })
+      .def_prop_ro("colorimetry", [](const PyFrame& f) { return f.frame.colorimetry; })
+      .def_prop_ro("luma", [](const PyFrame& f) { return plane_of(f, FramePart::Luma); })
+      .def_prop_ro("chroma", [](const PyFrame& f) { return plane_of(f, FramePart::Chroma); })
+      .def_prop_ro("planes", [](const PyFrame& f) {
+        return nb::make_tuple(plane_of(f, FramePart::Luma), plane_of(f, FramePart::Chroma));
+      })
+      .def_prop_ro("is_stacked", [](const PyFrame& f) { return is_stacked(f.frame); },
+                   "True when the frame is one (H + ceil(H/2), W) array: then the frame itself exports.")
+      .def_prop_ro("stacked", [](const PyFrame& f) {
+        if (!is_stacked(f.frame)) throw nb::value_error("the frame is not stacked (see Frame.is_stacked)");
+        return plane_of(f, FramePart::Stacked);
+      })
+      .def("__dlpack__",
+           [](const PyFrame& f, nb::handle stream, nb::handle max_version, nb::handle dl_device, nb::handle copy) {
+             return dlpack_export(f.frame, FramePart::Stacked, stream, max_version, dl_device, copy);
+           },
+           nb::kw_only(), "stream"_a = nb::none(), "max_version"_a = nb::none(), "dl_device"_a = nb::none(),
+           "copy"_a = nb::none(),
+           "The whole frame as one (H + ceil(H/2), W) tensor; only for stacked frames (BufferError otherwise: "
+           "export frame.luma and frame.chroma).")
+      .def("__dlpack_device__", [](const PyFrame& f) { return dlpack_device_tuple(f.frame); })
+      .def("__repr__", [](const PyFrame& f) { return frame_repr(f.frame); });
+
+  m.def("_live_frames", &live_frames, "Frame storage objects alive (host allocations, imported planes).");
+  m.def("_export_counts", [] {
+    const ExportCounts c = export_counts();
+    nb::dict d;
+    d["live"] = c.live;
+    d["exported"] = c.exported;
+    d["deleted"] = c.deleted;
+    return d;
+  }, "DLPack tensors exported: still alive, made, and deleted (deleter runs).");
+  m.def("_relabel_as_cuda", [](const PyFrame& f, int device) {
+    // Tests only: describes a host frame as CUDA memory so the CUDA export paths
+    // (kDLCUDA device, CUDA Array Interface) can be checked without a GPU.
+    if (f.frame.memory != MemoryKind::Host) throw nb::value_error("_relabel_as_cuda: needs a host frame");
+    PyFrame g{f.frame, false};
+    g.frame.memory = MemoryKind::Cuda;
+    g.frame.device = device;
+    return g;
+  }, "frame"_a, "device"_a = 0, "TESTS ONLY: the same host memory described as CUDA memory.");
+  m.def("cuda_status", [] { return cuda::driver().describe(); }, "One line on whether CUDA is usable, and why not.");
+}

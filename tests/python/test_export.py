@@ -1,0 +1,179 @@
+"""Export: NumPy consumes handoff planes through both capsule kinds, the buffer
+protocol and __array_interface__, as views of the same memory."""
+import numpy as np
+import pytest
+
+import handoff
+from conftest import LegacyOnly, capsule_name, expected_pattern
+
+SIZES = [(33, 17), (64, 48), (1, 1), (2, 3)]
+
+
+@pytest.mark.parametrize("fmt", ["nv12", "p010"])
+@pytest.mark.parametrize("kind", ["versioned", "legacy"])
+@pytest.mark.parametrize("size", SIZES)
+def test_numpy_from_dlpack_views_same_memory(fmt, kind, size, no_leaks):
+    w, h = size
+    f = handoff.Frame.allocate(w, h, fmt, alignment=64)
+    f.fill_test_pattern(seed=3)
+    want_luma, want_chroma = expected_pattern(w, h, fmt, 3)
+    for plane, want in ((f.luma, want_luma), (f.chroma, want_chroma)):
+        src = plane if kind == "versioned" else LegacyOnly(plane)
+        a = np.from_dlpack(src)
+        assert a.__array_interface__["data"][0] == plane.ptr  # same address: a view, no copy
+        assert a.shape == plane.shape == want.shape
+        assert a.strides == plane.strides
+        assert a.strides[0] == plane.pitch
+        assert a.dtype == (np.uint8 if fmt == "nv12" else np.uint16)
+        # Versioned capsules carry the read-only flag (NumPy >= 2.1 honours it);
+        # NumPy 2.x also makes arrays from legacy capsules read-only.
+        assert not a.flags.writeable
+        np.testing.assert_array_equal(a, want)
+
+
+def test_pitch_above_row():
+    f = handoff.Frame.allocate(33, 17, "p010", alignment=256)
+    assert f.luma.pitch == 256
+    assert f.luma.strides == (256, 2)
+    assert f.chroma.strides == (256, 4, 2)
+    assert f.chroma.shape == (9, 17, 2)
+
+
+@pytest.mark.parametrize("max_version,name", [
+    (None, "dltensor"), ((0, 8), "dltensor"), ((1, 0), "dltensor_versioned"),
+    ((1, 3), "dltensor_versioned"), ((2, 0), "dltensor_versioned")])
+def test_capsule_kind_negotiation(max_version, name, no_leaks):
+    f = handoff.Frame.allocate(8, 8)
+    cap = f.luma.__dlpack__(max_version=max_version)
+    assert capsule_name(cap) == name
+
+
+def test_dlpack_device_host():
+    f = handoff.Frame.allocate(8, 8)
+    assert f.luma.__dlpack_device__() == (1, 0)
+    assert f.__dlpack_device__() == (1, 0)
+
+
+def test_copy_true_refused():
+    f = handoff.Frame.allocate(8, 8)
+    with pytest.raises(BufferError, match="copy=True"):
+        f.luma.__dlpack__(copy=True)
+    f.luma.__dlpack__(copy=False)  # no copy needed: accepted
+    with pytest.raises(BufferError, match="copy=True"):
+        np.from_dlpack(f.luma, copy=True)
+
+
+def test_foreign_dl_device_refused():
+    f = handoff.Frame.allocate(8, 8)
+    with pytest.raises(BufferError, match=r"dl_device \(2, 0\)"):
+        f.chroma.__dlpack__(dl_device=(2, 0))
+    f.chroma.__dlpack__(dl_device=(1, 0))  # its own device: fine
+
+
+def test_stream_rules():
+    f = handoff.Frame.allocate(8, 8)
+    with pytest.raises(ValueError, match="stream"):
+        f.luma.__dlpack__(stream=1)  # CPU has no streams
+    c = handoff._relabel_as_cuda(f, 0)
+    for ok in (None, -1, 1, 2, 0x7F00_0000):
+        c.luma.__dlpack__(stream=ok)
+    for bad in (0, -2):
+        with pytest.raises(ValueError, match="stream"):
+            c.luma.__dlpack__(stream=bad)
+
+
+def test_keyword_only_arguments():
+    f = handoff.Frame.allocate(8, 8)
+    with pytest.raises(TypeError):
+        f.luma.__dlpack__(None)
+
+
+def test_buffer_protocol_read_only_view():
+    f = handoff.Frame.allocate(33, 17, "p010", alignment=128)
+    f.fill_test_pattern(seed=9)
+    want_luma, want_chroma = expected_pattern(33, 17, "p010", 9)
+    m = memoryview(f.chroma)
+    assert m.readonly
+    assert m.shape == (9, 17, 2)
+    assert m.strides == (128, 4, 2)
+    a = np.asarray(f.chroma)
+    assert a.__array_interface__["data"][0] == f.chroma.ptr
+    assert not a.flags.writeable
+    np.testing.assert_array_equal(a, want_chroma)
+    np.testing.assert_array_equal(np.asarray(memoryview(f.luma)), want_luma)
+
+
+def test_array_interface_host():
+    f = handoff.Frame.allocate(10, 6, "nv12", alignment=16)
+    d = f.luma.__array_interface__
+    assert d == {"shape": (6, 10), "typestr": "|u1", "data": (f.luma.ptr, True),
+                 "strides": (16, 1), "version": 3}
+    assert not hasattr(f.luma, "__cuda_array_interface__")
+
+
+def test_cuda_array_interface_on_cuda_planes():
+    # Host memory described as CUDA memory (no GPU here): checks the dict and the
+    # DLPack device, not that any CUDA consumer can read it.
+    f = handoff._relabel_as_cuda(handoff.Frame.allocate(33, 17, "p010", alignment=64), 1)
+    d = f.chroma.__cuda_array_interface__
+    assert d == {"shape": (9, 17, 2), "typestr": "<u2", "data": (f.chroma.ptr, True),
+                 "strides": (128, 4, 2), "version": 3, "stream": None}
+    assert f.luma.__dlpack_device__() == (2, 1)
+    assert f.memory == "cuda" and f.device == 1
+    assert not hasattr(f.luma, "__array_interface__")
+    with pytest.raises(BufferError):
+        memoryview(f.luma)
+    with pytest.raises((BufferError, RuntimeError)):
+        np.from_dlpack(f.luma)  # NumPy refuses a CUDA tensor
+    with pytest.raises(BufferError, match=r"dl_device \(1, 0\)"):
+        f.luma.__dlpack__(dl_device=(1, 0))
+
+
+def test_stacked_frame_exports_whole():
+    f = handoff.Frame.allocate(10, 5, "nv12", alignment=16)
+    f.fill_test_pattern(seed=1)
+    assert f.is_stacked
+    a = np.from_dlpack(f)
+    assert a.shape == (5 + 3, 10)
+    want_luma, want_chroma = expected_pattern(10, 5, "nv12", 1)
+    np.testing.assert_array_equal(a[:5], want_luma)
+    np.testing.assert_array_equal(a[5:].reshape(3, 5, 2), want_chroma)
+    odd = handoff.Frame.allocate(11, 5)
+    assert not odd.is_stacked
+    with pytest.raises(BufferError, match="stacked"):
+        np.from_dlpack(odd)
+
+
+def test_copy_from_writes_plane():
+    f = handoff.Frame.allocate(5, 3, "p010", alignment=32)
+    src = (np.arange(15, dtype=np.uint16).reshape(3, 5) << 6)
+    f.luma.copy_from(src)
+    np.testing.assert_array_equal(np.from_dlpack(f.luma), src)
+    with pytest.raises(ValueError, match="shape"):
+        f.luma.copy_from(np.zeros((3, 4), np.uint16))
+    g = handoff.Frame.from_planes(np.from_dlpack(f.luma), np.from_dlpack(f.chroma), "p010")
+    with pytest.raises(ValueError, match="writable"):
+        g.luma.copy_from(src)  # imported frames belong to their producer
+
+
+def test_properties_and_colorimetry():
+    c = handoff.Colorimetry(matrix="bt2020", range="full", siting="topleft")
+    f = handoff.Frame.allocate(4, 4, "p010", colorimetry=c)
+    assert f.colorimetry == c
+    assert (f.colorimetry.matrix, f.colorimetry.range, f.colorimetry.siting) == ("bt2020", "full", "topleft")
+    assert f.format == "p010" and f.width == 4 and f.height == 4
+    assert f.memory == "host" and f.device == -1 and f.cuda_context is None
+    assert [p.name for p in f.planes] == ["luma", "chroma"]
+    with pytest.raises(ValueError, match="matrix"):
+        handoff.Colorimetry(matrix="bt999")
+    with pytest.raises(ValueError, match="format"):
+        handoff.Frame.allocate(4, 4, "yuv420")
+
+
+def test_allocate_refusals():
+    with pytest.raises(handoff.InvalidFrame, match="width is 0"):
+        handoff.Frame.allocate(0, 4)
+    with pytest.raises(handoff.InvalidFrame, match="height 40000 exceeds"):
+        handoff.Frame.allocate(4, 40000)
+    with pytest.raises(ValueError, match="alignment"):
+        handoff.Frame.allocate(4, 4, alignment=3)

@@ -1,0 +1,172 @@
+"""Frame.from_planes: NumPy (DLPack), buffer-protocol and CAI producers, and
+every refusal naming its field."""
+import numpy as np
+import pytest
+
+import handoff
+
+
+def pitched(h, w, dtype, pitch_elems, comps=None, fill=None):
+    """A view with row stride pitch_elems inside a larger array, as decoders hand out."""
+    shape = (h, pitch_elems) if comps is None else (h, pitch_elems // comps, comps)
+    big = np.zeros(shape, dtype)
+    view = big[:, :w] if comps is None else big[:, :w, :]
+    if fill is not None:
+        view[...] = fill
+    return view
+
+
+def rand(shape, dtype, top):
+    rng = np.random.default_rng(1)
+    return rng.integers(0, top, size=shape, dtype=dtype)
+
+
+@pytest.mark.parametrize("fmt,dtype,top", [("nv12", np.uint8, 256), ("p010", np.uint16, 1 << 16)])
+def test_round_trip_aliases_original_memory(fmt, dtype, top, no_leaks):
+    luma = pitched(17, 33, dtype, 48, fill=rand((17, 33), dtype, top))
+    chroma = pitched(9, 17, dtype, 40, comps=2, fill=rand((9, 17, 2), dtype, top))
+    f = handoff.Frame.from_planes(luma, chroma, format=fmt,
+                                  colorimetry=handoff.Colorimetry("bt601", "full"))
+    assert (f.width, f.height, f.format, f.memory) == (33, 17, fmt, "host")
+    assert f.colorimetry == handoff.Colorimetry("bt601", "full")
+    assert f.luma.ptr == luma.ctypes.data
+    assert f.chroma.ptr == chroma.ctypes.data
+    assert f.luma.pitch == luma.strides[0]
+    y = np.from_dlpack(f.luma)
+    c = np.from_dlpack(f.chroma)
+    assert y.ctypes.data == luma.ctypes.data and y.strides == luma.strides
+    assert c.ctypes.data == chroma.ctypes.data and c.strides == chroma.strides
+    np.testing.assert_array_equal(y, luma)
+    np.testing.assert_array_equal(c, chroma)
+    luma[0, 0] = 42  # the producer writes; the frame sees it (same memory)
+    assert y[0, 0] == 42
+
+
+def test_buffer_protocol_producer(no_leaks):
+    raw = bytearray(range(256)) * 4
+    luma = memoryview(raw)[: 6 * 10].cast("B", shape=[6, 10])
+    chroma = memoryview(raw)[512: 512 + 3 * 10].cast("B", shape=[3, 5, 2])
+    f = handoff.Frame.from_planes(luma, chroma)
+    a = np.from_dlpack(f.luma)
+    np.testing.assert_array_equal(a, np.asarray(luma))
+    assert a.ctypes.data == np.frombuffer(raw, np.uint8).ctypes.data
+
+
+class CaiProducer:
+    """A CUDA Array Interface producer over host memory (no GPU here): checks
+    the parsing and the CUDA frame description, not device access."""
+
+    def __init__(self, array, strides=None, typestr=None, stream=None):
+        self.array = array
+        self.__cuda_array_interface__ = {
+            "shape": array.shape, "typestr": typestr or array.dtype.str,
+            "data": (array.ctypes.data, False),
+            "strides": array.strides if strides is None else strides,
+            "version": 3, "stream": stream,
+        }
+
+
+def test_cai_producer_gives_cuda_frame(no_leaks):
+    luma = pitched(17, 33, np.uint16, 40)
+    chroma = pitched(9, 17, np.uint16, 36, comps=2)
+    f = handoff.Frame.from_planes(CaiProducer(luma), CaiProducer(chroma), "p010", device=0)
+    assert f.memory == "cuda" and f.device == 0
+    assert f.luma.ptr == luma.ctypes.data
+    assert f.luma.__cuda_array_interface__["strides"] == (80, 2)
+    assert f.__dlpack_device__() == (2, 0)
+
+
+def test_cai_odd_strides_refused():
+    buf = np.zeros(4096, np.uint8)
+    luma = np.ndarray((17, 33), "<u2", buffer=buf, strides=(67, 2))
+    chroma = pitched(9, 17, np.uint16, 36, comps=2)
+    with pytest.raises(handoff.InvalidFrame, match=r"luma.strides.*not a whole number of 2-byte samples"):
+        handoff.Frame.from_planes(CaiProducer(luma), CaiProducer(chroma), "p010")
+
+
+def test_buffer_odd_strides_refused():
+    buf = np.zeros(4096, np.uint8)
+    luma = np.ndarray((17, 33), "<u2", buffer=buf, strides=(67, 2))
+    chroma = pitched(9, 17, np.uint16, 36, comps=2)
+    with pytest.raises(handoff.InvalidFrame, match=r"luma.strides.*67, 2.*2-byte samples"):
+        handoff.Frame.from_planes(memoryview(luma), chroma, "p010")
+
+
+def test_wrong_dtype_refused():
+    with pytest.raises(handoff.InvalidFrame, match=r"luma.dtype: dtype int16 does not fit nv12"):
+        handoff.Frame.from_planes(np.zeros((4, 4), np.int16), np.zeros((2, 2, 2), np.uint8))
+    with pytest.raises(handoff.InvalidFrame, match=r"chroma.dtype: dtype uint8 does not fit p010"):
+        handoff.Frame.from_planes(np.zeros((4, 4), np.uint16), np.zeros((2, 2, 2), np.uint8), "p010")
+    with pytest.raises(handoff.InvalidFrame, match=r"luma.dtype: dtype float32"):
+        handoff.Frame.from_planes(np.zeros((4, 4), np.float32), np.zeros((2, 2, 2), np.uint8))
+
+
+def test_wrong_shape_refused():
+    with pytest.raises(handoff.InvalidFrame, match=r"chroma.shape: shape \(8, 17, 2\) does not fit nv12 33x17"):
+        handoff.Frame.from_planes(np.zeros((17, 33), np.uint8), np.zeros((8, 17, 2), np.uint8))
+    with pytest.raises(handoff.InvalidFrame, match=r"luma.ndim"):
+        handoff.Frame.from_planes(np.zeros((17, 33, 1), np.uint8), np.zeros((9, 17, 2), np.uint8))
+    with pytest.raises(handoff.InvalidFrame, match=r"chroma.ndim"):
+        handoff.Frame.from_planes(np.zeros((17, 33), np.uint8), np.zeros((9, 34), np.uint8))
+    with pytest.raises(handoff.InvalidFrame, match=r"luma.shape"):
+        handoff.Frame.from_planes(np.zeros((0, 4), np.uint8), np.zeros((0, 2, 2), np.uint8))
+
+
+def test_non_packed_rows_refused():
+    big = np.zeros((17, 66), np.uint8)
+    with pytest.raises(handoff.InvalidFrame, match=r"luma.strides.*packed rows"):
+        handoff.Frame.from_planes(big[:, ::2], np.zeros((9, 17, 2), np.uint8))
+    planar = np.zeros((2, 9, 17), np.uint8).transpose(1, 2, 0)  # U and V planes, not interleaved
+    with pytest.raises(handoff.InvalidFrame, match=r"chroma.strides.*packed rows"):
+        handoff.Frame.from_planes(np.zeros((17, 33), np.uint8), planar)
+
+
+def test_negative_strides_refused():
+    luma = np.zeros((17, 33), np.uint8)[::-1]
+    with pytest.raises(handoff.InvalidFrame, match=r"luma.strides.*negative"):
+        handoff.Frame.from_planes(luma, np.zeros((9, 17, 2), np.uint8))
+
+
+def test_row_stride_below_packed_row_refused():
+    buf = np.zeros(4096, np.uint8)
+    luma = np.ndarray((17, 33), np.uint8, buffer=buf, strides=(20, 1))  # rows overlap
+    with pytest.raises(handoff.InvalidFrame, match=r"luma.strides: row stride 20 elements is below"):
+        handoff.Frame.from_planes(memoryview(luma), np.zeros((9, 17, 2), np.uint8))
+
+
+class ForeignDevice:
+    def __init__(self, array, device):
+        self.array, self.device = array, device
+
+    def __dlpack_device__(self):
+        return self.device
+
+    def __dlpack__(self, **kwargs):
+        raise AssertionError("must be refused before asking for the tensor")
+
+
+def test_foreign_device_refused():
+    with pytest.raises(handoff.InvalidFrame, match=r"luma.device: device \(4, 0\) is not supported"):
+        handoff.Frame.from_planes(ForeignDevice(np.zeros((4, 4), np.uint8), (4, 0)), np.zeros((2, 2, 2), np.uint8))
+
+
+def test_mixed_devices_refused():
+    luma = np.zeros((4, 4), np.uint8)
+    chroma = np.zeros((2, 2, 2), np.uint8)
+    with pytest.raises(handoff.InvalidFrame, match=r"chroma.device: chroma is on cuda:0, luma on cpu:0"):
+        handoff.Frame.from_planes(luma, CaiProducer(chroma), device=0)
+
+
+def test_not_a_producer_refused():
+    with pytest.raises(TypeError, match="luma: .*int.* is not a DLPack"):
+        handoff.Frame.from_planes(3, np.zeros((2, 2, 2), np.uint8))
+    with pytest.raises(ValueError, match="format"):
+        handoff.Frame.from_planes(np.zeros((4, 4), np.uint8), np.zeros((2, 2, 2), np.uint8), "i420")
+
+
+def test_read_only_producer_accepted():
+    luma = np.zeros((4, 4), np.uint8)
+    luma.flags.writeable = False
+    chroma = np.zeros((2, 2, 2), np.uint8)
+    f = handoff.Frame.from_planes(luma, chroma)
+    assert f.luma.ptr == luma.ctypes.data

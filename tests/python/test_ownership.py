@@ -1,0 +1,142 @@
+"""Ownership: exports and imports leak nothing, deleters run once, frames
+outlive their consumers, capsules are consumed once."""
+import gc
+import sys
+import weakref
+
+import numpy as np
+import pytest
+
+import handoff
+from conftest import CapsuleProducer, capsule_name
+
+N = 10_000
+
+
+@pytest.mark.parametrize("max_version", [(1, 0), None])
+def test_many_exports_consumed_and_not_leak_nothing(max_version):
+    gc.collect()
+    frames0 = handoff._live_frames()
+    counts0 = handoff._export_counts()
+    for i in range(N):
+        f = handoff.Frame.allocate(33, 17, "nv12" if i % 2 else "p010")
+        cap = f.luma.__dlpack__(max_version=max_version)  # never consumed
+        a = np.from_dlpack(f.chroma)                      # consumed by NumPy
+        assert a.shape == (9, 17, 2)
+        del cap, a, f
+    gc.collect()
+    counts = handoff._export_counts()
+    assert handoff._live_frames() == frames0
+    assert counts["live"] == counts0["live"]
+    # Every tensor made had its deleter run, and no deleter ran twice.
+    assert counts["exported"] - counts0["exported"] == 2 * N
+    assert counts["deleted"] - counts0["deleted"] == 2 * N
+
+
+def test_unconsumed_capsule_frees_its_tensor(no_leaks):
+    f = handoff.Frame.allocate(8, 8)
+    live = handoff._export_counts()["live"]
+    cap = f.luma.__dlpack__(max_version=(1, 0))
+    assert handoff._export_counts()["live"] == live + 1
+    del cap
+    assert handoff._export_counts()["live"] == live
+
+
+def test_consumed_capsule_is_renamed_and_left_to_consumer(no_leaks):
+    f = handoff.Frame.allocate(8, 8)
+    live = handoff._export_counts()["live"]
+    cap = f.luma.__dlpack__(max_version=(1, 0))
+    a = np.from_dlpack(CapsuleProducer(cap))
+    assert capsule_name(cap) == "used_dltensor_versioned"
+    del cap  # the renamed capsule must not free the tensor NumPy holds
+    assert handoff._export_counts()["live"] == live + 1
+    assert a.sum() == 0
+    del a
+    assert handoff._export_counts()["live"] == live
+
+
+@pytest.mark.parametrize("max_version", [(1, 0), None])
+def test_capsule_consumed_twice_raises(max_version, no_leaks):
+    f = handoff.Frame.allocate(8, 8)
+    producer = CapsuleProducer(f.luma.__dlpack__(max_version=max_version))
+    a = np.from_dlpack(producer)
+    with pytest.raises(Exception):
+        np.from_dlpack(producer)
+    with pytest.raises(ValueError, match="already consumed"):
+        handoff.Frame.from_planes(producer.capsule, f.chroma)
+    del a
+
+
+def test_frame_outlives_its_planes_consumers(no_leaks):
+    f = handoff.Frame.allocate(33, 17)
+    f.fill_test_pattern(seed=5)
+    a = np.from_dlpack(f.luma)
+    b = np.asarray(f.chroma)  # buffer protocol: the view holds the plane
+    want_a, want_b = a.copy(), b.copy()
+    live = handoff._live_frames()
+    del f
+    gc.collect()
+    assert handoff._live_frames() == live  # still referenced by the consumers
+    np.testing.assert_array_equal(a, want_a)
+    np.testing.assert_array_equal(b, want_b)
+    del a
+    gc.collect()
+    assert handoff._live_frames() == live
+    del b
+    gc.collect()
+    assert handoff._live_frames() == live - 1
+
+
+def test_import_calls_producer_deleter_once(no_leaks):
+    luma = np.zeros((17, 33), np.uint8)
+    chroma = np.zeros((9, 17, 2), np.uint8)
+    rc_l, rc_c = sys.getrefcount(luma), sys.getrefcount(chroma)
+    f = handoff.Frame.from_planes(luma, chroma)
+    assert sys.getrefcount(luma) > rc_l  # the frame holds the producer (and NumPy's tensor does)
+    del f
+    gc.collect()
+    # NumPy's DLPack deleter drops its reference exactly once: back to where we
+    # started (twice would go below, never would stay above).
+    assert sys.getrefcount(luma) == rc_l
+    assert sys.getrefcount(chroma) == rc_c
+
+
+def test_refused_import_leaves_nothing_behind(no_leaks):
+    luma = np.zeros((17, 33), np.uint8)
+    chroma = np.zeros((8, 17, 2), np.uint8)  # wrong shape
+    rc_l, rc_c = sys.getrefcount(luma), sys.getrefcount(chroma)
+    with pytest.raises(handoff.InvalidFrame):
+        handoff.Frame.from_planes(luma, chroma)
+    gc.collect()
+    assert sys.getrefcount(luma) == rc_l
+    assert sys.getrefcount(chroma) == rc_c
+
+
+def test_frame_keeps_producers_alive(no_leaks):
+    def make():
+        luma = np.full((4, 6), 7, np.uint8)
+        chroma = np.full((2, 3, 2), 9, np.uint8)
+        return handoff.Frame.from_planes(luma, chroma), weakref.ref(luma), weakref.ref(chroma)
+
+    f, wl, wc = make()
+    gc.collect()
+    assert wl() is not None and wc() is not None
+    assert np.from_dlpack(f.luma)[3, 5] == 7
+    del f
+    gc.collect()
+    assert wl() is None and wc() is None
+
+
+def test_many_imports_leak_nothing():
+    gc.collect()
+    frames0 = handoff._live_frames()
+    luma = np.zeros((17, 33), np.uint8)
+    chroma = np.zeros((9, 17, 2), np.uint8)
+    rc = sys.getrefcount(luma)
+    for _ in range(N // 10):
+        f = handoff.Frame.from_planes(luma, chroma)
+        a = np.from_dlpack(f.luma)
+        del f, a
+    gc.collect()
+    assert handoff._live_frames() == frames0
+    assert sys.getrefcount(luma) == rc
