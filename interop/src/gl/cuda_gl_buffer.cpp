@@ -79,34 +79,56 @@ GLbitfield host_map_access(CudaGlAccess a) {
 std::string gl_buffer_text(unsigned name) { return "GL buffer " + std::to_string(name); }
 
 // Unmaps and unregisters on the worker; errors are logged (a destructor path).
-void release_registration(const std::shared_ptr<RegistrationLive>& live, const cuda::Driver* drv,
-                          const std::shared_ptr<cuda::PrimaryContext>& ctx, unsigned gl_name) noexcept {
-  if (live->released) return;
-  live->released = true;
-  if (!drv) {  // host fallback
-    if (live->mapped.exchange(false) && glUnmapNamedBuffer(gl_name) == GL_FALSE)
-      log(LogLevel::Warning, "glUnmapNamedBuffer: " + gl_buffer_text(gl_name) + " contents became undefined");
-    glGetError();
-    return;
-  }
-  try {
-    cuda::ScopedContext current(*drv, ctx->get());
-    const cu::DriverApi& api = drv->api();
-    if (live->mapped.exchange(false)) {
-      cu::CUresult r = api.cuGraphicsUnmapResources(1, &live->resource, nullptr);
-      if (r != cu::CUDA_SUCCESS)
-        log(LogLevel::Error, "cuGraphicsUnmapResources failed with " + drv->error_name(r) + " releasing " +
-                                 gl_buffer_text(gl_name));
+// A refused unregister is tried once more when the worker shuts down.
+struct ReleaseRegistration {
+  detail::WorkerCore* core;  // the release runs on the worker, so the core is alive
+  std::shared_ptr<RegistrationLive> live;
+  const cuda::Driver* drv;
+  std::shared_ptr<cuda::PrimaryContext> ctx;
+  GlBuffer keep;  // the GL buffer outlives its registration
+  unsigned gl_name;
+  int attempts = 0;
+
+  void operator()() noexcept {
+    if (live->released) return;
+    if (!drv) {  // host fallback
+      live->released = true;
+      if (live->mapped.exchange(false) && glUnmapNamedBuffer(gl_name) == GL_FALSE)
+        log(LogLevel::Warning, "glUnmapNamedBuffer: " + gl_buffer_text(gl_name) + " contents became undefined");
+      glGetError();
+      return;
     }
-    cu::CUresult r = api.cuGraphicsUnregisterResource(live->resource);
-    if (r != cu::CUDA_SUCCESS)
+    try {
+      cuda::ScopedContext current(*drv, ctx->get());
+      const cu::DriverApi& api = drv->api();
+      if (live->mapped.load()) {
+        cu::CUresult r = api.cuGraphicsUnmapResources(1, &live->resource, nullptr);
+        if (r != cu::CUDA_SUCCESS)
+          log(LogLevel::Error, "cuGraphicsUnmapResources failed with " + drv->error_name(r) + " releasing " +
+                                   gl_buffer_text(gl_name) + " (unregistering unmaps it)");
+        live->mapped.store(false);
+      }
+      cu::CUresult r = api.cuGraphicsUnregisterResource(live->resource);
+      if (r == cu::CUDA_SUCCESS) {
+        live->released = true;
+        live->resource = nullptr;
+        return;
+      }
+      ++attempts;
       log(LogLevel::Error, "cuGraphicsUnregisterResource failed with " + drv->error_name(r) + " for " +
-                               gl_buffer_text(gl_name) + "; the registration leaks");
-    live->resource = nullptr;
-  } catch (const std::exception& e) {
-    log(LogLevel::Error, "releasing the CUDA registration of " + gl_buffer_text(gl_name) + " failed: " + e.what());
+                               gl_buffer_text(gl_name) +
+                               (attempts < 2 ? "; retried at worker shutdown" : "; the registration leaks"));
+      if (attempts < 2) {
+        detail::track(*core, *this);
+        return;
+      }
+      live->released = true;
+    } catch (const std::exception& e) {
+      live->released = true;
+      log(LogLevel::Error, "releasing the CUDA registration of " + gl_buffer_text(gl_name) + " failed: " + e.what());
+    }
   }
-}
+};
 
 void check_same_gpu(const cuda::DeviceInfo& dev, const GlInfo& gl) {
   if (!gl.device_uuid) {
@@ -174,13 +196,11 @@ CudaGlBuffer::CudaGlBuffer(GlWorker& worker, GlBuffer buffer, CudaGlOptions o) {
                                                                    register_flags(reg->access)),
                       "cuGraphicsGLRegisterBuffer", gl_buffer_text(name), HANDOFF_WHERE);
     }
+    ReleaseRegistration release{reg->core.get(), reg->live, reg->drv, reg->ctx, reg->buffer, name};
     try {
-      reg->resource = detail::track(
-          *reg->core, [live = reg->live, drv = reg->drv, ctx = reg->ctx, keep = reg->buffer, name]() noexcept {
-            release_registration(live, drv, ctx, name);
-          });
+      reg->resource = detail::track(*reg->core, release);
     } catch (...) {
-      release_registration(reg->live, reg->drv, reg->ctx, name);
+      release();
       throw;
     }
   });
