@@ -57,7 +57,7 @@ enum CUresult : int {
   CUDA_ERROR_NOT_INITIALIZED = 3,
   CUDA_ERROR_DEINITIALIZED = 4,
   CUDA_ERROR_STUB_LIBRARY = 34,
-  CUDA_ERROR_INSUFFICIENT_DRIVER = 35,
+  // (35 is the runtime API's cudaErrorInsufficientDriver; the driver API has no code 35.)
   CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER = 36,
   CUDA_ERROR_DEVICE_UNAVAILABLE = 46,
   CUDA_ERROR_NO_DEVICE = 100,
@@ -156,7 +156,8 @@ enum CUexternalMemoryHandleType : int {
   CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF = 8,
   CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD = 9,
 };
-inline constexpr unsigned int CUDA_EXTERNAL_MEMORY_DEDICATED = 0x1;
+// cuda.h's CUDA_EXTERNAL_MEMORY_DEDICATED is a macro: a different name here, so both can be included.
+inline constexpr unsigned int kCudaExternalMemoryDedicated = 0x1;
 
 enum CUexternalSemaphoreHandleType : int {
   CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD = 1,

@@ -192,11 +192,11 @@ std::string Driver::describe() const {
     case Status::StubLibrary:
       return "CUDA unavailable: stub driver library, no NVIDIA driver installed (" + detail_ + ")";
     case Status::NoDevice:
-      return "CUDA unavailable: the driver (" + path_ + ") found no CUDA device (" + detail_ + ")";
+      return "CUDA unavailable: no CUDA device found (" + path_ + ": " + detail_ + ")";
     case Status::DriverTooOld:
       return "CUDA unavailable: driver too old (" + detail_ + ")";
     case Status::MissingEntryPoint:
-      return "CUDA unavailable: the driver (" + path_ + ") lacks entry point(s): " + detail_;
+      return "CUDA unavailable: required entry point(s) missing from the driver: " + detail_ + " (" + path_ + ")";
     case Status::InitFailed:
       return "CUDA unavailable: driver initialisation failed (" + detail_ + ")";
   }

@@ -1,0 +1,260 @@
+// A usable driver (the fake): device info, UUIDs, primary contexts, the
+// check helper, and driver failures reaching the caller as handoff::Error.
+#include "fake_test_util.hpp"
+
+#include <handoff/log.hpp>
+
+#include <mutex>
+#include <vector>
+
+namespace handoff::test {
+namespace {
+
+using cuda::Driver;
+
+class DriverTest : public FakeCudaTest {
+ protected:
+  void SetUp() override {
+    FakeCudaTest::SetUp();
+    drv_ = Driver::load(fake_path());
+    ASSERT_TRUE(drv_->usable()) << drv_->describe();
+  }
+  std::unique_ptr<Driver> drv_;
+};
+
+// Captures log messages for one scope.
+class LogCapture {
+ public:
+  LogCapture() {
+    old_ = set_log_sink([this](LogLevel, std::string_view m) {
+      std::lock_guard lock(mutex_);
+      lines_.emplace_back(m);
+    });
+  }
+  ~LogCapture() { set_log_sink(old_); }
+  std::vector<std::string> lines() {
+    std::lock_guard lock(mutex_);
+    return lines_;
+  }
+
+ private:
+  LogSink old_;
+  std::mutex mutex_;
+  std::vector<std::string> lines_;
+};
+
+TEST_F(DriverTest, DeviceInfo) {
+  cuda::DeviceInfo info = drv_->device(0);
+  EXPECT_EQ(info.ordinal, 0);
+  EXPECT_EQ(info.name, "Handoff Fake CUDA Device 0");
+  EXPECT_EQ(info.cc_major, 9);
+  EXPECT_EQ(info.cc_minor, 0);
+  EXPECT_EQ(info.total_memory, std::size_t{8} << 30);
+  // The fake's default UUID is the ASCII of "HANDOFF-FAKE-GPU".
+  const cuda::Uuid expected = {'H', 'A', 'N', 'D', 'O', 'F', 'F', '-', 'F', 'A', 'K', 'E', '-', 'G', 'P', 'U'};
+  EXPECT_EQ(info.uuid, expected);
+  EXPECT_EQ(info.uuid_string, "48414e44-4f46-462d-4641-4b452d475055");
+}
+
+TEST(DriverConfig, UuidAndComputeCapabilityFromTheEnvironment) {
+  ScopedEnv u("HANDOFF_FAKE_CUDA_UUID", "00112233-4455-6677-8899-AABBCCDDEEFF");
+  ScopedEnv ma("HANDOFF_FAKE_CUDA_CC_MAJOR", "8");
+  ScopedEnv mi("HANDOFF_FAKE_CUDA_CC_MINOR", "6");
+  auto d = Driver::load(fake_path());
+  ASSERT_TRUE(d->usable()) << d->describe();
+  cuda::DeviceInfo info = d->device(0);
+  const cuda::Uuid expected = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+                               0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
+  EXPECT_EQ(info.uuid, expected);
+  EXPECT_EQ(info.uuid_string, "00112233-4455-6677-8899-aabbccddeeff");
+  EXPECT_EQ(info.cc_major, 8);
+  EXPECT_EQ(info.cc_minor, 6);
+}
+
+TEST(DriverConfig, SeveralDevices) {
+  ScopedEnv e("HANDOFF_FAKE_CUDA_DEVICES", "3");
+  auto d = Driver::load(fake_path());
+  ASSERT_TRUE(d->usable()) << d->describe();
+  EXPECT_EQ(d->device_count(), 3);
+  auto all = d->devices();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[2].ordinal, 2);
+  EXPECT_EQ(all[2].name, "Handoff Fake CUDA Device 2");
+  EXPECT_NE(all[0].uuid, all[1].uuid);
+  EXPECT_NE(all[1].uuid, all[2].uuid);
+  EXPECT_THROW(d->device(3), UsageError);
+  EXPECT_THROW(d->device(-1), UsageError);
+  EXPECT_THROW(cuda::PrimaryContext(*d, 3), UsageError);
+}
+
+TEST(DriverConfig, FormatUuid) {
+  cuda::Uuid u{};
+  for (int i = 0; i < 16; ++i) u[i] = static_cast<std::uint8_t>(i * 17);
+  EXPECT_EQ(cuda::format_uuid(u), "00112233-4455-6677-8899-aabbccddeeff");
+}
+
+TEST_F(DriverTest, PrimaryContextRetainReleaseBalance) {
+  const int base = fake_.primary_context_refs(0);
+  {
+    cuda::PrimaryContext a(*drv_, 0);
+    EXPECT_TRUE(a);
+    EXPECT_EQ(a.device(), 0);
+    EXPECT_NE(a.get(), nullptr);
+    EXPECT_EQ(fake_.primary_context_refs(0), base + 1);
+    cuda::PrimaryContext b(*drv_, 0);
+    EXPECT_EQ(b.get(), a.get()) << "one primary context per device";
+    EXPECT_EQ(fake_.primary_context_refs(0), base + 2);
+    cuda::PrimaryContext c(std::move(b));
+    EXPECT_FALSE(b);  // NOLINT(bugprone-use-after-move): moved-from is empty by contract
+    EXPECT_EQ(fake_.primary_context_refs(0), base + 2);
+    c.reset();
+    EXPECT_FALSE(c);
+    EXPECT_EQ(fake_.primary_context_refs(0), base + 1);
+    cuda::PrimaryContext d;
+    d = std::move(a);
+    EXPECT_EQ(fake_.primary_context_refs(0), base + 1);
+    d = cuda::PrimaryContext(*drv_, 0);  // releases the old one, keeps the new one
+    EXPECT_EQ(fake_.primary_context_refs(0), base + 1);
+  }
+  EXPECT_EQ(fake_.primary_context_refs(0), base);
+  EXPECT_EQ(fake_.call_count("cuDevicePrimaryCtxRetain"), fake_.call_count("cuDevicePrimaryCtxRelease"));
+}
+
+TEST_F(DriverTest, ScopedContextPushesAndPops) {
+  cuda::PrimaryContext ctx(*drv_, 0);
+  const cu::DriverApi& a = drv_->api();
+  cu::CUcontext cur = reinterpret_cast<cu::CUcontext>(0x1);
+  ASSERT_EQ(a.cuCtxGetCurrent(&cur), cu::CUDA_SUCCESS);
+  EXPECT_EQ(cur, nullptr);
+  {
+    cuda::ScopedContext s1(ctx);
+    ASSERT_EQ(a.cuCtxGetCurrent(&cur), cu::CUDA_SUCCESS);
+    EXPECT_EQ(cur, ctx.get());
+    {
+      cuda::ScopedContext s2(*drv_, ctx.get());
+      EXPECT_EQ(fake_.call_count("cuCtxPushCurrent"), 2);
+    }
+    ASSERT_EQ(a.cuCtxGetCurrent(&cur), cu::CUDA_SUCCESS);
+    EXPECT_EQ(cur, ctx.get());
+  }
+  ASSERT_EQ(a.cuCtxGetCurrent(&cur), cu::CUDA_SUCCESS);
+  EXPECT_EQ(cur, nullptr);
+  EXPECT_EQ(fake_.call_count("cuCtxPopCurrent"), 2);
+  EXPECT_THROW(cuda::ScopedContext{cuda::PrimaryContext{}}, UsageError);
+}
+
+TEST_F(DriverTest, CheckNamesTheCallAndTheCudaError) {
+  EXPECT_NO_THROW(drv_->check(cu::CUDA_SUCCESS, "cuGraphicsMapResources"));
+  try {
+    drv_->check(cu::CUDA_ERROR_ALREADY_MAPPED, "cuGraphicsMapResources", "frame 7", HANDOFF_WHERE);
+    FAIL() << "check must throw for an error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.api(), Api::Cuda);
+    EXPECT_EQ(e.call(), "cuGraphicsMapResources");
+    EXPECT_EQ(e.code(), 208);
+    EXPECT_EQ(e.code_name(), "CUDA_ERROR_ALREADY_MAPPED");
+    EXPECT_NE(what.find("cuGraphicsMapResources"), std::string::npos) << what;
+    EXPECT_NE(what.find("CUDA_ERROR_ALREADY_MAPPED"), std::string::npos) << what;
+    EXPECT_NE(what.find("frame 7"), std::string::npos) << what;
+    EXPECT_NE(what.find("driver_test.cpp:"), std::string::npos) << what;
+  }
+  // The name came from the driver's cuGetErrorName.
+  EXPECT_GE(fake_.call_count("cuGetErrorName"), 1);
+  // A code nobody names still gets a readable name.
+  try {
+    drv_->check(static_cast<cu::CUresult>(12345), "cuSomething");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code_name(), "CUDA_ERROR_12345");
+  }
+}
+
+TEST_F(DriverTest, CheckMacroNamesTheEntryPoint) {
+  cuda::PrimaryContext ctx(*drv_, 0);
+  cuda::ScopedContext cur(ctx);
+  cu::CUdeviceptr p = 0;
+  try {
+    HANDOFF_CU_CHECK(*drv_, cuMemAlloc, &p, 0);  // 0 bytes: CUDA_ERROR_INVALID_VALUE
+    FAIL() << "cuMemAlloc(0) must fail";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.call(), "cuMemAlloc");
+    EXPECT_EQ(e.code_name(), "CUDA_ERROR_INVALID_VALUE");
+  }
+  HANDOFF_CU_CHECK(*drv_, cuMemAlloc, &p, 64);
+  EXPECT_NE(p, 0u);
+  HANDOFF_CU_CHECK(*drv_, cuMemFree, p);
+}
+
+TEST_F(DriverTest, InjectedFailuresReachTheCallerAsError) {
+  fake_.fail("cuDevicePrimaryCtxRetain", cu::CUDA_ERROR_OUT_OF_MEMORY, 0);
+  try {
+    cuda::PrimaryContext ctx(*drv_, 0);
+    FAIL() << "retain was told to fail";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.call(), "cuDevicePrimaryCtxRetain");
+    EXPECT_EQ(e.code(), cu::CUDA_ERROR_OUT_OF_MEMORY);
+    EXPECT_EQ(e.code_name(), "CUDA_ERROR_OUT_OF_MEMORY");
+  }
+  EXPECT_EQ(fake_.primary_context_refs(0), base_contexts_) << "a failed retain retains nothing";
+  fake_.fail("cuDevicePrimaryCtxRetain", 0, 0);  // cleared
+
+  cuda::PrimaryContext ctx(*drv_, 0);
+  cuda::ScopedContext cur(ctx);
+  fake_.fail("cuMemAlloc", cu::CUDA_ERROR_OUT_OF_MEMORY, 1);  // the second call fails
+  cu::CUdeviceptr a = 0, b = 0;
+  EXPECT_NO_THROW(HANDOFF_CU_CHECK(*drv_, cuMemAlloc, &a, 16));
+  EXPECT_THROW(HANDOFF_CU_CHECK(*drv_, cuMemAlloc, &b, 16), Error);
+  EXPECT_THROW(HANDOFF_CU_CHECK(*drv_, cuMemAlloc, &b, 16), Error) << "the rule stays until cleared";
+  EXPECT_EQ(b, 0u);
+  EXPECT_EQ(fake_.live_allocations(), base_allocations_ + 1);
+  HANDOFF_CU_CHECK(*drv_, cuMemFree, a);
+
+  fake_.fail("cuDeviceGetUuid", cu::CUDA_ERROR_INVALID_DEVICE, 0);
+  try {
+    drv_->device(0);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.call(), "cuDeviceGetUuid");
+    EXPECT_EQ(e.code_name(), "CUDA_ERROR_INVALID_DEVICE");
+  }
+}
+
+TEST_F(DriverTest, FailingReleaseAndPopAreLoggedNotThrown) {
+  LogCapture log;
+  {
+    cuda::PrimaryContext ctx(*drv_, 0);
+    {
+      cuda::ScopedContext cur(ctx);
+      fake_.fail("cuCtxPopCurrent", cu::CUDA_ERROR_INVALID_CONTEXT, 0);
+    }  // must not throw
+    fake_.fail("cuCtxPopCurrent", 0, 0);
+    // The pop failed, so the context is still current: pop it for real.
+    cu::CUcontext c = nullptr;
+    EXPECT_EQ(drv_->api().cuCtxPopCurrent(&c), cu::CUDA_SUCCESS);
+    fake_.fail("cuDevicePrimaryCtxRelease", cu::CUDA_ERROR_INVALID_CONTEXT, 0);
+  }  // must not throw
+  fake_.fail("cuDevicePrimaryCtxRelease", 0, 0);
+  auto lines = log.lines();
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("cuCtxPopCurrent"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("cuDevicePrimaryCtxRelease"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("CUDA_ERROR_INVALID_CONTEXT"), std::string::npos) << lines[1];
+  // The release really failed: give the fake its retain back so the fixture's balance holds.
+  EXPECT_EQ(drv_->api().cuDevicePrimaryCtxRelease(0), cu::CUDA_SUCCESS);
+}
+
+TEST_F(DriverTest, ProcessWideCheckUsesTheProcessDriver) {
+  ASSERT_TRUE(cuda::driver().usable()) << cuda::driver().describe();
+  EXPECT_NO_THROW(cuda::check(cu::CUDA_SUCCESS, "cuInit"));
+  try {
+    cuda::check(cu::CUDA_ERROR_NOT_MAPPED, "cuGraphicsResourceGetMappedPointer", {}, HANDOFF_WHERE);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code_name(), "CUDA_ERROR_NOT_MAPPED");
+    EXPECT_EQ(e.call(), "cuGraphicsResourceGetMappedPointer");
+  }
+}
+
+}  // namespace
+}  // namespace handoff::test

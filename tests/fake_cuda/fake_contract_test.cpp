@@ -1,0 +1,483 @@
+// The fake driver's own contract (README.md), so the tiers built on it can
+// trust it: initialisation, contexts, memory, graphics interop on a real GL
+// context (Mesa llvmpipe), external memory ownership, fault injection and the
+// call log. Every GL test fails on a KHR_debug error message.
+#include "fake_test_util.hpp"
+
+#include <glad/gl.h>
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+#include <sys/mman.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace handoff::test {
+namespace {
+
+class FakeContract : public FakeCudaTest {
+ protected:
+  void SetUp() override {
+    FakeCudaTest::SetUp();
+    drv_ = cuda::Driver::load(fake_path());
+    ASSERT_TRUE(drv_->usable()) << drv_->describe();
+    a_ = &drv_->api();
+    ctx_ = cuda::PrimaryContext(*drv_, 0);
+  }
+  void TearDown() override {
+    ctx_.reset();
+    FakeCudaTest::TearDown();
+  }
+  std::unique_ptr<cuda::Driver> drv_;
+  const cu::DriverApi* a_ = nullptr;
+  cuda::PrimaryContext ctx_;
+};
+
+TEST_F(FakeContract, CallsBeforeInitAreNotInitialized) {
+  fake_.uninitialize();
+  int n = -1;
+  EXPECT_EQ(a_->cuDeviceGetCount(&n), cu::CUDA_ERROR_NOT_INITIALIZED);
+  cu::CUdevice dev;
+  EXPECT_EQ(a_->cuDeviceGet(&dev, 0), cu::CUDA_ERROR_NOT_INITIALIZED);
+  int v = 0;
+  EXPECT_EQ(a_->cuDriverGetVersion(&v), cu::CUDA_SUCCESS) << "the version works before cuInit";
+  ASSERT_EQ(a_->cuInit(0), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuDeviceGetCount(&n), cu::CUDA_SUCCESS);
+  EXPECT_EQ(n, 1);
+}
+
+TEST_F(FakeContract, MemoryNeedsACurrentContext) {
+  cu::CUdeviceptr p = 0;
+  EXPECT_EQ(a_->cuMemAlloc(&p, 16), cu::CUDA_ERROR_INVALID_CONTEXT);
+  cuda::ScopedContext cur(ctx_);
+  EXPECT_EQ(a_->cuMemAlloc(&p, 16), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemFree(p), cu::CUDA_SUCCESS);
+}
+
+TEST_F(FakeContract, CopiesAreBoundsChecked) {
+  cuda::ScopedContext cur(ctx_);
+  cu::CUdeviceptr p = 0;
+  ASSERT_EQ(a_->cuMemAlloc(&p, 100), cu::CUDA_SUCCESS);
+  EXPECT_EQ(fake_.live_allocations(), base_allocations_ + 1);
+  std::vector<unsigned char> in(100), out(100);
+  for (int i = 0; i < 100; ++i) in[i] = static_cast<unsigned char>(i * 3);
+  EXPECT_EQ(a_->cuMemcpyHtoD(p, in.data(), 100), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemcpyDtoH(out.data(), p, 100), cu::CUDA_SUCCESS);
+  EXPECT_EQ(in, out);
+  EXPECT_EQ(a_->cuMemcpyHtoD(p + 50, in.data(), 51), cu::CUDA_ERROR_INVALID_VALUE) << "past the end";
+  EXPECT_EQ(a_->cuMemcpyDtoH(out.data(), 0x1000, 4), cu::CUDA_ERROR_INVALID_VALUE) << "not device memory";
+  EXPECT_EQ(a_->cuMemsetD8(p + 10, 0xAB, 5), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemcpyDtoH(out.data(), p, 100), cu::CUDA_SUCCESS);
+  EXPECT_EQ(out[9], in[9]);
+  EXPECT_EQ(out[10], 0xAB);
+  EXPECT_EQ(out[14], 0xAB);
+  EXPECT_EQ(out[15], in[15]);
+
+  // 2D: 4 rows of 6 bytes from a host image with pitch 10 into device pitch 16.
+  cu::CUdeviceptr q = 0;
+  std::size_t pitch = 0;
+  ASSERT_EQ(a_->cuMemAllocPitch(&q, &pitch, 6, 4, 4), cu::CUDA_SUCCESS);
+  EXPECT_GE(pitch, 6u);
+  std::vector<unsigned char> img(40);
+  for (int i = 0; i < 40; ++i) img[i] = static_cast<unsigned char>(i);
+  cu::CUDA_MEMCPY2D c{};
+  c.srcMemoryType = cu::CU_MEMORYTYPE_HOST;
+  c.srcHost = img.data();
+  c.srcPitch = 10;
+  c.dstMemoryType = cu::CU_MEMORYTYPE_DEVICE;
+  c.dstDevice = q;
+  c.dstPitch = pitch;
+  c.WidthInBytes = 6;
+  c.Height = 4;
+  EXPECT_EQ(a_->cuMemcpy2D(&c), cu::CUDA_SUCCESS);
+  std::vector<unsigned char> back(pitch * 4);
+  EXPECT_EQ(a_->cuMemcpyDtoH(back.data(), q, back.size()), cu::CUDA_SUCCESS);
+  EXPECT_EQ(back[pitch * 3 + 5], img[35]);
+  c.dstPitch = pitch * 2;  // runs past the allocation
+  EXPECT_EQ(a_->cuMemcpy2D(&c), cu::CUDA_ERROR_INVALID_VALUE);
+
+  EXPECT_EQ(a_->cuMemFree(p), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemFree(p), cu::CUDA_ERROR_INVALID_VALUE) << "double free";
+  EXPECT_EQ(a_->cuMemFree(q), cu::CUDA_SUCCESS);
+}
+
+TEST_F(FakeContract, ModulesAreNotSupported) {
+  cuda::ScopedContext cur(ctx_);
+  cu::CUmodule m = nullptr;
+  const char ptx[] = ".version 8.0\n";
+  EXPECT_EQ(a_->cuModuleLoadData(&m, ptx), cu::CUDA_ERROR_NOT_SUPPORTED);
+}
+
+TEST_F(FakeContract, StreamsAreCounted) {
+  cuda::ScopedContext cur(ctx_);
+  cu::CUstream st = nullptr;
+  ASSERT_EQ(a_->cuStreamCreate(&st, cu::CU_STREAM_NON_BLOCKING), cu::CUDA_SUCCESS);
+  EXPECT_EQ(fake_.live_streams(), 1);
+  EXPECT_EQ(a_->cuStreamSynchronize(st), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuStreamDestroy(st), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuStreamDestroy(st), cu::CUDA_ERROR_INVALID_HANDLE);
+}
+
+TEST_F(FakeContract, GetProcAddressIsVersioned) {
+  void* old_sync = nullptr;
+  void* new_sync = nullptr;
+  cu::CUdriverProcAddressQueryResult q{};
+  ASSERT_NE(a_->cuGetProcAddress, nullptr);
+  EXPECT_EQ(a_->cuGetProcAddress("cuCtxSynchronize", &old_sync, 12080, 0, &q), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGetProcAddress("cuCtxSynchronize", &new_sync, 13000, 0, &q), cu::CUDA_SUCCESS);
+  EXPECT_NE(old_sync, new_sync);
+  void* p = nullptr;
+  EXPECT_EQ(a_->cuGetProcAddress("cuDeviceGetUuid", &p, 9020, 0, &q), cu::CUDA_ERROR_NOT_FOUND);
+  EXPECT_EQ(q, cu::CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+  EXPECT_EQ(a_->cuGetProcAddress("cuNoSuchThing", &p, 13000, 0, &q), cu::CUDA_ERROR_NOT_FOUND);
+  EXPECT_EQ(q, cu::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+}
+
+TEST_F(FakeContract, CallLogRecordsThreads) {
+  fake_.reset();  // forget the fixture's own calls
+  const unsigned long long me = fake_.thread_id();
+  unsigned long long other = 0;
+  int n = 0;
+  a_->cuDeviceGetCount(&n);
+  std::thread t([&] {
+    other = fake_.thread_id();
+    int k = 0;
+    a_->cuDeviceGetCount(&k);
+    a_->cuDeviceGetCount(&k);
+  });
+  t.join();
+  EXPECT_NE(me, other);
+  EXPECT_EQ(fake_.call_count("cuDeviceGetCount"), 3);
+  EXPECT_EQ(fake_.last_thread("cuDeviceGetCount"), other);
+  EXPECT_EQ(fake_.calls_off_thread("cuDeviceGetCount", me), 2);
+  EXPECT_EQ(fake_.calls_off_thread("cuDeviceGetCount", other), 1);
+  EXPECT_EQ(fake_.call_count("cuNeverCalled"), 0);
+  EXPECT_EQ(fake_.last_thread("cuNeverCalled"), 0u);
+}
+
+// --- external memory ---------------------------------------------------------
+class ExternalMemory : public FakeContract {
+ protected:
+  int make_fd(std::size_t size) {
+    int fd = ::memfd_create("handoff-fake-cuda-test", MFD_CLOEXEC);
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(::ftruncate(fd, static_cast<off_t>(size)), 0);
+    return fd;
+  }
+  static bool fd_open(int fd) { return ::fcntl(fd, F_GETFD) != -1; }
+  cu::CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc(int fd, std::size_t size) {
+    cu::CUDA_EXTERNAL_MEMORY_HANDLE_DESC d{};
+    d.type = cu::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+    d.handle.fd = fd;
+    d.size = size;
+    return d;
+  }
+};
+
+TEST_F(ExternalMemory, ImportMapFreeDestroy) {
+  cuda::ScopedContext cur(ctx_);
+  const int fd = make_fd(8192);
+  // The exporter's own view of the memory.
+  auto* view = static_cast<unsigned char*>(::mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  ASSERT_NE(view, MAP_FAILED);
+  const int exporter_fd = ::dup(fd);
+  auto d = desc(fd, 8192);
+  cu::CUexternalMemory mem = nullptr;
+  ASSERT_EQ(a_->cuImportExternalMemory(&mem, &d), cu::CUDA_SUCCESS);
+  EXPECT_EQ(fake_.live_external_memories(), 1);
+  cu::CUDA_EXTERNAL_MEMORY_BUFFER_DESC b{};
+  b.offset = 4096;
+  b.size = 4096;
+  cu::CUdeviceptr p = 0;
+  ASSERT_EQ(a_->cuExternalMemoryGetMappedBuffer(&p, mem, &b), cu::CUDA_SUCCESS);
+  EXPECT_EQ(fake_.live_external_buffers(), 1);
+  const unsigned char data[4] = {1, 2, 3, 4};
+  ASSERT_EQ(a_->cuMemcpyHtoD(p + 8, data, 4), cu::CUDA_SUCCESS);
+  EXPECT_EQ(std::memcmp(view + 4096 + 8, data, 4), 0) << "CUDA writes are seen by the exporter";
+  b.offset = 4097;  // past the end with size 4096
+  cu::CUdeviceptr bad = 0;
+  EXPECT_EQ(a_->cuExternalMemoryGetMappedBuffer(&bad, mem, &b), cu::CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(a_->cuMemFree(p), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuDestroyExternalMemory(mem), cu::CUDA_SUCCESS);
+  EXPECT_EQ(fake_.leaked_external_buffers(), 0);
+  EXPECT_FALSE(fd_open(fd)) << "the import owned the fd and closed it";
+  ::munmap(view, 8192);
+  ::close(exporter_fd);
+}
+
+TEST_F(ExternalMemory, DestroyBeforeFreeIsCountedAsALeak) {
+  cuda::ScopedContext cur(ctx_);
+  auto d = desc(make_fd(4096), 4096);
+  cu::CUexternalMemory mem = nullptr;
+  ASSERT_EQ(a_->cuImportExternalMemory(&mem, &d), cu::CUDA_SUCCESS);
+  cu::CUDA_EXTERNAL_MEMORY_BUFFER_DESC b{};
+  b.size = 4096;
+  cu::CUdeviceptr p = 0;
+  ASSERT_EQ(a_->cuExternalMemoryGetMappedBuffer(&p, mem, &b), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuDestroyExternalMemory(mem), cu::CUDA_SUCCESS);
+  EXPECT_EQ(fake_.leaked_external_buffers(), 1);
+  EXPECT_EQ(fake_.live_external_buffers(), 0);
+  EXPECT_EQ(a_->cuMemFree(p), cu::CUDA_ERROR_INVALID_VALUE) << "its memory is gone";
+}
+
+TEST_F(ExternalMemory, FailedImportLeavesTheFdWithTheCaller) {
+  cuda::ScopedContext cur(ctx_);
+  const int fd = make_fd(4096);
+  auto d = desc(fd, 8192);  // larger than the allocation
+  cu::CUexternalMemory mem = nullptr;
+  EXPECT_EQ(a_->cuImportExternalMemory(&mem, &d), cu::CUDA_ERROR_INVALID_VALUE);
+  EXPECT_TRUE(fd_open(fd));
+  d.size = 4096;
+  fake_.fail("cuImportExternalMemory", cu::CUDA_ERROR_OUT_OF_MEMORY, 0);
+  EXPECT_EQ(a_->cuImportExternalMemory(&mem, &d), cu::CUDA_ERROR_OUT_OF_MEMORY);
+  EXPECT_TRUE(fd_open(fd));
+  EXPECT_EQ(fake_.live_external_memories(), 0);
+  ::close(fd);
+}
+
+TEST_F(ExternalMemory, SemaphoresAreNotSupportedUnlessEnabled) {
+  cuda::ScopedContext cur(ctx_);
+  const int fd = make_fd(16);
+  cu::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC d{};
+  d.type = cu::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD;
+  d.handle.fd = fd;
+  cu::CUexternalSemaphore sem = nullptr;
+  EXPECT_EQ(a_->cuImportExternalSemaphore(&sem, &d), cu::CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_TRUE(fd_open(fd));
+  fake_.set_semaphores_supported(1);
+  ASSERT_EQ(a_->cuImportExternalSemaphore(&sem, &d), cu::CUDA_SUCCESS);
+  EXPECT_EQ(fake_.live_external_semaphores(), 1);
+  cu::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sp{};
+  cu::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wp{};
+  EXPECT_EQ(a_->cuSignalExternalSemaphoresAsync(&sem, &sp, 1, nullptr), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuWaitExternalSemaphoresAsync(&sem, &wp, 1, nullptr), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuDestroyExternalSemaphore(sem), cu::CUDA_SUCCESS);
+  EXPECT_FALSE(fd_open(fd));
+  EXPECT_EQ(fake_.live_external_semaphores(), 0);
+}
+
+// --- graphics interop on a real GL context ------------------------------------
+class GlContext {
+ public:
+  GlContext() {
+    auto get_display =
+        reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
+    if (!get_display) { fail("eglGetPlatformDisplayEXT missing"); return; }
+    display_ = get_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
+    if (display_ == EGL_NO_DISPLAY || !eglInitialize(display_, nullptr, nullptr))
+      { fail("no EGL surfaceless display"); return; }
+    eglBindAPI(EGL_OPENGL_API);
+    const EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 5,
+                            EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
+                            EGL_CONTEXT_OPENGL_DEBUG, EGL_TRUE, EGL_NONE};
+    context_ = eglCreateContext(display_, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attrs);
+    if (context_ == EGL_NO_CONTEXT) { fail("eglCreateContext failed"); return; }
+    if (!eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, context_)) { fail("eglMakeCurrent failed"); return; }
+    if (!gladLoadGL(reinterpret_cast<GLADloadfunc>(eglGetProcAddress))) { fail("gladLoadGL failed"); return; }
+    glEnable(GL_DEBUG_OUTPUT);
+    glEnable(GL_DEBUG_OUTPUT_SYNCHRONOUS);
+    glDebugMessageCallback(&GlContext::on_message, this);
+  }
+  ~GlContext() {
+    if (context_ != EGL_NO_CONTEXT) {
+      if (eglGetCurrentContext() == context_) glDebugMessageCallback(nullptr, nullptr);
+      eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+      eglDestroyContext(display_, context_);
+    }
+  }
+  const std::string& error() const { return error_; }
+  std::vector<std::string> gl_errors() {
+    std::lock_guard lock(mutex_);
+    return errors_;
+  }
+
+ private:
+  void fail(const char* why) { error_ = why; }
+  static void GLAPIENTRY on_message(GLenum, GLenum type, GLuint, GLenum, GLsizei, const GLchar* text,
+                                    const void* self) {
+    if (type != GL_DEBUG_TYPE_ERROR) return;
+    auto* me = const_cast<GlContext*>(static_cast<const GlContext*>(self));
+    std::lock_guard lock(me->mutex_);
+    me->errors_.emplace_back(text);
+  }
+  EGLDisplay display_ = EGL_NO_DISPLAY;
+  EGLContext context_ = EGL_NO_CONTEXT;
+  std::string error_;
+  std::mutex mutex_;
+  std::vector<std::string> errors_;
+};
+
+class GraphicsInterop : public FakeContract {
+ protected:
+  void SetUp() override {
+    FakeContract::SetUp();
+    gl_ = std::make_unique<GlContext>();
+    ASSERT_TRUE(gl_->error().empty()) << "headless GL: " << gl_->error();
+    cur_.emplace(ctx_);
+  }
+  void TearDown() override {
+    for (GLuint b : buffers_) glDeleteBuffers(1, &b);
+    EXPECT_TRUE(gl_ && gl_->gl_errors().empty()) << "GL error: " << (gl_ ? gl_->gl_errors().front() : "");
+    cur_.reset();
+    gl_.reset();
+    FakeContract::TearDown();
+  }
+  GLuint buffer(std::size_t size, bool immutable_unmappable = false) {
+    GLuint b = 0;
+    glCreateBuffers(1, &b);
+    std::vector<unsigned char> init(size);
+    for (std::size_t i = 0; i < size; ++i) init[i] = static_cast<unsigned char>(i);
+    if (immutable_unmappable) glNamedBufferStorage(b, static_cast<GLsizeiptr>(size), init.data(), GL_DYNAMIC_STORAGE_BIT);
+    else glNamedBufferData(b, static_cast<GLsizeiptr>(size), init.data(), GL_DYNAMIC_DRAW);
+    buffers_.push_back(b);
+    return b;
+  }
+  std::vector<unsigned char> read(GLuint b, std::size_t size) {
+    std::vector<unsigned char> v(size);
+    glGetNamedBufferSubData(b, 0, static_cast<GLsizeiptr>(size), v.data());
+    return v;
+  }
+  std::unique_ptr<GlContext> gl_;
+  std::optional<cuda::ScopedContext> cur_;
+  std::vector<GLuint> buffers_;
+};
+
+TEST_F(GraphicsInterop, RegisterMapWriteUnmap) {
+  const GLuint b = buffer(256);
+  cu::CUgraphicsResource r = nullptr;
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, cu::CU_GRAPHICS_REGISTER_FLAGS_NONE), cu::CUDA_SUCCESS);
+  EXPECT_EQ(fake_.live_registrations(), 1);
+  cu::CUdeviceptr p = 0;
+  std::size_t size = 0;
+  EXPECT_EQ(a_->cuGraphicsResourceGetMappedPointer(&p, &size, r), cu::CUDA_ERROR_NOT_MAPPED);
+  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), cu::CUDA_SUCCESS);
+  EXPECT_EQ(fake_.live_mappings(), 1);
+  EXPECT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), cu::CUDA_ERROR_ALREADY_MAPPED);
+  EXPECT_EQ(a_->cuGraphicsResourceSetMapFlags(r, cu::CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY),
+            cu::CUDA_ERROR_ALREADY_MAPPED);
+  ASSERT_EQ(a_->cuGraphicsResourceGetMappedPointer(&p, &size, r), cu::CUDA_SUCCESS);
+  EXPECT_EQ(size, 256u);
+  std::vector<unsigned char> seen(256);
+  ASSERT_EQ(a_->cuMemcpyDtoH(seen.data(), p, 256), cu::CUDA_SUCCESS);
+  EXPECT_EQ(seen[200], 200) << "the mapped pointer holds the buffer's contents";
+  const unsigned char value[3] = {9, 8, 7};
+  ASSERT_EQ(a_->cuMemcpyHtoD(p + 100, value, 3), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemcpyHtoD(p + 254, value, 3), cu::CUDA_ERROR_INVALID_VALUE) << "past the buffer";
+  ASSERT_EQ(a_->cuGraphicsUnmapResources(1, &r, nullptr), cu::CUDA_SUCCESS);
+  EXPECT_EQ(fake_.live_mappings(), 0);
+  EXPECT_EQ(a_->cuGraphicsUnmapResources(1, &r, nullptr), cu::CUDA_ERROR_NOT_MAPPED);
+  EXPECT_EQ(a_->cuMemcpyDtoH(seen.data(), p, 4), cu::CUDA_ERROR_INVALID_VALUE) << "unmapped: no longer device memory";
+  auto after = read(b, 256);
+  EXPECT_EQ(after[100], 9);
+  EXPECT_EQ(after[102], 7);
+  EXPECT_EQ(after[103], 103);
+  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGraphicsUnregisterResource(r), cu::CUDA_ERROR_INVALID_HANDLE);
+}
+
+TEST_F(GraphicsInterop, RegisterRefusesWhatIsNotABuffer) {
+  cu::CUgraphicsResource r = nullptr;
+  EXPECT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, 4242, 0), cu::CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, 0, 0), cu::CUDA_ERROR_INVALID_VALUE);
+  const GLuint b = buffer(16);
+  EXPECT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, cu::CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST),
+            cu::CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(fake_.live_registrations(), 0);
+}
+
+TEST_F(GraphicsInterop, UnregisterOfAMappedResourceUnmapsIt) {
+  const GLuint b = buffer(64);
+  cu::CUgraphicsResource r = nullptr;
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, 0), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), cu::CUDA_SUCCESS);
+  EXPECT_EQ(fake_.live_mappings(), 0);
+  GLint mapped = 1;
+  glGetNamedBufferParameteriv(b, GL_BUFFER_MAPPED, &mapped);
+  EXPECT_EQ(mapped, GL_FALSE);
+}
+
+TEST_F(GraphicsInterop, BatchMapIsAllOrNothing) {
+  cu::CUgraphicsResource r[2] = {};
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r[0], buffer(32), 0), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r[1], buffer(48), 0), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r[1], nullptr), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGraphicsMapResources(2, r, nullptr), cu::CUDA_ERROR_ALREADY_MAPPED);
+  EXPECT_EQ(fake_.live_mappings(), 1) << "r[0] must not stay mapped after the failed batch";
+  ASSERT_EQ(a_->cuGraphicsUnmapResources(1, &r[1], nullptr), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsMapResources(2, r, nullptr), cu::CUDA_SUCCESS);
+  EXPECT_EQ(fake_.live_mappings(), 2);
+  EXPECT_EQ(fake_.call_count("cuGraphicsMapResources"), 3);
+  ASSERT_EQ(a_->cuGraphicsUnmapResources(2, r, nullptr), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGraphicsUnregisterResource(r[0]), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGraphicsUnregisterResource(r[1]), cu::CUDA_SUCCESS);
+}
+
+TEST_F(GraphicsInterop, ImmutableStorageGLCannotMapStillWorks) {
+  const GLuint b = buffer(128, /*immutable_unmappable=*/true);
+  cu::CUgraphicsResource r = nullptr;
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, 0), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), cu::CUDA_SUCCESS);
+  cu::CUdeviceptr p = 0;
+  std::size_t size = 0;
+  ASSERT_EQ(a_->cuGraphicsResourceGetMappedPointer(&p, &size, r), cu::CUDA_SUCCESS);
+  EXPECT_EQ(size, 128u);
+  unsigned char x = 0;
+  ASSERT_EQ(a_->cuMemcpyDtoH(&x, p + 77, 1), cu::CUDA_SUCCESS);
+  EXPECT_EQ(x, 77);
+  ASSERT_EQ(a_->cuMemsetD8(p, 0x5A, 10), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsUnmapResources(1, &r, nullptr), cu::CUDA_SUCCESS);
+  auto after = read(b, 128);
+  EXPECT_EQ(after[9], 0x5A);
+  EXPECT_EQ(after[10], 10);
+  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), cu::CUDA_SUCCESS);
+}
+
+TEST_F(GraphicsInterop, GraphicsCallsNeedTheGlContextOnTheCallingThread) {
+  const GLuint b = buffer(32);
+  cu::CUgraphicsResource r = nullptr;
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, 0), cu::CUDA_SUCCESS);
+  const unsigned long long me = fake_.thread_id();
+  cu::CUresult reg = cu::CUDA_SUCCESS, map = cu::CUDA_SUCCESS, unreg = cu::CUDA_SUCCESS;
+  std::thread t([&] {
+    // A CUDA context but no GL context on this thread.
+    cuda::ScopedContext cur(ctx_);
+    cu::CUgraphicsResource r2 = nullptr;
+    reg = a_->cuGraphicsGLRegisterBuffer(&r2, b, 0);
+    cu::CUgraphicsResource rr = r;
+    map = a_->cuGraphicsMapResources(1, &rr, nullptr);
+    unreg = a_->cuGraphicsUnregisterResource(r);
+  });
+  t.join();
+  EXPECT_EQ(reg, cu::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT);
+  EXPECT_EQ(map, cu::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT);
+  EXPECT_EQ(unreg, cu::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT);
+  EXPECT_EQ(fake_.calls_off_thread("cuGraphicsMapResources", me), 1);
+  EXPECT_EQ(fake_.live_registrations(), 1);
+  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), cu::CUDA_SUCCESS);
+  EXPECT_EQ(fake_.calls_off_thread("cuGraphicsUnregisterResource", me), 1);
+  EXPECT_EQ(fake_.last_thread("cuGraphicsUnregisterResource"), me);
+}
+
+TEST_F(GraphicsInterop, InjectedMapFailureMapsNothing) {
+  cu::CUgraphicsResource r = nullptr;
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, buffer(32), 0), cu::CUDA_SUCCESS);
+  fake_.fail("cuGraphicsMapResources", cu::CUDA_ERROR_UNKNOWN, 0);
+  EXPECT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), cu::CUDA_ERROR_UNKNOWN);
+  EXPECT_EQ(fake_.live_mappings(), 0);
+  try {
+    drv_->check(a_->cuGraphicsMapResources(1, &r, nullptr), "cuGraphicsMapResources", {}, HANDOFF_WHERE);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code_name(), "CUDA_ERROR_UNKNOWN");
+  }
+  fake_.fail("cuGraphicsMapResources", 0, 0);
+  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), cu::CUDA_SUCCESS);
+}
+
+}  // namespace
+}  // namespace handoff::test

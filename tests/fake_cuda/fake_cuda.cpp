@@ -1,0 +1,1119 @@
+// The fake CUDA driver: CUDA's documented driver-API contract, implemented on
+// the host, so handoff's routing and lifetime logic is tested without a GPU.
+// See README.md beside this file. Declarations come from handoff's own
+// cuda_api.hpp (the toolkit is optional); the exported names are CUDA's.
+#include "cuda/cuda_api.hpp"
+#include "fake_cuda_control.h"
+
+#include <EGL/egl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace handoff::cu;
+
+// --- opaque objects (the fake's definitions of CUDA's handle types) --------
+struct handoff::cu::CUctx_st {
+  int ordinal = 0;
+  int refs = 0;
+};
+struct handoff::cu::CUstream_st {
+  unsigned flags = 0;
+};
+struct handoff::cu::CUgraphicsResource_st {
+  GLuint buffer = 0;
+  unsigned register_flags = 0;
+  unsigned map_flags = 0;
+  bool mapped = false;
+  bool shadow = false;  // mapped through a host copy (storage not mappable by GL)
+  void* ptr = nullptr;
+  std::size_t size = 0;
+};
+struct handoff::cu::CUextMemory_st {
+  int fd = -1;
+  void* base = nullptr;
+  std::size_t size = 0;
+  bool mmapped = false;  // false: host memory stands in (the fd was not mmap-able)
+};
+struct handoff::cu::CUextSemaphore_st {
+  int fd = -1;
+  CUexternalSemaphoreHandleType type{};
+};
+
+namespace {
+
+// --- GL, reached through EGL on the calling thread's current context --------
+using GLboolean = unsigned char;
+using GLint64 = std::int64_t;
+using GLsizeiptr = std::ptrdiff_t;
+using GLintptr = std::ptrdiff_t;
+using GLbitfield = unsigned int;
+using GLint = int;
+constexpr GLenum kGlBufferSize = 0x8764;
+constexpr GLenum kGlBufferMapped = 0x88BC;
+constexpr GLenum kGlBufferImmutableStorage = 0x821F;
+constexpr GLenum kGlBufferStorageFlags = 0x8220;
+constexpr GLbitfield kGlMapRead = 0x0001;
+constexpr GLbitfield kGlMapWrite = 0x0002;
+constexpr GLbitfield kGlMapInvalidateBuffer = 0x0008;
+
+struct Gl {
+  GLboolean (*IsBuffer)(GLuint) = nullptr;
+  void (*GetNamedBufferParameteri64v)(GLuint, GLenum, GLint64*) = nullptr;
+  void (*GetNamedBufferParameteriv)(GLuint, GLenum, GLint*) = nullptr;
+  void* (*MapNamedBufferRange)(GLuint, GLintptr, GLsizeiptr, GLbitfield) = nullptr;
+  GLboolean (*UnmapNamedBuffer)(GLuint) = nullptr;
+  void (*GetNamedBufferSubData)(GLuint, GLintptr, GLsizeiptr, void*) = nullptr;
+  void (*NamedBufferSubData)(GLuint, GLintptr, GLsizeiptr, const void*) = nullptr;
+  bool ok = false;
+};
+
+const Gl& gl() {
+  static Gl g;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    auto get = [](const char* n) { return reinterpret_cast<void*>(eglGetProcAddress(n)); };
+    g.IsBuffer = reinterpret_cast<decltype(g.IsBuffer)>(get("glIsBuffer"));
+    g.GetNamedBufferParameteri64v =
+        reinterpret_cast<decltype(g.GetNamedBufferParameteri64v)>(get("glGetNamedBufferParameteri64v"));
+    g.GetNamedBufferParameteriv =
+        reinterpret_cast<decltype(g.GetNamedBufferParameteriv)>(get("glGetNamedBufferParameteriv"));
+    g.MapNamedBufferRange = reinterpret_cast<decltype(g.MapNamedBufferRange)>(get("glMapNamedBufferRange"));
+    g.UnmapNamedBuffer = reinterpret_cast<decltype(g.UnmapNamedBuffer)>(get("glUnmapNamedBuffer"));
+    g.GetNamedBufferSubData = reinterpret_cast<decltype(g.GetNamedBufferSubData)>(get("glGetNamedBufferSubData"));
+    g.NamedBufferSubData = reinterpret_cast<decltype(g.NamedBufferSubData)>(get("glNamedBufferSubData"));
+    g.ok = g.IsBuffer && g.GetNamedBufferParameteri64v && g.GetNamedBufferParameteriv && g.MapNamedBufferRange &&
+           g.UnmapNamedBuffer && g.GetNamedBufferSubData && g.NamedBufferSubData;
+  });
+  return g;
+}
+
+bool gl_context_current() { return eglGetCurrentContext() != EGL_NO_CONTEXT; }
+
+// --- configuration (environment, read at cuInit) -----------------------------
+constexpr int kMaxDevices = 16;
+
+struct Config {
+  int devices = 1;
+  int version = 13000;
+  int init_error = 0;
+  unsigned char uuid[16] = {0x48, 0x41, 0x4e, 0x44, 0x4f, 0x46, 0x46, 0x2d,
+                            0x46, 0x41, 0x4b, 0x45, 0x2d, 0x47, 0x50, 0x55};  // "HANDOFF-FAKE-GPU"
+  int cc_major = 9;
+  int cc_minor = 0;
+  bool proc_address = true;
+};
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  long n = std::strtol(v, &end, 0);
+  return (end && *end == '\0') ? static_cast<int>(n) : fallback;
+}
+
+bool parse_uuid(const char* text, unsigned char out[16]) {
+  unsigned char tmp[16];
+  int n = 0;
+  int half = -1;
+  for (const char* p = text; *p; ++p) {
+    if (*p == '-') continue;
+    int d;
+    if (*p >= '0' && *p <= '9') d = *p - '0';
+    else if (*p >= 'a' && *p <= 'f') d = *p - 'a' + 10;
+    else if (*p >= 'A' && *p <= 'F') d = *p - 'A' + 10;
+    else return false;
+    if (half < 0) {
+      half = d;
+    } else {
+      if (n >= 16) return false;
+      tmp[n++] = static_cast<unsigned char>(half << 4 | d);
+      half = -1;
+    }
+  }
+  if (n != 16 || half >= 0) return false;
+  std::memcpy(out, tmp, 16);
+  return true;
+}
+
+Config read_config() {
+  Config c;
+  c.devices = env_int("HANDOFF_FAKE_CUDA_DEVICES", 1);
+  if (c.devices < 0) c.devices = 0;
+  if (c.devices > kMaxDevices) c.devices = kMaxDevices;
+  c.version = env_int("HANDOFF_FAKE_CUDA_DRIVER_VERSION", 13000);
+  c.init_error = env_int("HANDOFF_FAKE_CUDA_INIT_ERROR", 0);
+  if (const char* u = std::getenv("HANDOFF_FAKE_CUDA_UUID"); u && *u) parse_uuid(u, c.uuid);
+  c.cc_major = env_int("HANDOFF_FAKE_CUDA_CC_MAJOR", 9);
+  c.cc_minor = env_int("HANDOFF_FAKE_CUDA_CC_MINOR", 0);
+  c.proc_address = env_int("HANDOFF_FAKE_CUDA_NO_PROC_ADDRESS", 0) == 0;
+  return c;
+}
+
+// --- state ------------------------------------------------------------------
+struct EntryLog {
+  int calls = 0;        // every call, failed ones included
+  int successes = 0;    // calls that got past fault injection
+  unsigned long long last_thread = 0;
+  std::map<unsigned long long, int> by_thread;
+};
+
+struct FaultRule {
+  int code = 0;
+  int after = 0;
+};
+
+struct Region {  // a range of fake "device" memory
+  std::size_t size = 0;
+  enum Kind { Alloc, ExternalBuffer } kind = Alloc;
+  CUextMemory_st* owner = nullptr;  // ExternalBuffer
+};
+
+struct State {
+  std::mutex mutex;
+  bool initialized = false;
+  Config config;
+  CUctx_st contexts[kMaxDevices];
+  std::map<std::string, EntryLog> log;
+  std::map<std::string, FaultRule> faults;
+  std::set<CUgraphicsResource_st*> resources;
+  std::map<CUdeviceptr, Region> regions;  // start address -> region (allocations and mapped external buffers)
+  std::set<CUextMemory_st*> ext_memories;
+  std::set<CUextSemaphore_st*> semaphores;
+  std::set<CUstream_st*> streams;
+  int leaked_external_buffers = 0;
+  bool semaphores_supported = false;
+};
+
+State& state() {
+  static State* s = new State;  // never destroyed: the fake may be called from static destructors
+  return *s;
+}
+
+std::atomic<unsigned long long> g_next_thread{1};
+unsigned long long this_thread_id() {
+  thread_local unsigned long long id = g_next_thread.fetch_add(1);
+  return id;
+}
+
+thread_local std::vector<CUctx_st*> t_context_stack;
+
+// Records the call and applies fault injection. Call with the lock held.
+CUresult enter(State& s, const char* entry) {
+  EntryLog& e = s.log[entry];
+  const unsigned long long t = this_thread_id();
+  ++e.calls;
+  e.last_thread = t;
+  ++e.by_thread[t];
+  if (auto it = s.faults.find(entry); it != s.faults.end()) {
+    if (e.successes >= it->second.after) return static_cast<CUresult>(it->second.code);
+  }
+  ++e.successes;
+  return CUDA_SUCCESS;
+}
+
+#define FAKE_ENTER(name)                          \
+  State& s = state();                             \
+  std::lock_guard lock(s.mutex);                  \
+  if (CUresult r_ = enter(s, name); r_ != CUDA_SUCCESS) return r_
+
+#define FAKE_REQUIRE_INIT() \
+  if (!s.initialized) return CUDA_ERROR_NOT_INITIALIZED
+
+#define FAKE_REQUIRE_CONTEXT() \
+  FAKE_REQUIRE_INIT();         \
+  if (t_context_stack.empty()) return CUDA_ERROR_INVALID_CONTEXT
+
+// The region holding [p, p + n), or nullptr.
+const Region* find_region(State& s, CUdeviceptr p, std::size_t n, CUdeviceptr* start = nullptr) {
+  auto it = s.regions.upper_bound(p);
+  if (it != s.regions.begin()) {
+    --it;
+    if (p >= it->first && p - it->first <= it->second.size && n <= it->second.size - (p - it->first)) {
+      if (start) *start = it->first;
+      return &it->second;
+    }
+  }
+  // Mapped graphics resources are device memory too.
+  for (CUgraphicsResource_st* r : s.resources) {
+    auto base = reinterpret_cast<CUdeviceptr>(r->ptr);
+    if (r->mapped && p >= base && p - base <= r->size && n <= r->size - (p - base)) {
+      static const Region graphics{};
+      if (start) *start = base;
+      return &graphics;
+    }
+  }
+  return nullptr;
+}
+
+bool valid_stream(State& s, CUstream h) { return h == nullptr || s.streams.count(h) != 0; }
+
+CUresult unmap_one(CUgraphicsResource_st* r) {
+  const Gl& g = gl();
+  bool ok = true;
+  if (r->shadow) {
+    if (!(r->map_flags & CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY))
+      g.NamedBufferSubData(r->buffer, 0, static_cast<GLsizeiptr>(r->size), r->ptr);
+    std::free(r->ptr);
+  } else {
+    ok = g.UnmapNamedBuffer(r->buffer) != 0;
+  }
+  r->mapped = false;
+  r->shadow = false;
+  r->ptr = nullptr;
+  return ok ? CUDA_SUCCESS : CUDA_ERROR_UNMAP_FAILED;
+}
+
+CUresult map_one(CUgraphicsResource_st* r) {
+  const Gl& g = gl();
+  if (!g.IsBuffer(r->buffer)) return CUDA_ERROR_MAP_FAILED;  // deleted by GL while registered
+  GLint64 size = 0;
+  g.GetNamedBufferParameteri64v(r->buffer, kGlBufferSize, &size);
+  GLint gl_mapped = 0;
+  g.GetNamedBufferParameteriv(r->buffer, kGlBufferMapped, &gl_mapped);
+  if (size <= 0 || gl_mapped) return CUDA_ERROR_MAP_FAILED;
+  GLbitfield access = kGlMapRead | kGlMapWrite;
+  if (r->map_flags & CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY) access = kGlMapRead;
+  if (r->map_flags & CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD) access = kGlMapWrite | kGlMapInvalidateBuffer;
+  GLint immutable = 0, storage_flags = 0;
+  g.GetNamedBufferParameteriv(r->buffer, kGlBufferImmutableStorage, &immutable);
+  if (immutable) g.GetNamedBufferParameteriv(r->buffer, kGlBufferStorageFlags, &storage_flags);
+  const GLbitfield needed = access & (kGlMapRead | kGlMapWrite);
+  r->size = static_cast<std::size_t>(size);
+  if (!immutable || (static_cast<GLbitfield>(storage_flags) & needed) == needed) {
+    void* p = g.MapNamedBufferRange(r->buffer, 0, size, access);
+    if (!p) return CUDA_ERROR_MAP_FAILED;
+    r->ptr = p;
+    r->shadow = false;
+  } else {
+    // Immutable storage GL cannot map for this access: a host copy stands in,
+    // written back at unmap (the real driver maps such buffers directly).
+    void* p = std::malloc(r->size);
+    if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (!(r->map_flags & CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD))
+      g.GetNamedBufferSubData(r->buffer, 0, size, p);
+    r->ptr = p;
+    r->shadow = true;
+  }
+  r->mapped = true;
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+// ============================================================================
+// CUDA entry points (C linkage, CUDA's exported names). Helpers stay outside
+// extern "C": functions with C language linkage share one name across namespaces.
+// ============================================================================
+#define FAKE_API extern "C" __attribute__((visibility("default")))
+
+FAKE_API CUresult cuInit(unsigned int flags) {
+  FAKE_ENTER("cuInit");
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  s.config = read_config();
+  if (s.config.init_error != 0) return static_cast<CUresult>(s.config.init_error);
+  if (s.config.devices == 0) return CUDA_ERROR_NO_DEVICE;  // what the real driver says with no GPU
+  for (int i = 0; i < kMaxDevices; ++i) s.contexts[i].ordinal = i;
+  s.initialized = true;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuDriverGetVersion(int* version) {
+  FAKE_ENTER("cuDriverGetVersion");
+  if (!version) return CUDA_ERROR_INVALID_VALUE;
+  // Works before cuInit, as the real one does.
+  *version = s.initialized ? s.config.version : read_config().version;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuGetErrorName(CUresult error, const char** str) {
+  FAKE_ENTER("cuGetErrorName");
+  if (!str) return CUDA_ERROR_INVALID_VALUE;
+  *str = result_name(error);
+  return *str ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE_API CUresult cuGetErrorString(CUresult error, const char** str) {
+  FAKE_ENTER("cuGetErrorString");
+  if (!str) return CUDA_ERROR_INVALID_VALUE;
+  const char* n = result_name(error);
+  *str = n ? "reported by the fake CUDA driver (handoff tests)" : nullptr;
+  return n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE_API CUresult cuDeviceGetCount(int* count) {
+  FAKE_ENTER("cuDeviceGetCount");
+  FAKE_REQUIRE_INIT();
+  if (!count) return CUDA_ERROR_INVALID_VALUE;
+  *count = s.config.devices;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuDeviceGet(CUdevice* device, int ordinal) {
+  FAKE_ENTER("cuDeviceGet");
+  FAKE_REQUIRE_INIT();
+  if (!device) return CUDA_ERROR_INVALID_VALUE;
+  if (ordinal < 0 || ordinal >= s.config.devices) return CUDA_ERROR_INVALID_DEVICE;
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+#define FAKE_CHECK_DEVICE(dev) \
+  if ((dev) < 0 || (dev) >= s.config.devices) return CUDA_ERROR_INVALID_DEVICE
+
+FAKE_API CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
+  FAKE_ENTER("cuDeviceGetName");
+  FAKE_REQUIRE_INIT();
+  if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+  FAKE_CHECK_DEVICE(dev);
+  std::string n = "Handoff Fake CUDA Device " + std::to_string(dev);
+  std::size_t k = std::min<std::size_t>(n.size(), static_cast<std::size_t>(len) - 1);
+  std::memcpy(name, n.data(), k);
+  name[k] = '\0';
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
+  FAKE_ENTER("cuDeviceGetUuid");
+  FAKE_REQUIRE_INIT();
+  if (!uuid) return CUDA_ERROR_INVALID_VALUE;
+  FAKE_CHECK_DEVICE(dev);
+  std::memcpy(uuid->bytes, s.config.uuid, 16);
+  uuid->bytes[15] = static_cast<char>(s.config.uuid[15] + dev);  // device 0 has the configured UUID
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
+  FAKE_ENTER("cuDeviceGetAttribute");
+  FAKE_REQUIRE_INIT();
+  if (!pi) return CUDA_ERROR_INVALID_VALUE;
+  FAKE_CHECK_DEVICE(dev);
+  switch (attrib) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = s.config.cc_major; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = s.config.cc_minor; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = 2; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_INTEGRATED: *pi = 0; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *pi = 1; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *pi = dev + 1; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: *pi = 0; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: *pi = 0; return CUDA_SUCCESS;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE_API CUresult cuDeviceTotalMem_v2(std::size_t* bytes, CUdevice dev) {
+  FAKE_ENTER("cuDeviceTotalMem");
+  FAKE_REQUIRE_INIT();
+  if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+  FAKE_CHECK_DEVICE(dev);
+  *bytes = std::size_t{8} << 30;
+  return CUDA_SUCCESS;
+}
+
+// --- contexts ----------------------------------------------------------------
+FAKE_API CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
+  FAKE_ENTER("cuDevicePrimaryCtxRetain");
+  FAKE_REQUIRE_INIT();
+  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+  FAKE_CHECK_DEVICE(dev);
+  ++s.contexts[dev].refs;
+  *pctx = &s.contexts[dev];
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+  FAKE_ENTER("cuDevicePrimaryCtxRelease");
+  FAKE_REQUIRE_INIT();
+  FAKE_CHECK_DEVICE(dev);
+  if (s.contexts[dev].refs <= 0) return CUDA_ERROR_INVALID_CONTEXT;  // released more often than retained
+  --s.contexts[dev].refs;
+  return CUDA_SUCCESS;
+}
+
+namespace {
+bool valid_context(State& s, CUcontext ctx) {
+  for (int i = 0; i < s.config.devices; ++i)
+    if (ctx == &s.contexts[i]) return ctx->refs > 0;
+  return false;
+}
+}  // namespace
+
+FAKE_API CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
+  FAKE_ENTER("cuCtxPushCurrent");
+  FAKE_REQUIRE_INIT();
+  if (!valid_context(s, ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+  t_context_stack.push_back(ctx);
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuCtxPopCurrent_v2(CUcontext* pctx) {
+  FAKE_ENTER("cuCtxPopCurrent");
+  FAKE_REQUIRE_INIT();
+  if (t_context_stack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (pctx) *pctx = t_context_stack.back();
+  t_context_stack.pop_back();
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuCtxSetCurrent(CUcontext ctx) {
+  FAKE_ENTER("cuCtxSetCurrent");
+  FAKE_REQUIRE_INIT();
+  if (!ctx) {
+    if (!t_context_stack.empty()) t_context_stack.pop_back();
+    return CUDA_SUCCESS;
+  }
+  if (!valid_context(s, ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+  if (t_context_stack.empty()) t_context_stack.push_back(ctx);
+  else t_context_stack.back() = ctx;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuCtxGetCurrent(CUcontext* pctx) {
+  FAKE_ENTER("cuCtxGetCurrent");
+  FAKE_REQUIRE_INIT();
+  if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+  *pctx = t_context_stack.empty() ? nullptr : t_context_stack.back();
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuCtxSynchronize() {
+  FAKE_ENTER("cuCtxSynchronize");
+  FAKE_REQUIRE_CONTEXT();
+  return CUDA_SUCCESS;  // the fake's work is synchronous
+}
+
+// CUDA 13's cuCtxSynchronize_v2 takes the context; exported only through
+// cuGetProcAddress with cudaVersion >= 13000, as the real driver does.
+namespace {
+CUresult fake_cuCtxSynchronize_v13000(CUcontext ctx) {
+  FAKE_ENTER("cuCtxSynchronize");
+  FAKE_REQUIRE_INIT();
+  if (ctx && !valid_context(s, ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!ctx && t_context_stack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  return CUDA_SUCCESS;
+}
+}  // namespace
+
+// --- memory ------------------------------------------------------------------
+namespace {
+CUresult alloc_region(State& s, CUdeviceptr* dptr, std::size_t bytes) {
+  const std::size_t rounded = (bytes + 255) / 256 * 256;
+  void* p = std::aligned_alloc(256, rounded);
+  if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+  *dptr = reinterpret_cast<CUdeviceptr>(p);
+  s.regions[*dptr] = Region{bytes, Region::Alloc, nullptr};
+  return CUDA_SUCCESS;
+}
+}  // namespace
+
+FAKE_API CUresult cuMemAlloc_v2(CUdeviceptr* dptr, std::size_t bytesize) {
+  FAKE_ENTER("cuMemAlloc");
+  FAKE_REQUIRE_CONTEXT();
+  if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+  return alloc_region(s, dptr, bytesize);
+}
+
+FAKE_API CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, std::size_t* pitch, std::size_t width, std::size_t height,
+                            unsigned int element_size) {
+  FAKE_ENTER("cuMemAllocPitch");
+  FAKE_REQUIRE_CONTEXT();
+  if (!dptr || !pitch || width == 0 || height == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (element_size != 4 && element_size != 8 && element_size != 16) return CUDA_ERROR_INVALID_VALUE;
+  const std::size_t p = (width + 511) / 512 * 512;
+  if (height > SIZE_MAX / p) return CUDA_ERROR_OUT_OF_MEMORY;
+  CUresult r = alloc_region(s, dptr, p * height);
+  if (r == CUDA_SUCCESS) *pitch = p;
+  return r;
+}
+
+FAKE_API CUresult cuMemFree_v2(CUdeviceptr dptr) {
+  FAKE_ENTER("cuMemFree");
+  FAKE_REQUIRE_CONTEXT();
+  auto it = s.regions.find(dptr);
+  if (it == s.regions.end()) return CUDA_ERROR_INVALID_VALUE;
+  if (it->second.kind == Region::Alloc) std::free(reinterpret_cast<void*>(dptr));
+  s.regions.erase(it);  // an external buffer's memory belongs to its CUexternalMemory
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, std::size_t bytes) {
+  FAKE_ENTER("cuMemcpyHtoD");
+  FAKE_REQUIRE_CONTEXT();
+  if (bytes == 0) return CUDA_SUCCESS;
+  if (!src || !find_region(s, dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, std::size_t bytes) {
+  FAKE_ENTER("cuMemcpyDtoH");
+  FAKE_REQUIRE_CONTEXT();
+  if (bytes == 0) return CUDA_SUCCESS;
+  if (!dst || !find_region(s, src, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+  return CUDA_SUCCESS;
+}
+
+namespace {
+// Resolves one side of a 2D copy to a host address, checking device ranges.
+CUresult side(State& s, CUmemorytype type, const void* host, CUdeviceptr device, CUarray array, std::size_t x,
+              std::size_t y, std::size_t pitch, std::size_t width, std::size_t height, const char** out) {
+  if (array) return CUDA_ERROR_NOT_SUPPORTED;
+  if (height == 0 || width == 0) {
+    *out = nullptr;
+    return CUDA_SUCCESS;
+  }
+  if (pitch < x + width && height > 1) return CUDA_ERROR_INVALID_VALUE;
+  const std::size_t span = (height - 1) * pitch + x + width;
+  switch (type) {
+    case CU_MEMORYTYPE_HOST:
+      if (!host) return CUDA_ERROR_INVALID_VALUE;
+      *out = static_cast<const char*>(host) + y * pitch + x;
+      return CUDA_SUCCESS;
+    case CU_MEMORYTYPE_DEVICE:
+    case CU_MEMORYTYPE_UNIFIED:
+      if (!device || !find_region(s, device + y * pitch, span)) return CUDA_ERROR_INVALID_VALUE;
+      *out = reinterpret_cast<const char*>(device) + y * pitch + x;
+      return CUDA_SUCCESS;
+    case CU_MEMORYTYPE_ARRAY: return CUDA_ERROR_NOT_SUPPORTED;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult copy2d(State& s, const CUDA_MEMCPY2D* c) {
+  if (!c) return CUDA_ERROR_INVALID_VALUE;
+  const char* src = nullptr;
+  const char* dst = nullptr;
+  CUresult r = side(s, c->srcMemoryType, c->srcHost, c->srcDevice, c->srcArray, c->srcXInBytes, c->srcY,
+                    c->srcPitch, c->WidthInBytes, c->Height, &src);
+  if (r != CUDA_SUCCESS) return r;
+  r = side(s, c->dstMemoryType, c->dstHost, c->dstDevice, c->dstArray, c->dstXInBytes, c->dstY, c->dstPitch,
+           c->WidthInBytes, c->Height, &dst);
+  if (r != CUDA_SUCCESS) return r;
+  for (std::size_t row = 0; src && dst && row < c->Height; ++row)
+    std::memmove(const_cast<char*>(dst) + row * c->dstPitch, src + row * c->srcPitch, c->WidthInBytes);
+  return CUDA_SUCCESS;
+}
+}  // namespace
+
+FAKE_API CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D* copy) {
+  FAKE_ENTER("cuMemcpy2D");
+  FAKE_REQUIRE_CONTEXT();
+  return copy2d(s, copy);
+}
+
+FAKE_API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* copy, CUstream stream) {
+  FAKE_ENTER("cuMemcpy2DAsync");
+  FAKE_REQUIRE_CONTEXT();
+  if (!valid_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
+  return copy2d(s, copy);
+}
+
+FAKE_API CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, std::size_t n) {
+  FAKE_ENTER("cuMemsetD8");
+  FAKE_REQUIRE_CONTEXT();
+  if (n == 0) return CUDA_SUCCESS;
+  if (!find_region(s, dst, n)) return CUDA_ERROR_INVALID_VALUE;
+  std::memset(reinterpret_cast<void*>(dst), value, n);
+  return CUDA_SUCCESS;
+}
+
+// --- streams -----------------------------------------------------------------
+FAKE_API CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
+  FAKE_ENTER("cuStreamCreate");
+  FAKE_REQUIRE_CONTEXT();
+  if (!stream || flags > CU_STREAM_NON_BLOCKING) return CUDA_ERROR_INVALID_VALUE;
+  auto* st = new CUstream_st{flags};
+  s.streams.insert(st);
+  *stream = st;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuStreamDestroy_v2(CUstream stream) {
+  FAKE_ENTER("cuStreamDestroy");
+  FAKE_REQUIRE_CONTEXT();
+  if (!stream || !s.streams.erase(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  delete stream;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuStreamSynchronize(CUstream stream) {
+  FAKE_ENTER("cuStreamSynchronize");
+  FAKE_REQUIRE_CONTEXT();
+  return valid_stream(s, stream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+// --- modules: the fake cannot run PTX or cubin -------------------------------
+FAKE_API CUresult cuModuleLoadData(CUmodule* module, const void* image) {
+  FAKE_ENTER("cuModuleLoadData");
+  FAKE_REQUIRE_CONTEXT();
+  if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FAKE_API CUresult cuModuleUnload(CUmodule) {
+  FAKE_ENTER("cuModuleUnload");
+  FAKE_REQUIRE_CONTEXT();
+  return CUDA_ERROR_INVALID_HANDLE;  // no module can exist
+}
+
+FAKE_API CUresult cuModuleGetFunction(CUfunction* f, CUmodule, const char*) {
+  FAKE_ENTER("cuModuleGetFunction");
+  FAKE_REQUIRE_CONTEXT();
+  if (!f) return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE_API CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                        CUstream, void**, void**) {
+  FAKE_ENTER("cuLaunchKernel");
+  FAKE_REQUIRE_CONTEXT();
+  return CUDA_ERROR_INVALID_HANDLE;
+}
+
+// --- OpenGL interop ------------------------------------------------------------
+#ifndef HANDOFF_FAKE_CUDA_WITHOUT_GL_REGISTER
+FAKE_API CUresult cuGraphicsGLRegisterBuffer(CUgraphicsResource* resource, GLuint buffer, unsigned int flags) {
+  FAKE_ENTER("cuGraphicsGLRegisterBuffer");
+  FAKE_REQUIRE_CONTEXT();
+  if (!resource) return CUDA_ERROR_INVALID_VALUE;
+  if (!gl_context_current()) return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
+  if (!gl().ok) return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
+  if (flags & ~unsigned(CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY | CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD))
+    return CUDA_ERROR_INVALID_VALUE;  // SURFACE_LDST / TEXTURE_GATHER are for images
+  if (buffer == 0 || !gl().IsBuffer(buffer)) return CUDA_ERROR_INVALID_VALUE;
+  auto* r = new CUgraphicsResource_st;
+  r->buffer = buffer;
+  r->register_flags = flags;
+  r->map_flags = flags;  // register flags are the initial map flags
+  s.resources.insert(r);
+  *resource = r;
+  return CUDA_SUCCESS;
+}
+#endif
+
+FAKE_API CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) {
+  FAKE_ENTER("cuGraphicsUnregisterResource");
+  FAKE_REQUIRE_CONTEXT();
+  if (!gl_context_current()) return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
+  if (!resource || !s.resources.count(resource)) return CUDA_ERROR_INVALID_HANDLE;
+  if (resource->mapped) unmap_one(resource);  // "If resource is mapped, it is unmapped" (the docs)
+  s.resources.erase(resource);
+  delete resource;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuGraphicsResourceSetMapFlags_v2(CUgraphicsResource resource, unsigned int flags) {
+  FAKE_ENTER("cuGraphicsResourceSetMapFlags");
+  FAKE_REQUIRE_CONTEXT();
+  if (!resource || !s.resources.count(resource)) return CUDA_ERROR_INVALID_HANDLE;
+  if (flags > CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD) return CUDA_ERROR_INVALID_VALUE;
+  if (resource->mapped) return CUDA_ERROR_ALREADY_MAPPED;
+  resource->map_flags = flags;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuGraphicsMapResources(unsigned int count, CUgraphicsResource* resources, CUstream stream) {
+  FAKE_ENTER("cuGraphicsMapResources");
+  FAKE_REQUIRE_CONTEXT();
+  if (count == 0 || !resources) return CUDA_ERROR_INVALID_VALUE;
+  if (!gl_context_current()) return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
+  if (!valid_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
+  for (unsigned i = 0; i < count; ++i) {
+    if (!resources[i] || !s.resources.count(resources[i])) return CUDA_ERROR_INVALID_HANDLE;
+    if (resources[i]->mapped) return CUDA_ERROR_ALREADY_MAPPED;
+    for (unsigned j = 0; j < i; ++j)
+      if (resources[j] == resources[i]) return CUDA_ERROR_ALREADY_MAPPED;  // listed twice
+  }
+  for (unsigned i = 0; i < count; ++i) {
+    if (CUresult r = map_one(resources[i]); r != CUDA_SUCCESS) {
+      for (unsigned j = 0; j < i; ++j) unmap_one(resources[j]);  // all or nothing
+      return r;
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource* resources, CUstream stream) {
+  FAKE_ENTER("cuGraphicsUnmapResources");
+  FAKE_REQUIRE_CONTEXT();
+  if (count == 0 || !resources) return CUDA_ERROR_INVALID_VALUE;
+  if (!gl_context_current()) return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
+  if (!valid_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
+  for (unsigned i = 0; i < count; ++i) {
+    if (!resources[i] || !s.resources.count(resources[i])) return CUDA_ERROR_INVALID_HANDLE;
+    if (!resources[i]->mapped) return CUDA_ERROR_NOT_MAPPED;
+  }
+  CUresult result = CUDA_SUCCESS;
+  for (unsigned i = 0; i < count; ++i) {
+    if (!resources[i]->mapped) continue;  // listed twice
+    if (CUresult r = unmap_one(resources[i]); r != CUDA_SUCCESS) result = r;
+  }
+  return result;
+}
+
+FAKE_API CUresult cuGraphicsResourceGetMappedPointer_v2(CUdeviceptr* ptr, std::size_t* size, CUgraphicsResource resource) {
+  FAKE_ENTER("cuGraphicsResourceGetMappedPointer");
+  FAKE_REQUIRE_CONTEXT();
+  if (!resource || !s.resources.count(resource)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!resource->mapped) return CUDA_ERROR_NOT_MAPPED;
+  if (ptr) *ptr = reinterpret_cast<CUdeviceptr>(resource->ptr);
+  if (size) *size = resource->size;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuGraphicsEGLRegisterImage(CUgraphicsResource* resource, EGLImageKHR image, unsigned int) {
+  FAKE_ENTER("cuGraphicsEGLRegisterImage");
+  FAKE_REQUIRE_CONTEXT();
+  if (!resource || !image) return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_ERROR_NOT_SUPPORTED;  // images are not emulated
+}
+
+// --- external memory -----------------------------------------------------------
+FAKE_API CUresult cuImportExternalMemory(CUexternalMemory* out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC* desc) {
+  FAKE_ENTER("cuImportExternalMemory");
+  FAKE_REQUIRE_CONTEXT();
+  if (!out || !desc || desc->size == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (desc->type != CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD &&
+      desc->type != CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  if (desc->flags & ~kCudaExternalMemoryDedicated) return CUDA_ERROR_INVALID_VALUE;
+  const int fd = desc->handle.fd;
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) return CUDA_ERROR_INVALID_VALUE;
+  const auto size = static_cast<std::size_t>(desc->size);
+  if (S_ISREG(st.st_mode) && static_cast<unsigned long long>(st.st_size) < desc->size)
+    return CUDA_ERROR_INVALID_VALUE;  // larger than the exported allocation
+  auto* m = new CUextMemory_st;
+  m->size = size;
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p != MAP_FAILED) {
+    m->base = p;
+    m->mmapped = true;
+  } else {
+    // Not mmap-able: host memory stands in, so writes are not seen by the exporter.
+    m->base = std::calloc(1, size);
+    if (!m->base) {
+      delete m;
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+  }
+  m->fd = fd;  // success: the fake owns the fd now and closes it in cuDestroyExternalMemory
+  s.ext_memories.insert(m);
+  *out = m;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr* ptr, CUexternalMemory mem,
+                                         const CUDA_EXTERNAL_MEMORY_BUFFER_DESC* desc) {
+  FAKE_ENTER("cuExternalMemoryGetMappedBuffer");
+  FAKE_REQUIRE_CONTEXT();
+  if (!mem || !s.ext_memories.count(mem)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!ptr || !desc || desc->size == 0 || desc->flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (desc->offset > mem->size || desc->size > mem->size - desc->offset) return CUDA_ERROR_INVALID_VALUE;
+  const CUdeviceptr p = reinterpret_cast<CUdeviceptr>(mem->base) + desc->offset;
+  if (s.regions.count(p)) return CUDA_ERROR_INVALID_VALUE;  // the fake keys buffers by address: one per offset
+  s.regions[p] = Region{static_cast<std::size_t>(desc->size), Region::ExternalBuffer, mem};
+  *ptr = p;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuDestroyExternalMemory(CUexternalMemory mem) {
+  FAKE_ENTER("cuDestroyExternalMemory");
+  FAKE_REQUIRE_CONTEXT();
+  if (!mem || !s.ext_memories.count(mem)) return CUDA_ERROR_INVALID_HANDLE;
+  for (auto it = s.regions.begin(); it != s.regions.end();) {
+    if (it->second.kind == Region::ExternalBuffer && it->second.owner == mem) {
+      ++s.leaked_external_buffers;  // the docs: cuMemFree every mapped buffer first
+      it = s.regions.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (mem->mmapped) ::munmap(mem->base, mem->size);
+  else std::free(mem->base);
+  ::close(mem->fd);
+  s.ext_memories.erase(mem);
+  delete mem;
+  return CUDA_SUCCESS;
+}
+
+// --- external semaphores ---------------------------------------------------------
+FAKE_API CUresult cuImportExternalSemaphore(CUexternalSemaphore* out, const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC* desc) {
+  FAKE_ENTER("cuImportExternalSemaphore");
+  FAKE_REQUIRE_CONTEXT();
+  if (!out || !desc) return CUDA_ERROR_INVALID_VALUE;
+  if (!s.semaphores_supported) return CUDA_ERROR_NOT_SUPPORTED;
+  if (desc->type != CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD &&
+      desc->type != CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  struct stat st {};
+  if (desc->handle.fd < 0 || ::fstat(desc->handle.fd, &st) != 0) return CUDA_ERROR_INVALID_VALUE;
+  auto* sem = new CUextSemaphore_st{desc->handle.fd, desc->type};  // owns the fd from here
+  s.semaphores.insert(sem);
+  *out = sem;
+  return CUDA_SUCCESS;
+}
+
+namespace {
+CUresult check_semaphores(State& s, const CUexternalSemaphore* sems, const void* params, unsigned n,
+                          CUstream stream) {
+  if (!s.semaphores_supported) return CUDA_ERROR_NOT_SUPPORTED;
+  if (!sems || !params || n == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!valid_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
+  for (unsigned i = 0; i < n; ++i)
+    if (!s.semaphores.count(sems[i])) return CUDA_ERROR_INVALID_HANDLE;
+  return CUDA_SUCCESS;
+}
+}  // namespace
+
+FAKE_API CUresult cuSignalExternalSemaphoresAsync(const CUexternalSemaphore* sems,
+                                         const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS* params, unsigned int n,
+                                         CUstream stream) {
+  FAKE_ENTER("cuSignalExternalSemaphoresAsync");
+  FAKE_REQUIRE_CONTEXT();
+  return check_semaphores(s, sems, params, n, stream);
+}
+
+FAKE_API CUresult cuWaitExternalSemaphoresAsync(const CUexternalSemaphore* sems,
+                                       const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS* params, unsigned int n,
+                                       CUstream stream) {
+  FAKE_ENTER("cuWaitExternalSemaphoresAsync");
+  FAKE_REQUIRE_CONTEXT();
+  return check_semaphores(s, sems, params, n, stream);
+}
+
+FAKE_API CUresult cuDestroyExternalSemaphore(CUexternalSemaphore sem) {
+  FAKE_ENTER("cuDestroyExternalSemaphore");
+  FAKE_REQUIRE_CONTEXT();
+  if (!sem || !s.semaphores.erase(sem)) return CUDA_ERROR_INVALID_HANDLE;
+  ::close(sem->fd);
+  delete sem;
+  return CUDA_SUCCESS;
+}
+
+// --- cuGetProcAddress ------------------------------------------------------------
+namespace {
+struct ProcEntry {
+  const char* name;  // base name
+  int version;       // the CUDA version this variant appeared in
+  void* fn;
+};
+
+template <typename F>
+void* as_void(F f) {
+  return reinterpret_cast<void*>(f);
+}
+
+const std::vector<ProcEntry>& proc_table() {
+  static const std::vector<ProcEntry> t = {
+      {"cuInit", 2000, as_void(&cuInit)},
+      {"cuDriverGetVersion", 2020, as_void(&cuDriverGetVersion)},
+      {"cuGetErrorName", 6000, as_void(&cuGetErrorName)},
+      {"cuGetErrorString", 6000, as_void(&cuGetErrorString)},
+      {"cuDeviceGetCount", 2000, as_void(&cuDeviceGetCount)},
+      {"cuDeviceGet", 2000, as_void(&cuDeviceGet)},
+      {"cuDeviceGetName", 2000, as_void(&cuDeviceGetName)},
+      {"cuDeviceGetUuid", 11040, as_void(&cuDeviceGetUuid_v2)},
+      {"cuDeviceGetAttribute", 2000, as_void(&cuDeviceGetAttribute)},
+      {"cuDeviceTotalMem", 3020, as_void(&cuDeviceTotalMem_v2)},
+      {"cuDevicePrimaryCtxRetain", 7000, as_void(&cuDevicePrimaryCtxRetain)},
+      {"cuDevicePrimaryCtxRelease", 11000, as_void(&cuDevicePrimaryCtxRelease_v2)},
+      {"cuCtxPushCurrent", 4000, as_void(&cuCtxPushCurrent_v2)},
+      {"cuCtxPopCurrent", 4000, as_void(&cuCtxPopCurrent_v2)},
+      {"cuCtxSetCurrent", 4000, as_void(&cuCtxSetCurrent)},
+      {"cuCtxGetCurrent", 4000, as_void(&cuCtxGetCurrent)},
+      {"cuCtxSynchronize", 2000, as_void(&cuCtxSynchronize)},
+      {"cuCtxSynchronize", 13000, as_void(&fake_cuCtxSynchronize_v13000)},
+      {"cuMemAlloc", 3020, as_void(&cuMemAlloc_v2)},
+      {"cuMemAllocPitch", 3020, as_void(&cuMemAllocPitch_v2)},
+      {"cuMemFree", 3020, as_void(&cuMemFree_v2)},
+      {"cuMemcpyHtoD", 3020, as_void(&cuMemcpyHtoD_v2)},
+      {"cuMemcpyDtoH", 3020, as_void(&cuMemcpyDtoH_v2)},
+      {"cuMemcpy2D", 3020, as_void(&cuMemcpy2D_v2)},
+      {"cuMemcpy2DAsync", 3020, as_void(&cuMemcpy2DAsync_v2)},
+      {"cuMemsetD8", 3020, as_void(&cuMemsetD8_v2)},
+      {"cuStreamCreate", 2000, as_void(&cuStreamCreate)},
+      {"cuStreamDestroy", 4000, as_void(&cuStreamDestroy_v2)},
+      {"cuStreamSynchronize", 2000, as_void(&cuStreamSynchronize)},
+      {"cuModuleLoadData", 2000, as_void(&cuModuleLoadData)},
+      {"cuModuleUnload", 2000, as_void(&cuModuleUnload)},
+      {"cuModuleGetFunction", 2000, as_void(&cuModuleGetFunction)},
+      {"cuLaunchKernel", 4000, as_void(&cuLaunchKernel)},
+#ifndef HANDOFF_FAKE_CUDA_WITHOUT_GL_REGISTER
+      {"cuGraphicsGLRegisterBuffer", 3000, as_void(&cuGraphicsGLRegisterBuffer)},
+#endif
+      {"cuGraphicsUnregisterResource", 3000, as_void(&cuGraphicsUnregisterResource)},
+      {"cuGraphicsResourceSetMapFlags", 6050, as_void(&cuGraphicsResourceSetMapFlags_v2)},
+      {"cuGraphicsMapResources", 3000, as_void(&cuGraphicsMapResources)},
+      {"cuGraphicsUnmapResources", 3000, as_void(&cuGraphicsUnmapResources)},
+      {"cuGraphicsResourceGetMappedPointer", 3020, as_void(&cuGraphicsResourceGetMappedPointer_v2)},
+      {"cuGraphicsEGLRegisterImage", 7000, as_void(&cuGraphicsEGLRegisterImage)},
+      {"cuImportExternalMemory", 10000, as_void(&cuImportExternalMemory)},
+      {"cuExternalMemoryGetMappedBuffer", 10000, as_void(&cuExternalMemoryGetMappedBuffer)},
+      {"cuDestroyExternalMemory", 10000, as_void(&cuDestroyExternalMemory)},
+      {"cuImportExternalSemaphore", 10000, as_void(&cuImportExternalSemaphore)},
+      {"cuSignalExternalSemaphoresAsync", 10000, as_void(&cuSignalExternalSemaphoresAsync)},
+      {"cuWaitExternalSemaphoresAsync", 10000, as_void(&cuWaitExternalSemaphoresAsync)},
+      {"cuDestroyExternalSemaphore", 10000, as_void(&cuDestroyExternalSemaphore)},
+  };
+  return t;
+}
+
+// The newest variant of `symbol` that is not newer than `version`.
+CUresult lookup(const char* symbol, void** pfn, int version, CUdriverProcAddressQueryResult* status) {
+  const ProcEntry* best = nullptr;
+  bool known = false;
+  for (const ProcEntry& e : proc_table()) {
+    if (std::strcmp(e.name, symbol) != 0) continue;
+    known = true;
+    if (e.version <= version && (!best || e.version > best->version)) best = &e;
+  }
+  if (status)
+    *status = best    ? CU_GET_PROC_ADDRESS_SUCCESS
+              : known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                      : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+  *pfn = best ? best->fn : nullptr;
+  return best ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+}  // namespace
+
+FAKE_API CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult* status) {
+  {
+    FAKE_ENTER("cuGetProcAddress");
+    if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
+    if (flags > (CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))
+      return CUDA_ERROR_INVALID_VALUE;
+    if (!s.config.proc_address) {  // HANDOFF_FAKE_CUDA_NO_PROC_ADDRESS: force the dlsym fallback
+      *pfn = nullptr;
+      if (status) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+      return CUDA_ERROR_NOT_FOUND;
+    }
+  }
+  return lookup(symbol, pfn, version, status);
+}
+
+// The CUDA 11.3 signature, exported under the plain name as the real driver does.
+FAKE_API CUresult cuGetProcAddress(const char* symbol, void** pfn, int version, cuuint64_t flags) {
+  return cuGetProcAddress_v2(symbol, pfn, version, flags, nullptr);
+}
+
+// ============================================================================
+// Control API (fake_cuda_control.h)
+// ============================================================================
+FAKE_API void fake_cuda_reset(void) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.faults.clear();
+  s.log.clear();
+  s.leaked_external_buffers = 0;
+  s.semaphores_supported = false;
+}
+
+FAKE_API void fake_cuda_fail(const char* entry, int code, int after_calls) {
+  if (!entry) return;
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (code == 0) {
+    s.faults.erase(entry);
+    return;
+  }
+  // Counted from now: successes so far plus after_calls more.
+  s.faults[entry] = FaultRule{code, s.log[entry].successes + (after_calls < 0 ? 0 : after_calls)};
+}
+
+#define FAKE_COUNT(expr)          \
+  State& s = state();             \
+  std::lock_guard lock(s.mutex);  \
+  return static_cast<int>(expr)
+
+FAKE_API int fake_cuda_live_registrations(void) { FAKE_COUNT(s.resources.size()); }
+FAKE_API int fake_cuda_live_mappings(void) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  int n = 0;
+  for (auto* r : s.resources) n += r->mapped ? 1 : 0;
+  return n;
+}
+FAKE_API int fake_cuda_live_allocations(void) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  int n = 0;
+  for (auto& [p, r] : s.regions) n += r.kind == Region::Alloc ? 1 : 0;
+  return n;
+}
+FAKE_API int fake_cuda_live_external_buffers(void) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  int n = 0;
+  for (auto& [p, r] : s.regions) n += r.kind == Region::ExternalBuffer ? 1 : 0;
+  return n;
+}
+FAKE_API int fake_cuda_live_external_memories(void) { FAKE_COUNT(s.ext_memories.size()); }
+FAKE_API int fake_cuda_live_external_semaphores(void) { FAKE_COUNT(s.semaphores.size()); }
+FAKE_API int fake_cuda_live_streams(void) { FAKE_COUNT(s.streams.size()); }
+FAKE_API int fake_cuda_live_contexts(void) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  int n = 0;
+  for (auto& c : s.contexts) n += c.refs > 0 ? 1 : 0;
+  return n;
+}
+FAKE_API int fake_cuda_primary_context_refs(int ordinal) {
+  if (ordinal < 0 || ordinal >= kMaxDevices) return -1;
+  FAKE_COUNT(s.contexts[ordinal].refs);
+}
+FAKE_API int fake_cuda_leaked_external_buffers(void) { FAKE_COUNT(s.leaked_external_buffers); }
+
+FAKE_API int fake_cuda_call_count(const char* entry) {
+  if (!entry) return 0;
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  auto it = s.log.find(entry);
+  return it == s.log.end() ? 0 : it->second.calls;
+}
+
+FAKE_API unsigned long long fake_cuda_thread_id(void) { return this_thread_id(); }
+
+FAKE_API unsigned long long fake_cuda_last_thread(const char* entry) {
+  if (!entry) return 0;
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  auto it = s.log.find(entry);
+  return it == s.log.end() ? 0 : it->second.last_thread;
+}
+
+FAKE_API int fake_cuda_calls_off_thread(const char* entry, unsigned long long thread) {
+  if (!entry) return 0;
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  auto it = s.log.find(entry);
+  if (it == s.log.end()) return 0;
+  int n = 0;
+  for (auto& [t, c] : it->second.by_thread)
+    if (t != thread) n += c;
+  return n;
+}
+
+FAKE_API void fake_cuda_uninitialize(void) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.initialized = false;
+}
+
+FAKE_API void fake_cuda_set_semaphores_supported(int supported) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.semaphores_supported = supported != 0;
+}

@@ -1,0 +1,66 @@
+/* Control API of the fake CUDA driver (libhandoff_fake_cuda.so).
+ *
+ * The fake exports these C functions next to the CUDA entry points. A test
+ * reaches them on the SAME loaded instance as the code under test: dlopen the
+ * path in HANDOFF_CUDA_DRIVER (RTLD_NOLOAD once the driver is loaded, or plain
+ * dlopen before, which the later handoff::cuda load then shares) and dlsym
+ * each name; fake_cuda_control.hpp does that for C++ tests.
+ *
+ * Entry names are CUDA's base names ("cuMemAlloc", not "cuMemAlloc_v2"): a
+ * call through the versioned symbol or through cuGetProcAddress counts under
+ * the base name. All functions are thread-safe.
+ * See README.md in this folder for the contract the fake implements. */
+#ifndef HANDOFF_FAKE_CUDA_CONTROL_H
+#define HANDOFF_FAKE_CUDA_CONTROL_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Clears fault rules, the call log and the leak counter, and turns external
+ * semaphore support off. Live objects (registrations, allocations, contexts)
+ * are left alone and stay counted: a reset never hides a leak. */
+void fake_cuda_reset(void);
+
+/* From now on, `entry` returns `code` once it has been called `after_calls`
+ * more times successfully (0: the next call fails). Every later call fails
+ * too, until fake_cuda_reset() or fake_cuda_fail(entry, 0, 0). A failing call
+ * has no effect (no object is made, no fd is taken). */
+void fake_cuda_fail(const char* entry, int code, int after_calls);
+
+/* Live objects. */
+int fake_cuda_live_registrations(void);      /* cuGraphicsGLRegisterBuffer not yet unregistered */
+int fake_cuda_live_mappings(void);           /* graphics resources mapped now */
+int fake_cuda_live_allocations(void);        /* cuMemAlloc / cuMemAllocPitch not yet freed */
+int fake_cuda_live_external_memories(void);  /* cuImportExternalMemory not yet destroyed */
+int fake_cuda_live_external_buffers(void);   /* cuExternalMemoryGetMappedBuffer not yet cuMemFree'd */
+int fake_cuda_live_external_semaphores(void);
+int fake_cuda_live_streams(void);
+int fake_cuda_live_contexts(void);           /* devices whose primary context is retained */
+int fake_cuda_primary_context_refs(int ordinal); /* retain count of one device's primary context */
+/* Mapped buffers that were still mapped when their external memory was
+ * destroyed (the docs say: cuMemFree them first). Counted, then dropped. */
+int fake_cuda_leaked_external_buffers(void);
+
+/* The call log. */
+int fake_cuda_call_count(const char* entry);
+/* A small, stable id of the calling thread (1, 2, ...), as the log records it. */
+unsigned long long fake_cuda_thread_id(void);
+/* The thread of the last call to `entry`; 0 when it was never called. */
+unsigned long long fake_cuda_last_thread(const char* entry);
+/* Calls to `entry` made by any thread other than `thread`. */
+int fake_cuda_calls_off_thread(const char* entry, unsigned long long thread);
+
+/* External semaphores: NOT_SUPPORTED by default; 1 makes import / signal /
+ * wait / destroy work (host-side: signal and wait complete at once). */
+void fake_cuda_set_semaphores_supported(int supported);
+
+/* Forgets cuInit: every call that needs it returns CUDA_ERROR_NOT_INITIALIZED
+ * until the next cuInit. For testing that contract only. */
+void fake_cuda_uninitialize(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,103 @@
+#pragma once
+// C++ access to the fake CUDA driver's control API (fake_cuda_control.h) for
+// tests. Link the test to handoff::fake_cuda_control and give it the
+// environment ${HANDOFF_FAKE_CUDA_ENV} (HANDOFF_CUDA_DRIVER=<the fake>):
+//
+//   handoff::test::FakeCuda fake;              // same instance handoff::cuda::driver() loads
+//   ASSERT_TRUE(fake.ok()) << fake.error();
+//   fake.fail("cuGraphicsMapResources", 999, 0);
+//   ...
+//   EXPECT_EQ(fake.live_registrations(), 0);
+//
+// The fake is dlopen'd by path, so it is the very instance handoff::cuda loads
+// from the same path (the dynamic loader shares it). Thread-safe after
+// construction.
+#include "fake_cuda_control.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
+namespace handoff::test {
+
+class FakeCuda {
+ public:
+  // `path`: the fake's file; nullptr reads HANDOFF_CUDA_DRIVER.
+  explicit FakeCuda(const char* path = nullptr) {
+    if (!path) path = std::getenv("HANDOFF_CUDA_DRIVER");
+    if (!path || !*path) {
+      error_ = "HANDOFF_CUDA_DRIVER is not set (the test needs ENV ${HANDOFF_FAKE_CUDA_ENV})";
+      return;
+    }
+    lib_ = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib_) {
+      const char* e = ::dlerror();
+      error_ = e ? e : "dlopen failed";
+      return;
+    }
+    bool all = true;
+    auto get = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(lib_, name));
+      if (!fn) {
+        all = false;
+        error_ += std::string(error_.empty() ? "" : ", ") + name;
+      }
+    };
+    get(reset, "fake_cuda_reset");
+    get(fail, "fake_cuda_fail");
+    get(live_registrations, "fake_cuda_live_registrations");
+    get(live_mappings, "fake_cuda_live_mappings");
+    get(live_allocations, "fake_cuda_live_allocations");
+    get(live_external_memories, "fake_cuda_live_external_memories");
+    get(live_external_buffers, "fake_cuda_live_external_buffers");
+    get(live_external_semaphores, "fake_cuda_live_external_semaphores");
+    get(live_streams, "fake_cuda_live_streams");
+    get(live_contexts, "fake_cuda_live_contexts");
+    get(primary_context_refs, "fake_cuda_primary_context_refs");
+    get(leaked_external_buffers, "fake_cuda_leaked_external_buffers");
+    get(call_count, "fake_cuda_call_count");
+    get(thread_id, "fake_cuda_thread_id");
+    get(last_thread, "fake_cuda_last_thread");
+    get(calls_off_thread, "fake_cuda_calls_off_thread");
+    get(set_semaphores_supported, "fake_cuda_set_semaphores_supported");
+    get(uninitialize, "fake_cuda_uninitialize");
+    if (!all) error_ = std::string(path) + " lacks the fake control API: " + error_;
+    ok_ = all;
+  }
+  ~FakeCuda() {
+    if (lib_) ::dlclose(lib_);
+  }
+  FakeCuda(const FakeCuda&) = delete;
+  FakeCuda& operator=(const FakeCuda&) = delete;
+
+  bool ok() const { return ok_; }
+  const std::string& error() const { return error_; }
+
+  decltype(&fake_cuda_reset) reset = nullptr;
+  decltype(&fake_cuda_fail) fail = nullptr;
+  decltype(&fake_cuda_live_registrations) live_registrations = nullptr;
+  decltype(&fake_cuda_live_mappings) live_mappings = nullptr;
+  decltype(&fake_cuda_live_allocations) live_allocations = nullptr;
+  decltype(&fake_cuda_live_external_memories) live_external_memories = nullptr;
+  decltype(&fake_cuda_live_external_buffers) live_external_buffers = nullptr;
+  decltype(&fake_cuda_live_external_semaphores) live_external_semaphores = nullptr;
+  decltype(&fake_cuda_live_streams) live_streams = nullptr;
+  decltype(&fake_cuda_live_contexts) live_contexts = nullptr;
+  decltype(&fake_cuda_primary_context_refs) primary_context_refs = nullptr;
+  decltype(&fake_cuda_leaked_external_buffers) leaked_external_buffers = nullptr;
+  decltype(&fake_cuda_call_count) call_count = nullptr;
+  decltype(&fake_cuda_thread_id) thread_id = nullptr;
+  decltype(&fake_cuda_last_thread) last_thread = nullptr;
+  decltype(&fake_cuda_calls_off_thread) calls_off_thread = nullptr;
+  decltype(&fake_cuda_set_semaphores_supported) set_semaphores_supported = nullptr;
+  decltype(&fake_cuda_uninitialize) uninitialize = nullptr;
+
+ private:
+  void* lib_ = nullptr;
+  bool ok_ = false;
+  std::string error_;
+};
+
+}  // namespace handoff::test
