@@ -1,0 +1,163 @@
+// handoff-info: prints the CUDA state (and why), the headless GL renderer with
+// its interop extensions, the Vulkan devices, and "same GPU" lines comparing
+// device UUIDs. Exits 0 whatever it finds.
+//   handoff-info [--cuda-device N]
+#include <handoff/cuda.hpp>
+#include <handoff/gl_worker.hpp>
+#include <handoff/log.hpp>
+#ifdef HANDOFF_HAVE_VULKAN
+#include <handoff/vk_context.hpp>
+#endif
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+void line(const std::string& key, const std::string& value) {
+  std::printf("%-16s %s\n", (key + ":").c_str(), value.c_str());
+}
+
+const char* yes_no(bool b) { return b ? "yes" : "no"; }
+
+struct NamedUuid {
+  std::string who;
+  handoff::Uuid uuid;
+};
+
+// CUDA: the driver's state, then one line per device.
+std::vector<NamedUuid> print_cuda(int wanted) {
+  std::vector<NamedUuid> out;
+  const auto& d = handoff::cuda::driver();
+  line("CUDA", d.describe());
+  if (!d.usable()) return out;
+  try {
+    for (const auto& dev : d.devices()) {
+      char mem[32];
+      std::snprintf(mem, sizeof mem, "%.1f GiB", double(dev.total_memory) / (1024.0 * 1024.0 * 1024.0));
+      line("CUDA device " + std::to_string(dev.ordinal),
+           dev.name + ", compute " + std::to_string(dev.cc_major) + "." + std::to_string(dev.cc_minor) + ", " +
+               mem + ", UUID " + dev.uuid_string + (dev.ordinal == wanted ? " (selected)" : ""));
+      if (dev.ordinal == wanted) out.push_back({"CUDA device " + std::to_string(dev.ordinal) + " '" + dev.name + "'", dev.uuid});
+    }
+  } catch (const std::exception& e) {
+    line("CUDA devices", std::string("query failed: ") + e.what());
+  }
+  return out;
+}
+
+// GL through a headless EGL context on the GL worker.
+std::optional<NamedUuid> print_gl(int cuda_device) {
+  try {
+    handoff::GlWorkerOptions o;
+    o.headless.cuda_device = cuda_device;
+    handoff::GlWorker gl(o);
+    const handoff::GlInfo& i = gl.info();
+    line("GL", i.renderer + " | " + i.version + " | " + i.vendor + " | " + i.platform);
+    line("GL interop", std::string("GL_EXT_memory_object ") + yes_no(i.memory_object) + ", GL_EXT_memory_object_fd " +
+                           yes_no(i.memory_object_fd) + ", GL_EXT_semaphore " + yes_no(i.semaphore) +
+                           ", GL_EXT_semaphore_fd " + yes_no(i.semaphore_fd) + ", GL_KHR_debug " +
+                           yes_no(i.khr_debug));
+    if (i.device_uuid) {
+      line("GL device UUID", handoff::format_uuid(*i.device_uuid) +
+                                 (i.driver_uuid ? " (driver " + handoff::format_uuid(*i.driver_uuid) + ")" : ""));
+      return NamedUuid{"GL '" + i.renderer + "'", *i.device_uuid};
+    }
+    line("GL device UUID", "not reported (no GL_EXT_memory_object)");
+  } catch (const std::exception& e) {
+    line("GL", std::string("unavailable: ") + e.what());
+  }
+  return std::nullopt;
+}
+
+// ---- Vulkan: maintained by the Vulkan engineer -------------------------------
+// Prints the Vulkan devices (one line each) and returns their device UUIDs for
+// the "same GPU" lines.
+std::vector<NamedUuid> print_vulkan() {
+  std::vector<NamedUuid> out;
+#ifdef HANDOFF_HAVE_VULKAN
+  try {
+    handoff::VkCapabilities caps = handoff::vk_capabilities();
+    if (!caps.loader) {
+      line("Vulkan", "unavailable: " + caps.error);
+      return out;
+    }
+    line("Vulkan", "instance " + std::to_string(VK_API_VERSION_MAJOR(caps.instance_version)) + "." +
+                       std::to_string(VK_API_VERSION_MINOR(caps.instance_version)) + ", " +
+                       std::to_string(caps.devices.size()) + " device(s), validation layer " +
+                       yes_no(caps.validation_layer));
+    for (std::size_t n = 0; n < caps.devices.size(); ++n) {
+      const auto& d = caps.devices[n];
+      line("Vulkan device " + std::to_string(n),
+           d.name + " | " + d.driver + " | OPAQUE_FD memory " + yes_no(d.opaque_fd_memory) + ", DMA_BUF memory " +
+               yes_no(d.dma_buf_memory) + ", OPAQUE_FD semaphore " + yes_no(d.opaque_fd_semaphore) +
+               " | UUID " + handoff::uuid_to_string(d.device_uuid));
+      handoff::Uuid u{};
+      std::memcpy(u.data(), d.device_uuid.data(), u.size());
+      out.push_back({"Vulkan device " + std::to_string(n) + " '" + d.name + "'", u});
+    }
+  } catch (const std::exception& e) {
+    line("Vulkan", std::string("query failed: ") + e.what());
+  }
+#else
+  line("Vulkan", "not built (HANDOFF_WITH_VULKAN=OFF)");
+#endif
+  return out;
+}
+// ---- end of the Vulkan part --------------------------------------------------
+
+void print_same_gpu(const std::optional<NamedUuid>& gl, const std::vector<NamedUuid>& others,
+                    const std::string& what) {
+  if (!gl) {
+    line("Same GPU", what + " and GL: unknown (GL reports no device UUID)");
+    return;
+  }
+  if (others.empty()) {
+    line("Same GPU", what + " and GL: unknown (no " + what + " device)");
+    return;
+  }
+  for (const auto& o : others) {
+    const bool same = o.uuid == gl->uuid;
+    line("Same GPU", o.who + " and " + gl->who + ": " +
+                         (same ? "yes" : "NO (UUID " + handoff::format_uuid(o.uuid) + " vs " +
+                                             handoff::format_uuid(gl->uuid) + "): interop between them is refused"));
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int cuda_device = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--cuda-device") && i + 1 < argc) {
+      cuda_device = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::printf("usage: handoff-info [--cuda-device N]\n"
+                  "Prints what CUDA, headless GL (EGL) and Vulkan offer here and whether they are one GPU.\n");
+      return 0;
+    } else {
+      std::fprintf(stderr, "handoff-info: unknown argument '%s' (try --help)\n", argv[i]);
+    }
+  }
+  handoff::set_log_level(handoff::LogLevel::Error);  // the lines below say what matters
+  const auto cuda = print_cuda(cuda_device);
+  const auto gl = print_gl(cuda_device);
+  const auto vk = print_vulkan();
+  print_same_gpu(gl, cuda, "CUDA");
+  print_same_gpu(gl, vk, "Vulkan");
+  if (handoff::cuda::driver().usable()) {
+    if (cuda.empty())
+      line("Frame path", "host mapping of GL buffers (CUDA device " + std::to_string(cuda_device) + " not found)");
+    else if (gl && cuda.front().uuid != gl->uuid)
+      line("Frame path", "CUDA-GL registration refused (different GPUs); use MapBackend::Host or another device");
+    else
+      line("Frame path", "CUDA device pointers into registered GL buffers");
+  } else {
+    line("Frame path", "host mapping of GL buffers (glMapNamedBufferRange): CUDA unavailable");
+  }
+  return 0;
+}
