@@ -81,6 +81,7 @@ struct PyPlane {
   Frame frame;
   FramePart part = FramePart::Luma;
   bool writable = false;
+  std::optional<TensorLayout> layout;  // computed once: frames are immutable
 };
 
 // What a frame imported from Python keeps alive: the producer objects, their
@@ -135,8 +136,8 @@ void versioned_capsule_destructor(PyObject* cap) {
   }
 }
 
-nb::object dlpack_export(const Frame& f, FramePart part, nb::handle stream, nb::handle max_version,
-                         nb::handle dl_device, nb::handle copy) {
+nb::object dlpack_export(const Frame& f, FramePart part, const TensorLayout* cached, nb::handle stream,
+                         nb::handle max_version, nb::handle dl_device, nb::handle copy) {
   const DLDevice dev = part_device(f);
   if (!copy.is_none() && PyObject_IsTrue(copy.ptr()) == 1) {
     throw nb::buffer_error(
@@ -177,7 +178,7 @@ nb::object dlpack_export(const Frame& f, FramePart part, nb::handle stream, nb::
   }
   try {
     if (versioned) {
-      DLManagedTensorVersioned* t = export_dlpack_versioned(f, part);
+      DLManagedTensorVersioned* t = cached ? export_dlpack_versioned(f, *cached) : export_dlpack_versioned(f, part);
       PyObject* cap = PyCapsule_New(t, kCapsuleVersioned, &versioned_capsule_destructor);
       if (!cap) {
         t->deleter(t);
@@ -185,7 +186,7 @@ nb::object dlpack_export(const Frame& f, FramePart part, nb::handle stream, nb::
       }
       return nb::steal(cap);
     }
-    DLManagedTensor* t = export_dlpack(f, part);
+    DLManagedTensor* t = cached ? export_dlpack(f, *cached) : export_dlpack(f, part);
     PyObject* cap = PyCapsule_New(t, kCapsuleLegacy, &legacy_capsule_destructor);
     if (!cap) {
       t->deleter(t);
@@ -576,7 +577,15 @@ void copy_into_plane(const PyPlane& p, nb::handle src) {
   }
 }
 
-PyPlane plane_of(const PyFrame& f, FramePart part) { return PyPlane{f.frame, part, f.writable}; }
+PyPlane plane_of(const PyFrame& f, FramePart part) {
+  PyPlane p{f.frame, part, f.writable, std::nullopt};
+  try {
+    p.layout = tensor_layout(f.frame, part);
+  } catch (const std::exception&) {
+    // GL / Vulkan memory: the plane exists, its exports say why they cannot.
+  }
+  return p;
+}
 
 std::string frame_repr(const Frame& f) {
   return "<handoff.Frame " + std::string(to_string(f.format)) + " " + std::to_string(f.width) + "x" +
@@ -628,7 +637,8 @@ NB_MODULE(_handoff, m) {
                       "__array_interface__ (host). Keeps its frame alive.")
       .def("__dlpack__",
            [](const PyPlane& p, nb::handle stream, nb::handle max_version, nb::handle dl_device, nb::handle copy) {
-             return dlpack_export(p.frame, p.part, stream, max_version, dl_device, copy);
+             return dlpack_export(p.frame, p.part, p.layout ? &*p.layout : nullptr, stream, max_version, dl_device,
+                                  copy);
            },
            nb::kw_only(), "stream"_a = nb::none(), "max_version"_a = nb::none(), "dl_device"_a = nb::none(),
            "copy"_a = nb::none())
@@ -711,7 +721,7 @@ NB_MODULE(_handoff, m) {
       })
       .def("__dlpack__",
            [](const PyFrame& f, nb::handle stream, nb::handle max_version, nb::handle dl_device, nb::handle copy) {
-             return dlpack_export(f.frame, FramePart::Stacked, stream, max_version, dl_device, copy);
+             return dlpack_export(f.frame, FramePart::Stacked, nullptr, stream, max_version, dl_device, copy);
            },
            nb::kw_only(), "stream"_a = nb::none(), "max_version"_a = nb::none(), "dl_device"_a = nb::none(),
            "copy"_a = nb::none(),

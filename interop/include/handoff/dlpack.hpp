@@ -53,6 +53,11 @@ TensorLayout tensor_layout(const Frame& frame, FramePart part);
 // Thread safety: any thread; the deleter may run on any thread.
 DLManagedTensor* export_dlpack(const Frame& frame, FramePart part);
 DLManagedTensorVersioned* export_dlpack_versioned(const Frame& frame, FramePart part);
+// The same with a layout computed earlier by tensor_layout(frame, part), for
+// callers that export one plane many times (the Python Plane caches it).
+// Precondition: `layout` came from this frame (not checked again).
+DLManagedTensor* export_dlpack(const Frame& frame, const TensorLayout& layout);
+DLManagedTensorVersioned* export_dlpack_versioned(const Frame& frame, const TensorLayout& layout);
 
 // Exported tensors whose deleter has not run yet, and the totals, for leak tests.
 struct ExportCounts {

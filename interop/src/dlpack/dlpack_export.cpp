@@ -121,15 +121,21 @@ TensorLayout tensor_layout(const Frame& f, FramePart part) {
 }
 
 DLManagedTensor* export_dlpack(const Frame& frame, FramePart part) {
-  const TensorLayout l = tensor_layout(frame, part);
+  return export_dlpack(frame, tensor_layout(frame, part));
+}
+
+DLManagedTensorVersioned* export_dlpack_versioned(const Frame& frame, FramePart part) {
+  return export_dlpack_versioned(frame, tensor_layout(frame, part));
+}
+
+DLManagedTensor* export_dlpack(const Frame& frame, const TensorLayout& l) {
   auto* e = new LegacyExport(frame, l);
   e->fill_tensor();
   e->managed.deleter = &delete_legacy;
   return &e->managed;
 }
 
-DLManagedTensorVersioned* export_dlpack_versioned(const Frame& frame, FramePart part) {
-  const TensorLayout l = tensor_layout(frame, part);
+DLManagedTensorVersioned* export_dlpack_versioned(const Frame& frame, const TensorLayout& l) {
   auto* e = new VersionedExport(frame, l);
   e->fill_tensor();
   e->managed.version = DLPackVersion{kDLPackMajorVersion, kDLPackMinorVersion};

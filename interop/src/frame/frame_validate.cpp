@@ -138,7 +138,13 @@ void validate(const Frame& f) {
                          "pitch " + std::to_string(p.pitch) + " is not a whole number of " +
                              std::to_string(l.sample_bytes) + "-byte samples");
     }
-    const std::size_t span = plane_span_bytes(p.pitch, l.height, l.row_bytes, plane_field(i, "pitch"));
+    std::size_t span = 0;
+    try {
+      span = plane_span_bytes(p.pitch, l.height, l.row_bytes);
+    } catch (const InvalidFrame& e) {
+      // Re-thrown with the plane named; the field string is built only on failure.
+      throw InvalidFrame(plane_field(i, "pitch"), std::string(e.what()).substr(e.field().size() + 2));
+    }
     if (pointers) {
       if (p.data == nullptr) throw InvalidFrame(plane_field(i, "data"), "data pointer is null");
       const auto addr = reinterpret_cast<std::uintptr_t>(p.data);
