@@ -66,6 +66,9 @@ class GlVkMemory {
 class GlVkBuffer {
  public:
   explicit GlVkBuffer(const VkExportableBuffer& buffer);
+  // From any exported descriptor (another process's, say): `size` bytes at
+  // memory.offset. Takes memory.fd when GL imported it (see above).
+  GlVkBuffer(ExportedMemory& memory, std::size_t size);
   ~GlVkBuffer();
   GlVkBuffer(const GlVkBuffer&) = delete;
   GlVkBuffer& operator=(const GlVkBuffer&) = delete;
@@ -84,6 +87,8 @@ class GlVkBuffer {
 class GlVkTexture {
  public:
   explicit GlVkTexture(const VkExportableImage& image);
+  // From any exported descriptor of an optimal-tiling 2D image of that format and size.
+  GlVkTexture(ExportedMemory& memory, std::uint32_t width, std::uint32_t height, VkFormat format);
   ~GlVkTexture();
   GlVkTexture(const GlVkTexture&) = delete;
   GlVkTexture& operator=(const GlVkTexture&) = delete;

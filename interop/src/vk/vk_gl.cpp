@@ -88,17 +88,29 @@ GlVkMemory::~GlVkMemory() {
 
 // --- GlVkBuffer ----------------------------------------------------------------
 
-GlVkBuffer::GlVkBuffer(const VkExportableBuffer& buffer) : size_(buffer.size()) {
-  ExportedMemory exported = buffer.export_memory();
+namespace {
+ExportedMemory export_of(const VkExportableBuffer& b) { return b.export_memory(); }
+ExportedMemory export_of(const VkExportableImage& i) { return i.export_memory(); }
+}  // namespace
+
+// The temporary export lives to the end of the delegation: if GL did not take
+// its descriptor, it is closed there.
+GlVkBuffer::GlVkBuffer(const VkExportableBuffer& buffer)
+    : GlVkBuffer(*std::make_unique<ExportedMemory>(export_of(buffer)), buffer.size()) {}
+
+GlVkBuffer::GlVkBuffer(ExportedMemory& exported, std::size_t size) : size_(size) {
+  if (size == 0 || exported.offset > exported.allocation_size || size > exported.allocation_size - exported.offset)
+    throw UsageError("GlVkBuffer: " + std::to_string(size) + " bytes at offset " + std::to_string(exported.offset) +
+                     " do not fit the " + std::to_string(exported.allocation_size) + "-byte allocation");
   memory_.emplace(exported);
   require(glNamedBufferStorageMemEXT != nullptr, "glNamedBufferStorageMemEXT");
   GLuint b = 0;
   glCreateBuffers(1, &b);
   HANDOFF_GL_CHECK("glCreateBuffers");
-  glNamedBufferStorageMemEXT(b, GLsizeiptr(buffer.size()), memory_->name(), GLuint64(exported.offset));
+  glNamedBufferStorageMemEXT(b, GLsizeiptr(size), memory_->name(), GLuint64(exported.offset));
   try {
     HANDOFF_GL_CHECK("glNamedBufferStorageMemEXT",
-                     std::to_string(buffer.size()) + " bytes of a " + std::to_string(exported.allocation_size) +
+                     std::to_string(size) + " bytes of a " + std::to_string(exported.allocation_size) +
                          "-byte allocation");
   } catch (...) {
     glDeleteBuffers(1, &b);
@@ -114,9 +126,14 @@ GlVkBuffer::~GlVkBuffer() {
 
 // --- GlVkTexture -----------------------------------------------------------------
 
-GlVkTexture::GlVkTexture(const VkExportableImage& image) : width_(image.width()), height_(image.height()) {
-  GLenum internal = gl_internal_format(image.format());
-  ExportedMemory exported = image.export_memory();
+GlVkTexture::GlVkTexture(const VkExportableImage& image)
+    : GlVkTexture(*std::make_unique<ExportedMemory>(export_of(image)), image.width(), image.height(),
+                  image.format()) {}
+
+GlVkTexture::GlVkTexture(ExportedMemory& exported, std::uint32_t width, std::uint32_t height, VkFormat format)
+    : width_(width), height_(height) {
+  GLenum internal = gl_internal_format(format);
+  if (width == 0 || height == 0) throw UsageError("GlVkTexture: size 0");
   memory_.emplace(exported);
   require(glTextureStorageMem2DEXT != nullptr, "glTextureStorageMem2DEXT");
   GLuint t = 0;
