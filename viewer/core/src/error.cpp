@@ -1,14 +1,16 @@
 #include <handoff/viewer/error.hpp>
 
+#include <string_view>
+
 namespace handoff::viewer {
 namespace {
-std::string join(const std::string& file, const std::string& location, const std::string& field,
-                 const std::string& detail) {
+std::string join(std::string_view file, std::string_view location, std::string_view field, std::string_view detail) {
   std::string m;
-  for (const std::string* part : {&file, &location, &field, &detail}) {
-    if (part->empty()) continue;
-    if (!m.empty()) m += ": ";
-    m += *part;
+  m.reserve(file.size() + location.size() + field.size() + detail.size() + 8);
+  for (std::string_view part : {file, location, field, detail}) {
+    if (part.empty()) continue;
+    if (!m.empty()) m.append(": ", 2);
+    m.append(part.data(), part.size());
   }
   return m;
 }

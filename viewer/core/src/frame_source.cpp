@@ -27,6 +27,13 @@ void check_target(const SourceInfo& info, const FrameWriteTarget& t) {
   }
 }
 
+FrameWriteTarget write_target(const Frame& f) {
+  if (f.memory != MemoryKind::Host) throw UsageError("write_target: the frame is not in host memory");
+  if (!f.planes[0].data || !f.planes[1].data) throw UsageError("write_target: null plane pointer");
+  return {static_cast<std::uint8_t*>(f.planes[0].data), f.planes[0].pitch,
+          static_cast<std::uint8_t*>(f.planes[1].data), f.planes[1].pitch};
+}
+
 bool FrameSource::overlays_for(std::int64_t, OverlayFrame& out) const {
   out.clear();
   return false;

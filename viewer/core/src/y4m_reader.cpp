@@ -196,6 +196,7 @@ class Y4mSource final : public FrameSource {
     header_end_ = nl + 1;
     std::string_view rest = data.substr(kMagic.size(), nl - kMagic.size());
     bool have_w = false, have_h = false;
+    info_.colorimetry.siting = ChromaSiting::Center;  // C420jpeg, the default when C is absent
     while (!rest.empty()) {
       const auto sp = rest.find(' ');
       const std::string_view tok = rest.substr(0, sp);

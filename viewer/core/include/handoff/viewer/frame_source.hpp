@@ -57,6 +57,11 @@ std::size_t packed_frame_bytes(PixelFormat format, std::uint32_t width, std::uin
 // (null pointer, pitch below the packed row).
 void check_target(const SourceInfo& info, const FrameWriteTarget& target);
 
+// The target for a host-memory handoff::Frame (e.g. from
+// handoff::allocate_host_frame, or a GL buffer mapped into host memory and
+// described as MemoryKind::Host). UsageError for other memory kinds or null planes.
+FrameWriteTarget write_target(const Frame& host_frame);
+
 // A source of frames. Not thread-safe: use one from one thread at a time (it
 // may be handed between threads). Errors in the data throw ParseError (a
 // handoff::Error); misuse (a bad target, seek past the end) throws UsageError.

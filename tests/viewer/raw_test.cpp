@@ -1,0 +1,107 @@
+// Raw NV12 / P010 reader and the --size / --format parsers.
+#include <handoff/viewer/error.hpp>
+#include <handoff/viewer/raw_reader.hpp>
+
+#include "test_util.hpp"
+
+#include <gmock/gmock.h>
+
+namespace handoff::viewer {
+namespace {
+
+using test::message_of;
+using test::TempDir;
+using ::testing::HasSubstr;
+
+std::string frames_bytes(PixelFormat fmt, std::uint32_t w, std::uint32_t h, int n) {
+  std::string s;
+  const std::size_t fb = packed_frame_bytes(fmt, w, h);
+  for (int f = 0; f < n; ++f)
+    for (std::size_t i = 0; i < fb; ++i) s += char((i * 3 + std::size_t(f) * 17) & 0xFF);
+  return s;
+}
+
+TEST(Raw, FrameBytes) {
+  EXPECT_EQ(packed_frame_bytes(PixelFormat::NV12, 4, 2), 8u + 4u);
+  EXPECT_EQ(packed_frame_bytes(PixelFormat::NV12, 5, 3), 15u + 2u * 3u * 2u);
+  EXPECT_EQ(packed_frame_bytes(PixelFormat::P010, 5, 3), 2u * (15u + 12u));
+  EXPECT_EQ(packed_frame_bytes(PixelFormat::NV12, 1920, 1080), 1920u * 1080u * 3u / 2u);
+}
+
+TEST(Raw, ReadsAndSeeksNv12AndP010) {
+  TempDir dir;
+  for (PixelFormat fmt : {PixelFormat::NV12, PixelFormat::P010}) {
+    const auto path = dir / "clip.raw";
+    test::write_file(path, frames_bytes(fmt, 5, 3, 4));
+    RawOptions o;
+    o.format = fmt;
+    o.width = 5;
+    o.height = 3;
+    o.rate = {50, 1};
+    o.colorimetry.range = ColorRange::Full;
+    auto src = open_raw(path, o);
+    EXPECT_EQ(src->info().frame_count, 4);
+    EXPECT_EQ(src->info().format, fmt);
+    EXPECT_EQ(src->info().rate, (Rational{50, 1}));
+    EXPECT_EQ(src->info().colorimetry.range, ColorRange::Full);
+    HostFrame fr(fmt, 5, 3, 32);
+    src->seek(2);
+    ASSERT_TRUE(src->read_into(fr.target()));
+    const std::size_t bps = bytes_per_sample(fmt);
+    for (std::size_t i = 0; i < 5 * bps; ++i) EXPECT_EQ(fr.luma()[fr.luma_pitch() + i], ((5 * bps + i) * 3 + 34) & 0xFF);
+    const std::size_t chroma_start = 15 * bps;
+    EXPECT_EQ(fr.chroma()[0], (chroma_start * 3 + 34) & 0xFF);
+    src->seek(3);
+    EXPECT_TRUE(src->read_into(fr.target()));
+    EXPECT_FALSE(src->read_into(fr.target()));
+    EXPECT_THROW(src->seek(5), UsageError);
+  }
+}
+
+TEST(Raw, SizeNotAWholeNumberOfFrames) {
+  TempDir dir;
+  const auto path = dir / "odd.nv12";
+  test::write_file(path, frames_bytes(PixelFormat::NV12, 4, 4, 2) + "xyz");
+  RawOptions o;
+  o.width = 4;
+  o.height = 4;
+  const std::string m = message_of<ParseError>([&] { open_raw(path, o); });
+  EXPECT_THAT(m, HasSubstr(path.string()));
+  EXPECT_THAT(m, HasSubstr("file size 51 bytes is not a whole number of nv12 4x4 frames (24 bytes each)"));
+}
+
+TEST(Raw, BadOptions) {
+  TempDir dir;
+  const auto path = dir / "x.raw";
+  test::write_file(path, "");
+  RawOptions o;
+  o.width = 0;
+  o.height = 4;
+  EXPECT_THAT(message_of<ParseError>([&] { open_raw(path, o); }), HasSubstr("width: 0 is outside"));
+  o.width = 4;
+  o.height = 20000;
+  EXPECT_THAT(message_of<ParseError>([&] { open_raw(path, o); }), HasSubstr("height: 20000 is outside"));
+  o.height = 4;
+  auto empty = open_raw(path, o);
+  EXPECT_EQ(empty->info().frame_count, 0);
+  EXPECT_THAT(message_of<ParseError>([&] { open_raw(dir / "missing.raw", o); }), HasSubstr("missing.raw: open"));
+}
+
+TEST(Raw, ParseSizeAndFormat) {
+  std::uint32_t w = 0, h = 0;
+  parse_size("1920x1080", w, h);
+  EXPECT_EQ(w, 1920u);
+  EXPECT_EQ(h, 1080u);
+  parse_size("7X5", w, h);
+  EXPECT_EQ(w, 7u);
+  EXPECT_EQ(h, 5u);
+  for (const char* bad : {"", "1920", "x1080", "1920x", "0x10", "10x0", "20000x10", "12ax4", "-1x4", "4x4x4"}) {
+    EXPECT_THAT(message_of<ParseError>([&] { parse_size(bad, w, h); }), HasSubstr("size")) << bad;
+  }
+  EXPECT_EQ(parse_format("NV12"), PixelFormat::NV12);
+  EXPECT_EQ(parse_format("p010"), PixelFormat::P010);
+  EXPECT_THAT(message_of<ParseError>([] { parse_format("yuv420p"); }), HasSubstr("expected nv12 or p010, got \"yuv420p\""));
+}
+
+}  // namespace
+}  // namespace handoff::viewer
