@@ -22,6 +22,7 @@
 #include "frame_target.hpp"
 #include "gl_check.hpp"
 #include "imgui_offscreen.hpp"
+#include "shared_contexts.hpp"
 #include "ui.hpp"
 #include "viewer_state.hpp"
 
@@ -94,16 +95,17 @@ void print_summary(const AppOptions& o, ViewerState& v, double seconds) {
 // --- headless -------------------------------------------------------------------
 
 int run_headless(const AppOptions& o) {
-  auto ctx = create_headless_context();
-  ctx->make_current();
+  SharedContexts contexts = make_headless_contexts();
+  GlContext& ctx = *contexts.render;
+  ctx.make_current();
   struct Done {
     GlContext& c;
     ~Done() { c.done_current(); }
-  } done{*ctx};
-  load_gl(*ctx);
+  } done{ctx};
+  load_gl(ctx);
 
   prepare_output_dir(o.output);
-  ViewerState v(o);
+  ViewerState v(o, std::move(contexts.worker_factory));
   FrameTarget target;
   ImGuiOffscreen painter;
   PngEncoder encoder(4);
@@ -168,11 +170,9 @@ struct WindowInput {
 };
 
 int run_window(const AppOptions& o, GLFWwindow* win) {
-  glfwMakeContextCurrent(win);
-  auto ctx = wrap_context(ExternalContext{
-      [win] { glfwMakeContextCurrent(win); }, [] { glfwMakeContextCurrent(nullptr); },
-      [](const char* n) { return reinterpret_cast<void*>(glfwGetProcAddress(n)); }, {}, "GLFW window"});
-  load_gl(*ctx);
+  SharedContexts contexts = make_window_contexts(win);
+  contexts.render->make_current();
+  load_gl(*contexts.render);
   glfwSwapInterval(o.no_vsync ? 0 : 1);
 
   IMGUI_CHECKVERSION();
@@ -192,7 +192,7 @@ int run_window(const AppOptions& o, GLFWwindow* win) {
   } imgui_done{imgui};
 
   prepare_output_dir(o.output);
-  ViewerState v(o);
+  ViewerState v(o, std::move(contexts.worker_factory));
   FrameTarget target;
   std::unique_ptr<ImGuiOffscreen> painter;
   std::unique_ptr<PngEncoder> encoder;

@@ -6,8 +6,6 @@
 #include <handoff/error.hpp>
 #include <handoff/log.hpp>
 
-#include "gl_check.hpp"
-
 namespace handoff::viewer {
 namespace {
 
@@ -15,8 +13,9 @@ std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a;
 
 }  // namespace
 
-FramePipeline::FramePipeline(std::unique_ptr<FrameSource> source, std::size_t ring_size, bool loop)
-    : info_(source ? source->info() : SourceInfo{}), source_(std::move(source)), loop_(loop) {
+FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> source, std::size_t ring_size,
+                             bool loop, MapBackend backend)
+    : worker_(worker), info_(source ? source->info() : SourceInfo{}), source_(std::move(source)), loop_(loop) {
   if (!source_) throw UsageError("FramePipeline: no source");
   if (ring_size < 3) throw UsageError("FramePipeline: the ring needs at least 3 slots");
   const std::size_t bps = bytes_per_sample(info_.format);
@@ -24,32 +23,22 @@ FramePipeline::FramePipeline(std::unique_ptr<FrameSource> source, std::size_t ri
   const std::size_t chroma_pitch = align_up(std::size_t(chroma_width(info_.width)) * 2 * bps, 64);
   const std::size_t chroma_offset = align_up(luma_pitch * info_.height, 256);
   const std::size_t size = chroma_offset + chroma_pitch * chroma_height(info_.height);
-  const GLbitfield flags = GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
-  try {
-    for (std::size_t i = 0; i < ring_size; ++i) {
-      auto s = std::make_unique<FrameSlot>();
-      glCreateBuffers(1, &s->buffer);
-      slots_.push_back(std::move(s));
-      FrameSlot& slot = *slots_.back();
-      glNamedBufferStorage(slot.buffer, static_cast<GLsizeiptr>(size), nullptr, flags);
-      slot.host = static_cast<std::uint8_t*>(
-          glMapNamedBufferRange(slot.buffer, 0, static_cast<GLsizeiptr>(size), flags));
-      HANDOFF_VIEW_GL(glMapNamedBufferRange);
-      if (!slot.host)
-        throw Error(Api::Gl, "glMapNamedBufferRange", 0, "", "persistent mapping failed", HANDOFF_WHERE);
-      slot.size = size;
-      slot.luma_pitch = luma_pitch;
-      slot.chroma_offset = chroma_offset;
-      slot.chroma_pitch = chroma_pitch;
-      free_.push_back(&slot);
-    }
-  } catch (...) {
-    for (auto& s : slots_) {
-      if (s->host) glUnmapNamedBuffer(s->buffer);
-      glDeleteBuffers(1, &s->buffer);
-    }
-    throw;
+  CudaGlOptions co;
+  co.access = CudaGlAccess::WriteDiscard;
+  co.backend = backend;
+  for (std::size_t i = 0; i < ring_size; ++i) {
+    GlBuffer buffer(worker_, size);
+    CudaGlBuffer interop(worker_, buffer, co);
+    auto s = std::unique_ptr<FrameSlot>(new FrameSlot{std::move(buffer), std::move(interop)});
+    s->luma_pitch = luma_pitch;
+    s->chroma_offset = chroma_offset;
+    s->chroma_pitch = chroma_pitch;
+    free_.push_back(s.get());
+    slots_.push_back(std::move(s));
   }
+  const CudaGlBuffer& first = slots_.front()->interop;
+  memory_text_ = first.uses_cuda() ? "CUDA-mapped GL buffers"
+                                   : "host-mapped GL buffers (" + first.fallback_reason() + ")";
   producer_ = std::thread([this] { produce(); });
 }
 
@@ -60,11 +49,37 @@ FramePipeline::~FramePipeline() {
   }
   cv_.notify_all();
   if (producer_.joinable()) producer_.join();
-  for (auto& s : slots_) {
-    if (s->fence) glDeleteSync(s->fence);
-    glUnmapNamedBuffer(s->buffer);
-    glDeleteBuffers(1, &s->buffer);
+  // Fences made on the worker may be deleted on this context (same share group).
+  slots_.clear();
+}
+
+void FramePipeline::write_frame(FrameSlot& slot, bool& ok, std::int64_t& index) {
+  // The last upload from this buffer must be finished before it is rewritten.
+  worker_.run([&] {
+    slot.written = GlFence{};  // left over when a seek dropped the slot unread
+    if (slot.read_done) {
+      while (!slot.read_done.client_wait(1'000'000'000ull)) {
+      }
+      slot.read_done = GlFence{};
+    }
+  });
+  Mapping m = slot.interop.map();
+  if (m.memory() != MemoryKind::Host)
+    throw Error("FramePipeline: CUDA-mapped buffers need a CUDA producer; this build writes from the host");
+  auto* base = static_cast<std::uint8_t*>(m.data());
+  const FrameWriteTarget target{base, slot.luma_pitch, base + slot.chroma_offset, slot.chroma_pitch};
+  index = source_->position();
+  ok = source_->read_into(target);
+  if (!ok && loop_ && info_.frame_count > 0) {
+    source_->seek(0);
+    index = source_->position();
+    ok = source_->read_into(target);
   }
+  // Unmap and fence in one hop: the fence follows the unmap on the worker.
+  slot.written = worker_.run([&] {
+    m.unmap();
+    return GlFence::insert();
+  });
 }
 
 void FramePipeline::produce() noexcept {
@@ -88,15 +103,9 @@ void FramePipeline::produce() noexcept {
       const std::uint64_t gen = generation_;
       lock.unlock();
       const auto t0 = clock::now();
-      const FrameWriteTarget target{slot->host, slot->luma_pitch, slot->host + slot->chroma_offset,
-                                    slot->chroma_pitch};
-      std::int64_t index = source_->position();
-      bool ok = source_->read_into(target);
-      if (!ok && loop_ && info_.frame_count > 0) {
-        source_->seek(0);
-        index = source_->position();
-        ok = source_->read_into(target);
-      }
+      bool ok = false;
+      std::int64_t index = -1;
+      write_frame(*slot, ok, index);
       if (ok) {
         slot->index = index;
         slot->has_overlays = source_->overlays_for(index, slot->overlays);
@@ -122,56 +131,30 @@ void FramePipeline::produce() noexcept {
 }
 
 FrameSlot* FramePipeline::next(bool wait) {
-  recycle(false);
   std::unique_lock lock(mutex_);
   for (;;) {
     if (error_) std::rethrow_exception(error_);
     if (!ready_.empty()) {
       FrameSlot* s = ready_.front();
       ready_.pop_front();
+      lock.unlock();
+      s->written.gpu_wait();   // this context's commands run after the producer's unmap
+      s->written = GlFence{};
       return s;
     }
     if (ended_ || !wait) return nullptr;
-    if (free_.empty() && !fenced_.empty()) {
-      // Every slot waits on the GPU: let them go, then wait for the producer.
-      lock.unlock();
-      recycle(true);
-      lock.lock();
-      continue;
-    }
-    cv_.wait_for(lock, std::chrono::milliseconds(50));
+    cv_.wait(lock);
   }
 }
 
 void FramePipeline::release(FrameSlot* slot) {
   if (!slot) return;
-  if (slot->fence) glDeleteSync(slot->fence);
-  slot->fence = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-  glFlush();
-  fenced_.push_back(slot);
-}
-
-void FramePipeline::recycle(bool block) {
-  if (fenced_.empty()) return;
-  std::size_t kept = 0;
-  bool freed = false;
-  for (std::size_t i = 0; i < fenced_.size(); ++i) {
-    FrameSlot* s = fenced_[i];
-    const GLuint64 timeout = (block && i == 0) ? GLuint64(1'000'000'000) : 0;
-    const GLenum r = glClientWaitSync(s->fence, GL_SYNC_FLUSH_COMMANDS_BIT, timeout);
-    if (r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED) {
-      glDeleteSync(s->fence);
-      s->fence = nullptr;
-      std::lock_guard lock(mutex_);
-      free_.push_back(s);
-      freed = true;
-    } else {
-      if (r == GL_WAIT_FAILED) HANDOFF_VIEW_GL(glClientWaitSync);
-      fenced_[kept++] = s;
-    }
+  slot->read_done = GlFence::insert();
+  {
+    std::lock_guard lock(mutex_);
+    free_.push_back(slot);
   }
-  fenced_.resize(kept);
-  if (freed) cv_.notify_all();
+  cv_.notify_all();
 }
 
 void FramePipeline::seek(std::int64_t index) {
@@ -200,7 +183,7 @@ Frame FramePipeline::frame_of(const FrameSlot& s) const {
   f.height = info_.height;
   f.colorimetry = info_.colorimetry;
   f.memory = MemoryKind::GlBuffer;
-  f.gl_buffer = s.buffer;
+  f.gl_buffer = s.buffer.name();
   f.planes[0] = {nullptr, 0, s.luma_pitch, info_.width, info_.height, 1};
   f.planes[1] = {nullptr, s.chroma_offset, s.chroma_pitch, chroma_width(info_.width),
                  chroma_height(info_.height), 2};

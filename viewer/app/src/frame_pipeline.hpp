@@ -1,49 +1,54 @@
 #pragma once
-// The frame path: a producer thread writes frames from a FrameSource straight
-// into a ring of GL pixel-buffer objects mapped into host memory (persistent,
-// coherent), while the render thread uploads the previous ones to textures.
-// A slot goes back to the producer only when the GL fence placed after its
-// upload has signalled, so producing and drawing overlap without a slot being
-// overwritten while the GPU still reads it. Nothing is allocated per frame
-// once the ring is full (overlay vectors keep their capacity).
+// The frame path. A producer thread writes frames from a FrameSource into a
+// ring of interop buffers (handoff::CudaGlBuffer over a GlBuffer, made on the
+// GL worker whose context shares objects with the renderer's): it maps a slot
+// (a CUDA pointer where CUDA works, else the buffer mapped into host memory),
+// writes the frame straight into it, unmaps it and places a GL fence on the
+// worker. The render thread makes its own context wait for that fence, uploads
+// the planes from the buffer to the textures (GPU-side), and fences the
+// upload; the producer waits for that fence before it maps the slot again.
+// With three or more slots, producing and drawing overlap.
 //
-// Thread safety: construct, call next()/release()/seek()/recycle() and destroy
-// on the render thread with its GL context current. The producer thread makes
-// no GL call.
-#include <glad/gl.h>
-
+// Thread safety: construct, call next()/release()/seek()/finished() and
+// destroy on the render thread with its context current. The worker must
+// outlive the pipeline.
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include <handoff/cuda_gl_buffer.hpp>
 #include <handoff/frame.hpp>
+#include <handoff/gl_buffer.hpp>
+#include <handoff/gl_worker.hpp>
 #include <handoff/viewer/frame_source.hpp>
 #include <handoff/viewer/overlay.hpp>
 
 namespace handoff::viewer {
 
 struct FrameSlot {
-  GLuint buffer = 0;
-  std::uint8_t* host = nullptr;  // the buffer's persistent mapping
-  std::size_t size = 0;
+  GlBuffer buffer;            // luma then chroma, at offsets
+  CudaGlBuffer interop;       // how the producer maps it
   std::size_t luma_pitch = 0, chroma_offset = 0, chroma_pitch = 0;
-  std::int64_t index = -1;       // frame number in the source
-  double produce_ms = 0.0;       // producer's time writing this frame
-  bool has_overlays = false;     // the source's own (ground-truth) overlays
+  std::int64_t index = -1;    // frame number in the source
+  double produce_ms = 0.0;    // map + write + unmap, on the producer
+  bool has_overlays = false;  // the source's own (ground-truth) overlays
   OverlayFrame overlays;
-  GLsync fence = nullptr;        // the upload's reads are done when signalled
+  GlFence written;            // worker: the producer's writes are done (unmapped)
+  GlFence read_done;          // render context: the upload from this buffer is done
   std::uint64_t generation = 0;
 };
 
 class FramePipeline {
  public:
   // Takes the source (used only by the producer thread from now on).
-  FramePipeline(std::unique_ptr<FrameSource> source, std::size_t ring_size = 3, bool loop = true);
+  FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> source, std::size_t ring_size = 3,
+                bool loop = true, MapBackend backend = MapBackend::Auto);
   ~FramePipeline();
   FramePipeline(const FramePipeline&) = delete;
   FramePipeline& operator=(const FramePipeline&) = delete;
@@ -51,15 +56,16 @@ class FramePipeline {
   const SourceInfo& info() const { return info_; }
   bool seekable() const { return info_.frame_count > 0; }
   std::size_t ring_size() const { return slots_.size(); }
+  // "CUDA device 0" or "host (why CUDA is not used)".
+  const std::string& memory_description() const { return memory_text_; }
 
-  // The next frame in order; nullptr when none is ready (wait = false) or the
-  // source ended (finished() then true). Rethrows the producer's error (a
-  // ParseError naming the file and frame) on the render thread.
+  // The next frame in order, its writes ordered before this context's later
+  // commands; nullptr when none is ready (wait = false) or the source ended
+  // (finished() then true). Rethrows the producer's error (a ParseError naming
+  // the file and frame) here.
   FrameSlot* next(bool wait);
-  // Hands a slot back after its upload was submitted: fenced, recycled later.
+  // After the upload from `slot` was issued: fences it and hands it back.
   void release(FrameSlot* slot);
-  // Returns fenced slots whose GPU reads finished to the producer.
-  void recycle(bool block = false);
   // The next frame next() returns is `index` (clamped to the source).
   void seek(std::int64_t index);
   bool finished() const;
@@ -69,12 +75,14 @@ class FramePipeline {
 
  private:
   void produce() noexcept;
+  void write_frame(FrameSlot& slot, bool& ok, std::int64_t& index);
 
+  GlWorker& worker_;
   SourceInfo info_;
   std::unique_ptr<FrameSource> source_;
   bool loop_;
+  std::string memory_text_;
   std::vector<std::unique_ptr<FrameSlot>> slots_;
-  std::vector<FrameSlot*> fenced_;  // render thread only
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;

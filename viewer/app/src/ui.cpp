@@ -156,7 +156,7 @@ void draw_ui(ViewerState& v, UiState& ui) {
                 s.frame_ms.percentile(99));
     ImGui::Text("produce %.2f ms  upload %.2f ms  draw %.2f ms", s.produce_ms.mean(), s.upload_ms.mean(),
                 s.draw_ms.mean());
-    ImGui::Text("ring %zu buffers (host-mapped PBOs)", v.ring_size());
+    ImGui::TextWrapped("ring of %zu %s", v.ring_size(), v.memory_description().c_str());
   }
 
   if (ImGui::CollapsingHeader("Pixel", ImGuiTreeNodeFlags_DefaultOpen)) {

@@ -88,14 +88,21 @@ std::unique_ptr<FrameSource> open_source(const AppOptions& o) {
   return open_raw(o.file, ro);
 }
 
-ViewerState::ViewerState(const AppOptions& options) : options_(options) {
+ViewerState::ViewerState(const AppOptions& options,
+                         std::function<std::unique_ptr<GlContext>()> worker_context)
+    : options_(options) {
   speed = options.speed;
   no_vsync = options.no_vsync;
   show_overlays = !options.hide_overlays;
   matrix_override = options.matrix;
   range_override = options.range;
   const bool loop = options.loop.value_or(!options.headless);
-  pipeline_ = std::make_unique<FramePipeline>(open_source(options), options.ring, loop);
+  auto source = open_source(options);  // bad input fails here, before any thread starts
+  GlWorkerOptions wo;
+  wo.name = "handoff-view-gl";
+  wo.context_factory = std::move(worker_context);
+  worker_ = std::make_unique<GlWorker>(std::move(wo));
+  pipeline_ = std::make_unique<FramePipeline>(*worker_, std::move(source), options.ring, loop);
   const SourceInfo& in = pipeline_->info();
   if (!options.overlays.empty()) {
     OverlayParseOptions po;
@@ -108,7 +115,10 @@ ViewerState::ViewerState(const AppOptions& options) : options_(options) {
   if (options.bench_boxes) make_bench_boxes(bench_overlays_, options.bench_boxes, in.width, in.height);
 }
 
-ViewerState::~ViewerState() = default;
+ViewerState::~ViewerState() {
+  pipeline_.reset();
+  if (worker_) worker_->shutdown();
+}
 
 Colorimetry ViewerState::effective_colorimetry() const {
   Colorimetry c = pipeline_->info().colorimetry;
@@ -122,10 +132,7 @@ bool ViewerState::advance(bool wait) {
   using clock = std::chrono::steady_clock;
   const auto now = clock::now();
   if (!wait && !no_vsync && !first_) {
-    if (now < next_due_) {
-      pipeline_->recycle(false);
-      return false;
-    }
+    if (now < next_due_) return false;
   }
   FrameSlot* slot = pipeline_->next(wait);
   if (!slot) return false;

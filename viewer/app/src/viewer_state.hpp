@@ -4,12 +4,15 @@
 // statistics. Render thread only (GL context current).
 #include <array>
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include <handoff/gl_context.hpp>
+#include <handoff/gl_worker.hpp>
 #include <handoff/viewer/overlay.hpp>
 
 #include "app.hpp"
@@ -53,7 +56,9 @@ struct PixelProbe {
 
 class ViewerState {
  public:
-  explicit ViewerState(const AppOptions& options);  // opens the source, overlays; GL current
+  // Opens the source and overlays, starts the GL worker on the context
+  // `worker_context` makes (sharing objects with the current one). GL current.
+  ViewerState(const AppOptions& options, std::function<std::unique_ptr<GlContext>()> worker_context);
   ~ViewerState();
 
   // Takes the next frame from the pipeline if one is due and uploads it.
@@ -75,6 +80,7 @@ class ViewerState {
   std::int64_t frame_index() const { return frame_index_; }
   bool seekable() const { return pipeline_->seekable(); }
   std::size_t ring_size() const { return pipeline_->ring_size(); }
+  const std::string& memory_description() const { return pipeline_->memory_description(); }
 
   // Live controls (the UI writes them).
   bool playing = true;
@@ -92,6 +98,7 @@ class ViewerState {
 
  private:
   AppOptions options_;
+  std::unique_ptr<GlWorker> worker_;  // outlives the pipeline
   std::unique_ptr<FramePipeline> pipeline_;
   FrameRenderer renderer_;
   OverlayStore store_;

@@ -1,0 +1,180 @@
+// handoff-view driven from the outside: a real window under Xvfb writing a
+// screenshot, the headless fallback when there is no display, PNG output at
+// the frame's size, and bad input ending with a message and a non-zero exit.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <handoff/viewer/png.hpp>
+
+#include "process.hpp"
+
+namespace handoff::viewer::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ViewerApp : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("handoff-view-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  void write_file(const std::string& name, const std::string& bytes) const {
+    std::ofstream(dir_ / name, std::ios::binary) << bytes;
+  }
+  fs::path dir_;
+};
+
+std::size_t count_pngs(const fs::path& dir) {
+  std::size_t n = 0;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".png") ++n;
+  return n;
+}
+
+bool has_display() {
+  const char* d = std::getenv("DISPLAY");
+  return d && *d;
+}
+
+TEST_F(ViewerApp, WindowUnderXvfbWritesScreenshot) {
+  if (!has_display()) GTEST_SKIP() << "no DISPLAY: the window test runs under xvfb-run (scripts/test)";
+  const auto r = run_viewer({"--frames", "5", "--window", "320x240", "--screenshot", path("shot.png")});
+  ASSERT_FALSE(r.timed_out) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("headless"), std::string::npos) << "a window was expected: " << r.output;
+  const Image8 img = read_png(path("shot.png"), 3);
+  EXPECT_EQ(img.width, 320u);
+  EXPECT_EQ(img.height, 240u);
+  // Not one flat colour: the frame and the UI are in it.
+  std::size_t differing = 0;
+  for (std::size_t i = 3; i < img.pixels.size(); i += 3)
+    if (img.pixels[i] != img.pixels[0]) ++differing;
+  EXPECT_GT(differing, img.pixels.size() / 3 / 10);
+}
+
+TEST_F(ViewerApp, NoDisplayFallsBackToHeadlessAndWritesFramesAtFrameSize) {
+  const auto r = run_viewer({"--frames", "4", "--size", "160x90", "--output", path("frames")}, {"DISPLAY", "WAYLAND_DISPLAY"});
+  ASSERT_FALSE(r.timed_out) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("no display"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("headless"), std::string::npos) << r.output;
+  EXPECT_EQ(count_pngs(path("frames")), 4u);
+  const Image8 img = read_png(path("frames") + "/frame_000000.png", 3);
+  EXPECT_EQ(img.width, 160u);
+  EXPECT_EQ(img.height, 90u);
+}
+
+TEST_F(ViewerApp, OutputIncludesOverlaysUnlessHidden) {
+  const auto a = run_viewer({"--headless", "--frames", "1", "--size", "160x90", "--output", path("with")});
+  const auto b = run_viewer({"--headless", "--frames", "1", "--size", "160x90", "--hide-overlays", "--output", path("without")});
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  const Image8 x = read_png(path("with") + "/frame_000000.png", 3);
+  const Image8 y = read_png(path("without") + "/frame_000000.png", 3);
+  ASSERT_EQ(x.pixels.size(), y.pixels.size());
+  std::size_t diff = 0;
+  for (std::size_t i = 0; i < x.pixels.size(); ++i) diff += x.pixels[i] != y.pixels[i];
+  EXPECT_GT(diff, 100u) << "the scene's ground-truth overlays are drawn into --output frames";
+}
+
+TEST_F(ViewerApp, HeadlessScreenshotIncludesUi) {
+  const auto r = run_viewer({"--headless", "--frames", "2", "--size", "160x90", "--window", "400x300",
+                             "--screenshot", path("ui.png")});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Image8 img = read_png(path("ui.png"), 3);
+  EXPECT_EQ(img.width, 400u);
+  EXPECT_EQ(img.height, 300u);
+}
+
+TEST_F(ViewerApp, Y4mFilePlaysOnce) {
+  // 2 frames, 4x2, 8-bit 4:2:0 (C420jpeg): Y 8 bytes, U 2, V 2 per frame.
+  std::string y4m = "YUV4MPEG2 W4 H2 F25:1 C420jpeg\n";
+  for (int f = 0; f < 2; ++f) y4m += "FRAME\n" + std::string(8, char(100 + f)) + std::string(4, char(128));
+  write_file("clip.y4m", y4m);
+  const auto r = run_viewer({"--headless", path("clip.y4m"), "--output", path("out")});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(count_pngs(path("out")), 2u) << r.output;
+}
+
+// --- bad input ---------------------------------------------------------------------
+
+void expect_failure(const ProcessResult& r, std::initializer_list<std::string> words) {
+  EXPECT_FALSE(r.timed_out) << r.output;
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.exit_code, -1) << "crashed: " << r.output;
+  for (const auto& w : words) EXPECT_NE(r.output.find(w), std::string::npos) << "'" << w << "' missing in: " << r.output;
+}
+
+TEST_F(ViewerApp, MissingFileIsNamed) {
+  expect_failure(run_viewer({"--headless", path("nope.y4m")}), {"nope.y4m", "no such file"});
+}
+
+TEST_F(ViewerApp, MalformedY4mHeaderNamesFileAndField) {
+  write_file("bad.y4m", "YUV4MPEG2 W0 H10 F30:1\nFRAME\n");
+  expect_failure(run_viewer({"--headless", path("bad.y4m")}), {"bad.y4m", "W"});
+}
+
+TEST_F(ViewerApp, TruncatedY4mFrameNamesTheFrame) {
+  std::string y4m = "YUV4MPEG2 W4 H2 F25:1\nFRAME\n" + std::string(12, char(90)) + "FRAME\n" + std::string(5, char(90));
+  write_file("short.y4m", y4m);
+  expect_failure(run_viewer({"--headless", path("short.y4m"), "--frames", "5"}), {"short.y4m", "frame"});
+}
+
+TEST_F(ViewerApp, RawWithoutSizeSaysSo) {
+  write_file("clip.nv12", std::string(24, '\0'));
+  expect_failure(run_viewer({"--headless", path("clip.nv12")}), {"clip.nv12", "--size"});
+}
+
+TEST_F(ViewerApp, RawOfWrongLengthNamesSizes) {
+  write_file("clip.nv12", std::string(25, '\0'));  // 4x4 NV12 frames are 24 bytes
+  expect_failure(run_viewer({"--headless", path("clip.nv12"), "--size", "4x4", "--format", "nv12"}), {"clip.nv12"});
+}
+
+TEST_F(ViewerApp, BadSizeTextIsNamed) {
+  write_file("clip.nv12", std::string(24, '\0'));
+  expect_failure(run_viewer({"--headless", path("clip.nv12"), "--size", "4by4"}), {"4by4"});
+}
+
+TEST_F(ViewerApp, BadOptionValuesAreRefused) {
+  expect_failure(run_viewer({"--headless", "--format", "yuv444"}), {"--format"});
+  expect_failure(run_viewer({"--headless", "--matrix", "bt999"}), {"--matrix"});
+  expect_failure(run_viewer({"--headless", "--range", "half"}), {"--range"});
+}
+
+TEST_F(ViewerApp, MissingOverlayFileIsNamed) {
+  expect_failure(run_viewer({"--headless", "--frames", "1", "--overlays", path("none.jsonl")}), {"none.jsonl"});
+}
+
+TEST_F(ViewerApp, BadOverlayLineIsReportedOnceAndPlaybackGoesOn) {
+  write_file("o.jsonl",
+             "{\"frame\": 0, \"objects\": [{\"box\": [1, 1, 10, 10], \"label\": \"ok\"}]}\n"
+             "{\"frame\": 1, \"objects\": [{\"box\": [1, 2, \"x\", 4]}]}\n"
+             "{\"frame\": 2, \"objects\": []}\n");
+  const auto r = run_viewer({"--headless", "--frames", "3", "--size", "64x48", "--overlays", path("o.jsonl"),
+                             "--output", path("out")});
+  ASSERT_FALSE(r.timed_out) << r.output;
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(count_pngs(path("out")), 3u) << r.output;
+  // Reported once, naming the file, line 2 and the field.
+  EXPECT_NE(r.output.find("o.jsonl"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("box"), std::string::npos) << r.output;
+  const std::string needle = "line 2";
+  const auto first = r.output.find(needle);
+  EXPECT_NE(first, std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find(needle, first + 1), std::string::npos) << "reported more than once: " << r.output;
+}
+
+}  // namespace
+}  // namespace handoff::viewer::test
