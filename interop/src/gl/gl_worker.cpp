@@ -48,22 +48,42 @@ inline void cpu_relax() {
 #endif
 }
 
-// Spins until pred() or `budget` passes; true when pred() held.
+}  // namespace
+
+// Adaptive spinning: a wait first spins for `budget_ns`, because a futex sleep
+// + wake costs microseconds while a peer running on another core answers in
+// well under one. Spinning only pays when the peer is really running; on a
+// loaded machine it burns the time slice the peer needs. So the budget grows
+// while spins succeed and halves when they time out, down to zero; at zero,
+// one wait in 256 probes with a short spin to notice that things got better.
 template <typename Pred>
-bool spin_until(Pred pred, std::chrono::nanoseconds budget) {
+bool SpinPolicy::spin(Pred pred) {
   if (pred()) return true;
-  const auto deadline = std::chrono::steady_clock::now() + budget;
+  std::uint32_t budget = budget_ns.load(std::memory_order_relaxed);
+  if (budget == 0) {
+    if ((probes.fetch_add(1, std::memory_order_relaxed) & 255) != 0) return false;
+    budget = kProbeNs;
+  }
+  const auto start = std::chrono::steady_clock::now();
   for (;;) {
-    for (int i = 0; i < 64; ++i) {
-      if (pred()) return true;
+    for (int i = 0; i < 16; ++i) {
+      if (pred()) {
+        std::uint32_t grown = budget + budget / 4 + 250;
+        budget_ns.store(grown > max_ns ? max_ns : grown, std::memory_order_relaxed);
+        return true;
+      }
       cpu_relax();
     }
-    if (std::chrono::steady_clock::now() >= deadline) return pred();
+    const auto spent = std::chrono::steady_clock::now() - start;
+    if (spent >= std::chrono::nanoseconds(budget)) break;
   }
+  if (pred()) return true;
+  std::uint32_t shrunk = budget / 2;
+  budget_ns.store(shrunk < kProbeNs / 2 ? 0 : shrunk, std::memory_order_relaxed);
+  return false;
 }
 
-constexpr auto kCallerSpin = std::chrono::microseconds(50);
-constexpr auto kWorkerSpin = std::chrono::microseconds(100);
+namespace {
 
 std::string describe(const std::exception_ptr& e) {
   try {
@@ -86,9 +106,9 @@ void complete(Task& task) noexcept {
 }
 
 namespace {
-void wait_done(Task& task) {
+void wait_done(WorkerCore& core, Task& task) {
   auto& s = task.state;
-  if (spin_until([&] { return s.load(std::memory_order_acquire) == 2; }, kCallerSpin)) return;
+  if (core.caller_spin_.spin([&] { return s.load(std::memory_order_acquire) == 2; })) return;
   std::uint32_t expected = 0;
   if (!s.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return;  // became 2
   while (s.load(std::memory_order_acquire) != 2) futex_wait(s, 1);
@@ -137,8 +157,8 @@ Task* WorkerCore::next_task() {
       if (Task* t = pop_one()) return t;
       continue;
     }
-    if (spin_until([&] { return pending_.load(std::memory_order_acquire) > 0 || stop_.load(std::memory_order_acquire); },
-                   kWorkerSpin))
+    if (worker_spin_.spin(
+            [&] { return pending_.load(std::memory_order_acquire) > 0 || stop_.load(std::memory_order_acquire); }))
       continue;
     sleeping_.store(1, std::memory_order_seq_cst);
     if (pending_.load(std::memory_order_seq_cst) > 0 || stop_.load(std::memory_order_seq_cst)) {
@@ -271,7 +291,7 @@ void submit_and_wait(WorkerCore& core, Task& task) {
   task.state.store(0, std::memory_order_relaxed);
   if (!core.push(&task))
     throw WorkerStopped("GlWorker '" + core.name() + "': worker stopped; the call was not run");
-  wait_done(task);
+  wait_done(core, task);
 }
 
 void submit_posted(WorkerCore& core, std::unique_ptr<PostedCall> task) {
