@@ -209,6 +209,32 @@ TEST_F(ExternalMemory, ImportMapFreeDestroy) {
   ::close(exporter_fd);
 }
 
+TEST_F(ExternalMemory, MesaMemoryFdIsMappedAtItsDataOffset) {
+  // The layout lavapipe exports (Mesa 22.3): a header page, then the allocation.
+  cuda::ScopedContext cur(ctx_);
+  const std::size_t total = 4096 + 8192 + 40;
+  const int fd = make_fd(total);
+  const std::uint64_t header[2] = {total, 4096};
+  ASSERT_EQ(::pwrite(fd, header, sizeof header, 0), static_cast<ssize_t>(sizeof header));
+  auto* view = static_cast<unsigned char*>(::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  ASSERT_NE(view, MAP_FAILED);
+  auto d = desc(fd, 8192);
+  cu::CUexternalMemory mem = nullptr;
+  ASSERT_EQ(a_->cuImportExternalMemory(&mem, &d), cu::CUDA_SUCCESS);
+  cu::CUDA_EXTERNAL_MEMORY_BUFFER_DESC b{};
+  b.size = 8192;
+  cu::CUdeviceptr p = 0;
+  ASSERT_EQ(a_->cuExternalMemoryGetMappedBuffer(&p, mem, &b), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuMemsetD8(p, 0x77, 2), cu::CUDA_SUCCESS);
+  EXPECT_EQ(view[4096], 0x77);
+  EXPECT_EQ(view[4097], 0x77);
+  EXPECT_EQ(view[4098], 0);
+  EXPECT_EQ(reinterpret_cast<const std::uint64_t*>(view)[0], total) << "the header is untouched";
+  EXPECT_EQ(a_->cuMemFree(p), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuDestroyExternalMemory(mem), cu::CUDA_SUCCESS);
+  ::munmap(view, total);
+}
+
 TEST_F(ExternalMemory, DestroyBeforeFreeIsCountedAsALeak) {
   cuda::ScopedContext cur(ctx_);
   auto d = desc(make_fd(4096), 4096);

@@ -780,6 +780,23 @@ FAKE_API CUresult cuGraphicsEGLRegisterImage(CUgraphicsResource* resource, EGLIm
 }
 
 // --- external memory -----------------------------------------------------------
+namespace {
+// Mesa's OPAQUE_FD memory (lavapipe, llvmpipe) is a memfd that begins with a
+// private header, {u64 file size, u64 data offset, 16-byte driver id}, and
+// holds the allocation at that (page-aligned) offset; seen on Mesa 22.3,
+// where the offset is 4096. Any other fd is mapped from offset 0.
+std::size_t mesa_data_offset(int fd, const struct stat& st) {
+  if (!S_ISREG(st.st_mode) || st.st_size < 32) return 0;
+  std::uint64_t header[2] = {};
+  if (::pread(fd, header, sizeof header, 0) != static_cast<ssize_t>(sizeof header)) return 0;
+  const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  if (header[0] == static_cast<std::uint64_t>(st.st_size) && header[1] > 0 && header[1] % page == 0 &&
+      header[1] < header[0])
+    return static_cast<std::size_t>(header[1]);
+  return 0;
+}
+}  // namespace
+
 FAKE_API CUresult cuImportExternalMemory(CUexternalMemory* out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC* desc) {
   FAKE_ENTER("cuImportExternalMemory");
   FAKE_REQUIRE_CONTEXT();
@@ -792,11 +809,12 @@ FAKE_API CUresult cuImportExternalMemory(CUexternalMemory* out, const CUDA_EXTER
   struct stat st {};
   if (fd < 0 || ::fstat(fd, &st) != 0) return CUDA_ERROR_INVALID_VALUE;
   const auto size = static_cast<std::size_t>(desc->size);
-  if (S_ISREG(st.st_mode) && static_cast<unsigned long long>(st.st_size) < desc->size)
+  const std::size_t offset = mesa_data_offset(fd, st);
+  if (S_ISREG(st.st_mode) && static_cast<unsigned long long>(st.st_size) - offset < desc->size)
     return CUDA_ERROR_INVALID_VALUE;  // larger than the exported allocation
   auto* m = new CUextMemory_st;
   m->size = size;
-  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(offset));
   if (p != MAP_FAILED) {
     m->base = p;
     m->mmapped = true;
