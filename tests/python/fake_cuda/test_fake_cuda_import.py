@@ -1,0 +1,59 @@
+"""fakecuda tier: Frame.from_planes on CUDA producers with the fake CUDA
+driver (HANDOFF_CUDA_DRIVER; its "device memory" is host memory). This checks
+handoff's CUDA logic (primary context retained and exposed, context
+synchronised, kDLCUDA / CAI paths), not a real GPU: tests/python/cuda does that."""
+import gc
+import os
+
+import numpy as np
+import pytest
+
+import handoff
+
+pytestmark = pytest.mark.skipif("HANDOFF_CUDA_DRIVER" not in os.environ,
+                                reason="HANDOFF_CUDA_DRIVER is not set (run through ctest -L fakecuda)")
+
+
+class CaiProducer:
+    def __init__(self, array, stream=None):
+        self.array = array
+        self.__cuda_array_interface__ = {
+            "shape": array.shape, "typestr": array.dtype.str, "data": (array.ctypes.data, False),
+            "strides": array.strides, "version": 3, "stream": stream}
+
+
+def test_driver_is_the_fake_and_usable():
+    assert "unavailable" not in handoff.cuda_status(), handoff.cuda_status()
+
+
+def test_cai_import_carries_primary_context():
+    luma = np.zeros((17, 40), np.uint8)[:, :33]
+    chroma = np.zeros((9, 17, 2), np.uint8)
+    f = handoff.Frame.from_planes(CaiProducer(luma, stream=1), CaiProducer(chroma))
+    assert f.memory == "cuda" and f.device == 0
+    assert f.cuda_context is not None and f.cuda_context != 0
+    assert f.luma.cuda_context == f.cuda_context
+    assert f.luma.__cuda_array_interface__["data"] == (luma.ctypes.data, True)
+    g = handoff.Frame.from_planes(CaiProducer(luma), CaiProducer(chroma))
+    assert g.cuda_context == f.cuda_context  # one primary context per device
+
+
+def test_dlpack_cuda_producer_round_trip():
+    host = handoff.Frame.allocate(33, 17, "p010", alignment=64)
+    cuda = handoff._relabel_as_cuda(host, 0)  # a kDLCUDA producer over the fake's "device" memory
+    f = handoff.Frame.from_planes(cuda.luma, cuda.chroma, "p010")
+    assert f.memory == "cuda" and f.device == 0
+    assert f.luma.ptr == host.luma.ptr and f.luma.pitch == 128
+    assert f.cuda_context is not None
+    live = handoff._live_frames()
+    del f
+    gc.collect()
+    assert handoff._live_frames() == live - 1
+
+
+def test_ordinal_outside_device_count_refused_or_context_free():
+    luma = np.zeros((4, 4), np.uint8)
+    chroma = np.zeros((2, 2, 2), np.uint8)
+    f = handoff.Frame.from_planes(CaiProducer(luma), CaiProducer(chroma), device=7)
+    # No such device: handoff cannot retain a context for it and says so by None.
+    assert f.device == 7 and f.cuda_context is None
