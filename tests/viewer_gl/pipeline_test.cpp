@@ -1,0 +1,179 @@
+// The frame path: a producer thread writes into a ring of interop buffers
+// (GlBuffer + CudaGlBuffer, host-mapped here) on a GL worker sharing objects
+// with the render context; fences order the writes before the uploads and the
+// uploads before the next writes. KHR_debug errors on either context fail.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include <handoff/error.hpp>
+#include <handoff/gl_context.hpp>
+#include <handoff/viewer/error.hpp>
+#include <handoff/viewer/scene.hpp>
+#include <handoff/viewer/y4m_reader.hpp>
+
+#include "frame_pipeline.hpp"
+#include "frame_renderer.hpp"
+#include "shared_contexts.hpp"
+
+namespace handoff::viewer::test {
+namespace {
+
+class Pipeline : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SharedContexts c = make_headless_contexts(true);
+    render_ = std::move(c.render);
+    render_->make_current();
+    load_gl(*render_);
+    sink_ = [this](const GlDebugMessage& m) {
+      if (!m.is_error()) return;
+      std::lock_guard lock(mutex_);
+      errors_.push_back(m.describe());
+    };
+    enable_gl_debug_output(&sink_);
+    GlWorkerOptions wo;
+    wo.context_factory = std::move(c.worker_factory);
+    wo.on_debug_message = sink_;
+    wo.throw_on_gl_error = true;
+    worker_ = std::make_unique<GlWorker>(std::move(wo));
+  }
+  void TearDown() override {
+    worker_.reset();
+    disable_gl_debug_output();
+    render_->done_current();
+    render_.reset();
+    for (const auto& e : errors_) ADD_FAILURE() << "KHR_debug error: " << e;
+  }
+  // Luma samples of the renderer's texture (NV12).
+  std::vector<std::uint8_t> read_luma(const FrameRenderer& r) {
+    std::vector<std::uint8_t> out(std::size_t(r.width()) * r.height());
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glGetTextureImage(r.luma_texture(), 0, GL_RED, GL_UNSIGNED_BYTE, GLsizei(out.size()), out.data());
+    return out;
+  }
+
+  std::unique_ptr<GlContext> render_;
+  std::unique_ptr<GlWorker> worker_;
+  std::function<void(const GlDebugMessage&)> sink_;
+  std::mutex mutex_;
+  std::vector<std::string> errors_;
+};
+
+SceneOptions small_scene() {
+  SceneOptions o;
+  o.width = 96;
+  o.height = 54;
+  return o;
+}
+
+TEST_F(Pipeline, SceneFramesArriveInOrderWithTheProducersBytes) {
+  const SceneOptions so = small_scene();
+  FramePipeline p(*worker_, make_scene_source(so), 3);
+  FrameRenderer r;
+  HostFrame ref(so.format, so.width, so.height);
+  std::set<unsigned> buffers;
+  for (std::int64_t i = 0; i < 12; ++i) {
+    FrameSlot* s = p.next(true);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->index, i);
+    EXPECT_TRUE(s->has_overlays) << "the scene carries ground-truth overlays";
+    buffers.insert(s->buffer.name());
+    r.upload(p.frame_of(*s));
+    p.release(s);
+    render_scene_cpu(scene_state(so, i), ref.target());
+    const auto luma = read_luma(r);
+    for (std::uint32_t y = 0; y < so.height; ++y)
+      ASSERT_EQ(std::memcmp(&luma[std::size_t(y) * so.width], ref.luma() + y * ref.luma_pitch(), so.width), 0)
+          << "frame " << i << " row " << y;
+  }
+  // The same three buffers over and over: nothing allocated per frame.
+  EXPECT_EQ(buffers.size(), 3u);
+  EXPECT_EQ(p.ring_size(), 3u);
+  EXPECT_NE(p.memory_description().find("host-mapped"), std::string::npos) << p.memory_description();
+}
+
+std::filesystem::path write_clip(const std::string& name, int frames) {
+  const auto path = std::filesystem::temp_directory_path() / (name + std::to_string(::getpid()) + ".y4m");
+  Y4mWriter w(path, PixelFormat::NV12, 8, 4, Rational{25, 1});
+  HostFrame f(PixelFormat::NV12, 8, 4);
+  for (int i = 0; i < frames; ++i) {
+    for (std::uint32_t y = 0; y < 4; ++y) std::memset(f.luma() + y * f.luma_pitch(), 10 * (i + 1), 8);
+    for (std::uint32_t y = 0; y < 2; ++y) std::memset(f.chroma() + y * f.chroma_pitch(), 128, 8);
+    w.write(f);
+  }
+  w.close();
+  return path;
+}
+
+TEST_F(Pipeline, SeekStepsBothWaysOnAFile) {
+  const auto path = write_clip("handoff-pipeline-seek-", 6);
+  FramePipeline p(*worker_, open_y4m(path), 3, /*loop=*/false);
+  FrameRenderer r;
+  auto take = [&](std::int64_t want) {
+    FrameSlot* s = p.next(true);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->index, want);
+    r.upload(p.frame_of(*s));
+    p.release(s);
+    EXPECT_EQ(read_luma(r)[0], 10 * (want + 1)) << "frame " << want << "'s bytes";
+  };
+  take(0);
+  take(1);
+  p.seek(4);
+  take(4);
+  p.seek(2);  // back
+  take(2);
+  take(3);
+  take(4);
+  take(5);
+  EXPECT_EQ(p.next(true), nullptr) << "played once: the end";
+  EXPECT_TRUE(p.finished());
+  std::filesystem::remove(path);
+}
+
+TEST_F(Pipeline, LoopsAFile) {
+  const auto path = write_clip("handoff-pipeline-loop-", 3);
+  FramePipeline p(*worker_, open_y4m(path), 3, /*loop=*/true);
+  for (std::int64_t i = 0; i < 7; ++i) {
+    FrameSlot* s = p.next(true);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->index, i % 3);
+    p.release(s);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_F(Pipeline, ATruncatedFrameSurfacesOnTheRenderThread) {
+  const auto path = std::filesystem::temp_directory_path() / ("handoff-pipeline-trunc-" + std::to_string(::getpid()) + ".y4m");
+  {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    const std::string y4m = "YUV4MPEG2 W4 H2 F25:1\nFRAME\n" + std::string(12, 'a') + "FRAME\n" + std::string(3, 'a');
+    std::fwrite(y4m.data(), 1, y4m.size(), f);
+    std::fclose(f);
+  }
+  FramePipeline p(*worker_, open_y4m(path), 3, false);
+  FrameSlot* s = p.next(true);
+  ASSERT_NE(s, nullptr);
+  p.release(s);
+  try {
+    while (FrameSlot* t = p.next(true)) p.release(t);
+    ADD_FAILURE() << "no error for a truncated frame";
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.filename().string()), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_F(Pipeline, RingBelowThreeIsMisuse) {
+  EXPECT_THROW(FramePipeline(*worker_, make_scene_source(small_scene()), 2), UsageError);
+}
+
+}  // namespace
+}  // namespace handoff::viewer::test
