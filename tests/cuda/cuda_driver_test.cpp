@@ -1,0 +1,198 @@
+// The CUDA driver layer on a real driver (libcuda.so.1). Skipped, with the
+// reason, where there is no NVIDIA driver or GPU. HANDOFF_CUDA_TEST_DRIVER
+// points the same tests at another driver file (ctest runs them once more on
+// the fake driver, label fakecuda, where the "parity" checks hold the fake to
+// the real driver's answers).
+#include <handoff/cuda.hpp>
+
+#include "cuda/cuda_api.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace handoff {
+namespace {
+
+using cuda::Status;
+
+const cuda::Driver& test_driver() {
+  static const std::unique_ptr<cuda::Driver> d = [] {
+    const char* p = std::getenv("HANDOFF_CUDA_TEST_DRIVER");
+    return cuda::Driver::load(p && *p ? p : "libcuda.so.1");
+  }();
+  return *d;
+}
+
+class RealCuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const cuda::Driver& d = test_driver();
+    const Status s = d.status();
+    // Missing hardware (or driver) is a skip; a driver that is here but unusable is a failure.
+    if (s == Status::NoDriverLibrary || s == Status::StubLibrary || s == Status::NoDevice)
+      GTEST_SKIP() << "no CUDA driver: " << d.describe();
+    ASSERT_TRUE(d.usable()) << d.describe();
+    drv = &d;
+    a = &d.api();
+  }
+  const cuda::Driver* drv = nullptr;
+  const cu::DriverApi* a = nullptr;
+};
+
+TEST_F(RealCuda, DriverIsNewEnoughAndResolvedThroughGetProcAddress) {
+  EXPECT_GE(drv->driver_version(), cuda::kMinimumDriverVersion);
+  EXPECT_GE(drv->device_count(), 1);
+  EXPECT_TRUE(drv->via_get_proc_address()) << drv->describe();
+  EXPECT_NE(drv->describe().find("device"), std::string::npos) << drv->describe();
+  std::printf("%s\n", drv->describe().c_str());
+}
+
+TEST_F(RealCuda, DeviceInfo) {
+  for (const cuda::DeviceInfo& info : drv->devices()) {
+    EXPECT_FALSE(info.name.empty());
+    EXPECT_GE(info.cc_major, 3);
+    EXPECT_GT(info.total_memory, 0u);
+    EXPECT_EQ(info.uuid_string.size(), 36u);
+    EXPECT_NE(info.uuid, cuda::Uuid{}) << "an all-zero UUID cannot identify the GPU";
+    EXPECT_EQ(info.uuid_string, cuda::format_uuid(info.uuid));
+    std::printf("device %d: %s, sm_%d%d, %zu MiB, GPU-%s\n", info.ordinal, info.name.c_str(), info.cc_major,
+                info.cc_minor, info.total_memory >> 20, info.uuid_string.c_str());
+  }
+  EXPECT_THROW(drv->device(drv->device_count()), UsageError);
+}
+
+TEST_F(RealCuda, PrimaryContextIsSharedAndCurrentInScope) {
+  cuda::PrimaryContext c1(*drv, 0);
+  cuda::PrimaryContext c2(*drv, 0);
+  EXPECT_EQ(c1.get(), c2.get()) << "the primary context is one per device";
+  cu::CUcontext before = nullptr;
+  ASSERT_EQ(a->cuCtxGetCurrent(&before), cu::CUDA_SUCCESS);
+  {
+    cuda::ScopedContext cur(c1);
+    cu::CUcontext now = nullptr;
+    ASSERT_EQ(a->cuCtxGetCurrent(&now), cu::CUDA_SUCCESS);
+    EXPECT_EQ(now, c1.get());
+  }
+  cu::CUcontext after = nullptr;
+  ASSERT_EQ(a->cuCtxGetCurrent(&after), cu::CUDA_SUCCESS);
+  EXPECT_EQ(after, before);
+}
+
+TEST_F(RealCuda, MemoryRoundTrip) {
+  cuda::PrimaryContext ctx(*drv, 0);
+  cuda::ScopedContext cur(ctx);
+  constexpr std::size_t n = 1 << 20;
+  std::vector<unsigned char> in(n), out(n, 0);
+  for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<unsigned char>(i * 7 + 3);
+  cu::CUdeviceptr p = 0;
+  HANDOFF_CU_CHECK(*drv, cuMemAlloc, &p, n);
+  HANDOFF_CU_CHECK(*drv, cuMemcpyHtoD, p, in.data(), n);
+  HANDOFF_CU_CHECK(*drv, cuMemsetD8, p + 100, 0xEE, 10);
+  HANDOFF_CU_CHECK(*drv, cuMemcpyDtoH, out.data(), p, n);
+  EXPECT_EQ(out[99], in[99]);
+  EXPECT_EQ(out[100], 0xEE);
+  EXPECT_EQ(out[109], 0xEE);
+  EXPECT_EQ(out[110], in[110]);
+  EXPECT_EQ(out[n - 1], in[n - 1]);
+
+  // A pitched 2D copy on a stream: 5 rows of 33 bytes.
+  cu::CUdeviceptr q = 0;
+  std::size_t pitch = 0;
+  HANDOFF_CU_CHECK(*drv, cuMemAllocPitch, &q, &pitch, 33, 5, 4);
+  EXPECT_GE(pitch, 33u);
+  cu::CUstream stream = nullptr;
+  HANDOFF_CU_CHECK(*drv, cuStreamCreate, &stream, cu::CU_STREAM_NON_BLOCKING);
+  cu::CUDA_MEMCPY2D c{};
+  c.srcMemoryType = cu::CU_MEMORYTYPE_HOST;
+  c.srcHost = in.data();
+  c.srcPitch = 40;
+  c.dstMemoryType = cu::CU_MEMORYTYPE_DEVICE;
+  c.dstDevice = q;
+  c.dstPitch = pitch;
+  c.WidthInBytes = 33;
+  c.Height = 5;
+  HANDOFF_CU_CHECK(*drv, cuMemcpy2DAsync, &c, stream);
+  HANDOFF_CU_CHECK(*drv, cuStreamSynchronize, stream);
+  std::vector<unsigned char> rows(pitch * 5);
+  HANDOFF_CU_CHECK(*drv, cuMemcpyDtoH, rows.data(), q, rows.size());
+  EXPECT_EQ(rows[pitch * 4 + 32], in[40 * 4 + 32]);
+  EXPECT_EQ(rows[pitch * 2], in[80]);
+  HANDOFF_CU_CHECK(*drv, cuStreamDestroy, stream);
+  HANDOFF_CU_CHECK(*drv, cuMemFree, q);
+  HANDOFF_CU_CHECK(*drv, cuMemFree, p);
+  HANDOFF_CU_CHECK(*drv, cuCtxSynchronize);
+}
+
+TEST_F(RealCuda, DriverErrorsBecomeNamedErrors) {
+  cu::CUdevice dev = 0;
+  try {
+    HANDOFF_CU_CHECK(*drv, cuDeviceGet, &dev, 9999);
+    FAIL() << "device 9999 cannot exist";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.call(), "cuDeviceGet");
+    EXPECT_EQ(e.code(), cu::CUDA_ERROR_INVALID_DEVICE);
+    EXPECT_EQ(e.code_name(), "CUDA_ERROR_INVALID_DEVICE");
+    EXPECT_NE(std::string(e.what()).find("cuDeviceGet"), std::string::npos) << e.what();
+  }
+}
+
+// --- parity: what the fake driver's contract claims, asked of this driver ------
+
+TEST_F(RealCuda, ParityMemoryNeedsACurrentContext) {
+  // This test thread has never had a context made current.
+  cu::CUcontext cur = nullptr;
+  ASSERT_EQ(a->cuCtxGetCurrent(&cur), cu::CUDA_SUCCESS);
+  if (cur) GTEST_SKIP() << "a context is current on this thread already";
+  cu::CUdeviceptr p = 0;
+  EXPECT_EQ(a->cuMemAlloc(&p, 64), cu::CUDA_ERROR_INVALID_CONTEXT);
+}
+
+TEST_F(RealCuda, ParityZeroByteAllocationIsInvalidValue) {
+  cuda::PrimaryContext ctx(*drv, 0);
+  cuda::ScopedContext cur(ctx);
+  cu::CUdeviceptr p = 0;
+  EXPECT_EQ(a->cuMemAlloc(&p, 0), cu::CUDA_ERROR_INVALID_VALUE);
+}
+
+TEST_F(RealCuda, ParityGraphicsCallWithoutGlContext) {
+  cuda::PrimaryContext ctx(*drv, 0);
+  cuda::ScopedContext cur(ctx);
+  cu::CUgraphicsResource r = nullptr;
+  const cu::CUresult got = a->cuGraphicsGLRegisterBuffer(&r, 1, 0);
+  EXPECT_EQ(got, cu::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT)
+      << "no GL context is current; the fake answers CUDA_ERROR_INVALID_GRAPHICS_CONTEXT, this driver "
+      << drv->error_name(got) << ": update tests/fake_cuda if the real driver differs";
+  if (got == cu::CUDA_SUCCESS) a->cuGraphicsUnregisterResource(r);
+}
+
+TEST_F(RealCuda, ParityGetProcAddressIsVersioned) {
+  ASSERT_NE(a->cuGetProcAddress, nullptr);
+  void* v2000 = nullptr;
+  void* v13000 = nullptr;
+  cu::CUdriverProcAddressQueryResult q{};
+  ASSERT_EQ(a->cuGetProcAddress("cuCtxSynchronize", &v2000, 2000, cu::CU_GET_PROC_ADDRESS_LEGACY_STREAM, &q),
+            cu::CUDA_SUCCESS);
+  EXPECT_EQ(q, cu::CU_GET_PROC_ADDRESS_SUCCESS);
+  if (drv->driver_version() >= 13000) {
+    ASSERT_EQ(a->cuGetProcAddress("cuCtxSynchronize", &v13000, 13000, cu::CU_GET_PROC_ADDRESS_LEGACY_STREAM, &q),
+              cu::CUDA_SUCCESS);
+    EXPECT_NE(v2000, v13000) << "CUDA 13 has a cuCtxSynchronize(CUcontext): asking for 13000 must give it";
+  }
+  void* p = nullptr;
+  EXPECT_NE(a->cuGetProcAddress("cuNoSuchEntryPoint", &p, 13000, 0, &q), cu::CUDA_SUCCESS);
+  EXPECT_EQ(q, cu::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+}
+
+TEST_F(RealCuda, ParityUnknownErrorCodeHasNoName) {
+  const char* s = reinterpret_cast<const char*>(0x1);
+  EXPECT_EQ(a->cuGetErrorName(static_cast<cu::CUresult>(123456), &s), cu::CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(s, nullptr);
+  EXPECT_EQ(drv->error_name(123456), "CUDA_ERROR_123456");
+}
+
+}  // namespace
+}  // namespace handoff
