@@ -285,9 +285,22 @@ int plane_getbuffer(PyObject* self, Py_buffer* view, int flags) {
   view->readonly = 1;
   view->itemsize = Py_ssize_t(l.sample_bytes);
   view->format = (flags & PyBUF_FORMAT) ? const_cast<char*>(l.sample_bytes == 1 ? "B" : u16) : nullptr;
-  view->ndim = l.ndim;
-  view->shape = s->shape;
-  view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? s->strides : nullptr;
+  if ((flags & PyBUF_ND) != PyBUF_ND) {
+    // A simple (1-D, bytes) request: only a packed plane is one contiguous run.
+    if (!packed) {
+      delete s;
+      Py_CLEAR(view->obj);
+      PyErr_SetString(PyExc_BufferError, "buffer protocol: the plane is pitched; request strides (PyBUF_STRIDES)");
+      return -1;
+    }
+    view->ndim = 1;
+    view->shape = nullptr;
+    view->strides = nullptr;
+  } else {
+    view->ndim = l.ndim;
+    view->shape = s->shape;
+    view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? s->strides : nullptr;
+  }
   view->suboffsets = nullptr;
   view->internal = s;
   return 0;
@@ -507,12 +520,15 @@ PyFrame from_planes(nb::handle luma, nb::handle chroma, const std::string& forma
     // CuPy). Wait for pending work so the planes are complete (DLPack producers
     // were asked for the legacy default stream; CAI may name a stream).
     const int ordinal = in[0].tensor.device.device_id;
-    if (ordinal >= 0 && ordinal < cuda::driver().device_count()) {
-      keep->context = cuda::PrimaryContext(ordinal);
-      cuda::ScopedContext current(keep->context);
-      HANDOFF_CU_CHECK(cuda::driver(), cuCtxSynchronize);
-      opts.cuda_context = keep->context.handle();
+    const int count = cuda::driver().device_count();
+    if (ordinal < 0 || ordinal >= count) {
+      throw InvalidFrame("luma.device", "CUDA device " + std::to_string(ordinal) + " is not present (the driver has " +
+                                            std::to_string(count) + " device(s))");
     }
+    keep->context = cuda::PrimaryContext(ordinal);
+    cuda::ScopedContext current(keep->context);
+    HANDOFF_CU_CHECK(cuda::driver(), cuCtxSynchronize);
+    opts.cuda_context = keep->context.handle();
   } else if (cuda_frame && (in[0].cai_stream || in[1].cai_stream)) {
     throw nb::buffer_error(("from_planes: the producer asks to synchronise a CUDA stream, but CUDA is unavailable: " +
                             cuda::driver().describe())

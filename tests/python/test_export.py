@@ -101,6 +101,13 @@ def test_buffer_protocol_read_only_view():
     assert not a.flags.writeable
     np.testing.assert_array_equal(a, want_chroma)
     np.testing.assert_array_equal(np.asarray(memoryview(f.luma)), want_luma)
+    assert bytes(f.luma) == np.from_dlpack(f.luma).tobytes()  # strided request, packed by Python
+
+
+def test_buffer_protocol_simple_request_on_packed_plane():
+    f = handoff.Frame.allocate(16, 2, "nv12", alignment=16)  # pitch == row: packed
+    f.fill_test_pattern(seed=0)
+    assert bytes(f.luma) == np.from_dlpack(f.luma).tobytes()
 
 
 def test_array_interface_host():

@@ -51,9 +51,8 @@ def test_dlpack_cuda_producer_round_trip():
     assert handoff._live_frames() == live - 1
 
 
-def test_ordinal_outside_device_count_refused_or_context_free():
+def test_ordinal_outside_device_count_refused():
     luma = np.zeros((4, 4), np.uint8)
     chroma = np.zeros((2, 2, 2), np.uint8)
-    f = handoff.Frame.from_planes(CaiProducer(luma), CaiProducer(chroma), device=7)
-    # No such device: handoff cannot retain a context for it and says so by None.
-    assert f.device == 7 and f.cuda_context is None
+    with pytest.raises(handoff.InvalidFrame, match=r"luma.device: CUDA device 7 is not present"):
+        handoff.Frame.from_planes(CaiProducer(luma), CaiProducer(chroma), device=7)
