@@ -1,0 +1,93 @@
+#pragma once
+// Vulkan memory in CUDA: cuImportExternalMemory of an exported descriptor and
+// one device pointer covering the object (cuExternalMemoryGetMappedBuffer).
+// Release follows the driver API docs: cuMemFree the mapped pointer, then
+// cuDestroyExternalMemory. External semaphores (Vulkan -> CUDA stream and
+// back) where the driver supports them.
+//
+//   cuda::PrimaryContext ctx(0);
+//   VkFrameBuffer vkframe(vk, PixelFormat::NV12, 1920, 1080);
+//   Frame f = import_vk_frame(ctx, vkframe);  // MemoryKind::Cuda, owner keeps the import
+//   DLManagedTensor* t = export_dlpack(f, FramePart::Luma);
+//
+// Descriptors: OPAQUE_FD imports as CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+// DMA_BUF as CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD where the driver accepts
+// it; where it does not, the error says so and names the EGLImage route
+// (cuGraphicsEGLRegisterImage), which handoff does not take for buffers.
+// Ownership: the import takes ExportedMemory::fd on success only.
+#include <cstdint>
+#include <memory>
+
+#include <handoff/cuda.hpp>
+#include <handoff/frame.hpp>
+#include <handoff/vk_memory.hpp>
+#include <handoff/vk_producer.hpp>
+
+namespace handoff {
+
+// Throws handoff::Error naming both UUIDs when the CUDA device is not the
+// Vulkan device (interop across GPUs is refused).
+void check_vk_cuda_device(const VkDeviceInfo& vk, const cuda::DeviceInfo& cuda);
+
+// Exported Vulkan memory imported into CUDA and mapped as one range.
+// @thread_safety: construct and destroy on any thread (the context is pushed
+// for each driver call); the pointer may be used on any thread with the
+// context current. Destruction never throws (failures are logged).
+class CudaVkMemory {
+ public:
+  // Imports `memory` into `ctx`'s device and maps [offset, offset + size) of it
+  // (default: the whole object, memory.offset / memory.size). Throws
+  // handoff::Error naming the CUDA call and error; on failure nothing is left
+  // and the descriptor is still the caller's (when the import was what failed).
+  CudaVkMemory(const cuda::PrimaryContext& ctx, ExportedMemory& memory);
+  CudaVkMemory(const cuda::PrimaryContext& ctx, ExportedMemory& memory, std::uint64_t offset,
+               std::uint64_t size);
+  ~CudaVkMemory();
+  CudaVkMemory(const CudaVkMemory&) = delete;
+  CudaVkMemory& operator=(const CudaVkMemory&) = delete;
+
+  std::uint64_t device_pointer() const noexcept { return ptr_; }  // a CUdeviceptr
+  std::uint64_t size() const noexcept { return size_; }
+  void* context() const noexcept { return ctx_; }  // CUcontext
+  int device() const noexcept { return ordinal_; }
+
+ private:
+  const cuda::Driver* drv_;
+  cu::CUctx_st* ctx_;
+  int ordinal_;
+  void* ext_ = nullptr;  // CUexternalMemory
+  std::uint64_t ptr_ = 0;
+  std::uint64_t size_ = 0;
+};
+
+// A VkFrameBuffer's memory in CUDA as a Frame (MemoryKind::Cuda, device and
+// primary context set, plane pointers at their offsets in one mapping; owner
+// keeps the import alive, so the frame exports through DLPack / CAI like any
+// CUDA frame). `index` / colorimetry are copied from `producer` when given.
+// Refuses a CUDA device other than the buffer's Vulkan device (check_vk_cuda_device).
+// The Vulkan buffer must outlive the frame's use (CUDA holds the allocation,
+// but only Vulkan writes it). Synchronise first: after VkFrameProducer::produce()
+// (CPU fence) the frame is complete; with semaphores, wait on a stream.
+Frame import_vk_frame(const cuda::PrimaryContext& ctx, const VkFrameBuffer& buffer);
+Frame import_vk_frame(const cuda::PrimaryContext& ctx, VkFrameProducer& producer);
+
+// A Vulkan semaphore imported into CUDA (OPAQUE_FD). Error where the driver
+// refuses (CUDA_ERROR_NOT_SUPPORTED), so callers fall back to CPU fences.
+// @thread_safety: as CudaVkMemory.
+class CudaVkSemaphore {
+ public:
+  CudaVkSemaphore(const cuda::PrimaryContext& ctx, const VkExportableSemaphore& semaphore);
+  ~CudaVkSemaphore();
+  CudaVkSemaphore(const CudaVkSemaphore&) = delete;
+  CudaVkSemaphore& operator=(const CudaVkSemaphore&) = delete;
+  // Enqueue a wait for the Vulkan signal / a signal for Vulkan to wait on, on `stream` (a CUstream; null: default).
+  void wait(void* stream = nullptr);
+  void signal(void* stream = nullptr);
+
+ private:
+  const cuda::Driver* drv_;
+  cu::CUctx_st* ctx_;
+  void* sem_ = nullptr;  // CUexternalSemaphore
+};
+
+}  // namespace handoff
