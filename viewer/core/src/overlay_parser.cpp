@@ -26,13 +26,36 @@ using simdjson::dom::object;
 
 enum class BoxFormat { Xywh, Xyxy, Cxcywh };
 
+// Where a value sits in the line ("objects[3].box[2]"), built on the stack and
+// turned into text only when there is an error: the happy path allocates nothing.
+struct Path {
+  const Path* parent = nullptr;
+  std::string_view key;     // empty for a bare index
+  std::int64_t index = -1;  // -1 for none
+  std::string str() const {
+    std::string s = parent ? parent->str() : std::string();
+    if (!key.empty()) {
+      if (!s.empty()) s += '.';
+      s.append(key.data(), key.size());
+    }
+    if (index >= 0) {
+      s += '[';
+      s += std::to_string(index);
+      s += ']';
+    }
+    return s;
+  }
+};
+Path child(const Path& p, std::string_view key, std::int64_t index = -1) { return Path{&p, key, index}; }
+Path item(const Path& p, std::int64_t index) { return Path{&p, {}, index}; }
+
 struct LineContext {
   std::string_view file;
   std::int64_t line;
   const OverlayParseOptions& options;
 
-  [[noreturn]] void fail(const std::string& field, const std::string& detail) const {
-    throw ParseError(std::string(file), "line " + std::to_string(line), field, detail);
+  [[noreturn]] void fail(const Path& field, const std::string& detail) const {
+    throw ParseError(std::string(file), "line " + std::to_string(line), field.str(), detail);
   }
 };
 
@@ -50,7 +73,7 @@ const char* type_name(element_type t) {
   return "?";
 }
 
-float number(const LineContext& c, element e, const std::string& field) {
+float number(const LineContext& c, element e, const Path& field) {
   double d = 0;
   if (e.get_double().get(d) != simdjson::SUCCESS) c.fail(field, std::string("expected a number, got ") + type_name(e.type()));
   if (!std::isfinite(d) || std::fabs(d) > double(std::numeric_limits<float>::max())) {
@@ -59,7 +82,7 @@ float number(const LineContext& c, element e, const std::string& field) {
   return static_cast<float>(d);
 }
 
-std::int64_t integer(const LineContext& c, element e, const std::string& field, std::int64_t lo, std::int64_t hi) {
+std::int64_t integer(const LineContext& c, element e, const Path& field, std::int64_t lo, std::int64_t hi) {
   std::int64_t v = 0;
   if (e.get_int64().get(v) != simdjson::SUCCESS) {
     c.fail(field, std::string("expected an integer, got ") +
@@ -69,19 +92,19 @@ std::int64_t integer(const LineContext& c, element e, const std::string& field, 
   return v;
 }
 
-array get_array(const LineContext& c, element e, const std::string& field) {
+array get_array(const LineContext& c, element e, const Path& field) {
   array a;
   if (e.get_array().get(a) != simdjson::SUCCESS) c.fail(field, std::string("expected an array, got ") + type_name(e.type()));
   return a;
 }
 
-std::string_view get_string(const LineContext& c, element e, const std::string& field) {
+std::string_view get_string(const LineContext& c, element e, const Path& field) {
   std::string_view s;
   if (e.get_string().get(s) != simdjson::SUCCESS) c.fail(field, std::string("expected a string, got ") + type_name(e.type()));
   return s;
 }
 
-bool get_bool(const LineContext& c, element e, const std::string& field) {
+bool get_bool(const LineContext& c, element e, const Path& field) {
   bool b = false;
   if (e.get_bool().get(b) != simdjson::SUCCESS) c.fail(field, std::string("expected true or false, got ") + type_name(e.type()));
   return b;
@@ -92,7 +115,7 @@ bool field(object o, std::string_view key, element& out) {
   return o.at_key(key).get(out) == simdjson::SUCCESS;
 }
 
-Color8 color(const LineContext& c, element e, const std::string& f) {
+Color8 color(const LineContext& c, element e, const Path& f) {
   if (e.type() == element_type::STRING) {
     const std::string_view s = get_string(c, e, f);
     auto col = parse_hex_color(s);
@@ -106,7 +129,7 @@ Color8 color(const LineContext& c, element e, const std::string& f) {
   std::uint8_t v[4] = {0, 0, 0, 255};
   std::size_t i = 0;
   for (element x : a) {
-    v[i] = static_cast<std::uint8_t>(integer(c, x, f + "[" + std::to_string(i) + "]", 0, 255));
+    v[i] = static_cast<std::uint8_t>(integer(c, x, item(f, std::int64_t(i)), 0, 255));
     ++i;
   }
   return Color8{v[0], v[1], v[2], v[3]};
@@ -116,7 +139,7 @@ struct Scale {
   float sx = 1, sy = 1;
 };
 
-Scale scale_for(const LineContext& c, bool normalized, const std::string& f) {
+Scale scale_for(const LineContext& c, bool normalized, const Path& f) {
   if (!normalized) return {};
   if (!(c.options.frame_width > 0 && c.options.frame_height > 0)) {
     c.fail(f, "normalized coordinates need the frame size (not known to the parser)");
@@ -124,8 +147,22 @@ Scale scale_for(const LineContext& c, bool normalized, const std::string& f) {
   return {c.options.frame_width, c.options.frame_height};
 }
 
+// Reads a fixed-size [a, b(, c)] array of numbers into out[]; returns the count.
+std::size_t numbers(const LineContext& c, element e, const Path& f, float* out, std::size_t min, std::size_t max,
+                    const char* form) {
+  array a = get_array(c, e, f);
+  const std::size_t n = a.size();
+  if (n < min || n > max) c.fail(f, std::string("expected ") + form + ", got " + std::to_string(n) + " values");
+  std::size_t i = 0;
+  for (element x : a) {
+    out[i] = number(c, x, item(f, std::int64_t(i)));
+    ++i;
+  }
+  return n;
+}
+
 // [[x, y], ...] -> points (scaled). Returns the count.
-std::uint32_t points(const LineContext& c, element e, const std::string& f, Scale s, OverlayFrame& out,
+std::uint32_t points(const LineContext& c, element e, const Path& f, Scale s, OverlayFrame& out,
                      std::size_t min_count) {
   array a = get_array(c, e, f);
   const std::size_t n = a.size();
@@ -133,43 +170,37 @@ std::uint32_t points(const LineContext& c, element e, const std::string& f, Scal
   if (out.points.size() + n > c.options.max_points) c.fail(f, "too many points in the line (cap " + std::to_string(c.options.max_points) + ")");
   std::size_t i = 0;
   for (element p : a) {
-    const std::string pf = f + "[" + std::to_string(i) + "]";
-    array xy = get_array(c, p, pf);
-    if (xy.size() != 2) c.fail(pf, "expected [x, y], got " + std::to_string(xy.size()) + " values");
-    out.points.push_back(Point2{number(c, xy.at(0).value_unsafe(), pf + "[0]") * s.sx,
-                                number(c, xy.at(1).value_unsafe(), pf + "[1]") * s.sy});
+    float xy[2];
+    numbers(c, p, item(f, std::int64_t(i)), xy, 2, 2, "[x, y]");
+    out.points.push_back(Point2{xy[0] * s.sx, xy[1] * s.sy});
     ++i;
   }
   return static_cast<std::uint32_t>(n);
 }
 
-void parse_object(const LineContext& c, element e, const std::string& f, BoxFormat line_format,
+BoxFormat box_format(const LineContext& c, element v, const Path& f) {
+  const std::string_view s = get_string(c, v, f);
+  if (s == "xywh") return BoxFormat::Xywh;
+  if (s == "xyxy") return BoxFormat::Xyxy;
+  if (s == "cxcywh") return BoxFormat::Cxcywh;
+  c.fail(f, "expected \"xywh\", \"xyxy\" or \"cxcywh\", got \"" + std::string(s.substr(0, 16)) + "\"");
+}
+
+void parse_object(const LineContext& c, element e, const Path& f, BoxFormat line_format,
                   bool line_normalized, OverlayFrame& out) {
   object o;
   if (e.get_object().get(o) != simdjson::SUCCESS) c.fail(f, std::string("expected an object, got ") + type_name(e.type()));
   OverlayObject obj;
   element v;
   BoxFormat format = line_format;
-  if (field(o, "box_format", v)) {
-    const std::string_view s = get_string(c, v, f + ".box_format");
-    if (s == "xywh") format = BoxFormat::Xywh;
-    else if (s == "xyxy") format = BoxFormat::Xyxy;
-    else if (s == "cxcywh") format = BoxFormat::Cxcywh;
-    else c.fail(f + ".box_format", "expected \"xywh\", \"xyxy\" or \"cxcywh\", got \"" + std::string(s.substr(0, 16)) + "\"");
-  }
+  if (field(o, "box_format", v)) format = box_format(c, v, child(f, "box_format"));
   bool normalized = line_normalized;
-  if (field(o, "normalized", v)) normalized = get_bool(c, v, f + ".normalized");
+  if (field(o, "normalized", v)) normalized = get_bool(c, v, child(f, "normalized"));
 
   if (field(o, "box", v)) {
-    const std::string bf = f + ".box";
-    array a = get_array(c, v, bf);
-    if (a.size() != 4) c.fail(bf, "expected 4 numbers, got " + std::to_string(a.size()) + " values");
+    const Path bf = child(f, "box");
     float b[4];
-    std::size_t i = 0;
-    for (element x : a) {
-      b[i] = number(c, x, bf + "[" + std::to_string(i) + "]");
-      ++i;
-    }
+    numbers(c, v, bf, b, 4, 4, "4 numbers");
     const Scale s = scale_for(c, normalized, bf);
     switch (format) {
       case BoxFormat::Xywh:
@@ -186,52 +217,53 @@ void parse_object(const LineContext& c, element e, const std::string& f, BoxForm
         break;
     }
     obj.x0 *= s.sx; obj.x1 *= s.sx; obj.y0 *= s.sy; obj.y1 *= s.sy;
-    if (!std::isfinite(obj.x1) || !std::isfinite(obj.y1)) c.fail(bf, "number out of range");
+    if (!std::isfinite(obj.x0) || !std::isfinite(obj.y0) || !std::isfinite(obj.x1) || !std::isfinite(obj.y1)) {
+      c.fail(bf, "number out of range");
+    }
     obj.has_box = true;
   }
-  if (field(o, "label", v)) obj.label = out.add_text(get_string(c, v, f + ".label"));
-  if (field(o, "score", v)) obj.score = number(c, v, f + ".score");
-  if (field(o, "class_id", v)) obj.class_id = static_cast<std::int32_t>(integer(c, v, f + ".class_id", 0, INT32_MAX));
-  if (field(o, "track_id", v)) obj.track_id = static_cast<std::int32_t>(integer(c, v, f + ".track_id", 0, INT32_MAX));
+  if (field(o, "label", v)) obj.label = out.add_text(get_string(c, v, child(f, "label")));
+  if (field(o, "score", v)) obj.score = number(c, v, child(f, "score"));
+  if (field(o, "class_id", v)) obj.class_id = static_cast<std::int32_t>(integer(c, v, child(f, "class_id"), 0, INT32_MAX));
+  if (field(o, "track_id", v)) obj.track_id = static_cast<std::int32_t>(integer(c, v, child(f, "track_id"), 0, INT32_MAX));
   if (field(o, "color", v)) {
-    obj.color = color(c, v, f + ".color");
+    obj.color = color(c, v, child(f, "color"));
     obj.has_color = true;
   }
   if (field(o, "keypoints", v)) {
-    const std::string kf = f + ".keypoints";
+    const Path kf = child(f, "keypoints");
     array a = get_array(c, v, kf);
     const Scale s = scale_for(c, normalized, kf);
     if (out.keypoints.size() + a.size() > c.options.max_points) c.fail(kf, "too many keypoints in the line");
     obj.keypoint_first = static_cast<std::uint32_t>(out.keypoints.size());
     std::size_t i = 0;
     for (element p : a) {
-      const std::string pf = kf + "[" + std::to_string(i) + "]";
-      array k = get_array(c, p, pf);
-      if (k.size() != 2 && k.size() != 3) c.fail(pf, "expected [x, y] or [x, y, conf], got " + std::to_string(k.size()) + " values");
-      Keypoint kp;
-      kp.x = number(c, k.at(0).value_unsafe(), pf + "[0]") * s.sx;
-      kp.y = number(c, k.at(1).value_unsafe(), pf + "[1]") * s.sy;
-      if (k.size() == 3) kp.conf = number(c, k.at(2).value_unsafe(), pf + "[2]");
-      out.keypoints.push_back(kp);
+      float k[3];
+      const std::size_t n = numbers(c, p, item(kf, std::int64_t(i)), k, 2, 3, "[x, y] or [x, y, conf]");
+      out.keypoints.push_back(Keypoint{k[0] * s.sx, k[1] * s.sy, n == 3 ? k[2] : 1.0f});
       ++i;
     }
     obj.keypoint_count = static_cast<std::uint32_t>(i);
   }
   if (field(o, "skeleton", v)) {
-    const std::string sf = f + ".skeleton";
+    const Path sf = child(f, "skeleton");
     array a = get_array(c, v, sf);
     if (out.edges.size() + a.size() > c.options.max_points) c.fail(sf, "too many edges in the line");
     obj.edge_first = static_cast<std::uint32_t>(out.edges.size());
     std::size_t i = 0;
     for (element p : a) {
-      const std::string pf = sf + "[" + std::to_string(i) + "]";
+      const Path pf = item(sf, std::int64_t(i));
       array ij = get_array(c, p, pf);
       if (ij.size() != 2) c.fail(pf, "expected [i, j], got " + std::to_string(ij.size()) + " values");
       const std::int64_t hi = std::int64_t(obj.keypoint_count) - 1;
       if (hi < 0) c.fail(pf, "skeleton without keypoints");
-      const auto a0 = integer(c, ij.at(0).value_unsafe(), pf + "[0]", 0, hi);
-      const auto a1 = integer(c, ij.at(1).value_unsafe(), pf + "[1]", 0, hi);
-      out.edges.push_back({static_cast<std::uint32_t>(a0), static_cast<std::uint32_t>(a1)});
+      std::uint32_t idx[2];
+      std::size_t k = 0;
+      for (element x : ij) {
+        idx[k] = static_cast<std::uint32_t>(integer(c, x, item(pf, std::int64_t(k)), 0, hi));
+        ++k;
+      }
+      out.edges.push_back({idx[0], idx[1]});
       ++i;
     }
     obj.edge_count = static_cast<std::uint32_t>(i);
@@ -240,9 +272,10 @@ void parse_object(const LineContext& c, element e, const std::string& f, BoxForm
   obj.shape_first = static_cast<std::uint32_t>(out.shapes.size());
   for (auto [key, closed, min] : {std::tuple{"polygon", true, 3}, std::tuple{"polyline", false, 2}}) {
     if (!field(o, key, v)) continue;
+    const Path pf = child(f, key);
     OverlayShape sh;
     sh.point_first = static_cast<std::uint32_t>(out.points.size());
-    sh.point_count = points(c, v, f + "." + key, scale_for(c, normalized, f + "." + key), out, std::size_t(min));
+    sh.point_count = points(c, v, pf, scale_for(c, normalized, pf), out, std::size_t(min));
     sh.closed = closed;
     sh.object = static_cast<std::int32_t>(index);
     out.shapes.push_back(sh);
@@ -268,75 +301,71 @@ void OverlayLineParser::parse(std::string_view line, OverlayFrame& out, std::str
   std::memcpy(buf.data(), line.data(), line.size());
   std::memset(buf.data() + line.size(), 0, simdjson::SIMDJSON_PADDING);
   element root;
+  const Path top{};
   if (auto err = impl_->parser.parse(buf.data(), line.size(), false).get(root); err != simdjson::SUCCESS) {
-    c.fail("json", std::string("not valid JSON (") + simdjson::error_message(err) + ")");
+    c.fail(child(top, "json"), std::string("not valid JSON (") + simdjson::error_message(err) + ")");
   }
   object o;
-  if (root.get_object().get(o) != simdjson::SUCCESS) c.fail("json", std::string("expected an object, got ") + type_name(root.type()));
+  if (root.get_object().get(o) != simdjson::SUCCESS) {
+    c.fail(child(top, "json"), std::string("expected an object, got ") + type_name(root.type()));
+  }
 
   element v;
-  if (!field(o, "frame", v)) c.fail("frame", "missing (every line needs \"frame\": <index>)");
-  out.frame = integer(c, v, "frame", 0, std::numeric_limits<std::int64_t>::max());
+  if (!field(o, "frame", v)) c.fail(child(top, "frame"), "missing (every line needs \"frame\": <index>)");
+  out.frame = integer(c, v, child(top, "frame"), 0, std::numeric_limits<std::int64_t>::max());
 
   BoxFormat format = BoxFormat::Xywh;
-  if (field(o, "box_format", v)) {
-    const std::string_view s = get_string(c, v, "box_format");
-    if (s == "xywh") format = BoxFormat::Xywh;
-    else if (s == "xyxy") format = BoxFormat::Xyxy;
-    else if (s == "cxcywh") format = BoxFormat::Cxcywh;
-    else c.fail("box_format", "expected \"xywh\", \"xyxy\" or \"cxcywh\", got \"" + std::string(s.substr(0, 16)) + "\"");
-  }
+  if (field(o, "box_format", v)) format = box_format(c, v, child(top, "box_format"));
   bool normalized = false;
-  if (field(o, "normalized", v)) normalized = get_bool(c, v, "normalized");
+  if (field(o, "normalized", v)) normalized = get_bool(c, v, child(top, "normalized"));
 
   if (field(o, "objects", v)) {
-    array a = get_array(c, v, "objects");
-    if (a.size() > options_.max_objects) c.fail("objects", std::to_string(a.size()) + " objects exceed the cap of " + std::to_string(options_.max_objects));
-    out.objects.reserve(a.size());
-    std::size_t i = 0;
-    for (element e : a) {
-      parse_object(c, e, "objects[" + std::to_string(i) + "]", format, normalized, out);
-      ++i;
+    const Path of = child(top, "objects");
+    array a = get_array(c, v, of);
+    if (a.size() > options_.max_objects) {
+      c.fail(of, std::to_string(a.size()) + " objects exceed the cap of " + std::to_string(options_.max_objects));
     }
+    out.objects.reserve(a.size());
+    std::int64_t i = 0;
+    for (element e : a) parse_object(c, e, child(top, "objects", i++), format, normalized, out);
   }
   for (auto [key, closed, min] : {std::tuple{"polygons", true, 3}, std::tuple{"polylines", false, 2}}) {
     if (!field(o, key, v)) continue;
-    array a = get_array(c, v, key);
-    std::size_t i = 0;
+    array a = get_array(c, v, child(top, key));
+    std::int64_t i = 0;
     for (element e : a) {
-      const std::string f = std::string(key) + "[" + std::to_string(i) + "]";
+      const Path f = child(top, key, i++);
       OverlayShape sh;
       sh.point_first = static_cast<std::uint32_t>(out.points.size());
       sh.point_count = points(c, e, f, scale_for(c, normalized, f), out, std::size_t(min));
       sh.closed = closed;
       out.shapes.push_back(sh);
-      ++i;
     }
   }
   if (field(o, "texts", v)) {
-    array a = get_array(c, v, "texts");
-    std::size_t i = 0;
+    array a = get_array(c, v, child(top, "texts"));
+    std::int64_t i = 0;
     for (element e : a) {
-      const std::string f = "texts[" + std::to_string(i) + "]";
+      const Path f = child(top, "texts", i++);
       object t;
       if (e.get_object().get(t) != simdjson::SUCCESS) c.fail(f, std::string("expected an object, got ") + type_name(e.type()));
       OverlayText text;
       element tv;
-      if (!field(t, "text", tv)) c.fail(f + ".text", "missing");
-      text.text = out.add_text(get_string(c, tv, f + ".text"));
+      if (!field(t, "text", tv)) c.fail(child(f, "text"), "missing");
+      text.text = out.add_text(get_string(c, tv, child(f, "text")));
       if (field(t, "pos", tv)) {
-        array p = get_array(c, tv, f + ".pos");
-        if (p.size() != 2) c.fail(f + ".pos", "expected [x, y], got " + std::to_string(p.size()) + " values");
-        const Scale s = scale_for(c, normalized, f + ".pos");
-        text.x = number(c, p.at(0).value_unsafe(), f + ".pos[0]") * s.sx;
-        text.y = number(c, p.at(1).value_unsafe(), f + ".pos[1]") * s.sy;
+        const Path pf = child(f, "pos");
+        float xy[2];
+        numbers(c, tv, pf, xy, 2, 2, "[x, y]");
+        const Scale s = scale_for(c, normalized, pf);
+        text.x = xy[0] * s.sx;
+        text.y = xy[1] * s.sy;
       }
       if (field(t, "color", tv)) {
-        text.color = color(c, tv, f + ".color");
+        text.color = color(c, tv, child(f, "color"));
         text.has_color = true;
       }
       out.texts.push_back(text);
-      ++i;
     }
   }
 }
