@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include <handoff/error.hpp>
 #include <handoff/log.hpp>
@@ -14,7 +15,7 @@ std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a;
 }  // namespace
 
 FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> source, std::size_t ring_size,
-                             bool loop, MapBackend backend)
+                             bool loop, MapBackend backend, std::optional<SceneOptions> scene)
     : worker_(worker), info_(source ? source->info() : SourceInfo{}), source_(std::move(source)), loop_(loop) {
   if (!source_) throw UsageError("FramePipeline: no source");
   if (ring_size < 3) throw UsageError("FramePipeline: the ring needs at least 3 slots");
@@ -26,9 +27,25 @@ FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> sour
   CudaGlOptions co;
   co.access = CudaGlAccess::WriteDiscard;
   co.backend = backend;
+  // Test drivers report a GPU identity GL cannot match (tests only).
+  if (const char* e = std::getenv("HANDOFF_VIEW_NO_GPU_CHECK"); e && std::string(e) == "1") co.verify_same_gpu = false;
+  std::string cuda_refused;
   for (std::size_t i = 0; i < ring_size; ++i) {
     GlBuffer buffer(worker_, size);
-    CudaGlBuffer interop(worker_, buffer, co);
+    auto make = [&] {
+      try {
+        return CudaGlBuffer(worker_, buffer, co);
+      } catch (const Error& e) {
+        if (co.backend != MapBackend::Auto) throw;
+        // CUDA is there but cannot share this GL's buffers (another GPU, a
+        // refused registration): the host path still works. Say so once.
+        cuda_refused = e.what();
+        log(LogLevel::Warning, std::string("frame path: using host-mapped buffers: ") + e.what());
+        co.backend = MapBackend::Host;
+        return CudaGlBuffer(worker_, buffer, co);
+      }
+    };
+    CudaGlBuffer interop = make();
     auto s = std::unique_ptr<FrameSlot>(new FrameSlot{std::move(buffer), std::move(interop)});
     s->luma_pitch = luma_pitch;
     s->chroma_offset = chroma_offset;
@@ -37,8 +54,12 @@ FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> sour
     slots_.push_back(std::move(s));
   }
   const CudaGlBuffer& first = slots_.front()->interop;
-  memory_text_ = first.uses_cuda() ? "CUDA-mapped GL buffers"
-                                   : "host-mapped GL buffers (" + first.fallback_reason() + ")";
+  if (first.uses_cuda()) {
+    cuda_ = std::make_unique<CudaProducer>(info_, std::move(scene), 0);
+    memory_text_ = "CUDA-mapped GL buffers (" + cuda_->description() + ")";
+  } else {
+    memory_text_ = "host-mapped GL buffers (" + (cuda_refused.empty() ? first.fallback_reason() : cuda_refused) + ")";
+  }
   producer_ = std::thread([this] { produce(); });
 }
 
@@ -64,16 +85,20 @@ void FramePipeline::write_frame(FrameSlot& slot, bool& ok, std::int64_t& index) 
     }
   });
   Mapping m = slot.interop.map();
-  if (m.memory() != MemoryKind::Host)
-    throw Error("FramePipeline: CUDA-mapped buffers need a CUDA producer; this build writes from the host");
   auto* base = static_cast<std::uint8_t*>(m.data());
-  const FrameWriteTarget target{base, slot.luma_pitch, base + slot.chroma_offset, slot.chroma_pitch};
-  index = source_->position();
-  ok = source_->read_into(target);
+  auto write_once = [&] {
+    if (m.memory() == MemoryKind::Cuda) {
+      if (!cuda_) throw Error("FramePipeline: the buffers mapped to CUDA after the ring chose host memory");
+      return cuda_->write(*source_, base, slot.luma_pitch, base + slot.chroma_offset, slot.chroma_pitch, index);
+    }
+    const FrameWriteTarget target{base, slot.luma_pitch, base + slot.chroma_offset, slot.chroma_pitch};
+    index = source_->position();
+    return source_->read_into(target);
+  };
+  ok = write_once();
   if (!ok && loop_ && info_.frame_count > 0) {
     source_->seek(0);
-    index = source_->position();
-    ok = source_->read_into(target);
+    ok = write_once();
   }
   // Unmap and fence in one hop: the fence follows the unmap on the worker.
   slot.written = worker_.run([&] {

@@ -18,6 +18,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,6 +29,9 @@
 #include <handoff/gl_worker.hpp>
 #include <handoff/viewer/frame_source.hpp>
 #include <handoff/viewer/overlay.hpp>
+#include <handoff/viewer/scene.hpp>
+
+#include "cuda_producer.hpp"
 
 namespace handoff::viewer {
 
@@ -47,8 +51,11 @@ struct FrameSlot {
 class FramePipeline {
  public:
   // Takes the source (used only by the producer thread from now on).
+  // `scene`: the scene's options when `source` is the built-in scene (the
+  // CUDA producer then renders it with the kernel).
   FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> source, std::size_t ring_size = 3,
-                bool loop = true, MapBackend backend = MapBackend::Auto);
+                bool loop = true, MapBackend backend = MapBackend::Auto,
+                std::optional<SceneOptions> scene = std::nullopt);
   ~FramePipeline();
   FramePipeline(const FramePipeline&) = delete;
   FramePipeline& operator=(const FramePipeline&) = delete;
@@ -82,6 +89,7 @@ class FramePipeline {
   std::unique_ptr<FrameSource> source_;
   bool loop_;
   std::string memory_text_;
+  std::unique_ptr<CudaProducer> cuda_;  // when the buffers map to CUDA
   std::vector<std::unique_ptr<FrameSlot>> slots_;
 
   mutable std::mutex mutex_;

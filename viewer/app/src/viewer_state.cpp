@@ -59,15 +59,18 @@ void make_bench_boxes(OverlayFrame& f, std::uint32_t count, std::uint32_t w, std
 
 }  // namespace
 
+std::optional<SceneOptions> scene_options(const AppOptions& o) {
+  if (!o.file.empty()) return std::nullopt;
+  SceneOptions so;
+  if (!o.size.empty()) parse_size(o.size, so.width, so.height);
+  if (!o.format.empty()) so.format = parse_format(o.format);
+  if (o.matrix) so.colorimetry.matrix = *o.matrix;
+  if (o.range) so.colorimetry.range = *o.range;
+  return so;
+}
+
 std::unique_ptr<FrameSource> open_source(const AppOptions& o) {
-  if (o.file.empty()) {
-    SceneOptions so;
-    if (!o.size.empty()) parse_size(o.size, so.width, so.height);
-    if (!o.format.empty()) so.format = parse_format(o.format);
-    if (o.matrix) so.colorimetry.matrix = *o.matrix;
-    if (o.range) so.colorimetry.range = *o.range;
-    return make_scene_source(so);
-  }
+  if (o.file.empty()) return make_scene_source(*scene_options(o));
   std::error_code ec;
   if (!std::filesystem::exists(o.file, ec))
     throw ParseError(o.file, "", "", "no such file");
@@ -102,7 +105,8 @@ ViewerState::ViewerState(const AppOptions& options,
   wo.name = "handoff-view-gl";
   wo.context_factory = std::move(worker_context);
   worker_ = std::make_unique<GlWorker>(std::move(wo));
-  pipeline_ = std::make_unique<FramePipeline>(*worker_, std::move(source), options.ring, loop);
+  pipeline_ = std::make_unique<FramePipeline>(*worker_, std::move(source), options.ring, loop, MapBackend::Auto,
+                                              scene_options(options));
   const SourceInfo& in = pipeline_->info();
   if (!options.overlays.empty()) {
     OverlayParseOptions po;

@@ -14,6 +14,7 @@
 #include <handoff/gl_context.hpp>
 #include <handoff/gl_worker.hpp>
 #include <handoff/viewer/overlay.hpp>
+#include <handoff/viewer/scene.hpp>
 
 #include "app.hpp"
 #include "frame_pipeline.hpp"
@@ -115,5 +116,7 @@ class ViewerState {
 
 // Opens what `options` names: a Y4M file, a raw file, or the scene.
 std::unique_ptr<FrameSource> open_source(const AppOptions& options);
+// The scene's options when `options` names no file.
+std::optional<SceneOptions> scene_options(const AppOptions& options);
 
 }  // namespace handoff::viewer

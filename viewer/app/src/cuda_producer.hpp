@@ -1,0 +1,44 @@
+#pragma once
+// The CUDA side of the frame path, used when the ring's buffers map to CUDA
+// device pointers: the built-in scene is rendered by its CUDA kernel straight
+// into the mapped buffer; other sources are read into a host staging frame
+// (allocated once) and copied in with cuMemcpy2D. Where the kernel cannot be
+// loaded the scene takes the staging path too, and description() says why.
+//
+// Thread safety: one producer thread at a time.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <handoff/cuda.hpp>
+#include <handoff/viewer/frame_source.hpp>
+#include <handoff/viewer/scene.hpp>
+
+namespace handoff::viewer {
+
+class CudaProducer {
+ public:
+  // `scene`: the scene's options when the source is the built-in scene.
+  CudaProducer(const SourceInfo& info, std::optional<SceneOptions> scene, int device);
+  ~CudaProducer();
+  CudaProducer(const CudaProducer&) = delete;
+  CudaProducer& operator=(const CudaProducer&) = delete;
+
+  // Writes frame source.position() into the device planes (CUDA pointers of a
+  // mapped buffer) and advances the source; false at the end of a finite source.
+  bool write(FrameSource& source, void* luma, std::size_t luma_pitch, void* chroma, std::size_t chroma_pitch,
+             std::int64_t& index);
+  const std::string& description() const { return description_; }
+
+ private:
+  SourceInfo info_;
+  std::optional<SceneOptions> scene_;
+  cuda::PrimaryContext context_;
+  void* module_ = nullptr;    // CUmodule
+  void* function_ = nullptr;  // CUfunction
+  HostFrame staging_;
+  std::string description_;
+};
+
+}  // namespace handoff::viewer
