@@ -143,6 +143,30 @@ TEST_F(DriverTest, ScopedContextPushesAndPops) {
   EXPECT_THROW(cuda::ScopedContext{cuda::PrimaryContext{}}, UsageError);
 }
 
+TEST(DriverConfig, UnbalancedPushInsideAScopeIsLogged) {
+  ScopedEnv e("HANDOFF_FAKE_CUDA_DEVICES", "2");
+  auto d = Driver::load(fake_path());
+  ASSERT_TRUE(d->usable()) << d->describe();
+  cuda::PrimaryContext a(*d, 0), b(*d, 1);
+  LogCapture log;
+  {
+    cuda::ScopedContext cur(a);
+    cuda::ScopedContext inner(b);  // balanced: popped first
+  }
+  EXPECT_TRUE(log.lines().empty());
+  {
+    cuda::ScopedContext cur(a);
+    ASSERT_EQ(d->api().cuCtxPushCurrent(b.get()), cu::CUDA_SUCCESS);  // pushed, never popped
+  }
+  auto lines = log.lines();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("did not push"), std::string::npos) << lines[0];
+  cu::CUcontext c = nullptr;
+  EXPECT_EQ(d->api().cuCtxPopCurrent(&c), cu::CUDA_SUCCESS);  // a, left by the unbalanced scope
+  EXPECT_EQ(c, a.get());
+  EXPECT_EQ(d->api().cuCtxPopCurrent(&c), cu::CUDA_ERROR_INVALID_CONTEXT);
+}
+
 TEST_F(DriverTest, CheckNamesTheCallAndTheCudaError) {
   EXPECT_NO_THROW(drv_->check(cu::CUDA_SUCCESS, "cuGraphicsMapResources"));
   try {

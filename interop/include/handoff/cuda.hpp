@@ -183,6 +183,7 @@ class ScopedContext {
 
  private:
   const Driver* drv_;
+  cu::CUctx_st* ctx_;
 };
 
 }  // namespace handoff::cuda

@@ -343,7 +343,7 @@ void PrimaryContext::reset() noexcept {
 
 // --- ScopedContext -------------------------------------------------------------
 
-ScopedContext::ScopedContext(const Driver& drv, cu::CUctx_st* ctx) : drv_(&drv) {
+ScopedContext::ScopedContext(const Driver& drv, cu::CUctx_st* ctx) : drv_(&drv), ctx_(ctx) {
   HANDOFF_CU_CHECK(drv, cuCtxPushCurrent, ctx);
 }
 
@@ -361,6 +361,9 @@ ScopedContext::~ScopedContext() {
   cu::CUresult r = drv_->api().cuCtxPopCurrent(&popped);  // api() cannot throw: the push succeeded
   if (r != cu::CUDA_SUCCESS && r != cu::CUDA_ERROR_DEINITIALIZED) {
     log(LogLevel::Warning, "cuCtxPopCurrent failed with " + drv_->error_name(r));
+  } else if (r == cu::CUDA_SUCCESS && popped != ctx_) {
+    // Someone pushed a context inside this scope and did not pop it.
+    log(LogLevel::Warning, "cuda::ScopedContext popped a context it did not push (unbalanced push/pop inside its scope)");
   }
 }
 
