@@ -79,7 +79,7 @@ void draw_ui(ViewerState& v, UiState& ui) {
     ImGui::Text("zoom %.0f%%", ui.view.scale * 100.0);
   }
 
-  if (ImGui::CollapsingHeader("Colour", ImGuiTreeNodeFlags_DefaultOpen)) {
+  if (ImGui::CollapsingHeader("Colour")) {
     const Colorimetry src = v.info().colorimetry;
     ImGui::Text("source: %s, %s, siting %s", std::string(to_string(src.matrix)).c_str(),
                 std::string(to_string(src.range)).c_str(), std::string(to_string(src.siting)).c_str());
@@ -94,11 +94,11 @@ void draw_ui(ViewerState& v, UiState& ui) {
       v.siting_override = s == 0 ? std::nullopt : std::optional<ChromaSiting>(ChromaSiting(s - 1));
   }
 
-  if (ImGui::CollapsingHeader("Overlays", ImGuiTreeNodeFlags_DefaultOpen)) {
-    ImGui::Checkbox("show overlays", &v.show_overlays);
-    const OverlayFrame* f = v.current_overlays();
-    ImGui::SameLine();
-    ImGui::TextDisabled("%zu objects", f ? f->objects.size() : std::size_t(0));
+  const OverlayFrame* f = v.current_overlays();
+  ImGui::Checkbox("overlays", &v.show_overlays);
+  ImGui::SameLine();
+  ImGui::TextDisabled("%zu objects", f ? f->objects.size() : std::size_t(0));
+  if (ImGui::CollapsingHeader("Overlays")) {
     if (!v.overlay_file.empty()) {
       ImGui::TextWrapped("%s", v.overlay_file.c_str());
       if (v.overlay_diagnostics) ImGui::TextColored(ImVec4(1, 0.6f, 0.2f, 1), "%zu bad lines skipped", v.overlay_diagnostics);
@@ -156,7 +156,10 @@ void draw_ui(ViewerState& v, UiState& ui) {
                 s.frame_ms.percentile(99));
     ImGui::Text("produce %.2f ms  upload %.2f ms  draw %.2f ms", s.produce_ms.mean(), s.upload_ms.mean(),
                 s.draw_ms.mean());
-    ImGui::TextWrapped("ring of %zu %s", v.ring_size(), v.memory_description().c_str());
+    const std::string& mem = v.memory_description();
+    const std::string shown = mem.substr(0, mem.find(" ("));
+    ImGui::Text("ring of %zu %s", v.ring_size(), shown.c_str());
+    if (shown.size() != mem.size() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", mem.c_str());
   }
 
   if (ImGui::CollapsingHeader("Pixel", ImGuiTreeNodeFlags_DefaultOpen)) {
