@@ -272,7 +272,6 @@ int run_window(const AppOptions& o, GLFWwindow* win) {
     // A new frame when one is due.
     bool fresh = false;
     if (v.playing || presented == 0) fresh = v.advance(v.no_vsync || presented == 0);
-    if (v.finished() && o.frames < 0 && !v.playing) { /* paused at the end: keep showing */ }
     if (fresh && encoder) {
       render_frame_image(v, target, *painter, rgba);
       write_rgba_png(frame_png(o.output, presented), rgba, target.width(), target.height(), encoder.get());
@@ -285,7 +284,6 @@ int run_window(const AppOptions& o, GLFWwindow* win) {
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
-    const RectF view_rect{0, 0, float(fb_w), float(fb_h)};
     // ImGui coordinates are window coordinates; the view is in framebuffer pixels.
     ViewTransform ui_view = in.view;
     ui_view.scale /= px_scale;
@@ -293,9 +291,10 @@ int run_window(const AppOptions& o, GLFWwindow* win) {
     ui_view.offset_y /= px_scale;
     v.draw_overlays_into(*ImGui::GetBackgroundDrawList(), ui_view,
                          RectF{0, 0, float(win_w), float(win_h)});
-    (void)view_rect;
     ui.view = in.view;
-    ui.probe = v.probe(in.view.to_frame_x(mx), in.view.to_frame_y(my));
+    // The probe reads two texels back (a GPU sync): only while the cursor is over the window.
+    if (glfwGetWindowAttrib(win, GLFW_HOVERED)) ui.probe = v.probe(in.view.to_frame_x(mx), in.view.to_frame_y(my));
+    else ui.probe = PixelProbe{};
     draw_ui(v, ui);
     ImGui::Render();
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
@@ -303,7 +302,6 @@ int run_window(const AppOptions& o, GLFWwindow* win) {
     if (fresh) ++presented;
 
     const bool last = o.frames >= 0 && presented >= o.frames;
-    const bool ended = v.finished() && !v.playing;
     if ((last || (v.finished() && o.frames >= 0)) && !o.screenshot.empty()) {
       std::vector<std::uint8_t> px(std::size_t(fb_w) * fb_h * 4);
       glPixelStorei(GL_PACK_ALIGNMENT, 1);
@@ -319,7 +317,6 @@ int run_window(const AppOptions& o, GLFWwindow* win) {
     }
     glfwSwapBuffers(win);
     if (last || (v.finished() && o.frames >= 0)) break;
-    (void)ended;
     if (!fresh && !v.no_vsync) glfwWaitEventsTimeout(0.002);
   }
   if (encoder) {

@@ -46,7 +46,7 @@ FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> sour
       }
     };
     CudaGlBuffer interop = make();
-    auto s = std::unique_ptr<FrameSlot>(new FrameSlot{std::move(buffer), std::move(interop)});
+    auto s = std::make_unique<FrameSlot>(std::move(buffer), std::move(interop));
     s->luma_pitch = luma_pitch;
     s->chroma_offset = chroma_offset;
     s->chroma_pitch = chroma_pitch;

@@ -36,6 +36,7 @@
 namespace handoff::viewer {
 
 struct FrameSlot {
+  FrameSlot(GlBuffer b, CudaGlBuffer i) : buffer(std::move(b)), interop(std::move(i)) {}
   GlBuffer buffer;            // luma then chroma, at offsets
   CudaGlBuffer interop;       // how the producer maps it
   std::size_t luma_pitch = 0, chroma_offset = 0, chroma_pitch = 0;
