@@ -99,6 +99,28 @@ TEST_F(Pipeline, SceneFramesArriveInOrderWithTheProducersBytes) {
   EXPECT_NE(p.memory_description().find("host-mapped"), std::string::npos) << p.memory_description();
 }
 
+TEST_F(Pipeline, TheSceneSeeksBackToo) {
+  const SceneOptions so = small_scene();
+  FramePipeline p(*worker_, make_scene_source(so), 3, true, MapBackend::Auto, so);
+  ASSERT_TRUE(p.seekable());
+  FrameRenderer r;
+  HostFrame ref(so.format, so.width, so.height);
+  for (std::int64_t want : {0, 1, 2}) {
+    FrameSlot* s = p.next(true);
+    ASSERT_EQ(s->index, want);
+    p.release(s);
+  }
+  p.seek(1);
+  FrameSlot* s = p.next(true);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->index, 1);
+  r.upload(p.frame_of(*s));
+  p.release(s);
+  render_scene_cpu(scene_state(so, 1), ref.target());
+  const auto luma = read_luma(r);
+  EXPECT_EQ(std::memcmp(luma.data(), ref.luma(), so.width), 0);
+}
+
 std::filesystem::path write_clip(const std::string& name, int frames) {
   const auto path = std::filesystem::temp_directory_path() / (name + std::to_string(::getpid()) + ".y4m");
   Y4mWriter w(path, PixelFormat::NV12, 8, 4, Rational{25, 1});

@@ -19,6 +19,7 @@ FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> sour
     : worker_(worker), info_(source ? source->info() : SourceInfo{}), source_(std::move(source)), loop_(loop) {
   if (!source_) throw UsageError("FramePipeline: no source");
   if (ring_size < 3) throw UsageError("FramePipeline: the ring needs at least 3 slots");
+  endless_seekable_ = scene.has_value();
   const std::size_t bps = bytes_per_sample(info_.format);
   const std::size_t luma_pitch = align_up(std::size_t(info_.width) * bps, 64);
   const std::size_t chroma_pitch = align_up(std::size_t(chroma_width(info_.width)) * 2 * bps, 64);
@@ -184,7 +185,8 @@ void FramePipeline::release(FrameSlot* slot) {
 
 void FramePipeline::seek(std::int64_t index) {
   if (!seekable()) return;
-  index = std::clamp<std::int64_t>(index, 0, info_.frame_count - 1);
+  index = info_.frame_count > 0 ? std::clamp<std::int64_t>(index, 0, info_.frame_count - 1)
+                                 : std::max<std::int64_t>(index, 0);
   std::lock_guard lock(mutex_);
   ++generation_;
   while (!ready_.empty()) {

@@ -62,7 +62,8 @@ class FramePipeline {
   FramePipeline& operator=(const FramePipeline&) = delete;
 
   const SourceInfo& info() const { return info_; }
-  bool seekable() const { return info_.frame_count > 0; }
+  // Files, and the scene (a pure function of the frame index).
+  bool seekable() const { return info_.frame_count > 0 || endless_seekable_; }
   std::size_t ring_size() const { return slots_.size(); }
   // "CUDA device 0" or "host (why CUDA is not used)".
   const std::string& memory_description() const { return memory_text_; }
@@ -89,6 +90,7 @@ class FramePipeline {
   SourceInfo info_;
   std::unique_ptr<FrameSource> source_;
   bool loop_;
+  bool endless_seekable_ = false;
   std::string memory_text_;
   std::unique_ptr<CudaProducer> cuda_;  // when the buffers map to CUDA
   std::vector<std::unique_ptr<FrameSlot>> slots_;

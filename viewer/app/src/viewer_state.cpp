@@ -172,7 +172,7 @@ void ViewerState::step(int delta) {
   }
   const std::int64_t n = info().frame_count;
   std::int64_t to = frame_index_ + delta;
-  to = ((to % n) + n) % n;
+  to = n > 0 ? ((to % n) + n) % n : std::max<std::int64_t>(to, 0);
   pipeline_->seek(to);
   first_ = true;
   advance(true);
