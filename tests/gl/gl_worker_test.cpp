@@ -280,9 +280,12 @@ TEST(GlWorker, ContextCreationFailureIsRethrownByTheConstructor) {
 TEST(GlWorker, RunsOnAnApplicationContext) {
   // The viewer passes a hidden GLFW window; here an EGL context stands in for it.
   std::atomic<int> made_current{0}, destroyed{0};
-  GlWorkerOptions o;
+  test::GlErrorCollector errors;
+  GlWorkerOptions o = test::debug_worker_options(errors);
   o.context_factory = [&] {
-    auto inner = std::shared_ptr<GlContext>(create_headless_context());
+    HeadlessContextOptions h;
+    h.debug = true;
+    auto inner = std::shared_ptr<GlContext>(create_headless_context(h));
     ExternalContext c;
     c.make_current = [inner, &made_current] {
       inner->make_current();
@@ -299,19 +302,24 @@ TEST(GlWorker, RunsOnAnApplicationContext) {
     EXPECT_EQ(w.info().platform, "test application context");
     EXPECT_EQ(w.run([] { return glGetString(GL_VERSION) != nullptr; }), true);
     EXPECT_EQ(made_current.load(), 1);
+    EXPECT_TRUE(w.info().debug_context);
   }
   EXPECT_EQ(destroyed.load(), 1);
+  errors.fail_on_errors();
   EXPECT_THROW(wrap_context(ExternalContext{}), UsageError);
 }
 
 TEST(GlWorker, TwoWorkersLiveSideBySide) {
-  GlWorker a, b;
+  test::GlErrorCollector errors;
+  GlWorker a(test::debug_worker_options(errors, "gl-a")), b(test::debug_worker_options(errors, "gl-b"));
   auto ta = a.run([] { return std::this_thread::get_id(); });
   auto tb = b.run([] { return std::this_thread::get_id(); });
   EXPECT_NE(ta, tb);
   a.shutdown();
   // b's display must survive a's teardown.
   EXPECT_NE(b.run([] { return glGetString(GL_RENDERER); }), nullptr);
+  b.shutdown();
+  errors.fail_on_errors();
 }
 
 #ifdef HANDOFF_DEBUG_AFFINITY

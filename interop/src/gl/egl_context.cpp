@@ -8,7 +8,7 @@
 #include <EGL/eglext.h>
 
 #include <cstring>
-#include <map>
+#include <set>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -55,32 +55,19 @@ bool has_word(const char* list, std::string_view word) {
   return false;
 }
 
-// eglInitialize / eglTerminate act on a process-wide display: count our users
-// so one worker's teardown does not pull the display from under another.
+// An EGLDisplay is process-wide: eglGetPlatformDisplayEXT hands every caller
+// (our workers, the viewer's own EGL code) the same one, and eglTerminate would
+// pull it from under all of them. So a display is initialized once and stays
+// initialized for the life of the process; contexts are what we create and destroy.
 std::mutex g_display_mutex;
-std::map<EGLDisplay, int> g_display_users;
+std::set<EGLDisplay> g_initialized;
 
-void acquire_display(EGLDisplay dpy) {
+void initialize_display(EGLDisplay dpy) {
   std::lock_guard lock(g_display_mutex);
-  int& users = g_display_users[dpy];
-  if (users == 0) {
-    EGLint major = 0, minor = 0;
-    if (!eglInitialize(dpy, &major, &minor)) {
-      g_display_users.erase(dpy);
-      throw_egl("eglInitialize", "", HANDOFF_WHERE);
-    }
-  }
-  ++users;
-}
-
-void release_display(EGLDisplay dpy) noexcept {
-  std::lock_guard lock(g_display_mutex);
-  auto it = g_display_users.find(dpy);
-  if (it == g_display_users.end()) return;
-  if (--it->second == 0) {
-    g_display_users.erase(it);
-    eglTerminate(dpy);
-  }
+  if (g_initialized.count(dpy)) return;
+  EGLint major = 0, minor = 0;
+  if (!eglInitialize(dpy, &major, &minor)) throw_egl("eglInitialize", "", HANDOFF_WHERE);
+  g_initialized.insert(dpy);
 }
 
 struct EglEntryPoints {
@@ -111,18 +98,12 @@ EglEntryPoints load_egl_client() {
 class EglContext final : public GlContext {
  public:
   EglContext(EGLDisplay dpy, std::string description, bool debug) : dpy_(dpy), description_(std::move(description)) {
-    acquire_display(dpy_);
-    try {
-      create(debug);
-    } catch (...) {
-      release_display(dpy_);
-      throw;
-    }
+    initialize_display(dpy_);
+    create(debug);
   }
   ~EglContext() override {
     if (eglGetCurrentContext() == ctx_) eglMakeCurrent(dpy_, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
     eglDestroyContext(dpy_, ctx_);
-    release_display(dpy_);
   }
   void make_current() override {
     if (!eglMakeCurrent(dpy_, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx_))
