@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <regex>
 #include <string>
 
 namespace handoff::viewer {
@@ -187,9 +186,12 @@ TEST(Scene, EmbeddedKernelMatchesTheHostStruct) {
   const std::string ptx(scene_ptx());
   EXPECT_EQ(ptx.size(), std::strlen(scene_ptx().data())) << "PTX text is NUL-terminated for cuModuleLoadData";
   EXPECT_NE(ptx.find(".entry " + std::string(kSceneKernelName)), std::string::npos);
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(ptx, m, std::regex(std::string(kSceneKernelName) + R"(_param_4\[(\d+)\])")));
-  EXPECT_EQ(std::stoul(m[1].str()), sizeof(scene::SceneState)) << "kernel and host disagree on SceneState";
+  // ".param .align 4 .b8 handoff_scene_kernel_param_4[N]": the by-value SceneState.
+  const std::string param = std::string(kSceneKernelName) + "_param_4[";
+  const auto at = ptx.find(param);
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_EQ(std::stoul(ptx.substr(at + param.size())), sizeof(scene::SceneState))
+      << "kernel and host disagree on SceneState";
   EXPECT_NE(ptx.find(".target sm_75"), std::string::npos);
   const auto cubin = scene_cubin();
   ASSERT_GE(cubin.size(), 4u);
