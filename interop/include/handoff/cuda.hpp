@@ -75,7 +75,8 @@ class Driver {
   // version, resolves the entry points and counts the devices. Never throws
   // for an unusable CUDA: status() says why. Independent of driver(); a test
   // may load several. The Driver must outlive every PrimaryContext /
-  // ScopedContext made from it.
+  // ScopedContext made from it. A library whose cuInit succeeded stays loaded
+  // after the Driver is destroyed (unloading CUDA under its threads is unsafe).
   static std::unique_ptr<Driver> load(const std::string& path);
 
   ~Driver();
@@ -128,6 +129,7 @@ class Driver {
   int version_ = 0;
   int device_count_ = 0;
   bool via_proc_address_ = false;
+  bool initialized_ = false;  // cuInit succeeded: the library is never unloaded
 };
 
 // The process-wide driver: HANDOFF_CUDA_DRIVER or libcuda.so.1, loaded on the

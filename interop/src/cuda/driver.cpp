@@ -67,9 +67,10 @@ std::unique_ptr<Driver> Driver::load(const std::string& path) {
 }
 
 Driver::~Driver() {
-  // The library stays loaded while anything made from it may still run; a
-  // Driver is destroyed only after its contexts (documented on load()).
-  if (lib_) ::dlclose(lib_);
+  // A driver that initialised stays loaded: CUDA keeps threads and state for
+  // the process (other libraries may share it), and unloading it under them
+  // is unsafe. One that never initialised is closed.
+  if (lib_ && !initialized_) ::dlclose(lib_);
 }
 
 void Driver::fail(Status s, std::string detail) {
@@ -99,6 +100,7 @@ void Driver::load_impl() {
   }
 
   const cu::CUresult init = a.cuInit(0);
+  initialized_ = init == cu::CUDA_SUCCESS;
   if (init == cu::CUDA_ERROR_STUB_LIBRARY) {
     fail(Status::StubLibrary, path_ + " is the CUDA toolkit's stub library, not a driver; cuInit returned " +
                                   code_text(init, cu::result_name(init)));
