@@ -6,6 +6,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <thread>
+#include <vector>
+
 namespace handoff {
 namespace {
 
@@ -104,6 +107,38 @@ TEST(DLPackExport, RefusesInvalidFrame) {
   Frame f = allocate_host_frame(PixelFormat::NV12, 8, 8);
   f.planes[0].pitch = 4;
   EXPECT_THROW(export_dlpack(f, FramePart::Luma), InvalidFrame);
+}
+
+TEST(DLPackExport, ConcurrentExportsAndDeletersOnOtherThreads) {
+  // Frames are shared between threads (a producer thread, the GL worker, a
+  // consumer): exports and deleters may run anywhere. TSan checks this.
+  const std::size_t frames_before = live_frames();
+  const auto before = export_counts();
+  std::vector<DLManagedTensorVersioned*> made[4];
+  {
+    const Frame f = allocate_host_frame(PixelFormat::P010, 64, 32);
+    std::vector<std::thread> producers;
+    for (int t = 0; t < 4; ++t) {
+      producers.emplace_back([&f, &out = made[t]] {
+        for (int i = 0; i < 200; ++i) {
+          out.push_back(export_dlpack_versioned(f, i % 2 ? FramePart::Luma : FramePart::Chroma));
+        }
+      });
+    }
+    for (auto& t : producers) t.join();
+  }  // the frame is gone; the exports keep its memory
+  EXPECT_EQ(live_frames(), frames_before + 1);
+  std::vector<std::thread> consumers;
+  for (int t = 0; t < 4; ++t) {
+    consumers.emplace_back([&out = made[(t + 1) % 4]] {
+      for (auto* m : out) m->deleter(m);
+    });
+  }
+  for (auto& t : consumers) t.join();
+  EXPECT_EQ(live_frames(), frames_before);
+  EXPECT_EQ(export_counts().live, before.live);
+  EXPECT_EQ(export_counts().exported - before.exported, 800u);
+  EXPECT_EQ(export_counts().deleted - before.deleted, 800u);
 }
 
 }  // namespace
