@@ -724,6 +724,8 @@ NB_MODULE(_handoff, m) {
         return nb::int_(reinterpret_cast<std::uintptr_t>(f.frame.cuda_context));
       })
       .def_prop_ro("colorimetry", [](const PyFrame& f) { return f.frame.colorimetry; })
+      .def_prop_ro("index", [](const PyFrame& f) { return f.frame.index; }, "Frame number in its source.")
+      .def_prop_ro("timestamp", [](const PyFrame& f) { return f.frame.timestamp; }, "Seconds.")
       .def_prop_ro("luma", [](const PyFrame& f) { return plane_of(f, FramePart::Luma); })
       .def_prop_ro("chroma", [](const PyFrame& f) { return plane_of(f, FramePart::Chroma); })
       .def_prop_ro("planes", [](const PyFrame& f) {

@@ -170,6 +170,7 @@ def test_properties_and_colorimetry():
     assert (f.colorimetry.matrix, f.colorimetry.range, f.colorimetry.siting) == ("bt2020", "full", "topleft")
     assert f.format == "p010" and f.width == 4 and f.height == 4
     assert f.memory == "host" and f.device == -1 and f.cuda_context is None
+    assert f.index == 0 and f.timestamp == 0.0
     assert [p.name for p in f.planes] == ["luma", "chroma"]
     with pytest.raises(ValueError, match="matrix"):
         handoff.Colorimetry(matrix="bt999")

@@ -7,6 +7,9 @@
 // memory valid (a GL buffer, a Vulkan allocation, a producer's DLPack tensor,
 // a host allocation). Copying a Frame shares the owner. Frames are immutable
 // values and may be passed between threads freely.
+//
+// See also: frame_validate.hpp (layout math, validate()), host_frame.hpp
+// (pitched host frames), dlpack.hpp (DLPack export / import).
 #include <array>
 #include <cstddef>
 #include <cstdint>
