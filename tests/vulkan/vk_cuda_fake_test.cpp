@@ -24,7 +24,7 @@ class FakeUuidEnvironment : public ::testing::Environment {
     if (!have_vulkan_device(&why)) return;
     VkContextOptions o;
     o.validation = false;
-    VkContext vk(o);
+    VkContext vk(o);  // drivers pinned by have_vulkan_device()
     ::setenv("HANDOFF_FAKE_CUDA_UUID", uuid_to_string(vk.info().device_uuid).c_str(), 1);
   }
 };
