@@ -69,10 +69,11 @@ enum class EglPlatform { Auto, Surfaceless, Device };
 struct HeadlessContextOptions {
   bool debug = false;  // a debug context (KHR_debug messages are produced)
   // Prefer the EGL device whose EGL_CUDA_DEVICE_NV equals this CUDA ordinal
-  // (EGL_NV_device_cuda, NVIDIA); -1: no preference.
+  // (EGL_NV_device_cuda, NVIDIA); -1: the lowest CUDA ordinal an EGL device
+  // reports, if any (Auto only).
   int cuda_device = -1;
-  // Auto: the device platform for a requested CUDA ordinal when it has that
-  // device, else surfaceless (Mesa), else the first device that works.
+  // Auto: the device platform for that CUDA ordinal when a device has it,
+  // else surfaceless (Mesa), else the first device that works.
   EglPlatform platform = EglPlatform::Auto;
 };
 

@@ -244,10 +244,17 @@ std::unique_ptr<GlContext> create_headless_context(const HeadlessContextOptions&
     failures += e.what();
   };
 
-  // NVIDIA: the device whose CUDA ordinal was asked for.
-  if (o.platform != EglPlatform::Surfaceless && o.cuda_device >= 0) {
+  // NVIDIA: the device whose CUDA ordinal was asked for; with no request, the
+  // device of CUDA ordinal 0 when there is one (CUDA interop needs the CUDA
+  // GPU, and surfaceless may land on another vendor's, e.g. Mesa's llvmpipe).
+  int wanted_cuda = o.cuda_device;
+  if (wanted_cuda < 0 && o.platform == EglPlatform::Auto) {
+    for (const auto& d : devices)
+      if (d.cuda >= 0 && (wanted_cuda < 0 || d.cuda < wanted_cuda)) wanted_cuda = d.cuda;
+  }
+  if (o.platform != EglPlatform::Surfaceless && wanted_cuda >= 0) {
     for (const auto& d : devices) {
-      if (d.cuda != o.cuda_device) continue;
+      if (d.cuda != wanted_cuda) continue;
       try {
         return try_device(p, d, o.debug);
       } catch (const std::exception& e) {
@@ -255,7 +262,7 @@ std::unique_ptr<GlContext> create_headless_context(const HeadlessContextOptions&
       }
     }
     if (o.platform == EglPlatform::Device && failures.empty() && !devices.empty())
-      log(LogLevel::Info, "EGL: no device reports EGL_CUDA_DEVICE_NV " + std::to_string(o.cuda_device) +
+      log(LogLevel::Info, "EGL: no device reports EGL_CUDA_DEVICE_NV " + std::to_string(wanted_cuda) +
                               "; using the first device that works");
   }
   if (o.platform != EglPlatform::Device && has_surfaceless) {

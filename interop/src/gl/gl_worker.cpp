@@ -250,8 +250,16 @@ void WorkerCore::drain() {
     while (list) {
       Task* t = list;
       list = list->next;
-      if (t->must_run) t->run(*this);
-      else t->fail(std::make_exception_ptr(WorkerStopped("GlWorker '" + options_.name + "': worker stopped before the call ran")));
+      if (t->must_run) {
+        t->run(*this);
+        continue;
+      }
+      // Made in its own statement: the temporary (whose message string is
+      // shared copy-on-write with the stored copy) is gone before the caller
+      // can wake up and read it.
+      std::exception_ptr stopped =
+          std::make_exception_ptr(WorkerStopped("GlWorker '" + options_.name + "': worker stopped before the call ran"));
+      t->fail(std::move(stopped));
     }
   }
 }
