@@ -6,6 +6,7 @@
 #include <handoff/vk_cuda.hpp>
 
 #include <cstdlib>
+#include <fcntl.h>
 #include <cstring>
 
 #include "cuda/cuda_api.hpp"
@@ -203,6 +204,40 @@ TEST_F(VkCudaFakeTest, MisuseIsAUsageError) {
   EXPECT_TRUE(m.fd);
   m.fd.reset();
   expect_nothing_left("after misuse");
+}
+
+TEST_F(VkCudaFakeTest, SemaphoresImportWaitSignalReleaseOrAreRefused) {
+  const int sems = fake.live_external_semaphores();
+  auto descriptor = [] {
+    // lavapipe exports no semaphores: any descriptor stands in for the fake.
+    return UniqueFd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  };
+  {
+    UniqueFd fd = descriptor();
+    try {
+      CudaVkSemaphore s(ctx, fd);
+      ADD_FAILURE() << "imported where the driver has no external semaphores";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code_name(), "CUDA_ERROR_NOT_SUPPORTED") << e.what();
+      EXPECT_NE(std::string(e.what()).find("CPU fences"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(fd) << "a refused import leaves the descriptor with the caller";
+  }
+  fake.set_semaphores_supported(1);
+  {
+    UniqueFd fd = descriptor();
+    CudaVkSemaphore s(ctx, fd);
+    EXPECT_FALSE(fd) << "CUDA owns it after a successful import";
+    EXPECT_EQ(fake.live_external_semaphores(), sems + 1);
+    s.wait();
+    s.signal();
+    EXPECT_EQ(fake.call_count("cuWaitExternalSemaphoresAsync"), 1);
+    EXPECT_EQ(fake.call_count("cuSignalExternalSemaphoresAsync"), 1);
+    fake.fail("cuSignalExternalSemaphoresAsync", cu::CUDA_ERROR_INVALID_HANDLE, 0);
+    EXPECT_THROW(s.signal(), Error);
+  }
+  EXPECT_EQ(fake.live_external_semaphores(), sems);
+  EXPECT_EQ(open_fd_count(), fds);
 }
 
 TEST(VkCudaDevice, AMismatchIsRefusedNamingBothUuids) {

@@ -77,6 +77,9 @@ Frame import_vk_frame(const cuda::PrimaryContext& ctx, VkFrameProducer& producer
 class CudaVkSemaphore {
  public:
   CudaVkSemaphore(const cuda::PrimaryContext& ctx, const VkExportableSemaphore& semaphore);
+  // From a descriptor exported elsewhere (VkExportableSemaphore::export_fd()):
+  // takes `fd` on success only.
+  CudaVkSemaphore(const cuda::PrimaryContext& ctx, UniqueFd& fd);
   ~CudaVkSemaphore();
   CudaVkSemaphore(const CudaVkSemaphore&) = delete;
   CudaVkSemaphore& operator=(const CudaVkSemaphore&) = delete;

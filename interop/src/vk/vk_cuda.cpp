@@ -117,10 +117,19 @@ Frame import_vk_frame(const cuda::PrimaryContext& ctx, VkFrameProducer& producer
 
 // --- CudaVkSemaphore ---------------------------------------------------------------
 
+namespace {
+UniqueFd semaphore_fd(const VkExportableSemaphore& s) { return s.export_fd(); }
+}  // namespace
+
+// The temporary descriptor lives to the end of the delegation: closed there
+// unless CUDA took it.
 CudaVkSemaphore::CudaVkSemaphore(const cuda::PrimaryContext& ctx, const VkExportableSemaphore& semaphore)
+    : CudaVkSemaphore(ctx, *std::make_unique<UniqueFd>(semaphore_fd(semaphore))) {}
+
+CudaVkSemaphore::CudaVkSemaphore(const cuda::PrimaryContext& ctx, UniqueFd& fd)
     : drv_(&driver_of(ctx)), ctx_(ctx.get()) {
+  if (!fd) throw UsageError("CudaVkSemaphore: no descriptor (already imported?)");
   cuda::ScopedContext current(ctx);
-  UniqueFd fd = semaphore.export_fd();
   cu::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC desc{};
   desc.type = cu::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD;
   desc.handle.fd = fd.get();
