@@ -463,6 +463,41 @@ TEST_F(GraphicsInterop, ImmutableStorageGLCannotMapStillWorks) {
   ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), cu::CUDA_SUCCESS);
 }
 
+TEST_F(GraphicsInterop, PersistentlyMappedBufferSharesItsMapping) {
+  GLuint b = 0;
+  glCreateBuffers(1, &b);
+  buffers_.push_back(b);
+  const GLbitfield flags = GL_MAP_READ_BIT | GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
+  glNamedBufferStorage(b, 64, nullptr, flags);
+  auto* host = static_cast<unsigned char*>(glMapNamedBufferRange(b, 0, 64, flags));
+  ASSERT_NE(host, nullptr);
+  cu::CUgraphicsResource r = nullptr;
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, 0), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), cu::CUDA_SUCCESS);
+  cu::CUdeviceptr p = 0;
+  std::size_t size = 0;
+  ASSERT_EQ(a_->cuGraphicsResourceGetMappedPointer(&p, &size, r), cu::CUDA_SUCCESS);
+  EXPECT_EQ(size, 64u);
+  ASSERT_EQ(a_->cuMemsetD8(p + 3, 0x3C, 1), cu::CUDA_SUCCESS);
+  EXPECT_EQ(host[3], 0x3C);
+  ASSERT_EQ(a_->cuGraphicsUnmapResources(1, &r, nullptr), cu::CUDA_SUCCESS);
+  GLint mapped = 0;
+  glGetNamedBufferParameteriv(b, GL_BUFFER_MAPPED, &mapped);
+  EXPECT_EQ(mapped, GL_TRUE) << "the application's persistent mapping is left alone";
+  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), cu::CUDA_SUCCESS);
+  glUnmapNamedBuffer(b);
+}
+
+TEST_F(GraphicsInterop, BufferMappedByGlForAPartIsRefused) {
+  const GLuint b = buffer(64);
+  ASSERT_NE(glMapNamedBufferRange(b, 0, 32, GL_MAP_READ_BIT), nullptr);
+  cu::CUgraphicsResource r = nullptr;
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, 0), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), cu::CUDA_ERROR_MAP_FAILED);
+  glUnmapNamedBuffer(b);
+  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), cu::CUDA_SUCCESS);
+}
+
 TEST_F(GraphicsInterop, GraphicsCallsNeedTheGlContextOnTheCallingThread) {
   const GLuint b = buffer(32);
   cu::CUgraphicsResource r = nullptr;

@@ -35,7 +35,8 @@ struct handoff::cu::CUgraphicsResource_st {
   unsigned register_flags = 0;
   unsigned map_flags = 0;
   bool mapped = false;
-  bool shadow = false;  // mapped through a host copy (storage not mappable by GL)
+  bool shadow = false;    // mapped through a host copy (storage not mappable by GL)
+  bool borrowed = false;  // the application's own persistent GL mapping, used as it is
   void* ptr = nullptr;
   std::size_t size = 0;
 };
@@ -66,6 +67,11 @@ constexpr GLenum kGlBufferStorageFlags = 0x8220;
 constexpr GLbitfield kGlMapRead = 0x0001;
 constexpr GLbitfield kGlMapWrite = 0x0002;
 constexpr GLbitfield kGlMapInvalidateBuffer = 0x0008;
+constexpr GLbitfield kGlMapPersistent = 0x0040;
+constexpr GLenum kGlBufferAccessFlags = 0x911F;
+constexpr GLenum kGlBufferMapLength = 0x9120;
+constexpr GLenum kGlBufferMapOffset = 0x9121;
+constexpr GLenum kGlBufferMapPointer = 0x88BD;
 
 struct Gl {
   GLboolean (*IsBuffer)(GLuint) = nullptr;
@@ -75,6 +81,7 @@ struct Gl {
   GLboolean (*UnmapNamedBuffer)(GLuint) = nullptr;
   void (*GetNamedBufferSubData)(GLuint, GLintptr, GLsizeiptr, void*) = nullptr;
   void (*NamedBufferSubData)(GLuint, GLintptr, GLsizeiptr, const void*) = nullptr;
+  void (*GetNamedBufferPointerv)(GLuint, GLenum, void**) = nullptr;
   bool ok = false;
 };
 
@@ -92,8 +99,10 @@ const Gl& gl() {
     g.UnmapNamedBuffer = reinterpret_cast<decltype(g.UnmapNamedBuffer)>(get("glUnmapNamedBuffer"));
     g.GetNamedBufferSubData = reinterpret_cast<decltype(g.GetNamedBufferSubData)>(get("glGetNamedBufferSubData"));
     g.NamedBufferSubData = reinterpret_cast<decltype(g.NamedBufferSubData)>(get("glNamedBufferSubData"));
+    g.GetNamedBufferPointerv =
+        reinterpret_cast<decltype(g.GetNamedBufferPointerv)>(get("glGetNamedBufferPointerv"));
     g.ok = g.IsBuffer && g.GetNamedBufferParameteri64v && g.GetNamedBufferParameteriv && g.MapNamedBufferRange &&
-           g.UnmapNamedBuffer && g.GetNamedBufferSubData && g.NamedBufferSubData;
+           g.UnmapNamedBuffer && g.GetNamedBufferSubData && g.NamedBufferSubData && g.GetNamedBufferPointerv;
   });
   return g;
 }
@@ -261,7 +270,9 @@ bool valid_stream(State& s, CUstream h) { return h == nullptr || s.streams.count
 CUresult unmap_one(CUgraphicsResource_st* r) {
   const Gl& g = gl();
   bool ok = true;
-  if (r->shadow) {
+  if (r->borrowed) {
+    // The application's persistent mapping stays; nothing to undo.
+  } else if (r->shadow) {
     if (!(r->map_flags & CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY))
       g.NamedBufferSubData(r->buffer, 0, static_cast<GLsizeiptr>(r->size), r->ptr);
     std::free(r->ptr);
@@ -270,6 +281,7 @@ CUresult unmap_one(CUgraphicsResource_st* r) {
   }
   r->mapped = false;
   r->shadow = false;
+  r->borrowed = false;
   r->ptr = nullptr;
   return ok ? CUDA_SUCCESS : CUDA_ERROR_UNMAP_FAILED;
 }
@@ -281,7 +293,26 @@ CUresult map_one(CUgraphicsResource_st* r) {
   g.GetNamedBufferParameteri64v(r->buffer, kGlBufferSize, &size);
   GLint gl_mapped = 0;
   g.GetNamedBufferParameteriv(r->buffer, kGlBufferMapped, &gl_mapped);
-  if (size <= 0 || gl_mapped) return CUDA_ERROR_MAP_FAILED;
+  if (size <= 0) return CUDA_ERROR_MAP_FAILED;
+  if (gl_mapped) {
+    // Mapped by GL itself: only a persistent mapping of the whole buffer can
+    // be shared (CUDA maps persistently mapped buffers; the same host memory
+    // stands for the device memory here). Anything else is refused.
+    GLint access = 0;
+    GLint64 offset = -1, length = -1;
+    g.GetNamedBufferParameteriv(r->buffer, kGlBufferAccessFlags, &access);
+    g.GetNamedBufferParameteri64v(r->buffer, kGlBufferMapOffset, &offset);
+    g.GetNamedBufferParameteri64v(r->buffer, kGlBufferMapLength, &length);
+    void* p = nullptr;
+    g.GetNamedBufferPointerv(r->buffer, kGlBufferMapPointer, &p);
+    if (!(static_cast<GLbitfield>(access) & kGlMapPersistent) || offset != 0 || length != size || !p)
+      return CUDA_ERROR_MAP_FAILED;
+    r->size = static_cast<std::size_t>(size);
+    r->ptr = p;
+    r->borrowed = true;
+    r->mapped = true;
+    return CUDA_SUCCESS;
+  }
   GLbitfield access = kGlMapRead | kGlMapWrite;
   if (r->map_flags & CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY) access = kGlMapRead;
   if (r->map_flags & CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD) access = kGlMapWrite | kGlMapInvalidateBuffer;
