@@ -55,31 +55,34 @@ inline void cpu_relax() {
 // well under one. Spinning only pays when the peer is really running; on a
 // loaded machine it burns the time slice the peer needs. So the budget grows
 // while spins succeed and halves when they time out, down to zero; at zero,
-// one wait in 256 probes with a short spin to notice that things got better.
+// one wait in 1024 probes with a short spin (rare enough to stay out of the
+// p99 of a loaded machine) to notice that spinning would pay again.
 template <typename Pred>
 bool SpinPolicy::spin(Pred pred) {
   if (pred()) return true;
   std::uint32_t budget = budget_ns.load(std::memory_order_relaxed);
-  if (budget == 0) {
-    if ((probes.fetch_add(1, std::memory_order_relaxed) & 255) != 0) return false;
+  const bool probing = budget == 0;
+  if (probing) {
+    if ((probes.fetch_add(1, std::memory_order_relaxed) & 1023) != 0) return false;
     budget = kProbeNs;
   }
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     for (int i = 0; i < 16; ++i) {
       if (pred()) {
-        std::uint32_t grown = budget + budget / 4 + 250;
+        std::uint32_t grown = probing ? 2 * kProbeNs : budget + budget / 4 + 250;
         budget_ns.store(grown > max_ns ? max_ns : grown, std::memory_order_relaxed);
         return true;
       }
       cpu_relax();
     }
-    const auto spent = std::chrono::steady_clock::now() - start;
-    if (spent >= std::chrono::nanoseconds(budget)) break;
+    if (std::chrono::steady_clock::now() - start >= std::chrono::nanoseconds(budget)) break;
   }
   if (pred()) return true;
-  std::uint32_t shrunk = budget / 2;
-  budget_ns.store(shrunk < kProbeNs / 2 ? 0 : shrunk, std::memory_order_relaxed);
+  if (!probing) {
+    std::uint32_t shrunk = budget / 2;
+    budget_ns.store(shrunk < kProbeNs ? 0 : shrunk, std::memory_order_relaxed);
+  }
   return false;
 }
 
