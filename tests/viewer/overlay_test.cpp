@@ -76,6 +76,13 @@ TEST(OverlayParse, BoxFormatsAndNormalisation) {
   EXPECT_FLOAT_EQ(f.texts[0].x, 50);
   EXPECT_FLOAT_EQ(f.texts[0].y, 50);
 
+  // Scaling must not overflow to infinity.
+  EXPECT_THAT(parse_error(R"({"frame": 1, "normalized": true, "objects": [{"keypoints": [[1e38, 0]]}]})", size),
+              HasSubstr("objects[0].keypoints[0]: number out of range"));
+  EXPECT_THAT(parse_error(R"({"frame": 1, "normalized": true, "polygons": [[[0, 0], [0, 1], [3e38, 0]]]})", size),
+              HasSubstr("polygons[0][2]: number out of range"));
+  EXPECT_THAT(parse_error(R"({"frame": 1, "normalized": true, "objects": [{"box": [0, 0, 3e38, 1]}]})", size),
+              HasSubstr("objects[0].box: number out of range"));
   EXPECT_THAT(parse_error(R"({"frame": 1, "normalized": true, "objects": [{"box": [0, 0, 1, 1]}]})"),
               HasSubstr("t.jsonl: line 1: objects[0].box: normalized coordinates need the frame size"));
 }

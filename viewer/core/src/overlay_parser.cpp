@@ -172,7 +172,9 @@ std::uint32_t points(const LineContext& c, element e, const Path& f, Scale s, Ov
   for (element p : a) {
     float xy[2];
     numbers(c, p, item(f, std::int64_t(i)), xy, 2, 2, "[x, y]");
-    out.points.push_back(Point2{xy[0] * s.sx, xy[1] * s.sy});
+    const Point2 pt{xy[0] * s.sx, xy[1] * s.sy};
+    if (!std::isfinite(pt.x) || !std::isfinite(pt.y)) c.fail(item(f, std::int64_t(i)), "number out of range");
+    out.points.push_back(pt);
     ++i;
   }
   return static_cast<std::uint32_t>(n);
@@ -277,7 +279,9 @@ void parse_object(const LineContext& c, element e, const Path& f, BoxFormat line
     for (element p : a) {
       float k[3];
       const std::size_t n = numbers(c, p, item(kf, std::int64_t(i)), k, 2, 3, "[x, y] or [x, y, conf]");
-      out.keypoints.push_back(Keypoint{k[0] * s.sx, k[1] * s.sy, n == 3 ? k[2] : 1.0f});
+      const Keypoint kp{k[0] * s.sx, k[1] * s.sy, n == 3 ? k[2] : 1.0f};
+      if (!std::isfinite(kp.x) || !std::isfinite(kp.y)) c.fail(item(kf, std::int64_t(i)), "number out of range");
+      out.keypoints.push_back(kp);
       ++i;
     }
     obj.keypoint_count = static_cast<std::uint32_t>(i);
@@ -397,6 +401,7 @@ void OverlayLineParser::parse(std::string_view line, OverlayFrame& out, std::str
         const Scale s = scale_for(c, normalized, pf);
         text.x = xy[0] * s.sx;
         text.y = xy[1] * s.sy;
+        if (!std::isfinite(text.x) || !std::isfinite(text.y)) c.fail(pf, "number out of range");
       }
       if (field(t, "color", tv)) {
         text.color = color(c, tv, child(f, "color"));
