@@ -1,5 +1,6 @@
 // Y4M reader: 8- and 10-bit, odd sizes, header fields, FRAME parameters,
 // seeking, and every malformed case with its message.
+#include <handoff/host_frame.hpp>
 #include <handoff/viewer/error.hpp>
 #include <handoff/viewer/y4m_reader.hpp>
 
@@ -193,6 +194,25 @@ TEST(Y4m, WritesIntoPaddedPitches) {
   ASSERT_TRUE(src->read_into(fr.target()));
   expect_frame(fr, 0, false);
   EXPECT_EQ(fr.luma()[5], 0xEE) << "padding past the row must stay untouched";
+}
+
+TEST(Y4m, ReadsIntoAnInteropHostFrame) {
+  // The project's pitched host frame (256-byte pitches) as the destination.
+  auto src = open_text(y4m(9, 5, 1, "C420p10", true));
+  const Frame f = allocate_host_frame(PixelFormat::P010, 9, 5);
+  ASSERT_TRUE(src->read_into(write_target(f)));
+  const auto* luma = static_cast<const std::uint8_t*>(f.planes[0].data);
+  const auto* chroma = static_cast<const std::uint8_t*>(f.planes[1].data);
+  for (int y = 0; y < 5; ++y)
+    for (int x = 0; x < 9; ++x) {
+      const std::uint8_t* p = luma + std::size_t(y) * f.planes[0].pitch + 2 * x;
+      ASSERT_EQ((p[0] | (p[1] << 8)) >> 6, y_at(0, x, y, 1023)) << x << "," << y;
+    }
+  const std::uint8_t* v = chroma + f.planes[1].pitch + 4 * 2 + 2;  // V of chroma sample (2, 1)
+  EXPECT_EQ((v[0] | (v[1] << 8)) >> 6, v_at(0, 2, 1, 1023));
+  Frame elsewhere = f;
+  elsewhere.memory = MemoryKind::Cuda;
+  EXPECT_THROW(write_target(elsewhere), UsageError);
 }
 
 TEST(Y4m, RejectsTooSmallTargets) {
