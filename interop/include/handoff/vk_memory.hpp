@@ -129,7 +129,7 @@ struct VkFrameLayout {
   std::size_t chroma_offset = 0;  // = pitch * height
   std::size_t size = 0;           // = chroma_offset + pitch * chroma_height
 
-  // Throws UsageError for 0 or odd-format sizes beyond 16384 x 16384.
+  // Throws UsageError (naming the size) for a width or height of 0 or above 16384.
   static VkFrameLayout make(PixelFormat format, std::uint32_t width, std::uint32_t height);
   // A Frame describing this layout with `memory` and per-plane data/offset filled
   // from `base` (Host/Cuda: base pointer; Vulkan/GlBuffer: offsets only).
