@@ -187,9 +187,13 @@ TEST_F(RealCuda, ParityGetProcAddressIsVersioned) {
               cu::CUDA_SUCCESS);
     EXPECT_NE(v2000, v13000) << "CUDA 13 has a cuCtxSynchronize(CUcontext): asking for 13000 must give it";
   }
-  void* p = nullptr;
-  EXPECT_NE(a->cuGetProcAddress("cuNoSuchEntryPoint", &p, 13000, 0, &q), cu::CUDA_SUCCESS);
+  // The docs: an unknown symbol is CUDA_SUCCESS with a null pointer and
+  // SYMBOL_NOT_FOUND; a version newer than the driver is CUDA_ERROR_INVALID_VALUE.
+  void* p = reinterpret_cast<void*>(0x1);
+  EXPECT_EQ(a->cuGetProcAddress("cuNoSuchEntryPoint", &p, drv->driver_version(), 0, &q), cu::CUDA_SUCCESS);
+  EXPECT_EQ(p, nullptr);
   EXPECT_EQ(q, cu::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+  EXPECT_EQ(a->cuGetProcAddress("cuMemAlloc", &p, drv->driver_version() + 10, 0, &q), cu::CUDA_ERROR_INVALID_VALUE);
 }
 
 TEST_F(RealCuda, ParityUnknownErrorCodeHasNoName) {

@@ -130,11 +130,17 @@ TEST_F(FakeContract, GetProcAddressIsVersioned) {
   EXPECT_EQ(a_->cuGetProcAddress("cuCtxSynchronize", &old_sync, 12080, 0, &q), cu::CUDA_SUCCESS);
   EXPECT_EQ(a_->cuGetProcAddress("cuCtxSynchronize", &new_sync, 13000, 0, &q), cu::CUDA_SUCCESS);
   EXPECT_NE(old_sync, new_sync);
-  void* p = nullptr;
-  EXPECT_EQ(a_->cuGetProcAddress("cuDeviceGetUuid", &p, 9020, 0, &q), cu::CUDA_ERROR_NOT_FOUND);
+  // Not found is CUDA_SUCCESS with a null pointer; the status says why.
+  void* p = reinterpret_cast<void*>(0x1);
+  EXPECT_EQ(a_->cuGetProcAddress("cuDeviceGetUuid", &p, 9020, 0, &q), cu::CUDA_SUCCESS);
+  EXPECT_EQ(p, nullptr);
   EXPECT_EQ(q, cu::CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
-  EXPECT_EQ(a_->cuGetProcAddress("cuNoSuchThing", &p, 13000, 0, &q), cu::CUDA_ERROR_NOT_FOUND);
+  p = reinterpret_cast<void*>(0x1);
+  EXPECT_EQ(a_->cuGetProcAddress("cuNoSuchThing", &p, 13000, 0, &q), cu::CUDA_SUCCESS);
+  EXPECT_EQ(p, nullptr);
   EXPECT_EQ(q, cu::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+  EXPECT_EQ(a_->cuGetProcAddress("cuMemAlloc", &p, 13010, 0, &q), cu::CUDA_ERROR_INVALID_VALUE)
+      << "a version newer than the driver's";
 }
 
 TEST_F(FakeContract, CallLogRecordsThreads) {

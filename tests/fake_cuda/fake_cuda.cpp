@@ -1019,7 +1019,9 @@ const std::vector<ProcEntry>& proc_table() {
   return t;
 }
 
-// The newest variant of `symbol` that is not newer than `version`.
+// The newest variant of `symbol` that is not newer than `version`. As the docs
+// say: an unknown symbol, or one too new for `version`, is CUDA_SUCCESS with a
+// null pointer (the status tells which).
 CUresult lookup(const char* symbol, void** pfn, int version, CUdriverProcAddressQueryResult* status) {
   const ProcEntry* best = nullptr;
   bool known = false;
@@ -1033,7 +1035,7 @@ CUresult lookup(const char* symbol, void** pfn, int version, CUdriverProcAddress
               : known ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
                       : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
   *pfn = best ? best->fn : nullptr;
-  return best ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+  return CUDA_SUCCESS;
 }
 }  // namespace
 
@@ -1044,11 +1046,10 @@ FAKE_API CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int versio
     if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
     if (flags > (CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))
       return CUDA_ERROR_INVALID_VALUE;
-    if (!s.config.proc_address) {  // HANDOFF_FAKE_CUDA_NO_PROC_ADDRESS: force the dlsym fallback
-      *pfn = nullptr;
-      if (status) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-      return CUDA_ERROR_NOT_FOUND;
-    }
+    *pfn = nullptr;
+    if (!s.config.proc_address) return CUDA_ERROR_NOT_SUPPORTED;  // HANDOFF_FAKE_CUDA_NO_PROC_ADDRESS: force dlsym
+    const int driver_version = s.initialized ? s.config.version : read_config().version;
+    if (version > driver_version) return CUDA_ERROR_INVALID_VALUE;  // newer than the driver (the docs)
   }
   return lookup(symbol, pfn, version, status);
 }
