@@ -738,7 +738,7 @@ FAKE_API CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) {
   FAKE_REQUIRE_CONTEXT();
   if (!gl_context_current()) return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
   if (!resource || !s.resources.count(resource)) return CUDA_ERROR_INVALID_HANDLE;
-  if (resource->mapped) unmap_one(resource);  // "If resource is mapped, it is unmapped" (the docs)
+  if (resource->mapped) unmap_one(resource);  // the lenient reading: the driver API docs do not say
   s.resources.erase(resource);
   delete resource;
   return CUDA_SUCCESS;
