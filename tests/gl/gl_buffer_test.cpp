@@ -223,6 +223,37 @@ TEST_F(GlWorkerFixture, ShutdownReleasesWhatIsStillAliveAndLaterDestructionIsHar
   b.reset();
 }
 
+TEST_F(GlWorkerFixture, BuffersDestroyedDuringShutdownAreAllReleasedOnce) {
+  std::vector<std::unique_ptr<GlBuffer>> buffers;
+  std::vector<std::unique_ptr<CudaGlBuffer>> mapped;
+  std::vector<Mapping> mappings;
+  for (int i = 0; i < 120; ++i) {
+    buffers.push_back(std::make_unique<GlBuffer>(worker(), 128));
+    if (i % 3 == 0) {
+      mapped.push_back(
+          std::make_unique<CudaGlBuffer>(worker(), *buffers.back(), CudaGlOptions{.backend = MapBackend::Host}));
+      mappings.push_back(mapped.back()->map());
+    }
+  }
+  std::shared_ptr<detail::WorkerCore> core = worker().core();
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      while (!go.load()) std::this_thread::yield();
+      for (std::size_t i = t; i < buffers.size(); i += 3) buffers[i].reset();
+      for (std::size_t i = t; i < mapped.size(); i += 3) {
+        mappings[i] = Mapping{};
+        mapped[i].reset();
+      }
+    });
+  }
+  go = true;
+  destroy_worker();  // races the destruction above: each release runs exactly once, on the worker
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(detail::live_resources(*core), 0u);
+}
+
 TEST_F(GlWorkerFixture, ManyThreadsMapAndUnmapTheirOwnBuffers) {
   constexpr int kThreads = 4, kRounds = 200;
   std::vector<std::thread> threads;

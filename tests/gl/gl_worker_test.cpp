@@ -8,6 +8,7 @@
 
 #include "gl_fixture.hpp"
 
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -179,6 +180,7 @@ TEST_F(GlWorkerFixture, ShutdownFailsQueuedCallsWithWorkerStopped) {
     });
   }
   std::atomic<int> posted_ran{0};
+  LogCapture capture;
   wait_until([&] { return worker().queued() == kCallers; });
   worker().post([&] { posted_ran++; });
 
@@ -192,6 +194,7 @@ TEST_F(GlWorkerFixture, ShutdownFailsQueuedCallsWithWorkerStopped) {
   EXPECT_EQ(ran.load(), 0);
   EXPECT_EQ(other.load(), 0);
   EXPECT_EQ(posted_ran.load(), 0);
+  EXPECT_TRUE(capture.contains("posted call was dropped"));  // not lost silently
   EXPECT_THROW(worker().run([] {}), WorkerStopped);
   EXPECT_THROW(worker().post([] {}), WorkerStopped);
   worker().shutdown();  // idempotent
@@ -260,6 +263,17 @@ TEST(GlWorker, DebugErrorMessagesCanBeMadeFatal) {
   w.run([] { glGetError(); });         // clean calls pass again
   EXPECT_EQ(w.gl_error_count(), 1u);
   EXPECT_EQ(errors.errors().size(), 1u);
+}
+
+TEST(GlWorker, TheErrorCollectorFailsATestOnAKhrDebugError) {
+  test::GlErrorCollector errors;
+  GlWorker w(test::debug_worker_options(errors));
+  w.run([] {});
+  EXPECT_TRUE(errors.errors().empty());
+  w.run([] { glBindBuffer(0x1234, 0); });  // GL_INVALID_ENUM
+  w.shutdown();
+  EXPECT_NONFATAL_FAILURE(errors.fail_on_errors("collector test"), "KHR_debug error message");
+  EXPECT_TRUE(errors.errors().empty());
 }
 
 TEST(GlWorker, ContextCreationFailureIsRethrownByTheConstructor) {
