@@ -38,9 +38,42 @@ SharedContexts make_headless_contexts(bool debug) {
   if (!get_display)
     throw Error(Api::Egl, "eglGetProcAddress", 0, "", "eglGetPlatformDisplayEXT is missing", HANDOFF_WHERE);
   auto pair = std::make_shared<EglPair>();
-  pair->display = get_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
-  if (pair->display == EGL_NO_DISPLAY) egl_fail("eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA)");
-  if (!eglInitialize(pair->display, nullptr, nullptr)) egl_fail("eglInitialize");
+  std::string platform = "EGL surfaceless";
+  const char* client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
+  const std::string ext = client ? client : "";
+  if (ext.find("EGL_MESA_platform_surfaceless") != std::string::npos) {
+    pair->display = get_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
+    if (pair->display != EGL_NO_DISPLAY && !eglInitialize(pair->display, nullptr, nullptr))
+      pair->display = EGL_NO_DISPLAY;
+  }
+  if (pair->display == EGL_NO_DISPLAY && ext.find("EGL_EXT_platform_device") != std::string::npos) {
+    // NVIDIA (no surfaceless platform): an EGL device, preferably CUDA device 0's.
+    auto query_devices = reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
+    auto query_attrib =
+        reinterpret_cast<PFNEGLQUERYDEVICEATTRIBEXTPROC>(eglGetProcAddress("eglQueryDeviceAttribEXT"));
+    EGLDeviceEXT devices[16];
+    EGLint count = 0;
+    if (query_devices && query_devices(16, devices, &count) && count > 0) {
+      int pick = 0;
+      for (EGLint i = 0; i < count && query_attrib; ++i) {
+        EGLAttrib cuda = -1;
+        if (query_attrib(devices[i], EGL_CUDA_DEVICE_NV, &cuda) && cuda == 0) {
+          pick = int(i);
+          break;
+        }
+      }
+      for (EGLint k = 0; k < count && pair->display == EGL_NO_DISPLAY; ++k) {
+        const int i = (pick + int(k)) % int(count);
+        EGLDisplay d = get_display(EGL_PLATFORM_DEVICE_EXT, devices[i], nullptr);
+        if (d != EGL_NO_DISPLAY && eglInitialize(d, nullptr, nullptr)) {
+          pair->display = d;
+          platform = "EGL device " + std::to_string(i);
+        }
+      }
+    }
+  }
+  if (pair->display == EGL_NO_DISPLAY)
+    egl_fail("eglGetPlatformDisplayEXT (neither EGL_MESA_platform_surfaceless nor an EGL_EXT_platform_device device)");
   if (!eglBindAPI(EGL_OPENGL_API)) egl_fail("eglBindAPI");
   const EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 5,
                           EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
@@ -62,8 +95,8 @@ SharedContexts make_headless_contexts(bool debug) {
     return wrap_context(std::move(e));
   };
   SharedContexts s;
-  s.render = wrap(pair->render, "EGL surfaceless (render)");
-  auto worker = std::make_shared<std::unique_ptr<GlContext>>(wrap(pair->worker, "EGL surfaceless (worker, shared)"));
+  s.render = wrap(pair->render, platform + " (render)");
+  auto worker = std::make_shared<std::unique_ptr<GlContext>>(wrap(pair->worker, platform + " (worker, shared)"));
   s.worker_factory = [worker] { return std::move(*worker); };
   return s;
 }
