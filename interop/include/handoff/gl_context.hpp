@@ -79,7 +79,9 @@ struct HeadlessContextOptions {
 
 // Creates a headless GL 4.5 core context through EGL. The context is not
 // current anywhere. Throws handoff::Error (Api::Egl) naming the failing call and
-// EGL error, or saying which extension is missing. Thread-safe.
+// EGL error, or saying which extension is missing. Thread-safe. The EGL display
+// is initialized once and never terminated: displays are process-wide, shared
+// with every other EGL user of the process.
 std::unique_ptr<GlContext> create_headless_context(const HeadlessContextOptions& options = {});
 
 // An application-made context, e.g. a hidden GLFW window created sharing with
