@@ -96,6 +96,9 @@ std::vector<NamedUuid> print_vulkan() {
            d.name + " | " + d.driver + " | OPAQUE_FD memory " + yes_no(d.opaque_fd_memory) + ", DMA_BUF memory " +
                yes_no(d.dma_buf_memory) + ", OPAQUE_FD semaphore " + yes_no(d.opaque_fd_semaphore) +
                " | UUID " + handoff::uuid_to_string(d.device_uuid));
+      line("Vulkan device " + std::to_string(n) + " -> GL sync",
+           d.opaque_fd_semaphore ? "exported semaphores where GL has GL_EXT_semaphore_fd, else CPU fences"
+                                 : "CPU fences (the device exports no semaphores)");
       handoff::Uuid u{};
       std::memcpy(u.data(), d.device_uuid.data(), u.size());
       out.push_back({"Vulkan device " + std::to_string(n) + " '" + d.name + "'", u});
