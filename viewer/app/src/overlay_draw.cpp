@@ -52,7 +52,37 @@ void draw_overlays(ImDrawList& dl, const OverlayFrame& f, const OverlayFilter& f
     }
   }
 
+  // Cull what lies outside the view, then pick which captions to draw.
+  const float vx0 = view_rect.x, vy0 = view_rect.y, vx1 = view_rect.x + view_rect.w, vy1 = view_rect.y + view_rect.h;
+  s.visible.clear();
   for (std::uint32_t i : s.selected) {
+    const OverlayObject& o = f.objects[i];
+    if (o.has_box && o.keypoint_count == 0) {
+      const float bx0 = X(std::min(o.x0, o.x1)), by0 = Y(std::min(o.y0, o.y1));
+      const float bx1 = X(std::max(o.x0, o.x1)), by1 = Y(std::max(o.y0, o.y1));
+      if (bx1 < vx0 || by1 < vy0 || bx0 > vx1 || by0 > vy1) continue;
+    }
+    s.visible.push_back(i);
+  }
+  s.captioned.assign(f.objects.size(), 0);
+  if (s.visible.size() <= style.max_captions) {
+    for (std::uint32_t i : s.visible) s.captioned[i] = 1;
+  } else if (style.max_captions > 0) {
+    auto score = [&](std::uint32_t i) { return f.objects[i].has_score() ? f.objects[i].score : 0.0f; };
+    std::nth_element(s.visible.begin(), s.visible.begin() + style.max_captions, s.visible.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return score(a) > score(b); });
+    for (std::uint32_t k = 0; k < style.max_captions; ++k) s.captioned[s.visible[k]] = 1;
+    std::sort(s.visible.begin(), s.visible.end());  // draw in file order
+  }
+
+  // Dense overlays: no anti-aliasing fringe (it doubles the pixels a thin
+  // outline covers, and at thousands of boxes nobody sees the difference).
+  const ImDrawListFlags saved_flags = dl.Flags;
+  if (s.visible.size() > 1000)
+    dl.Flags &= ~(ImDrawListFlags_AntiAliasedLines | ImDrawListFlags_AntiAliasedLinesUseTex |
+                  ImDrawListFlags_AntiAliasedFill);
+
+  for (std::uint32_t i : s.visible) {
     const OverlayObject& o = f.objects[i];
     const Color8 c = object_color(o);
     const ImU32 col = to_imu32(c);
@@ -79,7 +109,7 @@ void draw_overlays(ImDrawList& dl, const OverlayFrame& f, const OverlayFilter& f
     const float x1 = X(std::max(o.x0, o.x1)), y1 = Y(std::max(o.y0, o.y1));
     if (filter.boxes) dl.AddRect(ImVec2(x0, y0), ImVec2(x1, y1), col, 0.0f, ImDrawFlags_None, lw);
     // Caption: label, score, track id as the filter allows; kept inside the view.
-    if (filter.labels || filter.scores || filter.track_ids) {
+    if (s.captioned[i] && (filter.labels || filter.scores || filter.track_ids)) {
       const std::string caption = object_caption(f, o, filter);
       if (caption.empty()) continue;
       const char* begin = caption.data();
@@ -90,6 +120,8 @@ void draw_overlays(ImDrawList& dl, const OverlayFrame& f, const OverlayFilter& f
       dl.AddText(font, font_size, ImVec2(at.x + pad, at.y + pad), text_on(c), begin, end);
     }
   }
+
+  dl.Flags = saved_flags;
 
   if (filter.texts) {
     for (const OverlayText& t : f.texts) {

@@ -21,11 +21,16 @@ struct OverlayStyle {
   float line_width = 2.0f;
   float keypoint_radius = 3.0f;
   float min_keypoint_conf = 0.05f;  // keypoints below are not drawn
+  // Captions drawn at most (the highest-scoring visible objects first): past
+  // a few hundred they cover the picture, and text is most of the cost.
+  std::uint32_t max_captions = 500;
 };
 
 // Reused between frames so drawing allocates nothing once warm.
 struct OverlayScratch {
   std::vector<std::uint32_t> selected;
+  std::vector<std::uint32_t> visible;     // selected objects inside the view
+  std::vector<unsigned char> captioned;
   std::vector<float> points;  // x, y pairs (ImVec2-compatible)
   std::vector<unsigned char> object_shown;
 };
