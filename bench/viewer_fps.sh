@@ -53,11 +53,12 @@ echo "Machine: $(nproc) cores, $(glxinfo -B 2>/dev/null | sed -n 's/.*OpenGL ren
 echo "Clips: raw ${FRAMES} frames of GStreamer's videotestsrc (smpte), played as fast as possible."
 echo "handoff-view: --no-vsync; headless = EGL, frame-size FBO (what --output renders, without writing PNGs);"
 echo "window = GLFW window under Xvfb, frame fitted to 1280x720, UI drawn. GStreamer: filesrc ! rawvideoparse ! glupload !"
-echo "glcolorconvert ! glimagesink sync=false. mpv: --vo=gpu --gpu-api=opengl --gpu-sw=yes --untimed. fps = frames / wall time of the run"
-echo "(start-up included for the baselines, so they are slightly pessimistic for short clips)."
+echo "glcolorconvert ! glimagesink sync=false (its window is the video's size). mpv: --vo=gpu --gpu-api=opengl --gpu-sw=yes"
+echo "--untimed, 1280x720 window. 'playing' = handoff-view's own count (first frame to last); 'wall' = frames / wall time of"
+echo "the whole process, start-up included, the only figure available for the baselines."
 echo
-echo "| size | format | player | boxes | fps |"
-echo "|---|---|---|---|---|"
+echo "| size | format | player | boxes | fps, playing | fps, wall (start-up included) |"
+echo "|---|---|---|---|---|---|"
 for size in $SIZES; do
   w=${size%x*}; h=${size#*x}
   for fmt in $FORMATS; do
@@ -65,29 +66,33 @@ for size in $SIZES; do
     gst-launch-1.0 -q videotestsrc num-buffers="$FRAMES" pattern=smpte ! \
       "video/x-raw,format=$(gst_format "$fmt"),width=$w,height=$h,framerate=30/1" ! filesink location="$clip" >/dev/null
     for boxes in $BOXES; do
+      t0=$(now)
       line=$("$exe" "$clip" --size "$size" --format "$fmt" --headless --no-vsync --no-loop \
                --frames "$FRAMES" --bench-boxes "$boxes" 2>&1 | grep -E '^handoff-view: [0-9]+ frames' || true)
-      echo "| $size | $fmt | handoff-view headless | $boxes | $(sed -n 's/.*: \([0-9.]*\) fps.*/\1/p' <<<"$line") |"
+      wall=$(fps "$FRAMES" "$t0" "$(now)")
+      echo "| $size | $fmt | handoff-view headless | $boxes | $(sed -n 's/.*: \([0-9.]*\) fps.*/\1/p' <<<"$line") | $wall |"
+      t0=$(now)
       line=$(run_x "$exe" "$clip" --size "$size" --format "$fmt" --no-vsync --no-loop --window 1280x720 \
                --frames "$FRAMES" --bench-boxes "$boxes" 2>&1 | grep -E '^handoff-view: [0-9]+ frames' || true)
-      echo "| $size | $fmt | handoff-view window | $boxes | $(sed -n 's/.*: \([0-9.]*\) fps.*/\1/p' <<<"$line") |"
+      wall=$(fps "$FRAMES" "$t0" "$(now)")
+      echo "| $size | $fmt | handoff-view window | $boxes | $(sed -n 's/.*: \([0-9.]*\) fps.*/\1/p' <<<"$line") | $wall |"
     done
     t0=$(now)
     if run_x gst-launch-1.0 -q filesrc location="$clip" ! \
         rawvideoparse width="$w" height="$h" format="$(gst_raw_format "$fmt")" framerate=30/1 ! \
         glupload ! glcolorconvert ! glimagesink sync=false >/dev/null 2>&1; then
-      echo "| $size | $fmt | GStreamer GL | 0 | $(fps "$FRAMES" "$t0" "$(now)") |"
+      echo "| $size | $fmt | GStreamer GL | 0 | | $(fps "$FRAMES" "$t0" "$(now)") |"
     else
-      echo "| $size | $fmt | GStreamer GL | 0 | failed |"
+      echo "| $size | $fmt | GStreamer GL | 0 | | failed |"
     fi
     t0=$(now)
     if run_x mpv --no-config --really-quiet --vo=gpu --gpu-api=opengl --gpu-sw=yes --hwdec=no --untimed --no-audio \
         --demuxer=rawvideo --demuxer-rawvideo-w="$w" --demuxer-rawvideo-h="$h" \
         --demuxer-rawvideo-mp-format="$(mpv_format "$fmt")" --demuxer-rawvideo-fps=30 \
         --geometry=1280x720 "$clip" >/dev/null 2>&1; then
-      echo "| $size | $fmt | mpv | 0 | $(fps "$FRAMES" "$t0" "$(now)") |"
+      echo "| $size | $fmt | mpv | 0 | | $(fps "$FRAMES" "$t0" "$(now)") |"
     else
-      echo "| $size | $fmt | mpv | 0 | failed |"
+      echo "| $size | $fmt | mpv | 0 | | failed |"
     fi
     rm -f "$clip"
   done
