@@ -125,14 +125,18 @@ bool WorkerCore::push(Task* t) {
   {
     std::lock_guard lock(mutex_);
     if (closed_ || (!accepting_ && !t->must_run)) return false;
-    t->next = nullptr;
-    if (tail_) tail_->next = t;
-    else head_ = t;
-    tail_ = t;
-    pending_.fetch_add(1, std::memory_order_seq_cst);
+    link_locked(t);
   }
   wake();
   return true;
+}
+
+void WorkerCore::link_locked(Task* t) noexcept {
+  t->next = nullptr;
+  if (tail_) tail_->next = t;
+  else head_ = t;
+  tail_ = t;
+  pending_.fetch_add(1, std::memory_order_seq_cst);
 }
 
 void WorkerCore::wake() noexcept {
@@ -346,6 +350,16 @@ std::uint64_t track(WorkerCore& core, std::function<void()> release) {
 }
 
 void release(WorkerCore& core, std::uint64_t id) noexcept {
+  const bool here = on_worker(core);
+  std::unique_ptr<PostedFunction> task;
+  if (!here) {
+    try {
+      task = std::make_unique<PostedFunction>(nullptr, /*release=*/true);
+    } catch (...) {
+      log(LogLevel::Error, "GlWorker: out of memory queueing a resource release; it runs at shutdown");
+      return;  // still registered: the shutdown sweep releases it
+    }
+  }
   std::function<void()> fn;
   {
     std::lock_guard lock(core.mutex_);
@@ -353,19 +367,17 @@ void release(WorkerCore& core, std::uint64_t id) noexcept {
     if (it == core.resources_.end()) return;  // released at shutdown already
     fn = std::move(it->second);
     core.resources_.erase(it);
+    if (!here) {
+      // Leave the registry and enter the queue in one step: the shutdown
+      // sweep (which runs once the queue is empty) then never sees a release
+      // in between, so it cannot delete a buffer whose registration's release
+      // (unmap, unregister) is still on its way.
+      task->fn = std::move(fn);
+      core.link_locked(task.release());  // the worker deletes it after running it
+    }
   }
-  if (on_worker(core)) {
-    core.run_release(fn);
-    return;
-  }
-  try {
-    auto task = std::make_unique<PostedFunction>(std::move(fn), /*release=*/true);
-    // Cannot be refused: the worker closes only once no resource is registered,
-    // and this one was registered until a moment ago.
-    submit_posted(core, std::move(task));
-  } catch (const std::exception& e) {
-    log(LogLevel::Error, std::string("GlWorker: could not queue a resource release: ") + e.what());
-  }
+  if (here) core.run_release(fn);
+  else core.wake();
 }
 
 void assert_on_worker(const WorkerCore& core, const char* what) {

@@ -29,6 +29,8 @@ class WorkerCore : public std::enable_shared_from_this<WorkerCore> {
 
   void start();                // starts the thread; rethrows a context-creation failure
   bool push(Task* t);          // false: refused (stopped)
+  void link_locked(Task* t) noexcept;  // appends; mutex_ held
+  void wake() noexcept;
   void request_stop() noexcept;
   void run_release(std::function<void()>& fn) noexcept;  // on the worker
 
@@ -58,7 +60,6 @@ class WorkerCore : public std::enable_shared_from_this<WorkerCore> {
  private:
   void main();
   void drain();
-  void wake() noexcept;
   Task* pop_one();
   Task* next_task();
   void on_debug(const GlDebugMessage& m);
