@@ -83,12 +83,13 @@ void print_summary(const AppOptions& o, ViewerState& v, double seconds) {
   Stats& s = v.stats();
   char line[512];
   std::snprintf(line, sizeof line,
-                "%lld frames %ux%u %s in %.2f s: %.1f fps (frame p50 %.2f ms, p99 %.2f ms; produce %.2f, "
+                "%lld frames %ux%u %s in %.2f s: %.1f fps (frame p50 %.2f ms, p99 %.2f ms; map %.2f, write %.2f, "
                 "upload %.2f, draw %.2f ms mean)",
                 static_cast<long long>(s.frames), v.info().width, v.info().height,
                 std::string(to_string(v.info().format)).c_str(), seconds,
                 seconds > 0 ? double(s.frames) / seconds : 0.0, s.frame_ms.percentile(50),
-                s.frame_ms.percentile(99), s.produce_ms.mean(), s.upload_ms.mean(), s.draw_ms.mean());
+                s.frame_ms.percentile(99), s.map_ms.mean(), s.produce_ms.mean() - s.map_ms.mean(),
+                s.upload_ms.mean(), s.draw_ms.mean());
   say(o, line);
 }
 

@@ -85,7 +85,10 @@ void FramePipeline::write_frame(FrameSlot& slot, bool& ok, std::int64_t& index) 
       slot.read_done = GlFence{};
     }
   });
+  using clock = std::chrono::steady_clock;
+  const auto m0 = clock::now();
   Mapping m = slot.interop.map();
+  const auto m1 = clock::now();
   auto* base = static_cast<std::uint8_t*>(m.data());
   auto write_once = [&] {
     if (m.memory() == MemoryKind::Cuda) {
@@ -102,10 +105,12 @@ void FramePipeline::write_frame(FrameSlot& slot, bool& ok, std::int64_t& index) 
     ok = write_once();
   }
   // Unmap and fence in one hop: the fence follows the unmap on the worker.
+  const auto u0 = clock::now();
   slot.written = worker_.run([&] {
     m.unmap();
     return GlFence::insert();
   });
+  slot.map_ms = std::chrono::duration<double, std::milli>((m1 - m0) + (clock::now() - u0)).count();
 }
 
 void FramePipeline::produce() noexcept {

@@ -42,6 +42,7 @@ struct FrameSlot {
   std::size_t luma_pitch = 0, chroma_offset = 0, chroma_pitch = 0;
   std::int64_t index = -1;    // frame number in the source
   double produce_ms = 0.0;    // map + write + unmap, on the producer
+  double map_ms = 0.0;        // of which mapping and unmapping (worker hops, driver calls)
   bool has_overlays = false;  // the source's own (ground-truth) overlays
   OverlayFrame overlays;
   GlFence written;            // worker: the producer's writes are done (unmapped)

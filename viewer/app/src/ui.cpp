@@ -154,8 +154,8 @@ void draw_ui(ViewerState& v, UiState& ui) {
     Stats& s = v.stats();
     ImGui::Text("%.1f fps   frame p50 %.2f ms  p99 %.2f ms", s.fps, s.frame_ms.percentile(50),
                 s.frame_ms.percentile(99));
-    ImGui::Text("produce %.2f ms  upload %.2f ms  draw %.2f ms", s.produce_ms.mean(), s.upload_ms.mean(),
-                s.draw_ms.mean());
+    ImGui::Text("map %.2f  write %.2f  upload %.2f  draw %.2f ms", s.map_ms.mean(),
+                s.produce_ms.mean() - s.map_ms.mean(), s.upload_ms.mean(), s.draw_ms.mean());
     const std::string& mem = v.memory_description();
     const std::string shown = mem.substr(0, mem.find(" ("));
     ImGui::Text("ring of %zu %s", v.ring_size(), shown.c_str());

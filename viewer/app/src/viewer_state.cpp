@@ -147,6 +147,7 @@ bool ViewerState::advance(bool wait) {
   source_overlays_valid_ = slot->has_overlays;
   if (slot->has_overlays) std::swap(source_overlays_, slot->overlays);  // both keep capacity
   stats_.produce_ms.add(slot->produce_ms);
+  stats_.map_ms.add(slot->map_ms);
   pipeline_->release(slot);
   stats_.upload_ms.add(std::chrono::duration<double, std::milli>(t1 - t0).count());
   if (!first_) {

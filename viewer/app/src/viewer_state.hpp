@@ -42,7 +42,8 @@ class TimingWindow {
 struct Stats {
   TimingWindow frame_ms;    // between presented frames
   TimingWindow upload_ms;   // PBO -> textures (CPU time to submit)
-  TimingWindow produce_ms;  // producer writing into the mapped buffer
+  TimingWindow produce_ms;  // producer: map + write + unmap
+  TimingWindow map_ms;      // of which map + unmap
   TimingWindow draw_ms;     // renderer + overlays (CPU time to submit)
   double fps = 0.0;
   std::int64_t frames = 0;
