@@ -127,6 +127,10 @@ TEST_F(ViewerApp, MissingFileIsNamed) {
   expect_failure(run_viewer({"--headless", path("nope.y4m")}), {"nope.y4m", "no such file"});
 }
 
+TEST_F(ViewerApp, ADirectoryIsNotAVideo) {
+  expect_failure(run_viewer({"--headless", dir_.string()}), {"directory"});
+}
+
 TEST_F(ViewerApp, MalformedY4mHeaderNamesFileAndField) {
   write_file("bad.y4m", "YUV4MPEG2 W0 H10 F30:1\nFRAME\n");
   expect_failure(run_viewer({"--headless", path("bad.y4m")}), {"bad.y4m", "W"});

@@ -74,6 +74,8 @@ std::unique_ptr<FrameSource> open_source(const AppOptions& o) {
   std::error_code ec;
   if (!std::filesystem::exists(o.file, ec))
     throw ParseError(o.file, "", "", "no such file");
+  if (std::filesystem::is_directory(o.file, ec))
+    throw ParseError(o.file, "", "", "is a directory, not a video file");
   if (ends_with_ci(o.file, ".y4m")) {
     if (!o.size.empty() || !o.format.empty())
       log(LogLevel::Warning, "--size / --format are ignored for Y4M files (the header says them)");
