@@ -39,7 +39,8 @@ inline ProcessResult run_viewer(const std::vector<std::string>& args, const std:
   std::vector<char*> envp;
   for (auto& s : env) envp.push_back(s.data());
   envp.push_back(nullptr);
-  std::vector<std::string> full{HANDOFF_VIEW_EXE};
+  // Debug contexts: any KHR_debug error in the app (window or headless) exits 3.
+  std::vector<std::string> full{HANDOFF_VIEW_EXE, "--gl-debug"};
   full.insert(full.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& s : full) argv.push_back(s.data());

@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <string>
 
 #include <handoff/error.hpp>
@@ -93,20 +95,46 @@ void print_summary(const AppOptions& o, ViewerState& v, double seconds) {
   say(o, line);
 }
 
+// --gl-debug: counts KHR_debug errors from both contexts (render thread and
+// GL worker), keeps the first message.
+struct GlErrorCount {
+  std::mutex mutex;
+  std::size_t errors = 0;
+  std::string first;
+  std::function<void(const GlDebugMessage&)> sink = [this](const GlDebugMessage& m) {
+    if (!m.is_error()) return;
+    std::lock_guard lock(mutex);
+    if (errors++ == 0) first = m.describe();
+  };
+  // Exit status 3 when there were errors.
+  int report(const AppOptions& o) {
+    std::lock_guard lock(mutex);
+    if (errors == 0) return 0;
+    say(o, std::to_string(errors) + " KHR_debug error(s); the first: " + first);
+    return 3;
+  }
+};
+
 // --- headless -------------------------------------------------------------------
 
 int run_headless(const AppOptions& o) {
-  SharedContexts contexts = make_headless_contexts();
+  SharedContexts contexts = make_headless_contexts(o.gl_debug);
   GlContext& ctx = *contexts.render;
   ctx.make_current();
+  GlErrorCount gl_errors;
   struct Done {
     GlContext& c;
-    ~Done() { c.done_current(); }
-  } done{ctx};
+    bool debug;
+    ~Done() {
+      if (debug) disable_gl_debug_output();
+      c.done_current();
+    }
+  } done{ctx, o.gl_debug};
   load_gl(ctx);
+  if (o.gl_debug) enable_gl_debug_output(&gl_errors.sink);
 
   prepare_output_dir(o.output);
-  ViewerState v(o, std::move(contexts.worker_factory));
+  ViewerState v(o, std::move(contexts.worker_factory), o.gl_debug ? gl_errors.sink : nullptr);
   FrameTarget target;
   ImGuiOffscreen painter;
   PngEncoder encoder(4);
@@ -158,6 +186,7 @@ int run_headless(const AppOptions& o) {
     say(o, "PNG: " + e);
     rc = 1;
   }
+  if (const int gl = gl_errors.report(o)) rc = gl;
   return rc;
 }
 
@@ -174,6 +203,14 @@ int run_window(const AppOptions& o, GLFWwindow* win) {
   SharedContexts contexts = make_window_contexts(win);
   contexts.render->make_current();
   load_gl(*contexts.render);
+  GlErrorCount gl_errors;
+  if (o.gl_debug) enable_gl_debug_output(&gl_errors.sink);
+  struct DebugDone {
+    bool debug;
+    ~DebugDone() {
+      if (debug) disable_gl_debug_output();
+    }
+  } debug_done{o.gl_debug};
   glfwSwapInterval(o.no_vsync ? 0 : 1);
 
   IMGUI_CHECKVERSION();
@@ -193,7 +230,7 @@ int run_window(const AppOptions& o, GLFWwindow* win) {
   } imgui_done{imgui};
 
   prepare_output_dir(o.output);
-  ViewerState v(o, std::move(contexts.worker_factory));
+  ViewerState v(o, std::move(contexts.worker_factory), o.gl_debug ? gl_errors.sink : nullptr);
   FrameTarget target;
   std::unique_ptr<ImGuiOffscreen> painter;
   std::unique_ptr<PngEncoder> encoder;
@@ -328,6 +365,7 @@ int run_window(const AppOptions& o, GLFWwindow* win) {
     }
   }
   print_summary(o, v, std::chrono::duration<double>(clock::now() - start).count());
+  if (const int gl = gl_errors.report(o)) rc = gl;
   return rc;
 }
 
@@ -363,6 +401,7 @@ int run_app(const AppOptions& options) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 5);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  glfwWindowHint(GLFW_OPENGL_DEBUG_CONTEXT, o.gl_debug ? GLFW_TRUE : GLFW_FALSE);
   GLFWwindow* win = glfwCreateWindow(o.window_width, o.window_height, "handoff-view", nullptr, nullptr);
   if (!win) {
     const char* why = nullptr;

@@ -30,6 +30,7 @@ struct AppOptions {
   std::uint32_t bench_boxes = 0;    // synthetic boxes per frame (benchmarks)
   std::size_t ring = 3;
   bool quiet = false;
+  bool gl_debug = false;            // debug contexts; any KHR_debug error makes the exit status 3
 };
 
 // Runs the viewer; returns the process exit code. Throws handoff::Error /

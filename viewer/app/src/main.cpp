@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   cli.add_option("--bench-boxes", o.bench_boxes, "draw N synthetic boxes on every frame (benchmarks)");
   cli.add_option("--ring", o.ring, "frame buffers in flight (>= 3)")->check(CLI::Range(3, 16));
   cli.add_flag("--quiet", o.quiet, "no notices on stderr");
+  cli.add_flag("--gl-debug", o.gl_debug, "GL debug contexts; any KHR_debug error makes the exit status 3 (tests)");
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -94,7 +94,8 @@ std::unique_ptr<FrameSource> open_source(const AppOptions& o) {
 }
 
 ViewerState::ViewerState(const AppOptions& options,
-                         std::function<std::unique_ptr<GlContext>()> worker_context)
+                         std::function<std::unique_ptr<GlContext>()> worker_context,
+                         std::function<void(const GlDebugMessage&)> on_gl_message)
     : options_(options) {
   speed = options.speed;
   no_vsync = options.no_vsync;
@@ -106,6 +107,7 @@ ViewerState::ViewerState(const AppOptions& options,
   GlWorkerOptions wo;
   wo.name = "handoff-view-gl";
   wo.context_factory = std::move(worker_context);
+  wo.on_debug_message = std::move(on_gl_message);
   worker_ = std::make_unique<GlWorker>(std::move(wo));
   pipeline_ = std::make_unique<FramePipeline>(*worker_, std::move(source), options.ring, loop, MapBackend::Auto,
                                               scene_options(options));

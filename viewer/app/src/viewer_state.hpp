@@ -60,7 +60,9 @@ class ViewerState {
  public:
   // Opens the source and overlays, starts the GL worker on the context
   // `worker_context` makes (sharing objects with the current one). GL current.
-  ViewerState(const AppOptions& options, std::function<std::unique_ptr<GlContext>()> worker_context);
+  // `on_gl_message`: the worker context's KHR_debug messages (may be empty).
+  ViewerState(const AppOptions& options, std::function<std::unique_ptr<GlContext>()> worker_context,
+              std::function<void(const GlDebugMessage&)> on_gl_message = {});
   ~ViewerState();
 
   // Takes the next frame from the pipeline if one is due and uploads it.
