@@ -164,7 +164,8 @@ void FramePipeline::produce() noexcept {
 FrameSlot* FramePipeline::next(bool wait) {
   std::unique_lock lock(mutex_);
   for (;;) {
-    if (error_) std::rethrow_exception(error_);
+    // Frames the producer finished before it failed are shown first, in
+    // order; the error surfaces once they are used up.
     if (!ready_.empty()) {
       FrameSlot* s = ready_.front();
       ready_.pop_front();
@@ -173,6 +174,7 @@ FrameSlot* FramePipeline::next(bool wait) {
       s->written = GlFence{};
       return s;
     }
+    if (error_) std::rethrow_exception(error_);
     if (ended_ || !wait) return nullptr;
     cv_.wait(lock);
   }
