@@ -115,6 +115,35 @@ struct GlErrorCount {
   }
 };
 
+// --source vulkan with --vk-debug / --gl-debug: counts Vulkan validation
+// messages (any thread, possibly inside a Vulkan call), keeps the first.
+struct VkMessageCount {
+  std::mutex mutex;
+  std::size_t messages = 0;
+  std::string first;
+  std::function<void(const std::string&)> sink = [this](const std::string& m) {
+    log(LogLevel::Warning, "Vulkan validation: " + m);
+    std::lock_guard lock(mutex);
+    if (messages++ == 0) first = m;
+  };
+  // Exit status 3 when there were messages and the options ask for it.
+  int report(const AppOptions& o) {
+    if (!(o.vk_debug || o.gl_debug)) return 0;
+    std::lock_guard lock(mutex);
+    if (messages == 0) return 0;
+    say(o, std::to_string(messages) + " Vulkan validation message(s); the first: " + first);
+    return 3;
+  }
+};
+
+std::unique_ptr<ViewerState> make_viewer_state(const AppOptions& o, SharedContexts& contexts, GlErrorCount& gl_errors,
+                                               VkMessageCount& vk_messages) {
+  auto v = std::make_unique<ViewerState>(o, std::move(contexts.worker_factory),
+                                         o.gl_debug ? gl_errors.sink : nullptr, vk_messages.sink);
+  if (!v->source_description().empty()) say(o, "source: " + v->source_description() + "; " + v->memory_description());
+  return v;
+}
+
 // --- headless -------------------------------------------------------------------
 
 int run_headless(const AppOptions& o) {
@@ -134,7 +163,9 @@ int run_headless(const AppOptions& o) {
   if (o.gl_debug) enable_gl_debug_output(&gl_errors.sink);
 
   prepare_output_dir(o.output);
-  ViewerState v(o, std::move(contexts.worker_factory), o.gl_debug ? gl_errors.sink : nullptr);
+  VkMessageCount vk_messages;
+  std::unique_ptr<ViewerState> state = make_viewer_state(o, contexts, gl_errors, vk_messages);
+  ViewerState& v = *state;
   FrameTarget target;
   ImGuiOffscreen painter;
   PngEncoder encoder(4);
@@ -186,7 +217,9 @@ int run_headless(const AppOptions& o) {
     say(o, "PNG: " + e);
     rc = 1;
   }
+  state.reset();  // messages from the teardown (Vulkan objects) count too
   if (const int gl = gl_errors.report(o)) rc = gl;
+  if (const int vk = vk_messages.report(o)) rc = vk;
   return rc;
 }
 
@@ -230,7 +263,9 @@ int run_window(const AppOptions& o, GLFWwindow* win) {
   } imgui_done{imgui};
 
   prepare_output_dir(o.output);
-  ViewerState v(o, std::move(contexts.worker_factory), o.gl_debug ? gl_errors.sink : nullptr);
+  VkMessageCount vk_messages;
+  std::unique_ptr<ViewerState> state = make_viewer_state(o, contexts, gl_errors, vk_messages);
+  ViewerState& v = *state;
   FrameTarget target;
   std::unique_ptr<ImGuiOffscreen> painter;
   std::unique_ptr<PngEncoder> encoder;
@@ -365,7 +400,9 @@ int run_window(const AppOptions& o, GLFWwindow* win) {
     }
   }
   print_summary(o, v, std::chrono::duration<double>(clock::now() - start).count());
+  state.reset();  // messages from the teardown (Vulkan objects) count too
   if (const int gl = gl_errors.report(o)) rc = gl;
+  if (const int vk = vk_messages.report(o)) rc = vk;
   return rc;
 }
 

@@ -12,6 +12,10 @@ namespace handoff::viewer {
 
 struct AppOptions {
   std::string file;                 // Y4M or raw file; empty: the built-in scene
+  // "scene" (the built-in scene through the frame pipeline), "vulkan" (a Vulkan
+  // compute shader writes the scene into memory GL imports: handoff::VkGlSource,
+  // drawn with no upload and no copy) or "file" (implied by `file`).
+  std::string source = "scene";
   std::string overlays;             // JSON Lines overlay file
   std::string size;                 // "WxH": raw files (required) or the scene's size
   std::string format;               // "nv12" | "p010": raw files or the scene
@@ -31,6 +35,10 @@ struct AppOptions {
   std::size_t ring = 3;
   bool quiet = false;
   bool gl_debug = false;            // debug contexts; any KHR_debug error makes the exit status 3
+  // --source vulkan: the Vulkan validation layer on (an error where it is not
+  // installed). With vk_debug or gl_debug, any validation message (the layer
+  // is also on with HANDOFF_VK_VALIDATION=1) makes the exit status 3.
+  bool vk_debug = false;
 };
 
 // Runs the viewer; returns the process exit code. Throws handoff::Error /

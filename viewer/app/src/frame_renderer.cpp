@@ -90,16 +90,40 @@ FrameRenderer::~FrameRenderer() {
 
 void FrameRenderer::release_textures() noexcept {
   GLuint t[2] = {luma_, chroma_};
-  if (luma_ || chroma_) glDeleteTextures(2, t);
+  if (!external_ && (luma_ || chroma_)) glDeleteTextures(2, t);
   luma_ = chroma_ = 0;
   width_ = height_ = 0;
+  external_ = false;
+}
+
+void FrameRenderer::use_external(PixelFormat format, std::uint32_t width, std::uint32_t height, GLuint luma,
+                                 GLuint chroma) {
+  if (width == 0 || height == 0 || width > 16384 || height > 16384 || !luma || !chroma)
+    throw UsageError("FrameRenderer::use_external: frame size " + std::to_string(width) + "x" +
+                     std::to_string(height) + " outside 1..16384, or no texture");
+  if (external_ && luma == luma_ && chroma == chroma_ && format == format_ && width == width_ && height == height_)
+    return;
+  release_textures();
+  for (GLuint t : {luma, chroma}) {
+    glTextureParameteri(t, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+    glTextureParameteri(t, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+    glTextureParameteri(t, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTextureParameteri(t, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  }
+  HANDOFF_VIEW_GL(glTextureParameteri);
+  luma_ = luma;
+  chroma_ = chroma;
+  external_ = true;
+  format_ = format;
+  width_ = width;
+  height_ = height;
 }
 
 void FrameRenderer::configure(PixelFormat format, std::uint32_t width, std::uint32_t height) {
   if (width == 0 || height == 0 || width > 16384 || height > 16384)
     throw UsageError("FrameRenderer::configure: frame size " + std::to_string(width) + "x" +
                      std::to_string(height) + " is outside 1..16384");
-  if (format == format_ && width == width_ && height == height_) return;
+  if (!external_ && format == format_ && width == width_ && height == height_) return;
   release_textures();
   const bool p010 = format == PixelFormat::P010;
   glCreateTextures(GL_TEXTURE_2D, 1, &luma_);

@@ -37,6 +37,14 @@ class FrameRenderer {
   // UsageError on any other memory kind or on a plane that does not match.
   void upload(const Frame& frame);
 
+  // Draws from two plane textures the renderer does not own (Vulkan memory
+  // imported into GL, handoff::VkGlSource): R8/RG8 or R16/RG16 of this size,
+  // sampled in place (no upload, no copy). They are never deleted here; the
+  // caller keeps them alive while the renderer uses them. A later configure()
+  // with another format or size goes back to the renderer's own textures.
+  void use_external(PixelFormat format, std::uint32_t width, std::uint32_t height, GLuint luma, GLuint chroma);
+  bool external() const { return external_; }
+
   // Draws into the bound draw framebuffer of size fb_w x fb_h (viewport set here).
   void draw(const DrawOptions& options, int fb_w, int fb_h);
 
@@ -58,6 +66,7 @@ class FrameRenderer {
   PixelFormat format_ = PixelFormat::NV12;
   std::uint32_t width_ = 0;
   std::uint32_t height_ = 0;
+  bool external_ = false;  // luma_ / chroma_ belong to someone else
   GLint loc_matrix_ = -1, loc_bias_ = -1, loc_frame_size_ = -1, loc_chroma_size_ = -1,
         loc_siting_ = -1, loc_scale_ = -1, loc_offset_ = -1, loc_fb_height_ = -1,
         loc_nearest_ = -1, loc_background_ = -1;

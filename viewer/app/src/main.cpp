@@ -17,6 +17,10 @@ int main(int argc, char** argv) {
   viewer::AppOptions o;
   CLI::App cli{"handoff-view: NV12 / P010 frames and inference overlays, in a window or headless (EGL)"};
   cli.add_option("file", o.file, "Y4M file, or raw NV12/P010 with --size and --format (default: the built-in scene)");
+  cli.add_option("--source", o.source,
+                 "scene (default: the built-in scene, CPU/CUDA -> GL buffers) | vulkan (a Vulkan compute shader "
+                 "writes the scene into memory GL imports: no upload, no copy); a FILE implies file")
+      ->check(CLI::IsMember({"scene", "vulkan", "file"}, CLI::ignore_case));
   cli.add_option("--overlays", o.overlays, "JSON Lines overlay file (one line per frame)");
   cli.add_option("--size", o.size, "WxH of a raw file (or of the scene)");
   cli.add_option("--format", o.format, "pixel format of a raw file (or of the scene): nv12 | p010")
@@ -46,6 +50,8 @@ int main(int argc, char** argv) {
   cli.add_option("--ring", o.ring, "frame buffers in flight (>= 3)")->check(CLI::Range(3, 16));
   cli.add_flag("--quiet", o.quiet, "no notices on stderr");
   cli.add_flag("--gl-debug", o.gl_debug, "GL debug contexts; any KHR_debug error makes the exit status 3 (tests)");
+  cli.add_flag("--vk-debug", o.vk_debug,
+               "--source vulkan: Vulkan validation layer on; any validation message makes the exit status 3");
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -55,6 +61,17 @@ int main(int argc, char** argv) {
     for (char& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     return t;
   };
+  o.source = lower(o.source);
+  if (!o.file.empty() && o.source == "scene") o.source = "file";
+  if (o.source == "file" && o.file.empty()) {
+    std::fprintf(stderr, "handoff-view: --source file needs a FILE argument\n");
+    return 2;
+  }
+  if (o.source == "vulkan" && !o.file.empty()) {
+    std::fprintf(stderr, "handoff-view: --source vulkan draws the built-in scene; it takes no FILE ('%s')\n",
+                 o.file.c_str());
+    return 2;
+  }
   if (!matrix.empty()) o.matrix = matrices.at(lower(matrix));
   if (!range.empty()) o.range = ranges.at(lower(range));
   if (loop) o.loop = true;

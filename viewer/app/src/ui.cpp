@@ -50,6 +50,7 @@ void draw_ui(ViewerState& v, UiState& ui) {
   ImGui::Begin("handoff-view", nullptr, ImGuiWindowFlags_AlwaysAutoResize);
   const SourceInfo& in = v.info();
   ImGui::Text("%s", in.name.c_str());
+  if (!v.source_description().empty()) ImGui::Text("source: %s", v.source_description().c_str());
   ImGui::Text("%ux%u %s  %.3g fps", in.width, in.height, std::string(to_string(in.format)).c_str(),
               in.rate.value());
   if (in.frame_count > 0)
@@ -154,12 +155,18 @@ void draw_ui(ViewerState& v, UiState& ui) {
     Stats& s = v.stats();
     ImGui::Text("%.1f fps   frame p50 %.2f ms  p99 %.2f ms", s.fps, s.frame_ms.percentile(50),
                 s.frame_ms.percentile(99));
-    ImGui::Text("map %.2f  write %.2f  upload %.2f  draw %.2f ms", s.map_ms.mean(),
-                s.produce_ms.mean() - s.map_ms.mean(), s.upload_ms.mean(), s.draw_ms.mean());
-    const std::string& mem = v.memory_description();
-    const std::string shown = mem.substr(0, mem.find(" ("));
-    ImGui::Text("ring of %zu %s", v.ring_size(), shown.c_str());
-    if (shown.size() != mem.size() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", mem.c_str());
+    if (v.vulkan_source()) {
+      // Vulkan writes straight into the textures GL samples: nothing to map or upload.
+      ImGui::Text("vulkan %.2f  upload none  draw %.2f ms", s.produce_ms.mean(), s.draw_ms.mean());
+      ImGui::TextWrapped("%s", v.memory_description().c_str());
+    } else {
+      ImGui::Text("map %.2f  write %.2f  upload %.2f  draw %.2f ms", s.map_ms.mean(),
+                  s.produce_ms.mean() - s.map_ms.mean(), s.upload_ms.mean(), s.draw_ms.mean());
+      const std::string& mem = v.memory_description();
+      const std::string shown = mem.substr(0, mem.find(" ("));
+      ImGui::Text("ring of %zu %s", v.ring_size(), shown.c_str());
+      if (shown.size() != mem.size() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", mem.c_str());
+    }
   }
 
   if (ImGui::CollapsingHeader("Pixel", ImGuiTreeNodeFlags_DefaultOpen)) {

@@ -95,23 +95,53 @@ std::unique_ptr<FrameSource> open_source(const AppOptions& o) {
 
 ViewerState::ViewerState(const AppOptions& options,
                          std::function<std::unique_ptr<GlContext>()> worker_context,
-                         std::function<void(const GlDebugMessage&)> on_gl_message)
+                         std::function<void(const GlDebugMessage&)> on_gl_message,
+                         std::function<void(const std::string&)> on_vk_message)
     : options_(options) {
   speed = options.speed;
   no_vsync = options.no_vsync;
   show_overlays = !options.hide_overlays;
   matrix_override = options.matrix;
   range_override = options.range;
-  const bool loop = options.loop.value_or(!options.headless);
-  auto source = open_source(options);  // bad input fails here, before any thread starts
-  GlWorkerOptions wo;
-  wo.name = "handoff-view-gl";
-  wo.context_factory = std::move(worker_context);
-  wo.on_debug_message = std::move(on_gl_message);
-  worker_ = std::make_unique<GlWorker>(std::move(wo));
-  pipeline_ = std::make_unique<FramePipeline>(*worker_, std::move(source), options.ring, loop, MapBackend::Auto,
-                                              scene_options(options));
-  const SourceInfo& in = pipeline_->info();
+  if (options.source == "vulkan") {
+    // The scene's size, format, colorimetry and rate, written by Vulkan into
+    // memory the current context imports; no worker, no pipeline.
+    const SceneOptions so = *scene_options(options);  // bad --size / --format fail here
+#ifdef HANDOFF_HAVE_VULKAN
+    VkContextOptions vo;
+    if (options.vk_debug) vo.validation = true;
+    if (on_vk_message)
+      vo.on_message = [sink = std::move(on_vk_message)](const VkValidationMessage& m) {
+        sink((m.id.empty() ? std::string() : m.id + ": ") + m.message);
+      };
+    try {
+      vk_ = std::make_unique<VkGlSource>(so.format, so.width, so.height, so.colorimetry, std::move(vo));
+    } catch (const Error& e) {
+      throw Error(std::string("--source vulkan is not available here: ") + e.what() +
+                  " (it needs a Vulkan device with exportable OPAQUE_FD memory and a GL context with "
+                  "GL_EXT_memory_object_fd on the same GPU)");
+    }
+    vk_active_ = true;
+    vk_info_ = SourceInfo{"scene (Vulkan compute)", so.format, so.width, so.height, so.colorimetry, so.rate, -1};
+    const bool semaphores = vk_->sync() == VkGlSync::ExternalSemaphore;
+    vk_source_text_ = std::string("vulkan (zero-copy, sync: ") + (semaphores ? "semaphore" : "cpu-fence") + ")";
+    vk_memory_text_ = "Vulkan " + vk_->vulkan().info().name + ", imported by GL (GL_EXT_memory_object_fd)";
+#else
+    (void)on_vk_message;
+    throw UsageError("--source vulkan: this handoff-view was built without Vulkan (HANDOFF_WITH_VULKAN=OFF)");
+#endif
+  } else {
+    const bool loop = options.loop.value_or(!options.headless);
+    auto source = open_source(options);  // bad input fails here, before any thread starts
+    GlWorkerOptions wo;
+    wo.name = "handoff-view-gl";
+    wo.context_factory = std::move(worker_context);
+    wo.on_debug_message = std::move(on_gl_message);
+    worker_ = std::make_unique<GlWorker>(std::move(wo));
+    pipeline_ = std::make_unique<FramePipeline>(*worker_, std::move(source), options.ring, loop, MapBackend::Auto,
+                                                scene_options(options));
+  }
+  const SourceInfo& in = info();
   if (!options.overlays.empty()) {
     OverlayParseOptions po;
     po.frame_width = float(in.width);
@@ -124,12 +154,23 @@ ViewerState::ViewerState(const AppOptions& options,
 }
 
 ViewerState::~ViewerState() {
+#ifdef HANDOFF_HAVE_VULKAN
+  if (vk_) {
+    // GL may still read the imported textures: finish before Vulkan frees them.
+    try {
+      gl_finish_for_vulkan();
+    } catch (const std::exception& e) {
+      log(LogLevel::Error, std::string("handoff-view: ") + e.what());
+    }
+    vk_.reset();
+  }
+#endif
   pipeline_.reset();
   if (worker_) worker_->shutdown();
 }
 
 Colorimetry ViewerState::effective_colorimetry() const {
-  Colorimetry c = pipeline_->info().colorimetry;
+  Colorimetry c = info().colorimetry;
   if (matrix_override) c.matrix = *matrix_override;
   if (range_override) c.range = *range_override;
   if (siting_override) c.siting = *siting_override;
@@ -142,18 +183,23 @@ bool ViewerState::advance(bool wait) {
   if (!wait && !no_vsync && !first_) {
     if (now < next_due_) return false;
   }
-  FrameSlot* slot = pipeline_->next(wait);
-  if (!slot) return false;
-  const auto t0 = clock::now();
-  renderer_.upload(pipeline_->frame_of(*slot));
+  if (vk_active_) {
+    if (!advance_vulkan()) return false;
+  } else {
+    FrameSlot* slot = pipeline_->next(wait);
+    if (!slot) return false;
+    const auto u0 = clock::now();
+    renderer_.upload(pipeline_->frame_of(*slot));
+    const auto u1 = clock::now();
+    frame_index_ = slot->index;
+    source_overlays_valid_ = slot->has_overlays;
+    if (slot->has_overlays) std::swap(source_overlays_, slot->overlays);  // both keep capacity
+    stats_.produce_ms.add(slot->produce_ms);
+    stats_.map_ms.add(slot->map_ms);
+    pipeline_->release(slot);
+    stats_.upload_ms.add(std::chrono::duration<double, std::milli>(u1 - u0).count());
+  }
   const auto t1 = clock::now();
-  frame_index_ = slot->index;
-  source_overlays_valid_ = slot->has_overlays;
-  if (slot->has_overlays) std::swap(source_overlays_, slot->overlays);  // both keep capacity
-  stats_.produce_ms.add(slot->produce_ms);
-  stats_.map_ms.add(slot->map_ms);
-  pipeline_->release(slot);
-  stats_.upload_ms.add(std::chrono::duration<double, std::milli>(t1 - t0).count());
   if (!first_) {
     const double dt = std::chrono::duration<double, std::milli>(t1 - last_frame_).count();
     stats_.frame_ms.add(dt);
@@ -169,6 +215,29 @@ bool ViewerState::advance(bool wait) {
   return true;
 }
 
+// --source vulkan: GL finishes what it issued (the last draws and probes read
+// the textures Vulkan is about to write), then Vulkan writes frame vk_next_
+// into the imported memory; the renderer samples it in place.
+bool ViewerState::advance_vulkan() {
+#ifdef HANDOFF_HAVE_VULKAN
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  if (frame_index_ >= 0) gl_finish_for_vulkan();
+  vk_->produce(vk_next_);
+  const auto t1 = clock::now();
+  renderer_.use_external(vk_info_.format, vk_info_.width, vk_info_.height, vk_->luma_texture(),
+                         vk_->chroma_texture());
+  frame_index_ = vk_next_++;
+  source_overlays_valid_ = false;  // the Vulkan scene has no ground-truth overlays
+  stats_.produce_ms.add(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  stats_.map_ms.add(0.0);
+  stats_.upload_ms.add(0.0);  // nothing uploaded: the textures are the Vulkan memory
+  return true;
+#else
+  return false;
+#endif
+}
+
 void ViewerState::step(int delta) {
   playing = false;
   if (!seekable()) {
@@ -178,7 +247,8 @@ void ViewerState::step(int delta) {
   const std::int64_t n = info().frame_count;
   std::int64_t to = frame_index_ + delta;
   to = n > 0 ? ((to % n) + n) % n : std::max<std::int64_t>(to, 0);
-  pipeline_->seek(to);
+  if (vk_active_) vk_next_ = to;
+  else pipeline_->seek(to);
   first_ = true;
   advance(true);
 }

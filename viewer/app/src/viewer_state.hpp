@@ -16,6 +16,10 @@
 #include <handoff/viewer/overlay.hpp>
 #include <handoff/viewer/scene.hpp>
 
+#ifdef HANDOFF_HAVE_VULKAN
+#include <handoff/vk_gl.hpp>
+#endif
+
 #include "app.hpp"
 #include "frame_pipeline.hpp"
 #include "frame_renderer.hpp"
@@ -61,8 +65,13 @@ class ViewerState {
   // Opens the source and overlays, starts the GL worker on the context
   // `worker_context` makes (sharing objects with the current one). GL current.
   // `on_gl_message`: the worker context's KHR_debug messages (may be empty).
+  // `on_vk_message`: --source vulkan, each Vulkan validation message (any thread).
+  // --source vulkan: the frames come from a handoff::VkGlSource made on the
+  // current context (no worker, no pipeline); Error naming what is missing where
+  // Vulkan or GL_EXT_memory_object_fd is not there.
   ViewerState(const AppOptions& options, std::function<std::unique_ptr<GlContext>()> worker_context,
-              std::function<void(const GlDebugMessage&)> on_gl_message = {});
+              std::function<void(const GlDebugMessage&)> on_gl_message = {},
+              std::function<void(const std::string&)> on_vk_message = {});
   ~ViewerState();
 
   // Takes the next frame from the pipeline if one is due and uploads it.
@@ -75,16 +84,21 @@ class ViewerState {
   void draw_overlays_into(ImDrawList& list, const ViewTransform& view, const RectF& view_rect);
   Colorimetry effective_colorimetry() const;
   PixelProbe probe(double frame_x, double frame_y) const;
-  bool finished() const { return pipeline_->finished(); }
+  bool finished() const { return pipeline_ ? pipeline_->finished() : false; }
 
-  const SourceInfo& info() const { return pipeline_->info(); }
+  const SourceInfo& info() const { return pipeline_ ? pipeline_->info() : vk_info_; }
   const AppOptions& options() const { return options_; }
   FrameRenderer& renderer() { return renderer_; }
   Stats& stats() { return stats_; }
   std::int64_t frame_index() const { return frame_index_; }
-  bool seekable() const { return pipeline_->seekable(); }
-  std::size_t ring_size() const { return pipeline_->ring_size(); }
-  const std::string& memory_description() const { return pipeline_->memory_description(); }
+  bool seekable() const { return pipeline_ ? pipeline_->seekable() : true; }
+  std::size_t ring_size() const { return pipeline_ ? pipeline_->ring_size() : 1; }
+  const std::string& memory_description() const {
+    return pipeline_ ? pipeline_->memory_description() : vk_memory_text_;
+  }
+  // "vulkan (zero-copy, sync: cpu-fence|semaphore)" for --source vulkan; else empty.
+  const std::string& source_description() const { return vk_source_text_; }
+  bool vulkan_source() const { return vk_active_; }
 
   // Live controls (the UI writes them).
   bool playing = true;
@@ -105,6 +119,15 @@ class ViewerState {
   std::unique_ptr<GlWorker> worker_;  // outlives the pipeline
   std::unique_ptr<FramePipeline> pipeline_;
   FrameRenderer renderer_;
+  // --source vulkan (instead of worker_ + pipeline_).
+#ifdef HANDOFF_HAVE_VULKAN
+  std::unique_ptr<VkGlSource> vk_;
+#endif
+  bool vk_active_ = false;
+  SourceInfo vk_info_;
+  std::string vk_memory_text_, vk_source_text_;
+  std::int64_t vk_next_ = 0;  // the frame the next advance() produces
+  bool advance_vulkan();
   OverlayStore store_;
   bool source_overlays_valid_ = false;
   OverlayFrame source_overlays_;
