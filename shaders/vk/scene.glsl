@@ -1,8 +1,10 @@
 // The built-in test scene (colour bars, a grey ramp, a moving square and a
 // moving disc) and its conversion to Y'CbCr codes. Included by the scene_*.comp
 // producers; the per-pixel geometry is integer-only so a CPU reference agrees
-// exactly on which pixel shows what. (Not compiled on its own: only *.comp
-// files are; edit a .comp too to rebuild after changing this file.)
+// exactly on which pixel shows what. Not compiled on its own: the *.comp files
+// include it (the build tracks that). The CPU reference is
+// tests/vulkan/scene_reference.hpp; handoff-view's ground-truth boxes for the
+// square and the disc (viewer/app/src/viewer_state.cpp) use the same geometry.
 
 layout(push_constant) uniform Params {
   uint width;

@@ -9,7 +9,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include <handoff/viewer/color.hpp>
 #include <handoff/viewer/png.hpp>
@@ -101,6 +103,38 @@ TEST_F(ViewVulkan, Nv12OddSizeHeadlessPngs) {
 
 TEST_F(ViewVulkan, P010OddSizeHeadlessPngs) {
   run_case(*this, {"p010", PixelFormat::P010, "bt2020", ColorMatrix::BT2020, "full", ColorRange::Full});
+}
+
+// The Vulkan scene's ground truth (boxes round the square and the disc) is
+// drawn into --output frames; --hide-overlays leaves the bare frame.
+TEST_F(ViewVulkan, GroundTruthOverlaysFollowTheSquareAndDisc) {
+  constexpr int kW = 200, kH = 120;
+  const std::vector<std::string> common{"--source", "vulkan", "--headless", "--frames", "1", "--size", "200x120"};
+  auto with = common, without = common;
+  with.insert(with.end(), {"--output", path("with")});
+  without.insert(without.end(), {"--output", path("without"), "--hide-overlays"});
+  for (const auto& args : {with, without}) {
+    const auto r = run_viewer(args, {}, {kValidation});
+    ASSERT_FALSE(r.timed_out) << r.output;
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  const Image8 a = read_png(path("with") + "/frame_000000.png", 3);
+  const Image8 b = read_png(path("without") + "/frame_000000.png", 3);
+  ASSERT_EQ(a.pixels.size(), b.pixels.size());
+  // Frame 0: the square at x 0..s, y h/2 - s/2 .. + s (s = min(w, h) / 8), as scene.glsl places it.
+  const int s = std::min(kW, kH) / 8, sy = kH / 2 - s / 2;
+  auto differs_near = [&](int x0, int y0, int x1, int y1) {
+    for (int y = std::max(y0, 0); y < std::min(y1, kH); ++y)
+      for (int x = std::max(x0, 0); x < std::min(x1, kW); ++x)
+        for (int ch = 0; ch < 3; ++ch) {
+          const std::size_t i = std::size_t(y) * a.stride() + std::size_t(x) * 3 + std::size_t(ch);
+          if (a.pixels[i] != b.pixels[i]) return true;
+        }
+    return false;
+  };
+  EXPECT_TRUE(differs_near(0, sy - 2, s + 2, sy + 2)) << "no box edge along the square's top";
+  const int r = std::min(kW, kH) / 10, cx = kW - 1, cy = kH * 5 / 6;
+  EXPECT_TRUE(differs_near(cx - r - 2, cy - r - 2, kW, cy - r + 2)) << "no box edge along the disc's top";
 }
 
 TEST_F(ViewVulkan, ScreenshotShowsTheSourceAndSync) {

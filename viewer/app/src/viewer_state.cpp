@@ -57,6 +57,27 @@ void make_bench_boxes(OverlayFrame& f, std::uint32_t count, std::uint32_t w, std
   }
 }
 
+// Ground truth of the Vulkan scene (shaders/vk/scene.glsl; its CPU reference
+// is tests/vulkan/scene_reference.hpp): the sliding white square and the
+// orange disc, as boxes in frame pixels. Keep in step with scene.glsl.
+void vulkan_scene_overlays(OverlayFrame& f, std::int64_t index, std::uint32_t width, std::uint32_t height) {
+  f.clear();
+  f.frame = index;
+  const int w = int(width), h = int(height);
+  const int n = int(std::uint32_t(index) % 1000000u);
+  const int s = std::max(2, std::min(w, h) / 8);
+  const int range = std::max(1, w - s);
+  const int t = (n * 4) % (2 * range);
+  const int sx = t < range ? t : 2 * range - t;
+  const int sy = std::max(0, h / 2 - s / 2);
+  f.add_box(float(sx), float(sy), float(std::min(sx + s, w)), float(std::min(sy + s, h)), "square", 1.0f, 0, 1);
+  const int r = std::max(1, std::min(w, h) / 10);
+  const int cx = w - 1 - (n * 3) % w;
+  const int cy = (h * 5) / 6;
+  f.add_box(float(std::max(cx - r, 0)), float(std::max(cy - r, 0)), float(std::min(cx + r + 1, w)),
+            float(std::min(cy + r + 1, h)), "disc", 1.0f, 1, 2);
+}
+
 }  // namespace
 
 std::optional<SceneOptions> scene_options(const AppOptions& o) {
@@ -228,7 +249,8 @@ bool ViewerState::advance_vulkan() {
   renderer_.use_external(vk_info_.format, vk_info_.width, vk_info_.height, vk_->luma_texture(),
                          vk_->chroma_texture());
   frame_index_ = vk_next_++;
-  source_overlays_valid_ = false;  // the Vulkan scene has no ground-truth overlays
+  vulkan_scene_overlays(source_overlays_, frame_index_, vk_info_.width, vk_info_.height);
+  source_overlays_valid_ = true;
   stats_.produce_ms.add(std::chrono::duration<double, std::milli>(t1 - t0).count());
   stats_.map_ms.add(0.0);
   stats_.upload_ms.add(0.0);  // nothing uploaded: the textures are the Vulkan memory
