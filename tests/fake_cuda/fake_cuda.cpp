@@ -18,6 +18,8 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
+#include <unordered_map>
 #include <vector>
 
 using namespace handoff::cu;
@@ -209,13 +211,31 @@ State& state() {
   return *s;
 }
 
-std::atomic<unsigned long long> g_next_thread{1};
-unsigned long long this_thread_id() {
-  thread_local unsigned long long id = g_next_thread.fetch_add(1);
-  return id;
+// Per-thread state (the calling thread's id and its CUDA context stack) lives in
+// a map keyed by std::thread::id rather than in thread_local variables: a
+// dlopen'd library's dynamic TLS made GCC 12's LeakSanitizer tracer crash at
+// the exit of asan test processes, and static (initial-exec) TLS cannot be
+// loaded into Python (no room left in the static TLS block).
+struct ThreadState {
+  unsigned long long id = 0;
+  std::vector<CUctx_st*> context_stack;
+};
+
+ThreadState& this_thread_state() {
+  static std::mutex* m = new std::mutex;  // never destroyed, like state()
+  static auto* threads = new std::unordered_map<std::thread::id, ThreadState>;
+  static unsigned long long next_id = 1;
+  std::lock_guard lock(*m);
+  // Node-based map: the reference stays valid while other threads insert, and
+  // only the owning thread touches its entry.
+  ThreadState& t = (*threads)[std::this_thread::get_id()];
+  if (t.id == 0) t.id = next_id++;
+  return t;
 }
 
-thread_local std::vector<CUctx_st*> t_context_stack;
+unsigned long long this_thread_id() { return this_thread_state().id; }
+
+std::vector<CUctx_st*>& context_stack() { return this_thread_state().context_stack; }
 
 // Records the call and applies fault injection. Call with the lock held.
 CUresult enter(State& s, const char* entry) {
@@ -241,7 +261,7 @@ CUresult enter(State& s, const char* entry) {
 
 #define FAKE_REQUIRE_CONTEXT() \
   FAKE_REQUIRE_INIT();         \
-  if (t_context_stack.empty()) return CUDA_ERROR_INVALID_CONTEXT
+  if (context_stack().empty()) return CUDA_ERROR_INVALID_CONTEXT
 
 // The region holding [p, p + n), or nullptr.
 const Region* find_region(State& s, CUdeviceptr p, std::size_t n, CUdeviceptr* start = nullptr) {
@@ -483,16 +503,16 @@ FAKE_API CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
   FAKE_ENTER("cuCtxPushCurrent");
   FAKE_REQUIRE_INIT();
   if (!valid_context(s, ctx)) return CUDA_ERROR_INVALID_CONTEXT;
-  t_context_stack.push_back(ctx);
+  context_stack().push_back(ctx);
   return CUDA_SUCCESS;
 }
 
 FAKE_API CUresult cuCtxPopCurrent_v2(CUcontext* pctx) {
   FAKE_ENTER("cuCtxPopCurrent");
   FAKE_REQUIRE_INIT();
-  if (t_context_stack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
-  if (pctx) *pctx = t_context_stack.back();
-  t_context_stack.pop_back();
+  if (context_stack().empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (pctx) *pctx = context_stack().back();
+  context_stack().pop_back();
   return CUDA_SUCCESS;
 }
 
@@ -500,12 +520,12 @@ FAKE_API CUresult cuCtxSetCurrent(CUcontext ctx) {
   FAKE_ENTER("cuCtxSetCurrent");
   FAKE_REQUIRE_INIT();
   if (!ctx) {
-    if (!t_context_stack.empty()) t_context_stack.pop_back();
+    if (!context_stack().empty()) context_stack().pop_back();
     return CUDA_SUCCESS;
   }
   if (!valid_context(s, ctx)) return CUDA_ERROR_INVALID_CONTEXT;
-  if (t_context_stack.empty()) t_context_stack.push_back(ctx);
-  else t_context_stack.back() = ctx;
+  if (context_stack().empty()) context_stack().push_back(ctx);
+  else context_stack().back() = ctx;
   return CUDA_SUCCESS;
 }
 
@@ -513,7 +533,7 @@ FAKE_API CUresult cuCtxGetCurrent(CUcontext* pctx) {
   FAKE_ENTER("cuCtxGetCurrent");
   FAKE_REQUIRE_INIT();
   if (!pctx) return CUDA_ERROR_INVALID_VALUE;
-  *pctx = t_context_stack.empty() ? nullptr : t_context_stack.back();
+  *pctx = context_stack().empty() ? nullptr : context_stack().back();
   return CUDA_SUCCESS;
 }
 
@@ -530,7 +550,7 @@ CUresult fake_cuCtxSynchronize_v13000(CUcontext ctx) {
   FAKE_ENTER("cuCtxSynchronize");
   FAKE_REQUIRE_INIT();
   if (ctx && !valid_context(s, ctx)) return CUDA_ERROR_INVALID_CONTEXT;
-  if (!ctx && t_context_stack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
+  if (!ctx && context_stack().empty()) return CUDA_ERROR_INVALID_CONTEXT;
   return CUDA_SUCCESS;
 }
 }  // namespace
