@@ -1,5 +1,5 @@
 // JSON Lines overlay parser (simdjson DOM). Schema: overlay.hpp and
-// viewer/core/README_SECTION.md. Every error names the field by its path
+// README.md ("Overlay files (JSON Lines)"). Every error names the field by its path
 // ("objects[3].box[2]").
 #include <handoff/viewer/error.hpp>
 #include <handoff/viewer/overlay.hpp>
