@@ -84,19 +84,6 @@ void barrier(VkCommandBuffer cb) {
                        nullptr);
 }
 
-void image_to_general(VkCommandBuffer cb, VkImage image, VkImageLayout from, VkImageLayout to) {
-  auto b = vk::make<VkImageMemoryBarrier>(VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER);
-  b.srcAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
-  b.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
-  b.oldLayout = from;
-  b.newLayout = to;
-  b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  b.image = image;
-  b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr,
-                       0, nullptr, 1, &b);
-}
 
 // Host-visible staging buffer for the copy path.
 struct Staging {
@@ -183,13 +170,13 @@ void run(benchmark::State& state, Mode mode) {
       r[0].imageExtent = {w, h, 1};
       r[1].bufferOffset = luma_bytes;
       r[1].imageExtent = {cw, ch, 1};
-      image_to_general(cb, img.luma().image(), VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
-      image_to_general(cb, img.chroma().image(), VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+      vk::transition_color_image(cb, img.luma().image(), VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+      vk::transition_color_image(cb, img.chroma().image(), VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
       vkCmdCopyImageToBuffer(cb, img.luma().image(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, staging.buffer, 1, &r[0]);
       vkCmdCopyImageToBuffer(cb, img.chroma().image(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, staging.buffer, 1,
                              &r[1]);
-      image_to_general(cb, img.luma().image(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
-      image_to_general(cb, img.chroma().image(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
+      vk::transition_color_image(cb, img.luma().image(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
+      vk::transition_color_image(cb, img.chroma().image(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
       barrier(cb);
     });
     s.gl->run([&] {

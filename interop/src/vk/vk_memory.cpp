@@ -135,21 +135,6 @@ void full_barrier(VkCommandBuffer cb) {
                        0, nullptr, 0, nullptr);
 }
 
-// Moves an image between GENERAL (its resting layout) and a transfer layout,
-// ordering all earlier and later accesses around it.
-void transition(VkCommandBuffer cb, VkImage image, VkImageLayout from, VkImageLayout to) {
-  auto b = vk::make<VkImageMemoryBarrier>(VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER);
-  b.srcAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
-  b.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
-  b.oldLayout = from;
-  b.newLayout = to;
-  b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-  b.image = image;
-  b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-  vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr,
-                       0, nullptr, 1, &b);
-}
 
 std::size_t format_texel_size(VkFormat f) {
   switch (f) {
@@ -357,12 +342,12 @@ void VkExportableImage::upload(std::span<const std::byte> texels) {
   Staging staging(*ctx_, expect);
   std::memcpy(staging.data(), texels.data(), expect);
   ctx_->submit_and_wait([&](VkCommandBuffer cb) {
-    transition(cb, image_, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
+    vk::transition_color_image(cb, image_, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
     VkBufferImageCopy region{};
     region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
     region.imageExtent = {width_, height_, 1};
     vkCmdCopyBufferToImage(cb, staging.buffer(), image_, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
-    transition(cb, image_, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
+    vk::transition_color_image(cb, image_, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
   });
 }
 
@@ -370,12 +355,12 @@ std::vector<std::byte> VkExportableImage::download() const {
   std::size_t n = std::size_t(width_) * height_ * texel_size();
   Staging staging(*ctx_, n);
   ctx_->submit_and_wait([&](VkCommandBuffer cb) {
-    transition(cb, image_, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+    vk::transition_color_image(cb, image_, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
     VkBufferImageCopy region{};
     region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
     region.imageExtent = {width_, height_, 1};
     vkCmdCopyImageToBuffer(cb, image_, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, staging.buffer(), 1, &region);
-    transition(cb, image_, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
+    vk::transition_color_image(cb, image_, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
     full_barrier(cb);
   });
   std::vector<std::byte> out(n);
