@@ -11,29 +11,16 @@
 #include <handoff/viewer/png.hpp>
 
 #include "process.hpp"
+#include "scratch_dir.hpp"
 
 namespace handoff::viewer::test {
 namespace {
 
 namespace fs = std::filesystem;
 
-class ViewerApp : public ::testing::Test {
+class ViewerApp : public ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("handoff-view-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  void write_file(const std::string& name, const std::string& bytes) const {
-    std::ofstream(dir_ / name, std::ios::binary) << bytes;
-  }
-  fs::path dir_;
+  ViewerApp() : ScratchDirTest("handoff-view-test-") {}
 };
 
 std::size_t count_pngs(const fs::path& dir) {

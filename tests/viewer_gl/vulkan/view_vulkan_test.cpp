@@ -17,6 +17,7 @@
 #include <handoff/viewer/png.hpp>
 
 #include "process.hpp"
+#include "scratch_dir.hpp"
 #include "scene_reference.hpp"  // tests/vulkan: the CPU reference of shaders/vk/scene.glsl
 
 namespace handoff::viewer::test {
@@ -42,20 +43,9 @@ ProcessResult run_vk_viewer(const std::vector<std::string>& args, std::vector<st
   return run_viewer(args, {}, env);
 }
 
-class ViewVulkan : public ::testing::Test {
+class ViewVulkan : public ScratchDirTest {
  public:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("handoff-view-vk-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure()) fs::remove_all(dir_);
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
+  ViewVulkan() : ScratchDirTest("handoff-view-vk-test-") {}
 };
 
 struct Case {
