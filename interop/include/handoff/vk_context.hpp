@@ -21,6 +21,10 @@
 
 #include <handoff/error.hpp>
 
+namespace handoff::detail {
+class SpinPolicy;
+}
+
 namespace handoff {
 
 using DeviceUuid = std::array<std::uint8_t, 16>;
@@ -107,6 +111,12 @@ class VkContext {
   void submit_and_wait(const std::function<void(VkCommandBuffer)>& record);
   // vkQueueSubmit under the queue mutex.
   void queue_submit(const VkSubmitInfo& submit, VkFence fence);
+  // Waits until `fence` is signalled: polls vkGetFenceStatus for a budget
+  // learned from earlier waits on this context (common/spin.hpp: a waiter
+  // that is already running answers in a microsecond, one woken from sleep
+  // ~20 us later on a VM whose idle vCPU halts), then blocks in
+  // vkWaitForFences. Any thread; throws on a lost device.
+  void wait_fence(VkFence fence);
 
   // Device entry points of extensions (resolved once at creation; null when
   // the extension is absent).
@@ -133,6 +143,7 @@ class VkContext {
   mutable std::mutex messages_mutex_;
   std::vector<VkValidationMessage> messages_;
   std::mutex queue_mutex_;
+  std::unique_ptr<detail::SpinPolicy> fence_spin_;
 };
 
 // --- capabilities (handoff-info) ---------------------------------------------

@@ -2,7 +2,8 @@
 //
 // The queue is an intrusive FIFO under a mutex; nothing is allocated for run()
 // (its task lives on the caller's stack) and nobody sleeps when there is work:
-// the worker and a waiting caller each spin briefly before parking on a futex,
+// the worker and a waiting caller each spin briefly before parking on a futex
+// (common/spin.hpp learns how long from the waits),
 // and a producer only makes a wake-up syscall when the worker really sleeps.
 // This is what beats mutex + condition_variable + packaged_task on round trips
 // (bench/bench_worker.cpp measures both in the same run).
@@ -40,51 +41,7 @@ void futex_wake(std::atomic<std::uint32_t>* word) {
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 }
 
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 }  // namespace
-
-// Adaptive spinning: a wait first spins for `budget_ns`, because a futex sleep
-// + wake costs microseconds while a peer running on another core answers in
-// well under one. Spinning only pays when the peer is really running; on a
-// loaded machine it burns the time slice the peer needs. So the budget grows
-// while spins succeed and halves when they time out, down to zero; at zero,
-// one wait in 1024 probes with a short spin (rare enough to stay out of the
-// p99 of a loaded machine) to notice that spinning would pay again.
-template <typename Pred>
-bool SpinPolicy::spin(Pred pred) {
-  if (pred()) return true;
-  std::uint32_t budget = budget_ns.load(std::memory_order_relaxed);
-  const bool probing = budget == 0;
-  if (probing) {
-    if ((probes.fetch_add(1, std::memory_order_relaxed) & 1023) != 0) return false;
-    budget = kProbeNs;
-  }
-  const auto start = std::chrono::steady_clock::now();
-  for (;;) {
-    for (int i = 0; i < 16; ++i) {
-      if (pred()) {
-        std::uint32_t grown = probing ? 2 * kProbeNs : budget + budget / 4 + 250;
-        budget_ns.store(grown > max_ns ? max_ns : grown, std::memory_order_relaxed);
-        return true;
-      }
-      cpu_relax();
-    }
-    if (std::chrono::steady_clock::now() - start >= std::chrono::nanoseconds(budget)) break;
-  }
-  if (pred()) return true;
-  if (!probing) {
-    std::uint32_t shrunk = budget / 2;
-    budget_ns.store(shrunk < kProbeNs ? 0 : shrunk, std::memory_order_relaxed);
-  }
-  return false;
-}
 
 namespace {
 
@@ -111,10 +68,12 @@ void complete(Task& task) noexcept {
 namespace {
 void wait_done(WorkerCore& core, Task& task) {
   auto& s = task.state;
-  if (core.caller_spin_.spin([&] { return s.load(std::memory_order_acquire) == 2; })) return;
+  SpinPolicy::Wait w;
+  if (core.caller_spin_.spin([&] { return s.load(std::memory_order_acquire) == 2; }, w)) return;
   std::uint32_t expected = 0;
   if (!s.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return;  // became 2
   while (s.load(std::memory_order_acquire) != 2) futex_wait(s, 1);
+  core.caller_spin_.slept(w);
 }
 }  // namespace
 
@@ -164,8 +123,9 @@ Task* WorkerCore::next_task() {
       if (Task* t = pop_one()) return t;
       continue;
     }
+    SpinPolicy::Wait w;
     if (worker_spin_.spin(
-            [&] { return pending_.load(std::memory_order_acquire) > 0 || stop_.load(std::memory_order_acquire); }))
+            [&] { return pending_.load(std::memory_order_acquire) > 0 || stop_.load(std::memory_order_acquire); }, w))
       continue;
     sleeping_.store(1, std::memory_order_seq_cst);
     if (pending_.load(std::memory_order_seq_cst) > 0 || stop_.load(std::memory_order_seq_cst)) {
@@ -174,6 +134,7 @@ Task* WorkerCore::next_task() {
     }
     futex_wait(sleeping_, 1);
     sleeping_.store(0, std::memory_order_seq_cst);
+    worker_spin_.slept(w);
   }
 }
 

@@ -4,23 +4,14 @@
 // after shutdown finds out the context is gone instead of crashing or hanging.
 #include <handoff/gl_worker.hpp>
 
+#include "common/spin.hpp"
+
 #include <condition_variable>
 #include <map>
 #include <mutex>
 #include <thread>
 
 namespace handoff::detail {
-
-// See gl_worker.cpp.
-struct SpinPolicy {
-  static constexpr std::uint32_t kProbeNs = 2000;
-  explicit SpinPolicy(std::uint32_t max) : budget_ns(max), max_ns(max) {}
-  template <typename Pred>
-  bool spin(Pred pred);
-  std::atomic<std::uint32_t> budget_ns;
-  std::atomic<std::uint32_t> probes{0};
-  const std::uint32_t max_ns;
-};
 
 class WorkerCore : public std::enable_shared_from_this<WorkerCore> {
  public:
@@ -48,8 +39,8 @@ class WorkerCore : public std::enable_shared_from_this<WorkerCore> {
   std::atomic<bool> stop_{false};
   std::atomic<std::size_t> gl_errors_{0};
   std::optional<std::string> pending_gl_error_;  // worker thread only
-  SpinPolicy caller_spin_{20'000};   // callers of run() waiting for their result
-  SpinPolicy worker_spin_{50'000};   // the worker waiting for the next call
+  SpinPolicy caller_spin_{100'000, /*yield=*/true};   // callers of run() waiting for their result
+  SpinPolicy worker_spin_{100'000};   // the worker waiting for the next call
 
   GlWorkerOptions options_;
   GlInfo info_;

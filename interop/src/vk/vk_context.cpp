@@ -1,6 +1,7 @@
 #include <handoff/log.hpp>
 #include <handoff/vk_context.hpp>
 
+#include "common/spin.hpp"
 #include "vk/vk_util.hpp"
 
 #include <algorithm>
@@ -225,7 +226,8 @@ VKAPI_ATTR VkBool32 VKAPI_CALL VkContext::messenger_callback(
   return VK_FALSE;  // never abort the call: the test decides
 }
 
-VkContext::VkContext(VkContextOptions options) : on_message_(std::move(options.on_message)) {
+VkContext::VkContext(VkContextOptions options)
+    : on_message_(std::move(options.on_message)), fence_spin_(std::make_unique<detail::SpinPolicy>(100'000, /*yield=*/true)) {
   try {
     bool validation = options.validation.value_or(default_validation());
     if (validation && !has_layer(kValidationLayer)) {
@@ -420,6 +422,23 @@ void VkContext::queue_submit(const VkSubmitInfo& submit, VkFence fence) {
   HANDOFF_VK_CHECK(vkQueueSubmit(queue_, 1, &submit, fence));
 }
 
+void VkContext::wait_fence(VkFence fence) {
+  VkResult status = VK_NOT_READY;
+  detail::SpinPolicy::Wait w;
+  const bool caught = fence_spin_->spin(
+      [&] {
+        status = vkGetFenceStatus(device_, fence);
+        return status != VK_NOT_READY;
+      },
+      w);
+  if (!caught) {
+    HANDOFF_VK_CHECK(vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX));
+    fence_spin_->slept(w);
+    return;
+  }
+  if (status != VK_SUCCESS) HANDOFF_VK_CHECK(status);  // VK_ERROR_DEVICE_LOST
+}
+
 void VkContext::submit_and_wait(const std::function<void(VkCommandBuffer)>& record) {
   std::lock_guard lock(queue_mutex_);
   auto ai = vk::make<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
@@ -450,7 +469,7 @@ void VkContext::submit_and_wait(const std::function<void(VkCommandBuffer)>& reco
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cb;
   HANDOFF_VK_CHECK(vkQueueSubmit(queue_, 1, &si, fence));
-  HANDOFF_VK_CHECK(vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX));
+  wait_fence(fence);
 }
 
 // --- capabilities ----------------------------------------------------------------

@@ -246,7 +246,7 @@ void VkFrameProducer::submit(std::int64_t index, VkSemaphore signal) {
 
 void VkFrameProducer::wait() {
   if (!in_flight_) return;
-  HANDOFF_VK_CHECK(vkWaitForFences(ctx_->device(), 1, &fence_, VK_TRUE, UINT64_MAX));
+  ctx_->wait_fence(fence_);
   in_flight_ = false;
 }
 
