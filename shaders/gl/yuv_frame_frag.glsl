@@ -11,31 +11,23 @@ uniform vec3 u_bias;
 uniform vec2 u_frame_size;     // luma samples (W, H)
 uniform vec2 u_chroma_size;    // chroma samples (ceil(W/2), ceil(H/2))
 uniform vec2 u_siting;         // chroma sample position in luma samples: x 0 (left) or 0.5 (center), y 0 (top) or 0.5
-uniform vec2 u_view_scale;     // framebuffer pixels per frame pixel
-uniform vec2 u_view_offset;    // framebuffer position (top-left origin) of frame (0, 0)
-uniform float u_fb_height;     // framebuffer height, to turn gl_FragCoord top-down
-uniform int u_nearest;         // 1: each frame pixel drawn as a flat square (zoomed in)
-uniform vec4 u_background;
+uniform float u_nearest;       // 1: each frame pixel drawn as a flat square (zoomed in); else 0
 
+noperspective in vec2 v_p;     // frame coordinates of this fragment (pixel centres at +0.5)
 out vec4 o_color;
 
+// Only fragments inside the frame run (the vertex shader draws the frame's
+// rectangle), and nothing branches: nearest is a select of the sample
+// position (a texel centre, where linear filtering returns the texel itself).
+// textureLod(.., 0): the textures have one level, and an explicit LOD spares
+// llvmpipe the per-quad derivatives (both measured on a 4K NV12 clip in a
+// 1280x720 window: 57 -> 64 fps with the UI shown).
 void main() {
-  vec2 fb = vec2(gl_FragCoord.x, u_fb_height - gl_FragCoord.y);
-  vec2 p = (fb - u_view_offset) / u_view_scale;          // frame coordinates, pixel centres at +0.5
-  if (p.x < 0.0 || p.y < 0.0 || p.x >= u_frame_size.x || p.y >= u_frame_size.y) {
-    o_color = u_background;
-    return;
-  }
-  float y;
-  if (u_nearest != 0) {
-    p = floor(p) + 0.5;
-    y = texelFetch(u_luma, ivec2(p), 0).r;
-  } else {
-    y = texture(u_luma, p / u_frame_size).r;
-  }
+  vec2 p = mix(v_p, floor(v_p) + 0.5, u_nearest);
+  float y = textureLod(u_luma, p / u_frame_size, 0.0).r;
   // Chroma sample i sits at luma position 2 i + siting (sample centres at +0.5).
   vec2 c = (p - 0.5 - u_siting) * 0.5 + 0.5;
-  vec2 cbcr = texture(u_chroma, c / u_chroma_size).rg;
+  vec2 cbcr = textureLod(u_chroma, c / u_chroma_size, 0.0).rg;
   vec3 rgb = u_rgb_from_yuv * vec3(y, cbcr) + u_bias;
   o_color = vec4(clamp(rgb, 0.0, 1.0), 1.0);
 }

@@ -70,9 +70,8 @@ FrameRenderer::FrameRenderer() {
   loc_siting_ = glGetUniformLocation(program_, "u_siting");
   loc_scale_ = glGetUniformLocation(program_, "u_view_scale");
   loc_offset_ = glGetUniformLocation(program_, "u_view_offset");
-  loc_fb_height_ = glGetUniformLocation(program_, "u_fb_height");
+  loc_fb_size_ = glGetUniformLocation(program_, "u_fb_size");
   loc_nearest_ = glGetUniformLocation(program_, "u_nearest");
-  loc_background_ = glGetUniformLocation(program_, "u_background");
   try {
     HANDOFF_VIEW_GL(FrameRenderer setup);
   } catch (...) {
@@ -205,11 +204,10 @@ void FrameRenderer::upload(const Frame& frame) {
 
 void FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
   glViewport(0, 0, fb_w, fb_h);
-  if (!has_frame()) {
-    glClearColor(o.background[0], o.background[1], o.background[2], o.background[3]);
-    glClear(GL_COLOR_BUFFER_BIT);
-    return;
-  }
+  glDisable(GL_SCISSOR_TEST);
+  glClearColor(o.background[0], o.background[1], o.background[2], o.background[3]);
+  glClear(GL_COLOR_BUFFER_BIT);
+  if (!has_frame()) return;
   const ShaderColor sc = fold_color(o.colorimetry, format_);
   glUseProgram(program_);
   glUniformMatrix3fv(loc_matrix_, 1, GL_FALSE, sc.rgb_from_yuv.data());
@@ -223,9 +221,8 @@ void FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
   glUniform2f(loc_siting_, sx, sy);
   glUniform2f(loc_scale_, static_cast<float>(o.view.scale), static_cast<float>(o.view.scale));
   glUniform2f(loc_offset_, static_cast<float>(o.view.offset_x), static_cast<float>(o.view.offset_y));
-  glUniform1f(loc_fb_height_, static_cast<float>(fb_h));
-  glUniform1i(loc_nearest_, o.nearest ? 1 : 0);
-  glUniform4fv(loc_background_, 1, o.background);
+  glUniform2f(loc_fb_size_, static_cast<float>(fb_w), static_cast<float>(fb_h));
+  glUniform1f(loc_nearest_, o.nearest ? 1.0f : 0.0f);
   glBindTextureUnit(0, luma_);
   glBindTextureUnit(1, chroma_);
   glBindVertexArray(vao_);
@@ -233,7 +230,7 @@ void FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
   glDisable(GL_SCISSOR_TEST);
   glDisable(GL_DEPTH_TEST);
   glDisable(GL_CULL_FACE);
-  glDrawArrays(GL_TRIANGLES, 0, 3);
+  glDrawArrays(GL_TRIANGLES, 0, 6);
   glBindVertexArray(0);
   glUseProgram(0);
   HANDOFF_VIEW_GL(glDrawArrays);

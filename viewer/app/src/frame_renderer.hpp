@@ -68,8 +68,8 @@ class FrameRenderer {
   std::uint32_t height_ = 0;
   bool external_ = false;  // luma_ / chroma_ belong to someone else
   GLint loc_matrix_ = -1, loc_bias_ = -1, loc_frame_size_ = -1, loc_chroma_size_ = -1,
-        loc_siting_ = -1, loc_scale_ = -1, loc_offset_ = -1, loc_fb_height_ = -1,
-        loc_nearest_ = -1, loc_background_ = -1;
+        loc_siting_ = -1, loc_scale_ = -1, loc_offset_ = -1, loc_fb_size_ = -1,
+        loc_nearest_ = -1;
 };
 
 // A GL program from two embedded GLSL sources (handoff::shaders::glsl names);
