@@ -76,6 +76,14 @@ for size in $SIZES; do
                --frames "$FRAMES" --bench-boxes "$boxes" 2>&1 | grep -E '^handoff-view: [0-9]+ frames' || true)
       wall=$(fps "$FRAMES" "$t0" "$(now)")
       echo "| $size | $fmt | handoff-view window | $boxes | $(sed -n 's/.*: \([0-9.]*\) fps.*/\1/p' <<<"$line") | $wall |"
+      if [ "$boxes" = 0 ]; then
+        # Like for like with mpv, whose on-screen controller is hidden while it plays: the panel hidden.
+        t0=$(now)
+        line=$(run_x "$exe" "$clip" --size "$size" --format "$fmt" --no-vsync --no-loop --window 1280x720 --hide-ui \
+                 --frames "$FRAMES" --bench-boxes 0 2>&1 | grep -E '^handoff-view: [0-9]+ frames' || true)
+        wall=$(fps "$FRAMES" "$t0" "$(now)")
+        echo "| $size | $fmt | handoff-view window, panel hidden | 0 | $(sed -n 's/.*: \([0-9.]*\) fps.*/\1/p' <<<"$line") | $wall |"
+      fi
     done
     t0=$(now)
     if run_x gst-launch-1.0 -q filesrc location="$clip" ! \

@@ -61,22 +61,29 @@ GLuint build_program(const char* vertex_name, const char* fragment_name) {
 }
 
 FrameRenderer::FrameRenderer() {
-  program_ = build_program("yuv_frame_vert", "yuv_frame_frag");
-  glCreateVertexArrays(1, &vao_);
-  loc_matrix_ = glGetUniformLocation(program_, "u_rgb_from_yuv");
-  loc_bias_ = glGetUniformLocation(program_, "u_bias");
-  loc_frame_size_ = glGetUniformLocation(program_, "u_frame_size");
-  loc_chroma_size_ = glGetUniformLocation(program_, "u_chroma_size");
-  loc_siting_ = glGetUniformLocation(program_, "u_siting");
-  loc_scale_ = glGetUniformLocation(program_, "u_view_scale");
-  loc_offset_ = glGetUniformLocation(program_, "u_view_offset");
-  loc_fb_size_ = glGetUniformLocation(program_, "u_fb_size");
-  loc_nearest_ = glGetUniformLocation(program_, "u_nearest");
+  auto free_all = [&] {
+    for (Program& p : programs_)
+      if (p.id) glDeleteProgram(p.id);
+    if (vao_) glDeleteVertexArrays(1, &vao_);
+  };
   try {
+    const char* fragments[2] = {"yuv_frame_frag", "yuv_frame_nearest_frag"};
+    for (int i = 0; i < 2; ++i) {
+      Program& p = programs_[i];
+      p.id = build_program("yuv_frame_vert", fragments[i]);
+      p.matrix = glGetUniformLocation(p.id, "u_rgb_from_yuv");
+      p.bias = glGetUniformLocation(p.id, "u_bias");
+      p.frame_size = glGetUniformLocation(p.id, "u_frame_size");
+      p.chroma_size = glGetUniformLocation(p.id, "u_chroma_size");
+      p.siting = glGetUniformLocation(p.id, "u_siting");
+      p.scale = glGetUniformLocation(p.id, "u_view_scale");
+      p.offset = glGetUniformLocation(p.id, "u_view_offset");
+      p.fb_size = glGetUniformLocation(p.id, "u_fb_size");
+    }
+    glCreateVertexArrays(1, &vao_);
     HANDOFF_VIEW_GL(FrameRenderer setup);
   } catch (...) {
-    glDeleteVertexArrays(1, &vao_);
-    glDeleteProgram(program_);
+    free_all();
     throw;
   }
 }
@@ -84,7 +91,7 @@ FrameRenderer::FrameRenderer() {
 FrameRenderer::~FrameRenderer() {
   release_textures();
   glDeleteVertexArrays(1, &vao_);
-  glDeleteProgram(program_);
+  for (Program& p : programs_) glDeleteProgram(p.id);
 }
 
 void FrameRenderer::release_textures() noexcept {
@@ -209,20 +216,19 @@ void FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
   glClear(GL_COLOR_BUFFER_BIT);
   if (!has_frame()) return;
   const ShaderColor sc = fold_color(o.colorimetry, format_);
-  glUseProgram(program_);
-  glUniformMatrix3fv(loc_matrix_, 1, GL_FALSE, sc.rgb_from_yuv.data());
-  glUniform3fv(loc_bias_, 1, sc.bias.data());
-  glUniform2f(loc_frame_size_, static_cast<float>(width_), static_cast<float>(height_));
-  glUniform2f(loc_chroma_size_, static_cast<float>(chroma_width(width_)),
-              static_cast<float>(chroma_height(height_)));
+  const Program& p = programs_[o.nearest ? 1 : 0];
+  glUseProgram(p.id);
+  glUniformMatrix3fv(p.matrix, 1, GL_FALSE, sc.rgb_from_yuv.data());
+  glUniform3fv(p.bias, 1, sc.bias.data());
+  glUniform2f(p.frame_size, static_cast<float>(width_), static_cast<float>(height_));
+  glUniform2f(p.chroma_size, static_cast<float>(chroma_width(width_)), static_cast<float>(chroma_height(height_)));
   float sx = 0.0f, sy = 0.5f;  // Left: co-sited horizontally, between rows vertically
   if (o.colorimetry.siting == ChromaSiting::Center) sx = 0.5f;
   if (o.colorimetry.siting == ChromaSiting::TopLeft) sy = 0.0f;
-  glUniform2f(loc_siting_, sx, sy);
-  glUniform2f(loc_scale_, static_cast<float>(o.view.scale), static_cast<float>(o.view.scale));
-  glUniform2f(loc_offset_, static_cast<float>(o.view.offset_x), static_cast<float>(o.view.offset_y));
-  glUniform2f(loc_fb_size_, static_cast<float>(fb_w), static_cast<float>(fb_h));
-  glUniform1f(loc_nearest_, o.nearest ? 1.0f : 0.0f);
+  glUniform2f(p.siting, sx, sy);
+  glUniform2f(p.scale, static_cast<float>(o.view.scale), static_cast<float>(o.view.scale));
+  glUniform2f(p.offset, static_cast<float>(o.view.offset_x), static_cast<float>(o.view.offset_y));
+  glUniform2f(p.fb_size, static_cast<float>(fb_w), static_cast<float>(fb_h));
   glBindTextureUnit(0, luma_);
   glBindTextureUnit(1, chroma_);
   glBindVertexArray(vao_);

@@ -59,7 +59,13 @@ class FrameRenderer {
   void upload_plane(GLuint tex, const Frame& frame, int plane, const void* base);
   void release_textures() noexcept;
 
-  GLuint program_ = 0;
+  // One program per filter: [0] linear, [1] nearest (yuv_frame_nearest_frag).
+  struct Program {
+    GLuint id = 0;
+    GLint matrix = -1, bias = -1, frame_size = -1, chroma_size = -1, siting = -1, scale = -1, offset = -1,
+          fb_size = -1;
+  };
+  Program programs_[2];
   GLuint vao_ = 0;
   GLuint luma_ = 0;
   GLuint chroma_ = 0;
@@ -67,9 +73,6 @@ class FrameRenderer {
   std::uint32_t width_ = 0;
   std::uint32_t height_ = 0;
   bool external_ = false;  // luma_ / chroma_ belong to someone else
-  GLint loc_matrix_ = -1, loc_bias_ = -1, loc_frame_size_ = -1, loc_chroma_size_ = -1,
-        loc_siting_ = -1, loc_scale_ = -1, loc_offset_ = -1, loc_fb_size_ = -1,
-        loc_nearest_ = -1;
 };
 
 // A GL program from two embedded GLSL sources (handoff::shaders::glsl names);
