@@ -58,6 +58,39 @@ TEST(Raw, ReadsAndSeeksNv12AndP010) {
   }
 }
 
+// Packed targets (pitch == row bytes) are read straight into; padded ones go
+// through a scratch buffer. Both must hold every byte of the frame.
+TEST(Raw, PackedAndPaddedTargetsHoldTheSameFrame) {
+  TempDir dir;
+  for (PixelFormat fmt : {PixelFormat::NV12, PixelFormat::P010}) {
+    const std::uint32_t w = 7, h = 5;
+    const auto path = dir / "clip.raw";
+    test::write_file(path, frames_bytes(fmt, w, h, 3));
+    RawOptions o;
+    o.format = fmt;
+    o.width = w;
+    o.height = h;
+    auto src = open_raw(path, o);
+    const std::size_t bps = bytes_per_sample(fmt);
+    const std::size_t luma_row = w * bps, chroma_row = 2 * chroma_width(w) * bps;
+    for (std::size_t align : {std::size_t(1), std::size_t(64)}) {
+      HostFrame fr(fmt, w, h, align);
+      ASSERT_EQ(fr.luma_pitch() == luma_row, align == 1);
+      src->seek(1);
+      ASSERT_TRUE(src->read_into(fr.target()));
+      // frames_bytes: byte i of frame f is (3 i + 17 f) mod 256; frame 1 here.
+      auto expected = [](std::size_t i) { return std::uint8_t((i * 3 + 17) & 0xFF); };
+      for (std::uint32_t y = 0; y < h; ++y)
+        for (std::size_t x = 0; x < luma_row; ++x)
+          ASSERT_EQ(fr.luma()[y * fr.luma_pitch() + x], expected(y * luma_row + x)) << "align " << align;
+      for (std::uint32_t y = 0; y < chroma_height(h); ++y)
+        for (std::size_t x = 0; x < chroma_row; ++x)
+          ASSERT_EQ(fr.chroma()[y * fr.chroma_pitch() + x], expected(h * luma_row + y * chroma_row + x))
+              << "align " << align;
+    }
+  }
+}
+
 TEST(Raw, SizeNotAWholeNumberOfFrames) {
   TempDir dir;
   const auto path = dir / "odd.nv12";

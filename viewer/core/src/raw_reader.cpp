@@ -48,28 +48,38 @@ class RawSource final : public FrameSource {
   bool read_into(const FrameWriteTarget& t) override {
     check_target(info_, t);
     if (position_ >= info_.frame_count) return false;
-    if (scratch_.size() < frame_bytes_) scratch_.resize(frame_bytes_);
-    const std::size_t got =
-        in_->read_at(static_cast<std::uint64_t>(position_) * frame_bytes_, scratch_.data(), frame_bytes_);
-    if (got != frame_bytes_) {
-      throw ParseError(info_.name, "frame " + std::to_string(position_), "data",
-                       "truncated: " + std::to_string(got) + " of " + std::to_string(frame_bytes_) +
-                           " bytes (did the file shrink?)");
-    }
     const std::size_t bps = bytes_per_sample(info_.format);
     const std::size_t luma_row = bps * info_.width, chroma_row = 2 * bps * chroma_width(info_.width);
-    const std::uint8_t* src = scratch_.data();
-    for (std::uint32_t y = 0; y < info_.height; ++y, src += luma_row) {
-      std::memcpy(t.luma + y * t.luma_pitch, src, luma_row);
-    }
-    for (std::uint32_t y = 0; y < chroma_height(info_.height); ++y, src += chroma_row) {
-      std::memcpy(t.chroma + y * t.chroma_pitch, src, chroma_row);
-    }
+    const std::uint32_t chroma_rows = chroma_height(info_.height);
+    const std::uint64_t frame_at = static_cast<std::uint64_t>(position_) * frame_bytes_;
+    const std::uint64_t luma_bytes = std::uint64_t(luma_row) * info_.height;
+    // A plane whose rows are packed in the target is read straight into it (one
+    // copy: page cache -> target); a padded one through the scratch buffer.
+    read_plane(frame_at, t.luma, t.luma_pitch, luma_row, info_.height);
+    read_plane(frame_at + luma_bytes, t.chroma, t.chroma_pitch, chroma_row, chroma_rows);
     ++position_;
     return true;
   }
 
  private:
+  void read_plane(std::uint64_t at, std::uint8_t* dst, std::size_t pitch, std::size_t row, std::uint32_t rows) {
+    const std::size_t bytes = row * rows;
+    std::uint8_t* into = dst;
+    if (pitch != row) {
+      if (scratch_.size() < bytes) scratch_.resize(bytes);
+      into = scratch_.data();
+    }
+    const std::size_t got = in_->read_at(at, into, bytes);
+    if (got != bytes) {
+      throw ParseError(info_.name, "frame " + std::to_string(position_), "data",
+                       "truncated: " + std::to_string(at - std::uint64_t(position_) * frame_bytes_ + got) + " of " +
+                           std::to_string(frame_bytes_) + " bytes (did the file shrink?)");
+    }
+    if (into == dst) return;
+    const std::uint8_t* src = scratch_.data();
+    for (std::uint32_t y = 0; y < rows; ++y, src += row) std::memcpy(dst + y * pitch, src, row);
+  }
+
   std::unique_ptr<detail::ByteReader> in_;
   SourceInfo info_;
   std::size_t frame_bytes_ = 0;
