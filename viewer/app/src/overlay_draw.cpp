@@ -2,6 +2,8 @@
 
 #include <imgui.h>
 
+#include <handoff/log.hpp>
+
 #include <algorithm>
 #include <cmath>
 
@@ -14,6 +16,19 @@ ImU32 to_imu32(Color8 c, std::uint8_t alpha = 255) { return IM_COL32(c.r, c.g, c
 ImU32 text_on(Color8 bg) {
   const int luma = (bg.r * 2126 + bg.g * 7152 + bg.b * 722) / 10000;
   return luma > 140 ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
+}
+
+// Runs inside ImGui_ImplOpenGL3_RenderDrawData, at the boxes' place in the list.
+void draw_box_batch(const ImDrawList*, const ImDrawCmd* cmd) {
+  auto* s = static_cast<OverlayScratch*>(cmd->UserCallbackData);
+  const ImDrawData* dd = ImGui::GetDrawData();
+  if (!s || !s->box_renderer || !dd) return;
+  const float pos[2] = {dd->DisplayPos.x, dd->DisplayPos.y}, size[2] = {dd->DisplaySize.x, dd->DisplaySize.y};
+  try {
+    s->box_renderer->draw(s->boxes, s->box_width, s->boxes_opaque, pos, size);
+  } catch (const std::exception& e) {  // not through ImGui's C-style loop
+    log(LogLevel::Error, std::string("handoff-view: drawing boxes: ") + e.what());
+  }
 }
 
 }  // namespace
@@ -82,6 +97,16 @@ void draw_overlays(ImDrawList& dl, const OverlayFrame& f, const OverlayFilter& f
     dl.Flags &= ~(ImDrawListFlags_AntiAliasedLines | ImDrawListFlags_AntiAliasedLinesUseTex |
                   ImDrawListFlags_AntiAliasedFill);
 
+  // Dense boxes: queued for BoxRenderer, drawn here in the list's order.
+  const bool batch = s.box_renderer && filter.boxes && s.visible.size() > style.dense_boxes;
+  s.boxes.clear();
+  if (batch) {
+    s.box_width = lw;
+    s.boxes_opaque = true;
+    dl.AddCallback(draw_box_batch, &s);
+    dl.AddCallback(ImDrawCallback_ResetRenderState, nullptr);
+  }
+
   for (std::uint32_t i : s.visible) {
     const OverlayObject& o = f.objects[i];
     const Color8 c = object_color(o);
@@ -107,7 +132,12 @@ void draw_overlays(ImDrawList& dl, const OverlayFrame& f, const OverlayFilter& f
     if (!o.has_box) continue;
     const float x0 = X(std::min(o.x0, o.x1)), y0 = Y(std::min(o.y0, o.y1));
     const float x1 = X(std::max(o.x0, o.x1)), y1 = Y(std::max(o.y0, o.y1));
-    if (filter.boxes) dl.AddRect(ImVec2(x0, y0), ImVec2(x1, y1), col, 0.0f, ImDrawFlags_None, lw);
+    if (batch) {
+      s.boxes.push_back(BoxInstance{x0, y0, x1, y1, col});
+      if ((col >> IM_COL32_A_SHIFT) != 255) s.boxes_opaque = false;
+    } else if (filter.boxes) {
+      dl.AddRect(ImVec2(x0, y0), ImVec2(x1, y1), col, 0.0f, ImDrawFlags_None, lw);
+    }
     // Caption: label, score, track id as the filter allows; kept inside the view.
     if (s.captioned[i] && (filter.labels || filter.scores || filter.track_ids)) {
       const std::string caption = object_caption(f, o, filter);

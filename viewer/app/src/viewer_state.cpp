@@ -119,6 +119,7 @@ ViewerState::ViewerState(const AppOptions& options,
                          std::function<void(const GlDebugMessage&)> on_gl_message,
                          std::function<void(const std::string&)> on_vk_message)
     : options_(options) {
+  scratch_.box_renderer = &box_renderer_;
   speed = options.speed;
   no_vsync = options.no_vsync;
   show_overlays = !options.hide_overlays;

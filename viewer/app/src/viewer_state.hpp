@@ -119,6 +119,7 @@ class ViewerState {
   std::unique_ptr<GlWorker> worker_;  // outlives the pipeline
   std::unique_ptr<FramePipeline> pipeline_;
   FrameRenderer renderer_;
+  BoxRenderer box_renderer_;  // dense overlays (scratch_.box_renderer)
   // --source vulkan (instead of worker_ + pipeline_).
 #ifdef HANDOFF_HAVE_VULKAN
   std::unique_ptr<VkGlSource> vk_;
