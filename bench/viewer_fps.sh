@@ -51,7 +51,7 @@ echo "## handoff-view frame rate (bench/viewer_fps.sh, $(date -u +%Y-%m-%d))"
 echo
 echo "Machine: $(nproc) cores, $(glxinfo -B 2>/dev/null | sed -n 's/.*OpenGL renderer string: //p' | head -1 || true)llvmpipe (Mesa), no GPU; Xvfb."
 echo "Clips: raw ${FRAMES} frames of GStreamer's videotestsrc (smpte), played as fast as possible."
-echo "handoff-view: --no-vsync; headless = EGL, frame-size FBO (what --output renders, without writing PNGs);"
+echo "handoff-view: --no-vsync; headless = EGL, each frame fitted to a 1280x720 view with its overlays (no panel, no display);"
 echo "window = GLFW window under Xvfb, frame fitted to 1280x720, UI drawn. GStreamer: filesrc ! rawvideoparse ! glupload !"
 echo "glcolorconvert ! glimagesink sync=false (its window is the video's size). mpv: --vo=gpu --gpu-api=opengl --gpu-sw=yes"
 echo "--untimed, 1280x720 window. 'playing' = handoff-view's own count (first frame to last); 'wall' = frames / wall time of"
@@ -67,7 +67,7 @@ for size in $SIZES; do
       "video/x-raw,format=$(gst_format "$fmt"),width=$w,height=$h,framerate=30/1" ! filesink location="$clip" >/dev/null
     for boxes in $BOXES; do
       t0=$(now)
-      line=$("$exe" "$clip" --size "$size" --format "$fmt" --headless --no-vsync --no-loop \
+      line=$("$exe" "$clip" --size "$size" --format "$fmt" --headless --no-vsync --no-loop --window 1280x720 \
                --frames "$FRAMES" --bench-boxes "$boxes" 2>&1 | grep -E '^handoff-view: [0-9]+ frames' || true)
       wall=$(fps "$FRAMES" "$t0" "$(now)")
       echo "| $size | $fmt | handoff-view headless | $boxes | $(sed -n 's/.*: \([0-9.]*\) fps.*/\1/p' <<<"$line") | $wall |"

@@ -70,6 +70,27 @@ void render_frame_image(ViewerState& v, FrameTarget& target, ImGuiOffscreen& pai
   FrameTarget::unbind();
 }
 
+// Headless without --output: the frame fitted to a w x h view with its
+// overlays, like the window shows it (without the panel). Nothing reads it
+// back; it is what --screenshot starts from and what the benchmarks time.
+void render_view_image(ViewerState& v, FrameTarget& target, ImGuiOffscreen& painter, int w, int h) {
+  target.resize(w, h);
+  target.bind();
+  const auto t0 = clock::now();
+  const ViewTransform view = fit_view(v.info().width, v.info().height, w, h);
+  v.draw_frame(view, w, h);
+  const OverlayFrame* f = v.show_overlays ? v.current_overlays() : nullptr;
+  if (f && !f->empty()) {
+    painter.begin(w, h);
+    v.draw_overlays_into(painter.background(), view,
+                         RectF{float(view.offset_x), float(view.offset_y), float(v.info().width * view.scale),
+                               float(v.info().height * view.scale)});
+    painter.end();
+  }
+  v.stats().draw_ms.add(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+  FrameTarget::unbind();
+}
+
 void write_rgba_png(const std::filesystem::path& path, std::vector<std::uint8_t> rgba, int w, int h,
                     PngEncoder* encoder) {
   Image8 img;
@@ -176,9 +197,14 @@ int run_headless(const AppOptions& o) {
   std::int64_t n = 0;
   for (; n < limit; ++n) {
     if (!v.advance(true)) break;  // end of a finite source
-    render_frame_image(v, target, painter, rgba, !o.output.empty());
-    if (!o.output.empty()) write_rgba_png(frame_png(o.output, n), rgba, target.width(), target.height(), &encoder);
+    if (o.output.empty()) {
+      render_view_image(v, target, painter, o.window_width, o.window_height);
+    } else {  // each frame at its own size, read back and encoded
+      render_frame_image(v, target, painter, rgba);
+      write_rgba_png(frame_png(o.output, n), rgba, target.width(), target.height(), &encoder);
+    }
   }
+  glFinish();  // the last frames are drawn before the clock stops
   if (!o.screenshot.empty()) {
     // No window: the screenshot is the UI drawn offscreen over the fitted frame.
     const int w = o.window_width, h = o.window_height;

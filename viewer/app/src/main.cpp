@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   cli.add_flag("--no-loop", no_loop, "play files once (default headless)");
   cli.add_option("--speed", o.speed, "playback speed factor")->check(CLI::Range(0.01, 64.0));
   std::string window = "1280x800";
-  cli.add_option("--window", window, "window (or headless screenshot) size WxH");
+  cli.add_option("--window", window, "window size WxH (headless: the view each frame is drawn into, and the screenshot)");
   cli.add_flag("--hide-ui", o.hide_ui, "start with the panel hidden");
   cli.add_flag("--hide-overlays", o.hide_overlays, "start with overlays hidden");
   cli.add_option("--bench-boxes", o.bench_boxes, "draw N synthetic boxes on every frame (benchmarks)");
