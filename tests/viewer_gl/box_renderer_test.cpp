@@ -7,6 +7,7 @@
 
 #include "box_renderer.hpp"
 #include "frame_target.hpp"
+#include "box_grid.hpp"
 #include "gl_test_context.hpp"
 #include "imgui_offscreen.hpp"
 #include "overlay_draw.hpp"
@@ -88,11 +89,7 @@ TEST_F(BoxRendererTest, OutlinesAreDrawnInsideTheBoxInItsClassColourAndNothingEl
 }
 
 TEST_F(BoxRendererTest, DenseBoxesLeaveOnlyCaptionsInTheImGuiList) {
-  OverlayFrame f;
-  for (int i = 0; i < 10000; ++i) {
-    const float x = float(i % 100) * 19.0f, y = float(i / 100) * 10.0f;
-    f.add_box(x, y, x + 15, y + 8, "obj", 0.5f, i % 20, i);
-  }
+  const OverlayFrame f = box_grid();
   OverlayFilter outlines_only;
   outlines_only.labels = outlines_only.scores = outlines_only.track_ids = false;
   int vertices = -1;

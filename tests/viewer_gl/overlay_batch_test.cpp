@@ -4,6 +4,7 @@
 
 #include <imgui.h>
 
+#include "box_grid.hpp"
 #include "gl_test_context.hpp"
 #include "frame_target.hpp"
 #include "imgui_offscreen.hpp"
@@ -15,11 +16,7 @@ namespace {
 using OverlayBatch = GlTest;
 
 TEST_F(OverlayBatch, TenThousandBoxesAreAFewDrawCommands) {
-  OverlayFrame f;
-  for (int i = 0; i < 10000; ++i) {
-    const float x = float(i % 100) * 19.0f, y = float(i / 100) * 10.0f;
-    f.add_box(x, y, x + 15, y + 8, "obj", 0.5f, i % 20, i);
-  }
+  const OverlayFrame f = box_grid();
   FrameTarget target;
   target.resize(1920, 1080);
   target.bind();
