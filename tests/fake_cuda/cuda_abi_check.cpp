@@ -2,6 +2,7 @@
 // toolkit's cuda.h. Everything is checked at compile time; the one runtime
 // test exists so the check shows up in ctest (label unit).
 #include <cuda.h>
+#include <cudaEGL.h>
 
 #include "cuda/cuda_api.hpp"
 
@@ -200,6 +201,21 @@ SAME_FIELD(CUDA_MEMCPY2D, CUDA_MEMCPY2D, dstArray);
 SAME_FIELD(CUDA_MEMCPY2D, CUDA_MEMCPY2D, dstPitch);
 SAME_FIELD(CUDA_MEMCPY2D, CUDA_MEMCPY2D, WidthInBytes);
 SAME_FIELD(CUDA_MEMCPY2D, CUDA_MEMCPY2D, Height);
+SAME_SIZE(CUeglFrame, CUeglFrame);
+SAME_FIELD(CUeglFrame, CUeglFrame, frame.pArray);
+SAME_FIELD(CUeglFrame, CUeglFrame, frame.pPitch);
+SAME_FIELD(CUeglFrame, CUeglFrame, width);
+SAME_FIELD(CUeglFrame, CUeglFrame, height);
+SAME_FIELD(CUeglFrame, CUeglFrame, depth);
+SAME_FIELD(CUeglFrame, CUeglFrame, pitch);
+SAME_FIELD(CUeglFrame, CUeglFrame, planeCount);
+SAME_FIELD(CUeglFrame, CUeglFrame, numChannels);
+SAME_FIELD(CUeglFrame, CUeglFrame, frameType);
+SAME_FIELD(CUeglFrame, CUeglFrame, eglColorFormat);
+SAME_FIELD(CUeglFrame, CUeglFrame, cuFormat);
+static_assert(h::kCudaEglMaxPlanes == MAX_PLANES);
+static_assert(int(h::CU_EGL_FRAME_TYPE_ARRAY) == int(::CU_EGL_FRAME_TYPE_ARRAY));
+static_assert(int(h::CU_EGL_FRAME_TYPE_PITCH) == int(::CU_EGL_FRAME_TYPE_PITCH));
 #undef SAME_SIZE
 #undef SAME_FIELD
 
@@ -231,6 +247,7 @@ MAPS_TO(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC, CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC
 MAPS_TO(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS);
 MAPS_TO(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS);
 MAPS_TO(CUdriverProcAddressQueryResult, CUdriverProcAddressQueryResult);
+MAPS_TO(CUeglFrame, CUeglFrame);
 #undef MAPS_TO
 
 // The mapping itself must not be too lenient: a wrong type is caught.
@@ -283,6 +300,8 @@ SAME_FN(cuImportExternalSemaphore, cuImportExternalSemaphore);
 SAME_FN(cuSignalExternalSemaphoresAsync, cuSignalExternalSemaphoresAsync);
 SAME_FN(cuWaitExternalSemaphoresAsync, cuWaitExternalSemaphoresAsync);
 SAME_FN(cuDestroyExternalSemaphore, cuDestroyExternalSemaphore);
+SAME_FN(cuGraphicsEGLRegisterImage, cuGraphicsEGLRegisterImage);
+SAME_FN(cuGraphicsResourceGetMappedEglFrame, cuGraphicsResourceGetMappedEglFrame);
 SAME_FN(cuGetProcAddress, cuGetProcAddress_v2);
 #undef SAME_FN
 

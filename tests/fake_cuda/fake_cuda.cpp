@@ -41,6 +41,11 @@ struct handoff::cu::CUgraphicsResource_st {
   bool borrowed = false;  // the application's own persistent GL mapping, used as it is
   void* ptr = nullptr;
   std::size_t size = 0;
+  // cuGraphicsEGLRegisterImage: one pitched plane of host memory stands for
+  // the image (allocated at registration, freed at unregistration).
+  bool egl = false;
+  void* egl_memory = nullptr;
+  unsigned egl_width = 0, egl_height = 0, egl_pitch = 0, egl_channels = 0, egl_bytes = 1;
 };
 struct handoff::cu::CUextMemory_st {
   int fd = -1;
@@ -204,6 +209,8 @@ struct State {
   std::set<CUstream_st*> streams;
   int leaked_external_buffers = 0;
   bool semaphores_supported = false;
+  // EGL images: NOT_SUPPORTED until a test says what an image looks like.
+  unsigned egl_width = 0, egl_height = 0, egl_channels = 0, egl_bytes = 1;
 };
 
 State& state() {
@@ -288,6 +295,10 @@ const Region* find_region(State& s, CUdeviceptr p, std::size_t n, CUdeviceptr* s
 bool valid_stream(State& s, CUstream h) { return h == nullptr || s.streams.count(h) != 0; }
 
 CUresult unmap_one(CUgraphicsResource_st* r) {
+  if (r->egl) {
+    r->mapped = false;
+    return CUDA_SUCCESS;
+  }
   const Gl& g = gl();
   bool ok = true;
   if (r->borrowed) {
@@ -307,6 +318,10 @@ CUresult unmap_one(CUgraphicsResource_st* r) {
 }
 
 CUresult map_one(CUgraphicsResource_st* r) {
+  if (r->egl) {
+    r->mapped = true;
+    return CUDA_SUCCESS;
+  }
   const Gl& g = gl();
   if (!g.IsBuffer(r->buffer)) return CUDA_ERROR_MAP_FAILED;  // deleted by GL while registered
   GLint64 size = 0;
@@ -756,10 +771,11 @@ FAKE_API CUresult cuGraphicsGLRegisterBuffer(CUgraphicsResource* resource, GLuin
 FAKE_API CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) {
   FAKE_ENTER("cuGraphicsUnregisterResource");
   FAKE_REQUIRE_CONTEXT();
-  if (!gl_context_current()) return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
   if (!resource || !s.resources.count(resource)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!resource->egl && !gl_context_current()) return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
   if (resource->mapped) unmap_one(resource);  // the lenient reading: the driver API docs do not say
   s.resources.erase(resource);
+  std::free(resource->egl_memory);
   delete resource;
   return CUDA_SUCCESS;
 }
@@ -778,8 +794,10 @@ FAKE_API CUresult cuGraphicsMapResources(unsigned int count, CUgraphicsResource*
   FAKE_ENTER("cuGraphicsMapResources");
   FAKE_REQUIRE_CONTEXT();
   if (count == 0 || !resources) return CUDA_ERROR_INVALID_VALUE;
-  if (!gl_context_current()) return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
   if (!valid_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
+  for (unsigned i = 0; i < count; ++i)  // GL buffers need the GL context current; EGL images do not
+    if (resources[i] && s.resources.count(resources[i]) && !resources[i]->egl && !gl_context_current())
+      return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
   for (unsigned i = 0; i < count; ++i) {
     if (!resources[i] || !s.resources.count(resources[i])) return CUDA_ERROR_INVALID_HANDLE;
     if (resources[i]->mapped) return CUDA_ERROR_ALREADY_MAPPED;
@@ -799,8 +817,10 @@ FAKE_API CUresult cuGraphicsUnmapResources(unsigned int count, CUgraphicsResourc
   FAKE_ENTER("cuGraphicsUnmapResources");
   FAKE_REQUIRE_CONTEXT();
   if (count == 0 || !resources) return CUDA_ERROR_INVALID_VALUE;
-  if (!gl_context_current()) return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
   if (!valid_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
+  for (unsigned i = 0; i < count; ++i)  // GL buffers need the GL context current; EGL images do not
+    if (resources[i] && s.resources.count(resources[i]) && !resources[i]->egl && !gl_context_current())
+      return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
   for (unsigned i = 0; i < count; ++i) {
     if (!resources[i] || !s.resources.count(resources[i])) return CUDA_ERROR_INVALID_HANDLE;
     if (!resources[i]->mapped) return CUDA_ERROR_NOT_MAPPED;
@@ -823,11 +843,51 @@ FAKE_API CUresult cuGraphicsResourceGetMappedPointer_v2(CUdeviceptr* ptr, std::s
   return CUDA_SUCCESS;
 }
 
-FAKE_API CUresult cuGraphicsEGLRegisterImage(CUgraphicsResource* resource, EGLImageKHR image, unsigned int) {
+FAKE_API CUresult cuGraphicsEGLRegisterImage(CUgraphicsResource* resource, EGLImageKHR image, unsigned int flags) {
   FAKE_ENTER("cuGraphicsEGLRegisterImage");
   FAKE_REQUIRE_CONTEXT();
   if (!resource || !image) return CUDA_ERROR_INVALID_VALUE;
-  return CUDA_ERROR_NOT_SUPPORTED;  // images are not emulated
+  if (flags & ~unsigned(CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY | CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (s.egl_width == 0) return CUDA_ERROR_NOT_SUPPORTED;  // fake_cuda_set_egl_images() not called
+  const unsigned row = s.egl_width * s.egl_channels * s.egl_bytes;
+  const unsigned pitch = (row + 255u) / 256u * 256u;
+  void* memory = std::calloc(std::size_t(pitch) * s.egl_height, 1);
+  if (!memory) return CUDA_ERROR_OUT_OF_MEMORY;
+  auto* r = new CUgraphicsResource_st;
+  r->egl = true;
+  r->egl_memory = memory;
+  r->egl_width = s.egl_width;
+  r->egl_height = s.egl_height;
+  r->egl_pitch = pitch;
+  r->egl_channels = s.egl_channels;
+  r->egl_bytes = s.egl_bytes;
+  r->register_flags = r->map_flags = flags;
+  s.resources.insert(r);
+  *resource = r;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuGraphicsResourceGetMappedEglFrame(CUeglFrame* frame, CUgraphicsResource resource, unsigned int index,
+                                                     unsigned int mip_level) {
+  FAKE_ENTER("cuGraphicsResourceGetMappedEglFrame");
+  FAKE_REQUIRE_CONTEXT();
+  if (!frame) return CUDA_ERROR_INVALID_VALUE;
+  if (!resource || !s.resources.count(resource)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!resource->egl) return CUDA_ERROR_INVALID_VALUE;  // a GL buffer: cuGraphicsResourceGetMappedPointer
+  if (!resource->mapped) return CUDA_ERROR_NOT_MAPPED;
+  if (index != 0 || mip_level != 0) return CUDA_ERROR_INVALID_VALUE;
+  *frame = CUeglFrame{};
+  frame->frame.pPitch[0] = resource->egl_memory;
+  frame->width = resource->egl_width;
+  frame->height = resource->egl_height;
+  frame->depth = 1;
+  frame->pitch = resource->egl_pitch;
+  frame->planeCount = 1;
+  frame->numChannels = resource->egl_channels;
+  frame->frameType = CU_EGL_FRAME_TYPE_PITCH;
+  frame->cuFormat = resource->egl_bytes == 2 ? 0x02 : 0x01;  // CU_AD_FORMAT_UNSIGNED_INT16 / INT8
+  return CUDA_SUCCESS;
 }
 
 // --- external memory -----------------------------------------------------------
@@ -1028,6 +1088,7 @@ const std::vector<ProcEntry>& proc_table() {
       {"cuGraphicsUnmapResources", 3000, as_void(&cuGraphicsUnmapResources)},
       {"cuGraphicsResourceGetMappedPointer", 3020, as_void(&cuGraphicsResourceGetMappedPointer_v2)},
       {"cuGraphicsEGLRegisterImage", 7000, as_void(&cuGraphicsEGLRegisterImage)},
+      {"cuGraphicsResourceGetMappedEglFrame", 7000, as_void(&cuGraphicsResourceGetMappedEglFrame)},
       {"cuImportExternalMemory", 10000, as_void(&cuImportExternalMemory)},
       {"cuExternalMemoryGetMappedBuffer", 10000, as_void(&cuExternalMemoryGetMappedBuffer)},
       {"cuDestroyExternalMemory", 10000, as_void(&cuDestroyExternalMemory)},
@@ -1089,6 +1150,8 @@ FAKE_API void fake_cuda_reset(void) {
   s.log.clear();
   s.leaked_external_buffers = 0;
   s.semaphores_supported = false;
+  s.egl_width = s.egl_height = s.egl_channels = 0;
+  s.egl_bytes = 1;
 }
 
 FAKE_API void fake_cuda_fail(const char* entry, int code, int after_calls) {
@@ -1186,4 +1249,13 @@ FAKE_API void fake_cuda_set_semaphores_supported(int supported) {
   State& s = state();
   std::lock_guard lock(s.mutex);
   s.semaphores_supported = supported != 0;
+}
+
+FAKE_API void fake_cuda_set_egl_images(unsigned width, unsigned height, unsigned channels, unsigned bytes_per_channel) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.egl_width = width;
+  s.egl_height = height;
+  s.egl_channels = channels;
+  s.egl_bytes = bytes_per_channel == 2 ? 2 : 1;
 }

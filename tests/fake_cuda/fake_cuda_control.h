@@ -29,7 +29,7 @@ void fake_cuda_reset(void);
 void fake_cuda_fail(const char* entry, int code, int after_calls);
 
 /* Live objects. */
-int fake_cuda_live_registrations(void);      /* cuGraphicsGLRegisterBuffer not yet unregistered */
+int fake_cuda_live_registrations(void);      /* GL buffers and EGL images not yet unregistered */
 int fake_cuda_live_mappings(void);           /* graphics resources mapped now */
 int fake_cuda_live_allocations(void);        /* cuMemAlloc / cuMemAllocPitch not yet freed */
 int fake_cuda_live_external_memories(void);  /* cuImportExternalMemory not yet destroyed */
@@ -54,6 +54,13 @@ int fake_cuda_calls_off_thread(const char* entry, unsigned long long thread);
 /* External semaphores: NOT_SUPPORTED by default; 1 makes import / signal /
  * wait / destroy work (host-side: signal and wait complete at once). */
 void fake_cuda_set_semaphores_supported(int supported);
+
+/* EGL images: cuGraphicsEGLRegisterImage returns NOT_SUPPORTED until this
+ * says what every registered image looks like (width 0: back to that). Each
+ * registration then gets one pitched plane of host memory (pitch: the row
+ * rounded up to 256 bytes), which cuGraphicsResourceGetMappedEglFrame
+ * describes while mapped (CU_EGL_FRAME_TYPE_PITCH). Reset turns it off. */
+void fake_cuda_set_egl_images(unsigned width, unsigned height, unsigned channels, unsigned bytes_per_channel);
 
 /* Forgets cuInit: every call that needs it returns CUDA_ERROR_NOT_INITIALIZED
  * until the next cuInit. For testing that contract only. */

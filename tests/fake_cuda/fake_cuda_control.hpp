@@ -62,6 +62,7 @@ class FakeCuda {
     get(last_thread, "fake_cuda_last_thread");
     get(calls_off_thread, "fake_cuda_calls_off_thread");
     get(set_semaphores_supported, "fake_cuda_set_semaphores_supported");
+    get(set_egl_images, "fake_cuda_set_egl_images");
     get(uninitialize, "fake_cuda_uninitialize");
     if (!all) error_ = std::string(path) + " lacks the fake control API: " + error_;
     ok_ = all;
@@ -92,6 +93,7 @@ class FakeCuda {
   decltype(&fake_cuda_last_thread) last_thread = nullptr;
   decltype(&fake_cuda_calls_off_thread) calls_off_thread = nullptr;
   decltype(&fake_cuda_set_semaphores_supported) set_semaphores_supported = nullptr;
+  decltype(&fake_cuda_set_egl_images) set_egl_images = nullptr;
   decltype(&fake_cuda_uninitialize) uninitialize = nullptr;
 
  private:

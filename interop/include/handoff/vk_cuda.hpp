@@ -12,13 +12,14 @@
 //
 // Descriptors: OPAQUE_FD imports as CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
 // DMA_BUF as CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD where the driver accepts
-// it; where it does not, the error says so and names the EGLImage route
-// (cuGraphicsEGLRegisterImage), which handoff does not take for buffers.
+// it. A DMA-BUF image plane the driver refuses goes the EGLImage route
+// (import_dmabuf_plane below, cuda_egl.hpp); buffers have no such route.
 // Ownership: the import takes ExportedMemory::fd on success only.
 #include <cstdint>
 #include <memory>
 
 #include <handoff/cuda.hpp>
+#include <handoff/cuda_egl.hpp>
 #include <handoff/frame.hpp>
 #include <handoff/vk_memory.hpp>
 #include <handoff/vk_producer.hpp>
@@ -70,6 +71,23 @@ class CudaVkMemory {
 // (CPU fence) the frame is complete; with semaphores, wait on a stream.
 Frame import_vk_frame(const cuda::PrimaryContext& ctx, const VkFrameBuffer& buffer);
 Frame import_vk_frame(const cuda::PrimaryContext& ctx, VkFrameProducer& producer);
+
+// A DMA-BUF plane (`memory`, type DmaBuf, laid out as `plane` says; plane.fd
+// is ignored: memory.fd is used) in CUDA by whichever route the platform
+// takes: external memory first (cuImportExternalMemory, DMABUF_FD: the plane
+// at device_pointer, pitch plane.pitch; takes memory.fd), then, where the
+// driver refuses it, the EGLImage route through `egl_display` (null: skip it;
+// memory.fd stays the caller's). When neither works the Error names both
+// failures. `owner` keeps the import alive.
+struct CudaDmaBufPlane {
+  std::shared_ptr<void> owner;
+  std::uint64_t device_pointer = 0;  // 0 when the EGL route gave a CUDA array
+  void* array = nullptr;             // CUarray (EGL route, tiled images)
+  std::uint32_t pitch = 0;
+  bool via_egl_image = false;
+};
+CudaDmaBufPlane import_dmabuf_plane(const cuda::PrimaryContext& ctx, ExportedMemory& memory, const DmaBufPlane& plane,
+                                    void* egl_display);
 
 // A Vulkan semaphore imported into CUDA (OPAQUE_FD). Error where the driver
 // refuses (CUDA_ERROR_NOT_SUPPORTED), so callers fall back to CPU fences.

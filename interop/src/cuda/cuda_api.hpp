@@ -259,6 +259,28 @@ struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS {
 struct CUarray_st;
 using CUarray = CUarray_st*;
 
+// cudaEGL.h: what cuGraphicsResourceGetMappedEglFrame describes (CUeglFrame_v1).
+enum CUeglFrameType : int {
+  CU_EGL_FRAME_TYPE_ARRAY = 0,
+  CU_EGL_FRAME_TYPE_PITCH = 1,
+};
+inline constexpr unsigned kCudaEglMaxPlanes = 3;  // MAX_PLANES
+struct CUeglFrame {
+  union {
+    CUarray pArray[kCudaEglMaxPlanes];
+    void* pPitch[kCudaEglMaxPlanes];
+  } frame;
+  unsigned int width;   // of the first plane
+  unsigned int height;
+  unsigned int depth;
+  unsigned int pitch;   // of the first plane, bytes (pitch frames)
+  unsigned int planeCount;
+  unsigned int numChannels;
+  CUeglFrameType frameType;
+  int eglColorFormat;  // CUeglColorFormat
+  int cuFormat;        // CUarray_format
+};
+
 struct CUDA_MEMCPY2D {  // CUDA_MEMCPY2D_v2
   std::size_t srcXInBytes;
   std::size_t srcY;
@@ -349,6 +371,8 @@ using PFN_cuGetProcAddress = CUresult (*)(const char* symbol, void** pfn, int cu
                                           CUdriverProcAddressQueryResult* symbolStatus);  // 12000 [cuGetProcAddress_v2]
 using PFN_cuGraphicsEGLRegisterImage = CUresult (*)(CUgraphicsResource* pCudaResource, EGLImageKHR image,
                                                     unsigned int flags);  // 7000, optional
+using PFN_cuGraphicsResourceGetMappedEglFrame = CUresult (*)(CUeglFrame* eglFrame, CUgraphicsResource resource,
+                                                             unsigned int index, unsigned int mipLevel);  // 7000
 
 // The X-macro list of every entry point in DriverApi:
 //   X(field name = CUDA base name, CUDA version of the ABI, versioned symbol for dlsym, required)
@@ -398,11 +422,12 @@ using PFN_cuGraphicsEGLRegisterImage = CUresult (*)(CUgraphicsResource* pCudaRes
   X(cuSignalExternalSemaphoresAsync, 10000, "cuSignalExternalSemaphoresAsync", true)      \
   X(cuWaitExternalSemaphoresAsync, 10000, "cuWaitExternalSemaphoresAsync", true)          \
   X(cuDestroyExternalSemaphore, 10000, "cuDestroyExternalSemaphore", true)                \
-  X(cuGraphicsEGLRegisterImage, 7000, "cuGraphicsEGLRegisterImage", false)
+  X(cuGraphicsEGLRegisterImage, 7000, "cuGraphicsEGLRegisterImage", false)                \
+  X(cuGraphicsResourceGetMappedEglFrame, 7000, "cuGraphicsResourceGetMappedEglFrame", false)
 
 // The function table of one loaded driver. Every required field is non-null
 // once the driver is usable (handoff::cuda::Driver::usable()); optional ones
-// (cuGraphicsEGLRegisterImage) may be null. cuGetProcAddress_v1 is set on 11.x
+// (cuGraphicsEGLRegisterImage, cuGraphicsResourceGetMappedEglFrame) may be null. cuGetProcAddress_v1 is set on 11.x
 // drivers, cuGetProcAddress on 12.0+; either may be null.
 // Thread safety: the table is immutable after load; CUDA's entry points are
 // themselves thread-safe (graphics calls need the GL context current).

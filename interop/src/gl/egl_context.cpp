@@ -4,6 +4,8 @@
 #include <handoff/gl_context.hpp>
 #include <handoff/log.hpp>
 
+#include "gl/egl_util.hpp"
+
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 
@@ -13,10 +15,9 @@
 #include <string>
 #include <vector>
 
-namespace handoff {
-namespace {
+namespace handoff::detail {
 
-std::string egl_error_name(EGLint e) {
+std::string egl_error_name(int e) {
   switch (e) {
     case EGL_SUCCESS: return "EGL_SUCCESS";
     case EGL_NOT_INITIALIZED: return "EGL_NOT_INITIALIZED";
@@ -37,11 +38,6 @@ std::string egl_error_name(EGLint e) {
   }
 }
 
-[[noreturn]] void throw_egl(const char* call, const std::string& detail, const char* where) {
-  EGLint e = eglGetError();
-  throw Error(Api::Egl, call, e, egl_error_name(e), detail, where);
-}
-
 bool has_word(const char* list, std::string_view word) {
   if (!list) return false;
   std::string_view s(list);
@@ -54,6 +50,21 @@ bool has_word(const char* list, std::string_view word) {
   }
   return false;
 }
+
+}  // namespace handoff::detail
+
+namespace handoff {
+namespace {
+
+using detail::egl_error_name;
+using detail::has_word;
+
+
+[[noreturn]] void throw_egl(const char* call, const std::string& detail, const char* where) {
+  EGLint e = eglGetError();
+  throw Error(Api::Egl, call, e, egl_error_name(e), detail, where);
+}
+
 
 // An EGLDisplay is process-wide: eglGetPlatformDisplayEXT hands every caller
 // (our workers, the viewer's own EGL code) the same one, and eglTerminate would

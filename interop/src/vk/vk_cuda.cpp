@@ -53,8 +53,8 @@ CudaVkMemory::CudaVkMemory(const cuda::PrimaryContext& ctx, ExportedMemory& memo
     std::string detail = std::string(to_string(memory.type)) + " descriptor of " +
                          std::to_string(memory.allocation_size) + " bytes";
     if (memory.type == VkHandleType::DmaBuf)
-      detail += "; the driver refused DMA-BUF as external memory, and the EGLImage route "
-                "(cuGraphicsEGLRegisterImage) does not map buffers: export OPAQUE_FD instead";
+      detail += "; the driver refused DMA-BUF as external memory (image planes: import_dmabuf_plane() "
+                "tries the EGLImage route; buffers: export OPAQUE_FD instead)";
     drv_->check(r, "cuImportExternalMemory", detail, HANDOFF_WHERE);
   }
   (void)memory.fd.release();  // CUDA owns the descriptor now
@@ -113,6 +113,59 @@ Frame import_vk_frame(const cuda::PrimaryContext& ctx, VkFrameProducer& producer
   f.colorimetry = producer.colorimetry();
   f.index = producer.last_index();
   return f;
+}
+
+// --- DMA-BUF planes: external memory, else the EGLImage route ---------------------
+
+CudaDmaBufPlane import_dmabuf_plane(const cuda::PrimaryContext& ctx, ExportedMemory& memory, const DmaBufPlane& plane,
+                                    void* egl_display) {
+  if (memory.type != VkHandleType::DmaBuf) throw UsageError("import_dmabuf_plane: the descriptor is not a DMA-BUF");
+  if (!memory.fd) throw UsageError("import_dmabuf_plane: the ExportedMemory holds no descriptor");
+  const std::uint64_t plane_bytes = std::uint64_t(plane.pitch) * plane.height;
+  if (plane.pitch == 0 || plane.height == 0 || plane.offset > memory.allocation_size ||
+      plane_bytes > memory.allocation_size - plane.offset)
+    throw UsageError("import_dmabuf_plane: the plane (offset " + std::to_string(plane.offset) + ", " +
+                     std::to_string(plane.pitch) + " x " + std::to_string(plane.height) + " bytes) is outside the " +
+                     std::to_string(memory.allocation_size) + "-byte allocation");
+  CudaDmaBufPlane out;
+  std::string external_failure;
+  try {
+    auto import = std::make_shared<CudaVkMemory>(ctx, memory, plane.offset, plane_bytes);
+    out.device_pointer = import->device_pointer();
+    out.pitch = plane.pitch;
+    out.owner = std::move(import);
+    return out;
+  } catch (const Error& e) {
+    external_failure = e.what();  // memory.fd is still ours: a failed import does not take it
+  }
+  if (!egl_display)
+    throw Error(Api::Cuda, "import_dmabuf_plane", 0, {},
+                "external memory refused the DMA-BUF (" + external_failure +
+                    ") and no EGL display was given for the EGLImage route",
+                HANDOFF_WHERE);
+  try {
+    DmaBufPlane p = plane;
+    p.fd = memory.fd.get();
+    struct Both {
+      EglDmaBufImage image;
+      CudaEglImage cuda;
+      Both(void* display, const DmaBufPlane& pl, const cuda::PrimaryContext& c)
+          : image(display, pl), cuda(c, image.image()) {}
+    };
+    auto both = std::make_shared<Both>(egl_display, p, ctx);
+    const CudaEglPlane& cp = both->cuda.plane();
+    out.device_pointer = cp.pitched ? cp.device_pointer : 0;
+    out.array = cp.pitched ? nullptr : cp.array;
+    out.pitch = cp.pitch;
+    out.via_egl_image = true;
+    out.owner = std::move(both);
+    return out;
+  } catch (const Error& e) {
+    throw Error(Api::Cuda, "import_dmabuf_plane", 0, {},
+                "neither route took the DMA-BUF plane: external memory: " + external_failure +
+                    "; EGLImage route: " + e.what(),
+                HANDOFF_WHERE);
+  }
 }
 
 // --- CudaVkSemaphore ---------------------------------------------------------------

@@ -1,0 +1,146 @@
+#include <handoff/cuda_egl.hpp>
+#include <handoff/log.hpp>
+
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+
+#include <string>
+#include <vector>
+
+#include "cuda/cuda_api.hpp"
+#include "gl/egl_util.hpp"
+
+namespace handoff {
+
+namespace {
+
+std::string fourcc_text(std::uint32_t f) {
+  std::string s;
+  for (int i = 0; i < 4; ++i) {
+    const char c = char((f >> (8 * i)) & 0xFF);
+    s += (c >= 0x20 && c < 0x7f) ? c : '?';
+  }
+  return s;
+}
+
+}  // namespace
+
+// --- EglDmaBufImage -------------------------------------------------------------
+
+EglDmaBufImage::EglDmaBufImage(void* display, const DmaBufPlane& p) : display_(display) {
+  if (!display) throw UsageError("EglDmaBufImage: no EGLDisplay");
+  if (p.fd < 0 || p.width == 0 || p.height == 0 || p.pitch == 0 || p.fourcc == 0)
+    throw UsageError("EglDmaBufImage: the plane needs an fd, a size, a pitch and a fourcc");
+  const char* ext = eglQueryString(display, EGL_EXTENSIONS);
+  if (!ext) {
+    const EGLint e = eglGetError();
+    throw Error(Api::Egl, "eglQueryString(EGL_EXTENSIONS)", e, detail::egl_error_name(e),
+                "the display is not initialised", HANDOFF_WHERE);
+  }
+  if (!detail::has_word(ext, "EGL_EXT_image_dma_buf_import"))
+    throw Error(Api::Egl, "eglQueryString(EGL_EXTENSIONS)", 0, {},
+                "the EGL display lacks EGL_EXT_image_dma_buf_import: it cannot make an EGLImage from a DMA-BUF",
+                HANDOFF_WHERE);
+  if (p.modifier && !detail::has_word(ext, "EGL_EXT_image_dma_buf_import_modifiers"))
+    throw Error(Api::Egl, "eglQueryString(EGL_EXTENSIONS)", 0, {},
+                "the plane has a DRM format modifier and the EGL display lacks "
+                "EGL_EXT_image_dma_buf_import_modifiers",
+                HANDOFF_WHERE);
+  auto create = reinterpret_cast<PFNEGLCREATEIMAGEKHRPROC>(eglGetProcAddress("eglCreateImageKHR"));
+  if (!create) throw Error(Api::Egl, "eglGetProcAddress(eglCreateImageKHR)", 0, {}, "not found", HANDOFF_WHERE);
+  std::vector<EGLint> a = {EGL_WIDTH,
+                           EGLint(p.width),
+                           EGL_HEIGHT,
+                           EGLint(p.height),
+                           EGL_LINUX_DRM_FOURCC_EXT,
+                           EGLint(p.fourcc),
+                           EGL_DMA_BUF_PLANE0_FD_EXT,
+                           p.fd,
+                           EGL_DMA_BUF_PLANE0_OFFSET_EXT,
+                           EGLint(p.offset),
+                           EGL_DMA_BUF_PLANE0_PITCH_EXT,
+                           EGLint(p.pitch)};
+  if (p.modifier) {
+    a.insert(a.end(), {EGL_DMA_BUF_PLANE0_MODIFIER_LO_EXT, EGLint(std::uint32_t(*p.modifier & 0xFFFFFFFFu)),
+                       EGL_DMA_BUF_PLANE0_MODIFIER_HI_EXT, EGLint(std::uint32_t(*p.modifier >> 32))});
+  }
+  a.push_back(EGL_NONE);
+  image_ = create(display, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, nullptr, a.data());
+  if (image_ == EGL_NO_IMAGE_KHR) {
+    image_ = nullptr;
+    const EGLint e = eglGetError();
+    throw Error(Api::Egl, "eglCreateImageKHR", e, detail::egl_error_name(e),
+                "DMA-BUF plane " + std::to_string(p.width) + "x" + std::to_string(p.height) + " " +
+                    fourcc_text(p.fourcc) + ", pitch " + std::to_string(p.pitch) + ", offset " +
+                    std::to_string(p.offset),
+                HANDOFF_WHERE);
+  }
+}
+
+EglDmaBufImage::~EglDmaBufImage() {
+  if (!image_) return;
+  auto destroy = reinterpret_cast<PFNEGLDESTROYIMAGEKHRPROC>(eglGetProcAddress("eglDestroyImageKHR"));
+  if (!destroy || !destroy(display_, image_))
+    log(LogLevel::Error, "EglDmaBufImage: eglDestroyImageKHR failed with " + detail::egl_error_name(eglGetError()));
+}
+
+// --- CudaEglImage ------------------------------------------------------------------
+
+CudaEglImage::CudaEglImage(const cuda::PrimaryContext& ctx, void* egl_image, bool read_only) {
+  if (!ctx) throw UsageError("CudaEglImage: the PrimaryContext holds no context");
+  if (!egl_image) throw UsageError("CudaEglImage: no EGLImage");
+  drv_ = ctx.driver();
+  ctx_ = ctx.get();
+  const cu::DriverApi& api = drv_->api();
+  if (!api.cuGraphicsEGLRegisterImage || !api.cuGraphicsResourceGetMappedEglFrame)
+    throw Error(Api::Cuda, "cuGetProcAddress", 0, {},
+                "the CUDA driver lacks cuGraphicsEGLRegisterImage / cuGraphicsResourceGetMappedEglFrame: "
+                "no EGLImage route",
+                HANDOFF_WHERE);
+  cuda::ScopedContext current(ctx);
+  cu::CUgraphicsResource res = nullptr;
+  drv_->check(api.cuGraphicsEGLRegisterImage(&res, egl_image,
+                                             read_only ? cu::CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
+                                                       : cu::CU_GRAPHICS_REGISTER_FLAGS_NONE),
+              "cuGraphicsEGLRegisterImage", {}, HANDOFF_WHERE);
+  resource_ = res;
+  try {
+    drv_->check(api.cuGraphicsMapResources(1, &res, nullptr), "cuGraphicsMapResources", "EGL image", HANDOFF_WHERE);
+    mapped_ = true;
+    cu::CUeglFrame f{};
+    drv_->check(api.cuGraphicsResourceGetMappedEglFrame(&f, res, 0, 0), "cuGraphicsResourceGetMappedEglFrame", {},
+                HANDOFF_WHERE);
+    plane_.pitched = f.frameType == cu::CU_EGL_FRAME_TYPE_PITCH;
+    if (plane_.pitched) plane_.device_pointer = reinterpret_cast<std::uint64_t>(f.frame.pPitch[0]);
+    else plane_.array = f.frame.pArray[0];
+    plane_.width = f.width;
+    plane_.height = f.height;
+    plane_.pitch = f.pitch;
+    plane_.channels = f.numChannels;
+  } catch (...) {
+    if (mapped_) api.cuGraphicsUnmapResources(1, &res, nullptr);
+    api.cuGraphicsUnregisterResource(res);
+    resource_ = nullptr;
+    mapped_ = false;
+    throw;
+  }
+}
+
+CudaEglImage::~CudaEglImage() {
+  if (!resource_) return;
+  try {
+    cuda::ScopedContext current(*drv_, static_cast<cu::CUctx_st*>(ctx_));
+    const cu::DriverApi& api = drv_->api();
+    auto res = static_cast<cu::CUgraphicsResource>(resource_);
+    if (mapped_) {
+      if (cu::CUresult r = api.cuGraphicsUnmapResources(1, &res, nullptr); r != cu::CUDA_SUCCESS)
+        log(LogLevel::Error, "CudaEglImage: cuGraphicsUnmapResources failed with " + drv_->error_name(r));
+    }
+    if (cu::CUresult r = api.cuGraphicsUnregisterResource(res); r != cu::CUDA_SUCCESS)
+      log(LogLevel::Error, "CudaEglImage: cuGraphicsUnregisterResource failed with " + drv_->error_name(r));
+  } catch (const std::exception& e) {
+    log(LogLevel::Error, std::string("CudaEglImage: release failed: ") + e.what());
+  }
+}
+
+}  // namespace handoff
