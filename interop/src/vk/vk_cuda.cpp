@@ -54,7 +54,7 @@ CudaVkMemory::CudaVkMemory(const cuda::PrimaryContext& ctx, ExportedMemory& memo
                          std::to_string(memory.allocation_size) + " bytes";
     if (memory.type == VkHandleType::DmaBuf)
       detail += "; the driver refused DMA-BUF as external memory (image planes: import_dmabuf_plane() "
-                "tries the EGLImage route; buffers: export OPAQUE_FD instead)";
+                "tries the EGLImage route, cuGraphicsEGLRegisterImage; buffers: export OPAQUE_FD instead)";
     drv_->check(r, "cuImportExternalMemory", detail, HANDOFF_WHERE);
   }
   (void)memory.fd.release();  // CUDA owns the descriptor now
