@@ -169,6 +169,20 @@ TEST_F(CudaEglFake, ADmaBufImageNamesWhatIsMissing) {
   ::close(fd);
 }
 
+TEST_F(CudaEglFake, TheRouteReportSaysWhatIsMissing) {
+  EXPECT_EQ(egl_route_unavailable(nullptr), "no EGL display");
+  bool has_import = false;
+  std::string why;
+  worker().run([&] {
+    const char* ext = eglQueryString(display, EGL_EXTENSIONS);
+    has_import = ext && std::strstr(ext, "EGL_EXT_image_dma_buf_import");
+    why = egl_route_unavailable(display);
+  });
+  // The fake has both entry points, so only the display can be what is missing.
+  if (has_import) EXPECT_EQ(why, "");
+  else EXPECT_NE(why.find("EGL_EXT_image_dma_buf_import"), std::string::npos) << why;
+}
+
 #ifdef HANDOFF_HAVE_VULKAN
 ExportedMemory dmabuf_memory(std::size_t bytes) {
   ExportedMemory m;

@@ -3,11 +3,14 @@
 // device UUIDs. Exits 0 whatever it finds.
 //   handoff-info [--cuda-device N]
 #include <handoff/cuda.hpp>
+#include <handoff/cuda_egl.hpp>
 #include <handoff/gl_worker.hpp>
 #include <handoff/log.hpp>
 #ifdef HANDOFF_HAVE_VULKAN
 #include <handoff/vk_context.hpp>
 #endif
+
+#include <EGL/egl.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -62,6 +65,11 @@ std::optional<NamedUuid> print_gl(int cuda_device) {
                            yes_no(i.memory_object_fd) + ", GL_EXT_semaphore " + yes_no(i.semaphore) +
                            ", GL_EXT_semaphore_fd " + yes_no(i.semaphore_fd) + ", GL_KHR_debug " +
                            yes_no(i.khr_debug));
+    // DMA-BUF planes into CUDA: external memory where the driver takes DMABUF_FD,
+    // else the EGLImage route through this display.
+    const std::string egl_route = gl.run([] { return handoff::egl_route_unavailable(eglGetCurrentDisplay()); });
+    line("DMA-BUF->CUDA", std::string("external memory (DMABUF_FD) where the CUDA driver takes it; EGLImage route: ") +
+                              (egl_route.empty() ? "yes" : "no, " + egl_route));
     if (i.device_uuid) {
       line("GL device UUID", handoff::format_uuid(*i.device_uuid) +
                                  (i.driver_uuid ? " (driver " + handoff::format_uuid(*i.driver_uuid) + ")" : ""));

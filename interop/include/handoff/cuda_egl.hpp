@@ -16,6 +16,7 @@
 // route second.
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include <handoff/cuda.hpp>
 
@@ -40,6 +41,12 @@ struct DmaBufPlane {
   std::uint32_t offset = 0, pitch = 0;
   std::optional<std::uint64_t> modifier;  // needs EGL_EXT_image_dma_buf_import_modifiers
 };
+
+// Why the EGLImage route cannot be taken with this EGL display and the loaded
+// CUDA driver ("" when it can): CUDA unusable (see driver().describe()), the driver's EGL entry points
+// missing, or the display without EGL_EXT_image_dma_buf_import. For
+// handoff-info and for callers choosing a route up front.
+std::string egl_route_unavailable(void* egl_display);
 
 // An EGLImage made from a DMA-BUF plane (eglCreateImageKHR, EGL_LINUX_DMA_BUF_EXT).
 // @thread_safety: any thread; destroy before the display is terminated.

@@ -25,6 +25,17 @@ std::string fourcc_text(std::uint32_t f) {
 
 }  // namespace
 
+std::string egl_route_unavailable(void* egl_display) {
+  const cuda::Driver& d = cuda::driver();
+  if (!d.usable()) return "CUDA unusable (see the CUDA line)";
+  if (!d.api().cuGraphicsEGLRegisterImage || !d.api().cuGraphicsResourceGetMappedEglFrame)
+    return "the CUDA driver lacks cuGraphicsEGLRegisterImage / cuGraphicsResourceGetMappedEglFrame";
+  if (!egl_display) return "no EGL display";
+  const char* ext = eglQueryString(egl_display, EGL_EXTENSIONS);
+  if (!detail::has_word(ext, "EGL_EXT_image_dma_buf_import")) return "the EGL display lacks EGL_EXT_image_dma_buf_import";
+  return {};
+}
+
 // --- EglDmaBufImage -------------------------------------------------------------
 
 EglDmaBufImage::EglDmaBufImage(void* display, const DmaBufPlane& p) : display_(display) {
