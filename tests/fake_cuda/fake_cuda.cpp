@@ -790,16 +790,24 @@ FAKE_API CUresult cuGraphicsResourceSetMapFlags_v2(CUgraphicsResource resource, 
   return CUDA_SUCCESS;
 }
 
+// What map and unmap check first, in this order: the list, the stream, the GL
+// context (GL buffers need it current; EGL images do not), every handle.
+static CUresult check_resource_list(State& s, unsigned count, CUgraphicsResource* resources, CUstream stream) {
+  if (count == 0 || !resources) return CUDA_ERROR_INVALID_VALUE;
+  if (!valid_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
+  for (unsigned i = 0; i < count; ++i)
+    if (resources[i] && s.resources.count(resources[i]) && !resources[i]->egl && !gl_context_current())
+      return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
+  for (unsigned i = 0; i < count; ++i)
+    if (!resources[i] || !s.resources.count(resources[i])) return CUDA_ERROR_INVALID_HANDLE;
+  return CUDA_SUCCESS;
+}
+
 FAKE_API CUresult cuGraphicsMapResources(unsigned int count, CUgraphicsResource* resources, CUstream stream) {
   FAKE_ENTER("cuGraphicsMapResources");
   FAKE_REQUIRE_CONTEXT();
-  if (count == 0 || !resources) return CUDA_ERROR_INVALID_VALUE;
-  if (!valid_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
-  for (unsigned i = 0; i < count; ++i)  // GL buffers need the GL context current; EGL images do not
-    if (resources[i] && s.resources.count(resources[i]) && !resources[i]->egl && !gl_context_current())
-      return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
+  if (CUresult r = check_resource_list(s, count, resources, stream); r != CUDA_SUCCESS) return r;
   for (unsigned i = 0; i < count; ++i) {
-    if (!resources[i] || !s.resources.count(resources[i])) return CUDA_ERROR_INVALID_HANDLE;
     if (resources[i]->mapped) return CUDA_ERROR_ALREADY_MAPPED;
     for (unsigned j = 0; j < i; ++j)
       if (resources[j] == resources[i]) return CUDA_ERROR_ALREADY_MAPPED;  // listed twice
@@ -816,13 +824,8 @@ FAKE_API CUresult cuGraphicsMapResources(unsigned int count, CUgraphicsResource*
 FAKE_API CUresult cuGraphicsUnmapResources(unsigned int count, CUgraphicsResource* resources, CUstream stream) {
   FAKE_ENTER("cuGraphicsUnmapResources");
   FAKE_REQUIRE_CONTEXT();
-  if (count == 0 || !resources) return CUDA_ERROR_INVALID_VALUE;
-  if (!valid_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
-  for (unsigned i = 0; i < count; ++i)  // GL buffers need the GL context current; EGL images do not
-    if (resources[i] && s.resources.count(resources[i]) && !resources[i]->egl && !gl_context_current())
-      return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
+  if (CUresult r = check_resource_list(s, count, resources, stream); r != CUDA_SUCCESS) return r;
   for (unsigned i = 0; i < count; ++i) {
-    if (!resources[i] || !s.resources.count(resources[i])) return CUDA_ERROR_INVALID_HANDLE;
     if (!resources[i]->mapped) return CUDA_ERROR_NOT_MAPPED;
   }
   CUresult result = CUDA_SUCCESS;
