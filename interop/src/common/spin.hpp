@@ -20,12 +20,13 @@
 //    loaded machine the peer is not running while we spin, and a spin that
 //    fails there would only fail longer if it grew);
 //  - a wait the spin caught keeps the budget (at least twice what it took).
-// Budgets below kMinNs are zero. With `yield`, past kYieldAfterNs the spin yields the CPU
-// between polls (sched_yield: free when nothing else wants this CPU), because
-// a peer that has not answered by then may be waiting for this very CPU: on 2
-// cores a spinning Vulkan fence wait kept lavapipe's queue thread off the CPU
-// (latency handoff 28.5 us -> 19.6 us, streamed 22.4 us -> 10.4 us with it). Any thread may use one policy; races on the
-// budget only make one wait's guess stale.
+// Budgets below kMinNs are zero. With `yield`, past kYieldAfterNs the spin
+// yields the CPU between polls (sched_yield: free when nothing else wants this
+// CPU), because a peer that has not answered by then may be waiting for this
+// very CPU: on 2 cores a spinning Vulkan fence wait kept lavapipe's queue
+// thread off the CPU (bench_vk_gl: latency handoff 28.5 -> 19.6 us, streamed
+// 22.4 -> 10.4 us with it). Any thread may use one policy; races on the budget
+// only make one wait's guess stale.
 #include <sched.h>
 
 #include <atomic>
@@ -72,7 +73,8 @@ class SpinPolicy {
     for (;;) {
       for (int i = 0; i < 16; ++i) {
         if (pred()) {
-          const auto took = std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - w.start).count());
+          const auto took =
+              std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - w.start).count());
           if (2 * took > budget) store(2 * took + kMinNs);
           return true;
         }
