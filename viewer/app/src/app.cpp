@@ -50,34 +50,13 @@ void prepare_output_dir(const std::string& dir) {
   if (ec) throw Error(Api::System, "create_directories", ec.value(), ec.message(), "--output " + dir, HANDOFF_WHERE);
 }
 
-// Renders the current frame at its own size with overlays into `target` and
-// reads it back as RGBA rows (top-down).
-void render_frame_image(ViewerState& v, FrameTarget& target, ImGuiOffscreen& painter,
-                        std::vector<std::uint8_t>& rgba, bool readback = true) {
-  const int w = static_cast<int>(v.info().width), h = static_cast<int>(v.info().height);
+// Renders the current frame through `view` with its overlays into a w x h
+// `target` (left bound when `keep_bound`, e.g. to read it back).
+void render_into(ViewerState& v, FrameTarget& target, ImGuiOffscreen& painter, int w, int h,
+                 const ViewTransform& view, bool keep_bound) {
   target.resize(w, h);
   target.bind();
   const auto t0 = clock::now();
-  v.draw_frame(ViewTransform{}, w, h);
-  const OverlayFrame* f = v.show_overlays ? v.current_overlays() : nullptr;
-  if (f && !f->empty()) {
-    painter.begin(w, h);
-    v.draw_overlays_into(painter.background(), ViewTransform{}, RectF{0, 0, float(w), float(h)});
-    painter.end();
-  }
-  v.stats().draw_ms.add(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
-  if (readback) target.read_rgba(rgba);
-  FrameTarget::unbind();
-}
-
-// Headless without --output: the frame fitted to a w x h view with its
-// overlays, like the window shows it (without the panel). Nothing reads it
-// back; it is what --screenshot starts from and what the benchmarks time.
-void render_view_image(ViewerState& v, FrameTarget& target, ImGuiOffscreen& painter, int w, int h) {
-  target.resize(w, h);
-  target.bind();
-  const auto t0 = clock::now();
-  const ViewTransform view = fit_view(v.info().width, v.info().height, w, h);
   v.draw_frame(view, w, h);
   const OverlayFrame* f = v.show_overlays ? v.current_overlays() : nullptr;
   if (f && !f->empty()) {
@@ -88,7 +67,23 @@ void render_view_image(ViewerState& v, FrameTarget& target, ImGuiOffscreen& pain
     painter.end();
   }
   v.stats().draw_ms.add(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+  if (!keep_bound) FrameTarget::unbind();
+}
+
+// The current frame at its own size with overlays (what --output writes),
+// read back as RGBA rows (top-down).
+void render_frame_image(ViewerState& v, FrameTarget& target, ImGuiOffscreen& painter,
+                        std::vector<std::uint8_t>& rgba) {
+  render_into(v, target, painter, int(v.info().width), int(v.info().height), ViewTransform{}, true);
+  target.read_rgba(rgba);
   FrameTarget::unbind();
+}
+
+// Headless without --output: the frame fitted to a w x h view with its
+// overlays, like the window shows it (without the panel). Nothing reads it
+// back; it is what the benchmarks time.
+void render_view_image(ViewerState& v, FrameTarget& target, ImGuiOffscreen& painter, int w, int h) {
+  render_into(v, target, painter, w, h, fit_view(v.info().width, v.info().height, w, h), false);
 }
 
 void write_rgba_png(const std::filesystem::path& path, std::vector<std::uint8_t> rgba, int w, int h,
