@@ -102,6 +102,18 @@ void FrameRenderer::release_textures() noexcept {
   external_ = false;
 }
 
+namespace {
+// How the shaders sample both plane textures: bilinear, one level, clamped.
+void set_plane_sampling(GLuint luma, GLuint chroma) {
+  for (GLuint t : {luma, chroma}) {
+    glTextureParameteri(t, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+    glTextureParameteri(t, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+    glTextureParameteri(t, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTextureParameteri(t, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  }
+}
+}  // namespace
+
 void FrameRenderer::use_external(PixelFormat format, std::uint32_t width, std::uint32_t height, GLuint luma,
                                  GLuint chroma) {
   if (width == 0 || height == 0 || width > 16384 || height > 16384 || !luma || !chroma)
@@ -110,12 +122,7 @@ void FrameRenderer::use_external(PixelFormat format, std::uint32_t width, std::u
   if (external_ && luma == luma_ && chroma == chroma_ && format == format_ && width == width_ && height == height_)
     return;
   release_textures();
-  for (GLuint t : {luma, chroma}) {
-    glTextureParameteri(t, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-    glTextureParameteri(t, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-    glTextureParameteri(t, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-    glTextureParameteri(t, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-  }
+  set_plane_sampling(luma, chroma);
   HANDOFF_VIEW_GL(glTextureParameteri);
   luma_ = luma;
   chroma_ = chroma;
@@ -138,12 +145,7 @@ void FrameRenderer::configure(PixelFormat format, std::uint32_t width, std::uint
                      static_cast<GLsizei>(height));
   glTextureStorage2D(chroma_, 1, p010 ? GL_RG16 : GL_RG8, static_cast<GLsizei>(chroma_width(width)),
                      static_cast<GLsizei>(chroma_height(height)));
-  for (GLuint t : {luma_, chroma_}) {
-    glTextureParameteri(t, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-    glTextureParameteri(t, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-    glTextureParameteri(t, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-    glTextureParameteri(t, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-  }
+  set_plane_sampling(luma_, chroma_);
   HANDOFF_VIEW_GL(glTextureStorage2D);
   format_ = format;
   width_ = width;
