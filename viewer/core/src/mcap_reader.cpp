@@ -94,7 +94,8 @@ class ReaderImpl final : public Reader {
   void scan_chunk(std::uint64_t at, std::span<const std::uint8_t> content);
   void index_chunk_records(const ChunkRecords& c);
   void add_schema(const RecordPlace& at, Cursor& c, std::uint64_t offset);
-  void add_channel(const RecordPlace& at, Cursor& c, std::uint64_t offset);
+  // `scanning`: its schema must have come before it (the summary is checked as a whole).
+  void add_channel(const RecordPlace& at, Cursor& c, std::uint64_t offset, bool scanning);
   void add_chunk_index(const RecordPlace& at, Cursor& c);
   void damaged_tail(const std::string& where, const std::string& what);
   ChunkSlot& load_chunk(std::uint32_t id);
@@ -252,7 +253,7 @@ void ReaderImpl::parse_summary_record(std::uint8_t op, std::uint64_t at, std::sp
   Cursor c(content, where);
   switch (Opcode(op)) {
     case Opcode::Schema: return add_schema(where, c, at);
-    case Opcode::Channel: return add_channel(where, c, at);
+    case Opcode::Channel: return add_channel(where, c, at, false);
     case Opcode::ChunkIndex: return add_chunk_index(where, c);
     case Opcode::Statistics: {
       Statistics s;
@@ -292,7 +293,7 @@ void ReaderImpl::add_schema(const RecordPlace& at, Cursor& c, std::uint64_t offs
   }
 }
 
-void ReaderImpl::add_channel(const RecordPlace& at, Cursor& c, std::uint64_t offset) {
+void ReaderImpl::add_channel(const RecordPlace& at, Cursor& c, std::uint64_t offset, bool scanning) {
   Channel ch;
   ch.id = c.u16("id");
   ch.schema_id = c.u16("schema_id");
@@ -300,6 +301,10 @@ void ReaderImpl::add_channel(const RecordPlace& at, Cursor& c, std::uint64_t off
   ch.message_encoding = c.string("message_encoding");
   ch.metadata = c.string_map("metadata");
   ch.offset = offset;
+  if (scanning && ch.schema_id != 0 && !schemas_.count(ch.schema_id)) {
+    fail(at, "schema_id", "channel " + std::to_string(ch.id) + " (" + ch.topic + ") names schema " +
+                              std::to_string(ch.schema_id) + ", which has no Schema record before it");
+  }
   auto [it, added] = channels_.try_emplace(ch.id, ch);
   if (!added && (it->second.topic != ch.topic || it->second.schema_id != ch.schema_id ||
                  it->second.message_encoding != ch.message_encoding || it->second.metadata != ch.metadata)) {
@@ -447,7 +452,7 @@ bool ReaderImpl::scan_record(std::uint64_t& pos, std::uint64_t end, bool has_foo
   Cursor c(content, where);
   switch (Opcode(op)) {
     case Opcode::Schema: add_schema(where, c, at); break;
-    case Opcode::Channel: add_channel(where, c, at); break;
+    case Opcode::Channel: add_channel(where, c, at, true); break;
     case Opcode::Chunk: scan_chunk(at, content); break;
     case Opcode::Message: {
       MessageRef r;
@@ -510,7 +515,7 @@ void ReaderImpl::index_chunk_records(const ChunkRecords& chunk) {
     const RecordPlace where{name(), op, pos, chunk.start};
     Cursor c(records.subspan(pos + kRecordHeaderBytes, len), where);
     if (Opcode(op) == Opcode::Schema) add_schema(where, c, chunk.start);
-    if (Opcode(op) == Opcode::Channel) add_channel(where, c, chunk.start);
+    if (Opcode(op) == Opcode::Channel) add_channel(where, c, chunk.start, true);
     if (Opcode(op) == Opcode::Message) {
       MessageRef r;
       r.channel = c.u16("channel_id");

@@ -70,7 +70,9 @@ struct Schema {
   std::string name;      // e.g. "foxglove.RawImage"
   std::string encoding;  // e.g. "protobuf" (data is then a FileDescriptorSet)
   std::vector<std::uint8_t> data;
-  std::uint64_t offset = 0;  // byte offset of the record it was read from (reader)
+  // Byte offset of the record it was read from (reader); for a record inside
+  // a chunk, the chunk's offset.
+  std::uint64_t offset = 0;
 };
 
 struct Channel {
@@ -79,7 +81,7 @@ struct Channel {
   std::string topic;
   std::string message_encoding;  // e.g. "protobuf"
   StringMap metadata;
-  std::uint64_t offset = 0;  // byte offset of the record it was read from (reader)
+  std::uint64_t offset = 0;  // as Schema::offset
 };
 
 struct Statistics {
