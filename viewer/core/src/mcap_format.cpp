@@ -87,6 +87,11 @@ std::uint32_t crc32(std::uint32_t crc, std::span<const std::uint8_t> bytes) {
   return std::uint32_t(c);
 }
 
+std::uint32_t crc32_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t length_b) {
+  static_assert(sizeof(z_off_t) == 8, "64-bit file offsets");
+  return std::uint32_t(::crc32_combine(crc_a, crc_b, z_off_t(length_b)));
+}
+
 std::uint16_t load_u16(const std::uint8_t* p) { return std::uint16_t(p[0] | (p[1] << 8)); }
 std::uint32_t load_u32(const std::uint8_t* p) {
   return std::uint32_t(p[0]) | (std::uint32_t(p[1]) << 8) | (std::uint32_t(p[2]) << 16) | (std::uint32_t(p[3]) << 24);
@@ -235,7 +240,7 @@ void Compressor::compress(std::span<const std::uint8_t> in, std::vector<std::uin
     if (LZ4F_isError(n)) throw Error(Api::None, "LZ4F_compressFrame", long(n), LZ4F_getErrorName(n), "");
     out.resize(n);
   } else {
-    out.assign(in.begin(), in.end());
+    throw UsageError("Compressor: no compression to do");
   }
 }
 

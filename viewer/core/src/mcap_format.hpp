@@ -23,6 +23,8 @@ inline constexpr std::size_t kMessageFixedBytes = 2 + 4 + 8 + 8;
 
 // CRC-32 (ISO-HDLC, the one zlib computes), continued from `crc`.
 std::uint32_t crc32(std::uint32_t crc, std::span<const std::uint8_t> bytes);
+// The CRC-32 of A followed by B, from crc(A), crc(B) and B's length.
+std::uint32_t crc32_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t length_b);
 
 std::uint16_t load_u16(const std::uint8_t* p);
 std::uint32_t load_u32(const std::uint8_t* p);

@@ -43,6 +43,62 @@ struct OpenChunk {
   }
 };
 
+void put_schema(Builder& b, const Schema& s) {
+  const std::size_t r = b.begin_record(Opcode::Schema);
+  b.u16(s.id);
+  b.string(s.name);
+  b.string(s.encoding);
+  b.u32(std::uint32_t(s.data.size()));
+  b.raw(s.data);
+  b.end_record(r);
+}
+
+void put_channel(Builder& b, const Channel& c) {
+  const std::size_t r = b.begin_record(Opcode::Channel);
+  b.u16(c.id);
+  b.u16(c.schema_id);
+  b.string(c.topic);
+  b.string(c.message_encoding);
+  b.string_map(c.metadata);
+  b.end_record(r);
+}
+
+void put_chunk_index(Builder& b, const ChunkIndexRecord& ci, std::string_view compression) {
+  const std::size_t r = b.begin_record(Opcode::ChunkIndex);
+  b.u64(ci.start_time);
+  b.u64(ci.end_time);
+  b.u64(ci.chunk_start);
+  b.u64(ci.chunk_length);
+  b.u32(std::uint32_t(ci.message_index_offsets.size() * 10));
+  for (const auto& [ch, off] : ci.message_index_offsets) {
+    b.u16(ch);
+    b.u64(off);
+  }
+  b.u64(ci.message_index_length);
+  b.string(compression);
+  b.u64(ci.compressed_size);
+  b.u64(ci.uncompressed_size);
+  b.end_record(r);
+}
+
+void put_statistics(Builder& b, const Statistics& s, const std::map<std::uint16_t, std::uint64_t>& counts) {
+  const std::size_t r = b.begin_record(Opcode::Statistics);
+  b.u64(s.message_count);
+  b.u16(s.schema_count);
+  b.u32(s.channel_count);
+  b.u32(s.attachment_count);
+  b.u32(s.metadata_count);
+  b.u32(s.chunk_count);
+  b.u64(s.message_count ? s.message_start_time : 0);
+  b.u64(s.message_count ? s.message_end_time : 0);
+  b.u32(std::uint32_t(counts.size() * 10));
+  for (const auto& [ch, n] : counts) {
+    b.u16(ch);
+    b.u64(n);
+  }
+  b.end_record(r);
+}
+
 }  // namespace
 
 struct Writer::Impl {
@@ -93,49 +149,40 @@ void Writer::Impl::put_schema_and_channel(std::uint16_t channel, std::vector<std
   Builder b(out);
   const Channel& c = channels[channel];
   if (c.schema_id != 0 && !schema_written[c.schema_id - 1]) {
-    const Schema& s = schemas[c.schema_id - 1];
-    const std::size_t r = b.begin_record(Opcode::Schema);
-    b.u16(s.id);
-    b.string(s.name);
-    b.string(s.encoding);
-    b.u32(std::uint32_t(s.data.size()));
-    b.raw(s.data);
-    b.end_record(r);
+    put_schema(b, schemas[c.schema_id - 1]);
     schema_written[c.schema_id - 1] = true;
   }
   if (!channel_written[channel]) {
-    const std::size_t r = b.begin_record(Opcode::Channel);
-    b.u16(c.id);
-    b.u16(c.schema_id);
-    b.string(c.topic);
-    b.string(c.message_encoding);
-    b.string_map(c.metadata);
-    b.end_record(r);
+    put_channel(b, c);
     channel_written[channel] = true;
   }
 }
 
 void Writer::Impl::write_chunk() {
   if (chunk.records.empty()) return;
-  const std::uint32_t crc = options.crc ? detail::crc32(0, chunk.records) : 0;
-  compressor.compress(chunk.records, compressed);
+  const std::uint32_t records_crc = options.crc ? detail::crc32(0, chunk.records) : 0;
+  std::span<const std::uint8_t> payload = chunk.records;  // uncompressed: written as is, no copy
+  if (options.compression != Compression::None) {
+    compressor.compress(chunk.records, compressed);
+    payload = compressed;
+  }
   staging.clear();
   Builder b(staging);
   const std::uint64_t chunk_start = offset;
   const bool any = chunk.has_messages();
   b.u8(std::uint8_t(Opcode::Chunk));
   const std::string_view comp = compression_field(options.compression);
-  b.u64(8 + 8 + 8 + 4 + 4 + comp.size() + 8 + compressed.size());
+  b.u64(8 + 8 + 8 + 4 + 4 + comp.size() + 8 + payload.size());
   b.u64(any ? chunk.start_time : 0);
   b.u64(any ? chunk.end_time : 0);
   b.u64(chunk.records.size());
-  b.u32(crc);
+  b.u32(records_crc);
   b.string(comp);
-  b.u64(compressed.size());
+  b.u64(payload.size());
   const std::size_t head = staging.size();
   // Message indexes follow the chunk, one per channel, in channel order.
   ChunkIndexRecord ci{any ? chunk.start_time : 0, any ? chunk.end_time : 0, chunk_start,
-                      head + compressed.size(), {}, 0, compressed.size(), chunk.records.size()};
+                      head + payload.size(), {}, 0, payload.size(), chunk.records.size()};
   for (const auto& [channel, entries] : chunk.index) {
     ci.message_index_offsets.emplace_back(channel, chunk_start + ci.chunk_length + (staging.size() - head));
     const std::size_t r = b.begin_record(Opcode::MessageIndex);
@@ -149,7 +196,15 @@ void Writer::Impl::write_chunk() {
   }
   ci.message_index_length = staging.size() - head;
   const std::span<const std::uint8_t> all(staging);
-  write_iov({all.first(head), compressed, all.subspan(head)}, true);
+  if (options.crc) {
+    // The data section CRC goes on from the chunk's pieces; an uncompressed
+    // chunk's records are not run through CRC-32 a second time.
+    const std::uint32_t payload_crc = options.compression == Compression::None ? records_crc : detail::crc32(0, payload);
+    data_crc = detail::crc32(data_crc, all.first(head));
+    data_crc = detail::crc32_combine(data_crc, payload_crc, payload.size());
+    data_crc = detail::crc32(data_crc, all.subspan(head));
+  }
+  write_iov({all.first(head), payload, all.subspan(head)}, false);
   chunk_indexes.push_back(std::move(ci));
   ++stats.chunk_count;
   chunk.clear();
@@ -260,64 +315,20 @@ void Writer::Impl::write_summary_and_footer() {
     if (staging.size() > begin) groups.emplace_back(op, summary_start + begin, staging.size() - begin);
   };
   group(Opcode::Schema, [&] {
-    for (const Schema& s : schemas) {
-      if (!schema_written[s.id - 1]) continue;
-      const std::size_t r = b.begin_record(Opcode::Schema);
-      b.u16(s.id);
-      b.string(s.name);
-      b.string(s.encoding);
-      b.u32(std::uint32_t(s.data.size()));
-      b.raw(s.data);
-      b.end_record(r);
-    }
+    for (const Schema& s : schemas)
+      if (schema_written[s.id - 1]) put_schema(b, s);
   });
   group(Opcode::Channel, [&] {
-    for (const Channel& c : channels) {
-      if (!channel_written[c.id]) continue;
-      const std::size_t r = b.begin_record(Opcode::Channel);
-      b.u16(c.id);
-      b.u16(c.schema_id);
-      b.string(c.topic);
-      b.string(c.message_encoding);
-      b.string_map(c.metadata);
-      b.end_record(r);
-    }
+    for (const Channel& c : channels)
+      if (channel_written[c.id]) put_channel(b, c);
   });
   group(Opcode::ChunkIndex, [&] {
-    for (const ChunkIndexRecord& ci : chunk_indexes) {
-      const std::size_t r = b.begin_record(Opcode::ChunkIndex);
-      b.u64(ci.start_time);
-      b.u64(ci.end_time);
-      b.u64(ci.chunk_start);
-      b.u64(ci.chunk_length);
-      b.u32(std::uint32_t(ci.message_index_offsets.size() * 10));
-      for (const auto& [ch, off] : ci.message_index_offsets) {
-        b.u16(ch);
-        b.u64(off);
-      }
-      b.u64(ci.message_index_length);
-      b.string(compression_field(options.compression));
-      b.u64(ci.compressed_size);
-      b.u64(ci.uncompressed_size);
-      b.end_record(r);
-    }
+    for (const ChunkIndexRecord& ci : chunk_indexes) put_chunk_index(b, ci, compression_field(options.compression));
   });
   group(Opcode::Statistics, [&] {
-    const std::size_t r = b.begin_record(Opcode::Statistics);
-    b.u64(stats.message_count);
-    b.u16(std::uint16_t(std::count(schema_written.begin(), schema_written.end(), true)));
-    b.u32(std::uint32_t(std::count(channel_written.begin(), channel_written.end(), true)));
-    b.u32(0);  // attachments
-    b.u32(0);  // metadata
-    b.u32(stats.chunk_count);
-    b.u64(stats.message_count ? stats.message_start_time : 0);
-    b.u64(stats.message_count ? stats.message_end_time : 0);
-    b.u32(std::uint32_t(channel_counts.size() * 10));
-    for (const auto& [ch, n] : channel_counts) {
-      b.u16(ch);
-      b.u64(n);
-    }
-    b.end_record(r);
+    stats.schema_count = std::uint16_t(std::count(schema_written.begin(), schema_written.end(), true));
+    stats.channel_count = std::uint32_t(std::count(channel_written.begin(), channel_written.end(), true));
+    put_statistics(b, stats, channel_counts);
   });
   const std::uint64_t summary_offset_start = summary_start + staging.size();
   for (const auto& [op, start, length] : groups) {

@@ -81,13 +81,14 @@ void add_point(PointsAnnotation* a, float x, float y) {
   p->set_y(y);
 }
 
-TextAnnotation* add_text(foxglove::ImageAnnotations& msg, std::string_view text, float x, float top, Color8 color,
+// `baseline`: Foxglove places text by its bottom-left corner.
+TextAnnotation* add_text(foxglove::ImageAnnotations& msg, std::string_view text, float x, double baseline, Color8 color,
                          std::uint64_t ts) {
   TextAnnotation* t = msg.add_texts();
   set_time(t->mutable_timestamp(), ts);
   auto* p = t->mutable_position();
   p->set_x(x);
-  p->set_y(double(top) + kFontSize);  // Foxglove places text by its bottom-left corner
+  p->set_y(baseline);
   t->set_text(std::string(text));
   t->set_font_size(kFontSize);
   set_color(t->mutable_text_color(), color);
@@ -109,6 +110,40 @@ PointsAnnotation* encode_shape(const OverlayFrame& f, const OverlayShape& s, Col
   }
   PointsAnnotation* a = add_points(msg, s.closed ? PointsAnnotation::LINE_LOOP : PointsAnnotation::LINE_STRIP, color, ts);
   for (std::uint32_t k = 0; k < s.point_count; ++k) add_point(a, f.points[s.point_first + k].x, f.points[s.point_first + k].y);
+  return a;
+}
+
+PointsAnnotation* encode_keypoints(const Keypoint* kp, std::uint32_t n, Color8 color, std::uint64_t ts,
+                                   foxglove::ImageAnnotations& msg) {
+  PointsAnnotation* a = add_points(msg, PointsAnnotation::POINTS, color, ts, kPointSize);
+  std::string conf;
+  bool all_one = true;
+  for (std::uint32_t k = 0; k < n; ++k) {
+    add_point(a, kp[k].x, kp[k].y);
+    if (k) conf += ' ';
+    conf += number(kp[k].conf);
+    all_one = all_one && kp[k].conf == 1.0f;
+  }
+  if (!all_one) add_meta(a, kConfidences, conf);
+  return a;
+}
+
+PointsAnnotation* encode_skeleton(const OverlayFrame& f, const OverlayObject& o, Color8 color, std::uint64_t ts,
+                                  foxglove::ImageAnnotations& msg) {
+  const Keypoint* kp = f.keypoints.data() + o.keypoint_first;
+  PointsAnnotation* a = add_points(msg, PointsAnnotation::LINE_LIST, color, ts);
+  std::string edges;
+  for (std::uint32_t k = 0; k < o.edge_count; ++k) {
+    const auto [p, q] = f.edges[o.edge_first + k];
+    if (p >= o.keypoint_count || q >= o.keypoint_count) throw UsageError("OverlayFrame: a skeleton edge names no keypoint");
+    add_point(a, kp[p].x, kp[p].y);
+    add_point(a, kp[q].x, kp[q].y);
+    if (k) edges += ' ';
+    edges += std::to_string(p);
+    edges += '-';
+    edges += std::to_string(q);
+  }
+  add_meta(a, kEdges, edges);
   return a;
 }
 
@@ -140,43 +175,17 @@ void encode_object(const OverlayFrame& f, std::uint32_t i, std::uint64_t ts, fox
     tag(a, "box");
   }
   const Keypoint* kp = f.keypoints.data() + o.keypoint_first;
-  if (o.keypoint_count > 0) {
-    PointsAnnotation* a = add_points(msg, PointsAnnotation::POINTS, color, ts, kPointSize);
-    std::string conf;
-    bool all_one = true;
-    for (std::uint32_t k = 0; k < o.keypoint_count; ++k) {
-      add_point(a, kp[k].x, kp[k].y);
-      if (k) conf += ' ';
-      conf += number(kp[k].conf);
-      all_one = all_one && kp[k].conf == 1.0f;
-    }
-    tag(a, "keypoints");
-    if (!all_one) add_meta(a, kConfidences, conf);
-  }
-  if (o.edge_count > 0) {
-    PointsAnnotation* a = add_points(msg, PointsAnnotation::LINE_LIST, color, ts);
-    std::string edges;
-    for (std::uint32_t k = 0; k < o.edge_count; ++k) {
-      const auto [p, q] = f.edges[o.edge_first + k];
-      if (p >= o.keypoint_count || q >= o.keypoint_count) throw UsageError("OverlayFrame: a skeleton edge names no keypoint");
-      add_point(a, kp[p].x, kp[p].y);
-      add_point(a, kp[q].x, kp[q].y);
-      if (k) edges += ' ';
-      edges += std::to_string(p);
-      edges += '-';
-      edges += std::to_string(q);
-    }
-    tag(a, "skeleton");
-    add_meta(a, kEdges, edges);
-  }
+  if (o.keypoint_count > 0) tag(encode_keypoints(kp, o.keypoint_count, color, ts, msg), "keypoints");
+  if (o.edge_count > 0) tag(encode_skeleton(f, o, color, ts, msg), "skeleton");
   for (std::uint32_t k = 0; k < o.shape_count; ++k) {
     const OverlayShape& shape = f.shapes[o.shape_first + k];
     tag(encode_shape(f, shape, color, ts, msg), shape.closed ? "polygon" : "polyline");
   }
   if (first) tag(add_points(msg, PointsAnnotation::POINTS, color, ts, kPointSize), "object");  // only properties
   if (!o.label.empty()) {
+    // On the box's top edge, else above the first keypoint, else at the origin.
     const float x = o.has_box ? o.x0 : o.keypoint_count ? kp[0].x : 0.0f;
-    const float y = o.has_box ? o.y0 - float(kFontSize) : o.keypoint_count ? kp[0].y : 0.0f;
+    const double y = o.has_box ? o.y0 : o.keypoint_count ? kp[0].y : kFontSize;
     TextAnnotation* t = add_text(msg, f.text(o.label), x, y, color, ts);
     add_meta(t, kKind, "label");
     add_meta(t, kObject, index);
@@ -194,7 +203,8 @@ void encode_annotations(const OverlayFrame& f, std::uint64_t timestamp_ns, std::
     add_meta(encode_shape(f, s, Color8{}, timestamp_ns, msg), kKind, s.closed ? "polygon" : "polyline");
   }
   for (const OverlayText& t : f.texts) {
-    TextAnnotation* a = add_text(msg, f.text(t.text), t.x, t.y, t.has_color ? t.color : Color8{}, timestamp_ns);
+    TextAnnotation* a =
+        add_text(msg, f.text(t.text), t.x, double(t.y) + kFontSize, t.has_color ? t.color : Color8{}, timestamp_ns);
     add_meta(a, kKind, "text");
     if (t.has_color) add_meta(a, kColor, "explicit");
   }

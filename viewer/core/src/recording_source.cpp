@@ -169,7 +169,8 @@ void RecordingSourceImpl::choose_topics(const RecordingOpenOptions& options) {
     if (s == reader_->schemas().end()) continue;
     const auto n = reader_->messages(id).size();
     if (s->second.name == kRawImageSchema) {
-      auto t = std::find_if(topics_.begin(), topics_.end(), [&](const RecordingTopic& r) { return r.topic == ch.topic; });
+      const std::string& name = ch.topic;  // a structured binding cannot be captured before C++20 in clang 14
+      auto t = std::find_if(topics_.begin(), topics_.end(), [&](const RecordingTopic& r) { return r.topic == name; });
       if (t == topics_.end()) topics_.push_back({ch.topic, s->second.name, n});
       else t->messages += n;
     } else if (s->second.name == kImageAnnotationsSchema &&

@@ -46,6 +46,7 @@ enum class Opcode : std::uint8_t {
 };
 
 // "Chunk", "Message", ...; "record 0x42" for opcodes the specification does not define.
+// Thread safety: any thread (as every free function here).
 std::string record_name(std::uint8_t opcode);
 
 enum class Compression : std::uint8_t { None, Zstd, Lz4 };
@@ -116,9 +117,10 @@ struct WriterOptions {
   std::string library = "handoff";
 };
 
-// Writes an MCAP file. Not thread-safe: use one from one thread at a time.
-// I/O errors throw handoff::Error naming the file; misuse (an unknown channel
-// or schema id, use after close) throws UsageError.
+// Writes an MCAP file. I/O errors throw handoff::Error naming the file;
+// misuse (an unknown channel or schema id, use after close) throws UsageError.
+// Thread safety: none; use one from one thread at a time (it may be handed
+// between threads).
 class Writer {
  public:
   // Creates (truncates) `path` and writes the magic and the Header record.
@@ -185,11 +187,12 @@ struct ReaderOptions {
 // Reads an MCAP file. open() reads the footer and the summary and loads the
 // message indexes (one small read per chunk), so any message is then one
 // positioned read (plus its chunk's decompression) away; without a usable
-// summary it scans the file once. Not thread-safe: use one from one thread at
-// a time. Malformed input throws ParseError naming the file, the record and
-// its byte offset, and the field; a file cut short (a record running past the
-// end) is read up to its last whole record with one warning (logged and kept
-// in warnings()).
+// summary it scans the file once. Malformed input throws ParseError naming
+// the file, the record and its byte offset, and the field; a file cut short (a
+// record running past the end) is read up to its last whole record with one
+// warning (logged and kept in warnings()).
+// Thread safety: none; use one from one thread at a time (it may be handed
+// between threads).
 class Reader {
  public:
   static std::unique_ptr<Reader> open(const std::filesystem::path& path, const ReaderOptions& options = {});

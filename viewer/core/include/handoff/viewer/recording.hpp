@@ -48,7 +48,7 @@ inline constexpr std::string_view kAnnotationsSuffix = "/annotations";
 
 // The serialized FileDescriptorSets (foxglove/RawImage.proto and
 // foxglove/ImageAnnotations.proto with their imports) the Schema records
-// carry. Thread safety: any thread.
+// carry. Thread safety: any thread, as every free function in this header.
 std::span<const std::uint8_t> raw_image_descriptor_set();
 std::span<const std::uint8_t> image_annotations_descriptor_set();
 
@@ -212,10 +212,10 @@ struct RecordingTopic {
 // A recording played as a FrameSource: frame i is the i-th image of the
 // chosen topic by log time, reached through the index without scanning
 // (files without a summary are scanned once at open). overlays_for(i) gives
-// the annotations whose log time equals frame i's. Not thread-safe (like
-// every FrameSource). Errors: ParseError naming the file, the record and its
+// the annotations whose log time equals frame i's. Errors: ParseError naming the file, the record and its
 // byte offset and the field; a file cut short plays up to its last whole
 // message, with one warning (logged and in warnings()).
+// Thread safety: none; use one from one thread at a time (it may be handed between threads).
 class RecordingSource : public FrameSource {
  public:
   virtual const std::vector<RecordingTopic>& image_topics() const = 0;
