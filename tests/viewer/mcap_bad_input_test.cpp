@@ -201,6 +201,18 @@ TEST_F(McapBadInput, ChunkIndexPastTheEnd) {
   EXPECT_THAT(open_error(save(b)), HasSubstr("runs past the end of the file"));
 }
 
+TEST_F(McapBadInput, OverlappingChunkIndexes) {
+  // Two chunk indexes claiming the same chunk: refused, so that the message
+  // indexes read at open never add up to more than the file.
+  auto b = bytes(recording());
+  const auto cis = test::records_of(b, 0x08);
+  const std::uint64_t first = test::le64(b, cis[0].content() + 16);
+  test::put64(b, cis[1].content() + 16, first);
+  test::put64(b, cis[1].content() + 24, test::le64(b, cis[0].content() + 24));
+  EXPECT_THAT(open_error(save(b)), HasSubstr("chunk_start_offset: the chunk at byte " + std::to_string(first) +
+                                             " overlaps the chunk at byte " + std::to_string(first)));
+}
+
 TEST_F(McapBadInput, RecordLengthPastTheEnd) {
   // A file with a footer but no summary is scanned: a record running past the data section is an error, not a tail.
   auto b = bytes(recording(mcap::Compression::None, false));

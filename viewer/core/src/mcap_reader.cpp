@@ -29,6 +29,10 @@ struct ChunkInfo {
   std::uint64_t length = 0;  // the whole record
   std::uint64_t uncompressed_size = 0;
   Compression compression = Compression::None;
+  // From the summary: the ChunkIndex record's offset, and the message index
+  // records after the chunk (length 0: the chunk is not indexed).
+  std::uint64_t index_at = 0;
+  std::uint64_t message_index_length = 0;
 };
 
 struct Footer {
@@ -97,6 +101,7 @@ class ReaderImpl final : public Reader {
   // `scanning`: its schema must have come before it (the summary is checked as a whole).
   void add_channel(const RecordPlace& at, Cursor& c, std::uint64_t offset, bool scanning);
   void add_chunk_index(const RecordPlace& at, Cursor& c);
+  void order_chunks();
   void damaged_tail(const std::string& where, const std::string& what);
   ChunkSlot& load_chunk(std::uint32_t id);
   std::span<const std::uint8_t> chunk_records(const RecordPlace& at, Cursor& c, const ChunkInfo& info,
@@ -114,7 +119,6 @@ class ReaderImpl final : public Reader {
   std::optional<Statistics> statistics_;
   std::map<std::uint16_t, std::vector<MessageRef>> messages_;
   std::vector<ChunkInfo> chunks_;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> chunk_message_indexes_;  // (offset, length) per chunk
   std::vector<std::string> warnings_;
   std::vector<MessageRef> empty_;
   std::array<ChunkSlot, 2> slots_;
@@ -342,16 +346,32 @@ void ReaderImpl::add_chunk_index(const RecordPlace& at, Cursor& c) {
     fail(at, "uncompressed_size", std::to_string(info.uncompressed_size) + " bytes exceeds the reader's limit of " +
                                       std::to_string(options_.max_chunk_bytes));
   }
+  info.index_at = at.offset;
+  info.message_index_length = has_index ? mi_length : 0;
   chunks_.push_back(info);
-  chunk_message_indexes_.emplace_back(info.start + info.length, has_index ? mi_length : 0);
-  if (!has_index) chunk_message_indexes_.back().first = 0;  // not indexed: scan instead
+}
+
+// Chunks in file order, and no two overlapping (so the message indexes read
+// at open add up to at most the file's size, whatever the summary claims).
+void ReaderImpl::order_chunks() {
+  std::sort(chunks_.begin(), chunks_.end(), [](const ChunkInfo& a, const ChunkInfo& b) { return a.start < b.start; });
+  for (std::size_t i = 1; i < chunks_.size(); ++i) {
+    const ChunkInfo& prev = chunks_[i - 1];
+    if (chunks_[i].start < prev.start + prev.length + prev.message_index_length) {
+      fail(place(std::uint8_t(Opcode::ChunkIndex), chunks_[i].index_at), "chunk_start_offset",
+           "the chunk at byte " + std::to_string(chunks_[i].start) + " overlaps the chunk at byte " +
+               std::to_string(prev.start) + " or its message indexes");
+    }
+  }
 }
 
 void ReaderImpl::load_message_indexes() {
   std::vector<std::uint8_t> b;
+  order_chunks();
   for (std::uint32_t id = 0; id < chunks_.size(); ++id) {
-    const auto [offset, length] = chunk_message_indexes_[id];
-    if (offset == 0) {  // a chunk without message indexes: the summary does not index it
+    const std::uint64_t offset = chunks_[id].start + chunks_[id].length;
+    const std::uint64_t length = chunks_[id].message_index_length;
+    if (length == 0) {  // a chunk without message indexes: the summary does not index it
       indexed_ = false;
       return;
     }
