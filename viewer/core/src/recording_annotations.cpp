@@ -9,6 +9,7 @@
 #include <handoff/viewer/recording.hpp>
 
 #include <foxglove/ImageAnnotations.pb.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include <algorithm>
 #include <charconv>
@@ -480,6 +481,8 @@ void Decoder::finish() {
 
 void decode_annotations(std::span<const std::uint8_t> bytes, OverlayFrame& out, const MessagePlace& where) {
   foxglove::ImageAnnotations msg;
+  // Bad bytes are reported by the ParseError below; libprotobuf's own log lines are not wanted.
+  const google::protobuf::LogSilencer quiet;
   if (bytes.size() > std::size_t(INT_MAX) || !msg.ParseFromArray(bytes.data(), int(bytes.size()))) {
     throw ParseError(std::string(where.file), where.location(), "ImageAnnotations",
                      "not a valid foxglove.ImageAnnotations message (" + std::to_string(bytes.size()) + " bytes)");

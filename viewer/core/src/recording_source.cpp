@@ -9,6 +9,7 @@
 #include <handoff/viewer/y4m_reader.hpp>  // kMaxDimension
 
 #include <google/protobuf/descriptor.pb.h>
+#include <google/protobuf/stubs/logging.h>
 
 #include <algorithm>
 #include <climits>
@@ -47,6 +48,8 @@ std::string channel_place(const mcap::Channel& c) {
 void check_descriptor(const std::string& file, const mcap::Schema& s, std::span<const ExpectedField> fields) {
   auto fail = [&](const std::string& detail) { throw ParseError(file, schema_place(s), "data", detail); };
   google::protobuf::FileDescriptorSet set;
+  // A damaged schema is reported by the ParseError below; libprotobuf's own log lines are not wanted.
+  const google::protobuf::LogSilencer quiet;
   if (s.data.size() > std::size_t(INT_MAX) || !set.ParseFromArray(s.data.data(), int(s.data.size()))) {
     fail("not a serialized FileDescriptorSet");
   }
