@@ -123,7 +123,9 @@ struct Writer::Impl {
 
   void write_iov(std::initializer_list<std::span<const std::uint8_t>> parts, bool in_data);
   void put_schema_and_channel(std::uint16_t channel, std::vector<std::uint8_t>& out);
-  void write_chunk();
+  // Writes the open chunk, whose records are chunk.records followed by
+  // `tail` (a large message's data, not copied into chunk.records).
+  void write_chunk(std::span<const std::uint8_t> tail = {});
   void write_summary_and_footer();
 };
 
@@ -158,31 +160,38 @@ void Writer::Impl::put_schema_and_channel(std::uint16_t channel, std::vector<std
   }
 }
 
-void Writer::Impl::write_chunk() {
+void Writer::Impl::write_chunk(std::span<const std::uint8_t> tail) {
   if (chunk.records.empty()) return;
-  const std::uint32_t records_crc = options.crc ? detail::crc32(0, chunk.records) : 0;
+  if (!tail.empty() && options.compression != Compression::None) {
+    chunk.records.insert(chunk.records.end(), tail.begin(), tail.end());  // the compressor wants one buffer
+    tail = {};
+  }
+  const std::uint64_t records_size = chunk.records.size() + tail.size();
+  const std::uint32_t records_crc =
+      options.crc ? detail::crc32_combine(detail::crc32(0, chunk.records), detail::crc32(0, tail), tail.size()) : 0;
   std::span<const std::uint8_t> payload = chunk.records;  // uncompressed: written as is, no copy
   if (options.compression != Compression::None) {
     compressor.compress(chunk.records, compressed);
     payload = compressed;
   }
+  const std::uint64_t payload_size = payload.size() + tail.size();
   staging.clear();
   Builder b(staging);
   const std::uint64_t chunk_start = offset;
   const bool any = chunk.has_messages();
   b.u8(std::uint8_t(Opcode::Chunk));
   const std::string_view comp = compression_field(options.compression);
-  b.u64(8 + 8 + 8 + 4 + 4 + comp.size() + 8 + payload.size());
+  b.u64(8 + 8 + 8 + 4 + 4 + comp.size() + 8 + payload_size);
   b.u64(any ? chunk.start_time : 0);
   b.u64(any ? chunk.end_time : 0);
-  b.u64(chunk.records.size());
+  b.u64(records_size);
   b.u32(records_crc);
   b.string(comp);
-  b.u64(payload.size());
+  b.u64(payload_size);
   const std::size_t head = staging.size();
   // Message indexes follow the chunk, one per channel, in channel order.
   ChunkIndexRecord ci{any ? chunk.start_time : 0, any ? chunk.end_time : 0, chunk_start,
-                      head + payload.size(), {}, 0, payload.size(), chunk.records.size()};
+                      head + payload_size, {}, 0, payload_size, records_size};
   for (const auto& [channel, entries] : chunk.index) {
     ci.message_index_offsets.emplace_back(channel, chunk_start + ci.chunk_length + (staging.size() - head));
     const std::size_t r = b.begin_record(Opcode::MessageIndex);
@@ -201,10 +210,10 @@ void Writer::Impl::write_chunk() {
     // chunk's records are not run through CRC-32 a second time.
     const std::uint32_t payload_crc = options.compression == Compression::None ? records_crc : detail::crc32(0, payload);
     data_crc = detail::crc32(data_crc, all.first(head));
-    data_crc = detail::crc32_combine(data_crc, payload_crc, payload.size());
+    data_crc = detail::crc32_combine(data_crc, payload_crc, payload_size);
     data_crc = detail::crc32(data_crc, all.subspan(head));
   }
-  write_iov({all.first(head), payload, all.subspan(head)}, false);
+  write_iov({all.first(head), payload, tail, all.subspan(head)}, false);
   chunk_indexes.push_back(std::move(ci));
   ++stats.chunk_count;
   chunk.clear();
@@ -285,11 +294,15 @@ void Writer::write(std::uint16_t channel, std::uint32_t sequence, std::uint64_t 
   b.u64(log_time);
   b.u64(publish_time);
   if (chunked) {
-    b.raw(data);
+    // A message that closes its chunk (a 1080p frame fills one on its own)
+    // goes out after the chunk's records without being copied into them.
+    const bool direct = out.size() + data.size() >= m.options.chunk_size;
+    if (!direct) b.raw(data);
     m.chunk.index[channel].emplace_back(log_time, at);
     m.chunk.start_time = std::min(m.chunk.start_time, log_time);
     m.chunk.end_time = std::max(m.chunk.end_time, log_time);
-    if (m.chunk.records.size() >= m.options.chunk_size) m.write_chunk();
+    if (direct) m.write_chunk(data);
+    else if (m.chunk.records.size() >= m.options.chunk_size) m.write_chunk();
   } else {
     m.write_iov({out, data}, true);
   }
