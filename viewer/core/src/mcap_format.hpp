@@ -22,6 +22,7 @@ inline constexpr std::size_t kFooterRecordBytes = kRecordHeaderBytes + kFooterCo
 inline constexpr std::size_t kMessageFixedBytes = 2 + 4 + 8 + 8;
 
 // CRC-32 (ISO-HDLC, the one zlib computes), continued from `crc`.
+// Thread safety: any thread (as crc32_combine).
 std::uint32_t crc32(std::uint32_t crc, std::span<const std::uint8_t> bytes);
 // The CRC-32 of A followed by B, from crc(A), crc(B) and B's length.
 std::uint32_t crc32_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t length_b);
