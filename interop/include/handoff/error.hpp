@@ -1,5 +1,5 @@
 #pragma once
-// Errors thrown by handoff. Two kinds, kept apart (STYLE.md 7):
+// Errors thrown by handoff. Two kinds, kept apart:
 //  - handoff::UsageError: the caller broke a precondition (bad argument, wrong
 //    thread, use after release). Fix the calling code.
 //  - handoff::Error: a runtime condition the caller can handle (CUDA

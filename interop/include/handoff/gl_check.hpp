@@ -1,5 +1,5 @@
 #pragma once
-// The GL check helper (STYLE.md 1): after a GL call, on the thread that made it,
+// The GL check helper: after a GL call, on the thread that made it,
 // turn glGetError into a handoff::Error naming the call, the GL error and file:line.
 //   glNamedBufferStorage(...); HANDOFF_GL_CHECK("glNamedBufferStorage");
 #include <handoff/error.hpp>
