@@ -10,5 +10,8 @@ if(HANDOFF_SANITIZE)
     $<$<COMPILE_LANGUAGE:CXX,C>:-fsanitize=${_san} -fno-omit-frame-pointer -fno-sanitize-recover=all>)
   target_link_options(handoff_build_options INTERFACE -fsanitize=${_san})
 endif()
-# Debug builds assert GL thread affinity (GlWorker::assert_on_worker).
-target_compile_definitions(handoff_build_options INTERFACE $<$<CONFIG:Debug>:HANDOFF_DEBUG_AFFINITY=1>)
+# GL thread-affinity asserts (GlWorker::assert_on_worker): HANDOFF_DEBUG_AFFINITY,
+# on in Debug builds and in the sanitizer presets.
+if(HANDOFF_DEBUG_AFFINITY)
+  target_compile_definitions(handoff_build_options INTERFACE HANDOFF_DEBUG_AFFINITY=1)
+endif()
