@@ -1,5 +1,7 @@
 # One interface target carries the project's compile options, so nothing is set
-# globally: every handoff target links handoff::build_options privately.
+# globally: every handoff target links handoff::build_options privately. The
+# installed libraries link $<BUILD_INTERFACE:handoff::build_options>: warnings,
+# sanitizers and asserts are this build's choice, not a consumer's.
 add_library(handoff_build_options INTERFACE)
 add_library(handoff::build_options ALIAS handoff_build_options)
 target_compile_options(handoff_build_options INTERFACE
