@@ -77,7 +77,7 @@ ExportedMemory export_fd(VkContext& ctx, VkDeviceMemory memory, VkHandleType typ
   gi.memory = memory;
   gi.handleType = to_vk(type);
   int fd = -1;
-  HANDOFF_VK_CHECK(ctx.get_memory_fd(ctx.device(), &gi, &fd));
+  HANDOFF_VK_CHECK(ctx.get_memory_fd(ctx.device(), &gi, &fd), "vkGetMemoryFdKHR, " + std::string(to_string(type)));
   ExportedMemory e;
   e.fd.reset(fd);
   e.type = type;

@@ -41,7 +41,7 @@ UniqueFd VkExportableSemaphore::export_fd() const {
   gi.semaphore = semaphore_.get();
   gi.handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
   int fd = -1;
-  HANDOFF_VK_CHECK(ctx_->get_semaphore_fd(ctx_->device(), &gi, &fd));
+  HANDOFF_VK_CHECK(ctx_->get_semaphore_fd(ctx_->device(), &gi, &fd), "vkGetSemaphoreFdKHR, OPAQUE_FD");
   return UniqueFd(fd);
 }
 
