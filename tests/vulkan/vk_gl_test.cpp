@@ -261,10 +261,46 @@ TEST_F(VkGlTest, GlObjectFillingTheAllocationFailsCleanly) {
       ADD_FAILURE() << "llvmpipe accepted an unpadded import: the padding rule may be obsolete";
     EXPECT_FALSE(m.fd) << "the import itself succeeded and took the descriptor";
   }
-  // The memory object holding it was deleted on the failure path.
+  // The memory object holding it, and the buffer made before the refusal,
+  // were deleted on the failure path.
   worker().run([] {
-    for (unsigned n = 1; n < 64; ++n)
+    for (unsigned n = 1; n < 64; ++n) {
       if (glIsMemoryObjectEXT(n)) ADD_FAILURE() << "GL memory object " << n << " left";
+      if (glIsBuffer(n)) ADD_FAILURE() << "GL buffer " << n << " left";
+    }
+  });
+  EXPECT_EQ(open_fds(), before);
+}
+
+TEST_F(VkGlTest, TextureRefusedAfterTheImportLeavesNothing) {
+  // The texture constructor fails half way: the memory object has taken the
+  // descriptor and the texture exists when GL refuses the storage (wider than
+  // GL_MAX_TEXTURE_SIZE; llvmpipe does not check the allocation's size).
+  VkExportableImage img(*vk, 16, 16, VK_FORMAT_R8_UNORM);
+  int before = open_fds();
+  {
+    ExportedMemory m = img.export_memory();
+    worker().run([&] {
+      GLint max = 0;
+      glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max);
+      const auto too_wide = std::uint32_t(max) + 1;
+      try {
+        GlVkTexture t(m, too_wide, 1, VK_FORMAT_R8_UNORM);
+        ADD_FAILURE() << "a texture wider than GL_MAX_TEXTURE_SIZE";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.api(), Api::Gl);
+        EXPECT_EQ(e.call(), "glTextureStorageMem2DEXT") << e.what();
+        EXPECT_NE(std::string(e.what()).find(std::to_string(too_wide) + "x1"), std::string::npos) << e.what();
+      }
+    });
+    gl_errors().clear();  // the refusal was the point
+    EXPECT_FALSE(m.fd) << "the import itself succeeded and took the descriptor";
+  }
+  worker().run([] {
+    for (unsigned n = 1; n < 64; ++n) {
+      if (glIsMemoryObjectEXT(n)) ADD_FAILURE() << "GL memory object " << n << " left";
+      if (glIsTexture(n)) ADD_FAILURE() << "GL texture " << n << " left";
+    }
   });
   EXPECT_EQ(open_fds(), before);
 }
