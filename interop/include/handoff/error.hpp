@@ -29,6 +29,10 @@ class Error : public std::runtime_error {
   long long code() const noexcept { return code_; }
   const std::string& code_name() const noexcept { return code_name_; }
 
+ protected:
+  // For subclasses whose message is composed already (what() == message).
+  Error(std::string message, std::string call, std::string code_name);
+
  private:
   Api api_ = Api::None;
   std::string call_;
