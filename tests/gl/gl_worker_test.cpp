@@ -15,6 +15,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <future>
 #include <set>
 #include <stdexcept>
@@ -477,6 +480,152 @@ TEST(GlWorker, AContextFactoryPastTheWaitLimitIsAWaitTimeout) {
 
 TEST(GlWorker, WaitUntilFailsTheTestInsteadOfHanging) {
   EXPECT_NONFATAL_FAILURE(wait_until([] { return false; }, 0s), "did not hold within 0 s");
+}
+
+// --- load_gl --------------------------------------------------------------------
+// glad's entry points are process-wide, so each scenario runs in a fresh
+// process (a death test that must exit 0) where nothing loaded GL before; it
+// says on stderr what went wrong.
+[[noreturn]] void scenario_failed(const std::string& what) {
+  std::fprintf(stderr, "scenario failed: %s\n", what.c_str());
+  std::exit(1);
+}
+void expect_in_scenario(bool ok, const std::string& what) {
+  if (!ok) scenario_failed(what);
+}
+
+// A driver's entry points are the same for every context (as EGL's are); what
+// they answer depends on the context current on the calling thread. These
+// stand in for glGetIntegerv / glGetStringi of a driver whose contexts differ:
+// while a context from driver_context(true) is current, the memory-object and
+// semaphore extensions are hidden.
+thread_local bool tl_hide_interop = false;
+PFNGLGETINTEGERVPROC g_real_get_integerv = nullptr;
+PFNGLGETSTRINGIPROC g_real_get_stringi = nullptr;
+
+std::vector<GLuint> visible_extensions() {
+  GLint n = 0;
+  g_real_get_integerv(GL_NUM_EXTENSIONS, &n);
+  std::vector<GLuint> out;
+  for (GLint i = 0; i < n; ++i) {
+    const auto* e = reinterpret_cast<const char*>(g_real_get_stringi(GL_EXTENSIONS, GLuint(i)));
+    const bool hidden = tl_hide_interop && e &&
+                        (std::strncmp(e, "GL_EXT_memory_object", 20) == 0 || std::strncmp(e, "GL_EXT_semaphore", 16) == 0);
+    if (!hidden) out.push_back(GLuint(i));
+  }
+  return out;
+}
+void GLAD_API_PTR shim_get_integerv(GLenum pname, GLint* v) {
+  if (pname == GL_NUM_EXTENSIONS && tl_hide_interop) *v = GLint(visible_extensions().size());
+  else g_real_get_integerv(pname, v);
+}
+const GLubyte* GLAD_API_PTR shim_get_stringi(GLenum name, GLuint i) {
+  if (name != GL_EXTENSIONS || !tl_hide_interop) return g_real_get_stringi(name, i);
+  const auto visible = visible_extensions();
+  return i < visible.size() ? g_real_get_stringi(name, visible[i]) : nullptr;
+}
+
+std::unique_ptr<GlContext> driver_context(bool hide_interop) {
+  auto inner = std::shared_ptr<GlContext>(create_headless_context());
+  g_real_get_integerv = reinterpret_cast<PFNGLGETINTEGERVPROC>(inner->get_proc_address("glGetIntegerv"));
+  g_real_get_stringi = reinterpret_cast<PFNGLGETSTRINGIPROC>(inner->get_proc_address("glGetStringi"));
+  ExternalContext c;
+  c.make_current = [inner, hide_interop] {
+    inner->make_current();
+    tl_hide_interop = hide_interop;
+  };
+  c.done_current = [inner] {
+    inner->done_current();
+    tl_hide_interop = false;
+  };
+  c.get_proc_address = [inner](const char* n) -> void* {
+    if (!std::strcmp(n, "glGetIntegerv")) return reinterpret_cast<void*>(&shim_get_integerv);
+    if (!std::strcmp(n, "glGetStringi")) return reinterpret_cast<void*>(&shim_get_stringi);
+    return inner->get_proc_address(n);
+  };
+  c.description = hide_interop ? "context without the interop extensions" : "context with them";
+  return wrap_context(std::move(c));
+}
+
+// Whether this driver has GL_EXT_memory_object, asked without load_gl (which
+// would load glad in the test process before the scenario's fresh one).
+bool driver_has_memory_object() {
+  auto ctx = create_headless_context();
+  ctx->make_current();
+  auto get_integerv = reinterpret_cast<PFNGLGETINTEGERVPROC>(ctx->get_proc_address("glGetIntegerv"));
+  auto get_stringi = reinterpret_cast<PFNGLGETSTRINGIPROC>(ctx->get_proc_address("glGetStringi"));
+  GLint n = 0;
+  get_integerv(GL_NUM_EXTENSIONS, &n);
+  bool found = false;
+  for (GLint i = 0; i < n && !found; ++i)
+    found = !std::strcmp(reinterpret_cast<const char*>(get_stringi(GL_EXTENSIONS, GLuint(i))), "GL_EXT_memory_object");
+  ctx->done_current();
+  return found;
+}
+
+void a_failed_load_then_a_good_one() {
+  auto ctx = create_headless_context();  // not current: nothing can be loaded from it yet
+  try {
+    load_gl(*ctx);
+    scenario_failed("load_gl without a current context did not throw");
+  } catch (const Error& e) {
+    expect_in_scenario(std::string(e.what()).find("EGL surfaceless") != std::string::npos,
+                       std::string("the error does not name the context: ") + e.what());
+  }
+  ctx->make_current();
+  try {
+    load_gl(*ctx);
+  } catch (const std::exception& e) {
+    scenario_failed(std::string("load_gl after a failed first call: ") + e.what());
+  }
+  expect_in_scenario(glGetString(GL_VERSION) != nullptr, "glGetString(GL_VERSION) is null after loading");
+  ctx->done_current();
+}
+
+TEST(LoadGl, AFailedFirstLoadCanBeRetried) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        a_failed_load_then_a_good_one();
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+void two_contexts_with_their_own_extensions() {
+  auto without = driver_context(true), with = driver_context(false);
+  without->make_current();
+  load_gl(*without);  // first: glad sees no memory objects, so loads none of their entry points
+  expect_in_scenario(!query_gl_info(without->description()).memory_object, "the hiding context shows memory objects");
+  expect_in_scenario(glad_glCreateMemoryObjectsEXT == nullptr, "the scenario's premise: no entry point yet");
+  without->done_current();
+
+  with->make_current();
+  load_gl(*with);
+  expect_in_scenario(query_gl_info(with->description()).memory_object, "the second context lacks memory objects");
+  expect_in_scenario(glad_glCreateMemoryObjectsEXT != nullptr, "the second context's entry points were not loaded");
+  GLuint memory = 0;
+  glCreateMemoryObjectsEXT(1, &memory);
+  expect_in_scenario(memory != 0 && glIsMemoryObjectEXT(memory), "glCreateMemoryObjectsEXT made no memory object");
+  glDeleteMemoryObjectsEXT(1, &memory);
+  expect_in_scenario(glGetError() == GL_NO_ERROR, "a GL error");
+  with->done_current();
+
+  without->make_current();
+  load_gl(*without);  // nothing new there: no reload
+  expect_in_scenario(!query_gl_info(without->description()).memory_object, "the first context sees the second's");
+  without->done_current();
+}
+
+TEST(LoadGl, TwoContextsWithDifferentExtensionsEachSeeTheirOwn) {
+  if (!driver_has_memory_object()) GTEST_SKIP() << "this GL driver has no GL_EXT_memory_object to hide";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        two_contexts_with_their_own_extensions();
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 #ifdef HANDOFF_DEBUG_AFFINITY
