@@ -13,6 +13,7 @@
 #include <handoff/detail/gl_worker_detail.hpp>
 #include <handoff/error.hpp>
 #include <handoff/gl_context.hpp>
+#include <handoff/wait.hpp>
 
 #include <cstdint>
 #include <functional>
