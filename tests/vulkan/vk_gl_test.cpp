@@ -5,6 +5,7 @@
 #include <glad/gl.h>
 
 #include <handoff/gl_check.hpp>
+#include <handoff/testing.hpp>
 #include <handoff/vk_gl.hpp>
 
 #include <fcntl.h>
@@ -312,7 +313,7 @@ TEST_F(VkGlTest, AThousandExportImportReleaseCyclesLeaveNothing) {
     worker().run([&] { GlVkBuffer g(b); });
   }
   const int fds_before = open_fds();
-  const std::size_t live_before = detail::live_resources(*worker().core());
+  const std::size_t live_before = handoff::testing::live_resources(*worker().core());
   std::vector<unsigned> buffers, textures, memories;
   for (int i = 0; i < 1000; ++i) {
     std::size_t size = 4096 + std::size_t(i % 7) * 333;
@@ -342,7 +343,7 @@ TEST_F(VkGlTest, AThousandExportImportReleaseCyclesLeaveNothing) {
     for (unsigned m = 1; m < 1200; ++m)
       if (glIsMemoryObjectEXT(m)) ADD_FAILURE() << "GL memory object " << m << " left";
   });
-  EXPECT_EQ(detail::live_resources(*worker().core()), live_before);
+  EXPECT_EQ(handoff::testing::live_resources(*worker().core()), live_before);
   EXPECT_EQ(open_fds(), fds_before) << "descriptors left open";
   // Vulkan objects: the validation layer's object tracker reports any left at
   // vkDestroyDevice, which TearDown turns into a failure.
