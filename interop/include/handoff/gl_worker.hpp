@@ -37,8 +37,9 @@ struct GlWorkerOptions {
   std::function<void(const GlDebugMessage&)> on_debug_message;
 };
 
-// Every wait on the worker is bounded by handoff::wait_limit() (handoff/wait.hpp)
-// and ends in WaitTimeout naming the worker and what did not finish.
+// Waits on the worker are bounded by handoff::wait_limit() (handoff/wait.hpp)
+// and end in WaitTimeout naming the worker and what did not finish; the one
+// exception is a run() call that has started (see run()).
 // Thread safety: every method may be called from any thread, including the
 // worker itself, unless stated otherwise.
 class GlWorker {
@@ -56,11 +57,12 @@ class GlWorker {
   // Runs f() on the worker with its context current and returns its value;
   // f's exception is rethrown here. Inline when called on the worker. Throws
   // WorkerStopped when the worker stopped (or stops) before f ran.
-  // f is moved (or copied) into the call. When the result has not come within
-  // wait_limit(), throws WaitTimeout: a call that had not started is withdrawn
-  // and never runs; one already running goes on, and the worker destroys f and
-  // its result when it returns. So what f refers to by reference must outlive
-  // a call that may hang (the caller's frame is gone by then).
+  // Nothing is allocated: the call refers to f on the caller's stack. When f
+  // has not started within wait_limit() (the worker is stuck in something
+  // else), throws WaitTimeout naming what the worker is busy with; the call is
+  // withdrawn and never runs. Once f has started it is waited for to its end,
+  // since it runs on the caller's data (past the limit a warning is logged);
+  // the library's own GPU and fence waits inside calls are bounded, so they end.
   template <typename F>
   decltype(auto) run(F&& f) {
     return detail::run_on(*core_, std::forward<F>(f));

@@ -3,15 +3,16 @@
 // The queue is an intrusive FIFO under a mutex, and nobody sleeps when there
 // is work: the worker and a waiting caller each spin briefly before parking on
 // a futex (common/spin.hpp learns how long from the waits), and a producer
-// only makes a wake-up syscall when the worker really sleeps. A run() call is
-// one small heap task (it may outlive a caller whose wait timed out) and its
-// result comes back through one atomic word. This is what beats mutex +
+// only makes a wake-up syscall when the worker really sleeps. A run() call
+// lives on its caller's stack (nothing is allocated) and its result comes back
+// through one atomic word. This is what beats mutex +
 // condition_variable + packaged_task on round trips (bench/bench_worker.cpp
 // measures both in the same run).
 //
-// Every wait on another thread is bounded by wait_limit(): a caller waiting
-// for its result (it withdraws the call, or hands it to the worker), start()
-// waiting for the context, shutdown() waiting for the thread to finish.
+// Waits on another thread are bounded by wait_limit(): a caller waiting for
+// its call to start (else it withdraws the call), start() waiting for the
+// context, shutdown() waiting for the thread to finish. A call that started is
+// waited for to its end: it runs on the caller's stack.
 #include "gl/worker_core.hpp"
 
 #include <glad/gl.h>
@@ -116,28 +117,25 @@ void RunCall::finish() noexcept {
   std::atomic<std::uint32_t>* word = &state;
   // The exchange is the last access while the caller owns the call: it may
   // free it as soon as it sees kDone.
-  const std::uint32_t was = word->exchange(kDone, std::memory_order_acq_rel);
-  if (was == kAbandoned) delete this;  // the caller gave up on it: nobody else will
-  else if (was == kCallerAsleep) futex_wake(word);
+  if (word->exchange(kDone, std::memory_order_acq_rel) == kCallerAsleep) futex_wake(word);
 }
 
-void submit_and_wait(WorkerCore& core, std::unique_ptr<RunCall>& call) {
-  if (!core.push(call.get())) throw WorkerStopped(worker_name(core) + ": worker stopped; the call was not run");
+void submit_and_wait(WorkerCore& core, RunCall& call) {
+  if (!core.push(&call)) throw WorkerStopped(worker_name(core) + ": worker stopped; the call was not run");
   const auto limit = wait_limit();
-  if (wait_done(core, *call, limit)) return;
+  if (wait_done(core, call, limit)) return;
   const std::string busy = core.busy_with();
-  if (core.withdraw(call.get())) {
+  if (core.withdraw(&call)) {
     throw WaitTimeout(worker_name(core) + ": run() result (the call had not started: the worker is busy with " +
                           busy + "; the call was withdrawn and will not run)",
                       limit);
   }
-  std::uint32_t asleep = RunCall::kCallerAsleep;
-  if (!call->state.compare_exchange_strong(asleep, RunCall::kAbandoned, std::memory_order_acq_rel))
-    return;  // it finished just now
-  (void)call.release();  // the worker frees it when it returns
-  throw WaitTimeout(worker_name(core) + ": run() result (the call is still running; the worker drops its result "
-                                        "when it returns)",
-                    limit);
+  // Started: it uses the caller's callable and stack, so leaving now would let
+  // it write into a frame that is gone. Say so, then wait for its end.
+  log(LogLevel::Warning, worker_name(core) + ": a run() call is still running after " + format_duration(limit) +
+                             " (handoff::wait_limit); waiting for it to return");
+  while (call.state.load(std::memory_order_acquire) != RunCall::kDone)
+    futex_wait(call.state, RunCall::kCallerAsleep, nullptr);
 }
 
 // --- WorkerCore: the queue ----------------------------------------------------------

@@ -36,32 +36,33 @@ class Task {
   bool must_run = false;   // resource releases: run even while the worker stops
 };
 
-// A run() call. It lives on the heap, not on its caller's stack: a caller
-// whose wait passes wait_limit() leaves while the call may still run, and the
-// worker must then have somewhere to put the result.
+// A run() call. It lives on its caller's stack (run() allocates nothing) and
+// refers to the caller's callable: the caller returns only once the worker is
+// done with it (finished, failed, or withdrawn from the queue unstarted).
 class RunCall : public Task {
  public:
-  // state: who owns the call. kPending / kCallerAsleep: the worker has not
-  // finished it; kDone: finished, the caller owns it; kAbandoned: the caller
-  // gave up, the worker frees it when it finishes.
-  enum : std::uint32_t { kPending = 0, kCallerAsleep = 1, kDone = 2, kAbandoned = 3 };
+  // state: kPending / kCallerAsleep: the worker has not finished it; kDone:
+  // finished (the worker's last access was the store of kDone).
+  enum : std::uint32_t { kPending = 0, kCallerAsleep = 1, kDone = 2 };
   RunCall() noexcept : Task("a run() call") {}
   std::atomic<std::uint32_t> state{kPending};
   std::exception_ptr error;
 
  protected:
-  // Publishes the end of the call: wakes its caller, or frees the call when the
-  // caller gave up. The call's last access to *this.
+  // Publishes the end of the call and wakes its caller. The worker's last
+  // access to *this.
   void finish() noexcept;
 };
 
 bool on_worker(const WorkerCore& core) noexcept;
-// Queues `call` and waits for it, bounded by wait_limit(). Returns once it
-// finished (its value or error are in it). Throws WorkerStopped (nothing
-// queued) when the worker no longer accepts calls, or WaitTimeout naming the
-// worker and what it is busy with: a call that had not started is withdrawn
-// and never runs; a running one is handed to the worker (`call` released).
-void submit_and_wait(WorkerCore& core, std::unique_ptr<RunCall>& call);
+// Queues `call` and waits for it. Returns once it finished (its value or error
+// are in it). Throws WorkerStopped (nothing queued) when the worker no longer
+// accepts calls, or WaitTimeout naming the worker and what it is busy with when
+// the call has not started within wait_limit() (it is withdrawn and never runs).
+// A call that has started is waited for to its end: it runs on the caller's
+// data, so the caller cannot leave before it (past the limit a warning names it;
+// the library's own GPU waits inside calls are bounded, so they do end).
+void submit_and_wait(WorkerCore& core, RunCall& call);
 // A KHR_debug error raised by the task that just ran on the worker, turned into
 // an Error, when the worker was told to fail on GL errors (else null).
 std::exception_ptr take_gl_error(WorkerCore& core) noexcept;
@@ -70,12 +71,11 @@ template <typename R>
 using Stored = std::conditional_t<std::is_void_v<R>, std::monostate,
                                   std::conditional_t<std::is_reference_v<R>, std::remove_reference_t<R>*, R>>;
 
-// Fn: the caller's callable, moved or copied in (the call may outlive the caller).
+// Fn: the caller's callable, by reference (the call never outlives its caller).
 template <typename Fn, typename R>
 class RunTask final : public RunCall {
  public:
-  template <typename F>
-  explicit RunTask(F&& f) : fn_(std::forward<F>(f)) {}
+  explicit RunTask(Fn& f) noexcept : fn_(f) {}
   void run(WorkerCore& core) noexcept override {
     try {
       if constexpr (std::is_void_v<R>) {
@@ -107,7 +107,7 @@ class RunTask final : public RunCall {
   }
 
  private:
-  Fn fn_;
+  Fn& fn_;
   std::optional<Stored<R>> value_;
 };
 
@@ -127,11 +127,10 @@ decltype(auto) run_on(WorkerCore& core, F&& f) {
       return r;
     }
   }
-  using Fn = std::decay_t<F>;
-  using Call = RunTask<Fn, std::invoke_result_t<Fn&>>;
-  std::unique_ptr<RunCall> call = std::make_unique<Call>(std::forward<F>(f));
+  using Fn = std::remove_reference_t<F>;
+  RunTask<Fn, std::invoke_result_t<Fn&>> call(f);
   submit_and_wait(core, call);
-  return static_cast<Call&>(*call).take();
+  return call.take();
 }
 
 // Resource lifetime: a GL / CUDA-graphics object registers its release with the
