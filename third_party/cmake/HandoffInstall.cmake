@@ -15,7 +15,7 @@ set(HANDOFF_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/handoff)
 # --- libraries: interop and the libraries it links (static: a consumer links them too)
 set(_handoff_libraries handoff_interop handoff_glad handoff_shaders)
 if(TARGET handoff_viewer_core)
-  list(APPEND _handoff_libraries handoff_viewer_core)
+  list(APPEND _handoff_libraries handoff_viewer_core handoff_viewer_proto)  # proto: recordings' protobuf messages
 endif()
 install(TARGETS ${_handoff_libraries} EXPORT handoffTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev

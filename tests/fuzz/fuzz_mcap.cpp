@@ -1,0 +1,84 @@
+// Fuzz target: the MCAP reader and the recording source on an in-memory
+// file. Any handoff::Error (ParseError) is an accepted outcome; a crash, a
+// sanitizer report, a hang or another exception type is a bug.
+#include <handoff/viewer/error.hpp>
+#include <handoff/viewer/mcap.hpp>
+#include <handoff/viewer/recording.hpp>
+#include <handoff/viewer/y4m_reader.hpp>  // kMaxDimension
+
+#include "fuzz_common.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace {
+
+using namespace handoff::viewer;
+
+// Chunks may claim at most this much (libFuzzer's default memory limit is 2 GiB).
+constexpr std::uint64_t kMaxChunk = std::uint64_t(16) << 20;
+
+// Every channel's messages through the low-level reader (a bounded number).
+void read_messages(std::span<const std::uint8_t> bytes) {
+  try {
+    mcap::ReaderOptions o;
+    o.max_chunk_bytes = kMaxChunk;
+    auto r = mcap::Reader::open_memory(bytes, "fuzz.mcap", o);
+    int budget = 64;
+    for (const auto& [id, channel] : r->channels()) {
+      for (const auto& ref : r->messages(id)) {
+        if (--budget < 0) return;
+        try {
+          (void)r->read(ref);
+        } catch (const handoff::Error&) {
+        }
+      }
+    }
+  } catch (const handoff::Error&) {
+  }
+}
+
+// The frames and overlays a viewer would play.
+void play(std::span<const std::uint8_t> bytes) {
+  try {
+    RecordingOpenOptions o;
+    o.max_chunk_bytes = kMaxChunk;
+    auto src = open_recording_memory(bytes, "fuzz.mcap", o);
+    const SourceInfo& info = src->info();
+    if (info.width == 0 || info.height == 0 || info.width > kMaxDimension || info.height > kMaxDimension ||
+        info.frame_count <= 0) {
+      __builtin_trap();  // the source promised a checked first frame
+    }
+    // The first frame was checked against its data at open, so this
+    // allocation is bounded by the input (or a chunk's limit).
+    HostFrame frame(info.format, info.width, info.height);
+    OverlayFrame overlays;
+    const std::int64_t n = info.frame_count;
+    for (std::int64_t k : {std::int64_t(0), std::int64_t(1), n / 2, n - 1, n - 2, std::int64_t(2)}) {
+      if (k < 0 || k >= n) continue;
+      src->seek(k);
+      try {
+        (void)src->read_into(frame.target());
+      } catch (const handoff::Error&) {
+      }
+      try {
+        (void)src->overlays_for(k, overlays);
+      } catch (const handoff::Error&) {
+      }
+      (void)src->log_time(k);
+      (void)src->colorimetry(k);
+    }
+  } catch (const handoff::Error&) {
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  fuzz::quiet_log();
+  const std::span<const std::uint8_t> bytes(data, size);
+  read_messages(bytes);
+  play(bytes);
+  return 0;
+}

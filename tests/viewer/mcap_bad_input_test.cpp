@@ -1,0 +1,347 @@
+// Bad MCAP input (issue 14, section 5): a truncated file, a bad magic, CRC
+// mismatches, an unknown compression, chunk and record lengths past the end,
+// a missing schema, an unknown encoding, image data shorter than the image.
+// Each is a ParseError naming the file, the record and its byte offset, and
+// the field, or, for a tail cut short, playback up to the last good message
+// with one warning. Files are damaged on purpose at offsets found by an
+// independent record walker (recording_test_util.hpp).
+#include <handoff/log.hpp>
+#include <handoff/viewer/error.hpp>
+#include <handoff/viewer/mcap.hpp>
+#include <handoff/viewer/recording.hpp>
+
+#include <foxglove/RawImage.pb.h>
+#include <google/protobuf/descriptor.pb.h>
+
+#include "recording_test_util.hpp"
+#include "test_util.hpp"
+
+#include <gmock/gmock.h>
+
+namespace handoff::viewer {
+namespace {
+
+using test::message_of;
+using test::Rec;
+using test::TempDir;
+using ::testing::HasSubstr;
+
+std::string at(const char* record, std::size_t offset) { return std::string(record) + " at byte " + std::to_string(offset); }
+
+class McapBadInput : public ::testing::Test {
+ protected:
+  // A recording of 4 NV12 16x8 frames, one chunk each, without CRCs unless asked.
+  std::filesystem::path recording(mcap::Compression c = mcap::Compression::None, bool summary = true, bool crc = false) {
+    const auto p = dir_ / "r.mcap";
+    mcap::WriterOptions o;
+    o.compression = c;
+    o.chunk_size = 1;
+    o.summary = summary;
+    o.crc = crc;
+    mcap::Writer w(p, o);
+    const auto s = w.add_schema(kRawImageSchema, "protobuf", raw_image_descriptor_set());
+    const auto ch = w.add_channel(s, "/c", "protobuf");
+    std::vector<std::uint8_t> msg;
+    for (std::uint32_t i = 0; i < 4; ++i) {
+      encode_raw_image(test::pattern_frame(PixelFormat::NV12, 16, 8, i), i, msg);
+      w.write(ch, i, 100 + i, 100 + i, msg);
+    }
+    w.close();
+    return p;
+  }
+  // One image message (`image`) with the given schema and encodings.
+  std::filesystem::path foreign(const std::string& image, std::string_view message_encoding = "protobuf",
+                                std::string_view schema_encoding = "protobuf",
+                                std::span<const std::uint8_t> schema = raw_image_descriptor_set()) {
+    const auto p = dir_ / "f.mcap";
+    mcap::Writer w(p);
+    const auto s = w.add_schema(kRawImageSchema, schema_encoding, schema);
+    const auto ch = w.add_channel(s, "/c", message_encoding);
+    w.write(ch, 0, 1, 1, std::span(reinterpret_cast<const std::uint8_t*>(image.data()), image.size()));
+    w.close();
+    return p;
+  }
+  std::vector<std::uint8_t> bytes(const std::filesystem::path& p) { return test::read_bytes(p); }
+  std::filesystem::path save(const std::vector<std::uint8_t>& b, const std::string& name = "bad.mcap") {
+    test::write_bytes(dir_ / name, b);
+    return dir_ / name;
+  }
+  std::string open_error(const std::filesystem::path& p) {
+    return message_of<ParseError>([&] { open_recording(p); });
+  }
+  // Reads every frame; returns the first ParseError's message.
+  std::string play_error(const std::filesystem::path& p) {
+    return message_of<ParseError>([&] {
+      auto src = open_recording(p);
+      HostFrame f(src->info().format, src->info().width, src->info().height);
+      while (src->read_into(f.target())) {
+      }
+    });
+  }
+  TempDir dir_;
+};
+
+// --- Truncation ---------------------------------------------------------------------
+
+TEST_F(McapBadInput, TruncatedInsideTheHeader) {
+  auto b = bytes(recording());
+  b.resize(12);
+  EXPECT_THAT(open_error(save(b)), HasSubstr("bad.mcap: Header at byte 8: opcode: the file ends before the Header record"));
+  b = bytes(recording());
+  b.resize(20);
+  EXPECT_THAT(open_error(save(b)), HasSubstr("Header at byte 8: length:"));
+}
+
+TEST_F(McapBadInput, TruncatedTailPlaysUpToTheLastGoodMessageWithOneWarning) {
+  auto b = bytes(recording(mcap::Compression::Zstd, true, true));
+  const auto chunks = test::records_of(b, 0x06);
+  ASSERT_EQ(chunks.size(), 4u);
+  b.resize(chunks[3].at + 30);
+  int warnings = 0;
+  auto old = set_log_sink([&](LogLevel l, std::string_view) { warnings += l == LogLevel::Warning; });
+  auto src = open_recording(save(b));
+  set_log_sink(old);
+  EXPECT_EQ(warnings, 1);
+  EXPECT_EQ(src->info().frame_count, 3);
+  ASSERT_EQ(src->warnings().size(), 1u);
+  EXPECT_THAT(src->warnings()[0], HasSubstr("bad.mcap: damaged tail: " + at("Chunk", chunks[3].at) +
+                                            ": its " + std::to_string(chunks[3].len) + " bytes run past the end of the file"));
+  HostFrame f(PixelFormat::NV12, 16, 8);
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    ASSERT_TRUE(src->read_into(f.target()));
+    EXPECT_TRUE(test::has_pattern(f, i));
+  }
+  EXPECT_FALSE(src->read_into(f.target()));
+}
+
+TEST_F(McapBadInput, TruncatedBeforeAnyImage) {
+  auto b = bytes(recording());
+  b.resize(test::records_of(b, 0x06)[0].at + 5);
+  auto old = set_log_sink([](LogLevel, std::string_view) {});
+  EXPECT_THAT(open_error(save(b)), HasSubstr("topic: the recording has no foxglove.RawImage channel"));
+  set_log_sink(old);
+}
+
+// --- Magic --------------------------------------------------------------------------
+
+TEST_F(McapBadInput, BadMagic) {
+  auto b = bytes(recording());
+  b[1] = 'X';
+  EXPECT_THAT(open_error(save(b)), HasSubstr("bad.mcap: byte 0: magic: not an MCAP file"));
+  b = bytes(recording());
+  b[5] = '1';
+  EXPECT_THAT(open_error(save(b)), HasSubstr("byte 0: magic: unsupported MCAP major version '1'"));
+  EXPECT_THAT(open_error(save({'M', 'C'})), HasSubstr("not an MCAP file"));
+  EXPECT_THAT(open_error(save({})), HasSubstr("not an MCAP file"));
+}
+
+// --- CRCs ---------------------------------------------------------------------------
+
+TEST_F(McapBadInput, ChunkCrcMismatch) {
+  auto b = bytes(recording(mcap::Compression::None, true, true));
+  const Rec chunk = test::records_of(b, 0x06)[2];
+  b[chunk.end() - 1] ^= 0x01;  // a pixel of the third frame
+  EXPECT_THAT(play_error(save(b)), HasSubstr("bad.mcap: " + at("Chunk", chunk.at) + ": uncompressed_crc: stored 0x"));
+}
+
+TEST_F(McapBadInput, CompressedChunkCrcMismatch) {
+  auto b = bytes(recording(mcap::Compression::Lz4, true, true));
+  const Rec chunk = test::records_of(b, 0x06)[1];
+  b[chunk.content() + 24] ^= 0x01;  // the stored uncompressed_crc itself
+  EXPECT_THAT(play_error(save(b)), HasSubstr(at("Chunk", chunk.at) + ": uncompressed_crc:"));
+}
+
+TEST_F(McapBadInput, SummaryCrcMismatch) {
+  auto b = bytes(recording(mcap::Compression::None, true, true));
+  const Rec ci = test::records_of(b, 0x08)[0];
+  b[ci.content()] ^= 0x01;  // message_start_time of a chunk index
+  const Rec footer = test::records_of(b, 0x02)[0];
+  EXPECT_THAT(open_error(save(b)), HasSubstr(at("Footer", footer.at) + ": summary_crc: stored 0x"));
+}
+
+TEST_F(McapBadInput, DataSectionCrcMismatch) {
+  auto b = bytes(recording(mcap::Compression::None, false, true));
+  // Without a summary the file is scanned, and the scan checks the data section CRC.
+  const Rec mi = test::records_of(b, 0x07)[0];
+  b[mi.content() + 8] ^= 0x01;  // a message index time: nothing else checks it
+  const Rec data_end = test::records_of(b, 0x0F)[0];
+  EXPECT_THAT(open_error(save(b)), HasSubstr(at("DataEnd", data_end.at) + ": data_section_crc: stored 0x"));
+}
+
+// --- Compression --------------------------------------------------------------------
+
+TEST_F(McapBadInput, UnknownCompression) {
+  for (bool summary : {true, false}) {
+    auto b = bytes(recording(mcap::Compression::Zstd, summary));
+    // "zstd" -> "brot" in every Chunk and ChunkIndex (same length; no CRCs to fix).
+    for (std::size_t i = 0; i + 4 <= b.size(); ++i)
+      if (std::memcmp(&b[i], "zstd", 4) == 0) std::memcpy(&b[i], "brot", 4);
+    const Rec first = test::records_of(b, summary ? 0x08 : 0x06)[0];
+    EXPECT_THAT(open_error(save(b)), HasSubstr(at(summary ? "ChunkIndex" : "Chunk", first.at) +
+                                               ": compression: unknown compression \"brot\" (supported: zstd, lz4, none)"));
+  }
+}
+
+TEST_F(McapBadInput, CorruptCompressedData) {
+  auto b = bytes(recording(mcap::Compression::Zstd));
+  const Rec chunk = test::records_of(b, 0x06)[1];
+  for (std::size_t i = chunk.content() + 48; i < chunk.end(); ++i) b[i] = 0xA5;
+  EXPECT_THAT(play_error(save(b)), HasSubstr(at("Chunk", chunk.at) + ": records: zstd:"));
+}
+
+// --- Lengths past the end -------------------------------------------------------------
+
+TEST_F(McapBadInput, ChunkIndexPastTheEnd) {
+  auto b = bytes(recording());
+  const Rec ci = test::records_of(b, 0x08)[1];
+  test::put64(b, ci.content() + 24, 1ull << 40);  // chunk_length
+  EXPECT_THAT(open_error(save(b)), HasSubstr(at("ChunkIndex", ci.at) + ": chunk_length: the chunk at byte"));
+  b = bytes(recording());
+  test::put64(b, ci.content() + 16, b.size() + 100);  // chunk_start_offset
+  EXPECT_THAT(open_error(save(b)), HasSubstr("runs past the end of the file"));
+}
+
+TEST_F(McapBadInput, OverlappingChunkIndexes) {
+  // Two chunk indexes claiming the same chunk: refused, so that the message
+  // indexes read at open never add up to more than the file.
+  auto b = bytes(recording());
+  const auto cis = test::records_of(b, 0x08);
+  const std::uint64_t first = test::le64(b, cis[0].content() + 16);
+  test::put64(b, cis[1].content() + 16, first);
+  test::put64(b, cis[1].content() + 24, test::le64(b, cis[0].content() + 24));
+  EXPECT_THAT(open_error(save(b)), HasSubstr("chunk_start_offset: the chunk at byte " + std::to_string(first) +
+                                             " overlaps the chunk at byte " + std::to_string(first)));
+}
+
+TEST_F(McapBadInput, RecordLengthPastTheEnd) {
+  // A file with a footer but no summary is scanned: a record running past the data section is an error, not a tail.
+  auto b = bytes(recording(mcap::Compression::None, false));
+  const Rec chunk = test::records_of(b, 0x06)[1];
+  test::put64(b, chunk.at + 1, 1ull << 50);
+  EXPECT_THAT(open_error(save(b)), HasSubstr(at("Chunk", chunk.at) + ": length: its " + std::to_string(1ull << 50) +
+                                             " bytes run past the end of the data section"));
+}
+
+TEST_F(McapBadInput, RecordInsideAChunkPastItsEnd) {
+  auto b = bytes(recording(mcap::Compression::None, false));
+  const Rec chunk = test::records_of(b, 0x06)[0];
+  // The first record in the chunk's records is the Schema; make it claim more than the chunk holds.
+  test::put64(b, chunk.content() + 40 + 1, 1u << 30);
+  EXPECT_THAT(open_error(save(b)), HasSubstr(at("Chunk", chunk.at) + ": records: Schema at offset 0: its"));
+}
+
+TEST_F(McapBadInput, MessageIndexPointsAtAnotherRecord) {
+  auto b = bytes(recording());
+  const Rec mi = test::records_of(b, 0x07)[0];
+  test::put64(b, mi.content() + 2 + 4 + 8, 0);  // the message's offset -> the Schema record at offset 0
+  EXPECT_THAT(play_error(save(b)), HasSubstr("bad.mcap: Message at offset 0 of the Chunk at byte"));
+  EXPECT_THAT(play_error(save(b)), HasSubstr("opcode: the index points at Schema, not a Message"));
+}
+
+// --- Schemas and encodings -----------------------------------------------------------
+
+TEST_F(McapBadInput, MissingSchema) {
+  // In the summary: the channel names schema 9.
+  auto b = bytes(recording());
+  const Rec ch = test::records_of(b, 0x04)[0];
+  test::put32(b, ch.content(), 0x00090000);  // id 0, schema_id 9 (two uint16 fields)
+  EXPECT_THAT(open_error(save(b)), HasSubstr(at("Channel", ch.at) + ": schema_id: channel 0 (/c) names schema 9, "
+                                                                       "which has no Schema record in the summary"));
+  // While scanning: a Channel before any Schema with its id.
+  {
+    mcap::WriterOptions o;
+    o.chunk_size = 0;
+    o.summary = false;
+    mcap::Writer w(dir_ / "s.mcap", o);
+    w.add_schema("x", "protobuf", {});
+    w.write(w.add_channel(1, "/c", "protobuf"), 0, 0, 0, {});
+    w.close();
+  }
+  b = bytes(dir_ / "s.mcap");
+  const Rec schema = test::records_of(b, 0x03)[0];
+  b[schema.content()] = 0;  // schema id 0: readers ignore such a record
+  b[schema.content() + 1] = 0;
+  const Rec channel = test::records_of(b, 0x04)[0];
+  EXPECT_THAT(open_error(save(b)), HasSubstr(at("Channel", channel.at) + ": schema_id: channel 0 (/c) names schema 1, "
+                                                                            "which has no Schema record before it"));
+}
+
+TEST_F(McapBadInput, UnknownImageEncoding) {
+  foxglove::RawImage m;
+  m.set_width(4);
+  m.set_height(2);
+  m.set_step(12);
+  m.set_encoding("rgb8");
+  m.set_data(std::string(24, 'x'));
+  EXPECT_THAT(open_error(foreign(m.SerializeAsString())),
+              HasSubstr("f.mcap: frame 0: Message at offset "));
+  EXPECT_THAT(open_error(foreign(m.SerializeAsString())),
+              HasSubstr("RawImage.encoding: unsupported encoding \"rgb8\" (supported: nv12, p010)"));
+}
+
+TEST_F(McapBadInput, UnknownMessageOrSchemaEncoding) {
+  const std::string image = "\x15\x04";  // not needed: the channel is refused first
+  EXPECT_THAT(open_error(foreign(image, "cdr")),
+              HasSubstr("Channel 0 (/c) at byte"));
+  EXPECT_THAT(open_error(foreign(image, "cdr")), HasSubstr("message_encoding: \"cdr\" is not supported"));
+  EXPECT_THAT(open_error(foreign(image, "protobuf", "jsonschema")),
+              HasSubstr("Schema 1 (foxglove.RawImage) at byte"));
+  EXPECT_THAT(open_error(foreign(image, "protobuf", "jsonschema")), HasSubstr("encoding: \"jsonschema\" is not supported"));
+}
+
+TEST_F(McapBadInput, SchemaThatIsNotFoxglovesRawImage) {
+  google::protobuf::FileDescriptorSet set;
+  const auto d = raw_image_descriptor_set();
+  ASSERT_TRUE(set.ParseFromArray(d.data(), int(d.size())));
+  for (auto& f : *set.mutable_file())
+    for (auto& m : *f.mutable_message_type())
+      for (auto& field : *m.mutable_field())
+        if (m.name() == "RawImage" && field.name() == "width") field.set_type(google::protobuf::FieldDescriptorProto::TYPE_UINT32);
+  const std::string changed = set.SerializeAsString();
+  const std::span schema(reinterpret_cast<const std::uint8_t*>(changed.data()), changed.size());
+  EXPECT_THAT(open_error(foreign("", "protobuf", "protobuf", schema)),
+              HasSubstr("data: foxglove.RawImage.width is field 2 of type TYPE_UINT32, Foxglove's is field 2 of type TYPE_FIXED32"));
+  const std::uint8_t junk[] = {0xFF, 0x01};
+  EXPECT_THAT(open_error(foreign("", "protobuf", "protobuf", junk)), HasSubstr("data: not a serialized FileDescriptorSet"));
+}
+
+TEST_F(McapBadInput, ImageDataShorterThanHeightTimesStep) {
+  foxglove::RawImage m;
+  m.set_width(16);
+  m.set_height(8);
+  m.set_step(16);
+  m.set_encoding("nv12");
+  m.set_data(std::string(16 * 12 - 1, 'x'));
+  EXPECT_THAT(open_error(foreign(m.SerializeAsString())),
+              HasSubstr("RawImage.data: 191 bytes, shorter than step * (height + ceil(height/2)) = 16 * 12 = 192"));
+  m.set_data(std::string(16 * 12, 'x'));
+  m.set_step(15);
+  EXPECT_THAT(open_error(foreign(m.SerializeAsString())), HasSubstr("RawImage.step: 15 is below the 16-byte rows"));
+}
+
+TEST_F(McapBadInput, ALaterFrameThatDoesNotFit) {
+  const auto p = dir_ / "later.mcap";
+  {
+    mcap::Writer w(p);
+    const auto ch = w.add_channel(w.add_schema(kRawImageSchema, "protobuf", raw_image_descriptor_set()), "/c", "protobuf");
+    std::vector<std::uint8_t> msg;
+    encode_raw_image(test::pattern_frame(PixelFormat::NV12, 16, 8, 0), 0, msg);
+    w.write(ch, 0, 1, 1, msg);
+    encode_raw_image(test::pattern_frame(PixelFormat::NV12, 8, 8, 0), 0, msg);
+    w.write(ch, 1, 2, 2, msg);
+    w.close();
+  }
+  EXPECT_THAT(play_error(p), HasSubstr("later.mcap: frame 1: Message at offset"));
+  EXPECT_THAT(play_error(p), HasSubstr("RawImage.width: 8x8, but the stream is 16x8"));
+}
+
+TEST_F(McapBadInput, HugeClaimedChunkIsRefused) {
+  auto b = bytes(recording(mcap::Compression::Zstd));
+  const Rec ci = test::records_of(b, 0x08)[0];
+  // uncompressed_size is the index record's last field.
+  test::put64(b, ci.end() - 8, 1ull << 40);
+  EXPECT_THAT(open_error(save(b)), HasSubstr(at("ChunkIndex", ci.at) + ": uncompressed_size: 1099511627776 bytes exceeds"));
+}
+
+}  // namespace
+}  // namespace handoff::viewer

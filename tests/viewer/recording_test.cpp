@@ -1,0 +1,489 @@
+// Recordings: frames (NV12 / P010, odd sizes, padded pitches, colorimetry)
+// and overlays (every kind) through RawImage / ImageAnnotations and back;
+// the published schemas decoding handoff's bytes; other writers' annotations
+// mapped onto the overlay model; topics; the writer thread's bounded queue,
+// drops, waits and I/O errors.
+#include <handoff/host_frame.hpp>
+#include <handoff/log.hpp>
+#include <handoff/wait.hpp>
+#include <handoff/viewer/error.hpp>
+#include <handoff/viewer/recording.hpp>
+
+#include <foxglove/ImageAnnotations.pb.h>
+#include <foxglove/RawImage.pb.h>
+
+#include "recording_test_util.hpp"
+#include "test_util.hpp"
+
+#include <gmock/gmock.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <future>
+#include <mutex>
+
+namespace handoff::viewer {
+namespace {
+
+using test::message_of;
+using test::TempDir;
+using ::testing::HasSubstr;
+
+std::span<const std::uint8_t> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+MessagePlace here() {
+  return {"t.mcap", [] { return std::string("message"); }};
+}
+
+// --- Messages ----------------------------------------------------------------------
+
+TEST(RecordingMessages, RawImageMatchesThePublishedSchema) {
+  const Frame f = test::pattern_frame(PixelFormat::NV12, 6, 4, 3);
+  std::vector<std::uint8_t> bytes;
+  encode_raw_image(f, 1'700'000'000'123'456'789ull, bytes);
+  foxglove::RawImage m;
+  ASSERT_TRUE(m.ParseFromArray(bytes.data(), int(bytes.size())));
+  EXPECT_EQ(m.width(), 6u);
+  EXPECT_EQ(m.height(), 4u);
+  EXPECT_EQ(m.encoding(), "nv12");
+  EXPECT_EQ(m.step(), 6u);
+  EXPECT_EQ(m.timestamp().seconds(), 1'700'000'000);
+  EXPECT_EQ(m.timestamp().nanos(), 123'456'789);
+  ASSERT_EQ(m.data().size(), 6u * (4 + 2));
+  // Row y of luma is the frame's row y (its pitch of 64 is gone).
+  const auto* luma = static_cast<const std::uint8_t*>(f.luma().data);
+  EXPECT_EQ(std::memcmp(m.data().data() + 6 * 3, luma + 3 * f.luma().pitch, 6), 0);
+  // And back through the reader's parser, without copying.
+  const RawImageView v = parse_raw_image(bytes, here());
+  EXPECT_EQ(v.width, 6u);
+  EXPECT_EQ(v.encoding, "nv12");
+  EXPECT_TRUE(v.has_timestamp);
+  EXPECT_EQ(v.timestamp_ns, 1'700'000'000'123'456'789ull);
+  EXPECT_EQ(v.data.data(), bytes.data() + (bytes.size() - v.data.size()));
+}
+
+TEST(RecordingMessages, ParsesRawImageFromOtherWriters) {
+  // Fields in another order, an extra frame_id, data first: the parser takes the wire format as it comes.
+  foxglove::RawImage m;
+  m.set_frame_id("camera");
+  m.set_data(std::string(4 * 3 * 2, '\x7f'));
+  m.set_step(4);
+  m.set_encoding("nv12");
+  m.set_height(4);
+  m.set_width(4);
+  const std::string s = m.SerializeAsString();
+  const RawImageView v = parse_raw_image(bytes_of(s), here());
+  EXPECT_EQ(v.width, 4u);
+  EXPECT_EQ(v.height, 4u);
+  EXPECT_EQ(v.step, 4u);
+  EXPECT_FALSE(v.has_timestamp);
+  EXPECT_EQ(v.data.size(), 24u);
+  EXPECT_THAT(message_of<ParseError>([&] { parse_raw_image(bytes_of(s.substr(0, s.size() - 3)), here()); }),
+              HasSubstr("t.mcap: message: RawImage:"));
+}
+
+TEST(RecordingMessages, OddSizedFramesRoundTrip) {
+  for (PixelFormat fmt : {PixelFormat::NV12, PixelFormat::P010}) {
+    const Frame f = test::pattern_frame(fmt, 5, 3, 11);
+    std::vector<std::uint8_t> bytes;
+    encode_raw_image(f, 0, bytes);
+    const RawImageView v = parse_raw_image(bytes, here());
+    EXPECT_EQ(v.step, 6u * bytes_per_sample(fmt));  // the chroma row: 3 UV pairs
+    HostFrame out(fmt, 5, 3, 32);
+    copy_raw_image(v, fmt, 5, 3, out.target(), here());
+    EXPECT_TRUE(test::has_pattern(out, 11)) << to_string(fmt);
+  }
+}
+
+TEST(RecordingMessages, OverlaysRoundTrip) {
+  const OverlayFrame in = test::rich_overlays();
+  std::string bytes;
+  encode_annotations(in, 42, bytes);
+  OverlayFrame out;
+  out.frame = 9;
+  decode_annotations(bytes_of(bytes), out, here());
+  EXPECT_EQ(out.frame, 9);
+  EXPECT_TRUE(test::same_overlays(in, out));
+}
+
+TEST(RecordingMessages, AnnotationsAsFoxgloveSeesThem) {
+  OverlayFrame in;
+  in.add_box(10, 20, 110, 80, "car", 0.5f, 2, 17);
+  in.add_label_text(5, 6, "hi");
+  std::string bytes;
+  encode_annotations(in, 2'000'000'001ull, bytes);
+  foxglove::ImageAnnotations m;
+  ASSERT_TRUE(m.ParseFromString(bytes));
+  EXPECT_EQ(m.timestamp().seconds(), 2);
+  EXPECT_EQ(m.timestamp().nanos(), 1);
+  ASSERT_EQ(m.points_size(), 1);
+  const auto& box = m.points(0);
+  EXPECT_EQ(box.type(), foxglove::PointsAnnotation::LINE_LOOP);
+  ASSERT_EQ(box.points_size(), 4);
+  EXPECT_EQ(box.points(2).x(), 110);
+  EXPECT_EQ(box.points(2).y(), 80);
+  EXPECT_EQ(box.timestamp().seconds(), 2);
+  std::map<std::string, std::string> meta;
+  for (const auto& kv : box.metadata()) meta[kv.key()] = kv.value();
+  EXPECT_EQ(meta["handoff.kind"], "box");
+  EXPECT_EQ(meta["handoff.score"], "0.5");
+  EXPECT_EQ(meta["handoff.class_id"], "2");
+  EXPECT_EQ(meta["handoff.track_id"], "17");
+  // The label sits on the box's top edge; the free text's top-left corner becomes Foxglove's bottom-left origin.
+  ASSERT_EQ(m.texts_size(), 2);
+  EXPECT_EQ(m.texts(0).text(), "car");
+  EXPECT_EQ(m.texts(0).position().y(), 20);
+  EXPECT_EQ(m.texts(1).text(), "hi");
+  EXPECT_EQ(m.texts(1).position().y(), 6 + m.texts(1).font_size());
+}
+
+TEST(RecordingMessages, OtherWritersAnnotationsAreMapped) {
+  foxglove::ImageAnnotations m;
+  auto add = [&](foxglove::PointsAnnotation::Type t, std::vector<std::pair<double, double>> pts) {
+    auto* a = m.add_points();
+    a->set_type(t);
+    for (auto [x, y] : pts) {
+      auto* p = a->add_points();
+      p->set_x(x);
+      p->set_y(y);
+    }
+    a->mutable_outline_color()->set_r(1);
+    a->mutable_outline_color()->set_a(1);
+    return a;
+  };
+  add(foxglove::PointsAnnotation::LINE_LOOP, {{1, 2}, {1, 9}, {7, 9}, {7, 2}});           // a box
+  add(foxglove::PointsAnnotation::LINE_LOOP, {{0, 0}, {4, 0}, {2, 3}});                     // a polygon
+  add(foxglove::PointsAnnotation::LINE_STRIP, {{0, 0}, {1, 1}, {2, 0}});                    // a polyline
+  add(foxglove::PointsAnnotation::POINTS, {{3, 3}, {4, 4}});                                // keypoints
+  add(foxglove::PointsAnnotation::LINE_LIST, {{0, 0}, {1, 0}, {2, 2}, {3, 3}});             // a skeleton
+  add(foxglove::PointsAnnotation::LINE_STRIP, {{0, 0}, {NAN, 1}});                          // skipped
+  auto* c = m.add_circles();
+  c->mutable_position()->set_x(50);
+  c->mutable_position()->set_y(60);
+  c->set_diameter(20);
+  auto* t = m.add_texts();
+  t->mutable_position()->set_x(10);
+  t->mutable_position()->set_y(40);
+  t->set_font_size(12);
+  t->set_text("plate");
+  const std::string s = m.SerializeAsString();
+  OverlayFrame out;
+  decode_annotations(bytes_of(s), out, here());
+  ASSERT_EQ(out.objects.size(), 3u);
+  const OverlayObject& box = out.objects[0];
+  EXPECT_TRUE(box.has_box);
+  EXPECT_EQ(box.x0, 1);
+  EXPECT_EQ(box.y0, 2);
+  EXPECT_EQ(box.x1, 7);
+  EXPECT_EQ(box.y1, 9);
+  EXPECT_TRUE(box.has_color);
+  EXPECT_EQ(box.color, (Color8{255, 0, 0, 255}));
+  EXPECT_EQ(out.objects[1].keypoint_count, 2u);
+  EXPECT_FALSE(out.objects[1].has_box);
+  EXPECT_EQ(out.objects[2].keypoint_count, 4u);
+  ASSERT_EQ(out.objects[2].edge_count, 2u);
+  EXPECT_EQ(out.edges[out.objects[2].edge_first + 1], (std::array<std::uint32_t, 2>{2, 3}));
+  ASSERT_EQ(out.shapes.size(), 3u);  // polygon, polyline, circle
+  EXPECT_TRUE(out.shapes[0].closed);
+  EXPECT_FALSE(out.shapes[1].closed);
+  EXPECT_TRUE(out.shapes[2].closed);
+  EXPECT_EQ(out.shapes[2].point_count, 32u);
+  EXPECT_NEAR(out.points[out.shapes[2].point_first].x, 60, 1e-4);  // centre + radius
+  ASSERT_EQ(out.texts.size(), 1u);
+  EXPECT_EQ(out.text(out.texts[0].text), "plate");
+  EXPECT_EQ(out.texts[0].y, 28);  // baseline 40 - font size 12 = top
+  EXPECT_THAT(message_of<ParseError>([&] { decode_annotations(bytes_of("\xff\xff"), out, here()); }),
+              HasSubstr("ImageAnnotations: not a valid foxglove.ImageAnnotations message"));
+}
+
+TEST(RecordingMessages, ColorimetryMetadata) {
+  const Colorimetry c{ColorMatrix::BT2020, ColorRange::Full, ChromaSiting::TopLeft};
+  EXPECT_EQ(colorimetry_from_metadata(colorimetry_metadata(c), 1080), c);
+  EXPECT_EQ(colorimetry_from_metadata({}, 480), (Colorimetry{ColorMatrix::BT601, ColorRange::Limited, ChromaSiting::Left}));
+  EXPECT_EQ(colorimetry_from_metadata({{"handoff.color_matrix", "nonsense"}}, 1080).matrix, ColorMatrix::BT709);
+}
+
+// --- Files ----------------------------------------------------------------------------
+
+struct Case {
+  PixelFormat format;
+  std::uint32_t width, height;
+  mcap::Compression compression;
+  bool summary;
+};
+
+class RecordingRoundTrip : public ::testing::TestWithParam<Case> {};
+
+TEST_P(RecordingRoundTrip, FramesAndOverlaysComeBack) {
+  const Case& p = GetParam();
+  TempDir dir;
+  const Colorimetry c{ColorMatrix::BT2020, ColorRange::Full, ChromaSiting::Center};
+  RecordingOptions o;
+  o.compression = p.compression;
+  o.summary = p.summary;
+  o.chunk_size = 4096;
+  o.block_when_full = true;
+  {
+    RecordingWriter w(dir / "r.mcap", o);
+    for (std::uint32_t i = 0; i < 6; ++i) {
+      const OverlayFrame ov = i % 2 ? OverlayFrame{} : test::rich_overlays(float(i));
+      ASSERT_TRUE(w.write(test::pattern_frame(p.format, p.width, p.height, i, c), ov, "/cam", 1'000'000 * (i + 1)));
+    }
+    w.close();
+    EXPECT_EQ(w.stats().frames_written, 6u);
+    EXPECT_EQ(w.stats().frames_dropped, 0u);
+    EXPECT_EQ(w.stats().bytes_written, std::filesystem::file_size(dir / "r.mcap"));
+  }
+  auto src = open_recording(dir / "r.mcap");
+  const SourceInfo& info = src->info();
+  EXPECT_EQ(info.format, p.format);
+  EXPECT_EQ(info.width, p.width);
+  EXPECT_EQ(info.height, p.height);
+  EXPECT_EQ(info.colorimetry, c);
+  EXPECT_EQ(info.frame_count, 6);
+  EXPECT_EQ(info.rate, (Rational{1000, 1}));  // 1 ms apart
+  EXPECT_EQ(src->topic(), "/cam");
+  EXPECT_EQ(src->annotations_topic(), "/cam/annotations");
+  EXPECT_EQ(src->indexed(), p.summary);
+  EXPECT_TRUE(src->warnings().empty());
+  HostFrame fr(p.format, p.width, p.height, 16);
+  OverlayFrame ov;
+  for (std::uint32_t i = 0; i < 6; ++i) {
+    ASSERT_TRUE(src->read_into(fr.target()));
+    EXPECT_TRUE(test::has_pattern(fr, i)) << "frame " << i;
+    EXPECT_EQ(src->log_time(i), 1'000'000u * (i + 1));
+    EXPECT_EQ(src->overlays_for(i, ov), i % 2 == 0);
+    if (i % 2 == 0) {
+      EXPECT_EQ(ov.frame, std::int64_t(i));
+      EXPECT_TRUE(test::same_overlays(test::rich_overlays(float(i)), ov)) << "frame " << i;
+    }
+  }
+  EXPECT_FALSE(src->read_into(fr.target()));
+  // Seek anywhere, both ways.
+  for (std::int64_t k : {4, 1, 5, 0}) {
+    src->seek(k);
+    ASSERT_TRUE(src->read_into(fr.target()));
+    EXPECT_TRUE(test::has_pattern(fr, std::uint32_t(k)));
+  }
+  EXPECT_THROW(src->seek(7), UsageError);
+}
+
+INSTANTIATE_TEST_SUITE_P(Formats, RecordingRoundTrip,
+                         ::testing::Values(Case{PixelFormat::NV12, 64, 48, mcap::Compression::Zstd, true},
+                                           Case{PixelFormat::NV12, 7, 5, mcap::Compression::Lz4, true},
+                                           Case{PixelFormat::P010, 9, 3, mcap::Compression::None, true},
+                                           Case{PixelFormat::P010, 32, 18, mcap::Compression::Zstd, false}));
+
+TEST(Recording, ColorimetryChangeStartsANewChannel) {
+  TempDir dir;
+  const Colorimetry a{ColorMatrix::BT709, ColorRange::Limited, ChromaSiting::Left};
+  const Colorimetry b{ColorMatrix::BT601, ColorRange::Full, ChromaSiting::Center};
+  {
+    RecordingWriter w(dir / "r.mcap", {.block_when_full = true});
+    for (std::uint32_t i = 0; i < 4; ++i) w.write(test::pattern_frame(PixelFormat::NV12, 8, 8, i, i < 2 ? a : b), {}, "/c", i + 1);
+    w.close();
+  }
+  auto r = mcap::Reader::open(dir / "r.mcap");
+  EXPECT_EQ(r->channels().size(), 2u);
+  auto src = open_recording(dir / "r.mcap");
+  EXPECT_EQ(src->info().frame_count, 4);
+  EXPECT_EQ(src->colorimetry(0), a);
+  EXPECT_EQ(src->colorimetry(3), b);
+}
+
+TEST(Recording, TopicsAreChosenByName) {
+  TempDir dir;
+  {
+    RecordingWriter w(dir / "r.mcap", {.block_when_full = true});
+    OverlayFrame ov;
+    ov.add_box(1, 1, 2, 2, "x");
+    for (std::uint32_t i = 0; i < 3; ++i) {
+      w.write(test::pattern_frame(PixelFormat::NV12, 8, 6, i), ov, "/cam0", 10 + i);
+      w.write(test::pattern_frame(PixelFormat::P010, 4, 4, 100 + i), {}, "/cam1", 10 + i);
+    }
+    w.close();
+  }
+  auto first = open_recording(dir / "r.mcap");
+  EXPECT_EQ(first->topic(), "/cam0");
+  ASSERT_EQ(first->image_topics().size(), 2u);
+  EXPECT_EQ(first->image_topics()[1].topic, "/cam1");
+  EXPECT_EQ(first->image_topics()[1].messages, 3u);
+  RecordingOpenOptions cam1;
+  cam1.topic = "/cam1";
+  auto second = open_recording(dir / "r.mcap", cam1);
+  EXPECT_EQ(second->info().format, PixelFormat::P010);
+  EXPECT_EQ(second->annotations_topic(), "/cam0/annotations");  // the only annotation topic
+  HostFrame fr(PixelFormat::P010, 4, 4);
+  ASSERT_TRUE(second->read_into(fr.target()));
+  EXPECT_TRUE(test::has_pattern(fr, 100));
+  RecordingOpenOptions nope;
+  nope.topic = "/nope";
+  EXPECT_THAT(message_of<ParseError>([&] { open_recording(dir / "r.mcap", nope); }),
+              HasSubstr("topic: no image topic \"/nope\" (image topics: /cam0, /cam1)"));
+  RecordingOpenOptions x;
+  x.annotations_topic = "/x";
+  EXPECT_THAT(message_of<ParseError>([&] { open_recording(dir / "r.mcap", x); }),
+              HasSubstr("annotations_topic: no foxglove.ImageAnnotations topic \"/x\""));
+}
+
+TEST(Recording, CrashedRecordingPlaysUpToItsLastWholeFrame) {
+  TempDir dir;
+  {
+    RecordingWriter w(dir / "r.mcap", {.compression = mcap::Compression::Lz4, .chunk_size = 1, .block_when_full = true});
+    for (std::uint32_t i = 0; i < 8; ++i) w.write(test::pattern_frame(PixelFormat::NV12, 16, 16, i), {}, "/c", i + 1);
+    w.close();
+  }
+  auto b = test::read_bytes(dir / "r.mcap");
+  const auto chunks = test::records_of(b, 0x06);
+  ASSERT_EQ(chunks.size(), 8u);  // one frame per chunk
+  b.resize(chunks[5].at + 20);   // dies while writing the sixth frame
+  test::write_bytes(dir / "cut.mcap", b);
+  int warnings = 0;
+  auto old = set_log_sink([&](LogLevel l, std::string_view) { warnings += l == LogLevel::Warning; });
+  auto src = open_recording(dir / "cut.mcap");
+  set_log_sink(old);
+  EXPECT_EQ(warnings, 1);
+  ASSERT_EQ(src->warnings().size(), 1u);
+  EXPECT_EQ(src->info().frame_count, 5);
+  HostFrame fr(PixelFormat::NV12, 16, 16);
+  for (std::uint32_t i = 0; i < 5; ++i) {
+    ASSERT_TRUE(src->read_into(fr.target()));
+    EXPECT_TRUE(test::has_pattern(fr, i));
+  }
+  EXPECT_FALSE(src->read_into(fr.target()));
+}
+
+// --- The writer thread ---------------------------------------------------------------
+
+// A FIFO whose reader the test controls: the writer thread blocks in write()
+// until the test reads, so the queue fills deterministically.
+class Fifo {
+ public:
+  explicit Fifo(const std::filesystem::path& p) : path_(p) {
+    EXPECT_EQ(::mkfifo(p.c_str(), 0600), 0);
+    fd_ = ::open(p.c_str(), O_RDONLY | O_NONBLOCK);  // opens at once; lets the writer's open() succeed
+    EXPECT_GE(fd_, 0);
+  }
+  ~Fifo() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  // Reads everything until the writer closes its end.
+  std::future<std::vector<std::uint8_t>> drain() {
+    const int fd = std::exchange(fd_, -1);
+    return std::async(std::launch::async, [fd] {
+      ::fcntl(fd, F_SETFL, 0);  // blocking from now on
+      std::vector<std::uint8_t> all;
+      std::uint8_t buf[65536];
+      for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          break;
+        }
+        all.insert(all.end(), buf, buf + n);
+      }
+      ::close(fd);
+      return all;
+    });
+  }
+  void close_reader() { ::close(std::exchange(fd_, -1)); }
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+};
+
+TEST(RecordingWriter, DropsFramesWhenTheDiskFallsBehind) {
+  TempDir dir;
+  Fifo fifo(dir / "pipe.mcap");
+  RecordingOptions o;
+  o.compression = mcap::Compression::None;
+  o.chunk_size = 1;  // each frame goes to the file at once
+  o.queue_capacity = 2;
+  RecordingWriter w(dir / "pipe.mcap", o);
+  // 256x256 NV12 frames (98 KiB) overflow the pipe's buffer: the writer thread
+  // blocks on the first or second, the queue holds two, the rest are dropped.
+  const Frame f = test::pattern_frame(PixelFormat::NV12, 256, 256, 1);
+  int accepted = 0;
+  for (std::uint32_t i = 0; i < 8; ++i) accepted += w.write(f, {}, "/c", i + 1);
+  EXPECT_LE(accepted, 4);
+  EXPECT_EQ(w.stats().frames_dropped, std::uint64_t(8 - accepted));
+  auto bytes = fifo.drain();
+  w.close();
+  const auto file = bytes.get();
+  EXPECT_EQ(w.stats().frames_written, std::uint64_t(accepted));
+  auto src = open_recording_memory(file, "pipe.mcap");
+  EXPECT_EQ(src->info().frame_count, accepted);
+}
+
+TEST(RecordingWriter, BlockingWriteWaitsAtMostTheWaitLimit) {
+  TempDir dir;
+  Fifo fifo(dir / "pipe.mcap");
+  RecordingOptions o;
+  o.compression = mcap::Compression::None;
+  o.chunk_size = 1;
+  o.queue_capacity = 1;
+  o.block_when_full = true;
+  RecordingWriter w(dir / "pipe.mcap", o);
+  const Frame f = test::pattern_frame(PixelFormat::NV12, 256, 256, 1);
+  set_wait_limit(std::chrono::milliseconds(200));
+  std::string msg;
+  try {
+    for (std::uint32_t i = 0; i < 8; ++i) w.write(f, {}, "/c", i + 1);
+  } catch (const WaitTimeout& e) {
+    msg = e.what();
+  }
+  set_wait_limit(std::chrono::nanoseconds(0));
+  EXPECT_THAT(msg, HasSubstr("RecordingWriter::write: waiting for room in the queue"));
+  EXPECT_THAT(msg, HasSubstr("pipe.mcap"));
+  auto bytes = fifo.drain();
+  w.close();
+  EXPECT_EQ(open_recording_memory(bytes.get(), "pipe.mcap")->info().frame_count, std::int64_t(w.stats().frames_written));
+}
+
+TEST(RecordingWriter, AnIoErrorStopsTheRecordingAndIsReported) {
+  std::signal(SIGPIPE, SIG_IGN);  // a closed pipe must be an EPIPE error, not a signal
+  TempDir dir;
+  Fifo fifo(dir / "pipe.mcap");
+  RecordingOptions o;
+  o.compression = mcap::Compression::None;
+  o.chunk_size = 1;
+  o.block_when_full = true;
+  auto old = set_log_sink([](LogLevel, std::string_view) {});
+  RecordingWriter w(dir / "pipe.mcap", o);
+  fifo.close_reader();
+  const Frame f = test::pattern_frame(PixelFormat::NV12, 16, 16, 1);
+  std::string msg;
+  try {
+    for (std::uint32_t i = 0; i < 100; ++i) {
+      w.write(f, {}, "/c", i + 1);
+      w.flush();
+    }
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  EXPECT_THAT(msg, HasSubstr("write"));
+  EXPECT_THAT(msg, HasSubstr("pipe.mcap"));
+  EXPECT_THROW(w.close(), Error);
+  set_log_sink(old);
+}
+
+TEST(RecordingWriter, Misuse) {
+  TempDir dir;
+  RecordingWriter w(dir / "r.mcap");
+  Frame f = test::pattern_frame(PixelFormat::NV12, 8, 8, 0);
+  EXPECT_THROW(w.write(f, {}, "", 1), UsageError);
+  Frame gpu = f;
+  gpu.memory = MemoryKind::Cuda;
+  EXPECT_THROW(w.write(gpu, {}, "/c", 1), UsageError);
+  w.close();
+  EXPECT_THROW(w.write(f, {}, "/c", 1), UsageError);
+  EXPECT_THAT(message_of<Error>([] { RecordingWriter bad("/dev/full"); }), HasSubstr("/dev/full"));
+}
+
+}  // namespace
+}  // namespace handoff::viewer

@@ -1,0 +1,279 @@
+// A recording played as a FrameSource: the chosen image topic's messages by
+// log time, each one indexed read away; overlays from the annotation message
+// with the same log time.
+#include "mcap_format.hpp"
+
+#include <handoff/error.hpp>
+#include <handoff/viewer/error.hpp>
+#include <handoff/viewer/recording.hpp>
+#include <handoff/viewer/y4m_reader.hpp>  // kMaxDimension
+
+#include <google/protobuf/descriptor.pb.h>
+#include <google/protobuf/stubs/logging.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+namespace handoff::viewer {
+namespace {
+
+using google::protobuf::FieldDescriptorProto;
+
+struct ExpectedField {
+  const char* name;
+  int number;
+  FieldDescriptorProto::Type type;
+};
+
+// The fields handoff reads, as Foxglove publishes them.
+constexpr ExpectedField kRawImageFields[] = {
+    {"timestamp", 1, FieldDescriptorProto::TYPE_MESSAGE}, {"width", 2, FieldDescriptorProto::TYPE_FIXED32},
+    {"height", 3, FieldDescriptorProto::TYPE_FIXED32},    {"encoding", 4, FieldDescriptorProto::TYPE_STRING},
+    {"step", 5, FieldDescriptorProto::TYPE_FIXED32},      {"data", 6, FieldDescriptorProto::TYPE_BYTES}};
+constexpr ExpectedField kAnnotationFields[] = {{"circles", 1, FieldDescriptorProto::TYPE_MESSAGE},
+                                               {"points", 2, FieldDescriptorProto::TYPE_MESSAGE},
+                                               {"texts", 3, FieldDescriptorProto::TYPE_MESSAGE}};
+
+std::string schema_place(const mcap::Schema& s) {
+  return "Schema " + std::to_string(s.id) + " (" + s.name + ") at byte " + std::to_string(s.offset);
+}
+std::string channel_place(const mcap::Channel& c) {
+  return "Channel " + std::to_string(c.id) + " (" + c.topic + ") at byte " + std::to_string(c.offset);
+}
+
+// Checks that a schema's FileDescriptorSet defines the message with the fields handoff reads.
+void check_descriptor(const std::string& file, const mcap::Schema& s, std::span<const ExpectedField> fields) {
+  auto fail = [&](const std::string& detail) { throw ParseError(file, schema_place(s), "data", detail); };
+  google::protobuf::FileDescriptorSet set;
+  // A damaged schema is reported by the ParseError below; libprotobuf's own log lines are not wanted.
+  const google::protobuf::LogSilencer quiet;
+  if (s.data.size() > std::size_t(INT_MAX) || !set.ParseFromArray(s.data.data(), int(s.data.size()))) {
+    fail("not a serialized FileDescriptorSet");
+  }
+  const google::protobuf::DescriptorProto* message = nullptr;
+  for (const auto& f : set.file()) {
+    for (const auto& m : f.message_type()) {
+      if (f.package() + "." + m.name() == s.name) message = &m;
+    }
+  }
+  if (!message) fail("the descriptor set does not define " + s.name);
+  for (const ExpectedField& e : fields) {
+    const auto it = std::find_if(message->field().begin(), message->field().end(),
+                                 [&](const FieldDescriptorProto& f) { return f.name() == e.name; });
+    if (it == message->field().end()) fail(s.name + " has no field " + mcap::detail::quoted(e.name));
+    if (it->number() != e.number || it->type() != e.type) {
+      fail(s.name + "." + e.name + " is field " + std::to_string(it->number()) + " of type " +
+           FieldDescriptorProto::Type_Name(it->type()) + ", Foxglove's is field " + std::to_string(e.number) +
+           " of type " + FieldDescriptorProto::Type_Name(e.type));
+    }
+  }
+}
+
+Rational estimate_rate(const std::vector<mcap::MessageRef>& frames) {
+  if (frames.size() < 2 || frames.back().log_time <= frames.front().log_time) return {30, 1};
+  const double interval = double(frames.back().log_time - frames.front().log_time) / double(frames.size() - 1);
+  auto num = std::int64_t(std::llround(1e12 / interval));  // frames per 1000 s
+  if (num <= 0) return {30, 1};
+  std::int64_t den = 1000;
+  const std::int64_t g = std::gcd(num, den);
+  return {num / g, den / g};
+}
+
+class RecordingSourceImpl final : public RecordingSource {
+ public:
+  RecordingSourceImpl(std::unique_ptr<mcap::Reader> reader, const RecordingOpenOptions& options);
+
+  const SourceInfo& info() const override { return info_; }
+  bool read_into(const FrameWriteTarget& target) override;
+  void seek(std::int64_t index) override;
+  std::int64_t position() const override { return position_; }
+  bool overlays_for(std::int64_t index, OverlayFrame& out) const override;
+  const std::vector<RecordingTopic>& image_topics() const override { return topics_; }
+  const std::string& topic() const override { return topic_; }
+  const std::string& annotations_topic() const override { return annotations_topic_; }
+  std::uint64_t log_time(std::int64_t index) const override { return frames_.at(checked(index)).log_time; }
+  Colorimetry colorimetry(std::int64_t index) const override {
+    return colorimetry_.at(frames_.at(checked(index)).channel);
+  }
+  bool indexed() const override { return reader_->indexed(); }
+  const std::vector<std::string>& warnings() const override { return reader_->warnings(); }
+
+ private:
+  std::size_t checked(std::int64_t index) const {
+    if (index < 0 || index >= std::int64_t(frames_.size())) {
+      throw UsageError("RecordingSource: frame " + std::to_string(index) + " is not in 0.." +
+                       std::to_string(frames_.size() - 1));
+    }
+    return std::size_t(index);
+  }
+  std::vector<mcap::MessageRef> topic_messages(const std::string& topic, std::string_view schema, bool check);
+  void choose_topics(const RecordingOpenOptions& options);
+  void read_first_frame();
+  // Two captured pointers fit std::function's inline storage: naming the
+  // place allocates nothing unless an error is reported.
+  MessagePlace place(const mcap::MessageRef& ref) const {
+    return {reader_->name(), [this, r = &ref] {
+              const bool frame = r >= frames_.data() && r < frames_.data() + frames_.size();
+              return (frame ? "frame " + std::to_string(r - frames_.data()) : std::string("overlays")) + ": " +
+                     reader_->describe(*r);
+            }};
+  }
+
+  std::unique_ptr<mcap::Reader> reader_;
+  SourceInfo info_;
+  std::vector<RecordingTopic> topics_;
+  std::string topic_, annotations_topic_;
+  std::vector<mcap::MessageRef> frames_, annotations_;  // by log time
+  std::map<std::uint16_t, Colorimetry> colorimetry_;    // per image channel
+  std::int64_t position_ = 0;
+};
+
+RecordingSourceImpl::RecordingSourceImpl(std::unique_ptr<mcap::Reader> reader, const RecordingOpenOptions& options)
+    : reader_(std::move(reader)) {
+  info_.name = reader_->name();
+  choose_topics(options);
+  read_first_frame();
+}
+
+// Messages on `topic` whose schema is `schema`, by log time; with `check`,
+// their channels must be protobuf with a descriptor set handoff can read.
+std::vector<mcap::MessageRef> RecordingSourceImpl::topic_messages(const std::string& topic, std::string_view schema,
+                                                                  bool check) {
+  std::vector<mcap::MessageRef> out;
+  for (const auto& [id, ch] : reader_->channels()) {
+    const auto s = reader_->schemas().find(ch.schema_id);
+    if (ch.topic != topic || s == reader_->schemas().end() || s->second.name != schema) continue;
+    if (check) {
+      if (ch.message_encoding != "protobuf") {
+        throw ParseError(reader_->name(), channel_place(ch), "message_encoding",
+                         mcap::detail::quoted(ch.message_encoding) + " is not supported (handoff reads protobuf " + std::string(schema) + ")");
+      }
+      if (s->second.encoding != "protobuf") {
+        throw ParseError(reader_->name(), schema_place(s->second), "encoding",
+                         mcap::detail::quoted(s->second.encoding) + " is not supported (handoff reads protobuf schemas)");
+      }
+      using Fields = std::span<const ExpectedField>;
+      check_descriptor(reader_->name(), s->second, schema == kRawImageSchema ? Fields(kRawImageFields) : Fields(kAnnotationFields));
+    }
+    const auto& refs = reader_->messages(id);
+    out.insert(out.end(), refs.begin(), refs.end());
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.log_time < b.log_time; });
+  return out;
+}
+
+void RecordingSourceImpl::choose_topics(const RecordingOpenOptions& options) {
+  std::vector<std::string> annotation_topics;
+  for (const auto& [id, ch] : reader_->channels()) {
+    const auto s = reader_->schemas().find(ch.schema_id);
+    if (s == reader_->schemas().end()) continue;
+    const auto n = reader_->messages(id).size();
+    if (s->second.name == kRawImageSchema) {
+      const std::string& name = ch.topic;  // a structured binding cannot be captured before C++20 in clang 14
+      auto t = std::find_if(topics_.begin(), topics_.end(), [&](const RecordingTopic& r) { return r.topic == name; });
+      if (t == topics_.end()) topics_.push_back({ch.topic, s->second.name, n});
+      else t->messages += n;
+    } else if (s->second.name == kImageAnnotationsSchema &&
+               std::find(annotation_topics.begin(), annotation_topics.end(), ch.topic) == annotation_topics.end()) {
+      annotation_topics.push_back(ch.topic);
+    }
+  }
+  std::string list;
+  for (const auto& t : topics_) list += (list.empty() ? "" : ", ") + t.topic;
+  if (topics_.empty()) throw ParseError(reader_->name(), "", "topic", "the recording has no foxglove.RawImage channel");
+  topic_ = options.topic.empty() ? topics_.front().topic : options.topic;
+  if (std::none_of(topics_.begin(), topics_.end(), [&](const auto& t) { return t.topic == topic_; })) {
+    throw ParseError(reader_->name(), "", "topic", "no image topic " + mcap::detail::quoted(topic_) + " (image topics: " + list + ")");
+  }
+  frames_ = topic_messages(topic_, kRawImageSchema, true);
+  if (frames_.empty()) throw ParseError(reader_->name(), "", "topic", "image topic " + mcap::detail::quoted(topic_) + " has no messages");
+  const std::string paired = topic_ + std::string(kAnnotationsSuffix);
+  if (!options.annotations_topic.empty()) {
+    annotations_topic_ = options.annotations_topic;
+    if (std::find(annotation_topics.begin(), annotation_topics.end(), annotations_topic_) == annotation_topics.end()) {
+      throw ParseError(reader_->name(), "", "annotations_topic",
+                       "no foxglove.ImageAnnotations topic " + mcap::detail::quoted(annotations_topic_));
+    }
+  } else if (std::find(annotation_topics.begin(), annotation_topics.end(), paired) != annotation_topics.end()) {
+    annotations_topic_ = paired;
+  } else if (annotation_topics.size() == 1) {
+    annotations_topic_ = annotation_topics.front();
+  }
+  if (!annotations_topic_.empty()) annotations_ = topic_messages(annotations_topic_, kImageAnnotationsSchema, true);
+}
+
+void RecordingSourceImpl::read_first_frame() {
+  const mcap::MessageRef& ref = frames_.front();
+  const MessagePlace where = place(ref);
+  const mcap::MessageView m = reader_->read(ref);
+  const RawImageView image = parse_raw_image(m.data, where);
+  const auto format = raw_image_format(image.encoding);
+  if (!format) {
+    throw ParseError(reader_->name(), where.location(), "RawImage.encoding",
+                     "unsupported encoding " + mcap::detail::quoted(image.encoding) + " (supported: nv12, p010)");
+  }
+  if (image.width == 0 || image.height == 0 || image.width > kMaxDimension || image.height > kMaxDimension) {
+    throw ParseError(reader_->name(), where.location(), "RawImage.width",
+                     std::to_string(image.width) + "x" + std::to_string(image.height) + " is not 1.." +
+                         std::to_string(kMaxDimension) + " each way");
+  }
+  check_raw_image(image, *format, image.width, image.height, where);
+  info_.format = *format;
+  info_.width = image.width;
+  info_.height = image.height;
+  for (const auto& [id, ch] : reader_->channels()) colorimetry_[id] = colorimetry_from_metadata(ch.metadata, image.height);
+  info_.colorimetry = colorimetry_.at(ref.channel);
+  info_.rate = estimate_rate(frames_);
+  info_.frame_count = std::int64_t(frames_.size());
+}
+
+bool RecordingSourceImpl::read_into(const FrameWriteTarget& target) {
+  if (position_ >= std::int64_t(frames_.size())) return false;
+  check_target(info_, target);
+  const mcap::MessageRef& ref = frames_[std::size_t(position_)];
+  const MessagePlace where = place(ref);
+  const mcap::MessageView m = reader_->read(ref);
+  copy_raw_image(parse_raw_image(m.data, where), info_.format, info_.width, info_.height, target, where);
+  ++position_;
+  return true;
+}
+
+void RecordingSourceImpl::seek(std::int64_t index) {
+  if (index < 0 || index > std::int64_t(frames_.size())) {
+    throw UsageError("RecordingSource::seek: " + std::to_string(index) + " is not in 0.." + std::to_string(frames_.size()));
+  }
+  position_ = index;
+}
+
+bool RecordingSourceImpl::overlays_for(std::int64_t index, OverlayFrame& out) const {
+  out.clear();
+  if (annotations_.empty() || index < 0 || index >= std::int64_t(frames_.size())) return false;
+  const std::uint64_t t = frames_[std::size_t(index)].log_time;
+  const auto it = std::lower_bound(annotations_.begin(), annotations_.end(), t,
+                                   [](const mcap::MessageRef& r, std::uint64_t v) { return r.log_time < v; });
+  if (it == annotations_.end() || it->log_time != t) return false;
+  const mcap::MessageView m = reader_->read(*it);
+  decode_annotations(m.data, out, place(*it));
+  out.frame = index;
+  return !out.empty();
+}
+
+}  // namespace
+
+std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& path, const RecordingOpenOptions& options) {
+  mcap::ReaderOptions r;
+  r.max_chunk_bytes = options.max_chunk_bytes;
+  return std::make_unique<RecordingSourceImpl>(mcap::Reader::open(path, r), options);
+}
+
+std::unique_ptr<RecordingSource> open_recording_memory(std::span<const std::uint8_t> bytes, std::string name,
+                                                       const RecordingOpenOptions& options) {
+  mcap::ReaderOptions r;
+  r.max_chunk_bytes = options.max_chunk_bytes;
+  return std::make_unique<RecordingSourceImpl>(mcap::Reader::open_memory(bytes, std::move(name), r), options);
+}
+
+}  // namespace handoff::viewer
