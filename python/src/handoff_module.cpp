@@ -10,7 +10,7 @@
 #include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
@@ -26,6 +26,7 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace handoff::py {
+namespace abi = cuda::abi;
 namespace {
 
 // --- names ----------------------------------------------------------------------

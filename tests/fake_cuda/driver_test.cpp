@@ -122,22 +122,22 @@ TEST_F(DriverTest, PrimaryContextRetainReleaseBalance) {
 
 TEST_F(DriverTest, ScopedContextPushesAndPops) {
   cuda::PrimaryContext ctx(*drv_, 0);
-  const cu::DriverApi& a = drv_->api();
-  cu::CUcontext cur = reinterpret_cast<cu::CUcontext>(0x1);
-  ASSERT_EQ(a.cuCtxGetCurrent(&cur), cu::CUDA_SUCCESS);
+  const abi::DriverApi& a = drv_->api();
+  abi::CUcontext cur = reinterpret_cast<abi::CUcontext>(0x1);
+  ASSERT_EQ(a.cuCtxGetCurrent(&cur), abi::CUDA_SUCCESS);
   EXPECT_EQ(cur, nullptr);
   {
     cuda::ScopedContext s1(ctx);
-    ASSERT_EQ(a.cuCtxGetCurrent(&cur), cu::CUDA_SUCCESS);
+    ASSERT_EQ(a.cuCtxGetCurrent(&cur), abi::CUDA_SUCCESS);
     EXPECT_EQ(cur, ctx.get());
     {
       cuda::ScopedContext s2(*drv_, ctx.get());
       EXPECT_EQ(fake_.call_count("cuCtxPushCurrent"), 2);
     }
-    ASSERT_EQ(a.cuCtxGetCurrent(&cur), cu::CUDA_SUCCESS);
+    ASSERT_EQ(a.cuCtxGetCurrent(&cur), abi::CUDA_SUCCESS);
     EXPECT_EQ(cur, ctx.get());
   }
-  ASSERT_EQ(a.cuCtxGetCurrent(&cur), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a.cuCtxGetCurrent(&cur), abi::CUDA_SUCCESS);
   EXPECT_EQ(cur, nullptr);
   EXPECT_EQ(fake_.call_count("cuCtxPopCurrent"), 2);
   EXPECT_THROW(cuda::ScopedContext{cuda::PrimaryContext{}}, UsageError);
@@ -156,21 +156,21 @@ TEST(DriverConfig, UnbalancedPushInsideAScopeIsLogged) {
   EXPECT_TRUE(log.lines().empty());
   {
     cuda::ScopedContext cur(a);
-    ASSERT_EQ(d->api().cuCtxPushCurrent(b.get()), cu::CUDA_SUCCESS);  // pushed, never popped
+    ASSERT_EQ(d->api().cuCtxPushCurrent(b.get()), abi::CUDA_SUCCESS);  // pushed, never popped
   }
   auto lines = log.lines();
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("did not push"), std::string::npos) << lines[0];
-  cu::CUcontext c = nullptr;
-  EXPECT_EQ(d->api().cuCtxPopCurrent(&c), cu::CUDA_SUCCESS);  // a, left by the unbalanced scope
+  abi::CUcontext c = nullptr;
+  EXPECT_EQ(d->api().cuCtxPopCurrent(&c), abi::CUDA_SUCCESS);  // a, left by the unbalanced scope
   EXPECT_EQ(c, a.get());
-  EXPECT_EQ(d->api().cuCtxPopCurrent(&c), cu::CUDA_ERROR_INVALID_CONTEXT);
+  EXPECT_EQ(d->api().cuCtxPopCurrent(&c), abi::CUDA_ERROR_INVALID_CONTEXT);
 }
 
 TEST_F(DriverTest, CheckNamesTheCallAndTheCudaError) {
-  EXPECT_NO_THROW(drv_->check(cu::CUDA_SUCCESS, "cuGraphicsMapResources"));
+  EXPECT_NO_THROW(drv_->check(abi::CUDA_SUCCESS, "cuGraphicsMapResources"));
   try {
-    drv_->check(cu::CUDA_ERROR_ALREADY_MAPPED, "cuGraphicsMapResources", "frame 7", HANDOFF_WHERE);
+    drv_->check(abi::CUDA_ERROR_ALREADY_MAPPED, "cuGraphicsMapResources", "frame 7", HANDOFF_WHERE);
     FAIL() << "check must throw for an error";
   } catch (const Error& e) {
     const std::string what = e.what();
@@ -187,7 +187,7 @@ TEST_F(DriverTest, CheckNamesTheCallAndTheCudaError) {
   EXPECT_GE(fake_.call_count("cuGetErrorName"), 1);
   // A code nobody names still gets a readable name.
   try {
-    drv_->check(static_cast<cu::CUresult>(12345), "cuSomething");
+    drv_->check(static_cast<abi::CUresult>(12345), "cuSomething");
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code_name(), "CUDA_ERROR_12345");
@@ -197,7 +197,7 @@ TEST_F(DriverTest, CheckNamesTheCallAndTheCudaError) {
 TEST_F(DriverTest, CheckMacroNamesTheEntryPoint) {
   cuda::PrimaryContext ctx(*drv_, 0);
   cuda::ScopedContext cur(ctx);
-  cu::CUdeviceptr p = 0;
+  abi::CUdeviceptr p = 0;
   try {
     HANDOFF_CU_CHECK(*drv_, cuMemAlloc, &p, 0);  // 0 bytes: CUDA_ERROR_INVALID_VALUE
     FAIL() << "cuMemAlloc(0) must fail";
@@ -211,13 +211,13 @@ TEST_F(DriverTest, CheckMacroNamesTheEntryPoint) {
 }
 
 TEST_F(DriverTest, InjectedFailuresReachTheCallerAsError) {
-  fake_.fail("cuDevicePrimaryCtxRetain", cu::CUDA_ERROR_OUT_OF_MEMORY, 0);
+  fake_.fail("cuDevicePrimaryCtxRetain", abi::CUDA_ERROR_OUT_OF_MEMORY, 0);
   try {
     cuda::PrimaryContext ctx(*drv_, 0);
     FAIL() << "retain was told to fail";
   } catch (const Error& e) {
     EXPECT_EQ(e.call(), "cuDevicePrimaryCtxRetain");
-    EXPECT_EQ(e.code(), cu::CUDA_ERROR_OUT_OF_MEMORY);
+    EXPECT_EQ(e.code(), abi::CUDA_ERROR_OUT_OF_MEMORY);
     EXPECT_EQ(e.code_name(), "CUDA_ERROR_OUT_OF_MEMORY");
   }
   EXPECT_EQ(fake_.primary_context_refs(0), base_contexts_) << "a failed retain retains nothing";
@@ -225,8 +225,8 @@ TEST_F(DriverTest, InjectedFailuresReachTheCallerAsError) {
 
   cuda::PrimaryContext ctx(*drv_, 0);
   cuda::ScopedContext cur(ctx);
-  fake_.fail("cuMemAlloc", cu::CUDA_ERROR_OUT_OF_MEMORY, 1);  // the second call fails
-  cu::CUdeviceptr a = 0, b = 0;
+  fake_.fail("cuMemAlloc", abi::CUDA_ERROR_OUT_OF_MEMORY, 1);  // the second call fails
+  abi::CUdeviceptr a = 0, b = 0;
   EXPECT_NO_THROW(HANDOFF_CU_CHECK(*drv_, cuMemAlloc, &a, 16));
   EXPECT_THROW(HANDOFF_CU_CHECK(*drv_, cuMemAlloc, &b, 16), Error);
   EXPECT_THROW(HANDOFF_CU_CHECK(*drv_, cuMemAlloc, &b, 16), Error) << "the rule stays until cleared";
@@ -234,7 +234,7 @@ TEST_F(DriverTest, InjectedFailuresReachTheCallerAsError) {
   EXPECT_EQ(fake_.live_allocations(), base_allocations_ + 1);
   HANDOFF_CU_CHECK(*drv_, cuMemFree, a);
 
-  fake_.fail("cuDeviceGetUuid", cu::CUDA_ERROR_INVALID_DEVICE, 0);
+  fake_.fail("cuDeviceGetUuid", abi::CUDA_ERROR_INVALID_DEVICE, 0);
   try {
     drv_->device(0);
     FAIL();
@@ -250,13 +250,13 @@ TEST_F(DriverTest, FailingReleaseAndPopAreLoggedNotThrown) {
     cuda::PrimaryContext ctx(*drv_, 0);
     {
       cuda::ScopedContext cur(ctx);
-      fake_.fail("cuCtxPopCurrent", cu::CUDA_ERROR_INVALID_CONTEXT, 0);
+      fake_.fail("cuCtxPopCurrent", abi::CUDA_ERROR_INVALID_CONTEXT, 0);
     }  // must not throw
     fake_.fail("cuCtxPopCurrent", 0, 0);
     // The pop failed, so the context is still current: pop it for real.
-    cu::CUcontext c = nullptr;
-    EXPECT_EQ(drv_->api().cuCtxPopCurrent(&c), cu::CUDA_SUCCESS);
-    fake_.fail("cuDevicePrimaryCtxRelease", cu::CUDA_ERROR_INVALID_CONTEXT, 0);
+    abi::CUcontext c = nullptr;
+    EXPECT_EQ(drv_->api().cuCtxPopCurrent(&c), abi::CUDA_SUCCESS);
+    fake_.fail("cuDevicePrimaryCtxRelease", abi::CUDA_ERROR_INVALID_CONTEXT, 0);
   }  // must not throw
   fake_.fail("cuDevicePrimaryCtxRelease", 0, 0);
   auto lines = log.lines();
@@ -265,14 +265,14 @@ TEST_F(DriverTest, FailingReleaseAndPopAreLoggedNotThrown) {
   EXPECT_NE(lines[1].find("cuDevicePrimaryCtxRelease"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("CUDA_ERROR_INVALID_CONTEXT"), std::string::npos) << lines[1];
   // The release really failed: give the fake its retain back so the fixture's balance holds.
-  EXPECT_EQ(drv_->api().cuDevicePrimaryCtxRelease(0), cu::CUDA_SUCCESS);
+  EXPECT_EQ(drv_->api().cuDevicePrimaryCtxRelease(0), abi::CUDA_SUCCESS);
 }
 
 TEST_F(DriverTest, ProcessWideCheckUsesTheProcessDriver) {
   ASSERT_TRUE(cuda::driver().usable()) << cuda::driver().describe();
-  EXPECT_NO_THROW(cuda::check(cu::CUDA_SUCCESS, "cuInit"));
+  EXPECT_NO_THROW(cuda::check(abi::CUDA_SUCCESS, "cuInit"));
   try {
-    cuda::check(cu::CUDA_ERROR_NOT_MAPPED, "cuGraphicsResourceGetMappedPointer", {}, HANDOFF_WHERE);
+    cuda::check(abi::CUDA_ERROR_NOT_MAPPED, "cuGraphicsResourceGetMappedPointer", {}, HANDOFF_WHERE);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code_name(), "CUDA_ERROR_NOT_MAPPED");

@@ -1,8 +1,8 @@
 // The fake CUDA driver: CUDA's documented driver-API contract, implemented on
 // the host, so handoff's routing and lifetime logic is tested without a GPU.
 // See README.md beside this file. Declarations come from handoff's own
-// cuda_api.hpp (the toolkit is optional); the exported names are CUDA's.
-#include "cuda/cuda_api.hpp"
+// handoff/cuda_abi.hpp (the toolkit is optional); the exported names are CUDA's.
+#include <handoff/cuda_abi.hpp>
 #include "fake_cuda_control.h"
 
 #include <EGL/egl.h>
@@ -22,17 +22,17 @@
 #include <unordered_map>
 #include <vector>
 
-using namespace handoff::cu;
+using namespace handoff::cuda::abi;
 
 // --- opaque objects (the fake's definitions of CUDA's handle types) --------
-struct handoff::cu::CUctx_st {
+struct handoff::cuda::abi::CUctx_st {
   int ordinal = 0;
   int refs = 0;
 };
-struct handoff::cu::CUstream_st {
+struct handoff::cuda::abi::CUstream_st {
   unsigned flags = 0;
 };
-struct handoff::cu::CUgraphicsResource_st {
+struct handoff::cuda::abi::CUgraphicsResource_st {
   GLuint buffer = 0;
   unsigned register_flags = 0;
   unsigned map_flags = 0;
@@ -47,13 +47,13 @@ struct handoff::cu::CUgraphicsResource_st {
   void* egl_memory = nullptr;
   unsigned egl_width = 0, egl_height = 0, egl_pitch = 0, egl_channels = 0, egl_bytes = 1;
 };
-struct handoff::cu::CUextMemory_st {
+struct handoff::cuda::abi::CUextMemory_st {
   int fd = -1;
   void* base = nullptr;
   std::size_t size = 0;
   bool mmapped = false;  // false: host memory stands in (the fd was not mmap-able)
 };
-struct handoff::cu::CUextSemaphore_st {
+struct handoff::cuda::abi::CUextSemaphore_st {
   int fd = -1;
   CUexternalSemaphoreHandleType type{};
 };

@@ -2,7 +2,7 @@
 // Helpers shared by the fakecuda tests.
 #include <handoff/cuda.hpp>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 #include "fake_cuda_control.hpp"
 
 #include <gtest/gtest.h>
@@ -14,6 +14,8 @@
 #include <vector>
 
 namespace handoff::test {
+
+namespace abi = cuda::abi;
 
 // Sets (or unsets, with nullptr) an environment variable for one scope. The
 // fake reads its configuration at cuInit, so set it before Driver::load.

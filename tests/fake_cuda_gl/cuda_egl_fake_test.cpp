@@ -23,13 +23,14 @@
 #include <cstring>
 #include <string>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 #include "fake_cuda_control.hpp"
 #include "gl_fixture.hpp"
 
 #include <gtest/gtest.h>
 
 namespace handoff {
+namespace abi = cuda::abi;
 namespace {
 
 std::string message_of(const std::function<void()>& f) {
@@ -115,7 +116,7 @@ TEST_F(CudaEglFake, EachEntryPointFailingInTurnLeavesNothingRegisteredOrMapped) 
   fake.set_egl_images(64, 32, 2, 1);
   for (const char* entry : {"cuGraphicsEGLRegisterImage", "cuGraphicsMapResources",
                             "cuGraphicsResourceGetMappedEglFrame"}) {
-    fake.fail(entry, cu::CUDA_ERROR_OUT_OF_MEMORY, 0);
+    fake.fail(entry, abi::CUDA_ERROR_OUT_OF_MEMORY, 0);
     const int unmaps = fake.call_count("cuGraphicsUnmapResources");
     try {
       CudaEglImage cuda_image(ctx, image);
@@ -211,7 +212,7 @@ TEST_F(CudaEglFake, ImportDmaBufPlaneTakesExternalMemoryWhenTheDriverAcceptsIt) 
 
 TEST_F(CudaEglFake, ImportDmaBufPlaneNamesBothRoutesWhenNeitherWorks) {
   fake.set_egl_images(64, 32, 1, 1);
-  fake.fail("cuImportExternalMemory", cu::CUDA_ERROR_NOT_SUPPORTED, 0);
+  fake.fail("cuImportExternalMemory", abi::CUDA_ERROR_NOT_SUPPORTED, 0);
   ExportedMemory m = dmabuf_memory(64 * 32);
   ASSERT_TRUE(m.fd);
   const DmaBufPlane plane{-1, 64, 32, kDrmFormatR8, 0, 64, {}};

@@ -8,7 +8,7 @@
 #include <handoff/gl_buffer.hpp>
 #include <handoff/log.hpp>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 #include "fake_cuda_control.hpp"
 #include "gl_fixture.hpp"
 
@@ -23,6 +23,7 @@
 #include <vector>
 
 namespace handoff {
+namespace abi = cuda::abi;
 namespace {
 
 // Before anything loads the driver: give fake device 0 the GL device's UUID,
@@ -232,7 +233,7 @@ TEST_F(FakeCudaGl, TheInjectedListCoversEveryEntryPointACycleUses) {
 }
 
 TEST_F(FakeCudaGl, EachEntryPointFailingGivesANamedErrorAndLeavesNothing) {
-  constexpr int kCode = cu::CUDA_ERROR_DEVICE_UNAVAILABLE;
+  constexpr int kCode = abi::CUDA_ERROR_DEVICE_UNAVAILABLE;
   for (const auto& inj : kInjected) {
     SCOPED_TRACE(inj.entry);
     fake.reset();

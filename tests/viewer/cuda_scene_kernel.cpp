@@ -6,7 +6,7 @@
 #include <handoff/cuda.hpp>
 #include <handoff/viewer/scene.hpp>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 
 #include <gtest/gtest.h>
 
@@ -14,11 +14,12 @@
 #include <vector>
 
 namespace handoff::viewer {
+namespace abi = cuda::abi;
 namespace {
 
 struct DeviceBuffer {
   const cuda::Driver& drv;
-  cu::CUdeviceptr ptr = 0;
+  abi::CUdeviceptr ptr = 0;
   DeviceBuffer(const cuda::Driver& d, std::size_t bytes) : drv(d) { HANDOFF_CU_CHECK(drv, cuMemAlloc, &ptr, bytes); }
   ~DeviceBuffer() {
     if (ptr) drv.api().cuMemFree(ptr);
@@ -29,7 +30,7 @@ struct DeviceBuffer {
 
 struct Module {
   const cuda::Driver& drv;
-  cu::CUmodule mod = nullptr;
+  abi::CUmodule mod = nullptr;
   Module(const cuda::Driver& d, const void* image) : drv(d) { HANDOFF_CU_CHECK(drv, cuModuleLoadData, &mod, image); }
   ~Module() {
     if (mod) drv.api().cuModuleUnload(mod);
@@ -38,7 +39,7 @@ struct Module {
   Module& operator=(const Module&) = delete;
 };
 
-void compare_with_cpu(const cuda::Driver& drv, cu::CUfunction fn, const SceneOptions& o, std::int64_t index) {
+void compare_with_cpu(const cuda::Driver& drv, abi::CUfunction fn, const SceneOptions& o, std::int64_t index) {
   SCOPED_TRACE(std::to_string(o.width) + "x" + std::to_string(o.height) + " " +
                std::string(to_string(o.format)) + " frame " + std::to_string(index));
   HostFrame cpu(o.format, o.width, o.height, 256);
@@ -49,7 +50,7 @@ void compare_with_cpu(const cuda::Driver& drv, cu::CUfunction fn, const SceneOpt
   DeviceBuffer luma(drv, lbytes), chroma(drv, cbytes);
   HANDOFF_CU_CHECK(drv, cuMemsetD8, luma.ptr, 0xCD, lbytes);
   HANDOFF_CU_CHECK(drv, cuMemsetD8, chroma.ptr, 0xCD, cbytes);
-  cu::CUdeviceptr lp = luma.ptr, cp = chroma.ptr;
+  abi::CUdeviceptr lp = luma.ptr, cp = chroma.ptr;
   std::size_t lpitch = cpu.luma_pitch(), cpitch = cpu.chroma_pitch();
   scene::SceneState arg = state;
   void* params[] = {&lp, &lpitch, &cp, &cpitch, &arg};
@@ -88,7 +89,7 @@ TEST(SceneKernel, MatchesTheCpuRendererOnTheGpu) {
   for (auto [what, image] : images) {
     SCOPED_TRACE(what);
     Module m(drv, image);
-    cu::CUfunction fn = nullptr;
+    abi::CUfunction fn = nullptr;
     HANDOFF_CU_CHECK(drv, cuModuleGetFunction, &fn, m.mod, kSceneKernelName);
     for (auto [w, h] : {std::pair{1920u, 1080u}, std::pair{333u, 199u}, std::pair{1u, 1u}}) {
       for (PixelFormat f : {PixelFormat::NV12, PixelFormat::P010}) {

@@ -9,11 +9,12 @@
 #include <fcntl.h>
 #include <cstring>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 #include "fake_cuda_control.hpp"
 #include "vk_fixture.hpp"
 
 namespace handoff::test {
+namespace abi = cuda::abi;
 namespace {
 
 // The fake reads its device UUID at cuInit: make it the Vulkan device's before
@@ -119,7 +120,7 @@ TEST_F(VkCudaFakeTest, EachAcquireStepFailingLeavesNothing) {
   for (const char* entry : {"cuImportExternalMemory", "cuExternalMemoryGetMappedBuffer"}) {
     SCOPED_TRACE(entry);
     fake.reset();
-    fake.fail(entry, cu::CUDA_ERROR_OUT_OF_MEMORY, 0);
+    fake.fail(entry, abi::CUDA_ERROR_OUT_OF_MEMORY, 0);
     try {
       Frame f = import_vk_frame(ctx, fb);
       ADD_FAILURE() << "import succeeded while " << entry << " fails";
@@ -134,7 +135,7 @@ TEST_F(VkCudaFakeTest, EachAcquireStepFailingLeavesNothing) {
   {
     // And the descriptor: still the caller's when the import itself failed.
     ExportedMemory m = fb.buffer().export_memory();
-    fake.fail("cuImportExternalMemory", cu::CUDA_ERROR_INVALID_VALUE, 0);
+    fake.fail("cuImportExternalMemory", abi::CUDA_ERROR_INVALID_VALUE, 0);
     EXPECT_THROW(CudaVkMemory(ctx, m), Error);
     EXPECT_TRUE(m.fd) << "a failed import does not take the descriptor";
     fake.reset();
@@ -156,7 +157,7 @@ TEST_F(VkCudaFakeTest, ReleaseFailuresAreLoggedNotThrown) {
   });
   {
     Frame f = import_vk_frame(ctx, fb);
-    fake.fail("cuMemFree", cu::CUDA_ERROR_INVALID_VALUE, 0);
+    fake.fail("cuMemFree", abi::CUDA_ERROR_INVALID_VALUE, 0);
   }  // destructor: cuMemFree fails (logged), the external memory is still destroyed
   set_log_sink(old);
   fake.reset();
@@ -172,7 +173,7 @@ TEST_F(VkCudaFakeTest, DmaBufRefusedWithTheRouteNamed) {
   rebaseline();
   ExportedMemory m = buf.export_memory();
   m.type = VkHandleType::DmaBuf;  // as a driver offering DMA_BUF would hand it over
-  fake.fail("cuImportExternalMemory", cu::CUDA_ERROR_NOT_SUPPORTED, 0);
+  fake.fail("cuImportExternalMemory", abi::CUDA_ERROR_NOT_SUPPORTED, 0);
   try {
     CudaVkMemory c(ctx, m);
     ADD_FAILURE() << "imported";
@@ -233,7 +234,7 @@ TEST_F(VkCudaFakeTest, SemaphoresImportWaitSignalReleaseOrAreRefused) {
     s.signal();
     EXPECT_EQ(fake.call_count("cuWaitExternalSemaphoresAsync"), 1);
     EXPECT_EQ(fake.call_count("cuSignalExternalSemaphoresAsync"), 1);
-    fake.fail("cuSignalExternalSemaphoresAsync", cu::CUDA_ERROR_INVALID_HANDLE, 0);
+    fake.fail("cuSignalExternalSemaphoresAsync", abi::CUDA_ERROR_INVALID_HANDLE, 0);
     EXPECT_THROW(s.signal(), Error);
   }
   EXPECT_EQ(fake.live_external_semaphores(), sems);

@@ -10,11 +10,11 @@
 // The library is `libcuda.so.1`, or the path in the environment variable
 // HANDOFF_CUDA_DRIVER (the tests point it at the fake driver, tests/fake_cuda).
 // Entry points come from cuGetProcAddress, asking for the CUDA version whose
-// ABI handoff declares (interop/src/cuda/cuda_api.hpp), or else from dlsym of
-// the versioned symbol names (cuMemAlloc_v2, ...).
+// ABI handoff declares (handoff/cuda_abi.hpp), or else from dlsym of the
+// versioned symbol names (cuMemAlloc_v2, ...).
 //
-// Raw entry points: code inside the library includes "cuda/cuda_api.hpp" and
-// calls through `driver().api()` (a handoff::cu::DriverApi).
+// Raw entry points: include <handoff/cuda_abi.hpp> (namespace
+// handoff::cuda::abi) and call through `driver().api()` (an abi::DriverApi).
 #include <handoff/error.hpp>
 
 #include <array>
@@ -25,11 +25,11 @@
 #include <string_view>
 #include <vector>
 
-namespace handoff::cu {
-enum CUresult : int;  // defined in cuda/cuda_api.hpp
+namespace handoff::cuda::abi {
+enum CUresult : int;  // defined in handoff/cuda_abi.hpp
 struct DriverApi;
 struct CUctx_st;
-}  // namespace handoff::cu
+}  // namespace handoff::cuda::abi
 
 namespace handoff::cuda {
 
@@ -101,7 +101,7 @@ class Driver {
   // when not usable; returns normally otherwise.
   void require() const;
   // The function table. Throws like require() when not usable.
-  const cu::DriverApi& api() const;
+  const abi::DriverApi& api() const;
 
   // Device queries. Throw UsageError for an ordinal outside [0, device_count()),
   // handoff::Error when a driver call fails, and as require() when unusable.
@@ -113,7 +113,7 @@ class Driver {
   std::string error_name(int code) const;
   // Does nothing for CUDA_SUCCESS; otherwise throws handoff::Error(Api::Cuda,
   // call, code, error_name(code), detail (plus cuGetErrorString's text), where).
-  void check(cu::CUresult result, const char* call, std::string_view detail = {},
+  void check(abi::CUresult result, const char* call, std::string_view detail = {},
              const char* where = "") const;
 
  private:
@@ -123,7 +123,7 @@ class Driver {
 
   std::string path_;
   void* lib_ = nullptr;
-  std::unique_ptr<cu::DriverApi> api_;
+  std::unique_ptr<abi::DriverApi> api_;
   Status status_ = Status::InitFailed;
   std::string detail_;
   int version_ = 0;
@@ -137,7 +137,7 @@ class Driver {
 const Driver& driver();
 
 // check() through driver(); for code that does not hold a Driver.
-void check(cu::CUresult result, const char* call, std::string_view detail = {}, const char* where = "");
+void check(abi::CUresult result, const char* call, std::string_view detail = {}, const char* where = "");
 
 // Calls driver entry point `fn` through `drv`'s table and throws handoff::Error
 // naming `fn` and the CUDA error name on failure.
@@ -159,7 +159,7 @@ class PrimaryContext {
   PrimaryContext& operator=(const PrimaryContext&) = delete;
   ~PrimaryContext();
 
-  cu::CUctx_st* get() const noexcept { return ctx_; }  // a CUcontext
+  abi::CUctx_st* get() const noexcept { return ctx_; }  // a CUcontext
   void* handle() const noexcept { return ctx_; }       // for Plane::cuda_context
   int device() const noexcept { return ordinal_; }
   const Driver* driver() const noexcept { return drv_; }
@@ -168,7 +168,7 @@ class PrimaryContext {
 
  private:
   const Driver* drv_ = nullptr;
-  cu::CUctx_st* ctx_ = nullptr;
+  abi::CUctx_st* ctx_ = nullptr;
   int ordinal_ = -1;
 };
 
@@ -177,7 +177,7 @@ class PrimaryContext {
 // and one scope. The destructor pops and never throws.
 class ScopedContext {
  public:
-  ScopedContext(const Driver& drv, cu::CUctx_st* ctx);  // throws Error
+  ScopedContext(const Driver& drv, abi::CUctx_st* ctx);  // throws Error
   explicit ScopedContext(const PrimaryContext& ctx);    // throws UsageError when empty
   ScopedContext(const ScopedContext&) = delete;
   ScopedContext& operator=(const ScopedContext&) = delete;
@@ -185,7 +185,7 @@ class ScopedContext {
 
  private:
   const Driver* drv_;
-  cu::CUctx_st* ctx_;
+  abi::CUctx_st* ctx_;
 };
 
 }  // namespace handoff::cuda

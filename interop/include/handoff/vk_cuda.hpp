@@ -54,7 +54,7 @@ class CudaVkMemory {
 
  private:
   const cuda::Driver* drv_;
-  cu::CUctx_st* ctx_;
+  cuda::abi::CUctx_st* ctx_;
   int ordinal_;
   void* ext_ = nullptr;  // CUexternalMemory
   std::uint64_t ptr_ = 0;
@@ -107,7 +107,7 @@ class CudaVkSemaphore {
 
  private:
   const cuda::Driver* drv_;
-  cu::CUctx_st* ctx_;
+  cuda::abi::CUctx_st* ctx_;
   void* sem_ = nullptr;  // CUexternalSemaphore
 };
 

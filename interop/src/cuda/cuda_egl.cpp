@@ -7,10 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 #include "gl/egl_util.hpp"
 
 namespace handoff {
+namespace abi = cuda::abi;
 
 namespace {
 
@@ -102,26 +103,26 @@ CudaEglImage::CudaEglImage(const cuda::PrimaryContext& ctx, void* egl_image, boo
   if (!egl_image) throw UsageError("CudaEglImage: no EGLImage");
   drv_ = ctx.driver();
   ctx_ = ctx.get();
-  const cu::DriverApi& api = drv_->api();
+  const abi::DriverApi& api = drv_->api();
   if (!api.cuGraphicsEGLRegisterImage || !api.cuGraphicsResourceGetMappedEglFrame)
     throw Error(Api::Cuda, "cuGetProcAddress", 0, {},
                 "the CUDA driver lacks cuGraphicsEGLRegisterImage / cuGraphicsResourceGetMappedEglFrame: "
                 "no EGLImage route",
                 HANDOFF_WHERE);
   cuda::ScopedContext current(ctx);
-  cu::CUgraphicsResource res = nullptr;
+  abi::CUgraphicsResource res = nullptr;
   drv_->check(api.cuGraphicsEGLRegisterImage(&res, egl_image,
-                                             read_only ? cu::CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
-                                                       : cu::CU_GRAPHICS_REGISTER_FLAGS_NONE),
+                                             read_only ? abi::CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
+                                                       : abi::CU_GRAPHICS_REGISTER_FLAGS_NONE),
               "cuGraphicsEGLRegisterImage", {}, HANDOFF_WHERE);
   resource_ = res;
   try {
     drv_->check(api.cuGraphicsMapResources(1, &res, nullptr), "cuGraphicsMapResources", "EGL image", HANDOFF_WHERE);
     mapped_ = true;
-    cu::CUeglFrame f{};
+    abi::CUeglFrame f{};
     drv_->check(api.cuGraphicsResourceGetMappedEglFrame(&f, res, 0, 0), "cuGraphicsResourceGetMappedEglFrame", {},
                 HANDOFF_WHERE);
-    plane_.pitched = f.frameType == cu::CU_EGL_FRAME_TYPE_PITCH;
+    plane_.pitched = f.frameType == abi::CU_EGL_FRAME_TYPE_PITCH;
     if (plane_.pitched) plane_.device_pointer = reinterpret_cast<std::uint64_t>(f.frame.pPitch[0]);
     else plane_.array = f.frame.pArray[0];
     plane_.width = f.width;
@@ -140,14 +141,14 @@ CudaEglImage::CudaEglImage(const cuda::PrimaryContext& ctx, void* egl_image, boo
 CudaEglImage::~CudaEglImage() {
   if (!resource_) return;
   try {
-    cuda::ScopedContext current(*drv_, static_cast<cu::CUctx_st*>(ctx_));
-    const cu::DriverApi& api = drv_->api();
-    auto res = static_cast<cu::CUgraphicsResource>(resource_);
+    cuda::ScopedContext current(*drv_, static_cast<abi::CUctx_st*>(ctx_));
+    const abi::DriverApi& api = drv_->api();
+    auto res = static_cast<abi::CUgraphicsResource>(resource_);
     if (mapped_) {
-      if (cu::CUresult r = api.cuGraphicsUnmapResources(1, &res, nullptr); r != cu::CUDA_SUCCESS)
+      if (abi::CUresult r = api.cuGraphicsUnmapResources(1, &res, nullptr); r != abi::CUDA_SUCCESS)
         log(LogLevel::Error, "CudaEglImage: cuGraphicsUnmapResources failed with " + drv_->error_name(r));
     }
-    if (cu::CUresult r = api.cuGraphicsUnregisterResource(res); r != cu::CUDA_SUCCESS)
+    if (abi::CUresult r = api.cuGraphicsUnregisterResource(res); r != abi::CUDA_SUCCESS)
       log(LogLevel::Error, "CudaEglImage: cuGraphicsUnregisterResource failed with " + drv_->error_name(r));
   } catch (const std::exception& e) {
     log(LogLevel::Error, std::string("CudaEglImage: release failed: ") + e.what());

@@ -1,6 +1,6 @@
 // CudaGlBuffer: CUDA registration of GL buffers, batched map / unmap through
 // the GL worker, and the host-memory fallback through glMapNamedBufferRange.
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 #include "gl/gl_buffer_state.hpp"
 
 #include <glad/gl.h>
@@ -16,12 +16,13 @@
 #include <string>
 
 namespace handoff {
+namespace abi = cuda::abi;
 namespace detail {
 
 // Worker-side state of one registration, shared with its release function so
 // the release can run after the CudaGlBuffer is gone (queued, or at shutdown).
 struct RegistrationLive {
-  cu::CUgraphicsResource resource = nullptr;  // CUDA backend
+  abi::CUgraphicsResource resource = nullptr;  // CUDA backend
   std::atomic<bool> mapped{false};
   bool released = false;  // worker only: unregistered (at destruction or shutdown)
 };
@@ -60,11 +61,11 @@ using detail::RegistrationLive;
 
 unsigned register_flags(CudaGlAccess a) {
   switch (a) {
-    case CudaGlAccess::ReadWrite: return cu::CU_GRAPHICS_REGISTER_FLAGS_NONE;
-    case CudaGlAccess::ReadOnly: return cu::CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY;
-    case CudaGlAccess::WriteDiscard: return cu::CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD;
+    case CudaGlAccess::ReadWrite: return abi::CU_GRAPHICS_REGISTER_FLAGS_NONE;
+    case CudaGlAccess::ReadOnly: return abi::CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY;
+    case CudaGlAccess::WriteDiscard: return abi::CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD;
   }
-  return cu::CU_GRAPHICS_REGISTER_FLAGS_NONE;
+  return abi::CU_GRAPHICS_REGISTER_FLAGS_NONE;
 }
 
 GLbitfield host_map_access(CudaGlAccess a) {
@@ -100,16 +101,16 @@ struct ReleaseRegistration {
     }
     try {
       cuda::ScopedContext current(*drv, ctx->get());
-      const cu::DriverApi& api = drv->api();
+      const abi::DriverApi& api = drv->api();
       if (live->mapped.load()) {
-        cu::CUresult r = api.cuGraphicsUnmapResources(1, &live->resource, nullptr);
-        if (r != cu::CUDA_SUCCESS)
+        abi::CUresult r = api.cuGraphicsUnmapResources(1, &live->resource, nullptr);
+        if (r != abi::CUDA_SUCCESS)
           log(LogLevel::Error, "cuGraphicsUnmapResources failed with " + drv->error_name(r) + " releasing " +
                                    gl_buffer_text(gl_name) + " (unregistering unmaps it)");
         live->mapped.store(false);
       }
-      cu::CUresult r = api.cuGraphicsUnregisterResource(live->resource);
-      if (r == cu::CUDA_SUCCESS) {
+      abi::CUresult r = api.cuGraphicsUnregisterResource(live->resource);
+      if (r == abi::CUDA_SUCCESS) {
         live->released = true;
         live->resource = nullptr;
         return;
@@ -271,18 +272,18 @@ Mapping CudaGlBuffer::map_all(std::span<CudaGlBuffer* const> buffers, void* stre
     const auto& first = st->regs.front();
     if (first->memory == MemoryKind::Cuda) {
       const cuda::Driver& drv = *first->drv;
-      const cu::DriverApi& api = drv.api();
+      const abi::DriverApi& api = drv.api();
       cuda::ScopedContext current(drv, first->ctx->get());
-      std::vector<cu::CUgraphicsResource> res;
+      std::vector<abi::CUgraphicsResource> res;
       res.reserve(st->regs.size());
       for (const auto& r : st->regs) res.push_back(r->live->resource);
-      auto cu_stream = static_cast<cu::CUstream>(stream);
+      auto cu_stream = static_cast<abi::CUstream>(stream);
       const auto n = static_cast<unsigned>(res.size());
       drv.check(api.cuGraphicsMapResources(n, res.data(), cu_stream), "cuGraphicsMapResources",
                 std::to_string(n) + " buffer(s)", HANDOFF_WHERE);
       try {
         for (const auto& r : st->regs) {
-          cu::CUdeviceptr p = 0;
+          abi::CUdeviceptr p = 0;
           std::size_t size = 0;
           drv.check(api.cuGraphicsResourceGetMappedPointer(&p, &size, r->live->resource),
                     "cuGraphicsResourceGetMappedPointer", gl_buffer_text(r->buffer.name()), HANDOFF_WHERE);
@@ -292,8 +293,8 @@ Mapping CudaGlBuffer::map_all(std::span<CudaGlBuffer* const> buffers, void* stre
         }
       } catch (...) {
         st->ranges.clear();
-        cu::CUresult u = api.cuGraphicsUnmapResources(n, res.data(), cu_stream);
-        if (u != cu::CUDA_SUCCESS)
+        abi::CUresult u = api.cuGraphicsUnmapResources(n, res.data(), cu_stream);
+        if (u != abi::CUDA_SUCCESS)
           log(LogLevel::Error, "cuGraphicsUnmapResources failed with " + drv.error_name(u) +
                                    " while undoing a failed map");
         throw;
@@ -374,10 +375,10 @@ void Mapping::unmap() {
       if (still.front()->memory == MemoryKind::Cuda) {
         const cuda::Driver& drv = *still.front()->drv;
         cuda::ScopedContext current(drv, still.front()->ctx->get());
-        std::vector<cu::CUgraphicsResource> res;
+        std::vector<abi::CUgraphicsResource> res;
         for (auto* r : still) res.push_back(r->live->resource);
         drv.check(drv.api().cuGraphicsUnmapResources(static_cast<unsigned>(res.size()), res.data(),
-                                                      static_cast<cu::CUstream>(st.stream)),
+                                                      static_cast<abi::CUstream>(st.stream)),
                   "cuGraphicsUnmapResources", std::to_string(res.size()) + " buffer(s)", HANDOFF_WHERE);
         for (auto* r : still) r->live->mapped.store(false);
       } else {

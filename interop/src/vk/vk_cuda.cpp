@@ -3,9 +3,10 @@
 
 #include <string>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 
 namespace handoff {
+namespace abi = cuda::abi;
 
 namespace {
 
@@ -37,18 +38,18 @@ CudaVkMemory::CudaVkMemory(const cuda::PrimaryContext& ctx, ExportedMemory& memo
   if (size == 0 || offset > memory.allocation_size || size > memory.allocation_size - offset)
     throw UsageError("CudaVkMemory: range [" + std::to_string(offset) + ", +" + std::to_string(size) +
                      ") is outside the " + std::to_string(memory.allocation_size) + "-byte allocation");
-  const cu::DriverApi& api = drv_->api();
+  const abi::DriverApi& api = drv_->api();
   cuda::ScopedContext current(ctx);
 
-  cu::CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc{};
-  desc.type = memory.type == VkHandleType::OpaqueFd ? cu::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD
-                                                     : cu::CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD;
+  abi::CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc{};
+  desc.type = memory.type == VkHandleType::OpaqueFd ? abi::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD
+                                                     : abi::CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD;
   desc.handle.fd = memory.fd.get();
   desc.size = memory.allocation_size;
-  desc.flags = memory.dedicated ? cu::kCudaExternalMemoryDedicated : 0u;
-  cu::CUexternalMemory ext = nullptr;
-  cu::CUresult r = api.cuImportExternalMemory(&ext, &desc);
-  if (r != cu::CUDA_SUCCESS) {
+  desc.flags = memory.dedicated ? abi::kCudaExternalMemoryDedicated : 0u;
+  abi::CUexternalMemory ext = nullptr;
+  abi::CUresult r = api.cuImportExternalMemory(&ext, &desc);
+  if (r != abi::CUDA_SUCCESS) {
     // The descriptor is still ours (a failed import does not take it).
     std::string detail = std::string(to_string(memory.type)) + " descriptor of " +
                          std::to_string(memory.allocation_size) + " bytes";
@@ -60,12 +61,12 @@ CudaVkMemory::CudaVkMemory(const cuda::PrimaryContext& ctx, ExportedMemory& memo
   (void)memory.fd.release();  // CUDA owns the descriptor now
   ext_ = ext;
 
-  cu::CUDA_EXTERNAL_MEMORY_BUFFER_DESC bd{};
+  abi::CUDA_EXTERNAL_MEMORY_BUFFER_DESC bd{};
   bd.offset = offset;
   bd.size = size;
-  cu::CUdeviceptr ptr = 0;
+  abi::CUdeviceptr ptr = 0;
   r = api.cuExternalMemoryGetMappedBuffer(&ptr, ext, &bd);
-  if (r != cu::CUDA_SUCCESS) {
+  if (r != abi::CUDA_SUCCESS) {
     api.cuDestroyExternalMemory(ext);  // nothing mapped yet: destroying is all there is to undo
     ext_ = nullptr;
     drv_->check(r, "cuExternalMemoryGetMappedBuffer",
@@ -79,12 +80,12 @@ CudaVkMemory::~CudaVkMemory() {
   if (!ext_) return;
   try {
     cuda::ScopedContext current(*drv_, ctx_);
-    const cu::DriverApi& api = drv_->api();
+    const abi::DriverApi& api = drv_->api();
     // The docs: a pointer from cuExternalMemoryGetMappedBuffer is freed with
     // cuMemFree, then the external memory is destroyed.
-    if (cu::CUresult r = api.cuMemFree(ptr_); r != cu::CUDA_SUCCESS)
+    if (abi::CUresult r = api.cuMemFree(ptr_); r != abi::CUDA_SUCCESS)
       log(LogLevel::Error, "CudaVkMemory: cuMemFree failed with " + drv_->error_name(r));
-    if (cu::CUresult r = api.cuDestroyExternalMemory(static_cast<cu::CUexternalMemory>(ext_)); r != cu::CUDA_SUCCESS)
+    if (abi::CUresult r = api.cuDestroyExternalMemory(static_cast<abi::CUexternalMemory>(ext_)); r != abi::CUDA_SUCCESS)
       log(LogLevel::Error, "CudaVkMemory: cuDestroyExternalMemory failed with " + drv_->error_name(r));
   } catch (const std::exception& e) {
     log(LogLevel::Error, std::string("CudaVkMemory: release failed: ") + e.what());
@@ -183,10 +184,10 @@ CudaVkSemaphore::CudaVkSemaphore(const cuda::PrimaryContext& ctx, UniqueFd& fd)
     : drv_(&driver_of(ctx)), ctx_(ctx.get()) {
   if (!fd) throw UsageError("CudaVkSemaphore: no descriptor (already imported?)");
   cuda::ScopedContext current(ctx);
-  cu::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC desc{};
-  desc.type = cu::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD;
+  abi::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC desc{};
+  desc.type = abi::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD;
   desc.handle.fd = fd.get();
-  cu::CUexternalSemaphore sem = nullptr;
+  abi::CUexternalSemaphore sem = nullptr;
   drv_->check(drv_->api().cuImportExternalSemaphore(&sem, &desc), "cuImportExternalSemaphore",
               "OPAQUE_FD semaphore (fall back to CPU fences)", HANDOFF_WHERE);
   (void)fd.release();  // CUDA owns the descriptor now
@@ -197,8 +198,8 @@ CudaVkSemaphore::~CudaVkSemaphore() {
   if (!sem_) return;
   try {
     cuda::ScopedContext current(*drv_, ctx_);
-    if (cu::CUresult r = drv_->api().cuDestroyExternalSemaphore(static_cast<cu::CUexternalSemaphore>(sem_));
-        r != cu::CUDA_SUCCESS)
+    if (abi::CUresult r = drv_->api().cuDestroyExternalSemaphore(static_cast<abi::CUexternalSemaphore>(sem_));
+        r != abi::CUDA_SUCCESS)
       log(LogLevel::Error, "CudaVkSemaphore: cuDestroyExternalSemaphore failed with " + drv_->error_name(r));
   } catch (const std::exception& e) {
     log(LogLevel::Error, std::string("CudaVkSemaphore: release failed: ") + e.what());
@@ -207,17 +208,17 @@ CudaVkSemaphore::~CudaVkSemaphore() {
 
 void CudaVkSemaphore::wait(void* stream) {
   cuda::ScopedContext current(*drv_, ctx_);
-  cu::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS p{};
-  auto sem = static_cast<cu::CUexternalSemaphore>(sem_);
-  drv_->check(drv_->api().cuWaitExternalSemaphoresAsync(&sem, &p, 1, static_cast<cu::CUstream>(stream)),
+  abi::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS p{};
+  auto sem = static_cast<abi::CUexternalSemaphore>(sem_);
+  drv_->check(drv_->api().cuWaitExternalSemaphoresAsync(&sem, &p, 1, static_cast<abi::CUstream>(stream)),
               "cuWaitExternalSemaphoresAsync", {}, HANDOFF_WHERE);
 }
 
 void CudaVkSemaphore::signal(void* stream) {
   cuda::ScopedContext current(*drv_, ctx_);
-  cu::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS p{};
-  auto sem = static_cast<cu::CUexternalSemaphore>(sem_);
-  drv_->check(drv_->api().cuSignalExternalSemaphoresAsync(&sem, &p, 1, static_cast<cu::CUstream>(stream)),
+  abi::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS p{};
+  auto sem = static_cast<abi::CUexternalSemaphore>(sem_);
+  drv_->check(drv_->api().cuSignalExternalSemaphoresAsync(&sem, &p, 1, static_cast<abi::CUstream>(stream)),
               "cuSignalExternalSemaphoresAsync", {}, HANDOFF_WHERE);
 }
 
