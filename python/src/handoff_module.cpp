@@ -528,7 +528,7 @@ PyFrame from_planes(nb::handle luma, nb::handle chroma, const std::string& forma
     }
     keep->context = cuda::PrimaryContext(ordinal);
     cuda::ScopedContext current(keep->context);
-    HANDOFF_CU_CHECK(cuda::driver(), cuCtxSynchronize);
+    HANDOFF_CU_CHECK(cuda::driver().api().cuCtxSynchronize());
     opts.cuda_context = keep->context.handle();
   } else if (cuda_frame && (in[0].cai_stream || in[1].cai_stream)) {
     throw nb::buffer_error(("from_planes: the producer asks to synchronise a CUDA stream, but CUDA is unavailable: " +

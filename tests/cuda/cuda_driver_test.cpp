@@ -90,10 +90,10 @@ TEST_F(RealCuda, MemoryRoundTrip) {
   std::vector<unsigned char> in(n), out(n, 0);
   for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<unsigned char>(i * 7 + 3);
   abi::CUdeviceptr p = 0;
-  HANDOFF_CU_CHECK(*drv, cuMemAlloc, &p, n);
-  HANDOFF_CU_CHECK(*drv, cuMemcpyHtoD, p, in.data(), n);
-  HANDOFF_CU_CHECK(*drv, cuMemsetD8, p + 100, 0xEE, 10);
-  HANDOFF_CU_CHECK(*drv, cuMemcpyDtoH, out.data(), p, n);
+  HANDOFF_CU_CHECK(drv->api().cuMemAlloc(&p, n));
+  HANDOFF_CU_CHECK(drv->api().cuMemcpyHtoD(p, in.data(), n));
+  HANDOFF_CU_CHECK(drv->api().cuMemsetD8(p + 100, 0xEE, 10));
+  HANDOFF_CU_CHECK(drv->api().cuMemcpyDtoH(out.data(), p, n));
   EXPECT_EQ(out[99], in[99]);
   EXPECT_EQ(out[100], 0xEE);
   EXPECT_EQ(out[109], 0xEE);
@@ -103,10 +103,10 @@ TEST_F(RealCuda, MemoryRoundTrip) {
   // A pitched 2D copy on a stream: 5 rows of 33 bytes.
   abi::CUdeviceptr q = 0;
   std::size_t pitch = 0;
-  HANDOFF_CU_CHECK(*drv, cuMemAllocPitch, &q, &pitch, 33, 5, 4);
+  HANDOFF_CU_CHECK(drv->api().cuMemAllocPitch(&q, &pitch, 33, 5, 4));
   EXPECT_GE(pitch, 33u);
   abi::CUstream stream = nullptr;
-  HANDOFF_CU_CHECK(*drv, cuStreamCreate, &stream, abi::CU_STREAM_NON_BLOCKING);
+  HANDOFF_CU_CHECK(drv->api().cuStreamCreate(&stream, abi::CU_STREAM_NON_BLOCKING));
   abi::CUDA_MEMCPY2D c{};
   c.srcMemoryType = abi::CU_MEMORYTYPE_HOST;
   c.srcHost = in.data();
@@ -116,22 +116,22 @@ TEST_F(RealCuda, MemoryRoundTrip) {
   c.dstPitch = pitch;
   c.WidthInBytes = 33;
   c.Height = 5;
-  HANDOFF_CU_CHECK(*drv, cuMemcpy2DAsync, &c, stream);
-  HANDOFF_CU_CHECK(*drv, cuStreamSynchronize, stream);
+  HANDOFF_CU_CHECK(drv->api().cuMemcpy2DAsync(&c, stream));
+  HANDOFF_CU_CHECK(drv->api().cuStreamSynchronize(stream));
   std::vector<unsigned char> rows(pitch * 5);
-  HANDOFF_CU_CHECK(*drv, cuMemcpyDtoH, rows.data(), q, rows.size());
+  HANDOFF_CU_CHECK(drv->api().cuMemcpyDtoH(rows.data(), q, rows.size()));
   EXPECT_EQ(rows[pitch * 4 + 32], in[40 * 4 + 32]);
   EXPECT_EQ(rows[pitch * 2], in[80]);
-  HANDOFF_CU_CHECK(*drv, cuStreamDestroy, stream);
-  HANDOFF_CU_CHECK(*drv, cuMemFree, q);
-  HANDOFF_CU_CHECK(*drv, cuMemFree, p);
-  HANDOFF_CU_CHECK(*drv, cuCtxSynchronize);
+  HANDOFF_CU_CHECK(drv->api().cuStreamDestroy(stream));
+  HANDOFF_CU_CHECK(drv->api().cuMemFree(q));
+  HANDOFF_CU_CHECK(drv->api().cuMemFree(p));
+  HANDOFF_CU_CHECK(drv->api().cuCtxSynchronize());
 }
 
 TEST_F(RealCuda, DriverErrorsBecomeNamedErrors) {
   abi::CUdevice dev = 0;
   try {
-    HANDOFF_CU_CHECK(*drv, cuDeviceGet, &dev, 9999);
+    HANDOFF_CU_CHECK(drv->api().cuDeviceGet(&dev, 9999));
     FAIL() << "device 9999 cannot exist";
   } catch (const Error& e) {
     EXPECT_EQ(e.call(), "cuDeviceGet");

@@ -197,17 +197,48 @@ TEST_F(DriverTest, CheckNamesTheCallAndTheCudaError) {
 TEST_F(DriverTest, CheckMacroNamesTheEntryPoint) {
   cuda::PrimaryContext ctx(*drv_, 0);
   cuda::ScopedContext cur(ctx);
+  const abi::DriverApi& api = drv_->api();
   abi::CUdeviceptr p = 0;
+  int details = 0;
+  auto detail = [&] {
+    ++details;
+    return std::string("the test's buffer");
+  };
   try {
-    HANDOFF_CU_CHECK(*drv_, cuMemAlloc, &p, 0);  // 0 bytes: CUDA_ERROR_INVALID_VALUE
+    HANDOFF_CU_CHECK(api.cuMemAlloc(&p, 0), detail());  // 0 bytes: CUDA_ERROR_INVALID_VALUE
     FAIL() << "cuMemAlloc(0) must fail";
   } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.api(), Api::Cuda);
     EXPECT_EQ(e.call(), "cuMemAlloc");
+    EXPECT_EQ(e.code(), abi::CUDA_ERROR_INVALID_VALUE);
     EXPECT_EQ(e.code_name(), "CUDA_ERROR_INVALID_VALUE");
+    EXPECT_NE(what.find("the test's buffer"), std::string::npos) << what;
+    EXPECT_NE(what.find("driver_test.cpp:"), std::string::npos) << what;
   }
-  HANDOFF_CU_CHECK(*drv_, cuMemAlloc, &p, 64);
+  EXPECT_EQ(details, 1);
+  HANDOFF_CU_CHECK(api.cuMemAlloc(&p, 64), detail());
+  EXPECT_EQ(details, 1) << "the detail is evaluated only when the call failed";
   EXPECT_NE(p, 0u);
-  HANDOFF_CU_CHECK(*drv_, cuMemFree, p);
+  HANDOFF_CU_CHECK(drv_->api().cuMemFree(p));
+  // However the table is reached, the error names the entry point.
+  try {
+    HANDOFF_CU_CHECK(drv_->api().cuMemFree(p), "freed twice");
+    FAIL() << "a double free must fail";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.call(), "cuMemFree");
+  }
+}
+
+TEST(CheckMacro, CallNameIsTheEntryPointOfTheCallText) {
+  using cuda::detail::call_name;
+  EXPECT_EQ(call_name("api.cuMemAlloc(&p, n)"), "cuMemAlloc");
+  EXPECT_EQ(call_name("a->cuInit(0)"), "cuInit");
+  EXPECT_EQ(call_name("drv.api().cuMemFree(p)"), "cuMemFree");
+  EXPECT_EQ(call_name("drv_->api().cuCtxPushCurrent(ctx.get())"), "cuCtxPushCurrent");
+  EXPECT_EQ(call_name("cuda::driver().api().cuCtxSynchronize()"), "cuCtxSynchronize");
+  EXPECT_EQ(call_name("r->api()->cuStreamSynchronize(s)"), "cuStreamSynchronize");
+  EXPECT_EQ(call_name("cuMemsetD8(p, f(x), n)"), "cuMemsetD8");
 }
 
 TEST_F(DriverTest, InjectedFailuresReachTheCallerAsError) {
@@ -227,12 +258,12 @@ TEST_F(DriverTest, InjectedFailuresReachTheCallerAsError) {
   cuda::ScopedContext cur(ctx);
   fake_.fail("cuMemAlloc", abi::CUDA_ERROR_OUT_OF_MEMORY, 1);  // the second call fails
   abi::CUdeviceptr a = 0, b = 0;
-  EXPECT_NO_THROW(HANDOFF_CU_CHECK(*drv_, cuMemAlloc, &a, 16));
-  EXPECT_THROW(HANDOFF_CU_CHECK(*drv_, cuMemAlloc, &b, 16), Error);
-  EXPECT_THROW(HANDOFF_CU_CHECK(*drv_, cuMemAlloc, &b, 16), Error) << "the rule stays until cleared";
+  EXPECT_NO_THROW(HANDOFF_CU_CHECK(drv_->api().cuMemAlloc(&a, 16)));
+  EXPECT_THROW(HANDOFF_CU_CHECK(drv_->api().cuMemAlloc(&b, 16)), Error);
+  EXPECT_THROW(HANDOFF_CU_CHECK(drv_->api().cuMemAlloc(&b, 16)), Error) << "the rule stays until cleared";
   EXPECT_EQ(b, 0u);
   EXPECT_EQ(fake_.live_allocations(), base_allocations_ + 1);
-  HANDOFF_CU_CHECK(*drv_, cuMemFree, a);
+  HANDOFF_CU_CHECK(drv_->api().cuMemFree(a));
 
   fake_.fail("cuDeviceGetUuid", abi::CUDA_ERROR_INVALID_DEVICE, 0);
   try {
@@ -268,16 +299,20 @@ TEST_F(DriverTest, FailingReleaseAndPopAreLoggedNotThrown) {
   EXPECT_EQ(drv_->api().cuDevicePrimaryCtxRelease(0), abi::CUDA_SUCCESS);
 }
 
-TEST_F(DriverTest, ProcessWideCheckUsesTheProcessDriver) {
+TEST_F(DriverTest, CheckMacroNamesErrorsThroughTheProcessDriver) {
   ASSERT_TRUE(cuda::driver().usable()) << cuda::driver().describe();
-  EXPECT_NO_THROW(cuda::check(abi::CUDA_SUCCESS, "cuInit"));
+  fake_.reset();
+  abi::CUdeviceptr p = 0;
   try {
-    cuda::check(abi::CUDA_ERROR_NOT_MAPPED, "cuGraphicsResourceGetMappedPointer", {}, HANDOFF_WHERE);
+    HANDOFF_CU_CHECK(cuda::driver().api().cuMemAlloc(&p, 16));  // no context current
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(e.code_name(), "CUDA_ERROR_NOT_MAPPED");
-    EXPECT_EQ(e.call(), "cuGraphicsResourceGetMappedPointer");
+    const std::string what = e.what();
+    EXPECT_EQ(e.code_name(), "CUDA_ERROR_INVALID_CONTEXT");
+    EXPECT_EQ(e.call(), "cuMemAlloc");
+    EXPECT_NE(what.find("reported by the fake CUDA driver"), std::string::npos) << "cuGetErrorString's text: " << what;
   }
+  EXPECT_GE(fake_.call_count("cuGetErrorName"), 1) << "the name came from the driver";
 }
 
 }  // namespace

@@ -537,7 +537,7 @@ TEST_F(GraphicsInterop, InjectedMapFailureMapsNothing) {
   EXPECT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), abi::CUDA_ERROR_UNKNOWN);
   EXPECT_EQ(fake_.live_mappings(), 0);
   try {
-    drv_->check(a_->cuGraphicsMapResources(1, &r, nullptr), "cuGraphicsMapResources", {}, HANDOFF_WHERE);
+    HANDOFF_CU_CHECK(a_->cuGraphicsMapResources(1, &r, nullptr));
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code_name(), "CUDA_ERROR_UNKNOWN");

@@ -20,7 +20,9 @@ namespace {
 struct DeviceBuffer {
   const cuda::Driver& drv;
   abi::CUdeviceptr ptr = 0;
-  DeviceBuffer(const cuda::Driver& d, std::size_t bytes) : drv(d) { HANDOFF_CU_CHECK(drv, cuMemAlloc, &ptr, bytes); }
+  DeviceBuffer(const cuda::Driver& d, std::size_t bytes) : drv(d) {
+    HANDOFF_CU_CHECK(drv.api().cuMemAlloc(&ptr, bytes));
+  }
   ~DeviceBuffer() {
     if (ptr) drv.api().cuMemFree(ptr);
   }
@@ -31,7 +33,9 @@ struct DeviceBuffer {
 struct Module {
   const cuda::Driver& drv;
   abi::CUmodule mod = nullptr;
-  Module(const cuda::Driver& d, const void* image) : drv(d) { HANDOFF_CU_CHECK(drv, cuModuleLoadData, &mod, image); }
+  Module(const cuda::Driver& d, const void* image) : drv(d) {
+    HANDOFF_CU_CHECK(drv.api().cuModuleLoadData(&mod, image));
+  }
   ~Module() {
     if (mod) drv.api().cuModuleUnload(mod);
   }
@@ -48,18 +52,18 @@ void compare_with_cpu(const cuda::Driver& drv, abi::CUfunction fn, const SceneOp
 
   const std::size_t lbytes = cpu.luma_pitch() * o.height, cbytes = cpu.chroma_pitch() * chroma_height(o.height);
   DeviceBuffer luma(drv, lbytes), chroma(drv, cbytes);
-  HANDOFF_CU_CHECK(drv, cuMemsetD8, luma.ptr, 0xCD, lbytes);
-  HANDOFF_CU_CHECK(drv, cuMemsetD8, chroma.ptr, 0xCD, cbytes);
+  HANDOFF_CU_CHECK(drv.api().cuMemsetD8(luma.ptr, 0xCD, lbytes));
+  HANDOFF_CU_CHECK(drv.api().cuMemsetD8(chroma.ptr, 0xCD, cbytes));
   abi::CUdeviceptr lp = luma.ptr, cp = chroma.ptr;
   std::size_t lpitch = cpu.luma_pitch(), cpitch = cpu.chroma_pitch();
   scene::SceneState arg = state;
   void* params[] = {&lp, &lpitch, &cp, &cpitch, &arg};
   const Grid g = scene_grid(o.width, o.height);
-  HANDOFF_CU_CHECK(drv, cuLaunchKernel, fn, g.x, g.y, 1, kSceneBlock, kSceneBlock, 1, 0, nullptr, params, nullptr);
-  HANDOFF_CU_CHECK(drv, cuCtxSynchronize);
+  HANDOFF_CU_CHECK(drv.api().cuLaunchKernel(fn, g.x, g.y, 1, kSceneBlock, kSceneBlock, 1, 0, nullptr, params, nullptr));
+  HANDOFF_CU_CHECK(drv.api().cuCtxSynchronize());
   std::vector<std::uint8_t> gl(lbytes), gc(cbytes);
-  HANDOFF_CU_CHECK(drv, cuMemcpyDtoH, gl.data(), luma.ptr, lbytes);
-  HANDOFF_CU_CHECK(drv, cuMemcpyDtoH, gc.data(), chroma.ptr, cbytes);
+  HANDOFF_CU_CHECK(drv.api().cuMemcpyDtoH(gl.data(), luma.ptr, lbytes));
+  HANDOFF_CU_CHECK(drv.api().cuMemcpyDtoH(gc.data(), chroma.ptr, cbytes));
 
   const std::size_t bps = bytes_per_sample(o.format);
   auto check_plane = [&](const std::vector<std::uint8_t>& gpu, const std::uint8_t* ref, std::size_t pitch,
@@ -90,7 +94,7 @@ TEST(SceneKernel, MatchesTheCpuRendererOnTheGpu) {
     SCOPED_TRACE(what);
     Module m(drv, image);
     abi::CUfunction fn = nullptr;
-    HANDOFF_CU_CHECK(drv, cuModuleGetFunction, &fn, m.mod, kSceneKernelName);
+    HANDOFF_CU_CHECK(drv.api().cuModuleGetFunction(&fn, m.mod, kSceneKernelName));
     for (auto [w, h] : {std::pair{1920u, 1080u}, std::pair{333u, 199u}, std::pair{1u, 1u}}) {
       for (PixelFormat f : {PixelFormat::NV12, PixelFormat::P010}) {
         SceneOptions o;

@@ -5,7 +5,7 @@
 //   if (!d.usable()) std::puts(d.describe().c_str());  // says plainly why not
 //   handoff::cuda::PrimaryContext ctx(d, 0);       // retain device 0's primary context
 //   handoff::cuda::ScopedContext cur(ctx);         // make it current on this thread
-//   HANDOFF_CU_CHECK(d, cuMemAlloc, &ptr, bytes);  // throws handoff::Error on failure
+//   HANDOFF_CU_CHECK(d.api().cuMemAlloc(&ptr, bytes));  // throws handoff::Error on failure
 //
 // The library is `libcuda.so.1`, or the path in the environment variable
 // HANDOFF_CUDA_DRIVER (the tests point it at the fake driver, tests/fake_cuda).
@@ -111,9 +111,10 @@ class Driver {
   // The symbolic name of a CUresult: cuGetErrorName when the driver has it,
   // else handoff's own table, else "CUDA_ERROR_<code>".
   std::string error_name(int code) const;
-  // Does nothing for CUDA_SUCCESS; otherwise throws handoff::Error(Api::Cuda,
+  // What HANDOFF_CU_CHECK calls on a failure (check calls with the macro):
+  // does nothing for CUDA_SUCCESS; otherwise throws handoff::Error(Api::Cuda,
   // call, code, error_name(code), detail (plus cuGetErrorString's text), where).
-  void check(abi::CUresult result, const char* call, std::string_view detail = {},
+  void check(abi::CUresult result, std::string_view call, std::string_view detail = {},
              const char* where = "") const;
 
  private:
@@ -136,13 +137,30 @@ class Driver {
 // first call (std::call_once) and never unloaded. Thread-safe.
 const Driver& driver();
 
-// check() through driver(); for code that does not hold a Driver.
-void check(abi::CUresult result, const char* call, std::string_view detail = {}, const char* where = "");
+namespace detail {
+// The entry point named by a call's text: "cuMemAlloc" for
+// "api.cuMemAlloc(&p, n)", "drv->api().cuMemAlloc(&p, n)" or "a->cuMemAlloc(&p, n)".
+std::string_view call_name(std::string_view call_text) noexcept;
+// Throws handoff::Error for a failed call (result != CUDA_SUCCESS): Api::Cuda,
+// the entry point (call_name), the CUDA error's name and code, `detail` and
+// `where`. Names come from the process-wide driver when it is loaded (its
+// cuGetErrorName / cuGetErrorString), else from handoff's own table.
+[[noreturn]] void throw_call_failed(int result, std::string_view call_text, const char* where,
+                                    std::string_view detail = {});
+}  // namespace detail
 
-// Calls driver entry point `fn` through `drv`'s table and throws handoff::Error
-// naming `fn` and the CUDA error name on failure.
-#define HANDOFF_CU_CHECK(drv, fn, ...) \
-  (drv).check((drv).api().fn(__VA_ARGS__), #fn, {}, HANDOFF_WHERE)
+// Checks a CUDA driver call, the call written out inside the macro, with an
+// optional detail (evaluated only when the call failed):
+//   HANDOFF_CU_CHECK(api.cuMemAlloc(&ptr, bytes));
+//   HANDOFF_CU_CHECK(api.cuGraphicsMapResources(1, &res, stream), "luma buffer");
+// Throws handoff::Error naming the entry point (from the call's text), the CUDA
+// error's name and code, the detail and file:line. A statement, not a value.
+#define HANDOFF_CU_CHECK(call, ...)                                                                       \
+  do {                                                                                                    \
+    if (const int handoff_cu_result_ = static_cast<int>(call); handoff_cu_result_ != 0)                   \
+      ::handoff::cuda::detail::throw_call_failed(handoff_cu_result_, #call, HANDOFF_WHERE __VA_OPT__(, ) \
+                                                     __VA_ARGS__);                                        \
+  } while (false)
 
 // A retained primary context of one device (cuDevicePrimaryCtxRetain /
 // cuDevicePrimaryCtxRelease). Primary contexts are shared with PyTorch and

@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -223,7 +224,7 @@ std::string Driver::error_name(int code) const {
   return "CUDA_ERROR_" + std::to_string(code);
 }
 
-void Driver::check(abi::CUresult result, const char* call, std::string_view detail, const char* where) const {
+void Driver::check(abi::CUresult result, std::string_view call, std::string_view detail, const char* where) const {
   if (result == abi::CUDA_SUCCESS) return;
   std::string d(detail);
   if (api_ && api_->cuGetErrorString) {
@@ -233,7 +234,7 @@ void Driver::check(abi::CUresult result, const char* call, std::string_view deta
       d += s;
     }
   }
-  throw Error(Api::Cuda, call ? call : "?", result, error_name(result), d, where ? where : "");
+  throw Error(Api::Cuda, std::string(call.empty() ? "?" : call), result, error_name(result), d, where ? where : "");
 }
 
 DeviceInfo Driver::device(int ordinal) const {
@@ -245,19 +246,19 @@ DeviceInfo Driver::device(int ordinal) const {
   DeviceInfo info;
   info.ordinal = ordinal;
   abi::CUdevice dev = 0;
-  HANDOFF_CU_CHECK(*this, cuDeviceGet, &dev, ordinal);
+  HANDOFF_CU_CHECK(a.cuDeviceGet(&dev, ordinal));
   char name[256] = {};
-  HANDOFF_CU_CHECK(*this, cuDeviceGetName, name, static_cast<int>(sizeof name - 1), dev);
+  HANDOFF_CU_CHECK(a.cuDeviceGetName(name, static_cast<int>(sizeof name - 1), dev));
   info.name = name;
   abi::CUuuid uuid{};
-  HANDOFF_CU_CHECK(*this, cuDeviceGetUuid, &uuid, dev);
+  HANDOFF_CU_CHECK(a.cuDeviceGetUuid(&uuid, dev));
   for (std::size_t i = 0; i < info.uuid.size(); ++i) info.uuid[i] = static_cast<std::uint8_t>(uuid.bytes[i]);
   info.uuid_string = format_uuid(info.uuid);
-  check(a.cuDeviceGetAttribute(&info.cc_major, abi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
-        "cuDeviceGetAttribute", "COMPUTE_CAPABILITY_MAJOR", HANDOFF_WHERE);
-  check(a.cuDeviceGetAttribute(&info.cc_minor, abi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
-        "cuDeviceGetAttribute", "COMPUTE_CAPABILITY_MINOR", HANDOFF_WHERE);
-  HANDOFF_CU_CHECK(*this, cuDeviceTotalMem, &info.total_memory, dev);
+  HANDOFF_CU_CHECK(a.cuDeviceGetAttribute(&info.cc_major, abi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+                   "COMPUTE_CAPABILITY_MAJOR");
+  HANDOFF_CU_CHECK(a.cuDeviceGetAttribute(&info.cc_minor, abi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+                   "COMPUTE_CAPABILITY_MINOR");
+  HANDOFF_CU_CHECK(a.cuDeviceTotalMem(&info.total_memory, dev));
   return info;
 }
 
@@ -270,6 +271,11 @@ std::vector<DeviceInfo> Driver::devices() const {
 
 // --- the process-wide driver -------------------------------------------------
 
+namespace {
+// Set once driver() has loaded; read by error naming, which must not load it.
+std::atomic<const Driver*> g_process_driver{nullptr};
+}  // namespace
+
 const Driver& driver() {
   static std::once_flag once;
   static Driver* instance = nullptr;
@@ -278,14 +284,48 @@ const Driver& driver() {
     // Never destroyed: CUDA work (and other libraries' CUDA state) may still be
     // running while static destructors run; unloading the driver then is unsafe.
     instance = Driver::load(env && *env ? env : "").release();
+    g_process_driver.store(instance, std::memory_order_release);
   });
   return *instance;
 }
 
-void check(abi::CUresult result, const char* call, std::string_view detail, const char* where) {
-  if (result == abi::CUDA_SUCCESS) return;
-  driver().check(result, call, detail, where);
+// --- HANDOFF_CU_CHECK ----------------------------------------------------------
+
+namespace detail {
+
+std::string_view call_name(std::string_view text) noexcept {
+  // Step over "x()." / "x()->" links of a call chain (drv.api().cuMemAlloc), then
+  // keep what precedes the call's '(' after its last '.', "->" or "::".
+  for (;;) {
+    const std::size_t paren = text.find('(');
+    if (paren == std::string_view::npos) break;
+    const std::string_view rest = text.substr(paren);
+    if (rest.starts_with("()->")) {
+      text.remove_prefix(paren + 4);
+    } else if (rest.starts_with("().")) {
+      text.remove_prefix(paren + 3);
+    } else {
+      text = text.substr(0, paren);
+      break;
+    }
+  }
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  const std::size_t cut = text.find_last_of(".>:");
+  return cut == std::string_view::npos ? text : text.substr(cut + 1);
 }
+
+void throw_call_failed(int result, std::string_view call_text, const char* where, std::string_view detail) {
+  std::string_view call = call_name(call_text);
+  if (call.empty()) call = call_text;
+  const auto code = static_cast<abi::CUresult>(result);
+  if (const Driver* d = g_process_driver.load(std::memory_order_acquire); d && d->usable())
+    d->check(code, call, detail, where);
+  const char* name = abi::result_name(result);
+  throw Error(Api::Cuda, std::string(call), result, name ? name : "CUDA_ERROR_" + std::to_string(result),
+              std::string(detail), where ? where : "");
+}
+
+}  // namespace detail
 
 // --- PrimaryContext ----------------------------------------------------------
 
@@ -296,9 +336,9 @@ PrimaryContext::PrimaryContext(const Driver& drv, int ordinal) {
                      std::to_string(drv.device_count()) + ")");
   }
   abi::CUdevice dev = 0;
-  HANDOFF_CU_CHECK(drv, cuDeviceGet, &dev, ordinal);
+  HANDOFF_CU_CHECK(a.cuDeviceGet(&dev, ordinal));
   abi::CUcontext ctx = nullptr;
-  drv.check(a.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain", {}, HANDOFF_WHERE);
+  HANDOFF_CU_CHECK(a.cuDevicePrimaryCtxRetain(&ctx, dev));
   drv_ = &drv;
   ctx_ = ctx;
   ordinal_ = ordinal;
@@ -346,7 +386,7 @@ void PrimaryContext::reset() noexcept {
 // --- ScopedContext -------------------------------------------------------------
 
 ScopedContext::ScopedContext(const Driver& drv, abi::CUctx_st* ctx) : drv_(&drv), ctx_(ctx) {
-  HANDOFF_CU_CHECK(drv, cuCtxPushCurrent, ctx);
+  HANDOFF_CU_CHECK(drv.api().cuCtxPushCurrent(ctx));
 }
 
 namespace {

@@ -193,9 +193,9 @@ CudaGlBuffer::CudaGlBuffer(GlWorker& worker, GlBuffer buffer, CudaGlOptions o) {
     const unsigned name = reg->buffer.name();
     if (reg->drv) {
       cuda::ScopedContext current(*reg->drv, reg->ctx->get());
-      reg->drv->check(reg->drv->api().cuGraphicsGLRegisterBuffer(&reg->live->resource, name,
+      HANDOFF_CU_CHECK(reg->drv->api().cuGraphicsGLRegisterBuffer(&reg->live->resource, name,
                                                                    register_flags(reg->access)),
-                      "cuGraphicsGLRegisterBuffer", gl_buffer_text(name), HANDOFF_WHERE);
+                       gl_buffer_text(name));
     }
     ReleaseRegistration release{reg->core.get(), reg->live, reg->drv, reg->ctx, reg->buffer, name};
     try {
@@ -279,14 +279,13 @@ Mapping CudaGlBuffer::map_all(std::span<CudaGlBuffer* const> buffers, void* stre
       for (const auto& r : st->regs) res.push_back(r->live->resource);
       auto cu_stream = static_cast<abi::CUstream>(stream);
       const auto n = static_cast<unsigned>(res.size());
-      drv.check(api.cuGraphicsMapResources(n, res.data(), cu_stream), "cuGraphicsMapResources",
-                std::to_string(n) + " buffer(s)", HANDOFF_WHERE);
+      HANDOFF_CU_CHECK(api.cuGraphicsMapResources(n, res.data(), cu_stream), std::to_string(n) + " buffer(s)");
       try {
         for (const auto& r : st->regs) {
           abi::CUdeviceptr p = 0;
           std::size_t size = 0;
-          drv.check(api.cuGraphicsResourceGetMappedPointer(&p, &size, r->live->resource),
-                    "cuGraphicsResourceGetMappedPointer", gl_buffer_text(r->buffer.name()), HANDOFF_WHERE);
+          HANDOFF_CU_CHECK(api.cuGraphicsResourceGetMappedPointer(&p, &size, r->live->resource),
+                           gl_buffer_text(r->buffer.name()));
           st->ranges.push_back(MappedRange{reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)), size,
                                            MemoryKind::Cuda, r->ctx->device(), r->ctx->handle(),
                                            r->buffer.name()});
@@ -377,9 +376,9 @@ void Mapping::unmap() {
         cuda::ScopedContext current(drv, still.front()->ctx->get());
         std::vector<abi::CUgraphicsResource> res;
         for (auto* r : still) res.push_back(r->live->resource);
-        drv.check(drv.api().cuGraphicsUnmapResources(static_cast<unsigned>(res.size()), res.data(),
-                                                      static_cast<abi::CUstream>(st.stream)),
-                  "cuGraphicsUnmapResources", std::to_string(res.size()) + " buffer(s)", HANDOFF_WHERE);
+        HANDOFF_CU_CHECK(drv.api().cuGraphicsUnmapResources(static_cast<unsigned>(res.size()), res.data(),
+                                                             static_cast<abi::CUstream>(st.stream)),
+                         std::to_string(res.size()) + " buffer(s)");
         for (auto* r : still) r->live->mapped.store(false);
       } else {
         for (auto* r : still) {

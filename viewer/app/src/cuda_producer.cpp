@@ -67,8 +67,8 @@ bool CudaProducer::write(FrameSource& source, void* luma, std::size_t luma_pitch
     abi::CUdeviceptr c = reinterpret_cast<abi::CUdeviceptr>(chroma);
     void* params[] = {&l, &luma_pitch, &c, &chroma_pitch, &state};
     const Grid g = scene_grid(info_.width, info_.height);
-    HANDOFF_CU_CHECK(drv, cuLaunchKernel, static_cast<abi::CUfunction>(function_), g.x, g.y, 1, kSceneBlock,
-                     kSceneBlock, 1, 0, nullptr, params, nullptr);
+    HANDOFF_CU_CHECK(drv.api().cuLaunchKernel(static_cast<abi::CUfunction>(function_), g.x, g.y, 1, kSceneBlock,
+                                              kSceneBlock, 1, 0, nullptr, params, nullptr));
     source.seek(index + 1);  // the scene is endless; keeps position() in step
     return true;
   }
@@ -85,7 +85,7 @@ bool CudaProducer::write(FrameSource& source, void* luma, std::size_t luma_pitch
     m.dstPitch = dst_pitch;
     m.WidthInBytes = row_bytes;
     m.Height = rows;
-    HANDOFF_CU_CHECK(drv, cuMemcpy2D, &m);
+    HANDOFF_CU_CHECK(drv.api().cuMemcpy2D(&m));
   };
   copy(staging_.luma(), staging_.luma_pitch(), luma, luma_pitch, std::size_t(info_.width) * bps, info_.height);
   copy(staging_.chroma(), staging_.chroma_pitch(), chroma, chroma_pitch,
