@@ -33,7 +33,7 @@ class GlUuidForTheFake : public ::testing::Environment {
   void SetUp() override {
     GlWorker probe;
     if (probe.info().device_uuid) {
-      gl_uuid = format_uuid(*probe.info().device_uuid);
+      gl_uuid = to_string(*probe.info().device_uuid);
       setenv("HANDOFF_FAKE_CUDA_UUID", gl_uuid.c_str(), 1);
     }
   }
@@ -306,8 +306,8 @@ TEST_F(FakeCudaGl, ADifferentGpuIsRefusedNamingBothDevices) {
   ASSERT_GE(cuda::driver().device_count(), 2);
   const cuda::DeviceInfo other = cuda::driver().device(1);
   const cuda::DeviceInfo same = cuda::driver().device(0);
-  EXPECT_EQ(same.uuid_string, GlUuidForTheFake::gl_uuid);
-  ASSERT_NE(other.uuid_string, GlUuidForTheFake::gl_uuid);
+  EXPECT_EQ(to_string(same.uuid), GlUuidForTheFake::gl_uuid);
+  ASSERT_NE(to_string(other.uuid), GlUuidForTheFake::gl_uuid);
   GlBuffer b(worker(), 64);
   CudaGlOptions o = cuda_options();
   o.cuda_device = 1;
@@ -316,7 +316,7 @@ TEST_F(FakeCudaGl, ADifferentGpuIsRefusedNamingBothDevices) {
     FAIL() << "a CUDA device that is not the GL device was accepted";
   } catch (const Error& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find(other.uuid_string), std::string::npos) << what;
+    EXPECT_NE(what.find(to_string(other.uuid)), std::string::npos) << what;
     EXPECT_NE(what.find(GlUuidForTheFake::gl_uuid), std::string::npos) << what;
     EXPECT_NE(what.find(other.name), std::string::npos) << what;
     EXPECT_NE(what.find(worker().info().renderer), std::string::npos) << what;

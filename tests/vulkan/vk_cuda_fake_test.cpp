@@ -27,7 +27,7 @@ class FakeUuidEnvironment : public ::testing::Environment {
     VkContextOptions o;
     o.validation = false;
     VkContext vk(o);  // drivers pinned by have_vulkan_device()
-    ::setenv("HANDOFF_FAKE_CUDA_UUID", uuid_to_string(vk.info().device_uuid).c_str(), 1);
+    ::setenv("HANDOFF_FAKE_CUDA_UUID", to_string(vk.info().device_uuid).c_str(), 1);
   }
 };
 const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new FakeUuidEnvironment);
@@ -244,17 +244,17 @@ TEST_F(VkCudaFakeTest, SemaphoresImportWaitSignalReleaseOrAreRefused) {
 TEST(VkCudaDevice, AMismatchIsRefusedNamingBothUuids) {
   VkDeviceInfo vk;
   vk.name = "vk";
-  vk.device_uuid.fill(1);
+  vk.device_uuid.bytes.fill(1);
   cuda::DeviceInfo cu;
   cu.ordinal = 0;
   cu.name = "cu";
-  cu.uuid.fill(2);
+  cu.uuid.bytes.fill(2);
   try {
     check_vk_cuda_device(vk, cu);
     FAIL() << "accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(uuid_to_string(vk.device_uuid)), std::string::npos);
-    EXPECT_NE(std::string(e.what()).find(uuid_to_string(cu.uuid)), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(to_string(vk.device_uuid)), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(to_string(cu.uuid)), std::string::npos);
   }
   cu.uuid = vk.device_uuid;
   EXPECT_NO_THROW(check_vk_cuda_device(vk, cu));

@@ -16,6 +16,7 @@
 // Raw entry points: include <handoff/cuda_abi.hpp> (namespace
 // handoff::cuda::abi) and call through `driver().api()` (an abi::DriverApi).
 #include <handoff/error.hpp>
+#include <handoff/uuid.hpp>
 
 #include <array>
 #include <cstddef>
@@ -52,16 +53,10 @@ std::string_view status_name(Status s) noexcept;  // "Usable", "NoDriverLibrary"
 // GL report (VkPhysicalDeviceIDProperties::deviceUUID, GL_DEVICE_UUID_EXT).
 inline constexpr int kMinimumDriverVersion = 11040;
 
-// A device UUID as CUDA, Vulkan and GL report it (16 raw bytes).
-using Uuid = std::array<std::uint8_t, 16>;
-// "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", lower-case hex (nvidia-smi prints the same after "GPU-").
-std::string format_uuid(const Uuid& uuid);
-
 struct DeviceInfo {
   int ordinal = -1;
   std::string name;
-  Uuid uuid{};
-  std::string uuid_string;  // format_uuid(uuid)
+  Uuid uuid{};  // cuDeviceGetUuid_v2: the same bytes as Vulkan's and GL's device UUID
   int cc_major = 0;         // compute capability
   int cc_minor = 0;
   std::size_t total_memory = 0;  // bytes

@@ -27,18 +27,6 @@ std::string_view status_name(Status s) noexcept {
   return "?";
 }
 
-std::string format_uuid(const Uuid& uuid) {
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string s;
-  s.reserve(36);
-  for (std::size_t i = 0; i < uuid.size(); ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
-    s += hex[uuid[i] >> 4];
-    s += hex[uuid[i] & 0xF];
-  }
-  return s;
-}
-
 namespace {
 
 std::string version_string(int v) {
@@ -252,8 +240,8 @@ DeviceInfo Driver::device(int ordinal) const {
   info.name = name;
   abi::CUuuid uuid{};
   HANDOFF_CU_CHECK(a.cuDeviceGetUuid(&uuid, dev));
-  for (std::size_t i = 0; i < info.uuid.size(); ++i) info.uuid[i] = static_cast<std::uint8_t>(uuid.bytes[i]);
-  info.uuid_string = format_uuid(info.uuid);
+  for (std::size_t i = 0; i < info.uuid.bytes.size(); ++i)
+    info.uuid.bytes[i] = static_cast<std::uint8_t>(uuid.bytes[i]);
   HANDOFF_CU_CHECK(a.cuDeviceGetAttribute(&info.cc_major, abi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
                    "COMPUTE_CAPABILITY_MAJOR");
   HANDOFF_CU_CHECK(a.cuDeviceGetAttribute(&info.cc_minor, abi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),

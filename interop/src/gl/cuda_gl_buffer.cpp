@@ -138,10 +138,10 @@ void check_same_gpu(const cuda::DeviceInfo& dev, const GlInfo& gl) {
                                gl.renderer + "'");
     return;
   }
-  if (std::equal(dev.uuid.begin(), dev.uuid.end(), gl.device_uuid->begin())) return;
+  if (dev.uuid == *gl.device_uuid) return;
   throw Error(Api::Cuda, "CudaGlBuffer: same-GPU check", 0, "",
-              "CUDA device " + std::to_string(dev.ordinal) + " '" + dev.name + "' (UUID " + dev.uuid_string +
-                  ") is not the GL device '" + gl.renderer + "' (UUID " + format_uuid(*gl.device_uuid) +
+              "CUDA device " + std::to_string(dev.ordinal) + " '" + dev.name + "' (UUID " + to_string(dev.uuid) +
+                  ") is not the GL device '" + gl.renderer + "' (UUID " + to_string(*gl.device_uuid) +
                   "); CUDA-GL interop needs both on one GPU (PRIME laptops and VirtualGL put GL elsewhere)",
               HANDOFF_WHERE);
 }

@@ -20,8 +20,8 @@ const cuda::Driver& driver_of(const cuda::PrimaryContext& ctx) {
 void check_vk_cuda_device(const VkDeviceInfo& vk, const cuda::DeviceInfo& cuda) {
   if (cuda.uuid != vk.device_uuid)
     throw Error(Api::Cuda, "cuDeviceGetUuid", 0, {},
-                "CUDA device " + std::to_string(cuda.ordinal) + " (" + cuda.name + ", " + uuid_to_string(cuda.uuid) +
-                    ") is not the Vulkan device (" + vk.name + ", " + uuid_to_string(vk.device_uuid) +
+                "CUDA device " + std::to_string(cuda.ordinal) + " (" + cuda.name + ", " + to_string(cuda.uuid) +
+                    ") is not the Vulkan device (" + vk.name + ", " + to_string(vk.device_uuid) +
                     "): interop across GPUs is refused",
                 HANDOFF_WHERE);
 }
