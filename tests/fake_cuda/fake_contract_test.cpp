@@ -271,6 +271,79 @@ TEST_F(ExternalMemory, FailedImportLeavesTheFdWithTheCaller) {
   ::close(fd);
 }
 
+TEST_F(ExternalMemory, ReleasingTheLastRetainResetsTheContextAndEverythingInIt) {
+  ASSERT_EQ(fake_.primary_context_refs(0), 1) << "the fixture's context is the only retain";
+  fake_.set_semaphores_supported(1);
+  const abi::CUcontext handle = ctx_.get();
+  abi::CUdeviceptr p = 0, buffer = 0;
+  abi::CUstream stream = nullptr;
+  abi::CUexternalMemory mem = nullptr;
+  abi::CUexternalSemaphore sem = nullptr;
+  const int memory_fd = make_fd(4096), semaphore_fd = make_fd(16);
+  {
+    cuda::ScopedContext cur(ctx_);
+    ASSERT_EQ(a_->cuMemAlloc(&p, 64), abi::CUDA_SUCCESS);
+    ASSERT_EQ(a_->cuStreamCreate(&stream, 0), abi::CUDA_SUCCESS);
+    auto d = desc(memory_fd, 4096);
+    ASSERT_EQ(a_->cuImportExternalMemory(&mem, &d), abi::CUDA_SUCCESS);
+    abi::CUDA_EXTERNAL_MEMORY_BUFFER_DESC b{};
+    b.size = 4096;
+    ASSERT_EQ(a_->cuExternalMemoryGetMappedBuffer(&buffer, mem, &b), abi::CUDA_SUCCESS);
+    abi::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC sd{};
+    sd.type = abi::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD;
+    sd.handle.fd = semaphore_fd;
+    ASSERT_EQ(a_->cuImportExternalSemaphore(&sem, &sd), abi::CUDA_SUCCESS);
+  }
+  const int resets = fake_.context_resets(0);
+  ctx_.reset();  // the last retain
+  EXPECT_EQ(fake_.context_resets(0), resets + 1);
+  EXPECT_EQ(fake_.objects_lost_to_resets(), 5) << "allocation, stream, external memory and buffer, semaphore";
+  EXPECT_EQ(fake_.live_allocations(), base_allocations_);
+  EXPECT_EQ(fake_.live_streams(), 0);
+  EXPECT_EQ(fake_.live_external_memories(), 0);
+  EXPECT_EQ(fake_.live_external_buffers(), 0);
+  EXPECT_EQ(fake_.live_external_semaphores(), 0);
+  EXPECT_FALSE(fd_open(memory_fd)) << "the driver closed the descriptors it owned";
+  EXPECT_FALSE(fd_open(semaphore_fd));
+  EXPECT_EQ(a_->cuCtxPushCurrent(handle), abi::CUDA_ERROR_INVALID_CONTEXT) << "not retained by anyone";
+
+  // Retained again: the same handle, a new context without the old objects.
+  ctx_ = cuda::PrimaryContext(*drv_, 0);
+  EXPECT_EQ(ctx_.get(), handle);
+  cuda::ScopedContext cur(ctx_);
+  unsigned char byte = 0;
+  EXPECT_EQ(a_->cuMemcpyDtoH(&byte, p, 1), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuMemsetD8(buffer, 0, 1), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuMemFree(p), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuMemFree(buffer), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuStreamSynchronize(stream), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuStreamDestroy(stream), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuDestroyExternalMemory(mem), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuDestroyExternalSemaphore(sem), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuMemcpyDtoH(&byte, 0x1000, 1), abi::CUDA_ERROR_INVALID_VALUE) << "never device memory";
+  abi::CUdeviceptr q = 0;
+  ASSERT_EQ(a_->cuMemAlloc(&q, 64), abi::CUDA_SUCCESS) << "the new context works";
+  EXPECT_EQ(a_->cuMemFree(q), abi::CUDA_SUCCESS);
+  fake_.reset();  // the losses were this test's point
+}
+
+TEST_F(FakeContract, AResetContextStillCurrentIsDestroyed) {
+  const abi::CUcontext handle = ctx_.get();
+  {
+    cuda::ScopedContext cur(ctx_);
+    ctx_.reset();  // reset while current: the release does not pop it
+    abi::CUdeviceptr p = 0;
+    EXPECT_EQ(a_->cuMemAlloc(&p, 16), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+    EXPECT_EQ(a_->cuCtxSynchronize(), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+    abi::CUcontext current = nullptr;
+    EXPECT_EQ(a_->cuCtxGetCurrent(&current), abi::CUDA_SUCCESS);
+    EXPECT_EQ(current, handle);
+  }  // the pop still works
+  abi::CUcontext current = handle;
+  EXPECT_EQ(a_->cuCtxGetCurrent(&current), abi::CUDA_SUCCESS);
+  EXPECT_EQ(current, nullptr);
+}
+
 TEST_F(ExternalMemory, SemaphoresAreNotSupportedUnlessEnabled) {
   cuda::ScopedContext cur(ctx_);
   const int fd = make_fd(16);
@@ -528,6 +601,30 @@ TEST_F(GraphicsInterop, GraphicsCallsNeedTheGlContextOnTheCallingThread) {
   ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), abi::CUDA_SUCCESS);
   EXPECT_EQ(fake_.calls_off_thread("cuGraphicsUnregisterResource", me), 1);
   EXPECT_EQ(fake_.last_thread("cuGraphicsUnregisterResource"), me);
+}
+
+TEST_F(GraphicsInterop, AResetUnmapsAndDestroysRegistrations) {
+  const GLuint b = buffer(64);
+  abi::CUgraphicsResource r = nullptr;
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, 0), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), abi::CUDA_SUCCESS);
+  abi::CUdeviceptr p = 0;
+  ASSERT_EQ(a_->cuGraphicsResourceGetMappedPointer(&p, nullptr, r), abi::CUDA_SUCCESS);
+  cur_.reset();
+  ctx_.reset();  // the last retain, with the GL context current here
+  EXPECT_EQ(fake_.live_registrations(), 0);
+  EXPECT_EQ(fake_.live_mappings(), 0);
+  EXPECT_EQ(fake_.objects_lost_to_resets(), 1);
+  GLint mapped = 1;
+  glGetNamedBufferParameteriv(b, GL_BUFFER_MAPPED, &mapped);
+  EXPECT_EQ(mapped, GL_FALSE) << "GL's mapping was undone";
+  ctx_ = cuda::PrimaryContext(*drv_, 0);
+  cur_.emplace(ctx_);
+  unsigned char byte = 0;
+  EXPECT_EQ(a_->cuMemcpyDtoH(&byte, p, 1), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuGraphicsUnregisterResource(r), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  fake_.reset();
 }
 
 TEST_F(GraphicsInterop, InjectedMapFailureMapsNothing) {

@@ -17,8 +17,9 @@
 extern "C" {
 #endif
 
-/* Clears fault rules, the call log and the leak counter, and turns external
- * semaphore support off. Live objects (registrations, allocations, contexts)
+/* Clears fault rules, the call log and the leak counters (leaked external
+ * buffers, objects lost to context resets), and turns external semaphore
+ * support off. Live objects (registrations, allocations, contexts)
  * are left alone and stay counted: a reset never hides a leak. */
 void fake_cuda_reset(void);
 
@@ -41,6 +42,17 @@ int fake_cuda_primary_context_refs(int ordinal); /* retain count of one device's
 /* Mapped buffers that were still mapped when their external memory was
  * destroyed (the docs say: cuMemFree them first). Counted, then dropped. */
 int fake_cuda_leaked_external_buffers(void);
+
+/* Context resets. A primary context whose retain count falls to 0
+ * (cuDevicePrimaryCtxRelease) is reset, as on the real driver: everything made
+ * in it is destroyed, and later use of it is CUDA_ERROR_CONTEXT_IS_DESTROYED.
+ * fake_cuda_context_resets: how often device `ordinal`'s primary context was
+ * reset (never cleared). fake_cuda_objects_lost_to_resets: objects
+ * (allocations, graphics registrations, external memories / buffers /
+ * semaphores, streams) a reset destroyed while they were still alive: such an
+ * object's owner released the context too early, or leaked the object. */
+int fake_cuda_context_resets(int ordinal);
+int fake_cuda_objects_lost_to_resets(void);
 
 /* The call log. */
 int fake_cuda_call_count(const char* entry);

@@ -50,6 +50,7 @@ class FakeCudaTest : public ::testing::Test {
     base_contexts_ = fake_.primary_context_refs(0);
   }
   void TearDown() override {
+    EXPECT_EQ(fake_.objects_lost_to_resets(), 0) << "a context reset destroyed live objects";
     fake_.reset();
     EXPECT_EQ(fake_.live_allocations(), base_allocations_) << "device allocations leaked";
     EXPECT_EQ(fake_.primary_context_refs(0), base_contexts_) << "primary context retains leaked";
