@@ -114,6 +114,46 @@ TEST_F(VkCudaFakeTest, ImportMapReadReleaseAFrame) {
   }
 }
 
+// What a CUDA consumer reads at `ptr` with `context` current (cuMemcpyDtoH).
+std::vector<std::uint8_t> read_with_cuda(void* context, const void* ptr, std::size_t n) {
+  cuda::ScopedContext cur(cuda::driver(), static_cast<cuda::abi::CUctx_st*>(context));
+  std::vector<std::uint8_t> out(n);
+  HANDOFF_CU_CHECK(cuda::driver().api().cuMemcpyDtoH(out.data(), reinterpret_cast<abi::CUdeviceptr>(ptr), n));
+  return out;
+}
+
+TEST_F(VkCudaFakeTest, TheFrameAndItsTensorKeepTheContextWhenTheCallersLastOneGoes) {
+  VkFrameProducer p(*vk, PixelFormat::NV12, 33, 17, VkFrameProducer::Target::Buffer);
+  p.produce(4);
+  const std::vector<std::byte> bytes = p.buffer()->buffer().download();
+  const std::size_t size = p.buffer()->layout().size;
+  rebaseline();
+  ASSERT_EQ(fake.primary_context_refs(0), 1) << "the fixture's context is the caller's only one";
+  const int resets = fake.context_resets(0);
+  Frame f = import_vk_frame(ctx, p);
+  ctx.reset();  // the caller's last PrimaryContext goes before the frame
+  EXPECT_EQ(fake.context_resets(0), resets) << "the frame keeps its context retained";
+  std::vector<std::uint8_t> seen;
+  ASSERT_NO_THROW(seen = read_with_cuda(f.cuda_context, f.luma().data, size));
+  EXPECT_EQ(0, std::memcmp(seen.data(), bytes.data(), size)) << "the frame's pointers still hold the Vulkan bytes";
+
+  // The consumer of a DLPack export, in the device's primary context (as
+  // PyTorch or CuPy would be), after the frame is gone too.
+  DLManagedTensor* t = export_dlpack(f, FramePart::Chroma);
+  const std::ptrdiff_t chroma_offset = static_cast<std::byte*>(f.chroma().data) - static_cast<std::byte*>(f.luma().data);
+  f = Frame{};
+  {
+    cuda::PrimaryContext consumer(cuda::driver(), 0);
+    const std::size_t chroma_bytes = size - std::size_t(chroma_offset);
+    ASSERT_NO_THROW(seen = read_with_cuda(consumer.handle(), t->dl_tensor.data, chroma_bytes));
+    EXPECT_EQ(0, std::memcmp(seen.data(), bytes.data() + chroma_offset, chroma_bytes));
+    t->deleter(t);
+  }
+  EXPECT_EQ(fake.objects_lost_to_resets(), 0) << "nothing was destroyed under the frame or its tensor";
+  EXPECT_EQ(fake.primary_context_refs(0), 0) << "and the last owner released the context";
+  expect_nothing_left("after the tensor is gone");
+}
+
 TEST_F(VkCudaFakeTest, EachAcquireStepFailingLeavesNothing) {
   VkFrameBuffer fb(*vk, PixelFormat::NV12, 64, 32);
   rebaseline();
@@ -236,6 +276,18 @@ TEST_F(VkCudaFakeTest, SemaphoresImportWaitSignalReleaseOrAreRefused) {
     EXPECT_EQ(fake.call_count("cuSignalExternalSemaphoresAsync"), 1);
     fake.fail("cuSignalExternalSemaphoresAsync", abi::CUDA_ERROR_INVALID_HANDLE, 0);
     EXPECT_THROW(s.signal(), Error);
+    fake.fail("cuSignalExternalSemaphoresAsync", 0, 0);
+  }
+  {
+    // The semaphore keeps its context: usable after the caller's last one goes.
+    UniqueFd fd = descriptor();
+    auto s = std::make_unique<CudaVkSemaphore>(ctx, fd);
+    ctx.reset();
+    EXPECT_NO_THROW(s->wait());
+    EXPECT_NO_THROW(s->signal());
+    s.reset();
+    EXPECT_EQ(fake.objects_lost_to_resets(), 0);
+    ctx = cuda::PrimaryContext(cuda::driver(), 0);
   }
   EXPECT_EQ(fake.live_external_semaphores(), sems);
   EXPECT_EQ(open_fd_count(), fds);

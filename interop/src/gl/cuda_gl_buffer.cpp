@@ -1,12 +1,13 @@
 // CudaGlBuffer: CUDA registration of GL buffers, batched map / unmap through
 // the GL worker, and the host-memory fallback through glMapNamedBufferRange.
-#include <handoff/cuda_abi.hpp>
 #include "gl/gl_buffer_state.hpp"
 
 #include <glad/gl.h>
 
 #include <handoff/cuda.hpp>
+#include <handoff/cuda_abi.hpp>
 #include <handoff/cuda_gl_buffer.hpp>
+#include <handoff/detail/cuda_handles.hpp>
 #include <handoff/gl_check.hpp>
 #include <handoff/log.hpp>
 
@@ -22,10 +23,23 @@ namespace detail {
 // Worker-side state of one registration, shared with its release function so
 // the release can run after the CudaGlBuffer is gone (queued, or at shutdown).
 struct RegistrationLive {
-  abi::CUgraphicsResource resource = nullptr;  // CUDA backend
+  // The CUDA registration (CUDA backend; null until registered). Owned by the
+  // release registered with the worker (ReleaseRegistration below), not by a
+  // UniqueHandle: it must be undone on the worker thread, with the GL context
+  // current, and retried at worker shutdown when the driver refuses.
+  abi::CUgraphicsResource resource = nullptr;
   std::atomic<bool> mapped{false};
   bool released = false;  // worker only: unregistered (at destruction or shutdown)
 };
+
+// A release registered with a GL worker (detail::track), queued to the worker
+// (detail::release) when its owner goes; the worker's shutdown runs it if it is
+// still registered then. Ids start at 1: 0 is empty.
+struct WorkerRelease {
+  std::shared_ptr<WorkerCore> core;
+  void operator()(std::uint64_t id) const noexcept { release(*core, id); }
+};
+using TrackedRelease = UniqueHandle<std::uint64_t, WorkerRelease>;
 
 struct CudaGlRegistration {
   std::shared_ptr<WorkerCore> core;
@@ -33,14 +47,9 @@ struct CudaGlRegistration {
   CudaGlAccess access = CudaGlAccess::ReadWrite;
   MemoryKind memory = MemoryKind::Host;
   std::string fallback_reason;
-  const cuda::Driver* drv = nullptr;
-  std::shared_ptr<cuda::PrimaryContext> ctx;  // Cuda: retained for the registration's life
+  cuda::detail::RetainedContext ctx;  // Cuda backend: retained for the registration's life
   std::shared_ptr<RegistrationLive> live = std::make_shared<RegistrationLive>();
-  std::uint64_t resource = 0;
-
-  ~CudaGlRegistration() {
-    if (resource) release(*core, resource);
-  }
+  TrackedRelease tracked;  // unregisters (on the worker) when the registration goes
 };
 
 struct MappingState {
@@ -80,54 +89,61 @@ GLbitfield host_map_access(CudaGlAccess a) {
 std::string gl_buffer_text(unsigned name) { return "GL buffer " + std::to_string(name); }
 
 // Unmaps and unregisters on the worker; errors are logged (a destructor path).
-// A refused unregister is tried once more when the worker shuts down.
+// A refused unregister is tried once more when the worker shuts down. Holds
+// the context retained and the GL buffer alive until it has run.
 struct ReleaseRegistration {
   detail::WorkerCore* core;  // the release runs on the worker, so the core is alive
   std::shared_ptr<RegistrationLive> live;
-  const cuda::Driver* drv;
-  std::shared_ptr<cuda::PrimaryContext> ctx;
+  cuda::detail::RetainedContext ctx;  // null: the host fallback
   GlBuffer keep;  // the GL buffer outlives its registration
   unsigned gl_name;
   int attempts = 0;
 
   void operator()() noexcept {
     if (live->released) return;
-    if (!drv) {  // host fallback
+    if (!ctx) {
+      release_host();
+    } else if (!live->resource) {
+      live->released = true;  // the registration itself failed: nothing to undo
+    } else {
+      try {
+        release_cuda();
+      } catch (const std::exception& e) {
+        live->released = true;
+        log(LogLevel::Error, "releasing the CUDA registration of " + gl_buffer_text(gl_name) + " failed: " + e.what());
+      }
+    }
+  }
+
+  void release_host() noexcept {
+    live->released = true;
+    if (live->mapped.exchange(false) && glUnmapNamedBuffer(gl_name) == GL_FALSE)
+      log(LogLevel::Warning, "glUnmapNamedBuffer: " + gl_buffer_text(gl_name) + " contents became undefined");
+    glGetError();
+  }
+
+  void release_cuda() {
+    cuda::ScopedContext current(*ctx);
+    const cuda::Driver& drv = *ctx->driver();
+    if (live->mapped.load()) {
+      abi::CUresult r = drv.api().cuGraphicsUnmapResources(1, &live->resource, nullptr);
+      if (r != abi::CUDA_SUCCESS)
+        log(LogLevel::Error, "cuGraphicsUnmapResources failed with " + drv.error_name(r) + " releasing " +
+                                 gl_buffer_text(gl_name) + " (unregistering unmaps it)");
+      live->mapped.store(false);
+    }
+    abi::CUresult r = drv.api().cuGraphicsUnregisterResource(live->resource);
+    if (r == abi::CUDA_SUCCESS) {
       live->released = true;
-      if (live->mapped.exchange(false) && glUnmapNamedBuffer(gl_name) == GL_FALSE)
-        log(LogLevel::Warning, "glUnmapNamedBuffer: " + gl_buffer_text(gl_name) + " contents became undefined");
-      glGetError();
+      live->resource = nullptr;
       return;
     }
-    try {
-      cuda::ScopedContext current(*drv, ctx->get());
-      const abi::DriverApi& api = drv->api();
-      if (live->mapped.load()) {
-        abi::CUresult r = api.cuGraphicsUnmapResources(1, &live->resource, nullptr);
-        if (r != abi::CUDA_SUCCESS)
-          log(LogLevel::Error, "cuGraphicsUnmapResources failed with " + drv->error_name(r) + " releasing " +
-                                   gl_buffer_text(gl_name) + " (unregistering unmaps it)");
-        live->mapped.store(false);
-      }
-      abi::CUresult r = api.cuGraphicsUnregisterResource(live->resource);
-      if (r == abi::CUDA_SUCCESS) {
-        live->released = true;
-        live->resource = nullptr;
-        return;
-      }
-      ++attempts;
-      log(LogLevel::Error, "cuGraphicsUnregisterResource failed with " + drv->error_name(r) + " for " +
-                               gl_buffer_text(gl_name) +
-                               (attempts < 2 ? "; retried at worker shutdown" : "; the registration leaks"));
-      if (attempts < 2) {
-        detail::track(*core, *this);
-        return;
-      }
-      live->released = true;
-    } catch (const std::exception& e) {
-      live->released = true;
-      log(LogLevel::Error, "releasing the CUDA registration of " + gl_buffer_text(gl_name) + " failed: " + e.what());
-    }
+    ++attempts;
+    log(LogLevel::Error, "cuGraphicsUnregisterResource failed with " + drv.error_name(r) + " for " +
+                             gl_buffer_text(gl_name) +
+                             (attempts < 2 ? "; retried at worker shutdown" : "; the registration leaks"));
+    if (attempts < 2) detail::track(*core, *this);
+    else live->released = true;
   }
 };
 
@@ -182,8 +198,7 @@ CudaGlBuffer::CudaGlBuffer(GlWorker& worker, GlBuffer buffer, CudaGlOptions o) {
     cuda::DeviceInfo dev = drv->device(o.cuda_device);
     if (o.verify_same_gpu) check_same_gpu(dev, worker.info());
     reg->memory = MemoryKind::Cuda;
-    reg->drv = drv;
-    reg->ctx = std::make_shared<cuda::PrimaryContext>(*drv, o.cuda_device);
+    reg->ctx = std::make_shared<const cuda::PrimaryContext>(*drv, o.cuda_device);
   } else {
     reg->memory = MemoryKind::Host;
   }
@@ -191,19 +206,17 @@ CudaGlBuffer::CudaGlBuffer(GlWorker& worker, GlBuffer buffer, CudaGlOptions o) {
   worker.run([&] {
     detail::assert_on_worker(*reg->core, "CudaGlBuffer::CudaGlBuffer");
     const unsigned name = reg->buffer.name();
-    if (reg->drv) {
-      cuda::ScopedContext current(*reg->drv, reg->ctx->get());
-      HANDOFF_CU_CHECK(reg->drv->api().cuGraphicsGLRegisterBuffer(&reg->live->resource, name,
-                                                                   register_flags(reg->access)),
-                       gl_buffer_text(name));
-    }
-    ReleaseRegistration release{reg->core.get(), reg->live, reg->drv, reg->ctx, reg->buffer, name};
-    try {
-      reg->resource = detail::track(*reg->core, release);
-    } catch (...) {
-      release();
-      throw;
-    }
+    // Tracked before registering: when registering throws, the tracked release
+    // (queued as `reg` goes) finds nothing registered and only marks it released.
+    reg->tracked = detail::TrackedRelease(
+        detail::track(*reg->core, ReleaseRegistration{reg->core.get(), reg->live, reg->ctx, reg->buffer, name}),
+        {reg->core});
+    if (!reg->ctx) return;
+    cuda::ScopedContext current(*reg->ctx);
+    abi::CUgraphicsResource res = nullptr;
+    HANDOFF_CU_CHECK(reg->ctx->driver()->api().cuGraphicsGLRegisterBuffer(&res, name, register_flags(reg->access)),
+                     gl_buffer_text(name));
+    reg->live->resource = res;
   });
   reg_ = std::move(reg);
 }
@@ -231,15 +244,18 @@ Mapping CudaGlBuffer::map(void* stream) {
   return map_all(std::span<CudaGlBuffer* const>(&self, 1), stream);
 }
 
-Mapping CudaGlBuffer::map_all(std::span<CudaGlBuffer* const> buffers, void* stream) {
-  if (buffers.empty()) throw UsageError("CudaGlBuffer::map_all: no buffers");
+namespace {
+
+// The buffers' registrations (null for a null or moved-from buffer), checked
+// to be mappable in one call.
+std::unique_ptr<MappingState> mapping_state(const std::vector<std::shared_ptr<CudaGlRegistration>>& regs,
+                                            void* stream) {
+  if (regs.empty()) throw UsageError("CudaGlBuffer::map_all: no buffers");
   auto st = std::make_unique<MappingState>();
   st->stream = stream;
-  for (std::size_t i = 0; i < buffers.size(); ++i) {
-    CudaGlBuffer* b = buffers[i];
-    if (!b || !b->reg_)
-      throw UsageError("CudaGlBuffer::map_all: buffer " + std::to_string(i) + " is null or moved from");
-    const auto& r = b->reg_;
+  for (std::size_t i = 0; i < regs.size(); ++i) {
+    const auto& r = regs[i];
+    if (!r) throw UsageError("CudaGlBuffer::map_all: buffer " + std::to_string(i) + " is null or moved from");
     if (i > 0) {
       const auto& first = st->regs.front();
       if (r->core != first->core)
@@ -259,69 +275,68 @@ Mapping CudaGlBuffer::map_all(std::span<CudaGlBuffer* const> buffers, void* stre
   st->core = st->regs.front()->core;
   if (stream && st->regs.front()->memory != MemoryKind::Cuda)
     throw UsageError("CudaGlBuffer::map_all: a CUDA stream was given for host-mapped buffers");
+  return st;
+}
 
-  detail::run_on(*st->core, [&] {
-    detail::assert_on_worker(*st->core, "CudaGlBuffer::map_all");
-    for (const auto& r : st->regs) {
+// On the worker. Marks what it mapped as it goes: when a later step throws, the
+// Mapping that holds `st` unmaps exactly that as it goes.
+void map_with_cuda(MappingState& st) {
+  const cuda::detail::RetainedContext& ctx = st.regs.front()->ctx;
+  const abi::DriverApi& api = ctx->driver()->api();
+  cuda::ScopedContext current(*ctx);
+  std::vector<abi::CUgraphicsResource> res;
+  res.reserve(st.regs.size());
+  for (const auto& r : st.regs) res.push_back(r->live->resource);
+  const auto n = static_cast<unsigned>(res.size());
+  HANDOFF_CU_CHECK(api.cuGraphicsMapResources(n, res.data(), static_cast<abi::CUstream>(st.stream)),
+                   std::to_string(n) + " buffer(s)");
+  for (const auto& r : st.regs) r->live->mapped.store(true);
+  st.mapped = true;
+  for (const auto& r : st.regs) {
+    abi::CUdeviceptr p = 0;
+    std::size_t size = 0;
+    HANDOFF_CU_CHECK(api.cuGraphicsResourceGetMappedPointer(&p, &size, r->live->resource),
+                     gl_buffer_text(r->buffer.name()));
+    st.ranges.push_back(MappedRange{reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)), size, MemoryKind::Cuda,
+                                    r->ctx->device(), r->ctx->handle(), r->buffer.name()});
+  }
+}
+
+// On the worker; as map_with_cuda, one glMapNamedBufferRange per buffer.
+void map_with_gl(MappingState& st) {
+  for (const auto& r : st.regs) {
+    const unsigned name = r->buffer.name();
+    void* p = glMapNamedBufferRange(name, 0, static_cast<GLsizeiptr>(r->buffer.size()), host_map_access(r->access));
+    if (!p) {
+      HANDOFF_GL_CHECK("glMapNamedBufferRange", gl_buffer_text(name));
+      throw Error(Api::Gl, "glMapNamedBufferRange", 0, "", gl_buffer_text(name) + ": null pointer", HANDOFF_WHERE);
+    }
+    r->live->mapped.store(true);
+    st.mapped = true;
+    st.ranges.push_back(MappedRange{p, r->buffer.size(), MemoryKind::Host, -1, nullptr, name});
+  }
+}
+
+}  // namespace
+
+Mapping CudaGlBuffer::map_all(std::span<CudaGlBuffer* const> buffers, void* stream) {
+  std::vector<std::shared_ptr<CudaGlRegistration>> regs;
+  for (CudaGlBuffer* b : buffers) regs.push_back(b ? b->reg_ : nullptr);
+  Mapping m;  // owns what gets mapped from here on: a failure half way is unmapped as m goes
+  m.state_ = mapping_state(regs, stream);
+  MappingState& st = *m.state_;
+  detail::run_on(*st.core, [&] {
+    detail::assert_on_worker(*st.core, "CudaGlBuffer::map_all");
+    for (const auto& r : st.regs) {
       if (r->live->released)
         throw WorkerStopped("CudaGlBuffer::map_all: " + gl_buffer_text(r->buffer.name()) + " was released");
       if (r->live->mapped.load())
         throw UsageError("CudaGlBuffer::map_all: " + gl_buffer_text(r->buffer.name()) +
                          " is already mapped (unmap the earlier Mapping first)");
     }
-    const auto& first = st->regs.front();
-    if (first->memory == MemoryKind::Cuda) {
-      const cuda::Driver& drv = *first->drv;
-      const abi::DriverApi& api = drv.api();
-      cuda::ScopedContext current(drv, first->ctx->get());
-      std::vector<abi::CUgraphicsResource> res;
-      res.reserve(st->regs.size());
-      for (const auto& r : st->regs) res.push_back(r->live->resource);
-      auto cu_stream = static_cast<abi::CUstream>(stream);
-      const auto n = static_cast<unsigned>(res.size());
-      HANDOFF_CU_CHECK(api.cuGraphicsMapResources(n, res.data(), cu_stream), std::to_string(n) + " buffer(s)");
-      try {
-        for (const auto& r : st->regs) {
-          abi::CUdeviceptr p = 0;
-          std::size_t size = 0;
-          HANDOFF_CU_CHECK(api.cuGraphicsResourceGetMappedPointer(&p, &size, r->live->resource),
-                           gl_buffer_text(r->buffer.name()));
-          st->ranges.push_back(MappedRange{reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)), size,
-                                           MemoryKind::Cuda, r->ctx->device(), r->ctx->handle(),
-                                           r->buffer.name()});
-        }
-      } catch (...) {
-        st->ranges.clear();
-        abi::CUresult u = api.cuGraphicsUnmapResources(n, res.data(), cu_stream);
-        if (u != abi::CUDA_SUCCESS)
-          log(LogLevel::Error, "cuGraphicsUnmapResources failed with " + drv.error_name(u) +
-                                   " while undoing a failed map");
-        throw;
-      }
-    } else {
-      for (const auto& r : st->regs) {
-        const unsigned name = r->buffer.name();
-        void* p = glMapNamedBufferRange(name, 0, static_cast<GLsizeiptr>(r->buffer.size()),
-                                        host_map_access(r->access));
-        try {
-          if (!p) {
-            HANDOFF_GL_CHECK("glMapNamedBufferRange", gl_buffer_text(name));
-            throw Error(Api::Gl, "glMapNamedBufferRange", 0, "", gl_buffer_text(name) + ": null pointer",
-                        HANDOFF_WHERE);
-          }
-        } catch (...) {
-          for (const auto& done : st->ranges) glUnmapNamedBuffer(done.gl_buffer);
-          st->ranges.clear();
-          throw;
-        }
-        st->ranges.push_back(MappedRange{p, r->buffer.size(), MemoryKind::Host, -1, nullptr, name});
-      }
-    }
-    for (const auto& r : st->regs) r->live->mapped.store(true);
-    st->mapped = true;
+    if (st.regs.front()->memory == MemoryKind::Cuda) map_with_cuda(st);
+    else map_with_gl(st);
   });
-  Mapping m;
-  m.state_ = std::move(st);
   return m;
 }
 
@@ -372,13 +387,13 @@ void Mapping::unmap() {
         if (!r->live->released && r->live->mapped.load()) still.push_back(r.get());
       if (still.empty()) return;
       if (still.front()->memory == MemoryKind::Cuda) {
-        const cuda::Driver& drv = *still.front()->drv;
-        cuda::ScopedContext current(drv, still.front()->ctx->get());
+        const cuda::detail::RetainedContext& ctx = still.front()->ctx;
+        cuda::ScopedContext current(*ctx);
         std::vector<abi::CUgraphicsResource> res;
         for (auto* r : still) res.push_back(r->live->resource);
-        HANDOFF_CU_CHECK(drv.api().cuGraphicsUnmapResources(static_cast<unsigned>(res.size()), res.data(),
-                                                             static_cast<abi::CUstream>(st.stream)),
-                         std::to_string(res.size()) + " buffer(s)");
+        const auto n = static_cast<unsigned>(res.size());
+        HANDOFF_CU_CHECK(ctx->driver()->api().cuGraphicsUnmapResources(n, res.data(), static_cast<abi::CUstream>(st.stream)),
+                         std::to_string(n) + " buffer(s)");
         for (auto* r : still) r->live->mapped.store(false);
       } else {
         for (auto* r : still) {

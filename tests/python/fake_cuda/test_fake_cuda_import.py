@@ -2,6 +2,7 @@
 driver (HANDOFF_CUDA_DRIVER; its "device memory" is host memory). This checks
 handoff's CUDA logic (primary context retained and exposed, context
 synchronised, kDLCUDA / CAI paths), not a real GPU: tests/python/cuda does that."""
+import ctypes
 import gc
 import os
 
@@ -49,6 +50,50 @@ def test_dlpack_cuda_producer_round_trip():
     del f
     gc.collect()
     assert handoff._live_frames() == live - 1
+
+
+class CaiDevice:
+    """A CUDA Array Interface producer over fake device memory."""
+
+    def __init__(self, ptr, shape, strides):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": "|u1", "data": (ptr, False),
+                                         "strides": strides, "version": 3, "stream": None}
+
+
+def capsule_data(capsule):
+    """DLTensor.data of an unconsumed legacy capsule (the first field of DLManagedTensor)."""
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype = ctypes.c_void_p
+    get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    return ctypes.cast(get(capsule, b"dltensor"), ctypes.POINTER(ctypes.c_void_p))[0]
+
+
+def test_frame_and_capsule_keep_the_context_when_the_producers_goes(fake):
+    luma = bytes((7 * x + 13 * y) % 256 for y in range(17) for x in range(33))
+    chroma = bytes((5 * i) % 256 for i in range(9 * 17 * 2))
+    producer = fake.retain(0)  # a decoder's own primary context and device memory
+    with fake.current(producer):
+        luma_ptr, chroma_ptr = fake.alloc(luma), fake.alloc(chroma)
+    f = handoff.Frame.from_planes(CaiDevice(luma_ptr, (17, 33), (33, 1)),
+                                  CaiDevice(chroma_ptr, (9, 17, 2), (34, 2, 1)))
+    resets = fake.context_resets(0)
+    fake.release(0)  # the producer's last retain goes before the frame
+    assert fake.context_resets(0) == resets, "the frame keeps its context retained"
+    with fake.current(f.cuda_context):
+        assert fake.read(f.luma.ptr, len(luma)) == (0, luma)
+
+    capsule = f.chroma.__dlpack__()
+    del f
+    gc.collect()
+    consumer = fake.retain(0)  # e.g. PyTorch, in the device's primary context
+    with fake.current(consumer):
+        assert fake.read(capsule_data(capsule), len(chroma)) == (0, chroma)
+        fake.free(luma_ptr)
+        fake.free(chroma_ptr)
+    del capsule
+    fake.release(0)
+    assert fake.objects_lost_to_resets() == 0
+    assert fake.primary_context_refs(0) == 0
 
 
 def test_ordinal_outside_device_count_refused():
