@@ -140,7 +140,8 @@ TEST_F(VkCudaFakeTest, TheFrameAndItsTensorKeepTheContextWhenTheCallersLastOneGo
   // The consumer of a DLPack export, in the device's primary context (as
   // PyTorch or CuPy would be), after the frame is gone too.
   DLManagedTensor* t = export_dlpack(f, FramePart::Chroma);
-  const std::ptrdiff_t chroma_offset = static_cast<std::byte*>(f.chroma().data) - static_cast<std::byte*>(f.luma().data);
+  const std::ptrdiff_t chroma_offset =
+      static_cast<std::byte*>(f.chroma().data) - static_cast<std::byte*>(f.luma().data);
   f = Frame{};
   {
     cuda::PrimaryContext consumer(cuda::driver(), 0);

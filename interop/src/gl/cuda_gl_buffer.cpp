@@ -392,7 +392,8 @@ void Mapping::unmap() {
         std::vector<abi::CUgraphicsResource> res;
         for (auto* r : still) res.push_back(r->live->resource);
         const auto n = static_cast<unsigned>(res.size());
-        HANDOFF_CU_CHECK(ctx->driver()->api().cuGraphicsUnmapResources(n, res.data(), static_cast<abi::CUstream>(st.stream)),
+        const auto stream = static_cast<abi::CUstream>(st.stream);
+        HANDOFF_CU_CHECK(ctx->driver()->api().cuGraphicsUnmapResources(n, res.data(), stream),
                          std::to_string(n) + " buffer(s)");
         for (auto* r : still) r->live->mapped.store(false);
       } else {

@@ -174,7 +174,8 @@ void CudaVkSemaphore::wait(void* stream) {
   cuda::ScopedContext current(*ctx_);
   abi::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS p{};
   const abi::CUexternalSemaphore sem = semaphore_.get();
-  HANDOFF_CU_CHECK(ctx_->driver()->api().cuWaitExternalSemaphoresAsync(&sem, &p, 1, static_cast<abi::CUstream>(stream)));
+  HANDOFF_CU_CHECK(
+      ctx_->driver()->api().cuWaitExternalSemaphoresAsync(&sem, &p, 1, static_cast<abi::CUstream>(stream)));
 }
 
 void CudaVkSemaphore::signal(void* stream) {
