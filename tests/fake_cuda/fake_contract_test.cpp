@@ -11,6 +11,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -163,6 +165,29 @@ TEST_F(FakeContract, CallLogRecordsThreads) {
   EXPECT_EQ(fake_.calls_off_thread("cuDeviceGetCount", other), 1);
   EXPECT_EQ(fake_.call_count("cuNeverCalled"), 0);
   EXPECT_EQ(fake_.last_thread("cuNeverCalled"), 0u);
+}
+
+TEST_F(FakeContract, AHeldEntryPointWaitsUntilLetGo) {
+  std::atomic<bool> returned{false};
+  fake_.hold("cuDeviceGetCount", 60'000);
+  std::thread caller([&] {
+    int n = 0;
+    EXPECT_EQ(a_->cuDeviceGetCount(&n), abi::CUDA_SUCCESS);
+    returned = true;
+  });
+  for (int i = 0; i < 10'000 && fake_.held_calls("cuDeviceGetCount") == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(fake_.held_calls("cuDeviceGetCount"), 1);
+  EXPECT_FALSE(returned);
+  abi::CUdevice dev = -1;
+  EXPECT_EQ(a_->cuDeviceGet(&dev, 0), abi::CUDA_SUCCESS) << "other entry points are not held";
+  fake_.hold("cuDeviceGetCount", 0);
+  caller.join();
+  EXPECT_TRUE(returned);
+  EXPECT_EQ(fake_.held_calls("cuDeviceGetCount"), 0);
+  fake_.hold("cuDeviceGetCount", 1);  // a bound alone lets the call go on
+  int n = 0;
+  EXPECT_EQ(a_->cuDeviceGetCount(&n), abi::CUDA_SUCCESS);
 }
 
 // --- external memory ---------------------------------------------------------

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -258,6 +260,33 @@ unsigned long long this_thread_id() { return this_thread_state().id; }
 
 std::vector<CUctx_st*>& context_stack() { return this_thread_state().context_stack; }
 
+// Held entry points (fake_cuda_hold): a call waits here, before it takes the
+// state lock, so the rest of the fake keeps working while it waits.
+struct Holds {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::map<std::string, int> max_wait_ms;  // entry -> bound of one wait, while held
+  std::map<std::string, int> waiting;      // entry -> calls waiting now
+  std::atomic<int> count{0};               // entries held (a fast path for the usual none)
+};
+
+Holds& holds() {
+  static Holds* h = new Holds;  // never destroyed, like state()
+  return *h;
+}
+
+void wait_if_held(const char* entry) {
+  Holds& h = holds();
+  if (h.count.load(std::memory_order_acquire) == 0) return;
+  std::unique_lock lock(h.mutex);
+  auto it = h.max_wait_ms.find(entry);
+  if (it == h.max_wait_ms.end()) return;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(it->second);
+  ++h.waiting[entry];
+  h.changed.wait_until(lock, until, [&] { return h.max_wait_ms.count(entry) == 0; });
+  --h.waiting[entry];
+}
+
 // Records the call and applies fault injection. Call with the lock held.
 CUresult enter(State& s, const char* entry) {
   EntryLog& e = s.log[entry];
@@ -273,6 +302,7 @@ CUresult enter(State& s, const char* entry) {
 }
 
 #define FAKE_ENTER(name)                          \
+  wait_if_held(name);                             \
   State& s = state();                             \
   std::lock_guard lock(s.mutex);                  \
   if (CUresult r_ = enter(s, name); r_ != CUDA_SUCCESS) return r_
@@ -1296,7 +1326,32 @@ FAKE_API CUresult cuGetProcAddress(const char* symbol, void** pfn, int version, 
 // ============================================================================
 // Control API (fake_cuda_control.h)
 // ============================================================================
+FAKE_API void fake_cuda_hold(const char* entry, int max_wait_ms) {
+  if (!entry) return;
+  Holds& h = holds();
+  std::lock_guard lock(h.mutex);
+  if (max_wait_ms > 0) h.max_wait_ms[entry] = max_wait_ms;
+  else h.max_wait_ms.erase(entry);
+  h.count.store(static_cast<int>(h.max_wait_ms.size()), std::memory_order_release);
+  h.changed.notify_all();
+}
+
+FAKE_API int fake_cuda_held_calls(const char* entry) {
+  if (!entry) return 0;
+  Holds& h = holds();
+  std::lock_guard lock(h.mutex);
+  auto it = h.waiting.find(entry);
+  return it == h.waiting.end() ? 0 : it->second;
+}
+
 FAKE_API void fake_cuda_reset(void) {
+  {
+    Holds& h = holds();
+    std::lock_guard lock(h.mutex);
+    h.max_wait_ms.clear();
+    h.count.store(0, std::memory_order_release);
+    h.changed.notify_all();
+  }
   State& s = state();
   std::lock_guard lock(s.mutex);
   s.faults.clear();

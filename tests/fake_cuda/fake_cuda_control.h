@@ -17,9 +17,9 @@
 extern "C" {
 #endif
 
-/* Clears fault rules, the call log and the leak counters (leaked external
- * buffers, objects lost to context resets), and turns external semaphore
- * support off. Live objects (registrations, allocations, contexts)
+/* Clears fault rules, holds, the call log and the leak counters (leaked
+ * external buffers, objects lost to context resets), and turns external
+ * semaphore support off. Live objects (registrations, allocations, contexts)
  * are left alone and stay counted: a reset never hides a leak. */
 void fake_cuda_reset(void);
 
@@ -28,6 +28,13 @@ void fake_cuda_reset(void);
  * too, until fake_cuda_reset() or fake_cuda_fail(entry, 0, 0). A failing call
  * has no effect (no object is made, no fd is taken). */
 void fake_cuda_fail(const char* entry, int code, int after_calls);
+
+/* A slow driver call: from now on each call to `entry` waits, before it does
+ * anything, until fake_cuda_hold(entry, 0) lets it go or `max_wait_ms` has
+ * passed (then it goes on as usual). For tests of what other threads can do
+ * while one is inside the driver. fake_cuda_held_calls: calls waiting now. */
+void fake_cuda_hold(const char* entry, int max_wait_ms);
+int fake_cuda_held_calls(const char* entry);
 
 /* Live objects. */
 int fake_cuda_live_registrations(void);      /* GL buffers and EGL images not yet unregistered */

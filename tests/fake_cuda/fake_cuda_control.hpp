@@ -47,6 +47,8 @@ class FakeCuda {
     };
     get(reset, "fake_cuda_reset");
     get(fail, "fake_cuda_fail");
+    get(hold, "fake_cuda_hold");
+    get(held_calls, "fake_cuda_held_calls");
     get(live_registrations, "fake_cuda_live_registrations");
     get(live_mappings, "fake_cuda_live_mappings");
     get(live_allocations, "fake_cuda_live_allocations");
@@ -80,6 +82,8 @@ class FakeCuda {
 
   decltype(&fake_cuda_reset) reset = nullptr;
   decltype(&fake_cuda_fail) fail = nullptr;
+  decltype(&fake_cuda_hold) hold = nullptr;
+  decltype(&fake_cuda_held_calls) held_calls = nullptr;
   decltype(&fake_cuda_live_registrations) live_registrations = nullptr;
   decltype(&fake_cuda_live_mappings) live_mappings = nullptr;
   decltype(&fake_cuda_live_allocations) live_allocations = nullptr;

@@ -27,6 +27,8 @@ class FakeDriver:
             ("cuMemcpyHtoD_v2", [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_size_t], ctypes.c_int),
             ("cuMemcpyDtoH_v2", [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t], ctypes.c_int),
             ("fake_cuda_reset", [], None),
+            ("fake_cuda_hold", [ctypes.c_char_p, ctypes.c_int], None),
+            ("fake_cuda_held_calls", [ctypes.c_char_p], ctypes.c_int),
             ("fake_cuda_primary_context_refs", [ctypes.c_int], ctypes.c_int),
             ("fake_cuda_context_resets", [ctypes.c_int], ctypes.c_int),
             ("fake_cuda_objects_lost_to_resets", [], ctypes.c_int),
@@ -69,6 +71,13 @@ class FakeDriver:
         buf = ctypes.create_string_buffer(n)
         r = self.lib.cuMemcpyDtoH_v2(buf, ptr, n)
         return r, buf.raw
+
+    def hold(self, entry, max_wait_ms):
+        """Calls to `entry` wait until hold(entry, 0) or max_wait_ms."""
+        self.lib.fake_cuda_hold(entry.encode(), max_wait_ms)
+
+    def held_calls(self, entry):
+        return self.lib.fake_cuda_held_calls(entry.encode())
 
     def primary_context_refs(self, ordinal=0):
         return self.lib.fake_cuda_primary_context_refs(ordinal)

@@ -5,6 +5,8 @@ synchronised, kDLCUDA / CAI paths), not a real GPU: tests/python/cuda does that.
 import ctypes
 import gc
 import os
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -101,3 +103,38 @@ def test_ordinal_outside_device_count_refused():
     chroma = np.zeros((2, 2, 2), np.uint8)
     with pytest.raises(handoff.InvalidFrame, match=r"luma.device: CUDA device 7 is not present"):
         handoff.Frame.from_planes(CaiProducer(luma), CaiProducer(chroma), device=7)
+
+
+@pytest.mark.parametrize("entry", ["cuDevicePrimaryCtxRetain", "cuCtxSynchronize", "cuDevicePrimaryCtxRelease"])
+def test_other_threads_run_python_while_a_driver_call_waits(fake, entry):
+    """from_planes retains the primary context and synchronises it; dropping the
+    frame releases it. Each can wait on the GPU, so none may hold the GIL: while
+    one thread is inside the (held) driver call, this one runs Python."""
+    luma = np.zeros((17, 33), np.uint8)
+    chroma = np.zeros((9, 17, 2), np.uint8)
+    frames = [] if entry != "cuDevicePrimaryCtxRelease" else [
+        handoff.Frame.from_planes(CaiProducer(luma), CaiProducer(chroma))]
+    errors = []
+
+    def driver_work():
+        try:
+            if frames:
+                frames.pop()  # the last reference: the frame's context is released
+            else:
+                handoff.Frame.from_planes(CaiProducer(luma, stream=1), CaiProducer(chroma))
+        except BaseException as e:  # reported below, on the test's thread
+            errors.append(e)
+
+    fake.hold(entry, 3000)  # the bound only keeps a GIL-holding build from hanging
+    worker = threading.Thread(target=driver_work)
+    worker.start()
+    seen_waiting = False
+    for _ in range(10000):  # Python on this thread, while the worker is in the driver
+        if fake.held_calls(entry) > 0:
+            seen_waiting = True
+            break
+        time.sleep(0.001)
+    fake.hold(entry, 0)
+    worker.join()
+    assert not errors, errors
+    assert seen_waiting, f"no Python ran on another thread while {entry} was waiting: the GIL was held"
