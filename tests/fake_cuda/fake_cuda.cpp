@@ -594,6 +594,21 @@ void drop_mapping_at_reset(State& s, CUgraphicsResource_st* r) {
   r->ptr = nullptr;
 }
 
+// Destroys every object of `live` made in `ctx` (`destroy` frees what it
+// holds); its handle stays known as destroyed.
+template <typename Set, typename Destroy>
+void destroy_made_in(State& s, Set& live, CUctx_st* ctx, Destroy destroy) {
+  for (auto it = live.begin(); it != live.end();) {
+    if ((*it)->ctx != ctx) {
+      ++it;
+      continue;
+    }
+    destroy(*it);
+    mark_dead(s, *it);
+    it = live.erase(it);
+  }
+}
+
 // The primary context's last retain was released: the driver destroys
 // everything made in it (allocations, graphics registrations and mappings,
 // external memories and their buffers, external semaphores, streams). Later
@@ -611,47 +626,18 @@ void reset_context(State& s, CUctx_st* ctx) {
     ++s.objects_lost_to_resets;
     it = s.regions.erase(it);
   }
-  for (auto it = s.resources.begin(); it != s.resources.end();) {
-    CUgraphicsResource_st* r = *it;
-    if (r->ctx != ctx) {
-      ++it;
-      continue;
-    }
+  destroy_made_in(s, s.resources, ctx, [&](CUgraphicsResource_st* r) {
     drop_mapping_at_reset(s, r);
     std::free(r->egl_memory);
     r->egl_memory = nullptr;
-    mark_dead(s, r);
-    it = s.resources.erase(it);
-  }
-  for (auto it = s.ext_memories.begin(); it != s.ext_memories.end();) {
-    CUextMemory_st* m = *it;
-    if (m->ctx != ctx) {
-      ++it;
-      continue;
-    }
+  });
+  destroy_made_in(s, s.ext_memories, ctx, [](CUextMemory_st* m) {
     if (m->mmapped) ::munmap(m->base, m->size);
     else std::free(m->base);
     ::close(m->fd);
-    mark_dead(s, m);
-    it = s.ext_memories.erase(it);
-  }
-  for (auto it = s.semaphores.begin(); it != s.semaphores.end();) {
-    if ((*it)->ctx != ctx) {
-      ++it;
-      continue;
-    }
-    ::close((*it)->fd);
-    mark_dead(s, *it);
-    it = s.semaphores.erase(it);
-  }
-  for (auto it = s.streams.begin(); it != s.streams.end();) {
-    if ((*it)->ctx != ctx) {
-      ++it;
-      continue;
-    }
-    mark_dead(s, *it);
-    it = s.streams.erase(it);
-  }
+  });
+  destroy_made_in(s, s.semaphores, ctx, [](CUextSemaphore_st* sem) { ::close(sem->fd); });
+  destroy_made_in(s, s.streams, ctx, [](CUstream_st*) {});
 }
 }  // namespace
 
