@@ -125,41 +125,50 @@ std::string pointer_text(const void* p) {
   return buf;
 }
 
-// Throws UsageError naming the first field where `l` and the frame's `part`
-// differ. Cheap: pointers, shape and strides only; the frame was validated
-// when `l` was computed from it.
-void check_same_layout(const Frame& f, FramePart part, const TensorLayout& l) {
-  const TensorLayout want = describe(f, part, dlpack_device(f));
-  const std::string where = "export_dlpack: the layout does not describe this frame's " + std::string(to_string(part)) +
-                            (part == FramePart::Stacked ? "" : " plane") + ": ";
-  auto device_text = [](DLDevice d) {
-    return "(" + std::to_string(int(d.device_type)) + ", " + std::to_string(d.device_id) + ")";
-  };
-  if (l.device.device_type != want.device.device_type || l.device.device_id != want.device.device_id)
-    throw UsageError(where + "device " + device_text(l.device) + " is not the frame's " + device_text(want.device));
-  if (part == FramePart::Stacked && !is_stacked(f)) throw UsageError(where + "the frame is not stacked");
-  if (l.dtype.code != want.dtype.code || l.dtype.bits != want.dtype.bits || l.dtype.lanes != want.dtype.lanes ||
-      l.sample_bytes != want.sample_bytes)
-    throw UsageError(where + "dtype of " + std::to_string(l.dtype.bits) + "-bit samples is not the frame's " +
-                     std::to_string(want.dtype.bits) + "-bit " + std::string(to_string(f.format)));
-  if (l.ndim != want.ndim || l.shape != want.shape)
-    throw UsageError(where + "shape " + tuple_text(l.shape, l.ndim) + " is not the plane's " +
-                     tuple_text(want.shape, want.ndim));
-  if (l.strides != want.strides)
-    throw UsageError(where + "strides " + tuple_text(l.strides, l.ndim) + " are not the plane's " +
-                     tuple_text(want.strides, want.ndim));
+std::string device_text(DLDevice d) {
+  return tuple_text({d.device_type, d.device_id, 0}, 2);
 }
 
-// The part a layout claims to describe: the plane its data points at (luma's
-// data with more rows than luma is the stacked frame). Throws UsageError when
-// it points at neither plane.
-FramePart claimed_part(const Frame& f, const TensorLayout& l) {
-  if (l.data && l.data == f.planes[1].data) return FramePart::Chroma;
-  if (l.data && l.data == f.planes[0].data)
-    return l.ndim == 2 && l.shape[0] != std::int64_t(f.planes[0].height) ? FramePart::Stacked : FramePart::Luma;
-  throw UsageError("export_dlpack: the layout's data " + pointer_text(l.data) +
-                   " is neither plane of this frame (luma " + pointer_text(f.planes[0].data) + ", chroma " +
-                   pointer_text(f.planes[1].data) + "): a layout describes the frame it was computed from");
+bool same_layout(const TensorLayout& a, const TensorLayout& b) noexcept {
+  return a.device.device_type == b.device.device_type && a.device.device_id == b.device.device_id &&
+         a.dtype.code == b.dtype.code && a.dtype.bits == b.dtype.bits && a.dtype.lanes == b.dtype.lanes &&
+         a.sample_bytes == b.sample_bytes && a.ndim == b.ndim && a.shape == b.shape && a.strides == b.strides;
+}
+
+// What differs between `l` and the frame's `want`, first field first.
+std::string layout_difference(const Frame& f, FramePart part, const TensorLayout& l, const TensorLayout& want) {
+  if (l.device.device_type != want.device.device_type || l.device.device_id != want.device.device_id)
+    return "device " + device_text(l.device) + " is not the frame's " + device_text(want.device);
+  if (part == FramePart::Stacked && !is_stacked(f)) return "the frame is not stacked";
+  if (l.dtype.code != want.dtype.code || l.dtype.bits != want.dtype.bits || l.dtype.lanes != want.dtype.lanes ||
+      l.sample_bytes != want.sample_bytes)
+    return "dtype of " + std::to_string(l.dtype.bits) + "-bit samples is not the frame's " +
+           std::to_string(want.dtype.bits) + "-bit " + std::string(to_string(f.format));
+  if (l.ndim != want.ndim || l.shape != want.shape)
+    return "shape " + tuple_text(l.shape, l.ndim) + " is not the plane's " + tuple_text(want.shape, want.ndim);
+  return "strides " + tuple_text(l.strides, l.ndim) + " are not the plane's " + tuple_text(want.strides, want.ndim);
+}
+
+// A layout describes the part its data points at (luma's data with more rows
+// than luma: the stacked frame). Throws UsageError when it points at neither
+// plane, or naming what differs from that part. Cheap when it agrees:
+// pointers, shape and strides, no revalidation (the frame was validated when
+// the layout was computed from it) and no strings.
+void check_layout_describes(const Frame& f, const TensorLayout& l) {
+  FramePart part = FramePart::Luma;
+  if (l.data && l.data == f.planes[1].data) {
+    part = FramePart::Chroma;
+  } else if (l.data && l.data == f.planes[0].data) {
+    if (l.ndim == 2 && l.shape[0] != std::int64_t(f.planes[0].height)) part = FramePart::Stacked;
+  } else {
+    throw UsageError("export_dlpack: the layout's data " + pointer_text(l.data) +
+                     " is neither plane of this frame (luma " + pointer_text(f.planes[0].data) + ", chroma " +
+                     pointer_text(f.planes[1].data) + "): a layout describes the frame it was computed from");
+  }
+  const TensorLayout want = describe(f, part, dlpack_device(f));
+  if (same_layout(l, want) && (part != FramePart::Stacked || is_stacked(f))) return;
+  throw UsageError("export_dlpack: the layout does not describe this frame's " + std::string(to_string(part)) +
+                   (part == FramePart::Stacked ? "" : " plane") + ": " + layout_difference(f, part, l, want));
 }
 
 }  // namespace
@@ -183,7 +192,7 @@ DLManagedTensorVersioned* export_dlpack_versioned(const Frame& frame, FramePart 
 }
 
 DLManagedTensor* export_dlpack(const Frame& frame, const TensorLayout& l) {
-  check_same_layout(frame, claimed_part(frame, l), l);
+  check_layout_describes(frame, l);
   auto* e = new LegacyExport(frame, l);
   e->fill_tensor();
   e->managed.deleter = &delete_legacy;
@@ -191,7 +200,7 @@ DLManagedTensor* export_dlpack(const Frame& frame, const TensorLayout& l) {
 }
 
 DLManagedTensorVersioned* export_dlpack_versioned(const Frame& frame, const TensorLayout& l) {
-  check_same_layout(frame, claimed_part(frame, l), l);
+  check_layout_describes(frame, l);
   auto* e = new VersionedExport(frame, l);
   e->fill_tensor();
   e->managed.version = DLPackVersion{kDLPackMajorVersion, kDLPackMinorVersion};
