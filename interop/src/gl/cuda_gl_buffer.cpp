@@ -321,6 +321,7 @@ void map_with_gl(MappingState& st) {
 
 Mapping CudaGlBuffer::map_all(std::span<CudaGlBuffer* const> buffers, void* stream) {
   std::vector<std::shared_ptr<CudaGlRegistration>> regs;
+  regs.reserve(buffers.size());
   for (CudaGlBuffer* b : buffers) regs.push_back(b ? b->reg_ : nullptr);
   Mapping m;  // owns what gets mapped from here on: a failure half way is unmapped as m goes
   m.state_ = mapping_state(regs, stream);
