@@ -212,13 +212,12 @@ TEST_F(GlWorkerFixture, ExceptionsInPostedCallsAreLoggedAndTheWorkerGoesOn) {
 TEST_F(GlWorkerFixture, FenceOrdersWorkAndSignals) {
   bool signalled = worker().run([] {
     GLuint b = 0;
-    glCreateBuffers(1, &b);
-    glNamedBufferStorage(b, 1024, nullptr, GL_DYNAMIC_STORAGE_BIT);
+    HANDOFF_GL_CHECK(glCreateBuffers(1, &b));
+    HANDOFF_GL_CHECK(glNamedBufferStorage(b, 1024, nullptr, GL_DYNAMIC_STORAGE_BIT));
     GlFence f = GlFence::insert();
     f.gpu_wait();
     bool ok = f.client_wait(5'000'000'000ull);
-    glDeleteBuffers(1, &b);
-    HANDOFF_GL_CHECK("fence test");
+    HANDOFF_GL_CHECK(glDeleteBuffers(1, &b), "fence test");
     return ok;
   });
   EXPECT_TRUE(signalled);
@@ -233,8 +232,7 @@ TEST_F(GlWorkerFixture, GlCheckNamesTheCallAndError) {
       glCreateBuffers(1, &b);
       glDeleteBuffers(1, &b);
       // Writing to a deleted buffer name: GL_INVALID_OPERATION (and a KHR_debug error).
-      glNamedBufferSubData(b, 0, 4, "abcd");
-      HANDOFF_GL_CHECK("glNamedBufferSubData");
+      HANDOFF_GL_CHECK(glNamedBufferSubData(b, 0, 4, "abcd"));
     });
     FAIL() << "no exception";
   } catch (const Error& e) {

@@ -15,6 +15,7 @@
 //
 // Raw entry points: include <handoff/cuda_abi.hpp> (namespace
 // handoff::cuda::abi) and call through `driver().api()` (an abi::DriverApi).
+#include <handoff/detail/check.hpp>
 #include <handoff/error.hpp>
 #include <handoff/uuid.hpp>
 
@@ -133,29 +134,30 @@ class Driver {
 const Driver& driver();
 
 namespace detail {
-// The entry point named by a call's text: "cuMemAlloc" for
-// "api.cuMemAlloc(&p, n)", "drv->api().cuMemAlloc(&p, n)" or "a->cuMemAlloc(&p, n)".
-std::string_view call_name(std::string_view call_text) noexcept;
 // Throws handoff::Error for a failed call (result != CUDA_SUCCESS): Api::Cuda,
-// the entry point (call_name), the CUDA error's name and code, `detail` and
-// `where`. Names come from the process-wide driver when it is loaded (its
-// cuGetErrorName / cuGetErrorString), else from handoff's own table.
-[[noreturn]] void throw_call_failed(int result, std::string_view call_text, const char* where,
-                                    std::string_view detail = {});
+// the entry point (handoff::detail::call_name of the call's text), the CUDA
+// error's name and code, `detail` and `where`. Names come from the
+// process-wide driver when it is loaded (its cuGetErrorName /
+// cuGetErrorString), else from handoff's own table.
+[[noreturn]] void throw_call_failed(int result, std::string_view expression, const char* where,
+                                    const std::string& detail);
+
+template <typename Detail>
+void cu_checked(int result, const char* expression, const char* where, Detail&& detail) {
+  if (result != 0) throw_call_failed(result, expression, where, detail());
+}
 }  // namespace detail
 
 // Checks a CUDA driver call, the call written out inside the macro, with an
-// optional detail (evaluated only when the call failed):
+// optional detail (built only when the call failed); the shape of
+// HANDOFF_GL_CHECK and HANDOFF_VK_CHECK:
 //   HANDOFF_CU_CHECK(api.cuMemAlloc(&ptr, bytes));
 //   HANDOFF_CU_CHECK(api.cuGraphicsMapResources(1, &res, stream), "luma buffer");
 // Throws handoff::Error naming the entry point (from the call's text), the CUDA
-// error's name and code, the detail and file:line. A statement, not a value.
-#define HANDOFF_CU_CHECK(call, ...)                                                                       \
-  do {                                                                                                    \
-    if (const int handoff_cu_result_ = static_cast<int>(call); handoff_cu_result_ != 0)                   \
-      ::handoff::cuda::detail::throw_call_failed(handoff_cu_result_, #call, HANDOFF_WHERE __VA_OPT__(, ) \
-                                                     __VA_ARGS__);                                        \
-  } while (false)
+// error's name and code, the detail and file:line.
+#define HANDOFF_CU_CHECK(call, ...)                                                              \
+  ::handoff::cuda::detail::cu_checked(static_cast<int>(call), #call, HANDOFF_WHERE,              \
+                                      [&] { return ::handoff::detail::check_detail(__VA_ARGS__); })
 
 // A retained primary context of one device (cuDevicePrimaryCtxRetain /
 // cuDevicePrimaryCtxRelease). Primary contexts are shared with PyTorch and

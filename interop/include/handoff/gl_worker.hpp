@@ -9,6 +9,7 @@
 //
 // Core:     GlWorker (run, post, on_worker, shutdown), GlWorkerOptions
 // Advanced: GlFence (ordering across contexts), detail:: (for resource types)
+#include <handoff/detail/gl_handles.hpp>
 #include <handoff/error.hpp>
 #include <handoff/gl_context.hpp>
 
@@ -215,30 +216,31 @@ class GlWorker {
 
 // A GL fence for ordering work across contexts of one share group: insert on
 // the producing context, wait on the consuming one.
-// Thread safety: call each method on a thread with a context of the share group
-// current (the worker, or the application's render thread). Move-only.
+// Ownership: move-only; the sync object is deleted with the fence (or when a
+// fence is moved onto it).
+// Thread safety: call each method, and destroy the fence, on a thread with a
+// context of the share group current (the worker, or the application's render
+// thread).
 class GlFence {
  public:
   GlFence() = default;
   // glFenceSync + glFlush on the current context (the flush makes it visible
   // to other contexts). Throws handoff::Error on a GL error.
   static GlFence insert();
-  GlFence(GlFence&& o) noexcept : sync_(std::exchange(o.sync_, nullptr)) {}
-  GlFence& operator=(GlFence&& o) noexcept;
-  GlFence(const GlFence&) = delete;
-  GlFence& operator=(const GlFence&) = delete;
-  // Deletes the sync object; needs a current context of the share group.
-  ~GlFence();
 
   // Makes the current context's GPU queue wait for the fence (glWaitSync); returns at once.
   void gpu_wait() const;
   // Blocks the calling thread until the fence signals or `timeout_ns` passes
   // (glClientWaitSync, flushing). True when signalled.
   bool client_wait(std::uint64_t timeout_ns) const;
-  explicit operator bool() const noexcept { return sync_ != nullptr; }
+  // Blocks until the fence signals, for at most handoff::wait_limit(); then
+  // throws WaitTimeout naming `what` ("GL fence of ring slot 2"). For callers
+  // that must not hang.
+  void wait(const char* what) const;
+  explicit operator bool() const noexcept { return static_cast<bool>(sync_); }
 
  private:
-  void* sync_ = nullptr;  // GLsync
+  detail::UniqueGlSync sync_;
 };
 
 }  // namespace handoff

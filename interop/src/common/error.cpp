@@ -46,6 +46,9 @@ Error::Error(Api api, std::string call, long long code, std::string code_name, s
 
 Error::Error(std::string message) : std::runtime_error(std::move(message)) {}
 
+Error::Error(std::string message, std::string call, std::string code_name)
+    : std::runtime_error(std::move(message)), call_(std::move(call)), code_name_(std::move(code_name)) {}
+
 void FdCloser::operator()(int fd) const noexcept { ::close(fd); }
 
 // --- log ---------------------------------------------------------------------

@@ -281,36 +281,14 @@ const Driver& driver() {
 
 namespace detail {
 
-std::string_view call_name(std::string_view text) noexcept {
-  // Step over "x()." / "x()->" links of a call chain (drv.api().cuMemAlloc), then
-  // keep what precedes the call's '(' after its last '.', "->" or "::".
-  for (;;) {
-    const std::size_t paren = text.find('(');
-    if (paren == std::string_view::npos) break;
-    const std::string_view rest = text.substr(paren);
-    if (rest.starts_with("()->")) {
-      text.remove_prefix(paren + 4);
-    } else if (rest.starts_with("().")) {
-      text.remove_prefix(paren + 3);
-    } else {
-      text = text.substr(0, paren);
-      break;
-    }
-  }
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
-  const std::size_t cut = text.find_last_of(".>:");
-  return cut == std::string_view::npos ? text : text.substr(cut + 1);
-}
-
-void throw_call_failed(int result, std::string_view call_text, const char* where, std::string_view detail) {
-  std::string_view call = call_name(call_text);
-  if (call.empty()) call = call_text;
+void throw_call_failed(int result, std::string_view expression, const char* where, const std::string& detail) {
+  const std::string_view call = handoff::detail::call_name(expression);
   const auto code = static_cast<abi::CUresult>(result);
   if (const Driver* d = g_process_driver.load(std::memory_order_acquire); d && d->usable())
     d->check(code, call, detail, where);
   const char* name = abi::result_name(result);
-  throw Error(Api::Cuda, std::string(call), result, name ? name : "CUDA_ERROR_" + std::to_string(result),
-              std::string(detail), where ? where : "");
+  throw Error(Api::Cuda, std::string(call), result, name ? name : "CUDA_ERROR_" + std::to_string(result), detail,
+              where ? where : "");
 }
 
 }  // namespace detail

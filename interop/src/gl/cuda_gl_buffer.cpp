@@ -1,6 +1,7 @@
 // CudaGlBuffer: CUDA registration of GL buffers, batched map / unmap through
 // the GL worker, and the host-memory fallback through glMapNamedBufferRange.
 #include "gl/gl_buffer_state.hpp"
+#include "gl/worker_resource.hpp"
 
 #include <glad/gl.h>
 
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <limits>
 #include <string>
 
@@ -32,15 +34,6 @@ struct RegistrationLive {
   bool released = false;  // worker only: unregistered (at destruction or shutdown)
 };
 
-// A release registered with a GL worker (detail::track), queued to the worker
-// (detail::release) when its owner goes; the worker's shutdown runs it if it is
-// still registered then. Ids start at 1: 0 is empty.
-struct WorkerRelease {
-  std::shared_ptr<WorkerCore> core;
-  void operator()(std::uint64_t id) const noexcept { release(*core, id); }
-};
-using TrackedRelease = UniqueHandle<std::uint64_t, WorkerRelease>;
-
 struct CudaGlRegistration {
   std::shared_ptr<WorkerCore> core;
   GlBuffer buffer;
@@ -49,7 +42,7 @@ struct CudaGlRegistration {
   std::string fallback_reason;
   cuda::detail::RetainedContext ctx;  // Cuda backend: retained for the registration's life
   std::shared_ptr<RegistrationLive> live = std::make_shared<RegistrationLive>();
-  TrackedRelease tracked;  // unregisters (on the worker) when the registration goes
+  UniqueWorkerResource tracked;  // unregisters (on the worker) when the registration goes
 };
 
 struct MappingState {
@@ -208,7 +201,7 @@ CudaGlBuffer::CudaGlBuffer(GlWorker& worker, GlBuffer buffer, CudaGlOptions o) {
     const unsigned name = reg->buffer.name();
     // Tracked before registering: when registering throws, the tracked release
     // (queued as `reg` goes) finds nothing registered and only marks it released.
-    reg->tracked = detail::TrackedRelease(
+    reg->tracked = detail::UniqueWorkerResource(
         detail::track(*reg->core, ReleaseRegistration{reg->core.get(), reg->live, reg->ctx, reg->buffer, name}),
         {reg->core});
     if (!reg->ctx) return;
@@ -306,11 +299,11 @@ void map_with_cuda(MappingState& st) {
 void map_with_gl(MappingState& st) {
   for (const auto& r : st.regs) {
     const unsigned name = r->buffer.name();
-    void* p = glMapNamedBufferRange(name, 0, static_cast<GLsizeiptr>(r->buffer.size()), host_map_access(r->access));
-    if (!p) {
-      HANDOFF_GL_CHECK("glMapNamedBufferRange", gl_buffer_text(name));
+    void* p = HANDOFF_GL_CHECK(
+        glMapNamedBufferRange(name, 0, static_cast<GLsizeiptr>(r->buffer.size()), host_map_access(r->access)),
+        gl_buffer_text(name));
+    if (!p)
       throw Error(Api::Gl, "glMapNamedBufferRange", 0, "", gl_buffer_text(name) + ": null pointer", HANDOFF_WHERE);
-    }
     r->live->mapped.store(true);
     st.mapped = true;
     st.ranges.push_back(MappedRange{p, r->buffer.size(), MemoryKind::Host, -1, nullptr, name});
@@ -398,13 +391,18 @@ void Mapping::unmap() {
                          std::to_string(n) + " buffer(s)");
         for (auto* r : still) r->live->mapped.store(false);
       } else {
+        std::exception_ptr failed;  // every buffer is unmapped; the first failure is reported
         for (auto* r : still) {
           r->live->mapped.store(false);
-          if (glUnmapNamedBuffer(r->buffer.name()) == GL_FALSE)
-            log(LogLevel::Warning, "glUnmapNamedBuffer: " + gl_buffer_text(r->buffer.name()) +
-                                       " contents became undefined");
+          try {
+            if (HANDOFF_GL_CHECK(glUnmapNamedBuffer(r->buffer.name()), gl_buffer_text(r->buffer.name())) == GL_FALSE)
+              log(LogLevel::Warning, "glUnmapNamedBuffer: " + gl_buffer_text(r->buffer.name()) +
+                                         " contents became undefined");
+          } catch (const Error&) {
+            if (!failed) failed = std::current_exception();
+          }
         }
-        HANDOFF_GL_CHECK("glUnmapNamedBuffer");
+        if (failed) std::rethrow_exception(failed);
       }
     });
   } catch (const WorkerStopped&) {

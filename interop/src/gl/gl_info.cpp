@@ -61,29 +61,6 @@ std::string GlDebugMessage::describe() const {
          std::string(severity_name()) + ", id " + std::to_string(id) + "]: " + text;
 }
 
-std::string_view gl_error_name(unsigned code) noexcept {
-  switch (code) {
-    case GL_NO_ERROR: return "GL_NO_ERROR";
-    case GL_INVALID_ENUM: return "GL_INVALID_ENUM";
-    case GL_INVALID_VALUE: return "GL_INVALID_VALUE";
-    case GL_INVALID_OPERATION: return "GL_INVALID_OPERATION";
-    case GL_INVALID_FRAMEBUFFER_OPERATION: return "GL_INVALID_FRAMEBUFFER_OPERATION";
-    case GL_OUT_OF_MEMORY: return "GL_OUT_OF_MEMORY";
-    case GL_STACK_UNDERFLOW: return "GL_STACK_UNDERFLOW";
-    case GL_STACK_OVERFLOW: return "GL_STACK_OVERFLOW";
-  }
-  return "GL error";
-}
-
-void gl_check(const char* call, const char* where, const std::string& detail) {
-  GLenum first = glGetError();
-  if (first == GL_NO_ERROR) return;
-  // Drain the rest so the next check starts clean (bounded: a lost context repeats forever).
-  for (int i = 0; i < 16 && glGetError() != GL_NO_ERROR; ++i) {
-  }
-  throw Error(Api::Gl, call, static_cast<long long>(first), std::string(gl_error_name(first)), detail, where);
-}
-
 namespace {
 std::once_flag g_load_once;
 int g_load_version = 0;
@@ -117,13 +94,13 @@ GlInfo query_gl_info(std::string platform) {
   info.version = str(GL_VERSION);
   info.shading_language = str(GL_SHADING_LANGUAGE_VERSION);
   GLint n = 0;
-  glGetIntegerv(GL_NUM_EXTENSIONS, &n);
+  HANDOFF_GL_CHECK(glGetIntegerv(GL_NUM_EXTENSIONS, &n), "query_gl_info");
   for (GLint i = 0; i < n; ++i) {
     const GLubyte* s = glGetStringi(GL_EXTENSIONS, static_cast<GLuint>(i));
     if (s) info.extensions.emplace_back(reinterpret_cast<const char*>(s));
   }
   GLint flags = 0;
-  glGetIntegerv(GL_CONTEXT_FLAGS, &flags);
+  HANDOFF_GL_CHECK(glGetIntegerv(GL_CONTEXT_FLAGS, &flags), "query_gl_info");
   info.debug_context = (flags & GL_CONTEXT_FLAG_DEBUG_BIT) != 0;
   info.memory_object = info.has_extension("GL_EXT_memory_object");
   info.memory_object_fd = info.has_extension("GL_EXT_memory_object_fd");
@@ -138,7 +115,6 @@ GlInfo query_gl_info(std::string platform) {
     glGetUnsignedBytevEXT(GL_DRIVER_UUID_EXT, u.bytes.data());
     if (glGetError() == GL_NO_ERROR) info.driver_uuid = u;
   }
-  gl_check("query_gl_info", HANDOFF_WHERE);
   return info;
 }
 
@@ -173,9 +149,8 @@ bool enable_gl_debug_output(const std::function<void(const GlDebugMessage&)>* si
   glGetIntegerv(GL_CONTEXT_FLAGS, &flags);
   glEnable(GL_DEBUG_OUTPUT);
   glEnable(GL_DEBUG_OUTPUT_SYNCHRONOUS);
-  glDebugMessageCallback(debug_callback, sink);
-  glDebugMessageControl(GL_DONT_CARE, GL_DONT_CARE, GL_DONT_CARE, 0, nullptr, GL_TRUE);
-  gl_check("glDebugMessageCallback", HANDOFF_WHERE);
+  HANDOFF_GL_CHECK(glDebugMessageCallback(debug_callback, sink));
+  HANDOFF_GL_CHECK(glDebugMessageControl(GL_DONT_CARE, GL_DONT_CARE, GL_DONT_CARE, 0, nullptr, GL_TRUE));
   return true;
 }
 

@@ -396,38 +396,4 @@ std::size_t GlWorker::queued() const noexcept { return core_->pending_.load(std:
 
 std::size_t GlWorker::gl_error_count() const noexcept { return core_->gl_errors_.load(std::memory_order_relaxed); }
 
-// --- GlFence ----------------------------------------------------------------------
-GlFence GlFence::insert() {
-  GlFence f;
-  f.sync_ = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-  HANDOFF_GL_CHECK("glFenceSync");
-  glFlush();
-  return f;
-}
-
-GlFence& GlFence::operator=(GlFence&& o) noexcept {
-  if (this != &o) {
-    if (sync_) glDeleteSync(static_cast<GLsync>(sync_));
-    sync_ = std::exchange(o.sync_, nullptr);
-  }
-  return *this;
-}
-
-GlFence::~GlFence() {
-  if (sync_) glDeleteSync(static_cast<GLsync>(sync_));
-}
-
-void GlFence::gpu_wait() const {
-  if (!sync_) throw UsageError("GlFence::gpu_wait on an empty fence");
-  glWaitSync(static_cast<GLsync>(sync_), 0, GL_TIMEOUT_IGNORED);
-  HANDOFF_GL_CHECK("glWaitSync");
-}
-
-bool GlFence::client_wait(std::uint64_t timeout_ns) const {
-  if (!sync_) throw UsageError("GlFence::client_wait on an empty fence");
-  GLenum r = glClientWaitSync(static_cast<GLsync>(sync_), GL_SYNC_FLUSH_COMMANDS_BIT, timeout_ns);
-  if (r == GL_WAIT_FAILED) HANDOFF_GL_CHECK("glClientWaitSync");
-  return r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED;
-}
-
 }  // namespace handoff
