@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
   // driver ignores the variable.
   if (const auto& u = worker().info().device_uuid; u && std::getenv("HANDOFF_CUDA_DRIVER") &&
                                                     !std::getenv("HANDOFF_FAKE_CUDA_UUID"))
-    setenv("HANDOFF_FAKE_CUDA_UUID", handoff::format_uuid(*u).c_str(), 1);
+    setenv("HANDOFF_FAKE_CUDA_UUID", handoff::to_string(*u).c_str(), 1);
   std::printf("CUDA: %s\nGL: %s\n", handoff::cuda::driver().describe().c_str(), worker().info().renderer.c_str());
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

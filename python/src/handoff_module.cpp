@@ -11,7 +11,7 @@
 #include <handoff/host_frame.hpp>
 #include <handoff/testing.hpp>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
@@ -27,6 +27,7 @@ namespace nb = nanobind;
 using namespace nb::literals;
 
 namespace handoff::py {
+namespace abi = cuda::abi;
 namespace {
 
 // --- names ----------------------------------------------------------------------
@@ -72,6 +73,23 @@ bool python_finalizing() {
 #endif
 }
 
+// Runs `f` with the GIL released when this thread holds it. For every call that
+// can block: the CUDA driver (loading it, retaining, synchronising or releasing
+// a primary context waits on the GPU), so other Python threads run meanwhile.
+// `f` must not touch Python objects.
+template <typename F>
+decltype(auto) without_gil(F&& f) {
+  if (PyGILState_Check()) {
+    nb::gil_scoped_release released;
+    return f();
+  }
+  return f();
+}
+
+const cuda::Driver& cuda_driver() {
+  return without_gil([]() -> const cuda::Driver& { return cuda::driver(); });
+}
+
 // --- Python-side objects ----------------------------------------------------------
 struct PyFrame {
   Frame frame;
@@ -104,12 +122,16 @@ struct PyProducers {
       for (auto& t : tensors) t.release();
       return;
     }
-    nb::gil_scoped_acquire gil;
-    for (auto& t : tensors) t.reset();
-    for (auto& b : buffers) {
-      if (b) PyBuffer_Release(&*b);
+    {
+      nb::gil_scoped_acquire gil;
+      for (auto& t : tensors) t.reset();
+      for (auto& b : buffers) {
+        if (b) PyBuffer_Release(&*b);
+      }
+      objects.clear();
     }
-    objects.clear();
+    // The last retain of a primary context resets it, which waits for the GPU.
+    without_gil([this] { context.reset(); });
   }
 };
 
@@ -492,7 +514,7 @@ void take(Incoming& in, const std::string& name, nb::handle obj, std::optional<i
 // Which CUDA device a CAI plane is on: CAI does not say.
 std::optional<int> cai_device_for(std::optional<int> device) {
   if (device) return device;
-  const auto& drv = cuda::driver();
+  const auto& drv = cuda_driver();
   if (drv.usable() && drv.device_count() > 1) {
     throw nb::value_error(
         "from_planes: the CUDA Array Interface does not name the device and there are several; pass device=");
@@ -516,7 +538,7 @@ PyFrame from_planes(nb::handle luma, nb::handle chroma, const std::string& forma
   auto keep = std::make_shared<PyProducers>();
   const bool cuda_frame = in[0].tensor.device.device_type == kDLCUDA ||
                           in[0].tensor.device.device_type == kDLCUDAManaged;
-  if (cuda_frame && cuda::driver().usable()) {
+  if (cuda_frame && cuda_driver().usable()) {
     // The frame carries the device's primary context (shared with PyTorch and
     // CuPy). Wait for pending work so the planes are complete (DLPack producers
     // were asked for the legacy default stream; CAI may name a stream).
@@ -526,13 +548,15 @@ PyFrame from_planes(nb::handle luma, nb::handle chroma, const std::string& forma
       throw InvalidFrame("luma.device", "CUDA device " + std::to_string(ordinal) + " is not present (the driver has " +
                                             std::to_string(count) + " device(s))");
     }
-    keep->context = cuda::PrimaryContext(ordinal);
-    cuda::ScopedContext current(keep->context);
-    HANDOFF_CU_CHECK(cuda::driver(), cuCtxSynchronize);
+    without_gil([&] {
+      keep->context = cuda::PrimaryContext(ordinal);
+      cuda::ScopedContext current(keep->context);
+      HANDOFF_CU_CHECK(cuda::driver().api().cuCtxSynchronize(), "from_planes: the producer's pending work");
+    });
     opts.cuda_context = keep->context.handle();
   } else if (cuda_frame && (in[0].cai_stream || in[1].cai_stream)) {
     throw nb::buffer_error(("from_planes: the producer asks to synchronise a CUDA stream, but CUDA is unavailable: " +
-                            cuda::driver().describe())
+                            cuda_driver().describe())
                                .c_str());
   }
   opts.keep_alive = keep;
@@ -767,5 +791,5 @@ NB_MODULE(_handoff, m) {
     g.frame.device = device;
     return g;
   }, "frame"_a, "device"_a = 0, "TESTS ONLY: the same host memory described as CUDA memory.");
-  m.def("cuda_status", [] { return cuda::driver().describe(); }, "One line on whether CUDA is usable, and why not.");
+  m.def("cuda_status", [] { return cuda_driver().describe(); }, "One line on whether CUDA is usable, and why not.");
 }

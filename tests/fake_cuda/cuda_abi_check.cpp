@@ -1,10 +1,10 @@
-// handoff's own CUDA declarations (interop/src/cuda/cuda_api.hpp) against the
+// handoff's own CUDA declarations (handoff/cuda_abi.hpp, namespace handoff::cuda::abi) against the
 // toolkit's cuda.h. Everything is checked at compile time; the one runtime
 // test exists so the check shows up in ctest (label unit).
 #include <cuda.h>
 #include <cudaEGL.h>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <type_traits>
 
 namespace {
-namespace h = handoff::cu;
+namespace h = handoff::cuda::abi;
 
 // --- values ------------------------------------------------------------------
 #define SAME_VALUE(name) static_assert(static_cast<long long>(h::name) == static_cast<long long>(::name), #name)

@@ -91,7 +91,7 @@ TEST(DriverStatus, InjectedInitFailureIsInitFailed) {
   FakeCuda fake(fake_path());
   ASSERT_TRUE(fake.ok()) << fake.error();
   fake.reset();
-  fake.fail("cuInit", cu::CUDA_ERROR_OPERATING_SYSTEM, 0);
+  fake.fail("cuInit", abi::CUDA_ERROR_OPERATING_SYSTEM, 0);
   auto d = Driver::load(fake_path());
   fake.reset();
   EXPECT_EQ(d->status(), Status::InitFailed) << d->describe();
@@ -169,7 +169,7 @@ TEST(DriverStatus, FallsBackToVersionedSymbolsWithoutGetProcAddress) {
 void expect_declared_variants(const Driver& d) {
   void* lib = ::dlopen(fake_path(), RTLD_NOW | RTLD_NOLOAD);
   ASSERT_NE(lib, nullptr);
-  const cu::DriverApi& a = d.api();
+  const abi::DriverApi& a = d.api();
 #define HANDOFF_EXPECT_VARIANT_(fn, ver, versioned, required)                                \
   if (required || a.fn) {                                                                   \
     EXPECT_EQ(reinterpret_cast<void*>(a.fn), ::dlsym(lib, versioned)) << #fn << " -> " << versioned; \

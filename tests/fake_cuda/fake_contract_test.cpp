@@ -11,6 +11,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -33,113 +35,113 @@ class FakeContract : public FakeCudaTest {
     FakeCudaTest::TearDown();
   }
   std::unique_ptr<cuda::Driver> drv_;
-  const cu::DriverApi* a_ = nullptr;
+  const abi::DriverApi* a_ = nullptr;
   cuda::PrimaryContext ctx_;
 };
 
 TEST_F(FakeContract, CallsBeforeInitAreNotInitialized) {
   fake_.uninitialize();
   int n = -1;
-  EXPECT_EQ(a_->cuDeviceGetCount(&n), cu::CUDA_ERROR_NOT_INITIALIZED);
-  cu::CUdevice dev;
-  EXPECT_EQ(a_->cuDeviceGet(&dev, 0), cu::CUDA_ERROR_NOT_INITIALIZED);
+  EXPECT_EQ(a_->cuDeviceGetCount(&n), abi::CUDA_ERROR_NOT_INITIALIZED);
+  abi::CUdevice dev;
+  EXPECT_EQ(a_->cuDeviceGet(&dev, 0), abi::CUDA_ERROR_NOT_INITIALIZED);
   int v = 0;
-  EXPECT_EQ(a_->cuDriverGetVersion(&v), cu::CUDA_SUCCESS) << "the version works before cuInit";
-  ASSERT_EQ(a_->cuInit(0), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuDeviceGetCount(&n), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuDriverGetVersion(&v), abi::CUDA_SUCCESS) << "the version works before cuInit";
+  ASSERT_EQ(a_->cuInit(0), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuDeviceGetCount(&n), abi::CUDA_SUCCESS);
   EXPECT_EQ(n, 1);
 }
 
 TEST_F(FakeContract, MemoryNeedsACurrentContext) {
-  cu::CUdeviceptr p = 0;
-  EXPECT_EQ(a_->cuMemAlloc(&p, 16), cu::CUDA_ERROR_INVALID_CONTEXT);
+  abi::CUdeviceptr p = 0;
+  EXPECT_EQ(a_->cuMemAlloc(&p, 16), abi::CUDA_ERROR_INVALID_CONTEXT);
   cuda::ScopedContext cur(ctx_);
-  EXPECT_EQ(a_->cuMemAlloc(&p, 16), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuMemFree(p), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemAlloc(&p, 16), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemFree(p), abi::CUDA_SUCCESS);
 }
 
 TEST_F(FakeContract, CopiesAreBoundsChecked) {
   cuda::ScopedContext cur(ctx_);
-  cu::CUdeviceptr p = 0;
-  ASSERT_EQ(a_->cuMemAlloc(&p, 100), cu::CUDA_SUCCESS);
+  abi::CUdeviceptr p = 0;
+  ASSERT_EQ(a_->cuMemAlloc(&p, 100), abi::CUDA_SUCCESS);
   EXPECT_EQ(fake_.live_allocations(), base_allocations_ + 1);
   std::vector<unsigned char> in(100), out(100);
   for (int i = 0; i < 100; ++i) in[i] = static_cast<unsigned char>(i * 3);
-  EXPECT_EQ(a_->cuMemcpyHtoD(p, in.data(), 100), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuMemcpyDtoH(out.data(), p, 100), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemcpyHtoD(p, in.data(), 100), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemcpyDtoH(out.data(), p, 100), abi::CUDA_SUCCESS);
   EXPECT_EQ(in, out);
-  EXPECT_EQ(a_->cuMemcpyHtoD(p + 50, in.data(), 51), cu::CUDA_ERROR_INVALID_VALUE) << "past the end";
-  EXPECT_EQ(a_->cuMemcpyDtoH(out.data(), 0x1000, 4), cu::CUDA_ERROR_INVALID_VALUE) << "not device memory";
-  EXPECT_EQ(a_->cuMemsetD8(p + 10, 0xAB, 5), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuMemcpyDtoH(out.data(), p, 100), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemcpyHtoD(p + 50, in.data(), 51), abi::CUDA_ERROR_INVALID_VALUE) << "past the end";
+  EXPECT_EQ(a_->cuMemcpyDtoH(out.data(), 0x1000, 4), abi::CUDA_ERROR_INVALID_VALUE) << "not device memory";
+  EXPECT_EQ(a_->cuMemsetD8(p + 10, 0xAB, 5), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemcpyDtoH(out.data(), p, 100), abi::CUDA_SUCCESS);
   EXPECT_EQ(out[9], in[9]);
   EXPECT_EQ(out[10], 0xAB);
   EXPECT_EQ(out[14], 0xAB);
   EXPECT_EQ(out[15], in[15]);
 
   // 2D: 4 rows of 6 bytes from a host image with pitch 10 into device pitch 16.
-  cu::CUdeviceptr q = 0;
+  abi::CUdeviceptr q = 0;
   std::size_t pitch = 0;
-  ASSERT_EQ(a_->cuMemAllocPitch(&q, &pitch, 6, 4, 4), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuMemAllocPitch(&q, &pitch, 6, 4, 4), abi::CUDA_SUCCESS);
   EXPECT_GE(pitch, 6u);
   std::vector<unsigned char> img(40);
   for (int i = 0; i < 40; ++i) img[i] = static_cast<unsigned char>(i);
-  cu::CUDA_MEMCPY2D c{};
-  c.srcMemoryType = cu::CU_MEMORYTYPE_HOST;
+  abi::CUDA_MEMCPY2D c{};
+  c.srcMemoryType = abi::CU_MEMORYTYPE_HOST;
   c.srcHost = img.data();
   c.srcPitch = 10;
-  c.dstMemoryType = cu::CU_MEMORYTYPE_DEVICE;
+  c.dstMemoryType = abi::CU_MEMORYTYPE_DEVICE;
   c.dstDevice = q;
   c.dstPitch = pitch;
   c.WidthInBytes = 6;
   c.Height = 4;
-  EXPECT_EQ(a_->cuMemcpy2D(&c), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemcpy2D(&c), abi::CUDA_SUCCESS);
   std::vector<unsigned char> back(pitch * 4);
-  EXPECT_EQ(a_->cuMemcpyDtoH(back.data(), q, back.size()), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemcpyDtoH(back.data(), q, back.size()), abi::CUDA_SUCCESS);
   EXPECT_EQ(back[pitch * 3 + 5], img[35]);
   c.dstPitch = pitch * 2;  // runs past the allocation
-  EXPECT_EQ(a_->cuMemcpy2D(&c), cu::CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(a_->cuMemcpy2D(&c), abi::CUDA_ERROR_INVALID_VALUE);
 
-  EXPECT_EQ(a_->cuMemFree(p), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuMemFree(p), cu::CUDA_ERROR_INVALID_VALUE) << "double free";
-  EXPECT_EQ(a_->cuMemFree(q), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemFree(p), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemFree(p), abi::CUDA_ERROR_INVALID_VALUE) << "double free";
+  EXPECT_EQ(a_->cuMemFree(q), abi::CUDA_SUCCESS);
 }
 
 TEST_F(FakeContract, ModulesAreNotSupported) {
   cuda::ScopedContext cur(ctx_);
-  cu::CUmodule m = nullptr;
+  abi::CUmodule m = nullptr;
   const char ptx[] = ".version 8.0\n";
-  EXPECT_EQ(a_->cuModuleLoadData(&m, ptx), cu::CUDA_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(a_->cuModuleLoadData(&m, ptx), abi::CUDA_ERROR_NOT_SUPPORTED);
 }
 
 TEST_F(FakeContract, StreamsAreCounted) {
   cuda::ScopedContext cur(ctx_);
-  cu::CUstream st = nullptr;
-  ASSERT_EQ(a_->cuStreamCreate(&st, cu::CU_STREAM_NON_BLOCKING), cu::CUDA_SUCCESS);
+  abi::CUstream st = nullptr;
+  ASSERT_EQ(a_->cuStreamCreate(&st, abi::CU_STREAM_NON_BLOCKING), abi::CUDA_SUCCESS);
   EXPECT_EQ(fake_.live_streams(), 1);
-  EXPECT_EQ(a_->cuStreamSynchronize(st), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuStreamDestroy(st), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuStreamDestroy(st), cu::CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(a_->cuStreamSynchronize(st), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuStreamDestroy(st), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuStreamDestroy(st), abi::CUDA_ERROR_INVALID_HANDLE);
 }
 
 TEST_F(FakeContract, GetProcAddressIsVersioned) {
   void* old_sync = nullptr;
   void* new_sync = nullptr;
-  cu::CUdriverProcAddressQueryResult q{};
+  abi::CUdriverProcAddressQueryResult q{};
   ASSERT_NE(a_->cuGetProcAddress, nullptr);
-  EXPECT_EQ(a_->cuGetProcAddress("cuCtxSynchronize", &old_sync, 12080, 0, &q), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuGetProcAddress("cuCtxSynchronize", &new_sync, 13000, 0, &q), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGetProcAddress("cuCtxSynchronize", &old_sync, 12080, 0, &q), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGetProcAddress("cuCtxSynchronize", &new_sync, 13000, 0, &q), abi::CUDA_SUCCESS);
   EXPECT_NE(old_sync, new_sync);
   // Not found is CUDA_SUCCESS with a null pointer; the status says why.
   void* p = reinterpret_cast<void*>(0x1);
-  EXPECT_EQ(a_->cuGetProcAddress("cuDeviceGetUuid", &p, 9020, 0, &q), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGetProcAddress("cuDeviceGetUuid", &p, 9020, 0, &q), abi::CUDA_SUCCESS);
   EXPECT_EQ(p, nullptr);
-  EXPECT_EQ(q, cu::CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+  EXPECT_EQ(q, abi::CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
   p = reinterpret_cast<void*>(0x1);
-  EXPECT_EQ(a_->cuGetProcAddress("cuNoSuchThing", &p, 13000, 0, &q), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGetProcAddress("cuNoSuchThing", &p, 13000, 0, &q), abi::CUDA_SUCCESS);
   EXPECT_EQ(p, nullptr);
-  EXPECT_EQ(q, cu::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
-  EXPECT_EQ(a_->cuGetProcAddress("cuMemAlloc", &p, 13010, 0, &q), cu::CUDA_ERROR_INVALID_VALUE)
+  EXPECT_EQ(q, abi::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+  EXPECT_EQ(a_->cuGetProcAddress("cuMemAlloc", &p, 13010, 0, &q), abi::CUDA_ERROR_INVALID_VALUE)
       << "a version newer than the driver's";
 }
 
@@ -165,6 +167,29 @@ TEST_F(FakeContract, CallLogRecordsThreads) {
   EXPECT_EQ(fake_.last_thread("cuNeverCalled"), 0u);
 }
 
+TEST_F(FakeContract, AHeldEntryPointWaitsUntilLetGo) {
+  std::atomic<bool> returned{false};
+  fake_.hold("cuDeviceGetCount", 60'000);
+  std::thread caller([&] {
+    int n = 0;
+    EXPECT_EQ(a_->cuDeviceGetCount(&n), abi::CUDA_SUCCESS);
+    returned = true;
+  });
+  for (int i = 0; i < 10'000 && fake_.held_calls("cuDeviceGetCount") == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(fake_.held_calls("cuDeviceGetCount"), 1);
+  EXPECT_FALSE(returned);
+  abi::CUdevice dev = -1;
+  EXPECT_EQ(a_->cuDeviceGet(&dev, 0), abi::CUDA_SUCCESS) << "other entry points are not held";
+  fake_.hold("cuDeviceGetCount", 0);
+  caller.join();
+  EXPECT_TRUE(returned);
+  EXPECT_EQ(fake_.held_calls("cuDeviceGetCount"), 0);
+  fake_.hold("cuDeviceGetCount", 1);  // a bound alone lets the call go on
+  int n = 0;
+  EXPECT_EQ(a_->cuDeviceGetCount(&n), abi::CUDA_SUCCESS);
+}
+
 // --- external memory ---------------------------------------------------------
 class ExternalMemory : public FakeContract {
  protected:
@@ -175,9 +200,9 @@ class ExternalMemory : public FakeContract {
     return fd;
   }
   static bool fd_open(int fd) { return ::fcntl(fd, F_GETFD) != -1; }
-  cu::CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc(int fd, std::size_t size) {
-    cu::CUDA_EXTERNAL_MEMORY_HANDLE_DESC d{};
-    d.type = cu::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+  abi::CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc(int fd, std::size_t size) {
+    abi::CUDA_EXTERNAL_MEMORY_HANDLE_DESC d{};
+    d.type = abi::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
     d.handle.fd = fd;
     d.size = size;
     return d;
@@ -192,23 +217,23 @@ TEST_F(ExternalMemory, ImportMapFreeDestroy) {
   ASSERT_NE(view, MAP_FAILED);
   const int exporter_fd = ::dup(fd);
   auto d = desc(fd, 8192);
-  cu::CUexternalMemory mem = nullptr;
-  ASSERT_EQ(a_->cuImportExternalMemory(&mem, &d), cu::CUDA_SUCCESS);
+  abi::CUexternalMemory mem = nullptr;
+  ASSERT_EQ(a_->cuImportExternalMemory(&mem, &d), abi::CUDA_SUCCESS);
   EXPECT_EQ(fake_.live_external_memories(), 1);
-  cu::CUDA_EXTERNAL_MEMORY_BUFFER_DESC b{};
+  abi::CUDA_EXTERNAL_MEMORY_BUFFER_DESC b{};
   b.offset = 4096;
   b.size = 4096;
-  cu::CUdeviceptr p = 0;
-  ASSERT_EQ(a_->cuExternalMemoryGetMappedBuffer(&p, mem, &b), cu::CUDA_SUCCESS);
+  abi::CUdeviceptr p = 0;
+  ASSERT_EQ(a_->cuExternalMemoryGetMappedBuffer(&p, mem, &b), abi::CUDA_SUCCESS);
   EXPECT_EQ(fake_.live_external_buffers(), 1);
   const unsigned char data[4] = {1, 2, 3, 4};
-  ASSERT_EQ(a_->cuMemcpyHtoD(p + 8, data, 4), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuMemcpyHtoD(p + 8, data, 4), abi::CUDA_SUCCESS);
   EXPECT_EQ(std::memcmp(view + 4096 + 8, data, 4), 0) << "CUDA writes are seen by the exporter";
   b.offset = 4097;  // past the end with size 4096
-  cu::CUdeviceptr bad = 0;
-  EXPECT_EQ(a_->cuExternalMemoryGetMappedBuffer(&bad, mem, &b), cu::CUDA_ERROR_INVALID_VALUE);
-  EXPECT_EQ(a_->cuMemFree(p), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuDestroyExternalMemory(mem), cu::CUDA_SUCCESS);
+  abi::CUdeviceptr bad = 0;
+  EXPECT_EQ(a_->cuExternalMemoryGetMappedBuffer(&bad, mem, &b), abi::CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(a_->cuMemFree(p), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuDestroyExternalMemory(mem), abi::CUDA_SUCCESS);
   EXPECT_EQ(fake_.leaked_external_buffers(), 0);
   EXPECT_FALSE(fd_open(fd)) << "the import owned the fd and closed it";
   ::munmap(view, 8192);
@@ -225,69 +250,142 @@ TEST_F(ExternalMemory, MesaMemoryFdIsMappedAtItsDataOffset) {
   auto* view = static_cast<unsigned char*>(::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
   ASSERT_NE(view, MAP_FAILED);
   auto d = desc(fd, 8192);
-  cu::CUexternalMemory mem = nullptr;
-  ASSERT_EQ(a_->cuImportExternalMemory(&mem, &d), cu::CUDA_SUCCESS);
-  cu::CUDA_EXTERNAL_MEMORY_BUFFER_DESC b{};
+  abi::CUexternalMemory mem = nullptr;
+  ASSERT_EQ(a_->cuImportExternalMemory(&mem, &d), abi::CUDA_SUCCESS);
+  abi::CUDA_EXTERNAL_MEMORY_BUFFER_DESC b{};
   b.size = 8192;
-  cu::CUdeviceptr p = 0;
-  ASSERT_EQ(a_->cuExternalMemoryGetMappedBuffer(&p, mem, &b), cu::CUDA_SUCCESS);
-  ASSERT_EQ(a_->cuMemsetD8(p, 0x77, 2), cu::CUDA_SUCCESS);
+  abi::CUdeviceptr p = 0;
+  ASSERT_EQ(a_->cuExternalMemoryGetMappedBuffer(&p, mem, &b), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuMemsetD8(p, 0x77, 2), abi::CUDA_SUCCESS);
   EXPECT_EQ(view[4096], 0x77);
   EXPECT_EQ(view[4097], 0x77);
   EXPECT_EQ(view[4098], 0);
   EXPECT_EQ(reinterpret_cast<const std::uint64_t*>(view)[0], total) << "the header is untouched";
-  EXPECT_EQ(a_->cuMemFree(p), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuDestroyExternalMemory(mem), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemFree(p), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuDestroyExternalMemory(mem), abi::CUDA_SUCCESS);
   ::munmap(view, total);
 }
 
 TEST_F(ExternalMemory, DestroyBeforeFreeIsCountedAsALeak) {
   cuda::ScopedContext cur(ctx_);
   auto d = desc(make_fd(4096), 4096);
-  cu::CUexternalMemory mem = nullptr;
-  ASSERT_EQ(a_->cuImportExternalMemory(&mem, &d), cu::CUDA_SUCCESS);
-  cu::CUDA_EXTERNAL_MEMORY_BUFFER_DESC b{};
+  abi::CUexternalMemory mem = nullptr;
+  ASSERT_EQ(a_->cuImportExternalMemory(&mem, &d), abi::CUDA_SUCCESS);
+  abi::CUDA_EXTERNAL_MEMORY_BUFFER_DESC b{};
   b.size = 4096;
-  cu::CUdeviceptr p = 0;
-  ASSERT_EQ(a_->cuExternalMemoryGetMappedBuffer(&p, mem, &b), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuDestroyExternalMemory(mem), cu::CUDA_SUCCESS);
+  abi::CUdeviceptr p = 0;
+  ASSERT_EQ(a_->cuExternalMemoryGetMappedBuffer(&p, mem, &b), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuDestroyExternalMemory(mem), abi::CUDA_SUCCESS);
   EXPECT_EQ(fake_.leaked_external_buffers(), 1);
   EXPECT_EQ(fake_.live_external_buffers(), 0);
-  EXPECT_EQ(a_->cuMemFree(p), cu::CUDA_ERROR_INVALID_VALUE) << "its memory is gone";
+  EXPECT_EQ(a_->cuMemFree(p), abi::CUDA_ERROR_INVALID_VALUE) << "its memory is gone";
 }
 
 TEST_F(ExternalMemory, FailedImportLeavesTheFdWithTheCaller) {
   cuda::ScopedContext cur(ctx_);
   const int fd = make_fd(4096);
   auto d = desc(fd, 8192);  // larger than the allocation
-  cu::CUexternalMemory mem = nullptr;
-  EXPECT_EQ(a_->cuImportExternalMemory(&mem, &d), cu::CUDA_ERROR_INVALID_VALUE);
+  abi::CUexternalMemory mem = nullptr;
+  EXPECT_EQ(a_->cuImportExternalMemory(&mem, &d), abi::CUDA_ERROR_INVALID_VALUE);
   EXPECT_TRUE(fd_open(fd));
   d.size = 4096;
-  fake_.fail("cuImportExternalMemory", cu::CUDA_ERROR_OUT_OF_MEMORY, 0);
-  EXPECT_EQ(a_->cuImportExternalMemory(&mem, &d), cu::CUDA_ERROR_OUT_OF_MEMORY);
+  fake_.fail("cuImportExternalMemory", abi::CUDA_ERROR_OUT_OF_MEMORY, 0);
+  EXPECT_EQ(a_->cuImportExternalMemory(&mem, &d), abi::CUDA_ERROR_OUT_OF_MEMORY);
   EXPECT_TRUE(fd_open(fd));
   EXPECT_EQ(fake_.live_external_memories(), 0);
   ::close(fd);
 }
 
+TEST_F(ExternalMemory, ReleasingTheLastRetainResetsTheContextAndEverythingInIt) {
+  ASSERT_EQ(fake_.primary_context_refs(0), 1) << "the fixture's context is the only retain";
+  fake_.set_semaphores_supported(1);
+  const abi::CUcontext handle = ctx_.get();
+  abi::CUdeviceptr p = 0, buffer = 0;
+  abi::CUstream stream = nullptr;
+  abi::CUexternalMemory mem = nullptr;
+  abi::CUexternalSemaphore sem = nullptr;
+  const int memory_fd = make_fd(4096), semaphore_fd = make_fd(16);
+  {
+    cuda::ScopedContext cur(ctx_);
+    ASSERT_EQ(a_->cuMemAlloc(&p, 64), abi::CUDA_SUCCESS);
+    ASSERT_EQ(a_->cuStreamCreate(&stream, 0), abi::CUDA_SUCCESS);
+    auto d = desc(memory_fd, 4096);
+    ASSERT_EQ(a_->cuImportExternalMemory(&mem, &d), abi::CUDA_SUCCESS);
+    abi::CUDA_EXTERNAL_MEMORY_BUFFER_DESC b{};
+    b.size = 4096;
+    ASSERT_EQ(a_->cuExternalMemoryGetMappedBuffer(&buffer, mem, &b), abi::CUDA_SUCCESS);
+    abi::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC sd{};
+    sd.type = abi::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD;
+    sd.handle.fd = semaphore_fd;
+    ASSERT_EQ(a_->cuImportExternalSemaphore(&sem, &sd), abi::CUDA_SUCCESS);
+  }
+  const int resets = fake_.context_resets(0);
+  ctx_.reset();  // the last retain
+  EXPECT_EQ(fake_.context_resets(0), resets + 1);
+  EXPECT_EQ(fake_.objects_lost_to_resets(), 5) << "allocation, stream, external memory and buffer, semaphore";
+  EXPECT_EQ(fake_.live_allocations(), base_allocations_);
+  EXPECT_EQ(fake_.live_streams(), 0);
+  EXPECT_EQ(fake_.live_external_memories(), 0);
+  EXPECT_EQ(fake_.live_external_buffers(), 0);
+  EXPECT_EQ(fake_.live_external_semaphores(), 0);
+  EXPECT_FALSE(fd_open(memory_fd)) << "the driver closed the descriptors it owned";
+  EXPECT_FALSE(fd_open(semaphore_fd));
+  EXPECT_EQ(a_->cuCtxPushCurrent(handle), abi::CUDA_ERROR_INVALID_CONTEXT) << "not retained by anyone";
+
+  // Retained again: the same handle, a new context without the old objects.
+  ctx_ = cuda::PrimaryContext(*drv_, 0);
+  EXPECT_EQ(ctx_.get(), handle);
+  cuda::ScopedContext cur(ctx_);
+  unsigned char byte = 0;
+  EXPECT_EQ(a_->cuMemcpyDtoH(&byte, p, 1), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuMemsetD8(buffer, 0, 1), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuMemFree(p), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuMemFree(buffer), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuStreamSynchronize(stream), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuStreamDestroy(stream), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuDestroyExternalMemory(mem), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuDestroyExternalSemaphore(sem), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuMemcpyDtoH(&byte, 0x1000, 1), abi::CUDA_ERROR_INVALID_VALUE) << "never device memory";
+  abi::CUdeviceptr q = 0;
+  ASSERT_EQ(a_->cuMemAlloc(&q, 64), abi::CUDA_SUCCESS) << "the new context works";
+  EXPECT_EQ(a_->cuMemFree(q), abi::CUDA_SUCCESS);
+  fake_.reset();  // the losses were this test's point
+}
+
+TEST_F(FakeContract, AResetContextStillCurrentIsDestroyed) {
+  const abi::CUcontext handle = ctx_.get();
+  {
+    cuda::ScopedContext cur(ctx_);
+    ctx_.reset();  // reset while current: the release does not pop it
+    abi::CUdeviceptr p = 0;
+    EXPECT_EQ(a_->cuMemAlloc(&p, 16), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+    EXPECT_EQ(a_->cuCtxSynchronize(), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+    abi::CUcontext current = nullptr;
+    EXPECT_EQ(a_->cuCtxGetCurrent(&current), abi::CUDA_SUCCESS);
+    EXPECT_EQ(current, handle);
+  }  // the pop still works
+  abi::CUcontext current = handle;
+  EXPECT_EQ(a_->cuCtxGetCurrent(&current), abi::CUDA_SUCCESS);
+  EXPECT_EQ(current, nullptr);
+}
+
 TEST_F(ExternalMemory, SemaphoresAreNotSupportedUnlessEnabled) {
   cuda::ScopedContext cur(ctx_);
   const int fd = make_fd(16);
-  cu::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC d{};
-  d.type = cu::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD;
+  abi::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC d{};
+  d.type = abi::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD;
   d.handle.fd = fd;
-  cu::CUexternalSemaphore sem = nullptr;
-  EXPECT_EQ(a_->cuImportExternalSemaphore(&sem, &d), cu::CUDA_ERROR_NOT_SUPPORTED);
+  abi::CUexternalSemaphore sem = nullptr;
+  EXPECT_EQ(a_->cuImportExternalSemaphore(&sem, &d), abi::CUDA_ERROR_NOT_SUPPORTED);
   EXPECT_TRUE(fd_open(fd));
   fake_.set_semaphores_supported(1);
-  ASSERT_EQ(a_->cuImportExternalSemaphore(&sem, &d), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuImportExternalSemaphore(&sem, &d), abi::CUDA_SUCCESS);
   EXPECT_EQ(fake_.live_external_semaphores(), 1);
-  cu::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sp{};
-  cu::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wp{};
-  EXPECT_EQ(a_->cuSignalExternalSemaphoresAsync(&sem, &sp, 1, nullptr), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuWaitExternalSemaphoresAsync(&sem, &wp, 1, nullptr), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuDestroyExternalSemaphore(sem), cu::CUDA_SUCCESS);
+  abi::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sp{};
+  abi::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS wp{};
+  EXPECT_EQ(a_->cuSignalExternalSemaphoresAsync(&sem, &sp, 1, nullptr), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuWaitExternalSemaphoresAsync(&sem, &wp, 1, nullptr), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuDestroyExternalSemaphore(sem), abi::CUDA_SUCCESS);
   EXPECT_FALSE(fd_open(fd));
   EXPECT_EQ(fake_.live_external_semaphores(), 0);
 }
@@ -380,53 +478,53 @@ class GraphicsInterop : public FakeContract {
 
 TEST_F(GraphicsInterop, RegisterMapWriteUnmap) {
   const GLuint b = buffer(256);
-  cu::CUgraphicsResource r = nullptr;
-  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, cu::CU_GRAPHICS_REGISTER_FLAGS_NONE), cu::CUDA_SUCCESS);
+  abi::CUgraphicsResource r = nullptr;
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, abi::CU_GRAPHICS_REGISTER_FLAGS_NONE), abi::CUDA_SUCCESS);
   EXPECT_EQ(fake_.live_registrations(), 1);
-  cu::CUdeviceptr p = 0;
+  abi::CUdeviceptr p = 0;
   std::size_t size = 0;
-  EXPECT_EQ(a_->cuGraphicsResourceGetMappedPointer(&p, &size, r), cu::CUDA_ERROR_NOT_MAPPED);
-  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGraphicsResourceGetMappedPointer(&p, &size, r), abi::CUDA_ERROR_NOT_MAPPED);
+  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), abi::CUDA_SUCCESS);
   EXPECT_EQ(fake_.live_mappings(), 1);
-  EXPECT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), cu::CUDA_ERROR_ALREADY_MAPPED);
-  EXPECT_EQ(a_->cuGraphicsResourceSetMapFlags(r, cu::CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY),
-            cu::CUDA_ERROR_ALREADY_MAPPED);
-  ASSERT_EQ(a_->cuGraphicsResourceGetMappedPointer(&p, &size, r), cu::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), abi::CUDA_ERROR_ALREADY_MAPPED);
+  EXPECT_EQ(a_->cuGraphicsResourceSetMapFlags(r, abi::CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY),
+            abi::CUDA_ERROR_ALREADY_MAPPED);
+  ASSERT_EQ(a_->cuGraphicsResourceGetMappedPointer(&p, &size, r), abi::CUDA_SUCCESS);
   EXPECT_EQ(size, 256u);
   std::vector<unsigned char> seen(256);
-  ASSERT_EQ(a_->cuMemcpyDtoH(seen.data(), p, 256), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuMemcpyDtoH(seen.data(), p, 256), abi::CUDA_SUCCESS);
   EXPECT_EQ(seen[200], 200) << "the mapped pointer holds the buffer's contents";
   const unsigned char value[3] = {9, 8, 7};
-  ASSERT_EQ(a_->cuMemcpyHtoD(p + 100, value, 3), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuMemcpyHtoD(p + 254, value, 3), cu::CUDA_ERROR_INVALID_VALUE) << "past the buffer";
-  ASSERT_EQ(a_->cuGraphicsUnmapResources(1, &r, nullptr), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuMemcpyHtoD(p + 100, value, 3), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemcpyHtoD(p + 254, value, 3), abi::CUDA_ERROR_INVALID_VALUE) << "past the buffer";
+  ASSERT_EQ(a_->cuGraphicsUnmapResources(1, &r, nullptr), abi::CUDA_SUCCESS);
   EXPECT_EQ(fake_.live_mappings(), 0);
-  EXPECT_EQ(a_->cuGraphicsUnmapResources(1, &r, nullptr), cu::CUDA_ERROR_NOT_MAPPED);
-  EXPECT_EQ(a_->cuMemcpyDtoH(seen.data(), p, 4), cu::CUDA_ERROR_INVALID_VALUE) << "unmapped: no longer device memory";
+  EXPECT_EQ(a_->cuGraphicsUnmapResources(1, &r, nullptr), abi::CUDA_ERROR_NOT_MAPPED);
+  EXPECT_EQ(a_->cuMemcpyDtoH(seen.data(), p, 4), abi::CUDA_ERROR_INVALID_VALUE) << "unmapped: no longer device memory";
   auto after = read(b, 256);
   EXPECT_EQ(after[100], 9);
   EXPECT_EQ(after[102], 7);
   EXPECT_EQ(after[103], 103);
-  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuGraphicsUnregisterResource(r), cu::CUDA_ERROR_INVALID_HANDLE);
+  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGraphicsUnregisterResource(r), abi::CUDA_ERROR_INVALID_HANDLE);
 }
 
 TEST_F(GraphicsInterop, RegisterRefusesWhatIsNotABuffer) {
-  cu::CUgraphicsResource r = nullptr;
-  EXPECT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, 4242, 0), cu::CUDA_ERROR_INVALID_VALUE);
-  EXPECT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, 0, 0), cu::CUDA_ERROR_INVALID_VALUE);
+  abi::CUgraphicsResource r = nullptr;
+  EXPECT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, 4242, 0), abi::CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, 0, 0), abi::CUDA_ERROR_INVALID_VALUE);
   const GLuint b = buffer(16);
-  EXPECT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, cu::CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST),
-            cu::CUDA_ERROR_INVALID_VALUE);
+  EXPECT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, abi::CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST),
+            abi::CUDA_ERROR_INVALID_VALUE);
   EXPECT_EQ(fake_.live_registrations(), 0);
 }
 
 TEST_F(GraphicsInterop, UnregisterOfAMappedResourceUnmapsIt) {
   const GLuint b = buffer(64);
-  cu::CUgraphicsResource r = nullptr;
-  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, 0), cu::CUDA_SUCCESS);
-  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), cu::CUDA_SUCCESS);
-  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), cu::CUDA_SUCCESS);
+  abi::CUgraphicsResource r = nullptr;
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, 0), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), abi::CUDA_SUCCESS);
   EXPECT_EQ(fake_.live_mappings(), 0);
   GLint mapped = 1;
   glGetNamedBufferParameteriv(b, GL_BUFFER_MAPPED, &mapped);
@@ -434,39 +532,39 @@ TEST_F(GraphicsInterop, UnregisterOfAMappedResourceUnmapsIt) {
 }
 
 TEST_F(GraphicsInterop, BatchMapIsAllOrNothing) {
-  cu::CUgraphicsResource r[2] = {};
-  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r[0], buffer(32), 0), cu::CUDA_SUCCESS);
-  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r[1], buffer(48), 0), cu::CUDA_SUCCESS);
-  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r[1], nullptr), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuGraphicsMapResources(2, r, nullptr), cu::CUDA_ERROR_ALREADY_MAPPED);
+  abi::CUgraphicsResource r[2] = {};
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r[0], buffer(32), 0), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r[1], buffer(48), 0), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r[1], nullptr), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGraphicsMapResources(2, r, nullptr), abi::CUDA_ERROR_ALREADY_MAPPED);
   EXPECT_EQ(fake_.live_mappings(), 1) << "r[0] must not stay mapped after the failed batch";
-  ASSERT_EQ(a_->cuGraphicsUnmapResources(1, &r[1], nullptr), cu::CUDA_SUCCESS);
-  ASSERT_EQ(a_->cuGraphicsMapResources(2, r, nullptr), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsUnmapResources(1, &r[1], nullptr), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsMapResources(2, r, nullptr), abi::CUDA_SUCCESS);
   EXPECT_EQ(fake_.live_mappings(), 2);
   EXPECT_EQ(fake_.call_count("cuGraphicsMapResources"), 3);
-  ASSERT_EQ(a_->cuGraphicsUnmapResources(2, r, nullptr), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuGraphicsUnregisterResource(r[0]), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuGraphicsUnregisterResource(r[1]), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsUnmapResources(2, r, nullptr), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGraphicsUnregisterResource(r[0]), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGraphicsUnregisterResource(r[1]), abi::CUDA_SUCCESS);
 }
 
 TEST_F(GraphicsInterop, ImmutableStorageGLCannotMapStillWorks) {
   const GLuint b = buffer(128, /*immutable_unmappable=*/true);
-  cu::CUgraphicsResource r = nullptr;
-  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, 0), cu::CUDA_SUCCESS);
-  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), cu::CUDA_SUCCESS);
-  cu::CUdeviceptr p = 0;
+  abi::CUgraphicsResource r = nullptr;
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, 0), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), abi::CUDA_SUCCESS);
+  abi::CUdeviceptr p = 0;
   std::size_t size = 0;
-  ASSERT_EQ(a_->cuGraphicsResourceGetMappedPointer(&p, &size, r), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsResourceGetMappedPointer(&p, &size, r), abi::CUDA_SUCCESS);
   EXPECT_EQ(size, 128u);
   unsigned char x = 0;
-  ASSERT_EQ(a_->cuMemcpyDtoH(&x, p + 77, 1), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuMemcpyDtoH(&x, p + 77, 1), abi::CUDA_SUCCESS);
   EXPECT_EQ(x, 77);
-  ASSERT_EQ(a_->cuMemsetD8(p, 0x5A, 10), cu::CUDA_SUCCESS);
-  ASSERT_EQ(a_->cuGraphicsUnmapResources(1, &r, nullptr), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuMemsetD8(p, 0x5A, 10), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsUnmapResources(1, &r, nullptr), abi::CUDA_SUCCESS);
   auto after = read(b, 128);
   EXPECT_EQ(after[9], 0x5A);
   EXPECT_EQ(after[10], 10);
-  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), abi::CUDA_SUCCESS);
 }
 
 TEST_F(GraphicsInterop, PersistentlyMappedBufferSharesItsMapping) {
@@ -477,73 +575,97 @@ TEST_F(GraphicsInterop, PersistentlyMappedBufferSharesItsMapping) {
   glNamedBufferStorage(b, 64, nullptr, flags);
   auto* host = static_cast<unsigned char*>(glMapNamedBufferRange(b, 0, 64, flags));
   ASSERT_NE(host, nullptr);
-  cu::CUgraphicsResource r = nullptr;
-  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, 0), cu::CUDA_SUCCESS);
-  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), cu::CUDA_SUCCESS);
-  cu::CUdeviceptr p = 0;
+  abi::CUgraphicsResource r = nullptr;
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, 0), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), abi::CUDA_SUCCESS);
+  abi::CUdeviceptr p = 0;
   std::size_t size = 0;
-  ASSERT_EQ(a_->cuGraphicsResourceGetMappedPointer(&p, &size, r), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsResourceGetMappedPointer(&p, &size, r), abi::CUDA_SUCCESS);
   EXPECT_EQ(size, 64u);
-  ASSERT_EQ(a_->cuMemsetD8(p + 3, 0x3C, 1), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuMemsetD8(p + 3, 0x3C, 1), abi::CUDA_SUCCESS);
   EXPECT_EQ(host[3], 0x3C);
-  ASSERT_EQ(a_->cuGraphicsUnmapResources(1, &r, nullptr), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsUnmapResources(1, &r, nullptr), abi::CUDA_SUCCESS);
   GLint mapped = 0;
   glGetNamedBufferParameteriv(b, GL_BUFFER_MAPPED, &mapped);
   EXPECT_EQ(mapped, GL_TRUE) << "the application's persistent mapping is left alone";
-  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), abi::CUDA_SUCCESS);
   glUnmapNamedBuffer(b);
 }
 
 TEST_F(GraphicsInterop, BufferMappedByGlForAPartIsRefused) {
   const GLuint b = buffer(64);
   ASSERT_NE(glMapNamedBufferRange(b, 0, 32, GL_MAP_READ_BIT), nullptr);
-  cu::CUgraphicsResource r = nullptr;
-  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, 0), cu::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), cu::CUDA_ERROR_MAP_FAILED);
+  abi::CUgraphicsResource r = nullptr;
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, 0), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), abi::CUDA_ERROR_MAP_FAILED);
   glUnmapNamedBuffer(b);
-  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), abi::CUDA_SUCCESS);
 }
 
 TEST_F(GraphicsInterop, GraphicsCallsNeedTheGlContextOnTheCallingThread) {
   const GLuint b = buffer(32);
-  cu::CUgraphicsResource r = nullptr;
-  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, 0), cu::CUDA_SUCCESS);
+  abi::CUgraphicsResource r = nullptr;
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, 0), abi::CUDA_SUCCESS);
   const unsigned long long me = fake_.thread_id();
-  cu::CUresult reg = cu::CUDA_SUCCESS, map = cu::CUDA_SUCCESS, unreg = cu::CUDA_SUCCESS;
+  abi::CUresult reg = abi::CUDA_SUCCESS, map = abi::CUDA_SUCCESS, unreg = abi::CUDA_SUCCESS;
   std::thread t([&] {
     // A CUDA context but no GL context on this thread.
     cuda::ScopedContext cur(ctx_);
-    cu::CUgraphicsResource r2 = nullptr;
+    abi::CUgraphicsResource r2 = nullptr;
     reg = a_->cuGraphicsGLRegisterBuffer(&r2, b, 0);
-    cu::CUgraphicsResource rr = r;
+    abi::CUgraphicsResource rr = r;
     map = a_->cuGraphicsMapResources(1, &rr, nullptr);
     unreg = a_->cuGraphicsUnregisterResource(r);
   });
   t.join();
-  EXPECT_EQ(reg, cu::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT);
-  EXPECT_EQ(map, cu::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT);
-  EXPECT_EQ(unreg, cu::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT);
+  EXPECT_EQ(reg, abi::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT);
+  EXPECT_EQ(map, abi::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT);
+  EXPECT_EQ(unreg, abi::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT);
   EXPECT_EQ(fake_.calls_off_thread("cuGraphicsMapResources", me), 1);
   EXPECT_EQ(fake_.live_registrations(), 1);
-  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), abi::CUDA_SUCCESS);
   EXPECT_EQ(fake_.calls_off_thread("cuGraphicsUnregisterResource", me), 1);
   EXPECT_EQ(fake_.last_thread("cuGraphicsUnregisterResource"), me);
 }
 
+TEST_F(GraphicsInterop, AResetUnmapsAndDestroysRegistrations) {
+  const GLuint b = buffer(64);
+  abi::CUgraphicsResource r = nullptr;
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, 0), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), abi::CUDA_SUCCESS);
+  abi::CUdeviceptr p = 0;
+  ASSERT_EQ(a_->cuGraphicsResourceGetMappedPointer(&p, nullptr, r), abi::CUDA_SUCCESS);
+  cur_.reset();
+  ctx_.reset();  // the last retain, with the GL context current here
+  EXPECT_EQ(fake_.live_registrations(), 0);
+  EXPECT_EQ(fake_.live_mappings(), 0);
+  EXPECT_EQ(fake_.objects_lost_to_resets(), 1);
+  GLint mapped = 1;
+  glGetNamedBufferParameteriv(b, GL_BUFFER_MAPPED, &mapped);
+  EXPECT_EQ(mapped, GL_FALSE) << "GL's mapping was undone";
+  ctx_ = cuda::PrimaryContext(*drv_, 0);
+  cur_.emplace(ctx_);
+  unsigned char byte = 0;
+  EXPECT_EQ(a_->cuMemcpyDtoH(&byte, p, 1), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  EXPECT_EQ(a_->cuGraphicsUnregisterResource(r), abi::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+  fake_.reset();
+}
+
 TEST_F(GraphicsInterop, InjectedMapFailureMapsNothing) {
-  cu::CUgraphicsResource r = nullptr;
-  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, buffer(32), 0), cu::CUDA_SUCCESS);
-  fake_.fail("cuGraphicsMapResources", cu::CUDA_ERROR_UNKNOWN, 0);
-  EXPECT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), cu::CUDA_ERROR_UNKNOWN);
+  abi::CUgraphicsResource r = nullptr;
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, buffer(32), 0), abi::CUDA_SUCCESS);
+  fake_.fail("cuGraphicsMapResources", abi::CUDA_ERROR_UNKNOWN, 0);
+  EXPECT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), abi::CUDA_ERROR_UNKNOWN);
   EXPECT_EQ(fake_.live_mappings(), 0);
   try {
-    drv_->check(a_->cuGraphicsMapResources(1, &r, nullptr), "cuGraphicsMapResources", {}, HANDOFF_WHERE);
+    HANDOFF_CU_CHECK(a_->cuGraphicsMapResources(1, &r, nullptr));
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.code_name(), "CUDA_ERROR_UNKNOWN");
   }
   fake_.fail("cuGraphicsMapResources", 0, 0);
-  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), cu::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), abi::CUDA_SUCCESS);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // The fake CUDA driver: CUDA's documented driver-API contract, implemented on
 // the host, so handoff's routing and lifetime logic is tested without a GPU.
 // See README.md beside this file. Declarations come from handoff's own
-// cuda_api.hpp (the toolkit is optional); the exported names are CUDA's.
-#include "cuda/cuda_api.hpp"
+// handoff/cuda_abi.hpp (the toolkit is optional); the exported names are CUDA's.
+#include <handoff/cuda_abi.hpp>
 #include "fake_cuda_control.h"
 
 #include <EGL/egl.h>
@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -22,17 +24,22 @@
 #include <unordered_map>
 #include <vector>
 
-using namespace handoff::cu;
+using namespace handoff::cuda::abi;
 
 // --- opaque objects (the fake's definitions of CUDA's handle types) --------
-struct handoff::cu::CUctx_st {
+// Every object records the context that was current when it was made: when
+// that (primary) context is reset, the object goes with it.
+struct handoff::cuda::abi::CUctx_st {
   int ordinal = 0;
   int refs = 0;
+  int resets = 0;  // times the retain count fell to 0 (each one a reset)
 };
-struct handoff::cu::CUstream_st {
+struct handoff::cuda::abi::CUstream_st {
   unsigned flags = 0;
+  CUctx_st* ctx = nullptr;
 };
-struct handoff::cu::CUgraphicsResource_st {
+struct handoff::cuda::abi::CUgraphicsResource_st {
+  CUctx_st* ctx = nullptr;
   GLuint buffer = 0;
   unsigned register_flags = 0;
   unsigned map_flags = 0;
@@ -47,13 +54,15 @@ struct handoff::cu::CUgraphicsResource_st {
   void* egl_memory = nullptr;
   unsigned egl_width = 0, egl_height = 0, egl_pitch = 0, egl_channels = 0, egl_bytes = 1;
 };
-struct handoff::cu::CUextMemory_st {
+struct handoff::cuda::abi::CUextMemory_st {
+  CUctx_st* ctx = nullptr;
   int fd = -1;
   void* base = nullptr;
   std::size_t size = 0;
   bool mmapped = false;  // false: host memory stands in (the fd was not mmap-able)
 };
-struct handoff::cu::CUextSemaphore_st {
+struct handoff::cuda::abi::CUextSemaphore_st {
+  CUctx_st* ctx = nullptr;
   int fd = -1;
   CUexternalSemaphoreHandleType type{};
 };
@@ -193,6 +202,7 @@ struct Region {  // a range of fake "device" memory
   std::size_t size = 0;
   enum Kind { Alloc, ExternalBuffer } kind = Alloc;
   CUextMemory_st* owner = nullptr;  // ExternalBuffer
+  CUctx_st* ctx = nullptr;          // the context it belongs to
 };
 
 struct State {
@@ -208,6 +218,12 @@ struct State {
   std::set<CUextSemaphore_st*> semaphores;
   std::set<CUstream_st*> streams;
   int leaked_external_buffers = 0;
+  // What context resets destroyed: later use of these handles and pointers is
+  // CUDA_ERROR_CONTEXT_IS_DESTROYED. Handles are never freed, so their addresses
+  // are never reused; a dead range is forgotten once live memory takes its place.
+  std::set<const void*> dead_handles;
+  std::map<CUdeviceptr, std::size_t> dead_ranges;
+  int objects_lost_to_resets = 0;
   bool semaphores_supported = false;
   // EGL images: NOT_SUPPORTED until a test says what an image looks like.
   unsigned egl_width = 0, egl_height = 0, egl_channels = 0, egl_bytes = 1;
@@ -244,6 +260,33 @@ unsigned long long this_thread_id() { return this_thread_state().id; }
 
 std::vector<CUctx_st*>& context_stack() { return this_thread_state().context_stack; }
 
+// Held entry points (fake_cuda_hold): a call waits here, before it takes the
+// state lock, so the rest of the fake keeps working while it waits.
+struct Holds {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::map<std::string, int> max_wait_ms;  // entry -> bound of one wait, while held
+  std::map<std::string, int> waiting;      // entry -> calls waiting now
+  std::atomic<int> count{0};               // entries held (a fast path for the usual none)
+};
+
+Holds& holds() {
+  static Holds* h = new Holds;  // never destroyed, like state()
+  return *h;
+}
+
+void wait_if_held(const char* entry) {
+  Holds& h = holds();
+  if (h.count.load(std::memory_order_acquire) == 0) return;
+  std::unique_lock lock(h.mutex);
+  auto it = h.max_wait_ms.find(entry);
+  if (it == h.max_wait_ms.end()) return;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(it->second);
+  ++h.waiting[entry];
+  h.changed.wait_until(lock, until, [&] { return h.max_wait_ms.count(entry) == 0; });
+  --h.waiting[entry];
+}
+
 // Records the call and applies fault injection. Call with the lock held.
 CUresult enter(State& s, const char* entry) {
   EntryLog& e = s.log[entry];
@@ -259,6 +302,7 @@ CUresult enter(State& s, const char* entry) {
 }
 
 #define FAKE_ENTER(name)                          \
+  wait_if_held(name);                             \
   State& s = state();                             \
   std::lock_guard lock(s.mutex);                  \
   if (CUresult r_ = enter(s, name); r_ != CUDA_SUCCESS) return r_
@@ -266,9 +310,14 @@ CUresult enter(State& s, const char* entry) {
 #define FAKE_REQUIRE_INIT() \
   if (!s.initialized) return CUDA_ERROR_NOT_INITIALIZED
 
-#define FAKE_REQUIRE_CONTEXT() \
-  FAKE_REQUIRE_INIT();         \
-  if (context_stack().empty()) return CUDA_ERROR_INVALID_CONTEXT
+// A current context that is still alive: a primary context whose last retain
+// was released (reset) is CUDA_ERROR_CONTEXT_IS_DESTROYED until retained again.
+#define FAKE_REQUIRE_CONTEXT()                                          \
+  FAKE_REQUIRE_INIT();                                                  \
+  if (context_stack().empty()) return CUDA_ERROR_INVALID_CONTEXT;       \
+  if (context_stack().back()->refs <= 0) return CUDA_ERROR_CONTEXT_IS_DESTROYED
+
+CUctx_st* current_context() { return context_stack().back(); }
 
 // The region holding [p, p + n), or nullptr.
 const Region* find_region(State& s, CUdeviceptr p, std::size_t n, CUdeviceptr* start = nullptr) {
@@ -292,11 +341,47 @@ const Region* find_region(State& s, CUdeviceptr p, std::size_t n, CUdeviceptr* s
   return nullptr;
 }
 
-bool valid_stream(State& s, CUstream h) { return h == nullptr || s.streams.count(h) != 0; }
+bool in_dead_range(const State& s, CUdeviceptr p) {
+  auto it = s.dead_ranges.upper_bound(p);
+  if (it == s.dead_ranges.begin()) return false;
+  --it;
+  return p - it->first < it->second;
+}
+
+// [p, p + n) as device memory: CUDA_SUCCESS, CONTEXT_IS_DESTROYED (its context
+// was reset), or INVALID_VALUE (not device memory, or not all of it).
+CUresult device_range(State& s, CUdeviceptr p, std::size_t n) {
+  if (find_region(s, p, n)) return CUDA_SUCCESS;
+  return in_dead_range(s, p) ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_ERROR_INVALID_VALUE;
+}
+
+// New live memory at [p, p + n): dead ranges it overlaps are forgotten.
+void forget_dead(State& s, CUdeviceptr p, std::size_t n) {
+  for (auto it = s.dead_ranges.begin(); it != s.dead_ranges.end();) {
+    if (it->first < p + n && p < it->first + it->second) it = s.dead_ranges.erase(it);
+    else ++it;
+  }
+}
+
+// A handle in `live`: CUDA_SUCCESS; destroyed with its context:
+// CONTEXT_IS_DESTROYED; anything else: INVALID_HANDLE.
+template <typename Set, typename H>
+CUresult handle_status(const State& s, const Set& live, H h) {
+  if (h && live.count(h)) return CUDA_SUCCESS;
+  if (h && s.dead_handles.count(static_cast<const void*>(h))) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  return CUDA_ERROR_INVALID_HANDLE;
+}
+
+// nullptr is the default stream.
+CUresult stream_status(const State& s, CUstream h) { return h ? handle_status(s, s.streams, h) : CUDA_SUCCESS; }
+
+#define FAKE_CHECK(expr) \
+  if (CUresult r_ = (expr); r_ != CUDA_SUCCESS) return r_
 
 CUresult unmap_one(CUgraphicsResource_st* r) {
   if (r->egl) {
     r->mapped = false;
+    r->ptr = nullptr;
     return CUDA_SUCCESS;
   }
   const Gl& g = gl();
@@ -318,7 +403,9 @@ CUresult unmap_one(CUgraphicsResource_st* r) {
 }
 
 CUresult map_one(CUgraphicsResource_st* r) {
-  if (r->egl) {
+  if (r->egl) {  // the plane's memory is device memory while mapped
+    r->ptr = r->egl_memory;
+    r->size = std::size_t(r->egl_pitch) * r->egl_height;
     r->mapped = true;
     return CUDA_SUCCESS;
   }
@@ -487,6 +574,73 @@ FAKE_API CUresult cuDeviceTotalMem_v2(std::size_t* bytes, CUdevice dev) {
 }
 
 // --- contexts ----------------------------------------------------------------
+namespace {
+void mark_dead(State& s, const void* handle) {
+  s.dead_handles.insert(handle);
+  ++s.objects_lost_to_resets;
+}
+
+// A mapped resource's memory at a reset: GL can only be asked to unmap on a
+// thread where a GL context is current; elsewhere GL keeps its mapping.
+void drop_mapping_at_reset(State& s, CUgraphicsResource_st* r) {
+  if (!r->mapped) return;
+  s.dead_ranges[reinterpret_cast<CUdeviceptr>(r->ptr)] = r->size;
+  if (r->egl || r->shadow) {
+    if (r->shadow) std::free(r->ptr);  // the host copy is never written back
+  } else if (!r->borrowed && gl_context_current()) {
+    gl().UnmapNamedBuffer(r->buffer);
+  }
+  r->mapped = r->shadow = r->borrowed = false;
+  r->ptr = nullptr;
+}
+
+// Destroys every object of `live` made in `ctx` (`destroy` frees what it
+// holds); its handle stays known as destroyed.
+template <typename Set, typename Destroy>
+void destroy_made_in(State& s, Set& live, CUctx_st* ctx, Destroy destroy) {
+  for (auto it = live.begin(); it != live.end();) {
+    if ((*it)->ctx != ctx) {
+      ++it;
+      continue;
+    }
+    destroy(*it);
+    mark_dead(s, *it);
+    it = live.erase(it);
+  }
+}
+
+// The primary context's last retain was released: the driver destroys
+// everything made in it (allocations, graphics registrations and mappings,
+// external memories and their buffers, external semaphores, streams). Later
+// use of any of them is CUDA_ERROR_CONTEXT_IS_DESTROYED.
+void reset_context(State& s, CUctx_st* ctx) {
+  ++ctx->resets;
+  for (auto it = s.regions.begin(); it != s.regions.end();) {
+    const bool mine = it->second.kind == Region::Alloc ? it->second.ctx == ctx : it->second.owner->ctx == ctx;
+    if (!mine) {
+      ++it;
+      continue;
+    }
+    s.dead_ranges[it->first] = it->second.size;
+    if (it->second.kind == Region::Alloc) std::free(reinterpret_cast<void*>(it->first));
+    ++s.objects_lost_to_resets;
+    it = s.regions.erase(it);
+  }
+  destroy_made_in(s, s.resources, ctx, [&](CUgraphicsResource_st* r) {
+    drop_mapping_at_reset(s, r);
+    std::free(r->egl_memory);
+    r->egl_memory = nullptr;
+  });
+  destroy_made_in(s, s.ext_memories, ctx, [](CUextMemory_st* m) {
+    if (m->mmapped) ::munmap(m->base, m->size);
+    else std::free(m->base);
+    ::close(m->fd);
+  });
+  destroy_made_in(s, s.semaphores, ctx, [](CUextSemaphore_st* sem) { ::close(sem->fd); });
+  destroy_made_in(s, s.streams, ctx, [](CUstream_st*) {});
+}
+}  // namespace
+
 FAKE_API CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
   FAKE_ENTER("cuDevicePrimaryCtxRetain");
   FAKE_REQUIRE_INIT();
@@ -502,7 +656,7 @@ FAKE_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   FAKE_REQUIRE_INIT();
   FAKE_CHECK_DEVICE(dev);
   if (s.contexts[dev].refs <= 0) return CUDA_ERROR_INVALID_CONTEXT;  // released more often than retained
-  --s.contexts[dev].refs;
+  if (--s.contexts[dev].refs == 0) reset_context(s, &s.contexts[dev]);
   return CUDA_SUCCESS;
 }
 
@@ -577,7 +731,8 @@ CUresult alloc_region(State& s, CUdeviceptr* dptr, std::size_t bytes) {
   void* p = std::aligned_alloc(256, rounded);
   if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
   *dptr = reinterpret_cast<CUdeviceptr>(p);
-  s.regions[*dptr] = Region{bytes, Region::Alloc, nullptr};
+  forget_dead(s, *dptr, bytes);
+  s.regions[*dptr] = Region{bytes, Region::Alloc, nullptr, current_context()};
   return CUDA_SUCCESS;
 }
 }  // namespace
@@ -606,7 +761,8 @@ FAKE_API CUresult cuMemFree_v2(CUdeviceptr dptr) {
   FAKE_ENTER("cuMemFree");
   FAKE_REQUIRE_CONTEXT();
   auto it = s.regions.find(dptr);
-  if (it == s.regions.end()) return CUDA_ERROR_INVALID_VALUE;
+  if (it == s.regions.end())
+    return s.dead_ranges.count(dptr) ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_ERROR_INVALID_VALUE;
   if (it->second.kind == Region::Alloc) std::free(reinterpret_cast<void*>(dptr));
   s.regions.erase(it);  // an external buffer's memory belongs to its CUexternalMemory
   return CUDA_SUCCESS;
@@ -616,7 +772,8 @@ FAKE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, std::size_t 
   FAKE_ENTER("cuMemcpyHtoD");
   FAKE_REQUIRE_CONTEXT();
   if (bytes == 0) return CUDA_SUCCESS;
-  if (!src || !find_region(s, dst, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  if (!src) return CUDA_ERROR_INVALID_VALUE;
+  FAKE_CHECK(device_range(s, dst, bytes));
   std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
   return CUDA_SUCCESS;
 }
@@ -625,7 +782,8 @@ FAKE_API CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, std::size_t bytes)
   FAKE_ENTER("cuMemcpyDtoH");
   FAKE_REQUIRE_CONTEXT();
   if (bytes == 0) return CUDA_SUCCESS;
-  if (!dst || !find_region(s, src, bytes)) return CUDA_ERROR_INVALID_VALUE;
+  if (!dst) return CUDA_ERROR_INVALID_VALUE;
+  FAKE_CHECK(device_range(s, src, bytes));
   std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
   return CUDA_SUCCESS;
 }
@@ -648,7 +806,8 @@ CUresult side(State& s, CUmemorytype type, const void* host, CUdeviceptr device,
       return CUDA_SUCCESS;
     case CU_MEMORYTYPE_DEVICE:
     case CU_MEMORYTYPE_UNIFIED:
-      if (!device || !find_region(s, device + y * pitch, span)) return CUDA_ERROR_INVALID_VALUE;
+      if (!device) return CUDA_ERROR_INVALID_VALUE;
+      FAKE_CHECK(device_range(s, device + y * pitch, span));
       *out = reinterpret_cast<const char*>(device) + y * pitch + x;
       return CUDA_SUCCESS;
     case CU_MEMORYTYPE_ARRAY: return CUDA_ERROR_NOT_SUPPORTED;
@@ -681,7 +840,7 @@ FAKE_API CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D* copy) {
 FAKE_API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* copy, CUstream stream) {
   FAKE_ENTER("cuMemcpy2DAsync");
   FAKE_REQUIRE_CONTEXT();
-  if (!valid_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
+  FAKE_CHECK(stream_status(s, stream));
   return copy2d(s, copy);
 }
 
@@ -689,7 +848,7 @@ FAKE_API CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, std::size_
   FAKE_ENTER("cuMemsetD8");
   FAKE_REQUIRE_CONTEXT();
   if (n == 0) return CUDA_SUCCESS;
-  if (!find_region(s, dst, n)) return CUDA_ERROR_INVALID_VALUE;
+  FAKE_CHECK(device_range(s, dst, n));
   std::memset(reinterpret_cast<void*>(dst), value, n);
   return CUDA_SUCCESS;
 }
@@ -699,7 +858,7 @@ FAKE_API CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
   FAKE_ENTER("cuStreamCreate");
   FAKE_REQUIRE_CONTEXT();
   if (!stream || flags > CU_STREAM_NON_BLOCKING) return CUDA_ERROR_INVALID_VALUE;
-  auto* st = new CUstream_st{flags};
+  auto* st = new CUstream_st{flags, current_context()};
   s.streams.insert(st);
   *stream = st;
   return CUDA_SUCCESS;
@@ -708,7 +867,9 @@ FAKE_API CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
 FAKE_API CUresult cuStreamDestroy_v2(CUstream stream) {
   FAKE_ENTER("cuStreamDestroy");
   FAKE_REQUIRE_CONTEXT();
-  if (!stream || !s.streams.erase(stream)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!stream) return CUDA_ERROR_INVALID_HANDLE;
+  FAKE_CHECK(handle_status(s, s.streams, stream));
+  s.streams.erase(stream);
   delete stream;
   return CUDA_SUCCESS;
 }
@@ -716,7 +877,7 @@ FAKE_API CUresult cuStreamDestroy_v2(CUstream stream) {
 FAKE_API CUresult cuStreamSynchronize(CUstream stream) {
   FAKE_ENTER("cuStreamSynchronize");
   FAKE_REQUIRE_CONTEXT();
-  return valid_stream(s, stream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  return stream_status(s, stream);
 }
 
 // --- modules: the fake cannot run PTX or cubin -------------------------------
@@ -759,6 +920,7 @@ FAKE_API CUresult cuGraphicsGLRegisterBuffer(CUgraphicsResource* resource, GLuin
     return CUDA_ERROR_INVALID_VALUE;  // SURFACE_LDST / TEXTURE_GATHER are for images
   if (buffer == 0 || !gl().IsBuffer(buffer)) return CUDA_ERROR_INVALID_VALUE;
   auto* r = new CUgraphicsResource_st;
+  r->ctx = current_context();
   r->buffer = buffer;
   r->register_flags = flags;
   r->map_flags = flags;  // register flags are the initial map flags
@@ -771,7 +933,7 @@ FAKE_API CUresult cuGraphicsGLRegisterBuffer(CUgraphicsResource* resource, GLuin
 FAKE_API CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) {
   FAKE_ENTER("cuGraphicsUnregisterResource");
   FAKE_REQUIRE_CONTEXT();
-  if (!resource || !s.resources.count(resource)) return CUDA_ERROR_INVALID_HANDLE;
+  FAKE_CHECK(handle_status(s, s.resources, resource));
   if (!resource->egl && !gl_context_current()) return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
   if (resource->mapped) unmap_one(resource);  // the lenient reading: the driver API docs do not say
   s.resources.erase(resource);
@@ -783,7 +945,7 @@ FAKE_API CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) {
 FAKE_API CUresult cuGraphicsResourceSetMapFlags_v2(CUgraphicsResource resource, unsigned int flags) {
   FAKE_ENTER("cuGraphicsResourceSetMapFlags");
   FAKE_REQUIRE_CONTEXT();
-  if (!resource || !s.resources.count(resource)) return CUDA_ERROR_INVALID_HANDLE;
+  FAKE_CHECK(handle_status(s, s.resources, resource));
   if (flags > CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD) return CUDA_ERROR_INVALID_VALUE;
   if (resource->mapped) return CUDA_ERROR_ALREADY_MAPPED;
   resource->map_flags = flags;
@@ -794,12 +956,11 @@ FAKE_API CUresult cuGraphicsResourceSetMapFlags_v2(CUgraphicsResource resource, 
 // context (GL buffers need it current; EGL images do not), every handle.
 static CUresult check_resource_list(State& s, unsigned count, CUgraphicsResource* resources, CUstream stream) {
   if (count == 0 || !resources) return CUDA_ERROR_INVALID_VALUE;
-  if (!valid_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
+  FAKE_CHECK(stream_status(s, stream));
   for (unsigned i = 0; i < count; ++i)
     if (resources[i] && s.resources.count(resources[i]) && !resources[i]->egl && !gl_context_current())
       return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
-  for (unsigned i = 0; i < count; ++i)
-    if (!resources[i] || !s.resources.count(resources[i])) return CUDA_ERROR_INVALID_HANDLE;
+  for (unsigned i = 0; i < count; ++i) FAKE_CHECK(handle_status(s, s.resources, resources[i]));
   return CUDA_SUCCESS;
 }
 
@@ -818,6 +979,8 @@ FAKE_API CUresult cuGraphicsMapResources(unsigned int count, CUgraphicsResource*
       return r;
     }
   }
+  for (unsigned i = 0; i < count; ++i)
+    forget_dead(s, reinterpret_cast<CUdeviceptr>(resources[i]->ptr), resources[i]->size);
   return CUDA_SUCCESS;
 }
 
@@ -839,7 +1002,7 @@ FAKE_API CUresult cuGraphicsUnmapResources(unsigned int count, CUgraphicsResourc
 FAKE_API CUresult cuGraphicsResourceGetMappedPointer_v2(CUdeviceptr* ptr, std::size_t* size, CUgraphicsResource resource) {
   FAKE_ENTER("cuGraphicsResourceGetMappedPointer");
   FAKE_REQUIRE_CONTEXT();
-  if (!resource || !s.resources.count(resource)) return CUDA_ERROR_INVALID_HANDLE;
+  FAKE_CHECK(handle_status(s, s.resources, resource));
   if (!resource->mapped) return CUDA_ERROR_NOT_MAPPED;
   if (ptr) *ptr = reinterpret_cast<CUdeviceptr>(resource->ptr);
   if (size) *size = resource->size;
@@ -858,6 +1021,7 @@ FAKE_API CUresult cuGraphicsEGLRegisterImage(CUgraphicsResource* resource, EGLIm
   void* memory = std::calloc(std::size_t(pitch) * s.egl_height, 1);
   if (!memory) return CUDA_ERROR_OUT_OF_MEMORY;
   auto* r = new CUgraphicsResource_st;
+  r->ctx = current_context();
   r->egl = true;
   r->egl_memory = memory;
   r->egl_width = s.egl_width;
@@ -876,7 +1040,7 @@ FAKE_API CUresult cuGraphicsResourceGetMappedEglFrame(CUeglFrame* frame, CUgraph
   FAKE_ENTER("cuGraphicsResourceGetMappedEglFrame");
   FAKE_REQUIRE_CONTEXT();
   if (!frame) return CUDA_ERROR_INVALID_VALUE;
-  if (!resource || !s.resources.count(resource)) return CUDA_ERROR_INVALID_HANDLE;
+  FAKE_CHECK(handle_status(s, s.resources, resource));
   if (!resource->egl) return CUDA_ERROR_INVALID_VALUE;  // a GL buffer: cuGraphicsResourceGetMappedPointer
   if (!resource->mapped) return CUDA_ERROR_NOT_MAPPED;
   if (index != 0 || mip_level != 0) return CUDA_ERROR_INVALID_VALUE;
@@ -940,6 +1104,7 @@ FAKE_API CUresult cuImportExternalMemory(CUexternalMemory* out, const CUDA_EXTER
       return CUDA_ERROR_OUT_OF_MEMORY;
     }
   }
+  m->ctx = current_context();
   m->fd = fd;  // success: the fake owns the fd now and closes it in cuDestroyExternalMemory
   s.ext_memories.insert(m);
   *out = m;
@@ -950,12 +1115,13 @@ FAKE_API CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr* ptr, CUexternalMe
                                          const CUDA_EXTERNAL_MEMORY_BUFFER_DESC* desc) {
   FAKE_ENTER("cuExternalMemoryGetMappedBuffer");
   FAKE_REQUIRE_CONTEXT();
-  if (!mem || !s.ext_memories.count(mem)) return CUDA_ERROR_INVALID_HANDLE;
+  FAKE_CHECK(handle_status(s, s.ext_memories, mem));
   if (!ptr || !desc || desc->size == 0 || desc->flags != 0) return CUDA_ERROR_INVALID_VALUE;
   if (desc->offset > mem->size || desc->size > mem->size - desc->offset) return CUDA_ERROR_INVALID_VALUE;
   const CUdeviceptr p = reinterpret_cast<CUdeviceptr>(mem->base) + desc->offset;
   if (s.regions.count(p)) return CUDA_ERROR_INVALID_VALUE;  // the fake keys buffers by address: one per offset
-  s.regions[p] = Region{static_cast<std::size_t>(desc->size), Region::ExternalBuffer, mem};
+  forget_dead(s, p, static_cast<std::size_t>(desc->size));
+  s.regions[p] = Region{static_cast<std::size_t>(desc->size), Region::ExternalBuffer, mem, mem->ctx};
   *ptr = p;
   return CUDA_SUCCESS;
 }
@@ -963,7 +1129,7 @@ FAKE_API CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr* ptr, CUexternalMe
 FAKE_API CUresult cuDestroyExternalMemory(CUexternalMemory mem) {
   FAKE_ENTER("cuDestroyExternalMemory");
   FAKE_REQUIRE_CONTEXT();
-  if (!mem || !s.ext_memories.count(mem)) return CUDA_ERROR_INVALID_HANDLE;
+  FAKE_CHECK(handle_status(s, s.ext_memories, mem));
   for (auto it = s.regions.begin(); it != s.regions.end();) {
     if (it->second.kind == Region::ExternalBuffer && it->second.owner == mem) {
       ++s.leaked_external_buffers;  // the docs: cuMemFree every mapped buffer first
@@ -991,7 +1157,7 @@ FAKE_API CUresult cuImportExternalSemaphore(CUexternalSemaphore* out, const CUDA
     return CUDA_ERROR_NOT_SUPPORTED;
   struct stat st {};
   if (desc->handle.fd < 0 || ::fstat(desc->handle.fd, &st) != 0) return CUDA_ERROR_INVALID_VALUE;
-  auto* sem = new CUextSemaphore_st{desc->handle.fd, desc->type};  // owns the fd from here
+  auto* sem = new CUextSemaphore_st{current_context(), desc->handle.fd, desc->type};  // owns the fd from here
   s.semaphores.insert(sem);
   *out = sem;
   return CUDA_SUCCESS;
@@ -1002,9 +1168,8 @@ CUresult check_semaphores(State& s, const CUexternalSemaphore* sems, const void*
                           CUstream stream) {
   if (!s.semaphores_supported) return CUDA_ERROR_NOT_SUPPORTED;
   if (!sems || !params || n == 0) return CUDA_ERROR_INVALID_VALUE;
-  if (!valid_stream(s, stream)) return CUDA_ERROR_INVALID_HANDLE;
-  for (unsigned i = 0; i < n; ++i)
-    if (!s.semaphores.count(sems[i])) return CUDA_ERROR_INVALID_HANDLE;
+  FAKE_CHECK(stream_status(s, stream));
+  for (unsigned i = 0; i < n; ++i) FAKE_CHECK(handle_status(s, s.semaphores, sems[i]));
   return CUDA_SUCCESS;
 }
 }  // namespace
@@ -1028,7 +1193,8 @@ FAKE_API CUresult cuWaitExternalSemaphoresAsync(const CUexternalSemaphore* sems,
 FAKE_API CUresult cuDestroyExternalSemaphore(CUexternalSemaphore sem) {
   FAKE_ENTER("cuDestroyExternalSemaphore");
   FAKE_REQUIRE_CONTEXT();
-  if (!sem || !s.semaphores.erase(sem)) return CUDA_ERROR_INVALID_HANDLE;
+  FAKE_CHECK(handle_status(s, s.semaphores, sem));
+  s.semaphores.erase(sem);
   ::close(sem->fd);
   delete sem;
   return CUDA_SUCCESS;
@@ -1146,12 +1312,38 @@ FAKE_API CUresult cuGetProcAddress(const char* symbol, void** pfn, int version, 
 // ============================================================================
 // Control API (fake_cuda_control.h)
 // ============================================================================
+FAKE_API void fake_cuda_hold(const char* entry, int max_wait_ms) {
+  if (!entry) return;
+  Holds& h = holds();
+  std::lock_guard lock(h.mutex);
+  if (max_wait_ms > 0) h.max_wait_ms[entry] = max_wait_ms;
+  else h.max_wait_ms.erase(entry);
+  h.count.store(static_cast<int>(h.max_wait_ms.size()), std::memory_order_release);
+  h.changed.notify_all();
+}
+
+FAKE_API int fake_cuda_held_calls(const char* entry) {
+  if (!entry) return 0;
+  Holds& h = holds();
+  std::lock_guard lock(h.mutex);
+  auto it = h.waiting.find(entry);
+  return it == h.waiting.end() ? 0 : it->second;
+}
+
 FAKE_API void fake_cuda_reset(void) {
+  {
+    Holds& h = holds();
+    std::lock_guard lock(h.mutex);
+    h.max_wait_ms.clear();
+    h.count.store(0, std::memory_order_release);
+    h.changed.notify_all();
+  }
   State& s = state();
   std::lock_guard lock(s.mutex);
   s.faults.clear();
   s.log.clear();
   s.leaked_external_buffers = 0;
+  s.objects_lost_to_resets = 0;
   s.semaphores_supported = false;
   s.egl_width = s.egl_height = s.egl_channels = 0;
   s.egl_bytes = 1;
@@ -1211,6 +1403,11 @@ FAKE_API int fake_cuda_primary_context_refs(int ordinal) {
   FAKE_COUNT(s.contexts[ordinal].refs);
 }
 FAKE_API int fake_cuda_leaked_external_buffers(void) { FAKE_COUNT(s.leaked_external_buffers); }
+FAKE_API int fake_cuda_context_resets(int ordinal) {
+  if (ordinal < 0 || ordinal >= kMaxDevices) return -1;
+  FAKE_COUNT(s.contexts[ordinal].resets);
+}
+FAKE_API int fake_cuda_objects_lost_to_resets(void) { FAKE_COUNT(s.objects_lost_to_resets); }
 
 FAKE_API int fake_cuda_call_count(const char* entry) {
   if (!entry) return 0;

@@ -17,7 +17,8 @@
 extern "C" {
 #endif
 
-/* Clears fault rules, the call log and the leak counter, and turns external
+/* Clears fault rules, holds, the call log and the leak counters (leaked
+ * external buffers, objects lost to context resets), and turns external
  * semaphore support off. Live objects (registrations, allocations, contexts)
  * are left alone and stay counted: a reset never hides a leak. */
 void fake_cuda_reset(void);
@@ -27,6 +28,13 @@ void fake_cuda_reset(void);
  * too, until fake_cuda_reset() or fake_cuda_fail(entry, 0, 0). A failing call
  * has no effect (no object is made, no fd is taken). */
 void fake_cuda_fail(const char* entry, int code, int after_calls);
+
+/* A slow driver call: from now on each call to `entry` waits, before it does
+ * anything, until fake_cuda_hold(entry, 0) lets it go or `max_wait_ms` has
+ * passed (then it goes on as usual). For tests of what other threads can do
+ * while one is inside the driver. fake_cuda_held_calls: calls waiting now. */
+void fake_cuda_hold(const char* entry, int max_wait_ms);
+int fake_cuda_held_calls(const char* entry);
 
 /* Live objects. */
 int fake_cuda_live_registrations(void);      /* GL buffers and EGL images not yet unregistered */
@@ -41,6 +49,17 @@ int fake_cuda_primary_context_refs(int ordinal); /* retain count of one device's
 /* Mapped buffers that were still mapped when their external memory was
  * destroyed (the docs say: cuMemFree them first). Counted, then dropped. */
 int fake_cuda_leaked_external_buffers(void);
+
+/* Context resets. A primary context whose retain count falls to 0
+ * (cuDevicePrimaryCtxRelease) is reset, as on the real driver: everything made
+ * in it is destroyed, and later use of it is CUDA_ERROR_CONTEXT_IS_DESTROYED.
+ * fake_cuda_context_resets: how often device `ordinal`'s primary context was
+ * reset (never cleared). fake_cuda_objects_lost_to_resets: objects
+ * (allocations, graphics registrations, external memories / buffers /
+ * semaphores, streams) a reset destroyed while they were still alive: such an
+ * object's owner released the context too early, or leaked the object. */
+int fake_cuda_context_resets(int ordinal);
+int fake_cuda_objects_lost_to_resets(void);
 
 /* The call log. */
 int fake_cuda_call_count(const char* entry);

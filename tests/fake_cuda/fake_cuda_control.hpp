@@ -47,6 +47,8 @@ class FakeCuda {
     };
     get(reset, "fake_cuda_reset");
     get(fail, "fake_cuda_fail");
+    get(hold, "fake_cuda_hold");
+    get(held_calls, "fake_cuda_held_calls");
     get(live_registrations, "fake_cuda_live_registrations");
     get(live_mappings, "fake_cuda_live_mappings");
     get(live_allocations, "fake_cuda_live_allocations");
@@ -57,6 +59,8 @@ class FakeCuda {
     get(live_contexts, "fake_cuda_live_contexts");
     get(primary_context_refs, "fake_cuda_primary_context_refs");
     get(leaked_external_buffers, "fake_cuda_leaked_external_buffers");
+    get(context_resets, "fake_cuda_context_resets");
+    get(objects_lost_to_resets, "fake_cuda_objects_lost_to_resets");
     get(call_count, "fake_cuda_call_count");
     get(thread_id, "fake_cuda_thread_id");
     get(last_thread, "fake_cuda_last_thread");
@@ -78,6 +82,8 @@ class FakeCuda {
 
   decltype(&fake_cuda_reset) reset = nullptr;
   decltype(&fake_cuda_fail) fail = nullptr;
+  decltype(&fake_cuda_hold) hold = nullptr;
+  decltype(&fake_cuda_held_calls) held_calls = nullptr;
   decltype(&fake_cuda_live_registrations) live_registrations = nullptr;
   decltype(&fake_cuda_live_mappings) live_mappings = nullptr;
   decltype(&fake_cuda_live_allocations) live_allocations = nullptr;
@@ -88,6 +94,8 @@ class FakeCuda {
   decltype(&fake_cuda_live_contexts) live_contexts = nullptr;
   decltype(&fake_cuda_primary_context_refs) primary_context_refs = nullptr;
   decltype(&fake_cuda_leaked_external_buffers) leaked_external_buffers = nullptr;
+  decltype(&fake_cuda_context_resets) context_resets = nullptr;
+  decltype(&fake_cuda_objects_lost_to_resets) objects_lost_to_resets = nullptr;
   decltype(&fake_cuda_call_count) call_count = nullptr;
   decltype(&fake_cuda_thread_id) thread_id = nullptr;
   decltype(&fake_cuda_last_thread) last_thread = nullptr;

@@ -2,7 +2,7 @@
 // Helpers shared by the fakecuda tests.
 #include <handoff/cuda.hpp>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 #include "fake_cuda_control.hpp"
 
 #include <gtest/gtest.h>
@@ -14,6 +14,8 @@
 #include <vector>
 
 namespace handoff::test {
+
+namespace abi = cuda::abi;
 
 // Sets (or unsets, with nullptr) an environment variable for one scope. The
 // fake reads its configuration at cuInit, so set it before Driver::load.
@@ -48,6 +50,7 @@ class FakeCudaTest : public ::testing::Test {
     base_contexts_ = fake_.primary_context_refs(0);
   }
   void TearDown() override {
+    EXPECT_EQ(fake_.objects_lost_to_resets(), 0) << "a context reset destroyed live objects";
     fake_.reset();
     EXPECT_EQ(fake_.live_allocations(), base_allocations_) << "device allocations leaked";
     EXPECT_EQ(fake_.primary_context_refs(0), base_contexts_) << "primary context retains leaked";

@@ -23,13 +23,14 @@
 #include <cstring>
 #include <string>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 #include "fake_cuda_control.hpp"
 #include "gl_fixture.hpp"
 
 #include <gtest/gtest.h>
 
 namespace handoff {
+namespace abi = cuda::abi;
 namespace {
 
 std::string message_of(const std::function<void()>& f) {
@@ -111,11 +112,31 @@ TEST_F(CudaEglFake, RegistersMapsAndDescribesAPitchedPlaneThenReleasesIt) {
   EXPECT_EQ(fake.call_count("cuGraphicsUnregisterResource"), 1);
 }
 
+TEST_F(CudaEglFake, TheImageKeepsItsContextWhenTheCallersLastOneGoes) {
+  fake.set_egl_images(64, 32, 2, 1);
+  ASSERT_EQ(fake.primary_context_refs(0), 1) << "the fixture's context is the caller's only one";
+  const int resets = fake.context_resets(0);
+  auto cuda_image = std::make_unique<CudaEglImage>(ctx, image);
+  ctx.reset();  // the caller's last PrimaryContext goes before the image
+  EXPECT_EQ(fake.context_resets(0), resets) << "the image keeps its context retained";
+  {
+    // A consumer in the device's primary context writes the whole plane.
+    cuda::PrimaryContext consumer(cuda::driver(), 0);
+    cuda::ScopedContext cur(consumer);
+    const CudaEglPlane& p = cuda_image->plane();
+    EXPECT_EQ(cuda::driver().api().cuMemsetD8(p.device_pointer, 0x5a, std::size_t(p.pitch) * p.height),
+              abi::CUDA_SUCCESS);
+    cuda_image.reset();
+  }
+  EXPECT_EQ(fake.objects_lost_to_resets(), 0) << "nothing was destroyed under the image";
+  expect_nothing_left("after the image is gone");
+}
+
 TEST_F(CudaEglFake, EachEntryPointFailingInTurnLeavesNothingRegisteredOrMapped) {
   fake.set_egl_images(64, 32, 2, 1);
   for (const char* entry : {"cuGraphicsEGLRegisterImage", "cuGraphicsMapResources",
                             "cuGraphicsResourceGetMappedEglFrame"}) {
-    fake.fail(entry, cu::CUDA_ERROR_OUT_OF_MEMORY, 0);
+    fake.fail(entry, abi::CUDA_ERROR_OUT_OF_MEMORY, 0);
     const int unmaps = fake.call_count("cuGraphicsUnmapResources");
     try {
       CudaEglImage cuda_image(ctx, image);
@@ -211,7 +232,7 @@ TEST_F(CudaEglFake, ImportDmaBufPlaneTakesExternalMemoryWhenTheDriverAcceptsIt) 
 
 TEST_F(CudaEglFake, ImportDmaBufPlaneNamesBothRoutesWhenNeitherWorks) {
   fake.set_egl_images(64, 32, 1, 1);
-  fake.fail("cuImportExternalMemory", cu::CUDA_ERROR_NOT_SUPPORTED, 0);
+  fake.fail("cuImportExternalMemory", abi::CUDA_ERROR_NOT_SUPPORTED, 0);
   ExportedMemory m = dmabuf_memory(64 * 32);
   ASSERT_TRUE(m.fd);
   const DmaBufPlane plane{-1, 64, 32, kDrmFormatR8, 0, 64, {}};

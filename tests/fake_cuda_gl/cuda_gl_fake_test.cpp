@@ -9,7 +9,7 @@
 #include <handoff/log.hpp>
 #include <handoff/testing.hpp>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 #include "fake_cuda_control.hpp"
 #include "gl_fixture.hpp"
 
@@ -24,6 +24,7 @@
 #include <vector>
 
 namespace handoff {
+namespace abi = cuda::abi;
 namespace {
 
 // Before anything loads the driver: give fake device 0 the GL device's UUID,
@@ -33,7 +34,7 @@ class GlUuidForTheFake : public ::testing::Environment {
   void SetUp() override {
     GlWorker probe;
     if (probe.info().device_uuid) {
-      gl_uuid = format_uuid(*probe.info().device_uuid);
+      gl_uuid = to_string(*probe.info().device_uuid);
       setenv("HANDOFF_FAKE_CUDA_UUID", gl_uuid.c_str(), 1);
     }
   }
@@ -233,7 +234,7 @@ TEST_F(FakeCudaGl, TheInjectedListCoversEveryEntryPointACycleUses) {
 }
 
 TEST_F(FakeCudaGl, EachEntryPointFailingGivesANamedErrorAndLeavesNothing) {
-  constexpr int kCode = cu::CUDA_ERROR_DEVICE_UNAVAILABLE;
+  constexpr int kCode = abi::CUDA_ERROR_DEVICE_UNAVAILABLE;
   for (const auto& inj : kInjected) {
     SCOPED_TRACE(inj.entry);
     fake.reset();
@@ -306,8 +307,8 @@ TEST_F(FakeCudaGl, ADifferentGpuIsRefusedNamingBothDevices) {
   ASSERT_GE(cuda::driver().device_count(), 2);
   const cuda::DeviceInfo other = cuda::driver().device(1);
   const cuda::DeviceInfo same = cuda::driver().device(0);
-  EXPECT_EQ(same.uuid_string, GlUuidForTheFake::gl_uuid);
-  ASSERT_NE(other.uuid_string, GlUuidForTheFake::gl_uuid);
+  EXPECT_EQ(to_string(same.uuid), GlUuidForTheFake::gl_uuid);
+  ASSERT_NE(to_string(other.uuid), GlUuidForTheFake::gl_uuid);
   GlBuffer b(worker(), 64);
   CudaGlOptions o = cuda_options();
   o.cuda_device = 1;
@@ -316,7 +317,7 @@ TEST_F(FakeCudaGl, ADifferentGpuIsRefusedNamingBothDevices) {
     FAIL() << "a CUDA device that is not the GL device was accepted";
   } catch (const Error& e) {
     const std::string what = e.what();
-    EXPECT_NE(what.find(other.uuid_string), std::string::npos) << what;
+    EXPECT_NE(what.find(to_string(other.uuid)), std::string::npos) << what;
     EXPECT_NE(what.find(GlUuidForTheFake::gl_uuid), std::string::npos) << what;
     EXPECT_NE(what.find(other.name), std::string::npos) << what;
     EXPECT_NE(what.find(worker().info().renderer), std::string::npos) << what;

@@ -107,7 +107,7 @@ TEST_F(GlWorkerFixture, ContextIsGl45CoreWithDebugOutput) {
   EXPECT_TRUE(profile & GL_CONTEXT_CORE_PROFILE_BIT);
   if (info.memory_object) {
     ASSERT_TRUE(info.device_uuid.has_value());
-    EXPECT_EQ(format_uuid(*info.device_uuid).size(), 36u);
+    EXPECT_EQ(to_string(*info.device_uuid).size(), 36u);
   }
 }
 

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -108,6 +109,59 @@ TEST(DLPackExport, RefusesInvalidFrame) {
   Frame f = allocate_host_frame(PixelFormat::NV12, 8, 8);
   f.planes[0].pitch = 4;
   EXPECT_THROW(export_dlpack(f, FramePart::Luma), InvalidFrame);
+}
+
+// export_dlpack(frame, layout) trusts a layout computed once (the Python Plane
+// caches it) only as far as it describes that frame: data, device, shape and
+// strides are checked against the frame's planes.
+void expect_layout_refused(const Frame& f, const TensorLayout& l, const std::string& names) {
+  try {
+    DLManagedTensor* t = export_dlpack(f, l);
+    t->deleter(t);
+    ADD_FAILURE() << "a layout that does not describe the frame was exported (" << names << ")";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(names));
+  }
+  EXPECT_THROW(export_dlpack_versioned(f, l), UsageError) << names;
+}
+
+TEST(DLPackExport, ALayoutMustDescribeTheFrameItIsExportedWith) {
+  const Frame f = allocate_host_frame(PixelFormat::NV12, 34, 17, {.alignment = 64});
+  for (FramePart part : {FramePart::Luma, FramePart::Chroma}) {
+    const TensorLayout l = tensor_layout(f, part);
+    DLManagedTensor* t = export_dlpack(f, l);
+    EXPECT_EQ(t->dl_tensor.data, l.data);
+    t->deleter(t);
+    DLManagedTensorVersioned* v = export_dlpack_versioned(f, l);
+    v->deleter(v);
+  }
+  const Frame stacked = allocate_host_frame(PixelFormat::P010, 34, 17, {.alignment = 4});
+  ASSERT_TRUE(is_stacked(stacked));
+  DLManagedTensor* t = export_dlpack(stacked, tensor_layout(stacked, FramePart::Stacked));
+  t->deleter(t);
+
+  const Frame other = allocate_host_frame(PixelFormat::NV12, 34, 17, {.alignment = 64});
+  expect_layout_refused(f, tensor_layout(other, FramePart::Luma), "neither plane of this frame");
+  TensorLayout l = tensor_layout(f, FramePart::Luma);
+  l.shape[1] = 33;
+  expect_layout_refused(f, l, "luma plane: shape (17, 33) is not the plane's (17, 34)");
+  l = tensor_layout(f, FramePart::Chroma);
+  l.strides[0] = 34;
+  expect_layout_refused(f, l, "chroma plane: strides (34, 2, 1) are not the plane's (64, 2, 1)");
+  l = tensor_layout(f, FramePart::Luma);
+  l.device = DLDevice{kDLCUDA, 0};
+  expect_layout_refused(f, l, "luma plane: device (2, 0) is not the frame's (1, 0)");
+  l = tensor_layout(f, FramePart::Luma);
+  l.dtype.bits = 16;
+  expect_layout_refused(f, l, "luma plane: dtype");
+  Frame split = stacked;  // the same luma, the chroma elsewhere: no longer one stacked array
+  split.planes[1].data = other.planes[1].data;
+  expect_layout_refused(split, tensor_layout(stacked, FramePart::Stacked), "stacked frame: the frame is not stacked");
+  // The same memory described as CUDA memory is another frame to DLPack.
+  Frame cuda = f;
+  cuda.memory = MemoryKind::Cuda;
+  cuda.device = 1;
+  expect_layout_refused(cuda, tensor_layout(f, FramePart::Chroma), "device (1, 0) is not the frame's (2, 1)");
 }
 
 TEST(DLPackExport, ConcurrentExportsAndDeletersOnOtherThreads) {

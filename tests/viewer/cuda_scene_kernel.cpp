@@ -6,7 +6,7 @@
 #include <handoff/cuda.hpp>
 #include <handoff/viewer/scene.hpp>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 
 #include <gtest/gtest.h>
 
@@ -14,12 +14,15 @@
 #include <vector>
 
 namespace handoff::viewer {
+namespace abi = cuda::abi;
 namespace {
 
 struct DeviceBuffer {
   const cuda::Driver& drv;
-  cu::CUdeviceptr ptr = 0;
-  DeviceBuffer(const cuda::Driver& d, std::size_t bytes) : drv(d) { HANDOFF_CU_CHECK(drv, cuMemAlloc, &ptr, bytes); }
+  abi::CUdeviceptr ptr = 0;
+  DeviceBuffer(const cuda::Driver& d, std::size_t bytes) : drv(d) {
+    HANDOFF_CU_CHECK(drv.api().cuMemAlloc(&ptr, bytes));
+  }
   ~DeviceBuffer() {
     if (ptr) drv.api().cuMemFree(ptr);
   }
@@ -29,8 +32,10 @@ struct DeviceBuffer {
 
 struct Module {
   const cuda::Driver& drv;
-  cu::CUmodule mod = nullptr;
-  Module(const cuda::Driver& d, const void* image) : drv(d) { HANDOFF_CU_CHECK(drv, cuModuleLoadData, &mod, image); }
+  abi::CUmodule mod = nullptr;
+  Module(const cuda::Driver& d, const void* image) : drv(d) {
+    HANDOFF_CU_CHECK(drv.api().cuModuleLoadData(&mod, image));
+  }
   ~Module() {
     if (mod) drv.api().cuModuleUnload(mod);
   }
@@ -38,7 +43,7 @@ struct Module {
   Module& operator=(const Module&) = delete;
 };
 
-void compare_with_cpu(const cuda::Driver& drv, cu::CUfunction fn, const SceneOptions& o, std::int64_t index) {
+void compare_with_cpu(const cuda::Driver& drv, abi::CUfunction fn, const SceneOptions& o, std::int64_t index) {
   SCOPED_TRACE(std::to_string(o.width) + "x" + std::to_string(o.height) + " " +
                std::string(to_string(o.format)) + " frame " + std::to_string(index));
   HostFrame cpu(o.format, o.width, o.height, 256);
@@ -47,18 +52,18 @@ void compare_with_cpu(const cuda::Driver& drv, cu::CUfunction fn, const SceneOpt
 
   const std::size_t lbytes = cpu.luma_pitch() * o.height, cbytes = cpu.chroma_pitch() * chroma_height(o.height);
   DeviceBuffer luma(drv, lbytes), chroma(drv, cbytes);
-  HANDOFF_CU_CHECK(drv, cuMemsetD8, luma.ptr, 0xCD, lbytes);
-  HANDOFF_CU_CHECK(drv, cuMemsetD8, chroma.ptr, 0xCD, cbytes);
-  cu::CUdeviceptr lp = luma.ptr, cp = chroma.ptr;
+  HANDOFF_CU_CHECK(drv.api().cuMemsetD8(luma.ptr, 0xCD, lbytes));
+  HANDOFF_CU_CHECK(drv.api().cuMemsetD8(chroma.ptr, 0xCD, cbytes));
+  abi::CUdeviceptr lp = luma.ptr, cp = chroma.ptr;
   std::size_t lpitch = cpu.luma_pitch(), cpitch = cpu.chroma_pitch();
   scene::SceneState arg = state;
   void* params[] = {&lp, &lpitch, &cp, &cpitch, &arg};
   const Grid g = scene_grid(o.width, o.height);
-  HANDOFF_CU_CHECK(drv, cuLaunchKernel, fn, g.x, g.y, 1, kSceneBlock, kSceneBlock, 1, 0, nullptr, params, nullptr);
-  HANDOFF_CU_CHECK(drv, cuCtxSynchronize);
+  HANDOFF_CU_CHECK(drv.api().cuLaunchKernel(fn, g.x, g.y, 1, kSceneBlock, kSceneBlock, 1, 0, nullptr, params, nullptr));
+  HANDOFF_CU_CHECK(drv.api().cuCtxSynchronize());
   std::vector<std::uint8_t> gl(lbytes), gc(cbytes);
-  HANDOFF_CU_CHECK(drv, cuMemcpyDtoH, gl.data(), luma.ptr, lbytes);
-  HANDOFF_CU_CHECK(drv, cuMemcpyDtoH, gc.data(), chroma.ptr, cbytes);
+  HANDOFF_CU_CHECK(drv.api().cuMemcpyDtoH(gl.data(), luma.ptr, lbytes));
+  HANDOFF_CU_CHECK(drv.api().cuMemcpyDtoH(gc.data(), chroma.ptr, cbytes));
 
   const std::size_t bps = bytes_per_sample(o.format);
   auto check_plane = [&](const std::vector<std::uint8_t>& gpu, const std::uint8_t* ref, std::size_t pitch,
@@ -88,8 +93,8 @@ TEST(SceneKernel, MatchesTheCpuRendererOnTheGpu) {
   for (auto [what, image] : images) {
     SCOPED_TRACE(what);
     Module m(drv, image);
-    cu::CUfunction fn = nullptr;
-    HANDOFF_CU_CHECK(drv, cuModuleGetFunction, &fn, m.mod, kSceneKernelName);
+    abi::CUfunction fn = nullptr;
+    HANDOFF_CU_CHECK(drv.api().cuModuleGetFunction(&fn, m.mod, kSceneKernelName));
     for (auto [w, h] : {std::pair{1920u, 1080u}, std::pair{333u, 199u}, std::pair{1u, 1u}}) {
       for (PixelFormat f : {PixelFormat::NV12, PixelFormat::P010}) {
         SceneOptions o;

@@ -9,11 +9,12 @@
 #include <fcntl.h>
 #include <cstring>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 #include "fake_cuda_control.hpp"
 #include "vk_fixture.hpp"
 
 namespace handoff::test {
+namespace abi = cuda::abi;
 namespace {
 
 // The fake reads its device UUID at cuInit: make it the Vulkan device's before
@@ -26,7 +27,7 @@ class FakeUuidEnvironment : public ::testing::Environment {
     VkContextOptions o;
     o.validation = false;
     VkContext vk(o);  // drivers pinned by have_vulkan_device()
-    ::setenv("HANDOFF_FAKE_CUDA_UUID", uuid_to_string(vk.info().device_uuid).c_str(), 1);
+    ::setenv("HANDOFF_FAKE_CUDA_UUID", to_string(vk.info().device_uuid).c_str(), 1);
   }
 };
 const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new FakeUuidEnvironment);
@@ -113,13 +114,54 @@ TEST_F(VkCudaFakeTest, ImportMapReadReleaseAFrame) {
   }
 }
 
+// What a CUDA consumer reads at `ptr` with `context` current (cuMemcpyDtoH).
+std::vector<std::uint8_t> read_with_cuda(void* context, const void* ptr, std::size_t n) {
+  cuda::ScopedContext cur(cuda::driver(), static_cast<cuda::abi::CUctx_st*>(context));
+  std::vector<std::uint8_t> out(n);
+  HANDOFF_CU_CHECK(cuda::driver().api().cuMemcpyDtoH(out.data(), reinterpret_cast<abi::CUdeviceptr>(ptr), n));
+  return out;
+}
+
+TEST_F(VkCudaFakeTest, TheFrameAndItsTensorKeepTheContextWhenTheCallersLastOneGoes) {
+  VkFrameProducer p(*vk, PixelFormat::NV12, 33, 17, VkFrameProducer::Target::Buffer);
+  p.produce(4);
+  const std::vector<std::byte> bytes = p.buffer()->buffer().download();
+  const std::size_t size = p.buffer()->layout().size;
+  rebaseline();
+  ASSERT_EQ(fake.primary_context_refs(0), 1) << "the fixture's context is the caller's only one";
+  const int resets = fake.context_resets(0);
+  Frame f = import_vk_frame(ctx, p);
+  ctx.reset();  // the caller's last PrimaryContext goes before the frame
+  EXPECT_EQ(fake.context_resets(0), resets) << "the frame keeps its context retained";
+  std::vector<std::uint8_t> seen;
+  ASSERT_NO_THROW(seen = read_with_cuda(f.cuda_context, f.luma().data, size));
+  EXPECT_EQ(0, std::memcmp(seen.data(), bytes.data(), size)) << "the frame's pointers still hold the Vulkan bytes";
+
+  // The consumer of a DLPack export, in the device's primary context (as
+  // PyTorch or CuPy would be), after the frame is gone too.
+  DLManagedTensor* t = export_dlpack(f, FramePart::Chroma);
+  const std::ptrdiff_t chroma_offset =
+      static_cast<std::byte*>(f.chroma().data) - static_cast<std::byte*>(f.luma().data);
+  f = Frame{};
+  {
+    cuda::PrimaryContext consumer(cuda::driver(), 0);
+    const std::size_t chroma_bytes = size - std::size_t(chroma_offset);
+    ASSERT_NO_THROW(seen = read_with_cuda(consumer.handle(), t->dl_tensor.data, chroma_bytes));
+    EXPECT_EQ(0, std::memcmp(seen.data(), bytes.data() + chroma_offset, chroma_bytes));
+    t->deleter(t);
+  }
+  EXPECT_EQ(fake.objects_lost_to_resets(), 0) << "nothing was destroyed under the frame or its tensor";
+  EXPECT_EQ(fake.primary_context_refs(0), 0) << "and the last owner released the context";
+  expect_nothing_left("after the tensor is gone");
+}
+
 TEST_F(VkCudaFakeTest, EachAcquireStepFailingLeavesNothing) {
   VkFrameBuffer fb(*vk, PixelFormat::NV12, 64, 32);
   rebaseline();
   for (const char* entry : {"cuImportExternalMemory", "cuExternalMemoryGetMappedBuffer"}) {
     SCOPED_TRACE(entry);
     fake.reset();
-    fake.fail(entry, cu::CUDA_ERROR_OUT_OF_MEMORY, 0);
+    fake.fail(entry, abi::CUDA_ERROR_OUT_OF_MEMORY, 0);
     try {
       Frame f = import_vk_frame(ctx, fb);
       ADD_FAILURE() << "import succeeded while " << entry << " fails";
@@ -134,7 +176,7 @@ TEST_F(VkCudaFakeTest, EachAcquireStepFailingLeavesNothing) {
   {
     // And the descriptor: still the caller's when the import itself failed.
     ExportedMemory m = fb.buffer().export_memory();
-    fake.fail("cuImportExternalMemory", cu::CUDA_ERROR_INVALID_VALUE, 0);
+    fake.fail("cuImportExternalMemory", abi::CUDA_ERROR_INVALID_VALUE, 0);
     EXPECT_THROW(CudaVkMemory(ctx, m), Error);
     EXPECT_TRUE(m.fd) << "a failed import does not take the descriptor";
     fake.reset();
@@ -156,7 +198,7 @@ TEST_F(VkCudaFakeTest, ReleaseFailuresAreLoggedNotThrown) {
   });
   {
     Frame f = import_vk_frame(ctx, fb);
-    fake.fail("cuMemFree", cu::CUDA_ERROR_INVALID_VALUE, 0);
+    fake.fail("cuMemFree", abi::CUDA_ERROR_INVALID_VALUE, 0);
   }  // destructor: cuMemFree fails (logged), the external memory is still destroyed
   set_log_sink(old);
   fake.reset();
@@ -172,7 +214,7 @@ TEST_F(VkCudaFakeTest, DmaBufRefusedWithTheRouteNamed) {
   rebaseline();
   ExportedMemory m = buf.export_memory();
   m.type = VkHandleType::DmaBuf;  // as a driver offering DMA_BUF would hand it over
-  fake.fail("cuImportExternalMemory", cu::CUDA_ERROR_NOT_SUPPORTED, 0);
+  fake.fail("cuImportExternalMemory", abi::CUDA_ERROR_NOT_SUPPORTED, 0);
   try {
     CudaVkMemory c(ctx, m);
     ADD_FAILURE() << "imported";
@@ -233,8 +275,20 @@ TEST_F(VkCudaFakeTest, SemaphoresImportWaitSignalReleaseOrAreRefused) {
     s.signal();
     EXPECT_EQ(fake.call_count("cuWaitExternalSemaphoresAsync"), 1);
     EXPECT_EQ(fake.call_count("cuSignalExternalSemaphoresAsync"), 1);
-    fake.fail("cuSignalExternalSemaphoresAsync", cu::CUDA_ERROR_INVALID_HANDLE, 0);
+    fake.fail("cuSignalExternalSemaphoresAsync", abi::CUDA_ERROR_INVALID_HANDLE, 0);
     EXPECT_THROW(s.signal(), Error);
+    fake.fail("cuSignalExternalSemaphoresAsync", 0, 0);
+  }
+  {
+    // The semaphore keeps its context: usable after the caller's last one goes.
+    UniqueFd fd = descriptor();
+    auto s = std::make_unique<CudaVkSemaphore>(ctx, fd);
+    ctx.reset();
+    EXPECT_NO_THROW(s->wait());
+    EXPECT_NO_THROW(s->signal());
+    s.reset();
+    EXPECT_EQ(fake.objects_lost_to_resets(), 0);
+    ctx = cuda::PrimaryContext(cuda::driver(), 0);
   }
   EXPECT_EQ(fake.live_external_semaphores(), sems);
   EXPECT_EQ(open_fd_count(), fds);
@@ -243,17 +297,17 @@ TEST_F(VkCudaFakeTest, SemaphoresImportWaitSignalReleaseOrAreRefused) {
 TEST(VkCudaDevice, AMismatchIsRefusedNamingBothUuids) {
   VkDeviceInfo vk;
   vk.name = "vk";
-  vk.device_uuid.fill(1);
+  vk.device_uuid.bytes.fill(1);
   cuda::DeviceInfo cu;
   cu.ordinal = 0;
   cu.name = "cu";
-  cu.uuid.fill(2);
+  cu.uuid.bytes.fill(2);
   try {
     check_vk_cuda_device(vk, cu);
     FAIL() << "accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(uuid_to_string(vk.device_uuid)), std::string::npos);
-    EXPECT_NE(std::string(e.what()).find(uuid_to_string(cu.uuid)), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(to_string(vk.device_uuid)), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(to_string(cu.uuid)), std::string::npos);
   }
   cu.uuid = vk.device_uuid;
   EXPECT_NO_THROW(check_vk_cuda_device(vk, cu));

@@ -6,10 +6,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 #include "vk_fixture.hpp"
 
 namespace handoff::test {
+namespace abi = cuda::abi;
 namespace {
 
 std::uint64_t fnv1a(const std::byte* p, std::size_t n) {
@@ -44,7 +45,7 @@ TEST_F(VkCudaGpuTest, VulkanWrittenFrameReadByCudaMatches) {
       std::vector<std::byte> seen(p.buffer()->layout().size);
       {
         cuda::ScopedContext current(ctx);
-        HANDOFF_CU_CHECK(d, cuMemcpyDtoH, seen.data(), cu::CUdeviceptr(f.luma().data), seen.size());
+        HANDOFF_CU_CHECK(d.api().cuMemcpyDtoH(seen.data(), abi::CUdeviceptr(f.luma().data), seen.size()));
       }
       EXPECT_EQ(fnv1a(seen.data(), seen.size()), fnv1a(bytes.data(), bytes.size()));
       EXPECT_EQ(seen, bytes);

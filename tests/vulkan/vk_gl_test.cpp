@@ -81,14 +81,14 @@ TEST_F(VkGlTest, SameDeviceAndTheSyncModeIsReported) {
   EXPECT_NE(std::string(to_string(sync)).find(both ? "semaphore" : "CPU"), std::string::npos);
 
   GlInfo other = gl;
-  other.device_uuid->fill(0x42);
+  other.device_uuid->bytes.fill(0x42);
   try {
     check_gl_vk_device(other, vk->info());
     FAIL() << "a GL context on another GPU was accepted";
   } catch (const Error& e) {
     std::string what = e.what();
-    EXPECT_NE(what.find(uuid_to_string(*other.device_uuid)), std::string::npos) << what;
-    EXPECT_NE(what.find(uuid_to_string(vk->info().device_uuid)), std::string::npos) << what;
+    EXPECT_NE(what.find(to_string(*other.device_uuid)), std::string::npos) << what;
+    EXPECT_NE(what.find(to_string(vk->info().device_uuid)), std::string::npos) << what;
   }
   GlInfo no_import = gl;
   no_import.memory_object_fd = false;

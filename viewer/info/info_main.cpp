@@ -44,7 +44,7 @@ std::vector<NamedUuid> print_cuda(int wanted) {
       std::snprintf(mem, sizeof mem, "%.1f GiB", double(dev.total_memory) / (1024.0 * 1024.0 * 1024.0));
       line("CUDA device " + std::to_string(dev.ordinal),
            dev.name + ", compute " + std::to_string(dev.cc_major) + "." + std::to_string(dev.cc_minor) + ", " +
-               mem + ", UUID " + dev.uuid_string + (dev.ordinal == wanted ? " (selected)" : ""));
+               mem + ", UUID " + handoff::to_string(dev.uuid) + (dev.ordinal == wanted ? " (selected)" : ""));
       if (dev.ordinal == wanted) out.push_back({"CUDA device " + std::to_string(dev.ordinal) + " '" + dev.name + "'", dev.uuid});
     }
   } catch (const std::exception& e) {
@@ -71,8 +71,8 @@ std::optional<NamedUuid> print_gl(int cuda_device) {
     line("DMA-BUF->CUDA", std::string("external memory (DMABUF_FD) where the CUDA driver takes it; EGLImage route: ") +
                               (egl_route.empty() ? "yes" : "no, " + egl_route));
     if (i.device_uuid) {
-      line("GL device UUID", handoff::format_uuid(*i.device_uuid) +
-                                 (i.driver_uuid ? " (driver " + handoff::format_uuid(*i.driver_uuid) + ")" : ""));
+      line("GL device UUID", handoff::to_string(*i.device_uuid) +
+                                 (i.driver_uuid ? " (driver " + handoff::to_string(*i.driver_uuid) + ")" : ""));
       return NamedUuid{"GL '" + i.renderer + "'", *i.device_uuid};
     }
     line("GL device UUID", "not reported (no GL_EXT_memory_object)");
@@ -103,13 +103,11 @@ std::vector<NamedUuid> print_vulkan() {
       line("Vulkan device " + std::to_string(n),
            d.name + " | " + d.driver + " | OPAQUE_FD memory " + yes_no(d.opaque_fd_memory) + ", DMA_BUF memory " +
                yes_no(d.dma_buf_memory) + ", OPAQUE_FD semaphore " + yes_no(d.opaque_fd_semaphore) +
-               " | UUID " + handoff::uuid_to_string(d.device_uuid));
+               " | UUID " + handoff::to_string(d.device_uuid));
       line("Vulkan device " + std::to_string(n) + " -> GL sync",
            d.opaque_fd_semaphore ? "exported semaphores where GL has GL_EXT_semaphore_fd, else CPU fences"
                                  : "CPU fences (the device exports no semaphores)");
-      handoff::Uuid u{};
-      std::memcpy(u.data(), d.device_uuid.data(), u.size());
-      out.push_back({"Vulkan device " + std::to_string(n) + " '" + d.name + "'", u});
+      out.push_back({"Vulkan device " + std::to_string(n) + " '" + d.name + "'", d.device_uuid});
     }
   } catch (const std::exception& e) {
     line("Vulkan", std::string("query failed: ") + e.what());
@@ -134,8 +132,8 @@ void print_same_gpu(const std::optional<NamedUuid>& gl, const std::vector<NamedU
   for (const auto& o : others) {
     const bool same = o.uuid == gl->uuid;
     line("Same GPU", o.who + " and " + gl->who + ": " +
-                         (same ? "yes" : "NO (UUID " + handoff::format_uuid(o.uuid) + " vs " +
-                                             handoff::format_uuid(gl->uuid) + "): interop between them is refused"));
+                         (same ? "yes" : "NO (UUID " + handoff::to_string(o.uuid) + " vs " +
+                                             handoff::to_string(gl->uuid) + "): interop between them is refused"));
   }
 }
 

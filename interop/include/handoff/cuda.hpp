@@ -5,17 +5,19 @@
 //   if (!d.usable()) std::puts(d.describe().c_str());  // says plainly why not
 //   handoff::cuda::PrimaryContext ctx(d, 0);       // retain device 0's primary context
 //   handoff::cuda::ScopedContext cur(ctx);         // make it current on this thread
-//   HANDOFF_CU_CHECK(d, cuMemAlloc, &ptr, bytes);  // throws handoff::Error on failure
+//   HANDOFF_CU_CHECK(d.api().cuMemAlloc(&ptr, bytes));  // throws handoff::Error on failure
 //
 // The library is `libcuda.so.1`, or the path in the environment variable
 // HANDOFF_CUDA_DRIVER (the tests point it at the fake driver, tests/fake_cuda).
 // Entry points come from cuGetProcAddress, asking for the CUDA version whose
-// ABI handoff declares (interop/src/cuda/cuda_api.hpp), or else from dlsym of
-// the versioned symbol names (cuMemAlloc_v2, ...).
+// ABI handoff declares (handoff/cuda_abi.hpp), or else from dlsym of the
+// versioned symbol names (cuMemAlloc_v2, ...).
 //
-// Raw entry points: code inside the library includes "cuda/cuda_api.hpp" and
-// calls through `driver().api()` (a handoff::cu::DriverApi).
+// Raw entry points: include <handoff/cuda_abi.hpp> (namespace
+// handoff::cuda::abi) and call through `driver().api()` (an abi::DriverApi).
+#include <handoff/detail/check.hpp>
 #include <handoff/error.hpp>
+#include <handoff/uuid.hpp>
 
 #include <array>
 #include <cstddef>
@@ -25,11 +27,11 @@
 #include <string_view>
 #include <vector>
 
-namespace handoff::cu {
-enum CUresult : int;  // defined in cuda/cuda_api.hpp
+namespace handoff::cuda::abi {
+enum CUresult : int;  // defined in handoff/cuda_abi.hpp
 struct DriverApi;
 struct CUctx_st;
-}  // namespace handoff::cu
+}  // namespace handoff::cuda::abi
 
 namespace handoff::cuda {
 
@@ -52,16 +54,10 @@ std::string_view status_name(Status s) noexcept;  // "Usable", "NoDriverLibrary"
 // GL report (VkPhysicalDeviceIDProperties::deviceUUID, GL_DEVICE_UUID_EXT).
 inline constexpr int kMinimumDriverVersion = 11040;
 
-// A device UUID as CUDA, Vulkan and GL report it (16 raw bytes).
-using Uuid = std::array<std::uint8_t, 16>;
-// "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", lower-case hex (nvidia-smi prints the same after "GPU-").
-std::string format_uuid(const Uuid& uuid);
-
 struct DeviceInfo {
   int ordinal = -1;
   std::string name;
-  Uuid uuid{};
-  std::string uuid_string;  // format_uuid(uuid)
+  Uuid uuid{};  // cuDeviceGetUuid_v2: the same bytes as Vulkan's and GL's device UUID
   int cc_major = 0;         // compute capability
   int cc_minor = 0;
   std::size_t total_memory = 0;  // bytes
@@ -101,7 +97,7 @@ class Driver {
   // when not usable; returns normally otherwise.
   void require() const;
   // The function table. Throws like require() when not usable.
-  const cu::DriverApi& api() const;
+  const abi::DriverApi& api() const;
 
   // Device queries. Throw UsageError for an ordinal outside [0, device_count()),
   // handoff::Error when a driver call fails, and as require() when unusable.
@@ -111,9 +107,10 @@ class Driver {
   // The symbolic name of a CUresult: cuGetErrorName when the driver has it,
   // else handoff's own table, else "CUDA_ERROR_<code>".
   std::string error_name(int code) const;
-  // Does nothing for CUDA_SUCCESS; otherwise throws handoff::Error(Api::Cuda,
+  // What HANDOFF_CU_CHECK calls on a failure (check calls with the macro):
+  // does nothing for CUDA_SUCCESS; otherwise throws handoff::Error(Api::Cuda,
   // call, code, error_name(code), detail (plus cuGetErrorString's text), where).
-  void check(cu::CUresult result, const char* call, std::string_view detail = {},
+  void check(abi::CUresult result, std::string_view call, std::string_view detail = {},
              const char* where = "") const;
 
  private:
@@ -123,7 +120,7 @@ class Driver {
 
   std::string path_;
   void* lib_ = nullptr;
-  std::unique_ptr<cu::DriverApi> api_;
+  std::unique_ptr<abi::DriverApi> api_;
   Status status_ = Status::InitFailed;
   std::string detail_;
   int version_ = 0;
@@ -136,13 +133,31 @@ class Driver {
 // first call (std::call_once) and never unloaded. Thread-safe.
 const Driver& driver();
 
-// check() through driver(); for code that does not hold a Driver.
-void check(cu::CUresult result, const char* call, std::string_view detail = {}, const char* where = "");
+namespace detail {
+// Throws handoff::Error for a failed call (result != CUDA_SUCCESS): Api::Cuda,
+// the entry point (handoff::detail::call_name of the call's text), the CUDA
+// error's name and code, `detail` and `where`. Names come from the
+// process-wide driver when it is loaded (its cuGetErrorName /
+// cuGetErrorString), else from handoff's own table.
+[[noreturn]] void throw_call_failed(int result, std::string_view expression, const char* where,
+                                    const std::string& detail);
 
-// Calls driver entry point `fn` through `drv`'s table and throws handoff::Error
-// naming `fn` and the CUDA error name on failure.
-#define HANDOFF_CU_CHECK(drv, fn, ...) \
-  (drv).check((drv).api().fn(__VA_ARGS__), #fn, {}, HANDOFF_WHERE)
+template <typename Detail>
+void cu_checked(int result, const char* expression, const char* where, Detail&& detail) {
+  if (result != 0) throw_call_failed(result, expression, where, detail());
+}
+}  // namespace detail
+
+// Checks a CUDA driver call, the call written out inside the macro, with an
+// optional detail (built only when the call failed); the shape of
+// HANDOFF_GL_CHECK and HANDOFF_VK_CHECK:
+//   HANDOFF_CU_CHECK(api.cuMemAlloc(&ptr, bytes));
+//   HANDOFF_CU_CHECK(api.cuGraphicsMapResources(1, &res, stream), "luma buffer");
+// Throws handoff::Error naming the entry point (from the call's text), the CUDA
+// error's name and code, the detail and file:line.
+#define HANDOFF_CU_CHECK(call, ...)                                                              \
+  ::handoff::cuda::detail::cu_checked(static_cast<int>(call), #call, HANDOFF_WHERE,              \
+                                      [&] { return ::handoff::detail::check_detail(__VA_ARGS__); })
 
 // A retained primary context of one device (cuDevicePrimaryCtxRetain /
 // cuDevicePrimaryCtxRelease). Primary contexts are shared with PyTorch and
@@ -159,7 +174,7 @@ class PrimaryContext {
   PrimaryContext& operator=(const PrimaryContext&) = delete;
   ~PrimaryContext();
 
-  cu::CUctx_st* get() const noexcept { return ctx_; }  // a CUcontext
+  abi::CUctx_st* get() const noexcept { return ctx_; }  // a CUcontext
   void* handle() const noexcept { return ctx_; }       // for Plane::cuda_context
   int device() const noexcept { return ordinal_; }
   const Driver* driver() const noexcept { return drv_; }
@@ -168,7 +183,7 @@ class PrimaryContext {
 
  private:
   const Driver* drv_ = nullptr;
-  cu::CUctx_st* ctx_ = nullptr;
+  abi::CUctx_st* ctx_ = nullptr;
   int ordinal_ = -1;
 };
 
@@ -177,7 +192,7 @@ class PrimaryContext {
 // and one scope. The destructor pops and never throws.
 class ScopedContext {
  public:
-  ScopedContext(const Driver& drv, cu::CUctx_st* ctx);  // throws Error
+  ScopedContext(const Driver& drv, abi::CUctx_st* ctx);  // throws Error
   explicit ScopedContext(const PrimaryContext& ctx);    // throws UsageError when empty
   ScopedContext(const ScopedContext&) = delete;
   ScopedContext& operator=(const ScopedContext&) = delete;
@@ -185,7 +200,7 @@ class ScopedContext {
 
  private:
   const Driver* drv_;
-  cu::CUctx_st* ctx_;
+  abi::CUctx_st* ctx_;
 };
 
 }  // namespace handoff::cuda

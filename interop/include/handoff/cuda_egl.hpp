@@ -19,6 +19,8 @@
 #include <string>
 
 #include <handoff/cuda.hpp>
+#include <handoff/detail/cuda_handles.hpp>
+#include <handoff/detail/egl_handles.hpp>
 
 namespace handoff {
 
@@ -50,19 +52,18 @@ std::string egl_route_unavailable(void* egl_display);
 
 // An EGLImage made from a DMA-BUF plane (eglCreateImageKHR, EGL_LINUX_DMA_BUF_EXT).
 // Thread safety: any thread; destroy before the display is terminated.
+// Ownership: owns the EGLImage (eglDestroyImageKHR when it goes).
 class EglDmaBufImage {
  public:
   // `display`: an initialised EGLDisplay. Throws handoff::Error (Api::Egl)
   // naming the missing extension, or eglCreateImageKHR's EGL error.
   EglDmaBufImage(void* display, const DmaBufPlane& plane);
-  ~EglDmaBufImage();
   EglDmaBufImage(const EglDmaBufImage&) = delete;
   EglDmaBufImage& operator=(const EglDmaBufImage&) = delete;
-  void* image() const noexcept { return image_; }  // EGLImageKHR
+  void* image() const noexcept { return image_.get(); }  // EGLImageKHR
 
  private:
-  void* display_ = nullptr;
-  void* image_ = nullptr;
+  detail::UniqueEglImage image_;
 };
 
 // A mapped EGL image as CUDA sees it (the first plane of the CUeglFrame).
@@ -76,22 +77,24 @@ struct CudaEglPlane {
 // An EGLImage registered with CUDA and mapped for the object's lifetime.
 // Thread safety: construct and destroy on any thread (the context is pushed
 // for each call; no GL context is needed). Destruction never throws.
+// Ownership: holds a retain of the primary context (the plane stays valid
+// after the caller's PrimaryContext is gone), the registration and the
+// mapping; the EGLImage stays the caller's and must outlive this object.
 class CudaEglImage {
  public:
   // Throws handoff::Error: the driver lacks the EGL entry points
   // (MissingEntryPoint wording), or the failing call and CUDA error; on failure
   // nothing stays registered or mapped.
   CudaEglImage(const cuda::PrimaryContext& ctx, void* egl_image, bool read_only = true);
-  ~CudaEglImage();
   CudaEglImage(const CudaEglImage&) = delete;
   CudaEglImage& operator=(const CudaEglImage&) = delete;
   const CudaEglPlane& plane() const noexcept { return plane_; }
 
  private:
-  const cuda::Driver* drv_;
-  void* ctx_;
-  void* resource_ = nullptr;  // CUgraphicsResource
-  bool mapped_ = false;
+  // Released last to first: unmapped, then unregistered, then the context goes.
+  cuda::detail::RetainedContext ctx_;
+  cuda::detail::UniqueGraphicsResource registration_;
+  cuda::detail::UniqueGraphicsMapping mapping_;
   CudaEglPlane plane_;
 };
 

@@ -54,8 +54,10 @@ TensorLayout tensor_layout(const Frame& frame, FramePart part);
 DLManagedTensor* export_dlpack(const Frame& frame, FramePart part);
 DLManagedTensorVersioned* export_dlpack_versioned(const Frame& frame, FramePart part);
 // The same with a layout computed earlier by tensor_layout(frame, part), for
-// callers that export one plane many times (the Python Plane caches it).
-// Precondition: `layout` came from this frame (not checked again).
+// callers that export one plane many times (the Python Plane caches it). The
+// layout is checked against the frame, cheaply (its data pointer, device,
+// dtype, shape and strides against the frame's planes; no revalidation):
+// UsageError naming what differs when it describes another frame or plane.
 DLManagedTensor* export_dlpack(const Frame& frame, const TensorLayout& layout);
 DLManagedTensorVersioned* export_dlpack_versioned(const Frame& frame, const TensorLayout& layout);
 

@@ -7,6 +7,8 @@
 // Optional: wrap_context (an application-made context), GlDebugMessage
 // Advanced: load_gl, query_gl_info, enable_gl_debug_output (what the worker does
 //           on its own thread; exposed for applications driving GL themselves)
+#include <handoff/uuid.hpp>
+
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -17,10 +19,6 @@
 #include <vector>
 
 namespace handoff {
-
-using Uuid = std::array<std::uint8_t, 16>;
-// "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx". Thread-safe.
-std::string format_uuid(const Uuid& uuid);
 
 // What a GL context reports. A value; thread-safe to copy and read.
 struct GlInfo {

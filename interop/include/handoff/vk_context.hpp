@@ -22,17 +22,13 @@
 #include <handoff/detail/check.hpp>
 #include <handoff/detail/vk_handles.hpp>
 #include <handoff/error.hpp>
+#include <handoff/uuid.hpp>
 
 namespace handoff::detail {
 class SpinPolicy;
 }
 
 namespace handoff {
-
-using DeviceUuid = std::array<std::uint8_t, 16>;
-
-// "6d657361-3232-2e33-2e36-000000000000" (the layout vulkaninfo prints).
-std::string uuid_to_string(const DeviceUuid& uuid);
 
 // The symbolic name of a VkResult ("VK_ERROR_OUT_OF_DEVICE_MEMORY").
 std::string_view vk_result_name(VkResult r) noexcept;
@@ -76,7 +72,7 @@ struct VkContextOptions {
   // The device to use: the GL context's GL_DEVICE_UUID_EXT or CUDA's
   // cuDeviceGetUuid. A mismatch (no such Vulkan device) is a handoff::Error.
   // Empty: the first device with external-memory fd support, discrete first.
-  std::optional<DeviceUuid> device_uuid;
+  std::optional<Uuid> device_uuid;
   // Load VK_LAYER_KHRONOS_validation and install a debug messenger. Default:
   // on in debug builds and when HANDOFF_VK_VALIDATION=1, off otherwise.
   // Asking for it where the layer is not installed is a handoff::Error.
@@ -89,8 +85,8 @@ struct VkContextOptions {
 // What the chosen device offers for interop. Filled at context creation.
 struct VkDeviceInfo {
   std::string name;
-  DeviceUuid device_uuid{};
-  DeviceUuid driver_uuid{};
+  Uuid device_uuid{};
+  Uuid driver_uuid{};
   std::uint32_t api_version = 0;
   VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
   bool opaque_fd_memory = false;      // buffers exportable as OPAQUE_FD
@@ -173,7 +169,7 @@ class VkContext {
       VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
       const VkDebugUtilsMessengerCallbackDataEXT* data, void* self);
   void create_instance(bool validation);
-  void choose_physical_device(const std::optional<DeviceUuid>& uuid);
+  void choose_physical_device(const std::optional<Uuid>& uuid);
   void read_device_info();
   void create_device();
   // Objects kept until `fence` signals (defer_destruction).
@@ -213,8 +209,8 @@ struct VkDeviceCapabilities {
   VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
   std::uint32_t api_version = 0;
   std::string driver;  // driverName + driverInfo
-  DeviceUuid device_uuid{};
-  DeviceUuid driver_uuid{};
+  Uuid device_uuid{};
+  Uuid driver_uuid{};
   bool external_memory_fd = false;  // VK_KHR_external_memory_fd
   bool opaque_fd_memory = false;    // a storage buffer exportable as OPAQUE_FD
   bool dma_buf_memory = false;      // ... as DMA_BUF

@@ -1,9 +1,11 @@
 #pragma once
 // Vulkan memory in CUDA: cuImportExternalMemory of an exported descriptor and
 // one device pointer covering the object (cuExternalMemoryGetMappedBuffer).
-// Release follows the driver API docs: cuMemFree the mapped pointer, then
-// cuDestroyExternalMemory. External semaphores (Vulkan -> CUDA stream and
-// back) where the driver supports them.
+// Release follows the driver API's contract: cuMemFree the mapped pointer,
+// then cuDestroyExternalMemory. External semaphores (Vulkan -> CUDA stream and
+// back) where the driver supports them. Every object here keeps its primary
+// context retained (a new retain of the caller's), so it stays valid, and so do
+// its pointers, after the caller's own PrimaryContext is gone.
 //
 //   cuda::PrimaryContext ctx(0);
 //   VkFrameBuffer vkframe(vk, PixelFormat::NV12, 1920, 1080);
@@ -20,6 +22,7 @@
 
 #include <handoff/cuda.hpp>
 #include <handoff/cuda_egl.hpp>
+#include <handoff/detail/cuda_handles.hpp>
 #include <handoff/frame.hpp>
 #include <handoff/vk_memory.hpp>
 #include <handoff/vk_producer.hpp>
@@ -34,6 +37,7 @@ void check_vk_cuda_device(const VkDeviceInfo& vk, const cuda::DeviceInfo& cuda);
 // Thread safety: construct and destroy on any thread (the context is pushed
 // for each driver call); the pointer may be used on any thread with the
 // context current. Destruction never throws (failures are logged).
+// Ownership: holds a retain of the primary context, the import and the mapping.
 class CudaVkMemory {
  public:
   // Imports `memory` into `ctx`'s device and maps [offset, offset + size) of it
@@ -43,21 +47,20 @@ class CudaVkMemory {
   CudaVkMemory(const cuda::PrimaryContext& ctx, ExportedMemory& memory);
   CudaVkMemory(const cuda::PrimaryContext& ctx, ExportedMemory& memory, std::uint64_t offset,
                std::uint64_t size);
-  ~CudaVkMemory();
   CudaVkMemory(const CudaVkMemory&) = delete;
   CudaVkMemory& operator=(const CudaVkMemory&) = delete;
 
-  std::uint64_t device_pointer() const noexcept { return ptr_; }  // a CUdeviceptr
+  std::uint64_t device_pointer() const noexcept { return mapping_.get(); }  // a CUdeviceptr
   std::uint64_t size() const noexcept { return size_; }
-  void* context() const noexcept { return ctx_; }  // CUcontext
-  int device() const noexcept { return ordinal_; }
+  void* context() const noexcept { return ctx_->handle(); }  // CUcontext, retained while this lives
+  int device() const noexcept { return ctx_->device(); }
 
  private:
-  const cuda::Driver* drv_;
-  cu::CUctx_st* ctx_;
-  int ordinal_;
-  void* ext_ = nullptr;  // CUexternalMemory
-  std::uint64_t ptr_ = 0;
+  // Member order is release order, last to first: the mapping is freed
+  // (cuMemFree) before the external memory is destroyed, then the context goes.
+  cuda::detail::RetainedContext ctx_;
+  cuda::detail::UniqueExternalMemory memory_;
+  cuda::detail::UniqueDevicePointer mapping_;
   std::uint64_t size_ = 0;
 };
 
@@ -78,7 +81,7 @@ Frame import_vk_frame(const cuda::PrimaryContext& ctx, VkFrameProducer& producer
 // at device_pointer, pitch plane.pitch; takes memory.fd), then, where the
 // driver refuses it, the EGLImage route through `egl_display` (null: skip it;
 // memory.fd stays the caller's). When neither works the Error names both
-// failures. `owner` keeps the import alive.
+// failures. `owner` keeps the import, and its primary context, alive.
 struct CudaDmaBufPlane {
   std::shared_ptr<void> owner;
   std::uint64_t device_pointer = 0;  // 0 when the EGL route gave a CUDA array
@@ -91,14 +94,14 @@ CudaDmaBufPlane import_dmabuf_plane(const cuda::PrimaryContext& ctx, ExportedMem
 
 // A Vulkan semaphore imported into CUDA (OPAQUE_FD). Error where the driver
 // refuses (CUDA_ERROR_NOT_SUPPORTED), so callers fall back to CPU fences.
-// Thread safety: as CudaVkMemory.
+// Thread safety: as CudaVkMemory. Ownership: holds a retain of the primary
+// context and the imported semaphore.
 class CudaVkSemaphore {
  public:
   CudaVkSemaphore(const cuda::PrimaryContext& ctx, const VkExportableSemaphore& semaphore);
   // From a descriptor exported elsewhere (VkExportableSemaphore::export_fd()):
   // takes `fd` on success only.
   CudaVkSemaphore(const cuda::PrimaryContext& ctx, UniqueFd& fd);
-  ~CudaVkSemaphore();
   CudaVkSemaphore(const CudaVkSemaphore&) = delete;
   CudaVkSemaphore& operator=(const CudaVkSemaphore&) = delete;
   // Enqueue a wait for the Vulkan signal / a signal for Vulkan to wait on, on `stream` (a CUstream; null: default).
@@ -106,9 +109,8 @@ class CudaVkSemaphore {
   void signal(void* stream = nullptr);
 
  private:
-  const cuda::Driver* drv_;
-  cu::CUctx_st* ctx_;
-  void* sem_ = nullptr;  // CUexternalSemaphore
+  cuda::detail::RetainedContext ctx_;
+  cuda::detail::UniqueExternalSemaphore semaphore_;
 };
 
 }  // namespace handoff

@@ -7,10 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 #include "gl/egl_util.hpp"
 
 namespace handoff {
+namespace abi = cuda::abi;
 
 namespace {
 
@@ -38,7 +39,7 @@ std::string egl_route_unavailable(void* egl_display) {
 
 // --- EglDmaBufImage -------------------------------------------------------------
 
-EglDmaBufImage::EglDmaBufImage(void* display, const DmaBufPlane& p) : display_(display) {
+EglDmaBufImage::EglDmaBufImage(void* display, const DmaBufPlane& p) {
   if (!display) throw UsageError("EglDmaBufImage: no EGLDisplay");
   if (p.fd < 0 || p.width == 0 || p.height == 0 || p.pitch == 0 || p.fourcc == 0)
     throw UsageError("EglDmaBufImage: the plane needs an fd, a size, a pitch and a fourcc");
@@ -76,9 +77,9 @@ EglDmaBufImage::EglDmaBufImage(void* display, const DmaBufPlane& p) : display_(d
                        EGL_DMA_BUF_PLANE0_MODIFIER_HI_EXT, EGLint(std::uint32_t(*p.modifier >> 32))});
   }
   a.push_back(EGL_NONE);
-  image_ = create(display, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, nullptr, a.data());
-  if (image_ == EGL_NO_IMAGE_KHR) {
-    image_ = nullptr;
+  image_ = detail::UniqueEglImage(create(display, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, nullptr, a.data()),
+                                  {display});
+  if (!image_) {
     const EGLint e = eglGetError();
     throw Error(Api::Egl, "eglCreateImageKHR", e, detail::egl_error_name(e),
                 "DMA-BUF plane " + std::to_string(p.width) + "x" + std::to_string(p.height) + " " +
@@ -88,70 +89,52 @@ EglDmaBufImage::EglDmaBufImage(void* display, const DmaBufPlane& p) : display_(d
   }
 }
 
-EglDmaBufImage::~EglDmaBufImage() {
-  if (!image_) return;
+namespace detail {
+void EglImageDestroy::operator()(void* image) const noexcept {
   auto destroy = reinterpret_cast<PFNEGLDESTROYIMAGEKHRPROC>(eglGetProcAddress("eglDestroyImageKHR"));
-  if (!destroy || !destroy(display_, image_))
-    log(LogLevel::Error, "EglDmaBufImage: eglDestroyImageKHR failed with " + detail::egl_error_name(eglGetError()));
+  if (!destroy || !destroy(display, image))
+    log(LogLevel::Error, "eglDestroyImageKHR failed with " + egl_error_name(eglGetError()));
 }
+}  // namespace detail
 
 // --- CudaEglImage ------------------------------------------------------------------
 
-CudaEglImage::CudaEglImage(const cuda::PrimaryContext& ctx, void* egl_image, bool read_only) {
-  if (!ctx) throw UsageError("CudaEglImage: the PrimaryContext holds no context");
+namespace {
+
+CudaEglPlane first_plane(const abi::CUeglFrame& f) {
+  CudaEglPlane p;
+  p.pitched = f.frameType == abi::CU_EGL_FRAME_TYPE_PITCH;
+  if (p.pitched) p.device_pointer = reinterpret_cast<std::uint64_t>(f.frame.pPitch[0]);
+  else p.array = f.frame.pArray[0];
+  p.width = f.width;
+  p.height = f.height;
+  p.pitch = f.pitch;
+  p.channels = f.numChannels;
+  return p;
+}
+
+}  // namespace
+
+CudaEglImage::CudaEglImage(const cuda::PrimaryContext& ctx, void* egl_image, bool read_only)
+    : ctx_(cuda::detail::retain(ctx, "CudaEglImage")) {
   if (!egl_image) throw UsageError("CudaEglImage: no EGLImage");
-  drv_ = ctx.driver();
-  ctx_ = ctx.get();
-  const cu::DriverApi& api = drv_->api();
+  const abi::DriverApi& api = ctx_->driver()->api();
   if (!api.cuGraphicsEGLRegisterImage || !api.cuGraphicsResourceGetMappedEglFrame)
     throw Error(Api::Cuda, "cuGetProcAddress", 0, {},
                 "the CUDA driver lacks cuGraphicsEGLRegisterImage / cuGraphicsResourceGetMappedEglFrame: "
                 "no EGLImage route",
                 HANDOFF_WHERE);
-  cuda::ScopedContext current(ctx);
-  cu::CUgraphicsResource res = nullptr;
-  drv_->check(api.cuGraphicsEGLRegisterImage(&res, egl_image,
-                                             read_only ? cu::CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
-                                                       : cu::CU_GRAPHICS_REGISTER_FLAGS_NONE),
-              "cuGraphicsEGLRegisterImage", {}, HANDOFF_WHERE);
-  resource_ = res;
-  try {
-    drv_->check(api.cuGraphicsMapResources(1, &res, nullptr), "cuGraphicsMapResources", "EGL image", HANDOFF_WHERE);
-    mapped_ = true;
-    cu::CUeglFrame f{};
-    drv_->check(api.cuGraphicsResourceGetMappedEglFrame(&f, res, 0, 0), "cuGraphicsResourceGetMappedEglFrame", {},
-                HANDOFF_WHERE);
-    plane_.pitched = f.frameType == cu::CU_EGL_FRAME_TYPE_PITCH;
-    if (plane_.pitched) plane_.device_pointer = reinterpret_cast<std::uint64_t>(f.frame.pPitch[0]);
-    else plane_.array = f.frame.pArray[0];
-    plane_.width = f.width;
-    plane_.height = f.height;
-    plane_.pitch = f.pitch;
-    plane_.channels = f.numChannels;
-  } catch (...) {
-    if (mapped_) api.cuGraphicsUnmapResources(1, &res, nullptr);
-    api.cuGraphicsUnregisterResource(res);
-    resource_ = nullptr;
-    mapped_ = false;
-    throw;
-  }
-}
-
-CudaEglImage::~CudaEglImage() {
-  if (!resource_) return;
-  try {
-    cuda::ScopedContext current(*drv_, static_cast<cu::CUctx_st*>(ctx_));
-    const cu::DriverApi& api = drv_->api();
-    auto res = static_cast<cu::CUgraphicsResource>(resource_);
-    if (mapped_) {
-      if (cu::CUresult r = api.cuGraphicsUnmapResources(1, &res, nullptr); r != cu::CUDA_SUCCESS)
-        log(LogLevel::Error, "CudaEglImage: cuGraphicsUnmapResources failed with " + drv_->error_name(r));
-    }
-    if (cu::CUresult r = api.cuGraphicsUnregisterResource(res); r != cu::CUDA_SUCCESS)
-      log(LogLevel::Error, "CudaEglImage: cuGraphicsUnregisterResource failed with " + drv_->error_name(r));
-  } catch (const std::exception& e) {
-    log(LogLevel::Error, std::string("CudaEglImage: release failed: ") + e.what());
-  }
+  cuda::ScopedContext current(*ctx_);
+  abi::CUgraphicsResource res = nullptr;
+  HANDOFF_CU_CHECK(api.cuGraphicsEGLRegisterImage(&res, egl_image,
+                                                  read_only ? abi::CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
+                                                            : abi::CU_GRAPHICS_REGISTER_FLAGS_NONE));
+  registration_ = cuda::detail::UniqueGraphicsResource(res, {ctx_});
+  HANDOFF_CU_CHECK(api.cuGraphicsMapResources(1, &res, nullptr), "EGL image");
+  mapping_ = cuda::detail::UniqueGraphicsMapping(res, {ctx_});
+  abi::CUeglFrame f{};
+  HANDOFF_CU_CHECK(api.cuGraphicsResourceGetMappedEglFrame(&f, res, 0, 0));
+  plane_ = first_plane(f);
 }
 
 }  // namespace handoff

@@ -2,10 +2,11 @@
 #include <handoff/cuda.hpp>
 #include <handoff/log.hpp>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -24,18 +25,6 @@ std::string_view status_name(Status s) noexcept {
     case Status::InitFailed: return "InitFailed";
   }
   return "?";
-}
-
-std::string format_uuid(const Uuid& uuid) {
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string s;
-  s.reserve(36);
-  for (std::size_t i = 0; i < uuid.size(); ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
-    s += hex[uuid[i] >> 4];
-    s += hex[uuid[i] & 0xF];
-  }
-  return s;
 }
 
 namespace {
@@ -58,7 +47,7 @@ Fn sym(void* lib, const char* name) {
 std::unique_ptr<Driver> Driver::load(const std::string& path) {
   std::unique_ptr<Driver> d(new Driver);
   d->path_ = path.empty() ? std::string("libcuda.so.1") : path;
-  d->api_ = std::make_unique<cu::DriverApi>();
+  d->api_ = std::make_unique<abi::DriverApi>();
   d->load_impl();
   if (d->usable()) {
     log(LogLevel::Debug, d->describe());
@@ -86,10 +75,10 @@ void Driver::load_impl() {
     fail(Status::NoDriverLibrary, e ? e : (path_ + ": dlopen failed"));
     return;
   }
-  cu::DriverApi& a = *api_;
-  a.cuInit = sym<cu::PFN_cuInit>(lib_, "cuInit");
-  a.cuDriverGetVersion = sym<cu::PFN_cuDriverGetVersion>(lib_, "cuDriverGetVersion");
-  a.cuGetErrorName = sym<cu::PFN_cuGetErrorName>(lib_, "cuGetErrorName");
+  abi::DriverApi& a = *api_;
+  a.cuInit = sym<abi::PFN_cuInit>(lib_, "cuInit");
+  a.cuDriverGetVersion = sym<abi::PFN_cuDriverGetVersion>(lib_, "cuDriverGetVersion");
+  a.cuGetErrorName = sym<abi::PFN_cuGetErrorName>(lib_, "cuGetErrorName");
   if (!a.cuInit) {
     fail(Status::MissingEntryPoint, "cuInit (" + path_ + " does not export it: not a CUDA driver)");
     return;
@@ -99,24 +88,24 @@ void Driver::load_impl() {
     return;
   }
 
-  const cu::CUresult init = a.cuInit(0);
-  initialized_ = init == cu::CUDA_SUCCESS;
-  if (init == cu::CUDA_ERROR_STUB_LIBRARY) {
+  const abi::CUresult init = a.cuInit(0);
+  initialized_ = init == abi::CUDA_SUCCESS;
+  if (init == abi::CUDA_ERROR_STUB_LIBRARY) {
     fail(Status::StubLibrary, path_ + " is the CUDA toolkit's stub library, not a driver; cuInit returned " +
-                                  code_text(init, cu::result_name(init)));
+                                  code_text(init, abi::result_name(init)));
     return;
   }
-  if (init == cu::CUDA_ERROR_NO_DEVICE) {
-    fail(Status::NoDevice, "cuInit returned " + code_text(init, cu::result_name(init)));
+  if (init == abi::CUDA_ERROR_NO_DEVICE) {
+    fail(Status::NoDevice, "cuInit returned " + code_text(init, abi::result_name(init)));
     return;
   }
-  if (init != cu::CUDA_SUCCESS) {
+  if (init != abi::CUDA_SUCCESS) {
     fail(Status::InitFailed, "cuInit returned " + code_text(init, error_name(init).c_str()));
     return;
   }
 
   int version = 0;
-  if (cu::CUresult r = a.cuDriverGetVersion(&version); r != cu::CUDA_SUCCESS) {
+  if (abi::CUresult r = a.cuDriverGetVersion(&version); r != abi::CUDA_SUCCESS) {
     fail(Status::InitFailed, "cuDriverGetVersion returned " + code_text(r, error_name(r).c_str()));
     return;
   }
@@ -129,21 +118,21 @@ void Driver::load_impl() {
   }
 
   // cuGetProcAddress_v2 (12.0+) reports why a symbol is missing; the 11.x one does not.
-  if (version >= 12000) a.cuGetProcAddress = sym<cu::PFN_cuGetProcAddress>(lib_, "cuGetProcAddress_v2");
-  if (!a.cuGetProcAddress) a.cuGetProcAddress_v1 = sym<cu::PFN_cuGetProcAddress_v1>(lib_, "cuGetProcAddress");
+  if (version >= 12000) a.cuGetProcAddress = sym<abi::PFN_cuGetProcAddress>(lib_, "cuGetProcAddress_v2");
+  if (!a.cuGetProcAddress) a.cuGetProcAddress_v1 = sym<abi::PFN_cuGetProcAddress_v1>(lib_, "cuGetProcAddress");
 
   int via_proc = 0, via_dlsym = 0;
   auto resolve = [&](const char* name, int abi_version, const char* versioned) -> void* {
     void* p = nullptr;
     if (a.cuGetProcAddress) {
-      cu::CUdriverProcAddressQueryResult q = cu::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-      if (a.cuGetProcAddress(name, &p, abi_version, cu::CU_GET_PROC_ADDRESS_LEGACY_STREAM, &q) !=
-              cu::CUDA_SUCCESS ||
-          q != cu::CU_GET_PROC_ADDRESS_SUCCESS)
+      abi::CUdriverProcAddressQueryResult q = abi::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+      if (a.cuGetProcAddress(name, &p, abi_version, abi::CU_GET_PROC_ADDRESS_LEGACY_STREAM, &q) !=
+              abi::CUDA_SUCCESS ||
+          q != abi::CU_GET_PROC_ADDRESS_SUCCESS)
         p = nullptr;
     } else if (a.cuGetProcAddress_v1) {
-      if (a.cuGetProcAddress_v1(name, &p, abi_version, cu::CU_GET_PROC_ADDRESS_LEGACY_STREAM) !=
-          cu::CUDA_SUCCESS)
+      if (a.cuGetProcAddress_v1(name, &p, abi_version, abi::CU_GET_PROC_ADDRESS_LEGACY_STREAM) !=
+          abi::CUDA_SUCCESS)
         p = nullptr;
     }
     if (p) {
@@ -157,7 +146,7 @@ void Driver::load_impl() {
 
   std::string missing;
 #define HANDOFF_CUDA_RESOLVE_(fn, ver, versioned, required)                          \
-  a.fn = reinterpret_cast<cu::PFN_##fn>(resolve(#fn, ver, versioned));               \
+  a.fn = reinterpret_cast<abi::PFN_##fn>(resolve(#fn, ver, versioned));               \
   if (!a.fn && required) missing += (missing.empty() ? "" : ", ") + std::string(versioned);
   HANDOFF_CUDA_ENTRY_POINTS(HANDOFF_CUDA_RESOLVE_)
 #undef HANDOFF_CUDA_RESOLVE_
@@ -168,7 +157,7 @@ void Driver::load_impl() {
   via_proc_address_ = via_proc > 0 && via_dlsym == 0;
 
   int count = 0;
-  if (cu::CUresult r = a.cuDeviceGetCount(&count); r != cu::CUDA_SUCCESS) {
+  if (abi::CUresult r = a.cuDeviceGetCount(&count); r != abi::CUDA_SUCCESS) {
     fail(Status::InitFailed, "cuDeviceGetCount returned " + code_text(r, error_name(r).c_str()));
     return;
   }
@@ -209,7 +198,7 @@ void Driver::require() const {
   if (!usable()) throw Error(Api::Cuda, "cuda::Driver", 0, "", describe());
 }
 
-const cu::DriverApi& Driver::api() const {
+const abi::DriverApi& Driver::api() const {
   require();
   return *api_;
 }
@@ -217,47 +206,47 @@ const cu::DriverApi& Driver::api() const {
 std::string Driver::error_name(int code) const {
   if (api_ && api_->cuGetErrorName) {
     const char* s = nullptr;
-    if (api_->cuGetErrorName(static_cast<cu::CUresult>(code), &s) == cu::CUDA_SUCCESS && s) return s;
+    if (api_->cuGetErrorName(static_cast<abi::CUresult>(code), &s) == abi::CUDA_SUCCESS && s) return s;
   }
-  if (const char* s = cu::result_name(code)) return s;
+  if (const char* s = abi::result_name(code)) return s;
   return "CUDA_ERROR_" + std::to_string(code);
 }
 
-void Driver::check(cu::CUresult result, const char* call, std::string_view detail, const char* where) const {
-  if (result == cu::CUDA_SUCCESS) return;
+void Driver::check(abi::CUresult result, std::string_view call, std::string_view detail, const char* where) const {
+  if (result == abi::CUDA_SUCCESS) return;
   std::string d(detail);
   if (api_ && api_->cuGetErrorString) {
     const char* s = nullptr;
-    if (api_->cuGetErrorString(result, &s) == cu::CUDA_SUCCESS && s && *s) {
+    if (api_->cuGetErrorString(result, &s) == abi::CUDA_SUCCESS && s && *s) {
       d += d.empty() ? "" : "; ";
       d += s;
     }
   }
-  throw Error(Api::Cuda, call ? call : "?", result, error_name(result), d, where ? where : "");
+  throw Error(Api::Cuda, std::string(call.empty() ? "?" : call), result, error_name(result), d, where ? where : "");
 }
 
 DeviceInfo Driver::device(int ordinal) const {
-  const cu::DriverApi& a = api();
+  const abi::DriverApi& a = api();
   if (ordinal < 0 || ordinal >= device_count_) {
     throw UsageError("cuda::Driver::device: ordinal " + std::to_string(ordinal) + " is outside [0, " +
                      std::to_string(device_count_) + ")");
   }
   DeviceInfo info;
   info.ordinal = ordinal;
-  cu::CUdevice dev = 0;
-  HANDOFF_CU_CHECK(*this, cuDeviceGet, &dev, ordinal);
+  abi::CUdevice dev = 0;
+  HANDOFF_CU_CHECK(a.cuDeviceGet(&dev, ordinal));
   char name[256] = {};
-  HANDOFF_CU_CHECK(*this, cuDeviceGetName, name, static_cast<int>(sizeof name - 1), dev);
+  HANDOFF_CU_CHECK(a.cuDeviceGetName(name, static_cast<int>(sizeof name - 1), dev));
   info.name = name;
-  cu::CUuuid uuid{};
-  HANDOFF_CU_CHECK(*this, cuDeviceGetUuid, &uuid, dev);
-  for (std::size_t i = 0; i < info.uuid.size(); ++i) info.uuid[i] = static_cast<std::uint8_t>(uuid.bytes[i]);
-  info.uuid_string = format_uuid(info.uuid);
-  check(a.cuDeviceGetAttribute(&info.cc_major, cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
-        "cuDeviceGetAttribute", "COMPUTE_CAPABILITY_MAJOR", HANDOFF_WHERE);
-  check(a.cuDeviceGetAttribute(&info.cc_minor, cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
-        "cuDeviceGetAttribute", "COMPUTE_CAPABILITY_MINOR", HANDOFF_WHERE);
-  HANDOFF_CU_CHECK(*this, cuDeviceTotalMem, &info.total_memory, dev);
+  abi::CUuuid uuid{};
+  HANDOFF_CU_CHECK(a.cuDeviceGetUuid(&uuid, dev));
+  for (std::size_t i = 0; i < info.uuid.bytes.size(); ++i)
+    info.uuid.bytes[i] = static_cast<std::uint8_t>(uuid.bytes[i]);
+  HANDOFF_CU_CHECK(a.cuDeviceGetAttribute(&info.cc_major, abi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+                   "COMPUTE_CAPABILITY_MAJOR");
+  HANDOFF_CU_CHECK(a.cuDeviceGetAttribute(&info.cc_minor, abi::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+                   "COMPUTE_CAPABILITY_MINOR");
+  HANDOFF_CU_CHECK(a.cuDeviceTotalMem(&info.total_memory, dev));
   return info;
 }
 
@@ -270,6 +259,11 @@ std::vector<DeviceInfo> Driver::devices() const {
 
 // --- the process-wide driver -------------------------------------------------
 
+namespace {
+// Set once driver() has loaded; read by error naming, which must not load it.
+std::atomic<const Driver*> g_process_driver{nullptr};
+}  // namespace
+
 const Driver& driver() {
   static std::once_flag once;
   static Driver* instance = nullptr;
@@ -278,27 +272,39 @@ const Driver& driver() {
     // Never destroyed: CUDA work (and other libraries' CUDA state) may still be
     // running while static destructors run; unloading the driver then is unsafe.
     instance = Driver::load(env && *env ? env : "").release();
+    g_process_driver.store(instance, std::memory_order_release);
   });
   return *instance;
 }
 
-void check(cu::CUresult result, const char* call, std::string_view detail, const char* where) {
-  if (result == cu::CUDA_SUCCESS) return;
-  driver().check(result, call, detail, where);
+// --- HANDOFF_CU_CHECK ----------------------------------------------------------
+
+namespace detail {
+
+void throw_call_failed(int result, std::string_view expression, const char* where, const std::string& detail) {
+  const std::string_view call = handoff::detail::call_name(expression);
+  const auto code = static_cast<abi::CUresult>(result);
+  if (const Driver* d = g_process_driver.load(std::memory_order_acquire); d && d->usable())
+    d->check(code, call, detail, where);
+  const char* name = abi::result_name(result);
+  throw Error(Api::Cuda, std::string(call), result, name ? name : "CUDA_ERROR_" + std::to_string(result), detail,
+              where ? where : "");
 }
+
+}  // namespace detail
 
 // --- PrimaryContext ----------------------------------------------------------
 
 PrimaryContext::PrimaryContext(const Driver& drv, int ordinal) {
-  const cu::DriverApi& a = drv.api();
+  const abi::DriverApi& a = drv.api();
   if (ordinal < 0 || ordinal >= drv.device_count()) {
     throw UsageError("cuda::PrimaryContext: device ordinal " + std::to_string(ordinal) + " is outside [0, " +
                      std::to_string(drv.device_count()) + ")");
   }
-  cu::CUdevice dev = 0;
-  HANDOFF_CU_CHECK(drv, cuDeviceGet, &dev, ordinal);
-  cu::CUcontext ctx = nullptr;
-  drv.check(a.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain", {}, HANDOFF_WHERE);
+  abi::CUdevice dev = 0;
+  HANDOFF_CU_CHECK(a.cuDeviceGet(&dev, ordinal));
+  abi::CUcontext ctx = nullptr;
+  HANDOFF_CU_CHECK(a.cuDevicePrimaryCtxRetain(&ctx, dev));
   drv_ = &drv;
   ctx_ = ctx;
   ordinal_ = ordinal;
@@ -324,16 +330,16 @@ PrimaryContext::~PrimaryContext() { reset(); }
 void PrimaryContext::reset() noexcept {
   if (!ctx_) return;
   // The table exists: ctx_ is only set after api() succeeded.
-  cu::CUdevice dev = 0;
-  const cu::DriverApi* a = nullptr;
+  abi::CUdevice dev = 0;
+  const abi::DriverApi* a = nullptr;
   try {
     a = &drv_->api();
   } catch (...) {
   }
   if (a) {
-    cu::CUresult r = a->cuDeviceGet(&dev, ordinal_);
-    if (r == cu::CUDA_SUCCESS) r = a->cuDevicePrimaryCtxRelease(dev);
-    if (r != cu::CUDA_SUCCESS && r != cu::CUDA_ERROR_DEINITIALIZED) {
+    abi::CUresult r = a->cuDeviceGet(&dev, ordinal_);
+    if (r == abi::CUDA_SUCCESS) r = a->cuDevicePrimaryCtxRelease(dev);
+    if (r != abi::CUDA_SUCCESS && r != abi::CUDA_ERROR_DEINITIALIZED) {
       log(LogLevel::Warning, "cuDevicePrimaryCtxRelease failed with " + drv_->error_name(r) + " (device " +
                                  std::to_string(ordinal_) + ")");
     }
@@ -345,8 +351,8 @@ void PrimaryContext::reset() noexcept {
 
 // --- ScopedContext -------------------------------------------------------------
 
-ScopedContext::ScopedContext(const Driver& drv, cu::CUctx_st* ctx) : drv_(&drv), ctx_(ctx) {
-  HANDOFF_CU_CHECK(drv, cuCtxPushCurrent, ctx);
+ScopedContext::ScopedContext(const Driver& drv, abi::CUctx_st* ctx) : drv_(&drv), ctx_(ctx) {
+  HANDOFF_CU_CHECK(drv.api().cuCtxPushCurrent(ctx));
 }
 
 namespace {
@@ -359,11 +365,11 @@ const Driver& driver_of(const PrimaryContext& ctx) {
 ScopedContext::ScopedContext(const PrimaryContext& ctx) : ScopedContext(driver_of(ctx), ctx.get()) {}
 
 ScopedContext::~ScopedContext() {
-  cu::CUcontext popped = nullptr;
-  cu::CUresult r = drv_->api().cuCtxPopCurrent(&popped);  // api() cannot throw: the push succeeded
-  if (r != cu::CUDA_SUCCESS && r != cu::CUDA_ERROR_DEINITIALIZED) {
+  abi::CUcontext popped = nullptr;
+  abi::CUresult r = drv_->api().cuCtxPopCurrent(&popped);  // api() cannot throw: the push succeeded
+  if (r != abi::CUDA_SUCCESS && r != abi::CUDA_ERROR_DEINITIALIZED) {
     log(LogLevel::Warning, "cuCtxPopCurrent failed with " + drv_->error_name(r));
-  } else if (r == cu::CUDA_SUCCESS && popped != ctx_) {
+  } else if (r == abi::CUDA_SUCCESS && popped != ctx_) {
     // Someone pushed a context inside this scope and did not pop it.
     log(LogLevel::Warning, "cuda::ScopedContext popped a context it did not push (unbalanced push/pop inside its scope)");
   }

@@ -1,6 +1,6 @@
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 
-namespace handoff::cu {
+namespace handoff::cuda::abi {
 
 const char* result_name(int code) noexcept {
   switch (code) {
@@ -59,4 +59,4 @@ const char* result_name(int code) noexcept {
   return nullptr;
 }
 
-}  // namespace handoff::cu
+}  // namespace handoff::cuda::abi

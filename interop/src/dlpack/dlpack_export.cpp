@@ -5,6 +5,8 @@
 #include <handoff/testing.hpp>
 
 #include <atomic>
+#include <cstdio>
+#include <string>
 
 namespace handoff {
 
@@ -80,45 +82,106 @@ DLDevice dlpack_device(const Frame& f) {
   throw UsageError("DLPack export: unknown memory kind " + std::to_string(int(f.memory)));
 }
 
-TensorLayout tensor_layout(const Frame& f, FramePart part) {
+namespace {
+
+// `part` of a frame as a strided array, from its planes alone (no validation).
+TensorLayout describe(const Frame& f, FramePart part, DLDevice device) {
   TensorLayout l;
-  l.device = dlpack_device(f);
-  validate(f);
+  l.device = device;
   l.sample_bytes = bytes_per_sample(f.format);
   l.dtype = DLDataType{kDLUInt, std::uint8_t(8 * l.sample_bytes), 1};
   const auto bps = std::int64_t(l.sample_bytes);
+  const Plane& p = f.planes[part == FramePart::Chroma ? 1 : 0];
+  l.data = p.data;
   switch (part) {
-    case FramePart::Luma: {
-      const Plane& p = f.planes[0];
-      l.data = p.data;
+    case FramePart::Luma:
       l.ndim = 2;
       l.shape = {p.height, p.width, 0};
       l.strides = {std::int64_t(p.pitch) / bps, 1, 0};
       break;
-    }
-    case FramePart::Chroma: {
-      const Plane& p = f.planes[1];
-      l.data = p.data;
+    case FramePart::Chroma:
       l.ndim = 3;
       l.shape = {p.height, p.width, 2};
       l.strides = {std::int64_t(p.pitch) / bps, 2, 1};
       break;
-    }
-    case FramePart::Stacked: {
-      if (!is_stacked(f)) {
-        throw UsageError("DLPack export of a whole frame needs a stacked layout (even width, one pitch, "
-                         "chroma right after luma); export frame.luma and frame.chroma instead");
-      }
-      const Plane& p = f.planes[0];
-      l.data = p.data;
+    case FramePart::Stacked:
       l.ndim = 2;
       l.shape = {std::int64_t(f.height) + chroma_height(f.height), f.width, 0};
       l.strides = {std::int64_t(p.pitch) / bps, 1, 0};
       break;
-    }
     default: throw UsageError("tensor_layout: unknown frame part " + std::to_string(int(part)));
   }
   return l;
+}
+
+std::string tuple_text(const std::array<std::int64_t, 3>& v, int n) {
+  std::string s = "(";
+  for (int i = 0; i < n && i < 3; ++i) s += (i ? ", " : "") + std::to_string(v[std::size_t(i)]);
+  return s + ")";
+}
+
+std::string pointer_text(const void* p) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%p", p);
+  return buf;
+}
+
+std::string device_text(DLDevice d) {
+  return tuple_text({d.device_type, d.device_id, 0}, 2);
+}
+
+bool same_layout(const TensorLayout& a, const TensorLayout& b) noexcept {
+  return a.device.device_type == b.device.device_type && a.device.device_id == b.device.device_id &&
+         a.dtype.code == b.dtype.code && a.dtype.bits == b.dtype.bits && a.dtype.lanes == b.dtype.lanes &&
+         a.sample_bytes == b.sample_bytes && a.ndim == b.ndim && a.shape == b.shape && a.strides == b.strides;
+}
+
+// What differs between `l` and the frame's `want`, first field first.
+std::string layout_difference(const Frame& f, FramePart part, const TensorLayout& l, const TensorLayout& want) {
+  if (l.device.device_type != want.device.device_type || l.device.device_id != want.device.device_id)
+    return "device " + device_text(l.device) + " is not the frame's " + device_text(want.device);
+  if (part == FramePart::Stacked && !is_stacked(f)) return "the frame is not stacked";
+  if (l.dtype.code != want.dtype.code || l.dtype.bits != want.dtype.bits || l.dtype.lanes != want.dtype.lanes ||
+      l.sample_bytes != want.sample_bytes)
+    return "dtype of " + std::to_string(l.dtype.bits) + "-bit samples is not the frame's " +
+           std::to_string(want.dtype.bits) + "-bit " + std::string(to_string(f.format));
+  if (l.ndim != want.ndim || l.shape != want.shape)
+    return "shape " + tuple_text(l.shape, l.ndim) + " is not the plane's " + tuple_text(want.shape, want.ndim);
+  return "strides " + tuple_text(l.strides, l.ndim) + " are not the plane's " + tuple_text(want.strides, want.ndim);
+}
+
+// A layout describes the part its data points at (luma's data with more rows
+// than luma: the stacked frame). Throws UsageError when it points at neither
+// plane, or naming what differs from that part. Cheap when it agrees:
+// pointers, shape and strides, no revalidation (the frame was validated when
+// the layout was computed from it) and no strings.
+void check_layout_describes(const Frame& f, const TensorLayout& l) {
+  FramePart part = FramePart::Luma;
+  if (l.data && l.data == f.planes[1].data) {
+    part = FramePart::Chroma;
+  } else if (l.data && l.data == f.planes[0].data) {
+    if (l.ndim == 2 && l.shape[0] != std::int64_t(f.planes[0].height)) part = FramePart::Stacked;
+  } else {
+    throw UsageError("export_dlpack: the layout's data " + pointer_text(l.data) +
+                     " is neither plane of this frame (luma " + pointer_text(f.planes[0].data) + ", chroma " +
+                     pointer_text(f.planes[1].data) + "): a layout describes the frame it was computed from");
+  }
+  const TensorLayout want = describe(f, part, dlpack_device(f));
+  if (same_layout(l, want) && (part != FramePart::Stacked || is_stacked(f))) return;
+  throw UsageError("export_dlpack: the layout does not describe this frame's " + std::string(to_string(part)) +
+                   (part == FramePart::Stacked ? "" : " plane") + ": " + layout_difference(f, part, l, want));
+}
+
+}  // namespace
+
+TensorLayout tensor_layout(const Frame& f, FramePart part) {
+  const DLDevice device = dlpack_device(f);
+  validate(f);
+  if (part == FramePart::Stacked && !is_stacked(f)) {
+    throw UsageError("DLPack export of a whole frame needs a stacked layout (even width, one pitch, "
+                     "chroma right after luma); export frame.luma and frame.chroma instead");
+  }
+  return describe(f, part, device);
 }
 
 DLManagedTensor* export_dlpack(const Frame& frame, FramePart part) {
@@ -130,6 +193,7 @@ DLManagedTensorVersioned* export_dlpack_versioned(const Frame& frame, FramePart 
 }
 
 DLManagedTensor* export_dlpack(const Frame& frame, const TensorLayout& l) {
+  check_layout_describes(frame, l);
   auto* e = new LegacyExport(frame, l);
   e->fill_tensor();
   e->managed.deleter = &delete_legacy;
@@ -137,6 +201,7 @@ DLManagedTensor* export_dlpack(const Frame& frame, const TensorLayout& l) {
 }
 
 DLManagedTensorVersioned* export_dlpack_versioned(const Frame& frame, const TensorLayout& l) {
+  check_layout_describes(frame, l);
   auto* e = new VersionedExport(frame, l);
   e->fill_tensor();
   e->managed.version = DLPackVersion{kDLPackMajorVersion, kDLPackMinorVersion};

@@ -1,12 +1,14 @@
 // CudaGlBuffer: CUDA registration of GL buffers, batched map / unmap through
 // the GL worker, and the host-memory fallback through glMapNamedBufferRange.
-#include "cuda/cuda_api.hpp"
 #include "gl/gl_buffer_state.hpp"
+#include "gl/worker_resource.hpp"
 
 #include <glad/gl.h>
 
 #include <handoff/cuda.hpp>
+#include <handoff/cuda_abi.hpp>
 #include <handoff/cuda_gl_buffer.hpp>
+#include <handoff/detail/cuda_handles.hpp>
 #include <handoff/gl_check.hpp>
 #include <handoff/log.hpp>
 
@@ -17,12 +19,17 @@
 #include <string>
 
 namespace handoff {
+namespace abi = cuda::abi;
 namespace detail {
 
 // Worker-side state of one registration, shared with its release function so
 // the release can run after the CudaGlBuffer is gone (queued, or at shutdown).
 struct RegistrationLive {
-  cu::CUgraphicsResource resource = nullptr;  // CUDA backend
+  // The CUDA registration (CUDA backend; null until registered). Owned by the
+  // release registered with the worker (ReleaseRegistration below), not by a
+  // UniqueHandle: it must be undone on the worker thread, with the GL context
+  // current, and retried at worker shutdown when the driver refuses.
+  abi::CUgraphicsResource resource = nullptr;
   std::atomic<bool> mapped{false};
   bool released = false;  // worker only: unregistered (at destruction or shutdown)
 };
@@ -33,14 +40,9 @@ struct CudaGlRegistration {
   CudaGlAccess access = CudaGlAccess::ReadWrite;
   MemoryKind memory = MemoryKind::Host;
   std::string fallback_reason;
-  const cuda::Driver* drv = nullptr;
-  std::shared_ptr<cuda::PrimaryContext> ctx;  // Cuda: retained for the registration's life
+  cuda::detail::RetainedContext ctx;  // Cuda backend: retained for the registration's life
   std::shared_ptr<RegistrationLive> live = std::make_shared<RegistrationLive>();
-  std::uint64_t resource = 0;
-
-  ~CudaGlRegistration() {
-    if (resource) release(*core, resource);
-  }
+  UniqueWorkerResource tracked;  // unregisters (on the worker) when the registration goes
 };
 
 struct MappingState {
@@ -61,11 +63,11 @@ using detail::RegistrationLive;
 
 unsigned register_flags(CudaGlAccess a) {
   switch (a) {
-    case CudaGlAccess::ReadWrite: return cu::CU_GRAPHICS_REGISTER_FLAGS_NONE;
-    case CudaGlAccess::ReadOnly: return cu::CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY;
-    case CudaGlAccess::WriteDiscard: return cu::CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD;
+    case CudaGlAccess::ReadWrite: return abi::CU_GRAPHICS_REGISTER_FLAGS_NONE;
+    case CudaGlAccess::ReadOnly: return abi::CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY;
+    case CudaGlAccess::WriteDiscard: return abi::CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD;
   }
-  return cu::CU_GRAPHICS_REGISTER_FLAGS_NONE;
+  return abi::CU_GRAPHICS_REGISTER_FLAGS_NONE;
 }
 
 GLbitfield host_map_access(CudaGlAccess a) {
@@ -80,54 +82,61 @@ GLbitfield host_map_access(CudaGlAccess a) {
 std::string gl_buffer_text(unsigned name) { return "GL buffer " + std::to_string(name); }
 
 // Unmaps and unregisters on the worker; errors are logged (a destructor path).
-// A refused unregister is tried once more when the worker shuts down.
+// A refused unregister is tried once more when the worker shuts down. Holds
+// the context retained and the GL buffer alive until it has run.
 struct ReleaseRegistration {
   detail::WorkerCore* core;  // the release runs on the worker, so the core is alive
   std::shared_ptr<RegistrationLive> live;
-  const cuda::Driver* drv;
-  std::shared_ptr<cuda::PrimaryContext> ctx;
+  cuda::detail::RetainedContext ctx;  // null: the host fallback
   GlBuffer keep;  // the GL buffer outlives its registration
   unsigned gl_name;
   int attempts = 0;
 
   void operator()() noexcept {
     if (live->released) return;
-    if (!drv) {  // host fallback
+    if (!ctx) {
+      release_host();
+    } else if (!live->resource) {
+      live->released = true;  // the registration itself failed: nothing to undo
+    } else {
+      try {
+        release_cuda();
+      } catch (const std::exception& e) {
+        live->released = true;
+        log(LogLevel::Error, "releasing the CUDA registration of " + gl_buffer_text(gl_name) + " failed: " + e.what());
+      }
+    }
+  }
+
+  void release_host() noexcept {
+    live->released = true;
+    if (live->mapped.exchange(false) && glUnmapNamedBuffer(gl_name) == GL_FALSE)
+      log(LogLevel::Warning, "glUnmapNamedBuffer: " + gl_buffer_text(gl_name) + " contents became undefined");
+    glGetError();
+  }
+
+  void release_cuda() {
+    cuda::ScopedContext current(*ctx);
+    const cuda::Driver& drv = *ctx->driver();
+    if (live->mapped.load()) {
+      abi::CUresult r = drv.api().cuGraphicsUnmapResources(1, &live->resource, nullptr);
+      if (r != abi::CUDA_SUCCESS)
+        log(LogLevel::Error, "cuGraphicsUnmapResources failed with " + drv.error_name(r) + " releasing " +
+                                 gl_buffer_text(gl_name) + " (unregistering unmaps it)");
+      live->mapped.store(false);
+    }
+    abi::CUresult r = drv.api().cuGraphicsUnregisterResource(live->resource);
+    if (r == abi::CUDA_SUCCESS) {
       live->released = true;
-      if (live->mapped.exchange(false) && glUnmapNamedBuffer(gl_name) == GL_FALSE)
-        log(LogLevel::Warning, "glUnmapNamedBuffer: " + gl_buffer_text(gl_name) + " contents became undefined");
-      glGetError();
+      live->resource = nullptr;
       return;
     }
-    try {
-      cuda::ScopedContext current(*drv, ctx->get());
-      const cu::DriverApi& api = drv->api();
-      if (live->mapped.load()) {
-        cu::CUresult r = api.cuGraphicsUnmapResources(1, &live->resource, nullptr);
-        if (r != cu::CUDA_SUCCESS)
-          log(LogLevel::Error, "cuGraphicsUnmapResources failed with " + drv->error_name(r) + " releasing " +
-                                   gl_buffer_text(gl_name) + " (unregistering unmaps it)");
-        live->mapped.store(false);
-      }
-      cu::CUresult r = api.cuGraphicsUnregisterResource(live->resource);
-      if (r == cu::CUDA_SUCCESS) {
-        live->released = true;
-        live->resource = nullptr;
-        return;
-      }
-      ++attempts;
-      log(LogLevel::Error, "cuGraphicsUnregisterResource failed with " + drv->error_name(r) + " for " +
-                               gl_buffer_text(gl_name) +
-                               (attempts < 2 ? "; retried at worker shutdown" : "; the registration leaks"));
-      if (attempts < 2) {
-        detail::track(*core, *this);
-        return;
-      }
-      live->released = true;
-    } catch (const std::exception& e) {
-      live->released = true;
-      log(LogLevel::Error, "releasing the CUDA registration of " + gl_buffer_text(gl_name) + " failed: " + e.what());
-    }
+    ++attempts;
+    log(LogLevel::Error, "cuGraphicsUnregisterResource failed with " + drv.error_name(r) + " for " +
+                             gl_buffer_text(gl_name) +
+                             (attempts < 2 ? "; retried at worker shutdown" : "; the registration leaks"));
+    if (attempts < 2) detail::track(*core, *this);
+    else live->released = true;
   }
 };
 
@@ -138,10 +147,10 @@ void check_same_gpu(const cuda::DeviceInfo& dev, const GlInfo& gl) {
                                gl.renderer + "'");
     return;
   }
-  if (std::equal(dev.uuid.begin(), dev.uuid.end(), gl.device_uuid->begin())) return;
+  if (dev.uuid == *gl.device_uuid) return;
   throw Error(Api::Cuda, "CudaGlBuffer: same-GPU check", 0, "",
-              "CUDA device " + std::to_string(dev.ordinal) + " '" + dev.name + "' (UUID " + dev.uuid_string +
-                  ") is not the GL device '" + gl.renderer + "' (UUID " + format_uuid(*gl.device_uuid) +
+              "CUDA device " + std::to_string(dev.ordinal) + " '" + dev.name + "' (UUID " + to_string(dev.uuid) +
+                  ") is not the GL device '" + gl.renderer + "' (UUID " + to_string(*gl.device_uuid) +
                   "); CUDA-GL interop needs both on one GPU (PRIME laptops and VirtualGL put GL elsewhere)",
               HANDOFF_WHERE);
 }
@@ -182,8 +191,7 @@ CudaGlBuffer::CudaGlBuffer(GlWorker& worker, GlBuffer buffer, CudaGlOptions o) {
     cuda::DeviceInfo dev = drv->device(o.cuda_device);
     if (!worker.core()->skips_same_gpu_check()) check_same_gpu(dev, worker.info());  // testing.hpp may waive it
     reg->memory = MemoryKind::Cuda;
-    reg->drv = drv;
-    reg->ctx = std::make_shared<cuda::PrimaryContext>(*drv, o.cuda_device);
+    reg->ctx = std::make_shared<const cuda::PrimaryContext>(*drv, o.cuda_device);
   } else {
     reg->memory = MemoryKind::Host;
   }
@@ -191,19 +199,17 @@ CudaGlBuffer::CudaGlBuffer(GlWorker& worker, GlBuffer buffer, CudaGlOptions o) {
   worker.run([&] {
     detail::assert_on_worker(*reg->core, "CudaGlBuffer::CudaGlBuffer");
     const unsigned name = reg->buffer.name();
-    if (reg->drv) {
-      cuda::ScopedContext current(*reg->drv, reg->ctx->get());
-      reg->drv->check(reg->drv->api().cuGraphicsGLRegisterBuffer(&reg->live->resource, name,
-                                                                   register_flags(reg->access)),
-                      "cuGraphicsGLRegisterBuffer", gl_buffer_text(name), HANDOFF_WHERE);
-    }
-    ReleaseRegistration release{reg->core.get(), reg->live, reg->drv, reg->ctx, reg->buffer, name};
-    try {
-      reg->resource = detail::track(*reg->core, release);
-    } catch (...) {
-      release();
-      throw;
-    }
+    // Tracked before registering: when registering throws, the tracked release
+    // (queued as `reg` goes) finds nothing registered and only marks it released.
+    reg->tracked = detail::UniqueWorkerResource(
+        detail::track(*reg->core, ReleaseRegistration{reg->core.get(), reg->live, reg->ctx, reg->buffer, name}),
+        {reg->core});
+    if (!reg->ctx) return;
+    cuda::ScopedContext current(*reg->ctx);
+    abi::CUgraphicsResource res = nullptr;
+    HANDOFF_CU_CHECK(reg->ctx->driver()->api().cuGraphicsGLRegisterBuffer(&res, name, register_flags(reg->access)),
+                     gl_buffer_text(name));
+    reg->live->resource = res;
   });
   reg_ = std::move(reg);
 }
@@ -231,15 +237,18 @@ Mapping CudaGlBuffer::map(void* stream) {
   return map_all(std::span<CudaGlBuffer* const>(&self, 1), stream);
 }
 
-Mapping CudaGlBuffer::map_all(std::span<CudaGlBuffer* const> buffers, void* stream) {
-  if (buffers.empty()) throw UsageError("CudaGlBuffer::map_all: no buffers");
+namespace {
+
+// The buffers' registrations (null for a null or moved-from buffer), checked
+// to be mappable in one call.
+std::unique_ptr<MappingState> mapping_state(const std::vector<std::shared_ptr<CudaGlRegistration>>& regs,
+                                            void* stream) {
+  if (regs.empty()) throw UsageError("CudaGlBuffer::map_all: no buffers");
   auto st = std::make_unique<MappingState>();
   st->stream = stream;
-  for (std::size_t i = 0; i < buffers.size(); ++i) {
-    CudaGlBuffer* b = buffers[i];
-    if (!b || !b->reg_)
-      throw UsageError("CudaGlBuffer::map_all: buffer " + std::to_string(i) + " is null or moved from");
-    const auto& r = b->reg_;
+  for (std::size_t i = 0; i < regs.size(); ++i) {
+    const auto& r = regs[i];
+    if (!r) throw UsageError("CudaGlBuffer::map_all: buffer " + std::to_string(i) + " is null or moved from");
     if (i > 0) {
       const auto& first = st->regs.front();
       if (r->core != first->core)
@@ -259,70 +268,69 @@ Mapping CudaGlBuffer::map_all(std::span<CudaGlBuffer* const> buffers, void* stre
   st->core = st->regs.front()->core;
   if (stream && st->regs.front()->memory != MemoryKind::Cuda)
     throw UsageError("CudaGlBuffer::map_all: a CUDA stream was given for host-mapped buffers");
+  return st;
+}
 
-  detail::run_on(*st->core, [&] {
-    detail::assert_on_worker(*st->core, "CudaGlBuffer::map_all");
-    for (const auto& r : st->regs) {
+// On the worker. Marks what it mapped as it goes: when a later step throws, the
+// Mapping that holds `st` unmaps exactly that as it goes.
+void map_with_cuda(MappingState& st) {
+  const cuda::detail::RetainedContext& ctx = st.regs.front()->ctx;
+  const abi::DriverApi& api = ctx->driver()->api();
+  cuda::ScopedContext current(*ctx);
+  std::vector<abi::CUgraphicsResource> res;
+  res.reserve(st.regs.size());
+  for (const auto& r : st.regs) res.push_back(r->live->resource);
+  const auto n = static_cast<unsigned>(res.size());
+  HANDOFF_CU_CHECK(api.cuGraphicsMapResources(n, res.data(), static_cast<abi::CUstream>(st.stream)),
+                   std::to_string(n) + " buffer(s)");
+  for (const auto& r : st.regs) r->live->mapped.store(true);
+  st.mapped = true;
+  for (const auto& r : st.regs) {
+    abi::CUdeviceptr p = 0;
+    std::size_t size = 0;
+    HANDOFF_CU_CHECK(api.cuGraphicsResourceGetMappedPointer(&p, &size, r->live->resource),
+                     gl_buffer_text(r->buffer.name()));
+    st.ranges.push_back(MappedRange{reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)), size, MemoryKind::Cuda,
+                                    r->ctx->device(), r->ctx->handle(), r->buffer.name()});
+  }
+}
+
+// On the worker; as map_with_cuda, one glMapNamedBufferRange per buffer.
+void map_with_gl(MappingState& st) {
+  for (const auto& r : st.regs) {
+    const unsigned name = r->buffer.name();
+    void* p = HANDOFF_GL_CHECK(
+        glMapNamedBufferRange(name, 0, static_cast<GLsizeiptr>(r->buffer.size()), host_map_access(r->access)),
+        gl_buffer_text(name));
+    if (!p)
+      throw Error(Api::Gl, "glMapNamedBufferRange", 0, "", gl_buffer_text(name) + ": null pointer", HANDOFF_WHERE);
+    r->live->mapped.store(true);
+    st.mapped = true;
+    st.ranges.push_back(MappedRange{p, r->buffer.size(), MemoryKind::Host, -1, nullptr, name});
+  }
+}
+
+}  // namespace
+
+Mapping CudaGlBuffer::map_all(std::span<CudaGlBuffer* const> buffers, void* stream) {
+  std::vector<std::shared_ptr<CudaGlRegistration>> regs;
+  regs.reserve(buffers.size());
+  for (CudaGlBuffer* b : buffers) regs.push_back(b ? b->reg_ : nullptr);
+  Mapping m;  // owns what gets mapped from here on: a failure half way is unmapped as m goes
+  m.state_ = mapping_state(regs, stream);
+  MappingState& st = *m.state_;
+  detail::run_on(*st.core, [&] {
+    detail::assert_on_worker(*st.core, "CudaGlBuffer::map_all");
+    for (const auto& r : st.regs) {
       if (r->live->released)
         throw WorkerStopped("CudaGlBuffer::map_all: " + gl_buffer_text(r->buffer.name()) + " was released");
       if (r->live->mapped.load())
         throw UsageError("CudaGlBuffer::map_all: " + gl_buffer_text(r->buffer.name()) +
                          " is already mapped (unmap the earlier Mapping first)");
     }
-    const auto& first = st->regs.front();
-    if (first->memory == MemoryKind::Cuda) {
-      const cuda::Driver& drv = *first->drv;
-      const cu::DriverApi& api = drv.api();
-      cuda::ScopedContext current(drv, first->ctx->get());
-      std::vector<cu::CUgraphicsResource> res;
-      res.reserve(st->regs.size());
-      for (const auto& r : st->regs) res.push_back(r->live->resource);
-      auto cu_stream = static_cast<cu::CUstream>(stream);
-      const auto n = static_cast<unsigned>(res.size());
-      drv.check(api.cuGraphicsMapResources(n, res.data(), cu_stream), "cuGraphicsMapResources",
-                std::to_string(n) + " buffer(s)", HANDOFF_WHERE);
-      try {
-        for (const auto& r : st->regs) {
-          cu::CUdeviceptr p = 0;
-          std::size_t size = 0;
-          drv.check(api.cuGraphicsResourceGetMappedPointer(&p, &size, r->live->resource),
-                    "cuGraphicsResourceGetMappedPointer", gl_buffer_text(r->buffer.name()), HANDOFF_WHERE);
-          st->ranges.push_back(MappedRange{reinterpret_cast<void*>(static_cast<std::uintptr_t>(p)), size,
-                                           MemoryKind::Cuda, r->ctx->device(), r->ctx->handle(),
-                                           r->buffer.name()});
-        }
-      } catch (...) {
-        st->ranges.clear();
-        cu::CUresult u = api.cuGraphicsUnmapResources(n, res.data(), cu_stream);
-        if (u != cu::CUDA_SUCCESS)
-          log(LogLevel::Error, "cuGraphicsUnmapResources failed with " + drv.error_name(u) +
-                                   " while undoing a failed map");
-        throw;
-      }
-    } else {
-      for (const auto& r : st->regs) {
-        const unsigned name = r->buffer.name();
-        void* p = nullptr;
-        try {
-          p = HANDOFF_GL_CHECK(glMapNamedBufferRange(name, 0, static_cast<GLsizeiptr>(r->buffer.size()),
-                                                     host_map_access(r->access)),
-                               gl_buffer_text(name));
-          if (!p)
-            throw Error(Api::Gl, "glMapNamedBufferRange", 0, "", gl_buffer_text(name) + ": null pointer",
-                        HANDOFF_WHERE);
-        } catch (...) {
-          for (const auto& done : st->ranges) glUnmapNamedBuffer(done.gl_buffer);
-          st->ranges.clear();
-          throw;
-        }
-        st->ranges.push_back(MappedRange{p, r->buffer.size(), MemoryKind::Host, -1, nullptr, name});
-      }
-    }
-    for (const auto& r : st->regs) r->live->mapped.store(true);
-    st->mapped = true;
+    if (st.regs.front()->memory == MemoryKind::Cuda) map_with_cuda(st);
+    else map_with_gl(st);
   });
-  Mapping m;
-  m.state_ = std::move(st);
   return m;
 }
 
@@ -373,13 +381,14 @@ void Mapping::unmap() {
         if (!r->live->released && r->live->mapped.load()) still.push_back(r.get());
       if (still.empty()) return;
       if (still.front()->memory == MemoryKind::Cuda) {
-        const cuda::Driver& drv = *still.front()->drv;
-        cuda::ScopedContext current(drv, still.front()->ctx->get());
-        std::vector<cu::CUgraphicsResource> res;
+        const cuda::detail::RetainedContext& ctx = still.front()->ctx;
+        cuda::ScopedContext current(*ctx);
+        std::vector<abi::CUgraphicsResource> res;
         for (auto* r : still) res.push_back(r->live->resource);
-        drv.check(drv.api().cuGraphicsUnmapResources(static_cast<unsigned>(res.size()), res.data(),
-                                                      static_cast<cu::CUstream>(st.stream)),
-                  "cuGraphicsUnmapResources", std::to_string(res.size()) + " buffer(s)", HANDOFF_WHERE);
+        const auto n = static_cast<unsigned>(res.size());
+        const auto stream = static_cast<abi::CUstream>(st.stream);
+        HANDOFF_CU_CHECK(ctx->driver()->api().cuGraphicsUnmapResources(n, res.data(), stream),
+                         std::to_string(n) + " buffer(s)");
         for (auto* r : still) r->live->mapped.store(false);
       } else {
         std::exception_ptr failed;  // every buffer is unmapped; the first failure is reported

@@ -18,13 +18,6 @@
 
 namespace handoff {
 
-std::string format_uuid(const Uuid& u) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
-                u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
-  return buf;
-}
-
 bool GlInfo::has_extension(std::string_view name) const {
   return std::find(extensions.begin(), extensions.end(), name) != extensions.end();
 }
@@ -161,9 +154,9 @@ GlInfo query_gl_info(std::string platform) {
   if (info.memory_object && glad_glGetUnsignedBytevEXT && glad_glGetUnsignedBytei_vEXT) {
     // GL_EXT_memory_object: device UUIDs are indexed (GL_NUM_DEVICE_UUIDS_EXT), the driver's is not.
     Uuid u{};
-    glGetUnsignedBytei_vEXT(GL_DEVICE_UUID_EXT, 0, u.data());
+    glGetUnsignedBytei_vEXT(GL_DEVICE_UUID_EXT, 0, u.bytes.data());
     if (glGetError() == GL_NO_ERROR) info.device_uuid = u;
-    glGetUnsignedBytevEXT(GL_DRIVER_UUID_EXT, u.data());
+    glGetUnsignedBytevEXT(GL_DRIVER_UUID_EXT, u.bytes.data());
     if (glGetError() == GL_NO_ERROR) info.driver_uuid = u;
   }
   return info;

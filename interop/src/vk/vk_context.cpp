@@ -14,15 +14,6 @@
 
 namespace handoff {
 
-std::string uuid_to_string(const DeviceUuid& u) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf,
-                "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
-                u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14],
-                u[15]);
-  return buf;
-}
-
 std::string_view vk_result_name(VkResult r) noexcept {
   switch (r) {
 #define HANDOFF_VK_NAME(x) \
@@ -162,9 +153,9 @@ IdProps id_props(VkPhysicalDevice pd) {
   return r;
 }
 
-DeviceUuid to_uuid(const std::uint8_t (&a)[VK_UUID_SIZE]) {
-  DeviceUuid u{};
-  std::copy(a, a + VK_UUID_SIZE, u.begin());
+Uuid to_uuid(const std::uint8_t (&a)[VK_UUID_SIZE]) {
+  Uuid u{};
+  std::copy(a, a + VK_UUID_SIZE, u.bytes.begin());
   return u;
 }
 
@@ -285,7 +276,7 @@ void VkContext::create_instance(bool validation) {
   messenger_ = detail::UniqueVkDebugMessenger(messenger, {instance_.get(), vkDestroyDebugUtilsMessengerEXT});
 }
 
-void VkContext::choose_physical_device(const std::optional<DeviceUuid>& want_uuid) {
+void VkContext::choose_physical_device(const std::optional<Uuid>& want_uuid) {
   auto pds = physical_devices(instance_.get());
   if (pds.empty())
     throw Error(Api::Vulkan, "vkEnumeratePhysicalDevices", 0, {}, "no Vulkan device", HANDOFF_WHERE);
@@ -293,8 +284,8 @@ void VkContext::choose_physical_device(const std::optional<DeviceUuid>& want_uui
   int best_rank = -1;
   for (VkPhysicalDevice pd : pds) {
     IdProps p = id_props(pd);
-    DeviceUuid uuid = to_uuid(p.id.deviceUUID);
-    seen += std::string(seen.empty() ? "" : ", ") + p.props.deviceName + " (" + uuid_to_string(uuid) + ")";
+    Uuid uuid = to_uuid(p.id.deviceUUID);
+    seen += std::string(seen.empty() ? "" : ", ") + p.props.deviceName + " (" + to_string(uuid) + ")";
     if (p.props.apiVersion < VK_API_VERSION_1_1) continue;
     if (!has(device_extensions(pd), VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME)) continue;
     if (want_uuid) {
@@ -313,7 +304,7 @@ void VkContext::choose_physical_device(const std::optional<DeviceUuid>& want_uui
     }
   }
   if (!physical_) {
-    std::string want = want_uuid ? "a device with UUID " + uuid_to_string(*want_uuid) +
+    std::string want = want_uuid ? "a device with UUID " + to_string(*want_uuid) +
                                        " (the GL / CUDA device): interop across GPUs is refused"
                                  : "a Vulkan 1.1 device with VK_KHR_external_memory_fd";
     throw Error(Api::Vulkan, "select physical device", 0, {}, "found no " + want + "; devices: " + seen,
@@ -592,8 +583,8 @@ std::string to_string(const VkCapabilities& caps) {
     const auto& d = caps.devices[i];
     s += "  [" + std::to_string(i) + "] " + d.name + " (" + type_name(d.type) + ", Vulkan " +
          version_string(d.api_version) + (d.driver.empty() ? "" : ", " + d.driver) + ")\n";
-    s += "      device UUID " + uuid_to_string(d.device_uuid) + ", driver UUID " +
-         uuid_to_string(d.driver_uuid) + "\n";
+    s += "      device UUID " + to_string(d.device_uuid) + ", driver UUID " +
+         to_string(d.driver_uuid) + "\n";
     s += "      external memory: OPAQUE_FD " + std::string(yn(d.opaque_fd_memory)) + ", DMA_BUF " +
          yn(d.dma_buf_memory) + "\n";
     s += "      external semaphores: OPAQUE_FD " + std::string(yn(d.opaque_fd_semaphore)) + ", SYNC_FD " +

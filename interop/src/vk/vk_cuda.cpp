@@ -1,108 +1,85 @@
-#include <handoff/log.hpp>
 #include <handoff/vk_cuda.hpp>
 
+#include <handoff/cuda_abi.hpp>
+
+#include <memory>
 #include <string>
 
-#include "cuda/cuda_api.hpp"
-
 namespace handoff {
-
-namespace {
-
-const cuda::Driver& driver_of(const cuda::PrimaryContext& ctx) {
-  if (!ctx) throw UsageError("CudaVkMemory: the PrimaryContext holds no context");
-  return *ctx.driver();
-}
-
-}  // namespace
+namespace abi = cuda::abi;
 
 void check_vk_cuda_device(const VkDeviceInfo& vk, const cuda::DeviceInfo& cuda) {
   if (cuda.uuid != vk.device_uuid)
     throw Error(Api::Cuda, "cuDeviceGetUuid", 0, {},
-                "CUDA device " + std::to_string(cuda.ordinal) + " (" + cuda.name + ", " + uuid_to_string(cuda.uuid) +
-                    ") is not the Vulkan device (" + vk.name + ", " + uuid_to_string(vk.device_uuid) +
+                "CUDA device " + std::to_string(cuda.ordinal) + " (" + cuda.name + ", " + to_string(cuda.uuid) +
+                    ") is not the Vulkan device (" + vk.name + ", " + to_string(vk.device_uuid) +
                     "): interop across GPUs is refused",
                 HANDOFF_WHERE);
 }
 
 // --- CudaVkMemory ------------------------------------------------------------------
 
+namespace {
+
+std::string import_detail(const ExportedMemory& memory) {
+  std::string detail =
+      std::string(to_string(memory.type)) + " descriptor of " + std::to_string(memory.allocation_size) + " bytes";
+  if (memory.type == VkHandleType::DmaBuf)
+    detail += "; the driver refused DMA-BUF as external memory (image planes: import_dmabuf_plane() "
+              "tries the EGLImage route, cuGraphicsEGLRegisterImage; buffers: export OPAQUE_FD instead)";
+  return detail;
+}
+
+}  // namespace
+
 CudaVkMemory::CudaVkMemory(const cuda::PrimaryContext& ctx, ExportedMemory& memory)
     : CudaVkMemory(ctx, memory, memory.offset, memory.size) {}
 
 CudaVkMemory::CudaVkMemory(const cuda::PrimaryContext& ctx, ExportedMemory& memory, std::uint64_t offset,
                            std::uint64_t size)
-    : drv_(&driver_of(ctx)), ctx_(ctx.get()), ordinal_(ctx.device()) {
+    : ctx_(cuda::detail::retain(ctx, "CudaVkMemory")) {
   if (!memory.fd) throw UsageError("CudaVkMemory: the ExportedMemory holds no descriptor (already imported?)");
   if (size == 0 || offset > memory.allocation_size || size > memory.allocation_size - offset)
     throw UsageError("CudaVkMemory: range [" + std::to_string(offset) + ", +" + std::to_string(size) +
                      ") is outside the " + std::to_string(memory.allocation_size) + "-byte allocation");
-  const cu::DriverApi& api = drv_->api();
-  cuda::ScopedContext current(ctx);
+  const abi::DriverApi& api = ctx_->driver()->api();
+  cuda::ScopedContext current(*ctx_);
 
-  cu::CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc{};
-  desc.type = memory.type == VkHandleType::OpaqueFd ? cu::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD
-                                                     : cu::CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD;
+  abi::CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc{};
+  desc.type = memory.type == VkHandleType::OpaqueFd ? abi::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD
+                                                     : abi::CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD;
   desc.handle.fd = memory.fd.get();
   desc.size = memory.allocation_size;
-  desc.flags = memory.dedicated ? cu::kCudaExternalMemoryDedicated : 0u;
-  cu::CUexternalMemory ext = nullptr;
-  cu::CUresult r = api.cuImportExternalMemory(&ext, &desc);
-  if (r != cu::CUDA_SUCCESS) {
-    // The descriptor is still ours (a failed import does not take it).
-    std::string detail = std::string(to_string(memory.type)) + " descriptor of " +
-                         std::to_string(memory.allocation_size) + " bytes";
-    if (memory.type == VkHandleType::DmaBuf)
-      detail += "; the driver refused DMA-BUF as external memory (image planes: import_dmabuf_plane() "
-                "tries the EGLImage route, cuGraphicsEGLRegisterImage; buffers: export OPAQUE_FD instead)";
-    drv_->check(r, "cuImportExternalMemory", detail, HANDOFF_WHERE);
-  }
+  desc.flags = memory.dedicated ? abi::kCudaExternalMemoryDedicated : 0u;
+  abi::CUexternalMemory imported = nullptr;
+  // A failed import leaves the descriptor with the caller.
+  HANDOFF_CU_CHECK(api.cuImportExternalMemory(&imported, &desc), import_detail(memory));
   (void)memory.fd.release();  // CUDA owns the descriptor now
-  ext_ = ext;
+  memory_ = cuda::detail::UniqueExternalMemory(imported, {ctx_});
 
-  cu::CUDA_EXTERNAL_MEMORY_BUFFER_DESC bd{};
+  abi::CUDA_EXTERNAL_MEMORY_BUFFER_DESC bd{};
   bd.offset = offset;
   bd.size = size;
-  cu::CUdeviceptr ptr = 0;
-  r = api.cuExternalMemoryGetMappedBuffer(&ptr, ext, &bd);
-  if (r != cu::CUDA_SUCCESS) {
-    api.cuDestroyExternalMemory(ext);  // nothing mapped yet: destroying is all there is to undo
-    ext_ = nullptr;
-    drv_->check(r, "cuExternalMemoryGetMappedBuffer",
-                std::to_string(size) + " bytes at offset " + std::to_string(offset), HANDOFF_WHERE);
-  }
-  ptr_ = ptr;
+  abi::CUdeviceptr ptr = 0;
+  HANDOFF_CU_CHECK(api.cuExternalMemoryGetMappedBuffer(&ptr, imported, &bd),
+                   std::to_string(size) + " bytes at offset " + std::to_string(offset));
+  mapping_ = cuda::detail::UniqueDevicePointer(ptr, {ctx_});
   size_ = size;
-}
-
-CudaVkMemory::~CudaVkMemory() {
-  if (!ext_) return;
-  try {
-    cuda::ScopedContext current(*drv_, ctx_);
-    const cu::DriverApi& api = drv_->api();
-    // The docs: a pointer from cuExternalMemoryGetMappedBuffer is freed with
-    // cuMemFree, then the external memory is destroyed.
-    if (cu::CUresult r = api.cuMemFree(ptr_); r != cu::CUDA_SUCCESS)
-      log(LogLevel::Error, "CudaVkMemory: cuMemFree failed with " + drv_->error_name(r));
-    if (cu::CUresult r = api.cuDestroyExternalMemory(static_cast<cu::CUexternalMemory>(ext_)); r != cu::CUDA_SUCCESS)
-      log(LogLevel::Error, "CudaVkMemory: cuDestroyExternalMemory failed with " + drv_->error_name(r));
-  } catch (const std::exception& e) {
-    log(LogLevel::Error, std::string("CudaVkMemory: release failed: ") + e.what());
-  }
 }
 
 // --- frames ------------------------------------------------------------------------
 
 Frame import_vk_frame(const cuda::PrimaryContext& ctx, const VkFrameBuffer& buffer) {
-  check_vk_cuda_device(buffer.buffer().context().info(), driver_of(ctx).device(ctx.device()));
+  if (!ctx) throw UsageError("import_vk_frame: the PrimaryContext holds no context (moved from or reset)");
+  check_vk_cuda_device(buffer.buffer().context().info(), ctx.driver()->device(ctx.device()));
   ExportedMemory exported = buffer.buffer().export_memory();
-  // One mapping covering both planes; the planes are offsets into it (the docs
-  // recommend this over one mapping per plane).
+  // One mapping covering both planes; the planes are offsets into it (the
+  // driver's documented advice over one mapping per plane).
   auto import = std::make_shared<CudaVkMemory>(ctx, exported, 0, buffer.layout().size);
   Frame f = buffer.layout().describe(MemoryKind::Cuda, reinterpret_cast<void*>(import->device_pointer()));
   f.device = import->device();
   f.cuda_context = import->context();
-  f.owner = import;
+  f.owner = import;  // the import and its context live as long as the frame
   return f;
 }
 
@@ -180,45 +157,33 @@ CudaVkSemaphore::CudaVkSemaphore(const cuda::PrimaryContext& ctx, const VkExport
     : CudaVkSemaphore(ctx, *std::make_unique<UniqueFd>(semaphore_fd(semaphore))) {}
 
 CudaVkSemaphore::CudaVkSemaphore(const cuda::PrimaryContext& ctx, UniqueFd& fd)
-    : drv_(&driver_of(ctx)), ctx_(ctx.get()) {
+    : ctx_(cuda::detail::retain(ctx, "CudaVkSemaphore")) {
   if (!fd) throw UsageError("CudaVkSemaphore: no descriptor (already imported?)");
-  cuda::ScopedContext current(ctx);
-  cu::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC desc{};
-  desc.type = cu::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD;
+  cuda::ScopedContext current(*ctx_);
+  abi::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC desc{};
+  desc.type = abi::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD;
   desc.handle.fd = fd.get();
-  cu::CUexternalSemaphore sem = nullptr;
-  drv_->check(drv_->api().cuImportExternalSemaphore(&sem, &desc), "cuImportExternalSemaphore",
-              "OPAQUE_FD semaphore (fall back to CPU fences)", HANDOFF_WHERE);
+  abi::CUexternalSemaphore imported = nullptr;
+  HANDOFF_CU_CHECK(ctx_->driver()->api().cuImportExternalSemaphore(&imported, &desc),
+                   "OPAQUE_FD semaphore (fall back to CPU fences)");
   (void)fd.release();  // CUDA owns the descriptor now
-  sem_ = sem;
-}
-
-CudaVkSemaphore::~CudaVkSemaphore() {
-  if (!sem_) return;
-  try {
-    cuda::ScopedContext current(*drv_, ctx_);
-    if (cu::CUresult r = drv_->api().cuDestroyExternalSemaphore(static_cast<cu::CUexternalSemaphore>(sem_));
-        r != cu::CUDA_SUCCESS)
-      log(LogLevel::Error, "CudaVkSemaphore: cuDestroyExternalSemaphore failed with " + drv_->error_name(r));
-  } catch (const std::exception& e) {
-    log(LogLevel::Error, std::string("CudaVkSemaphore: release failed: ") + e.what());
-  }
+  semaphore_ = cuda::detail::UniqueExternalSemaphore(imported, {ctx_});
 }
 
 void CudaVkSemaphore::wait(void* stream) {
-  cuda::ScopedContext current(*drv_, ctx_);
-  cu::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS p{};
-  auto sem = static_cast<cu::CUexternalSemaphore>(sem_);
-  drv_->check(drv_->api().cuWaitExternalSemaphoresAsync(&sem, &p, 1, static_cast<cu::CUstream>(stream)),
-              "cuWaitExternalSemaphoresAsync", {}, HANDOFF_WHERE);
+  cuda::ScopedContext current(*ctx_);
+  abi::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS p{};
+  const abi::CUexternalSemaphore sem = semaphore_.get();
+  HANDOFF_CU_CHECK(
+      ctx_->driver()->api().cuWaitExternalSemaphoresAsync(&sem, &p, 1, static_cast<abi::CUstream>(stream)));
 }
 
 void CudaVkSemaphore::signal(void* stream) {
-  cuda::ScopedContext current(*drv_, ctx_);
-  cu::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS p{};
-  auto sem = static_cast<cu::CUexternalSemaphore>(sem_);
-  drv_->check(drv_->api().cuSignalExternalSemaphoresAsync(&sem, &p, 1, static_cast<cu::CUstream>(stream)),
-              "cuSignalExternalSemaphoresAsync", {}, HANDOFF_WHERE);
+  cuda::ScopedContext current(*ctx_);
+  abi::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS p{};
+  const abi::CUexternalSemaphore sem = semaphore_.get();
+  HANDOFF_CU_CHECK(
+      ctx_->driver()->api().cuSignalExternalSemaphoresAsync(&sem, &p, 1, static_cast<abi::CUstream>(stream)));
 }
 
 }  // namespace handoff

@@ -28,8 +28,8 @@ void check_gl_vk_device(const GlInfo& gl, const VkDeviceInfo& vk) {
                 "the GL context (" + gl.renderer + ") cannot import Vulkan memory", HANDOFF_WHERE);
   if (gl.device_uuid && *gl.device_uuid != vk.device_uuid)
     throw Error(Api::Gl, "GL_DEVICE_UUID_EXT", 0, {},
-                "GL runs on device " + uuid_to_string(*gl.device_uuid) + " (" + gl.renderer +
-                    ") but Vulkan on " + uuid_to_string(vk.device_uuid) + " (" + vk.name +
+                "GL runs on device " + to_string(*gl.device_uuid) + " (" + gl.renderer +
+                    ") but Vulkan on " + to_string(vk.device_uuid) + " (" + vk.name +
                     "): interop across GPUs is refused",
                 HANDOFF_WHERE);
 }

@@ -3,9 +3,10 @@
 #include <handoff/error.hpp>
 #include <handoff/log.hpp>
 
-#include "cuda/cuda_api.hpp"
+#include <handoff/cuda_abi.hpp>
 
 namespace handoff::viewer {
+namespace abi = cuda::abi;
 
 CudaProducer::CudaProducer(const SourceInfo& info, std::optional<SceneOptions> scene, int device)
     : info_(info), scene_(std::move(scene)), context_(cuda::driver(), device),
@@ -21,19 +22,19 @@ CudaProducer::CudaProducer(const SourceInfo& info, std::optional<SceneOptions> s
   cuda::ScopedContext scope(context_);
   const cuda::DeviceInfo di = drv.device(device);
   const auto cubin = scene_cubin();
-  cu::CUmodule mod = nullptr;
-  cu::CUresult r = cu::CUresult(1);
+  abi::CUmodule mod = nullptr;
+  abi::CUresult r = abi::CUresult(1);
   if (di.cc_major == 9 && di.cc_minor == 0 && !cubin.empty()) r = drv.api().cuModuleLoadData(&mod, cubin.data());
-  if (r != cu::CUDA_SUCCESS) r = drv.api().cuModuleLoadData(&mod, scene_ptx().data());
-  if (r != cu::CUDA_SUCCESS) {
+  if (r != abi::CUDA_SUCCESS) r = drv.api().cuModuleLoadData(&mod, scene_ptx().data());
+  if (r != abi::CUDA_SUCCESS) {
     description_ = "CUDA device " + std::to_string(device) + ": scene kernel not loaded (cuModuleLoadData: " +
                    drv.error_name(r) + "), rendered on the CPU and copied in";
     log(LogLevel::Warning, description_);
     return;
   }
-  cu::CUfunction fn = nullptr;
+  abi::CUfunction fn = nullptr;
   r = drv.api().cuModuleGetFunction(&fn, mod, kSceneKernelName);
-  if (r != cu::CUDA_SUCCESS) {
+  if (r != abi::CUDA_SUCCESS) {
     drv.api().cuModuleUnload(mod);
     description_ = "CUDA device " + std::to_string(device) + ": no scene kernel (cuModuleGetFunction: " +
                    drv.error_name(r) + "), rendered on the CPU and copied in";
@@ -49,7 +50,7 @@ CudaProducer::~CudaProducer() {
   if (!module_) return;
   try {
     cuda::ScopedContext scope(context_);
-    cuda::driver().api().cuModuleUnload(static_cast<cu::CUmodule>(module_));
+    cuda::driver().api().cuModuleUnload(static_cast<abi::CUmodule>(module_));
   } catch (const std::exception& e) {
     log(LogLevel::Error, std::string("CudaProducer: unloading the scene module: ") + e.what());
   }
@@ -62,12 +63,12 @@ bool CudaProducer::write(FrameSource& source, void* luma, std::size_t luma_pitch
   index = source.position();
   if (function_ && scene_) {
     scene::SceneState state = scene_state(*scene_, index);
-    cu::CUdeviceptr l = reinterpret_cast<cu::CUdeviceptr>(luma);
-    cu::CUdeviceptr c = reinterpret_cast<cu::CUdeviceptr>(chroma);
+    abi::CUdeviceptr l = reinterpret_cast<abi::CUdeviceptr>(luma);
+    abi::CUdeviceptr c = reinterpret_cast<abi::CUdeviceptr>(chroma);
     void* params[] = {&l, &luma_pitch, &c, &chroma_pitch, &state};
     const Grid g = scene_grid(info_.width, info_.height);
-    HANDOFF_CU_CHECK(drv, cuLaunchKernel, static_cast<cu::CUfunction>(function_), g.x, g.y, 1, kSceneBlock,
-                     kSceneBlock, 1, 0, nullptr, params, nullptr);
+    HANDOFF_CU_CHECK(drv.api().cuLaunchKernel(static_cast<abi::CUfunction>(function_), g.x, g.y, 1, kSceneBlock,
+                                              kSceneBlock, 1, 0, nullptr, params, nullptr));
     source.seek(index + 1);  // the scene is endless; keeps position() in step
     return true;
   }
@@ -75,16 +76,16 @@ bool CudaProducer::write(FrameSource& source, void* luma, std::size_t luma_pitch
   const std::size_t bps = bytes_per_sample(info_.format);
   auto copy = [&](const std::uint8_t* src, std::size_t src_pitch, void* dst, std::size_t dst_pitch,
                   std::size_t row_bytes, std::size_t rows) {
-    cu::CUDA_MEMCPY2D m{};
-    m.srcMemoryType = cu::CU_MEMORYTYPE_HOST;
+    abi::CUDA_MEMCPY2D m{};
+    m.srcMemoryType = abi::CU_MEMORYTYPE_HOST;
     m.srcHost = src;
     m.srcPitch = src_pitch;
-    m.dstMemoryType = cu::CU_MEMORYTYPE_DEVICE;
-    m.dstDevice = reinterpret_cast<cu::CUdeviceptr>(dst);
+    m.dstMemoryType = abi::CU_MEMORYTYPE_DEVICE;
+    m.dstDevice = reinterpret_cast<abi::CUdeviceptr>(dst);
     m.dstPitch = dst_pitch;
     m.WidthInBytes = row_bytes;
     m.Height = rows;
-    HANDOFF_CU_CHECK(drv, cuMemcpy2D, &m);
+    HANDOFF_CU_CHECK(drv.api().cuMemcpy2D(&m));
   };
   copy(staging_.luma(), staging_.luma_pitch(), luma, luma_pitch, std::size_t(info_.width) * bps, info_.height);
   copy(staging_.chroma(), staging_.chroma_pitch(), chroma, chroma_pitch,

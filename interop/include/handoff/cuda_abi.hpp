@@ -1,21 +1,29 @@
 #pragma once
-// The project's own declaration of the CUDA driver API subset handoff uses.
-// cuda.h is never included here: the driver is loaded at run time (dlopen), so
-// the toolkit is optional at build time. Where the toolkit is present,
-// tests/fake_cuda/cuda_abi_check.cpp checks every type, value, size, offset and
-// function-pointer type below against the toolkit's cuda.h.
+// The CUDA driver ABI as handoff declares it: the subset of the driver API the
+// library uses (types, result codes, structs, entry-point signatures), in CUDA's
+// own spelling, so code reads like CUDA code (`abi::CUDA_ERROR_ALREADY_MAPPED`,
+// `abi::CUdeviceptr`). cuda.h is never included: the driver is loaded at run
+// time (dlopen), so the toolkit is optional at build time. Where the toolkit is
+// present, tests/fake_cuda/cuda_abi_check.cpp checks every type, value, size,
+// offset and function-pointer type below against the toolkit's cuda.h.
 //
-// Everything lives in namespace handoff::cu with CUDA's own spelling, so code
-// reads like CUDA code (`cu::CUDA_ERROR_ALREADY_MAPPED`, `cu::CUdeviceptr`).
-// Entry points are reached through the table `handoff::cu::DriverApi`
-// (`handoff::cuda::driver().api().cuGraphicsMapResources(...)`). A table field
-// is named after CUDA's *base* name (cuMemAlloc, not cuMemAlloc_v2); the
-// comment beside each PFN type says which ABI version it is (the version passed
-// to cuGetProcAddress, and the versioned symbol used with dlsym).
+// Namespace handoff::cuda::abi sits next to handoff::cuda (cuda.hpp: the driver
+// loader, PrimaryContext, ScopedContext, HANDOFF_CU_CHECK). Entry points are
+// reached through the table `handoff::cuda::abi::DriverApi`:
+//
+//   const handoff::cuda::abi::DriverApi& api = handoff::cuda::driver().api();
+//   HANDOFF_CU_CHECK(api.cuGraphicsMapResources(1, &resource, stream), "luma buffer");
+//
+// A table field is named after CUDA's *base* name (cuMemAlloc, not
+// cuMemAlloc_v2); the comment beside each PFN type says which ABI version it is
+// (the version passed to cuGetProcAddress, and the versioned symbol used with
+// dlsym). Who uses it: the library, and code that calls the driver itself
+// through handoff's loader (the viewer's CUDA producer, the tests, the fake
+// driver in tests/fake_cuda). Thread safety: declarations only.
 #include <cstddef>
 #include <cstdint>
 
-namespace handoff::cu {
+namespace handoff::cuda::abi {
 
 // --- scalar and handle types -------------------------------------------------
 using cuuint32_t = std::uint32_t;
@@ -259,7 +267,7 @@ struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS {
 struct CUarray_st;
 using CUarray = CUarray_st*;
 
-// cudaEGL.h: what cuGraphicsResourceGetMappedEglFrame describes (CUeglFrame_v1).
+// What cuGraphicsResourceGetMappedEglFrame describes (the toolkit's CUeglFrame_v1).
 enum CUeglFrameType : int {
   CU_EGL_FRAME_TYPE_ARRAY = 0,
   CU_EGL_FRAME_TYPE_PITCH = 1,
@@ -302,7 +310,7 @@ struct CUDA_MEMCPY2D {  // CUDA_MEMCPY2D_v2
 
 // --- entry points --------------------------------------------------------------
 // One function-pointer type per entry point. The suffix of the comment is the
-// CUDA version whose ABI the type mirrors (cudaTypedefs.h: PFN_<name>_v<ver>);
+// CUDA version whose ABI the type mirrors (the toolkit's PFN_<name>_v<ver>);
 // that version is requested from cuGetProcAddress, and the symbol in brackets
 // is the one looked up with dlsym when cuGetProcAddress is not available.
 using PFN_cuInit = CUresult (*)(unsigned int flags);                                     // 2000
@@ -441,4 +449,4 @@ struct DriverApi {
 #undef HANDOFF_CUDA_API_FIELD_
 };
 
-}  // namespace handoff::cu
+}  // namespace handoff::cuda::abi

@@ -1,0 +1,18 @@
+#pragma once
+// RAII owners of EGL handles (UniqueHandle aliases). Under detail/ because a
+// public class (EglDmaBufImage, cuda_egl.hpp) holds one as a member.
+// Thread safety: released on any thread; one owner at a time.
+#include <handoff/unique_handle.hpp>
+
+namespace handoff::detail {
+
+// eglDestroyImageKHR on the display the image was made on (an initialised
+// EGLDisplay that must outlive the image). Never throws; a failure is logged.
+struct EglImageDestroy {
+  void* display = nullptr;  // EGLDisplay
+  void operator()(void* image) const noexcept;
+};
+// An EGLImageKHR; EGL_NO_IMAGE_KHR (null) is empty.
+using UniqueEglImage = UniqueHandle<void*, EglImageDestroy>;
+
+}  // namespace handoff::detail
