@@ -55,7 +55,9 @@ int main(int argc, char** argv) {
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return cli.exit(e);
+    // CLI11 prints the message (or the help); its own exit codes (105, 109,
+    // ...) become the documented 2 for a bad command line.
+    return cli.exit(e) == 0 ? 0 : 2;
   }
   auto lower = [](std::string t) {
     for (char& ch : t) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
