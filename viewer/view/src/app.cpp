@@ -17,12 +17,12 @@
 #include <string>
 
 #include <handoff/error.hpp>
+#include <handoff/gl_check.hpp>
 #include <handoff/gl_context.hpp>
 #include <handoff/log.hpp>
 #include <handoff/viewer/png.hpp>
 
 #include "frame_target.hpp"
-#include "gl_check.hpp"
 #include "imgui_offscreen.hpp"
 #include "shared_contexts.hpp"
 #include "ui.hpp"
@@ -401,7 +401,7 @@ int run_window(const AppOptions& o, GLFWwindow* win) {
       glPixelStorei(GL_PACK_ALIGNMENT, 1);
       glReadBuffer(GL_BACK);
       glReadPixels(0, 0, fb_w, fb_h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
-      HANDOFF_VIEW_GL(glReadPixels);
+      HANDOFF_GL_CHECK("glReadPixels");
       const std::size_t row = std::size_t(fb_w) * 4;
       for (int y = 0; y < fb_h / 2; ++y)
         std::swap_ranges(px.begin() + std::ptrdiff_t(y * row), px.begin() + std::ptrdiff_t((y + 1) * row),

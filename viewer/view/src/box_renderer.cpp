@@ -2,8 +2,9 @@
 
 #include <cstddef>
 
+#include <handoff/gl_check.hpp>
+
 #include "frame_renderer.hpp"  // build_program
-#include "gl_check.hpp"
 
 namespace handoff::viewer {
 
@@ -23,7 +24,7 @@ BoxRenderer::BoxRenderer() {
   glVertexArrayAttribFormat(vao_, 1, 4, GL_UNSIGNED_BYTE, GL_TRUE, offsetof(BoxInstance, rgba));
   glVertexArrayAttribBinding(vao_, 1, 0);
   try {
-    HANDOFF_VIEW_GL(BoxRenderer setup);
+    HANDOFF_GL_CHECK("glVertexArrayAttribBinding", "BoxRenderer setup");
   } catch (...) {
     glDeleteVertexArrays(1, &vao_);
     glDeleteBuffers(1, &buffer_);
@@ -61,7 +62,7 @@ void BoxRenderer::draw(const std::vector<BoxInstance>& boxes, float line_width, 
   glDrawArraysInstanced(GL_TRIANGLES, 0, 24, static_cast<GLsizei>(boxes.size()));
   glBindVertexArray(0);
   glUseProgram(0);
-  HANDOFF_VIEW_GL(BoxRenderer draw);
+  HANDOFF_GL_CHECK("glDrawArraysInstanced", "BoxRenderer draw");
 }
 
 }  // namespace handoff::viewer

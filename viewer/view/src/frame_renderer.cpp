@@ -3,11 +3,11 @@
 #include <string>
 
 #include <handoff/error.hpp>
+#include <handoff/gl_check.hpp>
 #include <handoff/log.hpp>
 #include <handoff/shaders.hpp>
 
 #include "color_fold.hpp"
-#include "gl_check.hpp"
 
 namespace handoff::viewer {
 namespace {
@@ -81,7 +81,7 @@ FrameRenderer::FrameRenderer() {
       p.fb_size = glGetUniformLocation(p.id, "u_fb_size");
     }
     glCreateVertexArrays(1, &vao_);
-    HANDOFF_VIEW_GL(FrameRenderer setup);
+    HANDOFF_GL_CHECK("glCreateVertexArrays", "FrameRenderer setup");
   } catch (...) {
     free_all();
     throw;
@@ -123,7 +123,7 @@ void FrameRenderer::use_external(PixelFormat format, std::uint32_t width, std::u
     return;
   release_textures();
   set_plane_sampling(luma, chroma);
-  HANDOFF_VIEW_GL(glTextureParameteri);
+  HANDOFF_GL_CHECK("glTextureParameteri", "external plane textures");
   luma_ = luma;
   chroma_ = chroma;
   external_ = true;
@@ -146,7 +146,7 @@ void FrameRenderer::configure(PixelFormat format, std::uint32_t width, std::uint
   glTextureStorage2D(chroma_, 1, p010 ? GL_RG16 : GL_RG8, static_cast<GLsizei>(chroma_width(width)),
                      static_cast<GLsizei>(chroma_height(height)));
   set_plane_sampling(luma_, chroma_);
-  HANDOFF_VIEW_GL(glTextureStorage2D);
+  HANDOFF_GL_CHECK("glTextureStorage2D", "plane textures");
   format_ = format;
   width_ = width;
   height_ = height;
@@ -208,7 +208,7 @@ void FrameRenderer::upload(const Frame& frame) {
   }
   if (gpu) glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
   glPixelStorei(GL_UNPACK_ALIGNMENT, prev_align);
-  HANDOFF_VIEW_GL(glTextureSubImage2D);
+  HANDOFF_GL_CHECK("glTextureSubImage2D", "plane upload");
 }
 
 void FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
@@ -241,7 +241,7 @@ void FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
   glDrawArrays(GL_TRIANGLES, 0, 6);
   glBindVertexArray(0);
   glUseProgram(0);
-  HANDOFF_VIEW_GL(glDrawArrays);
+  HANDOFF_GL_CHECK("glDrawArrays", "frame");
 }
 
 }  // namespace handoff::viewer

@@ -4,8 +4,8 @@
 #include <string>
 
 #include <handoff/error.hpp>
+#include <handoff/gl_check.hpp>
 
-#include "gl_check.hpp"
 
 namespace handoff::viewer {
 
@@ -28,7 +28,7 @@ void FrameTarget::resize(int width, int height) {
   glCreateFramebuffers(1, &fbo_);
   glNamedFramebufferTexture(fbo_, GL_COLOR_ATTACHMENT0, color_, 0);
   const GLenum status = glCheckNamedFramebufferStatus(fbo_, GL_FRAMEBUFFER);
-  HANDOFF_VIEW_GL(glNamedFramebufferTexture);
+  HANDOFF_GL_CHECK("glNamedFramebufferTexture", "RGBA8 frame target");
   if (status != GL_FRAMEBUFFER_COMPLETE) {
     release();
     throw Error(Api::Gl, "glCheckNamedFramebufferStatus", static_cast<long long>(status),
@@ -50,7 +50,7 @@ void FrameTarget::read_rgba(std::vector<std::uint8_t>& out) const {
   glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
   glGetTextureImage(color_, 0, GL_RGBA, GL_UNSIGNED_BYTE, static_cast<GLsizei>(out.size()), out.data());
   glPixelStorei(GL_PACK_ALIGNMENT, prev_pack);
-  HANDOFF_VIEW_GL(glGetTextureImage);
+  HANDOFF_GL_CHECK("glGetTextureImage");
   // GL rows are bottom-up; flip in place.
   for (int y = 0; y < height_ / 2; ++y) {
     std::uint8_t* a = out.data() + static_cast<std::size_t>(y) * row;
