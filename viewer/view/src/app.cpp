@@ -397,15 +397,8 @@ int run_window(const AppOptions& o, GLFWwindow* win) {
 
     const bool last = o.frames >= 0 && presented >= o.frames;
     if ((last || (v.finished() && o.frames >= 0)) && !o.screenshot.empty()) {
-      std::vector<std::uint8_t> px(std::size_t(fb_w) * fb_h * 4);
-      glPixelStorei(GL_PACK_ALIGNMENT, 1);
-      glReadBuffer(GL_BACK);
-      glReadPixels(0, 0, fb_w, fb_h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
-      HANDOFF_GL_CHECK("glReadPixels");
-      const std::size_t row = std::size_t(fb_w) * 4;
-      for (int y = 0; y < fb_h / 2; ++y)
-        std::swap_ranges(px.begin() + std::ptrdiff_t(y * row), px.begin() + std::ptrdiff_t((y + 1) * row),
-                         px.begin() + std::ptrdiff_t((fb_h - 1 - y) * row));
+      std::vector<std::uint8_t> px;
+      read_framebuffer_rgba(0, GL_BACK, fb_w, fb_h, px);
       write_rgba_png(o.screenshot, std::move(px), fb_w, fb_h, nullptr);
       say(o, "screenshot written to " + o.screenshot);
     }

@@ -44,12 +44,10 @@ void FrameTarget::unbind() { glBindFramebuffer(GL_FRAMEBUFFER, 0); }
 void FrameTarget::read_rgba(std::vector<std::uint8_t>& out) const {
   const std::size_t row = static_cast<std::size_t>(width_) * 4;
   out.resize(row * static_cast<std::size_t>(height_));
-  GLint prev_pack = 4;
-  glGetIntegerv(GL_PACK_ALIGNMENT, &prev_pack);
-  glPixelStorei(GL_PACK_ALIGNMENT, 1);
-  glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
-  glGetTextureImage(color_, 0, GL_RGBA, GL_UNSIGNED_BYTE, static_cast<GLsizei>(out.size()), out.data());
-  glPixelStorei(GL_PACK_ALIGNMENT, prev_pack);
+  {
+    PackStateScope pack;
+    glGetTextureImage(color_, 0, GL_RGBA, GL_UNSIGNED_BYTE, static_cast<GLsizei>(out.size()), out.data());
+  }
   HANDOFF_GL_CHECK("glGetTextureImage");
   // GL rows are bottom-up; flip in place.
   for (int y = 0; y < height_ / 2; ++y) {
@@ -57,6 +55,38 @@ void FrameTarget::read_rgba(std::vector<std::uint8_t>& out) const {
     std::uint8_t* b = out.data() + static_cast<std::size_t>(height_ - 1 - y) * row;
     std::swap_ranges(a, a + row, b);
   }
+}
+
+PackStateScope::PackStateScope() {
+  glGetIntegerv(GL_PACK_ALIGNMENT, &alignment_);
+  glGetIntegerv(GL_PIXEL_PACK_BUFFER_BINDING, &pack_buffer_);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+}
+
+PackStateScope::~PackStateScope() {
+  glPixelStorei(GL_PACK_ALIGNMENT, alignment_);
+  glBindBuffer(GL_PIXEL_PACK_BUFFER, static_cast<GLuint>(pack_buffer_));
+}
+
+void read_framebuffer_rgba(GLuint framebuffer, GLenum buffer, int width, int height, std::vector<std::uint8_t>& out) {
+  const std::size_t row = static_cast<std::size_t>(width) * 4;
+  out.resize(row * static_cast<std::size_t>(height));
+  GLint prev_framebuffer = 0, prev_buffer = GL_NONE;
+  glGetIntegerv(GL_READ_FRAMEBUFFER_BINDING, &prev_framebuffer);
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, framebuffer);
+  glGetIntegerv(GL_READ_BUFFER, &prev_buffer);
+  {
+    PackStateScope pack;
+    glReadBuffer(buffer);
+    glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, out.data());
+    glReadBuffer(static_cast<GLenum>(prev_buffer));
+  }
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, static_cast<GLuint>(prev_framebuffer));
+  HANDOFF_GL_CHECK("glReadPixels", "RGBA8 read-back");
+  for (int y = 0; y < height / 2; ++y)
+    std::swap_ranges(out.begin() + std::ptrdiff_t(y * row), out.begin() + std::ptrdiff_t((y + 1) * row),
+                     out.begin() + std::ptrdiff_t((height - 1 - y) * row));
 }
 
 }  // namespace handoff::viewer

@@ -35,4 +35,25 @@ class FrameTarget {
   int height_ = 0;
 };
 
+// Pixel pack state for reading back into client memory (GL_PACK_ALIGNMENT 1,
+// no GL_PIXEL_PACK_BUFFER bound) for its lifetime; the application's values
+// are restored when it ends. Current context's thread only.
+class PackStateScope {
+ public:
+  PackStateScope();
+  ~PackStateScope();
+  PackStateScope(const PackStateScope&) = delete;
+  PackStateScope& operator=(const PackStateScope&) = delete;
+
+ private:
+  GLint alignment_ = 4;
+  GLint pack_buffer_ = 0;
+};
+
+// Reads a w x h RGBA8 image from `buffer` (GL_BACK, GL_COLOR_ATTACHMENT0, ...)
+// of `framebuffer` (0: the default one), rows top-down, into `out`. The pack
+// state, the read framebuffer binding and that framebuffer's read buffer are
+// left as they were.
+void read_framebuffer_rgba(GLuint framebuffer, GLenum buffer, int width, int height, std::vector<std::uint8_t>& out);
+
 }  // namespace handoff::viewer

@@ -299,34 +299,7 @@ void ViewerState::draw_overlays_into(ImDrawList& list, const ViewTransform& view
 }
 
 PixelProbe ViewerState::probe(double fx, double fy) const {
-  PixelProbe p;
-  if (!renderer_.has_frame() || fx < 0 || fy < 0 || fx >= renderer_.width() || fy >= renderer_.height()) return p;
-  p.valid = true;
-  p.x = int(fx);
-  p.y = int(fy);
-  const bool p010 = renderer_.format() == PixelFormat::P010;
-  const GLenum type = p010 ? GL_UNSIGNED_SHORT : GL_UNSIGNED_BYTE;
-  std::uint16_t y16 = 0, c16[2] = {0, 0};
-  std::uint8_t y8 = 0, c8[2] = {0, 0};
-  glPixelStorei(GL_PACK_ALIGNMENT, 1);
-  glGetTextureSubImage(renderer_.luma_texture(), 0, p.x, p.y, 0, 1, 1, 1, GL_RED, type, p010 ? 2 : 1,
-                       p010 ? static_cast<void*>(&y16) : static_cast<void*>(&y8));
-  // The chroma sample this pixel's block uses (nearest).
-  glGetTextureSubImage(renderer_.chroma_texture(), 0, p.x / 2, p.y / 2, 0, 1, 1, 1, GL_RG, type,
-                       p010 ? 4 : 2, p010 ? static_cast<void*>(c16) : static_cast<void*>(c8));
-  glPixelStorei(GL_PACK_ALIGNMENT, 4);
-  if (p010) {
-    p.code_y = y16 >> 6;
-    p.code_cb = c16[0] >> 6;
-    p.code_cr = c16[1] >> 6;
-  } else {
-    p.code_y = y8;
-    p.code_cb = c8[0];
-    p.code_cr = c8[1];
-  }
-  const Colorimetry c = effective_colorimetry();
-  p.rgb = yuv_to_rgb8(p.code_y, p.code_cb, p.code_cr, c.matrix, c.range, renderer_.format());
-  return p;
+  return probe_pixel(renderer_, effective_colorimetry(), fx, fy);
 }
 
 }  // namespace handoff::viewer

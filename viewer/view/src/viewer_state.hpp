@@ -24,6 +24,7 @@
 #include "frame_pipeline.hpp"
 #include "frame_renderer.hpp"
 #include "overlay_draw.hpp"
+#include "pixel_probe.hpp"
 
 namespace handoff::viewer {
 
@@ -51,13 +52,6 @@ struct Stats {
   TimingWindow draw_ms;     // renderer + overlays (CPU time to submit)
   double fps = 0.0;
   std::int64_t frames = 0;
-};
-
-struct PixelProbe {
-  bool valid = false;
-  int x = 0, y = 0;        // frame coordinates
-  int code_y = 0, code_cb = 0, code_cr = 0;
-  std::array<std::uint8_t, 3> rgb{};
 };
 
 class ViewerState {
