@@ -43,7 +43,10 @@ TEST(PipelineFakeCuda, FramesGoThroughCudaMappedBuffers) {
     so.width = 64;
     so.height = 36;
     {
-      FramePipeline p(worker, make_scene_source(so), 3, true, MapBackend::Auto, so);
+      PipelineOptions po;
+      po.scene = so;
+      po.interop.verify_same_gpu = false;  // the fake's GPU identity cannot match llvmpipe's
+      FramePipeline p(worker, make_scene_source(so), po);
       EXPECT_NE(p.memory_description().find("CUDA"), std::string::npos) << p.memory_description();
       EXPECT_EQ(fake.live_registrations(), 3);
       FrameRenderer r;

@@ -2,34 +2,35 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 
 #include <handoff/error.hpp>
 #include <handoff/log.hpp>
+
+#include "bounded_wait.hpp"
 
 namespace handoff::viewer {
 namespace {
 
 std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
+
 }  // namespace
 
-FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> source, std::size_t ring_size,
-                             bool loop, MapBackend backend, std::optional<SceneOptions> scene)
-    : worker_(worker), info_(source ? source->info() : SourceInfo{}), source_(std::move(source)), loop_(loop) {
+FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> source, PipelineOptions options)
+    : worker_(worker), info_(source ? source->info() : SourceInfo{}), source_(std::move(source)),
+      loop_(options.loop) {
   if (!source_) throw UsageError("FramePipeline: no source");
-  if (ring_size < 3) throw UsageError("FramePipeline: the ring needs at least 3 slots");
-  endless_seekable_ = scene.has_value();
+  if (options.ring_size < 3) throw UsageError("FramePipeline: the ring needs at least 3 slots");
+  endless_seekable_ = options.scene.has_value();
+  const std::size_t ring_size = options.ring_size;
+  std::optional<SceneOptions> scene = std::move(options.scene);
   const std::size_t bps = bytes_per_sample(info_.format);
   const std::size_t luma_pitch = align_up(std::size_t(info_.width) * bps, 64);
   const std::size_t chroma_pitch = align_up(std::size_t(chroma_width(info_.width)) * 2 * bps, 64);
   const std::size_t chroma_offset = align_up(luma_pitch * info_.height, 256);
   const std::size_t size = chroma_offset + chroma_pitch * chroma_height(info_.height);
-  CudaGlOptions co;
+  CudaGlOptions co = options.interop;
   co.access = CudaGlAccess::WriteDiscard;
-  co.backend = backend;
-  // Test drivers report a GPU identity GL cannot match (tests only).
-  if (const char* e = std::getenv("HANDOFF_VIEW_NO_GPU_CHECK"); e && std::string(e) == "1") co.verify_same_gpu = false;
   std::string cuda_refused;
   for (std::size_t i = 0; i < ring_size; ++i) {
     GlBuffer buffer(worker_, size);
@@ -56,7 +57,7 @@ FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> sour
   }
   const CudaGlBuffer& first = slots_.front()->interop;
   if (first.uses_cuda()) {
-    cuda_ = std::make_unique<CudaProducer>(info_, std::move(scene), 0);
+    cuda_ = std::make_unique<CudaProducer>(info_, std::move(scene), co.cuda_device);
     memory_text_ = "CUDA-mapped GL buffers (" + cuda_->description() + ")";
   } else {
     memory_text_ = "host-mapped GL buffers (" + (cuda_refused.empty() ? first.fallback_reason() : cuda_refused) + ")";
@@ -75,15 +76,19 @@ FramePipeline::~FramePipeline() {
   slots_.clear();
 }
 
+std::size_t FramePipeline::slot_number(const FrameSlot& slot) const {
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].get() == &slot) return i;
+  return slots_.size();
+}
+
 void FramePipeline::write_frame(FrameSlot& slot, bool& ok, std::int64_t& index) {
   // The last upload from this buffer must be finished before it is rewritten.
   worker_.run([&] {
     slot.written = GlFence{};  // left over when a seek dropped the slot unread
-    if (slot.read_done) {
-      while (!slot.read_done.client_wait(1'000'000'000ull)) {
-      }
-      slot.read_done = GlFence{};
-    }
+    wait_for_fence(slot.read_done,
+                   [&] { return "GL upload fence of frame slot " + std::to_string(slot_number(slot)); });
+    slot.read_done = GlFence{};
   });
   using clock = std::chrono::steady_clock;
   const auto m0 = clock::now();
@@ -113,51 +118,66 @@ void FramePipeline::write_frame(FrameSlot& slot, bool& ok, std::int64_t& index) 
   slot.map_ms = std::chrono::duration<double, std::milli>((m1 - m0) + (clock::now() - u0)).count();
 }
 
+// The producer thread. Its wait for work (a free slot, a seek, stop) is not
+// bounded: it idles while the display is paused, and nobody waits on it.
 void FramePipeline::produce() noexcept {
-  using clock = std::chrono::steady_clock;
   std::unique_lock lock(mutex_);
   for (;;) {
     cv_.wait(lock, [&] { return stop_ || seek_to_ >= 0 || (!ended_ && !error_ && !free_.empty()); });
     if (stop_) return;
+    const std::uint64_t gen = generation_;
+    FrameSlot* slot = nullptr;
     try {
       if (seek_to_ >= 0) {
-        const std::int64_t to = seek_to_;
-        seek_to_ = -1;
-        ended_ = false;
-        lock.unlock();
-        source_->seek(to);
-        lock.lock();
+        apply_seek(lock);
         continue;
       }
-      FrameSlot* slot = free_.front();
+      slot = free_.front();
       free_.pop_front();
-      const std::uint64_t gen = generation_;
       lock.unlock();
-      const auto t0 = clock::now();
-      bool ok = false;
-      std::int64_t index = -1;
-      write_frame(*slot, ok, index);
-      if (ok) {
-        slot->index = index;
-        slot->has_overlays = source_->overlays_for(index, slot->overlays);
-        slot->produce_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
-        slot->generation = gen;
-      }
-      lock.lock();
-      if (!ok) {
-        free_.push_front(slot);
-        ended_ = true;
-      } else if (gen != generation_) {
-        free_.push_back(slot);  // a seek happened while writing: drop it
-      } else {
-        ready_.push_back(slot);
-      }
-      cv_.notify_all();
+      fill_slot(*slot, gen, lock);
     } catch (...) {
       if (!lock.owns_lock()) lock.lock();
-      error_ = std::current_exception();
-      cv_.notify_all();
+      if (slot) free_.push_front(slot);  // the slot goes back to the ring, whatever failed
+      // An error from before a seek() belongs to frames nobody will see.
+      if (gen == generation_) error_ = std::current_exception();
     }
+    cv_.notify_all();
+  }
+}
+
+// Seeks the source (unlocked: a file seek can take a while).
+void FramePipeline::apply_seek(std::unique_lock<std::mutex>& lock) {
+  const std::int64_t to = seek_to_;
+  seek_to_ = -1;
+  ended_ = false;
+  lock.unlock();
+  source_->seek(to);
+  lock.lock();
+}
+
+// Writes the next frame into `slot` (called unlocked; returns locked) and
+// queues it, or marks the end of the source.
+void FramePipeline::fill_slot(FrameSlot& slot, std::uint64_t gen, std::unique_lock<std::mutex>& lock) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  bool ok = false;
+  std::int64_t index = -1;
+  write_frame(slot, ok, index);
+  if (ok) {
+    slot.index = index;
+    slot.has_overlays = source_->overlays_for(index, slot.overlays);
+    slot.produce_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    slot.generation = gen;
+  }
+  lock.lock();
+  if (!ok) {
+    free_.push_front(&slot);
+    ended_ = true;
+  } else if (gen != generation_) {
+    free_.push_back(&slot);  // a seek happened while writing: drop it
+  } else {
+    ready_.push_back(&slot);
   }
 }
 
@@ -176,7 +196,8 @@ FrameSlot* FramePipeline::next(bool wait) {
     }
     if (error_) std::rethrow_exception(error_);
     if (ended_ || !wait) return nullptr;
-    cv_.wait(lock);
+    wait_bounded(cv_, lock, [&] { return !ready_.empty() || error_ || ended_; },
+                 [&] { return "the frame producer of '" + info_.name + "' (next frame)"; });
   }
 }
 
@@ -202,6 +223,7 @@ void FramePipeline::seek(std::int64_t index) {
   }
   seek_to_ = index;
   ended_ = false;
+  error_ = nullptr;  // playback goes on from `index`
   cv_.notify_all();
 }
 

@@ -50,14 +50,22 @@ struct FrameSlot {
   std::uint64_t generation = 0;
 };
 
+struct PipelineOptions {
+  std::size_t ring_size = 3;  // >= 3
+  bool loop = true;           // finite sources start over at their end
+  // How the ring's buffers map (access is always WriteDiscard): backend,
+  // CUDA device, and verify_same_gpu (off only for test drivers whose GPU
+  // identity GL cannot match).
+  CudaGlOptions interop{};
+  // The scene's options when the source is the built-in scene (the CUDA
+  // producer then renders it with the kernel, and it is seekable).
+  std::optional<SceneOptions> scene{};
+};
+
 class FramePipeline {
  public:
   // Takes the source (used only by the producer thread from now on).
-  // `scene`: the scene's options when `source` is the built-in scene (the
-  // CUDA producer then renders it with the kernel).
-  FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> source, std::size_t ring_size = 3,
-                bool loop = true, MapBackend backend = MapBackend::Auto,
-                std::optional<SceneOptions> scene = std::nullopt);
+  FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> source, PipelineOptions options = {});
   ~FramePipeline();
   FramePipeline(const FramePipeline&) = delete;
   FramePipeline& operator=(const FramePipeline&) = delete;
@@ -72,11 +80,13 @@ class FramePipeline {
   // The next frame in order, its writes ordered before this context's later
   // commands; nullptr when none is ready (wait = false) or the source ended
   // (finished() then true). Rethrows the producer's error (a ParseError naming
-  // the file and frame) here.
+  // the file and frame) here, until a seek(). wait = true: WaitTimeout when
+  // the producer has no frame within handoff::wait_limit().
   FrameSlot* next(bool wait);
   // After the upload from `slot` was issued: fences it and hands it back.
   void release(FrameSlot* slot);
-  // The next frame next() returns is `index` (clamped to the source).
+  // The next frame next() returns is `index` (clamped to the source). Clears
+  // a producer error: playback goes on from `index`.
   void seek(std::int64_t index);
   bool finished() const;
 
@@ -85,7 +95,10 @@ class FramePipeline {
 
  private:
   void produce() noexcept;
+  void apply_seek(std::unique_lock<std::mutex>& lock);
+  void fill_slot(FrameSlot& slot, std::uint64_t generation, std::unique_lock<std::mutex>& lock);
   void write_frame(FrameSlot& slot, bool& ok, std::int64_t& index);
+  std::size_t slot_number(const FrameSlot& slot) const;  // its place in the ring (messages)
 
   GlWorker& worker_;
   SourceInfo info_;

@@ -160,8 +160,11 @@ ViewerState::ViewerState(const AppOptions& options,
     wo.context_factory = std::move(worker_context);
     wo.on_debug_message = std::move(on_gl_message);
     worker_ = std::make_unique<GlWorker>(std::move(wo));
-    pipeline_ = std::make_unique<FramePipeline>(*worker_, std::move(source), options.ring, loop, MapBackend::Auto,
-                                                scene_options(options));
+    PipelineOptions po;
+    po.ring_size = options.ring;
+    po.loop = loop;
+    po.scene = scene_options(options);
+    pipeline_ = std::make_unique<FramePipeline>(*worker_, std::move(source), std::move(po));
   }
   const SourceInfo& in = info();
   if (!options.overlays.empty()) {
