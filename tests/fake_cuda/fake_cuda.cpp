@@ -719,6 +719,13 @@ FAKE_API CUresult cuStreamSynchronize(CUstream stream) {
   return valid_stream(s, stream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
+// All work is synchronous here, so a valid stream has always finished.
+FAKE_API CUresult cuStreamQuery(CUstream stream) {
+  FAKE_ENTER("cuStreamQuery");
+  FAKE_REQUIRE_CONTEXT();
+  return valid_stream(s, stream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
 // --- modules: the fake cannot run PTX or cubin -------------------------------
 FAKE_API CUresult cuModuleLoadData(CUmodule* module, const void* image) {
   FAKE_ENTER("cuModuleLoadData");
@@ -1078,6 +1085,7 @@ const std::vector<ProcEntry>& proc_table() {
       {"cuStreamCreate", 2000, as_void(&cuStreamCreate)},
       {"cuStreamDestroy", 4000, as_void(&cuStreamDestroy_v2)},
       {"cuStreamSynchronize", 2000, as_void(&cuStreamSynchronize)},
+      {"cuStreamQuery", 2000, as_void(&cuStreamQuery)},
       {"cuModuleLoadData", 2000, as_void(&cuModuleLoadData)},
       {"cuModuleUnload", 2000, as_void(&cuModuleUnload)},
       {"cuModuleGetFunction", 2000, as_void(&cuModuleGetFunction)},
