@@ -123,6 +123,7 @@ SharedContexts make_window_contexts(GLFWwindow* window) {
       [](const char* n) { return reinterpret_cast<void*>(glfwGetProcAddress(n)); }, {},
       "GLFW hidden window (worker, shared)"}));
   s.worker_factory = [ctx] { return std::move(*ctx); };
+  s.hidden = hidden;
   return s;
 }
 

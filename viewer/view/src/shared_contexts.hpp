@@ -20,6 +20,9 @@ struct SharedContexts {
   std::unique_ptr<GlContext> render;  // make current on the render thread
   // Hands the worker its context (GlWorkerOptions::context_factory); call once.
   std::function<std::unique_ptr<GlContext>()> worker_factory;
+  // Window contexts: the hidden window holding the worker's context. Destroy
+  // it on the GLFW thread once the worker stopped.
+  GLFWwindow* hidden = nullptr;
 };
 
 // Throws handoff::Error (Api::Egl) naming the failing call.

@@ -47,12 +47,14 @@ void draw_ui(ViewerState& v, UiState& ui) {
   ImGui::SetNextWindowPos(ImVec2(8, 8), ImGuiCond_FirstUseEver);
   ImGui::SetNextWindowSize(ImVec2(320, 0), ImGuiCond_FirstUseEver);
   ImGui::SetNextWindowBgAlpha(0.85f);
-  ImGui::Begin("handoff-view", nullptr, ImGuiWindowFlags_AlwaysAutoResize);
-  const SourceInfo& in = v.info();
+  ImGui::Begin(ui.title.empty() ? "handoff" : ui.title.c_str(), nullptr, ImGuiWindowFlags_AlwaysAutoResize);
+  const view::FeedInfo& in = v.info();
   ImGui::Text("%s", in.name.c_str());
-  if (!v.source_description().empty()) ImGui::Text("source: %s", v.source_description().c_str());
-  ImGui::Text("%ux%u %s  %.3g fps", in.width, in.height, std::string(to_string(in.format)).c_str(),
-              in.rate.value());
+  if (!in.source.empty()) ImGui::Text("source: %s", in.source.c_str());
+  if (in.rate > 0)
+    ImGui::Text("%ux%u %s  %.3g fps", in.width, in.height, std::string(to_string(in.format)).c_str(), in.rate);
+  else  // frames as the application hands them in
+    ImGui::Text("%ux%u %s", in.width, in.height, std::string(to_string(in.format)).c_str());
   if (in.frame_count > 0)
     ImGui::Text("frame %lld / %lld", static_cast<long long>(v.frame_index()),
                 static_cast<long long>(in.frame_count));
@@ -61,13 +63,13 @@ void draw_ui(ViewerState& v, UiState& ui) {
   if (!ui.status.empty()) ImGui::TextDisabled("%s", ui.status.c_str());
 
   if (ImGui::CollapsingHeader("Playback", ImGuiTreeNodeFlags_DefaultOpen)) {
-    if (ImGui::Button(v.playing ? "Pause" : "Play")) v.playing = !v.playing;
+    if (ImGui::Button(v.playing() ? "Pause" : "Play")) v.set_playing(!v.playing());
     ImGui::SameLine();
-    ImGui::BeginDisabled(!v.seekable());
-    if (ImGui::Button("< Step")) v.step(-1);
+    ImGui::BeginDisabled(!in.seekable);
+    if (ImGui::Button("< Step")) ui.step = -1;
     ImGui::EndDisabled();
     ImGui::SameLine();
-    if (ImGui::Button("Step >")) v.step(+1);
+    if (ImGui::Button("Step >")) ui.step = +1;
     float speed = static_cast<float>(v.speed);
     if (ImGui::SliderFloat("speed", &speed, 0.1f, 8.0f, "%.2fx", ImGuiSliderFlags_Logarithmic))
       v.speed = speed;
@@ -155,16 +157,16 @@ void draw_ui(ViewerState& v, UiState& ui) {
     Stats& s = v.stats();
     ImGui::Text("%.1f fps   frame p50 %.2f ms  p99 %.2f ms", s.fps, s.frame_ms.percentile(50),
                 s.frame_ms.percentile(99));
-    if (v.vulkan_source()) {
+    if (!in.uploads) {
       // Vulkan writes straight into the textures GL samples: nothing to map or upload.
       ImGui::Text("vulkan %.2f  upload none  draw %.2f ms", s.produce_ms.mean(), s.draw_ms.mean());
-      ImGui::TextWrapped("%s", v.memory_description().c_str());
+      ImGui::TextWrapped("%s", in.memory.c_str());
     } else {
       ImGui::Text("map %.2f  write %.2f  upload %.2f  draw %.2f ms", s.map_ms.mean(),
                   s.produce_ms.mean() - s.map_ms.mean(), s.upload_ms.mean(), s.draw_ms.mean());
-      const std::string& mem = v.memory_description();
+      const std::string& mem = in.memory;
       const std::string shown = mem.substr(0, mem.find(" ("));
-      ImGui::Text("ring of %zu %s", v.ring_size(), shown.c_str());
+      ImGui::Text("ring of %zu %s", in.ring, shown.c_str());
       if (shown.size() != mem.size() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", mem.c_str());
     }
   }

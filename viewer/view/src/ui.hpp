@@ -12,8 +12,10 @@ struct UiState {
   PixelProbe probe;              // under the cursor, filled by the caller
   ViewTransform view;            // current view (for the zoom readout)
   std::string status;            // one-line notice (e.g. "headless", "screenshot written")
+  std::string title;             // the panel's title (the viewer's)
   bool fit_requested = false;    // buttons set these; the window loop applies them
   bool actual_size_requested = false;
+  int step = 0;                  // -1 / +1: a Step button was pressed (the display applies it)
 };
 
 void draw_ui(ViewerState& viewer, UiState& ui);

@@ -2,25 +2,20 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 
 #include <handoff/error.hpp>
-#include <handoff/log.hpp>
-#include <handoff/viewer/color.hpp>
-#include <handoff/viewer/error.hpp>
-#include <handoff/viewer/raw_reader.hpp>
-#include <handoff/viewer/scene.hpp>
-#include <handoff/viewer/y4m_reader.hpp>
 
 namespace handoff::viewer {
 
-void TimingWindow::add(double ms) {
+template <std::size_t N>
+void TimingWindow<N>::add(double ms) {
   values_[next_] = ms;
-  next_ = (next_ + 1) % kSize;
-  count_ = std::min(count_ + 1, kSize);
+  next_ = (next_ + 1) % N;
+  count_ = std::min(count_ + 1, N);
 }
 
-double TimingWindow::percentile(double p) const {
+template <std::size_t N>
+double TimingWindow<N>::percentile(double p) const {
   if (count_ == 0) return 0.0;
   std::copy_n(values_.begin(), count_, sorted_.begin());
   std::sort(sorted_.begin(), sorted_.begin() + static_cast<std::ptrdiff_t>(count_));
@@ -28,22 +23,22 @@ double TimingWindow::percentile(double p) const {
   return sorted_[static_cast<std::size_t>(std::lround(rank))];
 }
 
-double TimingWindow::mean() const {
+template <std::size_t N>
+double TimingWindow<N>::mean() const {
   if (count_ == 0) return 0.0;
   double s = 0;
   for (std::size_t i = 0; i < count_; ++i) s += values_[i];
   return s / double(count_);
 }
 
-namespace {
+template class TimingWindow<256>;
+template class TimingWindow<1024>;
 
-bool ends_with_ci(std::string s, std::string_view suffix) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
+namespace {
 
 void make_bench_boxes(OverlayFrame& f, std::uint32_t count, std::uint32_t w, std::uint32_t h) {
   static const char* const kLabels[] = {"person", "car", "bike", "dog", "bus", "truck"};
+  f.clear();
   std::uint32_t state = 12345u;
   auto rnd = [&] {
     state = state * 1664525u + 1013904223u;
@@ -57,224 +52,122 @@ void make_bench_boxes(OverlayFrame& f, std::uint32_t count, std::uint32_t w, std
   }
 }
 
-// Ground truth of the Vulkan scene (shaders/vk/scene.glsl; its CPU reference
-// is tests/vulkan/scene_reference.hpp): the sliding white square and the
-// orange disc, as boxes in frame pixels. Keep in step with scene.glsl.
-void vulkan_scene_overlays(OverlayFrame& f, std::int64_t index, std::uint32_t width, std::uint32_t height) {
-  f.clear();
-  f.frame = index;
-  const int w = int(width), h = int(height);
-  const int n = int(std::uint32_t(index) % 1000000u);
-  const int s = std::max(2, std::min(w, h) / 8);
-  const int range = std::max(1, w - s);
-  const int t = (n * 4) % (2 * range);
-  const int sx = t < range ? t : 2 * range - t;
-  const int sy = std::max(0, h / 2 - s / 2);
-  f.add_box(float(sx), float(sy), float(std::min(sx + s, w)), float(std::min(sy + s, h)), "square", 1.0f, 0, 1);
-  const int r = std::max(1, std::min(w, h) / 10);
-  const int cx = w - 1 - (n * 3) % w;
-  const int cy = (h * 5) / 6;
-  f.add_box(float(std::max(cx - r, 0)), float(std::max(cy - r, 0)), float(std::min(cx + r + 1, w)),
-            float(std::min(cy + r + 1, h)), "disc", 1.0f, 1, 2);
+double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
 }  // namespace
 
-std::optional<SceneOptions> scene_options(const AppOptions& o) {
-  if (!o.file.empty()) return std::nullopt;
-  SceneOptions so;
-  if (!o.size.empty()) parse_size(o.size, so.width, so.height);
-  if (!o.format.empty()) so.format = parse_format(o.format);
-  if (o.matrix) so.colorimetry.matrix = *o.matrix;
-  if (o.range) so.colorimetry.range = *o.range;
-  return so;
-}
-
-std::unique_ptr<FrameSource> open_source(const AppOptions& o) {
-  if (o.file.empty()) return make_scene_source(*scene_options(o));
-  std::error_code ec;
-  if (!std::filesystem::exists(o.file, ec))
-    throw ParseError(o.file, "", "", "no such file");
-  if (std::filesystem::is_directory(o.file, ec))
-    throw ParseError(o.file, "", "", "is a directory, not a video file");
-  if (ends_with_ci(o.file, ".y4m")) {
-    if (!o.size.empty() || !o.format.empty())
-      log(LogLevel::Warning, "--size / --format are ignored for Y4M files (the header says them)");
-    return open_y4m(o.file);
-  }
-  if (o.size.empty())
-    throw ParseError(o.file, "", "--size",
-                     "a raw NV12 / P010 file needs --size WxH (and --format nv12|p010); "
-                     "files ending in .y4m are read as Y4M");
-  RawOptions ro;
-  parse_size(o.size, ro.width, ro.height);
-  ro.format = o.format.empty() ? PixelFormat::NV12 : parse_format(o.format);
-  if (o.matrix) ro.colorimetry.matrix = *o.matrix;
-  if (o.range) ro.colorimetry.range = *o.range;
-  return open_raw(o.file, ro);
-}
-
-ViewerState::ViewerState(const AppOptions& options,
-                         std::function<std::unique_ptr<GlContext>()> worker_context,
-                         std::function<void(const GlDebugMessage&)> on_gl_message,
-                         std::function<void(const std::string&)> on_vk_message)
-    : options_(options) {
+ViewerState::ViewerState(std::unique_ptr<view::Feed> feed, view::FeedContext& context, const StateOptions& o)
+    : feed_(std::move(feed)), bench_boxes_(o.bench_boxes) {
+  if (!feed_) throw UsageError("ViewerState: no feed");
   scratch_.box_renderer = &box_renderer_;
-  speed = options.speed;
-  no_vsync = options.no_vsync;
-  show_overlays = !options.hide_overlays;
-  matrix_override = options.matrix;
-  range_override = options.range;
-  if (options.source == "vulkan") {
-    // The scene's size, format, colorimetry and rate, written by Vulkan into
-    // memory the current context imports; no worker, no pipeline.
-    const SceneOptions so = *scene_options(options);  // bad --size / --format fail here
-#ifdef HANDOFF_HAVE_VULKAN
-    VkContextOptions vo;
-    if (options.vk_debug) vo.validation = true;
-    if (on_vk_message)
-      vo.on_message = [sink = std::move(on_vk_message)](const VkValidationMessage& m) {
-        sink((m.id.empty() ? std::string() : m.id + ": ") + m.message);
-      };
-    try {
-      vk_ = std::make_unique<VkGlSource>(so.format, so.width, so.height, so.colorimetry, std::move(vo));
-    } catch (const Error& e) {
-      throw Error(std::string("--source vulkan is not available here: ") + e.what() +
-                  " (it needs a Vulkan device with exportable OPAQUE_FD memory and a GL context with "
-                  "GL_EXT_memory_object_fd on the same GPU)");
-    }
-    vk_active_ = true;
-    vk_info_ = SourceInfo{"scene (Vulkan compute)", so.format, so.width, so.height, so.colorimetry, so.rate, -1};
-    const bool semaphores = vk_->sync() == VkGlSync::ExternalSemaphore;
-    vk_source_text_ = std::string("vulkan (zero-copy, sync: ") + (semaphores ? "semaphore" : "cpu-fence") + ")";
-    vk_memory_text_ = "Vulkan " + vk_->vulkan().info().name + ", imported by GL (GL_EXT_memory_object_fd)";
-#else
-    (void)on_vk_message;
-    throw UsageError("--source vulkan: this handoff-view was built without Vulkan (HANDOFF_WITH_VULKAN=OFF)");
-#endif
-  } else {
-    const bool loop = options.loop.value_or(!options.headless);
-    auto source = open_source(options);  // bad input fails here, before any thread starts
-    GlWorkerOptions wo;
-    wo.name = "handoff-view-gl";
-    wo.context_factory = std::move(worker_context);
-    wo.on_debug_message = std::move(on_gl_message);
-    worker_ = std::make_unique<GlWorker>(std::move(wo));
-    PipelineOptions po;
-    po.ring_size = options.ring;
-    po.loop = loop;
-    po.scene = scene_options(options);
-    pipeline_ = std::make_unique<FramePipeline>(*worker_, std::move(source), std::move(po));
-  }
-  const SourceInfo& in = info();
-  if (!options.overlays.empty()) {
+  speed = o.speed;
+  no_vsync = o.no_vsync;
+  show_overlays = o.show_overlays;
+  matrix_override = o.matrix;
+  range_override = o.range;
+  feed_->start(context);
+  info_ = feed_->info();
+  paced_ = feed_->paced();
+  if (!o.overlay_file.empty()) {
     OverlayParseOptions po;
-    po.frame_width = float(in.width);
-    po.frame_height = float(in.height);
-    store_.load_jsonl(options.overlays, po);
+    po.frame_width = float(info_.width);
+    po.frame_height = float(info_.height);
+    store_.load_jsonl(o.overlay_file, po);
     overlay_diagnostics = store_.diagnostics().size();
-    overlay_file = options.overlays;
+    overlay_file = o.overlay_file;
   }
-  if (options.bench_boxes) make_bench_boxes(bench_overlays_, options.bench_boxes, in.width, in.height);
+  if (bench_boxes_ && info_.width) make_bench_boxes(bench_overlays_, bench_boxes_, info_.width, info_.height);
 }
 
-ViewerState::~ViewerState() {
-#ifdef HANDOFF_HAVE_VULKAN
-  if (vk_) {
-    // GL may still read the imported textures: finish before Vulkan frees them.
-    try {
-      gl_finish_for_vulkan();
-    } catch (const std::exception& e) {
-      log(LogLevel::Error, std::string("handoff-view: ") + e.what());
-    }
-    vk_.reset();
-  }
-#endif
-  pipeline_.reset();
-  if (worker_) worker_->shutdown();
-}
+ViewerState::~ViewerState() { feed_->stop(); }
 
 Colorimetry ViewerState::effective_colorimetry() const {
-  Colorimetry c = info().colorimetry;
+  Colorimetry c = info_.colorimetry;
   if (matrix_override) c.matrix = *matrix_override;
   if (range_override) c.range = *range_override;
   if (siting_override) c.siting = *siting_override;
   return c;
 }
 
-bool ViewerState::advance(bool wait) {
+void ViewerState::set_playing(bool playing) {
+  playing_ = playing;
+  feed_->set_paused(!playing);
+}
+
+// Takes the feed's next frame into the textures: uploaded from its buffer, or
+// (Vulkan) its plane textures sampled in place.
+bool ViewerState::take_next(bool wait) {
   using clock = std::chrono::steady_clock;
-  const auto now = clock::now();
-  if (!wait && !no_vsync && !first_) {
-    if (now < next_due_) return false;
-  }
-  if (vk_active_) {
-    if (!advance_vulkan()) return false;
-  } else {
-    FrameSlot* slot = pipeline_->next(wait);
-    if (!slot) return false;
-    const auto u0 = clock::now();
-    renderer_.upload(pipeline_->frame_of(*slot));
-    const auto u1 = clock::now();
-    frame_index_ = slot->index;
-    source_overlays_valid_ = slot->has_overlays;
-    if (slot->has_overlays) std::swap(source_overlays_, slot->overlays);  // both keep capacity
-    stats_.produce_ms.add(slot->produce_ms);
-    stats_.map_ms.add(slot->map_ms);
-    pipeline_->release(slot);
-    stats_.upload_ms.add(std::chrono::duration<double, std::milli>(u1 - u0).count());
-  }
+  view::FeedFrame f;
+  if (!feed_->next(f, wait)) return false;
+  const auto u0 = clock::now();
+  const Frame& fr = f.frame;
+  if (f.luma_texture) renderer_.use_external(fr.format, fr.width, fr.height, f.luma_texture, f.chroma_texture);
+  else renderer_.upload(fr);
+  const auto u1 = clock::now();
+  frame_index_ = fr.index;
+  submitted_ = f.submitted;
+  sequence_ = f.sequence;
+  feed_overlays_valid_ = f.overlays != nullptr;
+  if (f.overlays) std::swap(feed_overlays_, *f.overlays);  // both keep their capacity
+  stats_.produce_ms.add(f.produce_ms);
+  stats_.map_ms.add(f.map_ms);
+  stats_.upload_ms.add(f.luma_texture ? 0.0 : ms_between(u0, u1));
+  feed_->release(f);
+  const bool resized = fr.width != info_.width || fr.height != info_.height;
+  info_ = feed_->info();
+  info_.format = fr.format;
+  info_.width = fr.width;
+  info_.height = fr.height;
+  info_.colorimetry = fr.colorimetry;
+  if (bench_boxes_ && (resized || bench_overlays_.empty()))
+    make_bench_boxes(bench_overlays_, bench_boxes_, info_.width, info_.height);
+  return true;
+}
+
+// Frame statistics and, for paced feeds, when the next frame is due.
+void ViewerState::advance_clock(std::chrono::steady_clock::time_point now) {
+  using clock = std::chrono::steady_clock;
   const auto t1 = clock::now();
   if (!first_) {
-    const double dt = std::chrono::duration<double, std::milli>(t1 - last_frame_).count();
+    const double dt = ms_between(last_frame_, t1);
     stats_.frame_ms.add(dt);
-    stats_.fps = stats_.fps == 0 ? 1000.0 / std::max(dt, 1e-3) : 0.9 * stats_.fps + 0.1 * 1000.0 / std::max(dt, 1e-3);
+    const double rate = 1000.0 / std::max(dt, 1e-3);
+    stats_.fps = stats_.fps == 0 ? rate : 0.9 * stats_.fps + 0.1 * rate;
   }
-  const double rate = info().rate.value() > 0 ? info().rate.value() : 30.0;
+  const double fps = info_.rate > 0 ? info_.rate : 30.0;
   const auto period = std::chrono::duration_cast<clock::duration>(
-      std::chrono::duration<double>(1.0 / (rate * std::max(speed, 0.01))));
+      std::chrono::duration<double>(1.0 / (fps * std::max(speed, 0.01))));
   next_due_ = (first_ || now - next_due_ > std::chrono::milliseconds(250)) ? now + period : next_due_ + period;
   last_frame_ = t1;
   first_ = false;
   ++stats_.frames;
-  return true;
 }
 
-// --source vulkan: GL finishes what it issued (the last draws and probes read
-// the textures Vulkan is about to write), then Vulkan writes frame vk_next_
-// into the imported memory; the renderer samples it in place.
-bool ViewerState::advance_vulkan() {
-#ifdef HANDOFF_HAVE_VULKAN
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
-  if (frame_index_ >= 0) gl_finish_for_vulkan();
-  vk_->produce(vk_next_);
-  const auto t1 = clock::now();
-  renderer_.use_external(vk_info_.format, vk_info_.width, vk_info_.height, vk_->luma_texture(),
-                         vk_->chroma_texture());
-  frame_index_ = vk_next_++;
-  vulkan_scene_overlays(source_overlays_, frame_index_, vk_info_.width, vk_info_.height);
-  source_overlays_valid_ = true;
-  stats_.produce_ms.add(std::chrono::duration<double, std::milli>(t1 - t0).count());
-  stats_.map_ms.add(0.0);
-  stats_.upload_ms.add(0.0);  // nothing uploaded: the textures are the Vulkan memory
+bool ViewerState::advance(bool wait) {
+  const auto now = std::chrono::steady_clock::now();
+  if (paced_ && !wait && !no_vsync && !first_ && now < next_due_) return false;
+  if (!take_next(wait)) return false;
+  advance_clock(now);
   return true;
-#else
-  return false;
-#endif
 }
 
 void ViewerState::step(int delta) {
-  playing = false;
-  if (!seekable()) {
+  set_playing(false);
+  if (!paced_) {  // pushed frames: the next one that is (or will be) there
+    feed_->step();
+    return;
+  }
+  if (!info_.seekable) {
     if (delta > 0) advance(true);
     return;
   }
-  const std::int64_t n = info().frame_count;
+  const std::int64_t n = info_.frame_count;
   std::int64_t to = frame_index_ + delta;
   to = n > 0 ? ((to % n) + n) % n : std::max<std::int64_t>(to, 0);
-  if (vk_active_) vk_next_ = to;
-  else pipeline_->seek(to);
+  feed_->seek(to);
   first_ = true;
   advance(true);
 }
@@ -288,9 +181,9 @@ void ViewerState::draw_frame(const ViewTransform& view, int fb_w, int fb_h) {
 }
 
 const OverlayFrame* ViewerState::current_overlays() const {
-  if (options_.bench_boxes) return &bench_overlays_;
+  if (bench_boxes_) return &bench_overlays_;
   if (const OverlayFrame* f = store_.find(frame_index_)) return f;
-  if (overlay_file.empty() && source_overlays_valid_) return &source_overlays_;
+  if (overlay_file.empty() && feed_overlays_valid_) return &feed_overlays_;
   return nullptr;
 }
 
