@@ -110,8 +110,8 @@ void Display::displayed() {
     s.latency_ms.add(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                                 state_->submitted()).count());
   if (encoder_) output_frame();
+  publish_figures();  // before a snapshot returns: its caller may read the stats next
   serve_snapshots(SnapshotKind::Frame, [&] { return frame_image(); });
-  publish_figures();
   check_end();
 }
 

@@ -78,6 +78,7 @@ void HeadlessDisplay::loop() noexcept {
         draw_view();
         displayed();
       }
+      serve_snapshots(SnapshotKind::Frame, [&] { return frame_image(); });
       serve_snapshots(SnapshotKind::View, [&] { return view_image(); });
       if (!fresh) link_->idle(std::chrono::milliseconds(20));
     } catch (...) {

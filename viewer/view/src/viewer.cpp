@@ -120,8 +120,11 @@ ViewerImpl::ViewerImpl(ViewerOptions options) : options_(std::move(options)) {
   ro.paused_show = options_.paused_show;
   ro.name = link_->name;
   ring_ = std::make_shared<PushRing>(display_->share(), ro, [link = link_] { link->wake(); });
+  PlayConfig cfg;
+  cfg.state.show_overlays = options_.show_overlays;
+  cfg.state.no_vsync = !options_.vsync;
   Display* display = display_.get();
-  link_->call([display, ring = ring_] { display->use_feed(std::make_unique<PushFeed>(ring), PlayConfig{}); },
+  link_->call([display, ring = ring_, cfg] { display->use_feed(std::make_unique<PushFeed>(ring), cfg); },
               link_->name + ": its display taking the application's frames");
 }
 

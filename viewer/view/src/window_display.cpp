@@ -135,6 +135,7 @@ bool WindowDisplay::frame() noexcept {
       presented_any_ = true;
       displayed();
     }
+    serve_snapshots(SnapshotKind::Frame, [&] { return frame_image(); });
   } catch (...) {
     fail(std::current_exception());
   }
