@@ -1,7 +1,9 @@
 #include "display.hpp"
 
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
+#include <thread>
 
 #include <handoff/error.hpp>
 #include <handoff/log.hpp>
@@ -46,7 +48,9 @@ void Display::start_worker(std::function<std::unique_ptr<GlContext>()> context_f
     if (ec)
       throw Error(Api::System, "create_directories", ec.value(), ec.message(), "output_dir " + options_.output_dir,
                   HANDOFF_WHERE);
-    encoder_ = std::make_unique<viewer::PngEncoder>();
+    // Fast settings on every core: writing frames should keep up with playback.
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    encoder_ = std::make_unique<viewer::PngEncoder>(2 * cores, cores, viewer::PngSpeed::Fast);
   }
 }
 
