@@ -1,10 +1,13 @@
 #include "push_ring.hpp"
 
+#include <glad/gl.h>
+
 #include <algorithm>
 #include <cstring>
 
 #include <handoff/error.hpp>
 #include <handoff/frame_validate.hpp>
+#include <handoff/gl_check.hpp>
 #include <handoff/log.hpp>
 
 #include "bounded_wait.hpp"
@@ -135,53 +138,92 @@ MemoryKind PushRing::memory() const {
   return memory_.value_or(MemoryKind::Host);
 }
 
-// (Re)allocates the slot's buffer when the frame does not fit. The first
-// buffer decides CUDA or host for the whole ring (Auto falls back to host
-// memory, saying why, where CUDA cannot share this GL's buffers).
-void PushRing::ensure_buffer(PushSlot& slot, std::size_t bytes) {
-  if (slot.interop && slot.buffer.size() >= bytes) return;
-  std::lock_guard lock(alloc_mutex_);
-  slot.interop.reset();  // releases are queued on the worker
-  slot.buffer.reset();
+// The first buffer decides CUDA or host for the whole ring: a trial
+// registration (Auto falls back to host memory, saying why, where CUDA is
+// unusable or cannot share this GL's buffers). Called with alloc_mutex_ held.
+void PushRing::decide_memory(std::size_t bytes) {
+  if (memory_) return;
+  if (options_.interop.backend == MapBackend::Host) {
+    memory_ = MemoryKind::Host;
+    fallback_reason_ = "host memory asked for (ViewerMemory::Host)";
+    return;
+  }
   GlWorker& worker = share_->worker();
-  GlBuffer buffer(worker, align_up(bytes, kBufferGranule));
   CudaGlOptions co = options_.interop;
   co.access = CudaGlAccess::WriteDiscard;
-  if (memory_) co.backend = *memory_ == MemoryKind::Cuda ? MapBackend::Cuda : MapBackend::Host;
   try {
-    slot.interop.emplace(worker, buffer, co);
+    CudaGlBuffer trial(worker, GlBuffer(worker, align_up(bytes, kBufferGranule)), co);
+    memory_ = trial.memory();
+    if (!trial.uses_cuda()) fallback_reason_ = trial.fallback_reason();
   } catch (const Error& e) {
-    if (memory_ || co.backend != MapBackend::Auto) throw;
+    if (co.backend != MapBackend::Auto) throw;
+    memory_ = MemoryKind::Host;
     fallback_reason_ = e.what();
     log(LogLevel::Warning, options_.name + ": using host-mapped buffers: " + e.what());
-    co.backend = MapBackend::Host;
-    slot.interop.emplace(worker, buffer, co);
   }
-  if (!memory_) {
-    memory_ = slot.interop->memory();
-    if (*memory_ != MemoryKind::Cuda && fallback_reason_.empty()) fallback_reason_ = slot.interop->fallback_reason();
+}
+
+// A buffer with persistent, coherent storage, mapped once for writing.
+void PushRing::make_host_buffer(PushSlot& slot, std::size_t size) {
+  GlBuffer buffer(share_->worker(), size, GlBufferStorage::Persistent);
+  slot.host = share_->worker().run([&] {
+    void* p = glMapNamedBufferRange(buffer.name(), 0, static_cast<GLsizeiptr>(size),
+                                    GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT);
+    HANDOFF_GL_CHECK("glMapNamedBufferRange", "persistent frame buffer");
+    if (!p) throw Error(Api::Gl, "glMapNamedBufferRange", 0, "", "persistent frame buffer: null pointer", HANDOFF_WHERE);
+    return p;
+  });
+  slot.buffer = std::move(buffer);  // deleting the buffer unmaps it
+}
+
+// (Re)allocates the slot's buffer when the frame does not fit.
+void PushRing::ensure_buffer(PushSlot& slot, std::size_t bytes) {
+  if (slot.buffer && slot.buffer.size() >= bytes) return;
+  std::lock_guard lock(alloc_mutex_);
+  decide_memory(bytes);
+  slot.interop.reset();  // releases are queued on the worker
+  slot.host = nullptr;
+  slot.buffer.reset();
+  const std::size_t size = align_up(bytes, kBufferGranule);
+  if (*memory_ != MemoryKind::Cuda) {
+    make_host_buffer(slot, size);
+    return;
   }
+  GlWorker& worker = share_->worker();
+  CudaGlOptions co = options_.interop;
+  co.access = CudaGlAccess::WriteDiscard;
+  co.backend = MapBackend::Cuda;
+  GlBuffer buffer(worker, size);
+  slot.interop.emplace(worker, buffer, co);
   slot.buffer = std::move(buffer);
 }
 
-// Buffer, then map (one worker hop, which also deletes the fences the slot
-// kept from before: its upload may only be outstanding after the display went).
+// Host rings: nothing to map, unless the slot kept fences from before (its
+// upload is only outstanding after the display went). CUDA rings: map (one
+// worker hop, which also deletes those fences).
 void PushRing::prepare(PushSlot& slot, const SlotLayout& layout) {
   ensure_buffer(slot, layout.bytes());
   slot.layout = layout;
-  void* stream = memory() == MemoryKind::Cuda ? copier().stream() : nullptr;
-  slot.mapping = share_->worker().run([&] {
+  auto forget_fences = [&] {
     slot.written = GlFence{};
     wait_for_fence(slot.read_done, [&] { return "GL upload fence of frame buffer " + std::to_string(slot.number); });
     slot.read_done = GlFence{};
+  };
+  if (slot.host) {
+    if (slot.written || slot.read_done) share_->worker().run(forget_fences);
+    return;
+  }
+  void* stream = copier().stream();
+  slot.mapping = share_->worker().run([&] {
+    forget_fences();
     return slot.interop->map(stream);
   });
 }
 
 void PushRing::copy_in(PushSlot& slot, const Frame& frame) {
   const SlotLayout& l = slot.layout;
-  auto* base = static_cast<std::uint8_t*>(slot.mapping.data());
-  const MemoryKind dst_memory = slot.mapping.memory();
+  auto* base = static_cast<std::uint8_t*>(slot.host ? slot.host : slot.mapping.data());
+  const MemoryKind dst_memory = slot.host ? MemoryKind::Host : slot.mapping.memory();
   std::uint8_t* dst[2] = {base, base + l.chroma_offset};
   const std::size_t dst_pitch[2] = {l.luma_pitch, l.chroma_pitch};
   if (frame.memory == MemoryKind::Host && dst_memory == MemoryKind::Host) {
@@ -210,7 +252,7 @@ void PushRing::copy_in(PushSlot& slot, const Frame& frame) {
 
 void PushRing::release_unpublished(PushSlot& slot) noexcept {
   try {
-    slot.mapping.unmap();
+    if (slot.mapping) slot.mapping.unmap();
   } catch (const std::exception& e) {
     log(LogLevel::Error, options_.name + ": unmapping a frame buffer: " + e.what());
   }
@@ -232,11 +274,13 @@ void PushRing::publish(PushSlot& slot, const viewer::OverlayFrame& overlays, std
     slot.timestamp = timestamp;
     slot.submitted = started;
     const auto u0 = clock::now();
-    slot.written = share_->worker().run([&] {
-      slot.mapping.unmap();
-      return GlFence::insert();
-    });
-    slot.mapping = Mapping{};
+    if (!slot.host) {  // CUDA: unmap, and fence it for the display
+      slot.written = share_->worker().run([&] {
+        slot.mapping.unmap();
+        return GlFence::insert();
+      });
+      slot.mapping = Mapping{};
+    }
     slot.map_ms = map_ms + ms_since(u0);
     slot.produce_ms = ms_since(started);
   } catch (...) {
@@ -309,11 +353,17 @@ std::unique_ptr<AcquiredSlot> PushRing::acquire(PixelFormat format, std::uint32_
     f.width = width;
     f.height = height;
     f.colorimetry = colorimetry;
-    const MappedRange& m = slot->mapping[0];
-    f.memory = m.memory;
-    f.device = m.device;
-    f.cuda_context = m.cuda_context;
-    auto* base = static_cast<std::uint8_t*>(m.data);
+    std::uint8_t* base = nullptr;
+    if (slot->host) {
+      f.memory = MemoryKind::Host;
+      base = static_cast<std::uint8_t*>(slot->host);
+    } else {
+      const MappedRange& m = slot->mapping[0];
+      f.memory = m.memory;
+      f.device = m.device;
+      f.cuda_context = m.cuda_context;
+      base = static_cast<std::uint8_t*>(m.data);
+    }
     f.planes[0] = Plane{base, 0, l.luma_pitch, width, height, 1};
     f.planes[1] = Plane{base + l.chroma_offset, 0, l.chroma_pitch, chroma_width(width), chroma_height(height), 2};
   } catch (...) {
@@ -351,7 +401,7 @@ void PushRing::present(AcquiredSlot& acquired, const viewer::OverlayFrame& overl
   PushSlot& slot = *acquired.slot;
   acquired.slot = nullptr;  // whatever happens now, the slot is not the caller's any more
   try {
-    check_unchanged(acquired.frame, slot.layout, slot.mapping.data());
+    check_unchanged(acquired.frame, slot.layout, slot.host ? slot.host : slot.mapping.data());
   } catch (...) {
     release_unpublished(slot);
     throw;
@@ -453,8 +503,10 @@ PushSlot* PushRing::take() {
     s->state = PushSlot::State::Shown;
     shown_ = s;
   }
-  s->written.gpu_wait();  // this context's commands run after the producer's unmap
-  s->written = GlFence{};
+  if (s->written) {  // CUDA rings: this context's commands run after the producer's unmap
+    s->written.gpu_wait();
+    s->written = GlFence{};
+  }
   return s;
 }
 

@@ -3,6 +3,11 @@
 // acquire / present): a few GL buffers registered with CUDA (or mapped into
 // host memory), made on the GL worker that shares objects with the display.
 //
+// Host rings map each buffer once, persistently and coherently: show() is one
+// memcpy plus bookkeeping (GL sees a coherent mapping's writes in every command
+// issued after them). CUDA rings map per frame (cuGraphicsMapResources) and
+// fence the unmap.
+//
 // A slot is Free, Writing (a producer maps it and copies the frame in, or an
 // acquire() holds it), Pending (the newest frame, waiting for the display) or
 // Shown (the display took it: uploaded into its textures, then its upload
@@ -55,7 +60,8 @@ struct PushSlot {
   std::size_t number = 0;
   State state = State::Free;
   GlBuffer buffer;                        // empty until first used
-  std::optional<CudaGlBuffer> interop;    // how producers map it
+  std::optional<CudaGlBuffer> interop;    // CUDA rings: mapped per frame
+  void* host = nullptr;                   // host rings: mapped once, persistent and coherent
   SlotLayout layout;
   Colorimetry colorimetry{};
   std::int64_t index = 0;
@@ -136,6 +142,8 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
   void wait_while_paused(std::unique_lock<std::mutex>& lock);
   void prepare(PushSlot& slot, const SlotLayout& layout);
   void ensure_buffer(PushSlot& slot, std::size_t bytes);
+  void decide_memory(std::size_t bytes);
+  void make_host_buffer(PushSlot& slot, std::size_t size);
   void copy_in(PushSlot& slot, const Frame& frame);
   void publish(PushSlot& slot, const viewer::OverlayFrame& overlays, std::int64_t index, double timestamp,
                std::chrono::steady_clock::time_point started, double map_ms);
