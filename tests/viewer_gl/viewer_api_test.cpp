@@ -386,6 +386,44 @@ TEST_F(ViewerApi, SnapshotsExportThroughDlpack) {
   legacy->deleter(legacy);
 }
 
+TEST_F(ViewerApi, PlaysTheSceneUntilItsFrameLimit) {
+  Viewer v(options());
+  Viewer::PlayOptions p;
+  p.width = 160;
+  p.height = 90;
+  p.frames = 5;
+  p.close_at_end = false;
+  v.play(p);
+  const auto deadline = std::chrono::steady_clock::now() + wait_limit();
+  while (!v.finished() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_TRUE(v.finished());
+  EXPECT_TRUE(v.is_open()) << "close_at_end = false";
+  const ViewerStats s = v.stats();
+  EXPECT_EQ(s.shown, 5u);
+  EXPECT_EQ(s.dropped, 0u);
+  EXPECT_EQ(v.stream().name, "scene");
+  const RgbaImage img = v.snapshot();
+  EXPECT_EQ(img.width(), 160u);
+  EXPECT_THROW(v.show(solid_frame(PixelFormat::NV12, 64, 48, Yuv{80, 128, 128})), UsageError);
+  EXPECT_THROW(v.play(p), UsageError) << "one source per viewer";
+}
+
+TEST_F(ViewerApi, PlayRefusesBadInputAndTheViewerGoesOn) {
+  Viewer v(options());
+  Viewer::PlayOptions p;
+  p.source = Viewer::Source::File;
+  p.file = "/nonexistent/clip.y4m";
+  try {
+    v.play(p);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/clip.y4m"), std::string::npos) << e.what();
+  }
+  v.show(solid_frame(PixelFormat::NV12, 64, 48, Yuv{80, 128, 128}));  // the application's frames still work
+  EXPECT_EQ(v.snapshot().width(), 64u);
+  EXPECT_THROW(v.play(Viewer::PlayOptions{}), UsageError) << "frames were shown";
+}
+
 std::size_t resident_kib() {
   std::ifstream status("/proc/self/status");
   std::string line;

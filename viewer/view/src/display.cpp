@@ -54,12 +54,15 @@ void Display::start_worker(std::function<std::unique_ptr<GlContext>()> context_f
   }
 }
 
+// The new feed starts before the old one stops: if it cannot start (a file,
+// no Vulkan), the display goes on with what it had.
 void Display::use_feed(std::unique_ptr<Feed> feed, const PlayConfig& config) {
-  if (state_) state_.reset();  // stops the previous feed
-  feed_context_ = std::make_unique<FeedContext>(FeedContext{share_->worker(), headless_, options_.gl_debug, nullptr});
-  feed_context_->wake = [link = link_] { link->wake(); };
+  auto context = std::make_unique<FeedContext>(FeedContext{share_->worker(), headless_, options_.gl_debug, nullptr});
+  context->wake = [link = link_] { link->wake(); };
+  auto next = std::make_unique<viewer::ViewerState>(std::move(feed), *context, config.state);
+  state_ = std::move(next);  // stops the previous feed
+  feed_context_ = std::move(context);
   play_ = config;
-  state_ = std::make_unique<viewer::ViewerState>(std::move(feed), *feed_context_, config.state);
   state_->set_playing(!link_->paused.load());
   displayed_ = 0;
   link_->finished.store(false);

@@ -139,7 +139,7 @@ void ViewerImpl::close() noexcept {
 void ViewerImpl::play(const Viewer::PlayOptions& o) {
   if (!link_->open()) throw ViewerClosed(link_->closed_reason());
   if (pushed_.load()) throw UsageError(link_->name + ": play() after frames were shown (a viewer plays or shows)");
-  if (played_.exchange(true)) throw UsageError(link_->name + ": play() was called already");
+  if (played_.load()) throw UsageError(link_->name + ": play() was called already");
   const bool headless = display_->headless();
   viewer::SceneOptions so;
   if (o.width) so.width = o.width;
@@ -169,6 +169,7 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
       break;
     }
   }
+  played_.store(true);  // from here show() is refused (a source opened above may take a while to start)
   PlayConfig cfg;
   cfg.state.overlay_file = o.overlays;
   cfg.state.bench_boxes = o.bench_boxes;
@@ -182,8 +183,13 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
   if (cfg.frames < 0 && headless && o.source != Viewer::Source::File) cfg.frames = 60;
   cfg.close_at_end = o.close_at_end;
   Display* display = display_.get();
-  link_->call([display, feed = std::move(feed), cfg]() mutable { display->use_feed(std::move(feed), cfg); },
-              link_->name + ": its display starting the source");
+  try {
+    link_->call([display, feed = std::move(feed), cfg]() mutable { display->use_feed(std::move(feed), cfg); },
+                link_->name + ": its display starting the source");
+  } catch (...) {
+    played_.store(false);  // the display goes on with the application's frames
+    throw;
+  }
 }
 
 ViewerStats ViewerImpl::stats() const {

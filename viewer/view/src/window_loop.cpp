@@ -4,6 +4,7 @@
 #include <GLFW/glfw3.h>
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -42,9 +43,23 @@ std::string glfw_error_text() {
 
 }  // namespace
 
+// An X server (Xvfb here) now and then refuses a connection opened right after
+// another one closed (8 of 60 init / terminate cycles in a row); one made a
+// few milliseconds later is accepted. So a failed glfwInit is retried, briefly.
+static bool init_glfw(std::string& why) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  for (;;) {
+    if (glfwInit()) return true;
+    why = glfw_error_text();
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 void WindowLoop::Core::run(std::promise<void>& started) noexcept {
-  if (!glfwInit()) {
-    started.set_exception(std::make_exception_ptr(Error(Api::Gl, "glfwInit", 0, "", glfw_error_text(), HANDOFF_WHERE)));
+  std::string why;
+  if (!init_glfw(why)) {
+    started.set_exception(std::make_exception_ptr(Error(Api::Gl, "glfwInit", 0, "", why, HANDOFF_WHERE)));
     return;
   }
   {

@@ -276,6 +276,8 @@ class Viewer {
   // does what ViewerOptions::paused_show says. step() (the Step button, the
   // Right key) displays the next frame (the newest waiting one, or the next
   // handed in; a played file or the scene moves one frame) and stays paused.
+  // set_paused() and step() wait for the display thread (bounded) and throw
+  // ViewerClosed once the viewer is closed.
   bool paused() const noexcept;
   void set_paused(bool paused);
   void step();
