@@ -352,6 +352,29 @@ TEST_F(ViewerApi, SeveralViewersInOneProcess) {
   EXPECT_EQ(b.snapshot().height(), 48u);
 }
 
+// Each viewer draws its overlays with Dear ImGui on its own display thread
+// (ImGui's current context is one process-wide variable: the viewer holds a
+// lock around every use; TSan runs this).
+TEST_F(ViewerApi, SeveralViewersDrawOverlaysAtOnce) {
+  Viewer a(options("a")), b(options("b"));
+  auto produce = [](Viewer& v, int seed) {
+    OverlayFrame boxes;
+    for (int i = 0; i < 20; ++i) boxes.add_box(float(i * 3), 5, float(i * 3 + 10), 30, "obj", 0.5f, i, seed);
+    for (int i = 0; i < 60; ++i) v.show(solid_frame(PixelFormat::NV12, 96, 64, Yuv{40 + seed, 128, 128}, i), boxes);
+  };
+  std::thread ta([&] { produce(a, 0); }), tb([&] { produce(b, 100); });
+  ta.join();
+  tb.join();
+  EXPECT_EQ(a.snapshot().width(), 96u);
+  EXPECT_EQ(b.snapshot().width(), 96u);
+  (void)a.snapshot(SnapshotKind::View);
+  (void)b.snapshot(SnapshotKind::View);
+  EXPECT_EQ(a.stats().last_index, 59);
+  EXPECT_EQ(b.stats().last_index, 59);
+  expect_no_gl_errors(a);
+  expect_no_gl_errors(b);
+}
+
 TEST_F(ViewerApi, ViewSnapshotHasTheViewsSize) {
   Viewer v(options());
   v.show(solid_frame(PixelFormat::NV12, 64, 48, Yuv{100, 128, 128}));

@@ -1,5 +1,7 @@
 #include "imgui_offscreen.hpp"
 
+#include "imgui_lock.hpp"
+
 #include <imgui.h>
 #include <imgui_impl_opengl3.h>
 
@@ -8,6 +10,7 @@
 namespace handoff::viewer {
 
 ImGuiOffscreen::ImGuiOffscreen() {
+  auto lock = imgui_lock();
   ImGuiContext* prev = ImGui::GetCurrentContext();
   context_ = ImGui::CreateContext();
   ImGui::SetCurrentContext(context_);
@@ -26,6 +29,7 @@ ImGuiOffscreen::ImGuiOffscreen() {
 }
 
 ImGuiOffscreen::~ImGuiOffscreen() {
+  auto lock = imgui_lock();
   ImGuiContext* prev = ImGui::GetCurrentContext();
   ImGui::SetCurrentContext(context_);
   ImGui_ImplOpenGL3_Shutdown();
@@ -34,6 +38,7 @@ ImGuiOffscreen::~ImGuiOffscreen() {
 }
 
 void ImGuiOffscreen::begin(int width, int height, float delta_seconds) {
+  lock_ = imgui_lock();
   previous_ = ImGui::GetCurrentContext();
   ImGui::SetCurrentContext(context_);
   ImGuiIO& io = ImGui::GetIO();
@@ -51,6 +56,7 @@ void ImGuiOffscreen::end() {
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
   ImGui::SetCurrentContext(previous_);
   previous_ = nullptr;
+  lock_ = {};
 }
 
 }  // namespace handoff::viewer
@@ -61,6 +67,7 @@ void ImGuiOffscreen::discard() {
   ImGui::EndFrame();
   ImGui::SetCurrentContext(previous_);
   previous_ = nullptr;
+  lock_ = {};
 }
 
 }  // namespace handoff::viewer

@@ -5,7 +5,10 @@
 //
 // Thread safety: construct, use and destroy on one thread with a GL 4.5 core
 // context current. Switches ImGui's current context only inside begin()/end()
-// and restores the previous one.
+// and restores the previous one; holds the ImGui lock (imgui_lock.hpp) from
+// begin() to end() / discard(), so other threads' ImGui work waits meanwhile.
+#include <mutex>
+
 struct ImGuiContext;
 struct ImDrawList;
 
@@ -31,6 +34,7 @@ class ImGuiOffscreen {
  private:
   ImGuiContext* context_ = nullptr;
   ImGuiContext* previous_ = nullptr;
+  std::unique_lock<std::recursive_mutex> lock_;  // held between begin() and end() / discard()
 };
 
 }  // namespace handoff::viewer

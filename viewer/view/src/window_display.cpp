@@ -12,6 +12,7 @@
 #include <handoff/log.hpp>
 #include <handoff/unique_handle.hpp>
 
+#include "imgui_lock.hpp"
 #include "shared_contexts.hpp"
 
 namespace handoff::view {
@@ -112,8 +113,8 @@ bool WindowDisplay::frame() noexcept {
   if (!session_) return false;
   bool fresh = false;
   try {
-    session_->make_current();
     GLFWwindow* win = session_->window();
+    glfwMakeContextCurrent(win);
     if (glfwWindowShouldClose(win)) link_->request_close();
     if (link_->close_requested()) {
       teardown();
@@ -125,11 +126,15 @@ bool WindowDisplay::frame() noexcept {
     glfwGetWindowSize(win, &win_w, &win_h);
     if (fb_w <= 0 || fb_h <= 0 || !state_) return false;  // minimised
     const double px_scale = win_w > 0 ? double(fb_w) / win_w : 1.0;
-    apply(input_.handle(win, *state_, ui_, fb_w, fb_h, px_scale));
-    fresh = advance(state_->no_vsync || !presented_any_);
-    draw(fb_w, fb_h, win_w, win_h, px_scale, fresh);
-    apply(InputActions{});
-    capture_views();
+    {
+      auto lock = viewer::imgui_lock();
+      session_->make_current();
+      apply(input_.handle(win, *state_, ui_, fb_w, fb_h, px_scale));
+      fresh = advance(state_->no_vsync || !presented_any_);
+      draw(fb_w, fb_h, win_w, win_h, px_scale, fresh);
+      apply(InputActions{});
+      capture_views();
+    }
     glfwSwapBuffers(win);
     if (fresh) {
       presented_any_ = true;
@@ -148,6 +153,8 @@ void WindowDisplay::teardown() noexcept {
   loop_->remove(this);
   try {
     GLFWwindow* win = session_->window();
+    auto lock = viewer::imgui_lock();
+    session_->make_current();
     if (!options_.screenshot.empty() && state_) {
       int fb_w = 0, fb_h = 0, win_w = 0, win_h = 0;
       glfwGetFramebufferSize(win, &fb_w, &fb_h);

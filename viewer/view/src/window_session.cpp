@@ -9,12 +9,15 @@
 
 #include <handoff/error.hpp>
 
+#include "imgui_lock.hpp"
+
 namespace handoff::view {
 
 // Each callback runs with its window's ImGui context current (GLFW calls it
 // from glfwPollEvents on the GLFW thread, whichever window is current).
 struct WindowCallbacks {
   struct Scope {
+    std::unique_lock<std::recursive_mutex> lock = viewer::imgui_lock();
     ImGuiContext* previous;
     explicit Scope(GLFWwindow* w) : previous(ImGui::GetCurrentContext()) {
       ImGui::SetCurrentContext(static_cast<WindowSession*>(glfwGetWindowUserPointer(w))->imgui_.get());
@@ -63,6 +66,7 @@ void WindowSession::WindowDestroyer::operator()(GLFWwindow* w) const noexcept {
 }
 
 void WindowSession::ImGuiDestroyer::operator()(ImGuiContext* c) const noexcept {
+  auto lock = viewer::imgui_lock();
   ImGuiContext* previous = ImGui::GetCurrentContext();
   ImGui::DestroyContext(c);
   ImGui::SetCurrentContext(previous == c ? nullptr : previous);
@@ -76,6 +80,7 @@ WindowSession::DebugOutput::~DebugOutput() {
 
 WindowSession::Backend::~Backend() {
   if (!shutdown) return;
+  auto lock = viewer::imgui_lock();
   glfwMakeContextCurrent(window);
   ImGuiContext* previous = ImGui::GetCurrentContext();
   ImGui::SetCurrentContext(context);
@@ -92,6 +97,7 @@ WindowSession::WindowSession(const WindowSessionOptions& o) : window_(create_win
                                         {}, "GLFW window"}));
   if (o.gl_debug && o.debug_sink && enable_gl_debug_output(o.debug_sink)) debug_.window = w;
   glfwSwapInterval(o.vsync ? 1 : 0);
+  auto lock = viewer::imgui_lock();
   imgui_ = UniqueImGui(ImGui::CreateContext());
   ImGui::SetCurrentContext(imgui_.get());
   ImGui::GetIO().IniFilename = nullptr;
@@ -111,7 +117,7 @@ WindowSession::~WindowSession() = default;
 
 void WindowSession::make_current() const {
   glfwMakeContextCurrent(window_.get());
-  ImGui::SetCurrentContext(imgui_.get());
+  ImGui::SetCurrentContext(imgui_.get());  // the caller holds the ImGui lock
 }
 
 void WindowSession::new_frame() const {

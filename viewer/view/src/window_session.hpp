@@ -36,7 +36,8 @@ class WindowSession {
   WindowSession& operator=(const WindowSession&) = delete;
 
   GLFWwindow* window() const noexcept { return window_.get(); }
-  // Makes the window's GL context and ImGui context current.
+  // Makes the window's GL context and ImGui context current; hold the ImGui
+  // lock (imgui_lock.hpp) while the ImGui context is used.
   void make_current() const;
   // ImGui frame start for this window (after make_current()).
   void new_frame() const;
