@@ -471,7 +471,14 @@ TEST_F(ViewerApi, TenThousandShowsKeepMemoryFlat) {
   (void)v.snapshot();
   const std::size_t after = resident_kib();
   EXPECT_EQ(live_frames(), frames_before);
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  // The sanitizers' own memory (shadow, histories, ASan's quarantine of freed
+  // blocks) grows with the work done; their builds check for leaks instead.
+  (void)before;
+  (void)after;
+#else
   EXPECT_LT(after, before + 4096) << "resident memory grew from " << before << " KiB to " << after << " KiB";
+#endif
   EXPECT_EQ(v.stats().submitted, 10500u);
   expect_no_gl_errors(v);
 }
