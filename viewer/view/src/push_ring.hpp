@@ -121,6 +121,7 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
   Counters counters() const;
   std::string memory_text() const;
   std::size_t size() const noexcept { return slots_.size(); }
+  const std::string& name() const noexcept { return options_.name; }
 
   // --- display thread, its context current -------------------------------------
   // The newest pending frame, made visible to the display's later GL commands

@@ -20,7 +20,15 @@ class PushFeed final : public Feed {
   void release(FeedFrame& frame) override;
   void set_paused(bool paused) override { ring_->set_paused(paused); }
   void step() override { ring_->step(); }
-  void stop() noexcept override { ring_->detach_display(); }
+  // The display stops (closed by the user or close(), or a source is played
+  // instead): producers still inside show() get ViewerClosed.
+  void stop() noexcept override {
+    ring_->detach_display();
+    try {
+      ring_->close(ring_->name() + " is closed (its display stopped)");
+    } catch (...) {  // out of memory for the message: the viewer's own checks still refuse frames
+    }
+  }
 
  private:
   std::shared_ptr<PushRing> ring_;
