@@ -30,48 +30,51 @@ struct EglPair {
   }
 };
 
-}  // namespace
-
-SharedContexts make_headless_contexts(bool debug) {
+// The surfaceless platform (Mesa), else an EGL device, preferably CUDA device
+// 0's (NVIDIA has no surfaceless platform). Initialised; `platform` says which.
+EGLDisplay open_headless_display(std::string& platform) {
   auto get_display =
       reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
   if (!get_display)
     throw Error(Api::Egl, "eglGetProcAddress", 0, "", "eglGetPlatformDisplayEXT is missing", HANDOFF_WHERE);
-  auto pair = std::make_shared<EglPair>();
-  std::string platform = "EGL surfaceless";
+  platform = "EGL surfaceless";
   const char* client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
   const std::string ext = client ? client : "";
   if (ext.find("EGL_MESA_platform_surfaceless") != std::string::npos) {
-    pair->display = get_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
-    if (pair->display != EGL_NO_DISPLAY && !eglInitialize(pair->display, nullptr, nullptr))
-      pair->display = EGL_NO_DISPLAY;
+    EGLDisplay d = get_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
+    if (d != EGL_NO_DISPLAY && eglInitialize(d, nullptr, nullptr)) return d;
   }
-  if (pair->display == EGL_NO_DISPLAY && ext.find("EGL_EXT_platform_device") != std::string::npos) {
-    // NVIDIA (no surfaceless platform): an EGL device, preferably CUDA device 0's.
-    auto query_devices = reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
-    auto query_attrib =
-        reinterpret_cast<PFNEGLQUERYDEVICEATTRIBEXTPROC>(eglGetProcAddress("eglQueryDeviceAttribEXT"));
-    EGLDeviceEXT devices[16];
-    EGLint count = 0;
-    if (query_devices && query_devices(16, devices, &count) && count > 0) {
-      int pick = 0;
-      for (EGLint i = 0; i < count && query_attrib; ++i) {
-        EGLAttrib cuda = -1;
-        if (query_attrib(devices[i], EGL_CUDA_DEVICE_NV, &cuda) && cuda == 0) {
-          pick = int(i);
-          break;
-        }
-      }
-      for (EGLint k = 0; k < count && pair->display == EGL_NO_DISPLAY; ++k) {
-        const int i = (pick + int(k)) % int(count);
-        EGLDisplay d = get_display(EGL_PLATFORM_DEVICE_EXT, devices[i], nullptr);
-        if (d != EGL_NO_DISPLAY && eglInitialize(d, nullptr, nullptr)) {
-          pair->display = d;
-          platform = "EGL device " + std::to_string(i);
-        }
-      }
+  if (ext.find("EGL_EXT_platform_device") == std::string::npos) return EGL_NO_DISPLAY;
+  auto query_devices = reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(eglGetProcAddress("eglQueryDevicesEXT"));
+  auto query_attrib = reinterpret_cast<PFNEGLQUERYDEVICEATTRIBEXTPROC>(eglGetProcAddress("eglQueryDeviceAttribEXT"));
+  EGLDeviceEXT devices[16];
+  EGLint count = 0;
+  if (!query_devices || !query_devices(16, devices, &count) || count <= 0) return EGL_NO_DISPLAY;
+  int pick = 0;
+  for (EGLint i = 0; i < count && query_attrib; ++i) {
+    EGLAttrib cuda = -1;
+    if (query_attrib(devices[i], EGL_CUDA_DEVICE_NV, &cuda) && cuda == 0) {
+      pick = int(i);
+      break;
     }
   }
+  for (EGLint k = 0; k < count; ++k) {
+    const int i = (pick + int(k)) % int(count);
+    EGLDisplay d = get_display(EGL_PLATFORM_DEVICE_EXT, devices[i], nullptr);
+    if (d != EGL_NO_DISPLAY && eglInitialize(d, nullptr, nullptr)) {
+      platform = "EGL device " + std::to_string(i);
+      return d;
+    }
+  }
+  return EGL_NO_DISPLAY;
+}
+
+}  // namespace
+
+SharedContexts make_headless_contexts(bool debug) {
+  auto pair = std::make_shared<EglPair>();
+  std::string platform;
+  pair->display = open_headless_display(platform);
   if (pair->display == EGL_NO_DISPLAY)
     egl_fail("eglGetPlatformDisplayEXT (neither EGL_MESA_platform_surfaceless nor an EGL_EXT_platform_device device)");
   if (!eglBindAPI(EGL_OPENGL_API)) egl_fail("eglBindAPI");

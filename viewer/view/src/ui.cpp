@@ -39,15 +39,8 @@ void help_window(UiState& ui) {
   ImGui::End();
 }
 
-}  // namespace
-
-void draw_ui(ViewerState& v, UiState& ui) {
-  help_window(ui);
-  if (!ui.show_panel) return;
-  ImGui::SetNextWindowPos(ImVec2(8, 8), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowSize(ImVec2(320, 0), ImGuiCond_FirstUseEver);
-  ImGui::SetNextWindowBgAlpha(0.85f);
-  ImGui::Begin(ui.title.empty() ? "handoff" : ui.title.c_str(), nullptr, ImGuiWindowFlags_AlwaysAutoResize);
+// Source, size, format, frame number, status.
+void header(ViewerState& v, const UiState& ui) {
   const view::FeedInfo& in = v.info();
   ImGui::Text("%s", in.name.c_str());
   if (!in.source.empty()) ImGui::Text("source: %s", in.source.c_str());
@@ -61,11 +54,13 @@ void draw_ui(ViewerState& v, UiState& ui) {
   else
     ImGui::Text("frame %lld", static_cast<long long>(v.frame_index()));
   if (!ui.status.empty()) ImGui::TextDisabled("%s", ui.status.c_str());
+}
 
+void playback(ViewerState& v, UiState& ui) {
   if (ImGui::CollapsingHeader("Playback", ImGuiTreeNodeFlags_DefaultOpen)) {
-    if (ImGui::Button(v.playing() ? "Pause" : "Play")) v.set_playing(!v.playing());
+    if (ImGui::Button(v.playing() ? "Pause" : "Play")) ui.toggle_play = true;
     ImGui::SameLine();
-    ImGui::BeginDisabled(!in.seekable);
+    ImGui::BeginDisabled(!v.info().seekable);
     if (ImGui::Button("< Step")) ui.step = -1;
     ImGui::EndDisabled();
     ImGui::SameLine();
@@ -81,7 +76,9 @@ void draw_ui(ViewerState& v, UiState& ui) {
     ImGui::Checkbox("nearest when zoomed", &v.nearest_when_zoomed);
     ImGui::Text("zoom %.0f%%", ui.view.scale * 100.0);
   }
+}
 
+void colour(ViewerState& v) {
   if (ImGui::CollapsingHeader("Colour")) {
     const Colorimetry src = v.info().colorimetry;
     ImGui::Text("source: %s, %s, siting %s", std::string(to_string(src.matrix)).c_str(),
@@ -96,7 +93,44 @@ void draw_ui(ViewerState& v, UiState& ui) {
     if (ImGui::Combo("chroma siting", &s, kSitings, 4))
       v.siting_override = s == 0 ? std::nullopt : std::optional<ChromaSiting>(ChromaSiting(s - 1));
   }
+}
 
+// The classes present in this frame, toggled individually.
+void class_filter(ViewerState& v, const OverlayFrame* f) {
+  if (f && ImGui::TreeNode("classes")) {
+    int shown = 0;
+    for (const OverlayObject& o : f->objects) {
+      if (o.class_id < 0 || shown > 32) continue;
+      bool seen = false;
+      for (const OverlayObject& p : f->objects) {
+        if (&p == &o) break;
+        if (p.class_id == o.class_id) { seen = true; break; }
+      }
+      if (seen) continue;
+      ++shown;
+      auto& cls = v.filter.classes;
+      bool on = cls.empty() || std::find(cls.begin(), cls.end(), o.class_id) != cls.end();
+      const Color8 c = class_color(o.class_id);
+      ImGui::PushStyleColor(ImGuiCol_CheckMark, IM_COL32(c.r, c.g, c.b, 255));
+      char name[32];
+      std::snprintf(name, sizeof name, "class %d", o.class_id);
+      if (ImGui::Checkbox(name, &on)) {
+        if (cls.empty()) {  // start from "all present classes"
+          for (const OverlayObject& q : f->objects)
+            if (q.class_id >= 0 && std::find(cls.begin(), cls.end(), q.class_id) == cls.end())
+              cls.push_back(q.class_id);
+        }
+        if (on) cls.push_back(o.class_id);
+        else cls.erase(std::remove(cls.begin(), cls.end(), o.class_id), cls.end());
+      }
+      ImGui::PopStyleColor();
+    }
+    if (ImGui::SmallButton("all classes")) v.filter.classes.clear();
+    ImGui::TreePop();
+  }
+}
+
+void overlays_panel(ViewerState& v) {
   const OverlayFrame* f = v.current_overlays();
   ImGui::Checkbox("overlays", &v.show_overlays);
   ImGui::SameLine();
@@ -118,45 +152,17 @@ void draw_ui(ViewerState& v, UiState& ui) {
     ImGui::SameLine();
     ImGui::Checkbox("shapes", &v.filter.shapes);
     ImGui::Checkbox("texts", &v.filter.texts);
-    // Class filter: the classes present in this frame, toggled individually.
-    if (f && ImGui::TreeNode("classes")) {
-      int shown = 0;
-      for (const OverlayObject& o : f->objects) {
-        if (o.class_id < 0 || shown > 32) continue;
-        bool seen = false;
-        for (const OverlayObject& p : f->objects) {
-          if (&p == &o) break;
-          if (p.class_id == o.class_id) { seen = true; break; }
-        }
-        if (seen) continue;
-        ++shown;
-        auto& cls = v.filter.classes;
-        bool on = cls.empty() || std::find(cls.begin(), cls.end(), o.class_id) != cls.end();
-        const Color8 c = class_color(o.class_id);
-        ImGui::PushStyleColor(ImGuiCol_CheckMark, IM_COL32(c.r, c.g, c.b, 255));
-        char name[32];
-        std::snprintf(name, sizeof name, "class %d", o.class_id);
-        if (ImGui::Checkbox(name, &on)) {
-          if (cls.empty()) {  // start from "all present classes"
-            for (const OverlayObject& q : f->objects)
-              if (q.class_id >= 0 && std::find(cls.begin(), cls.end(), q.class_id) == cls.end())
-                cls.push_back(q.class_id);
-          }
-          if (on) cls.push_back(o.class_id);
-          else cls.erase(std::remove(cls.begin(), cls.end(), o.class_id), cls.end());
-        }
-        ImGui::PopStyleColor();
-      }
-      if (ImGui::SmallButton("all classes")) v.filter.classes.clear();
-      ImGui::TreePop();
-    }
+    class_filter(v, f);
     ImGui::SliderFloat("line width", &v.style.line_width, 1.0f, 6.0f, "%.1f");
   }
+}
 
+void stats_panel(ViewerState& v) {
   if (ImGui::CollapsingHeader("Stats", ImGuiTreeNodeFlags_DefaultOpen)) {
     Stats& s = v.stats();
     ImGui::Text("%.1f fps   frame p50 %.2f ms  p99 %.2f ms", s.fps, s.frame_ms.percentile(50),
                 s.frame_ms.percentile(99));
+    const view::FeedInfo& in = v.info();
     if (!in.uploads) {
       // Vulkan writes straight into the textures GL samples: nothing to map or upload.
       ImGui::Text("vulkan %.2f  upload none  draw %.2f ms", s.produce_ms.mean(), s.draw_ms.mean());
@@ -170,7 +176,9 @@ void draw_ui(ViewerState& v, UiState& ui) {
       if (shown.size() != mem.size() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", mem.c_str());
     }
   }
+}
 
+void pixel_panel(const UiState& ui) {
   if (ImGui::CollapsingHeader("Pixel", ImGuiTreeNodeFlags_DefaultOpen)) {
     const PixelProbe& p = ui.probe;
     if (p.valid) {
@@ -184,6 +192,23 @@ void draw_ui(ViewerState& v, UiState& ui) {
       ImGui::TextDisabled("(cursor outside the frame)");
     }
   }
+}
+
+}  // namespace
+
+void draw_ui(ViewerState& v, UiState& ui) {
+  help_window(ui);
+  if (!ui.show_panel) return;
+  ImGui::SetNextWindowPos(ImVec2(8, 8), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowSize(ImVec2(320, 0), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowBgAlpha(0.85f);
+  ImGui::Begin(ui.title.empty() ? "handoff" : ui.title.c_str(), nullptr, ImGuiWindowFlags_AlwaysAutoResize);
+  header(v, ui);
+  playback(v, ui);
+  colour(v);
+  overlays_panel(v);
+  stats_panel(v);
+  pixel_panel(ui);
   ImGui::TextDisabled("press ? for keys");
   ImGui::End();
 }

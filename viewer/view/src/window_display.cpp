@@ -67,6 +67,8 @@ void WindowDisplay::apply(const InputActions& a) {
   if (a.quit) glfwSetWindowShouldClose(session_->window(), 1);
   if (a.toggle_play && state_) set_playing(!state_->playing());
   if (a.step) step(a.step);
+  if (ui_.toggle_play && state_) set_playing(!state_->playing());
+  ui_.toggle_play = false;
   if (ui_.step) {
     step(ui_.step);
     ui_.step = 0;
