@@ -133,11 +133,6 @@ CudaCopier& PushRing::copier() {
   return *copier_;
 }
 
-MemoryKind PushRing::memory() const {
-  std::lock_guard lock(alloc_mutex_);
-  return memory_.value_or(MemoryKind::Host);
-}
-
 // The first buffer decides CUDA or host for the whole ring: a trial
 // registration (Auto falls back to host memory, saying why, where CUDA is
 // unusable or cannot share this GL's buffers). Called with alloc_mutex_ held.

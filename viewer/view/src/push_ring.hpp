@@ -151,7 +151,6 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
   void release_unpublished(PushSlot& slot) noexcept;
   void check_frame(const Frame& frame) const;
   CudaCopier& copier();
-  MemoryKind memory() const;  // what the ring's buffers map to (Host until the first buffer)
   bool free_shown_if_done(bool wait);
 
   std::shared_ptr<GlShare> share_;  // first: destroyed last (the worker outlives the slots)
