@@ -50,6 +50,9 @@ void DisplayLink::request_close() noexcept {
   wake();
 }
 
+// Notifies under the lock: a waiter may destroy the Viewer (and this link) as
+// soon as it sees the viewer closed, so nothing here may touch the link after
+// the lock is released.
 void DisplayLink::mark_closed(std::exception_ptr error) {
   std::deque<std::function<void()>> left;
   {
@@ -58,8 +61,8 @@ void DisplayLink::mark_closed(std::exception_ptr error) {
     open_.store(false);
     left = std::exchange(tasks_, {});
     extra_wake_ = nullptr;
+    cv_.notify_all();
   }
-  cv_.notify_all();
   left.clear();  // packaged tasks never run: their futures report broken_promise
 }
 

@@ -174,7 +174,11 @@ void WindowDisplay::teardown() noexcept {
   finish();
   share_.reset();  // the worker stops here unless a ViewerFrame or the ring still holds it
   session_.reset();
-  link_->mark_closed(error_);
+  // Last: once the viewer is marked closed, close() returns on the application's
+  // thread, which may destroy this display (and its link) at once. The local
+  // copy keeps the link alive through the call; nothing here is touched after.
+  const std::shared_ptr<DisplayLink> link = link_;
+  link->mark_closed(error_);
 }
 
 }  // namespace handoff::view
