@@ -284,6 +284,7 @@ SAME_FN(cuMemsetD8, cuMemsetD8_v2);
 SAME_FN(cuStreamCreate, cuStreamCreate);
 SAME_FN(cuStreamDestroy, cuStreamDestroy_v2);
 SAME_FN(cuStreamSynchronize, cuStreamSynchronize);
+SAME_FN(cuStreamQuery, cuStreamQuery);
 SAME_FN(cuModuleLoadData, cuModuleLoadData);
 SAME_FN(cuModuleUnload, cuModuleUnload);
 SAME_FN(cuModuleGetFunction, cuModuleGetFunction);

@@ -880,6 +880,13 @@ FAKE_API CUresult cuStreamSynchronize(CUstream stream) {
   return stream_status(s, stream);
 }
 
+// All work is synchronous here, so a valid stream has always finished.
+FAKE_API CUresult cuStreamQuery(CUstream stream) {
+  FAKE_ENTER("cuStreamQuery");
+  FAKE_REQUIRE_CONTEXT();
+  return stream_status(s, stream);
+}
+
 // --- modules: the fake cannot run PTX or cubin -------------------------------
 FAKE_API CUresult cuModuleLoadData(CUmodule* module, const void* image) {
   FAKE_ENTER("cuModuleLoadData");
@@ -1244,6 +1251,7 @@ const std::vector<ProcEntry>& proc_table() {
       {"cuStreamCreate", 2000, as_void(&cuStreamCreate)},
       {"cuStreamDestroy", 4000, as_void(&cuStreamDestroy_v2)},
       {"cuStreamSynchronize", 2000, as_void(&cuStreamSynchronize)},
+      {"cuStreamQuery", 2000, as_void(&cuStreamQuery)},
       {"cuModuleLoadData", 2000, as_void(&cuModuleLoadData)},
       {"cuModuleUnload", 2000, as_void(&cuModuleUnload)},
       {"cuModuleGetFunction", 2000, as_void(&cuModuleGetFunction)},

@@ -6,6 +6,7 @@
 
 #include <gmock/gmock.h>
 
+#include <cstdio>
 #include <random>
 
 namespace handoff::viewer {
@@ -36,6 +37,21 @@ TEST(Png, RoundTripRgbAndRgba) {
     EXPECT_EQ(back.width, 13u);
     EXPECT_EQ(back.height, 7u);
     EXPECT_EQ(back.pixels, img.pixels);
+  }
+}
+
+// Fast settings (level 1, the Sub filter) are still lossless, and smooth
+// content still compresses.
+TEST(Png, FastSettingsRoundTrip) {
+  for (std::uint32_t channels : {3u, 4u}) {
+    Image8 img = random_image(64, 32, channels, 7);
+    const Image8 noise = img;
+    for (std::size_t i = 0; i < img.pixels.size(); ++i) img.pixels[i] = std::uint8_t((i / channels) % 64);
+    const std::vector<std::uint8_t> png = encode_png(img, PngSpeed::Fast);
+    EXPECT_LT(png.size(), img.pixels.size() / 4) << "a ramp compresses";
+    EXPECT_EQ(decode_png(png.data(), png.size(), channels).pixels, img.pixels);
+    const std::vector<std::uint8_t> noisy = encode_png(noise, PngSpeed::Fast);
+    EXPECT_EQ(decode_png(noisy.data(), noisy.size(), channels).pixels, noise.pixels);
   }
 }
 
@@ -109,6 +125,23 @@ TEST(PngEncoder, SubmitFromSeveralThreads) {
   enc.flush();
   EXPECT_EQ(enc.written(), 12u);
   EXPECT_TRUE(enc.take_errors().empty());
+}
+
+std::string frame_name(int i) {
+  char name[32];
+  std::snprintf(name, sizeof name, "f%d.png", i);
+  return name;
+}
+
+TEST(PngEncoder, SeveralEncoderThreadsWriteEveryImage) {
+  TempDir dir;
+  PngEncoder enc(3, 4, PngSpeed::Fast);
+  for (int i = 0; i < 24; ++i) enc.submit(dir / frame_name(i), random_image(16, 9, 4, unsigned(i)));
+  enc.flush();
+  EXPECT_EQ(enc.written(), 24u);
+  EXPECT_TRUE(enc.take_errors().empty());
+  for (int i = 0; i < 24; ++i)
+    EXPECT_EQ(read_png(dir / frame_name(i), 4).pixels, random_image(16, 9, 4, unsigned(i)).pixels);
 }
 
 }  // namespace

@@ -1,55 +1,45 @@
 #pragma once
-// A headless GL 4.5 core debug context (EGL surfaceless, Mesa llvmpipe here)
-// made current on the test's thread, with KHR_debug output collected: the
-// fixture fails the test on any GL_DEBUG_TYPE_ERROR message.
+// A headless GL 4.5 core debug context (handoff::create_headless_context: EGL
+// surfaceless on Mesa, an EGL device on NVIDIA) made current on the test's
+// thread, with KHR_debug output collected: the fixture fails the test on any
+// GL_DEBUG_TYPE_ERROR message.
 #include <glad/gl.h>
-#include <EGL/egl.h>
-#include <EGL/eglext.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <handoff/gl_context.hpp>
 
 namespace handoff::viewer::test {
 
 class GlTestContext {
  public:
   GlTestContext() {
-    auto get_platform_display =
-        reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
-    if (!get_platform_display) { error_ = "eglGetPlatformDisplayEXT missing"; return; }
-    display_ = get_platform_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
-    if (display_ == EGL_NO_DISPLAY || !eglInitialize(display_, nullptr, nullptr)) {
-      error_ = "no EGL surfaceless display";
+    try {
+      HeadlessContextOptions o;
+      o.debug = true;
+      context_ = create_headless_context(o);
+      context_->make_current();
+      load_gl(*context_);
+    } catch (const std::exception& e) {
+      error_ = e.what();
       return;
     }
-    eglBindAPI(EGL_OPENGL_API);
-    const EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 5,
-                            EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
-                            EGL_CONTEXT_OPENGL_DEBUG, EGL_TRUE, EGL_NONE};
-    context_ = eglCreateContext(display_, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attrs);
-    if (context_ == EGL_NO_CONTEXT) { error_ = "eglCreateContext failed"; return; }
-    if (!eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, context_)) {
-      error_ = "eglMakeCurrent failed";
-      return;
-    }
-    if (!gladLoadGL(reinterpret_cast<GLADloadfunc>(eglGetProcAddress))) {
-      error_ = "gladLoadGL failed";
-      return;
-    }
-    glEnable(GL_DEBUG_OUTPUT);
-    glEnable(GL_DEBUG_OUTPUT_SYNCHRONOUS);
-    glDebugMessageCallback(&GlTestContext::on_message, this);
+    if (!enable_gl_debug_output(&sink_)) error_ = "the headless context has no KHR_debug";
   }
   ~GlTestContext() {
-    if (context_ != EGL_NO_CONTEXT) {
-      glDebugMessageCallback(nullptr, nullptr);
-      eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-      eglDestroyContext(display_, context_);
-    }
-    // The display stays initialised: other contexts in the process may use it.
+    if (!context_) return;
+    disable_gl_debug_output();
+    context_->done_current();
   }
+  GlTestContext(const GlTestContext&) = delete;
+  GlTestContext& operator=(const GlTestContext&) = delete;
+
   const std::string& error() const { return error_; }
   std::vector<std::string> take_errors() {
     std::lock_guard lock(mutex_);
@@ -57,18 +47,15 @@ class GlTestContext {
   }
 
  private:
-  static void GLAPIENTRY on_message(GLenum, GLenum type, GLuint, GLenum, GLsizei, const GLchar* text,
-                                    const void* self) {
-    if (type != GL_DEBUG_TYPE_ERROR) return;
-    auto* me = const_cast<GlTestContext*>(static_cast<const GlTestContext*>(self));
-    std::lock_guard lock(me->mutex_);
-    me->errors_.emplace_back(text);
-  }
-  EGLDisplay display_ = EGL_NO_DISPLAY;
-  EGLContext context_ = EGL_NO_CONTEXT;
+  std::unique_ptr<GlContext> context_;
   std::string error_;
   std::mutex mutex_;
   std::vector<std::string> errors_;
+  std::function<void(const GlDebugMessage&)> sink_ = [this](const GlDebugMessage& m) {
+    if (!m.is_error()) return;
+    std::lock_guard lock(mutex_);
+    errors_.push_back(m.describe());
+  };
 };
 
 // Fixture: a current context for the whole test; KHR_debug errors fail it.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include <handoff/error.hpp>
 #include <handoff/gl_context.hpp>
 #include <handoff/testing.hpp>
+#include <handoff/wait.hpp>
 #include <handoff/viewer/error.hpp>
 #include <handoff/viewer/scene.hpp>
 #include <handoff/viewer/y4m_reader.hpp>
@@ -76,7 +78,7 @@ SceneOptions small_scene() {
 
 TEST_F(Pipeline, SceneFramesArriveInOrderWithTheProducersBytes) {
   const SceneOptions so = small_scene();
-  FramePipeline p(*worker_, make_scene_source(so), 3);
+  FramePipeline p(*worker_, make_scene_source(so));
   FrameRenderer r;
   HostFrame ref(so.format, so.width, so.height);
   std::set<unsigned> buffers;
@@ -102,7 +104,7 @@ TEST_F(Pipeline, SceneFramesArriveInOrderWithTheProducersBytes) {
 
 TEST_F(Pipeline, TheSceneSeeksBackToo) {
   const SceneOptions so = small_scene();
-  FramePipeline p(*worker_, make_scene_source(so), 3, true, MapBackend::Auto, so);
+  FramePipeline p(*worker_, make_scene_source(so), {.scene = so});
   ASSERT_TRUE(p.seekable());
   FrameRenderer r;
   HostFrame ref(so.format, so.width, so.height);
@@ -137,7 +139,7 @@ std::filesystem::path write_clip(const std::string& name, int frames) {
 
 TEST_F(Pipeline, SeekStepsBothWaysOnAFile) {
   const auto path = write_clip("handoff-pipeline-seek-", 6);
-  FramePipeline p(*worker_, open_y4m(path), 3, /*loop=*/false);
+  FramePipeline p(*worker_, open_y4m(path), {.loop = false});
   FrameRenderer r;
   auto take = [&](std::int64_t want) {
     FrameSlot* s = p.next(true);
@@ -163,7 +165,7 @@ TEST_F(Pipeline, SeekStepsBothWaysOnAFile) {
 
 TEST_F(Pipeline, LoopsAFile) {
   const auto path = write_clip("handoff-pipeline-loop-", 3);
-  FramePipeline p(*worker_, open_y4m(path), 3, /*loop=*/true);
+  FramePipeline p(*worker_, open_y4m(path), {.loop = true});
   for (std::int64_t i = 0; i < 7; ++i) {
     FrameSlot* s = p.next(true);
     ASSERT_NE(s, nullptr);
@@ -181,7 +183,7 @@ TEST_F(Pipeline, ATruncatedFrameSurfacesOnTheRenderThread) {
     std::fwrite(y4m.data(), 1, y4m.size(), f);
     std::fclose(f);
   }
-  FramePipeline p(*worker_, open_y4m(path), 3, false);
+  FramePipeline p(*worker_, open_y4m(path), {.loop = false});
   FrameSlot* s = p.next(true);
   ASSERT_NE(s, nullptr);
   p.release(s);
@@ -194,8 +196,90 @@ TEST_F(Pipeline, ATruncatedFrameSurfacesOnTheRenderThread) {
   std::filesystem::remove(path);
 }
 
+// A small seekable source of 100 frames whose frame `bad` cannot be read (a
+// ParseError each time), and which the test can hold inside read_into().
+class TestSource final : public FrameSource {
+ public:
+  explicit TestSource(std::int64_t bad) : bad_(bad) {
+    info_ = SourceInfo{"test-source", PixelFormat::NV12, 8, 4, {}, Rational{30, 1}, 100};
+  }
+  const SourceInfo& info() const override { return info_; }
+  std::int64_t position() const override { return position_; }
+  void seek(std::int64_t index) override { position_ = index; }
+  bool read_into(const FrameWriteTarget& t) override {
+    {
+      std::unique_lock lock(mutex_);
+      cv_.wait(lock, [&] { return !held_; });
+    }
+    if (position_ >= info_.frame_count) return false;
+    if (position_ == bad_) throw ParseError("test-source", "frame " + std::to_string(bad_), "FRAME", "bad frame");
+    for (std::uint32_t y = 0; y < 4; ++y) std::memset(t.luma + y * t.luma_pitch, int(position_), 8);
+    for (std::uint32_t y = 0; y < 2; ++y) std::memset(t.chroma + y * t.chroma_pitch, 128, 8);
+    ++position_;
+    return true;
+  }
+  void hold(bool held) {
+    {
+      std::lock_guard lock(mutex_);
+      held_ = held;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  SourceInfo info_;
+  std::int64_t bad_;
+  std::int64_t position_ = 0;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool held_ = false;
+};
+
+// Each producer error used to keep the ring slot it had taken: after three
+// errors (the ring's size) no slot was left and playback stalled for good.
+TEST_F(Pipeline, AProducerErrorGivesItsSlotBack) {
+  auto src = std::make_unique<TestSource>(1);
+  FramePipeline p(*worker_, std::move(src));
+  for (int round = 0; round < 6; ++round) {
+    p.seek(0);
+    FrameSlot* s = p.next(true);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->index, 0);
+    p.release(s);
+    EXPECT_THROW(while (FrameSlot* t = p.next(true)) p.release(t), ParseError) << "round " << round;
+    p.seek(2);  // past the bad frame: playback goes on
+    s = p.next(true);
+    ASSERT_NE(s, nullptr) << "round " << round;
+    EXPECT_EQ(s->index, 2);
+    p.release(s);
+  }
+}
+
+// A producer that delivers nothing makes next(true) fail, naming it, once
+// handoff::wait_limit() passed (it used to wait forever).
+TEST_F(Pipeline, WaitingForAStuckProducerTimesOut) {
+  auto src = std::make_unique<TestSource>(-1);
+  TestSource& source = *src;
+  source.hold(true);
+  FramePipeline p(*worker_, std::move(src));
+  const auto before = wait_limit();
+  set_wait_limit(std::chrono::milliseconds(200));
+  try {
+    p.next(true);
+    ADD_FAILURE() << "no WaitTimeout";
+  } catch (const WaitTimeout& e) {
+    EXPECT_NE(std::string(e.what()).find("frame producer of 'test-source'"), std::string::npos) << e.what();
+  }
+  set_wait_limit(before);
+  source.hold(false);
+  FrameSlot* s = p.next(true);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->index, 0);
+  p.release(s);
+}
+
 TEST_F(Pipeline, RingBelowThreeIsMisuse) {
-  EXPECT_THROW(FramePipeline(*worker_, make_scene_source(small_scene()), 2), UsageError);
+  EXPECT_THROW(FramePipeline(*worker_, make_scene_source(small_scene()), {.ring_size = 2}), UsageError);
 }
 
 }  // namespace

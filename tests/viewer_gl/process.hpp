@@ -1,7 +1,7 @@
 #pragma once
-// Runs handoff-view as a user would: argv, environment changes, combined
-// stdout + stderr, exit code; killed (and reported) after a timeout so a hang
-// fails the test instead of stalling the suite.
+// Runs handoff-view (or another of the project's programs) as a user would:
+// argv, environment changes, combined stdout + stderr, exit code; killed (and
+// reported) after a timeout so a hang fails the test instead of stalling the suite.
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -23,8 +23,10 @@ struct ProcessResult {
   std::string output;
 };
 
-inline ProcessResult run_viewer(const std::vector<std::string>& args, const std::vector<std::string>& unset_env = {},
-                                const std::vector<std::string>& set_env = {}, int timeout_s = 120) {
+// Runs `exe` with `args` (argv[0] is `exe`).
+inline ProcessResult run_program(const std::string& exe, const std::vector<std::string>& args,
+                                 const std::vector<std::string>& unset_env = {},
+                                 const std::vector<std::string>& set_env = {}, int timeout_s = 120) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
@@ -39,8 +41,7 @@ inline ProcessResult run_viewer(const std::vector<std::string>& args, const std:
   std::vector<char*> envp;
   for (auto& s : env) envp.push_back(s.data());
   envp.push_back(nullptr);
-  // Debug contexts: any KHR_debug error in the app (window or headless) exits 3.
-  std::vector<std::string> full{HANDOFF_VIEW_EXE, "--gl-debug"};
+  std::vector<std::string> full{exe};
   full.insert(full.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& s : full) argv.push_back(s.data());
@@ -83,6 +84,14 @@ inline ProcessResult run_viewer(const std::vector<std::string>& args, const std:
   waitpid(pid, &status, 0);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// handoff-view with --gl-debug: any KHR_debug error in the app (window or headless) exits 3.
+inline ProcessResult run_viewer(const std::vector<std::string>& args, const std::vector<std::string>& unset_env = {},
+                                const std::vector<std::string>& set_env = {}, int timeout_s = 120) {
+  std::vector<std::string> full{"--gl-debug"};
+  full.insert(full.end(), args.begin(), args.end());
+  return run_program(HANDOFF_VIEW_EXE, full, unset_env, set_env, timeout_s);
 }
 
 }  // namespace handoff::viewer::test

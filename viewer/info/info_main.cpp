@@ -1,6 +1,6 @@
 // handoff-info: prints the CUDA state (and why), the headless GL renderer with
 // its interop extensions, the Vulkan devices, and "same GPU" lines comparing
-// device UUIDs. Exits 0 whatever it finds.
+// device UUIDs. Exits 0 whatever it finds; 2 for a bad command line.
 //   handoff-info [--cuda-device N]
 #include <handoff/cuda.hpp>
 #include <handoff/cuda_egl.hpp>
@@ -12,6 +12,7 @@
 
 #include <EGL/egl.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -137,19 +138,36 @@ void print_same_gpu(const std::optional<NamedUuid>& gl, const std::vector<NamedU
   }
 }
 
+// A non-negative integer, or nothing.
+std::optional<int> parse_ordinal(const char* text) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || v < 0 || v > 1024) return std::nullopt;
+  return int(v);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int cuda_device = 0;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--cuda-device") && i + 1 < argc) {
-      cuda_device = std::atoi(argv[++i]);
+    if (!std::strcmp(argv[i], "--cuda-device")) {
+      const std::optional<int> n = i + 1 < argc ? parse_ordinal(argv[i + 1]) : std::nullopt;
+      if (!n) {
+        std::fprintf(stderr, "handoff-info: --cuda-device needs a device ordinal (0, 1, ...)%s%s%s\n",
+                     i + 1 < argc ? ", not '" : "", i + 1 < argc ? argv[i + 1] : "", i + 1 < argc ? "'" : "");
+        return 2;
+      }
+      cuda_device = *n;
+      ++i;
     } else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
       std::printf("usage: handoff-info [--cuda-device N]\n"
                   "Prints what CUDA, headless GL (EGL) and Vulkan offer here and whether they are one GPU.\n");
       return 0;
     } else {
       std::fprintf(stderr, "handoff-info: unknown argument '%s' (try --help)\n", argv[i]);
+      return 2;
     }
   }
   handoff::set_log_level(handoff::LogLevel::Error);  // the lines below say what matters

@@ -342,6 +342,7 @@ using PFN_cuMemsetD8 = CUresult (*)(CUdeviceptr dst, unsigned char uc, std::size
 using PFN_cuStreamCreate = CUresult (*)(CUstream* phStream, unsigned int Flags);         // 2000
 using PFN_cuStreamDestroy = CUresult (*)(CUstream hStream);                              // 4000 [cuStreamDestroy_v2]
 using PFN_cuStreamSynchronize = CUresult (*)(CUstream hStream);                          // 2000
+using PFN_cuStreamQuery = CUresult (*)(CUstream hStream);                                // 2000 (SUCCESS or NOT_READY)
 using PFN_cuModuleLoadData = CUresult (*)(CUmodule* module, const void* image);          // 2000
 using PFN_cuModuleUnload = CUresult (*)(CUmodule hmod);                                  // 2000
 using PFN_cuModuleGetFunction = CUresult (*)(CUfunction* hfunc, CUmodule hmod, const char* name);  // 2000
@@ -413,6 +414,7 @@ using PFN_cuGraphicsResourceGetMappedEglFrame = CUresult (*)(CUeglFrame* eglFram
   X(cuStreamCreate, 2000, "cuStreamCreate", true)                                         \
   X(cuStreamDestroy, 4000, "cuStreamDestroy_v2", true)                                    \
   X(cuStreamSynchronize, 2000, "cuStreamSynchronize", true)                               \
+  X(cuStreamQuery, 2000, "cuStreamQuery", true)                                           \
   X(cuModuleLoadData, 2000, "cuModuleLoadData", true)                                     \
   X(cuModuleUnload, 2000, "cuModuleUnload", true)                                         \
   X(cuModuleGetFunction, 2000, "cuModuleGetFunction", true)                               \

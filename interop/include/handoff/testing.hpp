@@ -35,6 +35,9 @@ void throw_on_gl_errors(GlWorker& worker, bool on = true) noexcept;
 // device is the GL device (a test driver reports a GPU identity GL cannot
 // match). Thread safety: any thread.
 void skip_same_gpu_check(GlWorker& worker, bool skip = true) noexcept;
+// The same for every GlWorker constructed from now on, including the ones a
+// library object makes for itself (handoff::Viewer's). Thread safety: any thread.
+void skip_same_gpu_check_in_new_workers(bool skip = true) noexcept;
 
 // --- frames and DLPack --------------------------------------------------------
 // Frame storage objects made by handoff still alive: host allocations and

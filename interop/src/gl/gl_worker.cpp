@@ -522,6 +522,9 @@ std::size_t live_resources(const GlWorker& worker) noexcept { return worker.core
 std::size_t live_resources(const detail::WorkerCore& core) noexcept { return core.live_resources(); }
 void throw_on_gl_errors(GlWorker& worker, bool on) noexcept { worker.core()->set_throw_on_gl_error(on); }
 void skip_same_gpu_check(GlWorker& worker, bool skip) noexcept { worker.core()->set_skip_same_gpu_check(skip); }
+void skip_same_gpu_check_in_new_workers(bool skip) noexcept {
+  detail::g_skip_same_gpu_check_in_new_workers.store(skip, std::memory_order_relaxed);
+}
 }  // namespace testing
 
 }  // namespace handoff

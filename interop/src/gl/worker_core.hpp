@@ -15,6 +15,9 @@
 
 namespace handoff::detail {
 
+// testing::skip_same_gpu_check_in_new_workers (read when a worker is made).
+inline std::atomic<bool> g_skip_same_gpu_check_in_new_workers{false};
+
 // Thread safety: every public method may be called from any thread unless
 // stated otherwise.
 class WorkerCore : public std::enable_shared_from_this<WorkerCore> {
@@ -88,7 +91,7 @@ class WorkerCore : public std::enable_shared_from_this<WorkerCore> {
   std::atomic<const char*> busy_{nullptr};
   std::atomic<std::size_t> gl_errors_{0};
   std::atomic<bool> throw_on_gl_error_{false};
-  std::atomic<bool> skip_same_gpu_check_{false};
+  std::atomic<bool> skip_same_gpu_check_{g_skip_same_gpu_check_in_new_workers.load(std::memory_order_relaxed)};
   std::optional<std::string> pending_gl_error_;       // worker thread only
   SpinPolicy caller_spin_{100'000, /*yield=*/true};   // callers of run() waiting for their result
   SpinPolicy worker_spin_{100'000};                   // the worker waiting for the next call

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 
+#include <handoff/testing.hpp>
 #include <handoff/gl_context.hpp>
 #include <handoff/viewer/scene.hpp>
 
@@ -39,11 +40,14 @@ TEST(PipelineFakeCuda, FramesGoThroughCudaMappedBuffers) {
     wo.context_factory = std::move(c.worker_factory);
     wo.on_debug_message = sink;
     GlWorker worker(std::move(wo));
+    testing::skip_same_gpu_check(worker);  // the fake's GPU identity cannot match llvmpipe's
     SceneOptions so;
     so.width = 64;
     so.height = 36;
     {
-      FramePipeline p(worker, make_scene_source(so), 3, true, MapBackend::Auto, so);
+      PipelineOptions po;
+      po.scene = so;
+      FramePipeline p(worker, make_scene_source(so), po);
       EXPECT_NE(p.memory_description().find("CUDA"), std::string::npos) << p.memory_description();
       EXPECT_EQ(fake.live_registrations(), 3);
       FrameRenderer r;

@@ -188,7 +188,7 @@ TEST_F(ViewVulkan, NoVulkanDriverIsAClearError) {
                                {"VK_ICD_FILENAMES=/nonexistent/icd.json", "VK_DRIVER_FILES=/nonexistent/icd.json"});
   ASSERT_FALSE(r.timed_out) << r.output;
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("--source vulkan is not available here"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the Vulkan scene is not available here"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("vkCreateInstance"), std::string::npos) << r.output;
 }
 

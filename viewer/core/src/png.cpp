@@ -1,9 +1,11 @@
 #include <handoff/error.hpp>
 #include <handoff/log.hpp>
 #include <handoff/viewer/png.hpp>
+#include <handoff/wait.hpp>
 
 #include <spng.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -40,10 +42,14 @@ void validate(const Image8& img) {
 
 }  // namespace
 
-std::vector<std::uint8_t> encode_png(const Image8& img) {
+std::vector<std::uint8_t> encode_png(const Image8& img, PngSpeed speed) {
   validate(img);
   SpngCtx c(SPNG_CTX_ENCODER);
   check(spng_set_option(c.ctx, SPNG_ENCODE_TO_BUFFER, 1), "spng_set_option");
+  if (speed == PngSpeed::Fast) {
+    check(spng_set_option(c.ctx, SPNG_IMG_COMPRESSION_LEVEL, 1), "spng_set_option", "compression level");
+    check(spng_set_option(c.ctx, SPNG_FILTER_CHOICE, SPNG_FILTER_CHOICE_SUB), "spng_set_option", "filter");
+  }
   spng_ihdr ihdr{};
   ihdr.width = img.width;
   ihdr.height = img.height;
@@ -61,8 +67,8 @@ std::vector<std::uint8_t> encode_png(const Image8& img) {
   return out;
 }
 
-void write_png(const std::filesystem::path& path, const Image8& image) {
-  const std::vector<std::uint8_t> bytes = encode_png(image);
+void write_png(const std::filesystem::path& path, const Image8& image, PngSpeed speed) {
+  const std::vector<std::uint8_t> bytes = encode_png(image, speed);
   const std::string name = path.string();
   std::FILE* f = std::fopen(name.c_str(), "wb");
   if (!f) throw Error(Api::System, "fopen", errno, std::strerror(errno), name);
@@ -103,7 +109,11 @@ Image8 read_png(const std::filesystem::path& path, std::uint32_t channels) {
 
 // --- PngEncoder ----------------------------------------------------------------------
 
-PngEncoder::PngEncoder(std::size_t capacity) : capacity_(capacity ? capacity : 1), thread_([this] { run(); }) {}
+PngEncoder::PngEncoder(std::size_t capacity, unsigned threads, PngSpeed speed)
+    : capacity_(capacity ? capacity : 1), speed_(speed) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
+}
 
 PngEncoder::~PngEncoder() {
   {
@@ -111,13 +121,15 @@ PngEncoder::~PngEncoder() {
     stop_ = true;
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& t : threads_) t.join();
 }
 
 void PngEncoder::submit(std::filesystem::path path, Image8 image) {
   validate(image);  // misuse is reported to the caller, not later
   std::unique_lock lock(mutex_);
-  cv_.wait(lock, [&] { return queue_.size() < capacity_ || stop_; });
+  const auto limit = wait_limit();
+  if (!cv_.wait_for(lock, limit, [&] { return queue_.size() < capacity_ || stop_; }))
+    throw WaitTimeout("the PNG encoder's queue (" + std::to_string(capacity_) + " images waiting)", limit);
   if (stop_) throw UsageError("PngEncoder::submit during destruction");
   queue_.push_back(Job{std::move(path), std::move(image)});
   cv_.notify_all();
@@ -125,7 +137,9 @@ void PngEncoder::submit(std::filesystem::path path, Image8 image) {
 
 void PngEncoder::flush() {
   std::unique_lock lock(mutex_);
-  cv_.wait(lock, [&] { return queue_.empty() && busy_ == 0; });
+  const auto limit = wait_limit();
+  if (!cv_.wait_for(lock, limit, [&] { return queue_.empty() && busy_ == 0; }))
+    throw WaitTimeout("the PNG encoder (" + std::to_string(queue_.size() + busy_) + " images not written)", limit);
 }
 
 std::vector<std::string> PngEncoder::take_errors() {
@@ -150,7 +164,7 @@ void PngEncoder::run() {
     lock.unlock();
     std::string error;
     try {
-      write_png(job.path, job.image);
+      write_png(job.path, job.image, speed_);
     } catch (const std::exception& e) {
       error = job.path.string() + ": " + e.what();
       log(LogLevel::Error, "PngEncoder: " + error);

@@ -6,6 +6,8 @@
 #include <handoff/viewer/scene.hpp>
 #include <handoff/viewer/y4m_reader.hpp>
 
+#include "band_pool.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -156,8 +158,14 @@ void render_scene_cpu(const scene::SceneState& s, const FrameWriteTarget& t) {
   info.width = s.width;
   info.height = s.height;
   check_target(info, t);
+  render_scene_cpu(s, t, 0, chroma_height(s.height));
+}
+
+void render_scene_cpu(const scene::SceneState& s, const FrameWriteTarget& t, std::uint32_t first,
+                      std::uint32_t count) {
   const std::uint32_t cw = chroma_width(s.width), ch = chroma_height(s.height);
-  for (std::uint32_t cy = 0; cy < ch; ++cy) {
+  const std::uint32_t end = std::min(ch, first + count);
+  for (std::uint32_t cy = first; cy < end; ++cy) {
     for (std::uint32_t cx = 0; cx < cw; ++cx) {
       scene::scene_write_block(s, cx, cy, t.luma, t.luma_pitch, t.chroma, t.chroma_pitch);
     }
@@ -211,7 +219,7 @@ void scene_overlays(const scene::SceneState& s, OverlayFrame& out) {
 namespace {
 class SceneSource final : public FrameSource {
  public:
-  explicit SceneSource(const SceneOptions& o) : options_(o) {
+  explicit SceneSource(const SceneOptions& o) : options_(o), pool_(o.threads) {
     scene_state(o, 0);  // validates the size
     if (o.rate.num <= 0 || o.rate.den <= 0) throw UsageError("scene: frame rate terms must be positive");
     info_ = SourceInfo{"scene", o.format, o.width, o.height, o.colorimetry, o.rate, -1};
@@ -222,8 +230,17 @@ class SceneSource final : public FrameSource {
     if (index < 0) throw UsageError("scene: seek to negative frame " + std::to_string(index));
     position_ = index;
   }
+  // Four bands per thread, so a thread that started late still gets work.
   bool read_into(const FrameWriteTarget& t) override {
-    render_scene_cpu(scene_state(options_, position_), t);
+    const scene::SceneState s = scene_state(options_, position_);
+    check_target(info_, t);
+    const std::uint32_t ch = chroma_height(s.height);
+    const unsigned bands = std::max(1u, std::min<unsigned>(ch, pool_.threads() * 4));
+    pool_.run(bands, [&](unsigned b) {
+      const std::uint32_t first = std::uint32_t(std::uint64_t(ch) * b / bands);
+      const std::uint32_t next = std::uint32_t(std::uint64_t(ch) * (b + 1) / bands);
+      render_scene_cpu(s, t, first, next - first);
+    });
     ++position_;
     return true;
   }
@@ -236,6 +253,7 @@ class SceneSource final : public FrameSource {
   SceneOptions options_;
   SourceInfo info_;
   std::int64_t position_ = 0;
+  BandPool pool_;
 };
 }  // namespace
 

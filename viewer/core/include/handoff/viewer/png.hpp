@@ -20,22 +20,29 @@ struct Image8 {
   std::size_t stride() const { return std::size_t(width) * channels; }
 };
 
+// How hard the encoder works. Small: zlib's default level, the best filter per
+// row (files to keep: goldens). Fast: level 1, the Sub filter on every row
+// (frames written while playing: several times faster, somewhat larger).
+enum class PngSpeed { Small, Fast };
+
 // Encodes to PNG bytes. UsageError on a malformed image, handoff::Error
 // (call "spng_encode_image", the spng error name) on an encoder failure.
-std::vector<std::uint8_t> encode_png(const Image8& image);
+std::vector<std::uint8_t> encode_png(const Image8& image, PngSpeed speed = PngSpeed::Small);
 // Encodes and writes `path` (handoff::Error naming the path on I/O failure).
-void write_png(const std::filesystem::path& path, const Image8& image);
+void write_png(const std::filesystem::path& path, const Image8& image, PngSpeed speed = PngSpeed::Small);
 // Decodes a PNG (8-bit RGB or RGBA out, `channels` chosen) — for tests and golden images.
 Image8 read_png(const std::filesystem::path& path, std::uint32_t channels = 3);
 Image8 decode_png(const std::uint8_t* data, std::size_t size, std::uint32_t channels = 3);
 
-// Encodes and writes PNGs on its own thread. submit() blocks while the queue
-// holds `capacity` images (back-pressure, nothing dropped). Failures are kept
-// and returned by take_errors() (and logged once each); none is lost. All
-// methods are thread-safe. The destructor finishes the queue and joins.
+// Encodes and writes PNGs on threads of its own (`threads`; 0: one per core).
+// submit() blocks while the queue holds `capacity` images (back-pressure,
+// nothing dropped), bounded by handoff::wait_limit() (WaitTimeout), as is
+// flush(). Failures are kept and returned by take_errors() (and logged once
+// each); none is lost. All methods are thread-safe. The destructor finishes
+// the queue and joins.
 class PngEncoder {
  public:
-  explicit PngEncoder(std::size_t capacity = 4);
+  explicit PngEncoder(std::size_t capacity = 4, unsigned threads = 1, PngSpeed speed = PngSpeed::Small);
   ~PngEncoder();
   PngEncoder(const PngEncoder&) = delete;
   PngEncoder& operator=(const PngEncoder&) = delete;
@@ -58,11 +65,12 @@ class PngEncoder {
   std::condition_variable cv_;
   std::deque<Job> queue_;
   std::size_t capacity_;
+  PngSpeed speed_;
   std::size_t busy_ = 0;
   std::size_t written_ = 0;
   bool stop_ = false;
   std::vector<std::string> errors_;
-  std::thread thread_;  // last: starts after the members above exist
+  std::vector<std::thread> threads_;  // last: started after the members above exist
 };
 
 }  // namespace handoff::viewer

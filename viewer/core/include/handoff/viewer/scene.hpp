@@ -21,6 +21,9 @@ struct SceneOptions {
   // Colour the scene is encoded with (the frame carries the same colorimetry).
   Colorimetry colorimetry{ColorMatrix::BT709, ColorRange::Limited, ChromaSiting::Left};
   Rational rate{30, 1};
+  // The CPU renderer (make_scene_source) draws bands of the frame on this
+  // many threads; 0: one per core.
+  unsigned threads = 0;
 };
 
 // The scene's state for frame `index` (pure function; UsageError on a bad size).
@@ -28,11 +31,15 @@ scene::SceneState scene_state(const SceneOptions& options, std::int64_t index);
 
 // Renders a frame on the CPU (the same math as the kernel).
 void render_scene_cpu(const scene::SceneState& state, const FrameWriteTarget& target);
+// Renders chroma rows [first, first + count) (luma rows twice that) only: a band.
+void render_scene_cpu(const scene::SceneState& state, const FrameWriteTarget& target, std::uint32_t first,
+                      std::uint32_t count);
 
 // The ground-truth overlays of `state` (replaces `out`'s contents, keeps capacity).
 void scene_overlays(const scene::SceneState& state, OverlayFrame& out);
 
-// An endless FrameSource rendering the scene on the CPU.
+// An endless FrameSource rendering the scene on the CPU, in bands on
+// options.threads threads.
 std::unique_ptr<FrameSource> make_scene_source(const SceneOptions& options = {});
 
 // --- The CUDA kernel --------------------------------------------------------------

@@ -1,0 +1,139 @@
+// The Viewer's CUDA path against the fake CUDA driver (host memory behind
+// "device" pointers, every documented rule of the API enforced): the ring's
+// buffers are registered with CUDA; a CUDA frame is copied device to device
+// with cuMemcpy2DAsync on the viewer's stream (no host round trip), a host
+// frame host to device; acquire() hands out CUDA pointers; nothing stays
+// registered, mapped or allocated once the viewer is gone.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include <handoff/testing.hpp>
+
+#include "cuda_frames.hpp"
+#include "fake_cuda_control.hpp"
+
+namespace handoff::viewer::test {
+namespace {
+
+ViewerOptions cuda_options() {
+  ViewerOptions o;
+  o.title = "fake-cuda";
+  o.width = 320;
+  o.height = 240;
+  o.display = ViewerDisplay::Headless;
+  o.memory = ViewerMemory::Cuda;
+  o.gl_debug = true;
+  return o;
+}
+
+class ViewerFakeCuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fake_.ok()) << fake_.error();
+    fake_.reset();
+    // The viewer's own workers: the fake's GPU identity cannot match llvmpipe's.
+    handoff::testing::skip_same_gpu_check_in_new_workers();
+  }
+  void TearDown() override {
+    EXPECT_EQ(fake_.live_mappings(), 0);
+    EXPECT_EQ(fake_.live_registrations(), 0);
+    EXPECT_EQ(fake_.live_streams(), 0);
+    EXPECT_EQ(fake_.live_allocations(), 0);
+  }
+  handoff::test::FakeCuda fake_;
+};
+
+TEST_F(ViewerFakeCuda, ACudaFrameIsCopiedDeviceToDeviceIntoTheRegisteredBuffer) {
+  const Colorimetry c{};
+  Viewer v(cuda_options());
+  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::P010}) {
+    const Frame host = quadrant_frame(f, 96, 64, c);
+    DeviceFrame dev(host);
+    const int async = fake_.call_count("cuMemcpy2DAsync"), sync = fake_.call_count("cuMemcpy2D");
+    const int to_host = fake_.call_count("cuMemcpyDtoH"), maps = fake_.call_count("cuGraphicsMapResources");
+    v.show(dev.frame());
+    EXPECT_EQ(fake_.call_count("cuMemcpy2DAsync"), async + 2) << "one copy per plane, on the viewer's stream";
+    EXPECT_EQ(fake_.call_count("cuMemcpy2D"), sync) << "no synchronous copy";
+    EXPECT_EQ(fake_.call_count("cuMemcpyDtoH"), to_host) << "no host round trip";
+    EXPECT_EQ(fake_.call_count("cuGraphicsMapResources"), maps + 1);
+    expect_quadrants(v.snapshot(), f, c);
+  }
+  EXPECT_NE(v.stream().memory.find("CUDA-mapped"), std::string::npos) << v.stream().memory;
+  EXPECT_EQ(fake_.live_streams(), 1) << "the viewer's own stream";
+  EXPECT_EQ(v.diagnostics().gl_errors, 0u) << v.diagnostics().first_gl_error;
+}
+
+TEST_F(ViewerFakeCuda, AHostFrameIsOneHostToDeviceCopy) {
+  Viewer v(cuda_options());
+  const Frame host = quadrant_frame(PixelFormat::NV12, 80, 60, {});
+  const int async = fake_.call_count("cuMemcpy2DAsync");
+  v.show(host);
+  EXPECT_EQ(fake_.call_count("cuMemcpy2DAsync"), async + 2);
+  expect_quadrants(v.snapshot(), PixelFormat::NV12, {});
+}
+
+TEST_F(ViewerFakeCuda, AcquireHandsOutCudaPointersOfTheRing) {
+  const Colorimetry c{ColorMatrix::BT601, ColorRange::Full, ChromaSiting::Left};
+  Viewer v(cuda_options());
+  cuda::PrimaryContext ctx(cuda::driver(), 0);
+  for (int round = 0; round < 4; ++round) {
+    ViewerFrame slot = v.acquire(PixelFormat::P010, 90, 50, c);
+    const Frame& f = slot.frame();
+    ASSERT_EQ(f.memory, MemoryKind::Cuda);
+    EXPECT_EQ(f.device, 0);
+    EXPECT_EQ(f.cuda_context, ctx.handle()) << "the device's primary context";
+    EXPECT_NO_THROW(validate(f));
+    // The application's "kernel": a copy into the slot's device planes.
+    const Frame host = quadrant_frame(PixelFormat::P010, 90, 50, c);
+    cuda::ScopedContext current(ctx);
+    for (int p = 0; p < 2; ++p) {
+      cuda::abi::CUDA_MEMCPY2D m{};
+      m.srcMemoryType = cuda::abi::CU_MEMORYTYPE_HOST;
+      m.srcHost = host.planes[std::size_t(p)].data;
+      m.srcPitch = host.planes[std::size_t(p)].pitch;
+      m.dstMemoryType = cuda::abi::CU_MEMORYTYPE_DEVICE;
+      m.dstDevice = reinterpret_cast<cuda::abi::CUdeviceptr>(f.planes[std::size_t(p)].data);
+      m.dstPitch = f.planes[std::size_t(p)].pitch;
+      m.WidthInBytes = plane_layout(f.format, f.width, f.height, p).row_bytes;
+      m.Height = f.planes[std::size_t(p)].height;
+      HANDOFF_CU_CHECK(cuda::driver().api().cuMemcpy2D(&m));
+    }
+    v.present(std::move(slot));
+    expect_quadrants(v.snapshot(), PixelFormat::P010, c);
+  }
+}
+
+TEST_F(ViewerFakeCuda, AFailedCopyIsAnErrorAndTheViewerGoesOn) {
+  Viewer v(cuda_options());
+  v.show(quadrant_frame(PixelFormat::NV12, 64, 48, {}));  // buffers made
+  fake_.fail("cuMemcpy2DAsync", cuda::abi::CUDA_ERROR_ILLEGAL_ADDRESS, 0);
+  try {
+    v.show(quadrant_frame(PixelFormat::NV12, 64, 48, {}));
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.call(), "cuMemcpy2DAsync") << e.what();
+    EXPECT_EQ(e.code_name(), "CUDA_ERROR_ILLEGAL_ADDRESS") << e.what();
+  }
+  fake_.fail("cuMemcpy2DAsync", 0, 0);
+  for (int i = 0; i < 6; ++i) v.show(quadrant_frame(PixelFormat::NV12, 64, 48, {}));  // every buffer came back
+  expect_quadrants(v.snapshot(), PixelFormat::NV12, {});
+  EXPECT_EQ(fake_.live_mappings(), 0);
+}
+
+TEST_F(ViewerFakeCuda, ACudaFrameOnAnotherDeviceIsRefused) {
+  Viewer v(cuda_options());
+  DeviceFrame dev(quadrant_frame(PixelFormat::NV12, 64, 48, {}));
+  Frame f = dev.frame();
+  f.device = 1;
+  try {
+    v.show(f);
+    ADD_FAILURE() << "no InvalidFrame";
+  } catch (const InvalidFrame& e) {
+    EXPECT_EQ(e.field(), "device") << e.what();
+    EXPECT_NE(std::string(e.what()).find("device 0"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace handoff::viewer::test

@@ -1,0 +1,68 @@
+// GL state the viewer touches while it reads pixels back (the pixel
+// inspector, the window screenshot) is left as the application had it, as the
+// ImGui backend does for every state it changes.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include <handoff/viewer/color.hpp>
+
+#include "frame_renderer.hpp"
+#include "frame_target.hpp"
+#include "gl_test_context.hpp"
+#include "pixel_probe.hpp"
+#include "test_frames.hpp"
+
+namespace handoff::viewer::test {
+namespace {
+
+using GlState = GlTest;
+
+GLint get_int(GLenum name) {
+  GLint v = -1;
+  glGetIntegerv(name, &v);
+  return v;
+}
+
+TEST_F(GlState, PixelProbeRestoresPackAlignmentAndReadsTheCodes) {
+  TestFrame tf(PixelFormat::P010, 6, 4);
+  tf.set_y(3, 2, 700);
+  tf.set_uv(1, 1, 300, 900);
+  FrameRenderer r;
+  const Colorimetry c{ColorMatrix::BT2020, ColorRange::Limited, ChromaSiting::Left};
+  r.upload(tf.frame(c));
+  glPixelStorei(GL_PACK_ALIGNMENT, 8);
+  const PixelProbe p = probe_pixel(r, c, 3.5, 2.5);
+  EXPECT_EQ(get_int(GL_PACK_ALIGNMENT), 8);
+  ASSERT_TRUE(p.valid);
+  EXPECT_EQ(p.code_y, 700);
+  EXPECT_EQ(p.code_cb, 300);
+  EXPECT_EQ(p.code_cr, 900);
+  EXPECT_EQ(p.rgb, yuv_to_rgb8(700, 300, 900, c.matrix, c.range, PixelFormat::P010));
+}
+
+TEST_F(GlState, FramebufferReadBackRestoresPackStateAndReadBinding) {
+  FrameTarget target;
+  target.resize(5, 3);  // 20-byte rows: any pack alignment but 1 or 4 would pad them
+  target.bind();
+  glClearColor(1.0f, 0.0f, 0.0f, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  FrameTarget::unbind();
+  FrameTarget other;
+  other.resize(2, 2);
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, other.framebuffer());
+  glPixelStorei(GL_PACK_ALIGNMENT, 8);
+  std::vector<std::uint8_t> px;
+  read_framebuffer_rgba(target.framebuffer(), GL_COLOR_ATTACHMENT0, 5, 3, px);
+  EXPECT_EQ(get_int(GL_PACK_ALIGNMENT), 8);
+  EXPECT_EQ(get_int(GL_READ_FRAMEBUFFER_BINDING), GLint(other.framebuffer()));
+  ASSERT_EQ(px.size(), 5u * 3u * 4u);
+  for (std::size_t i = 0; i < px.size(); i += 4) {
+    EXPECT_EQ(px[i], 255);
+    EXPECT_EQ(px[i + 1], 0);
+  }
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+}
+
+}  // namespace
+}  // namespace handoff::viewer::test

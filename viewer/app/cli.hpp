@@ -1,0 +1,20 @@
+#pragma once
+// handoff-view's command line: what it asks of handoff::Viewer.
+#include <optional>
+
+#include <handoff/viewer.hpp>
+
+namespace handoff::app {
+
+struct CommandLine {
+  ViewerOptions viewer;
+  Viewer::PlayOptions play;
+  bool quiet = false;
+  bool vk_debug = false;  // validation messages make the exit status 3
+};
+
+// Fills `out` from argv. Returns an exit status when the program should stop
+// now: 0 after --help, 2 for a bad command line (the message is printed).
+std::optional<int> parse_command_line(int argc, char** argv, CommandLine& out);
+
+}  // namespace handoff::app

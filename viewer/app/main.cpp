@@ -1,0 +1,102 @@
+// handoff-view: shows NV12 / P010 frames (the built-in scene, the Vulkan
+// scene, Y4M or raw files) with inference overlays, in a window or headless.
+// A thin front end over handoff::Viewer (viewer/view).
+//
+// Exit status: 0; 1 for unreadable or malformed input (the message names the
+// file, the frame or line, the field) or a source that cannot start; 2 for a
+// bad command line; 3 when --gl-debug saw a KHR_debug error, or --gl-debug /
+// --vk-debug a Vulkan validation message.
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <string>
+
+#include <handoff/error.hpp>
+#include <handoff/viewer.hpp>
+
+#include "cli.hpp"
+
+namespace {
+
+using namespace handoff;
+
+struct Say {
+  bool quiet;
+  void operator()(const std::string& text) const {
+    if (!quiet) std::fprintf(stderr, "handoff-view: %s\n", text.c_str());
+  }
+};
+
+void summary(const Say& say, const Viewer& v, double seconds) {
+  const ViewerStats s = v.stats();
+  const StreamInfo i = v.stream();
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%llu frames %ux%u %s in %.2f s: %.1f fps (frame p50 %.2f ms, p99 %.2f ms; map %.2f, write %.2f, "
+                "upload %.2f, draw %.2f ms mean)",
+                static_cast<unsigned long long>(s.shown), i.width, i.height, std::string(to_string(i.format)).c_str(),
+                seconds, seconds > 0 ? double(s.shown) / seconds : 0.0, s.frame_p50_ms, s.frame_p99_ms, s.map_ms,
+                s.copy_ms - s.map_ms, s.upload_ms, s.draw_ms);
+  say(line);
+}
+
+// What went wrong without stopping the viewer, as an exit status.
+int diagnose(const Say& say, const Viewer& v, const app::CommandLine& cl) {
+  const ViewerDiagnostics d = v.diagnostics();
+  int rc = 0;
+  if (!cl.viewer.output_dir.empty())
+    say(std::to_string(d.output_written) + " frames written to " +
+        std::filesystem::absolute(cl.viewer.output_dir).string());
+  for (const std::string& e : d.output_errors) {
+    say("PNG: " + e);
+    rc = 1;
+  }
+  if (!cl.viewer.screenshot.empty() && d.output_errors.empty() && std::filesystem::exists(cl.viewer.screenshot))
+    say("screenshot written to " + cl.viewer.screenshot);
+  if (cl.viewer.gl_debug && d.gl_errors) {
+    say(std::to_string(d.gl_errors) + " KHR_debug error(s); the first: " + d.first_gl_error);
+    rc = 3;
+  }
+  if ((cl.vk_debug || cl.viewer.gl_debug) && d.vulkan_messages) {
+    say(std::to_string(d.vulkan_messages) + " Vulkan validation message(s); the first: " + d.first_vulkan_message);
+    rc = 3;
+  }
+  return rc;
+}
+
+int run(app::CommandLine& cl) {
+  const Say say{cl.quiet};
+  cl.viewer.on_notice = [say](std::string_view text) { say(std::string(text)); };
+  Viewer v(cl.viewer);
+  v.play(cl.play);
+  const StreamInfo i = v.stream();
+  if (!i.source.empty()) say("source: " + i.source + "; " + i.memory);
+  const auto start = std::chrono::steady_clock::now();
+  std::exception_ptr failure;
+  try {
+    v.wait_closed();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  summary(say, v, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  const int rc = diagnose(say, v, cl);
+  if (failure) std::rethrow_exception(failure);
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  app::CommandLine cl;
+  if (const auto rc = app::parse_command_line(argc, argv, cl)) return *rc;
+  try {
+    return run(cl);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "handoff-view: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "handoff-view: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,319 @@
+#pragma once
+// handoff::Viewer: show your own NV12 / P010 frames and detections, from any
+// thread, in a window (or headless through EGL), without the producer ever
+// waiting for the display.
+//
+//   #include <handoff/viewer.hpp>
+//
+//   handoff::Viewer viewer({.title = "detector"});  // a window; headless (EGL) where no display works
+//   std::thread producer([&] {
+//     for (std::int64_t n = 0; viewer.is_open(); ++n) {
+//       handoff::Frame frame = decode(n);             // host or CUDA planes
+//       handoff::viewer::OverlayFrame boxes;
+//       boxes.add_box(100, 80, 260, 200, "car", 0.92f, /*class_id=*/2);
+//       viewer.show(frame, boxes);                    // one copy; `frame` is yours again on return
+//     }
+//   });
+//   viewer.wait_closed();                             // until the user closes the window
+//   producer.join();                                  // show() threw ViewerClosed or is_open() went false
+//
+// Zero copy: write straight into the viewer's buffer, then hand it back.
+//   handoff::ViewerFrame slot = viewer.acquire(handoff::PixelFormat::NV12, 1920, 1080);
+//   my_kernel(slot.frame());                          // CUDA device pointers where CUDA works, else host
+//   viewer.present(std::move(slot), boxes);
+//
+// The model. The viewer draws on a display thread of its own (windows of one
+// process share one display thread; each headless viewer has its own). Frames
+// handed in by show() / present() go into a small ring of GL buffers (3 by
+// default) that the display thread uploads from. The newest frame wins: a frame
+// replaced before it was displayed is counted in ViewerStats::dropped, and the
+// caller never waits for the display. With more threads inside show() at once
+// than the ring has buffers, a call may wait for another thread's copy (bounded
+// by handoff::wait_limit(), then WaitTimeout), never for the display.
+//
+// Memory: when show() returns, the viewer holds no reference to the frame's
+// memory (host frames were copied; CUDA frames were copied device to device on
+// the viewer's CUDA stream and show() synchronised that stream, waiting for
+// its own copy only). A CUDA frame's contents must be complete when show() is
+// called: synchronise the stream that wrote them first.
+//
+// Errors: InvalidFrame (a UsageError naming the field) for a frame the viewer
+// cannot show; ViewerClosed once the viewer is closed; handoff::Error for
+// runtime conditions (no GL, a driver failure, WaitTimeout).
+//
+// Thread safety: every Viewer method may be called from any thread,
+// concurrently, except the destructor (no call may be in progress or start
+// while it runs). Ownership: the Viewer owns its window, GL contexts, display
+// thread and buffers; frames and overlays passed in stay the caller's.
+// ViewerOptions, ViewerStats, StreamInfo, ViewerDiagnostics and PlayOptions are
+// plain values (copy them freely; one writer at a time, as for any value).
+#include <handoff/dlpack_v1.hpp>
+#include <handoff/error.hpp>
+#include <handoff/frame.hpp>
+#include <handoff/viewer/overlay.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace handoff {
+
+namespace view {
+class ViewerImpl;
+struct AcquiredSlot;
+}  // namespace view
+
+// --- core -------------------------------------------------------------------------
+
+// Where the viewer draws.
+enum class ViewerDisplay : std::uint8_t {
+  Auto,      // a window where a display works; otherwise headless, with a notice
+  Window,    // a window or an error (handoff::Error naming why: no display, no GL 4.5)
+  Headless,  // EGL, no window: nothing on screen; snapshot() and output_dir show what it draws
+};
+
+// Which memory the viewer's ring buffers map to for writing.
+enum class ViewerMemory : std::uint8_t {
+  Auto,  // CUDA device pointers where CUDA works and shares the GL device, else host memory
+  Cuda,  // CUDA or an error saying why not
+  Host,  // host memory (glMapNamedBufferRange); CUDA frames are then copied device to host
+};
+
+// What show() does while the UI is paused (space bar, the Pause button, set_paused(true)).
+enum class PausedShow : std::uint8_t {
+  KeepNewest,  // return at once; the newest frame waits (the one it replaces counts as dropped)
+  Block,       // wait until the user resumes, steps (one frame goes through), or the viewer closes
+};
+
+struct ViewerOptions {
+  std::string title = "handoff";
+  int width = 1280, height = 720;  // window size; headless: the size of the view it draws
+  bool vsync = true;               // windows: swap with the display's refresh
+  bool show_ui = true;             // the panel (H / Tab toggles it)
+  bool show_overlays = true;       // (O toggles them)
+  ViewerDisplay display = ViewerDisplay::Auto;
+  ViewerMemory memory = ViewerMemory::Auto;
+  int cuda_device = 0;  // CUDA frames must be on this device; acquire() hands out its pointers
+  std::size_t ring = 3;  // buffers for frames in flight, >= 3 (UsageError below)
+  PausedShow paused_show = PausedShow::KeepNewest;
+  // Every displayed frame, at its own size with its overlays (no UI), written
+  // as frame_NNNNNN.png into this folder (created). Empty: none.
+  std::string output_dir{};
+  // When the viewer closes (any reason), what the view last showed (UI
+  // included) is written here as PNG. Empty: none.
+  std::string screenshot{};
+  bool gl_debug = false;  // debug GL contexts; KHR_debug errors are counted in diagnostics()
+  // One-line notices ("no display: rendering headless through EGL"), from any
+  // thread. Empty: handoff::log at Warning level.
+  std::function<void(std::string_view)> on_notice{};
+};
+
+// show(), present() or acquire() on a viewer that is closed (by the user, by
+// close(), or because its display thread failed: what() then says why).
+class ViewerClosed : public Error {
+ public:
+  explicit ViewerClosed(const std::string& what) : Error(what) {}
+};
+
+struct ViewerStats {
+  std::uint64_t submitted = 0;  // frames handed in (show / present), or produced by a played source
+  std::uint64_t shown = 0;      // frames displayed (drawn into the window or the headless view)
+  std::uint64_t dropped = 0;    // handed in, then replaced by a newer frame before being displayed
+  std::int64_t last_index = -1; // Frame::index of the frame on display (-1: none yet)
+  double display_fps = 0;       // displayed frames per second (smoothed)
+  // From entering show() / present() to the frame displayed (window: buffers
+  // swapped; headless: drawn), over the last 1024 displayed frames.
+  double latency_p50_ms = 0, latency_p99_ms = 0;
+  // Over the last 256 displayed frames: time between displayed frames (p50 /
+  // p99), and means of the producer's copy (map + write + unmap), of which
+  // mapping, the upload into textures and the draw (CPU time to submit).
+  double frame_p50_ms = 0, frame_p99_ms = 0;
+  double copy_ms = 0, map_ms = 0, upload_ms = 0, draw_ms = 0;
+};
+
+// What is on display. A value.
+struct StreamInfo {
+  std::string name;    // "application", "scene", the file's path
+  std::string source;  // e.g. "vulkan (zero-copy, sync: cpu-fence)"; may be empty
+  std::string memory;  // what the frame buffers are, e.g. "host-mapped GL buffers (CUDA unavailable: ...)"
+  PixelFormat format = PixelFormat::NV12;
+  std::uint32_t width = 0, height = 0;  // 0 before the first frame
+  std::size_t ring = 0;
+};
+
+// What went wrong without stopping the viewer (tests and tools turn these into exit codes).
+struct ViewerDiagnostics {
+  std::size_t gl_errors = 0;  // KHR_debug errors (gl_debug)
+  std::string first_gl_error;
+  std::size_t vulkan_messages = 0;  // validation messages (PlayOptions::vulkan_validation)
+  std::string first_vulkan_message;
+  std::size_t output_written = 0;            // PNGs written to output_dir
+  std::vector<std::string> output_errors;    // "<path>: <reason>"
+};
+
+// A snapshot: RGBA8 pixels, rows top-down, tightly packed (stride = width * 4).
+// Ownership: copies share the pixels (immutable). Thread safety: any thread.
+class RgbaImage {
+ public:
+  RgbaImage() = default;  // empty (width 0)
+  RgbaImage(std::uint32_t width, std::uint32_t height, std::vector<std::uint8_t> pixels);
+  std::uint32_t width() const noexcept { return width_; }
+  std::uint32_t height() const noexcept { return height_; }
+  std::size_t stride() const noexcept { return std::size_t(width_) * 4; }
+  const std::uint8_t* data() const noexcept;
+  const std::uint8_t* pixel(std::uint32_t x, std::uint32_t y) const;  // UsageError outside the image
+  bool empty() const noexcept { return width_ == 0; }
+  // DLPack export: shape (height, width, 4), uint8, strides (width * 4, 4, 1)
+  // in elements, device (kDLCPU, 0); the tensor shares the pixels until its
+  // deleter runs. Transfer: the caller owns the tensor and calls its deleter once.
+  // The versioned tensor has version 1.0 and the read-only flag set.
+  DLManagedTensor* to_dlpack() const;
+  DLManagedTensorVersioned* to_dlpack_versioned() const;
+
+ private:
+  std::uint32_t width_ = 0, height_ = 0;
+  std::shared_ptr<const std::vector<std::uint8_t>> pixels_;
+};
+
+enum class SnapshotKind : std::uint8_t {
+  Frame,  // the frame on display with its overlays, at the frame's own size (no UI)
+  View,   // what the view shows: its size, the frame as fitted / zoomed, overlays and the UI when shown
+};
+
+// A buffer of the viewer's ring, acquired for writing by acquire() and handed
+// back by present(). Move-only. Ownership: holds the buffer, mapped and
+// writable, until present() or its destruction, even if the viewer closes
+// meanwhile (the viewer's GL worker lives as long as it does). Destroying it
+// without present() gives the buffer back unshown.
+// Thread safety: one thread at a time (it may be moved between threads).
+class ViewerFrame {
+ public:
+  ViewerFrame() noexcept;
+  ViewerFrame(ViewerFrame&&) noexcept;
+  ViewerFrame& operator=(ViewerFrame&&) noexcept;
+  ~ViewerFrame();  // gives an unpresented buffer back; never throws
+  explicit operator bool() const noexcept { return slot_ != nullptr; }
+
+  // The writable frame: MemoryKind::Cuda (device pointers in the primary
+  // context of ViewerOptions::cuda_device) or MemoryKind::Host, packed rows at
+  // 256-byte pitches. `owner` is empty: the pointers are valid only while this
+  // ViewerFrame holds the buffer. The caller may set index and timestamp; the
+  // other fields must stay as they are (present() checks them).
+  Frame& frame();
+  const Frame& frame() const;
+
+ private:
+  friend class Viewer;
+  explicit ViewerFrame(std::unique_ptr<view::AcquiredSlot> slot) noexcept;
+  std::unique_ptr<view::AcquiredSlot> slot_;
+};
+
+class Viewer {
+ public:
+  // Opens the window (or the headless view) and starts the display thread.
+  // Throws UsageError for bad options, handoff::Error when no GL 4.5 context
+  // can be made (or, with ViewerDisplay::Window, no window).
+  explicit Viewer(ViewerOptions options = {});
+  // close(), then frees everything. Never throws (errors are logged).
+  ~Viewer();
+  Viewer(const Viewer&) = delete;
+  Viewer& operator=(const Viewer&) = delete;
+
+  // Shows `frame` (host or CUDA memory; other kinds are refused) with
+  // `overlays` (pixel coordinates of the frame). Frames may change format,
+  // size and colorimetry from one call to the next. Returns once the frame is
+  // copied into the viewer's ring (see "Memory" above); never waits for the
+  // display (see "The model"). Throws InvalidFrame naming the field (bad layout,
+  // a CUDA frame on another device than ViewerOptions::cuda_device, GL buffer
+  // or Vulkan memory), ViewerClosed, or handoff::Error (a driver failure).
+  void show(const Frame& frame, const viewer::OverlayFrame& overlays = {});
+
+  // Zero copy: a buffer of the viewer's ring for a frame of this format and
+  // size, mapped for writing (see ViewerFrame). Waits like show() when every
+  // buffer is in use. Throws InvalidFrame for bad dimensions, ViewerClosed.
+  ViewerFrame acquire(PixelFormat format, std::uint32_t width, std::uint32_t height,
+                      Colorimetry colorimetry = {});
+  // Hands an acquired buffer back to be displayed (newest wins, as show()).
+  // The caller must have finished writing (CUDA: its stream synchronised).
+  // `frame` is empty afterwards, whatever happens. Throws UsageError for an
+  // empty ViewerFrame or one of another viewer, ViewerClosed.
+  void present(ViewerFrame&& frame, const viewer::OverlayFrame& overlays = {});
+
+  // A picture of what is displayed, once the newest frame handed in before
+  // this call is displayed (while paused: what is on display now). Frame:
+  // empty image when nothing was displayed yet. Waits for the display thread,
+  // bounded (WaitTimeout); ViewerClosed after close.
+  RgbaImage snapshot(SnapshotKind kind = SnapshotKind::Frame);
+
+  // False once the viewer closed: the user closed the window (close button,
+  // Q / Esc), close() was called, a played source ended with close_at_end, or
+  // the display thread failed.
+  bool is_open() const noexcept;
+  // Closes the window and stops the display thread (waiting for it, bounded);
+  // writes ViewerOptions::screenshot. Idempotent. Frames being copied by other
+  // threads finish their copy; their show() then throws ViewerClosed.
+  void close();
+  // Blocks until the viewer closes (a wait for a person, so not bounded by
+  // wait_limit()), then rethrows the error the display thread stopped on, if any
+  // (a played file's ParseError, a WaitTimeout, a GL failure).
+  void wait_closed();
+  // The same with a limit; false when still open after `timeout`.
+  bool wait_closed_for(std::chrono::milliseconds timeout);
+
+  ViewerStats stats() const;
+  StreamInfo stream() const;
+  ViewerDiagnostics diagnostics() const;
+
+  // The UI's pause and step. While paused the display keeps its frame; show()
+  // does what ViewerOptions::paused_show says. step() (the Step button, the
+  // Right key) displays the next frame (the newest waiting one, or the next
+  // handed in; a played file or the scene moves one frame) and stays paused.
+  // set_paused() and step() wait for the display thread (bounded) and throw
+  // ViewerClosed once the viewer is closed.
+  bool paused() const noexcept;
+  void set_paused(bool paused);
+  void step();
+  std::uint64_t steps() const noexcept;  // steps taken so far (UI and step())
+
+  // --- optional: playing a built-in source instead of the application's frames ---
+  enum class Source : std::uint8_t {
+    Scene,        // the synthetic scene with its ground-truth overlays (CUDA kernel, else all CPU cores)
+    VulkanScene,  // a Vulkan compute shader writes the scene into memory GL samples in place (no copy)
+    File,         // a Y4M file, or raw NV12 / P010 (needs width, height and format)
+  };
+  struct PlayOptions {
+    Source source = Source::Scene;
+    std::string file{};    // Source::File
+    std::string overlays{};  // JSON Lines overlay file (one line per frame); empty: the source's own
+    std::uint32_t width = 0, height = 0;  // raw files (required); the scenes' size (0: 1280x720)
+    std::optional<PixelFormat> format{};    // raw files, the scenes (default NV12)
+    std::optional<ColorMatrix> matrix{};    // override the source's colorimetry
+    std::optional<ColorRange> range{};
+    std::optional<bool> loop{};             // default: loop in a window, play once headless
+    double speed = 1.0;                   // playback speed factor
+    std::int64_t frames = -1;             // end after N displayed frames (-1: the source's end; headless scene: 60)
+    bool close_at_end = true;             // the viewer closes when playback ends
+    std::uint32_t bench_boxes = 0;        // N synthetic boxes on every frame (benchmarks)
+    bool vulkan_validation = false;       // VulkanScene: the validation layer on (an error where it is missing)
+  };
+  // Plays `options` in this viewer (before any show / acquire). Headless, every
+  // frame is drawn in turn as fast as possible; in a window at the source's
+  // rate. Throws at once what opening the source throws (viewer::ParseError
+  // naming the file and field, handoff::Error when the Vulkan scene cannot
+  // start), UsageError when frames were already shown. show() / acquire()
+  // afterwards throw UsageError.
+  void play(const PlayOptions& options);
+  // True once playback ended (the file's end without looping, or `frames` displayed).
+  bool finished() const noexcept;
+
+ private:
+  std::shared_ptr<view::ViewerImpl> impl_;
+};
+
+}  // namespace handoff

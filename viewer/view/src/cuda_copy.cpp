@@ -1,0 +1,75 @@
+#include "cuda_copy.hpp"
+
+#include <chrono>
+#include <thread>
+
+#include <handoff/log.hpp>
+#include <handoff/wait.hpp>
+
+#include <handoff/cuda_abi.hpp>
+
+namespace handoff::view {
+
+void StreamDestroyer::operator()(void* stream) const noexcept {
+  try {
+    cuda::ScopedContext current(*context);
+    const cuda::Driver& drv = *context->driver();
+    const cuda::abi::CUresult r = drv.api().cuStreamDestroy(static_cast<cuda::abi::CUstream>(stream));
+    if (r != cuda::abi::CUDA_SUCCESS) log(LogLevel::Error, "viewer: cuStreamDestroy: " + drv.error_name(r));
+  } catch (const std::exception& e) {
+    log(LogLevel::Error, std::string("viewer: cuStreamDestroy: ") + e.what());
+  }
+}
+
+CudaCopier::CudaCopier(int device) : context_(cuda::driver(), device) {
+  const cuda::Driver& drv = cuda::driver();
+  cuda::ScopedContext current(context_);
+  cuda::abi::CUstream s = nullptr;
+  HANDOFF_CU_CHECK(drv.api().cuStreamCreate(&s, cuda::abi::CU_STREAM_NON_BLOCKING));
+  stream_ = UniqueCudaStream(s, StreamDestroyer{&context_});
+}
+
+void CudaCopier::copy_plane(const void* src, MemoryKind src_memory, std::size_t src_pitch, void* dst,
+                            MemoryKind dst_memory, std::size_t dst_pitch, std::size_t row_bytes, std::size_t rows) {
+  const cuda::Driver& drv = cuda::driver();
+  cuda::ScopedContext current(context_);
+  cuda::abi::CUDA_MEMCPY2D m{};
+  if (src_memory == MemoryKind::Cuda) {
+    m.srcMemoryType = cuda::abi::CU_MEMORYTYPE_DEVICE;
+    m.srcDevice = reinterpret_cast<cuda::abi::CUdeviceptr>(src);
+  } else {
+    m.srcMemoryType = cuda::abi::CU_MEMORYTYPE_HOST;
+    m.srcHost = src;
+  }
+  m.srcPitch = src_pitch;
+  if (dst_memory == MemoryKind::Cuda) {
+    m.dstMemoryType = cuda::abi::CU_MEMORYTYPE_DEVICE;
+    m.dstDevice = reinterpret_cast<cuda::abi::CUdeviceptr>(dst);
+  } else {
+    m.dstMemoryType = cuda::abi::CU_MEMORYTYPE_HOST;
+    m.dstHost = dst;
+  }
+  m.dstPitch = dst_pitch;
+  m.WidthInBytes = row_bytes;
+  m.Height = rows;
+  HANDOFF_CU_CHECK(drv.api().cuMemcpy2DAsync(&m, static_cast<cuda::abi::CUstream>(stream_.get())));
+}
+
+// Polls the stream: a copy of a frame takes microseconds to a millisecond, so
+// the first checks yield, later ones sleep briefly.
+void CudaCopier::finish(const std::string& what) {
+  const cuda::Driver& drv = cuda::driver();
+  cuda::ScopedContext current(context_);
+  const auto limit = wait_limit();
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (int round = 0;; ++round) {
+    const cuda::abi::CUresult r = drv.api().cuStreamQuery(static_cast<cuda::abi::CUstream>(stream_.get()));
+    if (r == cuda::abi::CUDA_SUCCESS) return;
+    if (r != cuda::abi::CUDA_ERROR_NOT_READY) drv.check(r, "cuStreamQuery", what, HANDOFF_WHERE);
+    if (std::chrono::steady_clock::now() >= deadline) throw WaitTimeout(what, limit);
+    if (round < 64) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+}  // namespace handoff::view

@@ -1,0 +1,262 @@
+#include "display.hpp"
+
+#include <cstdio>
+#include <algorithm>
+#include <filesystem>
+#include <thread>
+
+#include <handoff/error.hpp>
+#include <handoff/log.hpp>
+
+namespace handoff::view {
+namespace {
+
+std::filesystem::path frame_png(const std::string& dir, std::int64_t n) {
+  char name[32];
+  std::snprintf(name, sizeof name, "frame_%06lld.png", static_cast<long long>(n));
+  return std::filesystem::path(dir) / name;
+}
+
+viewer::Image8 to_image8(const RgbaImage& img) {
+  viewer::Image8 out;
+  out.width = img.width();
+  out.height = img.height();
+  out.channels = 4;
+  out.pixels.assign(img.data(), img.data() + img.stride() * img.height());
+  return out;
+}
+
+}  // namespace
+
+Display::Display(DisplayOptions options, std::shared_ptr<DisplayLink> link, bool headless)
+    : options_(std::move(options)), link_(std::move(link)), headless_(headless) {
+  gl_sink_ = [link = link_](const GlDebugMessage& m) {
+    if (m.is_error()) link->count_gl_error(m.describe());
+  };
+}
+
+void Display::start_worker(std::function<std::unique_ptr<GlContext>()> context_factory,
+                           std::function<void()> after_shutdown) {
+  GlWorkerOptions wo;
+  wo.name = "handoff-view-gl";
+  wo.context_factory = std::move(context_factory);
+  if (options_.gl_debug) wo.on_debug_message = gl_sink_;
+  share_ = std::make_shared<GlShare>(std::make_unique<GlWorker>(std::move(wo)), std::move(after_shutdown));
+  if (!options_.output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options_.output_dir, ec);
+    if (ec)
+      throw Error(Api::System, "create_directories", ec.value(), ec.message(), "output_dir " + options_.output_dir,
+                  HANDOFF_WHERE);
+    // Fast settings on every core: writing frames should keep up with playback.
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    encoder_ = std::make_unique<viewer::PngEncoder>(2 * cores, cores, viewer::PngSpeed::Fast);
+  }
+}
+
+// The new feed starts before the old one stops: if it cannot start (a file,
+// no Vulkan), the display goes on with what it had.
+void Display::use_feed(std::unique_ptr<Feed> feed, const PlayConfig& config) {
+  auto context = std::make_unique<FeedContext>(FeedContext{share_->worker(), headless_, options_.gl_debug, nullptr});
+  context->wake = [link = link_] { link->wake(); };
+  auto next = std::make_unique<viewer::ViewerState>(std::move(feed), *context, config.state);
+  state_ = std::move(next);  // stops the previous feed
+  feed_context_ = std::move(context);
+  play_ = config;
+  state_->set_playing(!link_->paused.load());
+  displayed_ = 0;
+  link_->finished.store(false);
+  publish_figures();
+}
+
+std::future<RgbaImage> Display::request_snapshot(SnapshotKind kind, std::uint64_t min_sequence) {
+  auto promise = std::make_shared<std::promise<RgbaImage>>();
+  std::future<RgbaImage> result = promise->get_future();
+  link_->post([this, kind, min_sequence, promise] {
+    snapshots_.push_back(Snapshot{kind, min_sequence, std::move(*promise)});
+  });
+  return result;
+}
+
+void Display::set_playing(bool playing) {
+  if (state_) state_->set_playing(playing);
+  link_->paused.store(!playing);
+}
+
+void Display::step(int delta) {
+  link_->steps.fetch_add(1);
+  if (state_) state_->step(delta);
+  link_->paused.store(true);
+}
+
+void Display::run_tasks() {
+  for (auto& task : link_->take_tasks()) task();
+}
+
+bool Display::advance(bool wait) {
+  if (!state_) return false;
+  const std::uint64_t steps = link_->steps.load();
+  if (steps != steps_seen_) {
+    steps_seen_ = steps;
+    if (!state_->paced()) step_pending_ = true;
+  }
+  if (link_->finished.load()) return false;
+  const bool playing = state_->playing();
+  if (!playing && !step_pending_ && state_->has_frame()) return false;
+  // The first frame of a paced feed is taken even while paused.
+  const bool fresh = state_->advance(wait || (state_->paced() && !state_->has_frame()));
+  if (fresh && !playing) step_pending_ = false;
+  if (!fresh) check_end();
+  return fresh;
+}
+
+void Display::displayed() {
+  ++displayed_;
+  viewer::Stats& s = state_->stats();
+  if (state_->submitted() != std::chrono::steady_clock::time_point{})
+    s.latency_ms.add(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                                state_->submitted()).count());
+  if (encoder_) output_frame();
+  publish_figures();  // before a snapshot returns: its caller may read the stats next
+  serve_snapshots(SnapshotKind::Frame, [&] { return frame_image(); });
+  check_end();
+}
+
+void Display::check_end() {
+  if (!state_ || link_->finished.load()) return;
+  const bool limit = play_.frames >= 0 && displayed_ >= play_.frames;
+  if (!limit && !state_->finished()) return;
+  link_->finished.store(true);
+  if (play_.close_at_end) link_->request_close();
+}
+
+void Display::publish_figures() {
+  const viewer::Stats& s = state_->stats();
+  ViewerStats v;
+  v.shown = std::uint64_t(s.frames);
+  v.last_index = state_->frame_index();
+  v.display_fps = s.fps;
+  v.latency_p50_ms = s.latency_ms.percentile(50);
+  v.latency_p99_ms = s.latency_ms.percentile(99);
+  v.frame_p50_ms = s.frame_ms.percentile(50);
+  v.frame_p99_ms = s.frame_ms.percentile(99);
+  v.copy_ms = s.produce_ms.mean();
+  v.map_ms = s.map_ms.mean();
+  v.upload_ms = s.upload_ms.mean();
+  v.draw_ms = s.draw_ms.mean();
+  const FeedInfo& i = state_->info();
+  StreamInfo si{i.name, i.source, i.memory, i.format, i.width, i.height, i.ring};
+  link_->publish(v, si);
+  link_->paused.store(!state_->playing());
+}
+
+bool Display::render_frame_rgba(std::vector<std::uint8_t>& rgba, int& w, int& h) {
+  if (!state_ || !state_->has_frame()) return false;
+  const FeedInfo& info = state_->info();
+  w = int(info.width);
+  h = int(info.height);
+  if (!painter_) painter_ = std::make_unique<viewer::ImGuiOffscreen>();
+  if (!frame_target_) frame_target_ = std::make_unique<viewer::FrameTarget>();
+  frame_target_->resize(w, h);
+  frame_target_->bind();
+  const viewer::ViewTransform view{};
+  state_->draw_frame(view, w, h);
+  const viewer::OverlayFrame* f = state_->show_overlays ? state_->current_overlays() : nullptr;
+  if (f && !f->empty()) {
+    painter_->begin(w, h);
+    state_->draw_overlays_into(painter_->background(), view, viewer::RectF{0, 0, float(w), float(h)});
+    painter_->end();
+  }
+  frame_target_->read_rgba(rgba);
+  viewer::FrameTarget::unbind();
+  return true;
+}
+
+RgbaImage Display::frame_image() {
+  std::vector<std::uint8_t> rgba;
+  int w = 0, h = 0;
+  if (!render_frame_rgba(rgba, w, h)) return RgbaImage();
+  return RgbaImage(std::uint32_t(w), std::uint32_t(h), std::move(rgba));
+}
+
+void Display::output_frame() {
+  viewer::Image8 img;
+  int w = 0, h = 0;
+  if (!render_frame_rgba(img.pixels, w, h)) return;
+  img.width = std::uint32_t(w);
+  img.height = std::uint32_t(h);
+  img.channels = 4;
+  encoder_->submit(frame_png(options_.output_dir, displayed_ - 1), std::move(img));
+}
+
+bool Display::snapshots_waiting(SnapshotKind kind) const {
+  const std::uint64_t seq = state_ ? state_->sequence() : 0;
+  const bool paused = state_ && !state_->playing();
+  for (const Snapshot& s : snapshots_)
+    if (s.kind == kind && (s.min_sequence <= seq || paused || !state_ || state_->paced())) return true;
+  return false;
+}
+
+void Display::serve_snapshots(SnapshotKind kind, const std::function<RgbaImage()>& image) {
+  if (!snapshots_waiting(kind)) return;
+  const std::uint64_t seq = state_ ? state_->sequence() : 0;
+  const bool paused = state_ && !state_->playing();
+  std::optional<RgbaImage> img;
+  for (auto it = snapshots_.begin(); it != snapshots_.end();) {
+    if (it->kind != kind || !(it->min_sequence <= seq || paused || !state_ || state_->paced())) {
+      ++it;
+      continue;
+    }
+    try {
+      if (!img) img = image();
+      it->result.set_value(*img);
+    } catch (...) {
+      it->result.set_exception(std::current_exception());
+    }
+    it = snapshots_.erase(it);
+  }
+}
+
+void Display::write_png_now(const std::string& path, const RgbaImage& image) noexcept {
+  try {
+    viewer::write_png(path, to_image8(image));
+  } catch (const std::exception& e) {
+    link_->set_output(0, {path + ": " + e.what()});
+  }
+}
+
+void Display::notice_gl_error(const GlDebugMessage& m) { gl_sink_(m); }
+
+void Display::fail(std::exception_ptr error) noexcept {
+  if (!error_) error_ = error;
+  link_->request_close();
+}
+
+void Display::finish() noexcept {
+  for (Snapshot& s : snapshots_) {
+    try {
+      s.result.set_exception(std::make_exception_ptr(ViewerClosed(link_->name + " closed before the snapshot")));
+    } catch (...) {
+    }
+  }
+  snapshots_.clear();
+  try {
+    if (state_) publish_figures();
+  } catch (...) {
+  }
+  state_.reset();  // stops the feed (Vulkan objects go while the context is current)
+  feed_context_.reset();
+  painter_.reset();
+  frame_target_.reset();
+  if (encoder_) {
+    try {
+      encoder_->flush();
+      link_->set_output(encoder_->written(), encoder_->take_errors());
+    } catch (const std::exception& e) {
+      link_->set_output(0, {std::string("PNG output: ") + e.what()});
+    }
+    encoder_.reset();
+  }
+}
+
+}  // namespace handoff::view

@@ -1,0 +1,134 @@
+#pragma once
+// A viewer's display: the thread that owns its GL context and draws (a window
+// on the process's GLFW thread, or a headless view on a thread of its own).
+// This base holds what both do on that thread: the feed and its ViewerState,
+// playback (pause, step, end), the PNG output, snapshots and the figures it
+// publishes through the DisplayLink. Subclasses make the surface and present.
+//
+// Thread safety: the protected methods on the display thread with its
+// context current; share(), link() and close() from any thread.
+#include <cstdint>
+#include <future>
+#include <optional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <handoff/view/feed.hpp>
+#include <handoff/viewer.hpp>
+#include <handoff/viewer/png.hpp>
+
+#include "display_link.hpp"
+#include "frame_target.hpp"
+#include "gl_share.hpp"
+#include "imgui_offscreen.hpp"
+#include "ui.hpp"
+#include "viewer_state.hpp"
+
+namespace handoff::view {
+
+// What a display needs from ViewerOptions.
+struct DisplayOptions {
+  std::string title = "handoff";
+  int width = 1280, height = 720;
+  bool vsync = true;
+  bool show_ui = true;
+  bool show_overlays = true;
+  std::string output_dir;  // every displayed frame as PNG
+  std::string screenshot;  // the view (UI included) as PNG at close
+  bool gl_debug = false;
+};
+
+// What a played source (or the application's frames) asks of the display.
+struct PlayConfig {
+  viewer::StateOptions state;
+  std::int64_t frames = -1;  // playback ends after this many displayed frames (-1: the feed's end)
+  bool close_at_end = true;
+};
+
+class Display {
+ public:
+  virtual ~Display() = default;
+  Display(const Display&) = delete;
+  Display& operator=(const Display&) = delete;
+
+  // The worker sharing objects with this display's context (valid once started).
+  const std::shared_ptr<GlShare>& share() const { return share_; }
+  DisplayLink& link() const { return *link_; }
+  // Stops the display (its last frame, screenshot, teardown) and waits for it,
+  // bounded. Any thread but the display's. Never throws.
+  virtual void close() noexcept = 0;
+
+  // Display thread (through DisplayLink::call): draws `feed` from now on.
+  void use_feed(std::unique_ptr<Feed> feed, const PlayConfig& config);
+  // Any thread: a picture once the display shows a frame handed in at
+  // `min_sequence` or later (0: the current one).
+  std::future<RgbaImage> request_snapshot(SnapshotKind kind, std::uint64_t min_sequence);
+  // Display thread (UI, keys, DisplayLink::call): pause / resume, and one step
+  // (counted in DisplayLink::steps).
+  void set_playing(bool playing);
+  void step(int delta);
+  bool headless() const noexcept { return headless_; }
+
+ protected:
+  Display(DisplayOptions options, std::shared_ptr<DisplayLink> link, bool headless);
+
+  // The worker's context factory and debug sink go here; call once GL is up.
+  void start_worker(std::function<std::unique_ptr<GlContext>()> context_factory,
+                    std::function<void()> after_shutdown);
+  // Runs the tasks other threads posted; applies pause / step requests.
+  void run_tasks();
+  // Takes the next frame when one is due (see ViewerState::advance); false
+  // while paused, before a feed, or when none is there. `wait`: paced feeds
+  // wait for their next frame (headless playback draws every frame).
+  bool advance(bool wait);
+  // After a frame was presented (window: swapped; headless: drawn).
+  void displayed();
+  // The frame with its overlays at its own size, read back (what --output
+  // writes and Snapshot::Frame returns). Empty before the first frame.
+  RgbaImage frame_image();
+  // The same into `rgba` (rows top-down); false before the first frame.
+  bool render_frame_rgba(std::vector<std::uint8_t>& rgba, int& width, int& height);
+  // Snapshots of `kind` whose frame is on display now (the window serves View
+  // ones itself, from its back buffer, with view_image).
+  void serve_snapshots(SnapshotKind kind, const std::function<RgbaImage()>& image);
+  bool snapshots_waiting(SnapshotKind kind) const;
+  // Display thread, as it stops (context current): the feed, GL objects,
+  // pending output. Never throws.
+  void finish() noexcept;
+  // `what` went wrong on the display thread: remembered, and the display closes.
+  void fail(std::exception_ptr error) noexcept;
+  void write_png_now(const std::string& path, const RgbaImage& image) noexcept;
+  void notice_gl_error(const GlDebugMessage& m);
+
+  DisplayOptions options_;
+  std::shared_ptr<DisplayLink> link_;
+  std::shared_ptr<GlShare> share_;
+  std::unique_ptr<viewer::ViewerState> state_;
+  viewer::UiState ui_;
+  std::exception_ptr error_;
+  std::function<void(const GlDebugMessage&)> gl_sink_;  // outlives the contexts' debug output
+
+ private:
+  struct Snapshot {
+    SnapshotKind kind;
+    std::uint64_t min_sequence;
+    std::promise<RgbaImage> result;
+  };
+  void output_frame();
+  void check_end();
+  void publish_figures();
+
+  bool headless_;
+  PlayConfig play_;
+  std::unique_ptr<FeedContext> feed_context_;
+  std::unique_ptr<viewer::FrameTarget> frame_target_;  // GL: made and freed on the display thread
+  std::unique_ptr<viewer::ImGuiOffscreen> painter_;
+  std::unique_ptr<viewer::PngEncoder> encoder_;
+  std::vector<Snapshot> snapshots_;
+  std::int64_t displayed_ = 0;
+  bool step_pending_ = false;  // pushed frames: show the next one that comes, then stay paused
+  std::uint64_t steps_seen_ = 0;
+};
+
+}  // namespace handoff::view

@@ -1,0 +1,105 @@
+#include "feeds/pipeline_feed.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include <handoff/error.hpp>
+#include <handoff/log.hpp>
+#include <handoff/viewer/error.hpp>
+#include <handoff/viewer/raw_reader.hpp>
+#include <handoff/viewer/y4m_reader.hpp>
+
+namespace handoff::view {
+
+PipelineFeed::PipelineFeed(std::unique_ptr<viewer::FrameSource> source, RingOptions ring,
+                           std::optional<viewer::SceneOptions> scene)
+    : source_(std::move(source)), info_(source_->info()), ring_(ring), scene_(std::move(scene)) {}
+
+void PipelineFeed::start(FeedContext& context) {
+  viewer::PipelineOptions po;
+  po.ring_size = ring_.size;
+  po.loop = ring_.loop;
+  po.interop = ring_.interop;
+  po.scene = scene_;
+  pipeline_ = std::make_unique<viewer::FramePipeline>(context.worker, std::move(source_), std::move(po));
+}
+
+FeedInfo PipelineFeed::info() const {
+  FeedInfo i;
+  i.name = info_.name;
+  i.memory = pipeline_ ? pipeline_->memory_description() : std::string();
+  i.format = info_.format;
+  i.width = info_.width;
+  i.height = info_.height;
+  i.colorimetry = info_.colorimetry;
+  i.rate = info_.rate.value();
+  i.frame_count = info_.frame_count;
+  i.seekable = info_.frame_count > 0 || scene_.has_value();
+  i.ring = ring_.size;
+  return i;
+}
+
+bool PipelineFeed::next(FeedFrame& out, bool wait) {
+  viewer::FrameSlot* slot = pipeline_->next(wait);
+  if (!slot) return false;
+  out = FeedFrame{};
+  out.frame = pipeline_->frame_of(*slot);
+  out.overlays = slot->has_overlays ? &slot->overlays : nullptr;
+  out.produce_ms = slot->produce_ms;
+  out.map_ms = slot->map_ms;
+  out.token = reinterpret_cast<std::uintptr_t>(slot);
+  return true;
+}
+
+void PipelineFeed::release(FeedFrame& frame) {
+  pipeline_->release(reinterpret_cast<viewer::FrameSlot*>(static_cast<std::uintptr_t>(frame.token)));
+  frame.token = 0;
+}
+
+void PipelineFeed::seek(std::int64_t index) {
+  if (pipeline_) pipeline_->seek(index);
+}
+
+bool PipelineFeed::finished() const { return pipeline_ && pipeline_->finished(); }
+
+void PipelineFeed::stop() noexcept { pipeline_.reset(); }
+
+SceneFeed::SceneFeed(const viewer::SceneOptions& scene, RingOptions ring)
+    : PipelineFeed(viewer::make_scene_source(scene), ring, scene) {}
+
+namespace {
+
+bool ends_with_ci(std::string s, std::string_view suffix) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::unique_ptr<viewer::FrameSource> open_file(const std::string& path, const FileOptions& o) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw viewer::ParseError(path, "", "", "no such file");
+  if (std::filesystem::is_directory(path, ec)) throw viewer::ParseError(path, "", "", "is a directory, not a video file");
+  if (ends_with_ci(path, ".y4m")) {
+    if (o.width || o.height || o.format)
+      log(LogLevel::Warning, "the size and format given for " + path + " are ignored (the Y4M header says them)");
+    return viewer::open_y4m(path);
+  }
+  if (!o.width || !o.height)
+    throw viewer::ParseError(path, "", "--size",
+                             "a raw NV12 / P010 file needs --size WxH (and --format nv12|p010); "
+                             "files ending in .y4m are read as Y4M");
+  viewer::RawOptions ro;
+  ro.width = o.width;
+  ro.height = o.height;
+  ro.format = o.format.value_or(PixelFormat::NV12);
+  if (o.matrix) ro.colorimetry.matrix = *o.matrix;
+  if (o.range) ro.colorimetry.range = *o.range;
+  return viewer::open_raw(path, ro);
+}
+
+}  // namespace
+
+FileFeed::FileFeed(const std::string& path, const FileOptions& options, RingOptions ring)
+    : PipelineFeed(open_file(path, options), ring, std::nullopt) {}
+
+}  // namespace handoff::view

@@ -1,0 +1,73 @@
+#pragma once
+// The played sources whose frames go through the frame pipeline (a producer
+// thread writing into a ring of interop buffers, frame_pipeline.hpp): the
+// built-in scene (its CUDA kernel where CUDA works, else all CPU cores) and
+// files (Y4M, raw NV12 / P010). Paced: frames are due at the source's rate.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <handoff/cuda_gl_buffer.hpp>
+#include <handoff/view/feed.hpp>
+#include <handoff/viewer/frame_source.hpp>
+#include <handoff/viewer/scene.hpp>
+
+#include "frame_pipeline.hpp"
+
+namespace handoff::view {
+
+// How a pipeline feed's ring is made.
+struct RingOptions {
+  std::size_t size = 3;
+  bool loop = true;
+  CudaGlOptions interop{};  // backend, CUDA device
+};
+
+class PipelineFeed : public Feed {
+ public:
+  void start(FeedContext& context) override;
+  FeedInfo info() const override;
+  bool paced() const override { return true; }
+  bool next(FeedFrame& out, bool wait) override;
+  void release(FeedFrame& frame) override;
+  void seek(std::int64_t index) override;
+  bool finished() const override;
+  void stop() noexcept override;
+
+ protected:
+  // The source is opened here, so bad input fails before any thread starts.
+  PipelineFeed(std::unique_ptr<viewer::FrameSource> source, RingOptions ring,
+               std::optional<viewer::SceneOptions> scene);
+
+ private:
+  std::unique_ptr<viewer::FrameSource> source_;  // until start() hands it to the pipeline
+  viewer::SourceInfo info_;
+  RingOptions ring_;
+  std::optional<viewer::SceneOptions> scene_;
+  std::unique_ptr<viewer::FramePipeline> pipeline_;
+};
+
+// The synthetic scene with its ground-truth overlays; seekable both ways.
+class SceneFeed final : public PipelineFeed {
+ public:
+  SceneFeed(const viewer::SceneOptions& scene, RingOptions ring);
+};
+
+// What a file feed needs beyond the path (raw files: the size and format).
+struct FileOptions {
+  std::uint32_t width = 0, height = 0;  // raw files: required
+  std::optional<PixelFormat> format;    // raw files: default NV12; Y4M: must match the header if given
+  std::optional<ColorMatrix> matrix;    // override the file's colorimetry
+  std::optional<ColorRange> range;
+};
+
+// A Y4M file (".y4m") or raw NV12 / P010. Throws viewer::ParseError naming the
+// file and what is wrong (no such file, a directory, a bad header, a raw file
+// without a size or of the wrong length).
+class FileFeed final : public PipelineFeed {
+ public:
+  FileFeed(const std::string& path, const FileOptions& options, RingOptions ring);
+};
+
+}  // namespace handoff::view

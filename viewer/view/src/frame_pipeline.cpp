@@ -1,0 +1,252 @@
+#include "frame_pipeline.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include <handoff/error.hpp>
+#include <handoff/log.hpp>
+#include <handoff/testing.hpp>
+
+#include "bounded_wait.hpp"
+
+namespace handoff::viewer {
+namespace {
+
+std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+
+}  // namespace
+
+FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> source, PipelineOptions options)
+    : worker_(worker), info_(source ? source->info() : SourceInfo{}), source_(std::move(source)),
+      loop_(options.loop) {
+  if (!source_) throw UsageError("FramePipeline: no source");
+  if (options.ring_size < 3) throw UsageError("FramePipeline: the ring needs at least 3 slots");
+  endless_seekable_ = options.scene.has_value();
+  const std::size_t ring_size = options.ring_size;
+  std::optional<SceneOptions> scene = std::move(options.scene);
+  const std::size_t bps = bytes_per_sample(info_.format);
+  const std::size_t luma_pitch = align_up(std::size_t(info_.width) * bps, 64);
+  const std::size_t chroma_pitch = align_up(std::size_t(chroma_width(info_.width)) * 2 * bps, 64);
+  const std::size_t chroma_offset = align_up(luma_pitch * info_.height, 256);
+  const std::size_t size = chroma_offset + chroma_pitch * chroma_height(info_.height);
+  CudaGlOptions co = options.interop;
+  co.access = CudaGlAccess::WriteDiscard;
+  std::string cuda_refused;
+  for (std::size_t i = 0; i < ring_size; ++i) {
+    GlBuffer buffer(worker_, size);
+    auto make = [&] {
+      try {
+        return CudaGlBuffer(worker_, buffer, co);
+      } catch (const Error& e) {
+        if (co.backend != MapBackend::Auto) throw;
+        // CUDA is there but cannot share this GL's buffers (another GPU, a
+        // refused registration): the host path still works. Say so once.
+        cuda_refused = e.what();
+        log(LogLevel::Warning, std::string("frame path: using host-mapped buffers: ") + e.what());
+        co.backend = MapBackend::Host;
+        return CudaGlBuffer(worker_, buffer, co);
+      }
+    };
+    CudaGlBuffer interop = make();
+    auto s = std::make_unique<FrameSlot>(std::move(buffer), std::move(interop));
+    s->luma_pitch = luma_pitch;
+    s->chroma_offset = chroma_offset;
+    s->chroma_pitch = chroma_pitch;
+    free_.push_back(s.get());
+    slots_.push_back(std::move(s));
+  }
+  const CudaGlBuffer& first = slots_.front()->interop;
+  if (first.uses_cuda()) {
+    cuda_ = std::make_unique<CudaProducer>(info_, std::move(scene), co.cuda_device);
+    memory_text_ = "CUDA-mapped GL buffers (" + cuda_->description() + ")";
+  } else {
+    memory_text_ = "host-mapped GL buffers (" + (cuda_refused.empty() ? first.fallback_reason() : cuda_refused) + ")";
+  }
+  producer_ = std::thread([this] { produce(); });
+}
+
+FramePipeline::~FramePipeline() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (producer_.joinable()) producer_.join();
+  // Fences made on the worker may be deleted on this context (same share group).
+  slots_.clear();
+}
+
+std::size_t FramePipeline::slot_number(const FrameSlot& slot) const {
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].get() == &slot) return i;
+  return slots_.size();
+}
+
+void FramePipeline::write_frame(FrameSlot& slot, bool& ok, std::int64_t& index) {
+  // The last upload from this buffer must be finished before it is rewritten.
+  worker_.run([&] {
+    slot.written = GlFence{};  // left over when a seek dropped the slot unread
+    wait_for_fence(slot.read_done,
+                   [&] { return "GL upload fence of frame slot " + std::to_string(slot_number(slot)); });
+    slot.read_done = GlFence{};
+  });
+  using clock = std::chrono::steady_clock;
+  const auto m0 = clock::now();
+  Mapping m = slot.interop.map();
+  const auto m1 = clock::now();
+  auto* base = static_cast<std::uint8_t*>(m.data());
+  auto write_once = [&] {
+    if (m.memory() == MemoryKind::Cuda) {
+      if (!cuda_) throw Error("FramePipeline: the buffers mapped to CUDA after the ring chose host memory");
+      return cuda_->write(*source_, base, slot.luma_pitch, base + slot.chroma_offset, slot.chroma_pitch, index);
+    }
+    const FrameWriteTarget target{base, slot.luma_pitch, base + slot.chroma_offset, slot.chroma_pitch};
+    index = source_->position();
+    return source_->read_into(target);
+  };
+  ok = write_once();
+  if (!ok && loop_ && info_.frame_count > 0) {
+    source_->seek(0);
+    ok = write_once();
+  }
+  // Unmap and fence in one hop: the fence follows the unmap on the worker.
+  const auto u0 = clock::now();
+  slot.written = worker_.run([&] {
+    m.unmap();
+    return GlFence::insert();
+  });
+  slot.map_ms = std::chrono::duration<double, std::milli>((m1 - m0) + (clock::now() - u0)).count();
+}
+
+// The producer thread. Its wait for work (a free slot, a seek, stop) is not
+// bounded: it idles while the display is paused, and nobody waits on it.
+void FramePipeline::produce() noexcept {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stop_ || seek_to_ >= 0 || (!ended_ && !error_ && !free_.empty()); });
+    if (stop_) return;
+    const std::uint64_t gen = generation_;
+    FrameSlot* slot = nullptr;
+    try {
+      if (seek_to_ >= 0) {
+        apply_seek(lock);
+        continue;
+      }
+      slot = free_.front();
+      free_.pop_front();
+      lock.unlock();
+      fill_slot(*slot, gen, lock);
+    } catch (...) {
+      if (!lock.owns_lock()) lock.lock();
+      if (slot) free_.push_front(slot);  // the slot goes back to the ring, whatever failed
+      // An error from before a seek() belongs to frames nobody will see.
+      if (gen == generation_) error_ = std::current_exception();
+    }
+    cv_.notify_all();
+  }
+}
+
+// Seeks the source (unlocked: a file seek can take a while).
+void FramePipeline::apply_seek(std::unique_lock<std::mutex>& lock) {
+  const std::int64_t to = seek_to_;
+  seek_to_ = -1;
+  ended_ = false;
+  lock.unlock();
+  source_->seek(to);
+  lock.lock();
+}
+
+// Writes the next frame into `slot` (called unlocked; returns locked) and
+// queues it, or marks the end of the source.
+void FramePipeline::fill_slot(FrameSlot& slot, std::uint64_t gen, std::unique_lock<std::mutex>& lock) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  bool ok = false;
+  std::int64_t index = -1;
+  write_frame(slot, ok, index);
+  if (ok) {
+    slot.index = index;
+    slot.has_overlays = source_->overlays_for(index, slot.overlays);
+    slot.produce_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
+    slot.generation = gen;
+  }
+  lock.lock();
+  if (!ok) {
+    free_.push_front(&slot);
+    ended_ = true;
+  } else if (gen != generation_) {
+    free_.push_back(&slot);  // a seek happened while writing: drop it
+  } else {
+    ready_.push_back(&slot);
+  }
+}
+
+FrameSlot* FramePipeline::next(bool wait) {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    // Frames the producer finished before it failed are shown first, in
+    // order; the error surfaces once they are used up.
+    if (!ready_.empty()) {
+      FrameSlot* s = ready_.front();
+      ready_.pop_front();
+      lock.unlock();
+      s->written.gpu_wait();   // this context's commands run after the producer's unmap
+      s->written = GlFence{};
+      return s;
+    }
+    if (error_) std::rethrow_exception(error_);
+    if (ended_ || !wait) return nullptr;
+    wait_bounded(cv_, lock, [&] { return !ready_.empty() || error_ || ended_; },
+                 [&] { return "the frame producer of '" + info_.name + "' (next frame)"; });
+  }
+}
+
+void FramePipeline::release(FrameSlot* slot) {
+  if (!slot) return;
+  slot->read_done = GlFence::insert();
+  {
+    std::lock_guard lock(mutex_);
+    free_.push_back(slot);
+  }
+  cv_.notify_all();
+}
+
+void FramePipeline::seek(std::int64_t index) {
+  if (!seekable()) return;
+  index = info_.frame_count > 0 ? std::clamp<std::int64_t>(index, 0, info_.frame_count - 1)
+                                 : std::max<std::int64_t>(index, 0);
+  std::lock_guard lock(mutex_);
+  ++generation_;
+  while (!ready_.empty()) {
+    free_.push_back(ready_.front());
+    ready_.pop_front();
+  }
+  seek_to_ = index;
+  ended_ = false;
+  error_ = nullptr;  // playback goes on from `index`
+  cv_.notify_all();
+}
+
+bool FramePipeline::finished() const {
+  std::lock_guard lock(mutex_);
+  return ended_ && ready_.empty();
+}
+
+Frame FramePipeline::frame_of(const FrameSlot& s) const {
+  Frame f;
+  f.format = info_.format;
+  f.width = info_.width;
+  f.height = info_.height;
+  f.colorimetry = info_.colorimetry;
+  f.memory = MemoryKind::GlBuffer;
+  f.gl_buffer = s.buffer.name();
+  f.planes[0] = {nullptr, 0, s.luma_pitch, info_.width, info_.height, 1};
+  f.planes[1] = {nullptr, s.chroma_offset, s.chroma_pitch, chroma_width(info_.width),
+                 chroma_height(info_.height), 2};
+  f.index = s.index;
+  f.timestamp = info_.rate.value() > 0 ? double(s.index) / info_.rate.value() : 0.0;
+  return f;
+}
+
+}  // namespace handoff::viewer

@@ -1,0 +1,122 @@
+#pragma once
+// The frame path. A producer thread writes frames from a FrameSource into a
+// ring of interop buffers (handoff::CudaGlBuffer over a GlBuffer, made on the
+// GL worker whose context shares objects with the renderer's): it maps a slot
+// (a CUDA pointer where CUDA works, else the buffer mapped into host memory),
+// writes the frame straight into it, unmaps it and places a GL fence on the
+// worker. The render thread makes its own context wait for that fence, uploads
+// the planes from the buffer to the textures (GPU-side), and fences the
+// upload; the producer waits for that fence before it maps the slot again.
+// With three or more slots, producing and drawing overlap.
+//
+// Thread safety: construct, call next()/release()/seek()/finished() and
+// destroy on the render thread with its context current. The worker must
+// outlive the pipeline.
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <handoff/cuda_gl_buffer.hpp>
+#include <handoff/frame.hpp>
+#include <handoff/gl_buffer.hpp>
+#include <handoff/gl_worker.hpp>
+#include <handoff/viewer/frame_source.hpp>
+#include <handoff/viewer/overlay.hpp>
+#include <handoff/viewer/scene.hpp>
+
+#include "cuda_producer.hpp"
+
+namespace handoff::viewer {
+
+struct FrameSlot {
+  FrameSlot(GlBuffer b, CudaGlBuffer i) : buffer(std::move(b)), interop(std::move(i)) {}
+  GlBuffer buffer;            // luma then chroma, at offsets
+  CudaGlBuffer interop;       // how the producer maps it
+  std::size_t luma_pitch = 0, chroma_offset = 0, chroma_pitch = 0;
+  std::int64_t index = -1;    // frame number in the source
+  double produce_ms = 0.0;    // map + write + unmap, on the producer
+  double map_ms = 0.0;        // of which mapping and unmapping (worker hops, driver calls)
+  bool has_overlays = false;  // the source's own (ground-truth) overlays
+  OverlayFrame overlays;
+  GlFence written;            // worker: the producer's writes are done (unmapped)
+  GlFence read_done;          // render context: the upload from this buffer is done
+  std::uint64_t generation = 0;
+};
+
+struct PipelineOptions {
+  std::size_t ring_size = 3;  // >= 3
+  bool loop = true;           // finite sources start over at their end
+  // How the ring's buffers map (access is always WriteDiscard): backend and
+  // CUDA device.
+  CudaGlOptions interop{};
+  // The scene's options when the source is the built-in scene (the CUDA
+  // producer then renders it with the kernel, and it is seekable).
+  std::optional<SceneOptions> scene{};
+};
+
+class FramePipeline {
+ public:
+  // Takes the source (used only by the producer thread from now on).
+  FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> source, PipelineOptions options = {});
+  ~FramePipeline();
+  FramePipeline(const FramePipeline&) = delete;
+  FramePipeline& operator=(const FramePipeline&) = delete;
+
+  const SourceInfo& info() const { return info_; }
+  // Files, and the scene (a pure function of the frame index).
+  bool seekable() const { return info_.frame_count > 0 || endless_seekable_; }
+  std::size_t ring_size() const { return slots_.size(); }
+  // "CUDA device 0" or "host (why CUDA is not used)".
+  const std::string& memory_description() const { return memory_text_; }
+
+  // The next frame in order, its writes ordered before this context's later
+  // commands; nullptr when none is ready (wait = false) or the source ended
+  // (finished() then true). Rethrows the producer's error (a ParseError naming
+  // the file and frame) here, until a seek(). wait = true: WaitTimeout when
+  // the producer has no frame within handoff::wait_limit().
+  FrameSlot* next(bool wait);
+  // After the upload from `slot` was issued: fences it and hands it back.
+  void release(FrameSlot* slot);
+  // The next frame next() returns is `index` (clamped to the source). Clears
+  // a producer error: playback goes on from `index`.
+  void seek(std::int64_t index);
+  bool finished() const;
+
+  // The frame description of a slot: MemoryKind::GlBuffer, planes at offsets.
+  Frame frame_of(const FrameSlot& slot) const;
+
+ private:
+  void produce() noexcept;
+  void apply_seek(std::unique_lock<std::mutex>& lock);
+  void fill_slot(FrameSlot& slot, std::uint64_t generation, std::unique_lock<std::mutex>& lock);
+  void write_frame(FrameSlot& slot, bool& ok, std::int64_t& index);
+  std::size_t slot_number(const FrameSlot& slot) const;  // its place in the ring (messages)
+
+  GlWorker& worker_;
+  SourceInfo info_;
+  std::unique_ptr<FrameSource> source_;
+  bool loop_;
+  bool endless_seekable_ = false;
+  std::string memory_text_;
+  std::unique_ptr<CudaProducer> cuda_;  // when the buffers map to CUDA
+  std::vector<std::unique_ptr<FrameSlot>> slots_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<FrameSlot*> free_, ready_;
+  std::uint64_t generation_ = 0;
+  std::int64_t seek_to_ = -1;
+  bool stop_ = false;
+  bool ended_ = false;
+  std::exception_ptr error_;
+  std::thread producer_;
+};
+
+}  // namespace handoff::viewer

@@ -1,0 +1,537 @@
+#include "push_ring.hpp"
+
+#include <glad/gl.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include <handoff/error.hpp>
+#include <handoff/frame_validate.hpp>
+#include <handoff/gl_check.hpp>
+#include <handoff/log.hpp>
+
+#include "bounded_wait.hpp"
+#include "cuda_copy.hpp"
+
+namespace handoff::view {
+namespace {
+
+using clock = std::chrono::steady_clock;
+using viewer::wait_bounded;
+using viewer::wait_for_fence;
+
+std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+double ms_since(clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); }
+
+// Buffers grow in 1 MiB steps, so a slightly larger frame reuses them.
+constexpr std::size_t kBufferGranule = std::size_t(1) << 20;
+
+}  // namespace
+
+std::size_t SlotLayout::bytes() const { return chroma_offset + chroma_pitch * chroma_height(height); }
+
+SlotLayout SlotLayout::packed(PixelFormat format, std::uint32_t width, std::uint32_t height) {
+  const std::size_t bps = bytes_per_sample(format);
+  SlotLayout l;
+  l.format = format;
+  l.width = width;
+  l.height = height;
+  l.luma_pitch = align_up(std::size_t(width) * bps, 256);
+  l.chroma_pitch = align_up(std::size_t(chroma_width(width)) * 2 * bps, 256);
+  l.chroma_offset = align_up(l.luma_pitch * height, 256);
+  return l;
+}
+
+AcquiredSlot::~AcquiredSlot() {
+  if (slot && ring) ring->cancel(*this);
+}
+
+PushRing::PushRing(std::shared_ptr<GlShare> share, PushRingOptions options, std::function<void()> wake)
+    : share_(std::move(share)), options_(std::move(options)), wake_(std::move(wake)) {
+  if (options_.size < 3) throw UsageError("viewer: the ring needs at least 3 buffers (ViewerOptions::ring)");
+  for (std::size_t i = 0; i < options_.size; ++i) {
+    slots_.push_back(std::make_unique<PushSlot>());
+    slots_.back()->number = i;
+  }
+}
+
+// Fences live in the worker's share group: delete them there, with every
+// mapping undone, before the buffers (and maybe the worker) go.
+PushRing::~PushRing() {
+  try {
+    share_->worker().run([&] {
+      for (auto& s : slots_) {
+        s->mapping = Mapping{};
+        s->written = GlFence{};
+        s->read_done = GlFence{};
+      }
+    });
+  } catch (const std::exception& e) {
+    log(LogLevel::Error, options_.name + ": releasing the frame buffers: " + e.what());
+  }
+}
+
+// --- producers -------------------------------------------------------------------
+
+void PushRing::check_frame(const Frame& frame) const {
+  validate(frame);  // InvalidFrame naming the field
+  if (frame.memory == MemoryKind::GlBuffer || frame.memory == MemoryKind::Vulkan)
+    throw InvalidFrame("memory", std::string(frame.memory == MemoryKind::GlBuffer ? "a GL buffer" : "Vulkan memory") +
+                                     ": " + options_.name +
+                                     " copies host or CUDA frames; map it first (CudaGlBuffer::map, "
+                                     "import_vk_frame) or write into acquire()'s buffer");
+  if (frame.memory != MemoryKind::Cuda) return;
+  if (frame.device != options_.interop.cuda_device)
+    throw InvalidFrame("device", "a CUDA frame on device " + std::to_string(frame.device) + "; " + options_.name +
+                                     " is on CUDA device " + std::to_string(options_.interop.cuda_device) +
+                                     " (ViewerOptions::cuda_device)");
+}
+
+void PushRing::wait_while_paused(std::unique_lock<std::mutex>& lock) {
+  if (options_.paused_show != PausedShow::Block) return;
+  // A wait for a person (resume, step) or close(): not bounded by wait_limit().
+  cv_.wait(lock, [&] { return closed_ || !paused_ || step_credits_ > 0; });
+  if (!closed_ && paused_) --step_credits_;
+}
+
+PushSlot& PushRing::claim(std::unique_lock<std::mutex>& lock) {
+  for (;;) {
+    if (closed_) throw ViewerClosed(closed_reason_);
+    for (auto& s : slots_)
+      if (s->state == PushSlot::State::Free) {
+        s->state = PushSlot::State::Writing;
+        return *s;
+      }
+    if (pending_) {  // older than the frame being handed in: it loses
+      PushSlot& s = *pending_;
+      pending_ = nullptr;
+      ++dropped_;
+      s.state = PushSlot::State::Writing;
+      return s;
+    }
+    // Every slot is being written or was just shown: the display frees its
+    // shown slot when woken, other producers theirs when their copy is done.
+    lock.unlock();
+    if (wake_) wake_();
+    lock.lock();
+    auto any = [&] {
+      if (closed_ || pending_) return true;
+      return std::any_of(slots_.begin(), slots_.end(),
+                         [](const auto& s) { return s->state == PushSlot::State::Free; });
+    };
+    wait_bounded(cv_, lock, any, [&] {
+      return "a free frame buffer of " + options_.name + " (all " + std::to_string(slots_.size()) +
+             " in use by other show() calls or the display's upload)";
+    });
+  }
+}
+
+CudaCopier& PushRing::copier() {
+  std::lock_guard lock(copier_mutex_);
+  if (!copier_) copier_ = std::make_unique<CudaCopier>(options_.interop.cuda_device);
+  return *copier_;
+}
+
+// The first buffer decides CUDA or host for the whole ring: a trial
+// registration (Auto falls back to host memory, saying why, where CUDA is
+// unusable or cannot share this GL's buffers). Called with alloc_mutex_ held.
+void PushRing::decide_memory(std::size_t bytes) {
+  if (memory_) return;
+  if (options_.interop.backend == MapBackend::Host) {
+    memory_ = MemoryKind::Host;
+    fallback_reason_ = "host memory asked for (ViewerMemory::Host)";
+    return;
+  }
+  GlWorker& worker = share_->worker();
+  CudaGlOptions co = options_.interop;
+  co.access = CudaGlAccess::WriteDiscard;
+  try {
+    CudaGlBuffer trial(worker, GlBuffer(worker, align_up(bytes, kBufferGranule)), co);
+    memory_ = trial.memory();
+    if (!trial.uses_cuda()) fallback_reason_ = trial.fallback_reason();
+  } catch (const Error& e) {
+    if (co.backend != MapBackend::Auto) throw;
+    memory_ = MemoryKind::Host;
+    fallback_reason_ = e.what();
+    log(LogLevel::Warning, options_.name + ": using host-mapped buffers: " + e.what());
+  }
+}
+
+// A buffer with persistent, coherent storage, mapped once for writing.
+void PushRing::make_host_buffer(PushSlot& slot, std::size_t size) {
+  GlBuffer buffer(share_->worker(), size, GlBufferStorage::Persistent);
+  slot.host = share_->worker().run([&] {
+    void* p = HANDOFF_GL_CHECK(glMapNamedBufferRange(buffer.name(), 0, static_cast<GLsizeiptr>(size),
+                                                     GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT),
+                               "persistent frame buffer");
+    if (!p) throw Error(Api::Gl, "glMapNamedBufferRange", 0, "", "persistent frame buffer: null pointer", HANDOFF_WHERE);
+    return p;
+  });
+  slot.buffer = std::move(buffer);  // deleting the buffer unmaps it
+}
+
+// (Re)allocates the slot's buffer when the frame does not fit.
+void PushRing::ensure_buffer(PushSlot& slot, std::size_t bytes) {
+  if (slot.buffer && slot.buffer.size() >= bytes) return;
+  std::lock_guard lock(alloc_mutex_);
+  decide_memory(bytes);
+  slot.interop.reset();  // releases are queued on the worker
+  slot.host = nullptr;
+  slot.buffer.reset();
+  const std::size_t size = align_up(bytes, kBufferGranule);
+  if (*memory_ != MemoryKind::Cuda) {
+    make_host_buffer(slot, size);
+    return;
+  }
+  GlWorker& worker = share_->worker();
+  CudaGlOptions co = options_.interop;
+  co.access = CudaGlAccess::WriteDiscard;
+  co.backend = MapBackend::Cuda;
+  GlBuffer buffer(worker, size);
+  slot.interop.emplace(worker, buffer, co);
+  slot.buffer = std::move(buffer);
+}
+
+// Host rings: nothing to map, unless the slot kept fences from before (its
+// upload is only outstanding after the display went). CUDA rings: map (one
+// worker hop, which also deletes those fences).
+void PushRing::prepare(PushSlot& slot, const SlotLayout& layout) {
+  ensure_buffer(slot, layout.bytes());
+  slot.layout = layout;
+  auto forget_fences = [&] {
+    slot.written = GlFence{};
+    wait_for_fence(slot.read_done, [&] { return "GL upload fence of frame buffer " + std::to_string(slot.number); });
+    slot.read_done = GlFence{};
+  };
+  if (slot.host) {
+    if (slot.written || slot.read_done) share_->worker().run(forget_fences);
+    return;
+  }
+  void* stream = copier().stream();
+  slot.mapping = share_->worker().run([&] {
+    forget_fences();
+    return slot.interop->map(stream);
+  });
+}
+
+void PushRing::copy_in(PushSlot& slot, const Frame& frame) {
+  const SlotLayout& l = slot.layout;
+  auto* base = static_cast<std::uint8_t*>(slot.host ? slot.host : slot.mapping.data());
+  const MemoryKind dst_memory = slot.host ? MemoryKind::Host : slot.mapping.memory();
+  std::uint8_t* dst[2] = {base, base + l.chroma_offset};
+  const std::size_t dst_pitch[2] = {l.luma_pitch, l.chroma_pitch};
+  if (frame.memory == MemoryKind::Host && dst_memory == MemoryKind::Host) {
+    for (int p = 0; p < 2; ++p) {
+      const Plane& pl = frame.planes[std::size_t(p)];
+      const std::size_t row = plane_layout(frame.format, frame.width, frame.height, p).row_bytes;
+      const auto* src = static_cast<const std::uint8_t*>(pl.data);
+      if (pl.pitch == dst_pitch[p]) {
+        std::memcpy(dst[p], src, pl.pitch * (pl.height - 1) + row);
+      } else {
+        for (std::uint32_t r = 0; r < pl.height; ++r) std::memcpy(dst[p] + r * dst_pitch[p], src + r * pl.pitch, row);
+      }
+    }
+    return;
+  }
+  // One stream, one producer at a time: finish() then waits for this copy only.
+  std::lock_guard lock(copy_mutex_);
+  CudaCopier& c = copier();
+  for (int p = 0; p < 2; ++p) {
+    const Plane& pl = frame.planes[std::size_t(p)];
+    const std::size_t row = plane_layout(frame.format, frame.width, frame.height, p).row_bytes;
+    c.copy_plane(pl.data, frame.memory, pl.pitch, dst[p], dst_memory, dst_pitch[p], row, pl.height);
+  }
+  c.finish("the copy of a frame into " + options_.name + "'s buffer (its CUDA stream)");
+}
+
+void PushRing::release_unpublished(PushSlot& slot) noexcept {
+  try {
+    if (slot.mapping) slot.mapping.unmap();
+  } catch (const std::exception& e) {
+    log(LogLevel::Error, options_.name + ": unmapping a frame buffer: " + e.what());
+  }
+  slot.mapping = Mapping{};
+  {
+    std::lock_guard lock(mutex_);
+    slot.state = PushSlot::State::Free;
+  }
+  cv_.notify_all();
+}
+
+// Unmaps and fences (one worker hop), then makes the slot the newest pending
+// frame; the one it replaces counts as dropped. On failure the slot goes back.
+void PushRing::publish(PushSlot& slot, const viewer::OverlayFrame& overlays, std::int64_t index, double timestamp,
+                       clock::time_point started, double map_ms) {
+  try {
+    slot.overlays = overlays;  // reuses the slot's capacity
+    slot.index = index;
+    slot.timestamp = timestamp;
+    slot.submitted = started;
+    const auto u0 = clock::now();
+    if (!slot.host) {  // CUDA: unmap, and fence it for the display
+      slot.written = share_->worker().run([&] {
+        slot.mapping.unmap();
+        return GlFence::insert();
+      });
+      slot.mapping = Mapping{};
+    }
+    slot.map_ms = map_ms + ms_since(u0);
+    slot.produce_ms = ms_since(started);
+  } catch (...) {
+    release_unpublished(slot);
+    throw;
+  }
+  {
+    std::unique_lock lock(mutex_);
+    if (closed_) {
+      slot.state = PushSlot::State::Free;
+      lock.unlock();
+      cv_.notify_all();
+      throw ViewerClosed(closed_reason_);
+    }
+    slot.sequence = ++sequence_;
+    ++submitted_;
+    if (pending_) {
+      pending_->state = PushSlot::State::Free;
+      ++dropped_;
+    }
+    pending_ = &slot;
+    slot.state = PushSlot::State::Pending;
+  }
+  cv_.notify_all();
+  if (wake_) wake_();
+}
+
+void PushRing::show(const Frame& frame, const viewer::OverlayFrame& overlays) {
+  const auto started = clock::now();
+  check_frame(frame);
+  PushSlot* slot = nullptr;
+  {
+    std::unique_lock lock(mutex_);
+    wait_while_paused(lock);
+    slot = &claim(lock);
+  }
+  double map_ms = 0;
+  try {
+    const auto m0 = clock::now();
+    prepare(*slot, SlotLayout::packed(frame.format, frame.width, frame.height));
+    map_ms = ms_since(m0);
+    slot->colorimetry = frame.colorimetry;
+    copy_in(*slot, frame);
+  } catch (...) {
+    release_unpublished(*slot);
+    throw;
+  }
+  publish(*slot, overlays, frame.index, frame.timestamp, started, map_ms);
+}
+
+std::unique_ptr<AcquiredSlot> PushRing::acquire(PixelFormat format, std::uint32_t width, std::uint32_t height,
+                                                Colorimetry colorimetry) {
+  const auto started = clock::now();
+  validate_dimensions(width, height);
+  if (format != PixelFormat::NV12 && format != PixelFormat::P010)
+    throw InvalidFrame("format", "not NV12 or P010 (" + std::to_string(int(format)) + ")");
+  PushSlot* slot = nullptr;
+  {
+    std::unique_lock lock(mutex_);
+    wait_while_paused(lock);
+    slot = &claim(lock);
+  }
+  auto a = std::make_unique<AcquiredSlot>();
+  try {
+    const SlotLayout l = SlotLayout::packed(format, width, height);
+    prepare(*slot, l);
+    slot->colorimetry = colorimetry;
+    Frame& f = a->frame;
+    f.format = format;
+    f.width = width;
+    f.height = height;
+    f.colorimetry = colorimetry;
+    std::uint8_t* base = nullptr;
+    if (slot->host) {
+      f.memory = MemoryKind::Host;
+      base = static_cast<std::uint8_t*>(slot->host);
+    } else {
+      const MappedRange& m = slot->mapping[0];
+      f.memory = m.memory;
+      f.device = m.device;
+      f.cuda_context = m.cuda_context;
+      base = static_cast<std::uint8_t*>(m.data);
+    }
+    f.planes[0] = Plane{base, 0, l.luma_pitch, width, height, 1};
+    f.planes[1] = Plane{base + l.chroma_offset, 0, l.chroma_pitch, chroma_width(width), chroma_height(height), 2};
+  } catch (...) {
+    release_unpublished(*slot);
+    throw;
+  }
+  a->ring = shared_from_this();
+  a->slot = slot;
+  a->started = started;
+  return a;
+}
+
+namespace {
+// The fields of an acquired frame the caller must leave as they are.
+void check_unchanged(const Frame& now, const SlotLayout& l, void* base) {
+  auto fail = [](const char* field) {
+    throw UsageError(std::string("Viewer::present: frame.") + field +
+                     " was changed after acquire() (only index, timestamp and colorimetry may be)");
+  };
+  if (now.format != l.format) fail("format");
+  if (now.width != l.width) fail("width");
+  if (now.height != l.height) fail("height");
+  const Plane& y = now.planes[0];
+  const Plane& c = now.planes[1];
+  if (y.data != base || y.pitch != l.luma_pitch || y.width != l.width || y.height != l.height) fail("planes[0]");
+  if (c.data != static_cast<std::uint8_t*>(base) + l.chroma_offset || c.pitch != l.chroma_pitch ||
+      c.width != chroma_width(l.width) || c.height != chroma_height(l.height))
+    fail("planes[1]");
+}
+}  // namespace
+
+void PushRing::present(AcquiredSlot& acquired, const viewer::OverlayFrame& overlays) {
+  if (!acquired.slot || acquired.ring.get() != this)
+    throw UsageError("Viewer::present: the frame was not acquired from this viewer (or was presented already)");
+  PushSlot& slot = *acquired.slot;
+  acquired.slot = nullptr;  // whatever happens now, the slot is not the caller's any more
+  try {
+    check_unchanged(acquired.frame, slot.layout, slot.host ? slot.host : slot.mapping.data());
+  } catch (...) {
+    release_unpublished(slot);
+    throw;
+  }
+  slot.colorimetry = acquired.frame.colorimetry;
+  publish(slot, overlays, acquired.frame.index, acquired.frame.timestamp, acquired.started, 0.0);
+}
+
+void PushRing::cancel(AcquiredSlot& acquired) noexcept {
+  if (!acquired.slot) return;
+  release_unpublished(*acquired.slot);
+  acquired.slot = nullptr;
+}
+
+void PushRing::close(const std::string& reason) {
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;
+    closed_ = true;
+    closed_reason_ = reason;
+  }
+  cv_.notify_all();
+}
+
+void PushRing::set_paused(bool paused) {
+  {
+    std::lock_guard lock(mutex_);
+    paused_ = paused;
+    if (!paused) step_credits_ = 0;
+  }
+  cv_.notify_all();
+}
+
+void PushRing::step() {
+  {
+    std::lock_guard lock(mutex_);
+    if (options_.paused_show == PausedShow::Block && paused_) ++step_credits_;
+  }
+  cv_.notify_all();
+}
+
+PushRing::Counters PushRing::counters() const {
+  std::lock_guard lock(mutex_);
+  return Counters{submitted_, dropped_, sequence_};
+}
+
+std::string PushRing::memory_text() const {
+  std::lock_guard lock(alloc_mutex_);
+  if (!memory_) return "GL buffers (allocated with the first frame)";
+  if (*memory_ == MemoryKind::Cuda)
+    return "CUDA-mapped GL buffers (CUDA device " + std::to_string(options_.interop.cuda_device) + ")";
+  return "host-mapped GL buffers (" + fallback_reason_ + ")";
+}
+
+// --- display thread ------------------------------------------------------------------
+
+bool PushRing::free_shown_if_done(bool wait) {
+  PushSlot* s = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    s = shown_;
+  }
+  if (!s) return true;
+  // Only the display thread changes shown_ and a shown slot's fences.
+  if (wait) {
+    wait_for_fence(s->read_done, [&] { return "GL upload fence of frame buffer " + std::to_string(s->number); });
+  } else if (s->read_done && !s->read_done.client_wait(0)) {
+    return false;
+  }
+  s->read_done = GlFence{};
+  {
+    std::lock_guard lock(mutex_);
+    s->state = PushSlot::State::Free;
+    shown_ = nullptr;
+  }
+  cv_.notify_all();
+  return true;
+}
+
+void PushRing::reclaim() { free_shown_if_done(false); }
+
+PushSlot* PushRing::take() {
+  bool has_pending = false;
+  {
+    std::lock_guard lock(mutex_);
+    has_pending = pending_ != nullptr;
+  }
+  if (!has_pending) {
+    reclaim();
+    return nullptr;
+  }
+  free_shown_if_done(true);  // one shown slot at a time
+  PushSlot* s = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    s = pending_;
+    if (!s) return nullptr;  // a producer took it meanwhile
+    pending_ = nullptr;
+    s->state = PushSlot::State::Shown;
+    shown_ = s;
+  }
+  if (s->written) {  // CUDA rings: this context's commands run after the producer's unmap
+    s->written.gpu_wait();
+    s->written = GlFence{};
+  }
+  return s;
+}
+
+void PushRing::give_back(PushSlot& slot) { slot.read_done = GlFence::insert(); }
+
+Frame PushRing::frame_of(const PushSlot& s) const {
+  const SlotLayout& l = s.layout;
+  Frame f;
+  f.format = l.format;
+  f.width = l.width;
+  f.height = l.height;
+  f.colorimetry = s.colorimetry;
+  f.memory = MemoryKind::GlBuffer;
+  f.gl_buffer = s.buffer.name();
+  f.planes[0] = {nullptr, 0, l.luma_pitch, l.width, l.height, 1};
+  f.planes[1] = {nullptr, l.chroma_offset, l.chroma_pitch, chroma_width(l.width), chroma_height(l.height), 2};
+  f.index = s.index;
+  f.timestamp = s.timestamp;
+  return f;
+}
+
+void PushRing::detach_display() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    if (shown_) {
+      shown_->state = PushSlot::State::Free;
+      shown_ = nullptr;
+    }
+  }
+  cv_.notify_all();
+}
+
+}  // namespace handoff::view

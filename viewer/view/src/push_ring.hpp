@@ -1,0 +1,178 @@
+#pragma once
+// The ring that frames pushed by the application go through (Viewer::show,
+// acquire / present): a few GL buffers registered with CUDA (or mapped into
+// host memory), made on the GL worker that shares objects with the display.
+//
+// Host rings map each buffer once, persistently and coherently: show() is one
+// memcpy plus bookkeeping (GL sees a coherent mapping's writes in every command
+// issued after them). CUDA rings map per frame (cuGraphicsMapResources) and
+// fence the unmap.
+//
+// A slot is Free, Writing (a producer maps it and copies the frame in, or an
+// acquire() holds it), Pending (the newest frame, waiting for the display) or
+// Shown (the display took it: uploaded into its textures, then its upload
+// fence must pass before the slot is Free again). The newest frame wins: a
+// producer that finishes while another frame is Pending makes that one Free
+// and counts it dropped; a producer that finds no Free slot takes the Pending
+// one (dropping it). Only with every slot Writing or Shown does a producer
+// wait, bounded: for another producer's copy, or for the display's upload.
+//
+// Thread safety: the producer side (show, acquire, present, cancel, close,
+// counters) from any thread; take / give_back / reclaim on the display thread
+// with its context current. Ownership: shared by the viewer, its display and
+// every AcquiredSlot; holds the GlShare (the worker) for as long as it lives.
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <handoff/cuda_gl_buffer.hpp>
+#include <handoff/frame.hpp>
+#include <handoff/gl_buffer.hpp>
+#include <handoff/gl_worker.hpp>
+#include <handoff/viewer.hpp>
+#include <handoff/viewer/overlay.hpp>
+
+#include "gl_share.hpp"
+
+namespace handoff::view {
+
+class CudaCopier;
+
+// Where a frame's planes sit in a slot's buffer.
+struct SlotLayout {
+  PixelFormat format = PixelFormat::NV12;
+  std::uint32_t width = 0, height = 0;
+  std::size_t luma_pitch = 0, chroma_offset = 0, chroma_pitch = 0;
+  std::size_t bytes() const;
+  // Rows packed at 256-byte pitches, chroma 256-byte aligned after luma.
+  static SlotLayout packed(PixelFormat format, std::uint32_t width, std::uint32_t height);
+};
+
+struct PushSlot {
+  enum class State { Free, Writing, Pending, Shown };
+  std::size_t number = 0;
+  State state = State::Free;
+  GlBuffer buffer;                        // empty until first used
+  std::optional<CudaGlBuffer> interop;    // CUDA rings: mapped per frame
+  void* host = nullptr;                   // host rings: mapped once, persistent and coherent
+  SlotLayout layout;
+  Colorimetry colorimetry{};
+  std::int64_t index = 0;
+  double timestamp = 0;
+  std::chrono::steady_clock::time_point submitted{};
+  std::uint64_t sequence = 0;
+  double produce_ms = 0, map_ms = 0;
+  viewer::OverlayFrame overlays;
+  Mapping mapping;    // while Writing
+  GlFence written;    // worker, after the unmap; waited on by the display
+  GlFence read_done;  // display, after its upload; waited on before the slot is written again
+};
+
+struct PushRingOptions {
+  std::size_t size = 3;
+  CudaGlOptions interop{};  // backend, CUDA device (access is WriteDiscard)
+  PausedShow paused_show = PausedShow::KeepNewest;
+  std::string name = "viewer";  // for messages ("viewer 'title'")
+};
+
+class PushRing;
+
+// What a ViewerFrame holds: the slot, mapped, and the ring (so the worker and
+// the buffer outlive a viewer that closes meanwhile).
+struct AcquiredSlot {
+  std::shared_ptr<PushRing> ring;
+  PushSlot* slot = nullptr;
+  Frame frame;  // the writable description handed to the caller
+  std::chrono::steady_clock::time_point started{};
+  ~AcquiredSlot();  // gives an unpresented slot back; never throws
+};
+
+class PushRing : public std::enable_shared_from_this<PushRing> {
+ public:
+  // `wake` tells the display a frame may be pending (any thread).
+  PushRing(std::shared_ptr<GlShare> share, PushRingOptions options, std::function<void()> wake);
+  ~PushRing();  // deletes the slots' fences on the worker; never throws
+  PushRing(const PushRing&) = delete;
+  PushRing& operator=(const PushRing&) = delete;
+
+  // --- producers: any thread -------------------------------------------------
+  void show(const Frame& frame, const viewer::OverlayFrame& overlays);
+  std::unique_ptr<AcquiredSlot> acquire(PixelFormat format, std::uint32_t width, std::uint32_t height,
+                                        Colorimetry colorimetry);
+  void present(AcquiredSlot& acquired, const viewer::OverlayFrame& overlays);
+  void cancel(AcquiredSlot& acquired) noexcept;
+
+  // From now on producers get ViewerClosed(reason); waiting ones wake.
+  void close(const std::string& reason);
+  void set_paused(bool paused);
+  void step();
+
+  struct Counters {
+    std::uint64_t submitted = 0, dropped = 0;
+    std::uint64_t last_sequence = 0;  // of the newest frame handed in
+  };
+  Counters counters() const;
+  std::string memory_text() const;
+  std::size_t size() const noexcept { return slots_.size(); }
+  const std::string& name() const noexcept { return options_.name; }
+
+  // --- display thread, its context current -------------------------------------
+  // The newest pending frame, made visible to the display's later GL commands
+  // (glWaitSync on its fence); nullptr when none. Frees the previously shown
+  // slot first (waiting, bounded, for its upload fence).
+  PushSlot* take();
+  // After the upload from `slot` was issued: fences it.
+  void give_back(PushSlot& slot);
+  // Frees the shown slot if its upload is done (does not wait).
+  void reclaim();
+  // The display's description of a slot's frame: MemoryKind::GlBuffer, planes at offsets.
+  Frame frame_of(const PushSlot& slot) const;
+  // The display is going: a shown or taken slot becomes Free (its fences stay
+  // for the destructor, which deletes them on the worker).
+  void detach_display() noexcept;
+
+ private:
+  PushSlot& claim(std::unique_lock<std::mutex>& lock);
+  void wait_while_paused(std::unique_lock<std::mutex>& lock);
+  void prepare(PushSlot& slot, const SlotLayout& layout);
+  void ensure_buffer(PushSlot& slot, std::size_t bytes);
+  void decide_memory(std::size_t bytes);
+  void make_host_buffer(PushSlot& slot, std::size_t size);
+  void copy_in(PushSlot& slot, const Frame& frame);
+  void publish(PushSlot& slot, const viewer::OverlayFrame& overlays, std::int64_t index, double timestamp,
+               std::chrono::steady_clock::time_point started, double map_ms);
+  void release_unpublished(PushSlot& slot) noexcept;
+  void check_frame(const Frame& frame) const;
+  CudaCopier& copier();
+  bool free_shown_if_done(bool wait);
+
+  std::shared_ptr<GlShare> share_;  // first: destroyed last (the worker outlives the slots)
+  PushRingOptions options_;
+  std::function<void()> wake_;
+  std::mutex copier_mutex_;
+  std::unique_ptr<CudaCopier> copier_;  // made at the first CUDA copy or CUDA mapping
+  std::mutex copy_mutex_;               // one producer at a time on the stream
+  mutable std::mutex alloc_mutex_;      // buffer (re)allocation; memory_, fallback_reason_
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<PushSlot>> slots_;
+  PushSlot* pending_ = nullptr;
+  PushSlot* shown_ = nullptr;
+  std::uint64_t submitted_ = 0, dropped_ = 0, sequence_ = 0;
+  bool closed_ = false;
+  std::string closed_reason_;
+  bool paused_ = false;
+  std::uint64_t step_credits_ = 0;
+  std::optional<MemoryKind> memory_;  // decided by the first buffer (Auto: CUDA or host); alloc_mutex_
+  std::string fallback_reason_;       // alloc_mutex_
+};
+
+}  // namespace handoff::view

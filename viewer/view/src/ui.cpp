@@ -1,0 +1,216 @@
+#include "ui.hpp"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+namespace handoff::viewer {
+namespace {
+
+const char* const kMatrices[] = {"source", "BT.601", "BT.709", "BT.2020"};
+const char* const kRanges[] = {"source", "limited", "full"};
+const char* const kSitings[] = {"source", "left", "center", "top-left"};
+
+void help_window(UiState& ui) {
+  if (!ui.show_help) return;
+  ImGui::SetNextWindowPos(ImVec2(ImGui::GetIO().DisplaySize.x * 0.5f, ImGui::GetIO().DisplaySize.y * 0.5f),
+                          ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+  ImGui::Begin("Keyboard", &ui.show_help, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse);
+  const char* rows[][2] = {
+      {"Space", "play / pause"},        {"Left / Right", "step one frame back / forward (pauses)"},
+      {"+ / -", "faster / slower"},     {"Wheel", "zoom around the cursor"},
+      {"Drag (left / middle)", "pan"},  {"F", "fit to window"},
+      {"1", "1:1 (one frame pixel per screen pixel)"}, {"N", "nearest-neighbour when zoomed in"},
+      {"O", "overlays on / off"},       {"H / Tab", "hide / show the panel"},
+      {"?", "this help"},               {"Q / Esc", "quit"},
+  };
+  if (ImGui::BeginTable("keys", 2)) {
+    for (auto& r : rows) {
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      ImGui::TextUnformatted(r[0]);
+      ImGui::TableSetColumnIndex(1);
+      ImGui::TextUnformatted(r[1]);
+    }
+    ImGui::EndTable();
+  }
+  ImGui::End();
+}
+
+// Source, size, format, frame number, status.
+void header(ViewerState& v, const UiState& ui) {
+  const view::FeedInfo& in = v.info();
+  ImGui::Text("%s", in.name.c_str());
+  if (!in.source.empty()) ImGui::Text("source: %s", in.source.c_str());
+  if (in.rate > 0)
+    ImGui::Text("%ux%u %s  %.3g fps", in.width, in.height, std::string(to_string(in.format)).c_str(), in.rate);
+  else  // frames as the application hands them in
+    ImGui::Text("%ux%u %s", in.width, in.height, std::string(to_string(in.format)).c_str());
+  if (in.frame_count > 0)
+    ImGui::Text("frame %lld / %lld", static_cast<long long>(v.frame_index()),
+                static_cast<long long>(in.frame_count));
+  else
+    ImGui::Text("frame %lld", static_cast<long long>(v.frame_index()));
+  if (!ui.status.empty()) ImGui::TextDisabled("%s", ui.status.c_str());
+}
+
+void playback(ViewerState& v, UiState& ui) {
+  if (ImGui::CollapsingHeader("Playback", ImGuiTreeNodeFlags_DefaultOpen)) {
+    if (ImGui::Button(v.playing() ? "Pause" : "Play")) ui.toggle_play = true;
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!v.info().seekable);
+    if (ImGui::Button("< Step")) ui.step = -1;
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    if (ImGui::Button("Step >")) ui.step = +1;
+    float speed = static_cast<float>(v.speed);
+    if (ImGui::SliderFloat("speed", &speed, 0.1f, 8.0f, "%.2fx", ImGuiSliderFlags_Logarithmic))
+      v.speed = speed;
+    ImGui::Checkbox("as fast as possible", &v.no_vsync);
+    if (ImGui::Button("Fit")) ui.fit_requested = true;
+    ImGui::SameLine();
+    if (ImGui::Button("1:1")) ui.actual_size_requested = true;
+    ImGui::SameLine();
+    ImGui::Checkbox("nearest when zoomed", &v.nearest_when_zoomed);
+    ImGui::Text("zoom %.0f%%", ui.view.scale * 100.0);
+  }
+}
+
+void colour(ViewerState& v) {
+  if (ImGui::CollapsingHeader("Colour")) {
+    const Colorimetry src = v.info().colorimetry;
+    ImGui::Text("source: %s, %s, siting %s", std::string(to_string(src.matrix)).c_str(),
+                std::string(to_string(src.range)).c_str(), std::string(to_string(src.siting)).c_str());
+    int m = v.matrix_override ? int(*v.matrix_override) + 1 : 0;
+    if (ImGui::Combo("matrix", &m, kMatrices, 4))
+      v.matrix_override = m == 0 ? std::nullopt : std::optional<ColorMatrix>(ColorMatrix(m - 1));
+    int r = v.range_override ? int(*v.range_override) + 1 : 0;
+    if (ImGui::Combo("range", &r, kRanges, 3))
+      v.range_override = r == 0 ? std::nullopt : std::optional<ColorRange>(ColorRange(r - 1));
+    int s = v.siting_override ? int(*v.siting_override) + 1 : 0;
+    if (ImGui::Combo("chroma siting", &s, kSitings, 4))
+      v.siting_override = s == 0 ? std::nullopt : std::optional<ChromaSiting>(ChromaSiting(s - 1));
+  }
+}
+
+// The classes present in this frame, toggled individually.
+void class_filter(ViewerState& v, const OverlayFrame* f) {
+  if (f && ImGui::TreeNode("classes")) {
+    int shown = 0;
+    for (const OverlayObject& o : f->objects) {
+      if (o.class_id < 0 || shown > 32) continue;
+      bool seen = false;
+      for (const OverlayObject& p : f->objects) {
+        if (&p == &o) break;
+        if (p.class_id == o.class_id) { seen = true; break; }
+      }
+      if (seen) continue;
+      ++shown;
+      auto& cls = v.filter.classes;
+      bool on = cls.empty() || std::find(cls.begin(), cls.end(), o.class_id) != cls.end();
+      const Color8 c = class_color(o.class_id);
+      ImGui::PushStyleColor(ImGuiCol_CheckMark, IM_COL32(c.r, c.g, c.b, 255));
+      char name[32];
+      std::snprintf(name, sizeof name, "class %d", o.class_id);
+      if (ImGui::Checkbox(name, &on)) {
+        if (cls.empty()) {  // start from "all present classes"
+          for (const OverlayObject& q : f->objects)
+            if (q.class_id >= 0 && std::find(cls.begin(), cls.end(), q.class_id) == cls.end())
+              cls.push_back(q.class_id);
+        }
+        if (on) cls.push_back(o.class_id);
+        else cls.erase(std::remove(cls.begin(), cls.end(), o.class_id), cls.end());
+      }
+      ImGui::PopStyleColor();
+    }
+    if (ImGui::SmallButton("all classes")) v.filter.classes.clear();
+    ImGui::TreePop();
+  }
+}
+
+void overlays_panel(ViewerState& v) {
+  const OverlayFrame* f = v.current_overlays();
+  ImGui::Checkbox("overlays", &v.show_overlays);
+  ImGui::SameLine();
+  ImGui::TextDisabled("%zu objects", f ? f->objects.size() : std::size_t(0));
+  if (ImGui::CollapsingHeader("Overlays")) {
+    if (!v.overlay_file.empty()) {
+      ImGui::TextWrapped("%s", v.overlay_file.c_str());
+      if (v.overlay_diagnostics) ImGui::TextColored(ImVec4(1, 0.6f, 0.2f, 1), "%zu bad lines skipped", v.overlay_diagnostics);
+    }
+    ImGui::SliderFloat("min score", &v.filter.min_score, 0.0f, 1.0f, "%.2f");
+    ImGui::Checkbox("boxes", &v.filter.boxes);
+    ImGui::SameLine();
+    ImGui::Checkbox("labels", &v.filter.labels);
+    ImGui::SameLine();
+    ImGui::Checkbox("scores", &v.filter.scores);
+    ImGui::Checkbox("track ids", &v.filter.track_ids);
+    ImGui::SameLine();
+    ImGui::Checkbox("keypoints", &v.filter.keypoints);
+    ImGui::SameLine();
+    ImGui::Checkbox("shapes", &v.filter.shapes);
+    ImGui::Checkbox("texts", &v.filter.texts);
+    class_filter(v, f);
+    ImGui::SliderFloat("line width", &v.style.line_width, 1.0f, 6.0f, "%.1f");
+  }
+}
+
+void stats_panel(ViewerState& v) {
+  if (ImGui::CollapsingHeader("Stats", ImGuiTreeNodeFlags_DefaultOpen)) {
+    Stats& s = v.stats();
+    ImGui::Text("%.1f fps   frame p50 %.2f ms  p99 %.2f ms", s.fps, s.frame_ms.percentile(50),
+                s.frame_ms.percentile(99));
+    const view::FeedInfo& in = v.info();
+    if (!in.uploads) {
+      // Vulkan writes straight into the textures GL samples: nothing to map or upload.
+      ImGui::Text("vulkan %.2f  upload none  draw %.2f ms", s.produce_ms.mean(), s.draw_ms.mean());
+      ImGui::TextWrapped("%s", in.memory.c_str());
+    } else {
+      ImGui::Text("map %.2f  write %.2f  upload %.2f  draw %.2f ms", s.map_ms.mean(),
+                  s.produce_ms.mean() - s.map_ms.mean(), s.upload_ms.mean(), s.draw_ms.mean());
+      const std::string& mem = in.memory;
+      const std::string shown = mem.substr(0, mem.find(" ("));
+      ImGui::Text("ring of %zu %s", in.ring, shown.c_str());
+      if (shown.size() != mem.size() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", mem.c_str());
+    }
+  }
+}
+
+void pixel_panel(const UiState& ui) {
+  if (ImGui::CollapsingHeader("Pixel", ImGuiTreeNodeFlags_DefaultOpen)) {
+    const PixelProbe& p = ui.probe;
+    if (p.valid) {
+      ImGui::Text("x %d  y %d", p.x, p.y);
+      ImGui::Text("Y %d  Cb %d  Cr %d", p.code_y, p.code_cb, p.code_cr);
+      ImGui::ColorButton("##rgb", ImVec4(p.rgb[0] / 255.f, p.rgb[1] / 255.f, p.rgb[2] / 255.f, 1),
+                         ImGuiColorEditFlags_NoTooltip, ImVec2(14, 14));
+      ImGui::SameLine();
+      ImGui::Text("R %d  G %d  B %d", p.rgb[0], p.rgb[1], p.rgb[2]);
+    } else {
+      ImGui::TextDisabled("(cursor outside the frame)");
+    }
+  }
+}
+
+}  // namespace
+
+void draw_ui(ViewerState& v, UiState& ui) {
+  help_window(ui);
+  if (!ui.show_panel) return;
+  ImGui::SetNextWindowPos(ImVec2(8, 8), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowSize(ImVec2(320, 0), ImGuiCond_FirstUseEver);
+  ImGui::SetNextWindowBgAlpha(0.85f);
+  ImGui::Begin(ui.title.empty() ? "handoff" : ui.title.c_str(), nullptr, ImGuiWindowFlags_AlwaysAutoResize);
+  header(v, ui);
+  playback(v, ui);
+  colour(v);
+  overlays_panel(v);
+  stats_panel(v);
+  pixel_panel(ui);
+  ImGui::TextDisabled("press ? for keys");
+  ImGui::End();
+}
+
+}  // namespace handoff::viewer

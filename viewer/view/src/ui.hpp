@@ -1,0 +1,24 @@
+#pragma once
+// The Dear ImGui panels of handoff-view: playback, colour overrides, overlay
+// controls, stats, pixel inspector and the keyboard help. Draws into the
+// current ImGui context, between NewFrame and Render. Render thread only.
+#include "viewer_state.hpp"
+
+namespace handoff::viewer {
+
+struct UiState {
+  bool show_help = false;
+  bool show_panel = true;
+  PixelProbe probe;              // under the cursor, filled by the caller
+  ViewTransform view;            // current view (for the zoom readout)
+  std::string status;            // one-line notice (e.g. "headless", "screenshot written")
+  std::string title;             // the panel's title (the viewer's)
+  bool fit_requested = false;    // buttons set these; the window loop applies them
+  bool actual_size_requested = false;
+  int step = 0;                  // -1 / +1: a Step button was pressed (the display applies it)
+  bool toggle_play = false;      // the Play / Pause button was pressed (the display applies it)
+};
+
+void draw_ui(ViewerState& viewer, UiState& ui);
+
+}  // namespace handoff::viewer

@@ -1,0 +1,329 @@
+// handoff::Viewer: opens a display (a window on the process's GLFW thread, or
+// a headless EGL view on a thread of its own), and hands frames to it through
+// the push ring, or plays a built-in source through a feed.
+#include <handoff/viewer.hpp>
+
+#include <cstdlib>
+
+#include <handoff/log.hpp>
+#include <handoff/viewer/scene.hpp>
+
+#include "display.hpp"
+#include "feeds/pipeline_feed.hpp"
+#include "feeds/push_feed.hpp"
+#include "feeds/vulkan_scene_feed.hpp"
+#include "headless_display.hpp"
+#include "push_ring.hpp"
+#include "window_display.hpp"
+
+namespace handoff {
+namespace view {
+
+class ViewerImpl {
+ public:
+  explicit ViewerImpl(ViewerOptions options);
+  ~ViewerImpl() { close(); }
+
+  void notice(const std::string& text) const {
+    if (options_.on_notice) options_.on_notice(text);
+    else log(LogLevel::Warning, link_->name + ": " + text);
+  }
+  PushRing& ring() {
+    if (!link_->open()) throw ViewerClosed(link_->closed_reason());
+    if (played_.load()) throw UsageError(link_->name + " plays a source (play()): show / acquire / present need a "
+                                         "viewer of its own");
+    pushed_.store(true);
+    return *ring_;
+  }
+  void close() noexcept;
+  void play(const Viewer::PlayOptions& o);
+  RgbaImage snapshot(SnapshotKind kind);
+  ViewerStats stats() const;
+
+  ViewerOptions options_;
+  std::shared_ptr<DisplayLink> link_ = std::make_shared<DisplayLink>();
+  std::unique_ptr<Display> display_;
+  std::shared_ptr<PushRing> ring_;
+  std::atomic<bool> pushed_{false}, played_{false};
+  std::mutex close_mutex_;
+};
+
+namespace {
+
+bool display_available() {
+  const char* d = std::getenv("DISPLAY");
+  const char* w = std::getenv("WAYLAND_DISPLAY");
+  return (d && *d) || (w && *w);
+}
+
+DisplayOptions display_options(const ViewerOptions& o) {
+  DisplayOptions d;
+  d.title = o.title;
+  d.width = o.width;
+  d.height = o.height;
+  d.vsync = o.vsync;
+  d.show_ui = o.show_ui;
+  d.show_overlays = o.show_overlays;
+  d.output_dir = o.output_dir;
+  d.screenshot = o.screenshot;
+  d.gl_debug = o.gl_debug;
+  return d;
+}
+
+void check_options(const ViewerOptions& o) {
+  if (o.width < 64 || o.height < 64 || o.width > 16384 || o.height > 16384)
+    throw UsageError("ViewerOptions: width x height " + std::to_string(o.width) + "x" + std::to_string(o.height) +
+                     " outside 64..16384");
+  if (o.ring < 3 || o.ring > 64)
+    throw UsageError("ViewerOptions::ring: " + std::to_string(o.ring) + " buffers; 3..64 are allowed");
+  if (o.cuda_device < 0) throw UsageError("ViewerOptions::cuda_device: " + std::to_string(o.cuda_device));
+}
+
+CudaGlOptions interop_options(const ViewerOptions& o) {
+  CudaGlOptions co;
+  co.access = CudaGlAccess::WriteDiscard;
+  co.backend = o.memory == ViewerMemory::Cuda ? MapBackend::Cuda
+               : o.memory == ViewerMemory::Host ? MapBackend::Host
+                                                : MapBackend::Auto;
+  co.cuda_device = o.cuda_device;
+  return co;
+}
+
+}  // namespace
+
+// Window where one works (Auto), else headless with a notice.
+ViewerImpl::ViewerImpl(ViewerOptions options) : options_(std::move(options)) {
+  check_options(options_);
+  link_->name = "viewer '" + options_.title + "'";
+  const DisplayOptions d = display_options(options_);
+  if (options_.display != ViewerDisplay::Headless) {
+    std::string why;
+    if (!display_available()) {
+      why = "no display (DISPLAY is not set)";
+    } else {
+      try {
+        display_ = std::make_unique<WindowDisplay>(d, link_);
+      } catch (const Error& e) {
+        why = std::string("cannot open a window (") + e.what() + ")";
+      }
+    }
+    if (!display_) {
+      if (options_.display == ViewerDisplay::Window) throw Error(link_->name + ": " + why);
+      notice(why + ": rendering headless through EGL");
+    }
+  }
+  if (!display_) display_ = std::make_unique<HeadlessDisplay>(d, link_);
+  PushRingOptions ro;
+  ro.size = options_.ring;
+  ro.interop = interop_options(options_);
+  ro.paused_show = options_.paused_show;
+  ro.name = link_->name;
+  ring_ = std::make_shared<PushRing>(display_->share(), ro, [link = link_] { link->wake(); });
+  PlayConfig cfg;
+  cfg.state.show_overlays = options_.show_overlays;
+  cfg.state.no_vsync = !options_.vsync;
+  Display* display = display_.get();
+  link_->call([display, ring = ring_, cfg] { display->use_feed(std::make_unique<PushFeed>(ring), cfg); },
+              link_->name + ": its display taking the application's frames");
+}
+
+void ViewerImpl::close() noexcept {
+  std::lock_guard lock(close_mutex_);
+  if (ring_) ring_->close(link_->name + " is closed");
+  if (display_) display_->close();
+}
+
+// Opens the source here (bad input throws on the caller's thread), then hands
+// it to the display, which starts it (the Vulkan scene may fail there).
+void ViewerImpl::play(const Viewer::PlayOptions& o) {
+  if (!link_->open()) throw ViewerClosed(link_->closed_reason());
+  if (pushed_.load()) throw UsageError(link_->name + ": play() after frames were shown (a viewer plays or shows)");
+  if (played_.load()) throw UsageError(link_->name + ": play() was called already");
+  const bool headless = display_->headless();
+  viewer::SceneOptions so;
+  if (o.width) so.width = o.width;
+  if (o.height) so.height = o.height;
+  if (o.format) so.format = *o.format;
+  if (o.matrix) so.colorimetry.matrix = *o.matrix;
+  if (o.range) so.colorimetry.range = *o.range;
+  RingOptions ro;
+  ro.size = options_.ring;
+  ro.loop = o.loop.value_or(!headless);
+  ro.interop = interop_options(options_);
+  std::unique_ptr<Feed> feed;
+  switch (o.source) {
+    case Viewer::Source::Scene: feed = std::make_unique<SceneFeed>(so, ro); break;
+    case Viewer::Source::File:
+      feed = std::make_unique<FileFeed>(o.file, FileOptions{o.width, o.height, o.format, o.matrix, o.range}, ro);
+      break;
+    case Viewer::Source::VulkanScene: {
+      VulkanSceneOptions vo;
+      vo.scene = so;
+      vo.validation = o.vulkan_validation;
+      vo.on_message = [link = link_](const std::string& m) {
+        log(LogLevel::Warning, "Vulkan validation: " + m);
+        link->count_vulkan_message(m);
+      };
+      feed = make_vulkan_scene_feed(std::move(vo));
+      break;
+    }
+  }
+  played_.store(true);  // from here show() is refused (a source opened above may take a while to start)
+  PlayConfig cfg;
+  cfg.state.overlay_file = o.overlays;
+  cfg.state.bench_boxes = o.bench_boxes;
+  cfg.state.speed = o.speed;
+  cfg.state.no_vsync = !options_.vsync;
+  cfg.state.show_overlays = options_.show_overlays;
+  cfg.state.matrix = o.matrix;
+  cfg.state.range = o.range;
+  cfg.frames = o.frames;
+  // Headless, an endless source (the scenes) plays 60 frames unless told.
+  if (cfg.frames < 0 && headless && o.source != Viewer::Source::File) cfg.frames = 60;
+  cfg.close_at_end = o.close_at_end;
+  Display* display = display_.get();
+  try {
+    link_->call([display, feed = std::move(feed), cfg]() mutable { display->use_feed(std::move(feed), cfg); },
+                link_->name + ": its display starting the source");
+  } catch (...) {
+    played_.store(false);  // the display goes on with the application's frames
+    throw;
+  }
+}
+
+ViewerStats ViewerImpl::stats() const {
+  ViewerStats s = link_->stats();
+  if (played_.load()) {
+    s.submitted = s.shown;
+  } else {
+    const PushRing::Counters c = ring_->counters();
+    s.submitted = c.submitted;
+    s.dropped = c.dropped;
+  }
+  return s;
+}
+
+RgbaImage ViewerImpl::snapshot(SnapshotKind kind) {
+  if (!link_->open()) throw ViewerClosed(link_->closed_reason());
+  const std::uint64_t newest = played_.load() ? 0 : ring_->counters().last_sequence;
+  std::future<RgbaImage> image = display_->request_snapshot(kind, newest);
+  const auto limit = wait_limit();
+  if (image.wait_for(limit) != std::future_status::ready)
+    throw WaitTimeout(link_->name + ": a snapshot (the display has not shown frame " + std::to_string(newest) + ")",
+                      limit);
+  try {
+    return image.get();
+  } catch (const std::future_error&) {
+    throw ViewerClosed(link_->closed_reason());
+  }
+}
+
+}  // namespace view
+
+// --- RgbaImage -----------------------------------------------------------------------
+
+RgbaImage::RgbaImage(std::uint32_t width, std::uint32_t height, std::vector<std::uint8_t> pixels)
+    : width_(width), height_(height) {
+  if (pixels.size() != std::size_t(width) * height * 4)
+    throw UsageError("RgbaImage: " + std::to_string(pixels.size()) + " bytes for " + std::to_string(width) + "x" +
+                     std::to_string(height) + " RGBA8");
+  pixels_ = std::make_shared<const std::vector<std::uint8_t>>(std::move(pixels));
+}
+
+const std::uint8_t* RgbaImage::data() const noexcept { return pixels_ ? pixels_->data() : nullptr; }
+
+const std::uint8_t* RgbaImage::pixel(std::uint32_t x, std::uint32_t y) const {
+  if (x >= width_ || y >= height_)
+    throw UsageError("RgbaImage::pixel: (" + std::to_string(x) + ", " + std::to_string(y) + ") outside " +
+                     std::to_string(width_) + "x" + std::to_string(height_));
+  return data() + (std::size_t(y) * width_ + x) * 4;
+}
+
+// --- ViewerFrame -------------------------------------------------------------------------
+
+ViewerFrame::ViewerFrame() noexcept = default;
+ViewerFrame::ViewerFrame(std::unique_ptr<view::AcquiredSlot> slot) noexcept : slot_(std::move(slot)) {}
+ViewerFrame::ViewerFrame(ViewerFrame&&) noexcept = default;
+ViewerFrame& ViewerFrame::operator=(ViewerFrame&&) noexcept = default;
+ViewerFrame::~ViewerFrame() = default;
+
+Frame& ViewerFrame::frame() {
+  if (!slot_) throw UsageError("ViewerFrame::frame: empty (not acquired, or presented already)");
+  return slot_->frame;
+}
+
+const Frame& ViewerFrame::frame() const {
+  if (!slot_) throw UsageError("ViewerFrame::frame: empty (not acquired, or presented already)");
+  return slot_->frame;
+}
+
+// --- Viewer ---------------------------------------------------------------------------------
+
+Viewer::Viewer(ViewerOptions options) : impl_(std::make_shared<view::ViewerImpl>(std::move(options))) {}
+
+Viewer::~Viewer() {
+  try {
+    impl_->close();
+  } catch (const std::exception& e) {
+    log(LogLevel::Error, std::string("~Viewer: ") + e.what());
+  }
+}
+
+void Viewer::show(const Frame& frame, const viewer::OverlayFrame& overlays) { impl_->ring().show(frame, overlays); }
+
+ViewerFrame Viewer::acquire(PixelFormat format, std::uint32_t width, std::uint32_t height, Colorimetry colorimetry) {
+  return ViewerFrame(impl_->ring().acquire(format, width, height, colorimetry));
+}
+
+void Viewer::present(ViewerFrame&& frame, const viewer::OverlayFrame& overlays) {
+  std::unique_ptr<view::AcquiredSlot> slot = std::move(frame.slot_);
+  if (!slot) throw UsageError("Viewer::present: an empty ViewerFrame (not acquired, or presented already)");
+  if (slot->ring != impl_->ring_)
+    throw UsageError("Viewer::present: the frame was acquired from another viewer");
+  slot->ring->present(*slot, overlays);
+}
+
+RgbaImage Viewer::snapshot(SnapshotKind kind) { return impl_->snapshot(kind); }
+
+bool Viewer::is_open() const noexcept { return impl_->link_->open() && !impl_->link_->close_requested(); }
+
+void Viewer::close() { impl_->close(); }
+
+void Viewer::wait_closed() {
+  impl_->link_->wait_closed();
+  if (std::exception_ptr e = impl_->link_->error()) std::rethrow_exception(e);
+}
+
+bool Viewer::wait_closed_for(std::chrono::milliseconds timeout) {
+  if (!impl_->link_->wait_closed_for(timeout)) return false;
+  if (std::exception_ptr e = impl_->link_->error()) std::rethrow_exception(e);
+  return true;
+}
+
+ViewerStats Viewer::stats() const { return impl_->stats(); }
+StreamInfo Viewer::stream() const { return impl_->link_->stream(); }
+ViewerDiagnostics Viewer::diagnostics() const { return impl_->link_->diagnostics(); }
+
+bool Viewer::paused() const noexcept { return impl_->link_->paused.load(); }
+
+void Viewer::set_paused(bool paused) {
+  impl_->ring_->set_paused(paused);  // producers see it at once (PausedShow::Block)
+  view::DisplayLink& link = *impl_->link_;
+  link.paused.store(paused);
+  view::Display* display = impl_->display_.get();
+  link.call([display, paused] { display->set_playing(!paused); }, link.name + ": its display pausing");
+}
+
+void Viewer::step() {
+  view::DisplayLink& link = *impl_->link_;
+  view::Display* display = impl_->display_.get();
+  link.call([display] { display->step(+1); }, link.name + ": its display stepping");
+}
+
+std::uint64_t Viewer::steps() const noexcept { return impl_->link_->steps.load(); }
+
+bool Viewer::finished() const noexcept { return impl_->link_->finished.load(); }
+
+void Viewer::play(const PlayOptions& options) { impl_->play(options); }
+
+}  // namespace handoff

@@ -1,0 +1,138 @@
+#pragma once
+// What one viewer session holds on its display thread, whatever draws it (a
+// window or the headless view): the frame feed, the renderer, overlays and
+// filters, colour overrides, playback and statistics. Which feed it draws is
+// a type (view::Feed), chosen once.
+//
+// Thread safety: the display thread only, its GL context current.
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <handoff/view/feed.hpp>
+#include <handoff/viewer/overlay.hpp>
+
+#include "box_renderer.hpp"
+#include "frame_renderer.hpp"
+#include "overlay_draw.hpp"
+#include "pixel_probe.hpp"
+
+namespace handoff::viewer {
+
+// Rolling timings (ms) with percentiles; fixed storage.
+template <std::size_t N>
+class TimingWindow {
+ public:
+  void add(double ms);
+  double percentile(double p) const;  // 0..100 over the last N samples
+  double mean() const;
+  std::size_t count() const { return count_; }
+
+ private:
+  std::array<double, N> values_{};
+  mutable std::array<double, N> sorted_{};
+  std::size_t next_ = 0, count_ = 0;
+};
+
+struct Stats {
+  TimingWindow<256> frame_ms;    // between displayed frames
+  TimingWindow<256> upload_ms;   // buffer -> textures (CPU time to submit)
+  TimingWindow<256> produce_ms;  // producer: map + write + unmap
+  TimingWindow<256> map_ms;      // of which map + unmap
+  TimingWindow<256> draw_ms;     // renderer + overlays (CPU time to submit)
+  TimingWindow<1024> latency_ms; // handed in -> displayed (pushed frames)
+  double fps = 0.0;
+  std::int64_t frames = 0;       // displayed
+};
+
+struct StateOptions {
+  std::string overlay_file;  // JSON Lines overlays by frame index; empty: the feed's own
+  std::uint32_t bench_boxes = 0;
+  double speed = 1.0;
+  bool no_vsync = false;      // paced feeds: as fast as possible
+  bool show_overlays = true;
+  std::optional<ColorMatrix> matrix;  // overrides of the stream's colorimetry
+  std::optional<ColorRange> range;
+};
+
+class ViewerState {
+ public:
+  // Starts `feed` (it may throw: a file that will not open, no Vulkan) and
+  // loads the overlay file (a ParseError names it).
+  ViewerState(std::unique_ptr<view::Feed> feed, view::FeedContext& context, const StateOptions& options);
+  ~ViewerState();  // stops the feed
+  ViewerState(const ViewerState&) = delete;
+  ViewerState& operator=(const ViewerState&) = delete;
+
+  // Takes the next frame when one is due (paced feeds, at the source's rate
+  // times the speed; `wait` ignores the clock and waits for it) or waiting
+  // (pushed frames), and uploads it. True when a new frame is in the textures.
+  bool advance(bool wait);
+  // One frame forward or back (seekable feeds; pushed frames: the next one),
+  // and pauses.
+  void step(int delta);
+  bool playing() const { return playing_; }
+  void set_playing(bool playing);
+
+  void draw_frame(const ViewTransform& view, int fb_w, int fb_h);
+  // Overlays of the current frame (the overlay file first, else the feed's own).
+  const OverlayFrame* current_overlays() const;
+  void draw_overlays_into(ImDrawList& list, const ViewTransform& view, const RectF& view_rect);
+  Colorimetry effective_colorimetry() const;
+  PixelProbe probe(double frame_x, double frame_y) const;
+  bool finished() const { return feed_->finished(); }
+  bool has_frame() const { return renderer_.has_frame(); }
+
+  // The stream as of the last frame taken (format and size of that frame).
+  const view::FeedInfo& info() const { return info_; }
+  bool paced() const { return paced_; }
+  FrameRenderer& renderer() { return renderer_; }
+  Stats& stats() { return stats_; }
+  std::int64_t frame_index() const { return frame_index_; }
+  // Of the frame on display: when it was handed in (epoch: a played source)
+  // and its hand-in order (0: a played source).
+  std::chrono::steady_clock::time_point submitted() const { return submitted_; }
+  std::uint64_t sequence() const { return sequence_; }
+
+  // Live controls (the UI writes them).
+  double speed = 1.0;
+  bool no_vsync = false;
+  bool nearest_when_zoomed = true;
+  bool show_overlays = true;
+  std::optional<ColorMatrix> matrix_override;
+  std::optional<ColorRange> range_override;
+  std::optional<ChromaSiting> siting_override;
+  OverlayFilter filter;
+  OverlayStyle style;
+  std::size_t overlay_diagnostics = 0;
+  std::string overlay_file;
+
+ private:
+  bool take_next(bool wait);
+  void advance_clock(std::chrono::steady_clock::time_point now);
+
+  std::unique_ptr<view::Feed> feed_;
+  view::FeedInfo info_;
+  bool paced_ = true;
+  bool playing_ = true;
+  FrameRenderer renderer_;
+  BoxRenderer box_renderer_;  // dense overlays (scratch_.box_renderer)
+  OverlayStore store_;
+  bool feed_overlays_valid_ = false;
+  OverlayFrame feed_overlays_;
+  OverlayFrame bench_overlays_;
+  std::uint32_t bench_boxes_ = 0;
+  OverlayScratch scratch_;
+  Stats stats_;
+  std::int64_t frame_index_ = -1;
+  std::chrono::steady_clock::time_point submitted_{};
+  std::uint64_t sequence_ = 0;
+  std::chrono::steady_clock::time_point last_frame_{};
+  std::chrono::steady_clock::time_point next_due_{};
+  bool first_ = true;
+};
+
+}  // namespace handoff::viewer

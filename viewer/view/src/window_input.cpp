@@ -1,0 +1,77 @@
+#include "window_input.hpp"
+
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace handoff::view {
+
+void WindowInput::keys(viewer::ViewerState& v, viewer::UiState& ui, InputActions& out) {
+  ImGuiIO& io = ImGui::GetIO();
+  if (io.WantCaptureKeyboard) return;
+  if (ImGui::IsKeyPressed(GLFW_KEY_SPACE)) out.toggle_play = true;
+  if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) out.step = +1;
+  if (ImGui::IsKeyPressed(GLFW_KEY_LEFT)) out.step = -1;
+  if (ImGui::IsKeyPressed(GLFW_KEY_F)) fit_ = true;
+  if (ImGui::IsKeyPressed(GLFW_KEY_1)) ui.actual_size_requested = true;
+  if (ImGui::IsKeyPressed(GLFW_KEY_N)) v.nearest_when_zoomed = !v.nearest_when_zoomed;
+  if (ImGui::IsKeyPressed(GLFW_KEY_O)) v.show_overlays = !v.show_overlays;
+  if (ImGui::IsKeyPressed(GLFW_KEY_H) || ImGui::IsKeyPressed(GLFW_KEY_TAB)) ui.show_panel = !ui.show_panel;
+  if (ImGui::IsKeyPressed(GLFW_KEY_Q) || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE)) out.quit = true;
+  if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD)) v.speed = std::min(v.speed * 2, 8.0);
+  if (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT))
+    v.speed = std::max(v.speed / 2, 0.125);
+  for (unsigned int c : io.InputQueueCharacters)
+    if (c == '?') ui.show_help = !ui.show_help;
+}
+
+void WindowInput::mouse() {
+  ImGuiIO& io = ImGui::GetIO();
+  if (!io.WantCaptureMouse) {
+    if (io.MouseWheel != 0.0f) {
+      fit_ = false;
+      view_ = viewer::zoom_around(view_, std::pow(1.25, io.MouseWheel), mx_, my_);
+    }
+    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left) || ImGui::IsMouseClicked(ImGuiMouseButton_Middle)) {
+      dragging_ = true;
+      last_x_ = mx_;
+      last_y_ = my_;
+    }
+  }
+  if (!dragging_) return;
+  if (!ImGui::IsMouseDown(ImGuiMouseButton_Left) && !ImGui::IsMouseDown(ImGuiMouseButton_Middle)) {
+    dragging_ = false;
+  } else if (mx_ != last_x_ || my_ != last_y_) {
+    fit_ = false;
+    view_ = viewer::pan(view_, mx_ - last_x_, my_ - last_y_);
+    last_x_ = mx_;
+    last_y_ = my_;
+  }
+}
+
+InputActions WindowInput::handle(GLFWwindow* window, viewer::ViewerState& v, viewer::UiState& ui, int fb_w, int fb_h,
+                                 double px_scale) {
+  InputActions out;
+  keys(v, ui, out);
+  glfwGetCursorPos(window, &mx_, &my_);
+  mx_ *= px_scale;
+  my_ *= px_scale;
+  const view::FeedInfo& info = v.info();
+  if (ui.fit_requested) {
+    fit_ = true;
+    ui.fit_requested = false;
+  }
+  if (ui.actual_size_requested) {
+    fit_ = false;
+    view_ = viewer::actual_size_view(info.width, info.height, fb_w, fb_h);
+    ui.actual_size_requested = false;
+  }
+  if (fit_) view_ = viewer::fit_view(info.width, info.height, fb_w, fb_h);
+  mouse();
+  return out;
+}
+
+}  // namespace handoff::view

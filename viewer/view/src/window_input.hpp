@@ -1,0 +1,45 @@
+#pragma once
+// Keyboard and mouse of a viewer's window, read once per frame from the
+// window's ImGui context (when ImGui does not want them): the keys of the
+// help window, zoom around the cursor, pan by dragging, fit / 1:1.
+//
+// Thread safety: the GLFW thread, the window's ImGui context current.
+#include "ui.hpp"
+#include "view_transform.hpp"
+#include "viewer_state.hpp"
+
+struct GLFWwindow;
+
+namespace handoff::view {
+
+// What the keys ask of the display (it owns pause, step and closing).
+struct InputActions {
+  bool toggle_play = false;
+  int step = 0;  // -1 / +1
+  bool quit = false;
+};
+
+class WindowInput {
+ public:
+  // Applies one frame of input to the view, the live controls and the UI
+  // state; `fb_w` x `fb_h` framebuffer pixels, `px_scale` framebuffer pixels
+  // per window unit.
+  InputActions handle(GLFWwindow* window, viewer::ViewerState& state, viewer::UiState& ui, int fb_w, int fb_h,
+                      double px_scale);
+  const viewer::ViewTransform& view() const { return view_; }
+  // The cursor in framebuffer pixels (valid after handle()).
+  double cursor_x() const { return mx_; }
+  double cursor_y() const { return my_; }
+
+ private:
+  void keys(viewer::ViewerState& state, viewer::UiState& ui, InputActions& out);
+  void mouse();
+
+  viewer::ViewTransform view_;
+  bool fit_ = true;  // keep fitting until the user zooms or pans
+  bool dragging_ = false;
+  double last_x_ = 0, last_y_ = 0;
+  double mx_ = 0, my_ = 0;
+};
+
+}  // namespace handoff::view
