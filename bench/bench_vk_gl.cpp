@@ -39,7 +39,7 @@
 #include <memory>
 #include <vector>
 
-#include "vk/vk_util.hpp"
+#include <handoff/detail/vk_util.hpp>
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <vector>
 
-#include "vk/vk_util.hpp"
+#include <handoff/detail/vk_util.hpp>
 #include "vk_fixture.hpp"
 
 namespace handoff::test {

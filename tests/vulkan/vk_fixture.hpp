@@ -10,7 +10,7 @@
 #include <handoff/vk_context.hpp>
 #include <handoff/wait.hpp>
 
-#include "vk/vk_util.hpp"
+#include <handoff/detail/vk_util.hpp>
 
 #include <dirent.h>
 #include <dlfcn.h>

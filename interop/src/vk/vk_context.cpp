@@ -4,7 +4,7 @@
 #include <handoff/wait.hpp>
 
 #include "common/spin.hpp"
-#include "vk/vk_util.hpp"
+#include <handoff/detail/vk_util.hpp>
 
 #include <algorithm>
 #include <chrono>

@@ -9,7 +9,7 @@
 #include <limits>
 #include <memory>
 
-#include "vk/vk_util.hpp"
+#include <handoff/detail/vk_util.hpp>
 
 namespace handoff {
 

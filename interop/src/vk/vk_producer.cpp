@@ -7,7 +7,7 @@
 #include <memory>
 #include <string>
 
-#include "vk/vk_util.hpp"
+#include <handoff/detail/vk_util.hpp>
 
 namespace handoff {
 

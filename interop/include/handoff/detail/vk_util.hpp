@@ -1,5 +1,6 @@
 #pragma once
-// Small helpers shared by the Vulkan sources (private).
+// Small Vulkan helpers shared by the library, its tests and benchmarks
+// (machinery, not API: applications have no reason to include it).
 #include <vulkan/vulkan.h>
 
 namespace handoff::vk {
