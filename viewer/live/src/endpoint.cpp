@@ -20,6 +20,10 @@ bool is_publisher_name(std::string_view s) noexcept {
   });
 }
 
+bool peer_trusted(unsigned uid, unsigned gid, const std::optional<unsigned>& group) noexcept {
+  return uid == ::geteuid() || (group && gid == *group);
+}
+
 namespace {
 
 [[noreturn]] void refuse_dir(const std::filesystem::path& dir, const std::string& why) {

@@ -462,3 +462,12 @@ void describe_planes(const Frame& frame, std::uintptr_t base, FrameAnnounce& out
 }
 
 }  // namespace handoff::live
+
+namespace handoff::live::detail {
+
+// Header, then slot u16, generation u32, sequence, index, timestamp and
+// publish_time_ns (8 each), four enum bytes, width and height (u32 each), four
+// plane u64s, published and dropped_no_slot (u64 each): see encode_payload.
+std::size_t frame_skipped_offset() noexcept { return kHeaderBytes + 2 + 4 + 4 * 8 + 4 + 2 * 4 + 4 * 8 + 2 * 8; }
+
+}  // namespace handoff::live::detail

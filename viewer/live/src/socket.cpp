@@ -83,11 +83,6 @@ PeerCredentials peer_credentials(int fd) {
   return PeerCredentials{c.pid, c.uid, c.gid};
 }
 
-bool peer_allowed(const PeerCredentials& peer, const gid_t* group) {
-  if (peer.uid == ::geteuid()) return true;
-  return group != nullptr && peer.gid == *group;
-}
-
 SendResult send_datagram(int fd, std::span<const std::byte> bytes, std::span<const int> fds) {
   iovec iov{const_cast<std::byte*>(bytes.data()), bytes.size()};
   msghdr m{};

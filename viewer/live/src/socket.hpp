@@ -36,8 +36,6 @@ struct PeerCredentials {
 };
 // SO_PEERCRED of a connected socket. Throws handoff::Error.
 PeerCredentials peer_credentials(int fd);
-// True when `peer` is this process's user, or in `group` when one is allowed.
-bool peer_allowed(const PeerCredentials& peer, const gid_t* group);
 
 enum class SendResult { Sent, WouldBlock, Closed };
 // Sends one datagram with `fds` attached; never blocks, never raises SIGPIPE.

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,11 @@ struct PublisherListing {
   SlotMemory memory = SlotMemory::Host;
   std::string route;
 };
+
+// Whether a peer running as `uid` / `gid` may connect: this process's user,
+// or anyone in `group` when one is allowed (the PublisherOptions /
+// SubscriberOptions allow_group).
+bool peer_trusted(unsigned uid, unsigned gid, const std::optional<unsigned>& group) noexcept;
 
 // The publishers in `dir` (default socket_dir()): every "*.sock" socket,
 // asked with a Hello whether a publisher is there (answer awaited at most
