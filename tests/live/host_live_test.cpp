@@ -34,6 +34,7 @@ TEST_F(HostLive, FramesAndOverlaysArriveByteForByte) {
     const PixelFormat format = i % 2 ? PixelFormat::P010 : PixelFormat::NV12;
     const Frame f = pattern_frame(format, kW, kH, i);
     const viewer::OverlayFrame ov = overlays_for(i, 3);
+    settle(pub);
     ASSERT_TRUE(pub.publish(f, &ov));
     const LiveFrame got = receive(sub);
     ASSERT_TRUE(got);
@@ -281,6 +282,7 @@ TEST_F(HostLive, ASizeChangeReallocatesTheSlot) {
   std::uint32_t generation = 0;
   for (std::int64_t i = 0; i < 6; ++i) {
     const std::uint32_t w = i < 3 ? 32 : 640, h = i < 3 ? 16 : 360;
+    settle(pub);
     ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, w, h, i)));
     const LiveFrame f = receive(sub);
     EXPECT_EQ(f.frame.width, w);

@@ -64,4 +64,11 @@ inline bool eventually(const std::function<bool()>& cond, std::chrono::milliseco
   return true;
 }
 
+// Lock step: the subscribers are done with a frame; wait until the publisher
+// has their releases too, so the next frame never meets a hold limit that
+// only a slow scheduler filled (the publisher would rightly skip it).
+inline void settle(const Publisher& pub, std::size_t held = 0) {
+  EXPECT_TRUE(eventually([&] { return pub.stats().held_frames == held; })) << pub.stats().held_frames;
+}
+
 }  // namespace handoff::live::test

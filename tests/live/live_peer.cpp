@@ -5,8 +5,8 @@
 //   publish NAME [--memory host|cuda|vulkan] [--format nv12|p010] [--size WxH] [--frames N]
 //                [--interval-ms M] [--boxes B] [--acquire] [--slots S]
 //       READY <path>; after N frames: DONE published=<n>; stdin: "publish K", "stats", "quit"
-//   subscribe NAME [--frames N] [--boxes B] [--max-held H] [--report-every K] [--pause]
-//                [--keep-all] [--gl] [--no-wait] [--cuda-counters]
+//   subscribe NAME [--frames N] [--boxes B [--overlay-every K]] [--max-held H] [--report-every K]
+//                [--pause] [--keep-all] [--gl] [--no-wait] [--cuda-counters]
 //       FRAME <seq> <index> ok | FAIL ...; DONE received=<n>; RES fds=<n> rss_kib=<n>;
 //       stdin: "status", "drop" (let go of kept frames), "quit"
 #include <handoff/cuda.hpp>
@@ -265,7 +265,9 @@ std::string verify(const LiveFrame& f, const Args& a, void* gl) {
 #endif
   }
   std::string why = check_pattern(host);
-  if (why.empty()) why = check_overlays(f.overlays.get(), f.frame.index, static_cast<std::uint32_t>(a.num("boxes", 0)));
+  const long every = a.num("overlay-every", 1);
+  const auto boxes = static_cast<std::uint32_t>(f.frame.index % every == 0 ? a.num("boxes", 0) : 0);
+  if (why.empty()) why = check_overlays(f.overlays.get(), f.frame.index, boxes);
   return why;
 }
 
@@ -309,9 +311,11 @@ int subscribe(const Args& a) {
     if (!f || done) continue;
     ++got;
     const std::string why = verify(f, a, gl.get());
-    say(why.empty() ? "FRAME " + std::to_string(f.sequence) + " " + std::to_string(f.frame.index) + " ok"
-                    : "FAIL frame " + std::to_string(f.sequence) + ": " + why);
+    const std::string line = why.empty() ? "FRAME " + std::to_string(f.sequence) + " " + std::to_string(f.frame.index) + " ok"
+                                         : "FAIL frame " + std::to_string(f.sequence) + ": " + why;
     if (a.has("keep-all")) kept.push_back(std::move(f));
+    f = LiveFrame{};  // released before the line goes out
+    say(line);
     if (every && got % every == 0)
       say("RES fds=" + std::to_string(open_descriptors()) + " rss_kib=" + std::to_string(resident_kib()) +
           " frame=" + std::to_string(got));

@@ -265,6 +265,7 @@ PublisherStats PublisherCore::stats() const {
   s.subscribers = active_.load(std::memory_order_acquire);
   s.held_slots = static_cast<std::size_t>(
       std::count_if(slots_.begin(), slots_.end(), [](const RingSlot& r) { return r.holds > 0; }));
+  for (const RingSlot& r : slots_) s.held_frames += r.holds;
   return s;
 }
 

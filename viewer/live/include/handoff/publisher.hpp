@@ -73,6 +73,7 @@ struct PublisherStats {
   std::uint64_t skipped_sends = 0;    // per-subscriber sends skipped (its socket full, or it held its limit)
   std::size_t subscribers = 0;        // connected now
   std::size_t held_slots = 0;         // slots some subscriber holds now
+  std::size_t held_frames = 0;        // frames held now, over every subscriber
   std::uint64_t subscribers_seen = 0;
   std::uint64_t peers_refused = 0;    // credentials, version, memory kind, too many
   std::uint64_t peers_dropped = 0;    // disconnected for a malformed or hostile message
