@@ -285,7 +285,12 @@ int subscribe(const Args& a) {
   o.client = "peer";
   std::unique_ptr<GlWorker> gl;
 #if HANDOFF_LIVE_PEER_GL
-  if (a.has("gl")) gl = std::make_unique<GlWorker>(GlWorkerOptions{});
+  if (a.has("gl")) {
+    GlWorkerOptions go;
+    go.headless.debug = true;
+    go.throw_on_gl_error = true;  // a KHR_debug error fails the frame's check
+    gl = std::make_unique<GlWorker>(std::move(go));
+  }
 #endif
   auto sub = std::make_unique<Subscriber>(a.name, o);
   const long frames = a.num("frames", 0), every = a.num("report-every", 0);
@@ -310,7 +315,12 @@ int subscribe(const Args& a) {
     LiveFrame f = sub->next(std::chrono::milliseconds(20));
     if (!f || done) continue;
     ++got;
-    const std::string why = verify(f, a, gl.get());
+    std::string why;
+    try {
+      why = verify(f, a, gl.get());
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
     const std::string line = why.empty() ? "FRAME " + std::to_string(f.sequence) + " " + std::to_string(f.frame.index) + " ok"
                                          : "FAIL frame " + std::to_string(f.sequence) + ": " + why;
     if (a.has("keep-all")) kept.push_back(std::move(f));
