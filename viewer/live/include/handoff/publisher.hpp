@@ -131,12 +131,16 @@ class Publisher {
   Publisher& operator=(const Publisher&) = delete;
 
   // Copies `frame` (host or CUDA memory) into a free slot and announces it
-  // with `overlays` (may be null). CUDA frames are copied on `cuda_stream`
-  // (a CUstream; null: the publisher's own stream, which waits for the legacy
-  // default stream), so the producer's work on that stream is ordered before
-  // the copy. Returns false when every slot was held (the frame is dropped and
-  // counted). Throws UsageError for a frame it cannot take (GL / Vulkan
-  // memory, invalid layout) and handoff::Error when a copy fails.
+  // with `overlays` (may be null). Into CUDA slots the copy is queued on
+  // `cuda_stream` (a CUstream; null: the legacy default stream), after the
+  // producer's work on that stream, and the frame is announced with the slot's
+  // interprocess event recorded after it: publish() returns before the copy
+  // ran, so keep the source unchanged until that stream has passed it (where
+  // there are no interprocess events the stream is synchronised first).
+  // Host-to-host and into host slots the copy is done when it returns.
+  // Returns false when every slot was held (the frame is dropped and counted).
+  // Throws UsageError for a frame it cannot take (GL / Vulkan memory, invalid
+  // layout) and handoff::Error when a copy fails.
   bool publish(const Frame& frame, const viewer::OverlayFrame* overlays = nullptr, void* cuda_stream = nullptr);
 
 #if HANDOFF_HAVE_VULKAN
