@@ -22,7 +22,10 @@ namespace {
 }  // namespace
 
 MemoryMap::MemoryMap(int fd, std::size_t size, bool writable, const std::string& what) : size_(size) {
-  void* p = ::mmap(nullptr, size, writable ? PROT_READ | PROT_WRITE : PROT_READ, MAP_SHARED, fd, 0);
+  // The writer's mapping is populated now: a slot's pages are allocated when
+  // the slot is, not one fault at a time in the middle of a frame.
+  const int flags = MAP_SHARED | (writable ? MAP_POPULATE : 0);
+  void* p = ::mmap(nullptr, size, writable ? PROT_READ | PROT_WRITE : PROT_READ, flags, fd, 0);
   if (p == MAP_FAILED) fail("mmap", what + " (" + std::to_string(size) + " bytes)");
   data_ = static_cast<std::byte*>(p);
 }
