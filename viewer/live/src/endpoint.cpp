@@ -84,7 +84,9 @@ PublisherListing probe(const std::filesystem::path& path, int timeout_ms) {
   int error = 0;
   UniqueFd fd = detail::connect_to(path, error);
   if (!fd) {
-    l.status = error == ECONNREFUSED ? "stale socket (no publisher listening)" : detail::errno_text(error);
+    l.status = error == ECONNREFUSED ? "stale socket (no publisher listening)"
+               : error == EAGAIN         ? "busy (its queue of pending connections is full)"
+                                         : detail::errno_text(error);
     return l;
   }
   try {

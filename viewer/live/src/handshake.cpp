@@ -23,7 +23,7 @@ Message await_answer(int fd, int timeout_ms, int wake_fd) {
       if (wake_fd >= 0 && wait_readable(wake_fd, -1, 0)) throw Error("live subscriber stopped during the handshake");
       continue;
     }
-    Received r = receive_datagram(fd, buffer, false);
+    Received r = receive_datagram(fd, buffer);
     if (r.status == Received::WouldBlock) continue;
     if (r.status == Received::Closed) throw Error("the publisher closed the connection during the handshake");
     if (r.status == Received::Truncated) throw ProtocolError("header", "a datagram larger than 64 KiB");

@@ -117,7 +117,7 @@ void PublisherCore::accept_peers() {
 
 void PublisherCore::serve(PublisherClient& c, std::vector<std::byte>& buffer) {
   for (;;) {
-    Received r = receive_datagram(c.fd.get(), buffer, false);
+    Received r = receive_datagram(c.fd.get(), buffer);
     std::lock_guard lock(mutex_);
     if (c.dead) return;
     switch (r.status) {

@@ -55,7 +55,9 @@ UniqueFd listen_at(const std::filesystem::path& path) {
 
 UniqueFd connect_to(const std::filesystem::path& path, int& error) {
   const sockaddr_un a = address_of(path);
-  UniqueFd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+  // Non-blocking: a publisher whose queue of pending connections is full
+  // answers EAGAIN at once instead of holding the caller in connect().
+  UniqueFd fd(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   if (!fd) fail("socket", "AF_UNIX SOCK_SEQPACKET");
   int r;
   do {
@@ -124,7 +126,7 @@ void take_descriptors(msghdr& m, Received& out) {
 }
 }  // namespace
 
-Received receive_datagram(int fd, std::span<std::byte> buffer, bool wait) {
+Received receive_datagram(int fd, std::span<std::byte> buffer) {
   Received out;
   iovec iov{buffer.data(), buffer.size()};
   msghdr m{};
@@ -133,7 +135,7 @@ Received receive_datagram(int fd, std::span<std::byte> buffer, bool wait) {
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxDescriptors)];
   m.msg_control = control;
   m.msg_controllen = sizeof control;
-  const int flags = MSG_CMSG_CLOEXEC | (wait ? 0 : MSG_DONTWAIT);
+  const int flags = MSG_CMSG_CLOEXEC | MSG_DONTWAIT;
   ssize_t r;
   do {
     r = ::recvmsg(fd, &m, flags);

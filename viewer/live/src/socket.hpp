@@ -22,8 +22,9 @@ namespace handoff::live::detail {
 UniqueFd listen_at(const std::filesystem::path& path);
 
 // Connects to `path`. Returns an empty fd and sets `error` (an errno value:
-// ENOENT nothing there, ECONNREFUSED nobody listening) when it cannot.
-// The socket is close-on-exec and blocking.
+// ENOENT nothing there, ECONNREFUSED nobody listening, EAGAIN its queue of
+// pending connections is full) when it cannot. The socket is close-on-exec
+// and non-blocking (use poll and the non-blocking calls below).
 UniqueFd connect_to(const std::filesystem::path& path, int& error);
 
 // A connected socket pair (tests, benchmarks).
@@ -49,9 +50,9 @@ struct Received {
   bool control_truncated = false;  // MSG_CTRUNC: the peer sent more descriptors than fit
   int error = 0;                   // errno when Closed by an error
 };
-// Receives one datagram into `buffer`. `wait`: block until one arrives.
-// Truncated: it was larger than the buffer (the rest is discarded by the kernel).
-Received receive_datagram(int fd, std::span<std::byte> buffer, bool wait);
+// Receives one datagram into `buffer` without waiting (WouldBlock: none
+// there). Truncated: it was larger than the buffer (the rest is discarded).
+Received receive_datagram(int fd, std::span<std::byte> buffer);
 
 // Waits until `fd` is readable or `wake_fd` is, or `timeout_ms` passed (-1: no
 // limit). Returns true when `fd` is readable (or hung up).

@@ -59,7 +59,7 @@ void SubscriberCore::serve(Session& s) {
     }
     drain_event(wake_fd_.get());
     for (;;) {
-      Received r = receive_datagram(fd, buffer, false);
+      Received r = receive_datagram(fd, buffer);
       if (r.status == Received::WouldBlock) break;
       if (r.status == Received::Closed) {
         set_state(LinkState::PublisherGone, "publisher gone");
