@@ -108,27 +108,9 @@ struct ClientCase {
   std::string reason;  // expected in the Reject; empty: only the hang-up is expected
 };
 
-class HostileClient : public LiveTest {};
-
-TEST_F(HostileClient, EveryMalformedMessageIsRefusedAndThePublisherServesOn) {
-  PublisherOptions o;
-  o.hello_timeout = 200ms;
-  Publisher pub(name(), o);
-  Subscriber good(name());
-  ASSERT_TRUE(good.wait_for(LinkState::Connected, 10s));
-  int pipe_fds[2];
-  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
-  const UniqueFd pr(pipe_fds[0]), pw(pipe_fds[1]);
-  const UniqueFd mem = memfd(4096, 0);
-  std::int64_t index = 0;
-  for (; index < 8; ++index) {  // every slot allocated, and imported by the good subscriber
-    settle(pub);
-    ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, 32, 16, index)));
-    ASSERT_TRUE(good.next(10s));
-  }
-  const int baseline = open_descriptors();
-
-  const std::vector<ClientCase> cases = {
+// Each: what the client does on a fresh connection, and what the Reject must say.
+std::vector<ClientCase> client_cases(const std::string& publisher, int memfd_fd, int pipe_fd) {
+  return {
       {"truncated",
        [](int fd) {
          const auto h = hello_bytes();
@@ -143,9 +125,9 @@ TEST_F(HostileClient, EveryMalformedMessageIsRefusedAndThePublisherServesOn) {
          send_raw(fd, g);
        },
        "header.magic"},
-      {"descriptors with Hello", [&](int fd) { send_raw(fd, hello_bytes(), {mem.get(), pr.get()}); }, "descriptors"},
+      {"descriptors with Hello", [=](int fd) { send_raw(fd, hello_bytes(), {memfd_fd, pipe_fd}); }, "descriptors"},
       {"more descriptors than fit",
-       [&](int fd) { send_raw(fd, hello_bytes(), std::vector<int>(12, mem.get())); },
+       [=](int fd) { send_raw(fd, hello_bytes(), std::vector<int>(12, memfd_fd)); },
        "more descriptors than a message may carry"},
       {"a publisher's message",
        [](int fd) {
@@ -184,12 +166,35 @@ TEST_F(HostileClient, EveryMalformedMessageIsRefusedAndThePublisherServesOn) {
          set_u16(h, 4, kProtocolVersion + 1);
          send_raw(fd, h);
        },
-       "protocol version mismatch: publisher '" + name() + "' speaks version 1, the subscriber version 2"},
+       "protocol version mismatch: publisher '" + publisher + "' speaks version 1, the subscriber version 2"},
       {"a memory kind it does not accept", [](int fd) { send_raw(fd, hello_bytes(memory_bit(SlotMemory::Cuda))); },
        "shares host memory (host memfd), which the subscriber does not accept"},
       {"silence", [](int) {}, ""},
       {"an empty datagram", [](int fd) { send_raw(fd, {}); }, ""},
   };
+}
+
+class HostileClient : public LiveTest {};
+
+TEST_F(HostileClient, EveryMalformedMessageIsRefusedAndThePublisherServesOn) {
+  PublisherOptions o;
+  o.hello_timeout = 200ms;
+  Publisher pub(name(), o);
+  Subscriber good(name());
+  ASSERT_TRUE(good.wait_for(LinkState::Connected, 10s));
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  const UniqueFd pr(pipe_fds[0]), pw(pipe_fds[1]);
+  const UniqueFd mem = memfd(4096, 0);
+  std::int64_t index = 0;
+  for (; index < 8; ++index) {  // every slot allocated, and imported by the good subscriber
+    settle(pub);
+    ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, 32, 16, index)));
+    ASSERT_TRUE(good.next(10s));
+  }
+  const int baseline = open_descriptors();
+
+  const std::vector<ClientCase> cases = client_cases(name(), mem.get(), pr.get());
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);
     const int fd = connect_raw(pub.socket_path());
@@ -276,43 +281,13 @@ struct PublisherCase {
   LinkState state = LinkState::PublisherGone;
 };
 
-class HostilePublisher : public LiveTest {};
-
-TEST_F(HostilePublisher, AWellFormedFakeIsUnderstood) {
-  const int baseline = open_descriptors();
-  {
-    FakePublisher fake(socket_path(name(), true));
-    Subscriber sub(name());
-    fake.accept_hello();
-    fake.welcome();
-    const UniqueFd m = memfd(8192, F_SEAL_SHRINK | F_SEAL_GROW);
-    const Frame want = pattern_frame(PixelFormat::NV12, 32, 16, 0);
-    void* p = ::mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, m.get(), 0);
-    ASSERT_NE(p, MAP_FAILED);
-    for (std::uint32_t y = 0; y < 16; ++y) std::memcpy(static_cast<char*>(p) + y * 256, static_cast<const char*>(want.planes[0].data) + y * want.planes[0].pitch, 32);
-    for (std::uint32_t y = 0; y < 8; ++y)
-      std::memcpy(static_cast<char*>(p) + 256 * 16 + y * 256,
-                  static_cast<const char*>(want.planes[1].data) + y * want.planes[1].pitch, 32);
-    ::munmap(p, 8192);
-    send_raw(fake.peer(), encode_message(host_slot(8192)), {m.get()});
-    send_raw(fake.peer(), encode_message(frame_in_slot(32, 16)));
-    const LiveFrame f = sub.next(10s);
-    ASSERT_TRUE(f) << sub.status().message;
-    EXPECT_EQ(check_pattern(f.frame), "");
-    EXPECT_EQ(sub.status().pid, 4242u);
-  }
-  EXPECT_EQ(open_descriptors(), baseline);
-}
-
-TEST_F(HostilePublisher, EveryBrokenMessageEndsTheSessionWithItsReason) {
-  int pipe_fds[2];
-  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
-  const UniqueFd pr(pipe_fds[0]), pw(pipe_fds[1]);
-  const std::vector<PublisherCase> cases = {
+// Each: what the fake publisher sends after its Welcome, and what the subscriber's status must say.
+std::vector<PublisherCase> publisher_cases(int pipe_fd) {
+  return {
       {"a memfd without seals",
        [](FakePublisher& f) { send_raw(f.peer(), encode_message(host_slot(8192)), {memfd(8192, 0).get()}); },
        "memfd lacks the seals F_SEAL_SHRINK F_SEAL_GROW"},
-      {"a pipe for a slot", [&](FakePublisher& f) { send_raw(f.peer(), encode_message(host_slot(8192)), {pr.get()}); },
+      {"a pipe for a slot", [=](FakePublisher& f) { send_raw(f.peer(), encode_message(host_slot(8192)), {pipe_fd}); },
        "not a memfd"},
       {"two descriptors for a slot",
        [](FakePublisher& f) {
@@ -369,6 +344,41 @@ TEST_F(HostilePublisher, EveryBrokenMessageEndsTheSessionWithItsReason) {
       {"a subscriber's message", [](FakePublisher& f) { send_raw(f.peer(), hello_bytes()); },
        "which only a subscriber sends"},
   };
+}
+
+class HostilePublisher : public LiveTest {};
+
+TEST_F(HostilePublisher, AWellFormedFakeIsUnderstood) {
+  const int baseline = open_descriptors();
+  {
+    FakePublisher fake(socket_path(name(), true));
+    Subscriber sub(name());
+    fake.accept_hello();
+    fake.welcome();
+    const UniqueFd m = memfd(8192, F_SEAL_SHRINK | F_SEAL_GROW);
+    const Frame want = pattern_frame(PixelFormat::NV12, 32, 16, 0);
+    void* p = ::mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, m.get(), 0);
+    ASSERT_NE(p, MAP_FAILED);
+    for (std::uint32_t y = 0; y < 16; ++y) std::memcpy(static_cast<char*>(p) + y * 256, static_cast<const char*>(want.planes[0].data) + y * want.planes[0].pitch, 32);
+    for (std::uint32_t y = 0; y < 8; ++y)
+      std::memcpy(static_cast<char*>(p) + 256 * 16 + y * 256,
+                  static_cast<const char*>(want.planes[1].data) + y * want.planes[1].pitch, 32);
+    ::munmap(p, 8192);
+    send_raw(fake.peer(), encode_message(host_slot(8192)), {m.get()});
+    send_raw(fake.peer(), encode_message(frame_in_slot(32, 16)));
+    const LiveFrame f = sub.next(10s);
+    ASSERT_TRUE(f) << sub.status().message;
+    EXPECT_EQ(check_pattern(f.frame), "");
+    EXPECT_EQ(sub.status().pid, 4242u);
+  }
+  EXPECT_EQ(open_descriptors(), baseline);
+}
+
+TEST_F(HostilePublisher, EveryBrokenMessageEndsTheSessionWithItsReason) {
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  const UniqueFd pr(pipe_fds[0]), pw(pipe_fds[1]);
+  const std::vector<PublisherCase> cases = publisher_cases(pr.get());
   const int baseline = open_descriptors();
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);

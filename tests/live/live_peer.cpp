@@ -271,6 +271,18 @@ std::string verify(const LiveFrame& f, const Args& a, void* gl) {
   return why;
 }
 
+// "FRAME <seq> <index> ok", or "FAIL frame <seq>: <why>".
+std::string check_line(const LiveFrame& f, const Args& a, void* gl) {
+  std::string why;
+  try {
+    why = verify(f, a, gl);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  return why.empty() ? "FRAME " + std::to_string(f.sequence) + " " + std::to_string(f.frame.index) + " ok"
+                     : "FAIL frame " + std::to_string(f.sequence) + ": " + why;
+}
+
 std::string status_line(const Subscriber& s) {
   const SubscriberStatus st = s.status();
   const SubscriberStats n = s.stats();
@@ -315,14 +327,7 @@ int subscribe(const Args& a) {
     LiveFrame f = sub->next(std::chrono::milliseconds(20));
     if (!f || done) continue;
     ++got;
-    std::string why;
-    try {
-      why = verify(f, a, gl.get());
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
-    const std::string line = why.empty() ? "FRAME " + std::to_string(f.sequence) + " " + std::to_string(f.frame.index) + " ok"
-                                         : "FAIL frame " + std::to_string(f.sequence) + ": " + why;
+    const std::string line = check_line(f, a, gl.get());
     if (a.has("keep-all")) kept.push_back(std::move(f));
     f = LiveFrame{};  // released before the line goes out
     say(line);
