@@ -197,6 +197,15 @@ TEST_F(CudaLive, WithoutInterprocessEventsTheStreamIsSynchronisedFirst) {
   EXPECT_EQ(check_pattern(to_host(f.frame)), "");
 }
 
+TEST_F(CudaLive, ASubscriberWithoutCudaFailsOnceSayingWhy) {
+  Publisher pub(name(), cuda_options());
+  PeerProcess peer({"subscribe", name()}, {"HANDOFF_CUDA_DRIVER=/nonexistent/libcuda.so.1"});
+  const std::string status = peer.expect("STATUS failed");
+  EXPECT_THAT(status, HasSubstr("shares CUDA memory, which this process cannot import: CUDA unavailable"));
+  peer.send("quit");
+  EXPECT_EQ(peer.wait_exit(), 0);
+}
+
 TEST_F(CudaLive, ForcedExportsFailWithTheirReason) {
   fake.set_vmm_supported(0);
   try {

@@ -24,7 +24,7 @@ namespace handoff::live::test {
 
 class PeerProcess {
  public:
-  // Runs HANDOFF_LIVE_PEER with `args`; `env` entries ("K=V") are added to this process's environment.
+  // Runs HANDOFF_LIVE_PEER with `args`; `env` entries ("K=V") replace or add to this process's environment.
   explicit PeerProcess(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
     int in[2], out[2];
     if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0) {
@@ -37,7 +37,12 @@ class PeerProcess {
     for (auto& s : full) argv.push_back(s.data());
     argv.push_back(nullptr);
     std::vector<std::string> envs;
-    for (char** e = environ; *e; ++e) envs.emplace_back(*e);
+    for (char** e = environ; *e; ++e) {
+      const std::string kv = *e;
+      bool replaced = false;
+      for (const auto& n : env) replaced = replaced || kv.rfind(n.substr(0, n.find('=') + 1), 0) == 0;
+      if (!replaced) envs.push_back(kv);
+    }
     envs.insert(envs.end(), env.begin(), env.end());
     std::vector<char*> envp;
     for (auto& s : envs) envp.push_back(s.data());

@@ -1,9 +1,11 @@
 #include "subscriber_core.hpp"
 
+#include <handoff/cuda.hpp>
 #include <handoff/log.hpp>
 
 #include "handshake.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -173,7 +175,13 @@ std::optional<SubscriberCore::Session> SubscriberCore::connect_once() {
     if (!stopping()) log(LogLevel::Warning, "live subscriber of '" + name_ + "': handshake: " + e.what());
     return std::nullopt;
   }
-  UniqueFd wake(::dup(wake_fd_.get()));
+  // Retrying cannot give this process a CUDA it does not have: say so once.
+  if (s.welcome.memory == SlotMemory::Cuda && !cuda::driver().usable()) {
+    fail("publisher '" + s.welcome.name + "' shares CUDA memory, which this process cannot import: " +
+         cuda::driver().describe());
+    return std::nullopt;
+  }
+  UniqueFd wake(::fcntl(wake_fd_.get(), F_DUPFD_CLOEXEC, 0));
   s.connection = std::make_shared<Connection>(std::move(fd), std::move(wake));
   s.slots.assign(s.welcome.slot_count, nullptr);
   {
