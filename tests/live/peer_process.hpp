@@ -125,6 +125,19 @@ class PeerProcess {
   void kill(int sig) {
     if (pid_ > 0) ::kill(pid_, sig);
   }
+  // SIGSTOP, returning once the process is stopped (a signal lands
+  // asynchronously: until then it may still run).
+  bool stop(std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+    kill(SIGSTOP);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (pid_ > 0) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG | WUNTRACED) == pid_ && WIFSTOPPED(status)) return true;
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return false;
+  }
   // The exit code (-signal when killed), or nullopt when it did not exit in time.
   std::optional<int> wait_exit(std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
