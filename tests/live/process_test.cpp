@@ -193,12 +193,14 @@ TEST_F(LiveProcess, TenThousandFramesKeepDescriptorsAndMemoryFlat) {
     }
   }
   EXPECT_EQ(open_descriptors(), fds_at_1000) << "publisher descriptors grew";
-  EXPECT_LT(resident_kib() - rss_at_1000, 4096) << "publisher memory grew (KiB)";
   ASSERT_EQ(reports.size(), 10u);
   for (const auto& r : reports) EXPECT_EQ(field(r, "fds"), field(reports[0], "fds")) << r;
-  EXPECT_LT(field(reports.back(), "rss_kib") - field(reports[0], "rss_kib"), 4096) << reports.back();
+  if (kResidentMemoryIsMeaningful) {
+    EXPECT_LT(resident_kib() - rss_at_1000, 4096) << "publisher memory grew (KiB)";
+    EXPECT_LT(field(reports.back(), "rss_kib") - field(reports[0], "rss_kib"), 4096) << reports.back();
+  }
   peer.send("quit");
-  EXPECT_EQ(peer.wait_exit(), 0);
+  EXPECT_EQ(peer.wait_exit(), 0);  // (with LeakSanitizer, a leak in the peer fails its exit)
 }
 
 TEST_F(LiveProcess, ListingSeesAPublisherProcess) {
