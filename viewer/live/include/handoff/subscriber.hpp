@@ -131,8 +131,9 @@ struct SubscriberStatus {
 class Subscriber {
  public:
   // Connects to socket_path(name_or_path), now or (with options.wait) when a
-  // publisher appears. Throws UsageError for a bad name; runtime problems are
-  // reported by status().
+  // publisher appears. Throws UsageError for a bad name, and handoff::Error
+  // when the socket folder cannot be used (XDG_RUNTIME_DIR unset for a name,
+  // a folder others can enter); everything later is reported by status().
   explicit Subscriber(std::string_view name_or_path, SubscriberOptions options = {});
   ~Subscriber();
   Subscriber(const Subscriber&) = delete;
