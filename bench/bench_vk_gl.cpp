@@ -49,25 +49,25 @@ using Clock = std::chrono::steady_clock;
 // A command buffer + fence, re-recorded for every frame that uses it.
 struct Submitter {
   VkContext& vk;
-  VkCommandPool pool = VK_NULL_HANDLE;
+  detail::UniqueVkCommandPool pool;  // frees cb
   VkCommandBuffer cb = VK_NULL_HANDLE;
+  detail::UniqueVkFence fence_handle;
   VkFence fence = VK_NULL_HANDLE;
   explicit Submitter(VkContext& v) : vk(v) {
     auto pci = vk::make<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
     pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
     pci.queueFamilyIndex = vk.queue_family();
-    HANDOFF_VK_CHECK(vkCreateCommandPool(vk.device(), &pci, nullptr, &pool));
+    VkCommandPool p = VK_NULL_HANDLE;
+    HANDOFF_VK_CHECK(vkCreateCommandPool(vk.device(), &pci, nullptr, &p));
+    pool = detail::UniqueVkCommandPool(p, {vk.device()});
     auto ai = vk::make<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
-    ai.commandPool = pool;
+    ai.commandPool = p;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
     ai.commandBufferCount = 1;
     HANDOFF_VK_CHECK(vkAllocateCommandBuffers(vk.device(), &ai, &cb));
     auto fci = vk::make<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
     HANDOFF_VK_CHECK(vkCreateFence(vk.device(), &fci, nullptr, &fence));
-  }
-  ~Submitter() {
-    vkDestroyFence(vk.device(), fence, nullptr);
-    vkDestroyCommandPool(vk.device(), pool, nullptr);
+    fence_handle = detail::UniqueVkFence(fence, {vk.device()});
   }
   // Records and submits; the fence signals when Vulkan is done.
   template <typename Record>
@@ -84,7 +84,7 @@ struct Submitter {
     si.pCommandBuffers = &cb;
     vk.queue_submit(si, fence);
   }
-  void wait() { vk.wait_fence(fence); }
+  void wait() { vk.wait_fence(fence, "bench frame fence"); }
 };
 
 void barrier(VkCommandBuffer cb) {
@@ -99,28 +99,27 @@ void barrier(VkCommandBuffer cb) {
 
 // Host-visible staging buffer for the copy path.
 struct Staging {
-  VkContext& vk;
+  detail::UniqueVkDeviceMemory memory;  // member order is destruction order
+  detail::UniqueVkBuffer buffer_handle;
   VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
   void* data = nullptr;
-  Staging(VkContext& v, VkDeviceSize size) : vk(v) {
+  Staging(VkContext& vk, VkDeviceSize size) {
     auto bi = vk::make<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
     bi.size = size;
     bi.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     HANDOFF_VK_CHECK(vkCreateBuffer(vk.device(), &bi, nullptr, &buffer));
+    buffer_handle = detail::UniqueVkBuffer(buffer, {vk.device()});
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(vk.device(), buffer, &req);
     auto ai = vk::make<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
     ai.allocationSize = req.size;
     ai.memoryTypeIndex = vk.memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
                                                                 VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-    HANDOFF_VK_CHECK(vkAllocateMemory(vk.device(), &ai, nullptr, &memory));
-    HANDOFF_VK_CHECK(vkBindBufferMemory(vk.device(), buffer, memory, 0));
-    HANDOFF_VK_CHECK(vkMapMemory(vk.device(), memory, 0, VK_WHOLE_SIZE, 0, &data));
-  }
-  ~Staging() {
-    vkFreeMemory(vk.device(), memory, nullptr);
-    vkDestroyBuffer(vk.device(), buffer, nullptr);
+    VkDeviceMemory m = VK_NULL_HANDLE;
+    HANDOFF_VK_CHECK(vkAllocateMemory(vk.device(), &ai, nullptr, &m));
+    memory = detail::UniqueVkDeviceMemory(m, {vk.device()});
+    HANDOFF_VK_CHECK(vkBindBufferMemory(vk.device(), buffer, m, 0));
+    HANDOFF_VK_CHECK(vkMapMemory(vk.device(), m, 0, VK_WHOLE_SIZE, 0, &data));
   }
 };
 
@@ -128,7 +127,7 @@ struct Setup {
   std::unique_ptr<GlWorker> gl;
   std::unique_ptr<VkContext> vk;
   std::unique_ptr<VkFrameProducer> producer;
-  VkGlFrame imported;
+  GlVkFrame imported;
   GLuint plain[2] = {0, 0};  // ordinary GL textures for the copy path
 };
 
@@ -147,10 +146,10 @@ void run(benchmark::State& state, Mode mode, bool stream) {
     o.validation = false;
     o.device_uuid = s.gl->info().device_uuid;
     s.vk = std::make_unique<VkContext>(o);
-    check_vk_gl_device(s.vk->info(), s.gl->info());
+    check_gl_vk_device(s.gl->info(), s.vk->info());
     s.producer = std::make_unique<VkFrameProducer>(*s.vk, PixelFormat::NV12, w, h, VkFrameProducer::Target::Images);
     s.producer->produce(1);
-    s.imported = VkGlFrame(*s.gl, *s.producer->images());  // import once
+    s.imported = GlVkFrame(*s.gl, *s.producer->images());  // import once
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
     return;
@@ -159,10 +158,9 @@ void run(benchmark::State& state, Mode mode, bool stream) {
   const std::uint32_t cw = chroma_width(w), ch = chroma_height(h);
   const std::size_t luma_bytes = std::size_t(w) * h, chroma_bytes = std::size_t(cw) * ch * 2;
   s.gl->run([&] {
-    glCreateTextures(GL_TEXTURE_2D, 2, s.plain);
-    glTextureStorage2D(s.plain[0], 1, GL_R8, GLsizei(w), GLsizei(h));
-    glTextureStorage2D(s.plain[1], 1, GL_RG8, GLsizei(cw), GLsizei(ch));
-    HANDOFF_GL_CHECK("glTextureStorage2D");
+    HANDOFF_GL_CHECK(glCreateTextures(GL_TEXTURE_2D, 2, s.plain));
+    HANDOFF_GL_CHECK(glTextureStorage2D(s.plain[0], 1, GL_R8, GLsizei(w), GLsizei(h)));
+    HANDOFF_GL_CHECK(glTextureStorage2D(s.plain[1], 1, GL_RG8, GLsizei(cw), GLsizei(ch)));
   });
   std::vector<std::unique_ptr<Submitter>> subs;
   std::vector<std::unique_ptr<Staging>> staging;
@@ -194,13 +192,13 @@ void run(benchmark::State& state, Mode mode, bool stream) {
   };
   // GL's half, on the worker: wait for the slot's fence, then use the frame.
   auto gl_handoff = [&](int i) {
-    vk.wait_fence(subs[i]->fence);
+    vk.wait_fence(subs[i]->fence, "bench frame fence");
     glBindTextureUnit(0, luma_tex);
     glBindTextureUnit(1, chroma_tex);
     glFlush();
   };
   auto gl_copy = [&](int i) {
-    vk.wait_fence(subs[i]->fence);
+    vk.wait_fence(subs[i]->fence, "bench frame fence");
     const auto* bytes = static_cast<const unsigned char*>(staging[i]->data);
     glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
     glTextureSubImage2D(s.plain[0], 0, 0, 0, GLsizei(w), GLsizei(h), GL_RED, GL_UNSIGNED_BYTE, bytes);
@@ -251,7 +249,7 @@ void run(benchmark::State& state, Mode mode, bool stream) {
         break;
       case Mode::VkFenceOnly:
         submit_handoff(0);
-        vk.wait_fence(subs[0]->fence);
+        vk.wait_fence(subs[0]->fence, "bench frame fence");
         break;
       case Mode::GlHopOnly:
         s.gl->run([&] {
@@ -266,8 +264,7 @@ void run(benchmark::State& state, Mode mode, bool stream) {
   total_s = std::chrono::duration<double>(Clock::now() - t_start).count();
   s.gl->run([&] {
     glFinish();
-    glDeleteTextures(2, s.plain);
-    HANDOFF_GL_CHECK("glDeleteTextures");
+    HANDOFF_GL_CHECK(glDeleteTextures(2, s.plain));
   });
   s.imported.reset();
   s.producer.reset();
@@ -281,7 +278,7 @@ void run(benchmark::State& state, Mode mode, bool stream) {
     state.counters["ratio"] = it->second / per_frame_s;  // handoff / copy: the goal is <= 0.1
   }
   state.SetLabel(std::string(s.vk->info().name) + ", sync: " +
-                 (vk_gl_sync(s.vk->info(), s.gl->info()) == VkGlSync::CpuFence ? "CPU fence" : "semaphores"));
+                 (gl_vk_sync(s.gl->info(), s.vk->info()) == GlVkSync::CpuFence ? "CPU fence" : "semaphores"));
 }
 
 void BM_VkToGl_Handoff(benchmark::State& state) { run(state, Mode::Handoff, false); }

@@ -9,6 +9,7 @@
 #include <handoff/error.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
+#include <handoff/testing.hpp>
 
 #include "cuda/cuda_api.hpp"
 
@@ -748,9 +749,9 @@ NB_MODULE(_handoff, m) {
       .def("__dlpack_device__", [](const PyFrame& f) { return dlpack_device_tuple(f.frame); })
       .def("__repr__", [](const PyFrame& f) { return frame_repr(f.frame); });
 
-  m.def("_live_frames", &live_frames, "Frame storage objects alive (host allocations, imported planes).");
+  m.def("_live_frames", &testing::live_frames, "Frame storage objects alive (host allocations, imported planes).");
   m.def("_export_counts", [] {
-    const ExportCounts c = export_counts();
+    const testing::ExportCounts c = testing::export_counts();
     nb::dict d;
     d["live"] = c.live;
     d["exported"] = c.exported;

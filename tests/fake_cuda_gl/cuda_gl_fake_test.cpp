@@ -7,6 +7,7 @@
 #include <handoff/cuda_gl_buffer.hpp>
 #include <handoff/gl_buffer.hpp>
 #include <handoff/log.hpp>
+#include <handoff/testing.hpp>
 
 #include "cuda/cuda_api.hpp"
 #include "fake_cuda_control.hpp"
@@ -80,7 +81,7 @@ class FakeCudaGl : public test::GlWorkerFixture {
     worker().run([] {});  // queued releases have run
     EXPECT_EQ(fake.live_registrations(), registrations0);
     EXPECT_EQ(fake.live_mappings(), mappings0);
-    EXPECT_EQ(detail::live_resources(*worker().core()), 0u);
+    EXPECT_EQ(testing::live_resources(*worker().core()), 0u);
   }
   static CudaGlOptions cuda_options(CudaGlAccess a = CudaGlAccess::ReadWrite) {
     CudaGlOptions o;
@@ -324,8 +325,9 @@ TEST_F(FakeCudaGl, ADifferentGpuIsRefusedNamingBothDevices) {
   o.cuda_device = 0;  // the same GPU passes the check
   EXPECT_NO_THROW(CudaGlBuffer(worker(), b, o));
   o.cuda_device = 1;
-  o.verify_same_gpu = false;  // explicitly waived
+  testing::skip_same_gpu_check(worker());  // explicitly waived (handoff/testing.hpp)
   EXPECT_NO_THROW(CudaGlBuffer(worker(), b, o));
+  testing::skip_same_gpu_check(worker(), false);
   o.cuda_device = 7;
   EXPECT_THROW(CudaGlBuffer(worker(), b, o), UsageError);
 }

@@ -4,6 +4,7 @@
 #include <handoff/cuda.hpp>
 #include <handoff/cuda_gl_buffer.hpp>
 #include <handoff/gl_buffer.hpp>
+#include <handoff/testing.hpp>
 
 #include "gl_fixture.hpp"
 
@@ -29,7 +30,7 @@ bool is_buffer(GlWorker& w, unsigned name) {
   return w.run([name] { return glIsBuffer(name) == GL_TRUE; });
 }
 
-std::size_t live(GlWorker& w) { return detail::live_resources(*w.core()); }
+std::size_t live(GlWorker& w) { return testing::live_resources(*w.core()); }
 
 TEST_F(GlWorkerFixture, BufferIsMadeAndDeletedOnTheWorker) {
   const std::size_t before = live(worker());
@@ -213,9 +214,9 @@ TEST_F(GlWorkerFixture, ShutdownReleasesWhatIsStillAliveAndLaterDestructionIsHar
   auto cb = std::make_unique<CudaGlBuffer>(worker(), *b, CudaGlOptions{.backend = MapBackend::Host});
   auto m = std::make_unique<Mapping>(cb->map());
   std::shared_ptr<detail::WorkerCore> core = worker().core();
-  EXPECT_EQ(detail::live_resources(*core), 2u);
+  EXPECT_EQ(testing::live_resources(*core), 2u);
   destroy_worker();  // unmaps, unregisters, deletes the buffer, destroys the context
-  EXPECT_EQ(detail::live_resources(*core), 0u);
+  EXPECT_EQ(testing::live_resources(*core), 0u);
   EXPECT_FALSE(cb->mapped());
   EXPECT_NO_THROW(m->unmap());
   m.reset();
@@ -251,7 +252,7 @@ TEST_F(GlWorkerFixture, BuffersDestroyedDuringShutdownAreAllReleasedOnce) {
   go = true;
   destroy_worker();  // races the destruction above: each release runs exactly once, on the worker
   for (auto& th : threads) th.join();
-  EXPECT_EQ(detail::live_resources(*core), 0u);
+  EXPECT_EQ(testing::live_resources(*core), 0u);
 }
 
 TEST_F(GlWorkerFixture, ManyThreadsMapAndUnmapTheirOwnBuffers) {

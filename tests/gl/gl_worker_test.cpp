@@ -5,6 +5,8 @@
 #include <handoff/gl_check.hpp>
 #include <handoff/gl_worker.hpp>
 #include <handoff/log.hpp>
+#include <handoff/testing.hpp>
+#include <handoff/wait.hpp>
 
 #include "gl_fixture.hpp"
 
@@ -12,6 +14,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <future>
 #include <set>
 #include <stdexcept>
@@ -46,8 +52,45 @@ struct LogCapture {
   std::vector<std::string> lines;
 };
 
-void wait_until(const std::function<bool()>& pred) {
-  while (!pred()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+using namespace std::chrono_literals;
+
+// Polls pred until it holds. After `limit` it fails the test and returns false
+// instead of spinning forever (a deadlock then fails, not hangs, the test).
+bool wait_until(const std::function<bool()>& pred, std::chrono::seconds limit = 10s) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > end) {
+      ADD_FAILURE() << "wait_until: the condition did not hold within " << limit.count() << " s";
+      return false;
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+// Shortens the library-wide wait limit (handoff/wait.hpp) for a scope.
+struct ShortWaitLimit {
+  explicit ShortWaitLimit(std::chrono::nanoseconds limit) { set_wait_limit(limit); }
+  ~ShortWaitLimit() { set_wait_limit(std::chrono::nanoseconds(0)); }
+  ShortWaitLimit(const ShortWaitLimit&) = delete;
+  ShortWaitLimit& operator=(const ShortWaitLimit&) = delete;
+};
+
+// An application-style context (wrap_context around a headless EGL one) whose
+// destruction is counted once the EGL context itself is gone.
+std::unique_ptr<GlContext> counted_context(std::atomic<int>& destroyed, bool debug = true) {
+  HeadlessContextOptions h;
+  h.debug = debug;
+  auto inner = std::shared_ptr<GlContext>(create_headless_context(h).release(), [&destroyed](GlContext* c) {
+    delete c;
+    destroyed++;
+  });
+  ExternalContext c;
+  c.make_current = [inner] { inner->make_current(); };
+  c.done_current = [inner] { inner->done_current(); };
+  c.get_proc_address = [inner](const char* n) { return inner->get_proc_address(n); };
+  c.description = "counted test context";
+  return wrap_context(std::move(c));
 }
 
 TEST_F(GlWorkerFixture, ContextIsGl45CoreWithDebugOutput) {
@@ -163,7 +206,7 @@ TEST_F(GlWorkerFixture, ShutdownFailsQueuedCallsWithWorkerStopped) {
     blocking = true;
     blocker.wait();
   });
-  wait_until([&] { return blocking.load(); });
+  ASSERT_TRUE(wait_until([&] { return blocking.load(); }));
 
   constexpr int kCallers = 4;
   std::atomic<int> stopped{0}, ran{0}, other{0};
@@ -181,7 +224,7 @@ TEST_F(GlWorkerFixture, ShutdownFailsQueuedCallsWithWorkerStopped) {
   }
   std::atomic<int> posted_ran{0};
   LogCapture capture;
-  wait_until([&] { return worker().queued() == kCallers; });
+  wait_until([&] { return testing::queued(worker()) == kCallers; });
   worker().post([&] { posted_ran++; });
 
   std::thread stopper([&] { worker().shutdown(); });
@@ -212,13 +255,12 @@ TEST_F(GlWorkerFixture, ExceptionsInPostedCallsAreLoggedAndTheWorkerGoesOn) {
 TEST_F(GlWorkerFixture, FenceOrdersWorkAndSignals) {
   bool signalled = worker().run([] {
     GLuint b = 0;
-    glCreateBuffers(1, &b);
-    glNamedBufferStorage(b, 1024, nullptr, GL_DYNAMIC_STORAGE_BIT);
+    HANDOFF_GL_CHECK(glCreateBuffers(1, &b));
+    HANDOFF_GL_CHECK(glNamedBufferStorage(b, 1024, nullptr, GL_DYNAMIC_STORAGE_BIT));
     GlFence f = GlFence::insert();
     f.gpu_wait();
     bool ok = f.client_wait(5'000'000'000ull);
-    glDeleteBuffers(1, &b);
-    HANDOFF_GL_CHECK("fence test");
+    HANDOFF_GL_CHECK(glDeleteBuffers(1, &b), "fence test");
     return ok;
   });
   EXPECT_TRUE(signalled);
@@ -233,8 +275,7 @@ TEST_F(GlWorkerFixture, GlCheckNamesTheCallAndError) {
       glCreateBuffers(1, &b);
       glDeleteBuffers(1, &b);
       // Writing to a deleted buffer name: GL_INVALID_OPERATION (and a KHR_debug error).
-      glNamedBufferSubData(b, 0, 4, "abcd");
-      HANDOFF_GL_CHECK("glNamedBufferSubData");
+      HANDOFF_GL_CHECK(glNamedBufferSubData(b, 0, 4, "abcd"));
     });
     FAIL() << "no exception";
   } catch (const Error& e) {
@@ -250,8 +291,8 @@ TEST_F(GlWorkerFixture, GlCheckNamesTheCallAndError) {
 TEST(GlWorker, DebugErrorMessagesCanBeMadeFatal) {
   test::GlErrorCollector errors;
   GlWorkerOptions o = test::debug_worker_options(errors);
-  o.throw_on_gl_error = true;
   GlWorker w(o);
+  testing::throw_on_gl_errors(w);
   try {
     w.run([] { glBindBuffer(0x1234, 0); });  // invalid target
     FAIL() << "a KHR_debug error did not fail the call";
@@ -261,7 +302,7 @@ TEST(GlWorker, DebugErrorMessagesCanBeMadeFatal) {
     EXPECT_NE(std::string(e.what()).find("ERROR"), std::string::npos);
   }
   w.run([] { glGetError(); });         // clean calls pass again
-  EXPECT_EQ(w.gl_error_count(), 1u);
+  EXPECT_EQ(testing::gl_error_count(w), 1u);
   EXPECT_EQ(errors.errors().size(), 1u);
 }
 
@@ -334,6 +375,254 @@ TEST(GlWorker, TwoWorkersLiveSideBySide) {
   EXPECT_NE(b.run([] { return glGetString(GL_RENDERER); }), nullptr);
   b.shutdown();
   errors.fail_on_errors();
+}
+
+// A run() call that outlives the wait limit: its caller gets WaitTimeout naming
+// the worker and what it waited for; a call queued behind it is withdrawn
+// unrun; the stuck call finishes later on the worker, which drops its result
+// (nothing is written into the callers' frames, which are gone by then).
+// A call stuck on the worker past the limit: another caller's call, queued
+// behind it, is withdrawn with a WaitTimeout naming what the worker is busy
+// with and never runs; the stuck call's own caller waits for it (it runs on
+// that caller's stack), with a warning, and gets its result when it returns.
+TEST_F(GlWorkerFixture, ACallQueuedBehindAStuckCallTimesOutAndTheStuckCallsCallerWaitsForIt) {
+  LogCapture capture;
+  std::atomic<bool> entered{false}, release{false}, queued_ran{false};
+  int result = 0;
+  std::thread stuck_caller;
+  {
+    ShortWaitLimit limit(100ms);
+    stuck_caller = std::thread([&] {
+      result = worker().run([&] {
+        entered = true;
+        wait_until([&] { return release.load(); });
+        return 7;
+      });
+    });
+    ASSERT_TRUE(wait_until([&] { return entered.load(); }));
+    try {
+      worker().run([&] { queued_ran = true; });
+      ADD_FAILURE() << "no WaitTimeout";
+    } catch (const WaitTimeout& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("GL worker 'test-gl': run() result"), std::string::npos) << m;
+      EXPECT_NE(m.find("had not started"), std::string::npos) << m;
+      EXPECT_NE(m.find("busy with a run() call"), std::string::npos) << m;
+    }
+    EXPECT_EQ(testing::queued(worker()), 0u) << "the timed-out call left the queue";
+    EXPECT_TRUE(wait_until([&] { return capture.contains("still running after 100 ms"); }))
+        << "the stuck call's caller says it keeps waiting";
+  }
+  release = true;
+  stuck_caller.join();
+  EXPECT_EQ(result, 7) << "the stuck call's caller got its result";
+  EXPECT_EQ(worker().run([] { return 5; }), 5);
+  EXPECT_FALSE(queued_ran.load()) << "a withdrawn call must never run";
+  EXPECT_TRUE(worker().run([] { return glGetString(GL_VERSION) != nullptr; }));
+}
+
+// shutdown() of a worker stuck in a call returns after the wait limit, says so
+// in the log, and leaves the thread to finish; when the call returns, the
+// worker drains, releases and destroys its context on its own.
+TEST(GlWorker, ShuttingDownAStuckWorkerIsBoundedAndTheWorkerCleansUpLater) {
+  test::GlErrorCollector errors;
+  std::atomic<int> destroyed{0};
+  GlWorkerOptions o = test::debug_worker_options(errors, "stuck-gl");
+  o.context_factory = [&] { return counted_context(destroyed); };
+  auto w = std::make_unique<GlWorker>(o);
+  std::atomic<bool> entered{false}, release{false};
+  w->post([&] {
+    entered = true;
+    wait_until([&] { return release.load(); });
+  });
+  ASSERT_TRUE(wait_until([&] { return entered.load(); }));
+  LogCapture capture;
+  {
+    ShortWaitLimit limit(100ms);
+    w->shutdown();
+  }
+  EXPECT_TRUE(w->stopped());
+  EXPECT_TRUE(capture.contains("GL worker 'stuck-gl': shutdown")) << "the stuck shutdown is not silent";
+  EXPECT_EQ(destroyed.load(), 0) << "the context stays while the stuck call runs";
+  w.reset();
+  release = true;
+  EXPECT_TRUE(wait_until([&] { return destroyed.load() == 1; })) << "the worker never finished";
+  errors.fail_on_errors();
+}
+
+// A context factory that does not return within the limit: the constructor
+// throws WaitTimeout; the context made late is destroyed, never used.
+TEST(GlWorker, AContextFactoryPastTheWaitLimitIsAWaitTimeout) {
+  std::atomic<bool> release{false};
+  std::atomic<int> destroyed{0};
+  GlWorkerOptions o;
+  o.name = "slow-start";
+  o.context_factory = [&] {
+    wait_until([&] { return release.load(); });
+    return counted_context(destroyed, false);
+  };
+  {
+    ShortWaitLimit limit(100ms);
+    try {
+      GlWorker w(o);
+      ADD_FAILURE() << "no WaitTimeout";
+    } catch (const WaitTimeout& e) {
+      EXPECT_NE(std::string(e.what()).find("GL worker 'slow-start': context creation"), std::string::npos)
+          << e.what();
+    }
+  }
+  release = true;
+  EXPECT_TRUE(wait_until([&] { return destroyed.load() == 1; }));
+}
+
+TEST(GlWorker, WaitUntilFailsTheTestInsteadOfHanging) {
+  EXPECT_NONFATAL_FAILURE(wait_until([] { return false; }, 0s), "did not hold within 0 s");
+}
+
+// --- load_gl --------------------------------------------------------------------
+// glad's entry points are process-wide, so each scenario runs in a fresh
+// process (a death test that must exit 0) where nothing loaded GL before; it
+// says on stderr what went wrong.
+[[noreturn]] void scenario_failed(const std::string& what) {
+  std::fprintf(stderr, "scenario failed: %s\n", what.c_str());
+  std::exit(1);
+}
+void expect_in_scenario(bool ok, const std::string& what) {
+  if (!ok) scenario_failed(what);
+}
+
+// A driver's entry points are the same for every context (as EGL's are); what
+// they answer depends on the context current on the calling thread. These
+// stand in for glGetIntegerv / glGetStringi of a driver whose contexts differ:
+// while a context from driver_context(true) is current, the memory-object and
+// semaphore extensions are hidden.
+thread_local bool tl_hide_interop = false;
+PFNGLGETINTEGERVPROC g_real_get_integerv = nullptr;
+PFNGLGETSTRINGIPROC g_real_get_stringi = nullptr;
+
+std::vector<GLuint> visible_extensions() {
+  GLint n = 0;
+  g_real_get_integerv(GL_NUM_EXTENSIONS, &n);
+  std::vector<GLuint> out;
+  for (GLint i = 0; i < n; ++i) {
+    const auto* e = reinterpret_cast<const char*>(g_real_get_stringi(GL_EXTENSIONS, GLuint(i)));
+    const bool hidden = tl_hide_interop && e &&
+                        (std::strncmp(e, "GL_EXT_memory_object", 20) == 0 || std::strncmp(e, "GL_EXT_semaphore", 16) == 0);
+    if (!hidden) out.push_back(GLuint(i));
+  }
+  return out;
+}
+void GLAD_API_PTR shim_get_integerv(GLenum pname, GLint* v) {
+  if (pname == GL_NUM_EXTENSIONS && tl_hide_interop) *v = GLint(visible_extensions().size());
+  else g_real_get_integerv(pname, v);
+}
+const GLubyte* GLAD_API_PTR shim_get_stringi(GLenum name, GLuint i) {
+  if (name != GL_EXTENSIONS || !tl_hide_interop) return g_real_get_stringi(name, i);
+  const auto visible = visible_extensions();
+  return i < visible.size() ? g_real_get_stringi(name, visible[i]) : nullptr;
+}
+
+std::unique_ptr<GlContext> driver_context(bool hide_interop) {
+  auto inner = std::shared_ptr<GlContext>(create_headless_context());
+  g_real_get_integerv = reinterpret_cast<PFNGLGETINTEGERVPROC>(inner->get_proc_address("glGetIntegerv"));
+  g_real_get_stringi = reinterpret_cast<PFNGLGETSTRINGIPROC>(inner->get_proc_address("glGetStringi"));
+  ExternalContext c;
+  c.make_current = [inner, hide_interop] {
+    inner->make_current();
+    tl_hide_interop = hide_interop;
+  };
+  c.done_current = [inner] {
+    inner->done_current();
+    tl_hide_interop = false;
+  };
+  c.get_proc_address = [inner](const char* n) -> void* {
+    if (!std::strcmp(n, "glGetIntegerv")) return reinterpret_cast<void*>(&shim_get_integerv);
+    if (!std::strcmp(n, "glGetStringi")) return reinterpret_cast<void*>(&shim_get_stringi);
+    return inner->get_proc_address(n);
+  };
+  c.description = hide_interop ? "context without the interop extensions" : "context with them";
+  return wrap_context(std::move(c));
+}
+
+// Whether this driver has GL_EXT_memory_object, asked without load_gl (which
+// would load glad in the test process before the scenario's fresh one).
+bool driver_has_memory_object() {
+  auto ctx = create_headless_context();
+  ctx->make_current();
+  auto get_integerv = reinterpret_cast<PFNGLGETINTEGERVPROC>(ctx->get_proc_address("glGetIntegerv"));
+  auto get_stringi = reinterpret_cast<PFNGLGETSTRINGIPROC>(ctx->get_proc_address("glGetStringi"));
+  GLint n = 0;
+  get_integerv(GL_NUM_EXTENSIONS, &n);
+  bool found = false;
+  for (GLint i = 0; i < n && !found; ++i)
+    found = !std::strcmp(reinterpret_cast<const char*>(get_stringi(GL_EXTENSIONS, GLuint(i))), "GL_EXT_memory_object");
+  ctx->done_current();
+  return found;
+}
+
+void a_failed_load_then_a_good_one() {
+  auto ctx = create_headless_context();  // not current: nothing can be loaded from it yet
+  try {
+    load_gl(*ctx);
+    scenario_failed("load_gl without a current context did not throw");
+  } catch (const Error& e) {
+    expect_in_scenario(std::string(e.what()).find("EGL surfaceless") != std::string::npos,
+                       std::string("the error does not name the context: ") + e.what());
+  }
+  ctx->make_current();
+  try {
+    load_gl(*ctx);
+  } catch (const std::exception& e) {
+    scenario_failed(std::string("load_gl after a failed first call: ") + e.what());
+  }
+  expect_in_scenario(glGetString(GL_VERSION) != nullptr, "glGetString(GL_VERSION) is null after loading");
+  ctx->done_current();
+}
+
+TEST(LoadGl, AFailedFirstLoadCanBeRetried) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        a_failed_load_then_a_good_one();
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+void two_contexts_with_their_own_extensions() {
+  auto without = driver_context(true), with = driver_context(false);
+  without->make_current();
+  load_gl(*without);  // first: glad sees no memory objects, so loads none of their entry points
+  expect_in_scenario(!query_gl_info(without->description()).memory_object, "the hiding context shows memory objects");
+  expect_in_scenario(glad_glCreateMemoryObjectsEXT == nullptr, "the scenario's premise: no entry point yet");
+  without->done_current();
+
+  with->make_current();
+  load_gl(*with);
+  expect_in_scenario(query_gl_info(with->description()).memory_object, "the second context lacks memory objects");
+  expect_in_scenario(glad_glCreateMemoryObjectsEXT != nullptr, "the second context's entry points were not loaded");
+  GLuint memory = 0;
+  glCreateMemoryObjectsEXT(1, &memory);
+  expect_in_scenario(memory != 0 && glIsMemoryObjectEXT(memory), "glCreateMemoryObjectsEXT made no memory object");
+  glDeleteMemoryObjectsEXT(1, &memory);
+  expect_in_scenario(glGetError() == GL_NO_ERROR, "a GL error");
+  with->done_current();
+
+  without->make_current();
+  load_gl(*without);  // nothing new there: no reload
+  expect_in_scenario(!query_gl_info(without->description()).memory_object, "the first context sees the second's");
+  without->done_current();
+}
+
+TEST(LoadGl, TwoContextsWithDifferentExtensionsEachSeeTheirOwn) {
+  if (!driver_has_memory_object()) GTEST_SKIP() << "this GL driver has no GL_EXT_memory_object to hide";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        two_contexts_with_their_own_extensions();
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 #ifdef HANDOFF_DEBUG_AFFINITY

@@ -38,6 +38,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -71,6 +72,8 @@ Args parse(int argc, char** argv) {
 }
 
 void say(const std::string& s) {
+  static std::mutex m;  // the GL worker reports too
+  std::lock_guard lock(m);
   std::cout << s << std::endl;  // flushed: the test reads line by line
 }
 
@@ -218,6 +221,27 @@ class PeerPublisher {
 };
 
 // --- subscribing ------------------------------------------------------------------------
+// KHR_debug errors of the peer's GL worker (reported on the worker thread).
+struct GlErrors {
+  std::mutex mutex;
+  std::vector<std::string> seen;
+  void push(std::string e) {
+    std::lock_guard lock(mutex);
+    seen.push_back(std::move(e));
+  }
+  std::string take() {
+    std::lock_guard lock(mutex);
+    std::string all;
+    for (auto& e : seen) all += (all.empty() ? "" : "; ") + e;
+    seen.clear();
+    return all;
+  }
+};
+GlErrors& gl_errors() {
+  static GlErrors e;
+  return e;
+}
+
 #if HANDOFF_LIVE_PEER_GL
 // The frame's bytes through GL, as a viewer imports a Vulkan slot.
 std::vector<unsigned char> read_through_gl(GlWorker& worker, const LiveFrame& f) {
@@ -228,6 +252,7 @@ std::vector<unsigned char> read_through_gl(GlWorker& worker, const LiveFrame& f)
     glGetNamedBufferSubData(b.name(), 0, static_cast<GLsizeiptr>(bytes.size()), bytes.data());
     if (glGetError() != GL_NO_ERROR) throw Error("glGetNamedBufferSubData failed");
   });
+  if (const std::string e = gl_errors().take(); !e.empty()) throw Error("KHR_debug error: " + e);
   return bytes;
 }
 #endif
@@ -300,7 +325,9 @@ int subscribe(const Args& a) {
   if (a.has("gl")) {
     GlWorkerOptions go;
     go.headless.debug = true;
-    go.throw_on_gl_error = true;  // a KHR_debug error fails the frame's check
+    go.on_debug_message = [](const GlDebugMessage& m) {  // any KHR_debug error fails the frame it came with
+      if (m.is_error()) gl_errors().push(m.describe());
+    };
     gl = std::make_unique<GlWorker>(std::move(go));
   }
 #endif

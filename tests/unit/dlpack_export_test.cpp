@@ -2,6 +2,7 @@
 #include <handoff/dlpack.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
+#include <handoff/testing.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,7 +17,7 @@ using ::testing::HasSubstr;
 
 TEST(DLPackExport, LumaNv12Pitched) {
   const Frame f = allocate_host_frame(PixelFormat::NV12, 33, 17, {.alignment = 64});
-  const auto before = export_counts();
+  const auto before = testing::export_counts();
   DLManagedTensor* t = export_dlpack(f, FramePart::Luma);
   const DLTensor& d = t->dl_tensor;
   EXPECT_EQ(d.data, f.planes[0].data);
@@ -31,10 +32,10 @@ TEST(DLPackExport, LumaNv12Pitched) {
   EXPECT_EQ(d.shape[1], 33);
   EXPECT_EQ(d.strides[0], 64);
   EXPECT_EQ(d.strides[1], 1);
-  EXPECT_EQ(export_counts().live, before.live + 1);
+  EXPECT_EQ(testing::export_counts().live, before.live + 1);
   t->deleter(t);
-  EXPECT_EQ(export_counts().live, before.live);
-  EXPECT_EQ(export_counts().deleted, before.deleted + 1);
+  EXPECT_EQ(testing::export_counts().live, before.live);
+  EXPECT_EQ(testing::export_counts().deleted, before.deleted + 1);
 }
 
 TEST(DLPackExport, ChromaP010StridesInElements) {
@@ -77,16 +78,16 @@ TEST(DLPackExport, StackedWholeFrame) {
 }
 
 TEST(DLPackExport, TensorKeepsFrameAlive) {
-  const std::size_t before = live_frames();
+  const std::size_t before = testing::live_frames();
   Frame f = allocate_host_frame(PixelFormat::NV12, 16, 16);
   fill_test_pattern(f, 5);
   DLManagedTensorVersioned* t = export_dlpack_versioned(f, FramePart::Luma);
   f = Frame{};  // the producer lets go of its frame
-  EXPECT_EQ(live_frames(), before + 1);
+  EXPECT_EQ(testing::live_frames(), before + 1);
   const auto* p = static_cast<const unsigned char*>(t->dl_tensor.data);
   EXPECT_EQ(p[t->dl_tensor.strides[0] * 2 + 3], (7 * 3 + 13 * 2 + 5) % 256);  // still readable
   t->deleter(t);
-  EXPECT_EQ(live_frames(), before);
+  EXPECT_EQ(testing::live_frames(), before);
 }
 
 TEST(DLPackExport, RefusesGlAndVulkanMemory) {
@@ -112,8 +113,8 @@ TEST(DLPackExport, RefusesInvalidFrame) {
 TEST(DLPackExport, ConcurrentExportsAndDeletersOnOtherThreads) {
   // Frames are shared between threads (a producer thread, the GL worker, a
   // consumer): exports and deleters may run anywhere. TSan checks this.
-  const std::size_t frames_before = live_frames();
-  const auto before = export_counts();
+  const std::size_t frames_before = testing::live_frames();
+  const auto before = testing::export_counts();
   std::vector<DLManagedTensorVersioned*> made[4];
   {
     const Frame f = allocate_host_frame(PixelFormat::P010, 64, 32);
@@ -127,7 +128,7 @@ TEST(DLPackExport, ConcurrentExportsAndDeletersOnOtherThreads) {
     }
     for (auto& t : producers) t.join();
   }  // the frame is gone; the exports keep its memory
-  EXPECT_EQ(live_frames(), frames_before + 1);
+  EXPECT_EQ(testing::live_frames(), frames_before + 1);
   std::vector<std::thread> consumers;
   for (int t = 0; t < 4; ++t) {
     consumers.emplace_back([&out = made[(t + 1) % 4]] {
@@ -135,10 +136,10 @@ TEST(DLPackExport, ConcurrentExportsAndDeletersOnOtherThreads) {
     });
   }
   for (auto& t : consumers) t.join();
-  EXPECT_EQ(live_frames(), frames_before);
-  EXPECT_EQ(export_counts().live, before.live);
-  EXPECT_EQ(export_counts().exported - before.exported, 800u);
-  EXPECT_EQ(export_counts().deleted - before.deleted, 800u);
+  EXPECT_EQ(testing::live_frames(), frames_before);
+  EXPECT_EQ(testing::export_counts().live, before.live);
+  EXPECT_EQ(testing::export_counts().exported - before.exported, 800u);
+  EXPECT_EQ(testing::export_counts().deleted - before.deleted, 800u);
 }
 
 }  // namespace

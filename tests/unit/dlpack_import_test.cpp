@@ -4,6 +4,7 @@
 #include <handoff/dlpack.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
+#include <handoff/testing.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -84,19 +85,19 @@ TEST_F(DLPackImport, PitchedPlanesBecomeFrame) {
 }
 
 TEST_F(DLPackImport, DeleterRunsOnceWhenLastCopyGoes) {
-  const std::size_t live = live_frames();
+  const std::size_t live = testing::live_frames();
   {
     ProducerTensor y(&luma.managed), c(&chroma.managed);
     Frame f = import_dlpack(y, c, opts);
     Frame copy = f;
-    EXPECT_EQ(live_frames(), live + 1);
+    EXPECT_EQ(testing::live_frames(), live + 1);
     f = Frame{};
     EXPECT_EQ(luma_deleted, 0);
     EXPECT_EQ(chroma_deleted, 0);
   }
   EXPECT_EQ(luma_deleted, 1);
   EXPECT_EQ(chroma_deleted, 1);
-  EXPECT_EQ(live_frames(), live);
+  EXPECT_EQ(testing::live_frames(), live);
 }
 
 TEST_F(DLPackImport, RefusedImportLeavesOwnershipWithCaller) {
@@ -263,7 +264,7 @@ TEST(DLPackRoundTrip, ExportThenImportAliases) {
   const Frame f = allocate_host_frame(PixelFormat::P010, 33, 17, {.alignment = 64});
   ProducerTensor y(export_dlpack(f, FramePart::Luma));
   ProducerTensor c(export_dlpack_versioned(f, FramePart::Chroma));
-  const auto before = export_counts();
+  const auto before = testing::export_counts();
   {
     ImportOptions opts;
     opts.format = PixelFormat::P010;
@@ -273,7 +274,7 @@ TEST(DLPackRoundTrip, ExportThenImportAliases) {
     EXPECT_EQ(g.planes[0].pitch, f.planes[0].pitch);
     EXPECT_EQ(g.planes[1].pitch, f.planes[1].pitch);
   }
-  EXPECT_EQ(export_counts().live, before.live - 2);
+  EXPECT_EQ(testing::export_counts().live, before.live - 2);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Plane layout math and host frame allocation: odd sizes, P010, pitch > width.
 #include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
+#include <handoff/testing.hpp>
 
 #include <gtest/gtest.h>
 
@@ -80,15 +81,15 @@ TEST(HostFrame, BadAlignment) {
 }
 
 TEST(HostFrame, LiveCountFollowsOwner) {
-  const std::size_t before = live_frames();
+  const std::size_t before = testing::live_frames();
   {
     Frame f = allocate_host_frame(PixelFormat::NV12, 8, 8);
-    EXPECT_EQ(live_frames(), before + 1);
+    EXPECT_EQ(testing::live_frames(), before + 1);
     Frame copy = f;
     f = Frame{};
-    EXPECT_EQ(live_frames(), before + 1);  // the copy shares the storage
+    EXPECT_EQ(testing::live_frames(), before + 1);  // the copy shares the storage
   }
-  EXPECT_EQ(live_frames(), before);
+  EXPECT_EQ(testing::live_frames(), before);
 }
 
 TEST(HostFrame, TestPatternP010LittleEndianTopBits) {

@@ -115,9 +115,23 @@ TEST(Raw, BadOptions) {
   o.height = 20000;
   EXPECT_THAT(message_of<ParseError>([&] { open_raw(path, o); }), HasSubstr("height: 20000 is outside"));
   o.height = 4;
-  auto empty = open_raw(path, o);
-  EXPECT_EQ(empty->info().frame_count, 0);
   EXPECT_THAT(message_of<ParseError>([&] { open_raw(dir / "missing.raw", o); }), HasSubstr("missing.raw: open"));
+}
+
+// A file of 0 bytes has nothing to show: an error naming the file (handoff-view
+// exits 1), not a stream of 0 frames.
+TEST(Raw, EmptyFileIsAnErrorNamingIt) {
+  TempDir dir;
+  const auto path = dir / "empty.nv12";
+  test::write_file(path, "");
+  RawOptions o;
+  o.width = 4;
+  o.height = 4;
+  const std::string m = message_of<ParseError>([&] { open_raw(path, o); });
+  EXPECT_THAT(m, HasSubstr(path.string()));
+  EXPECT_THAT(m, HasSubstr("size: the file is empty (0 bytes): no frames"));
+  test::write_file(path, frames_bytes(PixelFormat::NV12, 4, 4, 1));
+  EXPECT_EQ(open_raw(path, o)->info().frame_count, 1);
 }
 
 TEST(Raw, ParseSizeAndFormat) {

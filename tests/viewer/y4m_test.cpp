@@ -128,16 +128,20 @@ TEST(Y4m, RangeAndMatrixExtensions) {
   auto limited = open_text(y4m(4, 2, 1, "XCOLORRANGE=limited XCOLORSPACE=709"));
   EXPECT_EQ(limited->info().colorimetry.range, ColorRange::Limited);
   EXPECT_EQ(limited->info().colorimetry.matrix, ColorMatrix::BT709);
-  auto m601 = open_text("YUV4MPEG2 W1280 H720 XYUVMATRIX=BT601\n");
+  // A header line of its own, then one frame (a file without frames is refused).
+  auto with_frame = [](const std::string& header, int w, int h) {
+    return open_text(header + "\nFRAME\n" + planar(0, w, h, false, 255));
+  };
+  auto m601 = with_frame("YUV4MPEG2 W2 H720 XYUVMATRIX=BT601", 2, 720);
   EXPECT_EQ(m601->info().colorimetry.matrix, ColorMatrix::BT601);
-  auto hd = open_text("YUV4MPEG2 W1280 H720 F30000:1001\n");
+  auto hd = with_frame("YUV4MPEG2 W2 H720 F30000:1001", 2, 720);
   EXPECT_EQ(hd->info().colorimetry.matrix, ColorMatrix::BT709);  // HD default
-  EXPECT_EQ(hd->info().frame_count, 0);
+  EXPECT_EQ(hd->info().frame_count, 1);
   EXPECT_EQ(hd->info().rate, (Rational{30000, 1001}));
-  auto unknown_rate = open_text("YUV4MPEG2 W2 H2 F0:0\n");
+  auto unknown_rate = with_frame("YUV4MPEG2 W2 H2 F0:0", 2, 2);
   EXPECT_EQ(unknown_rate->info().rate, (Rational{30, 1}));
   // Unknown X extensions and I / A tags are ignored.
-  EXPECT_NO_THROW(open_text("YUV4MPEG2 W2 H2 It A0:0 XFOO=bar XFLAG\n"));
+  EXPECT_NO_THROW(with_frame("YUV4MPEG2 W2 H2 It A0:0 XFOO=bar XFLAG", 2, 2));
   EXPECT_THAT(message_of<ParseError>([] { open_text(y4m(4, 2, 1, "XCOLORRANGE=WIDE")); }),
               HasSubstr("XCOLORRANGE"));
   EXPECT_THAT(message_of<ParseError>([] { open_text(y4m(4, 2, 1, "XCOLORMATRIX=BT2100")); }),
@@ -341,28 +345,35 @@ TEST(Y4mMalformed, MissingFrameMarker) {
   // Damage that breaks the size arithmetic is found at open.
   auto early = open_text(s + "x", "marker2.y4m");
   EXPECT_EQ(early->info().frame_count, 1);
-  // No marker at all after the header.
-  auto none = open_text("YUV4MPEG2 W2 H2\n" + std::string(6, '\x10'), "none.y4m");
-  EXPECT_EQ(none->info().frame_count, 0);
-  EXPECT_THAT(message_of<ParseError>([&] { none->read_into(fr.target()); }),
+  // No marker at all after the header: nothing to show, refused at open.
+  EXPECT_THAT(message_of<ParseError>([&] { open_text("YUV4MPEG2 W2 H2\n" + std::string(6, '\x10'), "none.y4m"); }),
               HasSubstr("none.y4m: frame 0: FRAME: missing FRAME marker"));
   // A FRAME line that never ends.
-  auto endless = open_text("YUV4MPEG2 W2 H2\nFRAME Ixx", "endless.y4m");
-  EXPECT_THAT(message_of<ParseError>([&] { endless->read_into(fr.target()); }),
-              HasSubstr("the FRAME line has no end"));
+  EXPECT_THAT(message_of<ParseError>([&] { open_text("YUV4MPEG2 W2 H2\nFRAME Ixx", "endless.y4m"); }),
+              HasSubstr("endless.y4m: frame 0: FRAME: truncated: the FRAME line has no end"));
 }
 
 TEST(Y4mMalformed, HeaderOnlyTruncatedFrame) {
-  // A header promising a huge frame with only a few bytes: no huge allocation, a clear error.
-  auto src = open_text("YUV4MPEG2 W16384 H16384 C420p10\nFRAME\n1234", "big.y4m");
-  EXPECT_EQ(src->info().frame_count, 0);
-  HostFrame fr(PixelFormat::P010, 2, 2);  // never written: the error comes first
-  (void)fr;
-  FrameWriteTarget t{};
-  std::vector<std::uint8_t> dummy(1);
-  t.luma = t.chroma = dummy.data();
-  t.luma_pitch = t.chroma_pitch = 1u << 16;
-  EXPECT_THAT(message_of<ParseError>([&] { src->read_into(t); }), HasSubstr("big.y4m: frame 0: data: truncated"));
+  // A header promising a huge frame with only a few bytes: no huge allocation,
+  // and (no frame to show) a clear error at open.
+  EXPECT_THAT(message_of<ParseError>([] { open_text("YUV4MPEG2 W16384 H16384 C420p10\nFRAME\n1234", "big.y4m"); }),
+              HasSubstr("big.y4m: frame 0: data: truncated: 4 of"));
+}
+
+// A valid header and no frames: nothing to show is an error naming the file,
+// not a stream of 0 frames (handoff-view then exits 1 instead of 0).
+TEST(Y4mMalformed, HeaderWithoutFramesIsAnErrorNamingTheFile) {
+  EXPECT_THAT(message_of<ParseError>([] { open_text("YUV4MPEG2 W4 H4 F25:1 C420jpeg\n", "hollow.y4m"); }),
+              HasSubstr("hollow.y4m: frames: the file has a header and no frames"));
+  TempDir dir;
+  const auto path = dir / "hollow.y4m";
+  test::write_file(path, y4m(4, 4, 0));
+  const std::string m = message_of<ParseError>([&] { open_y4m(path); });
+  EXPECT_THAT(m, HasSubstr(path.string()));
+  EXPECT_THAT(m, HasSubstr("no frames"));
+  // One frame is enough.
+  test::write_file(path, y4m(4, 4, 1));
+  EXPECT_EQ(open_y4m(path)->info().frame_count, 1);
 }
 
 TEST(Y4mMalformed, MissingFileNamesIt) {

@@ -14,6 +14,7 @@
 
 #include <handoff/error.hpp>
 #include <handoff/gl_context.hpp>
+#include <handoff/testing.hpp>
 #include <handoff/viewer/error.hpp>
 #include <handoff/viewer/scene.hpp>
 #include <handoff/viewer/y4m_reader.hpp>
@@ -41,8 +42,8 @@ class Pipeline : public ::testing::Test {
     GlWorkerOptions wo;
     wo.context_factory = std::move(c.worker_factory);
     wo.on_debug_message = sink_;
-    wo.throw_on_gl_error = true;
     worker_ = std::make_unique<GlWorker>(std::move(wo));
+    handoff::testing::throw_on_gl_errors(*worker_);
   }
   void TearDown() override {
     worker_.reset();

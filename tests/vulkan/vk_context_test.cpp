@@ -93,6 +93,45 @@ TEST(VkCheck, ThrowsWithTheResultName) {
   EXPECT_NO_THROW(check_vk(VK_SUCCESS, "vkCreateBuffer", HANDOFF_WHERE));
 }
 
+TEST(CheckMacros, NameTheFunctionTheCallExpressionCalls) {
+  using detail::call_name;
+  static_assert(call_name("glFlush()") == "glFlush");
+  EXPECT_EQ(call_name("glNamedBufferStorage(name, size, nullptr, flags)"), "glNamedBufferStorage");
+  EXPECT_EQ(call_name("ctx.get_memory_fd(ctx.device(), &gi, &fd)"), "get_memory_fd");
+  EXPECT_EQ(call_name("ctx_->get_semaphore_fd(ctx_->device(), &gi, &fd)"), "get_semaphore_fd");
+  EXPECT_EQ(call_name("drv.api().cuMemAlloc(&p, n)"), "cuMemAlloc");
+  EXPECT_EQ(call_name(" vkQueueSubmit(queue_, 1, &si, f(a, (b))) "), "vkQueueSubmit");
+  EXPECT_EQ(call_name("vkAllocateMemory"), "vkAllocateMemory") << "a plain name stays";
+  EXPECT_EQ(call_name("(*table[2])(x)"), "(*table[2])(x)") << "text with no name before its arguments comes back";
+  EXPECT_EQ(call_name(""), "");
+}
+
+VkResult fails_with(VkResult r, int) { return r; }
+
+TEST(VkCheck, MacroWrapsTheCallAndNamesItsFunctionAndDetail) {
+  try {
+    HANDOFF_VK_CHECK(fails_with(VK_ERROR_DEVICE_LOST, 3), "frame " + std::to_string(3));
+    FAIL() << "no throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.api(), Api::Vulkan);
+    EXPECT_EQ(e.call(), "fails_with");
+    EXPECT_EQ(e.code(), VK_ERROR_DEVICE_LOST);
+    EXPECT_EQ(e.code_name(), "VK_ERROR_DEVICE_LOST");
+    const std::string what = e.what();
+    EXPECT_NE(what.find("frame 3"), std::string::npos) << what;
+    EXPECT_NE(what.find("vk_context_test.cpp"), std::string::npos) << what;
+  }
+  int details = 0;
+  auto detail = [&] {
+    ++details;
+    return std::string("costly");
+  };
+  HANDOFF_VK_CHECK(fails_with(VK_SUCCESS, 0), detail());
+  HANDOFF_VK_CHECK(fails_with(VK_SUCCESS, 0));
+  EXPECT_EQ(details, 0) << "the detail is built only when the call failed";
+  EXPECT_THROW(HANDOFF_VK_CHECK(fails_with(VK_TIMEOUT, 0)), Error) << "only VK_SUCCESS passes";
+}
+
 TEST(VkUuid, PrintsLikeVulkaninfo) {
   DeviceUuid u{0x6d, 0x65, 0x73, 0x61, 0x32, 0x32, 0x2e, 0x33, 0x2e, 0x36, 0, 0, 0, 0, 0, 0};
   EXPECT_EQ(uuid_to_string(u), "6d657361-3232-2e33-2e36-000000000000");

@@ -2,19 +2,25 @@
 // A Vulkan context with the validation layer on; any warning or error from the
 // layer (or the messenger) fails the test, including the leak reports the
 // layer makes when the device and instance are destroyed. Skips only where
-// there is no Vulkan device at all.
+// there is no Vulkan device at all. Also: ScopedWaitLimit, and QueueHold (a
+// queue that moves on only when the test says so) for the bounded waits.
 #include <gtest/gtest.h>
 
+#include <handoff/detail/vk_handles.hpp>
 #include <handoff/vk_context.hpp>
+#include <handoff/wait.hpp>
+
+#include "vk/vk_util.hpp"
 
 #include <dirent.h>
 #include <dlfcn.h>
 #include <link.h>
 
+#include <chrono>
 #include <cstring>
-
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -93,6 +99,95 @@ class VkFixture : public ::testing::Test {
   }
   std::shared_ptr<MessageLog> log = std::make_shared<MessageLog>();
   std::unique_ptr<VkContext> vk;
+};
+
+// handoff::set_wait_limit for one test; the previous limit comes back after it.
+class ScopedWaitLimit {
+ public:
+  explicit ScopedWaitLimit(std::chrono::nanoseconds limit) : previous_(wait_limit()) { set_wait_limit(limit); }
+  ~ScopedWaitLimit() { set_wait_limit(previous_); }
+  ScopedWaitLimit(const ScopedWaitLimit&) = delete;
+  ScopedWaitLimit& operator=(const ScopedWaitLimit&) = delete;
+
+ private:
+  std::chrono::nanoseconds previous_;
+};
+
+// Holds a context's queue: a batch (one empty command buffer) that waits for a
+// timeline semaphore only release() signals, from the host. The fence of
+// anything submitted after it cannot signal before then (a fence's signal
+// waits for every earlier command on the queue), so a bounded wait on it times
+// out for certain, with no timing involved. Timeline semaphores may be waited
+// for before they are signalled; binary ones may not. Check
+// vk.info().timeline_semaphore first.
+class QueueHold {
+ public:
+  explicit QueueHold(VkContext& vk) : vk_(vk) {
+    const VkDevice dev = vk.device();
+    signal_ = reinterpret_cast<PFN_vkSignalSemaphoreKHR>(vkGetDeviceProcAddr(dev, "vkSignalSemaphoreKHR"));
+    if (!signal_) throw std::runtime_error("QueueHold: no vkSignalSemaphoreKHR (check info().timeline_semaphore)");
+    auto type = vk::make<VkSemaphoreTypeCreateInfoKHR>(VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO_KHR);
+    type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE_KHR;
+    auto sci = vk::make<VkSemaphoreCreateInfo>(VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO);
+    sci.pNext = &type;
+    VkSemaphore sem = VK_NULL_HANDLE;
+    HANDOFF_VK_CHECK(vkCreateSemaphore(dev, &sci, nullptr, &sem));
+    semaphore_ = detail::UniqueVkSemaphore(sem, {dev});
+    auto pci = vk::make<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
+    pci.queueFamilyIndex = vk.queue_family();
+    VkCommandPool pool = VK_NULL_HANDLE;
+    HANDOFF_VK_CHECK(vkCreateCommandPool(dev, &pci, nullptr, &pool));
+    pool_ = detail::UniqueVkCommandPool(pool, {dev});
+    auto ai = vk::make<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
+    ai.commandPool = pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    HANDOFF_VK_CHECK(vkAllocateCommandBuffers(dev, &ai, &cb_));
+    auto bi = vk::make<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
+    HANDOFF_VK_CHECK(vkBeginCommandBuffer(cb_, &bi));
+    HANDOFF_VK_CHECK(vkEndCommandBuffer(cb_));
+
+    const std::uint64_t one = 1;
+    auto ti = vk::make<VkTimelineSemaphoreSubmitInfoKHR>(VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO_KHR);
+    ti.waitSemaphoreValueCount = 1;
+    ti.pWaitSemaphoreValues = &one;
+    const VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    auto si = vk::make<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
+    si.pNext = &ti;
+    si.waitSemaphoreCount = 1;
+    si.pWaitSemaphores = &sem;
+    si.pWaitDstStageMask = &stage;
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cb_;
+    vk.queue_submit(si, VK_NULL_HANDLE);
+  }
+  // Lets the queue go on (the host signals the semaphore).
+  void release() {
+    if (released_) return;
+    auto si = vk::make<VkSemaphoreSignalInfoKHR>(VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO_KHR);
+    si.semaphore = semaphore_.get();
+    si.value = 1;
+    HANDOFF_VK_CHECK(signal_(vk_.device(), &si));
+    released_ = true;
+  }
+  ~QueueHold() {
+    try {
+      release();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "QueueHold::release: " << e.what();
+    }
+    vk_.wait_idle();  // the batch is done before its semaphore and command buffer go
+  }
+  QueueHold(const QueueHold&) = delete;
+  QueueHold& operator=(const QueueHold&) = delete;
+
+ private:
+  VkContext& vk_;
+  PFN_vkSignalSemaphoreKHR signal_ = nullptr;
+  detail::UniqueVkSemaphore semaphore_;
+  detail::UniqueVkCommandPool pool_;  // frees cb_
+  VkCommandBuffer cb_ = VK_NULL_HANDLE;
+  bool released_ = false;
 };
 
 // Open descriptors of this process (entries of /proc/self/fd).

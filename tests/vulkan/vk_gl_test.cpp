@@ -5,6 +5,7 @@
 #include <glad/gl.h>
 
 #include <handoff/gl_check.hpp>
+#include <handoff/testing.hpp>
 #include <handoff/vk_gl.hpp>
 
 #include <fcntl.h>
@@ -46,8 +47,7 @@ class VkGlTest : public GlWorkerFixture {
   std::vector<std::byte> gl_read_buffer(unsigned name, std::size_t size) {
     std::vector<std::byte> out(size);
     worker().run([&] {
-      glGetNamedBufferSubData(name, 0, GLsizeiptr(size), out.data());
-      HANDOFF_GL_CHECK("glGetNamedBufferSubData");
+      HANDOFF_GL_CHECK(glGetNamedBufferSubData(name, 0, GLsizeiptr(size), out.data()));
     });
     return out;
   }
@@ -60,8 +60,7 @@ class VkGlTest : public GlWorkerFixture {
     std::vector<std::byte> out(std::size_t(w) * h * texel);
     worker().run([&] {
       glPixelStorei(GL_PACK_ALIGNMENT, 1);
-      glGetTextureImage(name, 0, format, type, GLsizei(out.size()), out.data());
-      HANDOFF_GL_CHECK("glGetTextureImage");
+      HANDOFF_GL_CHECK(glGetTextureImage(name, 0, format, type, GLsizei(out.size()), out.data()));
     });
     return out;
   }
@@ -75,16 +74,16 @@ TEST_F(VkGlTest, SameDeviceAndTheSyncModeIsReported) {
   const GlInfo& gl = worker().info();
   ASSERT_TRUE(gl.device_uuid.has_value()) << "GL_EXT_memory_object gives GL_DEVICE_UUID_EXT";
   EXPECT_EQ(*gl.device_uuid, vk->info().device_uuid) << "GL and Vulkan run on the same device here";
-  EXPECT_NO_THROW(check_vk_gl_device(vk->info(), gl));
-  VkGlSync sync = vk_gl_sync(vk->info(), gl);
+  EXPECT_NO_THROW(check_gl_vk_device(gl, vk->info()));
+  GlVkSync sync = gl_vk_sync(gl, vk->info());
   bool both = vk->info().opaque_fd_semaphore && gl.semaphore_fd;
-  EXPECT_EQ(sync, both ? VkGlSync::ExternalSemaphore : VkGlSync::CpuFence);
+  EXPECT_EQ(sync, both ? GlVkSync::ExternalSemaphore : GlVkSync::CpuFence);
   EXPECT_NE(std::string(to_string(sync)).find(both ? "semaphore" : "CPU"), std::string::npos);
 
   GlInfo other = gl;
   other.device_uuid->fill(0x42);
   try {
-    check_vk_gl_device(vk->info(), other);
+    check_gl_vk_device(other, vk->info());
     FAIL() << "a GL context on another GPU was accepted";
   } catch (const Error& e) {
     std::string what = e.what();
@@ -93,7 +92,7 @@ TEST_F(VkGlTest, SameDeviceAndTheSyncModeIsReported) {
   }
   GlInfo no_import = gl;
   no_import.memory_object_fd = false;
-  EXPECT_THROW(check_vk_gl_device(vk->info(), no_import), Error);
+  EXPECT_THROW(check_gl_vk_device(no_import, vk->info()), Error);
 }
 
 TEST_F(VkGlTest, VulkanWritesGlReadsBuffersEvenAndOddSizes) {
@@ -106,8 +105,7 @@ TEST_F(VkGlTest, VulkanWritesGlReadsBuffersEvenAndOddSizes) {
       GlVkBuffer gl(buf);
       EXPECT_EQ(gl.size(), size);
       std::vector<std::byte> out(size);
-      glGetNamedBufferSubData(gl.name(), 0, GLsizeiptr(size), out.data());
-      HANDOFF_GL_CHECK("glGetNamedBufferSubData");
+      HANDOFF_GL_CHECK(glGetNamedBufferSubData(gl.name(), 0, GLsizeiptr(size), out.data()));
       EXPECT_EQ(out, bytes);
     });
   }
@@ -120,8 +118,7 @@ TEST_F(VkGlTest, GlWritesVulkanReadsBuffers) {
     auto bytes = pattern(size, unsigned(size) + 1);
     worker().run([&] {
       GlVkBuffer gl(buf);
-      glNamedBufferSubData(gl.name(), 0, GLsizeiptr(size), bytes.data());
-      HANDOFF_GL_CHECK("glNamedBufferSubData");
+      HANDOFF_GL_CHECK(glNamedBufferSubData(gl.name(), 0, GLsizeiptr(size), bytes.data()));
       gl_finish_for_vulkan();  // CPU fence: GL done before Vulkan reads
     });
     EXPECT_EQ(buf.download(), bytes);
@@ -140,7 +137,7 @@ TEST_F(VkGlTest, VulkanWritesGlReadsPlaneTexturesIdentically) {
   for (const PlaneCase& c : kPlaneCases) {
     SCOPED_TRACE(std::string(to_string(c.format)) + " " + std::to_string(c.w) + "x" + std::to_string(c.h));
     VkFrameProducer p(*vk, c.format, c.w, c.h, VkFrameProducer::Target::Images);
-    VkGlFrame gl(worker(), *p.images());
+    GlVkFrame gl(worker(), *p.images());
     ASSERT_NE(gl.luma_texture(), 0u);
     ASSERT_NE(gl.chroma_texture(), 0u);
     for (std::int64_t n : {0, 5}) {
@@ -163,7 +160,7 @@ TEST_F(VkGlTest, VulkanFrameBufferReadByGlAsAGlBufferFrame) {
   for (const PlaneCase& c : kPlaneCases) {
     SCOPED_TRACE(std::string(to_string(c.format)) + " " + std::to_string(c.w) + "x" + std::to_string(c.h));
     VkFrameProducer p(*vk, c.format, c.w, c.h, VkFrameProducer::Target::Buffer);
-    VkGlFrame gl(worker(), *p.buffer());
+    GlVkFrame gl(worker(), *p.buffer());
     p.produce(3);
     Frame f = gl.frame();
     EXPECT_EQ(f.memory, MemoryKind::GlBuffer);
@@ -194,8 +191,7 @@ TEST_F(VkGlTest, GlWritesVulkanReadsTextures) {
       GLenum type = (c.format == VK_FORMAT_R16_UNORM || c.format == VK_FORMAT_R16G16_UNORM) ? GL_UNSIGNED_SHORT
                                                                                             : GL_UNSIGNED_BYTE;
       glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
-      glTextureSubImage2D(tex.name(), 0, 0, 0, GLsizei(c.w), GLsizei(c.h), format, type, texels.data());
-      HANDOFF_GL_CHECK("glTextureSubImage2D");
+      HANDOFF_GL_CHECK(glTextureSubImage2D(tex.name(), 0, 0, 0, GLsizei(c.w), GLsizei(c.h), format, type, texels.data()));
       gl_finish_for_vulkan();
     });
     EXPECT_EQ(img.download(), texels);
@@ -266,10 +262,46 @@ TEST_F(VkGlTest, GlObjectFillingTheAllocationFailsCleanly) {
       ADD_FAILURE() << "llvmpipe accepted an unpadded import: the padding rule may be obsolete";
     EXPECT_FALSE(m.fd) << "the import itself succeeded and took the descriptor";
   }
-  // The memory object holding it was deleted on the failure path.
+  // The memory object holding it, and the buffer made before the refusal,
+  // were deleted on the failure path.
   worker().run([] {
-    for (unsigned n = 1; n < 64; ++n)
+    for (unsigned n = 1; n < 64; ++n) {
       if (glIsMemoryObjectEXT(n)) ADD_FAILURE() << "GL memory object " << n << " left";
+      if (glIsBuffer(n)) ADD_FAILURE() << "GL buffer " << n << " left";
+    }
+  });
+  EXPECT_EQ(open_fds(), before);
+}
+
+TEST_F(VkGlTest, TextureRefusedAfterTheImportLeavesNothing) {
+  // The texture constructor fails half way: the memory object has taken the
+  // descriptor and the texture exists when GL refuses the storage (wider than
+  // GL_MAX_TEXTURE_SIZE; llvmpipe does not check the allocation's size).
+  VkExportableImage img(*vk, 16, 16, VK_FORMAT_R8_UNORM);
+  int before = open_fds();
+  {
+    ExportedMemory m = img.export_memory();
+    worker().run([&] {
+      GLint max = 0;
+      glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max);
+      const auto too_wide = std::uint32_t(max) + 1;
+      try {
+        GlVkTexture t(m, too_wide, 1, VK_FORMAT_R8_UNORM);
+        ADD_FAILURE() << "a texture wider than GL_MAX_TEXTURE_SIZE";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.api(), Api::Gl);
+        EXPECT_EQ(e.call(), "glTextureStorageMem2DEXT") << e.what();
+        EXPECT_NE(std::string(e.what()).find(std::to_string(too_wide) + "x1"), std::string::npos) << e.what();
+      }
+    });
+    gl_errors().clear();  // the refusal was the point
+    EXPECT_FALSE(m.fd) << "the import itself succeeded and took the descriptor";
+  }
+  worker().run([] {
+    for (unsigned n = 1; n < 64; ++n) {
+      if (glIsMemoryObjectEXT(n)) ADD_FAILURE() << "GL memory object " << n << " left";
+      if (glIsTexture(n)) ADD_FAILURE() << "GL texture " << n << " left";
+    }
   });
   EXPECT_EQ(open_fds(), before);
 }
@@ -281,7 +313,7 @@ TEST_F(VkGlTest, AThousandExportImportReleaseCyclesLeaveNothing) {
     worker().run([&] { GlVkBuffer g(b); });
   }
   const int fds_before = open_fds();
-  const std::size_t live_before = detail::live_resources(*worker().core());
+  const std::size_t live_before = handoff::testing::live_resources(*worker().core());
   std::vector<unsigned> buffers, textures, memories;
   for (int i = 0; i < 1000; ++i) {
     std::size_t size = 4096 + std::size_t(i % 7) * 333;
@@ -293,7 +325,7 @@ TEST_F(VkGlTest, AThousandExportImportReleaseCyclesLeaveNothing) {
       });
     } else if (i % 4 == 2) {
       VkFrameBuffer fb(*vk, PixelFormat::NV12, 16 + i % 3, 8);
-      VkGlFrame g(worker(), fb);
+      GlVkFrame g(worker(), fb);
       if (i % 100 == 2) buffers.push_back(g.buffer());
     } else {
       VkExportableBuffer b(*vk, size);
@@ -303,7 +335,7 @@ TEST_F(VkGlTest, AThousandExportImportReleaseCyclesLeaveNothing) {
       });
     }
   }
-  // VkGlFrame releases are queued on the worker; a run() after them drains the queue.
+  // GlVkFrame releases are queued on the worker; a run() after them drains the queue.
   worker().run([&] {
     for (unsigned b : buffers) EXPECT_FALSE(glIsBuffer(b)) << "GL buffer " << b << " left";
     for (unsigned t : textures) EXPECT_FALSE(glIsTexture(t)) << "GL texture " << t << " left";
@@ -311,13 +343,13 @@ TEST_F(VkGlTest, AThousandExportImportReleaseCyclesLeaveNothing) {
     for (unsigned m = 1; m < 1200; ++m)
       if (glIsMemoryObjectEXT(m)) ADD_FAILURE() << "GL memory object " << m << " left";
   });
-  EXPECT_EQ(detail::live_resources(*worker().core()), live_before);
+  EXPECT_EQ(handoff::testing::live_resources(*worker().core()), live_before);
   EXPECT_EQ(open_fds(), fds_before) << "descriptors left open";
   // Vulkan objects: the validation layer's object tracker reports any left at
   // vkDestroyDevice, which TearDown turns into a failure.
 }
 
-TEST_F(VkGlTest, VkGlSourceProducesTheSceneIntoGlTextures) {
+TEST_F(VkGlTest, GlVkSourceProducesTheSceneIntoGlTextures) {
   if (!vk->info().storage_image_r8_rg8) GTEST_SKIP() << "no R8/RG8 storage images on " << vk->info().name;
   auto src_log = std::make_shared<MessageLog>();
   for (PixelFormat fmt : {PixelFormat::NV12, PixelFormat::P010}) {
@@ -328,17 +360,16 @@ TEST_F(VkGlTest, VkGlSourceProducesTheSceneIntoGlTextures) {
         std::lock_guard lock(src_log->mutex);
         src_log->messages.push_back(m);
       };
-      VkGlSource src(fmt, 40, 30, {ColorMatrix::BT709, ColorRange::Limited}, o);
-      EXPECT_EQ(src.sync(), vk_gl_sync(src.vulkan().info(), worker().info()));
+      GlVkSource src(fmt, 40, 30, {ColorMatrix::BT709, ColorRange::Limited}, o);
+      EXPECT_EQ(src.sync(), gl_vk_sync(worker().info(), src.vulkan().info()));
       src.produce(4);
       EXPECT_EQ(src.frame().index, 4);
       EXPECT_EQ(src.frame().format, fmt);
       std::size_t bps = bytes_per_sample(fmt);
       std::vector<std::byte> luma(40 * 30 * bps);
       glPixelStorei(GL_PACK_ALIGNMENT, 1);
-      glGetTextureImage(src.luma_texture(), 0, GL_RED, bps == 1 ? GL_UNSIGNED_BYTE : GL_UNSIGNED_SHORT,
-                        GLsizei(luma.size()), luma.data());
-      HANDOFF_GL_CHECK("glGetTextureImage");
+      HANDOFF_GL_CHECK(glGetTextureImage(src.luma_texture(), 0, GL_RED, bps == 1 ? GL_UNSIGNED_BYTE : GL_UNSIGNED_SHORT,
+                                         GLsizei(luma.size()), luma.data()));
       SceneCodes ref{fmt, {}, 40, 30, 4};
       int far = 0;
       for (int y = 0; y < 30; ++y)
@@ -354,7 +385,7 @@ TEST_F(VkGlTest, VkGlSourceProducesTheSceneIntoGlTextures) {
       src.produce(5);
     });
   }
-  src_log->expect_none("VkGlSource's own context");
+  src_log->expect_none("GlVkSource's own context");
 }
 
 }  // namespace

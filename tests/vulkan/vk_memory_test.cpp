@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <handoff/frame_validate.hpp>
 #include <handoff/vk_memory.hpp>
 
 #include <fcntl.h>
@@ -115,6 +116,35 @@ TEST_F(VkMemoryTest, ImageMisuseIsRefusedByName) {
   VkExportableImage img(*vk, 4, 4, VK_FORMAT_R8_UNORM);
   auto wrong = pattern(15, 1);
   EXPECT_THROW(img.upload(wrong), UsageError);
+}
+
+TEST_F(VkMemoryTest, ImageSizesBeyondTheLibraryOrTheDeviceAreRefusedBeforeAnythingIsMade) {
+  try {
+    VkExportableImage(*vk, kMaxFrameDimension + 1, 4, VK_FORMAT_R8_UNORM);
+    FAIL() << "an image wider than kMaxFrameDimension";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(kMaxFrameDimension)), std::string::npos) << e.what();
+  }
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(vk->physical_device(), &props);
+  const std::uint32_t device_max = props.limits.maxImageDimension2D;
+  if (device_max >= kMaxFrameDimension) GTEST_SKIP() << "the device makes images as large as handoff accepts";
+  try {
+    VkExportableImage(*vk, device_max + 1, 4, VK_FORMAT_R8_UNORM);
+    FAIL() << "an image wider than the device makes";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(std::to_string(device_max + 1) + "x4"), std::string::npos) << what;
+    EXPECT_NE(what.find(vk->info().name), std::string::npos) << what;
+  }
+  // vkCreateImage past the limit would be a validation message (TearDown).
+}
+
+TEST(VkFrameLayout, SizesFollowTheLibrarysLargestFrameDimension) {
+  EXPECT_NO_THROW(VkFrameLayout::make(PixelFormat::NV12, kMaxFrameDimension, 2));
+  EXPECT_THROW(VkFrameLayout::make(PixelFormat::NV12, kMaxFrameDimension + 1, 2), UsageError);
+  EXPECT_THROW(VkFrameLayout::make(PixelFormat::P010, 2, kMaxFrameDimension + 1), UsageError);
+  EXPECT_THROW(VkFrameLayout::make(PixelFormat::P010, 0, 2), UsageError);
 }
 
 TEST(VkFrameLayout, PlanesShareAPitchOfWholeWordsAndSamples) {

@@ -1,5 +1,7 @@
 # One interface target carries the project's compile options, so nothing is set
-# globally: every handoff target links handoff::build_options privately.
+# globally: every handoff target links handoff::build_options privately. The
+# installed libraries link $<BUILD_INTERFACE:handoff::build_options>: warnings,
+# sanitizers and asserts are this build's choice, not a consumer's.
 add_library(handoff_build_options INTERFACE)
 add_library(handoff::build_options ALIAS handoff_build_options)
 target_compile_options(handoff_build_options INTERFACE
@@ -10,5 +12,8 @@ if(HANDOFF_SANITIZE)
     $<$<COMPILE_LANGUAGE:CXX,C>:-fsanitize=${_san} -fno-omit-frame-pointer -fno-sanitize-recover=all>)
   target_link_options(handoff_build_options INTERFACE -fsanitize=${_san})
 endif()
-# Debug builds assert GL thread affinity (GlWorker::assert_on_worker).
-target_compile_definitions(handoff_build_options INTERFACE $<$<CONFIG:Debug>:HANDOFF_DEBUG_AFFINITY=1>)
+# GL thread-affinity asserts (GlWorker::assert_on_worker): HANDOFF_DEBUG_AFFINITY,
+# on in Debug builds and in the sanitizer presets.
+if(HANDOFF_DEBUG_AFFINITY)
+  target_compile_definitions(handoff_build_options INTERFACE HANDOFF_DEBUG_AFFINITY=1)
+endif()

@@ -49,7 +49,7 @@ struct DmaBufPlane {
 std::string egl_route_unavailable(void* egl_display);
 
 // An EGLImage made from a DMA-BUF plane (eglCreateImageKHR, EGL_LINUX_DMA_BUF_EXT).
-// @thread_safety: any thread; destroy before the display is terminated.
+// Thread safety: any thread; destroy before the display is terminated.
 class EglDmaBufImage {
  public:
   // `display`: an initialised EGLDisplay. Throws handoff::Error (Api::Egl)
@@ -74,7 +74,7 @@ struct CudaEglPlane {
 };
 
 // An EGLImage registered with CUDA and mapped for the object's lifetime.
-// @thread_safety: construct and destroy on any thread (the context is pushed
+// Thread safety: construct and destroy on any thread (the context is pushed
 // for each call; no GL context is needed). Destruction never throws.
 class CudaEglImage {
  public:

@@ -50,9 +50,6 @@ struct CudaGlOptions {
   CudaGlAccess access = CudaGlAccess::ReadWrite;
   MapBackend backend = MapBackend::Auto;
   int cuda_device = 0;  // ordinal; its primary context is used
-  // Refuse a CUDA device that is not the GL device (UUIDs differ). Turn off
-  // only where GL reports a UUID that cannot match (test drivers).
-  bool verify_same_gpu = true;
 };
 
 // One mapped buffer: a CUDA device pointer (memory == Cuda) or a host pointer

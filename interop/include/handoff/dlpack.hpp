@@ -59,14 +59,6 @@ DLManagedTensorVersioned* export_dlpack_versioned(const Frame& frame, FramePart 
 DLManagedTensor* export_dlpack(const Frame& frame, const TensorLayout& layout);
 DLManagedTensorVersioned* export_dlpack_versioned(const Frame& frame, const TensorLayout& layout);
 
-// Exported tensors whose deleter has not run yet, and the totals, for leak tests.
-struct ExportCounts {
-  std::size_t live = 0;
-  std::uint64_t exported = 0;
-  std::uint64_t deleted = 0;
-};
-ExportCounts export_counts() noexcept;
-
 // One tensor received from a producer, legacy or versioned. Owns it: the
 // destructor (or reset()) calls the producer's deleter once; release() hands
 // it back untouched. Move-only. Not thread-safe (one owner at a time).

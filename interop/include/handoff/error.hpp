@@ -1,5 +1,5 @@
 #pragma once
-// Errors thrown by handoff. Two kinds, kept apart (STYLE.md 7):
+// Errors thrown by handoff. Two kinds, kept apart:
 //  - handoff::UsageError: the caller broke a precondition (bad argument, wrong
 //    thread, use after release). Fix the calling code.
 //  - handoff::Error: a runtime condition the caller can handle (CUDA
@@ -28,6 +28,10 @@ class Error : public std::runtime_error {
   const std::string& call() const noexcept { return call_; }
   long long code() const noexcept { return code_; }
   const std::string& code_name() const noexcept { return code_name_; }
+
+ protected:
+  // For subclasses whose message is composed already (what() == message).
+  Error(std::string message, std::string call, std::string code_name);
 
  private:
   Api api_ = Api::None;

@@ -97,9 +97,18 @@ struct ExternalContext {
 std::unique_ptr<GlContext> wrap_context(ExternalContext context);
 
 // --- advanced: on a thread with the context current -------------------------
-// Loads the GL entry points (glad) once per process; later calls do nothing.
-// Every GL-using component of the process must go through this, so the entry
-// points are written once. Thread-safe.
+// Makes the process-wide GL entry points (glad) usable with `context`, which
+// must be current on the calling thread. The first successful call loads them;
+// a failed one (no context current, say) throws handoff::Error and leaves them
+// unloaded, so a later call tries again. A later context that reports an
+// extension none of the contexts loaded before had loads them again, so that
+// extension's entry points are there; the others are rewritten with the same
+// addresses (EGL / GLX / GLFW entry points do not depend on the context), but
+// make such a context current and load it before other threads call GL.
+// What a context supports is per context: ask its GlInfo (query_gl_info), not
+// glad's GLAD_GL_* flags, which describe the context loaded last. Every
+// GL-using component of the process goes through this.
+// Thread safety: any thread; calls are serialized.
 void load_gl(const GlContext& context);
 // Fills a GlInfo from the current context. `platform` is copied into it.
 GlInfo query_gl_info(std::string platform);

@@ -4,149 +4,29 @@
 // runs there, whatever thread asks for it.
 //
 //   handoff::GlWorker gl;                       // headless EGL, GL 4.5 core
-//   int n = gl.run([] { return do_gl_work(); });  // blocks; rethrows here
+//   int n = gl.run([] { return do_gl_work(); });  // blocks (bounded); rethrows here
 //   gl.post([] { background_gl_work(); });       // does not wait
 //
 // Core:     GlWorker (run, post, on_worker, shutdown), GlWorkerOptions
-// Advanced: GlFence (ordering across contexts), detail:: (for resource types)
+// Advanced: GlFence (ordering across contexts); GlWorker::core() (for resource types)
+// Machinery: handoff/detail/gl_worker_detail.hpp. Test hooks: handoff/testing.hpp.
+#include <handoff/detail/gl_worker_detail.hpp>
+#include <handoff/detail/gl_handles.hpp>
 #include <handoff/error.hpp>
 #include <handoff/gl_context.hpp>
+#include <handoff/wait.hpp>
 
-#include <atomic>
-#include <cstddef>
 #include <cstdint>
-#include <exception>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <thread>
-#include <type_traits>
 #include <utility>
-#include <variant>
 
 namespace handoff {
 
-namespace detail {
-
-class WorkerCore;
-
-// A queued call. The worker calls exactly one of run() / fail(), once, and
-// never touches the task afterwards (a RunTask lives on the caller's stack).
-struct Task {
-  Task* next = nullptr;
-  bool must_run = false;  // resource releases: run even while the worker stops
-  std::atomic<std::uint32_t> state{0};  // RunTask completion word (0 waiting, 1 caller asleep, 2 done)
-  virtual void run(WorkerCore& core) noexcept = 0;
-  virtual void fail(std::exception_ptr error) noexcept = 0;
-
- protected:
-  ~Task() = default;
-};
-
-bool on_worker(const WorkerCore& core) noexcept;
-// Queues `task`, then waits until the worker ran or failed it. Throws
-// WorkerStopped (without queueing) when the worker no longer accepts calls.
-void submit_and_wait(WorkerCore& core, Task& task);
-// Marks a RunTask finished and wakes its caller; the task's last access.
-void complete(Task& task) noexcept;
-// A KHR_debug error raised by the task that just ran on the worker, turned into
-// an Error, when the worker was told to fail on GL errors (else null).
-std::exception_ptr take_gl_error(WorkerCore& core) noexcept;
-
-template <typename R>
-using Stored = std::conditional_t<std::is_void_v<R>, std::monostate,
-                                  std::conditional_t<std::is_reference_v<R>, std::remove_reference_t<R>*, R>>;
-
-template <typename F, typename R>
-struct RunTask final : Task {
-  explicit RunTask(F& f) : fn(f) {}
-  void run(WorkerCore& core) noexcept override {
-    try {
-      if constexpr (std::is_void_v<R>) {
-        std::invoke(fn);
-        value.emplace();
-      } else if constexpr (std::is_reference_v<R>) {
-        value.emplace(&std::invoke(fn));
-      } else {
-        value.emplace(std::invoke(fn));
-      }
-      if (auto gl = take_gl_error(core)) {
-        error = gl;
-        value.reset();
-      }
-    } catch (...) {
-      error = std::current_exception();
-    }
-    complete(*this);
-  }
-  void fail(std::exception_ptr e) noexcept override {
-    error = std::move(e);
-    complete(*this);
-  }
-  R take() {
-    if (error) std::rethrow_exception(error);
-    if constexpr (std::is_void_v<R>) return;
-    else if constexpr (std::is_reference_v<R>) return static_cast<R>(**value);
-    else return std::move(*value);
-  }
-  F& fn;
-  std::optional<Stored<R>> value;
-  std::exception_ptr error;
-};
-
-// Runs `f` on the worker and returns its value (or rethrows its exception).
-// Inline when already on the worker.
-template <typename F>
-decltype(auto) run_on(WorkerCore& core, F&& f) {
-  using R = std::invoke_result_t<F&>;
-  if (on_worker(core)) {
-    if constexpr (std::is_void_v<R>) {
-      std::invoke(f);
-      if (auto e = take_gl_error(core)) std::rethrow_exception(e);
-      return;
-    } else {
-      R r = std::invoke(f);
-      if (auto e = take_gl_error(core)) std::rethrow_exception(e);
-      return r;
-    }
-  }
-  RunTask<std::remove_reference_t<F>, R> task(f);
-  submit_and_wait(core, task);
-  return task.take();
-}
-
-struct PostedCall : Task {
-  virtual ~PostedCall() = default;
-};
-// Queues a heap task the worker deletes after running (or failing) it.
-// Throws WorkerStopped (and deletes it) when the worker no longer accepts calls.
-void submit_posted(WorkerCore& core, std::unique_ptr<PostedCall> task);
-
-struct PostedFunction final : PostedCall {
-  explicit PostedFunction(std::function<void()> f, bool release) : fn(std::move(f)) { must_run = release; }
-  void run(WorkerCore& core) noexcept override;
-  void fail(std::exception_ptr e) noexcept override;
-  std::function<void()> fn;
-};
-
-// Resource lifetime: a GL / CUDA-graphics object registers its release with the
-// core when it is created (on the worker). release() runs it on the worker
-// (inline there, else queued) exactly once; whatever is still registered when
-// the worker stops is released by shutdown, newest first. After that,
-// release() does nothing: the context, and everything in it, is gone.
-std::uint64_t track(WorkerCore& core, std::function<void()> release);
-void release(WorkerCore& core, std::uint64_t id) noexcept;
-// Debug builds (HANDOFF_DEBUG_AFFINITY): throws UsageError naming `what` when
-// called off the worker thread. Release builds: nothing.
-void assert_on_worker(const WorkerCore& core, const char* what);
-// Number of resources still registered (tests).
-std::size_t live_resources(const WorkerCore& core) noexcept;
-
-}  // namespace detail
-
 struct GlWorkerOptions {
-  std::string name = "handoff-gl";  // thread name (15 characters are kept)
+  std::string name = "handoff-gl";  // thread name (15 characters are kept); named in errors
   // Creates the context; runs on the worker thread (so a GLFW or EGL context
   // can be made there). Empty: a headless EGL context made with `headless`.
   std::function<std::unique_ptr<GlContext>()> context_factory;
@@ -155,17 +35,19 @@ struct GlWorkerOptions {
   // went to handoff::log). Turned on when `headless.debug` is set or a factory
   // made a debug context.
   std::function<void(const GlDebugMessage&)> on_debug_message;
-  // A KHR_debug ERROR message produced while a run() call executes makes that
-  // call throw handoff::Error (Api::Gl, "KHR_debug") with the message (tests).
-  bool throw_on_gl_error = false;
 };
 
+// Waits on the worker are bounded by handoff::wait_limit() (handoff/wait.hpp)
+// and end in WaitTimeout naming the worker and what did not finish; the one
+// exception is a run() call that has started (see run()).
 // Thread safety: every method may be called from any thread, including the
 // worker itself, unless stated otherwise.
 class GlWorker {
  public:
   // Starts the thread and creates the context there; throws what context
-  // creation threw (handoff::Error) after joining the thread.
+  // creation threw (handoff::Error) after joining the thread, or WaitTimeout
+  // when the context is not made within the limit (a context made later is
+  // destroyed unused).
   explicit GlWorker(GlWorkerOptions options = {});
   // shutdown(), then frees the worker. Never throws.
   ~GlWorker();
@@ -175,6 +57,12 @@ class GlWorker {
   // Runs f() on the worker with its context current and returns its value;
   // f's exception is rethrown here. Inline when called on the worker. Throws
   // WorkerStopped when the worker stopped (or stops) before f ran.
+  // Nothing is allocated: the call refers to f on the caller's stack. When f
+  // has not started within wait_limit() (the worker is stuck in something
+  // else), throws WaitTimeout naming what the worker is busy with; the call is
+  // withdrawn and never runs. Once f has started it is waited for to its end,
+  // since it runs on the caller's data (past the limit a warning is logged);
+  // the library's own GPU and fence waits inside calls are bounded, so they end.
   template <typename F>
   decltype(auto) run(F&& f) {
     return detail::run_on(*core_, std::forward<F>(f));
@@ -194,16 +82,15 @@ class GlWorker {
   // runs queued releases, releases every resource still registered, destroys
   // the context and joins. Idempotent; never throws. Called on the worker
   // itself (from a task), it stops the loop and detaches instead of joining.
+  // When the worker has not finished within wait_limit() (a call that does not
+  // return), logs an Error naming what it is busy with and detaches the
+  // thread, which does the rest if that call ever returns.
   void shutdown() noexcept;
   bool stopped() const noexcept;
 
   // What the context reported at start-up. Valid until the GlWorker dies.
   const GlInfo& info() const noexcept;
   std::thread::native_handle_type native_thread() const noexcept;
-  // Calls queued and not yet started (tests, diagnostics).
-  std::size_t queued() const noexcept;
-  // KHR_debug ERROR messages seen so far.
-  std::size_t gl_error_count() const noexcept;
 
   // For resource types (GlBuffer, CudaGlBuffer, ...): the shared state that
   // outlives this object and knows when the worker has gone.
@@ -215,30 +102,31 @@ class GlWorker {
 
 // A GL fence for ordering work across contexts of one share group: insert on
 // the producing context, wait on the consuming one.
-// Thread safety: call each method on a thread with a context of the share group
-// current (the worker, or the application's render thread). Move-only.
+// Ownership: move-only; the sync object is deleted with the fence (or when a
+// fence is moved onto it).
+// Thread safety: call each method, and destroy the fence, on a thread with a
+// context of the share group current (the worker, or the application's render
+// thread).
 class GlFence {
  public:
   GlFence() = default;
   // glFenceSync + glFlush on the current context (the flush makes it visible
   // to other contexts). Throws handoff::Error on a GL error.
   static GlFence insert();
-  GlFence(GlFence&& o) noexcept : sync_(std::exchange(o.sync_, nullptr)) {}
-  GlFence& operator=(GlFence&& o) noexcept;
-  GlFence(const GlFence&) = delete;
-  GlFence& operator=(const GlFence&) = delete;
-  // Deletes the sync object; needs a current context of the share group.
-  ~GlFence();
 
   // Makes the current context's GPU queue wait for the fence (glWaitSync); returns at once.
   void gpu_wait() const;
   // Blocks the calling thread until the fence signals or `timeout_ns` passes
   // (glClientWaitSync, flushing). True when signalled.
   bool client_wait(std::uint64_t timeout_ns) const;
-  explicit operator bool() const noexcept { return sync_ != nullptr; }
+  // Blocks until the fence signals, for at most handoff::wait_limit(); then
+  // throws WaitTimeout naming `what` ("GL fence of ring slot 2"). For callers
+  // that must not hang.
+  void wait(const char* what) const;
+  explicit operator bool() const noexcept { return static_cast<bool>(sync_); }
 
  private:
-  void* sync_ = nullptr;  // GLsync
+  detail::UniqueGlSync sync_;
 };
 
 }  // namespace handoff

@@ -39,9 +39,4 @@ bool is_stacked(const Frame& frame) noexcept;
 // Throws UsageError for frames not in host memory.
 void fill_test_pattern(const Frame& frame, std::uint32_t seed = 0);
 
-// Frame storage objects made by handoff still alive: host allocations and
-// imported producer planes (DLPack tensors, Python objects). A leak test reads
-// it before and after a loop. Thread-safe.
-std::size_t live_frames() noexcept;
-
 }  // namespace handoff

@@ -1,5 +1,5 @@
 #pragma once
-// One RAII template for every handle type (STYLE.md 2): the empty value is a
+// One RAII template for every handle type: the empty value is a
 // parameter, so an fd's empty value is -1 and a GL name's is 0.
 #include <utility>
 

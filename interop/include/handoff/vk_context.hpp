@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include <handoff/detail/check.hpp>
+#include <handoff/detail/vk_handles.hpp>
 #include <handoff/error.hpp>
 
 namespace handoff::detail {
@@ -35,10 +37,32 @@ std::string uuid_to_string(const DeviceUuid& uuid);
 // The symbolic name of a VkResult ("VK_ERROR_OUT_OF_DEVICE_MEMORY").
 std::string_view vk_result_name(VkResult r) noexcept;
 
-// Throws handoff::Error(Api::Vulkan, call, r, vk_result_name(r), ...) unless r is
-// VK_SUCCESS. `where` is HANDOFF_WHERE.
-void check_vk(VkResult r, const char* call, const char* where);
-#define HANDOFF_VK_CHECK(call) ::handoff::check_vk((call), #call, HANDOFF_WHERE)
+// Throws handoff::Error(Api::Vulkan, <function>, r, vk_result_name(r), detail,
+// where) unless r is VK_SUCCESS. `call` is a function name or the call
+// expression (its function is named); `where` is HANDOFF_WHERE.
+void check_vk(VkResult r, std::string_view call, const char* where, std::string_view detail = {});
+
+namespace detail {
+template <typename Detail>
+void vk_checked(VkResult r, const char* expression, const char* where, Detail&& detail) {
+  if (r != VK_SUCCESS) [[unlikely]]
+    check_vk(r, expression, where, detail());
+}
+}  // namespace detail
+
+}  // namespace handoff
+
+// Wraps one Vulkan call returning VkResult; anything but VK_SUCCESS throws
+// handoff::Error naming the function, the VkResult, the optional detail and
+// file:line (see check_vk):
+//   HANDOFF_VK_CHECK(vkCreateBuffer(dev, &info, nullptr, &buf));
+//   HANDOFF_VK_CHECK(vkCreateBuffer(dev, &info, nullptr, &buf), "staging buffer");
+#define HANDOFF_VK_CHECK(call, ...)                                  \
+  ::handoff::detail::vk_checked((call), #call, HANDOFF_WHERE, [&] { \
+    return ::handoff::detail::check_detail(__VA_ARGS__);            \
+  })
+
+namespace handoff {
 
 // A message from the validation layer (or any VK_EXT_debug_utils source).
 struct VkValidationMessage {
@@ -74,27 +98,35 @@ struct VkDeviceInfo {
   bool opaque_fd_semaphore = false;   // binary semaphores exportable as OPAQUE_FD
   bool sync_fd_semaphore = false;     // ... as SYNC_FD
   bool storage_image_r8_rg8 = false;  // R8/RG8/R16/RG16 storage images (compute writes planes)
+  // VK_KHR_timeline_semaphore is enabled: semaphores with a counter, which a
+  // submission may wait on before anyone signalled them and the host may
+  // signal (vkSignalSemaphoreKHR). The tests hold the queue with one.
+  bool timeline_semaphore = false;
 };
 
 // One Vulkan instance + device + queue.
-// @thread_safety: the accessors are safe from any thread; submit_and_wait()
-// and queue_submit() serialise queue access with an internal mutex (Vulkan
-// requires external synchronisation of VkQueue). Objects created from the
-// context must be destroyed before it.
+// Ownership: owns the instance, the debug messenger, the device and a command
+// pool; objects created from the context must be destroyed before it.
+// Thread safety: the accessors are safe from any thread; submit_and_wait(),
+// queue_submit() and wait_idle() serialise queue access with an internal mutex
+// (Vulkan requires external synchronisation of VkQueue); wait_fence() may be
+// called from any thread.
 class VkContext {
  public:
   explicit VkContext(VkContextOptions options = {});
+  // Waits for the device to go idle (no bound: Vulkan has no timed device
+  // wait; what was made from the context did its own bounded waits first).
   ~VkContext();
   VkContext(const VkContext&) = delete;
   VkContext& operator=(const VkContext&) = delete;
 
-  VkInstance instance() const noexcept { return instance_; }
+  VkInstance instance() const noexcept { return instance_.get(); }
   VkPhysicalDevice physical_device() const noexcept { return physical_; }
-  VkDevice device() const noexcept { return device_; }
+  VkDevice device() const noexcept { return device_.get(); }
   VkQueue queue() const noexcept { return queue_; }
   std::uint32_t queue_family() const noexcept { return queue_family_; }
   const VkDeviceInfo& info() const noexcept { return info_; }
-  bool validation_enabled() const noexcept { return messenger_ != VK_NULL_HANDLE; }
+  bool validation_enabled() const noexcept { return static_cast<bool>(messenger_); }
 
   // Warnings and errors the messenger has seen since creation (or the last
   // clear). Tests fail on any.
@@ -107,7 +139,10 @@ class VkContext {
   std::uint32_t memory_type(std::uint32_t type_bits, VkMemoryPropertyFlags required) const;
 
   // Records commands with `record` into a one-time command buffer, submits it
-  // and waits for it on the CPU (a fence). Throws on any Vulkan failure.
+  // and waits for it on the CPU (a fence, bounded by handoff::wait_limit()).
+  // Throws on any Vulkan failure, WaitTimeout when the work did not finish in
+  // time: its command buffer and fence are then freed once it has, and what
+  // else it uses must be kept too (defer_destruction).
   void submit_and_wait(const std::function<void(VkCommandBuffer)>& record);
   // vkQueueSubmit under the queue mutex.
   void queue_submit(const VkSubmitInfo& submit, VkFence fence);
@@ -115,8 +150,18 @@ class VkContext {
   // learned from earlier waits on this context (common/spin.hpp: a waiter
   // that is already running answers in a microsecond, one woken from sleep
   // ~20 us later on a VM whose idle vCPU halts), then blocks in
-  // vkWaitForFences. Any thread; throws on a lost device.
-  void wait_fence(VkFence fence);
+  // vkWaitForFences until handoff::wait_limit() has passed, and throws
+  // WaitTimeout naming `what` ("Vulkan fence of VkFrameProducer (frame 3)").
+  // Throws handoff::Error on a lost device.
+  void wait_fence(VkFence fence, std::string_view what);
+  // Destroys `objects` (the caller gives up its reference) once all work
+  // submitted to the queue so far has completed, at the latest when the
+  // context is destroyed: for what a submission whose wait timed out may still
+  // use. Never throws (when it cannot track them, it waits for the queue).
+  void defer_destruction(std::shared_ptr<const void> objects) noexcept;
+  // Blocks until the queue is idle (vkQueueWaitIdle under the queue mutex),
+  // with no bound. Never throws.
+  void wait_idle() noexcept;
 
   // Device entry points of extensions (resolved once at creation; null when
   // the extension is absent).
@@ -127,22 +172,37 @@ class VkContext {
   static VKAPI_ATTR VkBool32 VKAPI_CALL messenger_callback(
       VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
       const VkDebugUtilsMessengerCallbackDataEXT* data, void* self);
-  void destroy() noexcept;
+  void create_instance(bool validation);
+  void choose_physical_device(const std::optional<DeviceUuid>& uuid);
+  void read_device_info();
+  void create_device();
+  // Objects kept until `fence` signals (defer_destruction).
+  struct Deferred {
+    detail::UniqueVkFence fence;
+    std::shared_ptr<const void> objects;
+  };
+  // Takes the entries whose fence has signalled out of deferred_ (queue mutex
+  // held); the caller destroys them after unlocking.
+  std::vector<Deferred> take_finished() noexcept;
 
-  VkInstance instance_ = VK_NULL_HANDLE;
-  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
-  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
-  VkDevice device_ = VK_NULL_HANDLE;
-  VkQueue queue_ = VK_NULL_HANDLE;
-  std::uint32_t queue_family_ = 0;
-  VkCommandPool pool_ = VK_NULL_HANDLE;  // guarded by queue_mutex_
-  VkDeviceInfo info_;
-  VkPhysicalDeviceMemoryProperties memory_props_{};
+  // Declared before the Vulkan objects: the messenger reports into them until
+  // the instance is destroyed.
   std::function<void(const VkValidationMessage&)> on_message_;
-
   mutable std::mutex messages_mutex_;
   std::vector<VkValidationMessage> messages_;
+
+  // Member order is destruction order (detail/vk_handles.hpp).
+  detail::UniqueVkInstance instance_;
+  detail::UniqueVkDebugMessenger messenger_;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;  // belongs to the instance
+  detail::UniqueVkDevice device_;
+  VkQueue queue_ = VK_NULL_HANDLE;  // belongs to the device
+  std::uint32_t queue_family_ = 0;
   std::mutex queue_mutex_;
+  detail::UniqueVkCommandPool pool_;  // guarded by queue_mutex_
+  std::vector<Deferred> deferred_;  // guarded by queue_mutex_
+  VkDeviceInfo info_;
+  VkPhysicalDeviceMemoryProperties memory_props_{};
   std::unique_ptr<detail::SpinPolicy> fence_spin_;
 };
 
@@ -172,7 +232,7 @@ struct VkCapabilities {
 
 // Enumerates every Vulkan device with its UUIDs and external memory /
 // semaphore handle types. Never throws for a missing driver: the answer says so.
-// @thread_safety: any thread.
+// Thread safety: any thread.
 VkCapabilities vk_capabilities();
 // Human-readable, multi-line (what handoff-info prints).
 std::string to_string(const VkCapabilities& caps);

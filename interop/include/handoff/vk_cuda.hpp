@@ -31,7 +31,7 @@ namespace handoff {
 void check_vk_cuda_device(const VkDeviceInfo& vk, const cuda::DeviceInfo& cuda);
 
 // Exported Vulkan memory imported into CUDA and mapped as one range.
-// @thread_safety: construct and destroy on any thread (the context is pushed
+// Thread safety: construct and destroy on any thread (the context is pushed
 // for each driver call); the pointer may be used on any thread with the
 // context current. Destruction never throws (failures are logged).
 class CudaVkMemory {
@@ -91,7 +91,7 @@ CudaDmaBufPlane import_dmabuf_plane(const cuda::PrimaryContext& ctx, ExportedMem
 
 // A Vulkan semaphore imported into CUDA (OPAQUE_FD). Error where the driver
 // refuses (CUDA_ERROR_NOT_SUPPORTED), so callers fall back to CPU fences.
-// @thread_safety: as CudaVkMemory.
+// Thread safety: as CudaVkMemory.
 class CudaVkSemaphore {
  public:
   CudaVkSemaphore(const cuda::PrimaryContext& ctx, const VkExportableSemaphore& semaphore);

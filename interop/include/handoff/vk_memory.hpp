@@ -18,6 +18,7 @@
 #include <span>
 #include <vector>
 
+#include <handoff/detail/vk_handles.hpp>
 #include <handoff/frame.hpp>
 #include <handoff/unique_handle.hpp>
 #include <handoff/vk_context.hpp>
@@ -44,17 +45,17 @@ struct ExportedMemory {
 
 // A VkBuffer bound to its own exportable allocation, usable as a storage
 // buffer and for transfers.
-// @thread_safety: immutable after construction; export_memory() may be called
-// from any thread. Destroy before the VkContext.
+// Ownership: owns the buffer and its memory; destroy before the VkContext.
+// Thread safety: immutable after construction; export_memory() may be called
+// from any thread; upload() / download() from one thread at a time.
 class VkExportableBuffer {
  public:
   VkExportableBuffer(VkContext& ctx, VkDeviceSize size, VkHandleType type = VkHandleType::OpaqueFd);
-  ~VkExportableBuffer();
   VkExportableBuffer(const VkExportableBuffer&) = delete;
   VkExportableBuffer& operator=(const VkExportableBuffer&) = delete;
 
-  VkBuffer buffer() const noexcept { return buffer_; }
-  VkDeviceMemory memory() const noexcept { return memory_; }
+  VkBuffer buffer() const noexcept { return buffer_.get(); }
+  VkDeviceMemory memory() const noexcept { return memory_.get(); }
   VkDeviceSize size() const noexcept { return size_; }
   VkDeviceSize allocation_size() const noexcept { return allocation_size_; }
   VkHandleType handle_type() const noexcept { return type_; }
@@ -74,25 +75,26 @@ class VkExportableBuffer {
   VkDeviceSize size_;
   VkDeviceSize allocation_size_ = 0;
   bool dedicated_ = false;
-  VkBuffer buffer_ = VK_NULL_HANDLE;
-  VkDeviceMemory memory_ = VK_NULL_HANDLE;
+  detail::UniqueVkDeviceMemory memory_;  // member order is destruction order
+  detail::UniqueVkBuffer buffer_;
 };
 
 // A 2D image (optimal tiling, one mip, one layer) bound to its own exportable
 // allocation; usable as a storage image and for transfers. Kept in
 // VK_IMAGE_LAYOUT_GENERAL after construction.
-// Formats: R8, RG8, RGBA8, R16, RG16 (UNORM). @thread_safety as VkExportableBuffer.
+// Formats: R8, RG8, RGBA8, R16, RG16 (UNORM). Sizes: 1..kMaxFrameDimension
+// (UsageError beyond), and within the device's image limits (Error beyond).
+// Ownership and thread safety: as VkExportableBuffer.
 class VkExportableImage {
  public:
   VkExportableImage(VkContext& ctx, std::uint32_t width, std::uint32_t height, VkFormat format,
                     VkHandleType type = VkHandleType::OpaqueFd);
-  ~VkExportableImage();
   VkExportableImage(const VkExportableImage&) = delete;
   VkExportableImage& operator=(const VkExportableImage&) = delete;
 
-  VkImage image() const noexcept { return image_; }
-  VkImageView view() const noexcept { return view_; }
-  VkDeviceMemory memory() const noexcept { return memory_; }
+  VkImage image() const noexcept { return image_.get(); }
+  VkImageView view() const noexcept { return view_.get(); }
+  VkDeviceMemory memory() const noexcept { return memory_.get(); }
   VkFormat format() const noexcept { return format_; }
   std::uint32_t width() const noexcept { return width_; }
   std::uint32_t height() const noexcept { return height_; }
@@ -107,6 +109,8 @@ class VkExportableImage {
   std::vector<std::byte> download() const;
 
  private:
+  void to_general_layout(VkContext& ctx);
+
   VkContext* ctx_;
   VkHandleType type_;
   std::uint32_t width_, height_;
@@ -114,9 +118,9 @@ class VkExportableImage {
   VkDeviceSize allocation_size_ = 0;
   VkDeviceSize required_size_ = 0;
   bool dedicated_ = false;
-  VkImage image_ = VK_NULL_HANDLE;
-  VkDeviceMemory memory_ = VK_NULL_HANDLE;
-  VkImageView view_ = VK_NULL_HANDLE;
+  detail::UniqueVkDeviceMemory memory_;  // member order is destruction order
+  detail::UniqueVkImage image_;
+  detail::UniqueVkImageView view_;
 };
 
 // Where the planes of an NV12 / P010 frame sit in one buffer: luma rows, then
@@ -129,7 +133,7 @@ struct VkFrameLayout {
   std::size_t chroma_offset = 0;  // = pitch * height
   std::size_t size = 0;           // = chroma_offset + pitch * chroma_height
 
-  // Throws UsageError (naming the size) for a width or height of 0 or above 16384.
+  // Throws UsageError (naming the size) for a width or height of 0 or above kMaxFrameDimension.
   static VkFrameLayout make(PixelFormat format, std::uint32_t width, std::uint32_t height);
   // A Frame describing this layout with `memory` and per-plane data/offset filled
   // from `base` (Host/Cuda: base pointer; Vulkan/GlBuffer: offsets only).
@@ -137,7 +141,7 @@ struct VkFrameLayout {
 };
 
 // An NV12 / P010 frame in one exportable buffer (both planes; the layout CUDA
-// maps as one range).
+// maps as one range). Ownership and thread safety: as VkExportableBuffer.
 class VkFrameBuffer {
  public:
   VkFrameBuffer(VkContext& ctx, PixelFormat format, std::uint32_t width, std::uint32_t height,
@@ -155,7 +159,8 @@ class VkFrameBuffer {
 
 // An NV12 / P010 frame as two images: luma R8 (NV12) / R16 (P010) of
 // width x height, chroma RG8 / RG16 of ceil(width/2) x ceil(height/2). The
-// form a renderer samples directly.
+// form a renderer samples directly. Ownership and thread safety: as
+// VkExportableImage.
 class VkFrameImages {
  public:
   VkFrameImages(VkContext& ctx, PixelFormat format, std::uint32_t width, std::uint32_t height,

@@ -7,9 +7,9 @@
 //   VkContext vk;
 //   VkFrameProducer producer(vk, PixelFormat::NV12, 1920, 1080, VkFrameProducer::Target::Images);
 //   producer.produce(n);   // written and complete when it returns (CPU fence)
-//   // GL: VkGlFrameImages gl(producer.images()) -> luma_texture(), chroma_texture()
+//   // GL: GlVkFrame gl(worker, *producer.images()) -> luma_texture(), chroma_texture()
 #include <cstdint>
-#include <optional>
+#include <memory>
 
 #include <handoff/frame.hpp>
 #include <handoff/vk_context.hpp>
@@ -19,23 +19,26 @@ namespace handoff {
 
 // An exportable binary semaphore (OPAQUE_FD), for GL_EXT_semaphore_fd or CUDA
 // external semaphores where the drivers offer them (not on lavapipe).
-// @thread_safety: as VkExportableBuffer.
+// Ownership and thread safety: as VkExportableBuffer.
 class VkExportableSemaphore {
  public:
   explicit VkExportableSemaphore(VkContext& ctx);  // Error where the device cannot export them
-  ~VkExportableSemaphore();
   VkExportableSemaphore(const VkExportableSemaphore&) = delete;
   VkExportableSemaphore& operator=(const VkExportableSemaphore&) = delete;
-  VkSemaphore semaphore() const noexcept { return semaphore_; }
+  VkSemaphore semaphore() const noexcept { return semaphore_.get(); }
   // A new descriptor; the caller owns it until an importer succeeds.
   UniqueFd export_fd() const;
 
  private:
   VkContext* ctx_;
-  VkSemaphore semaphore_ = VK_NULL_HANDLE;
+  detail::UniqueVkSemaphore semaphore_;
 };
 
-// @thread_safety: one thread at a time per producer (its command buffer and
+// Ownership: owns its target (buffer or images), pipeline, command buffer and
+// fence; destroy before the VkContext. The destructor waits (bounded) for a
+// frame still in flight; when that fails it logs, and the context frees the
+// producer's objects once the GPU is done with them (defer_destruction).
+// Thread safety: one thread at a time per producer (its command buffer and
 // fence are its own); different producers may run concurrently on one context.
 class VkFrameProducer {
  public:
@@ -56,7 +59,9 @@ class VkFrameProducer {
   void produce(std::int64_t index);
   // The same in two halves: submit() records and submits the dispatch
   // (signalling `signal` too, when given, for semaphore sync) and returns at
-  // once; wait() blocks until it completed. A submit() waits for the previous
+  // once; wait() blocks until it completed, for at most handoff::wait_limit(),
+  // then throws WaitTimeout ("Vulkan fence of VkFrameProducer"; the frame
+  // stays in flight: wait again). A submit() waits for the previous
   // submission first.
   void submit(std::int64_t index, VkSemaphore signal = VK_NULL_HANDLE);
   void wait();
@@ -68,14 +73,14 @@ class VkFrameProducer {
   const Colorimetry& colorimetry() const noexcept { return colorimetry_; }
   std::int64_t last_index() const noexcept { return last_index_; }
   // The target (the other accessor returns null).
-  VkFrameBuffer* buffer() noexcept { return buffer_ ? &*buffer_ : nullptr; }
-  VkFrameImages* images() noexcept { return images_ ? &*images_ : nullptr; }
+  VkFrameBuffer* buffer() noexcept;
+  VkFrameImages* images() noexcept;
   // The last frame as a MemoryKind::Vulkan description (Buffer target: plane
   // offsets; Images target: planes at offset 0 of their own images).
   Frame frame() const;
 
  private:
-  void release() noexcept;
+  struct Gpu;  // the Vulkan objects (vk_producer.cpp)
 
   VkContext* ctx_;
   PixelFormat format_;
@@ -83,17 +88,7 @@ class VkFrameProducer {
   Target target_;
   Colorimetry colorimetry_;
   std::int64_t last_index_ = -1;
-  std::optional<VkFrameBuffer> buffer_;
-  std::optional<VkFrameImages> images_;
-  VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
-  VkPipelineLayout pipeline_layout_ = VK_NULL_HANDLE;
-  VkShaderModule shader_ = VK_NULL_HANDLE;
-  VkPipeline pipeline_ = VK_NULL_HANDLE;
-  VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
-  VkDescriptorSet set_ = VK_NULL_HANDLE;
-  VkCommandPool command_pool_ = VK_NULL_HANDLE;
-  VkCommandBuffer cb_ = VK_NULL_HANDLE;
-  VkFence fence_ = VK_NULL_HANDLE;
+  std::unique_ptr<Gpu> gpu_;
   bool in_flight_ = false;
 };
 

@@ -40,8 +40,9 @@ std::string format_duration(std::chrono::nanoseconds d) {
 }
 
 WaitTimeout::WaitTimeout(const std::string& what_did_not_finish, std::chrono::nanoseconds limit)
-    : Error(Api::None, what_did_not_finish, 0, "timeout", "did not finish within " + format_duration(limit) +
-            " (handoff::set_wait_limit / HANDOFF_WAIT_TIMEOUT_MS)"),
+    : Error(what_did_not_finish + " did not finish within " + format_duration(limit) +
+                " (handoff::set_wait_limit / HANDOFF_WAIT_TIMEOUT_MS)",
+            what_did_not_finish, "timeout"),
       waited_for_(what_did_not_finish) {}
 
 }  // namespace handoff

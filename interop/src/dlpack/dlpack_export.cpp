@@ -2,6 +2,7 @@
 #include <handoff/error.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
+#include <handoff/testing.hpp>
 
 #include <atomic>
 
@@ -144,8 +145,8 @@ DLManagedTensorVersioned* export_dlpack_versioned(const Frame& frame, const Tens
   return &e->managed;
 }
 
-ExportCounts export_counts() noexcept {
-  return ExportCounts{g_live_exports.load(std::memory_order_relaxed), g_exported.load(std::memory_order_relaxed),
+testing::ExportCounts testing::export_counts() noexcept {
+  return testing::ExportCounts{g_live_exports.load(std::memory_order_relaxed), g_exported.load(std::memory_order_relaxed),
                       g_deleted.load(std::memory_order_relaxed)};
 }
 

@@ -1,6 +1,7 @@
 #include <handoff/error.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
+#include <handoff/testing.hpp>
 
 #include "frame/live_frames.hpp"
 
@@ -20,7 +21,7 @@ LiveFrameToken::LiveFrameToken() noexcept { g_live_frames.fetch_add(1, std::memo
 LiveFrameToken::~LiveFrameToken() { g_live_frames.fetch_sub(1, std::memory_order_relaxed); }
 }  // namespace detail
 
-std::size_t live_frames() noexcept { return detail::g_live_frames.load(std::memory_order_relaxed); }
+std::size_t testing::live_frames() noexcept { return detail::g_live_frames.load(std::memory_order_relaxed); }
 
 namespace {
 

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <limits>
 #include <string>
 
@@ -179,7 +180,7 @@ CudaGlBuffer::CudaGlBuffer(GlWorker& worker, GlBuffer buffer, CudaGlOptions o) {
 
   if (use_cuda) {
     cuda::DeviceInfo dev = drv->device(o.cuda_device);
-    if (o.verify_same_gpu) check_same_gpu(dev, worker.info());
+    if (!worker.core()->skips_same_gpu_check()) check_same_gpu(dev, worker.info());  // testing.hpp may waive it
     reg->memory = MemoryKind::Cuda;
     reg->drv = drv;
     reg->ctx = std::make_shared<cuda::PrimaryContext>(*drv, o.cuda_device);
@@ -301,14 +302,14 @@ Mapping CudaGlBuffer::map_all(std::span<CudaGlBuffer* const> buffers, void* stre
     } else {
       for (const auto& r : st->regs) {
         const unsigned name = r->buffer.name();
-        void* p = glMapNamedBufferRange(name, 0, static_cast<GLsizeiptr>(r->buffer.size()),
-                                        host_map_access(r->access));
+        void* p = nullptr;
         try {
-          if (!p) {
-            HANDOFF_GL_CHECK("glMapNamedBufferRange", gl_buffer_text(name));
+          p = HANDOFF_GL_CHECK(glMapNamedBufferRange(name, 0, static_cast<GLsizeiptr>(r->buffer.size()),
+                                                     host_map_access(r->access)),
+                               gl_buffer_text(name));
+          if (!p)
             throw Error(Api::Gl, "glMapNamedBufferRange", 0, "", gl_buffer_text(name) + ": null pointer",
                         HANDOFF_WHERE);
-          }
         } catch (...) {
           for (const auto& done : st->ranges) glUnmapNamedBuffer(done.gl_buffer);
           st->ranges.clear();
@@ -381,13 +382,18 @@ void Mapping::unmap() {
                   "cuGraphicsUnmapResources", std::to_string(res.size()) + " buffer(s)", HANDOFF_WHERE);
         for (auto* r : still) r->live->mapped.store(false);
       } else {
+        std::exception_ptr failed;  // every buffer is unmapped; the first failure is reported
         for (auto* r : still) {
           r->live->mapped.store(false);
-          if (glUnmapNamedBuffer(r->buffer.name()) == GL_FALSE)
-            log(LogLevel::Warning, "glUnmapNamedBuffer: " + gl_buffer_text(r->buffer.name()) +
-                                       " contents became undefined");
+          try {
+            if (HANDOFF_GL_CHECK(glUnmapNamedBuffer(r->buffer.name()), gl_buffer_text(r->buffer.name())) == GL_FALSE)
+              log(LogLevel::Warning, "glUnmapNamedBuffer: " + gl_buffer_text(r->buffer.name()) +
+                                         " contents became undefined");
+          } catch (const Error&) {
+            if (!failed) failed = std::current_exception();
+          }
         }
-        HANDOFF_GL_CHECK("glUnmapNamedBuffer");
+        if (failed) std::rethrow_exception(failed);
       }
     });
   } catch (const WorkerStopped&) {

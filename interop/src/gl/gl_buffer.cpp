@@ -2,6 +2,7 @@
 
 #include <glad/gl.h>
 
+#include <handoff/detail/gl_handles.hpp>
 #include <handoff/gl_check.hpp>
 
 #include <string>
@@ -20,22 +21,16 @@ GlBuffer::GlBuffer(GlWorker& worker, std::size_t size, GlBufferStorage storage) 
   state->storage = storage;
   worker.run([&] {
     detail::assert_on_worker(*state->core, "GlBuffer::GlBuffer");
-    GLuint b = 0;
-    glCreateBuffers(1, &b);
-    HANDOFF_GL_CHECK("glCreateBuffers");
+    GLuint name = 0;
+    HANDOFF_GL_CHECK(glCreateBuffers(1, &name));
+    detail::UniqueGlBuffer buffer(name);
     GLbitfield flags = GL_MAP_READ_BIT | GL_MAP_WRITE_BIT | GL_DYNAMIC_STORAGE_BIT;
     if (storage == GlBufferStorage::Persistent) flags |= GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
-    glNamedBufferStorage(b, static_cast<GLsizeiptr>(size), nullptr, flags);
-    try {
-      HANDOFF_GL_CHECK("glNamedBufferStorage", std::to_string(size) + " bytes");
-      state->resource = detail::track(*state->core, [b] {
-        glDeleteBuffers(1, &b);
-      });
-    } catch (...) {
-      glDeleteBuffers(1, &b);
-      throw;
-    }
-    state->name = b;
+    HANDOFF_GL_CHECK(glNamedBufferStorage(name, static_cast<GLsizeiptr>(size), nullptr, flags),
+                     std::to_string(size) + " bytes");
+    const std::uint64_t id = detail::track(*state->core, [name] { detail::GlBufferDeleter{}(name); });
+    state->resource = detail::UniqueWorkerResource(id, {state->core});
+    state->name = buffer.release();  // the worker's resource registry deletes it now
   });
   state_ = std::move(state);
 }
@@ -57,9 +52,8 @@ void GlBuffer::write(std::size_t offset, std::span<const std::byte> bytes) const
   check_range("GlBuffer::write", state_.get(), offset, bytes.size());
   if (bytes.empty()) return;
   detail::run_on(*state_->core, [&] {
-    glNamedBufferSubData(state_->name, static_cast<GLintptr>(offset), static_cast<GLsizeiptr>(bytes.size()),
-                         bytes.data());
-    HANDOFF_GL_CHECK("glNamedBufferSubData");
+    HANDOFF_GL_CHECK(glNamedBufferSubData(state_->name, static_cast<GLintptr>(offset),
+                                          static_cast<GLsizeiptr>(bytes.size()), bytes.data()));
   });
 }
 
@@ -67,9 +61,8 @@ void GlBuffer::read(std::size_t offset, std::span<std::byte> out) const {
   check_range("GlBuffer::read", state_.get(), offset, out.size());
   if (out.empty()) return;
   detail::run_on(*state_->core, [&] {
-    glGetNamedBufferSubData(state_->name, static_cast<GLintptr>(offset), static_cast<GLsizeiptr>(out.size()),
-                            out.data());
-    HANDOFF_GL_CHECK("glGetNamedBufferSubData");
+    HANDOFF_GL_CHECK(glGetNamedBufferSubData(state_->name, static_cast<GLintptr>(offset),
+                                             static_cast<GLsizeiptr>(out.size()), out.data()));
   });
 }
 

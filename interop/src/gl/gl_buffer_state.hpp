@@ -1,5 +1,6 @@
 #pragma once
 #include "gl/worker_core.hpp"
+#include "gl/worker_resource.hpp"
 
 #include <handoff/gl_buffer.hpp>
 
@@ -8,14 +9,10 @@ namespace handoff::detail {
 // Shared by every GlBuffer copy, CudaGlBuffer and Frame holding the buffer.
 struct GlBufferState {
   std::shared_ptr<WorkerCore> core;
-  unsigned name = 0;
+  unsigned name = 0;  // deleted by `resource`'s release, on the worker
   std::size_t size = 0;
   GlBufferStorage storage = GlBufferStorage::Default;
-  std::uint64_t resource = 0;  // registration with the worker (its glDeleteBuffers)
-
-  ~GlBufferState() {
-    if (resource) release(*core, resource);  // queued to the worker; no-op after shutdown
-  }
+  UniqueWorkerResource resource;  // its registration with the worker (glDeleteBuffers)
 };
 
 }  // namespace handoff::detail

@@ -1,4 +1,5 @@
-// GL loading (glad, once per process), context information, KHR_debug output
+// GL loading (glad's process-wide entry points, loaded again for a context
+// with extensions no earlier one had), context information, KHR_debug output
 // and the GL check helper.
 #include <glad/gl.h>
 
@@ -10,6 +11,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
 
 namespace handoff {
 
@@ -68,48 +73,64 @@ std::string GlDebugMessage::describe() const {
          std::string(severity_name()) + ", id " + std::to_string(id) + "]: " + text;
 }
 
-std::string_view gl_error_name(unsigned code) noexcept {
-  switch (code) {
-    case GL_NO_ERROR: return "GL_NO_ERROR";
-    case GL_INVALID_ENUM: return "GL_INVALID_ENUM";
-    case GL_INVALID_VALUE: return "GL_INVALID_VALUE";
-    case GL_INVALID_OPERATION: return "GL_INVALID_OPERATION";
-    case GL_INVALID_FRAMEBUFFER_OPERATION: return "GL_INVALID_FRAMEBUFFER_OPERATION";
-    case GL_OUT_OF_MEMORY: return "GL_OUT_OF_MEMORY";
-    case GL_STACK_UNDERFLOW: return "GL_STACK_UNDERFLOW";
-    case GL_STACK_OVERFLOW: return "GL_STACK_OVERFLOW";
-  }
-  return "GL error";
-}
-
-void gl_check(const char* call, const char* where, const std::string& detail) {
-  GLenum first = glGetError();
-  if (first == GL_NO_ERROR) return;
-  // Drain the rest so the next check starts clean (bounded: a lost context repeats forever).
-  for (int i = 0; i < 16 && glGetError() != GL_NO_ERROR; ++i) {
-  }
-  throw Error(Api::Gl, call, static_cast<long long>(first), std::string(gl_error_name(first)), detail, where);
-}
-
 namespace {
-std::once_flag g_load_once;
-int g_load_version = 0;
+// glad keeps one table of entry points and extension flags for the process.
+// It is loaded by the first successful load_gl (a failed one leaves it
+// unloaded, so the next call tries again), and loaded again when a context
+// reports an extension that none of the contexts loaded before had: glad
+// loads an extension's entry points only when the context it loads from has
+// it. Contexts of one driver report one set, so that is rare.
+std::mutex g_load_mutex;
+bool g_loaded = false;                      // guarded by g_load_mutex
+std::set<std::string> g_loaded_extensions;  // the union over the contexts loaded; same lock
 thread_local const GlContext* tl_load_context = nullptr;
 
 GLADapiproc load_proc(const char* name) {
   return reinterpret_cast<GLADapiproc>(tl_load_context->get_proc_address(name));
 }
+
+// The extensions of `context` (current on this thread), read through its own
+// entry points: the process-wide ones may not be loaded yet. Empty when no GL
+// 3.0+ context is current, or it lacks the calls glad loads with.
+std::optional<std::vector<std::string>> context_extensions(const GlContext& context) {
+  auto get_string = reinterpret_cast<PFNGLGETSTRINGPROC>(context.get_proc_address("glGetString"));
+  auto get_integerv = reinterpret_cast<PFNGLGETINTEGERVPROC>(context.get_proc_address("glGetIntegerv"));
+  auto get_stringi = reinterpret_cast<PFNGLGETSTRINGIPROC>(context.get_proc_address("glGetStringi"));
+  if (!get_string || !get_integerv || !get_stringi || !get_string(GL_VERSION)) return std::nullopt;
+  GLint n = 0;
+  get_integerv(GL_NUM_EXTENSIONS, &n);
+  std::vector<std::string> out;
+  for (GLint i = 0; i < n; ++i) {
+    if (const GLubyte* s = get_stringi(GL_EXTENSIONS, static_cast<GLuint>(i)))
+      out.emplace_back(reinterpret_cast<const char*>(s));
+  }
+  return out;
+}
 }  // namespace
 
 void load_gl(const GlContext& context) {
-  std::call_once(g_load_once, [&] {
-    tl_load_context = &context;
-    g_load_version = gladLoadGL(load_proc);
-    tl_load_context = nullptr;
-  });
-  if (g_load_version == 0)
-    throw Error(Api::Gl, "gladLoadGL", 0, "", "could not load the GL entry points (is a context current?)",
+  std::lock_guard lock(g_load_mutex);
+  const auto extensions = context_extensions(context);
+  if (!extensions)
+    throw Error(Api::Gl, "gladLoadGL", 0, "",
+                "could not load the GL entry points: no GL 3.0+ context is current (glGetString(GL_VERSION) "
+                "failed or glGetStringi is missing) on " + context.description(),
                 HANDOFF_WHERE);
+  const auto new_extension = std::find_if(extensions->begin(), extensions->end(),
+                                          [](const std::string& e) { return !g_loaded_extensions.count(e); });
+  if (g_loaded) {
+    if (new_extension == extensions->end()) return;
+    log(LogLevel::Info, "load_gl: loading the GL entry points again for " + context.description() + ", which has " +
+                            *new_extension + " (no context loaded before had it)");
+  }
+  tl_load_context = &context;
+  const int version = gladLoadGL(load_proc);
+  tl_load_context = nullptr;
+  g_loaded = version != 0;
+  if (!g_loaded)
+    throw Error(Api::Gl, "gladLoadGL", 0, "", "could not load the GL entry points from " + context.description(),
+                HANDOFF_WHERE);
+  g_loaded_extensions.insert(extensions->begin(), extensions->end());
 }
 
 GlInfo query_gl_info(std::string platform) {
@@ -124,13 +145,13 @@ GlInfo query_gl_info(std::string platform) {
   info.version = str(GL_VERSION);
   info.shading_language = str(GL_SHADING_LANGUAGE_VERSION);
   GLint n = 0;
-  glGetIntegerv(GL_NUM_EXTENSIONS, &n);
+  HANDOFF_GL_CHECK(glGetIntegerv(GL_NUM_EXTENSIONS, &n), "query_gl_info");
   for (GLint i = 0; i < n; ++i) {
     const GLubyte* s = glGetStringi(GL_EXTENSIONS, static_cast<GLuint>(i));
     if (s) info.extensions.emplace_back(reinterpret_cast<const char*>(s));
   }
   GLint flags = 0;
-  glGetIntegerv(GL_CONTEXT_FLAGS, &flags);
+  HANDOFF_GL_CHECK(glGetIntegerv(GL_CONTEXT_FLAGS, &flags), "query_gl_info");
   info.debug_context = (flags & GL_CONTEXT_FLAG_DEBUG_BIT) != 0;
   info.memory_object = info.has_extension("GL_EXT_memory_object");
   info.memory_object_fd = info.has_extension("GL_EXT_memory_object_fd");
@@ -145,7 +166,6 @@ GlInfo query_gl_info(std::string platform) {
     glGetUnsignedBytevEXT(GL_DRIVER_UUID_EXT, u.data());
     if (glGetError() == GL_NO_ERROR) info.driver_uuid = u;
   }
-  gl_check("query_gl_info", HANDOFF_WHERE);
   return info;
 }
 
@@ -180,9 +200,8 @@ bool enable_gl_debug_output(const std::function<void(const GlDebugMessage&)>* si
   glGetIntegerv(GL_CONTEXT_FLAGS, &flags);
   glEnable(GL_DEBUG_OUTPUT);
   glEnable(GL_DEBUG_OUTPUT_SYNCHRONOUS);
-  glDebugMessageCallback(debug_callback, sink);
-  glDebugMessageControl(GL_DONT_CARE, GL_DONT_CARE, GL_DONT_CARE, 0, nullptr, GL_TRUE);
-  gl_check("glDebugMessageCallback", HANDOFF_WHERE);
+  HANDOFF_GL_CHECK(glDebugMessageCallback(debug_callback, sink));
+  HANDOFF_GL_CHECK(glDebugMessageControl(GL_DONT_CARE, GL_DONT_CARE, GL_DONT_CARE, 0, nullptr, GL_TRUE));
   return true;
 }
 

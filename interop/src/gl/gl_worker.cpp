@@ -1,22 +1,31 @@
 // The GL worker: one thread, one context, one queue.
 //
-// The queue is an intrusive FIFO under a mutex; nothing is allocated for run()
-// (its task lives on the caller's stack) and nobody sleeps when there is work:
-// the worker and a waiting caller each spin briefly before parking on a futex
-// (common/spin.hpp learns how long from the waits),
-// and a producer only makes a wake-up syscall when the worker really sleeps.
-// This is what beats mutex + condition_variable + packaged_task on round trips
-// (bench/bench_worker.cpp measures both in the same run).
+// The queue is an intrusive FIFO under a mutex, and nobody sleeps when there
+// is work: the worker and a waiting caller each spin briefly before parking on
+// a futex (common/spin.hpp learns how long from the waits), and a producer
+// only makes a wake-up syscall when the worker really sleeps. A run() call
+// lives on its caller's stack (nothing is allocated) and its result comes back
+// through one atomic word. This is what beats mutex +
+// condition_variable + packaged_task on round trips (bench/bench_worker.cpp
+// measures both in the same run).
+//
+// Waits on another thread are bounded by wait_limit(): a caller waiting for
+// its call to start (else it withdraws the call), start() waiting for the
+// context, shutdown() waiting for the thread to finish. A call that started is
+// waited for to its end: it runs on the caller's stack.
 #include "gl/worker_core.hpp"
 
 #include <glad/gl.h>
 
 #include <handoff/gl_check.hpp>
 #include <handoff/log.hpp>
+#include <handoff/testing.hpp>
+#include <handoff/wait.hpp>
 
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -32,18 +41,14 @@ namespace {
 thread_local WorkerCore* tl_worker = nullptr;
 
 // futex on a 32-bit word. Like glibc's mutex, a wake may target a word whose
-// owner has just returned: the kernel then finds no waiter (or wakes a
-// spurious one, which every wait loop tolerates); no memory is touched.
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) {
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
+// owner has just returned (or freed it): the kernel then finds no waiter (or
+// wakes a spurious one, which every wait loop tolerates); no memory is touched.
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, const timespec* timeout = nullptr) {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, timeout, nullptr, 0);
 }
 void futex_wake(std::atomic<std::uint32_t>* word) {
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 }
-
-}  // namespace
-
-namespace {
 
 std::string describe(const std::exception_ptr& e) {
   try {
@@ -55,29 +60,85 @@ std::string describe(const std::exception_ptr& e) {
   }
 }
 
-}  // namespace
+std::string worker_name(const WorkerCore& core) { return "GL worker '" + core.name() + "'"; }
 
-// --- completion of run() ------------------------------------------------------
-void complete(Task& task) noexcept {
-  std::atomic<std::uint32_t>* word = &task.state;
-  // The exchange is the task's last access: the caller may return (and the
-  // task leave scope) as soon as it sees 2.
-  if (word->exchange(2, std::memory_order_acq_rel) == 1) futex_wake(word);
-}
+// A post() or a queued resource release: the worker frees it after running
+// (or failing) it.
+class PostedFunction final : public Task {
+ public:
+  PostedFunction(std::function<void()> f, bool release)
+      : Task(release ? "a resource release" : "a posted call"), fn(std::move(f)) {
+    must_run = release;
+  }
+  void run(WorkerCore& core) noexcept override {
+    try {
+      fn();
+      if (auto e = take_gl_error(core)) std::rethrow_exception(e);
+    } catch (...) {
+      log(LogLevel::Error, worker_name(core) + ": a posted call threw: " + describe(std::current_exception()));
+    }
+    delete this;
+  }
+  void fail(std::exception_ptr e) noexcept override {
+    log(LogLevel::Warning, "GlWorker: a posted call was dropped: " + describe(e));
+    delete this;
+  }
+  std::function<void()> fn;
+};
 
-namespace {
-void wait_done(WorkerCore& core, Task& task) {
-  auto& s = task.state;
+// Waits until the worker finished `call`: false when `limit` passed first (the
+// state is then kCallerAsleep).
+bool wait_done(WorkerCore& core, RunCall& call, std::chrono::nanoseconds limit) {
+  auto& s = call.state;
   SpinPolicy::Wait w;
-  if (core.caller_spin_.spin([&] { return s.load(std::memory_order_acquire) == 2; }, w)) return;
-  std::uint32_t expected = 0;
-  if (!s.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return;  // became 2
-  while (s.load(std::memory_order_acquire) != 2) futex_wait(s, 1);
-  core.caller_spin_.slept(w);
+  if (core.caller_spin().spin([&] { return s.load(std::memory_order_acquire) == RunCall::kDone; }, w)) return true;
+  std::uint32_t expected = RunCall::kPending;
+  if (!s.compare_exchange_strong(expected, RunCall::kCallerAsleep, std::memory_order_acq_rel)) return true;  // done
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  bool done = true;
+  while (s.load(std::memory_order_acquire) != RunCall::kDone) {
+    const auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= std::chrono::nanoseconds::zero()) {
+      done = false;
+      break;
+    }
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+    const timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+    futex_wait(s, RunCall::kCallerAsleep, &ts);
+  }
+  core.caller_spin().slept(w);
+  return done;
 }
+
 }  // namespace
 
-// --- WorkerCore ---------------------------------------------------------------
+// --- run() calls ----------------------------------------------------------------
+void RunCall::finish() noexcept {
+  std::atomic<std::uint32_t>* word = &state;
+  // The exchange is the last access while the caller owns the call: it may
+  // free it as soon as it sees kDone.
+  if (word->exchange(kDone, std::memory_order_acq_rel) == kCallerAsleep) futex_wake(word);
+}
+
+void submit_and_wait(WorkerCore& core, RunCall& call) {
+  if (!core.push(&call)) throw WorkerStopped(worker_name(core) + ": worker stopped; the call was not run");
+  const auto limit = wait_limit();
+  if (wait_done(core, call, limit)) return;
+  const std::string busy = core.busy_with();
+  if (core.withdraw(&call)) {
+    throw WaitTimeout(worker_name(core) + ": run() result (the call had not started: the worker is busy with " +
+                          busy + "; the call was withdrawn and will not run)",
+                      limit);
+  }
+  // Started: it uses the caller's callable and stack, so leaving now would let
+  // it write into a frame that is gone. Say so, then wait for its end.
+  log(LogLevel::Warning, worker_name(core) + ": a run() call is still running after " + format_duration(limit) +
+                             " (handoff::wait_limit); waiting for it to return");
+  while (call.state.load(std::memory_order_acquire) != RunCall::kDone)
+    futex_wait(call.state, RunCall::kCallerAsleep, nullptr);
+}
+
+// --- WorkerCore: the queue ----------------------------------------------------------
 WorkerCore::WorkerCore(GlWorkerOptions o) : options_(std::move(o)) {}
 
 bool WorkerCore::push(Task* t) {
@@ -96,6 +157,25 @@ void WorkerCore::link_locked(Task* t) noexcept {
   else head_ = t;
   tail_ = t;
   pending_.fetch_add(1, std::memory_order_seq_cst);
+}
+
+bool WorkerCore::withdraw(Task* t) noexcept {
+  std::lock_guard lock(mutex_);
+  Task* prev = nullptr;
+  for (Task* cur = head_; cur; prev = cur, cur = cur->next) {
+    if (cur != t) continue;
+    if (prev) prev->next = cur->next;
+    else head_ = cur->next;
+    if (tail_ == cur) tail_ = prev;
+    pending_.fetch_sub(1, std::memory_order_seq_cst);
+    return true;
+  }
+  return false;
+}
+
+const char* WorkerCore::busy_with() const noexcept {
+  const char* b = busy_.load(std::memory_order_relaxed);
+  return b ? b : "nothing (it is idle)";
 }
 
 void WorkerCore::wake() noexcept {
@@ -132,16 +212,32 @@ Task* WorkerCore::next_task() {
       sleeping_.store(0, std::memory_order_seq_cst);
       continue;
     }
-    futex_wait(sleeping_, 1);
+    futex_wait(sleeping_, 1);  // idle: nobody waits on the worker here
     sleeping_.store(0, std::memory_order_seq_cst);
     worker_spin_.slept(w);
   }
 }
 
+void WorkerCore::run_task(Task* t) noexcept {
+  busy_.store(t->kind, std::memory_order_relaxed);  // read before run(): the task may free itself
+  t->run(*this);
+  busy_.store(nullptr, std::memory_order_relaxed);
+}
+
+// --- WorkerCore: the thread ---------------------------------------------------------
 void WorkerCore::start() {
   thread_ = std::thread([this, self = shared_from_this()] { main(); });
+  const auto limit = wait_limit();
   std::unique_lock lock(mutex_);
-  started_cv_.wait(lock, [&] { return started_; });
+  if (!state_cv_.wait_for(lock, limit, [&] { return started_; })) {
+    // The factory (or the driver) is stuck: nobody will use this worker. It
+    // destroys the context itself if the factory ever returns.
+    start_abandoned_ = true;
+    accepting_ = false;
+    lock.unlock();
+    thread_.detach();
+    throw WaitTimeout(worker_name(*this) + ": context creation", limit);
+  }
   if (start_error_) {
     lock.unlock();
     thread_.join();
@@ -156,6 +252,21 @@ void WorkerCore::main() {
     std::string n = options_.name.substr(0, 15);
     pthread_setname_np(pthread_self(), n.c_str());
   }
+  if (make_context()) {
+    while (Task* t = next_task()) run_task(t);
+    drain();
+    destroy_context();
+  }
+  tl_worker = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    exited_ = true;
+  }
+  state_cv_.notify_all();
+}
+
+bool WorkerCore::make_context() {
+  busy_.store("context creation", std::memory_order_relaxed);
   std::exception_ptr err;
   try {
     context_ = options_.context_factory ? options_.context_factory()
@@ -170,30 +281,35 @@ void WorkerCore::main() {
     }
   } catch (...) {
     err = std::current_exception();
-    if (context_) {
-      context_->done_current();
-      context_.reset();
-    }
   }
+  busy_.store(nullptr, std::memory_order_relaxed);
+  bool abandoned = false;
   {
     std::lock_guard lock(mutex_);
     started_ = true;
     start_error_ = err;
-    if (err) {
+    abandoned = start_abandoned_;
+    if (err || abandoned) {
       accepting_ = false;
       closed_ = true;
     }
   }
-  started_cv_.notify_all();
-  if (err) return;
+  state_cv_.notify_all();
+  if (abandoned && !err) log(LogLevel::Warning, worker_name(*this) + ": the context came after the constructor gave up "
+                                                                   "waiting; it is destroyed unused");
+  if (err || abandoned) {
+    destroy_context();
+    return false;
+  }
+  return true;
+}
 
-  while (Task* t = next_task()) t->run(*this);
-  drain();
-
+void WorkerCore::destroy_context() noexcept {
+  if (!context_) return;
   if (debug_enabled_) disable_gl_debug_output();
+  debug_enabled_ = false;
   context_->done_current();
   context_.reset();
-  tl_worker = nullptr;
 }
 
 void WorkerCore::drain() {
@@ -211,7 +327,9 @@ void WorkerCore::drain() {
       left.swap(resources_);
       lock.unlock();
       log(LogLevel::Debug, "GlWorker: releasing " + std::to_string(left.size()) + " resources at shutdown");
+      busy_.store("releasing resources at shutdown", std::memory_order_relaxed);
       for (auto it = left.rbegin(); it != left.rend(); ++it) run_release(it->second);
+      busy_.store(nullptr, std::memory_order_relaxed);
       continue;
     }
     lock.unlock();
@@ -219,7 +337,7 @@ void WorkerCore::drain() {
       Task* t = list;
       list = list->next;
       if (t->must_run) {
-        t->run(*this);
+        run_task(t);
         continue;
       }
       // Made in its own statement: the temporary (whose message string is
@@ -240,7 +358,7 @@ void WorkerCore::run_release(std::function<void()>& fn) noexcept {
   } catch (...) {
     log(LogLevel::Error, "GlWorker: releasing a resource failed");
   }
-  take_gl_error(*this);  // already logged by the debug callback
+  take_gl_error();  // already logged by the debug callback
 }
 
 void WorkerCore::request_stop() noexcept {
@@ -252,66 +370,52 @@ void WorkerCore::request_stop() noexcept {
   wake();
 }
 
-void WorkerCore::on_debug(const GlDebugMessage& m) {
-  if (m.is_error()) {
-    gl_errors_.fetch_add(1, std::memory_order_relaxed);
-    if (options_.throw_on_gl_error && !pending_gl_error_) pending_gl_error_ = m.describe();
+void WorkerCore::shutdown() noexcept {
+  request_stop();
+  std::lock_guard join_lock(join_mutex_);
+  if (!thread_.joinable()) return;
+  if (on_worker(*this)) {
+    log(LogLevel::Warning, "GlWorker::shutdown called on the worker itself: detaching it");
+    thread_.detach();
+    return;
   }
-  if (options_.on_debug_message) options_.on_debug_message(m);
-}
-
-// --- detail API -----------------------------------------------------------------
-bool on_worker(const WorkerCore& core) noexcept { return tl_worker == &core; }
-
-void submit_and_wait(WorkerCore& core, Task& task) {
-  task.state.store(0, std::memory_order_relaxed);
-  if (!core.push(&task))
-    throw WorkerStopped("GlWorker '" + core.name() + "': worker stopped; the call was not run");
-  wait_done(core, task);
-}
-
-void submit_posted(WorkerCore& core, std::unique_ptr<PostedCall> task) {
-  if (!core.push(task.get()))
-    throw WorkerStopped("GlWorker '" + core.name() + "': worker stopped; the posted call was not queued");
-  (void)task.release();  // the worker deletes it after running or failing it
-}
-
-std::exception_ptr take_gl_error(WorkerCore& core) noexcept {
-  if (!core.pending_gl_error_) return nullptr;
-  std::string text = std::move(*core.pending_gl_error_);
-  core.pending_gl_error_.reset();
+  const auto limit = wait_limit();
+  bool exited = false;
+  {
+    std::unique_lock lock(mutex_);
+    exited = state_cv_.wait_for(lock, limit, [&] { return exited_; });
+  }
+  if (exited) {
+    thread_.join();  // main() has returned or is returning: no GL work is left
+    return;
+  }
   try {
-    return std::make_exception_ptr(Error(Api::Gl, "KHR_debug", 0, "GL_DEBUG_TYPE_ERROR", text));
+    log(LogLevel::Error, std::string(WaitTimeout(worker_name(*this) + ": shutdown (the worker is busy with " +
+                                                     busy_with() + ")",
+                                                 limit)
+                                         .what()) +
+                             "; the thread is detached and finishes the shutdown if that call ever returns");
   } catch (...) {
-    return std::current_exception();
   }
+  thread_.detach();
 }
 
-void PostedFunction::run(WorkerCore& core) noexcept {
-  try {
-    fn();
-    if (auto e = take_gl_error(core)) std::rethrow_exception(e);
-  } catch (...) {
-    log(LogLevel::Error, "GlWorker '" + core.name() + "': a posted call threw: " + describe(std::current_exception()));
-  }
-  delete this;
+bool WorkerCore::stopped() const noexcept {
+  std::lock_guard lock(mutex_);
+  return !accepting_;
 }
 
-void PostedFunction::fail(std::exception_ptr e) noexcept {
-  log(LogLevel::Warning, "GlWorker: a posted call was dropped: " + describe(e));
-  delete this;
-}
-
-std::uint64_t track(WorkerCore& core, std::function<void()> release) {
-  std::lock_guard lock(core.mutex_);
-  if (core.closed_) throw WorkerStopped("GlWorker '" + core.name() + "': worker stopped; cannot register a resource");
-  std::uint64_t id = ++core.next_resource_;
-  core.resources_.emplace(id, std::move(release));
+// --- WorkerCore: resources and GL errors ------------------------------------------------
+std::uint64_t WorkerCore::track(std::function<void()> fn) {
+  std::lock_guard lock(mutex_);
+  if (closed_) throw WorkerStopped("GlWorker '" + name() + "': worker stopped; cannot register a resource");
+  std::uint64_t id = ++next_resource_;
+  resources_.emplace(id, std::move(fn));
   return id;
 }
 
-void release(WorkerCore& core, std::uint64_t id) noexcept {
-  const bool here = on_worker(core);
+void WorkerCore::release(std::uint64_t id) noexcept {
+  const bool here = on_worker(*this);
   std::unique_ptr<PostedFunction> task;
   if (!here) {
     try {
@@ -323,23 +427,56 @@ void release(WorkerCore& core, std::uint64_t id) noexcept {
   }
   std::function<void()> fn;
   {
-    std::lock_guard lock(core.mutex_);
-    auto it = core.resources_.find(id);
-    if (it == core.resources_.end()) return;  // released at shutdown already
+    std::lock_guard lock(mutex_);
+    auto it = resources_.find(id);
+    if (it == resources_.end()) return;  // released at shutdown already
     fn = std::move(it->second);
-    core.resources_.erase(it);
+    resources_.erase(it);
     if (!here) {
       // Leave the registry and enter the queue in one step: the shutdown
       // sweep (which runs once the queue is empty) then never sees a release
       // in between, so it cannot delete a buffer whose registration's release
       // (unmap, unregister) is still on its way.
       task->fn = std::move(fn);
-      core.link_locked(task.release());  // the worker deletes it after running it
+      link_locked(task.release());  // the worker deletes it after running it
     }
   }
-  if (here) core.run_release(fn);
-  else core.wake();
+  if (here) run_release(fn);
+  else wake();
 }
+
+std::size_t WorkerCore::live_resources() const noexcept {
+  std::lock_guard lock(mutex_);
+  return resources_.size();
+}
+
+void WorkerCore::on_debug(const GlDebugMessage& m) {
+  if (m.is_error()) {
+    gl_errors_.fetch_add(1, std::memory_order_relaxed);
+    if (throw_on_gl_error_.load(std::memory_order_relaxed) && !pending_gl_error_) pending_gl_error_ = m.describe();
+  }
+  if (options_.on_debug_message) options_.on_debug_message(m);
+}
+
+std::exception_ptr WorkerCore::take_gl_error() noexcept {
+  if (!pending_gl_error_) return nullptr;
+  std::string text = std::move(*pending_gl_error_);
+  pending_gl_error_.reset();
+  try {
+    return std::make_exception_ptr(Error(Api::Gl, "KHR_debug", 0, "GL_DEBUG_TYPE_ERROR", text));
+  } catch (...) {
+    return std::current_exception();
+  }
+}
+
+// --- detail API -----------------------------------------------------------------
+bool on_worker(const WorkerCore& core) noexcept { return tl_worker == &core; }
+
+std::exception_ptr take_gl_error(WorkerCore& core) noexcept { return core.take_gl_error(); }
+
+std::uint64_t track(WorkerCore& core, std::function<void()> release) { return core.track(std::move(release)); }
+
+void release(WorkerCore& core, std::uint64_t id) noexcept { core.release(id); }
 
 void assert_on_worker(const WorkerCore& core, const char* what) {
 #ifdef HANDOFF_DEBUG_AFFINITY
@@ -350,11 +487,6 @@ void assert_on_worker(const WorkerCore& core, const char* what) {
   (void)core;
   (void)what;
 #endif
-}
-
-std::size_t live_resources(const WorkerCore& core) noexcept {
-  std::lock_guard lock(core.mutex_);
-  return core.resources_.size();
 }
 
 }  // namespace detail
@@ -368,66 +500,28 @@ GlWorker::~GlWorker() { shutdown(); }
 
 void GlWorker::post(std::function<void()> f) {
   if (!f) throw UsageError("GlWorker::post: empty function");
-  detail::submit_posted(*core_, std::make_unique<detail::PostedFunction>(std::move(f), false));
+  auto task = std::make_unique<detail::PostedFunction>(std::move(f), false);
+  if (!core_->push(task.get()))
+    throw WorkerStopped("GlWorker '" + core_->name() + "': worker stopped; the posted call was not queued");
+  (void)task.release();  // the worker deletes it after running or failing it
 }
 
-void GlWorker::shutdown() noexcept {
-  core_->request_stop();
-  std::lock_guard lock(core_->join_mutex_);
-  if (!core_->thread_.joinable()) return;
-  if (on_worker()) {
-    log(LogLevel::Warning, "GlWorker::shutdown called on the worker itself: detaching it");
-    core_->thread_.detach();
-    return;
-  }
-  core_->thread_.join();
-}
+void GlWorker::shutdown() noexcept { core_->shutdown(); }
 
-bool GlWorker::stopped() const noexcept {
-  std::lock_guard lock(core_->mutex_);
-  return !core_->accepting_;
-}
+bool GlWorker::stopped() const noexcept { return core_->stopped(); }
 
-const GlInfo& GlWorker::info() const noexcept { return core_->info_; }
+const GlInfo& GlWorker::info() const noexcept { return core_->info(); }
 
-std::thread::native_handle_type GlWorker::native_thread() const noexcept { return core_->native_; }
+std::thread::native_handle_type GlWorker::native_thread() const noexcept { return core_->native_thread(); }
 
-std::size_t GlWorker::queued() const noexcept { return core_->pending_.load(std::memory_order_acquire); }
-
-std::size_t GlWorker::gl_error_count() const noexcept { return core_->gl_errors_.load(std::memory_order_relaxed); }
-
-// --- GlFence ----------------------------------------------------------------------
-GlFence GlFence::insert() {
-  GlFence f;
-  f.sync_ = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-  HANDOFF_GL_CHECK("glFenceSync");
-  glFlush();
-  return f;
-}
-
-GlFence& GlFence::operator=(GlFence&& o) noexcept {
-  if (this != &o) {
-    if (sync_) glDeleteSync(static_cast<GLsync>(sync_));
-    sync_ = std::exchange(o.sync_, nullptr);
-  }
-  return *this;
-}
-
-GlFence::~GlFence() {
-  if (sync_) glDeleteSync(static_cast<GLsync>(sync_));
-}
-
-void GlFence::gpu_wait() const {
-  if (!sync_) throw UsageError("GlFence::gpu_wait on an empty fence");
-  glWaitSync(static_cast<GLsync>(sync_), 0, GL_TIMEOUT_IGNORED);
-  HANDOFF_GL_CHECK("glWaitSync");
-}
-
-bool GlFence::client_wait(std::uint64_t timeout_ns) const {
-  if (!sync_) throw UsageError("GlFence::client_wait on an empty fence");
-  GLenum r = glClientWaitSync(static_cast<GLsync>(sync_), GL_SYNC_FLUSH_COMMANDS_BIT, timeout_ns);
-  if (r == GL_WAIT_FAILED) HANDOFF_GL_CHECK("glClientWaitSync");
-  return r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED;
-}
+// --- test hooks (handoff/testing.hpp) -------------------------------------------------
+namespace testing {
+std::size_t queued(const GlWorker& worker) noexcept { return worker.core()->queued(); }
+std::size_t gl_error_count(const GlWorker& worker) noexcept { return worker.core()->gl_error_count(); }
+std::size_t live_resources(const GlWorker& worker) noexcept { return worker.core()->live_resources(); }
+std::size_t live_resources(const detail::WorkerCore& core) noexcept { return core.live_resources(); }
+void throw_on_gl_errors(GlWorker& worker, bool on) noexcept { worker.core()->set_throw_on_gl_error(on); }
+void skip_same_gpu_check(GlWorker& worker, bool skip) noexcept { worker.core()->set_skip_same_gpu_check(skip); }
+}  // namespace testing
 
 }  // namespace handoff

@@ -1,10 +1,13 @@
 #include <handoff/log.hpp>
 #include <handoff/vk_context.hpp>
 
+#include <handoff/wait.hpp>
+
 #include "common/spin.hpp"
 #include "vk/vk_util.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -52,9 +55,10 @@ std::string_view vk_result_name(VkResult r) noexcept {
   }
 }
 
-void check_vk(VkResult r, const char* call, const char* where) {
+void check_vk(VkResult r, std::string_view call, const char* where, std::string_view detail) {
   if (r == VK_SUCCESS) return;
-  throw Error(Api::Vulkan, call, r, std::string(vk_result_name(r)), {}, where ? where : "");
+  throw Error(Api::Vulkan, std::string(detail::call_name(call)), r, std::string(vk_result_name(r)),
+              std::string(detail), where ? where : "");
 }
 
 namespace {
@@ -123,6 +127,15 @@ bool semaphore_exportable(VkPhysicalDevice pd, VkExternalSemaphoreHandleTypeFlag
   return props.externalSemaphoreFeatures & VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT;
 }
 
+bool timeline_feature(VkPhysicalDevice pd) {
+  auto timeline = vk::make<VkPhysicalDeviceTimelineSemaphoreFeaturesKHR>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES_KHR);
+  auto f2 = vk::make<VkPhysicalDeviceFeatures2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2);
+  f2.pNext = &timeline;
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  return timeline.timelineSemaphore;
+}
+
 bool storage_format(VkPhysicalDevice pd, VkFormat f) {
   VkFormatProperties p{};
   vkGetPhysicalDeviceFormatProperties(pd, f, &p);
@@ -179,7 +192,7 @@ const char* type_name(VkPhysicalDeviceType t) {
   }
 }
 
-VkInstance make_instance(bool validation, const void* chained, bool debug_utils) {
+detail::UniqueVkInstance make_instance(bool validation, const void* chained, bool debug_utils) {
   auto app = vk::make<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
   app.pApplicationName = "handoff";
   app.pEngineName = "handoff";
@@ -196,7 +209,7 @@ VkInstance make_instance(bool validation, const void* chained, bool debug_utils)
   ci.ppEnabledExtensionNames = exts.data();
   VkInstance instance = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkCreateInstance(&ci, nullptr, &instance));
-  return instance;
+  return detail::UniqueVkInstance(instance);
 }
 
 }  // namespace
@@ -227,170 +240,165 @@ VKAPI_ATTR VkBool32 VKAPI_CALL VkContext::messenger_callback(
 }
 
 VkContext::VkContext(VkContextOptions options)
-    : on_message_(std::move(options.on_message)), fence_spin_(std::make_unique<detail::SpinPolicy>(100'000, /*yield=*/true)) {
-  try {
-    bool validation = options.validation.value_or(default_validation());
-    if (validation && !has_layer(kValidationLayer)) {
-      throw Error(Api::Vulkan, "vkCreateInstance", VK_ERROR_LAYER_NOT_PRESENT,
-                  "VK_ERROR_LAYER_NOT_PRESENT",
-                  "validation was asked for but VK_LAYER_KHRONOS_validation is not installed "
-                  "(Debian: vulkan-validationlayers)",
-                  HANDOFF_WHERE);
-    }
-    bool debug_utils = validation && has_instance_extension(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
-    auto mi = vk::make<VkDebugUtilsMessengerCreateInfoEXT>(VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
-    mi.messageSeverity =
-        VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
-    mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-                     VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
-    mi.pfnUserCallback = &VkContext::messenger_callback;
-    mi.pUserData = this;
-    instance_ = make_instance(validation, debug_utils ? &mi : nullptr, debug_utils);
-    if (debug_utils) {
-      auto create = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
-          vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
-      if (!create)
-        throw Error(Api::Vulkan, "vkGetInstanceProcAddr", 0, {},
-                    "vkCreateDebugUtilsMessengerEXT is missing", HANDOFF_WHERE);
-      HANDOFF_VK_CHECK(create(instance_, &mi, nullptr, &messenger_));
-    }
+    : on_message_(std::move(options.on_message)),
+      fence_spin_(std::make_unique<detail::SpinPolicy>(100'000, /*yield=*/true)) {
+  // Each step leaves what it made in a member: a later step that throws
+  // destroys it again, in reverse order.
+  create_instance(options.validation.value_or(default_validation()));
+  choose_physical_device(options.device_uuid);
+  read_device_info();
+  create_device();
+}
 
-    // --- physical device ---
-    auto pds = physical_devices(instance_);
-    if (pds.empty())
-      throw Error(Api::Vulkan, "vkEnumeratePhysicalDevices", 0, {}, "no Vulkan device", HANDOFF_WHERE);
-    std::string seen;
-    VkPhysicalDevice chosen = VK_NULL_HANDLE;
-    int best_rank = -1;
-    for (VkPhysicalDevice pd : pds) {
-      IdProps p = id_props(pd);
-      DeviceUuid uuid = to_uuid(p.id.deviceUUID);
-      seen += std::string(seen.empty() ? "" : ", ") + p.props.deviceName + " (" + uuid_to_string(uuid) + ")";
-      if (p.props.apiVersion < VK_API_VERSION_1_1) continue;
-      if (!has(device_extensions(pd), VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME)) continue;
-      if (options.device_uuid) {
-        if (uuid == *options.device_uuid) {
-          chosen = pd;
-          break;
-        }
-        continue;
-      }
-      int rank = p.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU     ? 3
-                 : p.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? 2
-                                                                                 : 1;
-      if (rank > best_rank) {
-        best_rank = rank;
-        chosen = pd;
-      }
-    }
-    if (!chosen) {
-      std::string want = options.device_uuid
-                             ? "a device with UUID " + uuid_to_string(*options.device_uuid) +
-                                   " (the GL / CUDA device): interop across GPUs is refused"
-                             : "a Vulkan 1.1 device with VK_KHR_external_memory_fd";
-      throw Error(Api::Vulkan, "select physical device", 0, {},
-                  "found no " + want + "; devices: " + seen, HANDOFF_WHERE);
-    }
-    physical_ = chosen;
-    vkGetPhysicalDeviceMemoryProperties(physical_, &memory_props_);
+VkContext::~VkContext() {
+  std::lock_guard lock(queue_mutex_);
+  if (device_) vkDeviceWaitIdle(device_.get());
+}
 
-    IdProps p = id_props(physical_);
-    info_.name = p.props.deviceName;
-    info_.device_uuid = to_uuid(p.id.deviceUUID);
-    info_.driver_uuid = to_uuid(p.id.driverUUID);
-    info_.api_version = p.props.apiVersion;
-    info_.type = p.props.deviceType;
-    auto ext = device_extensions(physical_);
-    info_.opaque_fd_memory = buffer_exportable(physical_, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT);
-    info_.dma_buf_memory = has(ext, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME) &&
-                           buffer_exportable(physical_, VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT);
-    bool sem_fd = has(ext, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
-    info_.opaque_fd_semaphore =
-        sem_fd && semaphore_exportable(physical_, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT);
-    info_.sync_fd_semaphore =
-        sem_fd && semaphore_exportable(physical_, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT);
+void VkContext::create_instance(bool validation) {
+  if (validation && !has_layer(kValidationLayer)) {
+    throw Error(Api::Vulkan, "vkCreateInstance", VK_ERROR_LAYER_NOT_PRESENT, "VK_ERROR_LAYER_NOT_PRESENT",
+                "validation was asked for but VK_LAYER_KHRONOS_validation is not installed "
+                "(Debian: vulkan-validationlayers)",
+                HANDOFF_WHERE);
+  }
+  const bool debug_utils = validation && has_instance_extension(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  auto mi = vk::make<VkDebugUtilsMessengerCreateInfoEXT>(VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT);
+  mi.messageSeverity =
+      VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  mi.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                   VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+  mi.pfnUserCallback = &VkContext::messenger_callback;
+  mi.pUserData = this;
+  // Chained at creation, the messenger also sees instance creation and destruction.
+  instance_ = make_instance(validation, debug_utils ? &mi : nullptr, debug_utils);
+  if (!debug_utils) return;
+  auto vkCreateDebugUtilsMessengerEXT = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
+      vkGetInstanceProcAddr(instance_.get(), "vkCreateDebugUtilsMessengerEXT"));
+  auto vkDestroyDebugUtilsMessengerEXT = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
+      vkGetInstanceProcAddr(instance_.get(), "vkDestroyDebugUtilsMessengerEXT"));
+  if (!vkCreateDebugUtilsMessengerEXT || !vkDestroyDebugUtilsMessengerEXT)
+    throw Error(Api::Vulkan, "vkGetInstanceProcAddr", 0, {}, "VK_EXT_debug_utils entry points are missing",
+                HANDOFF_WHERE);
+  VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+  HANDOFF_VK_CHECK(vkCreateDebugUtilsMessengerEXT(instance_.get(), &mi, nullptr, &messenger));
+  messenger_ = detail::UniqueVkDebugMessenger(messenger, {instance_.get(), vkDestroyDebugUtilsMessengerEXT});
+}
 
-    VkPhysicalDeviceFeatures features{};
-    vkGetPhysicalDeviceFeatures(physical_, &features);
-    info_.storage_image_r8_rg8 =
-        features.shaderStorageImageExtendedFormats && features.shaderStorageImageWriteWithoutFormat &&
-        storage_format(physical_, VK_FORMAT_R8_UNORM) &&
-        storage_format(physical_, VK_FORMAT_R8G8_UNORM) && storage_format(physical_, VK_FORMAT_R16_UNORM) &&
-        storage_format(physical_, VK_FORMAT_R16G16_UNORM);
-
-    // --- queue family: compute (every compute queue also does transfers) ---
-    std::uint32_t nq = 0;
-    vkGetPhysicalDeviceQueueFamilyProperties(physical_, &nq, nullptr);
-    std::vector<VkQueueFamilyProperties> qf(nq);
-    vkGetPhysicalDeviceQueueFamilyProperties(physical_, &nq, qf.data());
-    bool found = false;
-    for (std::uint32_t i = 0; i < nq; ++i) {
-      if (qf[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
-        queue_family_ = i;
-        found = true;
+void VkContext::choose_physical_device(const std::optional<DeviceUuid>& want_uuid) {
+  auto pds = physical_devices(instance_.get());
+  if (pds.empty())
+    throw Error(Api::Vulkan, "vkEnumeratePhysicalDevices", 0, {}, "no Vulkan device", HANDOFF_WHERE);
+  std::string seen;
+  int best_rank = -1;
+  for (VkPhysicalDevice pd : pds) {
+    IdProps p = id_props(pd);
+    DeviceUuid uuid = to_uuid(p.id.deviceUUID);
+    seen += std::string(seen.empty() ? "" : ", ") + p.props.deviceName + " (" + uuid_to_string(uuid) + ")";
+    if (p.props.apiVersion < VK_API_VERSION_1_1) continue;
+    if (!has(device_extensions(pd), VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME)) continue;
+    if (want_uuid) {
+      if (uuid == *want_uuid) {
+        physical_ = pd;
         break;
       }
+      continue;
     }
-    if (!found)
-      throw Error(Api::Vulkan, "vkGetPhysicalDeviceQueueFamilyProperties", 0, {},
-                  "device " + info_.name + " has no compute queue", HANDOFF_WHERE);
-
-    // --- device ---
-    std::vector<const char*> dev_ext = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME};
-    if (info_.dma_buf_memory) dev_ext.push_back(VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME);
-    if (sem_fd) dev_ext.push_back(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
-    float prio = 1.0f;
-    auto qci = vk::make<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
-    qci.queueFamilyIndex = queue_family_;
-    qci.queueCount = 1;
-    qci.pQueuePriorities = &prio;
-    VkPhysicalDeviceFeatures enabled{};
-    enabled.shaderStorageImageExtendedFormats = features.shaderStorageImageExtendedFormats;
-    enabled.shaderStorageImageWriteWithoutFormat = features.shaderStorageImageWriteWithoutFormat;
-    auto dci = vk::make<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
-    dci.queueCreateInfoCount = 1;
-    dci.pQueueCreateInfos = &qci;
-    dci.enabledExtensionCount = std::uint32_t(dev_ext.size());
-    dci.ppEnabledExtensionNames = dev_ext.data();
-    dci.pEnabledFeatures = &enabled;
-    HANDOFF_VK_CHECK(vkCreateDevice(physical_, &dci, nullptr, &device_));
-    vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
-    get_memory_fd = reinterpret_cast<PFN_vkGetMemoryFdKHR>(vkGetDeviceProcAddr(device_, "vkGetMemoryFdKHR"));
-    if (sem_fd)
-      get_semaphore_fd =
-          reinterpret_cast<PFN_vkGetSemaphoreFdKHR>(vkGetDeviceProcAddr(device_, "vkGetSemaphoreFdKHR"));
-    if (!get_memory_fd)
-      throw Error(Api::Vulkan, "vkGetDeviceProcAddr", 0, {}, "vkGetMemoryFdKHR is missing", HANDOFF_WHERE);
-
-    auto pci = vk::make<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
-    pci.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT | VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-    pci.queueFamilyIndex = queue_family_;
-    HANDOFF_VK_CHECK(vkCreateCommandPool(device_, &pci, nullptr, &pool_));
-  } catch (...) {
-    destroy();
-    throw;
+    int rank = p.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU     ? 3
+               : p.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ? 2
+                                                                               : 1;
+    if (rank > best_rank) {
+      best_rank = rank;
+      physical_ = pd;
+    }
+  }
+  if (!physical_) {
+    std::string want = want_uuid ? "a device with UUID " + uuid_to_string(*want_uuid) +
+                                       " (the GL / CUDA device): interop across GPUs is refused"
+                                 : "a Vulkan 1.1 device with VK_KHR_external_memory_fd";
+    throw Error(Api::Vulkan, "select physical device", 0, {}, "found no " + want + "; devices: " + seen,
+                HANDOFF_WHERE);
   }
 }
 
-VkContext::~VkContext() { destroy(); }
+void VkContext::read_device_info() {
+  vkGetPhysicalDeviceMemoryProperties(physical_, &memory_props_);
+  IdProps p = id_props(physical_);
+  info_.name = p.props.deviceName;
+  info_.device_uuid = to_uuid(p.id.deviceUUID);
+  info_.driver_uuid = to_uuid(p.id.driverUUID);
+  info_.api_version = p.props.apiVersion;
+  info_.type = p.props.deviceType;
+  auto ext = device_extensions(physical_);
+  info_.opaque_fd_memory = buffer_exportable(physical_, VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT);
+  info_.dma_buf_memory = has(ext, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME) &&
+                         buffer_exportable(physical_, VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT);
+  const bool sem_fd = has(ext, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
+  info_.opaque_fd_semaphore = sem_fd && semaphore_exportable(physical_, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT);
+  info_.sync_fd_semaphore = sem_fd && semaphore_exportable(physical_, VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT);
+  info_.timeline_semaphore = has(ext, VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME) && timeline_feature(physical_);
 
-void VkContext::destroy() noexcept {
-  if (device_) {
-    vkDeviceWaitIdle(device_);
-    if (pool_) vkDestroyCommandPool(device_, pool_, nullptr);
-    vkDestroyDevice(device_, nullptr);
-  }
-  pool_ = VK_NULL_HANDLE;
-  device_ = VK_NULL_HANDLE;
-  if (messenger_) {
-    auto destroy_messenger = reinterpret_cast<PFN_vkDestroyDebugUtilsMessengerEXT>(
-        vkGetInstanceProcAddr(instance_, "vkDestroyDebugUtilsMessengerEXT"));
-    if (destroy_messenger) destroy_messenger(instance_, messenger_, nullptr);
-    messenger_ = VK_NULL_HANDLE;
-  }
-  if (instance_) vkDestroyInstance(instance_, nullptr);
-  instance_ = VK_NULL_HANDLE;
+  VkPhysicalDeviceFeatures features{};
+  vkGetPhysicalDeviceFeatures(physical_, &features);
+  info_.storage_image_r8_rg8 =
+      features.shaderStorageImageExtendedFormats && features.shaderStorageImageWriteWithoutFormat &&
+      storage_format(physical_, VK_FORMAT_R8_UNORM) && storage_format(physical_, VK_FORMAT_R8G8_UNORM) &&
+      storage_format(physical_, VK_FORMAT_R16_UNORM) && storage_format(physical_, VK_FORMAT_R16G16_UNORM);
+
+  // Queue family: compute (every compute queue also does transfers).
+  std::uint32_t nq = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &nq, nullptr);
+  std::vector<VkQueueFamilyProperties> qf(nq);
+  vkGetPhysicalDeviceQueueFamilyProperties(physical_, &nq, qf.data());
+  auto compute = std::find_if(qf.begin(), qf.end(),
+                              [](const VkQueueFamilyProperties& f) { return f.queueFlags & VK_QUEUE_COMPUTE_BIT; });
+  if (compute == qf.end())
+    throw Error(Api::Vulkan, "vkGetPhysicalDeviceQueueFamilyProperties", 0, {},
+                "device " + info_.name + " has no compute queue", HANDOFF_WHERE);
+  queue_family_ = std::uint32_t(compute - qf.begin());
+}
+
+void VkContext::create_device() {
+  std::vector<const char*> dev_ext = {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME};
+  if (info_.dma_buf_memory) dev_ext.push_back(VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME);
+  const bool sem_fd = has(device_extensions(physical_), VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
+  if (sem_fd) dev_ext.push_back(VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
+  auto timeline = vk::make<VkPhysicalDeviceTimelineSemaphoreFeaturesKHR>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES_KHR);
+  timeline.timelineSemaphore = VK_TRUE;
+  if (info_.timeline_semaphore) dev_ext.push_back(VK_KHR_TIMELINE_SEMAPHORE_EXTENSION_NAME);
+  float prio = 1.0f;
+  auto qci = vk::make<VkDeviceQueueCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO);
+  qci.queueFamilyIndex = queue_family_;
+  qci.queueCount = 1;
+  qci.pQueuePriorities = &prio;
+  VkPhysicalDeviceFeatures features{}, enabled{};
+  vkGetPhysicalDeviceFeatures(physical_, &features);
+  enabled.shaderStorageImageExtendedFormats = features.shaderStorageImageExtendedFormats;
+  enabled.shaderStorageImageWriteWithoutFormat = features.shaderStorageImageWriteWithoutFormat;
+  auto dci = vk::make<VkDeviceCreateInfo>(VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO);
+  if (info_.timeline_semaphore) dci.pNext = &timeline;
+  dci.queueCreateInfoCount = 1;
+  dci.pQueueCreateInfos = &qci;
+  dci.enabledExtensionCount = std::uint32_t(dev_ext.size());
+  dci.ppEnabledExtensionNames = dev_ext.data();
+  dci.pEnabledFeatures = &enabled;
+  VkDevice device = VK_NULL_HANDLE;
+  HANDOFF_VK_CHECK(vkCreateDevice(physical_, &dci, nullptr, &device), info_.name);
+  device_ = detail::UniqueVkDevice(device);
+  vkGetDeviceQueue(device, queue_family_, 0, &queue_);
+  get_memory_fd = reinterpret_cast<PFN_vkGetMemoryFdKHR>(vkGetDeviceProcAddr(device, "vkGetMemoryFdKHR"));
+  if (sem_fd)
+    get_semaphore_fd = reinterpret_cast<PFN_vkGetSemaphoreFdKHR>(vkGetDeviceProcAddr(device, "vkGetSemaphoreFdKHR"));
+  if (!get_memory_fd)
+    throw Error(Api::Vulkan, "vkGetDeviceProcAddr", 0, {}, "vkGetMemoryFdKHR is missing", HANDOFF_WHERE);
+
+  auto pci = vk::make<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
+  pci.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT | VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  pci.queueFamilyIndex = queue_family_;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  HANDOFF_VK_CHECK(vkCreateCommandPool(device, &pci, nullptr, &pool));
+  pool_ = detail::UniqueVkCommandPool(pool, {device});
 }
 
 std::vector<VkValidationMessage> VkContext::validation_messages() const {
@@ -418,58 +426,114 @@ std::uint32_t VkContext::memory_type(std::uint32_t type_bits, VkMemoryPropertyFl
 }
 
 void VkContext::queue_submit(const VkSubmitInfo& submit, VkFence fence) {
+  std::vector<Deferred> finished;  // destroyed after the lock is released
   std::lock_guard lock(queue_mutex_);
+  if (!deferred_.empty()) finished = take_finished();
   HANDOFF_VK_CHECK(vkQueueSubmit(queue_, 1, &submit, fence));
 }
 
-void VkContext::wait_fence(VkFence fence) {
+void VkContext::wait_idle() noexcept {
+  std::lock_guard lock(queue_mutex_);
+  VkResult r = vkQueueWaitIdle(queue_);
+  if (r != VK_SUCCESS) log(LogLevel::Error, "VkContext: vkQueueWaitIdle failed with " + std::string(vk_result_name(r)));
+}
+
+void VkContext::wait_fence(VkFence fence, std::string_view what) {
   VkResult status = VK_NOT_READY;
   detail::SpinPolicy::Wait w;
   const bool caught = fence_spin_->spin(
       [&] {
-        status = vkGetFenceStatus(device_, fence);
+        status = vkGetFenceStatus(device_.get(), fence);
         return status != VK_NOT_READY;
       },
       w);
-  if (!caught) {
-    HANDOFF_VK_CHECK(vkWaitForFences(device_, 1, &fence, VK_TRUE, UINT64_MAX));
-    fence_spin_->slept(w);
+  if (caught) {
+    check_vk(status, "vkGetFenceStatus", HANDOFF_WHERE, what);  // VK_ERROR_DEVICE_LOST
     return;
   }
-  if (status != VK_SUCCESS) HANDOFF_VK_CHECK(status);  // VK_ERROR_DEVICE_LOST
+  // Slices short enough that a stuck GPU is noticed soon after the limit,
+  // long enough that the waiter sleeps in the driver rather than polls.
+  using Clock = std::chrono::steady_clock;
+  constexpr std::chrono::nanoseconds kSlice = std::chrono::milliseconds(50);
+  const std::chrono::nanoseconds limit = wait_limit();
+  const Clock::time_point deadline = Clock::now() + limit;
+  for (;;) {
+    const auto left = std::max(std::chrono::nanoseconds(0), deadline - Clock::now());
+    VkResult r = vkWaitForFences(device_.get(), 1, &fence, VK_TRUE, std::uint64_t(std::min(left, kSlice).count()));
+    if (r == VK_SUCCESS) break;
+    if (r != VK_TIMEOUT) check_vk(r, "vkWaitForFences", HANDOFF_WHERE, what);
+    if (left == std::chrono::nanoseconds(0)) throw WaitTimeout(std::string(what), limit);
+  }
+  fence_spin_->slept(w);
+}
+
+std::vector<VkContext::Deferred> VkContext::take_finished() noexcept {
+  // Signalled, or the device is lost: either way the GPU no longer uses them.
+  auto done = std::partition(deferred_.begin(), deferred_.end(), [&](const Deferred& d) {
+    return vkGetFenceStatus(device_.get(), d.fence.get()) == VK_NOT_READY;
+  });
+  std::vector<Deferred> finished;
+  if (done == deferred_.end()) return finished;
+  try {
+    finished.assign(std::make_move_iterator(done), std::make_move_iterator(deferred_.end()));
+  } catch (const std::bad_alloc&) {
+    return finished;  // freed at a later call, or with the context
+  }
+  deferred_.erase(done, deferred_.end());
+  return finished;
+}
+
+void VkContext::defer_destruction(std::shared_ptr<const void> objects) noexcept {
+  std::vector<Deferred> finished;  // destroyed after the lock is released
+  std::lock_guard lock(queue_mutex_);
+  finished = take_finished();
+  try {
+    // A submission of no batches still signals its fence, once everything
+    // submitted before it has completed.
+    auto fci = vk::make<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
+    VkFence raw = VK_NULL_HANDLE;
+    HANDOFF_VK_CHECK(vkCreateFence(device_.get(), &fci, nullptr, &raw));
+    detail::UniqueVkFence fence(raw, {device_.get()});
+    HANDOFF_VK_CHECK(vkQueueSubmit(queue_, 0, nullptr, raw));
+    deferred_.push_back(Deferred{std::move(fence), std::move(objects)});
+  } catch (const std::exception& e) {
+    log(LogLevel::Error, std::string("VkContext::defer_destruction: ") + e.what() + "; waiting for the queue instead");
+    vkQueueWaitIdle(queue_);
+  }
 }
 
 void VkContext::submit_and_wait(const std::function<void(VkCommandBuffer)>& record) {
+  std::vector<Deferred> finished;  // destroyed after the lock is released
   std::lock_guard lock(queue_mutex_);
+  finished = take_finished();
+  const VkDevice dev = device_.get();
   auto ai = vk::make<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
-  ai.commandPool = pool_;
+  ai.commandPool = pool_.get();
   ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   ai.commandBufferCount = 1;
-  VkCommandBuffer cb = VK_NULL_HANDLE;
-  HANDOFF_VK_CHECK(vkAllocateCommandBuffers(device_, &ai, &cb));
-  VkFence fence = VK_NULL_HANDLE;
-  struct Cleanup {
-    VkDevice d;
-    VkCommandPool p;
-    VkCommandBuffer& cb;
-    VkFence& f;
-    ~Cleanup() {
-      if (f) vkDestroyFence(d, f, nullptr);
-      vkFreeCommandBuffers(d, p, 1, &cb);
-    }
-  } cleanup{device_, pool_, cb, fence};
+  VkCommandBuffer raw_cb = VK_NULL_HANDLE;
+  HANDOFF_VK_CHECK(vkAllocateCommandBuffers(dev, &ai, &raw_cb));
+  detail::UniqueVkCommandBuffer cb(raw_cb, {dev, pool_.get()});
   auto bi = vk::make<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  HANDOFF_VK_CHECK(vkBeginCommandBuffer(cb, &bi));
-  record(cb);
-  HANDOFF_VK_CHECK(vkEndCommandBuffer(cb));
+  HANDOFF_VK_CHECK(vkBeginCommandBuffer(raw_cb, &bi));
+  record(raw_cb);
+  HANDOFF_VK_CHECK(vkEndCommandBuffer(raw_cb));
   auto fci = vk::make<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
-  HANDOFF_VK_CHECK(vkCreateFence(device_, &fci, nullptr, &fence));
+  VkFence raw_fence = VK_NULL_HANDLE;
+  HANDOFF_VK_CHECK(vkCreateFence(dev, &fci, nullptr, &raw_fence));
+  detail::UniqueVkFence fence(raw_fence, {dev});
   auto si = vk::make<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
   si.commandBufferCount = 1;
-  si.pCommandBuffers = &cb;
-  HANDOFF_VK_CHECK(vkQueueSubmit(queue_, 1, &si, fence));
-  wait_fence(fence);
+  si.pCommandBuffers = &raw_cb;
+  HANDOFF_VK_CHECK(vkQueueSubmit(queue_, 1, &si, raw_fence));
+  try {
+    wait_fence(raw_fence, "Vulkan fence of VkContext::submit_and_wait");
+  } catch (const WaitTimeout&) {
+    // Still pending: the command buffer goes when its own fence has signalled.
+    deferred_.push_back(Deferred{std::move(fence), std::make_shared<detail::UniqueVkCommandBuffer>(std::move(cb))});
+    throw;
+  }
 }
 
 // --- capabilities ----------------------------------------------------------------
@@ -482,10 +546,10 @@ VkCapabilities vk_capabilities() {
         vkGetInstanceProcAddr(nullptr, "vkEnumerateInstanceVersion"));
     caps.instance_version = VK_API_VERSION_1_0;
     if (ver) ver(&caps.instance_version);
-    VkInstance instance = make_instance(false, nullptr, false);
+    detail::UniqueVkInstance instance = make_instance(false, nullptr, false);
     caps.loader = true;
     try {
-      for (VkPhysicalDevice pd : physical_devices(instance)) {
+      for (VkPhysicalDevice pd : physical_devices(instance.get())) {
         VkDeviceCapabilities d;
         IdProps p = id_props(pd);
         d.name = p.props.deviceName;
@@ -509,7 +573,6 @@ VkCapabilities vk_capabilities() {
     } catch (const std::exception& e) {
       caps.error = e.what();
     }
-    vkDestroyInstance(instance, nullptr);
   } catch (const std::exception& e) {
     caps.loader = false;
     caps.error = e.what();

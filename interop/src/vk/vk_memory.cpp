@@ -1,8 +1,13 @@
+#include <handoff/frame_validate.hpp>
 #include <handoff/vk_memory.hpp>
+
+#include <handoff/wait.hpp>
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <memory>
 
 #include "vk/vk_util.hpp"
 
@@ -43,9 +48,9 @@ std::uint32_t pick_type(VkContext& ctx, std::uint32_t bits) {
   }
 }
 
-VkDeviceMemory allocate_exportable(VkContext& ctx, const VkMemoryRequirements& req, bool dedicated,
-                                   VkBuffer buffer, VkImage image, VkHandleType type,
-                                   VkDeviceSize& allocation_size) {
+detail::UniqueVkDeviceMemory allocate_exportable(VkContext& ctx, const VkMemoryRequirements& req, bool dedicated,
+                                                 VkBuffer buffer, VkImage image, VkHandleType type,
+                                                 VkDeviceSize& allocation_size) {
   auto export_info = vk::make<VkExportMemoryAllocateInfo>(VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO);
   export_info.handleTypes = to_vk(type);
   auto dedicated_info =
@@ -60,9 +65,10 @@ VkDeviceMemory allocate_exportable(VkContext& ctx, const VkMemoryRequirements& r
   ai.allocationSize = dedicated ? req.size : vk::align_up(req.size + kExportPadding, req.alignment);
   ai.memoryTypeIndex = pick_type(ctx, req.memoryTypeBits);
   VkDeviceMemory memory = VK_NULL_HANDLE;
-  HANDOFF_VK_CHECK(vkAllocateMemory(ctx.device(), &ai, nullptr, &memory));
+  HANDOFF_VK_CHECK(vkAllocateMemory(ctx.device(), &ai, nullptr, &memory),
+                   std::to_string(ai.allocationSize) + " exportable bytes");
   allocation_size = ai.allocationSize;
-  return memory;
+  return detail::UniqueVkDeviceMemory(memory, {ctx.device()});
 }
 
 ExportedMemory export_fd(VkContext& ctx, VkDeviceMemory memory, VkHandleType type, VkDeviceSize allocation,
@@ -71,7 +77,7 @@ ExportedMemory export_fd(VkContext& ctx, VkDeviceMemory memory, VkHandleType typ
   gi.memory = memory;
   gi.handleType = to_vk(type);
   int fd = -1;
-  HANDOFF_VK_CHECK(ctx.get_memory_fd(ctx.device(), &gi, &fd));
+  HANDOFF_VK_CHECK(ctx.get_memory_fd(ctx.device(), &gi, &fd), "vkGetMemoryFdKHR, " + std::string(to_string(type)));
   ExportedMemory e;
   e.fd.reset(fd);
   e.type = type;
@@ -82,46 +88,36 @@ ExportedMemory export_fd(VkContext& ctx, VkDeviceMemory memory, VkHandleType typ
   return e;
 }
 
-// A host-visible, coherent transfer buffer.
+// A host-visible, coherent transfer buffer, mapped for its whole life.
 class Staging {
  public:
-  Staging(VkContext& ctx, VkDeviceSize size) : ctx_(ctx) {
+  Staging(VkContext& ctx, VkDeviceSize size) {
+    const VkDevice dev = ctx.device();
     auto bi = vk::make<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
     bi.size = std::max<VkDeviceSize>(size, 4);
     bi.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    HANDOFF_VK_CHECK(vkCreateBuffer(ctx.device(), &bi, nullptr, &buffer_));
-    try {
-      VkMemoryRequirements req;
-      vkGetBufferMemoryRequirements(ctx.device(), buffer_, &req);
-      auto ai = vk::make<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
-      ai.allocationSize = req.size;
-      ai.memoryTypeIndex = ctx.memory_type(
-          req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
-      HANDOFF_VK_CHECK(vkAllocateMemory(ctx.device(), &ai, nullptr, &memory_));
-      HANDOFF_VK_CHECK(vkBindBufferMemory(ctx.device(), buffer_, memory_, 0));
-      HANDOFF_VK_CHECK(vkMapMemory(ctx.device(), memory_, 0, VK_WHOLE_SIZE, 0, &data_));
-    } catch (...) {
-      release();
-      throw;
-    }
+    VkBuffer buffer = VK_NULL_HANDLE;
+    HANDOFF_VK_CHECK(vkCreateBuffer(dev, &bi, nullptr, &buffer), "staging buffer");
+    buffer_ = detail::UniqueVkBuffer(buffer, {dev});
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(dev, buffer, &req);
+    auto ai = vk::make<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
+    ai.allocationSize = req.size;
+    ai.memoryTypeIndex = ctx.memory_type(
+        req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    HANDOFF_VK_CHECK(vkAllocateMemory(dev, &ai, nullptr, &memory), "staging memory");
+    memory_ = detail::UniqueVkDeviceMemory(memory, {dev});
+    HANDOFF_VK_CHECK(vkBindBufferMemory(dev, buffer, memory, 0));
+    HANDOFF_VK_CHECK(vkMapMemory(dev, memory, 0, VK_WHOLE_SIZE, 0, &data_));  // vkFreeMemory unmaps
   }
-  ~Staging() { release(); }
-  Staging(const Staging&) = delete;
-  Staging& operator=(const Staging&) = delete;
-  VkBuffer buffer() const { return buffer_; }
+  VkBuffer buffer() const { return buffer_.get(); }
   std::byte* data() const { return static_cast<std::byte*>(data_); }
 
  private:
-  void release() noexcept {
-    if (memory_) vkFreeMemory(ctx_.device(), memory_, nullptr);  // unmaps implicitly
-    if (buffer_) vkDestroyBuffer(ctx_.device(), buffer_, nullptr);
-    memory_ = VK_NULL_HANDLE;
-    buffer_ = VK_NULL_HANDLE;
-  }
-  VkContext& ctx_;
-  VkBuffer buffer_ = VK_NULL_HANDLE;
-  VkDeviceMemory memory_ = VK_NULL_HANDLE;
+  detail::UniqueVkDeviceMemory memory_;  // member order is destruction order
+  detail::UniqueVkBuffer buffer_;
   void* data_ = nullptr;
 };
 
@@ -135,6 +131,84 @@ void full_barrier(VkCommandBuffer cb) {
                        0, nullptr, 0, nullptr);
 }
 
+
+// submit_and_wait for commands that use `staging`: when the wait times out,
+// the context frees the staging buffer once the GPU is past the commands.
+void submit_with_staging(VkContext& ctx, std::shared_ptr<Staging>& staging,
+                         const std::function<void(VkCommandBuffer)>& record) {
+  try {
+    ctx.submit_and_wait(record);
+  } catch (const WaitTimeout&) {
+    ctx.defer_destruction(std::move(staging));
+    throw;
+  }
+}
+
+// Transfers and sampling, plus storage where the format supports it.
+VkImageUsageFlags exportable_image_usage(VkPhysicalDevice pd, VkFormat format) {
+  VkFormatProperties fp{};
+  vkGetPhysicalDeviceFormatProperties(pd, format, &fp);
+  VkImageUsageFlags usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
+                            VK_IMAGE_USAGE_SAMPLED_BIT;
+  if (fp.optimalTilingFeatures & VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT) usage |= VK_IMAGE_USAGE_STORAGE_BIT;
+  return usage;
+}
+
+// Throws Error when `format` images with `usage` cannot be exported as `type`,
+// or not at width x height on this device. True when their memory must be a
+// dedicated allocation.
+bool check_image_export(VkContext& ctx, std::uint32_t width, std::uint32_t height, VkFormat format,
+                        VkImageUsageFlags usage, VkHandleType type) {
+  auto ext_fmt = vk::make<VkPhysicalDeviceExternalImageFormatInfo>(
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO);
+  ext_fmt.handleType = to_vk(type);
+  auto fi = vk::make<VkPhysicalDeviceImageFormatInfo2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2);
+  fi.pNext = &ext_fmt;
+  fi.format = format;
+  fi.type = VK_IMAGE_TYPE_2D;
+  fi.tiling = VK_IMAGE_TILING_OPTIMAL;
+  fi.usage = usage;
+  auto ext_props = vk::make<VkExternalImageFormatProperties>(VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES);
+  auto props = vk::make<VkImageFormatProperties2>(VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2);
+  props.pNext = &ext_props;
+  VkResult r = vkGetPhysicalDeviceImageFormatProperties2(ctx.physical_device(), &fi, &props);
+  const VkExternalMemoryFeatureFlags features = ext_props.externalMemoryProperties.externalMemoryFeatures;
+  if (r != VK_SUCCESS || !(features & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT))
+    throw Error(Api::Vulkan, "vkGetPhysicalDeviceImageFormatProperties2", r, std::string(vk_result_name(r)),
+                "format " + std::to_string(int(format)) + " images cannot be exported as " +
+                    std::string(to_string(type)),
+                HANDOFF_WHERE);
+  const VkExtent3D max = props.imageFormatProperties.maxExtent;
+  if (width > max.width || height > max.height)
+    throw Error(Api::Vulkan, "vkGetPhysicalDeviceImageFormatProperties2", 0, {},
+                "a " + std::to_string(width) + "x" + std::to_string(height) + " image of format " +
+                    std::to_string(int(format)) + " exceeds what device " + ctx.info().name + " makes (" +
+                    std::to_string(max.width) + "x" + std::to_string(max.height) + ")",
+                HANDOFF_WHERE);
+  return features & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT;
+}
+
+detail::UniqueVkImage create_exportable_image(VkDevice dev, std::uint32_t width, std::uint32_t height,
+                                              VkFormat format, VkImageUsageFlags usage, VkHandleType type) {
+  auto ext = vk::make<VkExternalMemoryImageCreateInfo>(VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO);
+  ext.handleTypes = to_vk(type);
+  auto ii = vk::make<VkImageCreateInfo>(VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO);
+  ii.pNext = &ext;
+  ii.imageType = VK_IMAGE_TYPE_2D;
+  ii.format = format;
+  ii.extent = {width, height, 1};
+  ii.mipLevels = 1;
+  ii.arrayLayers = 1;
+  ii.samples = VK_SAMPLE_COUNT_1_BIT;
+  ii.tiling = VK_IMAGE_TILING_OPTIMAL;
+  ii.usage = usage;
+  ii.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  ii.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  VkImage image = VK_NULL_HANDLE;
+  HANDOFF_VK_CHECK(vkCreateImage(dev, &ii, nullptr, &image),
+                   std::to_string(width) + "x" + std::to_string(height) + ", format " + std::to_string(int(format)));
+  return detail::UniqueVkImage(image, {dev});
+}
 
 std::size_t format_texel_size(VkFormat f) {
   switch (f) {
@@ -163,32 +237,23 @@ VkExportableBuffer::VkExportableBuffer(VkContext& ctx, VkDeviceSize size, VkHand
   bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
              VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  HANDOFF_VK_CHECK(vkCreateBuffer(ctx.device(), &bi, nullptr, &buffer_));
-  try {
-    auto ri = vk::make<VkBufferMemoryRequirementsInfo2>(VK_STRUCTURE_TYPE_BUFFER_MEMORY_REQUIREMENTS_INFO_2);
-    ri.buffer = buffer_;
-    auto dr = vk::make<VkMemoryDedicatedRequirements>(VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS);
-    auto r2 = vk::make<VkMemoryRequirements2>(VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2);
-    r2.pNext = &dr;
-    vkGetBufferMemoryRequirements2(ctx.device(), &ri, &r2);
-    dedicated_ = dr.requiresDedicatedAllocation;
-    memory_ = allocate_exportable(ctx, r2.memoryRequirements, dedicated_, buffer_, VK_NULL_HANDLE, type,
-                                  allocation_size_);
-    HANDOFF_VK_CHECK(vkBindBufferMemory(ctx.device(), buffer_, memory_, 0));
-  } catch (...) {
-    if (memory_) vkFreeMemory(ctx.device(), memory_, nullptr);
-    vkDestroyBuffer(ctx.device(), buffer_, nullptr);
-    throw;
-  }
-}
-
-VkExportableBuffer::~VkExportableBuffer() {
-  vkDestroyBuffer(ctx_->device(), buffer_, nullptr);
-  vkFreeMemory(ctx_->device(), memory_, nullptr);
+  VkBuffer buffer = VK_NULL_HANDLE;
+  HANDOFF_VK_CHECK(vkCreateBuffer(ctx.device(), &bi, nullptr, &buffer), std::to_string(size) + " bytes");
+  buffer_ = detail::UniqueVkBuffer(buffer, {ctx.device()});
+  auto ri = vk::make<VkBufferMemoryRequirementsInfo2>(VK_STRUCTURE_TYPE_BUFFER_MEMORY_REQUIREMENTS_INFO_2);
+  ri.buffer = buffer;
+  auto dr = vk::make<VkMemoryDedicatedRequirements>(VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS);
+  auto r2 = vk::make<VkMemoryRequirements2>(VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2);
+  r2.pNext = &dr;
+  vkGetBufferMemoryRequirements2(ctx.device(), &ri, &r2);
+  dedicated_ = dr.requiresDedicatedAllocation;
+  memory_ = allocate_exportable(ctx, r2.memoryRequirements, dedicated_, buffer, VK_NULL_HANDLE, type,
+                                allocation_size_);
+  HANDOFF_VK_CHECK(vkBindBufferMemory(ctx.device(), buffer, memory_.get(), 0));
 }
 
 ExportedMemory VkExportableBuffer::export_memory() const {
-  return export_fd(*ctx_, memory_, type_, allocation_size_, size_, dedicated_);
+  return export_fd(*ctx_, memory_.get(), type_, allocation_size_, size_, dedicated_);
 }
 
 void VkExportableBuffer::upload(std::span<const std::byte> bytes, VkDeviceSize offset) {
@@ -196,11 +261,11 @@ void VkExportableBuffer::upload(std::span<const std::byte> bytes, VkDeviceSize o
     throw UsageError("VkExportableBuffer::upload: " + std::to_string(bytes.size()) + " bytes at offset " +
                      std::to_string(offset) + " exceed the buffer's " + std::to_string(size_));
   if (bytes.empty()) return;
-  Staging staging(*ctx_, bytes.size());
-  std::memcpy(staging.data(), bytes.data(), bytes.size());
-  ctx_->submit_and_wait([&](VkCommandBuffer cb) {
+  auto staging = std::make_shared<Staging>(*ctx_, bytes.size());
+  std::memcpy(staging->data(), bytes.data(), bytes.size());
+  submit_with_staging(*ctx_, staging, [&](VkCommandBuffer cb) {
     VkBufferCopy region{0, offset, bytes.size()};
-    vkCmdCopyBuffer(cb, staging.buffer(), buffer_, 1, &region);
+    vkCmdCopyBuffer(cb, staging->buffer(), buffer_.get(), 1, &region);
     full_barrier(cb);
   });
 }
@@ -211,14 +276,14 @@ std::vector<std::byte> VkExportableBuffer::download(VkDeviceSize offset, VkDevic
   if (size > size_ - offset) throw UsageError("VkExportableBuffer::download: range past the end");
   std::vector<std::byte> out(size);
   if (size == 0) return out;
-  Staging staging(*ctx_, size);
-  ctx_->submit_and_wait([&](VkCommandBuffer cb) {
+  auto staging = std::make_shared<Staging>(*ctx_, size);
+  submit_with_staging(*ctx_, staging, [&](VkCommandBuffer cb) {
     full_barrier(cb);
     VkBufferCopy region{offset, 0, size};
-    vkCmdCopyBuffer(cb, buffer_, staging.buffer(), 1, &region);
+    vkCmdCopyBuffer(cb, buffer_.get(), staging->buffer(), 1, &region);
     full_barrier(cb);
   });
-  std::memcpy(out.data(), staging.data(), size);
+  std::memcpy(out.data(), staging->data(), size);
   return out;
 }
 
@@ -229,80 +294,45 @@ std::size_t VkExportableImage::texel_size() const noexcept { return format_texel
 VkExportableImage::VkExportableImage(VkContext& ctx, std::uint32_t width, std::uint32_t height,
                                      VkFormat format, VkHandleType type)
     : ctx_(&ctx), type_(type), width_(width), height_(height), format_(format) {
-  if (width == 0 || height == 0 || width > 16384 || height > 16384)
+  if (width == 0 || height == 0 || width > kMaxFrameDimension || height > kMaxFrameDimension)
     throw UsageError("VkExportableImage: size " + std::to_string(width) + "x" + std::to_string(height) +
-                     " is outside 1..16384");
+                     " is outside 1.." + std::to_string(kMaxFrameDimension));
   if (format_texel_size(format) == 0)
     throw UsageError("VkExportableImage: format " + std::to_string(int(format)) +
                      " is not one of R8, RG8, RGBA8, R16, RG16 (UNORM)");
   require_handle_type(ctx, type, "VkExportableImage");
+  const VkDevice dev = ctx.device();
+  const VkImageUsageFlags usage = exportable_image_usage(ctx.physical_device(), format);
+  const bool must_dedicate = check_image_export(ctx, width, height, format, usage, type);
+  image_ = create_exportable_image(dev, width, height, format, usage, type);
 
-  VkFormatProperties fp{};
-  vkGetPhysicalDeviceFormatProperties(ctx.physical_device(), format, &fp);
-  VkImageUsageFlags usage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_TRANSFER_DST_BIT |
-                            VK_IMAGE_USAGE_SAMPLED_BIT;
-  if (fp.optimalTilingFeatures & VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT) usage |= VK_IMAGE_USAGE_STORAGE_BIT;
+  auto ri = vk::make<VkImageMemoryRequirementsInfo2>(VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2);
+  ri.image = image_.get();
+  auto dr = vk::make<VkMemoryDedicatedRequirements>(VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS);
+  auto r2 = vk::make<VkMemoryRequirements2>(VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2);
+  r2.pNext = &dr;
+  vkGetImageMemoryRequirements2(dev, &ri, &r2);
+  dedicated_ = dr.requiresDedicatedAllocation || must_dedicate;
+  required_size_ = r2.memoryRequirements.size;
+  memory_ = allocate_exportable(ctx, r2.memoryRequirements, dedicated_, VK_NULL_HANDLE, image_.get(), type,
+                                allocation_size_);
+  HANDOFF_VK_CHECK(vkBindImageMemory(dev, image_.get(), memory_.get(), 0));
 
-  // Can this format be exported at all?
-  auto ext_fmt = vk::make<VkPhysicalDeviceExternalImageFormatInfo>(
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO);
-  ext_fmt.handleType = to_vk(type);
-  auto fi = vk::make<VkPhysicalDeviceImageFormatInfo2>(VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2);
-  fi.pNext = &ext_fmt;
-  fi.format = format;
-  fi.type = VK_IMAGE_TYPE_2D;
-  fi.tiling = VK_IMAGE_TILING_OPTIMAL;
-  fi.usage = usage;
-  auto ext_props = vk::make<VkExternalImageFormatProperties>(VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES);
-  auto props = vk::make<VkImageFormatProperties2>(VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2);
-  props.pNext = &ext_props;
-  VkResult r = vkGetPhysicalDeviceImageFormatProperties2(ctx.physical_device(), &fi, &props);
-  if (r != VK_SUCCESS ||
-      !(ext_props.externalMemoryProperties.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT))
-    throw Error(Api::Vulkan, "vkGetPhysicalDeviceImageFormatProperties2", r, std::string(vk_result_name(r)),
-                "format " + std::to_string(int(format)) + " images cannot be exported as " +
-                    std::string(to_string(type)),
-                HANDOFF_WHERE);
-  bool must_dedicate = ext_props.externalMemoryProperties.externalMemoryFeatures &
-                       VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT;
+  auto vi = vk::make<VkImageViewCreateInfo>(VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO);
+  vi.image = image_.get();
+  vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
+  vi.format = format;
+  vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
+  VkImageView view = VK_NULL_HANDLE;
+  HANDOFF_VK_CHECK(vkCreateImageView(dev, &vi, nullptr, &view));
+  view_ = detail::UniqueVkImageView(view, {dev});
+  to_general_layout(ctx);
+}
 
-  auto ext = vk::make<VkExternalMemoryImageCreateInfo>(VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO);
-  ext.handleTypes = to_vk(type);
-  auto ii = vk::make<VkImageCreateInfo>(VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO);
-  ii.pNext = &ext;
-  ii.imageType = VK_IMAGE_TYPE_2D;
-  ii.format = format;
-  ii.extent = {width, height, 1};
-  ii.mipLevels = 1;
-  ii.arrayLayers = 1;
-  ii.samples = VK_SAMPLE_COUNT_1_BIT;
-  ii.tiling = VK_IMAGE_TILING_OPTIMAL;
-  ii.usage = usage;
-  ii.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  ii.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-  HANDOFF_VK_CHECK(vkCreateImage(ctx.device(), &ii, nullptr, &image_));
+// One layout for the image's whole life: GENERAL serves storage writes,
+// transfers and the GL import alike.
+void VkExportableImage::to_general_layout(VkContext& ctx) {
   try {
-    auto ri = vk::make<VkImageMemoryRequirementsInfo2>(VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2);
-    ri.image = image_;
-    auto dr = vk::make<VkMemoryDedicatedRequirements>(VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS);
-    auto r2 = vk::make<VkMemoryRequirements2>(VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2);
-    r2.pNext = &dr;
-    vkGetImageMemoryRequirements2(ctx.device(), &ri, &r2);
-    dedicated_ = dr.requiresDedicatedAllocation || must_dedicate;
-    required_size_ = r2.memoryRequirements.size;
-    memory_ = allocate_exportable(ctx, r2.memoryRequirements, dedicated_, VK_NULL_HANDLE, image_, type,
-                                  allocation_size_);
-    HANDOFF_VK_CHECK(vkBindImageMemory(ctx.device(), image_, memory_, 0));
-
-    auto vi = vk::make<VkImageViewCreateInfo>(VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO);
-    vi.image = image_;
-    vi.viewType = VK_IMAGE_VIEW_TYPE_2D;
-    vi.format = format;
-    vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
-    HANDOFF_VK_CHECK(vkCreateImageView(ctx.device(), &vi, nullptr, &view_));
-
-    // One layout for the image's whole life: GENERAL serves storage writes,
-    // transfers and the GL import alike.
     ctx.submit_and_wait([&](VkCommandBuffer cb) {
       auto b = vk::make<VkImageMemoryBarrier>(VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER);
       b.srcAccessMask = 0;
@@ -311,27 +341,25 @@ VkExportableImage::VkExportableImage(VkContext& ctx, std::uint32_t width, std::u
       b.newLayout = VK_IMAGE_LAYOUT_GENERAL;
       b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
       b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-      b.image = image_;
+      b.image = image_.get();
       b.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
       vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0,
                            nullptr, 0, nullptr, 1, &b);
     });
-  } catch (...) {
-    if (view_) vkDestroyImageView(ctx.device(), view_, nullptr);
-    vkDestroyImage(ctx.device(), image_, nullptr);
-    if (memory_) vkFreeMemory(ctx.device(), memory_, nullptr);
+  } catch (const WaitTimeout&) {
+    // The transition still uses the image: it goes once the queue is past it.
+    struct Parts {
+      detail::UniqueVkDeviceMemory memory;
+      detail::UniqueVkImage image;
+      detail::UniqueVkImageView view;
+    };
+    ctx.defer_destruction(std::make_shared<Parts>(Parts{std::move(memory_), std::move(image_), std::move(view_)}));
     throw;
   }
 }
 
-VkExportableImage::~VkExportableImage() {
-  vkDestroyImageView(ctx_->device(), view_, nullptr);
-  vkDestroyImage(ctx_->device(), image_, nullptr);
-  vkFreeMemory(ctx_->device(), memory_, nullptr);
-}
-
 ExportedMemory VkExportableImage::export_memory() const {
-  return export_fd(*ctx_, memory_, type_, allocation_size_, required_size_, dedicated_);
+  return export_fd(*ctx_, memory_.get(), type_, allocation_size_, required_size_, dedicated_);
 }
 
 void VkExportableImage::upload(std::span<const std::byte> texels) {
@@ -339,41 +367,41 @@ void VkExportableImage::upload(std::span<const std::byte> texels) {
   if (texels.size() != expect)
     throw UsageError("VkExportableImage::upload: " + std::to_string(texels.size()) + " bytes given, " +
                      std::to_string(width_) + "x" + std::to_string(height_) + " needs " + std::to_string(expect));
-  Staging staging(*ctx_, expect);
-  std::memcpy(staging.data(), texels.data(), expect);
-  ctx_->submit_and_wait([&](VkCommandBuffer cb) {
-    vk::transition_color_image(cb, image_, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
+  auto staging = std::make_shared<Staging>(*ctx_, expect);
+  std::memcpy(staging->data(), texels.data(), expect);
+  submit_with_staging(*ctx_, staging, [&](VkCommandBuffer cb) {
+    vk::transition_color_image(cb, image_.get(), VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL);
     VkBufferImageCopy region{};
     region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
     region.imageExtent = {width_, height_, 1};
-    vkCmdCopyBufferToImage(cb, staging.buffer(), image_, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
-    vk::transition_color_image(cb, image_, VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
+    vkCmdCopyBufferToImage(cb, staging->buffer(), image_.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, 1, &region);
+    vk::transition_color_image(cb, image_.get(), VK_IMAGE_LAYOUT_TRANSFER_DST_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
   });
 }
 
 std::vector<std::byte> VkExportableImage::download() const {
   std::size_t n = std::size_t(width_) * height_ * texel_size();
-  Staging staging(*ctx_, n);
-  ctx_->submit_and_wait([&](VkCommandBuffer cb) {
-    vk::transition_color_image(cb, image_, VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
+  auto staging = std::make_shared<Staging>(*ctx_, n);
+  submit_with_staging(*ctx_, staging, [&](VkCommandBuffer cb) {
+    vk::transition_color_image(cb, image_.get(), VK_IMAGE_LAYOUT_GENERAL, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL);
     VkBufferImageCopy region{};
     region.imageSubresource = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1};
     region.imageExtent = {width_, height_, 1};
-    vkCmdCopyImageToBuffer(cb, image_, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, staging.buffer(), 1, &region);
-    vk::transition_color_image(cb, image_, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
+    vkCmdCopyImageToBuffer(cb, image_.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, staging->buffer(), 1, &region);
+    vk::transition_color_image(cb, image_.get(), VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, VK_IMAGE_LAYOUT_GENERAL);
     full_barrier(cb);
   });
   std::vector<std::byte> out(n);
-  std::memcpy(out.data(), staging.data(), n);
+  std::memcpy(out.data(), staging->data(), n);
   return out;
 }
 
 // --- frames ----------------------------------------------------------------------
 
 VkFrameLayout VkFrameLayout::make(PixelFormat format, std::uint32_t width, std::uint32_t height) {
-  if (width == 0 || height == 0 || width > 16384 || height > 16384)
+  if (width == 0 || height == 0 || width > kMaxFrameDimension || height > kMaxFrameDimension)
     throw UsageError("VkFrameLayout: frame size " + std::to_string(width) + "x" + std::to_string(height) +
-                     " is outside 1..16384");
+                     " is outside 1.." + std::to_string(kMaxFrameDimension));
   VkFrameLayout l;
   l.format = format;
   l.width = width;

@@ -31,7 +31,7 @@ const std::string kValidation = "HANDOFF_VK_VALIDATION=1";
 // reported from "<unknown module>" once the Vulkan loader has dlclose'd it
 // (preloading libvulkan_lvp.so makes the report go away; the run fails with it
 // even when vkCreateInstance itself fails). Leak checking is therefore off in
-// the child here; the vulkan tier checks VkGlSource for leaks in-process.
+// the child here; the vulkan tier checks GlVkSource for leaks in-process.
 std::string no_leak_check() {
   std::string asan = "ASAN_OPTIONS=detect_leaks=0";
   if (const char* a = std::getenv("ASAN_OPTIONS"); a && *a) asan = std::string("ASAN_OPTIONS=") + a + ":detect_leaks=0";

@@ -13,7 +13,7 @@ namespace handoff::viewer {
 struct AppOptions {
   std::string file;                 // Y4M or raw file; empty: the built-in scene
   // "scene" (the built-in scene through the frame pipeline), "vulkan" (a Vulkan
-  // compute shader writes the scene into memory GL imports: handoff::VkGlSource,
+  // compute shader writes the scene into memory GL imports: handoff::GlVkSource,
   // drawn with no upload and no copy) or "file" (implied by `file`).
   std::string source = "scene";
   std::string overlays;             // JSON Lines overlay file

@@ -6,6 +6,7 @@
 
 #include <handoff/error.hpp>
 #include <handoff/log.hpp>
+#include <handoff/testing.hpp>
 
 namespace handoff::viewer {
 namespace {
@@ -29,7 +30,8 @@ FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> sour
   co.access = CudaGlAccess::WriteDiscard;
   co.backend = backend;
   // Test drivers report a GPU identity GL cannot match (tests only).
-  if (const char* e = std::getenv("HANDOFF_VIEW_NO_GPU_CHECK"); e && std::string(e) == "1") co.verify_same_gpu = false;
+  if (const char* e = std::getenv("HANDOFF_VIEW_NO_GPU_CHECK"); e && std::string(e) == "1")
+    handoff::testing::skip_same_gpu_check(worker_);
   std::string cuda_refused;
   for (std::size_t i = 0; i < ring_size; ++i) {
     GlBuffer buffer(worker_, size);

@@ -38,7 +38,7 @@ class FrameRenderer {
   void upload(const Frame& frame);
 
   // Draws from two plane textures the renderer does not own (Vulkan memory
-  // imported into GL, handoff::VkGlSource): R8/RG8 or R16/RG16 of this size,
+  // imported into GL, handoff::GlVkSource): R8/RG8 or R16/RG16 of this size,
   // sampled in place (no upload, no copy). They are never deleted here; the
   // caller keeps them alive while the renderer uses them. A later configure()
   // with another format or size goes back to the renderer's own textures.

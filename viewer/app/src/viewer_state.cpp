@@ -137,7 +137,7 @@ ViewerState::ViewerState(const AppOptions& options,
         sink((m.id.empty() ? std::string() : m.id + ": ") + m.message);
       };
     try {
-      vk_ = std::make_unique<VkGlSource>(so.format, so.width, so.height, so.colorimetry, std::move(vo));
+      vk_ = std::make_unique<GlVkSource>(so.format, so.width, so.height, so.colorimetry, std::move(vo));
     } catch (const Error& e) {
       throw Error(std::string("--source vulkan is not available here: ") + e.what() +
                   " (it needs a Vulkan device with exportable OPAQUE_FD memory and a GL context with "
@@ -145,7 +145,7 @@ ViewerState::ViewerState(const AppOptions& options,
     }
     vk_active_ = true;
     vk_info_ = SourceInfo{"scene (Vulkan compute)", so.format, so.width, so.height, so.colorimetry, so.rate, -1};
-    const bool semaphores = vk_->sync() == VkGlSync::ExternalSemaphore;
+    const bool semaphores = vk_->sync() == GlVkSync::ExternalSemaphore;
     vk_source_text_ = std::string("vulkan (zero-copy, sync: ") + (semaphores ? "semaphore" : "cpu-fence") + ")";
     vk_memory_text_ = "Vulkan " + vk_->vulkan().info().name + ", imported by GL (GL_EXT_memory_object_fd)";
 #else

@@ -66,7 +66,7 @@ class ViewerState {
   // `worker_context` makes (sharing objects with the current one). GL current.
   // `on_gl_message`: the worker context's KHR_debug messages (may be empty).
   // `on_vk_message`: --source vulkan, each Vulkan validation message (any thread).
-  // --source vulkan: the frames come from a handoff::VkGlSource made on the
+  // --source vulkan: the frames come from a handoff::GlVkSource made on the
   // current context (no worker, no pipeline); Error naming what is missing where
   // Vulkan or GL_EXT_memory_object_fd is not there.
   ViewerState(const AppOptions& options, std::function<std::unique_ptr<GlContext>()> worker_context,
@@ -122,7 +122,7 @@ class ViewerState {
   BoxRenderer box_renderer_;  // dense overlays (scratch_.box_renderer)
   // --source vulkan (instead of worker_ + pipeline_).
 #ifdef HANDOFF_HAVE_VULKAN
-  std::unique_ptr<VkGlSource> vk_;
+  std::unique_ptr<GlVkSource> vk_;
 #endif
   bool vk_active_ = false;
   SourceInfo vk_info_;

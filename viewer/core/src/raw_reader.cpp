@@ -24,6 +24,7 @@ class RawSource final : public FrameSource {
     info_ = SourceInfo{name, o.format, o.width, o.height, o.colorimetry, o.rate, 0};
     frame_bytes_ = packed_frame_bytes(o.format, o.width, o.height);
     const std::uint64_t size = in_->size();
+    if (size == 0) throw ParseError(name, "", "size", "the file is empty (0 bytes): no frames to show");
     if (size % frame_bytes_ != 0) {
       throw ParseError(name, "", "size",
                        "file size " + std::to_string(size) + " bytes is not a whole number of " +

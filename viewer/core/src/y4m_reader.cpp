@@ -60,6 +60,7 @@ class Y4mSource final : public FrameSource {
     } else {
       scan_all();
     }
+    refuse_if_nothing_to_show();
   }
 
   const SourceInfo& info() const override { return info_; }
@@ -219,6 +220,14 @@ class Y4mSource final : public FrameSource {
     const std::size_t bps = ten_bit_ ? 2 : 1;
     frame_bytes_ = bps * (std::size_t(info_.width) * info_.height +
                           2 * std::size_t(chroma_width(info_.width)) * chroma_height(info_.height));
+  }
+
+  // A file without one complete frame would play as "0 frames" and end at
+  // once: refuse it at open, with the first frame's own error when it has one.
+  void refuse_if_nothing_to_show() const {
+    if (info_.frame_count > 0) return;
+    if (stop_error_) throw *stop_error_;
+    throw ParseError(info_.name, "", "frames", "the file has a header and no frames (nothing to show)");
   }
 
   bool first_marker_is_plain() {

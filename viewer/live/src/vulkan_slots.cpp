@@ -4,7 +4,6 @@
 // has signalled.
 #include <handoff/frame_validate.hpp>
 #include <handoff/vk_context.hpp>
-#include <handoff/wait.hpp>
 
 #include "slot_storage.hpp"
 #include "vulkan_slots.hpp"
@@ -81,12 +80,9 @@ void VulkanStorage::write(const Frame& src, const SlotLayout& l, void*) {
 }
 
 void VulkanStorage::finish(const PresentSync& sync) {
-  if (sync.vulkan_fence == VK_NULL_HANDLE) return;
-  const auto limit = wait_limit();
-  const VkResult r = vkWaitForFences(ctx_.device(), 1, &sync.vulkan_fence, VK_TRUE,
-                                     static_cast<std::uint64_t>(limit.count()));
-  if (r == VK_TIMEOUT) throw WaitTimeout("the producer's Vulkan fence before announcing a live frame", limit);
-  HANDOFF_VK_CHECK(r);
+  // Bounded by handoff::wait_limit(): WaitTimeout, and the slot goes back unannounced.
+  if (sync.vulkan_fence != VK_NULL_HANDLE)
+    ctx_.wait_fence(sync.vulkan_fence, "the producer's Vulkan fence before announcing a live frame");
 }
 
 class VulkanRoute final : public SlotRoute {

@@ -2,7 +2,7 @@
 // Inference overlays: an in-memory model with flat arrays (a frame with
 // 10,000 boxes is a handful of vectors, no per-object allocation), a JSON
 // Lines loader (one line per frame, simdjson), colours, filters and label
-// placement. Schema: viewer/core/README_SECTION.md ("Overlay files").
+// placement. Schema: docs/viewer-core.md ("Overlay files").
 //
 // Line form (all keys optional except "frame"):
 //   {"frame": 12,

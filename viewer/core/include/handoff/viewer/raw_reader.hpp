@@ -2,7 +2,8 @@
 // Raw NV12 / P010 files: frames back to back, packed (luma W x H, then
 // interleaved chroma), P010 little-endian. The file size must be a whole
 // number of frames, else open_raw throws a ParseError naming the file, its
-// size and the expected frame size.
+// size and the expected frame size; an empty file (nothing to show) is refused
+// the same way.
 #include <handoff/viewer/frame_source.hpp>
 
 #include <filesystem>

@@ -34,7 +34,9 @@ inline constexpr std::uint32_t kMaxDimension = 16384;
 
 // Opens `path`; parses the header now (ParseError naming the file and the
 // field on a bad header). frame_count in info() counts complete frames; a
-// truncated or damaged frame makes read_into() throw when it is reached.
+// truncated or damaged frame makes read_into() throw when it is reached. A
+// file without one complete frame has nothing to show: ParseError naming the
+// file (the first frame's own error when it is damaged).
 // When the file size fits the plain layout ("FRAME\n" + payload, repeated),
 // frames are located by arithmetic and each marker is checked as it is read:
 // a damaged marker found then lowers info().frame_count to the good frames.

@@ -1,0 +1,37 @@
+#pragma once
+// UniqueHandle aliases for the GL objects handoff creates: one per object type.
+// Under detail/ because public classes (GlFence, GlVkBuffer, GlVkTexture, ...)
+// hold them as members; for the library, its tests and benchmarks, not an API
+// to build on. Without the GL headers: a GL name is an unsigned (GLuint), a
+// sync object a void* (GLsync).
+//
+// Every deleter calls GL, so a handle must be reset or destroyed on a thread
+// where a context of the object's share group is current (as the classes
+// holding them say).
+#include <handoff/unique_handle.hpp>
+
+namespace handoff::detail {
+
+struct GlBufferDeleter {
+  void operator()(unsigned name) const noexcept;  // glDeleteBuffers
+};
+struct GlTextureDeleter {
+  void operator()(unsigned name) const noexcept;  // glDeleteTextures
+};
+struct GlMemoryObjectDeleter {
+  void operator()(unsigned name) const noexcept;  // glDeleteMemoryObjectsEXT
+};
+struct GlSemaphoreDeleter {
+  void operator()(unsigned name) const noexcept;  // glDeleteSemaphoresEXT
+};
+struct GlSyncDeleter {
+  void operator()(void* sync) const noexcept;  // glDeleteSync
+};
+
+using UniqueGlBuffer = UniqueHandle<unsigned, GlBufferDeleter>;
+using UniqueGlTexture = UniqueHandle<unsigned, GlTextureDeleter>;
+using UniqueGlMemoryObject = UniqueHandle<unsigned, GlMemoryObjectDeleter>;
+using UniqueGlSemaphore = UniqueHandle<unsigned, GlSemaphoreDeleter>;
+using UniqueGlSync = UniqueHandle<void*, GlSyncDeleter>;
+
+}  // namespace handoff::detail

@@ -1,0 +1,13 @@
+#include <glad/gl.h>
+
+#include <handoff/detail/gl_handles.hpp>
+
+namespace handoff::detail {
+
+void GlBufferDeleter::operator()(unsigned name) const noexcept { glDeleteBuffers(1, &name); }
+void GlTextureDeleter::operator()(unsigned name) const noexcept { glDeleteTextures(1, &name); }
+void GlMemoryObjectDeleter::operator()(unsigned name) const noexcept { glDeleteMemoryObjectsEXT(1, &name); }
+void GlSemaphoreDeleter::operator()(unsigned name) const noexcept { glDeleteSemaphoresEXT(1, &name); }
+void GlSyncDeleter::operator()(void* sync) const noexcept { glDeleteSync(static_cast<GLsync>(sync)); }
+
+}  // namespace handoff::detail

@@ -1,0 +1,70 @@
+# cmake -DBUILD_DIR=<handoff build> -DWORK_DIR=<scratch> -DCONSUMER=<tests/install/consumer>
+#       -DLIBDIR=<CMAKE_INSTALL_LIBDIR> -DGENERATOR=<cmake generator> -DCXX=<compiler>
+#       [-DLAUNCHER=<compiler launcher>] -DMAKE=<make> -P install_test.cmake
+# What a C++ user of handoff meets: `cmake --install` into a prefix, which is
+# then moved (the package must not remember where it was installed), the
+# consumer project built against it through find_package(handoff) and through
+# pkg-config, and everything built run.
+cmake_minimum_required(VERSION 3.25)
+foreach(v BUILD_DIR WORK_DIR CONSUMER LIBDIR GENERATOR CXX MAKE)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "install_test.cmake: -D${v}=... missing")
+  endif()
+endforeach()
+
+function(run)
+  execute_process(COMMAND ${ARGN} COMMAND_ECHO STDOUT COMMAND_ERROR_IS_FATAL ANY)
+endfunction()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+set(staging ${WORK_DIR}/staging)
+set(prefix ${WORK_DIR}/prefix)
+run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${staging})
+file(RENAME ${staging} ${prefix})
+
+# The layout a user reads about (docs/building.md), and nothing of the Python
+# module: that is pip's (component python only).
+foreach(f bin/handoff-view bin/handoff-info include/handoff/frame.hpp include/handoff/viewer/overlay.hpp
+          ${LIBDIR}/libhandoff_interop.a ${LIBDIR}/libhandoff_viewer_core.a
+          ${LIBDIR}/cmake/handoff/handoffConfig.cmake ${LIBDIR}/pkgconfig/handoff.pc)
+  if(NOT EXISTS ${prefix}/${f})
+    message(FATAL_ERROR "cmake --install did not install ${f}")
+  endif()
+endforeach()
+if(EXISTS ${prefix}/handoff)
+  message(FATAL_ERROR "cmake --install installed the Python module at ${prefix}/handoff")
+endif()
+file(GLOB package_files ${prefix}/${LIBDIR}/cmake/handoff/*.cmake ${prefix}/${LIBDIR}/pkgconfig/handoff.pc)
+get_filename_component(source_dir ${CONSUMER}/../../.. ABSOLUTE)
+foreach(f ${package_files})
+  file(READ ${f} text)
+  foreach(tree ${staging} ${BUILD_DIR} ${source_dir})
+    string(FIND "${text}" "${tree}" at)
+    if(NOT at EQUAL -1)
+      message(FATAL_ERROR "${f} names ${tree}: the installed package must not refer to where it was built")
+    endif()
+  endforeach()
+endforeach()
+
+# find_package(handoff CONFIG REQUIRED)
+set(launcher)
+if(LAUNCHER)
+  set(launcher -DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER})
+endif()
+run(${CMAKE_COMMAND} -S ${CONSUMER} -B ${WORK_DIR}/cmake -G ${GENERATOR} -DCMAKE_BUILD_TYPE=Release
+    -DCMAKE_CXX_COMPILER=${CXX} ${launcher} -DCMAKE_PREFIX_PATH=${prefix}
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/cmake)
+run(${WORK_DIR}/cmake/consumer)
+run(${WORK_DIR}/cmake/consumer_viewer_core)
+
+# pkg-config
+file(MAKE_DIRECTORY ${WORK_DIR}/pkgconfig)
+run(${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${prefix}/${LIBDIR}/pkgconfig CXX=${CXX}
+    ${MAKE} -C ${WORK_DIR}/pkgconfig -f ${CONSUMER}/Makefile)
+run(${WORK_DIR}/pkgconfig/consumer_pkgconfig)
+
+# The installed tools start.
+run(${prefix}/bin/handoff-view --help)
+run(${prefix}/bin/handoff-info)
+message(STATUS "install test: the installed handoff builds and runs its consumers")

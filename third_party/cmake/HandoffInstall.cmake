@@ -1,0 +1,64 @@
+# `cmake --install <build> [--prefix <dir>]`: what a C++ user of handoff gets.
+#   include/handoff/**              the public headers (interop, viewer core)
+#   lib/libhandoff_*.a              the static libraries
+#   bin/handoff-view, handoff-info  the tools
+#   lib/cmake/handoff/              find_package(handoff CONFIG REQUIRED):
+#                                   handoff::interop, handoff::viewer_core
+#   lib/pkgconfig/handoff.pc        the interop library for pkg-config users
+# Components: `dev` (headers, libraries, packages), `bin` (tools). The Python
+# module installs only as component `python` (pip install .: pyproject.toml).
+# Included from the top-level CMakeLists.txt after every target is defined.
+include(CMakePackageConfigHelpers)
+
+set(HANDOFF_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/handoff)
+
+# --- libraries: interop and the libraries it links (static: a consumer links them too)
+set(_handoff_libraries handoff_interop handoff_glad handoff_shaders)
+if(TARGET handoff_viewer_core)
+  list(APPEND _handoff_libraries handoff_viewer_core)
+endif()
+install(TARGETS ${_handoff_libraries} EXPORT handoffTargets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/interop/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+  COMPONENT dev FILES_MATCHING PATTERN "*.hpp")
+if(TARGET handoff_viewer_core)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/viewer/core/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+    COMPONENT dev FILES_MATCHING PATTERN "*.hpp")
+endif()
+
+# --- tools
+foreach(tool handoff-view handoff-info)
+  if(TARGET ${tool})
+    install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT bin)
+  endif()
+endforeach()
+
+# --- CMake package
+install(EXPORT handoffTargets NAMESPACE handoff:: DESTINATION ${HANDOFF_INSTALL_CMAKEDIR} COMPONENT dev)
+set(HANDOFF_PACKAGE_HAS_VIEWER_CORE OFF)
+if(TARGET handoff_viewer_core)
+  set(HANDOFF_PACKAGE_HAS_VIEWER_CORE ON)
+endif()
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/handoffConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/package/handoffConfig.cmake
+  INSTALL_DESTINATION ${HANDOFF_INSTALL_CMAKEDIR})
+# 0.x: a new minor version may break the API.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/package/handoffConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/package/handoffConfig.cmake
+              ${PROJECT_BINARY_DIR}/package/handoffConfigVersion.cmake
+  DESTINATION ${HANDOFF_INSTALL_CMAKEDIR} COMPONENT dev)
+
+# --- pkg-config: relocatable (the prefix is found from the .pc file's own place)
+set(_pc_dir ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+file(RELATIVE_PATH HANDOFF_PC_TO_PREFIX /prefix/${_pc_dir} /prefix)
+string(REGEX REPLACE "/$" "" HANDOFF_PC_TO_PREFIX "${HANDOFF_PC_TO_PREFIX}")
+set(HANDOFF_PC_REQUIRES egl)
+set(HANDOFF_PC_CFLAGS "")
+if(HANDOFF_WITH_VULKAN)
+  string(APPEND HANDOFF_PC_REQUIRES " vulkan")
+  string(APPEND HANDOFF_PC_CFLAGS " -DHANDOFF_HAVE_VULKAN=1")
+endif()
+configure_file(${CMAKE_CURRENT_LIST_DIR}/handoff.pc.in ${PROJECT_BINARY_DIR}/package/handoff.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/package/handoff.pc DESTINATION ${_pc_dir} COMPONENT dev)
