@@ -323,6 +323,128 @@ static_assert(std::is_same_v<h::EGLImageKHR, void*>);
 
 }  // namespace
 
+// --- the interprocess sharing block (handoff::live) ------------------------------------
+// Values, layouts and entry points of the block at the end of cuda_api.hpp,
+// against cuda.h (and cudaTypedefs.h for the per-version entry-point types).
+namespace {
+#define LIVE_SAME_VALUE(name) static_assert(static_cast<long long>(h::name) == static_cast<long long>(::name), #name)
+LIVE_SAME_VALUE(CU_MEM_HANDLE_TYPE_NONE);
+LIVE_SAME_VALUE(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+LIVE_SAME_VALUE(CU_MEM_HANDLE_TYPE_WIN32);
+LIVE_SAME_VALUE(CU_MEM_HANDLE_TYPE_WIN32_KMT);
+LIVE_SAME_VALUE(CU_MEM_HANDLE_TYPE_FABRIC);
+LIVE_SAME_VALUE(CU_MEM_HANDLE_TYPE_MAX);
+LIVE_SAME_VALUE(CU_MEM_ACCESS_FLAGS_PROT_NONE);
+LIVE_SAME_VALUE(CU_MEM_ACCESS_FLAGS_PROT_READ);
+LIVE_SAME_VALUE(CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+LIVE_SAME_VALUE(CU_MEM_ACCESS_FLAGS_PROT_MAX);
+LIVE_SAME_VALUE(CU_MEM_LOCATION_TYPE_INVALID);
+LIVE_SAME_VALUE(CU_MEM_LOCATION_TYPE_DEVICE);
+LIVE_SAME_VALUE(CU_MEM_LOCATION_TYPE_HOST);
+LIVE_SAME_VALUE(CU_MEM_LOCATION_TYPE_HOST_NUMA);
+LIVE_SAME_VALUE(CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT);
+LIVE_SAME_VALUE(CU_MEM_LOCATION_TYPE_MAX);
+LIVE_SAME_VALUE(CU_MEM_ALLOCATION_TYPE_INVALID);
+LIVE_SAME_VALUE(CU_MEM_ALLOCATION_TYPE_PINNED);
+LIVE_SAME_VALUE(CU_MEM_ALLOCATION_TYPE_MANAGED);
+LIVE_SAME_VALUE(CU_MEM_ALLOCATION_TYPE_MAX);
+LIVE_SAME_VALUE(CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+LIVE_SAME_VALUE(CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+LIVE_SAME_VALUE(CU_EVENT_DEFAULT);
+LIVE_SAME_VALUE(CU_EVENT_BLOCKING_SYNC);
+LIVE_SAME_VALUE(CU_EVENT_DISABLE_TIMING);
+LIVE_SAME_VALUE(CU_EVENT_INTERPROCESS);
+LIVE_SAME_VALUE(CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+LIVE_SAME_VALUE(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED);
+LIVE_SAME_VALUE(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED);
+LIVE_SAME_VALUE(CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED);
+static_assert(h::kCudaIpcHandleSize == CU_IPC_HANDLE_SIZE);
+#undef LIVE_SAME_VALUE
+
+#define LIVE_SAME_SIZE(ours, theirs) \
+  static_assert(sizeof(h::ours) == sizeof(::theirs) && alignof(h::ours) == alignof(::theirs), #ours)
+#define LIVE_SAME_FIELD(ours, theirs, field)                                                             \
+  static_assert(offsetof(h::ours, field) == offsetof(::theirs, field) &&                                \
+                    sizeof(h::ours::field) == sizeof(::theirs::field),                                   \
+                #ours "::" #field)
+static_assert(std::is_same_v<h::CUmemGenericAllocationHandle, ::CUmemGenericAllocationHandle>);
+LIVE_SAME_SIZE(CUevent, CUevent);
+LIVE_SAME_SIZE(CUmemAllocationHandleType, CUmemAllocationHandleType);
+LIVE_SAME_SIZE(CUmemAccess_flags, CUmemAccess_flags);
+LIVE_SAME_SIZE(CUmemLocationType, CUmemLocationType);
+LIVE_SAME_SIZE(CUmemAllocationType, CUmemAllocationType);
+LIVE_SAME_SIZE(CUmemAllocationGranularity_flags, CUmemAllocationGranularity_flags);
+LIVE_SAME_SIZE(CUmemLocation, CUmemLocation);
+LIVE_SAME_FIELD(CUmemLocation, CUmemLocation, type);
+LIVE_SAME_FIELD(CUmemLocation, CUmemLocation, id);
+LIVE_SAME_SIZE(CUmemAllocationProp, CUmemAllocationProp);
+LIVE_SAME_FIELD(CUmemAllocationProp, CUmemAllocationProp, type);
+LIVE_SAME_FIELD(CUmemAllocationProp, CUmemAllocationProp, requestedHandleTypes);
+LIVE_SAME_FIELD(CUmemAllocationProp, CUmemAllocationProp, location);
+LIVE_SAME_FIELD(CUmemAllocationProp, CUmemAllocationProp, win32HandleMetaData);
+LIVE_SAME_FIELD(CUmemAllocationProp, CUmemAllocationProp, allocFlags);
+LIVE_SAME_FIELD(CUmemAllocationProp, CUmemAllocationProp, allocFlags.compressionType);
+LIVE_SAME_FIELD(CUmemAllocationProp, CUmemAllocationProp, allocFlags.gpuDirectRDMACapable);
+LIVE_SAME_FIELD(CUmemAllocationProp, CUmemAllocationProp, allocFlags.usage);
+LIVE_SAME_FIELD(CUmemAllocationProp, CUmemAllocationProp, allocFlags.reserved);
+LIVE_SAME_SIZE(CUmemAccessDesc, CUmemAccessDesc);
+LIVE_SAME_FIELD(CUmemAccessDesc, CUmemAccessDesc, location);
+LIVE_SAME_FIELD(CUmemAccessDesc, CUmemAccessDesc, flags);
+LIVE_SAME_SIZE(CUipcEventHandle, CUipcEventHandle);
+LIVE_SAME_FIELD(CUipcEventHandle, CUipcEventHandle, reserved);
+LIVE_SAME_SIZE(CUipcMemHandle, CUipcMemHandle);
+LIVE_SAME_FIELD(CUipcMemHandle, CUipcMemHandle, reserved);
+#undef LIVE_SAME_SIZE
+#undef LIVE_SAME_FIELD
+
+template <> struct Theirs<h::CUevent_st> { using type = ::CUevent_st; };
+template <> struct Theirs<h::CUmemAllocationProp> { using type = ::CUmemAllocationProp; };
+template <> struct Theirs<h::CUmemAccessDesc> { using type = ::CUmemAccessDesc; };
+template <> struct Theirs<h::CUipcEventHandle> { using type = ::CUipcEventHandle; };
+template <> struct Theirs<h::CUipcMemHandle> { using type = ::CUipcMemHandle; };
+template <> struct Theirs<h::CUmemAllocationHandleType> { using type = ::CUmemAllocationHandleType; };
+template <> struct Theirs<h::CUmemAllocationGranularity_flags> { using type = ::CUmemAllocationGranularity_flags; };
+
+#define LIVE_SAME_FN(ours, symbol) \
+  static_assert(std::is_same_v<theirs_t<h::PFN_##ours>, decltype(&::symbol)>, #ours " vs " #symbol)
+LIVE_SAME_FN(cuMemGetAllocationGranularity, cuMemGetAllocationGranularity);
+LIVE_SAME_FN(cuMemCreate, cuMemCreate);
+LIVE_SAME_FN(cuMemRelease, cuMemRelease);
+LIVE_SAME_FN(cuMemExportToShareableHandle, cuMemExportToShareableHandle);
+LIVE_SAME_FN(cuMemImportFromShareableHandle, cuMemImportFromShareableHandle);
+LIVE_SAME_FN(cuMemAddressReserve, cuMemAddressReserve);
+LIVE_SAME_FN(cuMemAddressFree, cuMemAddressFree);
+LIVE_SAME_FN(cuMemMap, cuMemMap);
+LIVE_SAME_FN(cuMemUnmap, cuMemUnmap);
+LIVE_SAME_FN(cuMemSetAccess, cuMemSetAccess);
+LIVE_SAME_FN(cuEventCreate, cuEventCreate);
+LIVE_SAME_FN(cuEventDestroy, cuEventDestroy_v2);
+LIVE_SAME_FN(cuEventRecord, cuEventRecord);
+LIVE_SAME_FN(cuEventQuery, cuEventQuery);
+LIVE_SAME_FN(cuEventSynchronize, cuEventSynchronize);
+LIVE_SAME_FN(cuStreamWaitEvent, cuStreamWaitEvent);
+LIVE_SAME_FN(cuIpcGetEventHandle, cuIpcGetEventHandle);
+LIVE_SAME_FN(cuIpcOpenEventHandle, cuIpcOpenEventHandle);
+LIVE_SAME_FN(cuIpcGetMemHandle, cuIpcGetMemHandle);
+LIVE_SAME_FN(cuIpcOpenMemHandle, cuIpcOpenMemHandle_v2);
+LIVE_SAME_FN(cuIpcCloseMemHandle, cuIpcCloseMemHandle);
+#undef LIVE_SAME_FN
+#if __has_include(<cudaTypedefs.h>)
+// The ABI versions named in the X-list (the toolkit's PFN_<name>_v<version>).
+static_assert(std::is_same_v<theirs_t<h::PFN_cuMemCreate>, PFN_cuMemCreate_v10020>);
+static_assert(std::is_same_v<theirs_t<h::PFN_cuMemMap>, PFN_cuMemMap_v10020>);
+static_assert(std::is_same_v<theirs_t<h::PFN_cuMemSetAccess>, PFN_cuMemSetAccess_v10020>);
+static_assert(std::is_same_v<theirs_t<h::PFN_cuMemExportToShareableHandle>, PFN_cuMemExportToShareableHandle_v10020>);
+static_assert(std::is_same_v<theirs_t<h::PFN_cuMemImportFromShareableHandle>,
+                             PFN_cuMemImportFromShareableHandle_v10020>);
+static_assert(std::is_same_v<theirs_t<h::PFN_cuEventDestroy>, PFN_cuEventDestroy_v4000>);
+static_assert(std::is_same_v<theirs_t<h::PFN_cuEventRecord>, PFN_cuEventRecord_v2000>);
+static_assert(std::is_same_v<theirs_t<h::PFN_cuStreamWaitEvent>, PFN_cuStreamWaitEvent_v3020>);
+static_assert(std::is_same_v<theirs_t<h::PFN_cuIpcOpenEventHandle>, PFN_cuIpcOpenEventHandle_v4010>);
+static_assert(std::is_same_v<theirs_t<h::PFN_cuIpcOpenMemHandle>, PFN_cuIpcOpenMemHandle_v11000>);
+#endif
+}  // namespace
+
 TEST(CudaAbi, DeclarationsMatchTheToolkit) {
   // Everything above is a static_assert; reaching this line means it held.
   EXPECT_EQ(CUDA_VERSION >= 12000, true) << "the ABI check expects a CUDA 12+ toolkit header";

@@ -6,6 +6,7 @@
 #include "fake_cuda_control.h"
 
 #include <EGL/egl.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -200,7 +201,7 @@ struct FaultRule {
 
 struct Region {  // a range of fake "device" memory
   std::size_t size = 0;
-  enum Kind { Alloc, ExternalBuffer } kind = Alloc;
+  enum Kind { Alloc, ExternalBuffer, VirtualMapping /* interprocess block */ } kind = Alloc;
   CUextMemory_st* owner = nullptr;  // ExternalBuffer
   CUctx_st* ctx = nullptr;          // the context it belongs to
 };
@@ -546,6 +547,10 @@ FAKE_API CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
   return CUDA_SUCCESS;
 }
 
+namespace {
+CUresult share_device_attribute(CUdevice_attribute attrib, int* pi);  // interprocess block
+}  // namespace
+
 FAKE_API CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
   FAKE_ENTER("cuDeviceGetAttribute");
   FAKE_REQUIRE_INIT();
@@ -561,7 +566,7 @@ FAKE_API CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdev
     case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: *pi = 0; return CUDA_SUCCESS;
     case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: *pi = 0; return CUDA_SUCCESS;
   }
-  return CUDA_ERROR_INVALID_VALUE;
+  return share_device_attribute(attrib, pi);  // interprocess block
 }
 
 FAKE_API CUresult cuDeviceTotalMem_v2(std::size_t* bytes, CUdevice dev) {
@@ -763,6 +768,7 @@ FAKE_API CUresult cuMemFree_v2(CUdeviceptr dptr) {
   auto it = s.regions.find(dptr);
   if (it == s.regions.end())
     return s.dead_ranges.count(dptr) ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_ERROR_INVALID_VALUE;
+  if (it->second.kind == Region::VirtualMapping) return CUDA_ERROR_INVALID_VALUE;  // interprocess block: cuMemUnmap
   if (it->second.kind == Region::Alloc) std::free(reinterpret_cast<void*>(dptr));
   s.regions.erase(it);  // an external buffer's memory belongs to its CUexternalMemory
   return CUDA_SUCCESS;
@@ -1207,6 +1213,467 @@ FAKE_API CUresult cuDestroyExternalSemaphore(CUexternalSemaphore sem) {
   return CUDA_SUCCESS;
 }
 
+// ============================================================================
+// Interprocess sharing (handoff::live): virtual memory (cuMemCreate and
+// friends, exported as POSIX file descriptors), interprocess events and
+// legacy IPC memory handles. One self-contained block; the hooks outside it
+// are marked "interprocess block". See README.md ("Interprocess sharing").
+//
+// "Device memory" is host memory here, so an allocation is a memfd: the
+// exported descriptor is a real fd that another process imports and maps, and
+// both see the same bytes. Every call runs under the state mutex (FAKE_ENTER).
+// ============================================================================
+struct handoff::cuda::abi::CUevent_st {
+  unsigned flags = 0;
+  bool imported = false;  // from cuIpcOpenEventHandle
+  std::uint64_t id = 0;
+};
+
+namespace {
+
+constexpr std::size_t kVmmGranularity = std::size_t{2} << 20;  // what current GPUs report
+constexpr char kVmmMemfdName[] = "handoff-fake-cuda-vmm";
+constexpr char kEventHandleMagic[4] = {'H', 'O', 'F', 'E'};
+
+struct VmmAllocation {  // what a CUmemGenericAllocationHandle points at
+  int fd = -1;          // the memfd holding the bytes
+  std::size_t size = 0;
+  bool exportable = false;  // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR requested (or imported from one)
+  bool released = false;    // cuMemRelease'd: freed when its last mapping goes
+  int mappings = 0;
+};
+
+struct VmmMapping {
+  std::size_t size = 0;
+  VmmAllocation* allocation = nullptr;
+  bool accessible = false;  // cuMemSetAccess gave it access
+};
+
+struct VmmReservation {
+  std::size_t size = 0;
+  std::map<CUdeviceptr, VmmMapping> mappings;  // start -> mapping
+};
+
+struct ShareState {
+  int vmm_override = -1;  // -1: HANDOFF_FAKE_CUDA_VMM (default 1)
+  int ipc_events_override = -1;  // -1: HANDOFF_FAKE_CUDA_IPC_EVENTS (default 1)
+  std::set<VmmAllocation*> allocations;
+  std::map<CUdeviceptr, VmmReservation> reservations;  // start -> reservation
+  std::set<CUevent_st*> events;
+  std::uint64_t next_event_id = 1;
+};
+
+ShareState& share() {
+  static ShareState* st = new ShareState;  // never destroyed, like state()
+  return *st;
+}
+
+bool vmm_supported() {
+  const int o = share().vmm_override;
+  return o >= 0 ? o != 0 : env_int("HANDOFF_FAKE_CUDA_VMM", 1) != 0;
+}
+
+bool ipc_events_supported() {
+  const int o = share().ipc_events_override;
+  return o >= 0 ? o != 0 : env_int("HANDOFF_FAKE_CUDA_IPC_EVENTS", 1) != 0;
+}
+
+// Hook of cuDeviceGetAttribute for the attributes this block answers.
+CUresult share_device_attribute(CUdevice_attribute attrib, int* pi) {
+  if (attrib == CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED ||
+      attrib == CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED) {
+    *pi = vmm_supported() ? 1 : 0;
+    return CUDA_SUCCESS;
+  }
+  if (attrib == CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED) {
+    *pi = ipc_events_supported() ? 1 : 0;
+    return CUDA_SUCCESS;
+  }
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+// The properties handoff may pass: pinned device memory, no handle or a POSIX fd.
+CUresult check_prop(const State& s, const CUmemAllocationProp* prop) {
+  if (!prop || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED || prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE ||
+      prop->win32HandleMetaData != nullptr)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (prop->location.id < 0 || prop->location.id >= s.config.devices) return CUDA_ERROR_INVALID_DEVICE;
+  if (prop->requestedHandleTypes != CU_MEM_HANDLE_TYPE_NONE &&
+      prop->requestedHandleTypes != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  return CUDA_SUCCESS;
+}
+
+VmmAllocation* find_allocation(CUmemGenericAllocationHandle h) {
+  auto* a = reinterpret_cast<VmmAllocation*>(static_cast<std::uintptr_t>(h));
+  return share().allocations.count(a) ? a : nullptr;
+}
+
+void free_if_done(VmmAllocation* a) {
+  if (!a->released || a->mappings > 0) return;
+  ::close(a->fd);
+  share().allocations.erase(a);
+  delete a;
+}
+
+// The reservation holding [p, p + n), or nullptr.
+VmmReservation* find_reservation(CUdeviceptr p, std::size_t n) {
+  auto& rs = share().reservations;
+  auto it = rs.upper_bound(p);
+  if (it == rs.begin()) return nullptr;
+  --it;
+  if (p - it->first > it->second.size || n > it->second.size - (p - it->first)) return nullptr;
+  return &it->second;
+}
+
+// The mappings that exactly tile [p, p + n) (none when they do not).
+std::vector<std::map<CUdeviceptr, VmmMapping>::iterator> tiling(VmmReservation& r, CUdeviceptr p, std::size_t n) {
+  std::vector<std::map<CUdeviceptr, VmmMapping>::iterator> out;
+  CUdeviceptr at = p;
+  for (auto it = r.mappings.find(p); it != r.mappings.end() && at < p + n; ++it) {
+    if (it->first != at) return {};
+    out.push_back(it);
+    at += it->second.size;
+  }
+  if (at != p + n) return {};
+  return out;
+}
+
+bool is_fake_vmm_fd(int fd) {
+  char link[256] = {};
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  const ssize_t n = ::readlink(path.c_str(), link, sizeof link - 1);
+  const std::string want = std::string("/memfd:") + kVmmMemfdName;
+  return n > 0 && std::string(link, static_cast<std::size_t>(n)).rfind(want, 0) == 0;
+}
+
+void share_reset() {
+  share().vmm_override = -1;
+  share().ipc_events_override = -1;
+}
+
+}  // namespace
+
+FAKE_API CUresult cuMemGetAllocationGranularity(std::size_t* granularity, const CUmemAllocationProp* prop,
+                                                CUmemAllocationGranularity_flags option) {
+  FAKE_ENTER("cuMemGetAllocationGranularity");
+  FAKE_REQUIRE_INIT();
+  if (!granularity || (option != CU_MEM_ALLOC_GRANULARITY_MINIMUM && option != CU_MEM_ALLOC_GRANULARITY_RECOMMENDED))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!vmm_supported()) return CUDA_ERROR_NOT_SUPPORTED;
+  if (CUresult r = check_prop(s, prop); r != CUDA_SUCCESS) return r;
+  *granularity = kVmmGranularity;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, std::size_t size, const CUmemAllocationProp* prop,
+                              unsigned long long flags) {
+  FAKE_ENTER("cuMemCreate");
+  FAKE_REQUIRE_INIT();
+  if (!handle || flags != 0 || size == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!vmm_supported()) return CUDA_ERROR_NOT_SUPPORTED;
+  if (CUresult r = check_prop(s, prop); r != CUDA_SUCCESS) return r;
+  if (size % kVmmGranularity != 0) return CUDA_ERROR_INVALID_VALUE;  // the docs: a multiple of the granularity
+  const int fd = ::memfd_create(kVmmMemfdName, MFD_CLOEXEC);
+  if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    ::close(fd);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  auto* a = new VmmAllocation{fd, size, prop->requestedHandleTypes == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR};
+  share().allocations.insert(a);
+  *handle = reinterpret_cast<std::uintptr_t>(a);
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemRelease(CUmemGenericAllocationHandle handle) {
+  FAKE_ENTER("cuMemRelease");
+  FAKE_REQUIRE_INIT();
+  VmmAllocation* a = find_allocation(handle);
+  if (!a || a->released) return CUDA_ERROR_INVALID_VALUE;  // the docs: undefined; the fake says so
+  a->released = true;  // the docs: memory stays while mappings of it remain
+  free_if_done(a);
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemExportToShareableHandle(void* out, CUmemGenericAllocationHandle handle,
+                                               CUmemAllocationHandleType type, unsigned long long flags) {
+  FAKE_ENTER("cuMemExportToShareableHandle");
+  FAKE_REQUIRE_INIT();
+  VmmAllocation* a = find_allocation(handle);
+  if (!out || flags != 0 || !a || a->released) return CUDA_ERROR_INVALID_VALUE;
+  // Only the handle type requested at cuMemCreate can be exported.
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR || !a->exportable) return CUDA_ERROR_INVALID_VALUE;
+  const int fd = ::fcntl(a->fd, F_DUPFD_CLOEXEC, 0);  // a new descriptor, the caller's
+  if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  *static_cast<int*>(out) = fd;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle* handle, void* os_handle,
+                                                 CUmemAllocationHandleType type) {
+  FAKE_ENTER("cuMemImportFromShareableHandle");
+  FAKE_REQUIRE_INIT();
+  if (!handle) return CUDA_ERROR_INVALID_VALUE;
+  if (type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_NOT_SUPPORTED;
+  if (!vmm_supported()) return CUDA_ERROR_NOT_SUPPORTED;
+  const int fd = static_cast<int>(reinterpret_cast<std::intptr_t>(os_handle));  // the docs: the fd, as the pointer
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !is_fake_vmm_fd(fd)) return CUDA_ERROR_INVALID_VALUE;
+  if (st.st_size <= 0 || static_cast<std::size_t>(st.st_size) % kVmmGranularity != 0) return CUDA_ERROR_INVALID_VALUE;
+  // The importer keeps its descriptor (closing it is its business): the fake holds its own.
+  const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (own < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+  auto* a = new VmmAllocation{own, static_cast<std::size_t>(st.st_size), true};
+  share().allocations.insert(a);
+  *handle = reinterpret_cast<std::uintptr_t>(a);
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemAddressReserve(CUdeviceptr* ptr, std::size_t size, std::size_t alignment, CUdeviceptr addr,
+                                      unsigned long long flags) {
+  FAKE_ENTER("cuMemAddressReserve");
+  FAKE_REQUIRE_INIT();
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  if (!ptr || flags != 0 || size == 0 || size % page != 0 || addr % page != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (alignment & (alignment - 1)) return CUDA_ERROR_INVALID_VALUE;  // a power of two, or 0
+  const std::size_t align = std::max(alignment, kVmmGranularity);
+  void* raw = ::mmap(nullptr, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (raw == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+  const auto r = reinterpret_cast<std::uintptr_t>(raw);
+  const std::uintptr_t base = (r + align - 1) / align * align;
+  if (base > r) ::munmap(raw, base - r);
+  ::munmap(reinterpret_cast<void*>(base + size), r + align - base);  // the tail past the aligned range
+  share().reservations[base] = VmmReservation{size, {}};
+  *ptr = base;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemAddressFree(CUdeviceptr ptr, std::size_t size) {
+  FAKE_ENTER("cuMemAddressFree");
+  FAKE_REQUIRE_INIT();
+  auto it = share().reservations.find(ptr);
+  if (it == share().reservations.end() || it->second.size != size) return CUDA_ERROR_INVALID_VALUE;
+  // Strict: a range still mapped is not freed (unmap first; the docs give no other order).
+  if (!it->second.mappings.empty()) return CUDA_ERROR_INVALID_VALUE;
+  ::munmap(reinterpret_cast<void*>(ptr), size);
+  share().reservations.erase(it);
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemMap(CUdeviceptr ptr, std::size_t size, std::size_t offset, CUmemGenericAllocationHandle handle,
+                           unsigned long long flags) {
+  FAKE_ENTER("cuMemMap");
+  FAKE_REQUIRE_INIT();
+  VmmAllocation* a = find_allocation(handle);
+  if (flags != 0 || offset != 0 || !a || a->released || size == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (ptr % kVmmGranularity != 0 || size % kVmmGranularity != 0 || size > a->size) return CUDA_ERROR_INVALID_VALUE;
+  VmmReservation* r = find_reservation(ptr, size);
+  if (!r) return CUDA_ERROR_INVALID_VALUE;  // not inside one reservation
+  for (const auto& [start, m] : r->mappings)
+    if (start < ptr + size && ptr < start + m.size) return CUDA_ERROR_INVALID_VALUE;  // already mapped
+  // No access until cuMemSetAccess, as on the real driver.
+  if (::mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE, MAP_SHARED | MAP_FIXED, a->fd, 0) == MAP_FAILED)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  r->mappings[ptr] = VmmMapping{size, a, false};
+  ++a->mappings;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemSetAccess(CUdeviceptr ptr, std::size_t size, const CUmemAccessDesc* desc, std::size_t count) {
+  FAKE_ENTER("cuMemSetAccess");
+  FAKE_REQUIRE_INIT();
+  if (!desc || count == 0) return CUDA_ERROR_INVALID_VALUE;
+  int prot = PROT_NONE;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
+    if (desc[i].location.id < 0 || desc[i].location.id >= s.config.devices) return CUDA_ERROR_INVALID_DEVICE;
+    switch (desc[i].flags) {
+      case CU_MEM_ACCESS_FLAGS_PROT_NONE: break;
+      case CU_MEM_ACCESS_FLAGS_PROT_READ: prot |= PROT_READ; break;
+      case CU_MEM_ACCESS_FLAGS_PROT_READWRITE: prot |= PROT_READ | PROT_WRITE; break;
+      default: return CUDA_ERROR_INVALID_VALUE;
+    }
+  }
+  VmmReservation* r = find_reservation(ptr, size);
+  const auto tiles = r ? tiling(*r, ptr, size) : decltype(tiling(*r, ptr, size)){};
+  if (tiles.empty()) return CUDA_ERROR_INVALID_VALUE;  // the docs: a fully mapped range (map before set-access)
+  if (::mprotect(reinterpret_cast<void*>(ptr), size, prot) != 0) return CUDA_ERROR_INVALID_VALUE;
+  for (auto it : tiles) {
+    it->second.accessible = prot != PROT_NONE;
+    if (it->second.accessible) s.regions[it->first] = Region{it->second.size, Region::VirtualMapping, nullptr};
+    else s.regions.erase(it->first);
+  }
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemUnmap(CUdeviceptr ptr, std::size_t size) {
+  FAKE_ENTER("cuMemUnmap");
+  FAKE_REQUIRE_INIT();
+  VmmReservation* r = find_reservation(ptr, size);
+  const auto tiles = r ? tiling(*r, ptr, size) : decltype(tiling(*r, ptr, size)){};
+  if (tiles.empty()) return CUDA_ERROR_INVALID_VALUE;  // the docs: whole mapped ranges only
+  // Back to a reservation: inaccessible, no pages.
+  ::mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
+         0);
+  for (auto it : tiles) {
+    s.regions.erase(it->first);
+    VmmAllocation* a = it->second.allocation;
+    --a->mappings;
+    r->mappings.erase(it);
+    free_if_done(a);
+  }
+  return CUDA_SUCCESS;
+}
+
+// --- events ------------------------------------------------------------------------
+namespace {
+CUevent_st* find_event(CUevent e) { return e && share().events.count(e) ? e : nullptr; }
+}  // namespace
+
+FAKE_API CUresult cuEventCreate(CUevent* event, unsigned int flags) {
+  FAKE_ENTER("cuEventCreate");
+  FAKE_REQUIRE_CONTEXT();
+  if (!event || (flags & ~unsigned(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS)))
+    return CUDA_ERROR_INVALID_VALUE;
+  // The docs: an interprocess event must have timing disabled.
+  if ((flags & CU_EVENT_INTERPROCESS) && !(flags & CU_EVENT_DISABLE_TIMING)) return CUDA_ERROR_INVALID_VALUE;
+  auto* e = new CUevent_st{flags, false, share().next_event_id++};
+  share().events.insert(e);
+  *event = e;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuEventDestroy_v2(CUevent event) {
+  FAKE_ENTER("cuEventDestroy");
+  FAKE_REQUIRE_INIT();
+  if (!find_event(event)) return CUDA_ERROR_INVALID_HANDLE;
+  share().events.erase(event);
+  delete event;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuEventRecord(CUevent event, CUstream stream) {
+  FAKE_ENTER("cuEventRecord");
+  FAKE_REQUIRE_CONTEXT();
+  if (!find_event(event)) return CUDA_ERROR_INVALID_HANDLE;
+  return stream_status(s, stream);  // the fake's work is synchronous: recorded is complete
+}
+
+FAKE_API CUresult cuEventQuery(CUevent event) {
+  FAKE_ENTER("cuEventQuery");
+  FAKE_REQUIRE_INIT();
+  return find_event(event) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE_API CUresult cuEventSynchronize(CUevent event) {
+  FAKE_ENTER("cuEventSynchronize");
+  FAKE_REQUIRE_INIT();
+  return find_event(event) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE_API CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
+  FAKE_ENTER("cuStreamWaitEvent");
+  FAKE_REQUIRE_CONTEXT();
+  if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!find_event(event)) return CUDA_ERROR_INVALID_HANDLE;
+  return stream_status(s, stream);
+}
+
+FAKE_API CUresult cuIpcGetEventHandle(CUipcEventHandle* handle, CUevent event) {
+  FAKE_ENTER("cuIpcGetEventHandle");
+  FAKE_REQUIRE_CONTEXT();
+  if (!handle) return CUDA_ERROR_INVALID_VALUE;
+  if (!find_event(event)) return CUDA_ERROR_INVALID_HANDLE;
+  if (!ipc_events_supported()) return CUDA_ERROR_NOT_SUPPORTED;
+  const unsigned need = CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING;
+  if ((event->flags & need) != need) return CUDA_ERROR_INVALID_VALUE;
+  *handle = CUipcEventHandle{};
+  const std::int32_t pid = ::getpid();
+  std::memcpy(handle->reserved, kEventHandleMagic, 4);
+  std::memcpy(handle->reserved + 4, &pid, 4);
+  std::memcpy(handle->reserved + 8, &event->id, 8);
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuIpcOpenEventHandle(CUevent* event, CUipcEventHandle handle) {
+  FAKE_ENTER("cuIpcOpenEventHandle");
+  FAKE_REQUIRE_CONTEXT();
+  if (!event) return CUDA_ERROR_INVALID_VALUE;
+  if (!ipc_events_supported()) return CUDA_ERROR_NOT_SUPPORTED;
+  if (std::memcmp(handle.reserved, kEventHandleMagic, 4) != 0) return CUDA_ERROR_INVALID_VALUE;
+  // The docs: it behaves like a local event with timing disabled.
+  auto* e = new CUevent_st{CU_EVENT_DISABLE_TIMING, true, share().next_event_id++};
+  share().events.insert(e);
+  *event = e;
+  return CUDA_SUCCESS;
+}
+
+// Legacy IPC memory handles: the fake's cuMemAlloc memory is private to its
+// process, so it issues none (as on Jetson / Tegra, where these are not
+// supported). The legacy route is exercised on a real GPU only.
+FAKE_API CUresult cuIpcGetMemHandle(CUipcMemHandle* handle, CUdeviceptr ptr) {
+  FAKE_ENTER("cuIpcGetMemHandle");
+  FAKE_REQUIRE_CONTEXT();
+  if (!handle || !ptr) return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FAKE_API CUresult cuIpcOpenMemHandle_v2(CUdeviceptr* ptr, CUipcMemHandle, unsigned int flags) {
+  FAKE_ENTER("cuIpcOpenMemHandle");
+  FAKE_REQUIRE_CONTEXT();
+  if (!ptr || flags != CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS) return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_ERROR_INVALID_VALUE;  // no handle this fake issued can exist
+}
+
+FAKE_API CUresult cuIpcCloseMemHandle(CUdeviceptr) {
+  FAKE_ENTER("cuIpcCloseMemHandle");
+  FAKE_REQUIRE_CONTEXT();
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+// --- control ------------------------------------------------------------------------
+FAKE_API void fake_cuda_set_vmm_supported(int supported) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  share().vmm_override = supported != 0;
+}
+
+FAKE_API void fake_cuda_set_ipc_events_supported(int supported) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  share().ipc_events_override = supported != 0;
+}
+
+FAKE_API int fake_cuda_live_vmm_allocations(void) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  return static_cast<int>(share().allocations.size());
+}
+
+FAKE_API int fake_cuda_live_vmm_mappings(void) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  int n = 0;
+  for (const auto& [base, r] : share().reservations) n += static_cast<int>(r.mappings.size());
+  return n;
+}
+
+FAKE_API int fake_cuda_live_vmm_reservations(void) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  return static_cast<int>(share().reservations.size());
+}
+
+FAKE_API int fake_cuda_live_events(void) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  return static_cast<int>(share().events.size());
+}
+// ============================================================================
+// End of the interprocess sharing block.
+// ============================================================================
+
 // --- cuGetProcAddress ------------------------------------------------------------
 namespace {
 struct ProcEntry {
@@ -1273,6 +1740,28 @@ const std::vector<ProcEntry>& proc_table() {
       {"cuSignalExternalSemaphoresAsync", 10000, as_void(&cuSignalExternalSemaphoresAsync)},
       {"cuWaitExternalSemaphoresAsync", 10000, as_void(&cuWaitExternalSemaphoresAsync)},
       {"cuDestroyExternalSemaphore", 10000, as_void(&cuDestroyExternalSemaphore)},
+      // interprocess block
+      {"cuMemGetAllocationGranularity", 10020, as_void(&cuMemGetAllocationGranularity)},
+      {"cuMemCreate", 10020, as_void(&cuMemCreate)},
+      {"cuMemRelease", 10020, as_void(&cuMemRelease)},
+      {"cuMemExportToShareableHandle", 10020, as_void(&cuMemExportToShareableHandle)},
+      {"cuMemImportFromShareableHandle", 10020, as_void(&cuMemImportFromShareableHandle)},
+      {"cuMemAddressReserve", 10020, as_void(&cuMemAddressReserve)},
+      {"cuMemAddressFree", 10020, as_void(&cuMemAddressFree)},
+      {"cuMemMap", 10020, as_void(&cuMemMap)},
+      {"cuMemUnmap", 10020, as_void(&cuMemUnmap)},
+      {"cuMemSetAccess", 10020, as_void(&cuMemSetAccess)},
+      {"cuEventCreate", 2000, as_void(&cuEventCreate)},
+      {"cuEventDestroy", 4000, as_void(&cuEventDestroy_v2)},
+      {"cuEventRecord", 2000, as_void(&cuEventRecord)},
+      {"cuEventQuery", 2000, as_void(&cuEventQuery)},
+      {"cuEventSynchronize", 2000, as_void(&cuEventSynchronize)},
+      {"cuStreamWaitEvent", 3020, as_void(&cuStreamWaitEvent)},
+      {"cuIpcGetEventHandle", 4010, as_void(&cuIpcGetEventHandle)},
+      {"cuIpcOpenEventHandle", 4010, as_void(&cuIpcOpenEventHandle)},
+      {"cuIpcGetMemHandle", 4010, as_void(&cuIpcGetMemHandle)},
+      {"cuIpcOpenMemHandle", 11000, as_void(&cuIpcOpenMemHandle_v2)},
+      {"cuIpcCloseMemHandle", 4010, as_void(&cuIpcCloseMemHandle)},
   };
   return t;
 }
@@ -1355,6 +1844,7 @@ FAKE_API void fake_cuda_reset(void) {
   s.semaphores_supported = false;
   s.egl_width = s.egl_height = s.egl_channels = 0;
   s.egl_bytes = 1;
+  share_reset();  // interprocess block
 }
 
 FAKE_API void fake_cuda_fail(const char* entry, int code, int after_calls) {

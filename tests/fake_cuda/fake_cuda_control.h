@@ -81,6 +81,17 @@ void fake_cuda_set_semaphores_supported(int supported);
  * describes while mapped (CU_EGL_FRAME_TYPE_PITCH). Reset turns it off. */
 void fake_cuda_set_egl_images(unsigned width, unsigned height, unsigned channels, unsigned bytes_per_channel);
 
+/* Interprocess sharing (handoff::live; README.md "Interprocess sharing").
+ * Virtual memory (cuMemCreate ... exported as POSIX fds) and interprocess
+ * events work unless turned off here or by HANDOFF_FAKE_CUDA_VMM=0 /
+ * HANDOFF_FAKE_CUDA_IPC_EVENTS=0 (reset goes back to the environment's say). */
+void fake_cuda_set_vmm_supported(int supported);
+void fake_cuda_set_ipc_events_supported(int supported);
+int fake_cuda_live_vmm_allocations(void);   /* cuMemCreate / imported handles not yet freed (released and unmapped) */
+int fake_cuda_live_vmm_mappings(void);      /* cuMemMap not yet cuMemUnmap'd */
+int fake_cuda_live_vmm_reservations(void);  /* cuMemAddressReserve not yet freed */
+int fake_cuda_live_events(void);            /* cuEventCreate / cuIpcOpenEventHandle not yet destroyed */
+
 /* Forgets cuInit: every call that needs it returns CUDA_ERROR_NOT_INITIALIZED
  * until the next cuInit. For testing that contract only. */
 void fake_cuda_uninitialize(void);

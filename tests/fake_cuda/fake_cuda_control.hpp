@@ -68,6 +68,13 @@ class FakeCuda {
     get(set_semaphores_supported, "fake_cuda_set_semaphores_supported");
     get(set_egl_images, "fake_cuda_set_egl_images");
     get(uninitialize, "fake_cuda_uninitialize");
+    // interprocess sharing
+    get(set_vmm_supported, "fake_cuda_set_vmm_supported");
+    get(set_ipc_events_supported, "fake_cuda_set_ipc_events_supported");
+    get(live_vmm_allocations, "fake_cuda_live_vmm_allocations");
+    get(live_vmm_mappings, "fake_cuda_live_vmm_mappings");
+    get(live_vmm_reservations, "fake_cuda_live_vmm_reservations");
+    get(live_events, "fake_cuda_live_events");
     if (!all) error_ = std::string(path) + " lacks the fake control API: " + error_;
     ok_ = all;
   }
@@ -103,6 +110,13 @@ class FakeCuda {
   decltype(&fake_cuda_set_semaphores_supported) set_semaphores_supported = nullptr;
   decltype(&fake_cuda_set_egl_images) set_egl_images = nullptr;
   decltype(&fake_cuda_uninitialize) uninitialize = nullptr;
+  // interprocess sharing
+  decltype(&fake_cuda_set_vmm_supported) set_vmm_supported = nullptr;
+  decltype(&fake_cuda_set_ipc_events_supported) set_ipc_events_supported = nullptr;
+  decltype(&fake_cuda_live_vmm_allocations) live_vmm_allocations = nullptr;
+  decltype(&fake_cuda_live_vmm_mappings) live_vmm_mappings = nullptr;
+  decltype(&fake_cuda_live_vmm_reservations) live_vmm_reservations = nullptr;
+  decltype(&fake_cuda_live_events) live_events = nullptr;
 
  private:
   void* lib_ = nullptr;

@@ -383,6 +383,161 @@ using PFN_cuGraphicsEGLRegisterImage = CUresult (*)(CUgraphicsResource* pCudaRes
 using PFN_cuGraphicsResourceGetMappedEglFrame = CUresult (*)(CUeglFrame* eglFrame, CUgraphicsResource resource,
                                                              unsigned int index, unsigned int mipLevel);  // 7000
 
+// ============================================================================
+// Interprocess sharing (handoff::live, viewer/live): virtual-memory
+// allocations exported as POSIX file descriptors, interprocess events, and
+// legacy IPC memory handles. One self-contained block: types, entry points
+// and their X-list (HANDOFF_CUDA_LIVE_ENTRY_POINTS, part of
+// HANDOFF_CUDA_ENTRY_POINTS). Every entry here is optional: a driver without
+// them is still usable, and handoff::live reports the route it fell back to.
+// ============================================================================
+using CUmemGenericAllocationHandle = unsigned long long;  // CUmemGenericAllocationHandle_v1
+struct CUevent_st;
+using CUevent = CUevent_st*;
+
+enum CUmemAllocationHandleType : int {
+  CU_MEM_HANDLE_TYPE_NONE = 0x0,
+  CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 0x1,
+  CU_MEM_HANDLE_TYPE_WIN32 = 0x2,
+  CU_MEM_HANDLE_TYPE_WIN32_KMT = 0x4,
+  CU_MEM_HANDLE_TYPE_FABRIC = 0x8,
+  CU_MEM_HANDLE_TYPE_MAX = 0x7FFFFFFF,
+};
+
+enum CUmemAccess_flags : int {
+  CU_MEM_ACCESS_FLAGS_PROT_NONE = 0x0,
+  CU_MEM_ACCESS_FLAGS_PROT_READ = 0x1,
+  CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 0x3,
+  CU_MEM_ACCESS_FLAGS_PROT_MAX = 0x7FFFFFFF,
+};
+
+enum CUmemLocationType : int {
+  CU_MEM_LOCATION_TYPE_INVALID = 0x0,
+  CU_MEM_LOCATION_TYPE_DEVICE = 0x1,
+  CU_MEM_LOCATION_TYPE_HOST = 0x2,
+  CU_MEM_LOCATION_TYPE_HOST_NUMA = 0x3,
+  CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT = 0x4,
+  CU_MEM_LOCATION_TYPE_MAX = 0x7FFFFFFF,
+};
+
+enum CUmemAllocationType : int {
+  CU_MEM_ALLOCATION_TYPE_INVALID = 0x0,
+  CU_MEM_ALLOCATION_TYPE_PINNED = 0x1,
+  CU_MEM_ALLOCATION_TYPE_MANAGED = 0x2,
+  CU_MEM_ALLOCATION_TYPE_MAX = 0x7FFFFFFF,
+};
+
+enum CUmemAllocationGranularity_flags : int {
+  CU_MEM_ALLOC_GRANULARITY_MINIMUM = 0x0,
+  CU_MEM_ALLOC_GRANULARITY_RECOMMENDED = 0x1,
+};
+
+struct CUmemLocation {  // CUmemLocation_v1
+  CUmemLocationType type;
+  int id;
+};
+
+struct CUmemAllocationProp {  // CUmemAllocationProp_v1
+  CUmemAllocationType type;
+  CUmemAllocationHandleType requestedHandleTypes;
+  CUmemLocation location;
+  void* win32HandleMetaData;
+  struct {
+    unsigned char compressionType;
+    unsigned char gpuDirectRDMACapable;
+    unsigned short usage;
+    unsigned char reserved[4];
+  } allocFlags;
+};
+
+struct CUmemAccessDesc {  // CUmemAccessDesc_v1
+  CUmemLocation location;
+  CUmemAccess_flags flags;
+};
+
+enum CUevent_flags : int {
+  CU_EVENT_DEFAULT = 0x0,
+  CU_EVENT_BLOCKING_SYNC = 0x1,
+  CU_EVENT_DISABLE_TIMING = 0x2,
+  CU_EVENT_INTERPROCESS = 0x4,
+};
+
+enum CUipcMem_flags : int {
+  CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 0x1,
+};
+
+// cuda.h's CU_IPC_HANDLE_SIZE is a macro: a different name here, so both can be included.
+inline constexpr unsigned int kCudaIpcHandleSize = 64;
+struct CUipcEventHandle {  // CUipcEventHandle_v1
+  char reserved[kCudaIpcHandleSize];
+};
+struct CUipcMemHandle {  // CUipcMemHandle_v1
+  char reserved[kCudaIpcHandleSize];
+};
+
+// Device attributes the sharing routes ask about (values of CUdevice_attribute).
+inline constexpr CUdevice_attribute CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED = CUdevice_attribute(102);
+inline constexpr CUdevice_attribute CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED =
+    CUdevice_attribute(103);
+inline constexpr CUdevice_attribute CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED = CUdevice_attribute(125);
+
+using PFN_cuMemGetAllocationGranularity = CUresult (*)(std::size_t* granularity, const CUmemAllocationProp* prop,
+                                                       CUmemAllocationGranularity_flags option);  // 10020
+using PFN_cuMemCreate = CUresult (*)(CUmemGenericAllocationHandle* handle, std::size_t size,
+                                     const CUmemAllocationProp* prop, unsigned long long flags);  // 10020
+using PFN_cuMemRelease = CUresult (*)(CUmemGenericAllocationHandle handle);                     // 10020
+using PFN_cuMemExportToShareableHandle = CUresult (*)(void* shareableHandle, CUmemGenericAllocationHandle handle,
+                                                      CUmemAllocationHandleType handleType,
+                                                      unsigned long long flags);  // 10020
+using PFN_cuMemImportFromShareableHandle = CUresult (*)(CUmemGenericAllocationHandle* handle, void* osHandle,
+                                                        CUmemAllocationHandleType shHandleType);  // 10020
+using PFN_cuMemAddressReserve = CUresult (*)(CUdeviceptr* ptr, std::size_t size, std::size_t alignment,
+                                             CUdeviceptr addr, unsigned long long flags);  // 10020
+using PFN_cuMemAddressFree = CUresult (*)(CUdeviceptr ptr, std::size_t size);              // 10020
+using PFN_cuMemMap = CUresult (*)(CUdeviceptr ptr, std::size_t size, std::size_t offset,
+                                  CUmemGenericAllocationHandle handle, unsigned long long flags);  // 10020
+using PFN_cuMemUnmap = CUresult (*)(CUdeviceptr ptr, std::size_t size);                          // 10020
+using PFN_cuMemSetAccess = CUresult (*)(CUdeviceptr ptr, std::size_t size, const CUmemAccessDesc* desc,
+                                        std::size_t count);  // 10020
+using PFN_cuEventCreate = CUresult (*)(CUevent* phEvent, unsigned int Flags);                    // 2000
+using PFN_cuEventDestroy = CUresult (*)(CUevent hEvent);                                         // 4000 [cuEventDestroy_v2]
+using PFN_cuEventRecord = CUresult (*)(CUevent hEvent, CUstream hStream);                        // 2000
+using PFN_cuEventQuery = CUresult (*)(CUevent hEvent);                                           // 2000
+using PFN_cuEventSynchronize = CUresult (*)(CUevent hEvent);                                     // 2000
+using PFN_cuStreamWaitEvent = CUresult (*)(CUstream hStream, CUevent hEvent, unsigned int Flags);  // 3020
+using PFN_cuIpcGetEventHandle = CUresult (*)(CUipcEventHandle* pHandle, CUevent event);           // 4010
+using PFN_cuIpcOpenEventHandle = CUresult (*)(CUevent* phEvent, CUipcEventHandle handle);         // 4010
+using PFN_cuIpcGetMemHandle = CUresult (*)(CUipcMemHandle* pHandle, CUdeviceptr dptr);            // 4010
+using PFN_cuIpcOpenMemHandle = CUresult (*)(CUdeviceptr* pdptr, CUipcMemHandle handle,
+                                            unsigned int Flags);  // 11000 [cuIpcOpenMemHandle_v2]
+using PFN_cuIpcCloseMemHandle = CUresult (*)(CUdeviceptr dptr);  // 4010
+
+#define HANDOFF_CUDA_LIVE_ENTRY_POINTS(X)                                                 \
+  X(cuMemGetAllocationGranularity, 10020, "cuMemGetAllocationGranularity", false)          \
+  X(cuMemCreate, 10020, "cuMemCreate", false)                                             \
+  X(cuMemRelease, 10020, "cuMemRelease", false)                                           \
+  X(cuMemExportToShareableHandle, 10020, "cuMemExportToShareableHandle", false)           \
+  X(cuMemImportFromShareableHandle, 10020, "cuMemImportFromShareableHandle", false)       \
+  X(cuMemAddressReserve, 10020, "cuMemAddressReserve", false)                             \
+  X(cuMemAddressFree, 10020, "cuMemAddressFree", false)                                   \
+  X(cuMemMap, 10020, "cuMemMap", false)                                                   \
+  X(cuMemUnmap, 10020, "cuMemUnmap", false)                                               \
+  X(cuMemSetAccess, 10020, "cuMemSetAccess", false)                                       \
+  X(cuEventCreate, 2000, "cuEventCreate", false)                                          \
+  X(cuEventDestroy, 4000, "cuEventDestroy_v2", false)                                     \
+  X(cuEventRecord, 2000, "cuEventRecord", false)                                          \
+  X(cuEventQuery, 2000, "cuEventQuery", false)                                            \
+  X(cuEventSynchronize, 2000, "cuEventSynchronize", false)                                \
+  X(cuStreamWaitEvent, 3020, "cuStreamWaitEvent", false)                                  \
+  X(cuIpcGetEventHandle, 4010, "cuIpcGetEventHandle", false)                              \
+  X(cuIpcOpenEventHandle, 4010, "cuIpcOpenEventHandle", false)                            \
+  X(cuIpcGetMemHandle, 4010, "cuIpcGetMemHandle", false)                                  \
+  X(cuIpcOpenMemHandle, 11000, "cuIpcOpenMemHandle_v2", false)                            \
+  X(cuIpcCloseMemHandle, 4010, "cuIpcCloseMemHandle", false)
+// ============================================================================
+// End of the interprocess sharing block.
+// ============================================================================
+
 // The X-macro list of every entry point in DriverApi:
 //   X(field name = CUDA base name, CUDA version of the ABI, versioned symbol for dlsym, required)
 // cuInit, cuDriverGetVersion and cuGetProcAddress are resolved first, by dlsym,
@@ -433,11 +588,13 @@ using PFN_cuGraphicsResourceGetMappedEglFrame = CUresult (*)(CUeglFrame* eglFram
   X(cuWaitExternalSemaphoresAsync, 10000, "cuWaitExternalSemaphoresAsync", true)          \
   X(cuDestroyExternalSemaphore, 10000, "cuDestroyExternalSemaphore", true)                \
   X(cuGraphicsEGLRegisterImage, 7000, "cuGraphicsEGLRegisterImage", false)                \
-  X(cuGraphicsResourceGetMappedEglFrame, 7000, "cuGraphicsResourceGetMappedEglFrame", false)
+  X(cuGraphicsResourceGetMappedEglFrame, 7000, "cuGraphicsResourceGetMappedEglFrame", false) \
+  HANDOFF_CUDA_LIVE_ENTRY_POINTS(X)
 
 // The function table of one loaded driver. Every required field is non-null
 // once the driver is usable (handoff::cuda::Driver::usable()); optional ones
-// (cuGraphicsEGLRegisterImage, cuGraphicsResourceGetMappedEglFrame) may be null. cuGetProcAddress_v1 is set on 11.x
+// (cuGraphicsEGLRegisterImage, cuGraphicsResourceGetMappedEglFrame, the
+// interprocess block) may be null. cuGetProcAddress_v1 is set on 11.x
 // drivers, cuGetProcAddress on 12.0+; either may be null.
 // Thread safety: the table is immutable after load; CUDA's entry points are
 // themselves thread-safe (graphics calls need the GL context current).

@@ -1,0 +1,71 @@
+// Writes the seed corpus of fuzz_live (tests/fuzz/corpus/live): one file per
+// kind of message the protocol has, each a descriptor-count byte then the
+// datagram, plus an overlay block. Run by hand after a protocol change:
+//   build/default/tests/fuzz/make_live_seeds tests/fuzz/corpus/live
+#include <handoff/live/protocol.hpp>
+#include <handoff/viewer/overlay.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+using namespace handoff;
+using namespace handoff::live;
+
+namespace {
+void write(const std::string& dir, const std::string& name, std::uint8_t fds, const std::vector<std::byte>& bytes) {
+  std::ofstream out(dir + "/" + name, std::ios::binary);
+  out.put(static_cast<char>(fds));
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: make_live_seeds DIR\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  viewer::OverlayFrame ov;
+  ov.frame = 3;
+  const auto o = ov.add_box(1, 2, 30, 40, "car", 0.5f, 2, 7);
+  const viewer::Keypoint kps[] = {{1, 1, 1}, {2, 2, 0.5f}};
+  const std::array<std::uint32_t, 2> edges[] = {{0, 1}};
+  ov.set_keypoints(o, kps, 2, edges, 1);
+  const viewer::Point2 pts[] = {{0, 0}, {5, 0}, {5, 5}};
+  ov.add_shape(pts, 3, true, 0);
+  ov.add_label_text(4, 5, "hi");
+  std::vector<std::byte> overlay_bytes;
+  encode_overlays(ov, overlay_bytes);
+
+  write(dir, "hello.bin", 0, encode_message(Hello{7, 2, kAcceptsAll, "viewer"}));
+  write(dir, "welcome.bin", 0, encode_message(Welcome{7, 4, 3, SlotMemory::Cuda, CudaSync::IpcEvent, "cam0", "CUDA VMM fd"}));
+  write(dir, "reject.bin", 0, encode_message(Reject{"protocol version mismatch"}));
+  write(dir, "goodbye.bin", 0, encode_message(Goodbye{"stopped"}));
+  write(dir, "release.bin", 0, encode_message(Release{1, 2, 3}));
+  SlotAnnounce s;
+  s.slot = 1;
+  s.generation = 2;
+  s.kind = SlotKind::CudaVmmFd;
+  s.has_event = true;
+  s.size = s.allocation_size = 2 << 20;
+  write(dir, "slot.bin", 1, encode_message(s));
+  FrameAnnounce f;
+  f.slot = 1;
+  f.generation = 2;
+  f.sequence = 9;
+  f.format = PixelFormat::P010;
+  f.width = 33;
+  f.height = 17;
+  f.pitches = {256, 256};
+  f.offsets = {0, 256 * 17};
+  f.overlays = OverlayCarrier::Inline;
+  f.inline_overlays = overlay_bytes;
+  write(dir, "frame_inline_overlays.bin", 0, encode_message(f));
+  f.overlays = OverlayCarrier::Memfd;
+  f.inline_overlays.clear();
+  f.overlay_bytes = 40000;
+  write(dir, "frame_memfd_overlays.bin", 1, encode_message(f));
+  write(dir, "overlays.bin", 0, overlay_bytes);
+  return 0;
+}

@@ -1,0 +1,269 @@
+// CUDA slots against the fake driver: frames in exported virtual-memory
+// allocations imported by a subscriber (in this process and in another), the
+// interprocess event, the fallbacks with their reasons, injected faults, and
+// nothing left allocated, mapped or reserved afterwards.
+#include "live_fixture.hpp"
+#include "live_support.hpp"
+#include "peer_process.hpp"
+
+#include <handoff/cuda.hpp>
+
+#include <handoff/cuda_abi.hpp>
+#include "fake_cuda_control.hpp"
+
+#include <gmock/gmock.h>
+
+namespace handoff::live::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr std::uint32_t kW = 64, kH = 48;
+
+// A CUDA copy of a host frame (one cuMemAlloc), freed with the object.
+class DeviceFrame {
+ public:
+  explicit DeviceFrame(const Frame& host) : ctx_(0) {
+    const auto& d = cuda::driver();
+    cuda::ScopedContext cur(ctx_);
+    bytes_ = host.planes[0].pitch * (host.height + chroma_height(host.height));
+    HANDOFF_CU_CHECK(d.api().cuMemAlloc(&ptr_, bytes_));
+    HANDOFF_CU_CHECK(d.api().cuMemcpyHtoD(ptr_, host.planes[0].data, bytes_));
+    frame = host;
+    frame.memory = MemoryKind::Cuda;
+    frame.device = 0;
+    frame.cuda_context = ctx_.handle();
+    const auto chroma = static_cast<const std::byte*>(host.planes[1].data) - static_cast<const std::byte*>(host.planes[0].data);
+    frame.planes[0].data = reinterpret_cast<void*>(ptr_);
+    frame.planes[1].data = reinterpret_cast<void*>(ptr_ + chroma);
+  }
+  ~DeviceFrame() {
+    cuda::ScopedContext cur(ctx_);
+    cuda::driver().api().cuMemFree(ptr_);
+  }
+  Frame frame;
+
+ private:
+  cuda::PrimaryContext ctx_;
+  cuda::abi::CUdeviceptr ptr_ = 0;
+  std::size_t bytes_ = 0;
+};
+
+// A received CUDA frame's bytes, copied to the host.
+Frame to_host(const Frame& f) {
+  Frame dst = allocate_host_frame(f.format, f.width, f.height);
+  dst.index = f.index;
+  const auto& d = cuda::driver();
+  cuda::ScopedContext cur(d, static_cast<cuda::abi::CUcontext>(f.cuda_context));
+  for (int p = 0; p < 2; ++p) {
+    const PlaneLayout l = plane_layout(f.format, f.width, f.height, p);
+    cuda::abi::CUDA_MEMCPY2D c{};
+    c.srcMemoryType = cuda::abi::CU_MEMORYTYPE_DEVICE;
+    c.srcDevice = reinterpret_cast<cuda::abi::CUdeviceptr>(f.planes[p].data);
+    c.srcPitch = f.planes[p].pitch;
+    c.dstMemoryType = cuda::abi::CU_MEMORYTYPE_HOST;
+    c.dstHost = dst.planes[p].data;
+    c.dstPitch = dst.planes[p].pitch;
+    c.WidthInBytes = l.row_bytes;
+    c.Height = l.height;
+    HANDOFF_CU_CHECK(d.api().cuMemcpy2D(&c));
+  }
+  return dst;
+}
+
+class CudaLive : public LiveTest {
+ protected:
+  void SetUp() override {
+    LiveTest::SetUp();
+    ASSERT_TRUE(fake.ok()) << fake.error();
+    fake.reset();
+    ASSERT_TRUE(cuda::driver().usable()) << cuda::driver().describe();
+  }
+  void TearDown() override {
+    fake.reset();
+    EXPECT_EQ(fake.live_vmm_allocations(), 0);
+    EXPECT_EQ(fake.live_vmm_mappings(), 0);
+    EXPECT_EQ(fake.live_vmm_reservations(), 0);
+    EXPECT_EQ(fake.live_events(), 0);
+    EXPECT_EQ(fake.live_allocations(), 0);
+    EXPECT_EQ(fake.live_contexts(), 0);
+    LiveTest::TearDown();
+  }
+  static PublisherOptions cuda_options(CudaExport how = CudaExport::Auto) {
+    PublisherOptions o;
+    o.memory = SlotMemory::Cuda;
+    o.cuda_export = how;
+    return o;
+  }
+  handoff::test::FakeCuda fake;
+};
+
+TEST_F(CudaLive, HostAndCudaFramesArriveInImportedDeviceMemory) {
+  Publisher pub(name(), cuda_options());
+  EXPECT_THAT(pub.stats().route, HasSubstr("CUDA VMM fd (cuMemCreate, device 0), interprocess events"));
+  Subscriber sub(name());
+  ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s)) << sub.status().message;
+  EXPECT_EQ(sub.status().memory, SlotMemory::Cuda);
+  EXPECT_EQ(sub.status().cuda_sync, CudaSync::IpcEvent);
+  for (std::int64_t i = 0; i < 6; ++i) {
+    const Frame host = pattern_frame(i % 2 ? PixelFormat::P010 : PixelFormat::NV12, kW, kH, i);
+    settle(pub);
+    if (i < 3) {
+      ASSERT_TRUE(pub.publish(host));  // host -> device
+    } else {
+      DeviceFrame dev(host);
+      ASSERT_TRUE(pub.publish(dev.frame));  // device -> device
+    }
+    const LiveFrame f = sub.next(10s);
+    ASSERT_TRUE(f) << sub.status().message;
+    EXPECT_EQ(f.frame.memory, MemoryKind::Cuda);
+    EXPECT_EQ(f.frame.device, 0);
+    EXPECT_NE(f.frame.cuda_context, nullptr);
+    EXPECT_NE(f.cuda_event, nullptr);
+    EXPECT_EQ(f.slot.kind, SlotKind::CudaVmmFd);
+    EXPECT_EQ(f.slot.allocation_size % (std::uint64_t{2} << 20), 0u);
+    EXPECT_TRUE(f.duplicate_descriptor());
+    EXPECT_EQ(check_pattern(to_host(f.frame)), "") << "frame " << i;
+  }
+  EXPECT_GT(fake.call_count("cuEventRecord"), 0);
+  EXPECT_GT(fake.call_count("cuEventQuery"), 0);  // the subscriber waited for the event
+}
+
+TEST_F(CudaLive, ASubscriberProcessImportsTheSlotsAndReleasesEverything) {
+  Publisher pub(name(), cuda_options());
+  PeerProcess peer({"subscribe", name(), "--cuda-counters"});
+  ASSERT_THAT(peer.expect("STATUS connected"), HasSubstr("CUDA VMM fd"));
+  for (std::int64_t i = 0; i < 8; ++i) {
+    settle(pub);
+    DeviceFrame dev(pattern_frame(PixelFormat::NV12, kW, kH, i));
+    ASSERT_TRUE(pub.publish(dev.frame));
+    EXPECT_EQ(peer.expect("FRAME"), "FRAME " + std::to_string(i + 1) + " " + std::to_string(i) + " ok");
+  }
+  peer.send("quit");
+  EXPECT_EQ(peer.expect("FAKE"), "FAKE vmm_allocations=0 vmm_mappings=0 reservations=0 events=0");
+  EXPECT_EQ(peer.wait_exit(), 0);
+}
+
+TEST_F(CudaLive, APublisherProcessSharesCudaFrames) {
+  PeerProcess peer({"publish", name(), "--memory", "cuda", "--cuda-source"});
+  ASSERT_THAT(peer.expect("READY"), HasSubstr("route=CUDA VMM fd"));
+  {
+    Subscriber sub(name());
+    ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s)) << sub.status().message;
+    for (int i = 0; i < 4; ++i) {
+      peer.send("publish 1");
+      const LiveFrame f = sub.next(10s);
+      ASSERT_TRUE(f) << sub.status().message;
+      EXPECT_EQ(f.frame.memory, MemoryKind::Cuda);
+      EXPECT_EQ(check_pattern(to_host(f.frame)), "");
+    }
+  }
+  peer.send("quit");
+  EXPECT_EQ(peer.wait_exit(), 0);
+}
+
+TEST_F(CudaLive, WithoutVirtualMemoryExportFramesGoThroughHostMemoryAndSaySo) {
+  fake.set_vmm_supported(0);
+  Publisher pub(name(), cuda_options());
+  const std::string route = pub.stats().route;
+  EXPECT_THAT(route, HasSubstr("host memfd (CUDA frames copied to host; CUDA VMM fd export unavailable: "
+                               "device 0 has no virtual memory management"));
+  EXPECT_THAT(route, HasSubstr("legacy CUDA IPC unavailable"));
+  EXPECT_THAT(route, HasSubstr("cuIpcGetMemHandle"));
+  EXPECT_EQ(pub.memory(), SlotMemory::Host);
+  Subscriber sub(name());
+  ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s));
+  DeviceFrame dev(pattern_frame(PixelFormat::P010, kW, kH, 3));
+  ASSERT_TRUE(pub.publish(dev.frame));
+  const LiveFrame f = sub.next(10s);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f.frame.memory, MemoryKind::Host);
+  EXPECT_EQ(check_pattern(f.frame), "");
+}
+
+TEST_F(CudaLive, WithoutInterprocessEventsTheStreamIsSynchronisedFirst) {
+  fake.set_ipc_events_supported(0);
+  Publisher pub(name(), cuda_options());
+  EXPECT_THAT(pub.stats().route, HasSubstr("stream synchronised before each frame (no interprocess events"));
+  Subscriber sub(name());
+  ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s));
+  EXPECT_EQ(sub.status().cuda_sync, CudaSync::StreamSynchronized);
+  const int syncs = fake.call_count("cuStreamSynchronize");
+  ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, 1)));
+  EXPECT_EQ(fake.call_count("cuStreamSynchronize"), syncs + 1);
+  const LiveFrame f = sub.next(10s);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f.cuda_event, nullptr);
+  EXPECT_EQ(check_pattern(to_host(f.frame)), "");
+}
+
+TEST_F(CudaLive, ASubscriberWithoutCudaFailsOnceSayingWhy) {
+  Publisher pub(name(), cuda_options());
+  PeerProcess peer({"subscribe", name()}, {"HANDOFF_CUDA_DRIVER=/nonexistent/libcuda.so.1"});
+  const std::string status = peer.expect("STATUS failed");
+  EXPECT_THAT(status, HasSubstr("shares CUDA memory, which this process cannot import: CUDA unavailable"));
+  peer.send("quit");
+  EXPECT_EQ(peer.wait_exit(), 0);
+}
+
+TEST_F(CudaLive, ForcedExportsFailWithTheirReason) {
+  fake.set_vmm_supported(0);
+  try {
+    Publisher pub(name(), cuda_options(CudaExport::VirtualMemory));
+    FAIL() << "no virtual memory, yet the publisher started";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("virtual memory management"));
+  }
+  try {
+    Publisher pub(name(), cuda_options(CudaExport::LegacyIpc));
+    FAIL() << "no legacy IPC in the fake, yet the publisher started";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cuIpcGetMemHandle"));
+    EXPECT_THAT(e.what(), HasSubstr("CUDA_ERROR_NOT_SUPPORTED"));
+  }
+  Publisher host(name(), cuda_options(CudaExport::Host));
+  EXPECT_THAT(host.stats().route, HasSubstr("host memfd (CUDA frames copied to host: asked for)"));
+}
+
+TEST_F(CudaLive, AFailingDriverCallIsNamedAndLeavesNothingBehind) {
+  Publisher pub(name(), cuda_options());
+  Subscriber sub(name());
+  ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s));
+  fake.fail("cuMemMap", cuda::abi::CUDA_ERROR_OUT_OF_MEMORY, 0);
+  try {
+    pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, 0));
+    FAIL() << "the slot was made without cuMemMap";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cuMemMap"));
+    EXPECT_THAT(e.what(), HasSubstr("CUDA_ERROR_OUT_OF_MEMORY"));
+  }
+  EXPECT_EQ(fake.live_vmm_allocations(), 0);
+  EXPECT_EQ(fake.live_vmm_reservations(), 0);
+  fake.fail("cuMemMap", 0, 0);
+  ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, 1)));
+  const LiveFrame f = sub.next(10s);
+  ASSERT_TRUE(f) << sub.status().message;
+  EXPECT_EQ(check_pattern(to_host(f.frame)), "");
+}
+
+TEST_F(CudaLive, AnImportTheSubscriberCannotMakeEndsTheSessionWithTheReason) {
+  Publisher pub(name(), cuda_options());
+  SubscriberOptions o;
+  o.retry_interval = 1s;  // long enough to see the session end before the next one starts
+  Subscriber sub(name(), o);
+  ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s));
+  fake.fail("cuMemImportFromShareableHandle", cuda::abi::CUDA_ERROR_INVALID_VALUE, 0);
+  ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, 0)));
+  ASSERT_TRUE(sub.wait_for(LinkState::PublisherGone, 10s));
+  EXPECT_THAT(sub.status().message, HasSubstr("cuMemImportFromShareableHandle"));
+  fake.fail("cuMemImportFromShareableHandle", 0, 0);
+  ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s)) << sub.status().message;  // it came back
+  ASSERT_TRUE(eventually([&] { return pub.stats().subscribers == 1 && pub.stats().held_frames == 0; }));
+  ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, 1)));
+  const LiveFrame f = sub.next(10s);
+  ASSERT_TRUE(f) << sub.status().message;
+  EXPECT_EQ(check_pattern(to_host(f.frame)), "");
+}
+
+}  // namespace
+}  // namespace handoff::live::test

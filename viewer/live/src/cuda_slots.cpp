@@ -1,0 +1,217 @@
+// CUDA for handoff::live, publisher side: frame copies, and the CUDA slot
+// route. Slots are virtual-memory allocations exported as POSIX file
+// descriptors where the device and driver can (cuMemCreate with
+// CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), else legacy IPC handles
+// (cuIpcGetMemHandle), else host memfds; the route says why it fell back.
+// Writes are ordered before an announcement by an interprocess event recorded
+// after them, or, where there are none, by synchronising the stream.
+#include "cuda_slots.hpp"
+
+#include <handoff/frame_validate.hpp>
+#include <handoff/publisher.hpp>
+#include <handoff/unique_handle.hpp>
+
+#include <handoff/cuda_abi.hpp>
+#include <handoff/cuda.hpp>
+#include "slot_storage.hpp"
+
+#include <cstring>
+
+namespace handoff::live::detail {
+
+namespace {
+
+void side(cuda::abi::CUDA_MEMCPY2D& c, const Frame& f, int p, bool source) {
+  const Plane& pl = f.planes[p];
+  const bool device = f.memory == MemoryKind::Cuda;
+  const auto type = device ? cuda::abi::CU_MEMORYTYPE_DEVICE : cuda::abi::CU_MEMORYTYPE_HOST;
+  const auto dptr = device ? reinterpret_cast<cuda::abi::CUdeviceptr>(pl.data) : cuda::abi::CUdeviceptr{0};
+  if (source) {
+    c.srcMemoryType = type;
+    c.srcHost = device ? nullptr : pl.data;
+    c.srcDevice = dptr;
+    c.srcPitch = pl.pitch;
+  } else {
+    c.dstMemoryType = type;
+    c.dstHost = device ? nullptr : pl.data;
+    c.dstDevice = dptr;
+    c.dstPitch = pl.pitch;
+  }
+}
+
+}  // namespace
+
+void cuda_copy_frame(const Frame& src, const Frame& dst, void* stream, bool wait) {
+  const cuda::Driver& d = cuda::driver();
+  auto* ctx = static_cast<cuda::abi::CUctx_st*>(src.memory == MemoryKind::Cuda ? src.cuda_context : dst.cuda_context);
+  if (ctx == nullptr) throw UsageError("live: a CUDA frame without its cuda_context");
+  cuda::ScopedContext current(d, ctx);
+  auto* s = static_cast<cuda::abi::CUstream>(stream);
+  for (int p = 0; p < 2; ++p) {
+    const PlaneLayout l = plane_layout(src.format, src.width, src.height, p);
+    cuda::abi::CUDA_MEMCPY2D c{};
+    side(c, src, p, true);
+    side(c, dst, p, false);
+    c.WidthInBytes = l.row_bytes;
+    c.Height = l.height;
+    HANDOFF_CU_CHECK(d.api().cuMemcpy2DAsync(&c, s));
+  }
+  if (wait) HANDOFF_CU_CHECK(d.api().cuStreamSynchronize(s));
+}
+
+cuda::abi::CUmemAllocationProp device_allocation(int device) {
+  cuda::abi::CUmemAllocationProp prop{};
+  prop.type = cuda::abi::CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.requestedHandleTypes = cuda::abi::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  prop.location.type = cuda::abi::CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device;
+  return prop;
+}
+
+void require_entry_points(const char* what, std::initializer_list<std::pair<const char*, const void*>> fns) {
+  for (const auto& [name, fn] : fns)
+    if (fn == nullptr) throw Error(std::string("the CUDA driver has no ") + name + " (needed for " + what + ")");
+}
+
+namespace {
+
+// --- one slot's CUDA memory ----------------------------------------------------------------
+class CudaStorage final : public SlotStorage {
+ public:
+  using Export = CudaSlotExport;
+
+  CudaStorage(const cuda::PrimaryContext& ctx, Export how, std::size_t bytes, std::size_t granularity,
+              const Uuid& uuid, bool ipc_event)
+      : drv_(*ctx.driver()), ctx_(ctx.get()), device_(ctx.device()), how_(how), uuid_(uuid) {
+    cuda::ScopedContext current(drv_, ctx_);
+    try {
+      if (how == Export::VirtualMemory) create_vmm(bytes, granularity);
+      else create_legacy(bytes);
+      if (ipc_event) create_event();
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~CudaStorage() override {
+    try {
+      cuda::ScopedContext current(drv_, ctx_);
+      release();
+    } catch (...) {
+      // Destructors never throw; the driver is gone or the context lost.
+    }
+  }
+
+  SlotKind kind() const override { return how_ == Export::VirtualMemory ? SlotKind::CudaVmmFd : SlotKind::CudaIpcHandle; }
+  std::uint64_t capacity() const override { return size_; }
+  Frame describe(const SlotLayout& l) const override;
+  void write(const Frame& src, const SlotLayout& l, void* stream) override {
+    cuda_copy_frame(src, describe(l), stream, false);  // ordered before finish() on the same stream
+  }
+  void finish(const PresentSync& sync) override {
+    cuda::ScopedContext current(drv_, ctx_);
+    auto* s = static_cast<cuda::abi::CUstream>(sync.cuda_stream);
+    if (event_) HANDOFF_CU_CHECK(drv_.api().cuEventRecord(event_, s));
+    else HANDOFF_CU_CHECK(drv_.api().cuStreamSynchronize(s));
+  }
+  void announce(SlotAnnounce& out) const override;
+  int descriptor() const override { return fd_ ? fd_.get() : -1; }
+
+ private:
+  void create_vmm(std::size_t bytes, std::size_t granularity);
+  void create_legacy(std::size_t bytes);
+  void create_event();
+  void release() noexcept;
+
+  const cuda::Driver& drv_;
+  cuda::abi::CUcontext ctx_;  // the route's retained primary context
+  int device_;
+  Export how_;
+  Uuid uuid_;
+  std::size_t size_ = 0;
+  cuda::abi::CUmemGenericAllocationHandle handle_ = 0;
+  cuda::abi::CUdeviceptr reserved_ = 0, mapped_ = 0, allocated_ = 0;
+  UniqueFd fd_;
+  cuda::abi::CUipcMemHandle ipc_memory_{};
+  cuda::abi::CUevent event_ = nullptr;
+  cuda::abi::CUipcEventHandle ipc_event_{};
+};
+
+// cuMemCreate, export the descriptor (sent to every subscriber), and map it
+// here too so the publisher can write it.
+void CudaStorage::create_vmm(std::size_t bytes, std::size_t granularity) {
+  const cuda::abi::DriverApi& a = drv_.api();
+  size_ = (bytes + granularity - 1) / granularity * granularity;
+  const cuda::abi::CUmemAllocationProp prop = device_allocation(device_);
+  HANDOFF_CU_CHECK(drv_.api().cuMemCreate(&handle_, size_, &prop, 0ull));
+  int fd = -1;
+  drv_.check(a.cuMemExportToShareableHandle(&fd, handle_, cuda::abi::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+             "cuMemExportToShareableHandle", "POSIX_FILE_DESCRIPTOR", HANDOFF_WHERE);
+  fd_.reset(fd);
+  HANDOFF_CU_CHECK(drv_.api().cuMemAddressReserve(&reserved_, size_, granularity, cuda::abi::CUdeviceptr{0}, 0ull));
+  HANDOFF_CU_CHECK(drv_.api().cuMemMap(reserved_, size_, std::size_t{0}, handle_, 0ull));
+  mapped_ = reserved_;
+  cuda::abi::CUmemAccessDesc access{};
+  access.location = prop.location;
+  access.flags = cuda::abi::CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  HANDOFF_CU_CHECK(drv_.api().cuMemSetAccess(mapped_, size_, &access, std::size_t{1}));
+}
+
+void CudaStorage::create_legacy(std::size_t bytes) {
+  size_ = bytes;
+  HANDOFF_CU_CHECK(drv_.api().cuMemAlloc(&allocated_, size_));
+  HANDOFF_CU_CHECK(drv_.api().cuIpcGetMemHandle(&ipc_memory_, allocated_));
+}
+
+void CudaStorage::create_event() {
+  HANDOFF_CU_CHECK(drv_.api().cuEventCreate(&event_, unsigned(cuda::abi::CU_EVENT_INTERPROCESS | cuda::abi::CU_EVENT_DISABLE_TIMING)));
+  HANDOFF_CU_CHECK(drv_.api().cuIpcGetEventHandle(&ipc_event_, event_));
+}
+
+// The documented teardown order: unmap, release the handle, free the range.
+void CudaStorage::release() noexcept {
+  const cuda::abi::DriverApi& a = drv_.api();
+  if (event_) a.cuEventDestroy(std::exchange(event_, nullptr));
+  if (mapped_) a.cuMemUnmap(std::exchange(mapped_, 0), size_);
+  if (handle_) a.cuMemRelease(std::exchange(handle_, 0));
+  if (reserved_) a.cuMemAddressFree(std::exchange(reserved_, 0), size_);
+  if (allocated_) a.cuMemFree(std::exchange(allocated_, 0));
+  fd_.reset();
+}
+
+Frame CudaStorage::describe(const SlotLayout& l) const {
+  Frame f;
+  f.format = l.format;
+  f.width = l.width;
+  f.height = l.height;
+  f.colorimetry = l.colorimetry;
+  f.memory = MemoryKind::Cuda;
+  f.device = device_;
+  f.cuda_context = ctx_;
+  const cuda::abi::CUdeviceptr base = mapped_ ? mapped_ : allocated_;
+  for (int p = 0; p < 2; ++p) {
+    const PlaneLayout pl = plane_layout(l.format, l.width, l.height, p);
+    const std::size_t offset = p == 0 ? 0 : l.chroma_offset;
+    f.planes[p] = Plane{reinterpret_cast<void*>(base + offset), 0, l.pitch, pl.width, pl.height, pl.components};
+  }
+  return f;
+}
+
+void CudaStorage::announce(SlotAnnounce& out) const {
+  out.kind = kind();
+  out.size = out.allocation_size = size_;
+  out.offset = 0;
+  out.device_uuid = uuid_;
+  if (how_ == Export::LegacyIpc) std::memcpy(out.ipc_memory.data(), ipc_memory_.reserved, kIpcHandleBytes);
+  out.has_event = event_ != nullptr;
+  if (event_) std::memcpy(out.ipc_event.data(), ipc_event_.reserved, kIpcHandleBytes);
+}
+
+}  // namespace
+
+std::unique_ptr<SlotStorage> make_cuda_storage(const cuda::PrimaryContext& ctx, CudaSlotExport how, std::size_t bytes,
+                                               std::size_t granularity, const Uuid& uuid, bool ipc_event) {
+  return std::make_unique<CudaStorage>(ctx, how, bytes, granularity, uuid, ipc_event);
+}
+
+}  // namespace handoff::live::detail

@@ -1,0 +1,38 @@
+#pragma once
+// CUDA for handoff::live: copies between host and CUDA frames, the
+// publisher's CUDA slots (slot_storage.hpp) and the subscriber's imports
+// (slot_import.hpp).
+#include <handoff/cuda.hpp>
+#include <handoff/frame.hpp>
+
+#include <handoff/cuda_abi.hpp>
+#include <handoff/cuda.hpp>
+#include "slot_storage.hpp"
+
+#include <initializer_list>
+#include <memory>
+#include <utility>
+
+namespace handoff::live::detail {
+
+// Copies `src` into `dst` plane by plane with cuMemcpy2DAsync on `stream`
+// (null: the legacy default stream) in `src`'s (else `dst`'s) CUDA context;
+// with `wait`, synchronises the stream before returning. Either side may be
+// host or CUDA memory. Throws handoff::Error naming the failing call.
+void cuda_copy_frame(const Frame& src, const Frame& dst, void* stream, bool wait);
+
+enum class CudaSlotExport { VirtualMemory, LegacyIpc };
+
+// One CUDA slot of at least `bytes` (rounded up to `granularity` for virtual
+// memory) on ctx's device, with an interprocess event when `ipc_event`. The
+// route's `ctx` must outlive it.
+std::unique_ptr<SlotStorage> make_cuda_storage(const cuda::PrimaryContext& ctx, CudaSlotExport how, std::size_t bytes,
+                                               std::size_t granularity, const Uuid& uuid, bool ipc_event);
+
+// Pinned device memory on `device`, exportable as a POSIX file descriptor.
+cuda::abi::CUmemAllocationProp device_allocation(int device);
+
+// Throws handoff::Error naming the first entry point the driver lacks.
+void require_entry_points(const char* what, std::initializer_list<std::pair<const char*, const void*>> fns);
+
+}  // namespace handoff::live::detail

@@ -1,0 +1,122 @@
+// Host slots: sealed memfds, mapped read-write by the publisher and sent to
+// subscribers as read-only descriptors.
+#include <handoff/frame_validate.hpp>
+
+#include "cuda_slots.hpp"
+#include "memfd.hpp"
+#include "slot_storage.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace handoff::live::detail {
+
+SlotLayout SlotLayout::make(PixelFormat format, std::uint32_t width, std::uint32_t height, Colorimetry c) {
+  const PlaneLayout luma = plane_layout(format, width, height, 0);
+  const PlaneLayout chroma = plane_layout(format, width, height, 1);
+  SlotLayout l;
+  l.format = format;
+  l.width = width;
+  l.height = height;
+  l.colorimetry = c;
+  // Rows below 2^17 bytes, heights below 2^16: no overflow.
+  l.pitch = (std::max(luma.row_bytes, chroma.row_bytes) + 255) / 256 * 256;
+  l.chroma_offset = l.pitch * luma.height;
+  l.bytes = l.chroma_offset + l.pitch * chroma.height;
+  return l;
+}
+
+namespace {
+
+Frame describe_at(const SlotLayout& l, MemoryKind memory, std::byte* base) {
+  Frame f;
+  f.format = l.format;
+  f.width = l.width;
+  f.height = l.height;
+  f.colorimetry = l.colorimetry;
+  f.memory = memory;
+  for (int p = 0; p < 2; ++p) {
+    const PlaneLayout pl = plane_layout(l.format, l.width, l.height, p);
+    const std::size_t offset = p == 0 ? 0 : l.chroma_offset;
+    f.planes[p] = Plane{base ? base + offset : nullptr, base ? 0 : offset, l.pitch, pl.width, pl.height,
+                        pl.components};
+  }
+  return f;
+}
+
+class HostStorage final : public SlotStorage {
+ public:
+  HostStorage(const std::string& name, std::size_t bytes)
+      : fd_(create_slot_memfd(name, bytes)), map_(fd_.get(), bytes, true, name) {
+    // Readers get a read-only descriptor: they can neither write the frames
+    // nor add seals (sealing needs write access).
+    read_only_ = reopen_read_only(fd_.get());
+  }
+  SlotKind kind() const override { return SlotKind::HostMemfd; }
+  std::uint64_t capacity() const override { return map_.size(); }
+  Frame describe(const SlotLayout& l) const override { return describe_at(l, MemoryKind::Host, map_.data()); }
+  void write(const Frame& src, const SlotLayout& l, void* cuda_stream) override {
+    copy_frame_to_host(src, describe(l), cuda_stream);
+  }
+  void announce(SlotAnnounce& out) const override {
+    out.kind = SlotKind::HostMemfd;
+    out.size = out.allocation_size = map_.size();
+    out.offset = 0;
+  }
+  int descriptor() const override { return read_only_ ? read_only_.get() : fd_.get(); }
+
+ private:
+  UniqueFd fd_;
+  UniqueFd read_only_;
+  MemoryMap map_;
+};
+
+class HostRoute final : public SlotRoute {
+ public:
+  HostRoute(std::string publisher, const std::string& reason) : publisher_(std::move(publisher)) {
+    description_ = "host memfd";
+    if (!reason.empty()) description_ += " (" + reason + ")";
+  }
+  SlotMemory memory() const override { return SlotMemory::Host; }
+  const std::string& description() const override { return description_; }
+  std::unique_ptr<SlotStorage> allocate(const SlotLayout& l, unsigned slot) override {
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::size_t bytes = (l.bytes + page - 1) / page * page;
+    return std::make_unique<HostStorage>("handoff-live:" + publisher_ + ":" + std::to_string(slot), bytes);
+  }
+
+ private:
+  std::string publisher_;
+  std::string description_;
+};
+
+}  // namespace
+
+std::unique_ptr<SlotRoute> make_host_route(const std::string& publisher, const std::string& fallback_reason) {
+  return std::make_unique<HostRoute>(publisher, fallback_reason);
+}
+
+void copy_frame_to_host(const Frame& src, const Frame& dst, void* cuda_stream) {
+  if (src.memory == MemoryKind::Cuda) {
+    cuda_copy_frame(src, dst, cuda_stream, true);
+    return;
+  }
+  if (src.memory != MemoryKind::Host)
+    throw UsageError("live publish: a frame in " + std::string(src.memory == MemoryKind::GlBuffer ? "a GL buffer" : "Vulkan memory") +
+                     " cannot be copied into a slot; give host or CUDA memory (or acquire() a slot and write it)");
+  for (int p = 0; p < 2; ++p) {
+    const PlaneLayout l = plane_layout(src.format, src.width, src.height, p);
+    const auto* s = static_cast<const std::byte*>(src.planes[p].data);
+    auto* d = static_cast<std::byte*>(dst.planes[p].data);
+    if (src.planes[p].pitch == dst.planes[p].pitch) {
+      std::memcpy(d, s, plane_span_bytes(src.planes[p].pitch, l.height, l.row_bytes));
+      continue;
+    }
+    for (std::uint32_t y = 0; y < l.height; ++y)
+      std::memcpy(d + y * dst.planes[p].pitch, s + y * src.planes[p].pitch, l.row_bytes);
+  }
+}
+
+}  // namespace handoff::live::detail

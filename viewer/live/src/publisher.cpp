@@ -1,0 +1,127 @@
+#include <handoff/frame_validate.hpp>
+#include <handoff/publisher.hpp>
+
+#include "publisher_core.hpp"
+
+#if HANDOFF_HAVE_VULKAN
+#include "vulkan_slots.hpp"
+#endif
+
+namespace handoff {
+
+using live::detail::FrameMeta;
+using live::detail::PublisherCore;
+using live::detail::SlotLayout;
+
+// --- PublishSlot ------------------------------------------------------------------------
+PublishSlot::PublishSlot(PublishSlot&& o) noexcept
+    : frame(std::move(o.frame)), core_(std::move(o.core_)), slot_(std::exchange(o.slot_, -1)) {}
+
+PublishSlot& PublishSlot::operator=(PublishSlot&& o) noexcept {
+  if (this != &o) {
+    give_back();
+    frame = std::move(o.frame);
+    core_ = std::move(o.core_);
+    slot_ = std::exchange(o.slot_, -1);
+  }
+  return *this;
+}
+
+PublishSlot::~PublishSlot() { give_back(); }
+
+void PublishSlot::give_back() noexcept {
+  if (core_) core_->give_back(slot_);
+  core_.reset();
+  slot_ = -1;
+}
+
+#if HANDOFF_HAVE_VULKAN
+VkFrameBuffer* PublishSlot::vulkan_buffer() const noexcept {
+  return core_ ? core_->storage(slot_).vulkan_buffer() : nullptr;
+}
+#endif
+
+// --- Publisher ----------------------------------------------------------------------------
+Publisher::Publisher(std::string_view name_or_path, PublisherOptions options)
+    : core_(std::make_shared<PublisherCore>(name_or_path, std::move(options))) {}
+
+Publisher::~Publisher() { core_->stop(); }
+
+bool Publisher::publish(const Frame& frame, const viewer::OverlayFrame* overlays, void* cuda_stream) {
+  validate(frame);
+  if (frame.memory != MemoryKind::Host && frame.memory != MemoryKind::Cuda)
+    throw UsageError("Publisher::publish: only host and CUDA frames are copied into slots (this one is in " +
+                     std::string(frame.memory == MemoryKind::GlBuffer ? "a GL buffer" : "Vulkan memory") +
+                     "); acquire() a slot and write it instead");
+  if (!core_->has_subscribers()) {
+    core_->count_unsent();  // nobody to send to: bookkeeping only
+    return true;
+  }
+  const SlotLayout layout = SlotLayout::make(frame.format, frame.width, frame.height, frame.colorimetry);
+  const int slot = core_->reserve(layout);
+  if (slot < 0) return false;
+  try {
+    core_->storage(slot).write(frame, layout, cuda_stream);
+  } catch (...) {
+    core_->give_back(slot);
+    throw;
+  }
+  PresentSync sync;
+  sync.cuda_stream = cuda_stream;
+  core_->announce(slot, FrameMeta{frame.index, frame.timestamp, frame.colorimetry}, overlays, sync);
+  return true;
+}
+
+#if HANDOFF_HAVE_VULKAN
+bool Publisher::publish(const VkFrameBuffer& source, std::int64_t index, double timestamp,
+                        const viewer::OverlayFrame* overlays) {
+  if (core_->memory() != SlotMemory::Vulkan)
+    throw UsageError("Publisher::publish(VkFrameBuffer): this publisher's slots are not Vulkan memory");
+  const auto& l = source.layout();
+  if (!core_->has_subscribers()) {
+    core_->count_unsent();
+    return true;
+  }
+  const SlotLayout layout = SlotLayout::make(l.format, l.width, l.height);
+  const int slot = core_->reserve(layout);
+  if (slot < 0) return false;
+  try {
+    live::detail::vulkan_copy_frame(source, *core_->storage(slot).vulkan_buffer());
+  } catch (...) {
+    core_->give_back(slot);
+    throw;
+  }
+  core_->announce(slot, FrameMeta{index, timestamp, {}}, overlays, PresentSync{});
+  return true;
+}
+#endif
+
+PublishSlot Publisher::acquire(PixelFormat format, std::uint32_t width, std::uint32_t height, Colorimetry c) {
+  const SlotLayout layout = SlotLayout::make(format, width, height, c);
+  const int slot = core_->reserve(layout);
+  PublishSlot s;
+  if (slot < 0) return s;
+  s.core_ = core_;
+  s.slot_ = slot;
+  s.frame = core_->storage(slot).describe(layout);
+  return s;
+}
+
+void Publisher::present(PublishSlot&& slot, const viewer::OverlayFrame* overlays, const PresentSync& sync) {
+  if (!slot || slot.core_ != core_)
+    throw UsageError("Publisher::present: a slot this publisher did not hand out (or one already presented)");
+  const SlotLayout& l = core_->layout(slot.slot_);
+  if (slot.frame.format != l.format || slot.frame.width != l.width || slot.frame.height != l.height)
+    throw UsageError("Publisher::present: the slot's frame format or size was changed");
+  const FrameMeta meta{slot.frame.index, slot.frame.timestamp, slot.frame.colorimetry};
+  const int index = std::exchange(slot.slot_, -1);
+  slot.core_.reset();  // the slot is the core's again: announced, or given back on failure
+  core_->announce(index, meta, overlays, sync);
+}
+
+PublisherStats Publisher::stats() const { return core_->stats(); }
+const std::filesystem::path& Publisher::socket_path() const noexcept { return core_->path(); }
+const std::string& Publisher::name() const noexcept { return core_->name(); }
+SlotMemory Publisher::memory() const noexcept { return core_->memory(); }
+
+}  // namespace handoff

@@ -1,0 +1,134 @@
+// Vulkan slots: one exportable buffer (both planes, the VkFrameBuffer layout)
+// per slot, exported once as an OPAQUE_FD descriptor that every subscriber is
+// sent. A frame is announced only after the producer's fence (or the copy's)
+// has signalled.
+#include <handoff/frame_validate.hpp>
+#include <handoff/vk_context.hpp>
+
+#include "slot_storage.hpp"
+#include "vulkan_slots.hpp"
+
+#include <cstring>
+#include <optional>
+#include <vector>
+
+namespace handoff::live::detail {
+
+namespace {
+
+// The writes before it reach every later access, the host's and other APIs' included.
+void make_available(VkCommandBuffer cb, VkAccessFlags src, VkPipelineStageFlags stage) {
+  VkMemoryBarrier b{};
+  b.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+  b.srcAccessMask = src;
+  b.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_HOST_READ_BIT;
+  vkCmdPipelineBarrier(cb, stage, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT | VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &b, 0,
+                       nullptr, 0, nullptr);
+}
+
+class VulkanStorage final : public SlotStorage {
+ public:
+  VulkanStorage(VkContext& ctx, const SlotLayout& l)
+      : ctx_(ctx), buffer_(ctx, l.format, l.width, l.height), layout_(l), exported_(buffer_.buffer().export_memory()) {}
+
+  SlotKind kind() const override { return SlotKind::VulkanOpaqueFd; }
+  std::uint64_t capacity() const override { return buffer_.layout().size; }
+  bool fits(const SlotLayout& l) const override {
+    return l.format == layout_.format && l.width == layout_.width && l.height == layout_.height;
+  }
+  Frame describe(const SlotLayout& l) const override {
+    Frame f = buffer_.frame();
+    f.colorimetry = l.colorimetry;
+    return f;
+  }
+  void write(const Frame& src, const SlotLayout& l, void*) override;
+  void finish(const PresentSync& sync) override;
+  void announce(SlotAnnounce& out) const override {
+    out.kind = SlotKind::VulkanOpaqueFd;
+    out.size = exported_.size;
+    out.allocation_size = exported_.allocation_size;
+    out.offset = exported_.offset;
+    out.dedicated = exported_.dedicated;
+    out.device_uuid = ctx_.info().device_uuid;
+    out.driver_uuid = ctx_.info().driver_uuid;
+  }
+  int descriptor() const override { return exported_.fd.get(); }
+  VkFrameBuffer* vulkan_buffer() override { return &buffer_; }
+
+ private:
+  VkContext& ctx_;
+  VkFrameBuffer buffer_;
+  SlotLayout layout_;
+  ExportedMemory exported_;  // kept: SCM_RIGHTS gives each subscriber its own copy
+  std::vector<std::byte> staging_;
+};
+
+// Host frames go through the buffer's staged upload (waited for).
+void VulkanStorage::write(const Frame& src, const SlotLayout& l, void*) {
+  if (src.memory != MemoryKind::Host)
+    throw UsageError("live publish: Vulkan slots take host frames (or publish(VkFrameBuffer) / acquire())");
+  staging_.assign(l.bytes, std::byte{0});
+  Frame dst = describe(l);
+  for (int p = 0; p < 2; ++p) {
+    const PlaneLayout pl = plane_layout(src.format, src.width, src.height, p);
+    const auto* s = static_cast<const std::byte*>(src.planes[p].data);
+    std::byte* d = staging_.data() + dst.planes[p].offset;
+    for (std::uint32_t y = 0; y < pl.height; ++y)
+      std::memcpy(d + y * l.pitch, s + y * src.planes[p].pitch, pl.row_bytes);
+  }
+  buffer_.buffer().upload(staging_);
+}
+
+void VulkanStorage::finish(const PresentSync& sync) {
+  // Bounded by handoff::wait_limit(): WaitTimeout, and the slot goes back unannounced.
+  if (sync.vulkan_fence != VK_NULL_HANDLE)
+    ctx_.wait_fence(sync.vulkan_fence, "the producer's Vulkan fence before announcing a live frame");
+}
+
+class VulkanRoute final : public SlotRoute {
+ public:
+  explicit VulkanRoute(VkContext& ctx) : ctx_(ctx) {
+    if (!ctx.info().opaque_fd_memory)
+      throw Error("live publisher: the Vulkan device '" + ctx.info().name +
+                  "' cannot export OPAQUE_FD memory, so it cannot share slots");
+    description_ = "Vulkan OPAQUE_FD (" + ctx.info().name + ")";
+  }
+  SlotMemory memory() const override { return SlotMemory::Vulkan; }
+  const std::string& description() const override { return description_; }
+  std::unique_ptr<SlotStorage> allocate(const SlotLayout& l, unsigned) override {
+    return std::make_unique<VulkanStorage>(ctx_, l);
+  }
+
+ private:
+  VkContext& ctx_;
+  std::string description_;
+};
+
+}  // namespace
+
+std::unique_ptr<SlotRoute> make_vulkan_route(const std::string&, VkContext& ctx) {
+  return std::make_unique<VulkanRoute>(ctx);
+}
+
+void vulkan_copy_frame(const VkFrameBuffer& src, VkFrameBuffer& dst) {
+  const VkFrameLayout& a = src.layout();
+  const VkFrameLayout& b = dst.layout();
+  if (a.format != b.format || a.width != b.width || a.height != b.height)
+    throw UsageError("live publish(VkFrameBuffer): the source is " + std::to_string(a.width) + "x" +
+                     std::to_string(a.height) + ", the slot " + std::to_string(b.width) + "x" +
+                     std::to_string(b.height));
+  VkContext& ctx = dst.buffer().context();
+  ctx.submit_and_wait([&](VkCommandBuffer cb) {
+    VkMemoryBarrier before{};
+    before.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER;
+    before.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+    before.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+    vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0,
+                         nullptr, 0, nullptr);
+    VkBufferCopy region{0, 0, a.size};
+    vkCmdCopyBuffer(cb, src.buffer().buffer(), dst.buffer().buffer(), 1, &region);
+    make_available(cb, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
+  });
+}
+
+}  // namespace handoff::live::detail
