@@ -38,7 +38,7 @@ std::unique_ptr<Planes> make_planes(handoff::MapBackend backend) {
   handoff::CudaGlOptions o;
   o.access = handoff::CudaGlAccess::WriteDiscard;
   o.backend = backend;
-  handoff::GlBuffer l(worker(), layout.luma_bytes()), c(worker(), layout.chroma_bytes());
+  handoff::GlBuffer l(worker(), layout.buffer_bytes(0)), c(worker(), layout.buffer_bytes(1));
   return std::make_unique<Planes>(Planes{handoff::CudaGlBuffer(worker(), l, o), handoff::CudaGlBuffer(worker(), c, o)});
 }
 

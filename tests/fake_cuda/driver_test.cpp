@@ -1,5 +1,6 @@
 // A usable driver (the fake): device info, UUIDs, primary contexts, the
 // check helper, and driver failures reaching the caller as handoff::Error.
+#include "log_capture.hpp"
 #include "fake_test_util.hpp"
 
 #include <handoff/log.hpp>
@@ -23,25 +24,6 @@ class DriverTest : public FakeCudaTest {
 };
 
 // Captures log messages for one scope.
-class LogCapture {
- public:
-  LogCapture() {
-    old_ = set_log_sink([this](LogLevel, std::string_view m) {
-      std::lock_guard lock(mutex_);
-      lines_.emplace_back(m);
-    });
-  }
-  ~LogCapture() { set_log_sink(old_); }
-  std::vector<std::string> lines() {
-    std::lock_guard lock(mutex_);
-    return lines_;
-  }
-
- private:
-  LogSink old_;
-  std::mutex mutex_;
-  std::vector<std::string> lines_;
-};
 
 TEST_F(DriverTest, DeviceInfo) {
   cuda::DeviceInfo info = drv_->device(0);
@@ -145,12 +127,12 @@ TEST(DriverConfig, UnbalancedPushInsideAScopeIsLogged) {
     cuda::ScopedContext cur(a);
     cuda::ScopedContext inner(b);  // balanced: popped first
   }
-  EXPECT_TRUE(log.lines().empty());
+  EXPECT_TRUE(log.texts().empty());
   {
     cuda::ScopedContext cur(a);
     ASSERT_EQ(d->api().cuCtxPushCurrent(b.get()), abi::CUDA_SUCCESS);  // pushed, never popped
   }
-  auto lines = log.lines();
+  auto lines = log.texts();
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("did not push"), std::string::npos) << lines[0];
   abi::CUcontext c = nullptr;
@@ -282,7 +264,7 @@ TEST_F(DriverTest, FailingReleaseAndPopAreLoggedNotThrown) {
     fake_.fail("cuDevicePrimaryCtxRelease", abi::CUDA_ERROR_INVALID_CONTEXT, 0);
   }  // must not throw
   fake_.fail("cuDevicePrimaryCtxRelease", 0, 0);
-  auto lines = log.lines();
+  auto lines = log.texts();
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_NE(lines[0].find("cuCtxPopCurrent"), std::string::npos) << lines[0];
   EXPECT_NE(lines[1].find("cuDevicePrimaryCtxRelease"), std::string::npos) << lines[1];

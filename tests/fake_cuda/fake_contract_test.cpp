@@ -3,10 +3,9 @@
 // context (Mesa llvmpipe), external memory ownership, fault injection and the
 // call log. Every GL test fails on a KHR_debug error message.
 #include "fake_test_util.hpp"
+#include "headless_gl.hpp"
 
 #include <glad/gl.h>
-#include <EGL/egl.h>
-#include <EGL/eglext.h>
 #include <sys/mman.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -391,67 +390,17 @@ TEST_F(ExternalMemory, SemaphoresAreNotSupportedUnlessEnabled) {
 }
 
 // --- graphics interop on a real GL context ------------------------------------
-class GlContext {
- public:
-  GlContext() {
-    auto get_display =
-        reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(eglGetProcAddress("eglGetPlatformDisplayEXT"));
-    if (!get_display) { fail("eglGetPlatformDisplayEXT missing"); return; }
-    display_ = get_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
-    if (display_ == EGL_NO_DISPLAY || !eglInitialize(display_, nullptr, nullptr))
-      { fail("no EGL surfaceless display"); return; }
-    eglBindAPI(EGL_OPENGL_API);
-    const EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 5,
-                            EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
-                            EGL_CONTEXT_OPENGL_DEBUG, EGL_TRUE, EGL_NONE};
-    context_ = eglCreateContext(display_, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attrs);
-    if (context_ == EGL_NO_CONTEXT) { fail("eglCreateContext failed"); return; }
-    if (!eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, context_)) { fail("eglMakeCurrent failed"); return; }
-    if (!gladLoadGL(reinterpret_cast<GLADloadfunc>(eglGetProcAddress))) { fail("gladLoadGL failed"); return; }
-    glEnable(GL_DEBUG_OUTPUT);
-    glEnable(GL_DEBUG_OUTPUT_SYNCHRONOUS);
-    glDebugMessageCallback(&GlContext::on_message, this);
-  }
-  ~GlContext() {
-    if (context_ != EGL_NO_CONTEXT) {
-      if (eglGetCurrentContext() == context_) glDebugMessageCallback(nullptr, nullptr);
-      eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-      eglDestroyContext(display_, context_);
-    }
-  }
-  const std::string& error() const { return error_; }
-  std::vector<std::string> gl_errors() {
-    std::lock_guard lock(mutex_);
-    return errors_;
-  }
-
- private:
-  void fail(const char* why) { error_ = why; }
-  static void GLAPIENTRY on_message(GLenum, GLenum type, GLuint, GLenum, GLsizei, const GLchar* text,
-                                    const void* self) {
-    if (type != GL_DEBUG_TYPE_ERROR) return;
-    auto* me = const_cast<GlContext*>(static_cast<const GlContext*>(self));
-    std::lock_guard lock(me->mutex_);
-    me->errors_.emplace_back(text);
-  }
-  EGLDisplay display_ = EGL_NO_DISPLAY;
-  EGLContext context_ = EGL_NO_CONTEXT;
-  std::string error_;
-  std::mutex mutex_;
-  std::vector<std::string> errors_;
-};
-
 class GraphicsInterop : public FakeContract {
  protected:
   void SetUp() override {
     FakeContract::SetUp();
-    gl_ = std::make_unique<GlContext>();
+    gl_ = std::make_unique<HeadlessGl>();
     ASSERT_TRUE(gl_->error().empty()) << "headless GL: " << gl_->error();
     cur_.emplace(ctx_);
   }
   void TearDown() override {
     for (GLuint b : buffers_) glDeleteBuffers(1, &b);
-    EXPECT_TRUE(gl_ && gl_->gl_errors().empty()) << "GL error: " << (gl_ ? gl_->gl_errors().front() : "");
+    if (gl_) gl_->messages().fail_on_any("KHR_debug error");
     cur_.reset();
     gl_.reset();
     FakeContract::TearDown();
@@ -471,7 +420,7 @@ class GraphicsInterop : public FakeContract {
     glGetNamedBufferSubData(b, 0, static_cast<GLsizeiptr>(size), v.data());
     return v;
   }
-  std::unique_ptr<GlContext> gl_;
+  std::unique_ptr<HeadlessGl> gl_;
   std::optional<cuda::ScopedContext> cur_;
   std::vector<GLuint> buffers_;
 };

@@ -11,6 +11,7 @@
 
 #include <handoff/cuda_abi.hpp>
 #include "fake_cuda_control.hpp"
+#include "log_capture.hpp"
 #include "gl_fixture.hpp"
 
 #include <gtest/gtest.h>
@@ -51,21 +52,8 @@ int open_fds() {
   return n;
 }
 
-struct LogCapture {
-  LogCapture() {
-    set_log_sink([this](LogLevel, std::string_view m) {
-      std::lock_guard lock(mutex);
-      text += std::string(m) + "\n";
-    });
-  }
-  ~LogCapture() { set_log_sink(nullptr); }
-  std::string get() {
-    std::lock_guard lock(mutex);
-    return text;
-  }
-  std::mutex mutex;
-  std::string text;
-};
+using test::LogCapture;
+
 
 class FakeCudaGl : public test::GlWorkerFixture {
  protected:
@@ -286,7 +274,7 @@ TEST_F(FakeCudaGl, EachEntryPointFailingGivesANamedErrorAndLeavesNothing) {
       cb.reset();  // destructor: never throws, logs
       worker().run([] {});
       if (inj.phase == Phase::Release && std::string(inj.entry) != "cuCtxPopCurrent") {
-        EXPECT_NE(logs.get().find(inj.entry), std::string::npos) << logs.get();
+        EXPECT_NE(logs.text().find(inj.entry), std::string::npos) << logs.text();
       }
     }
     fake.fail(inj.entry, 0, 0);

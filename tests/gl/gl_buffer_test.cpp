@@ -3,6 +3,8 @@
 
 #include <handoff/cuda.hpp>
 #include <handoff/cuda_gl_buffer.hpp>
+#include <handoff/dlpack.hpp>
+#include <handoff/frame_validate.hpp>
 #include <handoff/gl_buffer.hpp>
 #include <handoff/testing.hpp>
 
@@ -126,7 +128,7 @@ TEST_F(GlWorkerFixture, HostFallbackMapsWritesUnmapsAndTheBytesReachTheBuffer) {
 
 TEST_F(GlWorkerFixture, MapAllMapsTwoPlanesInOneHopAndMakesAFrame) {
   const FrameLayout layout = FrameLayout::packed(PixelFormat::NV12, 639, 359);
-  GlBuffer luma(worker(), layout.luma_bytes()), chroma(worker(), layout.chroma_bytes());
+  GlBuffer luma(worker(), layout.buffer_bytes(0)), chroma(worker(), layout.buffer_bytes(1));
   CudaGlBuffer l(worker(), luma, {.access = CudaGlAccess::WriteDiscard, .backend = MapBackend::Host});
   CudaGlBuffer c(worker(), chroma, {.access = CudaGlAccess::WriteDiscard, .backend = MapBackend::Host});
   auto m = std::make_shared<Mapping>(CudaGlBuffer::map_all({&l, &c}));
@@ -143,14 +145,14 @@ TEST_F(GlWorkerFixture, MapAllMapsTwoPlanesInOneHopAndMakesAFrame) {
   EXPECT_EQ(f.chroma().width, 320u);
   EXPECT_EQ(f.chroma().height, 180u);
   EXPECT_EQ(f.chroma().components, 2u);
-  std::memset(f.planes[0].data, 0x10, layout.luma_bytes());
-  std::memset(f.planes[1].data, 0x80, layout.chroma_bytes());
+  std::memset(f.planes[0].data, 0x10, layout.buffer_bytes(0));
+  std::memset(f.planes[1].data, 0x80, layout.buffer_bytes(1));
   m.reset();  // the frame holds the mapping now
   EXPECT_TRUE(l.mapped());
   f = Frame{};  // last holder: unmapped
   EXPECT_FALSE(l.mapped());
   EXPECT_FALSE(c.mapped());
-  std::vector<std::byte> back(layout.chroma_bytes());
+  std::vector<std::byte> back(layout.buffer_bytes(1));
   chroma.read(0, back);
   for (auto b : back) ASSERT_EQ(b, std::byte{0x80});
 
@@ -177,14 +179,44 @@ TEST_F(GlWorkerFixture, MakeFrameRefusesLayoutsThatDoNotFit) {
   expect_refused(FrameLayout::packed(PixelFormat::P010, 100, 10), "luma plane");
   expect_refused(FrameLayout::packed(PixelFormat::NV12, 100, 11), "luma plane");
   FrameLayout narrow = FrameLayout::packed(PixelFormat::NV12, 100, 10);
-  narrow.luma_pitch = 99;
-  expect_refused(narrow, "luma_pitch");
+  narrow.planes[0].pitch = 99;
+  expect_refused(narrow, "planes[0] (luma).pitch: pitch 99 is below the packed row of 100 bytes");
   FrameLayout zero = FrameLayout::packed(PixelFormat::NV12, 0, 10);
   expect_refused(zero, "width");
   FrameLayout third = FrameLayout::packed(PixelFormat::NV12, 100, 10);
-  third.chroma_range = 2;
-  expect_refused(third, "chroma_range");
+  third.planes[1].buffer = 2;
+  expect_refused(third, "chroma plane's buffer 2 is not in the mapping (2 ranges)");
+  FrameLayout shared = FrameLayout::packed(PixelFormat::NV12, 50, 10);  // both planes in range 0: 500 + 250 bytes
+  shared.planes[1] = {50, 500, 0};
+  EXPECT_EQ(make_frame(m, shared).chroma().data, static_cast<std::byte*>((*m)[0].data) + 500);
+  shared.planes[1].offset = 800;
+  expect_refused(shared, "the chroma plane (offset 800, 250 bytes) does not fit mapped range 0 of 1000 bytes");
   EXPECT_THROW(make_frame(nullptr, FrameLayout::packed(PixelFormat::NV12, 100, 10)), UsageError);
+}
+
+// One largest frame dimension: make_frame takes a frame kMaxFrameDimension wide
+// and DLPack exports it (make_frame once took 65536 that export then refused);
+// one more is refused with the message every other path gives.
+TEST_F(GlWorkerFixture, MakeFrameAtTheLargestDimensionExportsThroughDLPack) {
+  const FrameLayout layout = FrameLayout::packed(PixelFormat::NV12, kMaxFrameDimension, 2);
+  GlBuffer luma(worker(), layout.buffer_bytes(0)), chroma(worker(), layout.buffer_bytes(1));
+  CudaGlBuffer l(worker(), luma, {.backend = MapBackend::Host});
+  CudaGlBuffer c(worker(), chroma, {.backend = MapBackend::Host});
+  auto m = std::make_shared<Mapping>(CudaGlBuffer::map_all({&l, &c}));
+  const Frame f = make_frame(m, layout);
+  for (FramePart part : {FramePart::Luma, FramePart::Chroma}) {
+    DLManagedTensor* t = export_dlpack(f, part);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(t->dl_tensor.shape[1], std::int64_t(part == FramePart::Luma ? kMaxFrameDimension : kMaxFrameDimension / 2));
+    EXPECT_EQ(t->dl_tensor.data, f.planes[part == FramePart::Luma ? 0 : 1].data);
+    t->deleter(t);
+  }
+  try {
+    make_frame(m, FrameLayout::packed(PixelFormat::NV12, kMaxFrameDimension + 1, 1));
+    ADD_FAILURE() << "make_frame took a frame wider than kMaxFrameDimension";
+  } catch (const InvalidFrame& e) {
+    EXPECT_EQ(std::string(e.what()), "width: " + dimension_problem("width", kMaxFrameDimension + 1));
+  }
 }
 
 TEST_F(GlWorkerFixture, AutoBackendSaysWhichMemoryItUses) {

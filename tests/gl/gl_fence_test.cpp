@@ -16,6 +16,7 @@
 #endif
 
 #include "gl_fixture.hpp"
+#include "wait_support.hpp"
 
 #include <gtest/gtest.h>
 
@@ -30,14 +31,7 @@ namespace {
 using namespace std::chrono_literals;
 using test::GlWorkerFixture;
 
-class ScopedWaitLimit {
- public:
-  explicit ScopedWaitLimit(std::chrono::nanoseconds limit) : previous_(wait_limit()) { set_wait_limit(limit); }
-  ~ScopedWaitLimit() { set_wait_limit(previous_); }
-
- private:
-  std::chrono::nanoseconds previous_;
-};
+using test::ScopedWaitLimit;
 
 GLuint compile(GLenum stage, const char* source) {
   GLuint s = glCreateShader(stage);
@@ -216,7 +210,7 @@ TEST_F(GlWorkerFixture, GlCheckYieldsTheValueAndBuildsTheDetailOnlyOnFailure) {
     glDeleteBuffers(1, &b);
   });
   // That error was on purpose: the fixture must not fail the test for it.
-  EXPECT_FALSE(gl_errors().errors().empty());
+  EXPECT_FALSE(gl_errors().messages().empty());
   gl_errors().clear();
 }
 

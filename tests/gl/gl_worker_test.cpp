@@ -9,6 +9,8 @@
 #include <handoff/wait.hpp>
 
 #include "gl_fixture.hpp"
+#include "log_capture.hpp"
+#include "wait_support.hpp"
 
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
@@ -29,52 +31,10 @@ namespace {
 
 using test::GlWorkerFixture;
 
-// Restores the default log sink when the test ends.
-struct LogCapture {
-  LogCapture() {
-    set_log_level(LogLevel::Debug);
-    set_log_sink([this](LogLevel, std::string_view m) {
-      std::lock_guard lock(mutex);
-      lines.emplace_back(m);
-    });
-  }
-  ~LogCapture() {
-    set_log_sink(nullptr);
-    set_log_level(LogLevel::Warning);
-  }
-  bool contains(std::string_view s) {
-    std::lock_guard lock(mutex);
-    for (auto& l : lines)
-      if (l.find(s) != std::string::npos) return true;
-    return false;
-  }
-  std::mutex mutex;
-  std::vector<std::string> lines;
-};
-
 using namespace std::chrono_literals;
-
-// Polls pred until it holds. After `limit` it fails the test and returns false
-// instead of spinning forever (a deadlock then fails, not hangs, the test).
-bool wait_until(const std::function<bool()>& pred, std::chrono::seconds limit = 10s) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) {
-      ADD_FAILURE() << "wait_until: the condition did not hold within " << limit.count() << " s";
-      return false;
-    }
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
-
-// Shortens the library-wide wait limit (handoff/wait.hpp) for a scope.
-struct ShortWaitLimit {
-  explicit ShortWaitLimit(std::chrono::nanoseconds limit) { set_wait_limit(limit); }
-  ~ShortWaitLimit() { set_wait_limit(std::chrono::nanoseconds(0)); }
-  ShortWaitLimit(const ShortWaitLimit&) = delete;
-  ShortWaitLimit& operator=(const ShortWaitLimit&) = delete;
-};
+using test::LogCapture;
+using test::ScopedWaitLimit;
+using test::wait_until;
 
 // An application-style context (wrap_context around a headless EGL one) whose
 // destruction is counted once the EGL context itself is gone.
@@ -206,7 +166,7 @@ TEST_F(GlWorkerFixture, ShutdownFailsQueuedCallsWithWorkerStopped) {
     blocking = true;
     blocker.wait();
   });
-  ASSERT_TRUE(wait_until([&] { return blocking.load(); }));
+  ASSERT_TRUE(wait_until([&] { return blocking.load(); }, "the blocking call to start"));
 
   constexpr int kCallers = 4;
   std::atomic<int> stopped{0}, ran{0}, other{0};
@@ -223,12 +183,12 @@ TEST_F(GlWorkerFixture, ShutdownFailsQueuedCallsWithWorkerStopped) {
     });
   }
   std::atomic<int> posted_ran{0};
-  LogCapture capture;
-  wait_until([&] { return testing::queued(worker()) == kCallers; });
+  LogCapture capture(LogLevel::Debug);
+  wait_until([&] { return testing::queued(worker()) == kCallers; }, "every caller's call to be queued");
   worker().post([&] { posted_ran++; });
 
   std::thread stopper([&] { worker().shutdown(); });
-  wait_until([&] { return worker().stopped(); });
+  wait_until([&] { return worker().stopped(); }, "the worker to stop");
   release_blocker.set_value();
   stopper.join();
   for (auto& c : callers) c.join();
@@ -244,7 +204,7 @@ TEST_F(GlWorkerFixture, ShutdownFailsQueuedCallsWithWorkerStopped) {
 }
 
 TEST_F(GlWorkerFixture, ExceptionsInPostedCallsAreLoggedAndTheWorkerGoesOn) {
-  LogCapture capture;
+  LogCapture capture(LogLevel::Debug);
   worker().post([] { throw std::runtime_error("posted boom 17"); });
   worker().post([] { throw 3; });
   EXPECT_EQ(worker().run([] { return 1; }), 1);
@@ -284,12 +244,12 @@ TEST_F(GlWorkerFixture, GlCheckNamesTheCallAndError) {
     EXPECT_EQ(e.code_name(), "GL_INVALID_OPERATION");
   }
   // That error was on purpose: the fixture must not fail the test for it.
-  EXPECT_FALSE(gl_errors().errors().empty());
+  EXPECT_FALSE(gl_errors().messages().empty());
   gl_errors().clear();
 }
 
 TEST(GlWorker, DebugErrorMessagesCanBeMadeFatal) {
-  test::GlErrorCollector errors;
+  test::DebugMessages errors;
   GlWorkerOptions o = test::debug_worker_options(errors);
   GlWorker w(o);
   testing::throw_on_gl_errors(w);
@@ -303,18 +263,18 @@ TEST(GlWorker, DebugErrorMessagesCanBeMadeFatal) {
   }
   w.run([] { glGetError(); });         // clean calls pass again
   EXPECT_EQ(testing::gl_error_count(w), 1u);
-  EXPECT_EQ(errors.errors().size(), 1u);
+  EXPECT_EQ(errors.messages().size(), 1u);
 }
 
 TEST(GlWorker, TheErrorCollectorFailsATestOnAKhrDebugError) {
-  test::GlErrorCollector errors;
+  test::DebugMessages errors;
   GlWorker w(test::debug_worker_options(errors));
   w.run([] {});
-  EXPECT_TRUE(errors.errors().empty());
+  EXPECT_TRUE(errors.messages().empty());
   w.run([] { glBindBuffer(0x1234, 0); });  // GL_INVALID_ENUM
   w.shutdown();
-  EXPECT_NONFATAL_FAILURE(errors.fail_on_errors("collector test"), "KHR_debug error message");
-  EXPECT_TRUE(errors.errors().empty());
+  EXPECT_NONFATAL_FAILURE(errors.fail_on_any("collector test"), "collector test: GL: ");
+  EXPECT_TRUE(errors.messages().empty());
 }
 
 TEST(GlWorker, ContextCreationFailureIsRethrownByTheConstructor) {
@@ -335,7 +295,7 @@ TEST(GlWorker, ContextCreationFailureIsRethrownByTheConstructor) {
 TEST(GlWorker, RunsOnAnApplicationContext) {
   // The viewer passes a hidden GLFW window; here an EGL context stands in for it.
   std::atomic<int> made_current{0}, destroyed{0};
-  test::GlErrorCollector errors;
+  test::DebugMessages errors;
   GlWorkerOptions o = test::debug_worker_options(errors);
   o.context_factory = [&] {
     HeadlessContextOptions h;
@@ -360,12 +320,12 @@ TEST(GlWorker, RunsOnAnApplicationContext) {
     EXPECT_TRUE(w.info().debug_context);
   }
   EXPECT_EQ(destroyed.load(), 1);
-  errors.fail_on_errors();
+  errors.fail_on_any("KHR_debug error");
   EXPECT_THROW(wrap_context(ExternalContext{}), UsageError);
 }
 
 TEST(GlWorker, TwoWorkersLiveSideBySide) {
-  test::GlErrorCollector errors;
+  test::DebugMessages errors;
   GlWorker a(test::debug_worker_options(errors, "gl-a")), b(test::debug_worker_options(errors, "gl-b"));
   auto ta = a.run([] { return std::this_thread::get_id(); });
   auto tb = b.run([] { return std::this_thread::get_id(); });
@@ -374,7 +334,7 @@ TEST(GlWorker, TwoWorkersLiveSideBySide) {
   // b's display must survive a's teardown.
   EXPECT_NE(b.run([] { return glGetString(GL_RENDERER); }), nullptr);
   b.shutdown();
-  errors.fail_on_errors();
+  errors.fail_on_any("KHR_debug error");
 }
 
 // A run() call that outlives the wait limit: its caller gets WaitTimeout naming
@@ -386,20 +346,20 @@ TEST(GlWorker, TwoWorkersLiveSideBySide) {
 // with and never runs; the stuck call's own caller waits for it (it runs on
 // that caller's stack), with a warning, and gets its result when it returns.
 TEST_F(GlWorkerFixture, ACallQueuedBehindAStuckCallTimesOutAndTheStuckCallsCallerWaitsForIt) {
-  LogCapture capture;
+  LogCapture capture(LogLevel::Debug);
   std::atomic<bool> entered{false}, release{false}, queued_ran{false};
   int result = 0;
   std::thread stuck_caller;
   {
-    ShortWaitLimit limit(100ms);
+    ScopedWaitLimit limit(100ms);
     stuck_caller = std::thread([&] {
       result = worker().run([&] {
         entered = true;
-        wait_until([&] { return release.load(); });
+        wait_until([&] { return release.load(); }, "the test to release the stuck call");
         return 7;
       });
     });
-    ASSERT_TRUE(wait_until([&] { return entered.load(); }));
+    ASSERT_TRUE(wait_until([&] { return entered.load(); }, "the stuck call to start"));
     try {
       worker().run([&] { queued_ran = true; });
       ADD_FAILURE() << "no WaitTimeout";
@@ -410,7 +370,7 @@ TEST_F(GlWorkerFixture, ACallQueuedBehindAStuckCallTimesOutAndTheStuckCallsCalle
       EXPECT_NE(m.find("busy with a run() call"), std::string::npos) << m;
     }
     EXPECT_EQ(testing::queued(worker()), 0u) << "the timed-out call left the queue";
-    EXPECT_TRUE(wait_until([&] { return capture.contains("still running after 100 ms"); }))
+    EXPECT_TRUE(wait_until([&] { return capture.contains("still running after 100 ms"); }, "the 'still running' warning"))
         << "the stuck call's caller says it keeps waiting";
   }
   release = true;
@@ -425,7 +385,7 @@ TEST_F(GlWorkerFixture, ACallQueuedBehindAStuckCallTimesOutAndTheStuckCallsCalle
 // in the log, and leaves the thread to finish; when the call returns, the
 // worker drains, releases and destroys its context on its own.
 TEST(GlWorker, ShuttingDownAStuckWorkerIsBoundedAndTheWorkerCleansUpLater) {
-  test::GlErrorCollector errors;
+  test::DebugMessages errors;
   std::atomic<int> destroyed{0};
   GlWorkerOptions o = test::debug_worker_options(errors, "stuck-gl");
   o.context_factory = [&] { return counted_context(destroyed); };
@@ -433,12 +393,12 @@ TEST(GlWorker, ShuttingDownAStuckWorkerIsBoundedAndTheWorkerCleansUpLater) {
   std::atomic<bool> entered{false}, release{false};
   w->post([&] {
     entered = true;
-    wait_until([&] { return release.load(); });
+    wait_until([&] { return release.load(); }, "the test to release the stuck call");
   });
-  ASSERT_TRUE(wait_until([&] { return entered.load(); }));
-  LogCapture capture;
+  ASSERT_TRUE(wait_until([&] { return entered.load(); }, "the stuck call to start"));
+  LogCapture capture(LogLevel::Debug);
   {
-    ShortWaitLimit limit(100ms);
+    ScopedWaitLimit limit(100ms);
     w->shutdown();
   }
   EXPECT_TRUE(w->stopped());
@@ -446,8 +406,8 @@ TEST(GlWorker, ShuttingDownAStuckWorkerIsBoundedAndTheWorkerCleansUpLater) {
   EXPECT_EQ(destroyed.load(), 0) << "the context stays while the stuck call runs";
   w.reset();
   release = true;
-  EXPECT_TRUE(wait_until([&] { return destroyed.load() == 1; })) << "the worker never finished";
-  errors.fail_on_errors();
+  EXPECT_TRUE(wait_until([&] { return destroyed.load() == 1; }, "the worker's context to be destroyed")) << "the worker never finished";
+  errors.fail_on_any("KHR_debug error");
 }
 
 // A context factory that does not return within the limit: the constructor
@@ -458,11 +418,11 @@ TEST(GlWorker, AContextFactoryPastTheWaitLimitIsAWaitTimeout) {
   GlWorkerOptions o;
   o.name = "slow-start";
   o.context_factory = [&] {
-    wait_until([&] { return release.load(); });
+    wait_until([&] { return release.load(); }, "the test to release the stuck call");
     return counted_context(destroyed, false);
   };
   {
-    ShortWaitLimit limit(100ms);
+    ScopedWaitLimit limit(100ms);
     try {
       GlWorker w(o);
       ADD_FAILURE() << "no WaitTimeout";
@@ -472,11 +432,12 @@ TEST(GlWorker, AContextFactoryPastTheWaitLimitIsAWaitTimeout) {
     }
   }
   release = true;
-  EXPECT_TRUE(wait_until([&] { return destroyed.load() == 1; }));
+  EXPECT_TRUE(wait_until([&] { return destroyed.load() == 1; }, "the worker's context to be destroyed"));
 }
 
 TEST(GlWorker, WaitUntilFailsTheTestInsteadOfHanging) {
-  EXPECT_NONFATAL_FAILURE(wait_until([] { return false; }, 0s), "did not hold within 0 s");
+  EXPECT_NONFATAL_FAILURE(wait_until([] { return false; }, "a condition that never holds", 0s),
+                          "wait_until: a condition that never holds did not happen within 0 ns");
 }
 
 // --- load_gl --------------------------------------------------------------------

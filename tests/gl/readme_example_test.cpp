@@ -39,8 +39,8 @@ TEST(ReadmeExample, ProducesAFrameThroughTheWorker) {
   // itself works with either backend).
   handoff::CudaGlOptions host;
   host.backend = handoff::MapBackend::Host;
-  handoff::CudaGlBuffer luma(worker, handoff::GlBuffer(worker, layout.luma_bytes()), host);
-  handoff::CudaGlBuffer chroma(worker, handoff::GlBuffer(worker, layout.chroma_bytes()), host);
+  handoff::CudaGlBuffer luma(worker, handoff::GlBuffer(worker, layout.buffer_bytes(0)), host);
+  handoff::CudaGlBuffer chroma(worker, handoff::GlBuffer(worker, layout.buffer_bytes(1)), host);
   {
     handoff::Frame f = produce_one_frame(worker, luma, chroma);
     EXPECT_EQ(f.width, 64u);
@@ -48,7 +48,7 @@ TEST(ReadmeExample, ProducesAFrameThroughTheWorker) {
     ASSERT_EQ(f.memory, handoff::MemoryKind::Host);
   }
   // The bytes reached the GL buffers.
-  std::vector<std::byte> y(layout.luma_bytes()), uv(layout.chroma_bytes());
+  std::vector<std::byte> y(layout.buffer_bytes(0)), uv(layout.buffer_bytes(1));
   luma.buffer().read(0, y);
   chroma.buffer().read(0, uv);
   EXPECT_EQ(y.front(), std::byte{235});

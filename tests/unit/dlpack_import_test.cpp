@@ -168,6 +168,16 @@ TEST_F(DLPackImport, ZeroLumaShape) {
   EXPECT_EQ(refusal().field(), "luma.shape");
 }
 
+TEST_F(DLPackImport, DimensionsAboveTheLimitAreRefusedWithTheSharedMessage) {
+  luma.shape[1] = std::int64_t(kMaxFrameDimension) + 1;
+  auto e = refusal();
+  EXPECT_EQ(e.field(), "luma.shape");
+  EXPECT_THAT(e.what(), HasSubstr(": " + dimension_problem("width", kMaxFrameDimension + 1)));
+  luma.shape[1] = 33;
+  luma.shape[0] = -3;
+  EXPECT_THAT(refusal().what(), HasSubstr("height is negative"));
+}
+
 TEST_F(DLPackImport, NonPackedRows) {
   luma.strides[1] = 2;
   auto e = refusal();

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace handoff {
 namespace {
@@ -78,6 +80,81 @@ TEST(HostFrame, BadAlignment) {
   EXPECT_THROW(allocate_host_frame(PixelFormat::NV12, 4, 4, {.alignment = 3}), UsageError);
   EXPECT_THROW(allocate_host_frame(PixelFormat::P010, 4, 4, {.alignment = 1}), UsageError);
   EXPECT_THROW(allocate_host_frame(PixelFormat::NV12, 4, 4, {.alignment = 8192}), UsageError);
+}
+
+// --- FrameLayout ------------------------------------------------------------------
+
+TEST(FrameLayout, PackedIsTwoBuffersOfPackedRows) {
+  const FrameLayout l = FrameLayout::packed(PixelFormat::P010, 33, 17);
+  EXPECT_EQ(l.planes[0], (PlanePlacement{66, 0, 0}));
+  EXPECT_EQ(l.planes[1], (PlanePlacement{68, 0, 1}));
+  EXPECT_EQ(l.buffer_bytes(0), 66u * 17);
+  EXPECT_EQ(l.buffer_bytes(1), 68u * 9);
+  EXPECT_EQ(l.span(0), 66u * 17);
+  std::vector<std::byte> a(l.buffer_bytes(0)), b(l.buffer_bytes(1));
+  const Frame f = l.describe(MemoryKind::Host, {a.data(), b.data()});
+  EXPECT_NO_THROW(validate(f));
+  EXPECT_EQ(f.luma().data, a.data());
+  EXPECT_EQ(f.chroma().data, b.data());
+  EXPECT_EQ(f.chroma().width, 17u);
+  EXPECT_EQ(f.chroma().height, 9u);
+  // Pitch 0 means the packed row.
+  FrameLayout z = l;
+  z.planes[0].pitch = 0;
+  EXPECT_EQ(z.pitch(0), 66u);
+}
+
+TEST(FrameLayout, ContiguousPutsChromaAfterLumaAtAlignedOffsets) {
+  const FrameLayout l = FrameLayout::contiguous(PixelFormat::NV12, 33, 17, 64);
+  EXPECT_EQ(l.planes[0], (PlanePlacement{64, 0, 0}));
+  EXPECT_EQ(l.planes[1], (PlanePlacement{64, 64 * 17, 0}));
+  EXPECT_EQ(l.buffer_bytes(), 64u * 17 + 64 * 9);
+  EXPECT_EQ(l.buffer_bytes(1), 0u);  // nothing in buffer 1
+  EXPECT_EQ(l.span(1), 64u * 8 + 34);
+  const FrameLayout odd = FrameLayout::contiguous(PixelFormat::NV12, 300, 3, 256);
+  EXPECT_EQ(odd.planes[0].pitch, 512u);
+  EXPECT_EQ(odd.planes[1].offset, 1536u);
+  const FrameLayout shared = FrameLayout::contiguous(PixelFormat::NV12, 255, 3, 256, true);
+  EXPECT_EQ(shared.planes[0].pitch, shared.planes[1].pitch);
+  EXPECT_EQ(shared.planes[0].pitch, 256u);
+  Frame gl = l.describe(MemoryKind::GlBuffer);
+  EXPECT_EQ(gl.chroma().offset, 64u * 17);
+  EXPECT_EQ(gl.chroma().data, nullptr);
+  gl.gl_buffer = 7;
+  EXPECT_NO_THROW(validate(gl));
+  EXPECT_THROW(FrameLayout::contiguous(PixelFormat::NV12, 8, 8, 3), UsageError);
+  EXPECT_THROW(FrameLayout::contiguous(PixelFormat::NV12, 8, 8, 8192), UsageError);
+  // No base pointer for a host frame: validate() names the plane.
+  EXPECT_THROW(validate(l.describe(MemoryKind::Host)), InvalidFrame);
+}
+
+// One largest frame dimension: every path that takes a size accepts
+// kMaxFrameDimension and refuses one more with the same message.
+TEST(FrameLayout, OneLargestDimensionAndOneMessageEverywhere) {
+  const std::uint32_t over = kMaxFrameDimension + 1;
+  const std::string width_msg = "width: " + dimension_problem("width", over);
+  const std::string height_msg = "height: " + dimension_problem("height", over);
+  EXPECT_EQ(width_msg, "width: width 32769 exceeds the maximum 32768");
+  auto refusal = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const InvalidFrame& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(refusal([&] { validate_dimensions(over, 2); }), width_msg);
+  EXPECT_EQ(refusal([&] { validate_dimensions(2, over); }), height_msg);
+  EXPECT_EQ(refusal([&] { plane_layout(PixelFormat::NV12, over, 2, 0); }), width_msg);
+  EXPECT_EQ(refusal([&] { FrameLayout::contiguous(PixelFormat::P010, over, 2); }), width_msg);
+  EXPECT_EQ(refusal([&] { FrameLayout::packed(PixelFormat::NV12, 2, over).describe(MemoryKind::Vulkan); }), height_msg);
+  EXPECT_EQ(refusal([&] { allocate_host_frame(PixelFormat::NV12, over, 2); }), width_msg);
+  Frame big = allocate_host_frame(PixelFormat::NV12, kMaxFrameDimension, 2);
+  EXPECT_NO_THROW(validate(big));
+  big.width = over;
+  EXPECT_EQ(refusal([&] { validate(big); }), width_msg);
+  EXPECT_EQ(dimension_problem("width", 0), "width is 0");
+  EXPECT_EQ(dimension_problem("width", kMaxFrameDimension), "");
 }
 
 TEST(HostFrame, LiveCountFollowsOwner) {

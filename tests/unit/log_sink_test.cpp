@@ -4,7 +4,11 @@
 #include <handoff/log.hpp>
 #include <handoff/wait.hpp>
 
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
+
+#include "log_capture.hpp"
+#include "wait_support.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -19,18 +23,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Waits for pred; fails the test (false) after 10 s instead of hanging.
-bool wait_until(const std::function<bool()>& pred) {
-  const auto end = std::chrono::steady_clock::now() + 10s;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) {
-      ADD_FAILURE() << "wait_until: the condition did not hold within 10 s";
-      return false;
-    }
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
+using test::wait_until;
 
 // Puts back the sink, the level and the wait limit a test changed.
 struct RestoreLog {
@@ -46,12 +39,12 @@ TEST(LogSink, ReplacingWaitsUntilTheOldSinksCallsOnOtherThreadsFinished) {
   std::atomic<bool> entered{false}, release{false}, replaced{false}, replaced_while_running{false};
   set_log_sink([&](LogLevel, std::string_view) {
     entered = true;
-    wait_until([&] { return release.load(); });
+    wait_until([&] { return release.load(); }, "the test to release the sink");
     // The sink's last act: set_log_sink must not have returned before it.
     replaced_while_running = replaced.load();
   });
   std::thread logger([] { log(LogLevel::Error, "from another thread"); });
-  ASSERT_TRUE(wait_until([&] { return entered.load(); }));
+  ASSERT_TRUE(wait_until([&] { return entered.load(); }, "the sink to be entered"));
   std::thread replacer([&] {
     set_log_sink(nullptr);
     replaced = true;
@@ -89,7 +82,7 @@ TEST(LogSink, ThreadsLoggingWhileTheSinkIsReplacedLoseNothing) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
-      wait_until([&] { return go.load(); });
+      wait_until([&] { return go.load(); }, "the start signal");
       for (int i = 0; i < kMessages; ++i) log(LogLevel::Error, "message");
       done++;
     });
@@ -134,10 +127,10 @@ TEST(LogSink, ASinkThatDoesNotReturnMakesReplacingItAWaitTimeout) {
   std::atomic<bool> entered{false}, release{false};
   set_log_sink([&](LogLevel, std::string_view) {
     entered = true;
-    wait_until([&] { return release.load(); });
+    wait_until([&] { return release.load(); }, "the test to release the sink");
   });
   std::thread logger([] { log(LogLevel::Error, "stuck"); });
-  ASSERT_TRUE(wait_until([&] { return entered.load(); }));
+  ASSERT_TRUE(wait_until([&] { return entered.load(); }, "the sink to be entered"));
   std::atomic<int> later{0};
   try {
     set_log_sink([&](LogLevel, std::string_view) { later++; });
@@ -149,6 +142,38 @@ TEST(LogSink, ASinkThatDoesNotReturnMakesReplacingItAWaitTimeout) {
   EXPECT_EQ(later.load(), 1);
   release = true;
   logger.join();
+}
+
+// The test support's capture (tests/support) puts back whatever sink was there.
+TEST(LogSink, TestLogCaptureRestoresThePreviousSink) {
+  RestoreLog restore;
+  std::vector<std::string> outer_lines;
+  set_log_sink([&](LogLevel, std::string_view m) { outer_lines.emplace_back(m); });
+  {
+    test::LogCapture inner(LogLevel::Debug);
+    log(LogLevel::Debug, "to the capture");
+    log(LogLevel::Error, "also to the capture");
+    EXPECT_TRUE(inner.contains("to the capture"));
+    EXPECT_EQ(inner.count(LogLevel::Debug), 1u);
+    EXPECT_EQ(inner.texts(LogLevel::Error), std::vector<std::string>{"also to the capture"});
+    EXPECT_EQ(inner.text(), "to the capture\nalso to the capture\n");
+  }
+  log(LogLevel::Debug, "below the level again");
+  log(LogLevel::Error, "to the outer sink");
+  EXPECT_EQ(outer_lines, std::vector<std::string>{"to the outer sink"});
+}
+
+TEST(WaitUntil, FailsTheTestNamingWhatDidNotHappen) {
+  EXPECT_NONFATAL_FAILURE(wait_until([] { return false; }, "a flag that is never set", 2ms),
+                          "wait_until: a flag that is never set did not happen within 2 ms");
+  int polls = 0;
+  EXPECT_TRUE(wait_until([&] { return ++polls == 3; }, "the third poll"));
+  test::ScopedWaitLimit outer(7s);
+  {
+    test::ScopedWaitLimit inner(100ms);
+    EXPECT_EQ(wait_limit(), std::chrono::nanoseconds(100ms));
+  }
+  EXPECT_EQ(wait_limit(), std::chrono::nanoseconds(7s));
 }
 
 }  // namespace

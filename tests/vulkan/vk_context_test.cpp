@@ -65,7 +65,7 @@ TEST_F(VkContextTest, RefusesAnUnknownUuidNamingIt) {
 TEST_F(VkContextTest, ValidationLayerReportsMisuse) {
   // A zero-sized buffer breaks VUID-VkBufferCreateInfo-size-00912: the
   // messenger must see it, or no test could fail on validation.
-  auto misuse_log = std::make_shared<MessageLog>();
+  DebugMessages misuse_log;
   auto ctx = make_validated_context(misuse_log);
   auto bi = vk::make<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
   bi.size = 0;
@@ -73,7 +73,7 @@ TEST_F(VkContextTest, ValidationLayerReportsMisuse) {
   VkBuffer b = VK_NULL_HANDLE;
   VkResult r = vkCreateBuffer(ctx->device(), &bi, nullptr, &b);
   if (r == VK_SUCCESS && b) vkDestroyBuffer(ctx->device(), b, nullptr);
-  EXPECT_GE(misuse_log->count(), 1u);
+  EXPECT_GE(misuse_log.count(), 1u);
   EXPECT_GE(ctx->validation_message_count(), 1u);
   ctx->clear_validation_messages();
   EXPECT_EQ(ctx->validation_message_count(), 0u);
@@ -171,20 +171,20 @@ TEST(VkValidation, ReportsObjectsLeftAtDeviceDestruction) {
   if (!have_vulkan_device(&why)) GTEST_SKIP() << "no Vulkan device: " << why;
   Arena arena;
   VkAllocationCallbacks cb{&arena, &Arena::alloc, &Arena::realloc, &Arena::free, nullptr, nullptr};
-  auto log = std::make_shared<MessageLog>();
+  DebugMessages log;
   {
     auto ctx = make_validated_context(log);
     auto fi = vk::make<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
     VkFence leaked = VK_NULL_HANDLE;
     ASSERT_EQ(vkCreateFence(ctx->device(), &fi, &cb, &leaked), VK_SUCCESS);
-    EXPECT_EQ(log->count(), 0u);
+    EXPECT_EQ(log.count(), 0u);
   }  // vkDestroyDevice with the fence alive: the object tracker must say so
-  std::lock_guard lock(log->mutex);
-  ASSERT_GE(log->messages.size(), 1u) << "a leaked Vulkan object went unreported: the 1,000-cycle test relies on this";
+  const std::vector<std::string> seen = log.messages();
+  ASSERT_GE(seen.size(), 1u) << "a leaked Vulkan object went unreported: the 1,000-cycle test relies on this";
   bool mentions_fence = false;
-  for (const auto& m : log->messages)
-    if (m.message.find("VkFence") != std::string::npos || m.message.find("FENCE") != std::string::npos) mentions_fence = true;
-  EXPECT_TRUE(mentions_fence) << log->messages[0].message;
+  for (const auto& m : seen)
+    if (m.find("VkFence") != std::string::npos || m.find("FENCE") != std::string::npos) mentions_fence = true;
+  EXPECT_TRUE(mentions_fence) << seen[0];
 }
 
 }  // namespace

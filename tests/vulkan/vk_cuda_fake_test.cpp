@@ -11,6 +11,7 @@
 
 #include <handoff/cuda_abi.hpp>
 #include "fake_cuda_control.hpp"
+#include "log_capture.hpp"
 #include "vk_fixture.hpp"
 
 namespace handoff::test {
@@ -93,9 +94,9 @@ TEST_F(VkCudaFakeTest, ImportMapReadReleaseAFrame) {
       EXPECT_EQ(fake.live_external_buffers(), buffers + 1) << "one mapping covers both planes";
       const auto& l = p.buffer()->layout();
       EXPECT_EQ(static_cast<std::byte*>(f.chroma().data) - static_cast<std::byte*>(f.luma().data),
-                std::ptrdiff_t(l.chroma_offset));
+                std::ptrdiff_t(l.planes[1].offset));
       // The fake's device pointer is the mmapped descriptor: the bytes Vulkan wrote.
-      EXPECT_EQ(0, std::memcmp(f.luma().data, bytes.data(), l.size));
+      EXPECT_EQ(0, std::memcmp(f.luma().data, bytes.data(), l.buffer_bytes()));
 
       // A frame like any other: DLPack sees a CUDA tensor on device 0.
       DLManagedTensor* t = export_dlpack(f, FramePart::Luma);
@@ -126,7 +127,7 @@ TEST_F(VkCudaFakeTest, TheFrameAndItsTensorKeepTheContextWhenTheCallersLastOneGo
   VkFrameProducer p(*vk, PixelFormat::NV12, 33, 17, VkFrameProducer::Target::Buffer);
   p.produce(4);
   const std::vector<std::byte> bytes = p.buffer()->buffer().download();
-  const std::size_t size = p.buffer()->layout().size;
+  const std::size_t size = p.buffer()->layout().buffer_bytes();
   rebaseline();
   ASSERT_EQ(fake.primary_context_refs(0), 1) << "the fixture's context is the caller's only one";
   const int resets = fake.context_resets(0);
@@ -191,16 +192,14 @@ TEST_F(VkCudaFakeTest, ReleaseFailuresAreLoggedNotThrown) {
   VkFrameBuffer fb(*vk, PixelFormat::P010, 16, 16);
   rebaseline();
   std::vector<std::string> logged;
-  std::mutex m;
-  auto old = set_log_sink([&](LogLevel, std::string_view s) {
-    std::lock_guard lock(m);
-    logged.emplace_back(s);
-  });
   {
-    Frame f = import_vk_frame(ctx, fb);
-    fake.fail("cuMemFree", abi::CUDA_ERROR_INVALID_VALUE, 0);
-  }  // destructor: cuMemFree fails (logged), the external memory is still destroyed
-  set_log_sink(old);
+    test::LogCapture log;
+    {
+      Frame f = import_vk_frame(ctx, fb);
+      fake.fail("cuMemFree", abi::CUDA_ERROR_INVALID_VALUE, 0);
+    }  // destructor: cuMemFree fails (logged), the external memory is still destroyed
+    logged = log.texts();
+  }
   fake.reset();
   ASSERT_EQ(logged.size(), 1u);
   EXPECT_NE(logged[0].find("cuMemFree"), std::string::npos) << logged[0];

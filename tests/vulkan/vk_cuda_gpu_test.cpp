@@ -42,7 +42,7 @@ TEST_F(VkCudaGpuTest, VulkanWrittenFrameReadByCudaMatches) {
       p.produce(17);  // complete on return (CPU fence)
       auto bytes = p.buffer()->buffer().download();
       Frame f = import_vk_frame(ctx, p);
-      std::vector<std::byte> seen(p.buffer()->layout().size);
+      std::vector<std::byte> seen(p.buffer()->layout().buffer_bytes());
       {
         cuda::ScopedContext current(ctx);
         HANDOFF_CU_CHECK(d.api().cuMemcpyDtoH(seen.data(), abi::CUdeviceptr(f.luma().data), seen.size()));

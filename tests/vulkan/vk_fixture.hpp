@@ -2,8 +2,9 @@
 // A Vulkan context with the validation layer on; any warning or error from the
 // layer (or the messenger) fails the test, including the leak reports the
 // layer makes when the device and instance are destroyed. Skips only where
-// there is no Vulkan device at all. Also: ScopedWaitLimit, and QueueHold (a
-// queue that moves on only when the test says so) for the bounded waits.
+// there is no Vulkan device at all. Also QueueHold (a queue that moves on only
+// when the test says so) for the bounded waits (with ScopedWaitLimit,
+// tests/support/wait_support.hpp).
 #include <gtest/gtest.h>
 
 #include <handoff/detail/vk_handles.hpp>
@@ -11,6 +12,9 @@
 #include <handoff/wait.hpp>
 
 #include <handoff/detail/vk_util.hpp>
+
+#include "debug_messages.hpp"
+#include "wait_support.hpp"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -26,30 +30,11 @@
 
 namespace handoff::test {
 
-// Collects messenger output; outlives the context so destruction-time
-// messages (object leaks) are seen too.
-struct MessageLog {
-  std::mutex mutex;
-  std::vector<VkValidationMessage> messages;
-  std::size_t count() {
-    std::lock_guard lock(mutex);
-    return messages.size();
-  }
-  void expect_none(const char* when) {
-    std::lock_guard lock(mutex);
-    for (const auto& m : messages)
-      ADD_FAILURE() << "Vulkan validation message (" << when << ") " << m.id << ": " << m.message;
-    messages.clear();
-  }
-};
-
-inline std::unique_ptr<VkContext> make_validated_context(std::shared_ptr<MessageLog> log,
-                                                         VkContextOptions options = {}) {
+// A context whose validation-layer messages go to `log`; the collector's sink
+// outlives the context, so destruction-time messages (object leaks) are seen too.
+inline std::unique_ptr<VkContext> make_validated_context(const DebugMessages& log, VkContextOptions options = {}) {
   options.validation = true;
-  options.on_message = [log](const VkValidationMessage& m) {
-    std::lock_guard lock(log->mutex);
-    log->messages.push_back(m);
-  };
+  options.on_message = log.vk_sink();
   return std::make_unique<VkContext>(std::move(options));
 }
 
@@ -95,22 +80,10 @@ class VkFixture : public ::testing::Test {
   }
   void TearDown() override {
     vk.reset();
-    log->expect_none("during the test or at device/instance destruction");
+    log.fail_on_any("Vulkan validation message during the test or at device/instance destruction");
   }
-  std::shared_ptr<MessageLog> log = std::make_shared<MessageLog>();
+  DebugMessages log;
   std::unique_ptr<VkContext> vk;
-};
-
-// handoff::set_wait_limit for one test; the previous limit comes back after it.
-class ScopedWaitLimit {
- public:
-  explicit ScopedWaitLimit(std::chrono::nanoseconds limit) : previous_(wait_limit()) { set_wait_limit(limit); }
-  ~ScopedWaitLimit() { set_wait_limit(previous_); }
-  ScopedWaitLimit(const ScopedWaitLimit&) = delete;
-  ScopedWaitLimit& operator=(const ScopedWaitLimit&) = delete;
-
- private:
-  std::chrono::nanoseconds previous_;
 };
 
 // Holds a context's queue: a batch (one empty command buffer) that waits for a

@@ -40,7 +40,7 @@ class VkGlTest : public GlWorkerFixture {
   }
   void TearDown() override {
     vk.reset();
-    log->expect_none("during the test or at device/instance destruction");
+    log.fail_on_any("Vulkan validation message during the test or at device/instance destruction");
     GlWorkerFixture::TearDown();
   }
 
@@ -66,7 +66,7 @@ class VkGlTest : public GlWorkerFixture {
   }
   static int open_fds() { return open_fd_count(); }
 
-  std::shared_ptr<MessageLog> log = std::make_shared<MessageLog>();
+  DebugMessages log;
   std::unique_ptr<VkContext> vk;
 };
 
@@ -165,9 +165,9 @@ TEST_F(VkGlTest, VulkanFrameBufferReadByGlAsAGlBufferFrame) {
     Frame f = gl.frame();
     EXPECT_EQ(f.memory, MemoryKind::GlBuffer);
     EXPECT_EQ(f.gl_buffer, gl.buffer());
-    EXPECT_EQ(f.chroma().offset, p.buffer()->layout().chroma_offset);
+    EXPECT_EQ(f.chroma().offset, p.buffer()->layout().planes[1].offset);
     EXPECT_TRUE(f.owner);
-    EXPECT_EQ(gl_read_buffer(gl.buffer(), p.buffer()->layout().size), p.buffer()->buffer().download());
+    EXPECT_EQ(gl_read_buffer(gl.buffer(), p.buffer()->layout().buffer_bytes()), p.buffer()->buffer().download());
   }
 }
 
@@ -351,15 +351,12 @@ TEST_F(VkGlTest, AThousandExportImportReleaseCyclesLeaveNothing) {
 
 TEST_F(VkGlTest, GlVkSourceProducesTheSceneIntoGlTextures) {
   if (!vk->info().storage_image_r8_rg8) GTEST_SKIP() << "no R8/RG8 storage images on " << vk->info().name;
-  auto src_log = std::make_shared<MessageLog>();
+  DebugMessages src_log;
   for (PixelFormat fmt : {PixelFormat::NV12, PixelFormat::P010}) {
     worker().run([&] {
       VkContextOptions o;
       o.validation = true;
-      o.on_message = [src_log](const VkValidationMessage& m) {
-        std::lock_guard lock(src_log->mutex);
-        src_log->messages.push_back(m);
-      };
+      o.on_message = src_log.vk_sink();
       GlVkSource src(fmt, 40, 30, {ColorMatrix::BT709, ColorRange::Limited}, o);
       EXPECT_EQ(src.sync(), gl_vk_sync(worker().info(), src.vulkan().info()));
       src.produce(4);
@@ -385,7 +382,7 @@ TEST_F(VkGlTest, GlVkSourceProducesTheSceneIntoGlTextures) {
       src.produce(5);
     });
   }
-  src_log->expect_none("GlVkSource's own context");
+  src_log.fail_on_any("Vulkan validation message in GlVkSource's own context");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 
 #include <numeric>
+#include <tuple>
 #include <random>
 
 #include "vk_fixture.hpp"
@@ -141,35 +142,45 @@ TEST_F(VkMemoryTest, ImageSizesBeyondTheLibraryOrTheDeviceAreRefusedBeforeAnythi
 }
 
 TEST(VkFrameLayout, SizesFollowTheLibrarysLargestFrameDimension) {
-  EXPECT_NO_THROW(VkFrameLayout::make(PixelFormat::NV12, kMaxFrameDimension, 2));
-  EXPECT_THROW(VkFrameLayout::make(PixelFormat::NV12, kMaxFrameDimension + 1, 2), UsageError);
-  EXPECT_THROW(VkFrameLayout::make(PixelFormat::P010, 2, kMaxFrameDimension + 1), UsageError);
-  EXPECT_THROW(VkFrameLayout::make(PixelFormat::P010, 0, 2), UsageError);
+  EXPECT_NO_THROW(vk_frame_layout(PixelFormat::NV12, kMaxFrameDimension, 2));
+  for (auto [w, h, field] : {std::tuple{kMaxFrameDimension + 1, 2u, "width"}, std::tuple{2u, kMaxFrameDimension + 1, "height"}}) {
+    try {
+      vk_frame_layout(PixelFormat::P010, w, h);
+      ADD_FAILURE() << w << "x" << h << " accepted";
+    } catch (const InvalidFrame& e) {
+      EXPECT_EQ(std::string(e.what()), std::string(field) + ": " + dimension_problem(field, kMaxFrameDimension + 1));
+    }
+  }
+  EXPECT_THROW(vk_frame_layout(PixelFormat::P010, 0, 2), InvalidFrame);
 }
 
 TEST(VkFrameLayout, PlanesShareAPitchOfWholeWordsAndSamples) {
   for (PixelFormat f : {PixelFormat::NV12, PixelFormat::P010}) {
     for (auto [w, h] : {std::pair{1920u, 1080u}, std::pair{33u, 17u}, std::pair{1u, 1u}}) {
-      auto l = VkFrameLayout::make(f, w, h);
-      std::size_t bps = bytes_per_sample(f);
-      EXPECT_EQ(l.pitch % 256, 0u);
-      EXPECT_GE(l.pitch, std::size_t(w) * bps);
-      EXPECT_GE(l.pitch, std::size_t(chroma_width(w)) * 2 * bps);
-      EXPECT_EQ(l.chroma_offset, l.pitch * h);
-      EXPECT_EQ(l.size, l.chroma_offset + l.pitch * chroma_height(h));
+      const FrameLayout l = vk_frame_layout(f, w, h);
+      const std::size_t bps = bytes_per_sample(f), pitch = l.planes[0].pitch;
+      EXPECT_EQ(pitch % 256, 0u);
+      EXPECT_EQ(l.planes[1].pitch, pitch);
+      EXPECT_GE(pitch, std::size_t(w) * bps);
+      EXPECT_GE(pitch, std::size_t(chroma_width(w)) * 2 * bps);
+      EXPECT_EQ(l.planes[0].buffer, 0u);
+      EXPECT_EQ(l.planes[1].buffer, 0u);
+      EXPECT_EQ(l.planes[1].offset, pitch * h);
+      EXPECT_EQ(l.buffer_bytes(), l.planes[1].offset + pitch * chroma_height(h));  // whole rows: the shader writes them
       Frame fr = l.describe(MemoryKind::Vulkan);
       EXPECT_EQ(fr.memory, MemoryKind::Vulkan);
-      EXPECT_EQ(fr.chroma().offset, l.chroma_offset);
+      EXPECT_EQ(fr.chroma().offset, l.planes[1].offset);
       EXPECT_EQ(fr.chroma().width, chroma_width(w));
       EXPECT_EQ(fr.chroma().height, chroma_height(h));
       EXPECT_EQ(fr.chroma().components, 2u);
-      std::vector<std::byte> host(l.size);
-      Frame hf = l.describe(MemoryKind::Host, host.data());
-      EXPECT_EQ(hf.chroma().data, host.data() + l.chroma_offset);
+      std::vector<std::byte> host(l.buffer_bytes());
+      Frame hf = l.describe(MemoryKind::Host, {host.data()});
+      EXPECT_EQ(hf.chroma().data, host.data() + l.planes[1].offset);
+      EXPECT_NO_THROW(validate(hf));
     }
   }
-  EXPECT_THROW(VkFrameLayout::make(PixelFormat::NV12, 0, 8), UsageError);
-  EXPECT_THROW(VkFrameLayout::make(PixelFormat::NV12, 8, 100000), UsageError);
+  EXPECT_THROW(vk_frame_layout(PixelFormat::NV12, 0, 8), UsageError);
+  EXPECT_THROW(vk_frame_layout(PixelFormat::NV12, 8, 100000), UsageError);
 }
 
 }  // namespace

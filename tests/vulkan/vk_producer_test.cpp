@@ -74,21 +74,21 @@ TEST_F(VkProducerTest, BufferTargetMatchesTheCpuScene) {
     ASSERT_NE(p.buffer(), nullptr);
     ASSERT_EQ(p.images(), nullptr);
     // Garbage first, so padding the shader fails to clear is seen.
-    std::vector<std::byte> junk(p.buffer()->layout().size, std::byte{0xcd});
+    std::vector<std::byte> junk(p.buffer()->layout().buffer_bytes(), std::byte{0xcd});
     p.buffer()->buffer().upload(junk);
     p.produce(k.frame);
     auto bytes = p.buffer()->buffer().download();
     const auto& l = p.buffer()->layout();
-    std::vector<std::byte> chroma(bytes.begin() + l.chroma_offset, bytes.end());
+    std::vector<std::byte> chroma(bytes.begin() + l.planes[1].offset, bytes.end());
     Checker c{{k.format, k.colorimetry, int(k.w), int(k.h), std::uint32_t(k.frame)}};
-    check_planes(c, bytes, l.pitch, chroma, l.pitch);
+    check_planes(c, bytes, l.planes[0].pitch, chroma, l.planes[0].pitch);
     EXPECT_EQ(c.far, 0);
     EXPECT_LE(c.off_by_one * 100, c.total) << "rounding differences stay rare";
     // Row padding is written as zeros.
     std::size_t bps = bytes_per_sample(k.format);
     for (std::size_t y = 0; y < k.h; ++y)
-      for (std::size_t b = k.w * bps; b < l.pitch; ++b)
-        ASSERT_EQ(bytes[y * l.pitch + b], std::byte{0}) << "luma padding row " << y << " byte " << b;
+      for (std::size_t b = k.w * bps; b < l.planes[0].pitch; ++b)
+        ASSERT_EQ(bytes[y * l.planes[0].pitch + b], std::byte{0}) << "luma padding row " << y << " byte " << b;
     Frame f = p.frame();
     EXPECT_EQ(f.memory, MemoryKind::Vulkan);
     EXPECT_EQ(f.index, k.frame);
@@ -116,10 +116,10 @@ TEST_F(VkProducerTest, ImagesTargetMatchesTheCpuSceneAndTheBuffer) {
     auto bytes = pb.buffer()->buffer().download();
     const auto& l = pb.buffer()->layout();
     for (std::size_t y = 0; y < k.h; ++y)
-      ASSERT_EQ(0, std::memcmp(luma.data() + y * k.w * bps, bytes.data() + y * l.pitch, k.w * bps)) << y;
+      ASSERT_EQ(0, std::memcmp(luma.data() + y * k.w * bps, bytes.data() + y * l.planes[0].pitch, k.w * bps)) << y;
     std::size_t crow = chroma_width(k.w) * 2 * bps;
     for (std::size_t y = 0; y < chroma_height(k.h); ++y)
-      ASSERT_EQ(0, std::memcmp(chroma.data() + y * crow, bytes.data() + l.chroma_offset + y * l.pitch, crow))
+      ASSERT_EQ(0, std::memcmp(chroma.data() + y * crow, bytes.data() + l.planes[1].offset + y * l.planes[0].pitch, crow))
           << y;
   }
 }
@@ -145,8 +145,8 @@ TEST_F(VkProducerTest, SplitSubmitAndWait) {
   p.wait();  // no-op
   auto bytes = p.buffer()->buffer().download();
   Checker c{{PixelFormat::P010, {}, 64, 64, 2}};
-  std::vector<std::byte> chroma(bytes.begin() + p.buffer()->layout().chroma_offset, bytes.end());
-  check_planes(c, bytes, p.buffer()->layout().pitch, chroma, p.buffer()->layout().pitch);
+  std::vector<std::byte> chroma(bytes.begin() + p.buffer()->layout().planes[1].offset, bytes.end());
+  check_planes(c, bytes, p.buffer()->layout().planes[0].pitch, chroma, p.buffer()->layout().planes[0].pitch);
   EXPECT_EQ(c.far, 0);
 }
 

@@ -133,29 +133,14 @@ class CudaGlBuffer {
   std::shared_ptr<detail::CudaGlRegistration> reg_;
 };
 
-// Where a frame's planes sit in a Mapping: luma in range `luma_range`, chroma
-// in `chroma_range` (two buffers: 0 and 1; one buffer holding both: 0 and 0,
-// with offsets).
-struct FrameLayout {
-  PixelFormat format = PixelFormat::NV12;
-  std::uint32_t width = 0, height = 0;
-  std::size_t luma_pitch = 0, chroma_pitch = 0;  // bytes; 0 = packed rows
-  std::size_t luma_offset = 0, chroma_offset = 0;
-  std::size_t luma_range = 0, chroma_range = 1;
-  Colorimetry colorimetry{};
-
-  // Packed rows, luma then chroma in two buffers.
-  static FrameLayout packed(PixelFormat f, std::uint32_t w, std::uint32_t h);
-  std::size_t luma_pitch_or_packed() const;
-  std::size_t chroma_pitch_or_packed() const;
-  std::size_t luma_bytes() const;    // pitch * height
-  std::size_t chroma_bytes() const;  // pitch * ceil(height / 2)
-};
-
-// A Frame describing the mapped planes; its `owner` holds the mapping (the
-// buffers are unmapped when the last copy of the frame goes). Throws
-// UsageError naming the field when the layout does not fit the mapping
-// (sizes, pitches below the packed row, bad dimensions, a missing range).
+// A Frame describing the mapped planes of `layout` (frame.hpp): each plane in
+// mapped range `layout.planes[i].buffer` at its offset (two buffers: 0 and 1,
+// FrameLayout::packed; one buffer holding both: 0 and 0, FrameLayout::contiguous).
+// Its `owner` holds the mapping (the buffers are unmapped when the last copy of
+// the frame goes). Throws UsageError for an empty or unmapped mapping, a range
+// that is not in it or a plane that does not fit its range; InvalidFrame (a
+// UsageError) naming the field for anything validate() refuses (dimensions
+// above kMaxFrameDimension, pitches below the packed row, ...).
 Frame make_frame(std::shared_ptr<Mapping> mapping, const FrameLayout& layout);
 
 }  // namespace handoff

@@ -8,12 +8,17 @@
 // a host allocation). Copying a Frame shares the owner. Frames are immutable
 // values and may be passed between threads freely.
 //
-// See also: frame_validate.hpp (layout math, validate()), host_frame.hpp
-// (pitched host frames), dlpack.hpp (DLPack export / import).
+// FrameLayout says where a frame's planes sit in one or two buffers; every
+// frame handoff makes (mapped GL buffers, Vulkan buffers, host frames, the
+// viewer's rings) is described through it.
+//
+// See also: frame_validate.hpp (validate()), host_frame.hpp (pitched host
+// frames), dlpack.hpp (DLPack export / import).
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -75,9 +80,106 @@ constexpr std::size_t bytes_per_sample(PixelFormat f) { return f == PixelFormat:
 constexpr std::uint32_t chroma_width(std::uint32_t w) { return (w + 1) / 2; }
 constexpr std::uint32_t chroma_height(std::uint32_t h) { return (h + 1) / 2; }
 
+// The largest width or height of a frame anywhere in handoff: frames, layouts,
+// DLPack imports, Vulkan frame memory and the viewer's file readers all refuse
+// more with the same message (validate_dimensions, frame_validate.hpp). It also
+// keeps every size product below in 64-bit range. A display may show less: the
+// viewer names its GL's GL_MAX_TEXTURE_SIZE when a frame exceeds that.
+inline constexpr std::uint32_t kMaxFrameDimension = 32768;
+
+// The packed shape of one plane (0 = luma, 1 = chroma).
+struct PlaneLayout {
+  std::uint32_t width = 0;       // samples per row per component group
+  std::uint32_t height = 0;      // rows
+  std::uint32_t components = 1;  // 1 (luma) or 2 (chroma U, V)
+  std::size_t sample_bytes = 1;  // 1 (NV12) or 2 (P010)
+  std::size_t row_bytes = 0;     // width * components * sample_bytes: the packed row
+};
+
+// The packed layout of `plane` for a frame of `format`, `width` x `height`.
+// Throws InvalidFrame for bad dimensions or a plane index other than 0 / 1.
+PlaneLayout plane_layout(PixelFormat format, std::uint32_t width, std::uint32_t height, int plane);
+
+// Where one plane sits: in buffer `buffer` (0 or 1), first row at byte
+// `offset`, rows `pitch` bytes apart (0: the packed row).
+struct PlanePlacement {
+  std::size_t pitch = 0;
+  std::size_t offset = 0;
+  std::size_t buffer = 0;
+  bool operator==(const PlanePlacement&) const = default;
+};
+
+// Where an NV12 / P010 frame's planes sit in one or two buffers (GL buffers,
+// mapped ranges, Vulkan or host allocations): the one planar-layout type.
+// CudaGlBuffer's make_frame reads it, VkFrameBuffer allocates by it, host
+// frames and the viewer's rings are built from it. A plain value; no checks
+// until describe()d and validated.
+struct FrameLayout {
+  PixelFormat format = PixelFormat::NV12;
+  std::uint32_t width = 0, height = 0;
+  Colorimetry colorimetry{};
+  std::array<PlanePlacement, 2> planes{PlanePlacement{0, 0, 0}, PlanePlacement{0, 0, 1}};  // luma, chroma
+
+  // Two buffers, packed rows: luma in buffer 0, chroma in buffer 1, both at
+  // offset 0. Never throws: bad dimensions surface where the layout is used.
+  static FrameLayout packed(PixelFormat format, std::uint32_t width, std::uint32_t height);
+  // One buffer: luma rows, then chroma rows starting at the luma rows' end
+  // rounded up to `alignment`. Each plane's pitch is its packed row rounded up
+  // to `alignment`; with `shared_pitch` both planes take the larger pitch (for
+  // code that addresses both with one stride). Throws InvalidFrame for bad
+  // dimensions, UsageError for an alignment that is not a power of two in 1..4096.
+  static FrameLayout contiguous(PixelFormat format, std::uint32_t width, std::uint32_t height,
+                                std::size_t alignment = 256, bool shared_pitch = false);
+
+  PlaneLayout plane(int i) const;     // the packed shape of plane i (plane_layout)
+  std::size_t pitch(int i) const;     // planes[i].pitch, or the packed row when that is 0
+  // Bytes plane i spans from its first sample to just past its last one:
+  // pitch * (rows - 1) + the packed row (what a frame touches).
+  std::size_t span(int i) const;
+  // Bytes buffer `buffer` must hold: the largest offset + pitch * rows of its
+  // planes (whole rows: a writer may fill a row's padding).
+  std::size_t buffer_bytes(std::size_t buffer = 0) const;
+
+  // A Frame with this layout in `memory`. Host / Cuda: each plane's data is
+  // bases[its buffer] + its offset; GlBuffer / Vulkan: offsets only (the
+  // caller sets gl_buffer, device, cuda_context and owner as the memory kind
+  // needs). Not validated here: validate() the result (frame_validate.hpp).
+  Frame describe(MemoryKind memory, std::array<void*, 2> bases = {}) const;
+};
+
+// Names of the enums above, one spelling each: "nv12" / "p010", "bt601" /
+// "bt709" / "bt2020", "limited" / "full", "left" / "center" / "topleft".
+// Thread safety: all of these are pure and may be called from any thread.
 std::string_view to_string(PixelFormat);
 std::string_view to_string(ColorMatrix);
 std::string_view to_string(ColorRange);
 std::string_view to_string(ChromaSiting);
+
+// The value to_string spells `text` as, in any letter case ("NV12" is nv12);
+// E is PixelFormat, ColorMatrix, ColorRange or ChromaSiting. Throws UsageError
+// naming the kind, the text and every accepted spelling:
+//   pixel format 'yuv420p' is not one of nv12, p010
+template <typename E>
+E from_string(std::string_view text);
+// As from_string, std::nullopt where from_string would throw.
+template <typename E>
+std::optional<E> try_from_string(std::string_view text);
+// The accepted spellings of E in to_string's order, joined by `separator`
+// (command-line help: spellings<PixelFormat>(" | ") is "nv12 | p010").
+template <typename E>
+std::string spellings(std::string_view separator = ", ");
+
+template <> PixelFormat from_string<PixelFormat>(std::string_view);
+template <> ColorMatrix from_string<ColorMatrix>(std::string_view);
+template <> ColorRange from_string<ColorRange>(std::string_view);
+template <> ChromaSiting from_string<ChromaSiting>(std::string_view);
+template <> std::optional<PixelFormat> try_from_string<PixelFormat>(std::string_view);
+template <> std::optional<ColorMatrix> try_from_string<ColorMatrix>(std::string_view);
+template <> std::optional<ColorRange> try_from_string<ColorRange>(std::string_view);
+template <> std::optional<ChromaSiting> try_from_string<ChromaSiting>(std::string_view);
+template <> std::string spellings<PixelFormat>(std::string_view);
+template <> std::string spellings<ColorMatrix>(std::string_view);
+template <> std::string spellings<ColorRange>(std::string_view);
+template <> std::string spellings<ChromaSiting>(std::string_view);
 
 }  // namespace handoff

@@ -16,10 +16,6 @@
 
 namespace handoff {
 
-// Largest width or height handoff accepts (frames beyond 8K are refused as
-// "over-large"; it also keeps every product below in 64-bit range).
-inline constexpr std::uint32_t kMaxFrameDimension = 32768;
-
 // A frame that breaks the layout rules. `field()` names the offending field
 // ("width", "planes[1].pitch", "luma.strides", ...); what() says the values.
 class InvalidFrame : public UsageError {
@@ -32,25 +28,18 @@ class InvalidFrame : public UsageError {
   std::string field_;
 };
 
-// The packed shape of one plane (0 = luma, 1 = chroma).
-struct PlaneLayout {
-  std::uint32_t width = 0;       // samples per row per component group
-  std::uint32_t height = 0;      // rows
-  std::uint32_t components = 1;  // 1 (luma) or 2 (chroma U, V)
-  std::size_t sample_bytes = 1;  // 1 (NV12) or 2 (P010)
-  std::size_t row_bytes = 0;     // width * components * sample_bytes: the packed row
-};
-
 // "luma" / "chroma".
 std::string_view plane_name(int plane) noexcept;
 
 // Checks width and height (not 0, not above kMaxFrameDimension); throws
-// InvalidFrame naming "width" or "height".
+// InvalidFrame naming "width" or "height", its what() the field and
+// dimension_problem's text ("width: width 32769 exceeds the maximum 32768").
 void validate_dimensions(std::uint32_t width, std::uint32_t height);
 
-// The packed layout of `plane` for a frame of `format`, `width` x `height`.
-// Throws InvalidFrame for bad dimensions or a plane index other than 0 / 1.
-PlaneLayout plane_layout(PixelFormat format, std::uint32_t width, std::uint32_t height, int plane);
+// The one description of a bad frame dimension, for every path that refuses
+// one ("width 32769 exceeds the maximum 32768", "height is 0"); empty when
+// `value` is in 1..kMaxFrameDimension. `name` says which dimension.
+std::string dimension_problem(std::string_view name, std::uint64_t value);
 
 // Bytes a plane spans from its first sample to just past its last one:
 // pitch * (rows - 1) + row_bytes. Throws InvalidFrame on overflow.

@@ -25,6 +25,14 @@ struct HostFrameOptions {
 Frame allocate_host_frame(PixelFormat format, std::uint32_t width, std::uint32_t height,
                           const HostFrameOptions& options = {});
 
+// A Frame describing host planes someone else owns (owner empty: keep the
+// memory alive while the Frame is used): luma rows of `width` samples,
+// interleaved chroma rows of chroma_width(width) pairs. Checks nothing
+// (validate() does). Thread safety: any thread.
+Frame host_planes_frame(PixelFormat format, std::uint32_t width, std::uint32_t height, void* luma,
+                        std::size_t luma_pitch, void* chroma, std::size_t chroma_pitch,
+                        const Colorimetry& colorimetry = {});
+
 // True when luma and chroma share one pitch and chroma starts right after the
 // last luma row, with an even width (so chroma rows are exactly one luma row
 // long): the frame is then one (H + ceil(H/2)) x W array of samples.

@@ -9,7 +9,7 @@
 // descriptor referencing the same allocation.
 //
 // Core: VkExportableBuffer, VkExportableImage, ExportedMemory.
-// Frames: VkFrameLayout, VkFrameBuffer (both planes in one buffer),
+// Frames: vk_frame_layout, VkFrameBuffer (both planes in one buffer),
 //         VkFrameImages (luma R8/R16 + chroma RG8/RG16 images).
 #include <vulkan/vulkan.h>
 
@@ -123,22 +123,13 @@ class VkExportableImage {
   detail::UniqueVkImageView view_;
 };
 
-// Where the planes of an NV12 / P010 frame sit in one buffer: luma rows, then
+// The layout of a VkFrameBuffer (frame.hpp's FrameLayout): luma rows, then
 // chroma rows, both with the same pitch (a multiple of 256 bytes, so it is a
-// whole number of samples and a whole number of 32-bit words).
-struct VkFrameLayout {
-  PixelFormat format = PixelFormat::NV12;
-  std::uint32_t width = 0, height = 0;
-  std::size_t pitch = 0;          // bytes per row, both planes
-  std::size_t chroma_offset = 0;  // = pitch * height
-  std::size_t size = 0;           // = chroma_offset + pitch * chroma_height
-
-  // Throws UsageError (naming the size) for a width or height of 0 or above kMaxFrameDimension.
-  static VkFrameLayout make(PixelFormat format, std::uint32_t width, std::uint32_t height);
-  // A Frame describing this layout with `memory` and per-plane data/offset filled
-  // from `base` (Host/Cuda: base pointer; Vulkan/GlBuffer: offsets only).
-  Frame describe(MemoryKind memory, void* base = nullptr) const;
-};
+// whole number of samples and a whole number of 32-bit words), chroma at
+// pitch * height, everything in buffer 0. Throws InvalidFrame (a UsageError)
+// naming the dimension for a width or height of 0 or above kMaxFrameDimension.
+FrameLayout vk_frame_layout(PixelFormat format, std::uint32_t width, std::uint32_t height);
+using VkFrameLayout = FrameLayout;  // the name before FrameLayout was the one layout type
 
 // An NV12 / P010 frame in one exportable buffer (both planes; the layout CUDA
 // maps as one range). Ownership and thread safety: as VkExportableBuffer.
@@ -146,14 +137,14 @@ class VkFrameBuffer {
  public:
   VkFrameBuffer(VkContext& ctx, PixelFormat format, std::uint32_t width, std::uint32_t height,
                 VkHandleType type = VkHandleType::OpaqueFd);
-  const VkFrameLayout& layout() const noexcept { return layout_; }
+  const FrameLayout& layout() const noexcept { return layout_; }
   VkExportableBuffer& buffer() noexcept { return buffer_; }
   const VkExportableBuffer& buffer() const noexcept { return buffer_; }
   // MemoryKind::Vulkan description (plane offsets inside the buffer).
-  Frame frame() const { return layout_.describe(MemoryKind::Vulkan); }
+  Frame frame() const;
 
  private:
-  VkFrameLayout layout_;
+  FrameLayout layout_;
   VkExportableBuffer buffer_;
 };
 

@@ -72,11 +72,10 @@ Frame describe(const DLTensor& luma, const DLTensor& chroma, const ImportOptions
 
   // Shape: luma gives the frame size, chroma must match it.
   const std::int64_t h = luma.shape[0], w = luma.shape[1];
-  for (std::int64_t v : {h, w}) {
-    if (v <= 0 || v > std::int64_t(kMaxFrameDimension)) {
-      throw InvalidFrame("luma.shape", "shape " + tuple(luma.shape, 2) + " has a dimension outside 1.." +
-                                           std::to_string(kMaxFrameDimension));
-    }
+  for (auto [name, v] : {std::pair{"height", h}, std::pair{"width", w}}) {
+    if (v < 0) throw InvalidFrame("luma.shape", "shape " + tuple(luma.shape, 2) + ": " + name + " is negative");
+    if (std::string problem = dimension_problem(name, std::uint64_t(v)); !problem.empty())
+      throw InvalidFrame("luma.shape", "shape " + tuple(luma.shape, 2) + ": " + problem);
   }
   const auto width = std::uint32_t(w), height = std::uint32_t(h);
   const std::int64_t want_chroma[3] = {chroma_height(height), chroma_width(width), 2};

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 namespace handoff {
 
@@ -33,16 +34,18 @@ std::string_view plane_name(int plane) noexcept {
   return "plane?";
 }
 
+std::string dimension_problem(std::string_view name, std::uint64_t value) {
+  if (value == 0) return std::string(name) + " is 0";
+  if (value > kMaxFrameDimension)
+    return std::string(name) + " " + std::to_string(value) + " exceeds the maximum " +
+           std::to_string(kMaxFrameDimension);
+  return {};
+}
+
 void validate_dimensions(std::uint32_t width, std::uint32_t height) {
-  auto check = [](const char* name, std::uint32_t v) {
-    if (v == 0) throw InvalidFrame(name, std::string(name) + " is 0");
-    if (v > kMaxFrameDimension) {
-      throw InvalidFrame(name, std::string(name) + " " + std::to_string(v) + " exceeds the maximum " +
-                                   std::to_string(kMaxFrameDimension));
-    }
-  };
-  check("width", width);
-  check("height", height);
+  for (auto [name, v] : {std::pair{"width", width}, std::pair{"height", height}}) {
+    if (std::string problem = dimension_problem(name, v); !problem.empty()) throw InvalidFrame(name, problem);
+  }
 }
 
 PlaneLayout plane_layout(PixelFormat format, std::uint32_t width, std::uint32_t height, int plane) {

@@ -40,37 +40,37 @@ struct HostAllocation {
   detail::LiveFrameToken token;
 };
 
-std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
-
 }  // namespace
 
 Frame allocate_host_frame(PixelFormat format, std::uint32_t width, std::uint32_t height,
                           const HostFrameOptions& options) {
   const PlaneLayout luma = plane_layout(format, width, height, 0);
-  const PlaneLayout chroma = plane_layout(format, width, height, 1);
   const std::size_t a = options.alignment;
   if (a == 0 || (a & (a - 1)) != 0 || a < luma.sample_bytes || a > 4096) {
     throw UsageError("allocate_host_frame: alignment " + std::to_string(a) +
                      " must be a power of two between the sample size (" + std::to_string(luma.sample_bytes) +
                      ") and 4096");
   }
-  // Both row sizes are below 2^17 and heights below 2^16: no overflow here.
-  const std::size_t pitch = align_up(std::max(luma.row_bytes, chroma.row_bytes), a);
-  const std::size_t luma_bytes = pitch * luma.height;
-  const std::size_t total = luma_bytes + pitch * chroma.height;
-  auto storage = std::make_shared<HostAllocation>(total, a);
+  FrameLayout layout = FrameLayout::contiguous(format, width, height, a, /*shared_pitch=*/true);
+  layout.colorimetry = options.colorimetry;
+  auto storage = std::make_shared<HostAllocation>(layout.buffer_bytes(), a);
+  Frame f = layout.describe(MemoryKind::Host, {storage->data});
+  f.owner = std::move(storage);
+  validate(f);
+  return f;
+}
 
+Frame host_planes_frame(PixelFormat format, std::uint32_t width, std::uint32_t height, void* luma,
+                        std::size_t luma_pitch, void* chroma, std::size_t chroma_pitch, const Colorimetry& c) {
   Frame f;
   f.format = format;
   f.width = width;
   f.height = height;
-  f.colorimetry = options.colorimetry;
+  f.colorimetry = c;
   f.memory = MemoryKind::Host;
   f.device = -1;
-  f.planes[0] = Plane{storage->data, 0, pitch, luma.width, luma.height, 1};
-  f.planes[1] = Plane{storage->data + luma_bytes, 0, pitch, chroma.width, chroma.height, 2};
-  f.owner = std::move(storage);
-  validate(f);
+  f.planes[0] = Plane{luma, 0, luma_pitch, width, height, 1};
+  f.planes[1] = Plane{chroma, 0, chroma_pitch, chroma_width(width), chroma_height(height), 2};
   return f;
 }
 

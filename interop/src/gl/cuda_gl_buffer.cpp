@@ -9,6 +9,7 @@
 #include <handoff/cuda_abi.hpp>
 #include <handoff/cuda_gl_buffer.hpp>
 #include <handoff/detail/cuda_handles.hpp>
+#include <handoff/frame_validate.hpp>
 #include <handoff/gl_check.hpp>
 #include <handoff/log.hpp>
 
@@ -413,68 +414,28 @@ void Mapping::unmap() {
 }
 
 // --- frames -----------------------------------------------------------------------
-FrameLayout FrameLayout::packed(PixelFormat f, std::uint32_t w, std::uint32_t h) {
-  FrameLayout l;
-  l.format = f;
-  l.width = w;
-  l.height = h;
-  l.luma_pitch = l.luma_pitch_or_packed();
-  l.chroma_pitch = l.chroma_pitch_or_packed();
-  return l;
-}
-
-std::size_t FrameLayout::luma_pitch_or_packed() const {
-  return luma_pitch ? luma_pitch : std::size_t(width) * bytes_per_sample(format);
-}
-std::size_t FrameLayout::chroma_pitch_or_packed() const {
-  return chroma_pitch ? chroma_pitch : std::size_t(chroma_width(width)) * 2 * bytes_per_sample(format);
-}
-std::size_t FrameLayout::luma_bytes() const { return luma_pitch_or_packed() * height; }
-std::size_t FrameLayout::chroma_bytes() const { return chroma_pitch_or_packed() * chroma_height(height); }
-
 Frame make_frame(std::shared_ptr<Mapping> mapping, const FrameLayout& l) {
   if (!mapping || !*mapping) throw UsageError("make_frame: the mapping is empty or unmapped");
-  constexpr std::uint32_t kMaxDim = 1u << 16;
-  if (l.width == 0 || l.height == 0 || l.width > kMaxDim || l.height > kMaxDim)
-    throw UsageError("make_frame: width x height " + std::to_string(l.width) + " x " + std::to_string(l.height) +
-                     " is outside [1, 65536]");
-  const std::size_t bps = bytes_per_sample(l.format);
-  const std::size_t luma_row = std::size_t(l.width) * bps;
-  const std::size_t chroma_row = std::size_t(chroma_width(l.width)) * 2 * bps;
-  const std::size_t lp = l.luma_pitch_or_packed(), cp = l.chroma_pitch_or_packed();
-  if (lp < luma_row)
-    throw UsageError("make_frame: luma_pitch " + std::to_string(lp) + " is below the packed row of " +
-                     std::to_string(luma_row) + " bytes");
-  if (cp < chroma_row)
-    throw UsageError("make_frame: chroma_pitch " + std::to_string(cp) + " is below the packed row of " +
-                     std::to_string(chroma_row) + " bytes");
-  auto plane_fits = [&](const char* which, std::size_t range, std::size_t offset, std::size_t pitch,
-                        std::size_t rows, std::size_t row) -> const MappedRange& {
-    if (range >= mapping->count())
-      throw UsageError(std::string("make_frame: ") + which + "_range " + std::to_string(range) +
-                       " is not in the mapping (" + std::to_string(mapping->count()) + " ranges)");
-    const MappedRange& r = (*mapping)[range];
-    const std::size_t need = pitch * (rows - 1) + row;
-    if (offset > r.size || need > r.size - offset)
-      throw UsageError(std::string("make_frame: the ") + which + " plane (offset " + std::to_string(offset) +
-                       ", " + std::to_string(need) + " bytes) does not fit mapped range " + std::to_string(range) +
-                       " of " + std::to_string(r.size) + " bytes");
-    return r;
-  };
-  const MappedRange& lr = plane_fits("luma", l.luma_range, l.luma_offset, lp, l.height, luma_row);
-  const MappedRange& cr = plane_fits("chroma", l.chroma_range, l.chroma_offset, cp, chroma_height(l.height),
-                                     chroma_row);
-  Frame f;
-  f.format = l.format;
-  f.width = l.width;
-  f.height = l.height;
-  f.colorimetry = l.colorimetry;
-  f.memory = lr.memory;
-  f.device = lr.device;
-  f.cuda_context = lr.cuda_context;
-  f.planes[0] = Plane{static_cast<std::byte*>(lr.data) + l.luma_offset, 0, lp, l.width, l.height, 1};
-  f.planes[1] = Plane{static_cast<std::byte*>(cr.data) + l.chroma_offset, 0, cp, chroma_width(l.width),
-                      chroma_height(l.height), 2};
+  const MappedRange* ranges[2] = {};
+  for (int i = 0; i < 2; ++i) {
+    const std::size_t r = l.planes[std::size_t(i)].buffer;
+    if (r >= mapping->count())
+      throw UsageError(std::string("make_frame: the ") + std::string(plane_name(i)) + " plane's buffer " +
+                       std::to_string(r) + " is not in the mapping (" + std::to_string(mapping->count()) +
+                       " ranges)");
+    ranges[i] = &(*mapping)[r];
+  }
+  Frame f = l.describe(ranges[0]->memory, {(*mapping)[0].data, mapping->count() > 1 ? (*mapping)[1].data : nullptr});
+  f.device = ranges[0]->device;
+  f.cuda_context = ranges[0]->cuda_context;
+  validate(f);  // dimensions, pitches, overflow: InvalidFrame naming the field
+  for (int i = 0; i < 2; ++i) {
+    const std::size_t offset = l.planes[std::size_t(i)].offset, need = l.span(i), size = ranges[i]->size;
+    if (offset > size || need > size - offset)
+      throw UsageError(std::string("make_frame: the ") + std::string(plane_name(i)) + " plane (offset " +
+                       std::to_string(offset) + ", " + std::to_string(need) + " bytes) does not fit mapped range " +
+                       std::to_string(l.planes[std::size_t(i)].buffer) + " of " + std::to_string(size) + " bytes");
+  }
   f.owner = std::move(mapping);
   return f;
 }

@@ -75,8 +75,8 @@ Frame import_vk_frame(const cuda::PrimaryContext& ctx, const VkFrameBuffer& buff
   ExportedMemory exported = buffer.buffer().export_memory();
   // One mapping covering both planes; the planes are offsets into it (the
   // driver's documented advice over one mapping per plane).
-  auto import = std::make_shared<CudaVkMemory>(ctx, exported, 0, buffer.layout().size);
-  Frame f = buffer.layout().describe(MemoryKind::Cuda, reinterpret_cast<void*>(import->device_pointer()));
+  auto import = std::make_shared<CudaVkMemory>(ctx, exported, 0, buffer.layout().buffer_bytes());
+  Frame f = buffer.layout().describe(MemoryKind::Cuda, {reinterpret_cast<void*>(import->device_pointer())});
   f.device = import->device();
   f.cuda_context = import->context();
   f.owner = import;  // the import and its context live as long as the frame

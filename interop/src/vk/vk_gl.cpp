@@ -241,7 +241,7 @@ struct GlVkImports {
 struct GlVkFrameState {
   std::shared_ptr<WorkerCore> core;
   unsigned luma = 0, chroma = 0, buffer = 0;  // deleted by `resource`'s release, on the worker
-  std::optional<VkFrameLayout> layout;
+  std::optional<FrameLayout> layout;
   UniqueWorkerResource resource;
 };
 

@@ -294,9 +294,7 @@ std::size_t VkExportableImage::texel_size() const noexcept { return format_texel
 VkExportableImage::VkExportableImage(VkContext& ctx, std::uint32_t width, std::uint32_t height,
                                      VkFormat format, VkHandleType type)
     : ctx_(&ctx), type_(type), width_(width), height_(height), format_(format) {
-  if (width == 0 || height == 0 || width > kMaxFrameDimension || height > kMaxFrameDimension)
-    throw UsageError("VkExportableImage: size " + std::to_string(width) + "x" + std::to_string(height) +
-                     " is outside 1.." + std::to_string(kMaxFrameDimension));
+  validate_dimensions(width, height);  // InvalidFrame, as for every frame
   if (format_texel_size(format) == 0)
     throw UsageError("VkExportableImage: format " + std::to_string(int(format)) +
                      " is not one of R8, RG8, RGBA8, R16, RG16 (UNORM)");
@@ -398,49 +396,15 @@ std::vector<std::byte> VkExportableImage::download() const {
 
 // --- frames ----------------------------------------------------------------------
 
-VkFrameLayout VkFrameLayout::make(PixelFormat format, std::uint32_t width, std::uint32_t height) {
-  if (width == 0 || height == 0 || width > kMaxFrameDimension || height > kMaxFrameDimension)
-    throw UsageError("VkFrameLayout: frame size " + std::to_string(width) + "x" + std::to_string(height) +
-                     " is outside 1.." + std::to_string(kMaxFrameDimension));
-  VkFrameLayout l;
-  l.format = format;
-  l.width = width;
-  l.height = height;
-  std::size_t bps = bytes_per_sample(format);
-  std::size_t luma_row = std::size_t(width) * bps;
-  std::size_t chroma_row = std::size_t(chroma_width(width)) * 2 * bps;  // >= luma_row
-  l.pitch = vk::align_up(std::max(luma_row, chroma_row), 256);
-  l.chroma_offset = l.pitch * height;
-  l.size = l.chroma_offset + l.pitch * chroma_height(height);
-  return l;
+FrameLayout vk_frame_layout(PixelFormat format, std::uint32_t width, std::uint32_t height) {
+  return FrameLayout::contiguous(format, width, height, 256, /*shared_pitch=*/true);
 }
 
-Frame VkFrameLayout::describe(MemoryKind memory, void* base) const {
-  Frame f;
-  f.format = format;
-  f.width = width;
-  f.height = height;
-  f.memory = memory;
-  f.planes[0].offset = 0;
-  f.planes[0].pitch = pitch;
-  f.planes[0].width = width;
-  f.planes[0].height = height;
-  f.planes[0].components = 1;
-  f.planes[1].offset = chroma_offset;
-  f.planes[1].pitch = pitch;
-  f.planes[1].width = chroma_width(width);
-  f.planes[1].height = chroma_height(height);
-  f.planes[1].components = 2;
-  if (base) {
-    f.planes[0].data = base;
-    f.planes[1].data = static_cast<std::byte*>(base) + chroma_offset;
-  }
-  return f;
-}
+Frame VkFrameBuffer::frame() const { return layout_.describe(MemoryKind::Vulkan); }
 
 VkFrameBuffer::VkFrameBuffer(VkContext& ctx, PixelFormat format, std::uint32_t width, std::uint32_t height,
                              VkHandleType type)
-    : layout_(VkFrameLayout::make(format, width, height)), buffer_(ctx, layout_.size, type) {}
+    : layout_(vk_frame_layout(format, width, height)), buffer_(ctx, layout_.buffer_bytes(), type) {}
 
 VkFrameImages::VkFrameImages(VkContext& ctx, PixelFormat format, std::uint32_t width, std::uint32_t height,
                              VkHandleType type)

@@ -251,8 +251,8 @@ void VkFrameProducer::submit(std::int64_t index, VkSemaphore signal) {
   auto k = luma_coefficients(colorimetry_.matrix);
   PushConstants pc{width_,
                    height_,
-                   g.buffer ? std::uint32_t(g.buffer->layout().pitch) : 0u,
-                   g.buffer ? std::uint32_t(g.buffer->layout().chroma_offset) : 0u,
+                   g.buffer ? std::uint32_t(g.buffer->layout().planes[0].pitch) : 0u,
+                   g.buffer ? std::uint32_t(g.buffer->layout().planes[1].offset) : 0u,
                    std::uint32_t(std::uint64_t(index)),
                    format_ == PixelFormat::P010 ? 1u : 0u,
                    colorimetry_.range == ColorRange::Full ? 1u : 0u,
@@ -260,7 +260,7 @@ void VkFrameProducer::submit(std::int64_t index, VkSemaphore signal) {
                    k.kb};
   vkCmdPushConstants(cb, g.pipeline_layout.get(), VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
   if (g.buffer) {
-    std::uint32_t words = std::uint32_t(g.buffer->layout().pitch / 4);
+    std::uint32_t words = std::uint32_t(g.buffer->layout().planes[0].pitch / 4);
     std::uint32_t rows = height_ + chroma_height(height_);
     vkCmdDispatch(cb, (words + 63) / 64, rows, 1);
   } else {
@@ -303,12 +303,7 @@ Frame VkFrameProducer::frame() const {
   if (gpu_->buffer) {
     f = gpu_->buffer->frame();
   } else {
-    f = VkFrameLayout::make(format_, width_, height_).describe(MemoryKind::Vulkan);
-    std::size_t bps = bytes_per_sample(format_);
-    f.planes[0].offset = 0;
-    f.planes[0].pitch = std::size_t(width_) * bps;
-    f.planes[1].offset = 0;
-    f.planes[1].pitch = std::size_t(chroma_width(width_)) * 2 * bps;
+    f = FrameLayout::packed(format_, width_, height_).describe(MemoryKind::Vulkan);  // one image per plane
   }
   f.colorimetry = colorimetry_;
   f.index = last_index_;
