@@ -1,5 +1,5 @@
 # Test support shared by every tier; included once by tests/CMakeLists.txt.
-#   HANDOFF_TEST_SUPPORT_DIR   tests/support (gl_fixture.hpp and friends)
+#   HANDOFF_TEST_SUPPORT_DIR   tests/support (tsan.supp; the headers come with handoff_test_support)
 #   handoff_tsan_env(<var> [SUPPRESSIONS <file>...])
 set(HANDOFF_TEST_SUPPORT_DIR ${PROJECT_SOURCE_DIR}/tests/support)
 
