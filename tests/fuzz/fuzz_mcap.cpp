@@ -4,7 +4,7 @@
 #include <handoff/viewer/error.hpp>
 #include <handoff/viewer/mcap.hpp>
 #include <handoff/viewer/recording.hpp>
-#include <handoff/viewer/y4m_reader.hpp>  // kMaxDimension
+#include <handoff/frame.hpp>  // kMaxFrameDimension
 
 #include "fuzz_common.hpp"
 
@@ -46,7 +46,7 @@ void play(std::span<const std::uint8_t> bytes) {
     o.max_chunk_bytes = kMaxChunk;
     auto src = open_recording_memory(bytes, "fuzz.mcap", o);
     const SourceInfo& info = src->info();
-    if (info.width == 0 || info.height == 0 || info.width > kMaxDimension || info.height > kMaxDimension ||
+    if (info.width == 0 || info.height == 0 || info.width > handoff::kMaxFrameDimension || info.height > handoff::kMaxFrameDimension ||
         info.frame_count <= 0) {
       __builtin_trap();  // the source promised a checked first frame
     }

@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     auto src = open_y4m_memory(std::span(data, size), "fuzz.y4m");
     const SourceInfo& info = src->info();
-    if (info.width == 0 || info.height == 0 || info.width > kMaxDimension || info.height > kMaxDimension) {
+    if (info.width == 0 || info.height == 0 || info.width > handoff::kMaxFrameDimension || info.height > handoff::kMaxFrameDimension) {
       __builtin_trap();  // the reader promised a checked size
     }
     // Only allocate a destination when the input holds at least one whole

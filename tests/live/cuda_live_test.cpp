@@ -7,6 +7,7 @@
 #include "peer_process.hpp"
 
 #include <handoff/cuda.hpp>
+#include <handoff/viewer/recording.hpp>
 
 #include <handoff/cuda_abi.hpp>
 #include "fake_cuda_control.hpp"
@@ -263,6 +264,53 @@ TEST_F(CudaLive, AnImportTheSubscriberCannotMakeEndsTheSessionWithTheReason) {
   const LiveFrame f = sub.next(10s);
   ASSERT_TRUE(f) << sub.status().message;
   EXPECT_EQ(check_pattern(to_host(f.frame)), "");
+}
+
+// PublisherOptions::record with CUDA slots: a host frame is recorded as
+// published; a CUDA frame copied device to device is only in CUDA memory, so
+// it is counted as not recorded. With host slots (CudaExport::Host) a CUDA
+// frame lands in host memory and is recorded from there.
+TEST_F(CudaLive, RecordingKeepsWhatIsInHostMemoryAndCountsTheRest) {
+  const auto file = runtime() / "cuda.mcap";
+  {
+    PublisherOptions o = cuda_options();
+    o.record.path = file.string();
+    Publisher pub(name(), o);
+    Subscriber sub(name());
+    ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s)) << sub.status().message;
+    const Frame host = pattern_frame(PixelFormat::NV12, kW, kH, 1);
+    settle(pub);
+    ASSERT_TRUE(pub.publish(host));
+    ASSERT_TRUE(sub.next(10s));
+    DeviceFrame dev(pattern_frame(PixelFormat::NV12, kW, kH, 2));
+    settle(pub);
+    ASSERT_TRUE(pub.publish(dev.frame));
+    ASSERT_TRUE(sub.next(10s));
+    const PublisherStats st = pub.stats();
+    EXPECT_EQ(st.recorded + st.record_dropped, 1u);
+    EXPECT_EQ(st.record_skipped, 1u);
+  }
+  const auto host_slots = runtime() / "host.mcap";
+  {
+    PublisherOptions o = cuda_options(CudaExport::Host);
+    o.record.path = host_slots.string();
+    Publisher pub(name("-host"), o);
+    Subscriber sub(name("-host"));
+    ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s)) << sub.status().message;
+    DeviceFrame dev(pattern_frame(PixelFormat::NV12, kW, kH, 3));
+    settle(pub);
+    ASSERT_TRUE(pub.publish(dev.frame));
+    ASSERT_TRUE(sub.next(10s));
+    EXPECT_EQ(pub.stats().record_skipped, 0u);
+    EXPECT_EQ(pub.stats().recorded + pub.stats().record_dropped, 1u);
+  }
+  auto src = viewer::open_recording(host_slots);
+  ASSERT_EQ(src->info().frame_count, 1);
+  viewer::HostFrame got(PixelFormat::NV12, kW, kH);
+  ASSERT_TRUE(src->read_into(got.target()));
+  Frame f = got.frame();
+  f.index = 3;
+  EXPECT_EQ(check_pattern(f), "");
 }
 
 }  // namespace

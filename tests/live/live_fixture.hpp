@@ -8,6 +8,8 @@
 #include <handoff/publisher.hpp>
 #include <handoff/subscriber.hpp>
 
+#include "wait_support.hpp"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,14 +56,10 @@ class LiveTest : public ::testing::Test {
   bool had_ = false;
 };
 
-// Polls `cond` until it holds or `limit` passed; returns whether it held.
+// Polls `cond` until it holds or `limit` passed (then a test failure, from
+// tests/support's wait_until); returns whether it held.
 inline bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds limit = 10s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
+  return handoff::test::wait_until(cond, "a live-tier condition", limit);
 }
 
 // Lock step: the subscribers are done with a frame; wait until the publisher

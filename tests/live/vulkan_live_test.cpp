@@ -32,7 +32,7 @@ class VulkanLive : public LiveTest {
   }
   void TearDown() override {
     vk.reset();
-    log->expect_none("during the test or at device destruction");
+    log.fail_on_any("Vulkan validation message during the test or at device destruction");
     LiveTest::TearDown();
   }
   PublisherOptions options() {
@@ -42,19 +42,19 @@ class VulkanLive : public LiveTest {
     return o;
   }
   // The pattern of frame `index` in a Vulkan frame layout (both planes, one pitch).
-  static std::vector<std::byte> packed(const VkFrameLayout& l, std::int64_t index) {
+  static std::vector<std::byte> packed(const FrameLayout& l, std::int64_t index) {
     const Frame f = pattern_frame(l.format, l.width, l.height, index);
-    std::vector<std::byte> out(l.size);
+    std::vector<std::byte> out(l.buffer_bytes());
     for (int p = 0; p < 2; ++p) {
       const PlaneLayout pl = plane_layout(l.format, l.width, l.height, p);
       for (std::uint32_t y = 0; y < pl.height; ++y)
-        std::memcpy(out.data() + (p ? l.chroma_offset : 0) + y * l.pitch,
+        std::memcpy(out.data() + l.planes[p].offset + y * l.planes[p].pitch,
                     static_cast<const char*>(f.planes[p].data) + y * f.planes[p].pitch, pl.row_bytes);
     }
     return out;
   }
 
-  std::shared_ptr<handoff::test::MessageLog> log = std::make_shared<handoff::test::MessageLog>();
+  handoff::test::DebugMessages log;
   std::unique_ptr<VkContext> vk;
 };
 
@@ -147,12 +147,13 @@ TEST_F(VulkanLive, PresentWaitsForTheProducersFence) {
   EXPECT_EQ(peer.expect("FRAME"), "FRAME 1 3 ok");
   settle(pub);
 
-  set_wait_limit(50ms);
-  PublishSlot t = pub.acquire(PixelFormat::NV12, kW, kH);
-  ASSERT_TRUE(t);
-  sync.vulkan_fence = never;
-  EXPECT_THROW(pub.present(std::move(t), nullptr, sync), WaitTimeout);
-  set_wait_limit(0ns);
+  {
+    handoff::test::ScopedWaitLimit limit(50ms);
+    PublishSlot t = pub.acquire(PixelFormat::NV12, kW, kH);
+    ASSERT_TRUE(t);
+    sync.vulkan_fence = never;
+    EXPECT_THROW(pub.present(std::move(t), nullptr, sync), WaitTimeout);
+  }
   // The slot came back: both can be acquired.
   PublishSlot a = pub.acquire(PixelFormat::NV12, kW, kH), b = pub.acquire(PixelFormat::NV12, kW, kH);
   EXPECT_TRUE(a && b);

@@ -13,6 +13,7 @@
 #include <foxglove/RawImage.pb.h>
 #include <google/protobuf/descriptor.pb.h>
 
+#include "log_capture.hpp"
 #include "recording_test_util.hpp"
 #include "test_util.hpp"
 
@@ -97,11 +98,12 @@ TEST_F(McapBadInput, TruncatedTailPlaysUpToTheLastGoodMessageWithOneWarning) {
   const auto chunks = test::records_of(b, 0x06);
   ASSERT_EQ(chunks.size(), 4u);
   b.resize(chunks[3].at + 30);
-  int warnings = 0;
-  auto old = set_log_sink([&](LogLevel l, std::string_view) { warnings += l == LogLevel::Warning; });
-  auto src = open_recording(save(b));
-  set_log_sink(old);
-  EXPECT_EQ(warnings, 1);
+  std::unique_ptr<RecordingSource> src;
+  {
+    handoff::test::LogCapture log;
+    src = open_recording(save(b));
+    EXPECT_EQ(log.count(LogLevel::Warning), 1u);
+  }
   EXPECT_EQ(src->info().frame_count, 3);
   ASSERT_EQ(src->warnings().size(), 1u);
   EXPECT_THAT(src->warnings()[0], HasSubstr("bad.mcap: damaged tail: " + at("Chunk", chunks[3].at) +
@@ -117,9 +119,8 @@ TEST_F(McapBadInput, TruncatedTailPlaysUpToTheLastGoodMessageWithOneWarning) {
 TEST_F(McapBadInput, TruncatedBeforeAnyImage) {
   auto b = bytes(recording());
   b.resize(test::records_of(b, 0x06)[0].at + 5);
-  auto old = set_log_sink([](LogLevel, std::string_view) {});
+  handoff::test::LogCapture quiet;
   EXPECT_THAT(open_error(save(b)), HasSubstr("topic: the recording has no foxglove.RawImage channel"));
-  set_log_sink(old);
 }
 
 // --- Magic --------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 #include <handoff/viewer/error.hpp>
 #include <handoff/viewer/mcap.hpp>
 
+#include "log_capture.hpp"
 #include "recording_test_util.hpp"
 #include "test_util.hpp"
 
@@ -225,16 +226,15 @@ TEST(McapReader, FileCutShortReadsUpToItsLastWholeChunk) {
   const auto chunks = test::records_of(whole, 0x06);
   ASSERT_GT(chunks.size(), 3u);
   std::vector<std::string> logged;
-  std::mutex m;
-  auto old = set_log_sink([&](LogLevel l, std::string_view s) {
-    std::lock_guard lock(m);
-    if (l == LogLevel::Warning) logged.emplace_back(s);
-  });
   // Cut in the middle of the third chunk: the first two (and their indexes) survive.
   const std::size_t cut = chunks[2].at + std::size_t(chunks[2].len / 2);
   test::write_bytes(dir / "cut.mcap", std::vector<std::uint8_t>(whole.begin(), whole.begin() + std::ptrdiff_t(cut)));
-  auto r = mcap::Reader::open(dir / "cut.mcap");
-  set_log_sink(old);
+  std::unique_ptr<mcap::Reader> r;
+  {
+    handoff::test::LogCapture log;
+    r = mcap::Reader::open(dir / "cut.mcap");
+    logged = log.texts(LogLevel::Warning);
+  }
   EXPECT_FALSE(r->indexed());
   ASSERT_EQ(r->warnings().size(), 1u);
   EXPECT_THAT(r->warnings()[0], HasSubstr("damaged tail: Chunk at byte " + std::to_string(chunks[2].at)));

@@ -74,7 +74,7 @@ int write(const Args& a) {
   } else {
     SceneOptions o;
     parse_size(a.get("--scene", "64x48"), o.width, o.height);
-    o.format = parse_format(a.get("--format", "nv12"));
+    o.format = from_string<PixelFormat>(a.get("--format", "nv12"));
     src = make_scene_source(o);
     frames = std::int64_t(to_u64(a.get("--frames", "3")));
   }

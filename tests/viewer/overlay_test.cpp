@@ -4,6 +4,7 @@
 #include <handoff/viewer/error.hpp>
 #include <handoff/viewer/overlay.hpp>
 
+#include "log_capture.hpp"
 #include "test_util.hpp"
 
 #include <gmock/gmock.h>
@@ -208,12 +209,7 @@ TEST(OverlayParse, TenThousandBoxes) {
 }
 
 TEST(OverlayStore, BadLinesAreSkippedReportedOnceAndLoadingContinues) {
-  std::vector<std::string> logged;
-  std::mutex mu;
-  auto previous = set_log_sink([&](LogLevel, std::string_view m) {
-    std::lock_guard lock(mu);
-    logged.emplace_back(m);
-  });
+  auto log = std::make_unique<handoff::test::LogCapture>();
   OverlayStore store;
   const std::string text =
       "{\"frame\": 0, \"objects\": [{\"box\": [1, 1, 2, 2]}]}\n"
@@ -225,7 +221,8 @@ TEST(OverlayStore, BadLinesAreSkippedReportedOnceAndLoadingContinues) {
       "   \n"
       "{\"frame\": 9}";
   const std::size_t n = store.load_jsonl_text(text, "clip.jsonl");
-  set_log_sink(previous);
+  const std::vector<std::string> logged = log->texts();
+  log.reset();
   EXPECT_EQ(n, 4u);  // lines 1, 4, 6, 8
   EXPECT_EQ(store.size(), 3u);
   ASSERT_NE(store.find(0), nullptr);
@@ -241,7 +238,6 @@ TEST(OverlayStore, BadLinesAreSkippedReportedOnceAndLoadingContinues) {
   EXPECT_THAT(store.diagnostics()[0].message, HasSubstr("clip.jsonl: line 3: objects[0].box: expected 4 numbers"));
   EXPECT_EQ(store.diagnostics()[1].line, 5);
   EXPECT_EQ(store.diagnostics()[1].field, "json");
-  std::lock_guard lock(mu);
   ASSERT_EQ(logged.size(), 2u);
   EXPECT_THAT(logged[0], HasSubstr("clip.jsonl: line 3"));
   EXPECT_THAT(logged[1], HasSubstr("clip.jsonl: line 5"));

@@ -110,10 +110,10 @@ TEST(Raw, BadOptions) {
   RawOptions o;
   o.width = 0;
   o.height = 4;
-  EXPECT_THAT(message_of<ParseError>([&] { open_raw(path, o); }), HasSubstr("width: 0 is outside"));
+  EXPECT_THAT(message_of<ParseError>([&] { open_raw(path, o); }), HasSubstr("width: width is 0"));
   o.width = 4;
-  o.height = 20000;
-  EXPECT_THAT(message_of<ParseError>([&] { open_raw(path, o); }), HasSubstr("height: 20000 is outside"));
+  o.height = kMaxFrameDimension + 1;
+  EXPECT_THAT(message_of<ParseError>([&] { open_raw(path, o); }), HasSubstr("height: height 32769 exceeds the maximum 32768"));
   o.height = 4;
   EXPECT_THAT(message_of<ParseError>([&] { open_raw(dir / "missing.raw", o); }), HasSubstr("missing.raw: open"));
 }
@@ -134,7 +134,7 @@ TEST(Raw, EmptyFileIsAnErrorNamingIt) {
   EXPECT_EQ(open_raw(path, o)->info().frame_count, 1);
 }
 
-TEST(Raw, ParseSizeAndFormat) {
+TEST(Raw, ParseSize) {
   std::uint32_t w = 0, h = 0;
   parse_size("1920x1080", w, h);
   EXPECT_EQ(w, 1920u);
@@ -142,12 +142,9 @@ TEST(Raw, ParseSizeAndFormat) {
   parse_size("7X5", w, h);
   EXPECT_EQ(w, 7u);
   EXPECT_EQ(h, 5u);
-  for (const char* bad : {"", "1920", "x1080", "1920x", "0x10", "10x0", "20000x10", "12ax4", "-1x4", "4x4x4"}) {
+  for (const char* bad : {"", "1920", "x1080", "1920x", "0x10", "10x0", "32769x10", "12ax4", "-1x4", "4x4x4"}) {
     EXPECT_THAT(message_of<ParseError>([&] { parse_size(bad, w, h); }), HasSubstr("size")) << bad;
   }
-  EXPECT_EQ(parse_format("NV12"), PixelFormat::NV12);
-  EXPECT_EQ(parse_format("p010"), PixelFormat::P010);
-  EXPECT_THAT(message_of<ParseError>([] { parse_format("yuv420p"); }), HasSubstr("expected nv12 or p010, got \"yuv420p\""));
 }
 
 }  // namespace

@@ -12,8 +12,10 @@
 #include <foxglove/ImageAnnotations.pb.h>
 #include <foxglove/RawImage.pb.h>
 
+#include "log_capture.hpp"
 #include "recording_test_util.hpp"
 #include "test_util.hpp"
+#include "wait_support.hpp"
 
 #include <gmock/gmock.h>
 
@@ -343,11 +345,12 @@ TEST(Recording, CrashedRecordingPlaysUpToItsLastWholeFrame) {
   ASSERT_EQ(chunks.size(), 8u);  // one frame per chunk
   b.resize(chunks[5].at + 20);   // dies while writing the sixth frame
   test::write_bytes(dir / "cut.mcap", b);
-  int warnings = 0;
-  auto old = set_log_sink([&](LogLevel l, std::string_view) { warnings += l == LogLevel::Warning; });
-  auto src = open_recording(dir / "cut.mcap");
-  set_log_sink(old);
-  EXPECT_EQ(warnings, 1);
+  std::unique_ptr<RecordingSource> src;
+  {
+    handoff::test::LogCapture log;
+    src = open_recording(dir / "cut.mcap");
+    EXPECT_EQ(log.count(LogLevel::Warning), 1u);
+  }
   ASSERT_EQ(src->warnings().size(), 1u);
   EXPECT_EQ(src->info().frame_count, 5);
   HostFrame fr(PixelFormat::NV12, 16, 16);
@@ -430,14 +433,13 @@ TEST(RecordingWriter, BlockingWriteWaitsAtMostTheWaitLimit) {
   o.block_when_full = true;
   RecordingWriter w(dir / "pipe.mcap", o);
   const Frame f = test::pattern_frame(PixelFormat::NV12, 256, 256, 1);
-  set_wait_limit(std::chrono::milliseconds(200));
   std::string msg;
   try {
+    handoff::test::ScopedWaitLimit limit(std::chrono::milliseconds(200));
     for (std::uint32_t i = 0; i < 8; ++i) w.write(f, {}, "/c", i + 1);
   } catch (const WaitTimeout& e) {
     msg = e.what();
   }
-  set_wait_limit(std::chrono::nanoseconds(0));
   EXPECT_THAT(msg, HasSubstr("RecordingWriter::write: waiting for room in the queue"));
   EXPECT_THAT(msg, HasSubstr("pipe.mcap"));
   auto bytes = fifo.drain();
@@ -453,7 +455,7 @@ TEST(RecordingWriter, AnIoErrorStopsTheRecordingAndIsReported) {
   o.compression = mcap::Compression::None;
   o.chunk_size = 1;
   o.block_when_full = true;
-  auto old = set_log_sink([](LogLevel, std::string_view) {});
+  handoff::test::LogCapture quiet;
   RecordingWriter w(dir / "pipe.mcap", o);
   fifo.close_reader();
   const Frame f = test::pattern_frame(PixelFormat::NV12, 16, 16, 1);
@@ -469,7 +471,6 @@ TEST(RecordingWriter, AnIoErrorStopsTheRecordingAndIsReported) {
   EXPECT_THAT(msg, HasSubstr("write"));
   EXPECT_THAT(msg, HasSubstr("pipe.mcap"));
   EXPECT_THROW(w.close(), Error);
-  set_log_sink(old);
 }
 
 TEST(RecordingWriter, Misuse) {

@@ -53,7 +53,7 @@ TEST(Scene, StateIsPureAndObjectsMove) {
     EXPECT_LE(s1.boxes[i].y1, float(o.height));
   }
   EXPECT_THROW(scene_state(SceneOptions{0, 10}, 0), UsageError);
-  EXPECT_THROW(scene_state(SceneOptions{20000, 10}, 0), UsageError);
+  EXPECT_THROW(scene_state(SceneOptions{kMaxFrameDimension + 1, 10}, 0), UsageError);
 }
 
 // Finds a pixel of bar `bar` not covered by any moving object, reads its codes.

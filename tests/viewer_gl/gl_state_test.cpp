@@ -1,10 +1,15 @@
 // GL state the viewer touches while it reads pixels back (the pixel
 // inspector, the window screenshot) is left as the application had it, as the
 // ImGui backend does for every state it changes.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
+#include <handoff/error.hpp>
+#include <handoff/frame_validate.hpp>
 #include <handoff/viewer/color.hpp>
 
 #include "frame_renderer.hpp"
@@ -39,6 +44,35 @@ TEST_F(GlState, PixelProbeRestoresPackAlignmentAndReadsTheCodes) {
   EXPECT_EQ(p.code_cb, 300);
   EXPECT_EQ(p.code_cr, 900);
   EXPECT_EQ(p.rgb, yuv_to_rgb8(700, 300, 900, c.matrix, c.range, PixelFormat::P010));
+}
+
+// The viewer's own size limit is its GL's GL_MAX_TEXTURE_SIZE, named in the
+// message; past the library's kMaxFrameDimension the library's message comes
+// first. Refused before any GL call (no KHR_debug error).
+TEST_F(GlState, FramesBeyondTheGlTextureLimitAreRefusedNamingIt) {
+  const std::uint32_t max = gl_max_texture_size();
+  ASSERT_GT(max, 0u);
+  FrameRenderer r;
+  auto message = [&](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  if (max < kMaxFrameDimension) {
+    EXPECT_EQ(message([&] { r.configure(PixelFormat::NV12, max + 1, 2); }),
+              "FrameRenderer::configure: " + std::to_string(max + 1) + "x2 exceeds this GL's GL_MAX_TEXTURE_SIZE of " +
+                  std::to_string(max));
+    FrameTarget t;
+    EXPECT_THAT(message([&] { t.resize(2, int(max) + 1); }), ::testing::HasSubstr("GL_MAX_TEXTURE_SIZE"));
+  }
+  EXPECT_EQ(message([&] { r.configure(PixelFormat::NV12, kMaxFrameDimension + 1, 2); }),
+            "width: " + dimension_problem("width", kMaxFrameDimension + 1));
+  EXPECT_EQ(message([&] { r.use_external(PixelFormat::NV12, 2, kMaxFrameDimension + 1, 1, 2); }),
+            "height: " + dimension_problem("height", kMaxFrameDimension + 1));
+  EXPECT_NO_THROW(r.configure(PixelFormat::NV12, std::min(max, kMaxFrameDimension), 2));
 }
 
 TEST_F(GlState, FramebufferReadBackRestoresPackStateAndReadBinding) {

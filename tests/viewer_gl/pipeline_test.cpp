@@ -4,6 +4,8 @@
 // uploads before the next writes. KHR_debug errors on either context fail.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -17,13 +19,18 @@
 #include <handoff/gl_context.hpp>
 #include <handoff/testing.hpp>
 #include <handoff/wait.hpp>
+#include <handoff/host_frame.hpp>
 #include <handoff/viewer/error.hpp>
+#include <handoff/viewer/recording.hpp>
 #include <handoff/viewer/scene.hpp>
 #include <handoff/viewer/y4m_reader.hpp>
 
+#include "debug_messages.hpp"
+#include "feeds/recording_feed.hpp"
 #include "frame_pipeline.hpp"
 #include "frame_renderer.hpp"
 #include "shared_contexts.hpp"
+#include "wait_support.hpp"
 
 namespace handoff::viewer::test {
 namespace {
@@ -35,11 +42,7 @@ class Pipeline : public ::testing::Test {
     render_ = std::move(c.render);
     render_->make_current();
     load_gl(*render_);
-    sink_ = [this](const GlDebugMessage& m) {
-      if (!m.is_error()) return;
-      std::lock_guard lock(mutex_);
-      errors_.push_back(m.describe());
-    };
+    sink_ = errors_.gl_sink();
     enable_gl_debug_output(&sink_);
     GlWorkerOptions wo;
     wo.context_factory = std::move(c.worker_factory);
@@ -52,7 +55,7 @@ class Pipeline : public ::testing::Test {
     disable_gl_debug_output();
     render_->done_current();
     render_.reset();
-    for (const auto& e : errors_) ADD_FAILURE() << "KHR_debug error: " << e;
+    errors_.fail_on_any("KHR_debug error");
   }
   // Luma samples of the renderer's texture (NV12).
   std::vector<std::uint8_t> read_luma(const FrameRenderer& r) {
@@ -65,8 +68,7 @@ class Pipeline : public ::testing::Test {
   std::unique_ptr<GlContext> render_;
   std::unique_ptr<GlWorker> worker_;
   std::function<void(const GlDebugMessage&)> sink_;
-  std::mutex mutex_;
-  std::vector<std::string> errors_;
+  handoff::test::DebugMessages errors_;
 };
 
 SceneOptions small_scene() {
@@ -262,15 +264,13 @@ TEST_F(Pipeline, WaitingForAStuckProducerTimesOut) {
   TestSource& source = *src;
   source.hold(true);
   FramePipeline p(*worker_, std::move(src));
-  const auto before = wait_limit();
-  set_wait_limit(std::chrono::milliseconds(200));
   try {
+    handoff::test::ScopedWaitLimit limit(std::chrono::milliseconds(200));
     p.next(true);
     ADD_FAILURE() << "no WaitTimeout";
   } catch (const WaitTimeout& e) {
     EXPECT_NE(std::string(e.what()).find("frame producer of 'test-source'"), std::string::npos) << e.what();
   }
-  set_wait_limit(before);
   source.hold(false);
   FrameSlot* s = p.next(true);
   ASSERT_NE(s, nullptr);
@@ -280,6 +280,41 @@ TEST_F(Pipeline, WaitingForAStuckProducerTimesOut) {
 
 TEST_F(Pipeline, RingBelowThreeIsMisuse) {
   EXPECT_THROW(FramePipeline(*worker_, make_scene_source(small_scene()), {.ring_size = 2}), UsageError);
+}
+
+// A recording plays at its recorded times: each frame stays on display for
+// the gap to the next frame's log time (FeedFrame::display_ms; the last one
+// for a period at the mean rate), and the frames come in log-time order with
+// their indices, looping.
+TEST_F(Pipeline, RecordingFeedPacesFramesByTheirLogTimes) {
+  const auto file = std::filesystem::temp_directory_path() / ("handoff-recfeed-" + std::to_string(::getpid()) + ".mcap");
+  const std::uint64_t times[4] = {1'000'000'000, 1'040'000'000, 1'140'000'000, 1'150'000'000};
+  {
+    RecordingWriter w(file, {.block_when_full = true});
+    for (int i = 0; i < 4; ++i) {
+      Frame f = allocate_host_frame(PixelFormat::NV12, 32, 16);
+      fill_test_pattern(f, std::uint32_t(i));
+      w.write(f, {}, "/cam", times[i]);
+    }
+    w.close();
+  }
+  view::RingOptions ro;
+  ro.interop.access = CudaGlAccess::WriteDiscard;
+  ro.interop.backend = MapBackend::Host;
+  view::RecordingFeed feed(file.string(), "", ro);
+  view::FeedContext context{*worker_, true, true, nullptr};
+  feed.start(context);
+  const double mean_ms = 1000.0 / feed.info().rate;
+  const double want[4] = {40.0, 100.0, 10.0, mean_ms};
+  for (int n = 0; n < 6; ++n) {
+    view::FeedFrame f;
+    ASSERT_TRUE(feed.next(f, true));
+    EXPECT_EQ(f.frame.index, n % 4);
+    EXPECT_DOUBLE_EQ(f.display_ms, want[n % 4]) << "frame " << n;
+    feed.release(f);
+  }
+  feed.stop();
+  std::filesystem::remove(file);
 }
 
 }  // namespace

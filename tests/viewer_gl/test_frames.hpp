@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <handoff/frame.hpp>
+#include <handoff/host_frame.hpp>
 
 namespace handoff::viewer::test {
 
@@ -27,16 +28,8 @@ class TestFrame {
   std::uint32_t width() const { return w_; }
   std::uint32_t height() const { return h_; }
   Frame frame(Colorimetry c) const {
-    Frame f;
-    f.format = format_;
-    f.width = w_;
-    f.height = h_;
-    f.colorimetry = c;
-    f.memory = MemoryKind::Host;
-    f.planes[0] = {const_cast<std::uint8_t*>(luma_.data()), 0, luma_pitch_, w_, h_, 1};
-    f.planes[1] = {const_cast<std::uint8_t*>(chroma_.data()), 0, chroma_pitch_, chroma_width(w_),
-                   chroma_height(h_), 2};
-    return f;
+    return host_planes_frame(format_, w_, h_, const_cast<std::uint8_t*>(luma_.data()), luma_pitch_,
+                             const_cast<std::uint8_t*>(chroma_.data()), chroma_pitch_, c);
   }
 
  private:

@@ -23,6 +23,7 @@
 #include <handoff/wait.hpp>
 
 #include "viewer_frames.hpp"
+#include "wait_support.hpp"
 
 namespace handoff::viewer::test {
 namespace {
@@ -213,8 +214,7 @@ TEST_F(ViewerApi, BlockingShowWaitsForStepOrResume) {
     }
   });
   v.step();
-  const auto deadline = std::chrono::steady_clock::now() + wait_limit();
-  while (returned.load() < 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  handoff::test::wait_until([&] { return returned.load() >= 1; }, "the stepped frame to go through");
   EXPECT_EQ(returned.load(), 1) << "one step, one frame through";
   v.set_paused(false);
   producer.join();
@@ -418,9 +418,7 @@ TEST_F(ViewerApi, PlaysTheSceneUntilItsFrameLimit) {
   p.frames = 5;
   p.close_at_end = false;
   v.play(p);
-  const auto deadline = std::chrono::steady_clock::now() + wait_limit();
-  while (!v.finished() && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-  ASSERT_TRUE(v.finished());
+  ASSERT_TRUE(handoff::test::wait_until([&] { return v.finished(); }, "the viewer to finish 5 frames"));
   EXPECT_TRUE(v.is_open()) << "close_at_end = false";
   const ViewerStats s = v.stats();
   EXPECT_EQ(s.shown, 5u);

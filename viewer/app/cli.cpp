@@ -4,10 +4,13 @@
 
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <string>
 
 #include <handoff/error.hpp>
+#include <handoff/frame.hpp>
+#include <handoff/live/endpoint.hpp>
 #include <handoff/viewer/raw_reader.hpp>
 
 namespace handoff::app {
@@ -23,6 +26,17 @@ int usage_error(const std::string& text) {
   return 2;
 }
 
+bool is_mcap(const std::string& path) {
+  const std::string l = lower(path);
+  return l.size() >= 5 && l.compare(l.size() - 5, 5, ".mcap") == 0;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ea, eb;
+  const auto ca = std::filesystem::weakly_canonical(a, ea), cb = std::filesystem::weakly_canonical(b, eb);
+  return ea || eb ? a == b : ca == cb;
+}
+
 // "WxH" within lo..hi, or nothing.
 std::optional<std::pair<int, int>> parse_wxh(const std::string& text, int lo, int hi) {
   unsigned w = 0, h = 0;
@@ -32,26 +46,38 @@ std::optional<std::pair<int, int>> parse_wxh(const std::string& text, int lo, in
   return std::make_pair(int(w), int(h));
 }
 
+// An option naming an enum value (frame.hpp's from_string): sets `out` when
+// given, or returns the usage error naming the option, the text and the spellings.
+template <typename E>
+std::optional<int> parse_name(const char* option, const std::string& text, std::optional<E>& out) {
+  if (text.empty()) return std::nullopt;
+  try {
+    out = from_string<E>(text);
+  } catch (const UsageError& e) {
+    return usage_error(std::string(option) + ": " + e.what());
+  }
+  return std::nullopt;
+}
+
 struct Raw {  // option values before they are checked against each other
-  std::string source = "scene", size, format, matrix, range, window = "1280x800";
+  std::string source = "scene", size, format, matrix, range, window = "1280x800", record_compression;
   bool headless = false, no_vsync = false, loop = false, no_loop = false, hide_ui = false, hide_overlays = false;
 };
 
 void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
   Viewer::PlayOptions& p = o.play;
-  cli.add_option("file", p.file, "Y4M file, or raw NV12/P010 with --size and --format (default: the built-in scene)");
+  cli.add_option("file", p.file,
+                 "Y4M file, MCAP recording (.mcap), or raw NV12/P010 with --size and --format (default: the built-in "
+                 "scene)");
   cli.add_option("--source", r.source,
                  "scene (default: the built-in scene, CPU/CUDA -> GL buffers) | vulkan (a Vulkan compute shader "
                  "writes the scene into memory GL imports: no upload, no copy); a FILE implies file")
       ->check(CLI::IsMember({"scene", "vulkan", "file"}, CLI::ignore_case));
   cli.add_option("--overlays", p.overlays, "JSON Lines overlay file (one line per frame)");
   cli.add_option("--size", r.size, "WxH of a raw file (or of the scene)");
-  cli.add_option("--format", r.format, "pixel format of a raw file (or of the scene): nv12 | p010")
-      ->check(CLI::IsMember({"nv12", "p010"}, CLI::ignore_case));
-  cli.add_option("--matrix", r.matrix, "override the colour matrix: bt601 | bt709 | bt2020")
-      ->check(CLI::IsMember({"bt601", "bt709", "bt2020"}, CLI::ignore_case));
-  cli.add_option("--range", r.range, "override the range: limited | full")
-      ->check(CLI::IsMember({"limited", "full"}, CLI::ignore_case));
+  cli.add_option("--format", r.format, "pixel format of a raw file (or of the scene): " + spellings<PixelFormat>(" | "));
+  cli.add_option("--matrix", r.matrix, "override the colour matrix: " + spellings<ColorMatrix>(" | "));
+  cli.add_option("--range", r.range, "override the range: " + spellings<ColorRange>(" | "));
   cli.add_flag("--headless", r.headless, "render through EGL with no window (chosen anyway when there is no display)");
   cli.add_option("--frames", p.frames, "stop after N frames")->check(CLI::NonNegativeNumber);
   cli.add_option("--output", o.viewer.output_dir,
@@ -65,12 +91,35 @@ void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
   cli.add_flag("--hide-ui", r.hide_ui, "start with the panel hidden");
   cli.add_flag("--hide-overlays", r.hide_overlays, "start with overlays hidden");
   cli.add_option("--bench-boxes", p.bench_boxes, "draw N synthetic boxes on every frame (benchmarks)");
+  cli.add_option("--record", o.viewer.record.path,
+                 "record what is shown (frames and overlays) into this MCAP file (docs/recording.md)");
+  cli.add_option("--record-compression", r.record_compression, "chunk compression of --record: zstd (default) | lz4 | none")
+      ->check(CLI::IsMember({"zstd", "lz4", "none"}, CLI::ignore_case));
+  cli.add_option("--topic", p.topic, "a recording's image topic to play (default: the first)");
+  cli.add_flag("--fast", p.fast, "play a file or recording as fast as possible (not at its rate or recorded times)");
   cli.add_option("--ring", o.viewer.ring, "frame buffers in flight (>= 3)")->check(CLI::Range(3, 16));
+  cli.add_option("--attach", o.attach,
+                 "show a live publisher's frames (handoff::Publisher in another process): a NAME in "
+                 "$XDG_RUNTIME_DIR/handoff, or a socket PATH");
+  cli.add_flag("--list", o.list, "list the live publishers in $XDG_RUNTIME_DIR/handoff and exit");
   cli.add_flag("--quiet", o.quiet, "no notices on stderr");
   cli.add_flag("--gl-debug", o.viewer.gl_debug,
                "GL debug contexts; any KHR_debug error makes the exit status 3 (tests)");
   cli.add_flag("--vk-debug", o.vk_debug,
                "--source vulkan: Vulkan validation layer on; any validation message makes the exit status 3");
+}
+
+// --record, --record-compression and --topic against the rest.
+std::optional<int> apply_recording(CommandLine& o, const Raw& r) {
+  const Viewer::PlayOptions& p = o.play;
+  if (!p.topic.empty() && (p.source != Viewer::Source::File || !is_mcap(p.file)))
+    return usage_error("--topic picks a recording's image topic; it needs an .mcap FILE");
+  if (!r.record_compression.empty() && o.viewer.record.path.empty())
+    return usage_error("--record-compression needs --record FILE");
+  if (!r.record_compression.empty()) o.viewer.record.compression = viewer::mcap::parse_compression(lower(r.record_compression));
+  if (!o.viewer.record.path.empty() && !p.file.empty() && same_file(o.viewer.record.path, p.file))
+    return usage_error("--record " + p.file + " is the file being played");
+  return std::nullopt;
 }
 
 // Checks the values against each other and turns them into typed options.
@@ -83,21 +132,27 @@ std::optional<int> apply(CommandLine& o, const Raw& r) {
   if (p.source == Viewer::Source::File && p.file.empty()) return usage_error("--source file needs a FILE argument");
   if (p.source == Viewer::Source::VulkanScene && !p.file.empty())
     return usage_error("--source vulkan draws the built-in scene; it takes no FILE ('" + p.file + "')");
+  if (!o.attach.empty()) {
+    if (o.attach.find('/') == std::string::npos && !live::is_publisher_name(o.attach))
+      return usage_error("--attach: '" + o.attach + "' is neither a publisher name (1-64 of A-Z a-z 0-9 . _ -, "
+                         "not starting with '.') nor a socket path");
+    if (!p.file.empty() || source != "scene")
+      return usage_error("--attach shows a publisher's frames; it takes no FILE or --source");
+  }
   if (!r.size.empty()) {
-    const auto wh = parse_wxh(r.size, 1, 16384);
-    if (!wh) return usage_error("--size: '" + r.size + "' is not WxH (1..16384)");
+    const auto wh = parse_wxh(r.size, 1, int(kMaxFrameDimension));
+    if (!wh) return usage_error("--size: '" + r.size + "' is not WxH (1.." + std::to_string(kMaxFrameDimension) + ")");
     p.width = std::uint32_t(wh->first);
     p.height = std::uint32_t(wh->second);
   }
-  if (!r.format.empty()) p.format = lower(r.format) == "p010" ? PixelFormat::P010 : PixelFormat::NV12;
-  const std::map<std::string, ColorMatrix> matrices{
-      {"bt601", ColorMatrix::BT601}, {"bt709", ColorMatrix::BT709}, {"bt2020", ColorMatrix::BT2020}};
-  if (!r.matrix.empty()) p.matrix = matrices.at(lower(r.matrix));
-  if (!r.range.empty()) p.range = lower(r.range) == "full" ? ColorRange::Full : ColorRange::Limited;
+  if (auto e = parse_name("--format", r.format, p.format)) return e;
+  if (auto e = parse_name("--matrix", r.matrix, p.matrix)) return e;
+  if (auto e = parse_name("--range", r.range, p.range)) return e;
   if (r.loop) p.loop = true;
   if (r.no_loop) p.loop = false;
-  const auto window = parse_wxh(r.window, 64, 16384);
-  if (!window) return usage_error("--window: '" + r.window + "' is not WxH (64..16384)");
+  const auto window = parse_wxh(r.window, 64, int(kMaxFrameDimension));
+  if (!window)
+    return usage_error("--window: '" + r.window + "' is not WxH (64.." + std::to_string(kMaxFrameDimension) + ")");
   o.viewer.width = window->first;
   o.viewer.height = window->second;
   o.viewer.title = "handoff-view";
@@ -106,7 +161,7 @@ std::optional<int> apply(CommandLine& o, const Raw& r) {
   o.viewer.show_ui = !r.hide_ui;
   o.viewer.show_overlays = !r.hide_overlays;
   p.vulkan_validation = o.vk_debug;
-  return std::nullopt;
+  return apply_recording(o, r);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // handoff-view's command line: what it asks of handoff::Viewer.
 #include <optional>
+#include <string>
 
 #include <handoff/viewer.hpp>
 
@@ -11,6 +12,8 @@ struct CommandLine {
   Viewer::PlayOptions play;
   bool quiet = false;
   bool vk_debug = false;  // validation messages make the exit status 3
+  std::string attach;     // --attach NAME|PATH: a live publisher instead of a source
+  bool list = false;      // --list: print the live publishers and exit
 };
 
 // Fills `out` from argv. Returns an exit status when the program should stop

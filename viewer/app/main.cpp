@@ -1,5 +1,6 @@
 // handoff-view: shows NV12 / P010 frames (the built-in scene, the Vulkan
-// scene, Y4M or raw files) with inference overlays, in a window or headless.
+// scene, Y4M or raw files, MCAP recordings) with inference overlays, in a
+// window or headless, and records what it shows (--record).
 // A thin front end over handoff::Viewer (viewer/view).
 //
 // Exit status: 0; 1 for unreadable or malformed input (the message names the
@@ -16,6 +17,7 @@
 #include <handoff/viewer.hpp>
 
 #include "cli.hpp"
+#include "list.hpp"
 
 namespace {
 
@@ -54,6 +56,15 @@ int diagnose(const Say& say, const Viewer& v, const app::CommandLine& cl) {
   }
   if (!cl.viewer.screenshot.empty() && d.output_errors.empty() && std::filesystem::exists(cl.viewer.screenshot))
     say("screenshot written to " + cl.viewer.screenshot);
+  if (!cl.viewer.record.path.empty()) {
+    const ViewerStats s = v.stats();
+    say("recorded " + std::to_string(s.recorded) + " frames to " + cl.viewer.record.path + " (" +
+        std::to_string(s.record_dropped) + " displayed frames left out of it)");
+  }
+  for (const std::string& e : d.record_errors) {
+    say("recording: " + e);
+    rc = 1;
+  }
   if (cl.viewer.gl_debug && d.gl_errors) {
     say(std::to_string(d.gl_errors) + " KHR_debug error(s); the first: " + d.first_gl_error);
     rc = 3;
@@ -69,7 +80,8 @@ int run(app::CommandLine& cl) {
   const Say say{cl.quiet};
   cl.viewer.on_notice = [say](std::string_view text) { say(std::string(text)); };
   Viewer v(cl.viewer);
-  v.play(cl.play);
+  if (cl.attach.empty()) v.play(cl.play);
+  else v.attach(cl.attach, AttachOptions{cl.play.frames, std::nullopt});
   const StreamInfo i = v.stream();
   if (!i.source.empty()) say("source: " + i.source + "; " + i.memory);
   const auto start = std::chrono::steady_clock::now();
@@ -91,6 +103,7 @@ int main(int argc, char** argv) {
   app::CommandLine cl;
   if (const auto rc = app::parse_command_line(argc, argv, cl)) return *rc;
   try {
+    if (cl.list) return app::list_publishers();
     return run(cl);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "handoff-view: %s\n", e.what());

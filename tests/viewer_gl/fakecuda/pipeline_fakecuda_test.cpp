@@ -12,6 +12,7 @@
 #include <handoff/gl_context.hpp>
 #include <handoff/viewer/scene.hpp>
 
+#include "debug_messages.hpp"
 #include "fake_cuda_control.hpp"
 #include "frame_pipeline.hpp"
 #include "frame_renderer.hpp"
@@ -27,13 +28,8 @@ TEST(PipelineFakeCuda, FramesGoThroughCudaMappedBuffers) {
   SharedContexts c = make_headless_contexts(true);
   c.render->make_current();
   load_gl(*c.render);
-  std::mutex mutex;
-  std::vector<std::string> errors;
-  std::function<void(const GlDebugMessage&)> sink = [&](const GlDebugMessage& m) {
-    if (!m.is_error()) return;
-    std::lock_guard lock(mutex);
-    errors.push_back(m.describe());
-  };
+  handoff::test::DebugMessages errors;
+  std::function<void(const GlDebugMessage&)> sink = errors.gl_sink();
   enable_gl_debug_output(&sink);
   {
     GlWorkerOptions wo;
@@ -75,7 +71,7 @@ TEST(PipelineFakeCuda, FramesGoThroughCudaMappedBuffers) {
   }
   disable_gl_debug_output();
   c.render->done_current();
-  for (const auto& e : errors) ADD_FAILURE() << "KHR_debug error: " << e;
+  errors.fail_on_any("KHR_debug error");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include <handoff/viewer/color.hpp>
 #include <handoff/viewer/png.hpp>
+#include <handoff/viewer/recording.hpp>
 
 #include "process.hpp"
 #include "scratch_dir.hpp"
@@ -190,6 +191,45 @@ TEST_F(ViewVulkan, NoVulkanDriverIsAClearError) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("the Vulkan scene is not available here"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("vkCreateInstance"), std::string::npos) << r.output;
+}
+
+// --record reads the frames GL samples in place (Vulkan memory) back: each
+// recorded frame is the next scene frame's codes (within the shader's
+// rounding step), with the stream's colorimetry.
+TEST_F(ViewVulkan, RecordingHoldsTheVulkanWrittenFrames) {
+  constexpr int kW = 321, kH = 179;
+  const std::string rec = path("vk.mcap");
+  const auto r = run_vk_viewer({"--source", "vulkan", "--headless", "--frames", "4", "--format", "p010", "--size",
+                                std::to_string(kW) + "x" + std::to_string(kH), "--record", rec},
+                               {kValidation});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto src = open_recording(rec);
+  ASSERT_GT(src->info().frame_count, 0) << r.output;
+  EXPECT_LE(src->info().frame_count, 4);
+  HostFrame got(PixelFormat::P010, kW, kH);
+  std::uint32_t next = 0;
+  for (std::int64_t i = 0; i < src->info().frame_count; ++i) {
+    ASSERT_TRUE(src->read_into(got.target()));
+    auto matches = [&](std::uint32_t frame) {
+      const handoff::test::SceneCodes ref{PixelFormat::P010, src->colorimetry(i), kW, kH, frame};
+      for (int y = 0; y < kH; y += 5)
+        for (int x = 0; x < kW; x += 5) {
+          const int d = int(got.y(std::uint32_t(x), std::uint32_t(y))) - int(ref.luma(x, y));
+          if (d < -1 || d > 1) return false;
+        }
+      for (int cy = 0; cy < (kH + 1) / 2; cy += 3)
+        for (int cx = 0; cx < (kW + 1) / 2; cx += 3) {
+          const auto c = ref.chroma(cx, cy);
+          const int du = int(got.u(std::uint32_t(cx), std::uint32_t(cy))) - int(c[0]);
+          const int dv = int(got.v(std::uint32_t(cx), std::uint32_t(cy))) - int(c[1]);
+          if (du < -1 || du > 1 || dv < -1 || dv > 1) return false;
+        }
+      return true;
+    };
+    while (next < 4 && !matches(next)) ++next;
+    ASSERT_LT(next, 4u) << "recorded frame " << i << " is no later scene frame";
+    ++next;
+  }
 }
 
 TEST_F(ViewVulkan, FileArgumentIsRefused) {

@@ -1,4 +1,5 @@
 #include <handoff/error.hpp>
+#include <handoff/host_frame.hpp>
 #include <handoff/viewer/frame_source.hpp>
 #include <handoff/viewer/overlay.hpp>
 
@@ -70,16 +71,8 @@ std::uint16_t HostFrame::v(std::uint32_t cx, std::uint32_t crow) const {
 }
 
 Frame HostFrame::frame(const Colorimetry& c) const {
-  Frame f;
-  f.format = format_;
-  f.width = width_;
-  f.height = height_;
-  f.colorimetry = c;
-  f.memory = MemoryKind::Host;
-  f.planes[0] = Plane{const_cast<std::uint8_t*>(luma()), 0, luma_pitch_, width_, height_, 1};
-  f.planes[1] = Plane{const_cast<std::uint8_t*>(chroma()), 0, chroma_pitch_, chroma_width(width_),
-                      chroma_height(height_), 2};
-  return f;
+  return host_planes_frame(format_, width_, height_, const_cast<std::uint8_t*>(luma()), luma_pitch_,
+                           const_cast<std::uint8_t*>(chroma()), chroma_pitch_, c);
 }
 
 }  // namespace handoff::viewer

@@ -1,6 +1,6 @@
+#include <handoff/frame_validate.hpp>
 #include <handoff/viewer/error.hpp>
 #include <handoff/viewer/raw_reader.hpp>
-#include <handoff/viewer/y4m_reader.hpp>
 
 #include "byte_reader.hpp"
 
@@ -15,10 +15,7 @@ class RawSource final : public FrameSource {
   RawSource(std::unique_ptr<detail::ByteReader> in, const RawOptions& o) : in_(std::move(in)) {
     const std::string name = in_->name();
     for (auto [v, field] : {std::pair{o.width, "width"}, std::pair{o.height, "height"}}) {
-      if (v == 0 || v > kMaxDimension) {
-        throw ParseError(name, "", field,
-                         std::to_string(v) + " is outside 1.." + std::to_string(kMaxDimension));
-      }
+      if (std::string problem = dimension_problem(field, v); !problem.empty()) throw ParseError(name, "", field, problem);
     }
     if (o.rate.num <= 0 || o.rate.den <= 0) throw UsageError(name + ": frame rate terms must be positive");
     info_ = SourceInfo{name, o.format, o.width, o.height, o.colorimetry, o.rate, 0};
@@ -105,19 +102,12 @@ void parse_size(const std::string& text, std::uint32_t& width, std::uint32_t& he
          r2.ptr == text.data() + text.size();
   }
   if (!ok) throw ParseError("", "", "size", "expected WIDTHxHEIGHT (e.g. 1920x1080), got \"" + text + "\"");
-  if (w == 0 || h == 0 || w > kMaxDimension || h > kMaxDimension) {
-    throw ParseError("", "", "size", "\"" + text + "\": width and height must be 1.." + std::to_string(kMaxDimension));
+  for (auto [name, v] : {std::pair{"width", w}, std::pair{"height", h}}) {
+    if (std::string problem = dimension_problem(name, v); !problem.empty())
+      throw ParseError("", "", "size", "\"" + text + "\": " + problem);
   }
   width = static_cast<std::uint32_t>(w);
   height = static_cast<std::uint32_t>(h);
-}
-
-PixelFormat parse_format(const std::string& text) {
-  std::string l = text;
-  for (char& c : l) c = char((c >= 'A' && c <= 'Z') ? c + 32 : c);
-  if (l == "nv12") return PixelFormat::NV12;
-  if (l == "p010") return PixelFormat::P010;
-  throw ParseError("", "", "format", "expected nv12 or p010, got \"" + text + "\"");
 }
 
 }  // namespace handoff::viewer

@@ -84,9 +84,9 @@ std::uint8_t* write_length(int field, std::size_t n, std::uint8_t* p) {
 }  // namespace
 
 std::optional<PixelFormat> raw_image_format(std::string_view encoding) {
-  if (encoding == "nv12") return PixelFormat::NV12;
-  if (encoding == "p010") return PixelFormat::P010;
-  return std::nullopt;
+  // Encodings are case-sensitive: exactly to_string's spelling.
+  const auto f = try_from_string<PixelFormat>(encoding);
+  return f && to_string(*f) == encoding ? f : std::nullopt;
 }
 
 void encode_raw_image(const Frame& frame, std::uint64_t timestamp_ns, std::vector<std::uint8_t>& out) {

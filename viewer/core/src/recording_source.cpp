@@ -4,9 +4,9 @@
 #include "mcap_format.hpp"
 
 #include <handoff/error.hpp>
+#include <handoff/frame_validate.hpp>
 #include <handoff/viewer/error.hpp>
 #include <handoff/viewer/recording.hpp>
-#include <handoff/viewer/y4m_reader.hpp>  // kMaxDimension
 
 #include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/stubs/logging.h>
@@ -16,6 +16,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 namespace handoff::viewer {
 namespace {
@@ -215,10 +216,10 @@ void RecordingSourceImpl::read_first_frame() {
     throw ParseError(reader_->name(), where.location(), "RawImage.encoding",
                      "unsupported encoding " + mcap::detail::quoted(image.encoding) + " (supported: nv12, p010)");
   }
-  if (image.width == 0 || image.height == 0 || image.width > kMaxDimension || image.height > kMaxDimension) {
-    throw ParseError(reader_->name(), where.location(), "RawImage.width",
-                     std::to_string(image.width) + "x" + std::to_string(image.height) + " is not 1.." +
-                         std::to_string(kMaxDimension) + " each way");
+  for (auto [field, name, v] : {std::tuple{"RawImage.width", "width", image.width},
+                                std::tuple{"RawImage.height", "height", image.height}}) {
+    if (std::string problem = dimension_problem(name, v); !problem.empty())
+      throw ParseError(reader_->name(), where.location(), field, problem);
   }
   check_raw_image(image, *format, image.width, image.height, where);
   info_.format = *format;

@@ -7,7 +7,12 @@
 #include <handoff/wait.hpp>
 #include <handoff/viewer/recording.hpp>
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <map>
 
@@ -143,7 +148,16 @@ void RecordingWriter::write_item(Item& item) {
   ++seq;
 }
 
+void lower_thread_priority(int nice) noexcept {
+  if (nice <= 0) return;
+  const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+  errno = 0;
+  const int now = ::getpriority(PRIO_PROCESS, tid);
+  if (errno == 0) (void)::setpriority(PRIO_PROCESS, tid, std::min(now + nice, 19));
+}
+
 void RecordingWriter::run() {
+  lower_thread_priority(options_.writer_nice);
   std::unique_lock lock(mutex_);
   for (;;) {
     cv_.wait(lock, [&] { return !queue_.empty() || stop_; });

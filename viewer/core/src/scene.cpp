@@ -1,6 +1,7 @@
 // The synthetic scene: per-frame state (what moves where), the CPU renderer,
 // the ground-truth overlays and the embedded CUDA kernel.
 #include <handoff/error.hpp>
+#include <handoff/frame_validate.hpp>
 #include <handoff/viewer/color.hpp>
 #include <handoff/viewer/overlay.hpp>
 #include <handoff/viewer/scene.hpp>
@@ -79,10 +80,7 @@ void circle_centre(const scene::SceneState& s, int i, std::int64_t index, double
 }  // namespace
 
 scene::SceneState scene_state(const SceneOptions& o, std::int64_t index) {
-  if (o.width == 0 || o.height == 0 || o.width > kMaxDimension || o.height > kMaxDimension) {
-    throw UsageError("scene_state: size " + std::to_string(o.width) + "x" + std::to_string(o.height) +
-                     " outside 1.." + std::to_string(kMaxDimension));
-  }
+  validate_dimensions(o.width, o.height);  // InvalidFrame naming the dimension
   scene::SceneState s{};
   s.width = o.width;
   s.height = o.height;

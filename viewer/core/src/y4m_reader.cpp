@@ -6,6 +6,7 @@
 // otherwise (FRAME parameters, a truncated or damaged file) the FRAME lines
 // are scanned once at open, and the first bad one ends the stream with its
 // error, which read_into() throws when playback reaches it.
+#include <handoff/frame_validate.hpp>
 #include <handoff/viewer/error.hpp>
 #include <handoff/viewer/y4m_reader.hpp>
 
@@ -118,8 +119,8 @@ class Y4mSource final : public FrameSource {
     if (v.empty() || ec != std::errc() || p != v.data() + v.size()) {
       header_error(field, "not a positive integer: " + printable(v));
     }
-    if (n == 0 || n > kMaxDimension) {
-      header_error(field, std::to_string(n) + " is outside 1.." + std::to_string(kMaxDimension));
+    if (std::string problem = dimension_problem(field[0] == 'W' ? "width" : "height", n); !problem.empty()) {
+      header_error(field, problem);
     }
     return static_cast<std::uint32_t>(n);
   }

@@ -1,6 +1,7 @@
 #include <handoff/frame_validate.hpp>
 #include <handoff/publisher.hpp>
 
+#include "publish_recorder.hpp"
 #include "publisher_core.hpp"
 
 #if HANDOFF_HAVE_VULKAN
@@ -41,11 +42,38 @@ VkFrameBuffer* PublishSlot::vulkan_buffer() const noexcept {
 }
 #endif
 
-// --- Publisher ----------------------------------------------------------------------------
-Publisher::Publisher(std::string_view name_or_path, PublisherOptions options)
-    : core_(std::make_shared<PublisherCore>(name_or_path, std::move(options))) {}
+namespace {
 
-Publisher::~Publisher() { core_->stop(); }
+// The copy a recording reads: the slot's when it is host memory (its index,
+// timestamp and colorimetry the published frame's), else the frame as given
+// (CUDA: counted as not recorded).
+Frame recordable(PublisherCore& core, int slot, const SlotLayout& layout, const Frame& published) {
+  Frame f = core.storage(slot).describe(layout);
+  if (f.memory != MemoryKind::Host) return published;
+  f.index = published.index;
+  f.timestamp = published.timestamp;
+  f.colorimetry = published.colorimetry;
+  return f;
+}
+
+}  // namespace
+
+// --- Publisher ----------------------------------------------------------------------------
+Publisher::Publisher(std::string_view name_or_path, PublisherOptions options) {
+  const viewer::RecordTarget record = options.record;
+  core_ = std::make_shared<PublisherCore>(name_or_path, std::move(options));
+  try {
+    if (!record.path.empty()) recorder_ = std::make_unique<live::detail::PublishRecorder>(record, core_->name());
+  } catch (...) {
+    core_->stop();  // the socket goes with the publisher that could not start
+    throw;
+  }
+}
+
+Publisher::~Publisher() {
+  core_->stop();
+  if (recorder_) recorder_->close();
+}
 
 bool Publisher::publish(const Frame& frame, const viewer::OverlayFrame* overlays, void* cuda_stream) {
   validate(frame);
@@ -55,6 +83,7 @@ bool Publisher::publish(const Frame& frame, const viewer::OverlayFrame* overlays
                      "); acquire() a slot and write it instead");
   if (!core_->has_subscribers()) {
     core_->count_unsent();  // nobody to send to: bookkeeping only
+    if (recorder_) recorder_->record(frame, overlays);
     return true;
   }
   const SlotLayout layout = SlotLayout::make(frame.format, frame.width, frame.height, frame.colorimetry);
@@ -66,6 +95,9 @@ bool Publisher::publish(const Frame& frame, const viewer::OverlayFrame* overlays
     core_->give_back(slot);
     throw;
   }
+  // Recorded before it is announced (the slot is not reused before that):
+  // a CUDA frame copied into a host slot is in host memory there.
+  if (recorder_) recorder_->record(frame.memory == MemoryKind::Host ? frame : recordable(*core_, slot, layout, frame), overlays);
   PresentSync sync;
   sync.cuda_stream = cuda_stream;
   core_->announce(slot, FrameMeta{frame.index, frame.timestamp, frame.colorimetry}, overlays, sync);
@@ -91,6 +123,7 @@ bool Publisher::publish(const VkFrameBuffer& source, std::int64_t index, double 
     core_->give_back(slot);
     throw;
   }
+  if (recorder_) recorder_->record(core_->storage(slot).describe(layout), overlays);  // counted as skipped
   core_->announce(slot, FrameMeta{index, timestamp, {}}, overlays, PresentSync{});
   return true;
 }
@@ -114,12 +147,25 @@ void Publisher::present(PublishSlot&& slot, const viewer::OverlayFrame* overlays
   if (slot.frame.format != l.format || slot.frame.width != l.width || slot.frame.height != l.height)
     throw UsageError("Publisher::present: the slot's frame format or size was changed");
   const FrameMeta meta{slot.frame.index, slot.frame.timestamp, slot.frame.colorimetry};
+  // Host slots are recorded before the announce (the writes are done: the
+  // caller says so by presenting); CUDA / Vulkan slots are counted as skipped.
+  if (recorder_) recorder_->record(slot.frame, overlays);
   const int index = std::exchange(slot.slot_, -1);
   slot.core_.reset();  // the slot is the core's again: announced, or given back on failure
   core_->announce(index, meta, overlays, sync);
 }
 
-PublisherStats Publisher::stats() const { return core_->stats(); }
+PublisherStats Publisher::stats() const {
+  PublisherStats s = core_->stats();
+  if (recorder_) {
+    const live::detail::RecordFigures r = recorder_->figures();
+    s.recorded = r.recorded;
+    s.record_dropped = r.dropped;
+    s.record_skipped = r.skipped;
+    s.record_error = r.error;
+  }
+  return s;
+}
 const std::filesystem::path& Publisher::socket_path() const noexcept { return core_->path(); }
 const std::string& Publisher::name() const noexcept { return core_->name(); }
 SlotMemory Publisher::memory() const noexcept { return core_->memory(); }

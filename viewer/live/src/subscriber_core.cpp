@@ -68,6 +68,25 @@ void SubscriberCore::set_state(LinkState state, std::string message) {
     status_.message = std::move(message);
   }
   changed_.notify_all();
+  report_state();
+}
+
+void SubscriberCore::report_state() noexcept {
+  if (!options_.on_state) return;
+  try {
+    options_.on_state(status());
+  } catch (const std::exception& e) {
+    log(LogLevel::Error, "live subscriber of '" + name_ + "': on_state: " + e.what());
+  }
+}
+
+void SubscriberCore::report_frame() noexcept {
+  if (!options_.on_frame) return;
+  try {
+    options_.on_frame();
+  } catch (const std::exception& e) {
+    log(LogLevel::Error, "live subscriber of '" + name_ + "': on_frame: " + e.what());
+  }
 }
 
 void SubscriberCore::fail(std::string message) {
@@ -137,9 +156,12 @@ void SubscriberCore::run() noexcept {
     session.reset();  // held frames keep the connection and their slots
     if (stopping()) return;
     if (!options_.reconnect) {
-      std::lock_guard lock(mutex_);
-      status_.state = LinkState::Stopped;
+      {
+        std::lock_guard lock(mutex_);
+        status_.state = LinkState::Stopped;
+      }
       changed_.notify_all();
+      report_state();
       return;
     }
     pause(options_.retry_interval);
@@ -197,6 +219,7 @@ std::optional<SubscriberCore::Session> SubscriberCore::connect_once() {
     status_.route = s.welcome.route;
   }
   changed_.notify_all();
+  report_state();
   return s;
 }
 

@@ -77,6 +77,9 @@ class SubscriberCore {
   void on_frame(Session& s, FrameAnnounce& m, std::vector<UniqueFd>& fds);
   std::shared_ptr<const viewer::OverlayFrame> read_overlays(FrameAnnounce& m, std::vector<UniqueFd>& fds);
   void set_state(LinkState state, std::string message);
+  // Runs options_.on_state / on_frame (outside the lock; what they throw is logged).
+  void report_state() noexcept;
+  void report_frame() noexcept;
   void fail(std::string message);
 
   std::filesystem::path path_;

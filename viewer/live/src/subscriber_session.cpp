@@ -158,6 +158,7 @@ void SubscriberCore::on_frame(Session& s, FrameAnnounce& m, std::vector<UniqueFd
     stats_.publisher = m.counters;
   }
   changed_.notify_all();
+  report_frame();
 }  // `replaced` goes here: its slot is released
 
 }  // namespace handoff::live::detail

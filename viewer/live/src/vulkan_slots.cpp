@@ -32,7 +32,7 @@ class VulkanStorage final : public SlotStorage {
       : ctx_(ctx), buffer_(ctx, l.format, l.width, l.height), layout_(l), exported_(buffer_.buffer().export_memory()) {}
 
   SlotKind kind() const override { return SlotKind::VulkanOpaqueFd; }
-  std::uint64_t capacity() const override { return buffer_.layout().size; }
+  std::uint64_t capacity() const override { return buffer_.layout().buffer_bytes(); }
   bool fits(const SlotLayout& l) const override {
     return l.format == layout_.format && l.width == layout_.width && l.height == layout_.height;
   }
@@ -111,8 +111,8 @@ std::unique_ptr<SlotRoute> make_vulkan_route(const std::string&, VkContext& ctx)
 }
 
 void vulkan_copy_frame(const VkFrameBuffer& src, VkFrameBuffer& dst) {
-  const VkFrameLayout& a = src.layout();
-  const VkFrameLayout& b = dst.layout();
+  const FrameLayout& a = src.layout();
+  const FrameLayout& b = dst.layout();
   if (a.format != b.format || a.width != b.width || a.height != b.height)
     throw UsageError("live publish(VkFrameBuffer): the source is " + std::to_string(a.width) + "x" +
                      std::to_string(a.height) + ", the slot " + std::to_string(b.width) + "x" +
@@ -125,7 +125,7 @@ void vulkan_copy_frame(const VkFrameBuffer& src, VkFrameBuffer& dst) {
     before.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
     vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0,
                          nullptr, 0, nullptr);
-    VkBufferCopy region{0, 0, a.size};
+    VkBufferCopy region{0, 0, a.buffer_bytes()};
     vkCmdCopyBuffer(cb, src.buffer().buffer(), dst.buffer().buffer(), 1, &region);
     make_available(cb, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT);
   });

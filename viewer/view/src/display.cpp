@@ -1,7 +1,8 @@
 #include "display.hpp"
 
-#include <cstdio>
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <thread>
 
@@ -33,6 +34,7 @@ Display::Display(DisplayOptions options, std::shared_ptr<DisplayLink> link, bool
   gl_sink_ = [link = link_](const GlDebugMessage& m) {
     if (m.is_error()) link->count_gl_error(m.describe());
   };
+  if (!options_.record.path.empty()) recorder_ = std::make_unique<FrameRecorder>(options_.record);
 }
 
 void Display::start_worker(std::function<std::unique_ptr<GlContext>()> context_factory,
@@ -89,11 +91,25 @@ void Display::step(int delta) {
   link_->paused.store(true);
 }
 
+void Display::step_back() {
+  if (!state_ || !state_->paced() || !state_->info().seekable)
+    throw UsageError("step_back: " + (state_ ? state_->info().name : std::string("the viewer")) +
+                     " is not a file or recording (no frame to go back to)");
+  step(-1);
+}
+
+void Display::seek(std::int64_t index) {
+  if (!state_) throw UsageError("seek: nothing is playing");
+  state_->seek(index);
+  link_->finished.store(false);
+}
+
 void Display::run_tasks() {
   for (auto& task : link_->take_tasks()) task();
 }
 
 bool Display::advance(bool wait) {
+  if (recorder_) recorder_->poll();
   if (!state_) return false;
   const std::uint64_t steps = link_->steps.load();
   if (steps != steps_seen_) {
@@ -117,6 +133,7 @@ void Display::displayed() {
     s.latency_ms.add(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                                 state_->submitted()).count());
   if (encoder_) output_frame();
+  if (recorder_) record_frame();
   publish_figures();  // before a snapshot returns: its caller may read the stats next
   serve_snapshots(SnapshotKind::Frame, [&] { return frame_image(); });
   check_end();
@@ -144,6 +161,11 @@ void Display::publish_figures() {
   v.map_ms = s.map_ms.mean();
   v.upload_ms = s.upload_ms.mean();
   v.draw_ms = s.draw_ms.mean();
+  if (recorder_) {
+    const RecorderStats r = recorder_->stats();
+    v.recorded = r.recorded;
+    v.record_dropped = r.dropped;
+  }
   const FeedInfo& i = state_->info();
   StreamInfo si{i.name, i.source, i.memory, i.format, i.width, i.height, i.ring};
   link_->publish(v, si);
@@ -177,6 +199,18 @@ RgbaImage Display::frame_image() {
   int w = 0, h = 0;
   if (!render_frame_rgba(rgba, w, h)) return RgbaImage();
   return RgbaImage(std::uint32_t(w), std::uint32_t(h), std::move(rgba));
+}
+
+// The frame on display, as its planes are now (after any upload), with the
+// overlays it is shown with (recorded even while hidden: they are the frame's
+// data), at the wall-clock time it was displayed.
+void Display::record_frame() {
+  viewer::FrameRenderer& r = state_->renderer();
+  if (!r.has_frame()) return;
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  recorder_->capture(r.luma_texture(), r.chroma_texture(), r.format(), r.width(), r.height(),
+                     state_->effective_colorimetry(), state_->current_overlays(),
+                     std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
 }
 
 void Display::output_frame() {
@@ -240,6 +274,10 @@ void Display::finish() noexcept {
     }
   }
   snapshots_.clear();
+  if (recorder_) {  // its last readbacks, the summary and footer: the figures below then count them
+    recorder_->finish();
+    link_->set_record_errors(recorder_->errors());
+  }
   try {
     if (state_) publish_figures();
   } catch (...) {

@@ -19,6 +19,7 @@
 #include <handoff/viewer/png.hpp>
 
 #include "display_link.hpp"
+#include "frame_recorder.hpp"
 #include "frame_target.hpp"
 #include "gl_share.hpp"
 #include "imgui_offscreen.hpp"
@@ -37,6 +38,7 @@ struct DisplayOptions {
   std::string output_dir;  // every displayed frame as PNG
   std::string screenshot;  // the view (UI included) as PNG at close
   bool gl_debug = false;
+  viewer::RecordTarget record;  // what the display shows, into an MCAP file (path empty: no)
 };
 
 // What a played source (or the application's frames) asks of the display.
@@ -68,6 +70,10 @@ class Display {
   // (counted in DisplayLink::steps).
   void set_playing(bool playing);
   void step(int delta);
+  // Display thread: one frame back / frame `index` next (UsageError when the
+  // stream is not seekable, or `index` is outside it).
+  void step_back();
+  void seek(std::int64_t index);
   bool headless() const noexcept { return headless_; }
 
  protected:
@@ -116,6 +122,7 @@ class Display {
     std::promise<RgbaImage> result;
   };
   void output_frame();
+  void record_frame();
   void check_end();
   void publish_figures();
 
@@ -125,6 +132,7 @@ class Display {
   std::unique_ptr<viewer::FrameTarget> frame_target_;  // GL: made and freed on the display thread
   std::unique_ptr<viewer::ImGuiOffscreen> painter_;
   std::unique_ptr<viewer::PngEncoder> encoder_;
+  std::unique_ptr<FrameRecorder> recorder_;  // made with the display (the file opens there); GL parts on its thread
   std::vector<Snapshot> snapshots_;
   std::int64_t displayed_ = 0;
   bool step_pending_ = false;  // pushed frames: show the next one that comes, then stay paused

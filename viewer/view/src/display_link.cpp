@@ -125,6 +125,11 @@ void DisplayLink::set_output(std::size_t written, std::vector<std::string> error
   for (auto& e : errors) diagnostics_.output_errors.push_back(std::move(e));
 }
 
+void DisplayLink::set_record_errors(std::vector<std::string> errors) {
+  std::lock_guard lock(mutex_);
+  diagnostics_.record_errors = std::move(errors);
+}
+
 ViewerDiagnostics DisplayLink::diagnostics() const {
   std::lock_guard lock(mutex_);
   return diagnostics_;

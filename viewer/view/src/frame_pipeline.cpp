@@ -10,13 +10,6 @@
 #include "bounded_wait.hpp"
 
 namespace handoff::viewer {
-namespace {
-
-std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
-
-
-}  // namespace
-
 FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> source, PipelineOptions options)
     : worker_(worker), info_(source ? source->info() : SourceInfo{}), source_(std::move(source)),
       loop_(options.loop) {
@@ -25,11 +18,9 @@ FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> sour
   endless_seekable_ = options.scene.has_value();
   const std::size_t ring_size = options.ring_size;
   std::optional<SceneOptions> scene = std::move(options.scene);
-  const std::size_t bps = bytes_per_sample(info_.format);
-  const std::size_t luma_pitch = align_up(std::size_t(info_.width) * bps, 64);
-  const std::size_t chroma_pitch = align_up(std::size_t(chroma_width(info_.width)) * 2 * bps, 64);
-  const std::size_t chroma_offset = align_up(luma_pitch * info_.height, 256);
-  const std::size_t size = chroma_offset + chroma_pitch * chroma_height(info_.height);
+  layout_ = FrameLayout::contiguous(info_.format, info_.width, info_.height, 256);
+  layout_.colorimetry = info_.colorimetry;
+  const std::size_t size = layout_.buffer_bytes();
   CudaGlOptions co = options.interop;
   co.access = CudaGlAccess::WriteDiscard;
   std::string cuda_refused;
@@ -50,9 +41,6 @@ FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> sour
     };
     CudaGlBuffer interop = make();
     auto s = std::make_unique<FrameSlot>(std::move(buffer), std::move(interop));
-    s->luma_pitch = luma_pitch;
-    s->chroma_offset = chroma_offset;
-    s->chroma_pitch = chroma_pitch;
     free_.push_back(s.get());
     slots_.push_back(std::move(s));
   }
@@ -95,13 +83,15 @@ void FramePipeline::write_frame(FrameSlot& slot, bool& ok, std::int64_t& index) 
   const auto m0 = clock::now();
   Mapping m = slot.interop.map();
   const auto m1 = clock::now();
-  auto* base = static_cast<std::uint8_t*>(m.data());
+  const Frame planes = layout_.describe(m.memory(), {m.data()});
+  auto* luma = static_cast<std::uint8_t*>(planes.luma().data);
+  auto* chroma = static_cast<std::uint8_t*>(planes.chroma().data);
   auto write_once = [&] {
     if (m.memory() == MemoryKind::Cuda) {
       if (!cuda_) throw Error("FramePipeline: the buffers mapped to CUDA after the ring chose host memory");
-      return cuda_->write(*source_, base, slot.luma_pitch, base + slot.chroma_offset, slot.chroma_pitch, index);
+      return cuda_->write(*source_, luma, planes.luma().pitch, chroma, planes.chroma().pitch, index);
     }
-    const FrameWriteTarget target{base, slot.luma_pitch, base + slot.chroma_offset, slot.chroma_pitch};
+    const FrameWriteTarget target{luma, planes.luma().pitch, chroma, planes.chroma().pitch};
     index = source_->position();
     return source_->read_into(target);
   };
@@ -234,16 +224,8 @@ bool FramePipeline::finished() const {
 }
 
 Frame FramePipeline::frame_of(const FrameSlot& s) const {
-  Frame f;
-  f.format = info_.format;
-  f.width = info_.width;
-  f.height = info_.height;
-  f.colorimetry = info_.colorimetry;
-  f.memory = MemoryKind::GlBuffer;
+  Frame f = layout_.describe(MemoryKind::GlBuffer);
   f.gl_buffer = s.buffer.name();
-  f.planes[0] = {nullptr, 0, s.luma_pitch, info_.width, info_.height, 1};
-  f.planes[1] = {nullptr, s.chroma_offset, s.chroma_pitch, chroma_width(info_.width),
-                 chroma_height(info_.height), 2};
   f.index = s.index;
   f.timestamp = info_.rate.value() > 0 ? double(s.index) / info_.rate.value() : 0.0;
   return f;

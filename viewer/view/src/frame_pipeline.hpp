@@ -37,9 +37,8 @@ namespace handoff::viewer {
 
 struct FrameSlot {
   FrameSlot(GlBuffer b, CudaGlBuffer i) : buffer(std::move(b)), interop(std::move(i)) {}
-  GlBuffer buffer;            // luma then chroma, at offsets
+  GlBuffer buffer;            // luma then chroma, at the pipeline's layout()
   CudaGlBuffer interop;       // how the producer maps it
-  std::size_t luma_pitch = 0, chroma_offset = 0, chroma_pitch = 0;
   std::int64_t index = -1;    // frame number in the source
   double produce_ms = 0.0;    // map + write + unmap, on the producer
   double map_ms = 0.0;        // of which mapping and unmapping (worker hops, driver calls)
@@ -101,6 +100,7 @@ class FramePipeline {
 
   GlWorker& worker_;
   SourceInfo info_;
+  FrameLayout layout_;  // every slot's: luma then chroma in one buffer
   std::unique_ptr<FrameSource> source_;
   bool loop_;
   bool endless_seekable_ = false;

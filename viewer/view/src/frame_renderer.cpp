@@ -3,6 +3,7 @@
 #include <string>
 
 #include <handoff/error.hpp>
+#include <handoff/frame_validate.hpp>
 #include <handoff/gl_check.hpp>
 #include <handoff/log.hpp>
 #include <handoff/shaders.hpp>
@@ -113,11 +114,24 @@ void set_plane_sampling(GLuint luma, GLuint chroma) {
 }
 }  // namespace
 
+std::uint32_t gl_max_texture_size() {
+  GLint max = 0;
+  HANDOFF_GL_CHECK(glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max), "GL_MAX_TEXTURE_SIZE");
+  return max > 0 ? std::uint32_t(max) : 0u;
+}
+
+void check_texture_size(const char* what, std::uint32_t width, std::uint32_t height) {
+  validate_dimensions(width, height);  // the library's limit and message first
+  const std::uint32_t max = gl_max_texture_size();
+  if (width > max || height > max)
+    throw UsageError(std::string(what) + ": " + std::to_string(width) + "x" + std::to_string(height) +
+                     " exceeds this GL's GL_MAX_TEXTURE_SIZE of " + std::to_string(max));
+}
+
 void FrameRenderer::use_external(PixelFormat format, std::uint32_t width, std::uint32_t height, GLuint luma,
                                  GLuint chroma) {
-  if (width == 0 || height == 0 || width > 16384 || height > 16384 || !luma || !chroma)
-    throw UsageError("FrameRenderer::use_external: frame size " + std::to_string(width) + "x" +
-                     std::to_string(height) + " outside 1..16384, or no texture");
+  check_texture_size("FrameRenderer::use_external", width, height);
+  if (!luma || !chroma) throw UsageError("FrameRenderer::use_external: no plane texture");
   if (external_ && luma == luma_ && chroma == chroma_ && format == format_ && width == width_ && height == height_)
     return;
   release_textures();
@@ -131,9 +145,7 @@ void FrameRenderer::use_external(PixelFormat format, std::uint32_t width, std::u
 }
 
 void FrameRenderer::configure(PixelFormat format, std::uint32_t width, std::uint32_t height) {
-  if (width == 0 || height == 0 || width > 16384 || height > 16384)
-    throw UsageError("FrameRenderer::configure: frame size " + std::to_string(width) + "x" +
-                     std::to_string(height) + " is outside 1..16384");
+  check_texture_size("FrameRenderer::configure", width, height);
   if (!external_ && format == format_ && width == width_ && height == height_) return;
   release_textures();
   const bool p010 = format == PixelFormat::P010;

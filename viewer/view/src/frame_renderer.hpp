@@ -75,6 +75,15 @@ class FrameRenderer {
   bool external_ = false;  // luma_ / chroma_ belong to someone else
 };
 
+// The largest texture the current GL context makes (GL_MAX_TEXTURE_SIZE):
+// the viewer's own limit on frame and framebuffer sizes, which may be below
+// the library's kMaxFrameDimension (llvmpipe: 16384).
+std::uint32_t gl_max_texture_size();
+// Checks `width` x `height` against kMaxFrameDimension (validate_dimensions'
+// InvalidFrame) and then against gl_max_texture_size(): UsageError naming
+// `what`, the size and the GL limit. Needs a current context.
+void check_texture_size(const char* what, std::uint32_t width, std::uint32_t height);
+
 // A GL program from two embedded GLSL sources (handoff::shaders::glsl names);
 // throws handoff::Error with the info log on failure.
 GLuint build_program(const char* vertex_name, const char* fragment_name);

@@ -1,5 +1,7 @@
 #include "frame_target.hpp"
 
+#include "frame_renderer.hpp"  // check_texture_size
+
 #include <algorithm>
 #include <string>
 
@@ -21,6 +23,7 @@ void FrameTarget::release() noexcept {
 void FrameTarget::resize(int width, int height) {
   if (width <= 0 || height <= 0)
     throw UsageError("FrameTarget::resize: " + std::to_string(width) + "x" + std::to_string(height));
+  check_texture_size("FrameTarget::resize", std::uint32_t(width), std::uint32_t(height));
   if (width == width_ && height == height_) return;
   release();
   glCreateTextures(GL_TEXTURE_2D, 1, &color_);

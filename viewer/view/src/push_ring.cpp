@@ -24,24 +24,16 @@ std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a;
 
 double ms_since(clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); }
 
+// Where a frame's planes sit in a slot's buffer: luma, then chroma, rows and
+// the chroma offset 256-byte aligned.
+FrameLayout slot_layout(PixelFormat format, std::uint32_t width, std::uint32_t height) {
+  return FrameLayout::contiguous(format, width, height, 256);
+}
+
 // Buffers grow in 1 MiB steps, so a slightly larger frame reuses them.
 constexpr std::size_t kBufferGranule = std::size_t(1) << 20;
 
 }  // namespace
-
-std::size_t SlotLayout::bytes() const { return chroma_offset + chroma_pitch * chroma_height(height); }
-
-SlotLayout SlotLayout::packed(PixelFormat format, std::uint32_t width, std::uint32_t height) {
-  const std::size_t bps = bytes_per_sample(format);
-  SlotLayout l;
-  l.format = format;
-  l.width = width;
-  l.height = height;
-  l.luma_pitch = align_up(std::size_t(width) * bps, 256);
-  l.chroma_pitch = align_up(std::size_t(chroma_width(width)) * 2 * bps, 256);
-  l.chroma_offset = align_up(l.luma_pitch * height, 256);
-  return l;
-}
 
 AcquiredSlot::~AcquiredSlot() {
   if (slot && ring) ring->cancel(*this);
@@ -196,8 +188,8 @@ void PushRing::ensure_buffer(PushSlot& slot, std::size_t bytes) {
 // Host rings: nothing to map, unless the slot kept fences from before (its
 // upload is only outstanding after the display went). CUDA rings: map (one
 // worker hop, which also deletes those fences).
-void PushRing::prepare(PushSlot& slot, const SlotLayout& layout) {
-  ensure_buffer(slot, layout.bytes());
+void PushRing::prepare(PushSlot& slot, const FrameLayout& layout) {
+  ensure_buffer(slot, layout.buffer_bytes());
   slot.layout = layout;
   auto forget_fences = [&] {
     slot.written = GlFence{};
@@ -216,11 +208,10 @@ void PushRing::prepare(PushSlot& slot, const SlotLayout& layout) {
 }
 
 void PushRing::copy_in(PushSlot& slot, const Frame& frame) {
-  const SlotLayout& l = slot.layout;
-  auto* base = static_cast<std::uint8_t*>(slot.host ? slot.host : slot.mapping.data());
   const MemoryKind dst_memory = slot.host ? MemoryKind::Host : slot.mapping.memory();
-  std::uint8_t* dst[2] = {base, base + l.chroma_offset};
-  const std::size_t dst_pitch[2] = {l.luma_pitch, l.chroma_pitch};
+  const Frame to = slot.layout.describe(dst_memory, {slot.host ? slot.host : slot.mapping.data()});
+  std::uint8_t* dst[2] = {static_cast<std::uint8_t*>(to.luma().data), static_cast<std::uint8_t*>(to.chroma().data)};
+  const std::size_t dst_pitch[2] = {to.luma().pitch, to.chroma().pitch};
   if (frame.memory == MemoryKind::Host && dst_memory == MemoryKind::Host) {
     for (int p = 0; p < 2; ++p) {
       const Plane& pl = frame.planes[std::size_t(p)];
@@ -315,7 +306,7 @@ void PushRing::show(const Frame& frame, const viewer::OverlayFrame& overlays) {
   double map_ms = 0;
   try {
     const auto m0 = clock::now();
-    prepare(*slot, SlotLayout::packed(frame.format, frame.width, frame.height));
+    prepare(*slot, slot_layout(frame.format, frame.width, frame.height));
     map_ms = ms_since(m0);
     slot->colorimetry = frame.colorimetry;
     copy_in(*slot, frame);
@@ -340,27 +331,19 @@ std::unique_ptr<AcquiredSlot> PushRing::acquire(PixelFormat format, std::uint32_
   }
   auto a = std::make_unique<AcquiredSlot>();
   try {
-    const SlotLayout l = SlotLayout::packed(format, width, height);
+    FrameLayout l = slot_layout(format, width, height);
+    l.colorimetry = colorimetry;
     prepare(*slot, l);
     slot->colorimetry = colorimetry;
     Frame& f = a->frame;
-    f.format = format;
-    f.width = width;
-    f.height = height;
-    f.colorimetry = colorimetry;
-    std::uint8_t* base = nullptr;
     if (slot->host) {
-      f.memory = MemoryKind::Host;
-      base = static_cast<std::uint8_t*>(slot->host);
+      f = l.describe(MemoryKind::Host, {slot->host});
     } else {
       const MappedRange& m = slot->mapping[0];
-      f.memory = m.memory;
+      f = l.describe(m.memory, {m.data});
       f.device = m.device;
       f.cuda_context = m.cuda_context;
-      base = static_cast<std::uint8_t*>(m.data);
     }
-    f.planes[0] = Plane{base, 0, l.luma_pitch, width, height, 1};
-    f.planes[1] = Plane{base + l.chroma_offset, 0, l.chroma_pitch, chroma_width(width), chroma_height(height), 2};
   } catch (...) {
     release_unpublished(*slot);
     throw;
@@ -373,7 +356,7 @@ std::unique_ptr<AcquiredSlot> PushRing::acquire(PixelFormat format, std::uint32_
 
 namespace {
 // The fields of an acquired frame the caller must leave as they are.
-void check_unchanged(const Frame& now, const SlotLayout& l, void* base) {
+void check_unchanged(const Frame& now, const FrameLayout& l, void* base) {
   auto fail = [](const char* field) {
     throw UsageError(std::string("Viewer::present: frame.") + field +
                      " was changed after acquire() (only index, timestamp and colorimetry may be)");
@@ -381,12 +364,12 @@ void check_unchanged(const Frame& now, const SlotLayout& l, void* base) {
   if (now.format != l.format) fail("format");
   if (now.width != l.width) fail("width");
   if (now.height != l.height) fail("height");
-  const Plane& y = now.planes[0];
-  const Plane& c = now.planes[1];
-  if (y.data != base || y.pitch != l.luma_pitch || y.width != l.width || y.height != l.height) fail("planes[0]");
-  if (c.data != static_cast<std::uint8_t*>(base) + l.chroma_offset || c.pitch != l.chroma_pitch ||
-      c.width != chroma_width(l.width) || c.height != chroma_height(l.height))
-    fail("planes[1]");
+  const Frame was = l.describe(now.memory, {base});
+  for (std::size_t p = 0; p < 2; ++p) {
+    const Plane &a = now.planes[p], &b = was.planes[p];
+    if (a.data != b.data || a.pitch != b.pitch || a.width != b.width || a.height != b.height)
+      fail(p == 0 ? "planes[0]" : "planes[1]");
+  }
 }
 }  // namespace
 
@@ -508,16 +491,9 @@ PushSlot* PushRing::take() {
 void PushRing::give_back(PushSlot& slot) { slot.read_done = GlFence::insert(); }
 
 Frame PushRing::frame_of(const PushSlot& s) const {
-  const SlotLayout& l = s.layout;
-  Frame f;
-  f.format = l.format;
-  f.width = l.width;
-  f.height = l.height;
+  Frame f = s.layout.describe(MemoryKind::GlBuffer);
   f.colorimetry = s.colorimetry;
-  f.memory = MemoryKind::GlBuffer;
   f.gl_buffer = s.buffer.name();
-  f.planes[0] = {nullptr, 0, l.luma_pitch, l.width, l.height, 1};
-  f.planes[1] = {nullptr, l.chroma_offset, l.chroma_pitch, chroma_width(l.width), chroma_height(l.height), 2};
   f.index = s.index;
   f.timestamp = s.timestamp;
   return f;

@@ -45,16 +45,6 @@ namespace handoff::view {
 
 class CudaCopier;
 
-// Where a frame's planes sit in a slot's buffer.
-struct SlotLayout {
-  PixelFormat format = PixelFormat::NV12;
-  std::uint32_t width = 0, height = 0;
-  std::size_t luma_pitch = 0, chroma_offset = 0, chroma_pitch = 0;
-  std::size_t bytes() const;
-  // Rows packed at 256-byte pitches, chroma 256-byte aligned after luma.
-  static SlotLayout packed(PixelFormat format, std::uint32_t width, std::uint32_t height);
-};
-
 struct PushSlot {
   enum class State { Free, Writing, Pending, Shown };
   std::size_t number = 0;
@@ -62,7 +52,7 @@ struct PushSlot {
   GlBuffer buffer;                        // empty until first used
   std::optional<CudaGlBuffer> interop;    // CUDA rings: mapped per frame
   void* host = nullptr;                   // host rings: mapped once, persistent and coherent
-  SlotLayout layout;
+  FrameLayout layout;  // FrameLayout::contiguous at 256 bytes: luma, then chroma
   Colorimetry colorimetry{};
   std::int64_t index = 0;
   double timestamp = 0;
@@ -141,7 +131,7 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
  private:
   PushSlot& claim(std::unique_lock<std::mutex>& lock);
   void wait_while_paused(std::unique_lock<std::mutex>& lock);
-  void prepare(PushSlot& slot, const SlotLayout& layout);
+  void prepare(PushSlot& slot, const FrameLayout& layout);
   void ensure_buffer(PushSlot& slot, std::size_t bytes);
   void decide_memory(std::size_t bytes);
   void make_host_buffer(PushSlot& slot, std::size_t size);

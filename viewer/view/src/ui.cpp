@@ -3,6 +3,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <string>
 
@@ -20,6 +21,7 @@ void help_window(UiState& ui) {
   ImGui::Begin("Keyboard", &ui.show_help, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoCollapse);
   const char* rows[][2] = {
       {"Space", "play / pause"},        {"Left / Right", "step one frame back / forward (pauses)"},
+      {"Home / End", "first / last frame (files, recordings)"}, {"Page Up / Down", "10 frames back / forward"},
       {"+ / -", "faster / slower"},     {"Wheel", "zoom around the cursor"},
       {"Drag (left / middle)", "pan"},  {"F", "fit to window"},
       {"1", "1:1 (one frame pixel per screen pixel)"}, {"N", "nearest-neighbour when zoomed in"},
@@ -39,6 +41,32 @@ void help_window(UiState& ui) {
   ImGui::End();
 }
 
+// An attached viewer: the publisher, its rate, drops on either side, the age
+// of the frame on screen (from its announcement) and the link's state.
+void attach_lines(const ViewerState& v) {
+  const std::optional<AttachStatus> a = v.attach_status();
+  if (!a) return;
+  const bool live = a->state == "live";
+  const ImVec4 colour = live ? ImVec4(0.4f, 0.9f, 0.4f, 1) : a->state == "failed" ? ImVec4(1, 0.35f, 0.3f, 1)
+                                                                                   : ImVec4(1, 0.75f, 0.2f, 1);
+  ImGui::TextColored(colour, "publisher '%s': %s", a->publisher.c_str(),
+                     a->state == "gone" ? "publisher gone" : a->state.c_str());
+  if (a->pid) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("pid %u", a->pid);
+  }
+  if (live && a->publisher_fps > 0) ImGui::Text("publisher %.1f fps", a->publisher_fps);
+  ImGui::Text("dropped: publisher %llu (+%llu not sent here), viewer %llu",
+              static_cast<unsigned long long>(a->publisher_dropped),
+              static_cast<unsigned long long>(a->publisher_skipped),
+              static_cast<unsigned long long>(a->viewer_dropped));
+  if (v.has_frame() && v.submitted() != std::chrono::steady_clock::time_point{}) {
+    const double age = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - v.submitted()).count();
+    if (age < 10000) ImGui::Text("frame age %.1f ms", age);
+    else ImGui::Text("frame age %.1f s", age / 1000);
+  }
+}
+
 // Source, size, format, frame number, status.
 void header(ViewerState& v, const UiState& ui) {
   const view::FeedInfo& in = v.info();
@@ -53,7 +81,17 @@ void header(ViewerState& v, const UiState& ui) {
                 static_cast<long long>(in.frame_count));
   else
     ImGui::Text("frame %lld", static_cast<long long>(v.frame_index()));
+  attach_lines(v);
   if (!ui.status.empty()) ImGui::TextDisabled("%s", ui.status.c_str());
+}
+
+// Files and recordings: a slider over every frame; moving it seeks.
+void timeline(ViewerState& v, UiState& ui) {
+  const view::FeedInfo& in = v.info();
+  if (!v.paced() || !in.seekable || in.frame_count <= 0) return;
+  std::int64_t at = std::max<std::int64_t>(v.frame_index(), 0);
+  const std::int64_t first = 0, last = in.frame_count - 1;
+  if (ImGui::SliderScalar("frame##timeline", ImGuiDataType_S64, &at, &first, &last, "%lld")) ui.seek = at;
 }
 
 void playback(ViewerState& v, UiState& ui) {
@@ -65,6 +103,7 @@ void playback(ViewerState& v, UiState& ui) {
     ImGui::EndDisabled();
     ImGui::SameLine();
     if (ImGui::Button("Step >")) ui.step = +1;
+    timeline(v, ui);
     float speed = static_cast<float>(v.speed);
     if (ImGui::SliderFloat("speed", &speed, 0.1f, 8.0f, "%.2fx", ImGuiSliderFlags_Logarithmic))
       v.speed = speed;

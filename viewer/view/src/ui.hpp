@@ -16,6 +16,7 @@ struct UiState {
   bool fit_requested = false;    // buttons set these; the window loop applies them
   bool actual_size_requested = false;
   int step = 0;                  // -1 / +1: a Step button was pressed (the display applies it)
+  std::int64_t seek = -1;        // the timeline slider moved to this frame (the display applies it)
   bool toggle_play = false;      // the Play / Pause button was pressed (the display applies it)
 };
 

@@ -9,8 +9,10 @@
 #include <handoff/viewer/scene.hpp>
 
 #include "display.hpp"
+#include "feeds/attach_feed.hpp"
 #include "feeds/pipeline_feed.hpp"
 #include "feeds/push_feed.hpp"
+#include "feeds/recording_feed.hpp"
 #include "feeds/vulkan_scene_feed.hpp"
 #include "headless_display.hpp"
 #include "push_ring.hpp"
@@ -37,6 +39,7 @@ class ViewerImpl {
   }
   void close() noexcept;
   void play(const Viewer::PlayOptions& o);
+  void attach(std::string_view name_or_path, const AttachOptions& o);
   RgbaImage snapshot(SnapshotKind kind);
   ViewerStats stats() const;
 
@@ -46,6 +49,8 @@ class ViewerImpl {
   std::shared_ptr<PushRing> ring_;
   std::atomic<bool> pushed_{false}, played_{false};
   std::mutex close_mutex_;
+  mutable std::mutex attach_mutex_;
+  std::shared_ptr<AttachLink> attached_;  // attach_mutex_
 };
 
 namespace {
@@ -67,13 +72,15 @@ DisplayOptions display_options(const ViewerOptions& o) {
   d.output_dir = o.output_dir;
   d.screenshot = o.screenshot;
   d.gl_debug = o.gl_debug;
+  d.record = o.record;
   return d;
 }
 
 void check_options(const ViewerOptions& o) {
-  if (o.width < 64 || o.height < 64 || o.width > 16384 || o.height > 16384)
+  // The GL limit (GL_MAX_TEXTURE_SIZE) is checked where the display's framebuffer is made.
+  if (o.width < 64 || o.height < 64 || o.width > int(kMaxFrameDimension) || o.height > int(kMaxFrameDimension))
     throw UsageError("ViewerOptions: width x height " + std::to_string(o.width) + "x" + std::to_string(o.height) +
-                     " outside 64..16384");
+                     " outside 64.." + std::to_string(kMaxFrameDimension));
   if (o.ring < 3 || o.ring > 64)
     throw UsageError("ViewerOptions::ring: " + std::to_string(o.ring) + " buffers; 3..64 are allowed");
   if (o.cuda_device < 0) throw UsageError("ViewerOptions::cuda_device: " + std::to_string(o.cuda_device));
@@ -139,6 +146,8 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
   if (!link_->open()) throw ViewerClosed(link_->closed_reason());
   if (pushed_.load()) throw UsageError(link_->name + ": play() after frames were shown (a viewer plays or shows)");
   if (played_.load()) throw UsageError(link_->name + ": play() was called already");
+  if (!o.topic.empty() && !(o.source == Viewer::Source::File && is_recording_path(o.file)))
+    throw UsageError(link_->name + ": PlayOptions::topic ('" + o.topic + "') is for recordings (.mcap files)");
   const bool headless = display_->headless();
   viewer::SceneOptions so;
   if (o.width) so.width = o.width;
@@ -154,7 +163,8 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
   switch (o.source) {
     case Viewer::Source::Scene: feed = std::make_unique<SceneFeed>(so, ro); break;
     case Viewer::Source::File:
-      feed = std::make_unique<FileFeed>(o.file, FileOptions{o.width, o.height, o.format, o.matrix, o.range}, ro);
+      if (is_recording_path(o.file)) feed = std::make_unique<RecordingFeed>(o.file, o.topic, ro);
+      else feed = std::make_unique<FileFeed>(o.file, FileOptions{o.width, o.height, o.format, o.matrix, o.range}, ro);
       break;
     case Viewer::Source::VulkanScene: {
       VulkanSceneOptions vo;
@@ -173,7 +183,7 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
   cfg.state.overlay_file = o.overlays;
   cfg.state.bench_boxes = o.bench_boxes;
   cfg.state.speed = o.speed;
-  cfg.state.no_vsync = !options_.vsync;
+  cfg.state.no_vsync = !options_.vsync || o.fast;
   cfg.state.show_overlays = options_.show_overlays;
   cfg.state.matrix = o.matrix;
   cfg.state.range = o.range;
@@ -189,6 +199,44 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
     played_.store(false);  // the display goes on with the application's frames
     throw;
   }
+}
+
+// The subscriber starts here (a bad name throws on the caller's thread), then
+// the display takes the attach feed instead of the application's frames.
+void ViewerImpl::attach(std::string_view name_or_path, const AttachOptions& o) {
+  if (!link_->open()) throw ViewerClosed(link_->closed_reason());
+  if (pushed_.load()) throw UsageError(link_->name + ": attach() after frames were shown (a viewer attaches or shows)");
+  if (played_.load()) throw UsageError(link_->name + ": attach() after play() or attach()");
+  AttachLinkOptions lo;
+  lo.allow_group = o.allow_group;
+  lo.wake = [link = link_] { link->wake(); };
+  lo.notice = [on = options_.on_notice, name = link_->name](const std::string& text) {
+    if (on) on(text);
+    else log(LogLevel::Warning, name + ": " + text);
+  };
+  auto live = std::make_shared<AttachLink>(name_or_path, std::move(lo));
+  if (!live->wait_for(LinkState::Connected, std::chrono::milliseconds(200)))
+    notice(live->subscriber_status().message);  // "waiting for publisher 'cam0' at ...", or why not
+  PushRingOptions ro;
+  ro.size = options_.ring;
+  ro.interop = interop_options(options_);
+  ro.name = link_->name + " (attached)";
+  auto feed = std::make_unique<AttachFeed>(live, display_->share(), ro);
+  played_.store(true);
+  PlayConfig cfg;
+  cfg.state.show_overlays = options_.show_overlays;
+  cfg.state.no_vsync = !options_.vsync;
+  cfg.frames = o.frames;
+  Display* display = display_.get();
+  try {
+    link_->call([display, feed = std::move(feed), cfg]() mutable { display->use_feed(std::move(feed), cfg); },
+                link_->name + ": its display attaching");
+  } catch (...) {
+    played_.store(false);
+    throw;
+  }
+  std::lock_guard lock(attach_mutex_);
+  attached_ = std::move(live);
 }
 
 ViewerStats ViewerImpl::stats() const {
@@ -320,10 +368,36 @@ void Viewer::step() {
   link.call([display] { display->step(+1); }, link.name + ": its display stepping");
 }
 
+void Viewer::step_back() {
+  view::DisplayLink& link = *impl_->link_;
+  view::Display* display = impl_->display_.get();
+  link.call([display] { display->step_back(); }, link.name + ": its display stepping back");
+}
+
+void Viewer::seek(std::int64_t index) {
+  view::DisplayLink& link = *impl_->link_;
+  view::Display* display = impl_->display_.get();
+  link.call([display, index] { display->seek(index); }, link.name + ": its display seeking");
+}
+
 std::uint64_t Viewer::steps() const noexcept { return impl_->link_->steps.load(); }
 
 bool Viewer::finished() const noexcept { return impl_->link_->finished.load(); }
 
 void Viewer::play(const PlayOptions& options) { impl_->play(options); }
+
+void Viewer::attach(std::string_view name_or_path, const AttachOptions& options) {
+  impl_->attach(name_or_path, options);
+}
+
+std::optional<AttachStatus> Viewer::attach_status() const {
+  std::shared_ptr<view::AttachLink> live;
+  {
+    std::lock_guard lock(impl_->attach_mutex_);
+    live = impl_->attached_;
+  }
+  if (!live) return std::nullopt;
+  return live->status();
+}
 
 }  // namespace handoff

@@ -110,6 +110,7 @@ bool ViewerState::take_next(bool wait) {
   frame_index_ = fr.index;
   submitted_ = f.submitted;
   sequence_ = f.sequence;
+  display_ms_ = f.display_ms;
   feed_overlays_valid_ = f.overlays != nullptr;
   if (f.overlays) std::swap(feed_overlays_, *f.overlays);  // both keep their capacity
   stats_.produce_ms.add(f.produce_ms);
@@ -138,8 +139,9 @@ void ViewerState::advance_clock(std::chrono::steady_clock::time_point now) {
     stats_.fps = stats_.fps == 0 ? rate : 0.9 * stats_.fps + 0.1 * rate;
   }
   const double fps = info_.rate > 0 ? info_.rate : 30.0;
+  const double seconds = display_ms_ > 0 ? display_ms_ / 1000.0 : 1.0 / fps;
   const auto period = std::chrono::duration_cast<clock::duration>(
-      std::chrono::duration<double>(1.0 / (fps * std::max(speed, 0.01))));
+      std::chrono::duration<double>(seconds / std::max(speed, 0.01)));
   next_due_ = (first_ || now - next_due_ > std::chrono::milliseconds(250)) ? now + period : next_due_ + period;
   last_frame_ = t1;
   first_ = false;
@@ -170,6 +172,18 @@ void ViewerState::step(int delta) {
   feed_->seek(to);
   first_ = true;
   advance(true);
+}
+
+void ViewerState::seek(std::int64_t index) {
+  const std::int64_t n = info_.frame_count;
+  if (!paced_ || !info_.seekable || n <= 0)
+    throw UsageError("seek: " + info_.name + " is not a file or recording (nothing to seek in)");
+  if (index < 0 || index >= n)
+    throw UsageError("seek: frame " + std::to_string(index) + " is outside " + info_.name + " (frames 0.." +
+                     std::to_string(n - 1) + ")");
+  feed_->seek(index);
+  first_ = true;
+  if (!playing_) advance(true);
 }
 
 void ViewerState::draw_frame(const ViewTransform& view, int fb_w, int fb_h) {

@@ -74,6 +74,9 @@ class ViewerState {
   // One frame forward or back (seekable feeds; pushed frames: the next one),
   // and pauses.
   void step(int delta);
+  // Shows frame `index` next (seekable feeds; UsageError otherwise or outside
+  // 0 .. frame_count - 1); while paused it is taken at once.
+  void seek(std::int64_t index);
   bool playing() const { return playing_; }
   void set_playing(bool playing);
 
@@ -84,6 +87,8 @@ class ViewerState {
   Colorimetry effective_colorimetry() const;
   PixelProbe probe(double frame_x, double frame_y) const;
   bool finished() const { return feed_->finished(); }
+  // The link of a feed attached to another process's publisher (else nullopt).
+  std::optional<AttachStatus> attach_status() const { return feed_->attach_status(); }
   bool has_frame() const { return renderer_.has_frame(); }
 
   // The stream as of the last frame taken (format and size of that frame).
@@ -132,6 +137,7 @@ class ViewerState {
   std::uint64_t sequence_ = 0;
   std::chrono::steady_clock::time_point last_frame_{};
   std::chrono::steady_clock::time_point next_due_{};
+  double display_ms_ = 0;  // the current frame's own time on display (FeedFrame::display_ms)
   bool first_ = true;
 };
 

@@ -67,11 +67,16 @@ void WindowDisplay::apply(const InputActions& a) {
   if (a.quit) glfwSetWindowShouldClose(session_->window(), 1);
   if (a.toggle_play && state_) set_playing(!state_->playing());
   if (a.step) step(a.step);
+  if (a.seek >= 0) seek(a.seek);
   if (ui_.toggle_play && state_) set_playing(!state_->playing());
   ui_.toggle_play = false;
   if (ui_.step) {
     step(ui_.step);
     ui_.step = 0;
+  }
+  if (ui_.seek >= 0) {
+    seek(ui_.seek);
+    ui_.seek = -1;
   }
 }
 

@@ -15,6 +15,13 @@ void WindowInput::keys(viewer::ViewerState& v, viewer::UiState& ui, InputActions
   if (ImGui::IsKeyPressed(GLFW_KEY_SPACE)) out.toggle_play = true;
   if (ImGui::IsKeyPressed(GLFW_KEY_RIGHT)) out.step = +1;
   if (ImGui::IsKeyPressed(GLFW_KEY_LEFT)) out.step = -1;
+  const std::int64_t n = v.info().frame_count, at = std::max<std::int64_t>(v.frame_index(), 0);
+  if (v.paced() && v.info().seekable && n > 0) {
+    if (ImGui::IsKeyPressed(GLFW_KEY_HOME)) out.seek = 0;
+    if (ImGui::IsKeyPressed(GLFW_KEY_END)) out.seek = n - 1;
+    if (ImGui::IsKeyPressed(GLFW_KEY_PAGE_UP)) out.seek = std::max<std::int64_t>(at - 10, 0);
+    if (ImGui::IsKeyPressed(GLFW_KEY_PAGE_DOWN)) out.seek = std::min<std::int64_t>(at + 10, n - 1);
+  }
   if (ImGui::IsKeyPressed(GLFW_KEY_F)) fit_ = true;
   if (ImGui::IsKeyPressed(GLFW_KEY_1)) ui.actual_size_requested = true;
   if (ImGui::IsKeyPressed(GLFW_KEY_N)) v.nearest_when_zoomed = !v.nearest_when_zoomed;

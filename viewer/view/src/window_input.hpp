@@ -4,6 +4,8 @@
 // help window, zoom around the cursor, pan by dragging, fit / 1:1.
 //
 // Thread safety: the GLFW thread, the window's ImGui context current.
+#include <cstdint>
+
 #include "ui.hpp"
 #include "view_transform.hpp"
 #include "viewer_state.hpp"
@@ -16,6 +18,7 @@ namespace handoff::view {
 struct InputActions {
   bool toggle_play = false;
   int step = 0;  // -1 / +1
+  std::int64_t seek = -1;  // Home / End / Page Up / Page Down in a file or recording: the frame to show
   bool quit = false;
 };
 

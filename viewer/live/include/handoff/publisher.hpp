@@ -21,6 +21,7 @@
 #include <handoff/live/endpoint.hpp>
 #include <handoff/live/protocol.hpp>
 #include <handoff/viewer/overlay.hpp>
+#include <handoff/viewer/recording.hpp>
 
 #if HANDOFF_HAVE_VULKAN
 #include <vulkan/vulkan.h>
@@ -42,6 +43,7 @@ class VkFrameBuffer;
 
 namespace live::detail {
 class PublisherCore;
+class PublishRecorder;
 }
 
 using live::SlotMemory;
@@ -65,6 +67,15 @@ struct PublisherOptions {
   CudaExport cuda_export = CudaExport::Auto;
   VkContext* vulkan = nullptr;               // SlotMemory::Vulkan: the context (must outlive the publisher)
   std::chrono::milliseconds hello_timeout{2000};  // a connection that says nothing this long is dropped
+  // Records every frame published (with its overlays) into an MCAP file
+  // (docs/recording.md), on record.topic (default "/<name>"), logged when it
+  // is published, whether or not a subscriber is connected. publish() never
+  // waits for the disk: a frame that finds the writer's queue full is left
+  // out and counted (PublisherStats::record_dropped). Recorded are frames the
+  // publisher has in host memory (host frames, and frames in host slots);
+  // frames only in CUDA or Vulkan memory are counted in record_skipped.
+  // The file is created by the constructor and finished by the destructor.
+  viewer::RecordTarget record{};
 };
 
 struct PublisherStats {
@@ -78,6 +89,10 @@ struct PublisherStats {
   std::uint64_t peers_refused = 0;    // credentials, version, memory kind, too many
   std::uint64_t peers_dropped = 0;    // disconnected for a malformed or hostile message
   std::string route;                  // how slots are shared, and why any fallback was taken
+  // PublisherOptions::record: frames recorded, left out (writer queue full),
+  // not recorded (CUDA / Vulkan memory), and the error that stopped the recording.
+  std::uint64_t recorded = 0, record_dropped = 0, record_skipped = 0;
+  std::string record_error;
 };
 
 // What present() waits for before announcing a frame written into an acquired slot.
@@ -166,6 +181,7 @@ class Publisher {
 
  private:
   std::shared_ptr<live::detail::PublisherCore> core_;
+  std::unique_ptr<live::detail::PublishRecorder> recorder_;  // PublisherOptions::record
 };
 
 }  // namespace handoff

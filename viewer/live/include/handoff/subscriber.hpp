@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,6 +50,8 @@ enum class LinkState : std::uint8_t {
 };
 std::string_view to_string(LinkState s);
 
+struct SubscriberStatus;
+
 struct SubscriberOptions {
   bool wait = true;       // no publisher there: keep trying (false: Failed at once)
   bool reconnect = true;  // after the publisher goes, wait for one of the same name
@@ -59,6 +62,12 @@ struct SubscriberOptions {
   std::optional<unsigned> allow_group;        // publishers of this gid are trusted too (default: same user)
   bool cuda_synchronize = true;  // CUDA interprocess events: wait for the event before handing a frame out
   std::string client = "subscriber";  // the label the publisher logs
+  // Called on the subscriber's thread, outside its lock: after each frame that
+  // arrives, and after each change of status() (with the new status). Keep them
+  // short (a wake-up); they may call this Subscriber's methods; what they throw
+  // is logged. Empty: none.
+  std::function<void()> on_frame;
+  std::function<void(const SubscriberStatus&)> on_state;
 };
 
 // The shared memory a received frame lives in.

@@ -51,6 +51,7 @@
 #include <handoff/error.hpp>
 #include <handoff/frame.hpp>
 #include <handoff/viewer/overlay.hpp>
+#include <handoff/viewer/recording.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -109,6 +110,17 @@ struct ViewerOptions {
   // included) is written here as PNG. Empty: none.
   std::string screenshot{};
   bool gl_debug = false;  // debug GL contexts; KHR_debug errors are counted in diagnostics()
+  // Records what the viewer shows into an MCAP file (docs/recording.md):
+  // every displayed frame (NV12 / P010 as displayed, with the UI's colour
+  // overrides) and its overlays, as foxglove.RawImage and
+  // foxglove.ImageAnnotations on record.topic (default "/handoff/view") and
+  // "<topic>/annotations", logged at the time it was displayed. The display
+  // never waits for it: frames are read back from the GPU asynchronously and
+  // written by threads of their own; a frame that finds them all busy is left
+  // out of the recording and counted (ViewerStats::record_dropped). The file
+  // is created by the constructor (handoff::Error naming it when it cannot
+  // be) and finished when the viewer closes.
+  viewer::RecordTarget record{};
   // One-line notices ("no display: rendering headless through EGL"), from any
   // thread. Empty: handoff::log at Warning level.
   std::function<void(std::string_view)> on_notice{};
@@ -135,6 +147,9 @@ struct ViewerStats {
   // mapping, the upload into textures and the draw (CPU time to submit).
   double frame_p50_ms = 0, frame_p99_ms = 0;
   double copy_ms = 0, map_ms = 0, upload_ms = 0, draw_ms = 0;
+  // ViewerOptions::record: displayed frames in the recording, and displayed
+  // frames left out of it (its readback buffers or writer queue were full).
+  std::uint64_t recorded = 0, record_dropped = 0;
 };
 
 // What is on display. A value.
@@ -155,6 +170,9 @@ struct ViewerDiagnostics {
   std::string first_vulkan_message;
   std::size_t output_written = 0;            // PNGs written to output_dir
   std::vector<std::string> output_errors;    // "<path>: <reason>"
+  // ViewerOptions::record: "<path>: <reason>" for the error that stopped the
+  // recording (frames displayed after it are not in the file). Complete once closed.
+  std::vector<std::string> record_errors;
 };
 
 // A snapshot: RGBA8 pixels, rows top-down, tightly packed (stride = width * 4).
@@ -212,6 +230,32 @@ class ViewerFrame {
   friend class Viewer;
   explicit ViewerFrame(std::unique_ptr<view::AcquiredSlot> slot) noexcept;
   std::unique_ptr<view::AcquiredSlot> slot_;
+};
+
+// --- optional: attaching to a publisher in another process (docs/live.md) -------------
+
+// How an attached viewer's link to its publisher stands (Viewer::attach_status). A value.
+struct AttachStatus {
+  std::string publisher;  // the publisher's name (a socket path's file name without ".sock")
+  std::string socket;     // the socket path
+  // "waiting" (no publisher yet), "live", "gone" (it went: the last frame stays on
+  // display, and the viewer reconnects when a publisher of that name comes back),
+  // "failed" (a permanent error: message says why).
+  std::string state;
+  std::string message;        // the subscriber's status line ("connected to 'cam0' (pid 12, host memfd)", ...)
+  std::uint32_t pid = 0;      // the (last) publisher's process id; 0 before the first connection
+  std::string memory;         // how the slots are shared, as the publisher says (its route)
+  double publisher_fps = 0;   // frames the publisher announces per second (smoothed; 0 until known)
+  std::uint64_t received = 0;           // frames that arrived here
+  std::uint64_t publisher_dropped = 0;  // dropped by the publisher: every slot was held
+  std::uint64_t publisher_skipped = 0;  // not sent to this viewer (it held its limit, or its socket was full)
+  std::uint64_t viewer_dropped = 0;     // arrived, then replaced by a newer one before the display took it
+  std::uint64_t connections = 0;        // sessions with a publisher so far
+};
+
+struct AttachOptions {
+  std::int64_t frames = -1;             // close after this many displayed frames (-1: until closed)
+  std::optional<unsigned> allow_group;  // publishers running with this gid are trusted too (default: same user)
 };
 
 class Viewer {
@@ -279,13 +323,22 @@ class Viewer {
   bool paused() const noexcept;
   void set_paused(bool paused);
   void step();
-  std::uint64_t steps() const noexcept;  // steps taken so far (UI and step())
+  // One frame back and pause (a played file or recording; the scene): what
+  // the Left key and the "< Step" button do. UsageError when the stream is
+  // not seekable (the application's frames, a live stream).
+  void step_back();
+  // Shows frame `index` of a played file or recording (0 .. frame_count - 1)
+  // next, playing on from there unless paused; while paused it is displayed
+  // at once. UsageError when the stream is not seekable or `index` is outside
+  // it. Waits for the display thread (bounded), ViewerClosed once closed.
+  void seek(std::int64_t index);
+  std::uint64_t steps() const noexcept;  // steps taken so far (UI, step() and step_back())
 
   // --- optional: playing a built-in source instead of the application's frames ---
   enum class Source : std::uint8_t {
     Scene,        // the synthetic scene with its ground-truth overlays (CUDA kernel, else all CPU cores)
     VulkanScene,  // a Vulkan compute shader writes the scene into memory GL samples in place (no copy)
-    File,         // a Y4M file, or raw NV12 / P010 (needs width, height and format)
+    File,         // a Y4M file, an MCAP recording (".mcap"), or raw NV12 / P010 (needs width, height and format)
   };
   struct PlayOptions {
     Source source = Source::Scene;
@@ -301,6 +354,12 @@ class Viewer {
     bool close_at_end = true;             // the viewer closes when playback ends
     std::uint32_t bench_boxes = 0;        // N synthetic boxes on every frame (benchmarks)
     bool vulkan_validation = false;       // VulkanScene: the validation layer on (an error where it is missing)
+    // Recordings: the image topic to play (empty: the first); a ParseError
+    // naming the image topics there are when it is not one of them.
+    std::string topic{};
+    // Played files: every frame as soon as it is ready, ignoring the source's
+    // rate or a recording's times (without touching the window's vsync).
+    bool fast = false;
   };
   // Plays `options` in this viewer (before any show / acquire). Headless, every
   // frame is drawn in turn as fast as possible; in a window at the source's
@@ -311,6 +370,24 @@ class Viewer {
   void play(const PlayOptions& options);
   // True once playback ended (the file's end without looping, or `frames` displayed).
   bool finished() const noexcept;
+
+  // --- optional: frames from a handoff::Publisher in another process ---
+  // Shows what the publisher `name_or_path` shares (a name in
+  // $XDG_RUNTIME_DIR/handoff, or a socket path), instead of the application's
+  // frames (before any show / acquire / play). Host slots are uploaded from
+  // their mapping; CUDA slots are imported, then copied once device to device
+  // into the viewer's buffers; Vulkan slots are imported into GL
+  // (GL_EXT_memory_object_fd) and uploaded GPU-side. A publisher not there yet
+  // is waited for (a notice says so); when it goes, the last frame stays and
+  // the viewer reconnects when one of that name comes back (notices again).
+  // Throws UsageError for a bad name or when frames were already shown or a
+  // source played; handoff::Error when the socket folder cannot be used
+  // (XDG_RUNTIME_DIR unset, a folder others can enter). A permanent failure
+  // later (a refused or incompatible publisher) closes the viewer with it
+  // (wait_closed rethrows).
+  void attach(std::string_view name_or_path, const AttachOptions& options = {});
+  // The link's state; nullopt when the viewer is not attached.
+  std::optional<AttachStatus> attach_status() const;
 
  private:
   std::shared_ptr<view::ViewerImpl> impl_;

@@ -13,7 +13,7 @@ namespace handoff::viewer {
 
 struct RawOptions {
   PixelFormat format = PixelFormat::NV12;
-  std::uint32_t width = 0;   // required, 1..kMaxDimension
+  std::uint32_t width = 0;   // required, 1..kMaxFrameDimension
   std::uint32_t height = 0;  // required
   Colorimetry colorimetry{};
   Rational rate{};
@@ -23,7 +23,5 @@ std::unique_ptr<FrameSource> open_raw(const std::filesystem::path& path, const R
 
 // Parses "WxH" (e.g. "1920x1080"); ParseError naming the text otherwise.
 void parse_size(const std::string& text, std::uint32_t& width, std::uint32_t& height);
-// Parses "nv12" / "p010" (case-insensitive); ParseError otherwise.
-PixelFormat parse_format(const std::string& text);
 
 }  // namespace handoff::viewer

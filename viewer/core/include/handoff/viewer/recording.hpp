@@ -128,7 +128,25 @@ struct RecordingOptions {
   // handoff::wait_limit(), then WaitTimeout).
   std::size_t queue_capacity = 4;
   bool block_when_full = false;
+  // The writer thread runs at a lower CPU priority (nice + this, Linux
+  // threads; 0: the caller's). With a producer that needs every core (a
+  // viewer on a software renderer), the recording then falls behind and drops
+  // frames instead of slowing the producer.
+  int writer_nice = 0;
 };
+
+// Where a handoff::Viewer or handoff::Publisher records what it shows or
+// publishes (ViewerOptions::record, PublisherOptions::record). A value.
+struct RecordTarget {
+  std::string path{};  // the MCAP file (created, truncated); empty: no recording
+  mcap::Compression compression = mcap::Compression::Zstd;  // of its chunks
+  std::string topic{};  // the image topic; empty: the recorder's default ("/handoff/view", "/<publisher name>")
+};
+
+// Lowers the calling thread's CPU priority by `nice` steps (Linux schedules
+// threads one by one; 0, or a refusal, changes nothing). What the recorders'
+// threads call (RecordingOptions::writer_nice). Thread safety: any thread.
+void lower_thread_priority(int nice) noexcept;
 
 struct RecordingStats {
   std::uint64_t frames_written = 0;  // frames (with their overlays) in the file

@@ -5,7 +5,7 @@
 // open and reused.
 //
 // Header fields honoured:
-//   W, H        size (1..16384 each); required.
+//   W, H        size (1..kMaxFrameDimension each); required.
 //   F n:d       frame rate; "0:0" or absent -> 30:1.
 //   C           420jpeg / 420 (siting Center), 420mpeg2 (Left), 420paldv (TopLeft),
 //               420p10 (10-bit, siting Left). Absent -> 420jpeg. Anything else
@@ -28,9 +28,6 @@
 #include <string>
 
 namespace handoff::viewer {
-
-// Largest accepted width or height.
-inline constexpr std::uint32_t kMaxDimension = 16384;
 
 // Opens `path`; parses the header now (ParseError naming the file and the
 // field on a bad header). frame_count in info() counts complete frames; a

@@ -1,7 +1,8 @@
 #pragma once
 // The frame-feed interface: every route frames take into the viewer is one
-// class behind it (the built-in scene, the Vulkan scene, files, frames pushed
-// by the application; live attach, recordings and a GStreamer sink come next).
+// class behind it (the built-in scene, the Vulkan scene, files, MCAP
+// recordings, frames pushed by the application; live attach and a GStreamer
+// sink come next).
 // The renderer, UI, overlays, snapshots and PNG output never know which feed
 // they draw. For feed implementers inside handoff; applications use Viewer.
 //
@@ -15,12 +16,14 @@
 // display's release() fenced the upload.
 #include <handoff/frame.hpp>
 #include <handoff/gl_worker.hpp>
+#include <handoff/viewer.hpp>
 #include <handoff/viewer/overlay.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace handoff::view {
@@ -59,6 +62,9 @@ struct FeedFrame {
   std::uint64_t sequence = 0;  // order of hand-in (pushed frames); 0 otherwise
   double produce_ms = 0;       // the producer's copy: map + write + unmap
   double map_ms = 0;           // of which mapping and unmapping
+  // Paced feeds whose frames carry their own times (recordings): how long
+  // this frame stays on display at speed 1, in ms; 0: 1 / FeedInfo::rate.
+  double display_ms = 0;
   std::uint64_t token = 0;     // the feed's own bookkeeping (e.g. its ring slot)
 };
 
@@ -102,6 +108,9 @@ class Feed {
   virtual void step() {}
   // The stream ended (a file played once).
   virtual bool finished() const { return false; }
+  // Feeds attached to a publisher in another process: the link's state (the
+  // panel shows it). Any thread.
+  virtual std::optional<AttachStatus> attach_status() const { return std::nullopt; }
   // Before the display's GL context goes: free what lives in it. Never throws.
   virtual void stop() noexcept {}
 };

@@ -1,0 +1,92 @@
+// PublisherOptions::record: what a Publisher publishes (publish() with or
+// without subscribers, acquire() / present()) lands in an MCAP file, byte for
+// byte with its overlays, and an unusable path fails the constructor cleanly.
+#include "live_fixture.hpp"
+#include "live_support.hpp"
+
+#include <handoff/host_frame.hpp>
+#include <handoff/viewer/recording.hpp>
+
+#include <cstring>
+
+namespace handoff::live::test {
+namespace {
+
+constexpr std::uint32_t kW = 66, kH = 38;
+
+class RecordLive : public LiveTest {};
+
+TEST_F(RecordLive, WhatIsPublishedIsRecorded) {
+  const auto file = runtime() / "pub.mcap";
+  PublisherStats stats;
+  {
+    PublisherOptions po;
+    po.record.path = file.string();
+    po.record.compression = viewer::mcap::Compression::Lz4;
+    Publisher pub(name(), po);
+    for (std::int64_t i = 0; i < 2; ++i) {  // nobody subscribed yet: recorded all the same
+      const viewer::OverlayFrame ov = overlays_for(i, 2);
+      ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, i), &ov));
+    }
+    Subscriber sub(name());
+    ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s)) << sub.status().message;
+    for (std::int64_t i = 2; i < 5; ++i) {
+      settle(pub);
+      const viewer::OverlayFrame ov = overlays_for(i, 2);
+      ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, i), &ov));
+      ASSERT_TRUE(sub.next(10s)) << sub.status().message;
+    }
+    settle(pub);
+    PublishSlot slot = pub.acquire(PixelFormat::NV12, kW, kH);
+    ASSERT_TRUE(slot);
+    const Frame want = pattern_frame(PixelFormat::NV12, kW, kH, 5);
+    for (int p = 0; p < 2; ++p)
+      for (std::uint32_t y = 0; y < want.planes[p].height; ++y)
+        std::memcpy(static_cast<std::uint8_t*>(slot.frame.planes[p].data) + y * slot.frame.planes[p].pitch,
+                    static_cast<const std::uint8_t*>(want.planes[p].data) + y * want.planes[p].pitch,
+                    want.planes[p].width * want.planes[p].components);
+    const viewer::OverlayFrame ov = overlays_for(5, 2);
+    pub.present(std::move(slot), &ov);
+    ASSERT_TRUE(sub.next(10s)) << sub.status().message;
+    stats = pub.stats();
+  }  // the destructor finishes the file
+  EXPECT_EQ(stats.recorded + stats.record_dropped, 6u);
+  EXPECT_EQ(stats.record_skipped, 0u);
+  EXPECT_EQ(stats.record_error, "");
+  ASSERT_GT(stats.recorded, 0u);
+
+  auto src = viewer::open_recording(file);
+  EXPECT_EQ(src->topic(), "/" + name());
+  ASSERT_EQ(std::uint64_t(src->info().frame_count), stats.recorded);
+  viewer::HostFrame got(PixelFormat::NV12, kW, kH);
+  std::int64_t last = -1;
+  for (std::int64_t i = 0; i < src->info().frame_count; ++i) {
+    ASSERT_TRUE(src->read_into(got.target()));
+    viewer::OverlayFrame o;
+    ASSERT_TRUE(src->overlays_for(i, o)) << "frame " << i;
+    ASSERT_FALSE(o.objects.empty());
+    const std::int64_t index = o.objects[0].track_id;  // overlays_for() puts the frame index there
+    EXPECT_GT(index, last) << "frame " << i;
+    last = index;
+    Frame f = got.frame();
+    f.index = index;
+    EXPECT_EQ(check_pattern(f), "") << "recorded frame " << i << " (published frame " << index << ")";
+    o.frame = index;  // the frame number is the overlay line's, which a recording does not keep
+    EXPECT_EQ(check_overlays(&o, index, 2), "") << "frame " << i;
+  }
+}
+
+TEST_F(RecordLive, AnUnusablePathFailsTheConstructorAndLeavesNoSocket) {
+  PublisherOptions po;
+  po.record.path = (runtime() / "no" / "such" / "dir.mcap").string();
+  try {
+    Publisher pub(name(), po);
+    ADD_FAILURE() << "a publisher recorded to a missing directory";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no/such/dir.mcap"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(socket_path(name())));
+}
+
+}  // namespace
+}  // namespace handoff::live::test

@@ -1,0 +1,292 @@
+// The viewing side of live attach: headless handoff::Viewers (EGL, llvmpipe)
+// attached to publishers in other processes (handoff_live_peer), their
+// snapshots compared with a viewer shown the same frame directly; the faults
+// as the viewer sees them; handoff-view --attach / --list as a user runs them.
+// Every viewer runs with GL debug output; any KHR_debug error fails the test.
+#include "live_fixture.hpp"
+#include "live_support.hpp"
+#include "peer_process.hpp"
+#include "process.hpp"  // tests/viewer_gl: run_program / run_viewer
+
+#include <handoff/viewer.hpp>
+
+#if HANDOFF_HAVE_VULKAN
+#include "vk_fixture.hpp"
+#endif
+
+#include <gmock/gmock.h>
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+namespace handoff::live::test {
+namespace {
+
+using ::testing::HasSubstr;
+using viewer::test::run_program;
+using viewer::test::run_viewer;
+
+constexpr std::uint32_t kW = 64, kH = 48;
+
+ViewerOptions headless(const std::string& title = "attached") {
+  ViewerOptions o;
+  o.title = title;
+  o.width = 160;
+  o.height = 120;
+  o.display = ViewerDisplay::Headless;
+  o.gl_debug = true;
+  o.on_notice = [](std::string_view) {};
+  return o;
+}
+
+// What a viewer shows for frame `index` of the peer's pattern, handed in directly.
+RgbaImage reference(PixelFormat format, std::int64_t index) {
+  Viewer v(headless("reference"));
+  v.show(pattern_frame(format, kW, kH, index));
+  return v.snapshot();
+}
+
+::testing::AssertionResult same_image(const RgbaImage& a, const RgbaImage& b) {
+  if (a.width() != b.width() || a.height() != b.height())
+    return ::testing::AssertionFailure() << a.width() << "x" << a.height() << " vs " << b.width() << "x" << b.height();
+  if (a.empty()) return ::testing::AssertionFailure() << "empty images";
+  if (std::memcmp(a.data(), b.data(), a.stride() * a.height()) != 0)
+    return ::testing::AssertionFailure() << "pixels differ";
+  return ::testing::AssertionSuccess();
+}
+
+std::string state_of(const Viewer& v) {
+  const auto s = v.attach_status();
+  return s ? s->state : "(not attached)";
+}
+
+bool reaches_state(const Viewer& v, const std::string& state) {
+  return eventually([&] { return state_of(v) == state; });
+}
+
+bool shows_index(const Viewer& v, std::int64_t index) {
+  return eventually([&] { return v.stats().last_index == index; });
+}
+
+void expect_no_gl_errors(const Viewer& v) {
+  const ViewerDiagnostics d = v.diagnostics();
+  EXPECT_EQ(d.gl_errors, 0u) << d.first_gl_error;
+}
+
+class ViewAttach : public LiveTest {
+ protected:
+  // A viewer attached first (it waits), a peer publishing `format` frames in
+  // `memory` slots, `frames` of them once the viewer is connected; the viewer
+  // must then show exactly what a viewer shown the last frame directly shows.
+  void pixels_match(PixelFormat format, const std::string& memory) {
+    Viewer v(headless());
+    v.attach(name());
+    EXPECT_EQ(state_of(v), "waiting");
+    PeerProcess pub({"publish", name(), "--memory", memory, "--format", format == PixelFormat::P010 ? "p010" : "nv12",
+                     "--size", std::to_string(kW) + "x" + std::to_string(kH)});
+    ASSERT_THAT(pub.expect("READY"), HasSubstr(name()));
+    ASSERT_TRUE(reaches_state(v, "live")) << v.attach_status()->message;
+    pub.send("publish 3");
+    ASSERT_TRUE(shows_index(v, 2)) << v.stats().last_index;
+    EXPECT_TRUE(same_image(v.snapshot(), reference(format, 2)));
+    EXPECT_EQ(v.stream().width, kW);
+    EXPECT_EQ(v.stream().format, format);
+    EXPECT_GE(v.attach_status()->received, 1u);
+    EXPECT_THAT(v.stream().memory, HasSubstr(memory == "vulkan" ? "Vulkan slots imported into GL" : "host memfd"));
+    expect_no_gl_errors(v);
+  }
+};
+
+TEST_F(ViewAttach, HostSlotsNv12PixelsEqualTheFrameShownDirectly) { pixels_match(PixelFormat::NV12, "host"); }
+TEST_F(ViewAttach, HostSlotsP010PixelsEqualTheFrameShownDirectly) { pixels_match(PixelFormat::P010, "host"); }
+
+TEST_F(ViewAttach, VulkanSlotsAreImportedIntoGl) {
+#if HANDOFF_HAVE_VULKAN
+  std::string why;
+  if (!handoff::test::have_vulkan_device(&why)) GTEST_SKIP() << "no Vulkan device: " << why;
+  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::P010}) {
+    SCOPED_TRACE(std::string(to_string(f)));
+    pixels_match(f, "vulkan");
+  }
+#else
+  GTEST_SKIP() << "built without Vulkan";
+#endif
+}
+
+TEST_F(ViewAttach, ABadNameIsAUsageErrorAndShowAfterAttachIsRefused) {
+  Viewer v(headless());
+  EXPECT_THROW(v.attach("no spaces allowed"), UsageError);
+  EXPECT_THROW(v.attach(".hidden"), UsageError);
+  EXPECT_FALSE(v.attach_status());
+  v.attach(name());
+  EXPECT_THROW(v.attach(name()), UsageError);
+  EXPECT_THROW(v.show(pattern_frame(PixelFormat::NV12, kW, kH, 0)), UsageError);
+  Viewer shown(headless("shown"));
+  shown.show(pattern_frame(PixelFormat::NV12, kW, kH, 0));
+  EXPECT_THROW(shown.attach(name()), UsageError);
+}
+
+TEST_F(ViewAttach, SigkilledPublisherLeavesTheLastFrameThenANewOneIsShown) {
+  Viewer v(headless());
+  v.attach(name());
+  RgbaImage before;
+  {
+    PeerProcess first({"publish", name(), "--size", "64x48"});
+    first.expect("READY");
+    ASSERT_TRUE(reaches_state(v, "live"));
+    first.send("publish 2");
+    ASSERT_TRUE(shows_index(v, 1));
+    before = v.snapshot();
+    first.kill(SIGKILL);
+    ASSERT_TRUE(first.wait_exit().has_value());
+  }
+  ASSERT_TRUE(reaches_state(v, "gone")) << state_of(v);
+  EXPECT_TRUE(v.is_open());
+  EXPECT_TRUE(same_image(v.snapshot(), before)) << "the last frame stays on display";
+  EXPECT_TRUE(same_image(before, reference(PixelFormat::NV12, 1)));
+  // A publisher of the same name replaces the stale socket; the viewer reconnects.
+  // Spaced: a burst faster than the viewer's releases come back would rightly
+  // be skipped for it beyond its hold limit (slots - 1).
+  PeerProcess second({"publish", name(), "--size", "64x48", "--interval-ms", "10"});
+  second.expect("READY");
+  ASSERT_TRUE(eventually([&] { return state_of(v) == "live" && v.attach_status()->connections == 2; }))
+      << v.attach_status()->message;
+  second.send("publish 5");
+  ASSERT_TRUE(shows_index(v, 4)) << "showing " << v.stats().last_index << "; received "
+                                 << v.attach_status()->received << ", " << v.attach_status()->message;
+  EXPECT_TRUE(same_image(v.snapshot(), reference(PixelFormat::NV12, 4)));
+  EXPECT_EQ(v.attach_status()->pid, std::uint32_t(second.pid()));
+  expect_no_gl_errors(v);
+}
+
+TEST_F(ViewAttach, EightViewersOnOnePublisher) {
+  std::vector<std::unique_ptr<Viewer>> viewers;
+  for (int i = 0; i < 8; ++i) {
+    viewers.push_back(std::make_unique<Viewer>(headless("viewer " + std::to_string(i))));
+    viewers.back()->attach(name());
+  }
+  PeerProcess pub({"publish", name(), "--size", "64x48", "--slots", "4"});
+  pub.expect("READY");
+  for (auto& v : viewers) ASSERT_TRUE(reaches_state(*v, "live"));
+  pub.send("publish 3");
+  const RgbaImage want = reference(PixelFormat::NV12, 2);
+  for (auto& v : viewers) {
+    ASSERT_TRUE(shows_index(*v, 2)) << v->stats().last_index;
+    EXPECT_TRUE(same_image(v->snapshot(), want));
+    expect_no_gl_errors(*v);
+  }
+  pub.send("stats");
+  EXPECT_THAT(pub.expect("STATS"), HasSubstr("subscribers=8"));
+}
+
+// --- handoff-view as a program -------------------------------------------------------------------
+
+// handoff-view started in the background; killed and reaped by the destructor.
+class ViewerProcess {
+ public:
+  explicit ViewerProcess(const std::vector<std::string>& args) {
+    std::vector<std::string> full{HANDOFF_VIEW_EXE};
+    full.insert(full.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& s : full) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    if (posix_spawn(&pid_, argv[0], nullptr, nullptr, argv.data(), environ) != 0) pid_ = -1;
+  }
+  ~ViewerProcess() { kill_and_reap(); }
+  void kill_and_reap() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// Publishes the pattern every few milliseconds until stopped.
+class PublishingThread {
+ public:
+  explicit PublishingThread(Publisher& pub) : thread_([this, &pub] {
+      for (std::int64_t i = 0; !stop_.load(); ++i) {
+        pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, i));
+        std::this_thread::sleep_for(5ms);
+      }
+    }) {}
+  ~PublishingThread() {
+    stop_.store(true);
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+TEST_F(ViewAttach, KillingAViewerProcessLeavesThePublisherGoing) {
+  Publisher pub(name());
+  ViewerProcess view({"--attach", name(), "--headless", "--quiet"});
+  ASSERT_GT(view.pid(), 0);
+  ASSERT_TRUE(eventually([&] { return pub.stats().subscribers == 1; }, 30s));
+  Subscriber other(name());
+  ASSERT_TRUE(other.wait_for(LinkState::Connected, 10s));
+  for (int i = 0; i < 20; ++i) pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, i));
+  view.kill_and_reap();
+  ASSERT_TRUE(eventually([&] { return pub.stats().subscribers == 1; })) << "the killed viewer is dropped";
+  (void)other.take();
+  EXPECT_TRUE(eventually([&] { return pub.stats().held_frames == 0; })) << "its slots came back";
+  EXPECT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, 99)));
+  const LiveFrame f = other.next(10s);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f.frame.index, 99);
+  EXPECT_EQ(check_pattern(f.frame), "");
+}
+
+TEST_F(ViewAttach, TheCommandLineAttachesAndEndsAfterFrames) {
+  Publisher pub(name());
+  PublishingThread feeding(pub);
+  const auto r = run_viewer({"--attach", name(), "--headless", "--frames", "5"}, {}, {}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("attached: connected to '" + name() + "'"));
+  EXPECT_THAT(r.output, HasSubstr("5 frames 64x48"));
+}
+
+TEST_F(ViewAttach, ListShowsLivePublishersAndSaysWhenThereAreNone) {
+  const auto none = run_viewer({"--list"}, {}, {}, 30);
+  EXPECT_EQ(none.exit_code, 0) << none.output;
+  EXPECT_THAT(none.output, HasSubstr("no publishers in"));
+  Publisher pub(name());
+  PublishingThread feeding(pub);
+  const auto r = run_viewer({"--list"}, {}, {}, 30);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(name()));
+  EXPECT_THAT(r.output, HasSubstr("pid " + std::to_string(::getpid())));
+  EXPECT_THAT(r.output, HasSubstr("live"));
+  EXPECT_THAT(r.output, HasSubstr("nv12 64x48"));
+  EXPECT_THAT(r.output, HasSubstr(" fps"));
+}
+
+TEST_F(ViewAttach, BadAttachArgumentsExitTwoWithAClearMessage) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--attach", "has space"},
+                                               std::vector<std::string>{"--attach", ".hidden"},
+                                               std::vector<std::string>{"--attach", "cam0", "--source", "vulkan"},
+                                               std::vector<std::string>{"--attach", "cam0", "clip.y4m"},
+                                               std::vector<std::string>{"--attach"}}) {
+    const auto r = run_viewer(args, {}, {}, 30);
+    EXPECT_EQ(r.exit_code, 2) << args[1] << ": " << r.output;
+    EXPECT_THAT(r.output, HasSubstr("--attach")) << r.output;
+  }
+  // A name needs XDG_RUNTIME_DIR: a clear error, not a hang.
+  const auto r = run_viewer({"--attach", "cam0", "--headless"}, {"XDG_RUNTIME_DIR"}, {}, 30);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("XDG_RUNTIME_DIR"));
+}
+
+}  // namespace
+}  // namespace handoff::live::test

@@ -1,0 +1,383 @@
+// Recording what a Viewer shows (ViewerOptions::record) and playing
+// recordings back (Viewer::play of an .mcap file): the recorded planes equal
+// the displayed frames byte for byte, overlays come back, seek / step both
+// ways show the right frame, --topic picks a stream, a damaged tail plays to
+// its last whole frame with one warning, and handoff-view's recording options
+// fail clearly. Headless (EGL), GL debug contexts on; any KHR_debug error fails.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <handoff/host_frame.hpp>
+#include <handoff/viewer.hpp>
+#include <handoff/viewer/error.hpp>
+#include <handoff/viewer/recording.hpp>
+#include <handoff/viewer/scene.hpp>
+
+#include "process.hpp"
+#include "scratch_dir.hpp"
+#include "viewer_frames.hpp"
+
+namespace handoff::viewer::test {
+namespace {
+
+constexpr std::uint32_t kW = 96, kH = 64;
+
+class RecordingView : public ScratchDirTest {
+ public:
+  RecordingView() : ScratchDirTest("handoff-recording-view-") {}
+
+ protected:
+  static ViewerOptions options(const std::string& record = {}) {
+    ViewerOptions o;
+    o.width = 320;
+    o.height = 240;
+    o.display = ViewerDisplay::Headless;
+    o.memory = ViewerMemory::Host;  // the scene on the CPU: its reference below is the same renderer
+    o.gl_debug = true;
+    o.vsync = false;
+    o.record.path = record;
+    return o;
+  }
+  static void expect_clean(const Viewer& v) {
+    const ViewerDiagnostics d = v.diagnostics();
+    EXPECT_EQ(d.gl_errors, 0u) << d.first_gl_error;
+    EXPECT_TRUE(d.record_errors.empty()) << d.record_errors.front();
+  }
+  // A recording of frames whose planes all differ (frame i: pattern i), with
+  // a box on each whose x is the frame number, at 40 ms steps.
+  std::string write_patterns(const std::string& name, int n, const std::string& topic = "/cam0",
+                             RecordingOptions ro = {}) {
+    ro.block_when_full = true;
+    RecordingWriter w(path(name), ro);
+    for (int i = 0; i < n; ++i) {
+      OverlayFrame o;
+      o.add_box(float(i), 2, float(i) + 10, 12, "n" + std::to_string(i), 0.5f, i);
+      EXPECT_TRUE(w.write(pattern(i), o, topic, 1'000'000'000ull + std::uint64_t(i) * 40'000'000ull));
+    }
+    w.close();
+    return path(name);
+  }
+  static Frame pattern(int i) {
+    Frame f = allocate_host_frame(PixelFormat::NV12, kW, kH);
+    fill_frame(f, [&](std::uint32_t x, std::uint32_t y) {
+      return Yuv{int((x * 3 + y * 5 + std::uint32_t(i) * 17) % 200 + 16), int((x + std::uint32_t(i) * 9) % 200 + 16),
+                 int((y + std::uint32_t(i) * 29) % 200 + 16)};
+    });
+    f.index = i;
+    return f;
+  }
+};
+
+bool planes_equal(const HostFrame& a, const HostFrame& b) {
+  if (a.width() != b.width() || a.height() != b.height() || a.format() != b.format()) return false;
+  const std::size_t bps = bytes_per_sample(a.format());
+  for (std::uint32_t y = 0; y < a.height(); ++y)
+    if (std::memcmp(a.luma() + y * a.luma_pitch(), b.luma() + y * b.luma_pitch(), a.width() * bps) != 0) return false;
+  for (std::uint32_t y = 0; y < chroma_height(a.height()); ++y)
+    if (std::memcmp(a.chroma() + y * a.chroma_pitch(), b.chroma() + y * b.chroma_pitch(),
+                    2 * chroma_width(a.width()) * bps) != 0)
+      return false;
+  return true;
+}
+
+void expect_same_boxes(const OverlayFrame& got, const OverlayFrame& want, const std::string& what) {
+  ASSERT_EQ(got.objects.size(), want.objects.size()) << what;
+  for (std::size_t k = 0; k < got.objects.size(); ++k) {
+    const OverlayObject &g = got.objects[k], &w = want.objects[k];
+    EXPECT_EQ(g.has_box, w.has_box) << what << " object " << k;
+    EXPECT_EQ(g.x0, w.x0) << what << " object " << k;
+    EXPECT_EQ(g.y0, w.y0) << what << " object " << k;
+    EXPECT_EQ(g.x1, w.x1) << what << " object " << k;
+    EXPECT_EQ(g.y1, w.y1) << what << " object " << k;
+    EXPECT_EQ(got.text(g.label), want.text(w.label)) << what << " object " << k;
+    EXPECT_EQ(g.score, w.score) << what << " object " << k;
+    EXPECT_EQ(g.class_id, w.class_id) << what << " object " << k;
+    EXPECT_EQ(g.track_id, w.track_id) << what << " object " << k;
+  }
+}
+
+// Every recorded frame is a frame of the scene, in order, byte for byte, with
+// the scene's own overlays; recorded + left out = displayed.
+TEST_F(RecordingView, TheSceneIsRecordedAsDisplayed) {
+  const std::string rec = path("scene.mcap");
+  ViewerStats stats;
+  {
+    Viewer v(options(rec));
+    Viewer::PlayOptions p;
+    p.source = Viewer::Source::Scene;
+    p.width = kW;
+    p.height = kH;
+    p.frames = 12;
+    v.play(p);
+    v.wait_closed();
+    stats = v.stats();
+    expect_clean(v);
+  }
+  EXPECT_EQ(stats.shown, 12u);
+  EXPECT_EQ(stats.recorded + stats.record_dropped, stats.shown);
+  ASSERT_GT(stats.recorded, 0u);
+
+  auto src = open_recording(rec);
+  ASSERT_EQ(std::uint64_t(src->info().frame_count), stats.recorded);
+  EXPECT_EQ(src->topic(), "/handoff/view");
+  EXPECT_EQ(src->annotations_topic(), "/handoff/view/annotations");
+  SceneOptions so;
+  so.width = kW;
+  so.height = kH;
+  auto scene = make_scene_source(so);
+  HostFrame got(PixelFormat::NV12, kW, kH), want(PixelFormat::NV12, kW, kH);
+  std::int64_t j = 0;
+  for (std::int64_t i = 0; i < src->info().frame_count; ++i) {
+    ASSERT_TRUE(src->read_into(got.target()));
+    bool found = false;
+    for (; j < 12 && !found; ++j) {  // the next displayed scene frame with these planes
+      scene->seek(j);
+      ASSERT_TRUE(scene->read_into(want.target()));
+      found = planes_equal(got, want);
+    }
+    ASSERT_TRUE(found) << "recorded frame " << i << " is no later scene frame";
+    OverlayFrame got_o, want_o;
+    ASSERT_TRUE(src->overlays_for(i, got_o)) << "frame " << i;
+    ASSERT_TRUE(scene->overlays_for(j - 1, want_o));
+    expect_same_boxes(got_o, want_o, "frame " + std::to_string(i));
+  }
+  if (stats.record_dropped == 0) EXPECT_EQ(j, 12);
+}
+
+// Frames pushed with show() are recorded as shown (each one displayed before
+// the next: the snapshot waits for it).
+TEST_F(RecordingView, PushedFramesAreRecordedAsShown) {
+  const std::string rec = path("pushed.mcap");
+  ViewerStats stats;
+  {
+    Viewer v(options(rec));
+    for (int i = 0; i < 6; ++i) {
+      OverlayFrame o;
+      o.add_box(1, 2, 30, 20, "pushed", 0.9f, 1, i);
+      v.show(pattern(i), o);
+      (void)v.snapshot();
+    }
+    v.close();
+    stats = v.stats();
+    expect_clean(v);
+  }
+  EXPECT_EQ(stats.recorded + stats.record_dropped, 6u);
+  auto src = open_recording(rec);
+  HostFrame got(PixelFormat::NV12, kW, kH);
+  int next = 0;
+  for (std::int64_t i = 0; i < src->info().frame_count; ++i) {
+    ASSERT_TRUE(src->read_into(got.target()));
+    bool found = false;
+    for (; next < 6 && !found; ++next) {
+      HostFrame want(PixelFormat::NV12, kW, kH);
+      const Frame p = pattern(next);
+      for (std::uint32_t y = 0; y < kH; ++y)
+        std::memcpy(want.luma() + y * want.luma_pitch(), static_cast<const std::uint8_t*>(p.planes[0].data) + y * p.planes[0].pitch, kW);
+      for (std::uint32_t y = 0; y < kH / 2; ++y)
+        std::memcpy(want.chroma() + y * want.chroma_pitch(), static_cast<const std::uint8_t*>(p.planes[1].data) + y * p.planes[1].pitch, kW);
+      found = planes_equal(got, want);
+    }
+    ASSERT_TRUE(found) << "recorded frame " << i << " is no later shown frame";
+    OverlayFrame o;
+    ASSERT_TRUE(src->overlays_for(i, o));
+    ASSERT_EQ(o.objects.size(), 1u);
+    EXPECT_EQ(o.objects[0].track_id, next - 1);
+  }
+}
+
+// The reference for frame k: the same frame and overlays shown by a viewer of their own.
+RgbaImage reference(const Frame& frame, const OverlayFrame& overlays) {
+  ViewerOptions o;
+  o.width = 320;
+  o.height = 240;
+  o.display = ViewerDisplay::Headless;
+  o.vsync = false;
+  Viewer v(o);
+  v.show(frame, overlays);
+  return v.snapshot();
+}
+
+void expect_same_image(const RgbaImage& got, const RgbaImage& want, const std::string& what) {
+  ASSERT_EQ(got.width(), want.width()) << what;
+  ASSERT_EQ(got.height(), want.height()) << what;
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.stride() * got.height()), 0) << what;
+}
+
+class Playback : public RecordingView {
+ protected:
+  void SetUp() override {
+    RecordingView::SetUp();
+    file_ = write_patterns("p.mcap", 8);
+    for (int k = 0; k < 8; ++k) {
+      OverlayFrame o;
+      o.add_box(float(k), 2, float(k) + 10, 12, "n" + std::to_string(k), 0.5f, k);
+      refs_.push_back(reference(pattern(k), o));
+    }
+  }
+  std::unique_ptr<Viewer> paused_player(const std::string& file, const std::string& topic = {}) {
+    auto v = std::make_unique<Viewer>(options());
+    v->set_paused(true);
+    Viewer::PlayOptions p;
+    p.source = Viewer::Source::File;
+    p.file = file;
+    p.topic = topic;
+    p.loop = false;
+    p.close_at_end = false;
+    v->play(p);
+    return v;
+  }
+  std::string file_;
+  std::vector<RgbaImage> refs_;
+};
+
+TEST_F(Playback, SeekShowsFrameKAndStepsGoBothWays) {
+  auto v = paused_player(file_);
+  EXPECT_EQ(v->stream().name, file_);
+  expect_same_image(v->snapshot(), refs_[0], "first frame");
+  for (int k : {5, 2, 7, 0}) {
+    v->seek(k);
+    expect_same_image(v->snapshot(), refs_[std::size_t(k)], "after seek(" + std::to_string(k) + ")");
+  }
+  v->seek(4);
+  v->step_back();
+  expect_same_image(v->snapshot(), refs_[3], "step back from 4");
+  v->step_back();
+  expect_same_image(v->snapshot(), refs_[2], "step back from 3");
+  v->step();
+  expect_same_image(v->snapshot(), refs_[3], "step forward from 2");
+  EXPECT_TRUE(v->paused());
+  expect_clean(*v);
+}
+
+TEST_F(Playback, FastPlaysEveryFrameToTheEnd) {
+  Viewer v(options());
+  Viewer::PlayOptions p;
+  p.source = Viewer::Source::File;
+  p.file = file_;
+  p.fast = true;
+  v.play(p);
+  v.wait_closed();
+  EXPECT_EQ(v.stats().shown, 8u);
+  EXPECT_EQ(v.stats().last_index, 7);
+  EXPECT_TRUE(v.finished());
+  expect_clean(v);
+}
+
+TEST_F(Playback, SeekOutsideOrWithoutAFileIsAUsageError) {
+  auto v = paused_player(file_);
+  EXPECT_THROW(v->seek(-1), UsageError);
+  EXPECT_THROW(v->seek(8), UsageError);
+  Viewer pushed(options());
+  pushed.show(pattern(0));
+  (void)pushed.snapshot();
+  EXPECT_THROW(pushed.seek(0), UsageError);
+  EXPECT_THROW(pushed.step_back(), UsageError);
+  Viewer scene_with_topic(options());
+  Viewer::PlayOptions p;
+  p.topic = "/cam0";  // the scene has no topics
+  EXPECT_THROW(scene_with_topic.play(p), UsageError);
+}
+
+TEST_F(Playback, TopicPicksTheStreamAndAnUnknownOneNamesThem) {
+  {
+    RecordingWriter w(path("two.mcap"), {.block_when_full = true});
+    for (int i = 0; i < 3; ++i) {
+      w.write(pattern(i), {}, "/cam0", 100 + std::uint64_t(i));
+      w.write(pattern(5 + i), {}, "/cam1", 100 + std::uint64_t(i));
+    }
+    w.close();
+  }
+  const RgbaImage cam1 = reference(pattern(5), {});
+  auto v = paused_player(path("two.mcap"), "/cam1");
+  expect_same_image(v->snapshot(), cam1, "/cam1 frame 0");
+  Viewer bad(options());
+  Viewer::PlayOptions p;
+  p.source = Viewer::Source::File;
+  p.file = path("two.mcap");
+  p.topic = "/cam9";
+  try {
+    bad.play(p);
+    ADD_FAILURE() << "an unknown topic played";
+  } catch (const ParseError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("/cam9"), std::string::npos) << m;
+    EXPECT_NE(m.find("/cam0"), std::string::npos) << m;
+    EXPECT_NE(m.find("/cam1"), std::string::npos) << m;
+  }
+}
+
+// --- handoff-view --------------------------------------------------------------------
+
+std::vector<std::uint8_t> read_all(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::int64_t frames_played(const std::string& output) {
+  std::smatch m;
+  if (!std::regex_search(output, m, std::regex("handoff-view: (\\d+) frames "))) return -1;
+  return std::stoll(m[1]);
+}
+
+TEST_F(RecordingView, CliRecordsAndPlaysBack) {
+  const std::string rec = path("cli.mcap");
+  const auto r = run_program(HANDOFF_VIEW_EXE, {"--headless", "--gl-debug", "--frames", "10", "--size", "96x64",
+                                                "--record", rec, "--record-compression", "lz4"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex("recorded (\\d+) frames to .*cli\\.mcap \\((\\d+) displayed")))
+      << r.output;
+  const std::int64_t recorded = std::stoll(m[1]);
+  EXPECT_EQ(recorded + std::stoll(m[2]), 10) << r.output;
+  const auto play = run_program(HANDOFF_VIEW_EXE, {"--headless", "--gl-debug", rec, "--fast"});
+  ASSERT_EQ(play.exit_code, 0) << play.output;
+  EXPECT_EQ(frames_played(play.output), recorded) << play.output;
+  EXPECT_NE(play.output.find("recording, topic /handoff/view"), std::string::npos) << play.output;
+}
+
+TEST_F(RecordingView, CliDamagedTailPlaysToTheLastWholeFrameWithOneWarning) {
+  RecordingOptions ro;
+  ro.chunk_size = 1;  // a chunk per message
+  ro.compression = mcap::Compression::None;
+  const std::string good = write_patterns("good.mcap", 6, "/cam0", ro);
+  std::vector<std::uint8_t> b = read_all(good);
+  b.resize(b.size() * 3 / 4);  // the summary, the footer and the last frames' chunks gone
+  std::ofstream(path("cut.mcap"), std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+  const auto r = run_program(HANDOFF_VIEW_EXE, {"--headless", "--gl-debug", path("cut.mcap"), "--fast"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::int64_t n = frames_played(r.output);
+  EXPECT_GT(n, 0) << r.output;
+  EXPECT_LT(n, 6) << r.output;
+  EXPECT_EQ(count(r.output, "handoff warning"), 1u) << r.output;
+}
+
+TEST_F(RecordingView, CliRecordingErrors) {
+  auto expect = [](const ProcessResult& r, int code, const std::string& word) {
+    EXPECT_FALSE(r.timed_out) << r.output;
+    EXPECT_EQ(r.exit_code, code) << r.output;
+    EXPECT_NE(r.output.find(word), std::string::npos) << "'" << word << "' missing in: " << r.output;
+  };
+  const std::string file = write_patterns("p.mcap", 2);
+  expect(run_program(HANDOFF_VIEW_EXE, {"--headless", "--topic", "/cam0"}), 2, "--topic");
+  expect(run_program(HANDOFF_VIEW_EXE, {"--headless", "--record-compression", "lz4"}), 2, "--record");
+  expect(run_program(HANDOFF_VIEW_EXE, {"--headless", "--record", path("x.mcap"), "--record-compression", "brotli"}),
+         2, "--record-compression");
+  expect(run_program(HANDOFF_VIEW_EXE, {"--headless", file, "--record", file}), 2, "is the file being played");
+  expect(run_program(HANDOFF_VIEW_EXE, {"--headless", "--record", path("no/such/dir/x.mcap")}), 1, "no/such/dir/x.mcap");
+  expect(run_program(HANDOFF_VIEW_EXE, {"--headless", file, "--topic", "/nope"}), 1, "image topics: /cam0");
+  expect(run_program(HANDOFF_VIEW_EXE, {"--headless", path("missing.mcap")}), 1, "missing.mcap");
+}
+
+}  // namespace
+}  // namespace handoff::viewer::test

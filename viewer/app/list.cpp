@@ -1,0 +1,72 @@
+// handoff-view --list: the live publishers in $XDG_RUNTIME_DIR/handoff, one
+// line each: name, pid and state, format and size and frame rate (from a
+// short look at its frames, when it publishes any), how it shares, the path.
+#include "list.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include <handoff/live/endpoint.hpp>
+#include <handoff/subscriber.hpp>
+
+namespace handoff::app {
+namespace {
+
+// Format, size and rate of a live publisher: two of its frames, looked at for
+// at most `budget`; "" when it published none meanwhile.
+std::string look_at_frames(const std::filesystem::path& path, std::chrono::milliseconds budget) {
+  SubscriberOptions o;
+  o.wait = false;
+  o.reconnect = false;
+  o.client = "handoff-view --list";
+  Subscriber sub(path.string(), o);
+  const auto deadline = std::chrono::steady_clock::now() + budget;
+  LiveFrame first, second;
+  while (!second && std::chrono::steady_clock::now() < deadline) {
+    LiveFrame f = sub.next(std::chrono::milliseconds(20));
+    if (!f) {
+      if (sub.status().state == LinkState::Failed) return "";
+      continue;
+    }
+    if (!first) first = std::move(f);
+    else second = std::move(f);
+  }
+  if (!first) return "";
+  const Frame& fr = first.frame;
+  char text[160];
+  std::snprintf(text, sizeof text, "%s %ux%u", std::string(to_string(fr.format)).c_str(), fr.width, fr.height);
+  std::string out = text;
+  if (second && second.counters.published > first.counters.published &&
+      second.publish_time_ns > first.publish_time_ns) {
+    const double fps = double(second.counters.published - first.counters.published) * 1e9 /
+                       double(second.publish_time_ns - first.publish_time_ns);
+    std::snprintf(text, sizeof text, " %.1f fps", fps);
+    out += text;
+  }
+  return out;
+}
+
+}  // namespace
+
+int list_publishers() {
+  const std::filesystem::path dir = live::socket_dir(false);
+  const std::vector<live::PublisherListing> all = live::list_publishers(dir);
+  if (all.empty()) {
+    std::printf("no publishers in %s\n", dir.string().c_str());
+    return 0;
+  }
+  for (const live::PublisherListing& p : all) {
+    if (!p.live) {
+      std::printf("%-20s -          %s  %s\n", p.name.c_str(), p.status.c_str(), p.path.string().c_str());
+      continue;
+    }
+    std::string frames = look_at_frames(p.path, std::chrono::milliseconds(500));
+    if (frames.empty()) frames = "(no frame within 0.5 s)";
+    std::printf("%-20s pid %-6u live  %s  %s memory  %s\n", p.name.c_str(), p.pid, frames.c_str(),
+                std::string(to_string(p.memory)).c_str(), p.path.string().c_str());
+  }
+  return 0;
+}
+
+}  // namespace handoff::app

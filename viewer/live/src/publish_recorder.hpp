@@ -1,0 +1,50 @@
+#pragma once
+// PublisherOptions::record: what a Publisher publishes, into an MCAP file.
+// Frames in host memory are handed to viewer::RecordingWriter (one copy on
+// the publishing thread; its writer thread compresses and writes, and a frame
+// that finds its queue full is left out and counted). Frames the publisher
+// only has in CUDA or Vulkan memory are not recorded: they are counted, and
+// the first one is logged.
+//
+// Thread safety: any thread (one lock around the writer).
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include <handoff/frame.hpp>
+#include <handoff/viewer/overlay.hpp>
+#include <handoff/viewer/recording.hpp>
+
+namespace handoff::live::detail {
+
+struct RecordFigures {
+  std::uint64_t recorded = 0, dropped = 0, skipped = 0;
+  std::string error;  // the error that stopped the recording ("" while none)
+};
+
+class PublishRecorder {
+ public:
+  // Creates the file: handoff::Error naming it when it cannot be.
+  PublishRecorder(const viewer::RecordTarget& target, const std::string& publisher_name);
+  ~PublishRecorder();  // close(); never throws
+  PublishRecorder(const PublishRecorder&) = delete;
+  PublishRecorder& operator=(const PublishRecorder&) = delete;
+
+  // Records `frame` as published (its index and timestamp kept; logged now).
+  // Never throws: a write error stops the recording (RecordFigures::error).
+  void record(const Frame& frame, const viewer::OverlayFrame* overlays) noexcept;
+  // Writes what is queued, the summary and footer. Never throws.
+  void close() noexcept;
+  RecordFigures figures() const;
+
+ private:
+  void fail(const std::string& what) noexcept;  // mutex_ held
+
+  mutable std::mutex mutex_;
+  viewer::RecordingWriter writer_;
+  std::string topic_, path_;
+  RecordFigures figures_;
+  bool closed_ = false;
+};
+
+}  // namespace handoff::live::detail

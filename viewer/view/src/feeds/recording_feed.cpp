@@ -1,0 +1,77 @@
+#include "feeds/recording_feed.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include <handoff/viewer/error.hpp>
+
+namespace handoff::view {
+namespace {
+
+std::unique_ptr<viewer::RecordingSource> open(const std::string& path, const std::string& topic) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw viewer::ParseError(path, "", "", "no such file");
+  if (std::filesystem::is_directory(path, ec)) throw viewer::ParseError(path, "", "", "is a directory, not a recording");
+  viewer::RecordingOpenOptions o;
+  o.topic = topic;
+  return viewer::open_recording(path, o);
+}
+
+}  // namespace
+
+bool is_recording_path(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return ext == ".mcap";
+}
+
+// What the feed keeps of the source, taken before the source goes to the
+// pipeline (from start() on it belongs to the producer thread).
+struct RecordingFeed::Opened {
+  std::unique_ptr<viewer::RecordingSource> source;
+  std::vector<std::uint64_t> log_times;
+  std::string description;
+  double fallback_ms = 0;
+
+  explicit Opened(std::unique_ptr<viewer::RecordingSource> s) : source(std::move(s)) {
+    const std::int64_t n = source->info().frame_count;
+    log_times.reserve(std::size_t(std::max<std::int64_t>(n, 0)));
+    for (std::int64_t i = 0; i < n; ++i) log_times.push_back(source->log_time(i));
+    const double rate = source->info().rate.value();
+    fallback_ms = rate > 0 ? 1000.0 / rate : 1000.0 / 30.0;
+    description = "recording, topic " + source->topic();
+    if (!source->annotations_topic().empty()) description += ", annotations " + source->annotations_topic();
+    if (!source->indexed()) description += " (no index: scanned)";
+  }
+};
+
+RecordingFeed::RecordingFeed(const std::string& path, const std::string& topic, RingOptions ring)
+    : RecordingFeed(Opened(open(path, topic)), ring) {}
+
+RecordingFeed::RecordingFeed(Opened opened, RingOptions ring)
+    : PipelineFeed(std::move(opened.source), ring, std::nullopt),
+      log_times_(std::move(opened.log_times)),
+      description_(std::move(opened.description)),
+      fallback_ms_(opened.fallback_ms) {}
+
+FeedInfo RecordingFeed::info() const {
+  FeedInfo i = PipelineFeed::info();
+  i.source = description_;
+  return i;
+}
+
+// The frame stays on display until the next one's log time (a gap of more
+// than ten seconds plays as one period at the mean rate).
+bool RecordingFeed::next(FeedFrame& out, bool wait) {
+  if (!PipelineFeed::next(out, wait)) return false;
+  const std::int64_t i = out.frame.index;
+  out.display_ms = fallback_ms_;
+  if (i >= 0 && std::size_t(i) + 1 < log_times_.size() && log_times_[std::size_t(i) + 1] >= log_times_[std::size_t(i)]) {
+    const double gap = double(log_times_[std::size_t(i) + 1] - log_times_[std::size_t(i)]) / 1e6;
+    if (gap <= 10000.0) out.display_ms = gap;
+  }
+  return true;
+}
+
+}  // namespace handoff::view

@@ -1,0 +1,239 @@
+#include "frame_recorder.hpp"
+
+#include <glad/gl.h>
+
+#include <algorithm>
+
+#include <handoff/error.hpp>
+#include <handoff/gl_check.hpp>
+#include <handoff/host_frame.hpp>
+#include <handoff/log.hpp>
+#include <handoff/wait.hpp>
+
+namespace handoff::view {
+
+// One readback buffer: persistently mapped for reading, so the recorder
+// thread reads the pixels where the GPU put them (no map / unmap per frame).
+struct FrameRecorder::Slot {
+  enum class State : std::uint8_t { Free, Reading, Queued, Writing };
+  State state = State::Free;  // Free / Queued / Writing guarded by mutex_; Reading is the display's
+  GLuint buffer = 0;          // display thread
+  std::size_t size = 0;
+  const std::uint8_t* mapped = nullptr;
+  GlFence fence;  // display thread: the readback is done
+  PixelFormat format = PixelFormat::NV12;
+  std::uint32_t width = 0, height = 0;
+  Colorimetry colorimetry{};
+  viewer::OverlayFrame overlays;
+  std::uint64_t time_ns = 0;
+};
+
+namespace {
+
+// The recording's threads yield the CPU to the display (and the source's
+// producer): on a machine with no core to spare, the recording falls behind
+// and drops frames (counted) instead of slowing what is displayed.
+constexpr int kRecordingNice = 10;
+
+viewer::RecordingOptions writer_options(const viewer::RecordTarget& o) {
+  viewer::RecordingOptions w;
+  w.compression = o.compression;
+  w.queue_capacity = 4;
+  w.block_when_full = false;  // a full queue drops the frame from the recording (counted)
+  w.writer_nice = kRecordingNice;
+  return w;
+}
+
+// The packed frame in a readback buffer: luma rows, then chroma rows.
+Frame packed_frame(const std::uint8_t* base, PixelFormat f, std::uint32_t w, std::uint32_t h, const Colorimetry& c) {
+  const std::size_t bps = bytes_per_sample(f);
+  auto* luma = const_cast<std::uint8_t*>(base);
+  return host_planes_frame(f, w, h, luma, w * bps, luma + std::size_t(w) * h * bps, 2 * chroma_width(w) * bps, c);
+}
+
+}  // namespace
+
+FrameRecorder::FrameRecorder(const viewer::RecordTarget& options, std::size_t buffers)
+    : options_(options), writer_(options.path, writer_options(options)) {
+  if (options_.topic.empty()) options_.topic = "/handoff/view";
+  for (std::size_t i = 0; i < buffers; ++i) slots_.push_back(std::make_unique<Slot>());
+  thread_ = std::thread([this] { run(); });
+}
+
+FrameRecorder::~FrameRecorder() { finish(); }
+
+// (Re)allocates a free slot's buffer for `bytes`, then queues the readback of
+// both planes into it and fences it.
+void FrameRecorder::capture(unsigned luma, unsigned chroma, PixelFormat format, std::uint32_t width,
+                            std::uint32_t height, const Colorimetry& colorimetry,
+                            const viewer::OverlayFrame* overlays, std::uint64_t time_ns) {
+  hand_over(false);
+  Slot* slot = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    if (failed_ || finished_) return;
+    for (auto& s : slots_)
+      if (s->state == Slot::State::Free) {
+        slot = s.get();
+        slot->state = Slot::State::Reading;  // the display thread's until hand_over() queues it
+        break;
+      }
+    if (!slot) {
+      ++dropped_;
+      return;
+    }
+  }
+  try {
+    read_back(*slot, luma, chroma, format, width, height);
+  } catch (const std::exception& e) {  // the recording stops; the display goes on
+    std::lock_guard lock(mutex_);
+    slot->state = Slot::State::Free;
+    failed_ = true;
+    errors_.push_back(options_.path + ": reading a displayed frame back: " + e.what());
+    log(LogLevel::Error, "recording stopped: " + errors_.back());
+    return;
+  }
+  slot->format = format;
+  slot->width = width;
+  slot->height = height;
+  slot->colorimetry = colorimetry;
+  if (overlays) slot->overlays = *overlays;
+  else slot->overlays.clear();
+  slot->time_ns = time_ns;
+}
+
+// Queues the copy of both planes into the slot's buffer ((re)made for this
+// size), then fences it. No wait here.
+void FrameRecorder::read_back(Slot& slot, unsigned luma, unsigned chroma, PixelFormat format, std::uint32_t width,
+                              std::uint32_t height) {
+  const std::size_t bps = bytes_per_sample(format);
+  const std::size_t luma_bytes = std::size_t(width) * height * bps;
+  const std::size_t chroma_bytes = std::size_t(chroma_width(width)) * chroma_height(height) * 2 * bps;
+  const std::size_t bytes = luma_bytes + chroma_bytes;
+  if (slot.size != bytes) {
+    if (slot.buffer) glDeleteBuffers(1, &slot.buffer);
+    slot.buffer = 0;
+    slot.mapped = nullptr;
+    slot.size = 0;
+    const GLbitfield flags = GL_MAP_READ_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
+    glCreateBuffers(1, &slot.buffer);
+    glNamedBufferStorage(slot.buffer, GLsizeiptr(bytes), nullptr, flags);
+    slot.mapped = static_cast<const std::uint8_t*>(
+        HANDOFF_GL_CHECK(glMapNamedBufferRange(slot.buffer, 0, GLsizeiptr(bytes), flags), "recording buffer"));
+    slot.size = bytes;
+  }
+  const GLenum type = bps == 1 ? GL_UNSIGNED_BYTE : GL_UNSIGNED_SHORT;
+  GLint prev_align = 4;
+  glGetIntegerv(GL_PACK_ALIGNMENT, &prev_align);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glBindBuffer(GL_PIXEL_PACK_BUFFER, slot.buffer);
+  glGetTextureImage(luma, 0, GL_RED, type, GLsizei(luma_bytes), nullptr);
+  glGetTextureImage(chroma, 0, GL_RG, type, GLsizei(chroma_bytes),
+                    reinterpret_cast<void*>(static_cast<std::uintptr_t>(luma_bytes)));
+  glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+  HANDOFF_GL_CHECK(glPixelStorei(GL_PACK_ALIGNMENT, prev_align), "recording readback");
+  slot.fence = GlFence::insert();
+}
+
+void FrameRecorder::poll() { hand_over(false); }
+
+// Readbacks whose fence signalled go to the recorder thread, oldest first
+// (wait_all: every one, waiting for each, bounded).
+void FrameRecorder::hand_over(bool wait_all) {
+  std::vector<Slot*> reading;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& s : slots_)
+      if (s->state == Slot::State::Reading && s->fence) reading.push_back(s.get());
+  }
+  std::sort(reading.begin(), reading.end(), [](const Slot* a, const Slot* b) { return a->time_ns < b->time_ns; });
+  for (Slot* s : reading) {
+    if (wait_all) s->fence.wait("the recording's readback of a displayed frame");
+    else if (!s->fence.client_wait(0)) break;  // keep the order: later ones wait for this one
+    s->fence = GlFence{};
+    std::lock_guard lock(mutex_);
+    s->state = Slot::State::Queued;
+    ready_.push_back(s);
+    cv_.notify_all();
+  }
+}
+
+// The recorder thread: each readback into the writer, then its buffer back.
+void FrameRecorder::run() {
+  viewer::lower_thread_priority(kRecordingNice);
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    cv_.wait(lock, [&] { return stop_ || !ready_.empty(); });
+    if (ready_.empty()) return;  // stop_, nothing left
+    Slot* s = ready_.front();
+    ready_.pop_front();
+    s->state = Slot::State::Writing;
+    const bool skip = failed_;
+    lock.unlock();
+    bool written = false;
+    std::string error;
+    if (!skip) {
+      try {
+        const Frame frame = packed_frame(s->mapped, s->format, s->width, s->height, s->colorimetry);
+        written = writer_.write(frame, s->overlays, options_.topic, s->time_ns);
+      } catch (const std::exception& e) {
+        error = options_.path + ": " + e.what();
+      }
+    }
+    lock.lock();
+    s->state = Slot::State::Free;
+    if (written) ++recorded_;
+    else if (error.empty()) ++dropped_;
+    if (!error.empty() && !failed_) {
+      failed_ = true;
+      errors_.push_back(error);
+      log(LogLevel::Error, "recording stopped: " + error);
+    }
+    cv_.notify_all();
+  }
+}
+
+void FrameRecorder::finish() noexcept {
+  if (finished_) return;
+  try {
+    hand_over(true);
+  } catch (const std::exception& e) {
+    std::lock_guard lock(mutex_);
+    errors_.push_back(options_.path + ": " + e.what());
+  }
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+    finished_ = true;
+    cv_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+  try {
+    writer_.close();
+  } catch (const std::exception& e) {
+    std::lock_guard lock(mutex_);
+    if (!failed_) errors_.push_back(options_.path + ": " + e.what());
+  }
+  free_gl();
+}
+
+void FrameRecorder::free_gl() noexcept {
+  for (auto& s : slots_) {
+    s->fence = GlFence{};
+    if (s->buffer) glDeleteBuffers(1, &s->buffer);  // unmaps it
+    s->buffer = 0;
+    s->mapped = nullptr;
+  }
+}
+
+RecorderStats FrameRecorder::stats() const {
+  std::lock_guard lock(mutex_);
+  return {recorded_, dropped_};
+}
+
+std::vector<std::string> FrameRecorder::errors() const {
+  std::lock_guard lock(mutex_);
+  return errors_;
+}
+
+}  // namespace handoff::view
