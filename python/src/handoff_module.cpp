@@ -13,6 +13,11 @@
 
 #include <handoff/cuda_abi.hpp>
 
+#include "module_common.hpp"
+#if HANDOFF_PYTHON_VIEWER
+#include "viewer_bindings.hpp"
+#endif
+
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -31,30 +36,6 @@ namespace abi = cuda::abi;
 namespace {
 
 // --- names ----------------------------------------------------------------------
-PixelFormat parse_format(const std::string& s) {
-  if (s == "nv12" || s == "NV12") return PixelFormat::NV12;
-  if (s == "p010" || s == "P010") return PixelFormat::P010;
-  throw nb::value_error(("format: '" + s + "' is not 'nv12' or 'p010'").c_str());
-}
-
-template <typename E, std::size_t N>
-E parse_enum(const char* field, const std::string& s, const std::pair<const char*, E> (&names)[N]) {
-  std::string all;
-  for (const auto& [n, v] : names) {
-    if (s == n) return v;
-    all += all.empty() ? "" : ", ";
-    all += n;
-  }
-  throw nb::value_error((std::string(field) + ": '" + s + "' is not one of " + all).c_str());
-}
-
-constexpr std::pair<const char*, ColorMatrix> kMatrices[] = {
-    {"bt601", ColorMatrix::BT601}, {"bt709", ColorMatrix::BT709}, {"bt2020", ColorMatrix::BT2020}};
-constexpr std::pair<const char*, ColorRange> kRanges[] = {{"limited", ColorRange::Limited},
-                                                          {"full", ColorRange::Full}};
-constexpr std::pair<const char*, ChromaSiting> kSitings[] = {
-    {"left", ChromaSiting::Left}, {"center", ChromaSiting::Center}, {"topleft", ChromaSiting::TopLeft}};
-
 std::string_view memory_name(MemoryKind m) {
   switch (m) {
     case MemoryKind::Host: return "host";
@@ -73,29 +54,11 @@ bool python_finalizing() {
 #endif
 }
 
-// Runs `f` with the GIL released when this thread holds it. For every call that
-// can block: the CUDA driver (loading it, retaining, synchronising or releasing
-// a primary context waits on the GPU), so other Python threads run meanwhile.
-// `f` must not touch Python objects.
-template <typename F>
-decltype(auto) without_gil(F&& f) {
-  if (PyGILState_Check()) {
-    nb::gil_scoped_release released;
-    return f();
-  }
-  return f();
-}
-
 const cuda::Driver& cuda_driver() {
   return without_gil([]() -> const cuda::Driver& { return cuda::driver(); });
 }
 
 // --- Python-side objects ----------------------------------------------------------
-struct PyFrame {
-  Frame frame;
-  bool writable = false;  // only frames handoff allocated itself
-};
-
 struct PyPlane {
   Frame frame;
   FramePart part = FramePart::Luma;
@@ -525,7 +488,7 @@ std::optional<int> cai_device_for(std::optional<int> device) {
 PyFrame from_planes(nb::handle luma, nb::handle chroma, const std::string& format, std::optional<Colorimetry> colorimetry,
                     std::optional<int> device) {
   ImportOptions opts;
-  opts.format = parse_format(format);
+  opts.format = from_string<PixelFormat>(format);
   if (colorimetry) opts.colorimetry = *colorimetry;
   Incoming in[2];
   const std::optional<int> cai_dev =
@@ -659,8 +622,8 @@ NB_MODULE(_handoff, m) {
       .def(
           "__init__",
           [](Colorimetry* c, const std::string& matrix, const std::string& range, const std::string& siting) {
-            new (c) Colorimetry{parse_enum("matrix", matrix, kMatrices), parse_enum("range", range, kRanges),
-                                parse_enum("siting", siting, kSitings)};
+            new (c) Colorimetry{from_string<ColorMatrix>(matrix), from_string<ColorRange>(range),
+                                from_string<ChromaSiting>(siting)};
           },
           "matrix"_a = "bt709", "range"_a = "limited", "siting"_a = "left")
       .def_prop_ro("matrix", [](const Colorimetry& c) { return std::string(to_string(c.matrix)); })
@@ -725,7 +688,7 @@ NB_MODULE(_handoff, m) {
             HostFrameOptions o;
             o.alignment = alignment;
             if (colorimetry) o.colorimetry = *colorimetry;
-            return PyFrame{allocate_host_frame(parse_format(format), width, height, o), true};
+            return PyFrame{allocate_host_frame(from_string<PixelFormat>(format), width, height, o), true};
           },
           "width"_a, "height"_a, "format"_a = "nv12", "alignment"_a = 256, "colorimetry"_a = nb::none(),
           "A zero-filled, pitched host frame (pitch = row rounded up to `alignment`), luma then chroma in "
@@ -792,4 +755,7 @@ NB_MODULE(_handoff, m) {
     return g;
   }, "frame"_a, "device"_a = 0, "TESTS ONLY: the same host memory described as CUDA memory.");
   m.def("cuda_status", [] { return cuda_driver().describe(); }, "One line on whether CUDA is usable, and why not.");
+#if HANDOFF_PYTHON_VIEWER
+  bind_viewer(m);
+#endif
 }

@@ -8,29 +8,17 @@ import pytest
 
 import handoff
 
-try:
-    import torch
-except ImportError:
-    torch = None
+from cuda_available import torch, why_not
+
 try:
     import cupy
 except ImportError:  # only the CuPy tests skip
     cupy = None
 
 
-def _why_not():
-    if torch is None:
-        return "PyTorch is not installed"
-    if not torch.cuda.is_available():
-        return "no CUDA GPU visible to PyTorch (torch.cuda.is_available() is False)"
-    if "unavailable" in handoff.cuda_status():
-        return "handoff cannot use CUDA: " + handoff.cuda_status()
-    return None
-
-
 # Collected and skipped one by one (not a module-level skip), so pytest exits 0
 # with "N skipped" rather than 5 ("no tests").
-pytestmark = pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))
+pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
 
 
 def pitched_cuda(h, w, dtype, pitch, comps=None):

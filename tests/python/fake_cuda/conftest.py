@@ -32,6 +32,11 @@ class FakeDriver:
             ("fake_cuda_primary_context_refs", [ctypes.c_int], ctypes.c_int),
             ("fake_cuda_context_resets", [ctypes.c_int], ctypes.c_int),
             ("fake_cuda_objects_lost_to_resets", [], ctypes.c_int),
+            ("fake_cuda_call_count", [ctypes.c_char_p], ctypes.c_int),
+            ("fake_cuda_live_mappings", [], ctypes.c_int),
+            ("fake_cuda_live_registrations", [], ctypes.c_int),
+            ("fake_cuda_live_streams", [], ctypes.c_int),
+            ("fake_cuda_live_allocations", [], ctypes.c_int),
         ]:
             fn = getattr(self.lib, name)
             fn.argtypes = args
@@ -84,6 +89,14 @@ class FakeDriver:
 
     def context_resets(self, ordinal=0):
         return self.lib.fake_cuda_context_resets(ordinal)
+
+    def call_count(self, entry):
+        return self.lib.fake_cuda_call_count(entry.encode())
+
+    def live(self):
+        """Mappings, registrations, streams and allocations alive now."""
+        return {n: getattr(self.lib, "fake_cuda_live_" + n)() for n in ("mappings", "registrations", "streams",
+                                                                         "allocations")}
 
     def objects_lost_to_resets(self):
         return self.lib.fake_cuda_objects_lost_to_resets()

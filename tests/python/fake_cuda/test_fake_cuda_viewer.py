@@ -1,0 +1,145 @@
+"""fakecuda tier: handoff.Viewer's CUDA paths from Python against the fake CUDA
+driver (its "device memory" is host memory; every documented rule of the API is
+enforced): a CUDA frame is copied device to device into the registered GL
+buffers (no host round trip), acquire hands out CUDA pointers that
+__cuda_array_interface__ / DLPack expose writable, and overlay arrays in CUDA
+memory are read with one copy each. tests/python/cuda runs the same on a GPU."""
+import ctypes
+import gc
+import os
+
+import numpy as np
+import pytest
+
+import handoff
+
+pytestmark = pytest.mark.skipif("HANDOFF_CUDA_DRIVER" not in os.environ,
+                                reason="HANDOFF_CUDA_DRIVER is not set (run through ctest -L fakecuda)")
+
+import sys  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from viewer_helpers import assert_no_gl_errors, assert_quadrants, quadrant_planes  # noqa: E402
+
+kDLCUDA = 2
+
+
+class CaiDevice:
+    """A CUDA Array Interface producer over fake device memory."""
+
+    def __init__(self, ptr, shape, typestr, strides=None):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (ptr, False),
+                                         "strides": strides, "version": 3, "stream": None}
+
+
+class DLPackDevice:
+    """A kDLCUDA DLPack producer: NumPy's capsule for `like`, its data pointer and
+    device replaced by fake device memory (DLTensor: data at 0, device at 8)."""
+
+    def __init__(self, like, ptr):
+        self.capsule = like.__dlpack__()
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype = ctypes.c_void_p
+        get.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        tensor = get(self.capsule, b"dltensor")
+        ctypes.c_void_p.from_address(tensor).value = ptr
+        ctypes.c_int32.from_address(tensor + 8).value = kDLCUDA
+        ctypes.c_int32.from_address(tensor + 12).value = 0
+        self.like = like  # the capsule's deleter frees NumPy's side; keep the array alive with it
+
+    def __dlpack_device__(self):
+        return (kDLCUDA, 0)
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+
+@pytest.fixture
+def cuda_viewer(fake):
+    """A viewer whose ring is CUDA-registered; once it is gone, nothing stays
+    registered, mapped or allocated. (Tests take it through the holder, so the
+    fixture's reference is the last one.)"""
+    handoff._skip_same_gpu_check_in_new_workers(True)  # the fake's GPU cannot be llvmpipe's
+    try:
+        holder = [handoff.Viewer(title="fake-cuda", width=320, height=240, headless=True, memory="cuda",
+                                 gl_debug=True)]
+        yield holder
+        assert_no_gl_errors(holder[0])
+        holder.clear()
+        gc.collect()
+        assert fake.live() == {"mappings": 0, "registrations": 0, "streams": 0, "allocations": 0}
+    finally:
+        handoff._skip_same_gpu_check_in_new_workers(False)
+
+
+def test_cuda_frame_is_copied_device_to_device(fake, cuda_viewer):
+    (v,) = cuda_viewer
+    ctx = fake.retain(0)
+    try:
+        for fmt, typestr in [("nv12", "|u1"), ("p010", "<u2")]:
+            luma, chroma = quadrant_planes(96, 64, fmt)
+            with fake.current(ctx):
+                lp, cp = fake.alloc(luma.tobytes()), fake.alloc(chroma.tobytes())
+            before = {e: fake.call_count(e) for e in ("cuMemcpy2DAsync", "cuMemcpy2D", "cuMemcpyDtoH")}
+            v.show((CaiDevice(lp, luma.shape, typestr), CaiDevice(cp, chroma.shape, typestr)),
+                   colorimetry=handoff.Colorimetry("bt709", "limited"))
+            assert fake.call_count("cuMemcpy2DAsync") == before["cuMemcpy2DAsync"] + 2, "one copy per plane"
+            assert fake.call_count("cuMemcpy2D") == before["cuMemcpy2D"], "no synchronous copy"
+            assert fake.call_count("cuMemcpyDtoH") == before["cuMemcpyDtoH"], "no host round trip"
+            assert_quadrants(np.from_dlpack(v.snapshot()), fmt, "bt709", "limited")
+            with fake.current(ctx):  # show() returned: the viewer holds nothing of the frame
+                fake.free(lp)
+                fake.free(cp)
+        assert "CUDA" in v.stream["memory"], v.stream["memory"]
+    finally:
+        fake.release(0)
+
+
+def test_acquire_hands_out_writable_cuda_planes(fake, cuda_viewer):
+    (v,) = cuda_viewer
+    luma, chroma = quadrant_planes(96, 64, "nv12")
+    with v.acquire("nv12", 96, 64) as f:
+        assert f.memory == "cuda"
+        cai = f.luma.__cuda_array_interface__
+        assert cai["data"][1] is False, "writable"
+        assert f.luma.__dlpack_device__() == (kDLCUDA, 0)
+        lp, cp = f.luma.__cuda_array_interface__["data"][0], f.chroma.__cuda_array_interface__["data"][0]
+        ctx = fake.retain(0)
+        with fake.current(ctx):  # a CUDA producer writes the viewer's buffer (pitched rows)
+            for row in range(64):
+                fake.lib.cuMemcpyHtoD_v2(lp + row * f.luma.pitch, luma[row].tobytes(), 96)
+            for row in range(32):
+                fake.lib.cuMemcpyHtoD_v2(cp + row * f.chroma.pitch, chroma[row].tobytes(), 96)
+        fake.release(0)
+        with pytest.raises(AttributeError, match="CUDA memory"):
+            f.luma.__array_interface__
+    assert_quadrants(np.from_dlpack(v.snapshot()), "nv12", "bt709", "limited")
+
+
+def test_overlay_arrays_in_cuda_memory_are_read_once(fake, cuda_viewer):
+    (v,) = cuda_viewer
+    boxes = np.array([[20, 10, 40, 30]], np.float32)
+    scores = np.array([0.75], np.float32)
+    ctx = fake.retain(0)
+    try:
+        with fake.current(ctx):
+            bp, sp = fake.alloc(boxes.tobytes()), fake.alloc(scores.tobytes())
+        frame = quadrant_planes(96, 64, "nv12")
+        v.show(frame, boxes=boxes, scores=scores)
+        want = np.from_dlpack(v.snapshot()).copy()
+        reads = fake.call_count("cuMemcpyDtoH")
+        v.show(frame, boxes=DLPackDevice(boxes, bp), scores=DLPackDevice(scores, sp))
+        assert fake.call_count("cuMemcpyDtoH") == reads + 2, "one copy per array"
+        assert np.array_equal(np.from_dlpack(v.snapshot()), want)
+        with fake.current(ctx):
+            fake.free(bp)
+            fake.free(sp)
+    finally:
+        fake.release(0)
+
+
+def test_cuda_frame_on_another_device_is_refused(fake, cuda_viewer):
+    host = handoff.Frame.allocate(32, 32)
+    other = handoff._relabel_as_cuda(host, 1)
+    with pytest.raises(handoff.InvalidFrame, match="device"):
+        cuda_viewer[0].show(other)

@@ -1,0 +1,76 @@
+"""The Python examples (examples/python) run as a user runs them, headless, and
+do what they say: detections drawn over a Y4M clip, PNG snapshots written."""
+import os
+import pathlib
+import struct
+import subprocess
+import sys
+import zlib
+
+import numpy as np
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python"
+
+
+def run(script, *args, cwd=None):
+    env = dict(os.environ)
+    r = subprocess.run([sys.executable, str(EXAMPLES / script), *map(str, args)], capture_output=True, text=True,
+                       timeout=120, env=env, cwd=cwd)
+    assert r.returncode == 0, f"{script} exited {r.returncode}:\n{r.stdout}\n{r.stderr}"
+    return r.stdout
+
+
+def write_y4m(path, frames):
+    h, w = frames[0].shape
+    with open(path, "wb") as f:
+        f.write(f"YUV4MPEG2 W{w} H{h} F30:1 Ip A1:1 C420mpeg2\n".encode())
+        for y in frames:
+            f.write(b"FRAME\n" + y.tobytes() + np.full(2 * ((h + 1) // 2) * ((w + 1) // 2), 128, np.uint8).tobytes())
+
+
+def test_y4m_detections_draws_boxes_around_bright_regions(tmp_path):
+    frames = []
+    for n in range(6):
+        y = np.full((120, 160), 40, np.uint8)
+        y[40:70, 30 + 5 * n:80 + 5 * n] = 220  # a bright block moving right
+        frames.append(y)
+    clip = tmp_path / "clip.y4m"
+    write_y4m(clip, frames)
+    snap = tmp_path / "last.npy"
+    out = run("y4m_detections.py", clip, "--headless", "--snapshot", snap)
+    assert "6 frames shown" in out
+    img = np.load(snap)
+    assert img.shape == (120, 160, 4)
+    # The last frame's block spans x 55..104, y 40..69: its box's left edge is drawn over the
+    # block's left column, inside it and far from it the frame is unchanged.
+    block = img[55, 80, :3].astype(int)
+    background = img[100, 140, :3].astype(int)
+    assert (block > 200).all() and (background < 40).all()
+    assert np.abs(img[55, 55, :3].astype(int) - block).max() > 20, "no box edge at the block's left side"
+
+
+def read_png(path):
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    w, h = struct.unpack(">II", data[16:24])
+    idat = b""
+    pos = 8
+    while pos < len(data):
+        (n,) = struct.unpack(">I", data[pos:pos + 4])
+        kind = data[pos + 4:pos + 8]
+        if kind == b"IDAT":
+            idat += data[pos + 8:pos + 8 + n]
+        pos += 12 + n
+    raw = np.frombuffer(zlib.decompress(idat), np.uint8).reshape(h, 1 + 4 * w)
+    return raw[:, 1:].reshape(h, w, 4)
+
+
+def test_snapshot_writer_writes_pngs_of_the_scene(tmp_path):
+    out = run("snapshot_writer.py", tmp_path / "pngs", "--frames", 3, "--every", 2)
+    assert "wrote 3 snapshots" in out
+    files = sorted((tmp_path / "pngs").glob("*.png"))
+    assert [f.name for f in files] == ["snapshot_000000.png", "snapshot_000002.png", "snapshot_000004.png"]
+    first, second = read_png(files[0]), read_png(files[1])
+    assert first.shape == (360, 640, 4) and (first[..., 3] == 255).all()
+    assert not np.array_equal(first, second), "the scene moves"
+    assert len(np.unique(first.reshape(-1, 4), axis=0)) > 50, "a picture, not a blank"

@@ -1,0 +1,398 @@
+"""handoff.Viewer from Python, headless (EGL): shown pixels against the colour
+reference through snapshot(), overlays, show from 4 threads, ViewerClosed,
+frames changing size and format, bad frames and overlay arrays, 10,000 show
+calls with flat memory, the GIL released while show / wait block, acquire."""
+import faulthandler
+import gc
+import threading
+
+import numpy as np
+import pytest
+
+import handoff
+from viewer_helpers import (assert_no_gl_errors, assert_quadrants, quadrant_planes, rss_bytes, solid_planes,
+                            viewer, yuv_to_rgb8)
+
+
+@pytest.fixture(autouse=True)
+def watchdog():
+    """A hang (e.g. a call that kept the GIL while it waited) fails loudly instead of blocking the tier."""
+    faulthandler.dump_traceback_later(120, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.fixture
+def v():
+    with viewer() as view:
+        yield view
+        assert_no_gl_errors(view)
+
+
+def snap(v, kind="frame"):
+    s = v.snapshot(kind)
+    assert s is not None, "nothing displayed"
+    return np.from_dlpack(s)
+
+
+# --- colour ---------------------------------------------------------------------------
+@pytest.mark.parametrize("matrix,range_", [("bt709", "limited"), ("bt601", "full"), ("bt2020", "limited")])
+def test_nv12_pair_matches_the_colour_reference(v, matrix, range_):
+    luma, chroma = quadrant_planes(96, 64, "nv12")
+    v.show((luma, chroma), colorimetry=handoff.Colorimetry(matrix, range_))
+    img = snap(v)
+    assert img.shape == (64, 96, 4) and img.dtype == np.uint8
+    assert_quadrants(img, "nv12", matrix, range_)
+
+
+@pytest.mark.parametrize("matrix,range_", [("bt2020", "full"), ("bt709", "limited")])
+def test_p010_stacked_array_matches_the_colour_reference(v, matrix, range_):
+    luma, chroma = quadrant_planes(96, 64, "p010")
+    stacked = np.concatenate([luma, chroma.reshape(32, 96)], axis=0)  # (H + H/2, W)
+    v.show(stacked, colorimetry=handoff.Colorimetry(matrix, range_))  # P010: uint16
+    assert_quadrants(snap(v), "p010", matrix, range_)
+    assert v.stream["format"] == "p010"  # (the stream is what is on display)
+
+
+def test_handoff_frame_is_shown_with_its_colorimetry(v):
+    frame = handoff.Frame.allocate(96, 64, "p010", colorimetry=handoff.Colorimetry("bt601", "limited"))
+    luma, chroma = quadrant_planes(96, 64, "p010")
+    frame.luma.copy_from(luma)
+    frame.chroma.copy_from(chroma)
+    v.show(frame)
+    assert_quadrants(snap(v), "p010", "bt601", "limited")
+    with pytest.raises(ValueError, match="format / colorimetry"):
+        v.show(frame, format="nv12")
+
+
+def test_snapshot_readable_through_numpy_and_dlpack(v):
+    assert v.snapshot() is None  # nothing displayed yet
+    v.show(solid_planes(40, 30, 235))
+    s = v.snapshot()
+    a, b = np.asarray(s), np.from_dlpack(s)
+    assert a.shape == b.shape == (30, 40, 4) and s.shape == (30, 40, 4)
+    assert not b.flags.writeable
+    assert np.array_equal(a, b) and (a[..., :3] == 255).all()
+    view = snap(v, "view")
+    assert view.shape == (240, 320, 4)
+    with pytest.raises(ValueError, match="kind"):
+        v.snapshot("bogus")
+
+
+# --- overlays -------------------------------------------------------------------------
+def test_boxes_are_drawn_where_they_belong(v):
+    grey = yuv_to_rgb8(126, 128, 128)
+    v.show(solid_planes(96, 64, 126), boxes=np.array([[20, 10, 40, 30]], np.float32))  # xywh
+    img = snap(v)[..., :3].astype(int)
+    assert (np.abs(img[10, 40] - 255) <= 8).all(), "the box's top edge"
+    assert (np.abs(img[25, 20] - 255) <= 8).all(), "its left edge"
+    assert (np.abs(img[25, 40] - grey) <= 1).all(), "inside the box"
+    assert (np.abs(img[50, 80] - grey) <= 1).all(), "outside it"
+
+
+@pytest.mark.parametrize("fmt,box,normalized", [
+    ("xyxy", [20, 10, 60, 40], False),
+    ("cxcywh", [40, 25, 40, 30], False),
+    ("xywh", [20 / 96, 10 / 64, 40 / 96, 30 / 64], True),
+])
+def test_box_formats_draw_the_same_pixels(v, fmt, box, normalized):
+    frame = solid_planes(96, 64, 126)
+    v.show(frame, boxes=[[20, 10, 40, 30]])
+    want = snap(v).copy()
+    v.show(frame, boxes=np.array([box]), box_format=fmt, normalized=normalized)
+    assert np.array_equal(snap(v), want)
+
+
+def test_labels_scores_ids_and_keypoints_change_the_picture(v):
+    frame = solid_planes(160, 120, 60)
+    v.show(frame, boxes=[[20, 20, 60, 60]])
+    plain = snap(v).copy()
+    v.show(frame, boxes=[[20, 20, 60, 60]], labels=["person"], scores=[0.9], class_ids=[0], track_ids=[7],
+           keypoints=np.array([[[30, 30, 1.0], [70, 70, 1.0], [40, 70, 0.5]]]), skeleton=[[0, 1], [1, 2]])
+    full = snap(v)
+    assert not np.array_equal(plain, full)
+    # The skeleton's first edge runs from (30, 30) to (70, 70): its midpoint is drawn.
+    assert not np.array_equal(full[50, 50], plain[50, 50])
+
+
+def test_overlays_object_from_a_source_and_from_arrays(v):
+    ov = handoff.Overlays.from_arrays(boxes=[[0.25, 0.25, 0.5, 0.5]], normalized=True, width=96, height=64,
+                                      labels=["a"], scores=[0.5], class_ids=[3], track_ids=[4])
+    assert len(ov) == 1
+    assert ov.boxes.tolist() == [[24, 16, 72, 48]]
+    assert ov.labels == ["a"] and ov.class_ids.tolist() == [3] and ov.track_ids.tolist() == [4]
+    frame = solid_planes(96, 64, 126)
+    v.show(frame, overlays=ov)
+    with_object = snap(v).copy()
+    v.show(frame, boxes=[[24, 16, 48, 32]], labels=["a"], scores=[0.5], class_ids=[3], track_ids=[4])
+    assert np.array_equal(snap(v), with_object)
+    with pytest.raises(ValueError, match="not both"):
+        v.show(frame, overlays=ov, boxes=[[0, 0, 1, 1]])
+    with pytest.raises(TypeError, match="Overlays"):
+        v.show(frame, overlays={"boxes": []})
+
+
+# --- threads, closing, changes ------------------------------------------------------------
+def test_show_from_four_threads(v):
+    errors = []
+    colours = [40, 90, 140, 190]
+
+    def produce(t):
+        try:
+            frame = solid_planes(64 + 16 * t, 48, colours[t])
+            for i in range(40):
+                v.show(frame, boxes=[[i, 0, 4, 4]])
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(f"thread {t}: {e!r}")
+
+    threads = [threading.Thread(target=produce, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    img = snap(v)
+    s = v.stats
+    assert s.submitted == 160
+    assert s.shown + s.dropped <= s.submitted and s.shown >= 1
+    # The frame on display is one of the four threads' (its width says which).
+    t = (img.shape[1] - 64) // 16
+    assert img.shape == (48, 64 + 16 * t, 4)
+    assert (np.abs(img[40, 2, :3].astype(int) - yuv_to_rgb8(colours[t], 128, 128)) <= 1).all()
+
+
+def test_show_after_close_raises_viewer_closed():
+    v = viewer()
+    v.show(solid_planes(32, 32, 100))
+    assert v.is_open()
+    v.close()
+    assert not v.is_open()
+    with pytest.raises(handoff.ViewerClosed, match="closed"):
+        v.show(solid_planes(32, 32, 100))
+    with pytest.raises(handoff.ViewerClosed):
+        v.acquire("nv12", 32, 32)
+    assert issubclass(handoff.ViewerClosed, RuntimeError)
+    assert v.wait_closed(timeout=0)
+    v.close()  # idempotent
+
+
+def test_context_manager_closes_the_viewer():
+    with viewer() as v:
+        v.show(solid_planes(16, 16, 100))
+    assert not v.is_open()
+
+
+def test_frames_change_size_and_format_mid_stream(v):
+    for fmt, w, h, matrix in [("nv12", 96, 64, "bt709"), ("p010", 40, 30, "bt2020"), ("nv12", 128, 72, "bt601"),
+                              ("p010", 96, 64, "bt709")]:
+        v.show(quadrant_planes(w, h, fmt), colorimetry=handoff.Colorimetry(matrix, "limited"))
+        img = snap(v)
+        assert img.shape == (h, w, 4)
+        assert_quadrants(img, fmt, matrix, "limited")
+        assert v.stream["format"] == fmt and (v.stream["width"], v.stream["height"]) == (w, h)
+
+
+# --- bad input -----------------------------------------------------------------------------
+def test_bad_frames_are_refused_naming_the_field(v):
+    luma, chroma = solid_planes(32, 24, 100)
+    with pytest.raises(handoff.InvalidFrame, match="chroma"):
+        v.show((luma, chroma[:, :8]))  # wrong chroma width
+    with pytest.raises(handoff.InvalidFrame, match="luma"):
+        v.show((luma.astype(np.float32), chroma))
+    with pytest.raises(handoff.InvalidFrame, match="frame.shape"):
+        v.show(np.zeros((37, 32), np.uint8))  # 37 rows is no H + ceil(H/2)
+    with pytest.raises(handoff.InvalidFrame, match="frame.shape"):
+        v.show(np.zeros((36, 31), np.uint8))  # odd width
+    with pytest.raises(handoff.InvalidFrame, match="frame.shape"):
+        v.show(np.zeros((4, 4, 4), np.uint8))
+    with pytest.raises(ValueError, match="pair"):
+        v.show((luma, chroma, chroma))
+    with pytest.raises(TypeError, match="str"):
+        v.show("frame.y4m")
+    with pytest.raises(ValueError, match="format"):
+        v.show((luma, chroma), format="rgb")
+    assert v.stats.submitted == 0  # nothing got through
+    v.show((luma, chroma))  # and the viewer still works
+    assert v.stats.submitted == 1
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(boxes=np.zeros((3, 5))), r"boxes: shape \(3, 5\) is not \(N, 4\)"),
+    (dict(boxes=np.zeros(4)), r"boxes: shape \(4,\)"),
+    (dict(boxes=np.zeros((1, 4), np.complex64)), "boxes: dtype"),
+    (dict(boxes=[["a", "b", "c", "d"]]), "boxes: dtype"),
+    (dict(boxes=[[1, 2, 3], [1, 2]]), "boxes"),
+    (dict(boxes=[[0, 0, 1, 1], [np.nan, 0, 1, 1]]), r"boxes\[1\]: NaN"),
+    (dict(boxes=[[0, 0, np.inf, 1]]), r"boxes\[0\]: infinite"),
+    (dict(boxes=[[0, 0, -1, 1]]), r"boxes\[0\]: negative width"),
+    (dict(boxes=[[0, 0, 1, 1]], box_format="ltrb"), "box_format: 'ltrb'"),
+    (dict(boxes=[[0, 0, 1, 1]], labels=["a", "b"]), "labels: length 2 does not match the 1 objects"),
+    (dict(boxes=[[0, 0, 1, 1]], labels="a"), "labels: a single string"),
+    (dict(boxes=[[0, 0, 1, 1]], labels=[3]), r"labels\[0\]: .*int.* is not a string"),
+    (dict(boxes=[[0, 0, 1, 1]], scores=[0.5, 0.2]), "scores: length 2 does not match"),
+    (dict(boxes=[[0, 0, 1, 1]], scores=[[0.5]]), r"scores: shape \(1, 1\) is not \(N,\)"),
+    (dict(boxes=[[0, 0, 1, 1]], scores=[np.nan]), r"scores\[0\]: NaN"),
+    (dict(boxes=[[0, 0, 1, 1]], class_ids=[1.5]), r"class_ids\[0\]: .* is not an integer"),
+    (dict(boxes=[[0, 0, 1, 1]], track_ids=[-2]), r"track_ids\[0\]: -2 is outside"),
+    (dict(boxes=[[0, 0, 1, 1]], keypoints=np.zeros((1, 3, 4))), r"keypoints: shape \(1, 3, 4\)"),
+    (dict(boxes=[[0, 0, 1, 1]], keypoints=np.zeros((2, 3, 2))), "keypoints: length 2 does not match"),
+    (dict(keypoints=np.full((1, 2, 2), np.nan)), r"keypoints\[0\]: NaN"),
+    (dict(keypoints=np.zeros((1, 2, 2)), skeleton=[[0, 2]]), r"skeleton\[0\]: keypoint index 2"),
+    (dict(keypoints=np.zeros((1, 2, 2)), skeleton=[0, 1]), r"skeleton: shape \(2,\) is not \(E, 2\)"),
+    (dict(skeleton=[[0, 1]]), "skeleton: given without keypoints"),
+])
+def test_bad_overlay_arrays_are_refused_naming_the_field(v, kwargs, message):
+    frame = solid_planes(32, 24, 100)
+    with pytest.raises(ValueError, match=message):
+        v.show(frame, **kwargs)
+    assert v.stats.submitted == 0
+
+
+def test_overlay_arrays_accept_numpy_dtypes_and_sequences(v):
+    frame = solid_planes(64, 48, 100)
+    for boxes in ([[1, 2, 3, 4]], np.array([[1, 2, 3, 4]], np.int16), np.array([[1, 2, 3, 4]], np.float64),
+                  np.array([[1, 2, 3, 4]], np.uint8), np.zeros((0, 4))):
+        v.show(frame, boxes=boxes, scores=np.ones(len(boxes), np.float32))
+    v.show(frame, boxes=np.arange(16, dtype=np.float32).reshape(4, 4)[::2] + [0, 0, 1, 1])  # strided rows
+    v.show(frame, labels=["a", None])  # objects without boxes: labels only
+    assert v.stats.submitted == 7
+
+
+# --- memory, the GIL -------------------------------------------------------------------------
+def test_ten_thousand_shows_keep_memory_flat(no_leaks):
+    with viewer() as v:
+        luma, chroma = solid_planes(64, 48, 100)
+        boxes = np.array([[4, 4, 16, 16], [30, 20, 10, 10]], np.float32)
+        for _ in range(1000):  # warm up: allocator pools, GL buffers at their size
+            v.show((luma, chroma), boxes=boxes, labels=["a", "b"])
+        gc.collect()
+        before = rss_bytes()
+        for _ in range(10_000):
+            v.show((luma, chroma), boxes=boxes, labels=["a", "b"])
+        gc.collect()
+        grown = rss_bytes() - before
+        assert v.stats.submitted == 11_000
+        assert_no_gl_errors(v)
+    # A leak of one frame or overlay per call would be >= 10,000 allocations: hundreds of KiB at least.
+    assert grown < 4 << 20, f"RSS grew by {grown / 1e6:.1f} MB over 10,000 show calls"
+
+
+def test_another_python_thread_runs_while_wait_closed_blocks(v):
+    counter = [0]
+    stop = threading.Event()
+
+    def count():
+        while not stop.is_set():
+            counter[0] += 1
+
+    t = threading.Thread(target=count)
+    t.start()
+    try:
+        assert v.wait_closed(timeout=0.3) is False  # still open: times out
+        progressed = counter[0]
+    finally:
+        stop.set()
+        t.join()
+    # Holding the GIL through the wait would have kept the counter at (nearly) nothing.
+    assert progressed > 1000, progressed
+
+
+def test_show_blocked_by_pause_releases_the_gil():
+    """paused_show="block": show() waits until a step; the step comes from another
+    Python thread, which can only run if show() released the GIL."""
+    with viewer(paused_show="block") as v:
+        v.show(solid_planes(32, 32, 50))
+        snap(v)
+        v.paused = True
+        assert v.paused
+        returned = threading.Event()
+
+        def stepper():
+            while not returned.wait(0.02):
+                v.step()
+
+        t = threading.Thread(target=stepper)
+        t.start()
+        try:
+            v.show(solid_planes(32, 32, 200))  # blocks until the stepper steps
+        finally:
+            returned.set()
+            t.join()
+        assert v.steps >= 1
+        assert (np.abs(snap(v)[5, 5, :3].astype(int) - yuv_to_rgb8(200, 128, 128)) <= 1).all()
+        v.paused = False
+        assert_no_gl_errors(v)
+
+
+def test_paused_keep_newest_returns_at_once_and_counts_drops():
+    with viewer() as v:
+        v.show(solid_planes(32, 32, 50))
+        snap(v)
+        v.paused = True
+        for y in (60, 70, 80):
+            v.show(solid_planes(32, 32, y))  # returns: the newest waits
+        v.step()
+        s = v.stats
+        assert s.submitted == 4 and s.dropped >= 2
+        assert (np.abs(snap(v)[5, 5, :3].astype(int) - yuv_to_rgb8(80, 128, 128)) <= 1).all()
+
+
+# --- acquire --------------------------------------------------------------------------------
+@pytest.mark.parametrize("fmt", ["nv12", "p010"])
+def test_acquire_writes_through_dlpack_and_presents_on_exit(v, fmt):
+    luma, chroma = quadrant_planes(96, 64, fmt)
+    with v.acquire(fmt, 96, 64, colorimetry=handoff.Colorimetry("bt709", "full")) as f:
+        assert f.memory == "host" and (f.width, f.height, f.format) == (96, 64, fmt)
+        y = np.from_dlpack(f.luma)
+        assert y.flags.writeable and y.shape == (64, 96)
+        y[:] = luma
+        np.asarray(f.chroma)[:] = chroma  # __array_interface__, writable
+        f.index = 41
+        f.set_overlays(boxes=[[2, 2, 10, 10]])
+        del y
+    assert_quadrants(snap(v), fmt, "bt709", "full")
+    assert v.stats.last_index == 41
+    with pytest.raises(ValueError, match="presented"):
+        f.luma
+
+
+def test_acquire_with_an_exception_gives_the_buffer_back_unshown(v):
+    with pytest.raises(RuntimeError, match="producer failed"):
+        with v.acquire("nv12", 32, 32) as f:
+            np.from_dlpack(f.luma)[:] = 10
+            raise RuntimeError("producer failed")
+    assert v.stats.submitted == 0
+    for _ in range(5):  # the ring's buffers all came back
+        with v.acquire("nv12", 32, 32):
+            pass
+    assert v.stats.submitted == 5
+
+
+def test_acquire_refuses_to_present_while_an_array_still_refers_to_it(v):
+    with pytest.raises(BufferError, match="still refer"):
+        with v.acquire("nv12", 32, 32) as f:
+            kept = np.from_dlpack(f.luma)
+            kept[:] = 1
+    assert v.stats.submitted == 0
+    kept[:] = 2  # the buffer stays mapped while the array lives
+    del kept
+    gc.collect()
+    for _ in range(5):
+        with v.acquire("nv12", 32, 32):
+            pass
+    assert v.stats.submitted == 5
+    with pytest.raises(ValueError, match="format"):
+        v.acquire("yuv444", 32, 32)
+    with pytest.raises(handoff.InvalidFrame):
+        v.acquire("nv12", 0, 32)
+
+
+def test_viewer_options_are_checked():
+    with pytest.raises(ValueError, match="display"):
+        handoff.Viewer(display="tv")
+    with pytest.raises(ValueError, match="memory"):
+        handoff.Viewer(memory="gpu")
+    with pytest.raises(ValueError, match="paused_show"):
+        handoff.Viewer(paused_show="maybe")
+    with pytest.raises(ValueError, match="ring"):
+        handoff.Viewer(headless=True, ring=1)

@@ -1,0 +1,95 @@
+"""Shared by the viewer tests: the colour reference (ITU-R BT.601 / 709 / 2020,
+as docs/viewer-core.md states it, computed here in float64 independently of the
+viewer's shader), test frames as NumPy planes, and viewer options for tests."""
+import os
+
+import numpy as np
+
+import handoff
+
+KR_KB = {"bt601": (0.299, 0.114), "bt709": (0.2126, 0.0722), "bt2020": (0.2627, 0.0593)}
+
+
+def yuv_to_rgb8(y, cb, cr, matrix="bt709", range_="limited", bits=8):
+    """Codes -> 8-bit R'G'B' (rounded, clamped), the reference the viewer must match."""
+    kr, kb = KR_KB[matrix]
+    kg = 1.0 - kr - kb
+    s = 2 ** (bits - 8)
+    half = 2 ** (bits - 1)
+    if range_ == "limited":
+        yn, pb, pr = (y - 16 * s) / (219 * s), (cb - half) / (224 * s), (cr - half) / (224 * s)
+    else:
+        top = 2 ** bits - 1
+        yn, pb, pr = y / top, (cb - half) / top, (cr - half) / top
+    r = yn + 2 * (1 - kr) * pr
+    b = yn + 2 * (1 - kb) * pb
+    g = (yn - kr * r - kb * b) / kg
+    return np.clip(np.round(np.array([r, g, b]) * 255), 0, 255).astype(int)
+
+
+# Four (Y, Cb, Cr) colours as 8-bit codes, inside the RGB gamut for every matrix and range
+# (no channel clips, so each matrix gives other pixels): orange, green, blue, grey.
+QUADRANTS_8 = [(100, 110, 160), (140, 100, 100), (70, 170, 120), (126, 128, 128)]
+
+
+def quadrant_planes(width, height, fmt="nv12"):
+    """(luma, chroma) NumPy planes with one colour per quadrant (even quadrant sizes)."""
+    dtype = np.uint8 if fmt == "nv12" else np.uint16
+    shift = 0 if fmt == "nv12" else 8  # 8-bit codes -> 10-bit codes (x4) -> stored << 6
+    luma = np.zeros((height, width), dtype)
+    chroma = np.zeros(((height + 1) // 2, (width + 1) // 2, 2), dtype)
+    hw, hh = width // 2, height // 2
+    for i, (y, cb, cr) in enumerate(QUADRANTS_8):
+        xs = slice(0, hw) if i % 2 == 0 else slice(hw, width)
+        ys = slice(0, hh) if i < 2 else slice(hh, height)
+        cxs = slice(xs.start // 2, (xs.stop + 1) // 2)
+        cys = slice(ys.start // 2, (ys.stop + 1) // 2)
+        luma[ys, xs] = y << shift
+        chroma[cys, cxs] = (cb << shift, cr << shift)
+    return luma, chroma
+
+
+def quadrant_reference(fmt, matrix, range_):
+    bits = 8 if fmt == "nv12" else 10
+    scale = 1 if fmt == "nv12" else 4
+    return [yuv_to_rgb8(y * scale, cb * scale, cr * scale, matrix, range_, bits) for y, cb, cr in QUADRANTS_8]
+
+
+def assert_quadrants(rgba, fmt, matrix, range_, tolerance=1):
+    h, w = rgba.shape[:2]
+    want = quadrant_reference(fmt, matrix, range_)
+    for i, (x, y) in enumerate([(w // 4, h // 4), (3 * w // 4, h // 4), (w // 4, 3 * h // 4), (3 * w // 4, 3 * h // 4)]):
+        got = rgba[y, x, :3].astype(int)
+        assert np.all(np.abs(got - want[i]) <= tolerance), \
+            f"{fmt} {matrix} {range_} quadrant {i} at ({x}, {y}): {got.tolist()} != reference {want[i].tolist()}"
+
+
+def solid_planes(width, height, y, cb=128, cr=128, fmt="nv12"):
+    dtype = np.uint8 if fmt == "nv12" else np.uint16
+    shift = 0 if fmt == "nv12" else 6
+    luma = np.full((height, width), y << shift, dtype)
+    chroma = np.empty(((height + 1) // 2, (width + 1) // 2, 2), dtype)
+    chroma[..., 0] = cb << shift
+    chroma[..., 1] = cr << shift
+    return luma, chroma
+
+
+def window_available():
+    return bool(os.environ.get("DISPLAY"))
+
+
+def viewer(**kwargs):
+    """A headless viewer with GL debug output on (KHR_debug errors are counted)."""
+    opts = dict(title="pytest", width=320, height=240, headless=True, vsync=False, gl_debug=True)
+    opts.update(kwargs)
+    return handoff.Viewer(**opts)
+
+
+def assert_no_gl_errors(v):
+    d = v.diagnostics
+    assert d["gl_errors"] == 0, d["first_gl_error"]
+
+
+def rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
