@@ -13,6 +13,15 @@
 //                                     own buffer (the baseline);
 //   idle    (BM_Live_PublishNoSubscriber): publish() with nobody connected.
 //
+// Publish to visible (BM_LiveView_*): the receiver is a headless handoff::Viewer
+// (EGL) that draws each frame it gets; the time runs from the start of the send
+// until the receiving process sees the frame displayed (ViewerStats::shown):
+//   view    (BM_LiveView_Publish):    Viewer::attach: the frame is uploaded
+//                                     from the publisher's slot mapping;
+//   socket  (BM_LiveView_SocketCopy): the bytes over a Unix stream socket, read
+//                                     into a buffer, then Viewer::show (the
+//                                     baseline); its row adds latency_ratio_view.
+//
 // One frame at a time: the sender waits (untimed) until the receiving process
 // has the whole frame, noted in shared memory, before sending the next.
 // The receiver is this program run again (--receiver).
@@ -28,6 +37,7 @@
 #include <handoff/log.hpp>
 #include <handoff/publisher.hpp>
 #include <handoff/subscriber.hpp>
+#include <handoff/viewer.hpp>
 
 #include <fcntl.h>
 #include <signal.h>
@@ -107,6 +117,68 @@ int receive_socket(int fd, Shared* s) {
   }
 }
 
+// The viewing receivers: a headless viewer; a frame counts once it is displayed.
+ViewerOptions bench_viewer_options() {
+  ViewerOptions o;
+  o.title = "bench-live-view";
+  o.display = ViewerDisplay::Headless;
+  o.vsync = false;
+  o.show_ui = false;
+  o.memory = ViewerMemory::Host;
+  o.on_notice = [](std::string_view) {};
+  return o;
+}
+
+// Marks each newly displayed frame until the viewer closes (the sender's SIGTERM ends the process).
+void mark_displayed(const Viewer& v, Shared* s) {
+  std::uint64_t seen = 0;
+  while (v.is_open()) {
+    const std::uint64_t shown = v.stats().shown;
+    for (; seen < shown; ++seen) mark(s);
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+int receive_view_live(const char* name, Shared* s) {
+  Viewer v(bench_viewer_options());
+  v.attach(name);
+  mark_displayed(v, s);
+  return 0;
+}
+
+// "FD:W:H": packed NV12 frames of W x H on socket FD, each shown when it is complete.
+int receive_view_socket(const char* arg, Shared* s) {
+  int fd = -1;
+  unsigned w = 0, h = 0;
+  if (std::sscanf(arg, "%d:%u:%u", &fd, &w, &h) != 3) return 2;
+  Viewer v(bench_viewer_options());
+  std::thread reader([&] {
+    Frame frame = allocate_host_frame(PixelFormat::NV12, w, h);
+    std::vector<char> buf(std::size_t(w) * h * 3 / 2);
+    for (;;) {
+      std::uint64_t n = 0;
+      if (::read(fd, &n, sizeof n) != sizeof n || n != buf.size()) break;
+      for (std::size_t got = 0; got < n;) {
+        const ssize_t r = ::read(fd, buf.data() + got, n - got);
+        if (r <= 0) return v.close();
+        got += static_cast<std::size_t>(r);
+      }
+      // Into the frame's pitched planes (the packed bytes are the luma rows, then the chroma rows).
+      for (int p = 0; p < 2; ++p) {
+        const std::uint32_t rows = p == 0 ? h : (h + 1) / 2;
+        const char* src = buf.data() + (p == 0 ? 0 : std::size_t(w) * h);
+        for (std::uint32_t y = 0; y < rows; ++y)
+          std::memcpy(static_cast<char*>(frame.planes[p].data) + y * frame.planes[p].pitch, src + std::size_t(y) * w, w);
+      }
+      v.show(frame);
+    }
+    v.close();
+  });
+  mark_displayed(v, s);
+  reader.join();
+  return 0;
+}
+
 // --- the sending side -----------------------------------------------------------------------
 class Receiver {
  public:
@@ -116,7 +188,7 @@ class Receiver {
     if (shm_ < 0 || ::ftruncate(shm_, sizeof(Shared)) != 0) std::abort();
     shared_ = map_shared(shm_);
     int child_end = -1;
-    if (mode == "socket") {
+    if (mode == "socket" || mode == "view-socket") {
       int sv[2];
       if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) std::abort();
       sock_ = sv[0];
@@ -124,8 +196,10 @@ class Receiver {
       child_end = sv[1];
     }
     const std::string exe = std::filesystem::read_symlink("/proc/self/exe").string();
-    std::vector<std::string> args{exe, "--receiver", mode, std::to_string(shm_),
-                                  mode == "socket" ? std::to_string(child_end) : arg};
+    std::string last = arg;
+    if (mode == "socket") last = std::to_string(child_end);
+    if (mode == "view-socket") last = std::to_string(child_end) + ":" + arg;  // arg: "W:H"
+    std::vector<std::string> args{exe, "--receiver", mode, std::to_string(shm_), last};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -143,8 +217,8 @@ class Receiver {
   std::uint64_t received() const { return shared_->received.load(std::memory_order_acquire); }
   std::int64_t received_ns() const { return shared_->received_ns.load(std::memory_order_relaxed); }
   // Waits (bounded) until the receiver has more than `count` frames.
-  bool wait_past(std::uint64_t count) const {
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
+  bool wait_past(std::uint64_t count, std::chrono::seconds limit = std::chrono::seconds(10)) const {
+    const auto deadline = Clock::now() + limit;
     while (received() <= count) {
       if (Clock::now() > deadline) return false;
       std::this_thread::yield();
@@ -183,8 +257,9 @@ struct Totals {
 
 // A publisher with a connected subscriber process.
 struct LiveSetup {
-  explicit LiveSetup(const std::string& name) : pub(name, options()), rx("live", name) {
-    const auto deadline = Clock::now() + std::chrono::seconds(10);
+  explicit LiveSetup(const std::string& name, const std::string& mode = "live")
+      : pub(name, options()), rx(mode, name) {
+    const auto deadline = Clock::now() + std::chrono::seconds(30);  // a viewer starts EGL first
     while (pub.stats().subscribers == 0 && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   static PublisherOptions options() {
@@ -197,9 +272,9 @@ struct LiveSetup {
 };
 
 template <typename Send>
-void run_live(benchmark::State& state, const std::string& row, Send send) {
+void run_live(benchmark::State& state, const std::string& row, Send send, const std::string& mode = "live") {
   const auto w = static_cast<std::uint32_t>(state.range(0)), h = static_cast<std::uint32_t>(state.range(1));
-  LiveSetup live("bench-" + row + "-" + label(w));
+  LiveSetup live("bench-" + row + "-" + label(w), mode);
   if (live.pub.stats().subscribers == 0) return state.SkipWithError("the subscriber process did not connect");
   const Frame frame = allocate_host_frame(PixelFormat::NV12, w, h);
   fill_test_pattern(frame, 1);
@@ -263,6 +338,39 @@ void BM_Live_SocketCopy(benchmark::State& state) {
   }
 }
 
+void BM_LiveView_Publish(benchmark::State& state) {
+  run_live(state, "view", [](Publisher& pub, const Frame& f) { return pub.publish(f); }, "view-live");
+}
+
+void BM_LiveView_SocketCopy(benchmark::State& state) {
+  const auto w = static_cast<std::uint32_t>(state.range(0)), h = static_cast<std::uint32_t>(state.range(1));
+  Receiver rx("view-socket", std::to_string(w) + ":" + std::to_string(h));
+  std::vector<char> bytes(std::size_t(w) * h * 3 / 2);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 7);
+  Totals t;
+  for (auto _ : state) {
+    const std::uint64_t before = rx.received();
+    const auto t0 = Clock::now();
+    const std::uint64_t n = bytes.size();
+    bool ok = ::write(rx.socket(), &n, sizeof n) == sizeof n;
+    for (std::size_t sent = 0; ok && sent < bytes.size();) {
+      const ssize_t r = ::write(rx.socket(), bytes.data() + sent, bytes.size() - sent);
+      ok = r > 0;
+      sent += ok ? static_cast<std::size_t>(r) : 0;
+    }
+    const auto t1 = Clock::now();
+    // The first frame waits for the viewer's EGL start too.
+    if (!ok || !rx.wait_past(before, std::chrono::seconds(30)))
+      return state.SkipWithError("the viewing socket receiver did not display the frame");
+    state.SetIterationTime(std::chrono::duration<double>(t1 - t0).count());
+    t.add(t0, t1, rx.received_ns());
+  }
+  t.report(state, "view-socket");
+  auto it = g_results.find({"view", state.range(0)});
+  if (it != g_results.end())
+    state.counters["latency_ratio_view"] = it->second.second / (t.latency_s / double(std::max<std::int64_t>(t.frames, 1)));
+}
+
 void BM_Live_PublishNoSubscriber(benchmark::State& state) {
   const auto w = static_cast<std::uint32_t>(state.range(0)), h = static_cast<std::uint32_t>(state.range(1));
   Publisher pub("bench-idle-" + label(w));
@@ -278,7 +386,11 @@ void BM_Live_PublishNoSubscriber(benchmark::State& state) {
       ->MinTime(1.0)->MinWarmUpTime(0.5);                                                             \
   BENCHMARK(BM_Live_SocketCopy)->Args({W, H})->UseManualTime()->Unit(benchmark::kMicrosecond)         \
       ->MinTime(1.0)->MinWarmUpTime(0.5);                                                             \
-  BENCHMARK(BM_Live_PublishNoSubscriber)->Args({W, H})->Unit(benchmark::kMicrosecond)->MinTime(0.5)
+  BENCHMARK(BM_Live_PublishNoSubscriber)->Args({W, H})->Unit(benchmark::kMicrosecond)->MinTime(0.5); \
+  BENCHMARK(BM_LiveView_Publish)->Args({W, H})->UseManualTime()->Unit(benchmark::kMicrosecond)        \
+      ->MinTime(1.0)->MinWarmUpTime(0.5);                                                             \
+  BENCHMARK(BM_LiveView_SocketCopy)->Args({W, H})->UseManualTime()->Unit(benchmark::kMicrosecond)     \
+      ->MinTime(1.0)->MinWarmUpTime(0.5)
 HANDOFF_LIVE_BENCH(1920, 1080);
 HANDOFF_LIVE_BENCH(3840, 2160);
 
@@ -294,7 +406,10 @@ void use_private_runtime_dir() {
 int main(int argc, char** argv) {
   if (argc == 5 && std::string(argv[1]) == "--receiver") {
     Shared* s = map_shared(std::atoi(argv[3]));
-    return std::string(argv[2]) == "socket" ? receive_socket(std::atoi(argv[4]), s) : receive_live(argv[4], s);
+    const std::string mode = argv[2];
+    if (mode == "view-live") return receive_view_live(argv[4], s);
+    if (mode == "view-socket") return receive_view_socket(argv[4], s);
+    return mode == "socket" ? receive_socket(std::atoi(argv[4]), s) : receive_live(argv[4], s);
   }
   set_log_level(LogLevel::Error);
   use_private_runtime_dir();

@@ -18,16 +18,7 @@ SIZES="${SIZES:-1920x1080 3840x2160}"
 FORMATS="${FORMATS:-nv12 p010}"
 BOXES="${BOXES:-0 100 10000}"
 MEM_FRAMES="${MEM_FRAMES:-10000}"
-work="${BENCH_DIR:-$(mktemp -d /tmp/handoff-viewer-bench.XXXXXX)}"
-trap 'rm -rf "$work"' EXIT
-export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-$(mktemp -d /tmp/handoff-xdg.XXXXXX)}"
-chmod 700 "$XDG_RUNTIME_DIR"
-
-exe="${HANDOFF_VIEW:-$here/build/default/viewer/app/handoff-view}"
-if [ ! -x "$exe" ]; then
-  cmake --preset default >/dev/null
-  cmake --build --preset default --target handoff-view >/dev/null
-fi
+source "$here/bench/view_setup.sh"
 need=()
 command -v gst-launch-1.0 >/dev/null || need+=(gstreamer1.0-tools gstreamer1.0-gl gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-x)
 command -v mpv >/dev/null || need+=(mpv)
