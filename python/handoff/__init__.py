@@ -28,27 +28,41 @@ __all__ = ["Colorimetry", "Frame", "InvalidFrame", "Plane", "cuda_status"]
 # The viewer (built where the viewer library is: every CMake preset, and pip;
 # not with HANDOFF_BUILD_VIEWER=OFF).
 # ``handoff.Viewer``: show frames and detections from any thread;
-# ``handoff.open`` / ``handoff.open_scene``: Y4M, raw and the built-in scene as
-# (Frame, Overlays). docs/python.md ("The viewer").
+# ``handoff.open`` / ``handoff.open_scene``: Y4M, raw, MCAP recordings and the
+# built-in scene as (Frame, Overlays); ``handoff.RecordingWriter``: MCAP files;
+# ``handoff.Publisher`` / ``handoff.Subscriber``: frames shared with other
+# processes. docs/python.md ("The viewer", "Recordings", "Live attach").
 from . import _handoff
 
 if hasattr(_handoff, "Viewer"):
     from ._handoff import (  # noqa: F401
         AcquiredFrame,
         AcquiredPlane,
+        AttachStatus,
+        LiveFrame,
         Overlays,
         ParseError,
+        Publisher,
+        PublisherStats,
+        RecordingStats,
+        RecordingWriter,
         Snapshot,
         Source,
+        Subscriber,
+        SubscriberStats,
+        SubscriberStatus,
         Viewer,
         ViewerClosed,
         ViewerStats,
         _skip_same_gpu_check_in_new_workers,
+        list_publishers,
         open,
         open_scene,
     )
 
-    __all__ += ["AcquiredFrame", "AcquiredPlane", "Overlays", "ParseError", "Snapshot", "Source", "Viewer",
-                "ViewerClosed", "ViewerStats", "open", "open_scene"]
+    __all__ += ["AcquiredFrame", "AcquiredPlane", "AttachStatus", "LiveFrame", "Overlays", "ParseError", "Publisher",
+                "PublisherStats", "RecordingStats", "RecordingWriter", "Snapshot", "Source", "Subscriber",
+                "SubscriberStats", "SubscriberStatus", "Viewer", "ViewerClosed", "ViewerStats", "list_publishers",
+                "open", "open_scene"]
 
 __version__ = "0.1.0"

@@ -13,8 +13,11 @@
 
 #include <handoff/cuda_abi.hpp>
 
+#include "capsules.hpp"
 #include "module_common.hpp"
 #if HANDOFF_PYTHON_VIEWER
+#include "live_bindings.hpp"
+#include "recording_bindings.hpp"
 #include "viewer_bindings.hpp"
 #endif
 
@@ -104,21 +107,6 @@ DLDevice part_device(const Frame& f) {
     return dlpack_device(f);
   } catch (const UsageError& e) {
     throw nb::buffer_error(e.what());
-  }
-}
-
-void legacy_capsule_destructor(PyObject* cap) {
-  // Only an unconsumed capsule still owns its tensor; a consumer renames it.
-  if (PyCapsule_IsValid(cap, kCapsuleLegacy)) {
-    auto* t = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, kCapsuleLegacy));
-    if (t && t->deleter) t->deleter(t);
-  }
-}
-
-void versioned_capsule_destructor(PyObject* cap) {
-  if (PyCapsule_IsValid(cap, kCapsuleVersioned)) {
-    auto* t = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(cap, kCapsuleVersioned));
-    if (t && t->deleter) t->deleter(t);
   }
 }
 
@@ -488,7 +476,7 @@ std::optional<int> cai_device_for(std::optional<int> device) {
 PyFrame from_planes(nb::handle luma, nb::handle chroma, const std::string& format, std::optional<Colorimetry> colorimetry,
                     std::optional<int> device) {
   ImportOptions opts;
-  opts.format = from_string<PixelFormat>(format);
+  opts.format = enum_arg<PixelFormat>("format", format);
   if (colorimetry) opts.colorimetry = *colorimetry;
   Incoming in[2];
   const std::optional<int> cai_dev =
@@ -622,8 +610,8 @@ NB_MODULE(_handoff, m) {
       .def(
           "__init__",
           [](Colorimetry* c, const std::string& matrix, const std::string& range, const std::string& siting) {
-            new (c) Colorimetry{from_string<ColorMatrix>(matrix), from_string<ColorRange>(range),
-                                from_string<ChromaSiting>(siting)};
+            new (c) Colorimetry{enum_arg<ColorMatrix>("matrix", matrix), enum_arg<ColorRange>("range", range),
+                                enum_arg<ChromaSiting>("siting", siting)};
           },
           "matrix"_a = "bt709", "range"_a = "limited", "siting"_a = "left")
       .def_prop_ro("matrix", [](const Colorimetry& c) { return std::string(to_string(c.matrix)); })
@@ -688,7 +676,7 @@ NB_MODULE(_handoff, m) {
             HostFrameOptions o;
             o.alignment = alignment;
             if (colorimetry) o.colorimetry = *colorimetry;
-            return PyFrame{allocate_host_frame(from_string<PixelFormat>(format), width, height, o), true};
+            return PyFrame{allocate_host_frame(enum_arg<PixelFormat>("format", format), width, height, o), true};
           },
           "width"_a, "height"_a, "format"_a = "nv12", "alignment"_a = 256, "colorimetry"_a = nb::none(),
           "A zero-filled, pitched host frame (pitch = row rounded up to `alignment`), luma then chroma in "
@@ -757,5 +745,7 @@ NB_MODULE(_handoff, m) {
   m.def("cuda_status", [] { return cuda_driver().describe(); }, "One line on whether CUDA is usable, and why not.");
 #if HANDOFF_PYTHON_VIEWER
   bind_viewer(m);
+  bind_recording(m);
+  bind_live(m);
 #endif
 }

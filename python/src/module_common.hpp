@@ -1,7 +1,7 @@
 #pragma once
 // What the binding files of the module `handoff._handoff` share: the Python
-// frame object, format names, and running blocking work without the GIL.
-// Not a public header (python/src only).
+// frame object, enum arguments (handoff::from_string's spellings), and running
+// blocking work without the GIL. Not a public header (python/src only).
 #include <handoff/error.hpp>
 #include <handoff/frame.hpp>
 
@@ -14,17 +14,46 @@ namespace handoff::py {
 
 namespace nb = nanobind;
 
-// handoff.Frame: a frame and whether Python may write it (only frames handoff
-// allocated itself: Frame.allocate, a publisher's acquired slot).
+// handoff.Frame: a frame and whether Python may write it (only host frames
+// handoff allocated itself: Frame.allocate, the frames handoff.open yields).
 struct PyFrame {
   Frame frame;
   bool writable = false;
 };
 
-inline PixelFormat parse_format(const std::string& s) {
-  if (s == "nv12" || s == "NV12") return PixelFormat::NV12;
-  if (s == "p010" || s == "P010") return PixelFormat::P010;
-  throw nb::value_error(("format: '" + s + "' is not 'nv12' or 'p010'").c_str());
+// The value of E (PixelFormat, ColorMatrix, ColorRange, ChromaSiting) that
+// handoff::from_string reads `text` as; ValueError naming `field` otherwise:
+//   format: pixel format 'yuv420p' is not one of nv12, p010
+template <typename E>
+E enum_arg(const char* field, const std::string& text) {
+  try {
+    return from_string<E>(text);
+  } catch (const UsageError& e) {
+    throw nb::value_error((std::string(field) + ": " + e.what()).c_str());
+  }
+}
+
+// str(obj), and the name of obj's type, as C++ strings (for messages).
+inline std::string text_of(nb::handle obj) {
+  nb::object s = nb::steal(PyObject_Str(obj.ptr()));
+  if (!s.is_valid()) throw nb::python_error();
+  return nb::cast<std::string>(s);
+}
+inline std::string py_type_name(nb::handle h) { return text_of(h.type().attr("__name__")); }
+
+// A path argument: a str or an os.PathLike (os.fspath), as a string. TypeError
+// naming `field` for anything else (bytes paths included).
+inline std::string path_arg(nb::handle obj, const char* field) {
+  if (!nb::isinstance<nb::str>(obj)) {
+    nb::object fs = nb::steal(PyOS_FSPath(obj.ptr()));
+    if (!fs.is_valid() || !nb::isinstance<nb::str>(fs)) {
+      PyErr_Clear();
+      throw nb::type_error((std::string(field) + ": expected a str or os.PathLike path, got " + py_type_name(obj))
+                               .c_str());
+    }
+    return nb::cast<std::string>(fs);
+  }
+  return nb::cast<std::string>(obj);
 }
 
 // Runs `f` with the GIL released when this thread holds it. For every call that
@@ -37,24 +66,6 @@ decltype(auto) without_gil(F&& f) {
     return f();
   }
   return f();
-}
-
-// A frame argument: a handoff.Frame, or a (luma, chroma) pair of arrays taken
-// through Frame.from_planes without copying (P010 when the luma has 2-byte
-// items). TypeError naming `what` for anything else.
-inline PyFrame frame_arg(nb::handle obj, const char* what = "frame") {
-  if (nb::isinstance<PyFrame>(obj)) return nb::cast<PyFrame>(obj);
-  if (nb::isinstance<nb::tuple>(obj) && nb::len(obj) == 2) {
-    nb::handle luma = nb::tuple(nb::borrow(obj))[0];
-    std::string format = "nv12";
-    if (nb::hasattr(luma, "dtype") && nb::hasattr(luma.attr("dtype"), "itemsize") &&
-        nb::cast<int>(luma.attr("dtype").attr("itemsize")) == 2)
-      format = "p010";
-    return nb::cast<PyFrame>(nb::type<PyFrame>().attr("from_planes")(luma, nb::tuple(nb::borrow(obj))[1], format));
-  }
-  throw nb::type_error((std::string(what) + ": expected a handoff.Frame or a (luma, chroma) pair of arrays, got " +
-                        nb::cast<std::string>(nb::str(obj.type().attr("__name__"))))
-                           .c_str());
 }
 
 }  // namespace handoff::py

@@ -19,12 +19,6 @@ namespace {
 
 bool absent(nb::handle h) { return !h.ptr() || h.is_none(); }
 
-std::string text_of(nb::handle obj) {
-  nb::object s = nb::steal(PyObject_Str(obj.ptr()));
-  if (!s.is_valid()) throw nb::python_error();
-  return nb::cast<std::string>(s);
-}
-
 [[noreturn]] void fail(const std::string& field, const std::string& detail) {
   throw nb::value_error((field + ": " + detail).c_str());
 }

@@ -1,6 +1,7 @@
 #pragma once
-// Overlays handed in as arrays (the keyword arguments of Viewer.show and
-// Publisher.publish) -> handoff::viewer::OverlayFrame.
+// Overlays handed in as arrays (the keyword arguments of Viewer.show,
+// Publisher.publish, RecordingWriter.write, AcquiredFrame.set_overlays and
+// Overlays.from_arrays; frame_args.hpp binds them) -> handoff::viewer::OverlayFrame.
 //
 //   boxes      (N, 4) numbers, in `box_format`: "xywh" (top-left + size), "xyxy"
 //              (corners) or "cxcywh" (centre + size); pixels, or 0..1 of the

@@ -1,15 +1,21 @@
 // handoff.Viewer and the file sources in Python (bind_viewer): show frames and
-// detections from any thread, acquire the viewer's own buffers for writing,
-// snapshots as RGBA arrays, handoff.open / handoff.open_scene yielding frames
-// with their overlays. docs/python.md ("The viewer") is the reference.
+// detections from any thread, acquire the viewer's own buffers for writing
+// (acquired_frame.hpp), snapshots as RGBA arrays, record= (an MCAP file),
+// attach to a publisher in another process, handoff.open / handoff.open_scene
+// yielding frames with their overlays (Y4M, raw, MCAP recordings, the scene).
+// docs/python.md ("The viewer") is the reference.
 //
 // The GIL: every call that can block (opening the viewer, show, acquire,
-// present, snapshot, close, waits, reading a file) runs with it released;
-// converting Python arrays into a frame or overlays runs with it held.
+// present, snapshot, close, attach, waits, reading a file) runs with it
+// released; converting Python arrays into a frame or overlays runs with it held.
 #include "viewer_bindings.hpp"
 
+#include "acquired_frame.hpp"
+#include "capsules.hpp"
+#include "frame_args.hpp"
+#include "live_bindings.hpp"
 #include "module_common.hpp"
-#include "overlay_arrays.hpp"
+#include "recording_bindings.hpp"
 
 #include <handoff/cuda.hpp>
 #include <handoff/cuda_abi.hpp>
@@ -22,6 +28,7 @@
 #include <handoff/viewer/error.hpp>
 #include <handoff/viewer/overlay.hpp>
 #include <handoff/viewer/raw_reader.hpp>
+#include <handoff/viewer/recording.hpp>
 #include <handoff/viewer/scene.hpp>
 #include <handoff/viewer/y4m_reader.hpp>
 
@@ -29,6 +36,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -42,105 +50,7 @@ namespace nb = nanobind;
 using namespace nb::literals;
 namespace {
 
-// str(obj) as a C++ string.
-std::string text_of(nb::handle obj) {
-  nb::object s = nb::steal(PyObject_Str(obj.ptr()));
-  if (!s.is_valid()) throw nb::python_error();
-  return nb::cast<std::string>(s);
-}
-
-std::string py_type_name(nb::handle h) { return text_of(h.type()); }
-
-// Frame.from_planes (handoff_module.cpp), through the bound class.
-PyFrame from_planes(nb::handle luma, nb::handle chroma, const std::string& format,
-                    const std::optional<Colorimetry>& colorimetry) {
-  nb::object c = colorimetry ? nb::cast(*colorimetry) : nb::none();
-  return nb::cast<PyFrame>(nb::type<PyFrame>().attr("from_planes")(luma, chroma, format, c));
-}
-
-// --- frames handed to show() ---------------------------------------------------------
-// P010 when the array's samples are 16 bits wide: its dtype (NumPy, PyTorch
-// and CuPy all name it so), else the typestr of its array interface.
-std::string format_from_dtype(nb::handle array) {
-  if (nb::hasattr(array, "dtype")) {
-    return text_of(array.attr("dtype")).find("16") != std::string::npos ? "p010" : "nv12";
-  }
-  for (const char* iface : {"__cuda_array_interface__", "__array_interface__"}) {
-    if (!nb::hasattr(array, iface)) continue;
-    nb::object d = array.attr(iface);
-    if (nb::isinstance<nb::dict>(d) && nb::cast<nb::dict>(d).contains("typestr")) {
-      const std::string t = text_of(nb::cast<nb::dict>(d)["typestr"]);
-      return t.size() >= 3 && t.substr(2) == "2" ? "p010" : "nv12";
-    }
-  }
-  return "nv12";
-}
-
-// The luma height of a stacked (H + ceil(H/2), W) array with `rows` rows, or 0.
-std::int64_t stacked_height(std::int64_t rows) {
-  const std::int64_t h = (2 * rows) / 3;
-  for (std::int64_t c = std::max<std::int64_t>(1, h - 1); c <= h + 1; ++c) {
-    if (c + (c + 1) / 2 == rows) return c;
-  }
-  return 0;
-}
-
-nb::object slice_rows(nb::handle array, std::int64_t first, std::int64_t last) {
-  nb::object s = nb::steal(PySlice_New(nb::int_(first).ptr(), nb::int_(last).ptr(), nullptr));
-  if (!s.is_valid()) throw nb::python_error();
-  return array.attr("__getitem__")(s);
-}
-
-PyFrame stacked_frame(nb::handle array, std::optional<std::string> format, std::optional<Colorimetry> colorimetry) {
-  nb::tuple shape;
-  try {
-    shape = nb::tuple(array.attr("shape"));
-  } catch (nb::python_error&) {
-    throw nb::type_error(("frame: " + py_type_name(array) +
-                          " is not a handoff.Frame, a (luma, chroma) pair or a stacked (H + H/2, W) array")
-                             .c_str());
-  }
-  if (shape.size() != 2) {
-    throw InvalidFrame("frame.shape", "a stacked frame is 2-D (H + ceil(H/2), W); this array has " +
-                                          std::to_string(shape.size()) + " dimensions");
-  }
-  const std::int64_t rows = nb::cast<std::int64_t>(shape[0]), width = nb::cast<std::int64_t>(shape[1]);
-  const std::int64_t h = stacked_height(rows);
-  if (h == 0 || width % 2 != 0 || width == 0) {
-    throw InvalidFrame("frame.shape", "(" + std::to_string(rows) + ", " + std::to_string(width) +
-                                          ") is not a stacked frame (H + ceil(H/2) rows, an even width)");
-  }
-  nb::object luma = slice_rows(array, 0, h);
-  nb::object chroma = slice_rows(array, h, rows).attr("reshape")(rows - h, width / 2, 2);
-  return from_planes(luma, chroma, format ? *format : format_from_dtype(array), colorimetry);
-}
-
-// show()'s frame argument: a handoff.Frame, a (luma, chroma) pair or a stacked array.
-PyFrame frame_of(nb::handle obj, std::optional<std::string> format, std::optional<Colorimetry> colorimetry) {
-  if (nb::isinstance<PyFrame>(obj)) {
-    if (format || colorimetry) {
-      throw nb::value_error("format / colorimetry: a handoff.Frame carries its own; pass them only with arrays");
-    }
-    return nb::cast<PyFrame>(obj);
-  }
-  if (nb::isinstance<nb::tuple>(obj) || nb::isinstance<nb::list>(obj)) {
-    if (nb::len(obj) != 2) {
-      throw nb::value_error(("frame: a sequence of " + std::to_string(nb::len(obj)) +
-                             " items; a frame is a (luma, chroma) pair")
-                                .c_str());
-    }
-    nb::object luma = obj[0], chroma = obj[1];
-    return from_planes(luma, chroma, format ? *format : format_from_dtype(luma), colorimetry);
-  }
-  return stacked_frame(obj, format, colorimetry);
-}
-
 // --- overlays -------------------------------------------------------------------------
-// handoff.Overlays: one frame's overlays (from a file source, or built from arrays).
-struct PyOverlays {
-  std::shared_ptr<const viewer::OverlayFrame> overlays = std::make_shared<viewer::OverlayFrame>();
-};
-
 nb::object numpy_array(const nb::list& values, const char* dtype) {
   return nb::module_::import_("numpy").attr("array")(values, "dtype"_a = dtype);
 }
@@ -161,90 +71,10 @@ nb::object overlay_column(const viewer::OverlayFrame& f, const char* dtype, Get 
   return numpy_array(l, dtype);
 }
 
-// The arrays of show(), or an Overlays object, as one OverlayFrame.
-struct OverlayArgs {
-  OverlayArrays arrays;
-  nb::handle overlays;  // a handoff.Overlays, or None
-};
-
-void resolve_overlays(const OverlayArgs& a, const Frame& frame, viewer::OverlayFrame& scratch,
-                      const viewer::OverlayFrame*& out) {
-  const bool have_object = a.overlays.ptr() && !a.overlays.is_none();
-  if (have_object && !a.arrays.empty()) {
-    throw nb::value_error("overlays: pass an Overlays object or the arrays (boxes=, labels=, ...), not both");
-  }
-  if (have_object) {
-    if (!nb::isinstance<PyOverlays>(a.overlays)) {
-      throw nb::type_error(("overlays: " + py_type_name(a.overlays) + " is not a handoff.Overlays").c_str());
-    }
-    out = nb::cast<const PyOverlays&>(a.overlays).overlays.get();
-    return;
-  }
-  overlays_from_arrays(a.arrays, frame.width, frame.height, scratch);
-  out = &scratch;
-}
-
 // --- snapshots ------------------------------------------------------------------------
 struct PySnapshot {
   RgbaImage image;
 };
-
-// --- DLPack and array-interface exports of this file's host / CUDA arrays ----------
-void legacy_capsule_destructor(PyObject* cap) {
-  // Only an unconsumed capsule still owns its tensor; a consumer renames it.
-  if (PyCapsule_IsValid(cap, kCapsuleLegacy)) {
-    auto* t = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, kCapsuleLegacy));
-    if (t && t->deleter) t->deleter(t);
-  }
-}
-
-void versioned_capsule_destructor(PyObject* cap) {
-  if (PyCapsule_IsValid(cap, kCapsuleVersioned)) {
-    auto* t = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(cap, kCapsuleVersioned));
-    if (t && t->deleter) t->deleter(t);
-  }
-}
-
-// Checks __dlpack__'s keyword arguments against the array's device; true when
-// the consumer takes a versioned (1.x) capsule.
-bool dlpack_request(DLDevice dev, nb::handle stream, nb::handle max_version, nb::handle dl_device, nb::handle copy) {
-  if (!copy.is_none() && PyObject_IsTrue(copy.ptr()) == 1) {
-    throw nb::buffer_error("copy=True: handoff exports without copying; copy in the consumer");
-  }
-  if (!dl_device.is_none()) {
-    const auto t = nb::cast<nb::tuple>(dl_device);
-    if (t.size() != 2 || nb::cast<int>(t[0]) != int(dev.device_type) || nb::cast<int>(t[1]) != dev.device_id) {
-      throw nb::buffer_error("dl_device: not the array's device; handoff does not copy across devices");
-    }
-  }
-  if (!stream.is_none()) {
-    if (dev.device_type != kDLCUDA) throw nb::value_error("stream: must be None for a host array (DLPack)");
-    const long long st = nb::cast<long long>(stream);
-    if (st == 0 || st < -1) throw nb::value_error("stream: 0 and values below -1 are not valid for CUDA (DLPack)");
-  }
-  if (max_version.is_none()) return false;
-  const auto v = nb::cast<nb::tuple>(max_version);
-  return v.size() >= 1 && nb::cast<long long>(v[0]) >= 1;
-}
-
-// A capsule around a tensor made by `make_versioned` or `make_legacy`.
-// `writable` clears the versioned tensor's read-only flag.
-template <typename V, typename L>
-nb::object dlpack_capsule(bool versioned, bool writable, V make_versioned, L make_legacy) {
-  PyObject* cap;
-  if (versioned) {
-    DLManagedTensorVersioned* t = make_versioned();
-    if (writable) t->flags &= ~kDLPackFlagReadOnly;
-    cap = PyCapsule_New(t, kCapsuleVersioned, &versioned_capsule_destructor);
-    if (!cap) t->deleter(t);
-  } else {
-    DLManagedTensor* t = make_legacy();
-    cap = PyCapsule_New(t, kCapsuleLegacy, &legacy_capsule_destructor);
-    if (!cap) t->deleter(t);
-  }
-  if (!cap) throw nb::python_error();
-  return nb::steal(cap);
-}
 
 nb::object snapshot_dlpack(const PySnapshot& s, nb::handle stream, nb::handle max_version, nb::handle dl_device,
                            nb::handle copy) {
@@ -312,9 +142,8 @@ void show(PyViewer& v, nb::handle frame_obj, const OverlayArgs& ov, std::optiona
           std::optional<Colorimetry> colorimetry) {
   const PyFrame f = frame_of(frame_obj, format, colorimetry);
   viewer::OverlayFrame scratch;
-  const viewer::OverlayFrame* overlays = nullptr;
-  resolve_overlays(ov, f.frame, scratch, overlays);
-  without_gil([&] { v.get().show(f.frame, *overlays); });
+  const viewer::OverlayFrame& overlays = resolve_overlays(ov, f.frame, scratch);
+  without_gil([&] { v.get().show(f.frame, overlays); });
 }
 
 // Blocks until closed or `timeout` seconds (None: no limit), in short waits
@@ -332,113 +161,23 @@ bool wait_closed(PyViewer& v, std::optional<double> timeout) {
 }
 
 // --- acquire: the viewer's own buffer, written through DLPack --------------------------
-// The frame's owner holds the ViewerFrame, so every export (a DLPack tensor, an
-// array over __array_interface__, a plane object) keeps the buffer mapped. At
-// present() no export may be left (the buffer goes back to the viewer);
-// otherwise the frame is not shown and the buffer returns when the last export goes.
-struct AcquiredState {
-  Frame frame;                            // owner: the ViewerFrame
-  ViewerFrame* slot = nullptr;
-  viewer::OverlayFrame overlays;
-  bool done = false;
-};
-
-struct PyAcquired {
-  nb::object viewer;  // the handoff.Viewer
-  std::shared_ptr<AcquiredState> state;
-};
-
-struct PyAcquiredPlane {
-  Frame frame;  // a copy: holds the buffer
-  FramePart part;
-};
-
-const Frame& live_frame(const PyAcquired& a) {
-  if (a.state->done) throw nb::value_error("acquire: the frame was presented or given back already");
-  return a.state->frame;
-}
-
-nb::object writable_dlpack(const PyAcquiredPlane& p, nb::handle stream, nb::handle max_version, nb::handle dl_device,
-                           nb::handle copy) {
-  const bool versioned = dlpack_request(dlpack_device(p.frame), stream, max_version, dl_device, copy);
-  return dlpack_capsule(
-      versioned, true, [&] { return export_dlpack_versioned(p.frame, p.part); },
-      [&] { return export_dlpack(p.frame, p.part); });
-}
-
-// __array_interface__ (host) or __cuda_array_interface__ (CUDA), writable.
-nb::dict writable_interface(const PyAcquiredPlane& p, MemoryKind want) {
-  if (p.frame.memory != want) {
-    throw nb::attribute_error(want == MemoryKind::Cuda ? "__cuda_array_interface__: the buffer is host memory"
-                                                       : "__array_interface__: the buffer is CUDA memory");
-  }
-  const TensorLayout l = tensor_layout(p.frame, p.part);
-  nb::list shape, strides;
-  for (int i = 0; i < l.ndim; ++i) {
-    shape.append(l.shape[std::size_t(i)]);
-    strides.append(l.strides[std::size_t(i)] * std::int64_t(l.sample_bytes));
-  }
-  nb::dict d;
-  d["shape"] = nb::tuple(shape);
-  d["typestr"] = l.sample_bytes == 1 ? "|u1" : "<u2";
-  d["data"] = nb::make_tuple(reinterpret_cast<std::uintptr_t>(l.data), false);
-  d["strides"] = nb::tuple(strides);
-  d["version"] = 3;
-  if (want == MemoryKind::Cuda) d["stream"] = nb::none();  // nothing pending on the viewer's side
-  return d;
-}
-
-// Waits for the caller's CUDA work on the frame's context (the primary
-// context PyTorch and CuPy share), so the buffer is complete when presented.
-void synchronise_cuda(const Frame& f) {
-  if (f.memory != MemoryKind::Cuda || !f.cuda_context) return;
-  const cuda::Driver& drv = cuda::driver();
-  cuda::ScopedContext current(drv, static_cast<cuda::abi::CUctx_st*>(f.cuda_context));
-  HANDOFF_CU_CHECK(drv.api().cuCtxSynchronize(), "acquire: the writes into the viewer's buffer");
-}
-
-void present(PyAcquired& a) {
-  AcquiredState& s = *a.state;
-  if (s.done) throw nb::value_error("present: the frame was presented or given back already");
-  s.done = true;
-  std::shared_ptr<const void> owner = std::move(s.frame.owner);
-  const long exports = owner.use_count() - 1;
-  if (exports > 0) {
-    // Still referenced: the buffer returns, unshown, when the last reference goes.
-    throw nb::buffer_error(("present: " + std::to_string(exports) +
-                            " array(s) or plane(s) still refer to the acquired buffer; let them go (del) before "
-                            "the with block ends. The frame was not shown.")
-                               .c_str());
-  }
-  ViewerFrame slot = std::move(*s.slot);
-  slot.frame().index = s.frame.index;
-  slot.frame().timestamp = s.frame.timestamp;
-  owner.reset();
-  Viewer& v = nb::cast<PyViewer&>(a.viewer).get();
-  without_gil([&] {
-    synchronise_cuda(slot.frame());
-    v.present(std::move(slot), s.overlays);
-  });
-}
-
-void give_back(PyAcquired& a) {
-  AcquiredState& s = *a.state;
-  if (s.done) return;
-  s.done = true;
-  without_gil([&] { s.frame.owner.reset(); });  // gives the buffer back unless exports still hold it
-}
-
+// The AcquiredFrame's owner holds the ViewerFrame; presenting moves it out.
 PyAcquired acquire(nb::handle self, const std::string& format, std::uint32_t width, std::uint32_t height,
                    std::optional<Colorimetry> colorimetry) {
   Viewer& v = nb::cast<PyViewer&>(self).get();
-  const PixelFormat pf = parse_format(format);
+  const PixelFormat pf = enum_arg<PixelFormat>("format", format);
   auto slot = std::make_shared<ViewerFrame>(
       without_gil([&] { return v.acquire(pf, width, height, colorimetry.value_or(Colorimetry{})); }));
-  auto state = std::make_shared<AcquiredState>();
-  state->slot = slot.get();
-  state->frame = slot->frame();
-  state->frame.owner = std::move(slot);
-  return PyAcquired{nb::borrow(self), std::move(state)};
+  ViewerFrame* held = slot.get();
+  Frame frame = held->frame();
+  return make_acquired(self, std::move(frame), std::move(slot),
+                       [&v, held](std::shared_ptr<const void> owner, const Frame& f, const viewer::OverlayFrame& o) {
+                         ViewerFrame out = std::move(*held);
+                         out.frame().index = f.index;
+                         out.frame().timestamp = f.timestamp;
+                         owner.reset();
+                         v.present(std::move(out), o);
+                       });
 }
 
 // --- sources: handoff.open / handoff.open_scene ------------------------------------------
@@ -447,6 +186,7 @@ PyAcquired acquire(nb::handle self, const std::string& format, std::uint32_t wid
 struct PySource {
   std::unique_ptr<std::mutex> busy = std::make_unique<std::mutex>();
   std::unique_ptr<viewer::FrameSource> source;
+  viewer::RecordingSource* recording = nullptr;  // `source`, when it is an MCAP recording
   viewer::OverlayStore file_overlays;
   bool has_file_overlays = false;
   std::int64_t limit = -1;  // frames to yield (-1: the source's end)
@@ -469,10 +209,11 @@ nb::object read_next(PySource& s) {
   viewer::FrameSource& src = s.get();
   if (s.limit >= 0 && s.yielded >= s.limit) return nb::none();
   const viewer::SourceInfo& info = src.info();
-  HostFrameOptions ho;
-  ho.colorimetry = info.colorimetry;
-  Frame frame = allocate_host_frame(info.format, info.width, info.height, ho);
   const std::int64_t index = src.position();
+  const bool at_end = info.frame_count >= 0 && index >= info.frame_count;
+  HostFrameOptions ho;
+  ho.colorimetry = s.recording && !at_end ? s.recording->colorimetry(index) : info.colorimetry;
+  Frame frame = allocate_host_frame(info.format, info.width, info.height, ho);
   auto overlays = std::make_shared<viewer::OverlayFrame>();
   const bool got = without_gil([&] {
     if (!src.read_into(viewer::write_target(frame))) return false;
@@ -486,7 +227,8 @@ nb::object read_next(PySource& s) {
   if (!got) return nb::none();
   ++s.yielded;
   frame.index = index;
-  frame.timestamp = info.rate.value() > 0 ? double(index) / info.rate.value() : 0.0;
+  if (s.recording) frame.timestamp = double(s.recording->log_time(index)) * 1e-9;  // the recorded log time
+  else frame.timestamp = info.rate.value() > 0 ? double(index) / info.rate.value() : 0.0;
   return nb::make_tuple(PyFrame{std::move(frame), true}, PyOverlays{std::move(overlays)});
 }
 
@@ -500,15 +242,42 @@ void load_overlay_file(PySource& s, const std::optional<std::string>& path) {
   s.has_file_overlays = true;
 }
 
-PySource open_file(const std::string& path, std::optional<std::string> format, std::optional<std::uint32_t> width,
+bool is_mcap(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".mcap";
+}
+
+PySource open_recording(const std::string& path, std::optional<std::string> topic) {
+  viewer::RecordingOpenOptions ro;
+  if (topic) {
+    if (topic->empty()) throw nb::value_error("topic: empty; None plays the first image topic");
+    ro.topic = *topic;
+  }
+  PySource s;
+  std::unique_ptr<viewer::RecordingSource> rec = without_gil([&] { return viewer::open_recording(path, ro); });
+  s.recording = rec.get();
+  s.source = std::move(rec);
+  return s;
+}
+
+PySource open_file(nb::handle path_obj, std::optional<std::string> format, std::optional<std::uint32_t> width,
                    std::optional<std::uint32_t> height, std::optional<Colorimetry> colorimetry,
-                   std::optional<double> rate, std::optional<std::string> overlays) {
+                   std::optional<double> rate, std::optional<std::string> overlays, std::optional<std::string> topic) {
+  const std::string path = path_arg(path_obj, "path");
   PySource s;
   const bool raw = width || height || format;
-  if (raw) {
+  if (is_mcap(path)) {
+    if (raw || colorimetry || rate) {
+      throw nb::value_error("format / width / height / colorimetry / rate: an MCAP recording says its own");
+    }
+    s = open_recording(path, std::move(topic));
+  } else if (topic) {
+    throw nb::value_error("topic: only for MCAP recordings (a '.mcap' file)");
+  } else if (raw) {
     if (!width || !height) throw nb::value_error("width / height: a raw NV12 / P010 file needs both");
     viewer::RawOptions ro;
-    ro.format = parse_format(format.value_or("nv12"));
+    ro.format = enum_arg<PixelFormat>("format", format.value_or("nv12"));
     ro.width = *width;
     ro.height = *height;
     if (colorimetry) ro.colorimetry = *colorimetry;
@@ -533,14 +302,12 @@ PySource open_scene(std::uint32_t width, std::uint32_t height, const std::string
   viewer::SceneOptions so;
   so.width = width;
   so.height = height;
-  so.format = parse_format(format);
+  so.format = enum_arg<PixelFormat>("format", format);
   PySource s;
   s.source = without_gil([&] { return viewer::make_scene_source(so); });
   s.limit = frames.value_or(-1);
   return s;
 }
-
-std::string format_name(PixelFormat f) { return f == PixelFormat::NV12 ? "nv12" : "p010"; }
 
 }  // namespace
 
@@ -614,6 +381,9 @@ void bind_viewer(nb::module_& m) {
       .def_ro("map_ms", &ViewerStats::map_ms, "Of copy_ms: mapping the buffer (ms).")
       .def_ro("upload_ms", &ViewerStats::upload_ms, "Mean upload of a frame into the display's textures (ms).")
       .def_ro("draw_ms", &ViewerStats::draw_ms, "Mean CPU time to submit a frame's drawing (ms).")
+      .def_ro("recorded", &ViewerStats::recorded, "record=: displayed frames in the recording.")
+      .def_ro("record_dropped", &ViewerStats::record_dropped,
+              "record=: displayed frames left out of the recording (its readback or writer queue was full).")
       .def("__repr__", [](const ViewerStats& s) {
         return "<handoff.ViewerStats submitted=" + std::to_string(s.submitted) + " shown=" + std::to_string(s.shown) +
                " dropped=" + std::to_string(s.dropped) + " display_fps=" + std::to_string(s.display_fps) + ">";
@@ -633,65 +403,24 @@ void bind_viewer(nb::module_& m) {
         return "<handoff.Snapshot " + std::to_string(s.image.width()) + "x" + std::to_string(s.image.height()) + ">";
       });
 
-  nb::class_<PyAcquiredPlane>(m, "AcquiredPlane",
-                              "A WRITABLE plane of a buffer from Viewer.acquire: torch.from_dlpack(p).copy_(y), "
-                              "numpy.from_dlpack(p)[:] = y. Let every array over it go before the with block ends.")
-      .def("__dlpack__", &writable_dlpack, nb::kw_only(), "stream"_a = nb::none(), "max_version"_a = nb::none(),
-           "dl_device"_a = nb::none(), "copy"_a = nb::none())
-      .def("__dlpack_device__", [](const PyAcquiredPlane& p) {
-        const DLDevice d = dlpack_device(p.frame);
-        return nb::make_tuple(int(d.device_type), d.device_id);
-      })
-      .def_prop_ro("__array_interface__", [](const PyAcquiredPlane& p) { return writable_interface(p, MemoryKind::Host); })
-      .def_prop_ro("__cuda_array_interface__",
-                   [](const PyAcquiredPlane& p) { return writable_interface(p, MemoryKind::Cuda); })
-      .def_prop_ro("shape", [](const PyAcquiredPlane& p) {
-        const TensorLayout l = tensor_layout(p.frame, p.part);
-        nb::list s;
-        for (int i = 0; i < l.ndim; ++i) s.append(l.shape[std::size_t(i)]);
-        return nb::tuple(s);
-      })
-      .def_prop_ro("pitch", [](const PyAcquiredPlane& p) { return p.frame.planes[p.part == FramePart::Chroma].pitch; });
+  bind_acquired(m);
 
-  nb::class_<PyAcquired>(m, "AcquiredFrame",
-                         "A buffer of the viewer's ring, mapped for writing (Viewer.acquire). As a context "
-                         "manager it is presented when the block ends without an exception, given back "
-                         "unshown otherwise.")
-      .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
-      .def("__exit__", [](PyAcquired& a, nb::handle type, nb::handle, nb::handle) {
-        if (type.is_none()) present(a);
-        else give_back(a);
-      }, "type"_a.none(), "value"_a.none(), "traceback"_a.none())
-      .def_prop_ro("luma", [](const PyAcquired& a) { return PyAcquiredPlane{live_frame(a), FramePart::Luma}; })
-      .def_prop_ro("chroma", [](const PyAcquired& a) { return PyAcquiredPlane{live_frame(a), FramePart::Chroma}; })
-      .def_prop_ro("format", [](const PyAcquired& a) { return format_name(a.state->frame.format); })
-      .def_prop_ro("width", [](const PyAcquired& a) { return a.state->frame.width; })
-      .def_prop_ro("height", [](const PyAcquired& a) { return a.state->frame.height; })
-      .def_prop_ro("memory", [](const PyAcquired& a) {
-        return std::string(a.state->frame.memory == MemoryKind::Cuda ? "cuda" : "host");
-      })
-      .def_prop_rw("index", [](const PyAcquired& a) { return a.state->frame.index; },
-                   [](PyAcquired& a, std::int64_t i) { a.state->frame.index = i; })
-      .def_prop_rw("timestamp", [](const PyAcquired& a) { return a.state->frame.timestamp; },
-                   [](PyAcquired& a, double t) { a.state->frame.timestamp = t; })
-      .def("set_overlays",
-           [](PyAcquired& a, nb::handle boxes, const std::string& box_format, bool normalized, nb::handle labels,
-              nb::handle scores, nb::handle class_ids, nb::handle track_ids, nb::handle keypoints,
-              nb::handle skeleton, nb::handle overlays) {
-             const Frame& f = live_frame(a);
-             OverlayArgs args{{boxes, labels, scores, class_ids, track_ids, keypoints, skeleton, box_format, normalized},
-                              overlays};
-             viewer::OverlayFrame scratch;
-             const viewer::OverlayFrame* out = nullptr;
-             resolve_overlays(args, f, scratch, out);
-             a.state->overlays = *out;
-           },
-           "boxes"_a = nb::none(), "box_format"_a = "xywh", "normalized"_a = false, "labels"_a = nb::none(),
-           "scores"_a = nb::none(), "class_ids"_a = nb::none(), "track_ids"_a = nb::none(),
-           "keypoints"_a = nb::none(), "skeleton"_a = nb::none(), "overlays"_a = nb::none(),
-           "The overlays drawn with this frame when it is presented (the arrays of Viewer.show).")
-      .def("present", &present, "Hands the buffer back to be displayed (what the with block does on exit).")
-      .def("give_back", &give_back, "Hands the buffer back unshown.");
+  nb::class_<AttachStatus>(m, "AttachStatus", "Viewer.attach_status: the attached publisher's link (a snapshot).")
+      .def_ro("publisher", &AttachStatus::publisher, "The publisher's name.")
+      .def_ro("socket", &AttachStatus::socket, "The socket path.")
+      .def_ro("state", &AttachStatus::state, "'waiting', 'live', 'gone' or 'failed'.")
+      .def_ro("message", &AttachStatus::message)
+      .def_ro("pid", &AttachStatus::pid, "The (last) publisher's process id; 0 before the first connection.")
+      .def_ro("memory", &AttachStatus::memory, "How the slots are shared, as the publisher says.")
+      .def_ro("publisher_fps", &AttachStatus::publisher_fps)
+      .def_ro("received", &AttachStatus::received)
+      .def_ro("publisher_dropped", &AttachStatus::publisher_dropped, "Dropped by the publisher: every slot held.")
+      .def_ro("publisher_skipped", &AttachStatus::publisher_skipped, "Not sent to this viewer.")
+      .def_ro("viewer_dropped", &AttachStatus::viewer_dropped, "Replaced here before the display took them.")
+      .def_ro("connections", &AttachStatus::connections)
+      .def("__repr__", [](const AttachStatus& s) {
+        return "<handoff.AttachStatus '" + s.publisher + "' " + s.state + ": " + s.message + ">";
+      });
 
   nb::class_<PyViewer>(m, "Viewer",
                        "A window (or headless EGL view) showing your frames and detections. Every method may "
@@ -702,10 +431,11 @@ void bind_viewer(nb::module_& m) {
           [](PyViewer* self, const std::string& title, int width, int height, bool vsync, bool show_ui,
              bool show_overlays, bool headless, const std::string& display, const std::string& memory,
              int cuda_device, std::size_t ring, const std::string& paused_show, const std::string& output_dir,
-             const std::string& screenshot, bool gl_debug) {
-            const ViewerOptions o = viewer_options(title, width, height, vsync, show_ui, show_overlays, headless,
-                                                   display, memory, cuda_device, ring, paused_show, output_dir,
-                                                   screenshot, gl_debug);
+             const std::string& screenshot, bool gl_debug, nb::handle record, const std::string& record_compression,
+             std::optional<std::string> record_topic) {
+            ViewerOptions o = viewer_options(title, width, height, vsync, show_ui, show_overlays, headless, display,
+                                             memory, cuda_device, ring, paused_show, output_dir, screenshot, gl_debug);
+            o.record = record_target(record, record_compression, record_topic);
             auto made = without_gil([&] { return std::make_unique<Viewer>(o); });  // may throw: nothing made yet
             new (self) PyViewer();
             self->viewer = std::move(made);
@@ -713,7 +443,8 @@ void bind_viewer(nb::module_& m) {
           nb::kw_only(), "title"_a = "handoff", "width"_a = 1280, "height"_a = 720, "vsync"_a = true,
           "show_ui"_a = true, "show_overlays"_a = true, "headless"_a = false, "display"_a = "auto",
           "memory"_a = "auto", "cuda_device"_a = 0, "ring"_a = 3, "paused_show"_a = "keep_newest",
-          "output_dir"_a = "", "screenshot"_a = "", "gl_debug"_a = false)
+          "output_dir"_a = "", "screenshot"_a = "", "gl_debug"_a = false, "record"_a = nb::none(),
+          "record_compression"_a = "zstd", "record_topic"_a = nb::none())
       .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__exit__", [](PyViewer& v, nb::handle, nb::handle, nb::handle) { without_gil([&] { v.get().close(); }); },
            "type"_a.none(), "value"_a.none(), "traceback"_a.none())
@@ -724,8 +455,8 @@ void bind_viewer(nb::module_& m) {
              nb::handle skeleton, nb::handle overlays, std::optional<std::string> format,
              std::optional<Colorimetry> colorimetry) {
             show(v, frame,
-                 OverlayArgs{{boxes, labels, scores, class_ids, track_ids, keypoints, skeleton, box_format, normalized},
-                             overlays},
+                 overlay_args(boxes, box_format, normalized, labels, scores, class_ids, track_ids, keypoints, skeleton,
+                              overlays),
                  std::move(format), std::move(colorimetry));
           },
           "frame"_a, nb::kw_only(), "boxes"_a = nb::none(), "box_format"_a = "xywh", "normalized"_a = false,
@@ -763,7 +494,7 @@ void bind_viewer(nb::module_& m) {
         d["name"] = s.name;
         d["source"] = s.source;
         d["memory"] = s.memory;
-        d["format"] = format_name(s.format);
+        d["format"] = std::string(to_string(s.format));
         d["width"] = s.width;
         d["height"] = s.height;
         d["ring"] = s.ring;
@@ -775,6 +506,9 @@ void bind_viewer(nb::module_& m) {
         d["gl_errors"] = dg.gl_errors;
         d["first_gl_error"] = dg.first_gl_error;
         d["output_written"] = dg.output_written;
+        nb::list record_errors;
+        for (const auto& e : dg.record_errors) record_errors.append(e);
+        d["record_errors"] = record_errors;
         nb::list errors;
         for (const auto& e : dg.output_errors) errors.append(e);
         d["output_errors"] = errors;
@@ -784,7 +518,24 @@ void bind_viewer(nb::module_& m) {
                    [](PyViewer& v, bool p) { without_gil([&] { v.get().set_paused(p); }); })
       .def("step", [](PyViewer& v) { without_gil([&] { v.get().step(); }); },
            "While paused, displays the next frame and stays paused.")
-      .def_prop_ro("steps", [](const PyViewer& v) { return v.viewer->steps(); });
+      .def_prop_ro("steps", [](const PyViewer& v) { return v.viewer->steps(); })
+      .def(
+          "attach",
+          [](PyViewer& v, nb::handle name_or_path, std::int64_t frames, std::optional<unsigned> allow_group) {
+            const std::string where = endpoint_arg(name_or_path);
+            if (frames < -1) throw nb::value_error("frames: must be >= 0, or -1 (until closed)");
+            AttachOptions o;
+            o.frames = frames;
+            o.allow_group = allow_group;
+            without_gil([&] { v.get().attach(where, o); });
+          },
+          "name_or_path"_a, "frames"_a = -1, nb::kw_only(), "allow_group"_a = nb::none(),
+          "Shows what the handoff.Publisher `name_or_path` shares (another process's frames, no copy through "
+          "the socket), instead of frames handed in (before any show / acquire). Waits for a publisher not "
+          "there yet; keeps the last frame and reconnects when it goes. frames: close after this many "
+          "displayed frames (-1: until closed).")
+      .def_prop_ro("attach_status", [](const PyViewer& v) { return v.viewer->attach_status(); },
+                   "How the link to the attached publisher stands (AttachStatus); None when not attached.");
 
   nb::class_<PySource>(m, "Source",
                        "Frames from a file or the scene (handoff.open / handoff.open_scene). Iterating yields "
@@ -809,10 +560,41 @@ void bind_viewer(nb::module_& m) {
       .def_prop_ro("position", [](PySource& s) { return s.get().position(); })
       .def_prop_ro("width", [](PySource& s) { return s.get().info().width; })
       .def_prop_ro("height", [](PySource& s) { return s.get().info().height; })
-      .def_prop_ro("format", [](PySource& s) { return format_name(s.get().info().format); })
+      .def_prop_ro("format", [](PySource& s) { return std::string(to_string(s.get().info().format)); })
       .def_prop_ro("colorimetry", [](PySource& s) { return s.get().info().colorimetry; })
       .def_prop_ro("rate", [](PySource& s) { return s.get().info().rate.value(); }, "Frames per second.")
       .def_prop_ro("name", [](PySource& s) { return s.get().info().name; })
+      .def_prop_ro("topic", [](PySource& s) -> nb::object {
+        s.get();
+        return s.recording ? nb::cast(s.recording->topic()) : nb::none();
+      }, "Recordings: the image topic played (None for other sources).")
+      .def_prop_ro("topics", [](PySource& s) {
+        s.get();
+        nb::list l;
+        if (s.recording) {
+          for (const auto& t : s.recording->image_topics()) l.append(nb::make_tuple(t.topic, t.messages));
+        }
+        return l;
+      }, "Recordings: the image topics there are, as (topic, messages) pairs.")
+      .def_prop_ro("warnings", [](PySource& s) {
+        s.get();
+        nb::list l;
+        if (s.recording) {
+          for (const auto& w : s.recording->warnings()) l.append(w);
+        }
+        return l;
+      }, "Recordings: what was wrong but played anyway (e.g. a damaged tail, played up to its last whole frame).")
+      .def("log_time", [](PySource& s, std::int64_t index) {
+        const auto lock = lock_source(s);
+        s.get();
+        if (!s.recording) throw nb::value_error("log_time: only recordings have log times");
+        const std::int64_t n = s.recording->info().frame_count;
+        if (index < 0 || index >= n) {
+          throw nb::index_error(("log_time: frame " + std::to_string(index) + " is outside 0.." +
+                                 std::to_string(n - 1)).c_str());
+        }
+        return s.recording->log_time(index);
+      }, "index"_a, "Recordings: frame `index`'s log time (nanoseconds).")
       .def("close", [](PySource& s) {
         const auto lock = lock_source(s);
         s.source.reset();
@@ -829,9 +611,10 @@ void bind_viewer(nb::module_& m) {
         "CUDA driver against llvmpipe).");
   m.def("open", &open_file, "path"_a, nb::kw_only(), "format"_a = nb::none(), "width"_a = nb::none(),
         "height"_a = nb::none(), "colorimetry"_a = nb::none(), "rate"_a = nb::none(), "overlays"_a = nb::none(),
-        "Opens a Y4M file, or a raw NV12 / P010 file when format= / width= / height= are given. "
-        "`overlays`: a JSON Lines overlay file (docs/viewer-core.md). Raises ParseError naming the file "
-        "and field.");
+        "topic"_a = nb::none(),
+        "Opens a Y4M file, an MCAP recording ('.mcap'; `topic`: the image topic, default the first), or a raw "
+        "NV12 / P010 file when format= / width= / height= are given. `overlays`: a JSON Lines overlay file "
+        "(docs/viewer-core.md). Raises ParseError naming the file and field.");
   m.def("open_scene", &open_scene, nb::kw_only(), "width"_a = 1280, "height"_a = 720, "format"_a = "nv12",
         "frames"_a = nb::none(),
         "The built-in synthetic scene with its ground-truth overlays; endless unless `frames` is given.");

@@ -1,6 +1,7 @@
 #pragma once
-// handoff.Viewer, handoff.Overlays, handoff.open / open_scene and their
-// exceptions (viewer_bindings.cpp), added to the module by handoff_module.cpp.
+// handoff.Viewer, handoff.Overlays, handoff.AttachStatus, handoff.open /
+// open_scene and their exceptions (viewer_bindings.cpp), added to the module by
+// handoff_module.cpp.
 #include <nanobind/nanobind.h>
 
 namespace handoff::py {

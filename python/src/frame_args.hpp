@@ -1,0 +1,65 @@
+#pragma once
+// The arguments every method that takes a frame shares (Viewer.show,
+// Publisher.publish, RecordingWriter.write, AcquiredFrame.set_overlays):
+// the frame (a handoff.Frame, a (luma, chroma) pair or a stacked array) and its
+// overlays (the arrays of overlay_arrays.hpp, or a handoff.Overlays), and the
+// handoff.Overlays object itself. Not a public header (python/src only).
+//
+// Thread safety: call with the GIL held. Ownership: a frame made from arrays
+// holds them (Frame.from_planes); overlays are copied out of the arrays.
+#include "module_common.hpp"
+#include "overlay_arrays.hpp"
+
+#include <handoff/frame.hpp>
+#include <handoff/viewer/overlay.hpp>
+
+#include <nanobind/nanobind.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+
+namespace handoff::py {
+
+// A frame argument: a handoff.Frame (then `format` / `colorimetry` must be
+// None: it carries its own), a (luma, chroma) pair or a stacked (H + ceil(H/2),
+// W) array, imported without copying. `format` defaults to "p010" for 16-bit
+// samples, else "nv12". TypeError / ValueError / InvalidFrame naming "frame".
+PyFrame frame_of(nb::handle obj, std::optional<std::string> format, std::optional<Colorimetry> colorimetry);
+
+// handoff.Overlays: one frame's overlays (from a source, a subscriber, or built
+// from arrays). Immutable: copies share them.
+struct PyOverlays {
+  std::shared_ptr<const viewer::OverlayFrame> overlays = std::make_shared<viewer::OverlayFrame>();
+};
+
+// The overlay keyword arguments: the arrays, or a handoff.Overlays.
+struct OverlayArgs {
+  OverlayArrays arrays;
+  nb::handle overlays;  // a handoff.Overlays, or None
+};
+
+inline OverlayArgs overlay_args(nb::handle boxes, const std::string& box_format, bool normalized, nb::handle labels,
+                                nb::handle scores, nb::handle class_ids, nb::handle track_ids, nb::handle keypoints,
+                                nb::handle skeleton, nb::handle overlays) {
+  return OverlayArgs{{boxes, labels, scores, class_ids, track_ids, keypoints, skeleton, box_format, normalized},
+                     overlays};
+}
+
+// The overlays `a` gives for `frame` (normalized coordinates scale by its
+// size): the Overlays object's, or the arrays converted into `scratch`.
+// ValueError / TypeError naming the field.
+const viewer::OverlayFrame& resolve_overlays(const OverlayArgs& a, const Frame& frame, viewer::OverlayFrame& scratch);
+
+// The keyword arguments in overlay_args()'s order, with their defaults, for
+// .def(): std::apply them after the method's own arguments.
+inline auto overlay_kwargs() {
+  using namespace nb::literals;
+  return std::make_tuple("boxes"_a = nb::none(), "box_format"_a = "xywh", "normalized"_a = false,
+                         "labels"_a = nb::none(), "scores"_a = nb::none(), "class_ids"_a = nb::none(),
+                         "track_ids"_a = nb::none(), "keypoints"_a = nb::none(), "skeleton"_a = nb::none(),
+                         "overlays"_a = nb::none());
+}
+
+}  // namespace handoff::py
