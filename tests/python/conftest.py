@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import handoff
+from viewer_helpers import expected_pattern  # noqa: F401 (the tests import it from here)
 
 _get_name = ctypes.pythonapi.PyCapsule_GetName
 _get_name.restype = ctypes.c_char_p
@@ -13,21 +14,6 @@ _get_name.argtypes = [ctypes.py_object]
 
 def capsule_name(cap):
     return _get_name(cap).decode()
-
-
-def expected_pattern(width, height, fmt, seed):
-    """What handoff's fill_test_pattern writes (host_frame.hpp), computed independently."""
-    m = 256 if fmt == "nv12" else 1024
-    y, x = np.mgrid[0:height, 0:width].astype(np.int64)
-    luma = (7 * x + 13 * y + seed) % m
-    ch, cw = (height + 1) // 2, (width + 1) // 2
-    y, x = np.mgrid[0:ch, 0:cw].astype(np.int64)
-    u = (5 * x + 3 * y + seed + 64) % m
-    v = (11 * x + 2 * y + seed + 128) % m
-    chroma = np.stack([u, v], axis=-1)
-    if fmt == "nv12":
-        return luma.astype(np.uint8), chroma.astype(np.uint8)
-    return (luma << 6).astype(np.uint16), (chroma << 6).astype(np.uint16)
 
 
 class LegacyOnly:

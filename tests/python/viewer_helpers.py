@@ -1,6 +1,7 @@
-"""Shared by the viewer tests: the colour reference (ITU-R BT.601 / 709 / 2020,
-as docs/viewer-core.md states it, computed here in float64 independently of the
-viewer's shader), test frames as NumPy planes, and viewer options for tests."""
+"""Shared by the viewer, live and recording tests: the colour reference (ITU-R BT.601 / 709 /
+2020, as docs/viewer-core.md states it, computed here in float64 independently of the viewer's
+shader), test frames as NumPy planes, the test pattern fill_test_pattern writes (computed
+independently), and viewer options for tests."""
 import os
 
 import numpy as np
@@ -72,6 +73,21 @@ def solid_planes(width, height, y, cb=128, cr=128, fmt="nv12"):
     chroma[..., 0] = cb << shift
     chroma[..., 1] = cr << shift
     return luma, chroma
+
+
+def expected_pattern(width, height, fmt, seed):
+    """What handoff's fill_test_pattern writes (host_frame.hpp), computed independently."""
+    m = 256 if fmt == "nv12" else 1024
+    y, x = np.mgrid[0:height, 0:width].astype(np.int64)
+    luma = (7 * x + 13 * y + seed) % m
+    ch, cw = (height + 1) // 2, (width + 1) // 2
+    y, x = np.mgrid[0:ch, 0:cw].astype(np.int64)
+    u = (5 * x + 3 * y + seed + 64) % m
+    v = (11 * x + 2 * y + seed + 128) % m
+    chroma = np.stack([u, v], axis=-1)
+    if fmt == "nv12":
+        return luma.astype(np.uint8), chroma.astype(np.uint8)
+    return (luma << 6).astype(np.uint16), (chroma << 6).astype(np.uint16)
 
 
 def window_available():
