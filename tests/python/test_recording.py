@@ -1,0 +1,219 @@
+"""MCAP recordings from Python: handoff.RecordingWriter, record= on handoff.Viewer and
+handoff.Publisher, and handoff.open of a .mcap yielding the frames and overlays that were
+written (pixels byte for byte, log times, colorimetry, topics); a file cut short plays up to its
+last whole frame; bad arguments and bad files are errors naming what is wrong. The reference
+`mcap` packages read these files in tests/python/mcap/test_python_recordings.py."""
+import os
+import struct
+import sys
+
+import numpy as np
+import pytest
+
+import handoff
+
+sys.path.insert(0, os.path.dirname(__file__))
+from viewer_helpers import expected_pattern  # noqa: E402
+from live_helpers import live_dir  # noqa: E402,F401
+from viewer_helpers import viewer  # noqa: E402
+
+T0 = 1_700_000_000_000_000_000
+
+
+def pattern_frame(w, h, fmt, seed, colorimetry=None):
+    f = handoff.Frame.allocate(w, h, fmt, colorimetry=colorimetry)
+    f.fill_test_pattern(seed)
+    return f
+
+
+def assert_frame(frame, fmt, seed):
+    want_luma, want_chroma = expected_pattern(frame.width, frame.height, fmt, seed)
+    np.testing.assert_array_equal(np.from_dlpack(frame.luma), want_luma)
+    np.testing.assert_array_equal(np.from_dlpack(frame.chroma), want_chroma)
+
+
+def boxes_for(i):
+    return [[i, 1, 4, 3], [2, 2 + i, 5, 1]]  # xywh
+
+
+def chunk_offsets(data):
+    """The byte offsets of the Chunk records (opcode 0x06), walking the records after the magic."""
+    found, at = [], 8
+    while at + 9 <= len(data):
+        op, length = data[at], struct.unpack_from("<Q", data, at + 1)[0]
+        if op == 0x06:
+            found.append(at)
+        if op == 0x0F:  # DataEnd
+            break
+        at += 9 + length
+    return found
+
+
+@pytest.mark.parametrize("compression", ["zstd", "lz4", "none"])
+@pytest.mark.parametrize("fmt,w,h", [("nv12", 40, 24), ("nv12", 7, 5), ("p010", 10, 6)])
+def test_writer_and_open_round_trip(tmp_path, compression, fmt, w, h):
+    path = tmp_path / "rec.mcap"
+    c = handoff.Colorimetry("bt2020", "full", "center")
+    n = 4
+    with handoff.RecordingWriter(path, compression=compression, topic="/cam") as rec:
+        for i in range(n):
+            kw = {} if i == 2 else dict(boxes=boxes_for(i), labels=[f"a{i}", None], scores=[0.25, 0.75],
+                                        class_ids=[i, 3], track_ids=[7, -1])
+            assert rec.write(pattern_frame(w, h, fmt, i, c), log_time=T0 + i * 40_000_000, **kw)
+        assert rec.topic == "/cam" and rec.path == str(path)
+    assert rec.stats.frames_written == n and rec.stats.frames_dropped == 0
+    assert rec.stats.bytes_written == path.stat().st_size
+
+    src = handoff.open(path)
+    assert (len(src), src.format, src.width, src.height) == (n, fmt, w, h)
+    assert src.topic == "/cam" and src.topics == [("/cam", n)] and src.warnings == []
+    for i, (frame, ov) in enumerate(src):
+        assert frame.index == i and frame.colorimetry == c
+        assert_frame(frame, fmt, i)
+        assert src.log_time(i) == T0 + i * 40_000_000
+        assert frame.timestamp == pytest.approx((T0 + i * 40_000_000) * 1e-9)
+        if i == 2:
+            assert len(ov) == 0
+            continue
+        b = np.array(boxes_for(i), float)
+        np.testing.assert_allclose(ov.boxes, np.c_[b[:, :2], b[:, :2] + b[:, 2:]])
+        assert ov.labels == [f"a{i}", None]
+        np.testing.assert_allclose(ov.scores, [0.25, 0.75])
+        assert ov.class_ids.tolist() == [i, 3] and ov.track_ids.tolist() == [7, -1]
+    src.seek(1)
+    frame, _ = src.read()
+    assert_frame(frame, fmt, 1)
+
+
+def test_writer_takes_what_viewer_show_takes(tmp_path):
+    path = tmp_path / "arrays.mcap"
+    luma, chroma = expected_pattern(16, 10, "nv12", 5)
+    stacked = np.concatenate([luma, chroma.reshape(5, 16)])
+    with handoff.RecordingWriter(path, compression="none") as rec:
+        rec.write((luma, chroma), log_time=10)
+        rec.write(stacked, log_time=20, overlays=handoff.Overlays.from_arrays(boxes=[[1, 1, 2, 2]]))
+        rec.write((luma, chroma), log_time=30, topic="/other")
+    src = handoff.open(path)
+    assert src.topic == "/handoff" and len(src) == 2
+    assert sorted(src.topics) == [("/handoff", 2), ("/other", 1)]
+    for frame, _ in src:
+        assert_frame(frame, "nv12", 5)
+    assert len(handoff.open(path, topic="/other")) == 1
+
+
+def test_default_log_times_increase(tmp_path):
+    path = tmp_path / "clock.mcap"
+    with handoff.RecordingWriter(path) as rec:
+        for i in range(5):
+            rec.write(pattern_frame(8, 4, "nv12", i))
+    src = handoff.open(path)
+    times = [src.log_time(i) for i in range(len(src))]
+    assert len(times) == 5 and all(a < b for a, b in zip(times, times[1:]))
+    assert abs(times[0] * 1e-9 - __import__("time").time()) < 600, "the wall clock"
+
+
+def test_viewer_records_what_it_shows(tmp_path):
+    path = tmp_path / "view.mcap"
+    shown = []
+    with viewer(record=str(path), record_topic="/shown", record_compression="lz4") as v:
+        for i in range(4):
+            v.show(pattern_frame(32, 16, "nv12", 10 + i), boxes=[[i, 1, 6, 4]], labels=[f"v{i}"])
+            v.snapshot()  # drawn before the next one comes
+            shown.append(10 + i)
+        v.close()
+        recorded = v.stats.recorded
+        assert v.diagnostics["record_errors"] == []
+    assert recorded >= 1
+    src = handoff.open(path)
+    assert src.topic == "/shown" and len(src) == recorded
+    at = 0
+    for frame, ov in src:  # each recorded frame is the next shown one, with its overlays
+        luma = np.from_dlpack(frame.luma)
+        while at < len(shown) and not np.array_equal(luma, expected_pattern(32, 16, "nv12", shown[at])[0]):
+            at += 1
+        assert at < len(shown), "a recorded frame that was not shown"
+        assert_frame(frame, "nv12", shown[at])
+        assert ov.labels == [f"v{at}"]
+        np.testing.assert_allclose(ov.boxes, [[at, 1, at + 6, 5]])
+        at += 1
+
+
+def test_publisher_records_every_frame_it_publishes(tmp_path, live_dir):
+    path = tmp_path / "pub.mcap"
+    with handoff.Publisher("rec0", record=path, record_compression="none") as pub:
+        for i in range(5):
+            assert pub.publish(pattern_frame(24, 12, "p010", i), index=i, boxes=[[i, 0, 2, 2]])
+        s = pub.stats
+    assert s.published == 5 and s.record_error == ""
+    assert s.recorded + s.record_dropped == 5 and s.recorded >= 1
+    src = handoff.open(path)
+    assert src.topic == "/rec0" and len(src) == s.recorded
+    seeds = []
+    for frame, ov in src:
+        seed = int(ov.boxes[0, 0])
+        assert_frame(frame, "p010", seed)
+        seeds.append(seed)
+    assert seeds == sorted(seeds)
+
+
+def test_a_truncated_recording_plays_up_to_its_last_whole_frame(tmp_path):
+    path = tmp_path / "whole.mcap"
+    n = 6
+    with handoff.RecordingWriter(path, compression="none", chunk_size=1) as rec:  # a chunk per message
+        for i in range(n):
+            rec.write(pattern_frame(20, 10, "nv12", i), log_time=T0 + i)
+    data = path.read_bytes()
+    chunks = chunk_offsets(data)
+    # The chunk holding frame k (uncompressed: its luma rows are in the file as they are).
+    frame_chunk = [max(c for c in chunks if c < data.find(expected_pattern(20, 10, "nv12", k)[0].tobytes()))
+                   for k in range(n)]
+    assert frame_chunk == sorted(set(frame_chunk)), "one chunk per frame, in order"
+    for k in (1, 3, n - 1):
+        cut = tmp_path / f"cut{k}.mcap"
+        cut.write_bytes(data[: frame_chunk[k] + 30])  # inside frame k's chunk: frames 0 .. k-1 are whole
+        src = handoff.open(cut)
+        assert len(src) == k, f"cut inside frame {k}'s chunk"
+        assert len(src.warnings) == 1, src.warnings
+        for i, (frame, _) in enumerate(src):
+            assert_frame(frame, "nv12", i)
+    cut = tmp_path / "nofooter.mcap"
+    cut.write_bytes(data[: len(data) - 40])  # the footer gone, every frame whole
+    assert len(handoff.open(cut)) == n
+
+
+def test_bad_arguments_and_files_name_what_is_wrong(tmp_path):
+    good = tmp_path / "good.mcap"
+    with handoff.RecordingWriter(good) as rec:
+        rec.write(pattern_frame(8, 4, "nv12", 0))
+        with pytest.raises(ValueError, match="topic"):
+            rec.write(pattern_frame(8, 4, "nv12", 0), topic="")
+        with pytest.raises(ValueError, match="log_time"):
+            rec.write(pattern_frame(8, 4, "nv12", 0), log_time=-1)
+        with pytest.raises(TypeError, match="frame"):
+            rec.write(3.5)
+        with pytest.raises(ValueError, match="scores"):
+            rec.write(pattern_frame(8, 4, "nv12", 0), boxes=[[0, 0, 1, 1]], scores=[1, 2])
+    with pytest.raises(ValueError, match="closed"):
+        rec.write(pattern_frame(8, 4, "nv12", 0))
+    rec.close()  # idempotent
+    for make, error, field in [
+        (lambda: handoff.RecordingWriter(tmp_path / "x.mcap", compression="bz2"), ValueError, "compression"),
+        (lambda: handoff.RecordingWriter(3), TypeError, "path"),
+        (lambda: handoff.RecordingWriter(tmp_path / "x.mcap", topic=""), ValueError, "topic"),
+        (lambda: handoff.RecordingWriter(tmp_path / "no" / "such" / "x.mcap"), RuntimeError, "x.mcap"),
+        (lambda: handoff.open(good, width=8), ValueError, "MCAP"),
+        (lambda: handoff.open(good, topic=""), ValueError, "topic"),
+        (lambda: handoff.open(good, topic="/nope"), handoff.ParseError, "/nope"),
+        (lambda: handoff.Viewer(headless=True, record_compression="lz4"), ValueError, "record_compression"),
+        (lambda: handoff.Viewer(headless=True, record=str(good), record_topic=""), ValueError, "record_topic"),
+    ]:
+        with pytest.raises(error, match=field):
+            make()
+    y4m = tmp_path / "clip.y4m"
+    y4m.write_bytes(b"YUV4MPEG2 W4 H2 F25:1 C420mpeg2\nFRAME\n" + bytes(12))
+    with pytest.raises(ValueError, match="topic"):
+        handoff.open(y4m, topic="/cam")
+    bad = tmp_path / "bad.mcap"
+    bad.write_bytes(b"\x89MCAX0\r\n" + bytes(64))
+    with pytest.raises(handoff.ParseError, match="bad.mcap"):
+        handoff.open(bad)
