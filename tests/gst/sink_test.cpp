@@ -6,6 +6,7 @@
 // without leaks.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <thread>
 
 #include <handoff/subscriber.hpp>
@@ -344,6 +345,34 @@ TEST_F(HandoffSinkTest, HundredStateCyclesLeaveNothingBehind) {
   }
   EXPECT_EQ(live::test::open_descriptors(), fds);
   if (live::test::kResidentMemoryIsMeaningful) EXPECT_LT(live::test::resident_kib() - rss, 16 * 1024) << "KiB grown";
+}
+
+// GL memory from the pipeline's own GL context (glupload): the viewer's
+// context does not share it, so the frames are copied through system memory,
+// said once on the bus, and shown as the same frames in system memory are.
+TEST_F(HandoffSinkTest, GlMemoryIsShownThroughAStatedCopy) {
+  const char* display = std::getenv("DISPLAY");
+  if (!display || !*display)
+    GTEST_SKIP() << "no DISPLAY: GStreamer GL (glupload) makes its context through X here (run under xvfb-run)";
+  const std::string head = "videotestsrc num-buffers=3 pattern=smpte ! video/x-raw,format=NV12,width=160,height=120";
+  const std::string tail = " ! handoffsink name=sink headless=true sync=false";
+  Rgba want, got;
+  {
+    Pipeline sys(head + tail);
+    ASSERT_NE(sys.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+    ASSERT_EQ(sys.wait_for().type, GST_MESSAGE_EOS);
+    want = snapshot(sys.element("sink").get());
+  }
+  Pipeline gl(head + " ! glupload ! video/x-raw(memory:GLMemory),format=NV12" + tail);
+  ASSERT_NE(gl.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  const BusMessage end = gl.wait_for();
+  ASSERT_EQ(end.type, GST_MESSAGE_EOS) << end.text << " / " << end.debug;
+  got = snapshot(gl.element("sink").get());
+  ASSERT_EQ(got.width, want.width);
+  ASSERT_EQ(got.pixels.size(), want.pixels.size());
+  for (std::size_t i = 0; i < got.pixels.size(); ++i)
+    ASSERT_NEAR(int(got.pixels[i]), int(want.pixels[i]), 1) << "byte " << i;
+  EXPECT_NE(gl.find(GST_MESSAGE_INFO, "memory:GLMemory buffers are copied through system memory"), nullptr);
 }
 
 }  // namespace

@@ -98,6 +98,7 @@ CapsMemory caps_memory(const GstCaps* caps, guint index) {
 
 GstCaps* caps_for(PixelFormat format, std::uint32_t width, std::uint32_t height, const Colorimetry& colorimetry,
                   int fps_n, int fps_d) {
+  if (width == 0 || height == 0 || width > kMaxFrameDimension || height > kMaxFrameDimension) return nullptr;
   GstVideoInfo info;
   gst_video_info_init(&info);
   const GstVideoFormat f = format == PixelFormat::NV12 ? GST_VIDEO_FORMAT_NV12 : GST_VIDEO_FORMAT_P010_10LE;

@@ -39,7 +39,8 @@ GstVideoChromaSite gst_chroma_site(ChromaSiting s);
 CapsMemory caps_memory(const GstCaps* caps, guint index = 0);
 
 // Fixed caps for frames of `format`, `width` x `height`, `colorimetry`, at
-// `fps_n` / `fps_d` (0/1: variable). Transfer: full.
+// `fps_n` / `fps_d` (0/1: variable). Transfer: full. Null for dimensions
+// outside 1..kMaxFrameDimension.
 GstCaps* caps_for(PixelFormat format, std::uint32_t width, std::uint32_t height, const Colorimetry& colorimetry,
                   int fps_n = 0, int fps_d = 1);
 
