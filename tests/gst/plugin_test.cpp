@@ -7,7 +7,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -54,6 +57,54 @@ TEST(GstPlugin, LaunchRunsAPipelineThroughThePlugin) {
   const Outcome bad = run("gst-launch-1.0 -q videotestsrc num-buffers=2 ! video/x-raw,format=I420 ! handoffsink headless=true");
   EXPECT_NE(bad.status, 0) << bad.output;
   EXPECT_NE(bad.output.find("handoffsink"), std::string::npos) << bad.output;
+}
+
+// The gst-launch-1.0 lines of README.md's "Quick start: GStreamer", as written.
+std::vector<std::string> readme_pipelines() {
+  std::ifstream in(HANDOFF_README);
+  std::string line;
+  bool section = false, block = false;
+  std::vector<std::string> out;
+  while (std::getline(in, line)) {
+    if (line.rfind("## ", 0) == 0) section = line == "## Quick start: GStreamer";
+    if (!section) continue;
+    if (line.rfind("```", 0) == 0) {
+      block = !block;
+      continue;
+    }
+    if (block && line.rfind("gst-launch-1.0 ", 0) == 0) out.push_back(line.substr(0, line.find("  #")));
+  }
+  return out;
+}
+
+// Each runs as written for a few seconds (stopped with SIGINT, ending in EOS
+// with -e) without an error: the window, the publisher, and handoffsrc
+// attached to that publisher at the same time.
+TEST(GstPlugin, TheReadmePipelinesRun) {
+  const std::vector<std::string> lines = readme_pipelines();
+  ASSERT_EQ(lines.size(), 3u) << "README.md's GStreamer quick start changed: update this test";
+  char dir[] = "/tmp/handoff-gst-readme-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  std::string script = "export XDG_RUNTIME_DIR=" + std::string(dir) + "; pids=; ";
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::string l = lines[i];
+    l.insert(std::string("gst-launch-1.0").size(), " -e");
+    script += "(timeout --preserve-status -s INT 4 " + l + " > " + dir + "/out" + std::to_string(i) + " 2>&1; echo $? > " + dir + "/rc" +
+              std::to_string(i) + ") & pids=\"$pids $!\"; sleep 1; ";
+  }
+  script += "wait $pids";
+  const Outcome r = run("bash -c '" + script + "'");
+  EXPECT_EQ(r.status, 0) << r.output;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::ifstream rc(std::string(dir) + "/rc" + std::to_string(i)), out(std::string(dir) + "/out" + std::to_string(i));
+    std::stringstream text;
+    text << out.rdbuf();
+    int code = -1;
+    rc >> code;
+    EXPECT_EQ(code, 0) << lines[i] << "\n" << text.str();
+    EXPECT_EQ(text.str().find("ERROR"), std::string::npos) << lines[i] << "\n" << text.str();
+  }
+  std::system(("rm -rf " + std::string(dir)).c_str());
 }
 
 }  // namespace
