@@ -6,6 +6,7 @@
 #include "headless_gl.hpp"
 
 #include <glad/gl.h>
+#include <dlfcn.h>
 #include <sys/mman.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -366,6 +367,56 @@ TEST_F(FakeContract, AResetContextStillCurrentIsDestroyed) {
   abi::CUcontext current = handle;
   EXPECT_EQ(a_->cuCtxGetCurrent(&current), abi::CUDA_SUCCESS);
   EXPECT_EQ(current, nullptr);
+}
+
+// Entry points only GStreamer's CUDA library calls (not in handoff's ABI):
+// reached by their exported names.
+template <typename F>
+F fake_symbol(const char* name) {
+  void* lib = ::dlopen(fake_path(), RTLD_NOW | RTLD_NOLOAD);
+  F f = lib ? reinterpret_cast<F>(::dlsym(lib, name)) : nullptr;
+  if (lib) ::dlclose(lib);
+  return f;
+}
+
+TEST_F(FakeContract, ContextsOfTheirOwnLiveUntilDestroyedAndTakeWhatWasMadeInThem) {
+  using Create = abi::CUresult (*)(abi::CUcontext*, unsigned, abi::CUdevice);
+  using Destroy = abi::CUresult (*)(abi::CUcontext);
+  const auto create = fake_symbol<Create>("cuCtxCreate_v2");
+  const auto destroy = fake_symbol<Destroy>("cuCtxDestroy_v2");
+  ASSERT_TRUE(create && destroy);
+  abi::CUcontext own = nullptr;
+  ASSERT_EQ(create(&own, 0, 0), abi::CUDA_SUCCESS);
+  abi::CUcontext current = nullptr;
+  EXPECT_EQ(a_->cuCtxGetCurrent(&current), abi::CUDA_SUCCESS);
+  EXPECT_EQ(current, own) << "current on the creating thread";
+  EXPECT_NE(own, ctx_.get()) << "not the primary context";
+  abi::CUdeviceptr p = 0;
+  ASSERT_EQ(a_->cuMemAlloc(&p, 64), abi::CUDA_SUCCESS);
+  const int lost = fake_.objects_lost_to_resets();
+  EXPECT_EQ(destroy(own), abi::CUDA_SUCCESS);
+  EXPECT_EQ(fake_.objects_lost_to_resets(), lost + 1) << "its allocation went with it";
+  EXPECT_EQ(a_->cuCtxGetCurrent(&current), abi::CUDA_SUCCESS);
+  EXPECT_EQ(current, nullptr) << "popped from the destroying thread";
+  EXPECT_EQ(a_->cuCtxPushCurrent(own), abi::CUDA_ERROR_INVALID_CONTEXT);
+  EXPECT_EQ(destroy(own), abi::CUDA_ERROR_INVALID_CONTEXT) << "destroyed twice";
+  EXPECT_EQ(destroy(ctx_.get()), abi::CUDA_ERROR_INVALID_CONTEXT) << "a primary context is released, not destroyed";
+  fake_.reset();  // the allocation was lost on purpose: not a leak for the fixture to report
+}
+
+TEST_F(FakeContract, PinnedHostMemoryNeedsAContextAndIsFreedOnce) {
+  using AllocHost = abi::CUresult (*)(void**, std::size_t);
+  using FreeHost = abi::CUresult (*)(void*);
+  const auto alloc = fake_symbol<AllocHost>("cuMemAllocHost_v2");
+  const auto free_host = fake_symbol<FreeHost>("cuMemFreeHost");
+  ASSERT_TRUE(alloc && free_host);
+  void* p = nullptr;
+  EXPECT_EQ(alloc(&p, 100), abi::CUDA_ERROR_INVALID_CONTEXT);
+  cuda::ScopedContext cur(ctx_);
+  ASSERT_EQ(alloc(&p, 100), abi::CUDA_SUCCESS);
+  std::memset(p, 7, 100);
+  EXPECT_EQ(free_host(p), abi::CUDA_SUCCESS);
+  EXPECT_EQ(free_host(p), abi::CUDA_ERROR_INVALID_VALUE) << "freed twice";
 }
 
 TEST_F(ExternalMemory, SemaphoresAreNotSupportedUnlessEnabled) {

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -218,6 +219,8 @@ struct State {
   std::set<CUextMemory_st*> ext_memories;
   std::set<CUextSemaphore_st*> semaphores;
   std::set<CUstream_st*> streams;
+  std::set<CUctx_st*> created_contexts;  // cuCtxCreate, alive until cuCtxDestroy
+  std::set<void*> host_allocations;      // cuMemAllocHost
   int leaked_external_buffers = 0;
   // What context resets destroyed: later use of these handles and pointers is
   // CUDA_ERROR_CONTEXT_IS_DESTROYED. Handles are never freed, so their addresses
@@ -565,6 +568,12 @@ FAKE_API CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdev
     case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *pi = dev + 1; return CUDA_SUCCESS;
     case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: *pi = 0; return CUDA_SUCCESS;
     case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: *pi = 0; return CUDA_SUCCESS;
+    default: break;
+  }
+  // CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT (14; GStreamer's CUDA library asks): what NVIDIA GPUs report.
+  if (static_cast<int>(attrib) == 14) {
+    *pi = 512;
+    return CUDA_SUCCESS;
   }
   return share_device_attribute(attrib, pi);  // interprocess block
 }
@@ -669,9 +678,65 @@ namespace {
 bool valid_context(State& s, CUcontext ctx) {
   for (int i = 0; i < s.config.devices; ++i)
     if (ctx == &s.contexts[i]) return ctx->refs > 0;
-  return false;
+  return s.created_contexts.count(ctx) != 0;
 }
 }  // namespace
+
+// CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, CUDA_ERROR_PEER_ACCESS_NOT_ENABLED:
+// codes only these fake entry points return (handoff itself never sees them).
+constexpr CUresult kPeerAccessUnsupported = static_cast<CUresult>(217);
+constexpr CUresult kPeerAccessNotEnabled = static_cast<CUresult>(705);
+
+// Contexts of their own (GStreamer's CUDA library makes them): alive from
+// cuCtxCreate, current on the creating thread, until cuCtxDestroy, which
+// destroys what was made in them as a primary context's reset does.
+FAKE_API CUresult cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice dev) {
+  FAKE_ENTER("cuCtxCreate");
+  FAKE_REQUIRE_INIT();
+  if (!pctx || flags > 0x1f) return CUDA_ERROR_INVALID_VALUE;
+  FAKE_CHECK_DEVICE(dev);
+  auto* ctx = new CUctx_st{dev, 1, 0};  // never freed: a destroyed handle stays known as such
+  s.created_contexts.insert(ctx);
+  context_stack().push_back(ctx);
+  *pctx = ctx;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuCtxDestroy_v2(CUcontext ctx) {
+  FAKE_ENTER("cuCtxDestroy");
+  FAKE_REQUIRE_INIT();
+  if (!ctx || s.created_contexts.erase(ctx) == 0) return CUDA_ERROR_INVALID_CONTEXT;  // primary ones are released
+  reset_context(s, ctx);
+  ctx->refs = 0;
+  s.dead_handles.insert(ctx);  // known as destroyed (not an object lost: it was destroyed on purpose)
+  auto& stack = context_stack();
+  stack.erase(std::remove(stack.begin(), stack.end(), ctx), stack.end());
+  return CUDA_SUCCESS;
+}
+
+// The fake's devices are separate GPUs that cannot reach each other's memory.
+FAKE_API CUresult cuDeviceCanAccessPeer(int* can, CUdevice dev, CUdevice peer) {
+  FAKE_ENTER("cuDeviceCanAccessPeer");
+  FAKE_REQUIRE_INIT();
+  if (!can) return CUDA_ERROR_INVALID_VALUE;
+  FAKE_CHECK_DEVICE(dev);
+  FAKE_CHECK_DEVICE(peer);
+  *can = 0;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
+  FAKE_ENTER("cuCtxEnablePeerAccess");
+  FAKE_REQUIRE_CONTEXT();
+  if (flags != 0 || !valid_context(s, peer)) return CUDA_ERROR_INVALID_VALUE;
+  return kPeerAccessUnsupported;
+}
+
+FAKE_API CUresult cuCtxDisablePeerAccess(CUcontext peer) {
+  FAKE_ENTER("cuCtxDisablePeerAccess");
+  FAKE_REQUIRE_CONTEXT();
+  return valid_context(s, peer) ? kPeerAccessNotEnabled : CUDA_ERROR_INVALID_VALUE;
+}
 
 FAKE_API CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
   FAKE_ENTER("cuCtxPushCurrent");
@@ -760,6 +825,26 @@ FAKE_API CUresult cuMemAllocPitch_v2(CUdeviceptr* dptr, std::size_t* pitch, std:
   CUresult r = alloc_region(s, dptr, p * height);
   if (r == CUDA_SUCCESS) *pitch = p;
   return r;
+}
+
+// Page-locked host memory: ordinary host memory here (work is synchronous).
+FAKE_API CUresult cuMemAllocHost_v2(void** pp, std::size_t bytesize) {
+  FAKE_ENTER("cuMemAllocHost");
+  FAKE_REQUIRE_CONTEXT();
+  if (!pp || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+  void* p = std::aligned_alloc(4096, (bytesize + 4095) / 4096 * 4096);
+  if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+  s.host_allocations.insert(p);
+  *pp = p;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemFreeHost(void* p) {
+  FAKE_ENTER("cuMemFreeHost");
+  FAKE_REQUIRE_INIT();
+  if (s.host_allocations.erase(p) == 0) return CUDA_ERROR_INVALID_VALUE;
+  std::free(p);
+  return CUDA_SUCCESS;
 }
 
 FAKE_API CUresult cuMemFree_v2(CUdeviceptr dptr) {
@@ -880,6 +965,9 @@ FAKE_API CUresult cuStreamDestroy_v2(CUstream stream) {
   return CUDA_SUCCESS;
 }
 
+// The unversioned symbol of cuStreamDestroy (what older callers dlsym).
+FAKE_API CUresult cuStreamDestroy(CUstream stream) { return cuStreamDestroy_v2(stream); }
+
 FAKE_API CUresult cuStreamSynchronize(CUstream stream) {
   FAKE_ENTER("cuStreamSynchronize");
   FAKE_REQUIRE_CONTEXT();
@@ -942,6 +1030,46 @@ FAKE_API CUresult cuGraphicsGLRegisterBuffer(CUgraphicsResource* resource, GLuin
   return CUDA_SUCCESS;
 }
 #endif
+
+// The CUDA devices of the current GL context: the fake's GL is device 0's.
+FAKE_API CUresult cuGLGetDevices_v2(unsigned int* count, CUdevice* devices, unsigned int max, int /*CUGLDeviceList*/) {
+  FAKE_ENTER("cuGLGetDevices");
+  FAKE_REQUIRE_INIT();
+  if (!count) return CUDA_ERROR_INVALID_VALUE;
+  if (!gl_context_current()) return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
+  *count = 1;
+  if (devices && max > 0) devices[0] = 0;
+  return CUDA_SUCCESS;
+}
+
+// Not emulated: GL textures, CUDA arrays and texture objects (the fake's
+// device memory is linear host memory). Code that has another path takes it.
+FAKE_API CUresult cuGraphicsGLRegisterImage(CUgraphicsResource* resource, GLuint, GLenum, unsigned int) {
+  FAKE_ENTER("cuGraphicsGLRegisterImage");
+  FAKE_REQUIRE_CONTEXT();
+  if (!resource) return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FAKE_API CUresult cuGraphicsSubResourceGetMappedArray(CUarray* array, CUgraphicsResource, unsigned int, unsigned int) {
+  FAKE_ENTER("cuGraphicsSubResourceGetMappedArray");
+  FAKE_REQUIRE_CONTEXT();
+  if (!array) return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FAKE_API CUresult cuTexObjectCreate(unsigned long long* tex, const void* res, const void*, const void*) {
+  FAKE_ENTER("cuTexObjectCreate");
+  FAKE_REQUIRE_CONTEXT();
+  if (!tex || !res) return CUDA_ERROR_INVALID_VALUE;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+FAKE_API CUresult cuTexObjectDestroy(unsigned long long) {
+  FAKE_ENTER("cuTexObjectDestroy");
+  FAKE_REQUIRE_CONTEXT();
+  return CUDA_ERROR_INVALID_VALUE;  // none was ever made
+}
 
 FAKE_API CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) {
   FAKE_ENTER("cuGraphicsUnregisterResource");

@@ -1,0 +1,147 @@
+// memory:CUDAMemory into handoffsink against the fake CUDA driver. GStreamer's
+// CUDA library loads "libcuda.so.1" by name: this tier's environment puts a
+// link of that name to the fake first on LD_LIBRARY_PATH, and
+// HANDOFF_CUDA_DRIVER names the same file, so GStreamer and handoff share one
+// fake driver. (nvcodec's cudaupload cannot be used here: GStreamer 1.22
+// registers it only where NVENC or NVDEC libraries load.) The test plays a
+// CUDA producer: buffers from a GstCudaBufferPool, written through their
+// device mapping, pushed by appsrc.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include <handoff/viewer/color.hpp>
+
+#include "fake_cuda_control.hpp"
+#include "gst_cuda_abi.hpp"
+#include "gst_fixture.hpp"
+#include "wait_support.hpp"
+
+namespace handoff::gst::test {
+namespace {
+
+using handoff::test::wait_until;
+
+class GstFakeCuda : public GstTest {
+ protected:
+  void SetUp() override {
+    GstTest::SetUp();
+    if (!gst_cuda_load_library()) FAIL() << "GStreamer's CUDA library did not load the fake driver as libcuda.so.1";
+    gst_cuda_memory_init_once();
+  }
+  handoff::test::FakeCuda fake_;
+};
+
+// The CUDA context the sink offers upstream (a "gst.cuda.context" query from appsrc's pad).
+GstCudaContext* offered_context(GstElement* appsrc) {
+  GstPad* pad = gst_element_get_static_pad(appsrc, "src");
+  GstQuery* q = gst_query_new_context(abi::kCudaContextType);
+  GstCudaContext* ctx = nullptr;
+  if (gst_pad_peer_query(pad, q)) {
+    GstContext* c = nullptr;
+    gst_query_parse_context(q, &c);
+    if (c) gst_structure_get(gst_context_get_structure(c), abi::kCudaContextType, gst_cuda_context_get_type(), &ctx,
+                             nullptr);
+  }
+  gst_query_unref(q);
+  gst_object_unref(pad);
+  return ctx;  // transfer: full, or null
+}
+
+// A CUDA buffer of `info` from a pool of `ctx`, its luma `y`, chroma (cb, cr),
+// written through its device mapping (the fake's device memory is host memory).
+GstBuffer* cuda_buffer(GstCudaContext* ctx, const GstVideoInfo& info, int y, int cb, int cr) {
+  GstBufferPool* pool = gst_cuda_buffer_pool_new(ctx);
+  GstStructure* config = gst_buffer_pool_get_config(pool);
+  GstCaps* caps = gst_video_info_to_caps(&info);
+  gst_buffer_pool_config_set_params(config, caps, guint(GST_VIDEO_INFO_SIZE(&info)), 1, 0);
+  gst_caps_unref(caps);
+  GstBuffer* buf = nullptr;
+  if (gst_buffer_pool_set_config(pool, config) && gst_buffer_pool_set_active(pool, TRUE))
+    gst_buffer_pool_acquire_buffer(pool, &buf, nullptr);
+  if (buf) {
+    GstVideoFrame vf;
+    if (gst_video_frame_map(&vf, &info, buf, GstMapFlags(GST_MAP_WRITE | abi::kMapCuda))) {
+      for (int row = 0; row < GST_VIDEO_INFO_HEIGHT(&info); ++row)
+        std::memset(static_cast<std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&vf, 0)) + row * GST_VIDEO_FRAME_PLANE_STRIDE(&vf, 0),
+                    y, std::size_t(GST_VIDEO_INFO_WIDTH(&info)));
+      for (int row = 0; row < (GST_VIDEO_INFO_HEIGHT(&info) + 1) / 2; ++row) {
+        auto* uv = static_cast<std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&vf, 1)) + row * GST_VIDEO_FRAME_PLANE_STRIDE(&vf, 1);
+        for (int x = 0; x < (GST_VIDEO_INFO_WIDTH(&info) + 1) / 2; ++x) {
+          uv[2 * x] = std::uint8_t(cb);
+          uv[2 * x + 1] = std::uint8_t(cr);
+        }
+      }
+      gst_video_frame_unmap(&vf);
+    }
+  }
+  gst_buffer_pool_set_active(pool, FALSE);  // the buffer outlives the pool's activity; it returns when freed
+  gst_object_unref(pool);
+  return buf;
+}
+
+struct CudaSinkPipeline {
+  CudaSinkPipeline()
+      : p("appsrc name=src format=time caps=video/x-raw(memory:CUDAMemory),format=NV12,width=64,height=48,"
+          "framerate=0/1 ! handoffsink name=sink headless=true sync=false") {
+    gst_video_info_set_format(&info, GST_VIDEO_FORMAT_NV12, 64, 48);
+    EXPECT_NE(p.set_state(GST_STATE_READY), GST_STATE_CHANGE_FAILURE);
+    src = p.element("src");
+    sink = p.element("sink");
+  }
+  // Pushes `buf` and waits until the viewer has it; the colour it then shows at (32, 24).
+  const std::uint8_t* show(GstBuffer* buf, Rgba& img) {
+    if (p.start() == GST_STATE_CHANGE_FAILURE) ADD_FAILURE() << "the pipeline did not start";
+    EXPECT_EQ(gst_app_src_push_buffer(GST_APP_SRC(src.get()), buf), GST_FLOW_OK);
+    auto v = testing::sink_viewer(sink.get());
+    EXPECT_TRUE(v && wait_until([&] { return v->stats().submitted >= 1; }, "the CUDA buffer reaching the viewer"));
+    img = snapshot(sink.get());
+    return img.pixels.empty() ? nullptr : img.at(32, 24);
+  }
+  Pipeline p;
+  GstVideoInfo info;
+  ElementPtr src, sink;
+};
+
+void expect_colour(const std::uint8_t* px, int y, int cb, int cr) {
+  ASSERT_NE(px, nullptr);
+  const auto want = viewer::yuv_to_rgb8(y, cb, cr, ColorMatrix::BT601, ColorRange::Limited, PixelFormat::NV12);
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(int(px[k]), int(want[std::size_t(k)]), 1) << "channel " << k;
+}
+
+TEST_F(GstFakeCuda, TheSinkOffersTheViewersContextAndItsMemoryGoesDeviceToDevice) {
+  CudaSinkPipeline s;
+  GstCudaContext* ctx = offered_context(s.src.get());
+  ASSERT_NE(ctx, nullptr) << "handoffsink answers the gst.cuda.context query";
+  const gpointer primary = gst_cuda_context_get_handle(ctx);
+  EXPECT_NE(primary, nullptr);
+  EXPECT_GE(fake_.primary_context_refs(0), 1) << "the offered context is device 0's primary context, retained";
+  GstBuffer* buf = cuda_buffer(ctx, s.info, 150, 90, 170);
+  ASSERT_NE(buf, nullptr);
+  const int async = fake_.call_count("cuMemcpy2DAsync"), sync = fake_.call_count("cuMemcpy2D");
+  Rgba img;
+  expect_colour(s.show(buf, img), 150, 90, 170);
+  EXPECT_EQ(fake_.call_count("cuMemcpy2DAsync"), async + 2) << "one copy per plane, on the viewer's stream";
+  EXPECT_EQ(fake_.call_count("cuMemcpy2D"), sync) << "no download into system memory on the way";
+  s.p.drain();
+  EXPECT_EQ(s.p.find(GST_MESSAGE_INFO, "copied through system memory"), nullptr);
+  gst_object_unref(ctx);
+}
+
+TEST_F(GstFakeCuda, MemoryOfAnotherContextIsCopiedThroughSystemMemoryAndSaysSo) {
+  CudaSinkPipeline s;
+  GstCudaContext* own = gst_cuda_context_new(0);  // a context of its own (cuCtxCreate), as decoders make
+  ASSERT_NE(own, nullptr);
+  GstBuffer* buf = cuda_buffer(own, s.info, 60, 200, 100);
+  ASSERT_NE(buf, nullptr);
+  const int sync = fake_.call_count("cuMemcpy2D");
+  Rgba img;
+  expect_colour(s.show(buf, img), 60, 200, 100);
+  EXPECT_GT(fake_.call_count("cuMemcpy2D"), sync) << "GStreamer's CUDA memory downloaded itself";
+  s.p.drain();
+  EXPECT_NE(s.p.find(GST_MESSAGE_INFO, "memory:CUDAMemory buffers are copied through system memory"), nullptr);
+  gst_object_unref(own);
+}
+
+}  // namespace
+}  // namespace handoff::gst::test

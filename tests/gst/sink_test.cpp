@@ -1,0 +1,379 @@
+// handoffsink in pipelines, headless (EGL on llvmpipe): pixels against the
+// colour reference for each format and colorimetry, regions of interest drawn
+// where they belong, caps changing mid-stream, unsupported formats refused
+// with a message naming what is supported, a sink's duties (QoS drops of late
+// buffers, latency, EOS, errors on the bus), publishing, and state cycles
+// without leaks.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include <handoff/subscriber.hpp>
+#include <handoff/viewer/color.hpp>
+#include <handoff/viewer/overlay.hpp>
+
+#include "gst_fixture.hpp"
+#include "live_support.hpp"
+#include "wait_support.hpp"
+
+namespace handoff::gst::test {
+namespace {
+
+using handoff::test::wait_until;
+
+struct ColourCase {
+  const char* format;  // caps format
+  GstVideoColorMatrix matrix;
+  GstVideoColorRange range;
+};
+
+std::string colorimetry_string(GstVideoColorMatrix m, GstVideoColorRange r) {
+  GstVideoColorimetry c{};
+  c.range = r;
+  c.matrix = m;
+  c.transfer = m == GST_VIDEO_COLOR_MATRIX_BT2020 ? GST_VIDEO_TRANSFER_BT2020_10 : GST_VIDEO_TRANSFER_BT709;
+  c.primaries = m == GST_VIDEO_COLOR_MATRIX_BT2020 ? GST_VIDEO_COLOR_PRIMARIES_BT2020 : GST_VIDEO_COLOR_PRIMARIES_BT709;
+  gchar* s = gst_video_colorimetry_to_string(&c);
+  std::string out = s ? s : "";
+  g_free(s);
+  return out;
+}
+
+// The codes of the shown buffer (the sink's last sample) at luma pixel (x, y).
+struct Codes {
+  int y = 0, cb = 0, cr = 0;
+};
+Codes codes_at(GstSample* sample, int x, int y) {
+  GstVideoInfo info;
+  gst_video_info_from_caps(&info, gst_sample_get_caps(sample));
+  GstVideoFrame vf;
+  Codes c;
+  if (!gst_video_frame_map(&vf, &info, gst_sample_get_buffer(sample), GST_MAP_READ)) return c;
+  const bool p010 = GST_VIDEO_INFO_FORMAT(&info) == GST_VIDEO_FORMAT_P010_10LE;
+  auto sample_at = [&](int plane, int col, int row) {
+    const auto* r = static_cast<const std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&vf, plane)) +
+                    row * GST_VIDEO_FRAME_PLANE_STRIDE(&vf, plane);
+    return p010 ? int((r[col * 2] | (r[col * 2 + 1] << 8)) >> 6) : int(r[col]);
+  };
+  c.y = sample_at(0, x, y);
+  c.cb = sample_at(1, (x / 2) * 2, y / 2);
+  c.cr = sample_at(1, (x / 2) * 2 + 1, y / 2);
+  gst_video_frame_unmap(&vf);
+  return c;
+}
+
+class HandoffSinkTest : public GstTest {};
+
+TEST_F(HandoffSinkTest, ShownPixelsEqualTheColourReferenceForEachFormatAndColorimetry) {
+  const ColourCase cases[] = {
+      {"NV12", GST_VIDEO_COLOR_MATRIX_BT601, GST_VIDEO_COLOR_RANGE_16_235},
+      {"NV12", GST_VIDEO_COLOR_MATRIX_BT709, GST_VIDEO_COLOR_RANGE_16_235},
+      {"NV12", GST_VIDEO_COLOR_MATRIX_BT709, GST_VIDEO_COLOR_RANGE_0_255},
+      {"NV12", GST_VIDEO_COLOR_MATRIX_BT2020, GST_VIDEO_COLOR_RANGE_16_235},
+      {"P010_10LE", GST_VIDEO_COLOR_MATRIX_BT709, GST_VIDEO_COLOR_RANGE_16_235},
+      {"P010_10LE", GST_VIDEO_COLOR_MATRIX_BT2020, GST_VIDEO_COLOR_RANGE_16_235},
+      {"P010_10LE", GST_VIDEO_COLOR_MATRIX_BT2020, GST_VIDEO_COLOR_RANGE_0_255},
+  };
+  for (const ColourCase& c : cases) {
+    const std::string col = colorimetry_string(c.matrix, c.range);
+    SCOPED_TRACE(std::string(c.format) + " " + col);
+    Pipeline p("videotestsrc num-buffers=1 pattern=smpte ! video/x-raw,format=" + std::string(c.format) +
+               ",width=320,height=240,colorimetry=(string)" + col + " ! handoffsink name=sink headless=true sync=false");
+    ASSERT_NE(p.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+    ASSERT_EQ(p.wait_for().type, GST_MESSAGE_EOS);
+    ElementPtr sink = p.element("sink");
+    GstSample* last = nullptr;
+    g_object_get(sink.get(), "last-sample", &last, nullptr);
+    ASSERT_NE(last, nullptr);
+    const Rgba img = snapshot(sink.get());
+    ASSERT_EQ(img.width, 320u);
+    ASSERT_EQ(img.height, 240u);
+    const Colorimetry want{c.matrix == GST_VIDEO_COLOR_MATRIX_BT601   ? ColorMatrix::BT601
+                           : c.matrix == GST_VIDEO_COLOR_MATRIX_BT709 ? ColorMatrix::BT709
+                                                                      : ColorMatrix::BT2020,
+                           c.range == GST_VIDEO_COLOR_RANGE_0_255 ? ColorRange::Full : ColorRange::Limited};
+    const PixelFormat f = std::string(c.format) == "NV12" ? PixelFormat::NV12 : PixelFormat::P010;
+    // The centres of the seven bars of the top two thirds (flat colour around them).
+    for (int bar = 0; bar < 7; ++bar) {
+      const int x = (2 * bar + 1) * 320 / 14, y = 60;
+      const Codes k = codes_at(last, x, y);
+      const auto rgb = viewer::yuv_to_rgb8(k.y, k.cb, k.cr, want.matrix, want.range, f);
+      for (int ch = 0; ch < 3; ++ch)
+        EXPECT_NEAR(int(img.at(std::uint32_t(x), std::uint32_t(y))[ch]), int(rgb[std::size_t(ch)]), 1)
+            << "bar " << bar << " channel " << ch;
+    }
+    gst_sample_unref(last);
+  }
+}
+
+// An appsrc-fed sink: buffers pushed by the test, no clock sync.
+class AppSrcSink {
+ public:
+  explicit AppSrcSink(const std::string& caps, const std::string& sink_props = "headless=true sync=false")
+      : p("appsrc name=src format=time caps=" + caps + " ! handoffsink name=sink " + sink_props) {
+    // Not waited for: a non-live pipeline reaches PLAYING once the first buffer prerolls.
+    if (p.start() == GST_STATE_CHANGE_FAILURE)
+      ADD_FAILURE() << "the pipeline did not start";
+    src = p.element("src");
+    sink = p.element("sink");
+  }
+  GstFlowReturn push(GstBuffer* b) { return gst_app_src_push_buffer(GST_APP_SRC(src.get()), b); }
+  // Pushes and waits until the sink handed it to the viewer (appsrc pushes
+  // on its own streaming thread).
+  GstFlowReturn push_shown(GstBuffer* b) {
+    const GstFlowReturn r = push(b);
+    ++pushed;
+    auto v = testing::sink_viewer(sink.get());
+    if (!v) ADD_FAILURE() << "the sink has no viewer";
+    else wait_until([&] { return v->stats().submitted >= pushed; }, "the buffer reaching the viewer");
+    return r;
+  }
+  std::uint64_t pushed = 0;
+  void set_caps(const std::string& caps) {
+    GstCaps* c = gst_caps_from_string(caps.c_str());
+    gst_app_src_set_caps(GST_APP_SRC(src.get()), c);
+    gst_caps_unref(c);
+  }
+  Pipeline p;
+  ElementPtr src, sink;
+};
+
+GstVideoInfo info_of(GstVideoFormat f, int w, int h) {
+  GstVideoInfo info;
+  gst_video_info_set_format(&info, f, guint(w), guint(h));
+  return info;
+}
+
+GstBuffer* grey(const GstVideoInfo& info, int luma = 126) {
+  const int mid = GST_VIDEO_INFO_FORMAT(&info) == GST_VIDEO_FORMAT_P010_10LE ? 512 : 128;
+  const int y = GST_VIDEO_INFO_FORMAT(&info) == GST_VIDEO_FORMAT_P010_10LE ? luma * 4 : luma;
+  return make_buffer(info, [&](int plane, int, int, int) { return plane == 0 ? y : mid; });
+}
+
+void expect_near(const Rgba& img, std::uint32_t x, std::uint32_t y, std::array<std::uint8_t, 3> want, int tol,
+                 const std::string& what) {
+  for (int k = 0; k < 3; ++k)
+    EXPECT_NEAR(int(img.at(x, y)[k]), int(want[std::size_t(k)]), tol) << what << " at (" << x << ", " << y << ")";
+}
+
+TEST_F(HandoffSinkTest, RegionsOfInterestAreDrawnWhereTheyBelong) {
+  AppSrcSink s("video/x-raw,format=NV12,width=160,height=120,framerate=0/1");
+  const GstVideoInfo info = info_of(GST_VIDEO_FORMAT_NV12, 160, 120);
+  GstBuffer* b = grey(info);
+  gst_buffer_add_video_region_of_interest_meta(b, "", 20, 10, 40, 30);  // no class: a white outline
+  GstVideoRegionOfInterestMeta* car = gst_buffer_add_video_region_of_interest_meta(b, "car", 80, 60, 50, 40);
+  gst_video_region_of_interest_meta_add_param(
+      car, gst_structure_new("detection", "confidence", G_TYPE_DOUBLE, 0.9, "class-id", G_TYPE_INT, 3, nullptr));
+  ASSERT_EQ(s.push_shown(b), GST_FLOW_OK);
+  const Rgba img = snapshot(s.sink.get());
+  ASSERT_EQ(img.width, 160u);
+  const auto g = viewer::yuv_to_rgb8(126, 128, 128, ColorMatrix::BT601, ColorRange::Limited, PixelFormat::NV12);
+  expect_near(img, 20, 25, {255, 255, 255}, 8, "the unlabelled box's left edge");
+  expect_near(img, 40, 25, g, 1, "inside it");
+  const viewer::Color8 c3 = viewer::class_color(3);
+  expect_near(img, 80, 85, {c3.r, c3.g, c3.b}, 8, "the car's left edge, in class 3's colour");
+  expect_near(img, 105, 85, g, 1, "inside the car's box");
+  expect_near(img, 150, 20, g, 1, "away from both");
+}
+
+TEST_F(HandoffSinkTest, SizeAndFormatMayChangeMidStream) {
+  AppSrcSink s("video/x-raw,format=NV12,width=96,height=64,framerate=0/1");
+  ASSERT_EQ(s.push_shown(grey(info_of(GST_VIDEO_FORMAT_NV12, 96, 64))), GST_FLOW_OK);
+  Rgba img = snapshot(s.sink.get());
+  EXPECT_EQ(img.width, 96u);
+  EXPECT_EQ(img.height, 64u);
+  s.set_caps("video/x-raw,format=P010_10LE,width=50,height=31,framerate=0/1,colorimetry=bt2020");
+  ASSERT_EQ(s.push_shown(grey(info_of(GST_VIDEO_FORMAT_P010_10LE, 50, 31), 200)), GST_FLOW_OK);
+  img = snapshot(s.sink.get());
+  EXPECT_EQ(img.width, 50u);
+  EXPECT_EQ(img.height, 31u);
+  auto v = viewer_of(s.p);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->stream().format, PixelFormat::P010);
+  const auto want = viewer::yuv_to_rgb8(800, 512, 512, ColorMatrix::BT2020, ColorRange::Limited, PixelFormat::P010);
+  expect_near(img, 25, 15, want, 1, "the P010 frame's middle");
+}
+
+TEST_F(HandoffSinkTest, AnUnsupportedFormatIsRefusedNamingWhatIsSupported) {
+  AppSrcSink s("video/x-raw,format=I420,width=64,height=48,framerate=0/1");
+  GstVideoInfo info = info_of(GST_VIDEO_FORMAT_I420, 64, 48);
+  GstBuffer* b = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
+  EXPECT_EQ(s.push(b), GST_FLOW_OK);  // queued by appsrc; its streaming thread meets the refusal
+  const BusMessage m = s.p.wait_for(GST_MESSAGE_ERROR);
+  EXPECT_EQ(m.type, GST_MESSAGE_ERROR);
+  EXPECT_NE(m.debug.find("not-negotiated"), std::string::npos) << m.text << " / " << m.debug;
+  s.p.drain();
+  const BusMessage* named = s.p.find(GST_MESSAGE_WARNING, "NV12, P010_10LE");
+  ASSERT_NE(named, nullptr) << "no message names the supported formats";
+  EXPECT_EQ(named->source, "sink");
+}
+
+TEST_F(HandoffSinkTest, LateBuffersAreDroppedWithSyncAndCountedAsQos) {
+  AppSrcSink s("video/x-raw,format=NV12,width=64,height=48,framerate=30/1",
+               "headless=true sync=true qos=true max-lateness=5000000");
+  const GstVideoInfo info = info_of(GST_VIDEO_FORMAT_NV12, 64, 48);
+  GstBuffer* first = grey(info);
+  GST_BUFFER_PTS(first) = 0;
+  ASSERT_EQ(s.push(first), GST_FLOW_OK);
+  ASSERT_NE(s.p.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  std::this_thread::sleep_for(400ms);  // the clock runs on: the next buffers are 200+ ms late
+  for (int i = 1; i <= 5; ++i) {
+    GstBuffer* b = grey(info);
+    GST_BUFFER_PTS(b) = GstClockTime(i) * 33 * GST_MSECOND;
+    GST_BUFFER_DURATION(b) = 33 * GST_MSECOND;
+    ASSERT_EQ(s.push(b), GST_FLOW_OK);
+  }
+  gst_app_src_end_of_stream(GST_APP_SRC(s.src.get()));
+  ASSERT_EQ(s.p.wait_for().type, GST_MESSAGE_EOS);
+  GstStructure* stats = nullptr;
+  g_object_get(s.sink.get(), "stats", &stats, nullptr);
+  ASSERT_NE(stats, nullptr);
+  guint64 dropped = 0, rendered = 0;
+  gst_structure_get_uint64(stats, "dropped", &dropped);
+  gst_structure_get_uint64(stats, "rendered", &rendered);
+  gst_structure_free(stats);
+  EXPECT_EQ(dropped, 5u);
+  EXPECT_EQ(rendered, 1u);
+  auto v = viewer_of(s.p);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->stats().submitted, 1u) << "a dropped buffer never reaches the viewer";
+  EXPECT_NE(s.p.find(GST_MESSAGE_QOS, ""), nullptr) << "QoS messages are posted for the drops";
+}
+
+TEST_F(HandoffSinkTest, ALivePipelineReportsItsLatency) {
+  Pipeline p("videotestsrc is-live=true ! video/x-raw,format=NV12,width=64,height=48,framerate=30/1 ! "
+             "handoffsink name=sink headless=true");
+  ASSERT_NE(p.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  GstQuery* q = gst_query_new_latency();
+  ASSERT_TRUE(gst_element_query(p.get(), q));
+  gboolean live = FALSE;
+  GstClockTime min = 0, max = 0;
+  gst_query_parse_latency(q, &live, &min, &max);
+  gst_query_unref(q);
+  EXPECT_TRUE(live);
+  EXPECT_GE(min, 33 * GST_MSECOND - GST_MSECOND) << "one frame of videotestsrc's latency";
+  auto v = viewer_of(p);
+  ASSERT_TRUE(v);
+  EXPECT_TRUE(wait_until([&] { return v->stats().shown >= 3; }, "three live frames shown"));
+}
+
+TEST_F(HandoffSinkTest, EndOfStreamIsPostedAndStatsCountWhatWasShown) {
+  Pipeline p("videotestsrc num-buffers=12 ! video/x-raw,format=NV12,width=64,height=48 ! "
+             "handoffsink name=sink headless=true sync=false");
+  ASSERT_NE(p.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  ASSERT_EQ(p.wait_for().type, GST_MESSAGE_EOS);
+  ElementPtr sink = p.element("sink");
+  (void)snapshot(sink.get());  // the last frame handed in is displayed
+  GstStructure* s = nullptr;
+  g_object_get(sink.get(), "viewer-stats", &s, nullptr);
+  ASSERT_NE(s, nullptr);
+  guint64 submitted = 0, shown = 0, dropped = 0;
+  gst_structure_get_uint64(s, "submitted", &submitted);
+  gst_structure_get_uint64(s, "shown", &shown);
+  gst_structure_get_uint64(s, "dropped", &dropped);
+  gst_structure_free(s);
+  EXPECT_EQ(submitted, 12u);
+  EXPECT_GE(shown, 1u);
+  EXPECT_EQ(shown + dropped, submitted) << "every buffer is shown or replaced by a newer one";
+}
+
+TEST_F(HandoffSinkTest, AClosedWindowIsAnErrorOnTheBus) {
+  AppSrcSink s("video/x-raw,format=NV12,width=64,height=48,framerate=0/1");
+  const GstVideoInfo info = info_of(GST_VIDEO_FORMAT_NV12, 64, 48);
+  ASSERT_EQ(s.push_shown(grey(info)), GST_FLOW_OK);
+  viewer_of(s.p)->close();  // what the window's close button does
+  (void)s.push(grey(info));
+  const BusMessage m = s.p.wait_for(GST_MESSAGE_ERROR);
+  EXPECT_EQ(m.text, "Output window was closed");
+  EXPECT_EQ(m.source, "sink");
+}
+
+TEST_F(HandoffSinkTest, NowhereToShowIsARefusedStart) {
+  Pipeline p("videotestsrc num-buffers=1 ! handoffsink name=sink window=false");
+  EXPECT_EQ(p.set_state(GST_STATE_READY), GST_STATE_CHANGE_FAILURE);
+  const BusMessage* m = p.find(GST_MESSAGE_ERROR, "nowhere");
+  ASSERT_NE(m, nullptr);
+  EXPECT_NE(m->text.find("publish=NAME"), std::string::npos) << m->text;
+}
+
+TEST_F(HandoffSinkTest, PublishServesTheFramesToASubscriber) {
+  const std::string name = publisher_name();
+  AppSrcSink s("video/x-raw,format=NV12,width=64,height=48,framerate=0/1",
+               "window=false publish=" + name + " sync=false");
+  Subscriber sub(name);
+  ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s)) << sub.status().message;
+  EXPECT_EQ(testing::sink_viewer(s.sink.get()), nullptr) << "window=false: no viewer";
+  const GstVideoInfo info = info_of(GST_VIDEO_FORMAT_NV12, 64, 48);
+  GstBuffer* b = make_buffer(info, [](int p, int x, int y, int c) { return (p * 50 + x * 3 + y * 7 + c * 11) & 0xff; });
+  gst_buffer_add_video_region_of_interest_meta(b, "person", 4, 6, 20, 30);
+  ASSERT_EQ(s.push(b), GST_FLOW_OK);
+  const LiveFrame f = sub.next(10s);
+  ASSERT_TRUE(f);
+  ASSERT_EQ(f.frame.width, 64u);
+  for (int p = 0; p < 2; ++p)
+    for (std::uint32_t y = 0; y < f.frame.planes[std::size_t(p)].height; ++y)
+      for (std::uint32_t x = 0; x < f.frame.planes[std::size_t(p)].width * (p ? 2u : 1u); ++x) {
+        const auto* row = static_cast<const std::uint8_t*>(f.frame.planes[std::size_t(p)].data) +
+                          y * f.frame.planes[std::size_t(p)].pitch;
+        const int want = (p * 50 + int(p ? x / 2 : x) * 3 + int(y) * 7 + int(p ? x % 2 : 0) * 11) & 0xff;
+        ASSERT_EQ(int(row[x]), want) << "plane " << p << " (" << x << ", " << y << ")";
+      }
+  ASSERT_TRUE(f.overlays);
+  ASSERT_EQ(f.overlays->objects.size(), 1u);
+  EXPECT_EQ(f.overlays->text(f.overlays->objects[0].label), "person");
+  EXPECT_FLOAT_EQ(f.overlays->objects[0].x1, 24.f);
+}
+
+TEST_F(HandoffSinkTest, HundredStateCyclesLeaveNothingBehind) {
+  const std::string desc = "videotestsrc num-buffers=2 ! video/x-raw,format=NV12,width=64,height=48 ! "
+                           "handoffsink name=sink headless=true sync=false";
+  auto cycle = [&] {
+    Pipeline p(desc);
+    ASSERT_NE(p.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+    ASSERT_EQ(p.wait_for().type, GST_MESSAGE_EOS);
+    ASSERT_NE(p.set_state(GST_STATE_NULL), GST_STATE_CHANGE_FAILURE);
+    ElementPtr sink = p.element("sink");
+    EXPECT_EQ(testing::sink_viewer(sink.get()), nullptr) << "NULL: the viewer is gone";
+  };
+  for (int i = 0; i < 5; ++i) cycle();  // warm-up: GStreamer's and EGL's process-wide state
+  const int fds = live::test::open_descriptors();
+  const long rss = live::test::resident_kib();
+  for (int i = 0; i < 100; ++i) {
+    cycle();
+    if (HasFatalFailure()) return;
+  }
+  EXPECT_EQ(live::test::open_descriptors(), fds);
+  if (live::test::kResidentMemoryIsMeaningful) EXPECT_LT(live::test::resident_kib() - rss, 16 * 1024) << "KiB grown";
+}
+
+// GL memory from the pipeline's own GL context (glupload): the viewer's
+// context does not share it, so the frames are copied through system memory,
+// said once on the bus, and shown as the same frames in system memory are.
+TEST_F(HandoffSinkTest, GlMemoryIsShownThroughAStatedCopy) {
+  const char* display = std::getenv("DISPLAY");
+  if (!display || !*display)
+    GTEST_SKIP() << "no DISPLAY: GStreamer GL (glupload) makes its context through X here (run under xvfb-run)";
+  const std::string head = "videotestsrc num-buffers=3 pattern=smpte ! video/x-raw,format=NV12,width=160,height=120";
+  const std::string tail = " ! handoffsink name=sink headless=true sync=false";
+  Rgba want, got;
+  {
+    Pipeline sys(head + tail);
+    ASSERT_NE(sys.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+    ASSERT_EQ(sys.wait_for().type, GST_MESSAGE_EOS);
+    want = snapshot(sys.element("sink").get());
+  }
+  Pipeline gl(head + " ! glupload ! video/x-raw(memory:GLMemory),format=NV12" + tail);
+  ASSERT_NE(gl.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  const BusMessage end = gl.wait_for();
+  ASSERT_EQ(end.type, GST_MESSAGE_EOS) << end.text << " / " << end.debug;
+  got = snapshot(gl.element("sink").get());
+  ASSERT_EQ(got.width, want.width);
+  ASSERT_EQ(got.pixels.size(), want.pixels.size());
+  for (std::size_t i = 0; i < got.pixels.size(); ++i)
+    ASSERT_NEAR(int(got.pixels[i]), int(want.pixels[i]), 1) << "byte " << i;
+  EXPECT_NE(gl.find(GST_MESSAGE_INFO, "memory:GLMemory buffers are copied through system memory"), nullptr);
+}
+
+}  // namespace
+}  // namespace handoff::gst::test

@@ -1,0 +1,198 @@
+// handoffsrc: frames of a handoff::Publisher in another process (the live
+// tier's peer program) into appsink, checked byte for byte; caps following
+// the frames; overlays as regions of interest; the publisher's timestamps;
+// the zero-copy path where downstream takes video metas; a missing publisher.
+#include <gtest/gtest.h>
+
+#include <handoff/publisher.hpp>
+
+#include "gst_fixture.hpp"
+#include "live_support.hpp"
+#include "peer_process.hpp"
+#include "wait_support.hpp"
+
+namespace handoff::gst::test {
+namespace {
+
+using handoff::test::wait_until;
+using live::test::PeerProcess;
+
+class HandoffSrcTest : public GstTest {};
+
+// A received buffer as a host Frame (its video meta's layout where it has one).
+struct Received {
+  Frame frame;
+  GstVideoFrame vf{};
+  bool mapped = false;
+  GstSample* sample = nullptr;
+  ~Received() {
+    if (mapped) gst_video_frame_unmap(&vf);
+    if (sample) gst_sample_unref(sample);
+  }
+};
+
+bool receive(GstElement* appsink, Received& r, std::chrono::seconds limit = 20s) {
+  r.sample = gst_app_sink_try_pull_sample(GST_APP_SINK(appsink), GstClockTime(limit.count()) * GST_SECOND);
+  if (!r.sample) return false;
+  GstVideoInfo info;
+  if (!gst_video_info_from_caps(&info, gst_sample_get_caps(r.sample))) return false;
+  GstBuffer* b = gst_sample_get_buffer(r.sample);
+  r.mapped = gst_video_frame_map(&r.vf, &info, b, GST_MAP_READ);
+  if (!r.mapped) return false;
+  Frame& f = r.frame;
+  f.format = GST_VIDEO_INFO_FORMAT(&info) == GST_VIDEO_FORMAT_NV12 ? PixelFormat::NV12 : PixelFormat::P010;
+  f.width = std::uint32_t(GST_VIDEO_INFO_WIDTH(&info));
+  f.height = std::uint32_t(GST_VIDEO_INFO_HEIGHT(&info));
+  for (int p = 0; p < 2; ++p) {
+    f.planes[std::size_t(p)].data = GST_VIDEO_FRAME_PLANE_DATA(&r.vf, p);
+    f.planes[std::size_t(p)].pitch = std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&r.vf, p));
+  }
+  f.index = std::int64_t(GST_BUFFER_OFFSET(b));
+  return true;
+}
+
+viewer::OverlayFrame rois_of(GstBuffer* b) {
+  viewer::OverlayFrame o;
+  gpointer state = nullptr;
+  while (GstMeta* m = gst_buffer_iterate_meta_filtered(b, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
+    const auto* roi = reinterpret_cast<const GstVideoRegionOfInterestMeta*>(m);
+    gint track = -1;
+    for (GList* l = roi->params; l; l = l->next) gst_structure_get_int(static_cast<GstStructure*>(l->data), "track-id", &track);
+    o.add_box(float(roi->x), float(roi->y), float(roi->x + roi->w), float(roi->y + roi->h),
+              g_quark_to_string(roi->roi_type), NAN, -1, track);
+  }
+  return o;
+}
+
+// The publisher's subscriber count, as the peer reports it.
+bool peer_has_subscriber(PeerProcess& peer) {
+  return wait_until([&] {
+    peer.send("stats");
+    return peer.expect("STATS").find("subscribers=1") != std::string::npos;
+  }, "the handoffsrc subscribed to the peer's publisher", 20s);
+}
+
+TEST_F(HandoffSrcTest, FramesOfAPublisherInAnotherProcessArriveByteForByte) {
+  const std::string name = publisher_name();
+  PeerProcess peer({"publish", name, "--format", "nv12", "--size", "161x91", "--boxes", "3"});
+  peer.expect("READY");
+  Pipeline p("handoffsrc attach=" + name + " ! appsink name=out sync=false");
+  ASSERT_NE(p.start(), GST_STATE_CHANGE_FAILURE);
+  ASSERT_TRUE(peer_has_subscriber(peer));
+  ElementPtr out = p.element("out");
+  for (int i = 0; i < 5; ++i) {
+    peer.send("publish 1");  // one at a time: the newest frame wins, a burst would skip some
+    Received r;
+    ASSERT_TRUE(receive(out.get(), r)) << "frame " << i;
+    EXPECT_EQ(r.frame.width, 161u);
+    EXPECT_EQ(r.frame.height, 91u);
+    EXPECT_EQ(live::test::check_pattern(r.frame), "") << "frame " << r.frame.index;
+    GstBuffer* b = gst_sample_get_buffer(r.sample);
+    EXPECT_TRUE(GST_BUFFER_PTS_IS_VALID(b));
+    GstCaps* ref = gst_caps_new_empty_simple("timestamp/x-handoff-publisher");
+    GstReferenceTimestampMeta* ts = gst_buffer_get_reference_timestamp_meta(b, ref);
+    gst_caps_unref(ref);
+    ASSERT_NE(ts, nullptr);
+    EXPECT_NEAR(double(ts->timestamp) / GST_SECOND, double(r.frame.index) / 30.0, 1e-6) << "the publisher's timestamp";
+    const viewer::OverlayFrame got = rois_of(b);
+    const viewer::OverlayFrame want = live::test::overlays_for(r.frame.index, 3);
+    ASSERT_EQ(got.objects.size(), 3u);
+    for (std::size_t k = 0; k < 3; ++k) {
+      EXPECT_EQ(got.text(got.objects[k].label), want.text(want.objects[k].label));
+      EXPECT_FLOAT_EQ(got.objects[k].x0, want.objects[k].x0);
+      EXPECT_FLOAT_EQ(got.objects[k].y1, want.objects[k].y1);
+      EXPECT_EQ(got.objects[k].track_id, want.objects[k].track_id);
+    }
+  }
+  peer.send("quit");
+}
+
+// In-process publisher: handoffsrc is a subscriber like any other.
+TEST_F(HandoffSrcTest, CapsFollowTheFramesSizeFormatAndColorimetry) {
+  const std::string name = publisher_name();
+  Publisher pub(name);
+  Pipeline p("handoffsrc attach=" + name + " ! appsink name=out sync=false");
+  ASSERT_NE(p.start(), GST_STATE_CHANGE_FAILURE);
+  ASSERT_TRUE(wait_until([&] { return pub.stats().subscribers == 1; }, "handoffsrc subscribed"));
+  ElementPtr out = p.element("out");
+  Frame a = live::test::pattern_frame(PixelFormat::NV12, 64, 48, 1);
+  ASSERT_TRUE(pub.publish(a));
+  Received ra;
+  ASSERT_TRUE(receive(out.get(), ra));
+  EXPECT_EQ(live::test::check_pattern(ra.frame), "");
+  Frame b = live::test::pattern_frame(PixelFormat::P010, 33, 17, 2);
+  b.colorimetry = Colorimetry{ColorMatrix::BT2020, ColorRange::Full, ChromaSiting::TopLeft};
+  ASSERT_TRUE(pub.publish(b));
+  Received rb;
+  ASSERT_TRUE(receive(out.get(), rb));
+  EXPECT_EQ(rb.frame.format, PixelFormat::P010);
+  EXPECT_EQ(live::test::check_pattern(rb.frame), "");
+  GstVideoInfo info;
+  ASSERT_TRUE(gst_video_info_from_caps(&info, gst_sample_get_caps(rb.sample)));
+  EXPECT_EQ(info.colorimetry.matrix, GST_VIDEO_COLOR_MATRIX_BT2020);
+  EXPECT_EQ(info.colorimetry.range, GST_VIDEO_COLOR_RANGE_0_255);
+  EXPECT_EQ(info.chroma_site, GST_VIDEO_CHROMA_SITE_COSITED);
+}
+
+// Downstream that takes GstVideoMeta gets the slot's memory itself (read-only,
+// with the slot's pitches), not a copy; the bytes are the same.
+TEST_F(HandoffSrcTest, HostSlotsAreWrappedWithoutACopyWhereDownstreamTakesVideoMetas) {
+  const std::string name = publisher_name();
+  Publisher pub(name);
+  Pipeline p("handoffsrc attach=" + name + " ! appsink name=out sync=false");
+  ElementPtr out = p.element("out");
+  GstPad* pad = gst_element_get_static_pad(out.get(), "sink");
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+                    [](GstPad*, GstPadProbeInfo* info, gpointer) {
+                      GstQuery* q = GST_PAD_PROBE_INFO_QUERY(info);
+                      if (GST_QUERY_TYPE(q) != GST_QUERY_ALLOCATION) return GST_PAD_PROBE_OK;
+                      gst_query_add_allocation_meta(q, GST_VIDEO_META_API_TYPE, nullptr);
+                      return GST_PAD_PROBE_HANDLED;
+                    },
+                    nullptr, nullptr);
+  gst_object_unref(pad);
+  ASSERT_NE(p.start(), GST_STATE_CHANGE_FAILURE);
+  ASSERT_TRUE(wait_until([&] { return pub.stats().subscribers == 1; }, "handoffsrc subscribed"));
+  ASSERT_TRUE(pub.publish(live::test::pattern_frame(PixelFormat::NV12, 100, 60, 7)));
+  Received r;
+  ASSERT_TRUE(receive(out.get(), r));
+  EXPECT_EQ(live::test::check_pattern(r.frame), "");
+  GstBuffer* b = gst_sample_get_buffer(r.sample);
+  ASSERT_NE(gst_buffer_get_video_meta(b), nullptr);
+  EXPECT_TRUE(GST_MEMORY_IS_READONLY(gst_buffer_peek_memory(b, 0))) << "the slot's read-only mapping";
+  EXPECT_GT(pub.stats().held_frames, 0u) << "the buffer holds its slot";
+}
+
+TEST_F(HandoffSrcTest, NoPublisherWithoutWaitIsAnErrorNamingIt) {
+  Pipeline p("handoffsrc name=src attach=nobody-" + publisher_name() + " wait=false ! fakesink");
+  ASSERT_NE(p.start(), GST_STATE_CHANGE_FAILURE);
+  const BusMessage m = p.wait_for(GST_MESSAGE_ERROR);
+  EXPECT_EQ(m.source, "src");
+  EXPECT_NE(m.text.find("nobody-"), std::string::npos) << m.text;
+}
+
+TEST_F(HandoffSrcTest, WithoutAttachTheSourceDoesNotStart) {
+  Pipeline p("handoffsrc name=src ! fakesink");
+  EXPECT_EQ(p.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  EXPECT_NE(p.find(GST_MESSAGE_ERROR, "attach=NAME"), nullptr) << "the error names the missing property";
+}
+
+TEST_F(HandoffSrcTest, APublisherThatComesBackIsFollowed) {
+  const std::string name = publisher_name();
+  Pipeline p("handoffsrc attach=" + name + " ! appsink name=out sync=false");
+  ASSERT_NE(p.start(), GST_STATE_CHANGE_FAILURE);  // waits for the publisher
+  ElementPtr out = p.element("out");
+  for (int round = 0; round < 2; ++round) {
+    Publisher pub(name);
+    ASSERT_TRUE(wait_until([&] { return pub.stats().subscribers == 1; }, "handoffsrc (re)subscribed"));
+    ASSERT_TRUE(pub.publish(live::test::pattern_frame(PixelFormat::NV12, 48, 32, round)));
+    Received r;
+    ASSERT_TRUE(receive(out.get(), r)) << "round " << round;
+    EXPECT_EQ(r.frame.index, round);
+  }
+  p.drain();
+  EXPECT_EQ(p.find(GST_MESSAGE_ERROR, ""), nullptr) << "a publisher going is not an error";
+}
+
+}  // namespace
+}  // namespace handoff::gst::test

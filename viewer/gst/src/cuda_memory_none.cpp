@@ -1,0 +1,10 @@
+// CudaShare where the build has no gst/cuda: system and GL memory only.
+#include "cuda_memory.hpp"
+
+namespace handoff::gst {
+
+bool cuda_memory_available() noexcept { return false; }
+GstMapFlags cuda_map_flag() noexcept { return GstMapFlags(0); }
+std::unique_ptr<CudaShare> CudaShare::open(int) { return nullptr; }
+
+}  // namespace handoff::gst
