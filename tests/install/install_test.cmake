@@ -25,7 +25,10 @@ file(RENAME ${staging} ${prefix})
 # The layout a user reads about (docs/building.md), and nothing of the Python
 # module: that is pip's (component python only).
 foreach(f bin/handoff-view bin/handoff-info include/handoff/frame.hpp include/handoff/viewer/overlay.hpp
-          ${LIBDIR}/libhandoff_interop.a ${LIBDIR}/libhandoff_viewer_core.a
+          include/handoff/viewer.hpp include/handoff/view/feed.hpp include/handoff/publisher.hpp
+          include/handoff/subscriber.hpp include/handoff/live/protocol.hpp
+          ${LIBDIR}/libhandoff_interop.a ${LIBDIR}/libhandoff_viewer_core.a ${LIBDIR}/libhandoff_view.a
+          ${LIBDIR}/libhandoff_live.a
           ${LIBDIR}/cmake/handoff/handoffConfig.cmake ${LIBDIR}/pkgconfig/handoff.pc)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "cmake --install did not install ${f}")
@@ -57,6 +60,7 @@ run(${CMAKE_COMMAND} -S ${CONSUMER} -B ${WORK_DIR}/cmake -G ${GENERATOR} -DCMAKE
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/cmake)
 run(${WORK_DIR}/cmake/consumer)
 run(${WORK_DIR}/cmake/consumer_viewer_core)
+run(${WORK_DIR}/cmake/consumer_viewer_live)
 
 # pkg-config
 file(MAKE_DIRECTORY ${WORK_DIR}/pkgconfig)

@@ -31,12 +31,13 @@ std::string at(const char* record, std::size_t offset) { return std::string(reco
 
 class McapBadInput : public ::testing::Test {
  protected:
-  // A recording of 4 NV12 16x8 frames, one chunk each, without CRCs unless asked.
-  std::filesystem::path recording(mcap::Compression c = mcap::Compression::None, bool summary = true, bool crc = false) {
+  // A recording of 4 NV12 16x8 frames, one chunk each (unless chunk_size says otherwise), without CRCs unless asked.
+  std::filesystem::path recording(mcap::Compression c = mcap::Compression::None, bool summary = true, bool crc = false,
+                                  std::size_t chunk_size = 1) {
     const auto p = dir_ / "r.mcap";
     mcap::WriterOptions o;
     o.compression = c;
-    o.chunk_size = 1;
+    o.chunk_size = chunk_size;
     o.summary = summary;
     o.crc = crc;
     mcap::Writer w(p, o);
@@ -70,6 +71,24 @@ class McapBadInput : public ::testing::Test {
   std::string open_error(const std::filesystem::path& p) {
     return message_of<ParseError>([&] { open_recording(p); });
   }
+  // Opens a recording with a damaged tail: exactly one warning is logged, and kept.
+  std::unique_ptr<RecordingSource> open_damaged(const std::filesystem::path& p) {
+    handoff::test::LogCapture log;
+    auto src = open_recording(p);
+    EXPECT_EQ(log.count(LogLevel::Warning), 1u);
+    EXPECT_EQ(src->warnings().size(), 1u);
+    return src;
+  }
+  // Plays frames 0..n-1 of recording() (their pattern), then the end.
+  static void expect_frames(RecordingSource& src, std::uint32_t n) {
+    EXPECT_EQ(src.info().frame_count, std::int64_t(n));
+    HostFrame f(PixelFormat::NV12, 16, 8);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(src.read_into(f.target()));
+      EXPECT_TRUE(test::has_pattern(f, i));
+    }
+    EXPECT_FALSE(src.read_into(f.target()));
+  }
   // Reads every frame; returns the first ParseError's message.
   std::string play_error(const std::filesystem::path& p) {
     return message_of<ParseError>([&] {
@@ -98,22 +117,28 @@ TEST_F(McapBadInput, TruncatedTailPlaysUpToTheLastGoodMessageWithOneWarning) {
   const auto chunks = test::records_of(b, 0x06);
   ASSERT_EQ(chunks.size(), 4u);
   b.resize(chunks[3].at + 30);
-  std::unique_ptr<RecordingSource> src;
-  {
-    handoff::test::LogCapture log;
-    src = open_recording(save(b));
-    EXPECT_EQ(log.count(LogLevel::Warning), 1u);
-  }
-  EXPECT_EQ(src->info().frame_count, 3);
+  const auto src = open_damaged(save(b));
   ASSERT_EQ(src->warnings().size(), 1u);
   EXPECT_THAT(src->warnings()[0], HasSubstr("bad.mcap: damaged tail: " + at("Chunk", chunks[3].at) +
                                             ": its " + std::to_string(chunks[3].len) + " bytes run past the end of the file"));
-  HostFrame f(PixelFormat::NV12, 16, 8);
-  for (std::uint32_t i = 0; i < 3; ++i) {
-    ASSERT_TRUE(src->read_into(f.target()));
-    EXPECT_TRUE(test::has_pattern(f, i));
-  }
-  EXPECT_FALSE(src->read_into(f.target()));
+  EXPECT_THAT(src->warnings()[0], HasSubstr("; it ends before its records begin; reading stops there (3 messages"));
+  expect_frames(*src, 3);
+}
+
+// A crash inside an uncompressed chunk: the frames wholly written in it still play.
+TEST_F(McapBadInput, TruncatedUncompressedChunkPlaysItsWholeFrames) {
+  auto b = bytes(recording(mcap::Compression::None, true, true, std::size_t(1) << 20));
+  const auto chunks = test::records_of(b, 0x06);
+  ASSERT_EQ(chunks.size(), 1u);  // every frame in one chunk
+  b.resize(chunks[0].end() - 100);  // inside the fourth frame's message
+  const auto src = open_damaged(save(b));
+  ASSERT_EQ(src->warnings().size(), 1u);
+  EXPECT_THAT(src->warnings()[0],
+              HasSubstr("bad.mcap: damaged tail: " + at("Chunk", chunks[0].at) + ": its " + std::to_string(chunks[0].len) +
+                        " bytes run past the end of the file (byte " + std::to_string(b.size()) +
+                        "); its records are not compressed: the 3 messages wholly written in it are kept; reading "
+                        "stops there (3 messages before it are kept)"));
+  expect_frames(*src, 3);
 }
 
 TEST_F(McapBadInput, TruncatedBeforeAnyImage) {

@@ -257,6 +257,75 @@ TEST(McapReader, FileCutShortReadsUpToItsLastWholeChunk) {
   EXPECT_THAT(r2->warnings()[0], HasSubstr("without a Footer"));
 }
 
+// An uncompressed chunk cut short: the messages wholly written in it are
+// kept (a compressed one cannot be decompressed and goes whole, above).
+TEST(McapReader, UncompressedChunkCutShortKeepsItsWholeMessages) {
+  TempDir dir;
+  mcap::WriterOptions o;
+  o.compression = mcap::Compression::None;
+  o.chunk_size = std::size_t(1) << 20;  // one chunk holds every record
+  write_file(dir / "a.mcap", o);
+  const auto whole = test::read_bytes(dir / "a.mcap");
+  const auto chunks = test::records_of(whole, 0x06);
+  ASSERT_EQ(chunks.size(), 1u);
+  const std::size_t cut = chunks[0].at + std::size_t(chunks[0].len / 2);
+  // The messages wholly before the cut, walking the chunk's records independently: they
+  // follow its fields (two times, uncompressed size and CRC, an empty compression string, the records' length).
+  std::size_t kept = 0;
+  for (std::size_t at = chunks[0].content() + 8 + 8 + 8 + 4 + 4 + 8; at + 9 <= cut;) {
+    const std::size_t end = at + 9 + std::size_t(test::le64(whole, at + 1));
+    if (end > cut) break;
+    if (whole[at] == 0x05) ++kept;
+    at = end;
+  }
+  ASSERT_GT(kept, 10u);
+  ASSERT_LT(kept, 120u);
+  test::write_bytes(dir / "cut.mcap", std::vector<std::uint8_t>(whole.begin(), whole.begin() + std::ptrdiff_t(cut)));
+  std::unique_ptr<mcap::Reader> r;
+  {
+    handoff::test::LogCapture log;
+    r = mcap::Reader::open(dir / "cut.mcap");
+    EXPECT_EQ(log.count(LogLevel::Warning), 1u);
+  }
+  ASSERT_EQ(r->warnings().size(), 1u);
+  EXPECT_THAT(r->warnings()[0], HasSubstr("damaged tail: Chunk at byte " + std::to_string(chunks[0].at) + ": its " +
+                                          std::to_string(chunks[0].len) + " bytes run past the end of the file (byte " +
+                                          std::to_string(cut) + "); its records are not compressed: the " +
+                                          std::to_string(kept) + " messages wholly written in it are kept"));
+  EXPECT_EQ(r->channels().size(), 3u);  // their Channel records were in the chunk too
+  std::size_t total = 0;
+  for (int c = 0; c < 3; ++c) {
+    const auto& refs = r->messages(std::uint16_t(c));
+    for (std::size_t k = 0; k < refs.size(); ++k) {
+      const auto m = r->read(refs[k]);
+      EXPECT_EQ(m.sequence, k) << "channel " << c << ": the messages kept are the first ones written";
+      EXPECT_EQ(std::vector<std::uint8_t>(m.data.begin(), m.data.end()), payload(c, int(k)));
+    }
+    total += refs.size();
+  }
+  EXPECT_EQ(total, kept);
+}
+
+// A compressed chunk cut short cannot be decompressed: dropped whole, and the warning says why.
+TEST(McapReader, CompressedChunkCutShortIsDroppedWithTheReason) {
+  TempDir dir;
+  mcap::WriterOptions o;
+  o.compression = mcap::Compression::Lz4;
+  o.chunk_size = std::size_t(1) << 20;
+  write_file(dir / "a.mcap", o);
+  auto b = test::read_bytes(dir / "a.mcap");
+  const auto chunks = test::records_of(b, 0x06);
+  ASSERT_EQ(chunks.size(), 1u);
+  b.resize(chunks[0].at + std::size_t(chunks[0].len / 2));
+  test::write_bytes(dir / "cut.mcap", b);
+  handoff::test::LogCapture log;
+  auto r = mcap::Reader::open(dir / "cut.mcap");
+  ASSERT_EQ(r->warnings().size(), 1u);
+  EXPECT_THAT(r->warnings()[0], HasSubstr("its records are compressed (lz4), and a compressed chunk cut short cannot "
+                                          "be decompressed: its messages are lost; reading stops there (0 messages"));
+  EXPECT_TRUE(r->channels().empty());
+}
+
 TEST(McapReader, EmptyFileHasNoMessages) {
   TempDir dir;
   { mcap::Writer w(dir / "e.mcap"); }

@@ -23,9 +23,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <csignal>
 #include <future>
 #include <mutex>
+#include <optional>
 
 namespace handoff::viewer {
 namespace {
@@ -203,6 +205,23 @@ TEST(RecordingMessages, OtherWritersAnnotationsAreMapped) {
               HasSubstr("ImageAnnotations: not a valid foxglove.ImageAnnotations message"));
 }
 
+TEST(RecordingMessages, AnnotationsTimestampIsTheMessagesElseTheFirstAnnotations) {
+  foxglove::ImageAnnotations m;
+  auto text = [](foxglove::ImageAnnotations& msg) { return msg.add_texts(); };
+  text(m)->set_text("no timestamp");
+  auto ts = [](const foxglove::ImageAnnotations& msg) { return annotations_timestamp(bytes_of(msg.SerializeAsString()), here()); };
+  EXPECT_EQ(ts(m), std::nullopt);
+  auto* p = m.add_points();
+  p->mutable_timestamp()->set_seconds(3);
+  p->mutable_timestamp()->set_nanos(7);
+  text(m)->mutable_timestamp()->set_seconds(9);
+  EXPECT_EQ(ts(m), 3'000'000'007u);  // the first annotation with one: circles, points, texts
+  m.mutable_timestamp()->set_seconds(5);
+  EXPECT_EQ(ts(m), 5'000'000'000u);  // the message's own wins
+  EXPECT_THAT(message_of<ParseError>([&] { annotations_timestamp(bytes_of("\xff\xff"), here()); }),
+              HasSubstr("ImageAnnotations: not a valid foxglove.ImageAnnotations message"));
+}
+
 TEST(RecordingMessages, ColorimetryMetadata) {
   const Colorimetry c{ColorMatrix::BT2020, ColorRange::Full, ChromaSiting::TopLeft};
   EXPECT_EQ(colorimetry_from_metadata(colorimetry_metadata(c), 1080), c);
@@ -331,6 +350,105 @@ TEST(Recording, TopicsAreChosenByName) {
   x.annotations_topic = "/x";
   EXPECT_THAT(message_of<ParseError>([&] { open_recording(dir / "r.mcap", x); }),
               HasSubstr("annotations_topic: no foxglove.ImageAnnotations topic \"/x\""));
+}
+
+// Annotations on a topic of their own are matched to images by their
+// timestamp fields, as Foxglove's image panel does, not by log time; a message
+// without a timestamp is matched by its log time.
+class RecordingTimestamps : public ::testing::Test {
+ protected:
+  static constexpr std::uint64_t kMs = 1'000'000;
+  RecordingTimestamps() : path_(dir_ / "t.mcap"), w_(path_) {
+    const auto si = w_.add_schema(kRawImageSchema, "protobuf", raw_image_descriptor_set());
+    const auto sa = w_.add_schema(kImageAnnotationsSchema, "protobuf", image_annotations_descriptor_set());
+    images_ = w_.add_channel(si, "/cam", "protobuf");
+    detections_ = w_.add_channel(sa, "/detections", "protobuf");
+  }
+  // Frame `i` logged at `log`, its RawImage.timestamp `ts` (none: no timestamp field).
+  void image(std::uint32_t i, std::uint64_t log, std::optional<std::uint64_t> ts) {
+    std::vector<std::uint8_t> bytes;
+    encode_raw_image(test::pattern_frame(PixelFormat::NV12, 16, 8, i), ts.value_or(0), bytes);
+    if (!ts) {
+      foxglove::RawImage m;
+      ASSERT_TRUE(m.ParseFromArray(bytes.data(), int(bytes.size())));
+      m.clear_timestamp();
+      const std::string s = m.SerializeAsString();
+      bytes.assign(s.begin(), s.end());
+    }
+    w_.write(images_, i, log, log, bytes);
+  }
+  // A box at x = `x` logged at `log`, every timestamp in it `ts` (none: no timestamps at all).
+  void box(float x, std::uint64_t log, std::optional<std::uint64_t> ts) {
+    OverlayFrame o;
+    o.add_box(x, 1, x + 4, 5, "car");
+    std::string bytes;
+    encode_annotations(o, ts.value_or(0), bytes);
+    if (!ts) {
+      foxglove::ImageAnnotations m;
+      ASSERT_TRUE(m.ParseFromString(bytes));
+      m.clear_timestamp();
+      for (auto& p : *m.mutable_points()) p.clear_timestamp();
+      for (auto& t : *m.mutable_texts()) t.clear_timestamp();
+      bytes = m.SerializeAsString();
+    }
+    w_.write(detections_, 0, log, log, bytes_of(bytes));
+  }
+  std::unique_ptr<RecordingSource> open(RecordingOpenOptions o = {}) {
+    w_.close();
+    return open_recording(path_, o);
+  }
+  // The x of frame `i`'s box; -1 when it has no overlays.
+  static float box_x(const RecordingSource& src, std::int64_t i) {
+    OverlayFrame o;
+    if (!src.overlays_for(i, o)) return o.empty() ? -1.0f : -2.0f;
+    return o.objects.empty() ? -3.0f : o.objects[0].x0;
+  }
+  TempDir dir_;
+  std::filesystem::path path_;
+  mcap::Writer w_;
+  std::uint16_t images_ = 0, detections_ = 0;
+};
+
+TEST_F(RecordingTimestamps, AnnotationsWithTheImagesTimestampButAnotherLogTimeShowTheirOverlays) {
+  image(0, 1000 * kMs, 50 * kMs);
+  image(1, 1100 * kMs, 60 * kMs);
+  box(1, 1300 * kMs, 50 * kMs);  // frame 0's, logged 300 ms after it (after frame 1, too)
+  box(2, 1100 * kMs, 61 * kMs);  // logged with frame 1, but its timestamp is no frame's
+  image(2, 1200 * kMs, 70 * kMs);
+  box(3, 1190 * kMs, 70 * kMs);  // frame 2's, logged just before it
+  const auto src = open();
+  EXPECT_EQ(src->annotations_topic(), "/detections");
+  EXPECT_EQ(box_x(*src, 0), 1.0f);
+  EXPECT_EQ(box_x(*src, 1), -1.0f) << "no annotation message has frame 1's timestamp";
+  EXPECT_EQ(box_x(*src, 2), 3.0f);
+  // Played in order, as a viewer does: read_into() then overlays_for().
+  HostFrame f(PixelFormat::NV12, 16, 8);
+  for (std::int64_t i : {0, 1, 2}) {
+    ASSERT_TRUE(src->read_into(f.target()));
+    EXPECT_EQ(box_x(*src, i), (std::array{1.0f, -1.0f, 3.0f})[std::size_t(i)]) << "frame " << i;
+  }
+}
+
+TEST_F(RecordingTimestamps, WithoutTimestampsLogTimesAreMatched) {
+  image(0, 1000 * kMs, std::nullopt);
+  box(1, 1000 * kMs, std::nullopt);  // frame 0's: same log time
+  image(1, 1100 * kMs, std::nullopt);
+  box(2, 1150 * kMs, std::nullopt);  // another log time: no frame's
+  image(2, 1200 * kMs, 1300 * kMs);  // a timestamp equal to a log time below
+  box(3, 1300 * kMs, std::nullopt);
+  const auto src = open();
+  EXPECT_EQ(box_x(*src, 0), 1.0f);
+  EXPECT_EQ(box_x(*src, 1), -1.0f);
+  EXPECT_EQ(box_x(*src, 2), 3.0f);
+}
+
+TEST_F(RecordingTimestamps, OnlyAnnotationsLoggedWithinTheWindowAreMatched) {
+  image(0, 1000 * kMs, 50 * kMs);
+  box(1, 1300 * kMs, 50 * kMs);
+  RecordingOpenOptions narrow;
+  narrow.annotation_window_ns = 200 * kMs;
+  EXPECT_EQ(box_x(*open(narrow), 0), -1.0f);
+  EXPECT_EQ(box_x(*open_recording(path_), 0), 1.0f);  // the default window: 2 s
 }
 
 TEST(Recording, CrashedRecordingPlaysUpToItsLastWholeFrame) {

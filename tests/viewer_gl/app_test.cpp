@@ -129,6 +129,21 @@ TEST_F(ViewerApp, TruncatedY4mFrameNamesTheFrame) {
   expect_failure(run_viewer({"--headless", path("short.y4m"), "--frames", "5"}), {"short.y4m", "frame"});
 }
 
+// A file with nothing to show is an error naming it (exit 1), not "0 frames" and exit 0.
+TEST_F(ViewerApp, Y4mWithAHeaderAndNoFramesExits1NamingTheFile) {
+  write_file("header_only.y4m", "YUV4MPEG2 W4 H2 F25:1 C420jpeg\n");
+  const auto r = run_viewer({"--headless", path("header_only.y4m")});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  expect_failure(r, {"header_only.y4m", "the file has a header and no frames"});
+}
+
+TEST_F(ViewerApp, RawFileOf0BytesExits1NamingTheFile) {
+  write_file("empty.nv12", "");
+  const auto r = run_viewer({"--headless", path("empty.nv12"), "--size", "4x4", "--format", "nv12"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  expect_failure(r, {"empty.nv12", "the file is empty (0 bytes)"});
+}
+
 TEST_F(ViewerApp, RawWithoutSizeSaysSo) {
   write_file("clip.nv12", std::string(24, '\0'));
   expect_failure(run_viewer({"--headless", path("clip.nv12")}), {"clip.nv12", "--size"});

@@ -141,7 +141,7 @@ TEST_F(VkMemoryTest, ImageSizesBeyondTheLibraryOrTheDeviceAreRefusedBeforeAnythi
   // vkCreateImage past the limit would be a validation message (TearDown).
 }
 
-TEST(VkFrameLayout, SizesFollowTheLibrarysLargestFrameDimension) {
+TEST(VkFrameBufferLayout, SizesFollowTheLibrarysLargestFrameDimension) {
   EXPECT_NO_THROW(vk_frame_layout(PixelFormat::NV12, kMaxFrameDimension, 2));
   for (auto [w, h, field] : {std::tuple{kMaxFrameDimension + 1, 2u, "width"}, std::tuple{2u, kMaxFrameDimension + 1, "height"}}) {
     try {
@@ -154,7 +154,7 @@ TEST(VkFrameLayout, SizesFollowTheLibrarysLargestFrameDimension) {
   EXPECT_THROW(vk_frame_layout(PixelFormat::P010, 0, 2), InvalidFrame);
 }
 
-TEST(VkFrameLayout, PlanesShareAPitchOfWholeWordsAndSamples) {
+TEST(VkFrameBufferLayout, PlanesShareAPitchOfWholeWordsAndSamples) {
   for (PixelFormat f : {PixelFormat::NV12, PixelFormat::P010}) {
     for (auto [w, h] : {std::pair{1920u, 1080u}, std::pair{33u, 17u}, std::pair{1u, 1u}}) {
       const FrameLayout l = vk_frame_layout(f, w, h);

@@ -1,9 +1,11 @@
 # `cmake --install <build> [--prefix <dir>]`: what a C++ user of handoff gets.
-#   include/handoff/**              the public headers (interop, viewer core)
+#   include/handoff/**              the public headers (interop, viewer core, viewer, live)
 #   lib/libhandoff_*.a              the static libraries
 #   bin/handoff-view, handoff-info  the tools
 #   lib/cmake/handoff/              find_package(handoff CONFIG REQUIRED):
-#                                   handoff::interop, handoff::viewer_core
+#                                   handoff::interop, handoff::viewer_core,
+#                                   handoff::view (handoff::Viewer), handoff::live
+#                                   (Publisher / Subscriber)
 #   lib/pkgconfig/handoff.pc        the interop library for pkg-config users
 # Components: `dev` (headers, libraries, packages), `bin` (tools). The Python
 # module installs only as component `python` (pip install .: pyproject.toml).
@@ -14,18 +16,21 @@ set(HANDOFF_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/handoff)
 
 # --- libraries: interop and the libraries it links (static: a consumer links them too)
 set(_handoff_libraries handoff_interop handoff_glad handoff_shaders)
+set(_handoff_headers ${PROJECT_SOURCE_DIR}/interop/include/)
 if(TARGET handoff_viewer_core)
   list(APPEND _handoff_libraries handoff_viewer_core handoff_viewer_proto)  # proto: recordings' protobuf messages
+  list(APPEND _handoff_headers ${PROJECT_SOURCE_DIR}/viewer/core/include/)
+endif()
+if(TARGET handoff_view)
+  # handoff::view links handoff::live (Viewer::attach); both come with the viewer.
+  list(APPEND _handoff_libraries handoff_view handoff_live)
+  list(APPEND _handoff_headers ${PROJECT_SOURCE_DIR}/viewer/view/include/ ${PROJECT_SOURCE_DIR}/viewer/live/include/)
 endif()
 install(TARGETS ${_handoff_libraries} EXPORT handoffTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/interop/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+install(DIRECTORY ${_handoff_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   COMPONENT dev FILES_MATCHING PATTERN "*.hpp")
-if(TARGET handoff_viewer_core)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/viewer/core/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-    COMPONENT dev FILES_MATCHING PATTERN "*.hpp")
-endif()
 
 # --- tools
 foreach(tool handoff-view handoff-info)
@@ -39,6 +44,12 @@ install(EXPORT handoffTargets NAMESPACE handoff:: DESTINATION ${HANDOFF_INSTALL_
 set(HANDOFF_PACKAGE_HAS_VIEWER_CORE OFF)
 if(TARGET handoff_viewer_core)
   set(HANDOFF_PACKAGE_HAS_VIEWER_CORE ON)
+endif()
+set(HANDOFF_PACKAGE_HAS_VIEW OFF)
+if(TARGET handoff_view)
+  set(HANDOFF_PACKAGE_HAS_VIEW ON)
+  # handoff::imgui, which libhandoff_view.a links, is found again by the package the way the build found it.
+  install(FILES ${CMAKE_CURRENT_LIST_DIR}/HandoffImgui.cmake DESTINATION ${HANDOFF_INSTALL_CMAKEDIR} COMPONENT dev)
 endif()
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/handoffConfig.cmake.in
   ${PROJECT_BINARY_DIR}/package/handoffConfig.cmake

@@ -129,7 +129,6 @@ class VkExportableImage {
 // pitch * height, everything in buffer 0. Throws InvalidFrame (a UsageError)
 // naming the dimension for a width or height of 0 or above kMaxFrameDimension.
 FrameLayout vk_frame_layout(PixelFormat format, std::uint32_t width, std::uint32_t height);
-using VkFrameLayout = FrameLayout;  // the name before FrameLayout was the one layout type
 
 // An NV12 / P010 frame in one exportable buffer (both planes; the layout CUDA
 // maps as one range). Ownership and thread safety: as VkExportableBuffer.

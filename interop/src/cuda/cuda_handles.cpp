@@ -55,4 +55,24 @@ void unmap_resource(const PrimaryContext& ctx, abi::CUgraphicsResource resource)
              [&](const abi::DriverApi& api) { return api.cuGraphicsUnmapResources(1, &resource, nullptr); });
 }
 
+void destroy_event(const PrimaryContext& ctx, abi::CUevent event) noexcept {
+  release_in(ctx, "cuEventDestroy", [&](const abi::DriverApi& api) { return api.cuEventDestroy(event); });
+}
+
+void release_allocation(const PrimaryContext& ctx, abi::CUmemGenericAllocationHandle handle) noexcept {
+  release_in(ctx, "cuMemRelease", [&](const abi::DriverApi& api) { return api.cuMemRelease(handle); });
+}
+
+void free_address_range(const PrimaryContext& ctx, abi::CUdeviceptr start, std::size_t size) noexcept {
+  release_in(ctx, "cuMemAddressFree", [&](const abi::DriverApi& api) { return api.cuMemAddressFree(start, size); });
+}
+
+void unmap_memory(const PrimaryContext& ctx, abi::CUdeviceptr start, std::size_t size) noexcept {
+  release_in(ctx, "cuMemUnmap", [&](const abi::DriverApi& api) { return api.cuMemUnmap(start, size); });
+}
+
+void close_ipc_memory(const PrimaryContext& ctx, abi::CUdeviceptr pointer) noexcept {
+  release_in(ctx, "cuIpcCloseMemHandle", [&](const abi::DriverApi& api) { return api.cuIpcCloseMemHandle(pointer); });
+}
+
 }  // namespace handoff::cuda::detail

@@ -1,5 +1,6 @@
 // Headless EGL contexts (surfaceless / device platform) and application-made
 // contexts wrapped as GlContext.
+#include <handoff/detail/egl_handles.hpp>
 #include <handoff/error.hpp>
 #include <handoff/gl_context.hpp>
 #include <handoff/log.hpp>
@@ -49,6 +50,12 @@ bool has_word(const char* list, std::string_view word) {
     pos = end + 1;
   }
   return false;
+}
+
+void EglContextDestroy::operator()(void* context) const noexcept {
+  if (eglGetCurrentContext() == context) eglMakeCurrent(display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+  if (!eglDestroyContext(display, context))
+    log(LogLevel::Error, "eglDestroyContext failed with " + egl_error_name(eglGetError()));
 }
 
 }  // namespace handoff::detail
@@ -108,16 +115,13 @@ EglEntryPoints load_egl_client() {
 
 class EglContext final : public GlContext {
  public:
-  EglContext(EGLDisplay dpy, std::string description, bool debug) : dpy_(dpy), description_(std::move(description)) {
+  EglContext(EGLDisplay dpy, std::string description, bool debug)
+      : dpy_(dpy), description_(std::move(description)) {
     initialize_display(dpy_);
-    create(debug);
-  }
-  ~EglContext() override {
-    if (eglGetCurrentContext() == ctx_) eglMakeCurrent(dpy_, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-    eglDestroyContext(dpy_, ctx_);
+    ctx_ = create(debug);
   }
   void make_current() override {
-    if (!eglMakeCurrent(dpy_, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx_))
+    if (!eglMakeCurrent(dpy_, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx_.get()))
       throw_egl("eglMakeCurrent", "headless context (" + description_ + ")", HANDOFF_WHERE);
   }
   void done_current() noexcept override {
@@ -130,7 +134,7 @@ class EglContext final : public GlContext {
   std::string description() const override { return description_; }
 
  private:
-  void create(bool debug) {
+  detail::UniqueEglContext create(bool debug) {
     const char* exts = eglQueryString(dpy_, EGL_EXTENSIONS);
     if (!has_word(exts, "EGL_KHR_surfaceless_context"))
       throw Error(Api::Egl, "eglQueryString(EGL_EXTENSIONS)", 0, "",
@@ -152,14 +156,14 @@ class EglContext final : public GlContext {
                               EGL_CONTEXT_OPENGL_DEBUG,
                               debug ? EGL_TRUE : EGL_FALSE,
                               EGL_NONE};
-    ctx_ = eglCreateContext(dpy_, config, EGL_NO_CONTEXT, attribs);
-    if (ctx_ == EGL_NO_CONTEXT)
-      throw_egl("eglCreateContext", "GL 4.5 core on " + description_, HANDOFF_WHERE);
+    detail::UniqueEglContext ctx(eglCreateContext(dpy_, config, EGL_NO_CONTEXT, attribs), {dpy_});
+    if (!ctx) throw_egl("eglCreateContext", "GL 4.5 core on " + description_, HANDOFF_WHERE);
+    return ctx;
   }
 
   EGLDisplay dpy_;
-  EGLContext ctx_ = EGL_NO_CONTEXT;
   std::string description_;
+  detail::UniqueEglContext ctx_;  // destroyed (made not current first if it is) with the object
 };
 
 struct DeviceChoice {

@@ -3,7 +3,8 @@
 // message indexes (so any message is one read away); without one (or when
 // the summary does not index every message), one sequential scan of the data
 // section, checking every chunk's CRC and the data section CRC. A file cut
-// short (no footer) is scanned up to its last whole record, with one warning.
+// short (no footer) is scanned up to its last whole record, with one warning;
+// of an uncompressed chunk cut short, the messages wholly written are kept.
 #include "byte_reader.hpp"
 #include "mcap_format.hpp"
 
@@ -33,6 +34,10 @@ struct ChunkInfo {
   // records after the chunk (length 0: the chunk is not indexed).
   std::uint64_t index_at = 0;
   std::uint64_t message_index_length = 0;
+  // Scanning a file cut short: only `length` bytes of this (uncompressed)
+  // Chunk record were written. Its records are read up to the last whole
+  // one; its CRC cannot be checked.
+  bool cut_short = false;
 };
 
 struct Footer {
@@ -56,6 +61,7 @@ struct ChunkRecords {
   std::span<const std::uint8_t> records;
   std::uint32_t id = 0;
   std::uint64_t start = 0;
+  bool cut_short = false;  // the records end where the file does: a record not whole ends them
 };
 
 class ReaderImpl final : public Reader {
@@ -96,7 +102,9 @@ class ReaderImpl final : public Reader {
   void scan(std::uint64_t begin, std::uint64_t end, bool has_footer);
   bool scan_record(std::uint64_t& pos, std::uint64_t end, bool has_footer, std::uint32_t& crc);
   void scan_chunk(std::uint64_t at, std::span<const std::uint8_t> content);
+  std::string keep_cut_chunk(std::uint64_t at, std::uint64_t end);
   void index_chunk_records(const ChunkRecords& c);
+  void add_message(const RecordPlace& at, Cursor& c, std::uint64_t offset, std::uint32_t chunk);
   void add_schema(const RecordPlace& at, Cursor& c, std::uint64_t offset);
   // `scanning`: its schema must have come before it (the summary is checked as a whole).
   void add_channel(const RecordPlace& at, Cursor& c, std::uint64_t offset, bool scanning);
@@ -106,6 +114,8 @@ class ReaderImpl final : public Reader {
   ChunkSlot& load_chunk(std::uint32_t id);
   std::span<const std::uint8_t> chunk_records(const RecordPlace& at, Cursor& c, const ChunkInfo& info,
                                               ChunkSlot& slot);
+  void check_records(const RecordPlace& at, const ChunkInfo& info, std::uint32_t crc,
+                     std::span<const std::uint8_t> records) const;
   std::uint64_t message_total() const;
 
   std::unique_ptr<viewer::detail::ByteReader> in_;
@@ -455,9 +465,10 @@ bool ReaderImpl::scan_record(std::uint64_t& pos, std::uint64_t end, bool has_foo
     return false;
   }
   if (len > end - pos - kRecordHeaderBytes) {
-    const std::string detail = "its " + std::to_string(len) + " bytes run past the end of the " +
-                               (has_footer ? "data section (byte " : "file (byte ") + std::to_string(end) + ")";
+    std::string detail = "its " + std::to_string(len) + " bytes run past the end of the " +
+                         (has_footer ? "data section (byte " : "file (byte ") + std::to_string(end) + ")";
     if (has_footer) fail(where, "length", detail);
+    if (Opcode(op) == Opcode::Chunk) detail += keep_cut_chunk(at, end);
     damaged_tail(where.location(), detail);
     return false;
   }
@@ -474,18 +485,7 @@ bool ReaderImpl::scan_record(std::uint64_t& pos, std::uint64_t end, bool has_foo
     case Opcode::Schema: add_schema(where, c, at); break;
     case Opcode::Channel: add_channel(where, c, at, true); break;
     case Opcode::Chunk: scan_chunk(at, content); break;
-    case Opcode::Message: {
-      MessageRef r;
-      r.channel = c.u16("channel_id");
-      c.u32("sequence");
-      r.log_time = c.u64("log_time");
-      r.offset = at;
-      if (!channels_.count(r.channel)) {
-        fail(where, "channel_id", "channel " + std::to_string(r.channel) + " has no Channel record before it");
-      }
-      messages_[r.channel].push_back(r);
-      break;
-    }
+    case Opcode::Message: add_message(where, c, at, MessageRef::kNoChunk); break;
     case Opcode::DataEnd: {
       const std::uint32_t stored = c.u32("data_section_crc");
       if (stored != 0 && stored != crc_before) {
@@ -519,16 +519,54 @@ void ReaderImpl::scan_chunk(std::uint64_t at, std::span<const std::uint8_t> cont
   index_chunk_records({slot.records, id, at});
 }
 
+// A Chunk record the end of the file cut short (`end`: the file's end). Its
+// records are kept up to the last whole one when they are not compressed (a
+// compressed stream cut short cannot be decompressed). Returns what happened,
+// for the damaged-tail warning.
+std::string ReaderImpl::keep_cut_chunk(std::uint64_t at, std::uint64_t end) {
+  // message_start_time, message_end_time, uncompressed_size, uncompressed_crc, compression's length
+  constexpr std::uint64_t kFixed = 8 + 8 + 8 + 4 + 4;
+  const std::uint64_t written = end - at - kRecordHeaderBytes;
+  std::vector<std::uint8_t> head;
+  read_exact(at + kRecordHeaderBytes, std::min(written, kFixed), head);
+  if (written < kFixed || written - kFixed < std::uint64_t(detail::load_u32(head.data() + kFixed - 4)) + 8) {
+    return "; it ends before its records begin";
+  }
+  ChunkInfo info;
+  info.start = at;
+  info.length = end - at;
+  info.uncompressed_size = load_u64(head.data() + 16);
+  info.cut_short = true;
+  std::vector<std::uint8_t> name_bytes;
+  read_exact(at + kRecordHeaderBytes + kFixed, detail::load_u32(head.data() + kFixed - 4), name_bytes);
+  const std::string_view comp(reinterpret_cast<const char*>(name_bytes.data()), name_bytes.size());
+  const auto kind = compression_from_field(comp);
+  if (!kind) return "; its compression " + detail::quoted(comp) + " is unknown: its messages are lost";
+  if (*kind != Compression::None) {
+    return "; its records are compressed (" + std::string(comp) +
+           "), and a compressed chunk cut short cannot be decompressed: its messages are lost";
+  }
+  const std::uint64_t before = message_total();
+  const auto id = std::uint32_t(chunks_.size());
+  chunks_.push_back(info);
+  index_chunk_records({load_chunk(id).records, id, at, true});
+  return "; its records are not compressed: the " + std::to_string(message_total() - before) +
+         " messages wholly written in it are kept";
+}
+
 void ReaderImpl::index_chunk_records(const ChunkRecords& chunk) {
   const auto records = chunk.records;
   for (std::uint64_t pos = 0; pos < records.size();) {
     const RecordPlace chunk_at = place(std::uint8_t(Opcode::Chunk), chunk.start);
-    if (records.size() - pos < kRecordHeaderBytes) {
+    const bool whole_header = records.size() - pos >= kRecordHeaderBytes;
+    const std::uint64_t len = whole_header ? load_u64(records.data() + pos + 1) : 0;
+    const bool whole = whole_header && len <= records.size() - pos - kRecordHeaderBytes;
+    if (!whole && chunk.cut_short) return;  // the file ends here
+    if (!whole_header) {
       fail(chunk_at, "records", "they end inside a record header (offset " + std::to_string(pos) + ")");
     }
     const std::uint8_t op = records[pos];
-    const std::uint64_t len = load_u64(records.data() + pos + 1);
-    if (len > records.size() - pos - kRecordHeaderBytes) {
+    if (!whole) {
       fail(chunk_at, "records", record_name(op) + " at offset " + std::to_string(pos) + ": its " +
                                     std::to_string(len) + " bytes run past the chunk's records");
     }
@@ -536,20 +574,24 @@ void ReaderImpl::index_chunk_records(const ChunkRecords& chunk) {
     Cursor c(records.subspan(pos + kRecordHeaderBytes, len), where);
     if (Opcode(op) == Opcode::Schema) add_schema(where, c, chunk.start);
     if (Opcode(op) == Opcode::Channel) add_channel(where, c, chunk.start, true);
-    if (Opcode(op) == Opcode::Message) {
-      MessageRef r;
-      r.channel = c.u16("channel_id");
-      c.u32("sequence");
-      r.log_time = c.u64("log_time");
-      r.offset = pos;
-      r.chunk = chunk.id;
-      if (!channels_.count(r.channel)) {
-        fail(where, "channel_id", "channel " + std::to_string(r.channel) + " has no Channel record before it");
-      }
-      messages_[r.channel].push_back(r);
-    }
+    if (Opcode(op) == Opcode::Message) add_message(where, c, pos, chunk.id);
     pos += kRecordHeaderBytes + len;
   }
+}
+
+// A Message record's reference: at file offset `offset` (chunk kNoChunk), or
+// at `offset` in the records of chunk `chunk`.
+void ReaderImpl::add_message(const RecordPlace& where, Cursor& c, std::uint64_t offset, std::uint32_t chunk) {
+  MessageRef r;
+  r.channel = c.u16("channel_id");
+  c.u32("sequence");
+  r.log_time = c.u64("log_time");
+  r.offset = offset;
+  r.chunk = chunk;
+  if (!channels_.count(r.channel)) {
+    fail(where, "channel_id", "channel " + std::to_string(r.channel) + " has no Channel record before it");
+  }
+  messages_[r.channel].push_back(r);
 }
 
 // --- Reading messages ---------------------------------------------------------------
@@ -561,12 +603,18 @@ std::span<const std::uint8_t> ReaderImpl::chunk_records(const RecordPlace& at, C
   const std::uint64_t usize = c.u64("uncompressed_size");
   const std::uint32_t crc = c.u32("uncompressed_crc");
   const std::string_view comp = c.string("compression");
-  const auto records = c.prefixed64("records");
+  std::span<const std::uint8_t> records;
+  if (info.cut_short) {  // what was written of them
+    const std::uint64_t n = c.u64("records");
+    records = c.rest().first(std::size_t(std::min<std::uint64_t>(n, c.rest().size())));
+  } else {
+    records = c.prefixed64("records");
+  }
   if (usize != info.uncompressed_size) {
     fail(at, "uncompressed_size", std::to_string(usize) + ", but its ChunkIndex says " +
                                       std::to_string(info.uncompressed_size));
   }
-  if (usize > options_.max_chunk_bytes) {
+  if (!info.cut_short && usize > options_.max_chunk_bytes) {  // a cut one allocates nothing more
     fail(at, "uncompressed_size", std::to_string(usize) + " bytes exceeds the reader's limit of " +
                                       std::to_string(options_.max_chunk_bytes));
   }
@@ -574,21 +622,30 @@ std::span<const std::uint8_t> ReaderImpl::chunk_records(const RecordPlace& at, C
     fail(at, "compression", detail::quoted(comp) + " differs from its ChunkIndex's " +
                                 detail::quoted(compression_field(info.compression)));
   }
+  if (info.cut_short) return records;  // uncompressed; no CRC to check against a part
   std::span<const std::uint8_t> out = records;
   if (info.compression != Compression::None) {
     slot.decompressed.resize(std::size_t(usize));
     decompressor_.run(info.compression, records, slot.decompressed, at);
     out = slot.decompressed;
-  } else if (records.size() != usize) {
-    fail(at, "records", std::to_string(records.size()) + " bytes, uncompressed_size says " + std::to_string(usize));
+  }
+  check_records(at, info, crc, out);
+  return out;
+}
+
+// A whole chunk's records: their size and CRC.
+void ReaderImpl::check_records(const RecordPlace& at, const ChunkInfo& info, std::uint32_t crc,
+                               std::span<const std::uint8_t> records) const {
+  if (records.size() != info.uncompressed_size) {
+    fail(at, "records", std::to_string(records.size()) + " bytes, uncompressed_size says " +
+                            std::to_string(info.uncompressed_size));
   }
   if (crc != 0) {
-    const std::uint32_t actual = detail::crc32(0, out);
+    const std::uint32_t actual = detail::crc32(0, records);
     if (actual != crc) {
       fail(at, "uncompressed_crc", "stored " + detail::hex32(crc) + ", computed " + detail::hex32(actual));
     }
   }
-  return out;
 }
 
 ChunkSlot& ReaderImpl::load_chunk(std::uint32_t id) {
@@ -605,7 +662,7 @@ ChunkSlot& ReaderImpl::load_chunk(std::uint32_t id) {
   const RecordPlace at = place(std::uint8_t(Opcode::Chunk), info.start);
   read_exact(info.start, info.length, slot.raw);
   if (slot.raw[0] != std::uint8_t(Opcode::Chunk)) fail(at, "opcode", "the chunk index points at " + record_name(slot.raw[0]));
-  if (load_u64(slot.raw.data() + 1) != info.length - kRecordHeaderBytes) {
+  if (!info.cut_short && load_u64(slot.raw.data() + 1) != info.length - kRecordHeaderBytes) {
     fail(at, "length", std::to_string(load_u64(slot.raw.data() + 1)) + ", but its ChunkIndex says the record is " +
                            std::to_string(info.length) + " bytes");
   }

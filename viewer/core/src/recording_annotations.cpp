@@ -479,14 +479,27 @@ void Decoder::finish() {
 
 }  // namespace
 
-void decode_annotations(std::span<const std::uint8_t> bytes, OverlayFrame& out, const MessagePlace& where) {
-  foxglove::ImageAnnotations msg;
+namespace {
+
+void parse_annotations(std::span<const std::uint8_t> bytes, const MessagePlace& where, foxglove::ImageAnnotations& msg) {
   // Bad bytes are reported by the ParseError below; libprotobuf's own log lines are not wanted.
   const google::protobuf::LogSilencer quiet;
   if (bytes.size() > std::size_t(INT_MAX) || !msg.ParseFromArray(bytes.data(), int(bytes.size()))) {
     throw ParseError(std::string(where.file), where.location(), "ImageAnnotations",
                      "not a valid foxglove.ImageAnnotations message (" + std::to_string(bytes.size()) + " bytes)");
   }
+}
+
+// As parse_raw_image reads RawImage.timestamp.
+std::uint64_t nanoseconds(const google::protobuf::Timestamp& t) {
+  return std::uint64_t(t.seconds()) * 1'000'000'000u + std::uint64_t(std::int64_t(t.nanos()));
+}
+
+}  // namespace
+
+void decode_annotations(std::span<const std::uint8_t> bytes, OverlayFrame& out, const MessagePlace& where) {
+  foxglove::ImageAnnotations msg;
+  parse_annotations(bytes, where, msg);
   const std::int64_t frame = out.frame;
   out.clear();
   out.frame = frame;
@@ -495,6 +508,19 @@ void decode_annotations(std::span<const std::uint8_t> bytes, OverlayFrame& out, 
   for (const auto& c : msg.circles()) d.circle(c);
   for (const auto& t : msg.texts()) d.text(t);
   d.finish();
+}
+
+std::optional<std::uint64_t> annotations_timestamp(std::span<const std::uint8_t> bytes, const MessagePlace& where) {
+  foxglove::ImageAnnotations msg;
+  parse_annotations(bytes, where, msg);
+  if (msg.has_timestamp()) return nanoseconds(msg.timestamp());
+  for (const auto& c : msg.circles())
+    if (c.has_timestamp()) return nanoseconds(c.timestamp());
+  for (const auto& p : msg.points())
+    if (p.has_timestamp()) return nanoseconds(p.timestamp());
+  for (const auto& t : msg.texts())
+    if (t.has_timestamp()) return nanoseconds(t.timestamp());
+  return std::nullopt;
 }
 
 }  // namespace handoff::viewer

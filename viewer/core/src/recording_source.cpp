@@ -1,6 +1,7 @@
 // A recording played as a FrameSource: the chosen image topic's messages by
 // log time, each one indexed read away; overlays from the annotation message
-// with the same log time.
+// with the image's timestamp (matched as Foxglove's image panel does), logged
+// near it.
 #include "mcap_format.hpp"
 
 #include <handoff/error.hpp>
@@ -14,8 +15,10 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <tuple>
 
 namespace handoff::viewer {
@@ -113,6 +116,11 @@ class RecordingSourceImpl final : public RecordingSource {
   std::vector<mcap::MessageRef> topic_messages(const std::string& topic, std::string_view schema, bool check);
   void choose_topics(const RecordingOpenOptions& options);
   void read_first_frame();
+  // Matching overlays to frames by timestamp (RecordingSource's comment).
+  void remember_key(std::size_t index, const RawImageView& image) const;
+  std::uint64_t image_key(std::size_t index) const;
+  std::uint64_t annotation_key(std::size_t k) const;
+  const mcap::MessageRef* matching_annotations(std::size_t index) const;
   // Two captured pointers fit std::function's inline storage: naming the
   // place allocates nothing unless an error is reported.
   MessagePlace place(const mcap::MessageRef& ref) const {
@@ -130,10 +138,16 @@ class RecordingSourceImpl final : public RecordingSource {
   std::vector<mcap::MessageRef> frames_, annotations_;  // by log time
   std::map<std::uint16_t, Colorimetry> colorimetry_;    // per image channel
   std::int64_t position_ = 0;
+  std::uint64_t window_ns_ = 0;                          // RecordingOpenOptions::annotation_window_ns
+  // The timestamps (else log times) matched: the last frame read's, and each
+  // annotation message's once read.
+  mutable std::int64_t keyed_frame_ = -1;
+  mutable std::uint64_t frame_key_ = 0;
+  mutable std::vector<std::optional<std::uint64_t>> annotation_keys_;
 };
 
 RecordingSourceImpl::RecordingSourceImpl(std::unique_ptr<mcap::Reader> reader, const RecordingOpenOptions& options)
-    : reader_(std::move(reader)) {
+    : reader_(std::move(reader)), window_ns_(options.annotation_window_ns) {
   info_.name = reader_->name();
   choose_topics(options);
   read_first_frame();
@@ -204,6 +218,7 @@ void RecordingSourceImpl::choose_topics(const RecordingOpenOptions& options) {
     annotations_topic_ = annotation_topics.front();
   }
   if (!annotations_topic_.empty()) annotations_ = topic_messages(annotations_topic_, kImageAnnotationsSchema, true);
+  annotation_keys_.assign(annotations_.size(), std::nullopt);
 }
 
 void RecordingSourceImpl::read_first_frame() {
@@ -222,6 +237,7 @@ void RecordingSourceImpl::read_first_frame() {
       throw ParseError(reader_->name(), where.location(), field, problem);
   }
   check_raw_image(image, *format, image.width, image.height, where);
+  remember_key(0, image);
   info_.format = *format;
   info_.width = image.width;
   info_.height = image.height;
@@ -237,7 +253,9 @@ bool RecordingSourceImpl::read_into(const FrameWriteTarget& target) {
   const mcap::MessageRef& ref = frames_[std::size_t(position_)];
   const MessagePlace where = place(ref);
   const mcap::MessageView m = reader_->read(ref);
-  copy_raw_image(parse_raw_image(m.data, where), info_.format, info_.width, info_.height, target, where);
+  const RawImageView image = parse_raw_image(m.data, where);
+  copy_raw_image(image, info_.format, info_.width, info_.height, target, where);
+  remember_key(std::size_t(position_), image);
   ++position_;
   return true;
 }
@@ -252,14 +270,57 @@ void RecordingSourceImpl::seek(std::int64_t index) {
 bool RecordingSourceImpl::overlays_for(std::int64_t index, OverlayFrame& out) const {
   out.clear();
   if (annotations_.empty() || index < 0 || index >= std::int64_t(frames_.size())) return false;
-  const std::uint64_t t = frames_[std::size_t(index)].log_time;
-  const auto it = std::lower_bound(annotations_.begin(), annotations_.end(), t,
-                                   [](const mcap::MessageRef& r, std::uint64_t v) { return r.log_time < v; });
-  if (it == annotations_.end() || it->log_time != t) return false;
-  const mcap::MessageView m = reader_->read(*it);
-  decode_annotations(m.data, out, place(*it));
+  const mcap::MessageRef* match = matching_annotations(std::size_t(index));
+  if (!match) return false;
+  const mcap::MessageView m = reader_->read(*match);
+  decode_annotations(m.data, out, place(*match));
   out.frame = index;
   return !out.empty();
+}
+
+void RecordingSourceImpl::remember_key(std::size_t index, const RawImageView& image) const {
+  keyed_frame_ = std::int64_t(index);
+  frame_key_ = image.has_timestamp ? image.timestamp_ns : frames_[index].log_time;
+}
+
+// Frame `index`'s RawImage.timestamp (its log time when it has none).
+std::uint64_t RecordingSourceImpl::image_key(std::size_t index) const {
+  if (keyed_frame_ != std::int64_t(index)) {
+    const mcap::MessageRef& ref = frames_[index];
+    remember_key(index, parse_raw_image(reader_->read(ref).data, place(ref)));
+  }
+  return frame_key_;
+}
+
+// Annotation message `k`'s timestamp (its log time when it carries none).
+std::uint64_t RecordingSourceImpl::annotation_key(std::size_t k) const {
+  std::optional<std::uint64_t>& key = annotation_keys_[k];
+  if (!key) {
+    const mcap::MessageRef& ref = annotations_[k];
+    key = annotations_timestamp(reader_->read(ref).data, place(ref)).value_or(ref.log_time);
+  }
+  return *key;
+}
+
+// The annotation message with frame `index`'s timestamp, among those logged
+// within window_ns_ of the frame, nearest in log time first; null when none.
+const mcap::MessageRef* RecordingSourceImpl::matching_annotations(std::size_t index) const {
+  const std::uint64_t key = image_key(index);
+  const std::uint64_t t = frames_[index].log_time;
+  const std::uint64_t lo = t - std::min(t, window_ns_);
+  const std::uint64_t hi = t + std::min(window_ns_, std::numeric_limits<std::uint64_t>::max() - t);
+  auto by_time = [](const mcap::MessageRef& r, std::uint64_t v) { return r.log_time < v; };
+  const auto begin = annotations_.begin();
+  const auto first = std::lower_bound(begin, annotations_.end(), lo, by_time);
+  const auto last = std::upper_bound(first, annotations_.end(), hi,
+                                     [](std::uint64_t v, const mcap::MessageRef& r) { return v < r.log_time; });
+  auto right = std::lower_bound(first, last, t, by_time), left = right;
+  while (left != first || right != last) {
+    const bool go_right = right != last && (left == first || right->log_time - t <= t - std::prev(left)->log_time);
+    const auto it = go_right ? right++ : --left;
+    if (annotation_key(std::size_t(it - begin)) == key) return &*it;
+  }
+  return nullptr;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include <handoff/cuda_abi.hpp>
 #include <handoff/cuda.hpp>
+#include <handoff/detail/cuda_handles.hpp>
 #include "slot_storage.hpp"
 
 #include <cstring>
@@ -82,24 +83,11 @@ class CudaStorage final : public SlotStorage {
 
   CudaStorage(const cuda::PrimaryContext& ctx, Export how, std::size_t bytes, std::size_t granularity,
               const Uuid& uuid, bool ipc_event)
-      : drv_(*ctx.driver()), ctx_(ctx.get()), device_(ctx.device()), how_(how), uuid_(uuid) {
-    cuda::ScopedContext current(drv_, ctx_);
-    try {
-      if (how == Export::VirtualMemory) create_vmm(bytes, granularity);
-      else create_legacy(bytes);
-      if (ipc_event) create_event();
-    } catch (...) {
-      release();
-      throw;
-    }
-  }
-  ~CudaStorage() override {
-    try {
-      cuda::ScopedContext current(drv_, ctx_);
-      release();
-    } catch (...) {
-      // Destructors never throw; the driver is gone or the context lost.
-    }
+      : ctx_(cuda::detail::retain(ctx, "live: a CUDA slot")), how_(how), uuid_(uuid) {
+    cuda::ScopedContext current(*ctx_);
+    if (how == Export::VirtualMemory) create_vmm(bytes, granularity);
+    else create_legacy(bytes);
+    if (ipc_event) create_event();
   }
 
   SlotKind kind() const override { return how_ == Export::VirtualMemory ? SlotKind::CudaVmmFd : SlotKind::CudaIpcHandle; }
@@ -109,10 +97,10 @@ class CudaStorage final : public SlotStorage {
     cuda_copy_frame(src, describe(l), stream, false);  // ordered before finish() on the same stream
   }
   void finish(const PresentSync& sync) override {
-    cuda::ScopedContext current(drv_, ctx_);
+    cuda::ScopedContext current(*ctx_);
     auto* s = static_cast<cuda::abi::CUstream>(sync.cuda_stream);
-    if (event_) HANDOFF_CU_CHECK(drv_.api().cuEventRecord(event_, s));
-    else HANDOFF_CU_CHECK(drv_.api().cuStreamSynchronize(s));
+    if (event_) HANDOFF_CU_CHECK(api().cuEventRecord(event_.get(), s));
+    else HANDOFF_CU_CHECK(api().cuStreamSynchronize(s));
   }
   void announce(SlotAnnounce& out) const override;
   int descriptor() const override { return fd_ ? fd_.get() : -1; }
@@ -121,62 +109,61 @@ class CudaStorage final : public SlotStorage {
   void create_vmm(std::size_t bytes, std::size_t granularity);
   void create_legacy(std::size_t bytes);
   void create_event();
-  void release() noexcept;
+  const cuda::abi::DriverApi& api() const { return ctx_->driver()->api(); }
 
-  const cuda::Driver& drv_;
-  cuda::abi::CUcontext ctx_;  // the route's retained primary context
-  int device_;
+  cuda::detail::RetainedContext ctx_;  // the slot's device; every handle below holds it retained too
   Export how_;
   Uuid uuid_;
   std::size_t size_ = 0;
-  cuda::abi::CUmemGenericAllocationHandle handle_ = 0;
-  cuda::abi::CUdeviceptr reserved_ = 0, mapped_ = 0, allocated_ = 0;
+  // Member order is destruction order, the documented teardown: the event,
+  // then unmap, release the allocation, free the range; the descriptor last.
   UniqueFd fd_;
+  cuda::detail::UniqueAddressRange reserved_;
+  cuda::detail::UniqueAllocation handle_;
+  cuda::detail::UniqueMemoryMapping mapped_;
+  cuda::detail::UniqueDevicePointer allocated_;  // legacy IPC: cuMemAlloc'd
   cuda::abi::CUipcMemHandle ipc_memory_{};
-  cuda::abi::CUevent event_ = nullptr;
+  cuda::detail::UniqueEvent event_;
   cuda::abi::CUipcEventHandle ipc_event_{};
 };
 
 // cuMemCreate, export the descriptor (sent to every subscriber), and map it
 // here too so the publisher can write it.
 void CudaStorage::create_vmm(std::size_t bytes, std::size_t granularity) {
-  const cuda::abi::DriverApi& a = drv_.api();
+  const cuda::abi::DriverApi& a = api();
   size_ = (bytes + granularity - 1) / granularity * granularity;
-  const cuda::abi::CUmemAllocationProp prop = device_allocation(device_);
-  HANDOFF_CU_CHECK(drv_.api().cuMemCreate(&handle_, size_, &prop, 0ull));
+  const cuda::abi::CUmemAllocationProp prop = device_allocation(ctx_->device());
+  cuda::abi::CUmemGenericAllocationHandle handle = 0;
+  HANDOFF_CU_CHECK(a.cuMemCreate(&handle, size_, &prop, 0ull));
+  handle_ = cuda::detail::UniqueAllocation(handle, {ctx_});
   int fd = -1;
-  drv_.check(a.cuMemExportToShareableHandle(&fd, handle_, cuda::abi::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
-             "cuMemExportToShareableHandle", "POSIX_FILE_DESCRIPTOR", HANDOFF_WHERE);
+  ctx_->driver()->check(a.cuMemExportToShareableHandle(&fd, handle, cuda::abi::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                        "cuMemExportToShareableHandle", "POSIX_FILE_DESCRIPTOR", HANDOFF_WHERE);
   fd_.reset(fd);
-  HANDOFF_CU_CHECK(drv_.api().cuMemAddressReserve(&reserved_, size_, granularity, cuda::abi::CUdeviceptr{0}, 0ull));
-  HANDOFF_CU_CHECK(drv_.api().cuMemMap(reserved_, size_, std::size_t{0}, handle_, 0ull));
-  mapped_ = reserved_;
+  cuda::abi::CUdeviceptr range = 0;
+  HANDOFF_CU_CHECK(a.cuMemAddressReserve(&range, size_, granularity, cuda::abi::CUdeviceptr{0}, 0ull));
+  reserved_ = cuda::detail::UniqueAddressRange(range, {ctx_, size_});
+  HANDOFF_CU_CHECK(a.cuMemMap(range, size_, std::size_t{0}, handle, 0ull));
+  mapped_ = cuda::detail::UniqueMemoryMapping(range, {ctx_, size_});
   cuda::abi::CUmemAccessDesc access{};
   access.location = prop.location;
   access.flags = cuda::abi::CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-  HANDOFF_CU_CHECK(drv_.api().cuMemSetAccess(mapped_, size_, &access, std::size_t{1}));
+  HANDOFF_CU_CHECK(a.cuMemSetAccess(range, size_, &access, std::size_t{1}));
 }
 
 void CudaStorage::create_legacy(std::size_t bytes) {
   size_ = bytes;
-  HANDOFF_CU_CHECK(drv_.api().cuMemAlloc(&allocated_, size_));
-  HANDOFF_CU_CHECK(drv_.api().cuIpcGetMemHandle(&ipc_memory_, allocated_));
+  cuda::abi::CUdeviceptr p = 0;
+  HANDOFF_CU_CHECK(api().cuMemAlloc(&p, size_));
+  allocated_ = cuda::detail::UniqueDevicePointer(p, {ctx_});
+  HANDOFF_CU_CHECK(api().cuIpcGetMemHandle(&ipc_memory_, p));
 }
 
 void CudaStorage::create_event() {
-  HANDOFF_CU_CHECK(drv_.api().cuEventCreate(&event_, unsigned(cuda::abi::CU_EVENT_INTERPROCESS | cuda::abi::CU_EVENT_DISABLE_TIMING)));
-  HANDOFF_CU_CHECK(drv_.api().cuIpcGetEventHandle(&ipc_event_, event_));
-}
-
-// The documented teardown order: unmap, release the handle, free the range.
-void CudaStorage::release() noexcept {
-  const cuda::abi::DriverApi& a = drv_.api();
-  if (event_) a.cuEventDestroy(std::exchange(event_, nullptr));
-  if (mapped_) a.cuMemUnmap(std::exchange(mapped_, 0), size_);
-  if (handle_) a.cuMemRelease(std::exchange(handle_, 0));
-  if (reserved_) a.cuMemAddressFree(std::exchange(reserved_, 0), size_);
-  if (allocated_) a.cuMemFree(std::exchange(allocated_, 0));
-  fd_.reset();
+  cuda::abi::CUevent e = nullptr;
+  HANDOFF_CU_CHECK(api().cuEventCreate(&e, unsigned(cuda::abi::CU_EVENT_INTERPROCESS | cuda::abi::CU_EVENT_DISABLE_TIMING)));
+  event_ = cuda::detail::UniqueEvent(e, {ctx_});
+  HANDOFF_CU_CHECK(api().cuIpcGetEventHandle(&ipc_event_, e));
 }
 
 Frame CudaStorage::describe(const SlotLayout& l) const {
@@ -186,9 +173,9 @@ Frame CudaStorage::describe(const SlotLayout& l) const {
   f.height = l.height;
   f.colorimetry = l.colorimetry;
   f.memory = MemoryKind::Cuda;
-  f.device = device_;
-  f.cuda_context = ctx_;
-  const cuda::abi::CUdeviceptr base = mapped_ ? mapped_ : allocated_;
+  f.device = ctx_->device();
+  f.cuda_context = ctx_->handle();
+  const cuda::abi::CUdeviceptr base = mapped_ ? mapped_.get() : allocated_.get();
   for (int p = 0; p < 2; ++p) {
     const PlaneLayout pl = plane_layout(l.format, l.width, l.height, p);
     const std::size_t offset = p == 0 ? 0 : l.chroma_offset;
@@ -203,7 +190,7 @@ void CudaStorage::announce(SlotAnnounce& out) const {
   out.offset = 0;
   out.device_uuid = uuid_;
   if (how_ == Export::LegacyIpc) std::memcpy(out.ipc_memory.data(), ipc_memory_.reserved, kIpcHandleBytes);
-  out.has_event = event_ != nullptr;
+  out.has_event = bool(event_);
   if (event_) std::memcpy(out.ipc_event.data(), ipc_event_.reserved, kIpcHandleBytes);
 }
 

@@ -25,7 +25,7 @@ enum class CudaSlotExport { VirtualMemory, LegacyIpc };
 
 // One CUDA slot of at least `bytes` (rounded up to `granularity` for virtual
 // memory) on ctx's device, with an interprocess event when `ipc_event`. The
-// route's `ctx` must outlive it.
+// slot keeps `ctx`'s primary context retained (a retain of its own) while it lives.
 std::unique_ptr<SlotStorage> make_cuda_storage(const cuda::PrimaryContext& ctx, CudaSlotExport how, std::size_t bytes,
                                                std::size_t granularity, const Uuid& uuid, bool ipc_event);
 

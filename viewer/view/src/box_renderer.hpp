@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <handoff/detail/gl_handles.hpp>
+
 namespace handoff::viewer {
 
 struct BoxInstance {
@@ -25,8 +27,7 @@ struct BoxInstance {
 
 class BoxRenderer {
  public:
-  BoxRenderer();
-  ~BoxRenderer();
+  BoxRenderer();  // throws handoff::Error on GL failure (nothing is left behind)
   BoxRenderer(const BoxRenderer&) = delete;
   BoxRenderer& operator=(const BoxRenderer&) = delete;
 
@@ -36,7 +37,10 @@ class BoxRenderer {
             const float display_size[2]);
 
  private:
-  GLuint program_ = 0, vao_ = 0, buffer_ = 0;
+  // Member order is destruction order: the vertex array goes before the buffer it reads.
+  handoff::detail::UniqueGlProgram program_;
+  handoff::detail::UniqueGlBuffer buffer_;
+  handoff::detail::UniqueGlVertexArray vao_;
   GLint loc_pos_ = -1, loc_size_ = -1, loc_width_ = -1;
 };
 

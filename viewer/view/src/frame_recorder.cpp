@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include <handoff/detail/gl_handles.hpp>
 #include <handoff/error.hpp>
 #include <handoff/gl_check.hpp>
 #include <handoff/host_frame.hpp>
@@ -17,7 +18,7 @@ namespace handoff::view {
 struct FrameRecorder::Slot {
   enum class State : std::uint8_t { Free, Reading, Queued, Writing };
   State state = State::Free;  // Free / Queued / Writing guarded by mutex_; Reading is the display's
-  GLuint buffer = 0;          // display thread
+  handoff::detail::UniqueGlBuffer buffer;  // display thread; deleting it unmaps it
   std::size_t size = 0;
   const std::uint8_t* mapped = nullptr;
   GlFence fence;  // display thread: the readback is done
@@ -111,22 +112,23 @@ void FrameRecorder::read_back(Slot& slot, unsigned luma, unsigned chroma, PixelF
   const std::size_t chroma_bytes = std::size_t(chroma_width(width)) * chroma_height(height) * 2 * bps;
   const std::size_t bytes = luma_bytes + chroma_bytes;
   if (slot.size != bytes) {
-    if (slot.buffer) glDeleteBuffers(1, &slot.buffer);
-    slot.buffer = 0;
     slot.mapped = nullptr;
     slot.size = 0;
+    slot.buffer.reset();
     const GLbitfield flags = GL_MAP_READ_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
-    glCreateBuffers(1, &slot.buffer);
-    glNamedBufferStorage(slot.buffer, GLsizeiptr(bytes), nullptr, flags);
+    GLuint name = 0;
+    glCreateBuffers(1, &name);
+    slot.buffer.reset(name);
+    glNamedBufferStorage(name, GLsizeiptr(bytes), nullptr, flags);
     slot.mapped = static_cast<const std::uint8_t*>(
-        HANDOFF_GL_CHECK(glMapNamedBufferRange(slot.buffer, 0, GLsizeiptr(bytes), flags), "recording buffer"));
+        HANDOFF_GL_CHECK(glMapNamedBufferRange(name, 0, GLsizeiptr(bytes), flags), "recording buffer"));
     slot.size = bytes;
   }
   const GLenum type = bps == 1 ? GL_UNSIGNED_BYTE : GL_UNSIGNED_SHORT;
   GLint prev_align = 4;
   glGetIntegerv(GL_PACK_ALIGNMENT, &prev_align);
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
-  glBindBuffer(GL_PIXEL_PACK_BUFFER, slot.buffer);
+  glBindBuffer(GL_PIXEL_PACK_BUFFER, slot.buffer.get());
   glGetTextureImage(luma, 0, GL_RED, type, GLsizei(luma_bytes), nullptr);
   glGetTextureImage(chroma, 0, GL_RG, type, GLsizei(chroma_bytes),
                     reinterpret_cast<void*>(static_cast<std::uintptr_t>(luma_bytes)));
@@ -214,16 +216,7 @@ void FrameRecorder::finish() noexcept {
     std::lock_guard lock(mutex_);
     if (!failed_) errors_.push_back(options_.path + ": " + e.what());
   }
-  free_gl();
-}
-
-void FrameRecorder::free_gl() noexcept {
-  for (auto& s : slots_) {
-    s->fence = GlFence{};
-    if (s->buffer) glDeleteBuffers(1, &s->buffer);  // unmaps it
-    s->buffer = 0;
-    s->mapped = nullptr;
-  }
+  slots_.clear();  // their fences and GL buffers, here on the display thread with its context current
 }
 
 RecorderStats FrameRecorder::stats() const {

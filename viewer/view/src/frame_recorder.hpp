@@ -66,11 +66,10 @@ class FrameRecorder {
                  std::uint32_t height);
   void hand_over(bool wait_all);
   void run();
-  void free_gl() noexcept;
 
   viewer::RecordTarget options_;
   viewer::RecordingWriter writer_;
-  std::vector<std::unique_ptr<Slot>> slots_;  // GL parts: display thread only
+  std::vector<std::unique_ptr<Slot>> slots_;  // GL parts: display thread only; emptied by finish()
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Slot*> ready_;  // read back, waiting for the recorder thread; guarded by mutex_

@@ -13,48 +13,63 @@
 namespace handoff::viewer {
 namespace {
 
-GLuint compile(GLenum stage, const char* name) {
+using handoff::detail::UniqueGlProgram;
+using handoff::detail::UniqueGlShader;
+
+UniqueGlShader compile(GLenum stage, const char* name) {
   const std::string_view src = shaders::glsl(name);
-  GLuint s = glCreateShader(stage);
+  UniqueGlShader s(glCreateShader(stage));
   const char* text = src.data();
   const GLint len = static_cast<GLint>(src.size());
-  glShaderSource(s, 1, &text, &len);
-  glCompileShader(s);
+  glShaderSource(s.get(), 1, &text, &len);
+  glCompileShader(s.get());
   GLint ok = 0;
-  glGetShaderiv(s, GL_COMPILE_STATUS, &ok);
+  glGetShaderiv(s.get(), GL_COMPILE_STATUS, &ok);
   if (!ok) {
     char log_text[2048] = {};
-    glGetShaderInfoLog(s, sizeof log_text, nullptr, log_text);
-    glDeleteShader(s);
+    glGetShaderInfoLog(s.get(), sizeof log_text, nullptr, log_text);
     throw Error(Api::Gl, "glCompileShader", 0, "GL_COMPILE_STATUS",
                 std::string("shader '") + name + "': " + log_text, HANDOFF_WHERE);
   }
   return s;
 }
 
+// GL_UNPACK_ALIGNMENT 1 and `buffer` (0: none) bound to GL_PIXEL_UNPACK_BUFFER
+// for its lifetime; the previous alignment and no unpack buffer after it.
+class UnpackScope {
+ public:
+  explicit UnpackScope(GLuint buffer) : buffer_(buffer) {
+    glGetIntegerv(GL_UNPACK_ALIGNMENT, &alignment_);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    if (buffer_) glBindBuffer(GL_PIXEL_UNPACK_BUFFER, buffer_);
+  }
+  ~UnpackScope() {
+    if (buffer_) glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, alignment_);
+  }
+  UnpackScope(const UnpackScope&) = delete;
+  UnpackScope& operator=(const UnpackScope&) = delete;
+
+ private:
+  GLuint buffer_;
+  GLint alignment_ = 4;
+};
+
 }  // namespace
 
-GLuint build_program(const char* vertex_name, const char* fragment_name) {
-  GLuint vs = compile(GL_VERTEX_SHADER, vertex_name);
-  GLuint fs = 0;
-  try {
-    fs = compile(GL_FRAGMENT_SHADER, fragment_name);
-  } catch (...) {
-    glDeleteShader(vs);
-    throw;
-  }
-  GLuint p = glCreateProgram();
-  glAttachShader(p, vs);
-  glAttachShader(p, fs);
-  glLinkProgram(p);
-  glDeleteShader(vs);
-  glDeleteShader(fs);
+// The shaders are deleted on return: attached, they live as long as the program.
+UniqueGlProgram build_program(const char* vertex_name, const char* fragment_name) {
+  const UniqueGlShader vs = compile(GL_VERTEX_SHADER, vertex_name);
+  const UniqueGlShader fs = compile(GL_FRAGMENT_SHADER, fragment_name);
+  UniqueGlProgram p(glCreateProgram());
+  glAttachShader(p.get(), vs.get());
+  glAttachShader(p.get(), fs.get());
+  glLinkProgram(p.get());
   GLint ok = 0;
-  glGetProgramiv(p, GL_LINK_STATUS, &ok);
+  glGetProgramiv(p.get(), GL_LINK_STATUS, &ok);
   if (!ok) {
     char log_text[2048] = {};
-    glGetProgramInfoLog(p, sizeof log_text, nullptr, log_text);
-    glDeleteProgram(p);
+    glGetProgramInfoLog(p.get(), sizeof log_text, nullptr, log_text);
     throw Error(Api::Gl, "glLinkProgram", 0, "GL_LINK_STATUS",
                 std::string(vertex_name) + " + " + fragment_name + ": " + log_text, HANDOFF_WHERE);
   }
@@ -62,41 +77,28 @@ GLuint build_program(const char* vertex_name, const char* fragment_name) {
 }
 
 FrameRenderer::FrameRenderer() {
-  auto free_all = [&] {
-    for (Program& p : programs_)
-      if (p.id) glDeleteProgram(p.id);
-    if (vao_) glDeleteVertexArrays(1, &vao_);
-  };
-  try {
-    const char* fragments[2] = {"yuv_frame_frag", "yuv_frame_nearest_frag"};
-    for (int i = 0; i < 2; ++i) {
-      Program& p = programs_[i];
-      p.id = build_program("yuv_frame_vert", fragments[i]);
-      p.matrix = glGetUniformLocation(p.id, "u_rgb_from_yuv");
-      p.bias = glGetUniformLocation(p.id, "u_bias");
-      p.frame_size = glGetUniformLocation(p.id, "u_frame_size");
-      p.chroma_size = glGetUniformLocation(p.id, "u_chroma_size");
-      p.siting = glGetUniformLocation(p.id, "u_siting");
-      p.scale = glGetUniformLocation(p.id, "u_view_scale");
-      p.offset = glGetUniformLocation(p.id, "u_view_offset");
-      p.fb_size = glGetUniformLocation(p.id, "u_fb_size");
-    }
-    HANDOFF_GL_CHECK(glCreateVertexArrays(1, &vao_), "FrameRenderer setup");
-  } catch (...) {
-    free_all();
-    throw;
+  const char* fragments[2] = {"yuv_frame_frag", "yuv_frame_nearest_frag"};
+  for (int i = 0; i < 2; ++i) {
+    Program& p = programs_[i];
+    p.id = build_program("yuv_frame_vert", fragments[i]);
+    const GLuint id = p.id.get();
+    p.matrix = glGetUniformLocation(id, "u_rgb_from_yuv");
+    p.bias = glGetUniformLocation(id, "u_bias");
+    p.frame_size = glGetUniformLocation(id, "u_frame_size");
+    p.chroma_size = glGetUniformLocation(id, "u_chroma_size");
+    p.siting = glGetUniformLocation(id, "u_siting");
+    p.scale = glGetUniformLocation(id, "u_view_scale");
+    p.offset = glGetUniformLocation(id, "u_view_offset");
+    p.fb_size = glGetUniformLocation(id, "u_fb_size");
   }
+  GLuint vao = 0;
+  HANDOFF_GL_CHECK(glCreateVertexArrays(1, &vao), "FrameRenderer setup");
+  vao_.reset(vao);
 }
 
-FrameRenderer::~FrameRenderer() {
-  release_textures();
-  glDeleteVertexArrays(1, &vao_);
-  for (Program& p : programs_) glDeleteProgram(p.id);
-}
-
-void FrameRenderer::release_textures() noexcept {
-  GLuint t[2] = {luma_, chroma_};
-  if (!external_ && (luma_ || chroma_)) glDeleteTextures(2, t);
+void FrameRenderer::clear_textures() noexcept {
+  own_luma_.reset();
+  own_chroma_.reset();
   luma_ = chroma_ = 0;
   width_ = height_ = 0;
   external_ = false;
@@ -134,7 +136,7 @@ void FrameRenderer::use_external(PixelFormat format, std::uint32_t width, std::u
   if (!luma || !chroma) throw UsageError("FrameRenderer::use_external: no plane texture");
   if (external_ && luma == luma_ && chroma == chroma_ && format == format_ && width == width_ && height == height_)
     return;
-  release_textures();
+  clear_textures();
   HANDOFF_GL_CHECK(set_plane_sampling(luma, chroma), "external plane textures");
   luma_ = luma;
   chroma_ = chroma;
@@ -147,10 +149,14 @@ void FrameRenderer::use_external(PixelFormat format, std::uint32_t width, std::u
 void FrameRenderer::configure(PixelFormat format, std::uint32_t width, std::uint32_t height) {
   check_texture_size("FrameRenderer::configure", width, height);
   if (!external_ && format == format_ && width == width_ && height == height_) return;
-  release_textures();
+  clear_textures();
   const bool p010 = format == PixelFormat::P010;
-  glCreateTextures(GL_TEXTURE_2D, 1, &luma_);
-  glCreateTextures(GL_TEXTURE_2D, 1, &chroma_);
+  GLuint names[2] = {};
+  glCreateTextures(GL_TEXTURE_2D, 2, names);
+  own_luma_.reset(names[0]);
+  own_chroma_.reset(names[1]);
+  luma_ = names[0];
+  chroma_ = names[1];
   glTextureStorage2D(luma_, 1, p010 ? GL_R16 : GL_R8, static_cast<GLsizei>(width),
                      static_cast<GLsizei>(height));
   glTextureStorage2D(chroma_, 1, p010 ? GL_RG16 : GL_RG8, static_cast<GLsizei>(chroma_width(width)),
@@ -198,25 +204,16 @@ void FrameRenderer::upload(const Frame& frame) {
   if (frame.memory == MemoryKind::Host && (!frame.planes[0].data || !frame.planes[1].data))
     throw UsageError("FrameRenderer::upload: a host plane pointer is null");
   configure(frame.format, frame.width, frame.height);
-  GLint prev_align = 4;
-  glGetIntegerv(GL_UNPACK_ALIGNMENT, &prev_align);
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
   const bool gpu = frame.memory == MemoryKind::GlBuffer;
-  if (gpu) glBindBuffer(GL_PIXEL_UNPACK_BUFFER, frame.gl_buffer);
-  try {
+  {
+    const UnpackScope unpack(gpu ? frame.gl_buffer : 0);
     for (int i = 0; i < 2; ++i) {
       const Plane& pl = frame.planes[static_cast<std::size_t>(i)];
-      const void* base = gpu ? reinterpret_cast<const void*>(static_cast<std::uintptr_t>(pl.offset))
-                             : pl.data;
+      const void* base = gpu ? reinterpret_cast<const void*>(static_cast<std::uintptr_t>(pl.offset)) : pl.data;
       upload_plane(i == 0 ? luma_ : chroma_, frame, i, base);
     }
-  } catch (...) {
-    if (gpu) glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, prev_align);
-    throw;
   }
-  if (gpu) glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
-  HANDOFF_GL_CHECK(glPixelStorei(GL_UNPACK_ALIGNMENT, prev_align), "plane upload");
+  HANDOFF_GL_CHECK(glPixelStorei(GL_UNPACK_ROW_LENGTH, 0), "plane upload");
 }
 
 void FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
@@ -227,7 +224,7 @@ void FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
   if (!has_frame()) return;
   const ShaderColor sc = fold_color(o.colorimetry, format_);
   const Program& p = programs_[o.nearest ? 1 : 0];
-  glUseProgram(p.id);
+  glUseProgram(p.id.get());
   glUniformMatrix3fv(p.matrix, 1, GL_FALSE, sc.rgb_from_yuv.data());
   glUniform3fv(p.bias, 1, sc.bias.data());
   glUniform2f(p.frame_size, static_cast<float>(width_), static_cast<float>(height_));
@@ -241,7 +238,7 @@ void FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
   glUniform2f(p.fb_size, static_cast<float>(fb_w), static_cast<float>(fb_h));
   glBindTextureUnit(0, luma_);
   glBindTextureUnit(1, chroma_);
-  glBindVertexArray(vao_);
+  glBindVertexArray(vao_.get());
   glDisable(GL_BLEND);
   glDisable(GL_SCISSOR_TEST);
   glDisable(GL_DEPTH_TEST);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include <handoff/detail/gl_handles.hpp>
 #include <handoff/frame.hpp>
 
 #include "view_transform.hpp"
@@ -23,8 +24,7 @@ struct DrawOptions {
 
 class FrameRenderer {
  public:
-  FrameRenderer();  // compiles the shader; throws handoff::Error on GL failure
-  ~FrameRenderer();
+  FrameRenderer();  // compiles the shaders; throws handoff::Error on GL failure (nothing is left behind)
   FrameRenderer(const FrameRenderer&) = delete;
   FrameRenderer& operator=(const FrameRenderer&) = delete;
 
@@ -57,17 +57,18 @@ class FrameRenderer {
 
  private:
   void upload_plane(GLuint tex, const Frame& frame, int plane, const void* base);
-  void release_textures() noexcept;
+  void clear_textures() noexcept;  // no frame: the own textures deleted, external ones let go
 
   // One program per filter: [0] linear, [1] nearest (yuv_frame_nearest_frag).
   struct Program {
-    GLuint id = 0;
+    handoff::detail::UniqueGlProgram id;
     GLint matrix = -1, bias = -1, frame_size = -1, chroma_size = -1, siting = -1, scale = -1, offset = -1,
           fb_size = -1;
   };
   Program programs_[2];
-  GLuint vao_ = 0;
-  GLuint luma_ = 0;
+  handoff::detail::UniqueGlVertexArray vao_;
+  handoff::detail::UniqueGlTexture own_luma_, own_chroma_;  // the renderer's textures (empty while external)
+  GLuint luma_ = 0;    // what draw() samples: own_luma_, or the caller's texture (external_)
   GLuint chroma_ = 0;
   PixelFormat format_ = PixelFormat::NV12;
   std::uint32_t width_ = 0;
@@ -86,6 +87,6 @@ void check_texture_size(const char* what, std::uint32_t width, std::uint32_t hei
 
 // A GL program from two embedded GLSL sources (handoff::shaders::glsl names);
 // throws handoff::Error with the info log on failure.
-GLuint build_program(const char* vertex_name, const char* fragment_name);
+handoff::detail::UniqueGlProgram build_program(const char* vertex_name, const char* fragment_name);
 
 }  // namespace handoff::viewer

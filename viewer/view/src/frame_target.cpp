@@ -11,36 +11,33 @@
 
 namespace handoff::viewer {
 
-FrameTarget::~FrameTarget() { release(); }
-
-void FrameTarget::release() noexcept {
-  if (fbo_) glDeleteFramebuffers(1, &fbo_);
-  if (color_) glDeleteTextures(1, &color_);
-  fbo_ = color_ = 0;
-  width_ = height_ = 0;
-}
-
 void FrameTarget::resize(int width, int height) {
   if (width <= 0 || height <= 0)
     throw UsageError("FrameTarget::resize: " + std::to_string(width) + "x" + std::to_string(height));
   check_texture_size("FrameTarget::resize", std::uint32_t(width), std::uint32_t(height));
   if (width == width_ && height == height_) return;
-  release();
-  glCreateTextures(GL_TEXTURE_2D, 1, &color_);
-  glTextureStorage2D(color_, 1, GL_RGBA8, width, height);
-  glCreateFramebuffers(1, &fbo_);
-  glNamedFramebufferTexture(fbo_, GL_COLOR_ATTACHMENT0, color_, 0);
-  const GLenum status = HANDOFF_GL_CHECK(glCheckNamedFramebufferStatus(fbo_, GL_FRAMEBUFFER), "RGBA8 frame target");
-  if (status != GL_FRAMEBUFFER_COMPLETE) {
-    release();
+  fbo_.reset();  // the old target's memory goes before the new one is made
+  color_.reset();
+  width_ = height_ = 0;
+  GLuint name = 0;
+  glCreateTextures(GL_TEXTURE_2D, 1, &name);
+  handoff::detail::UniqueGlTexture color(name);
+  glTextureStorage2D(color.get(), 1, GL_RGBA8, width, height);
+  glCreateFramebuffers(1, &name);
+  handoff::detail::UniqueGlFramebuffer fbo(name);
+  glNamedFramebufferTexture(fbo.get(), GL_COLOR_ATTACHMENT0, color.get(), 0);
+  const GLenum status =
+      HANDOFF_GL_CHECK(glCheckNamedFramebufferStatus(fbo.get(), GL_FRAMEBUFFER), "RGBA8 frame target");
+  if (status != GL_FRAMEBUFFER_COMPLETE)
     throw Error(Api::Gl, "glCheckNamedFramebufferStatus", static_cast<long long>(status),
                 "GL_FRAMEBUFFER_INCOMPLETE", "RGBA8 frame target", HANDOFF_WHERE);
-  }
+  color_ = std::move(color);
+  fbo_ = std::move(fbo);
   width_ = width;
   height_ = height;
 }
 
-void FrameTarget::bind() const { glBindFramebuffer(GL_FRAMEBUFFER, fbo_); }
+void FrameTarget::bind() const { glBindFramebuffer(GL_FRAMEBUFFER, fbo_.get()); }
 void FrameTarget::unbind() { glBindFramebuffer(GL_FRAMEBUFFER, 0); }
 
 void FrameTarget::read_rgba(std::vector<std::uint8_t>& out) const {
@@ -48,7 +45,7 @@ void FrameTarget::read_rgba(std::vector<std::uint8_t>& out) const {
   out.resize(row * static_cast<std::size_t>(height_));
   {
     PackStateScope pack;
-    HANDOFF_GL_CHECK(glGetTextureImage(color_, 0, GL_RGBA, GL_UNSIGNED_BYTE, static_cast<GLsizei>(out.size()),
+    HANDOFF_GL_CHECK(glGetTextureImage(color_.get(), 0, GL_RGBA, GL_UNSIGNED_BYTE, static_cast<GLsizei>(out.size()),
                                        out.data()));
   }
   // GL rows are bottom-up; flip in place.

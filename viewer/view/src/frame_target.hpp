@@ -6,16 +6,17 @@
 #include <cstdint>
 #include <vector>
 
+#include <handoff/detail/gl_handles.hpp>
+
 namespace handoff::viewer {
 
 class FrameTarget {
  public:
   FrameTarget() = default;
-  ~FrameTarget();
   FrameTarget(const FrameTarget&) = delete;
   FrameTarget& operator=(const FrameTarget&) = delete;
 
-  // (Re)allocates when the size changes.
+  // (Re)allocates when the size changes; after a failure the target is empty (width 0).
   void resize(int width, int height);
   void bind() const;  // as draw + read framebuffer
   static void unbind();
@@ -25,12 +26,12 @@ class FrameTarget {
 
   int width() const { return width_; }
   int height() const { return height_; }
-  GLuint framebuffer() const { return fbo_; }
+  GLuint framebuffer() const { return fbo_.get(); }
 
  private:
-  void release() noexcept;
-  GLuint fbo_ = 0;
-  GLuint color_ = 0;
+  // Member order is destruction order: the framebuffer goes before its colour texture.
+  handoff::detail::UniqueGlTexture color_;
+  handoff::detail::UniqueGlFramebuffer fbo_;
   int width_ = 0;
   int height_ = 0;
 };

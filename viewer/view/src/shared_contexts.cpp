@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include <handoff/detail/egl_handles.hpp>
 #include <handoff/error.hpp>
 
 namespace handoff::viewer {
@@ -19,15 +20,12 @@ namespace {
   throw Error(Api::Egl, call, e, hex, "headless GL 4.5 core context pair (EGL surfaceless)", HANDOFF_WHERE);
 }
 
+// Two contexts in one share group. The display stays initialised when the
+// pair goes: other parts of the process may use it.
 struct EglPair {
   EGLDisplay display = EGL_NO_DISPLAY;
-  EGLContext render = EGL_NO_CONTEXT;
-  EGLContext worker = EGL_NO_CONTEXT;
-  ~EglPair() {
-    // The display stays initialised: other parts of the process may use it.
-    if (worker != EGL_NO_CONTEXT) eglDestroyContext(display, worker);
-    if (render != EGL_NO_CONTEXT) eglDestroyContext(display, render);
-  }
+  handoff::detail::UniqueEglContext render;
+  handoff::detail::UniqueEglContext worker;  // member order is destruction order: the shared one first
 };
 
 // The surfaceless platform (Mesa), else an EGL device, preferably CUDA device
@@ -81,10 +79,12 @@ SharedContexts make_headless_contexts(bool debug) {
   const EGLint attrs[] = {EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 5,
                           EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
                           EGL_CONTEXT_OPENGL_DEBUG, debug ? EGL_TRUE : EGL_FALSE, EGL_NONE};
-  pair->render = eglCreateContext(pair->display, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attrs);
-  if (pair->render == EGL_NO_CONTEXT) egl_fail("eglCreateContext");
-  pair->worker = eglCreateContext(pair->display, EGL_NO_CONFIG_KHR, pair->render, attrs);
-  if (pair->worker == EGL_NO_CONTEXT) egl_fail("eglCreateContext(shared)");
+  using handoff::detail::UniqueEglContext;
+  const handoff::detail::EglContextDestroy destroy{pair->display};
+  pair->render = UniqueEglContext(eglCreateContext(pair->display, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attrs), destroy);
+  if (!pair->render) egl_fail("eglCreateContext");
+  pair->worker = UniqueEglContext(eglCreateContext(pair->display, EGL_NO_CONFIG_KHR, pair->render.get(), attrs), destroy);
+  if (!pair->worker) egl_fail("eglCreateContext(shared)");
 
   auto wrap = [pair](EGLContext ctx, std::string what) {
     ExternalContext e;
@@ -98,8 +98,8 @@ SharedContexts make_headless_contexts(bool debug) {
     return wrap_context(std::move(e));
   };
   SharedContexts s;
-  s.render = wrap(pair->render, platform + " (render)");
-  auto worker = std::make_shared<std::unique_ptr<GlContext>>(wrap(pair->worker, platform + " (worker, shared)"));
+  s.render = wrap(pair->render.get(), platform + " (render)");
+  auto worker = std::make_shared<std::unique_ptr<GlContext>>(wrap(pair->worker.get(), platform + " (worker, shared)"));
   s.worker_factory = [worker] { return std::move(*worker); };
   return s;
 }

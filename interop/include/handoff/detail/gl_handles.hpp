@@ -1,8 +1,8 @@
 #pragma once
 // UniqueHandle aliases for the GL objects handoff creates: one per object type.
 // Under detail/ because public classes (GlFence, GlVkBuffer, GlVkTexture, ...)
-// hold them as members; for the library, its tests and benchmarks, not an API
-// to build on. Without the GL headers: a GL name is an unsigned (GLuint), a
+// hold them as members; for the library, the viewer's renderers, the tests and
+// benchmarks, not an API to build on. Without the GL headers: a GL name is an unsigned (GLuint), a
 // sync object a void* (GLsync).
 //
 // Every deleter calls GL, so a handle must be reset or destroyed on a thread
@@ -27,11 +27,27 @@ struct GlSemaphoreDeleter {
 struct GlSyncDeleter {
   void operator()(void* sync) const noexcept;  // glDeleteSync
 };
+struct GlShaderDeleter {
+  void operator()(unsigned name) const noexcept;  // glDeleteShader
+};
+struct GlProgramDeleter {
+  void operator()(unsigned name) const noexcept;  // glDeleteProgram
+};
+struct GlVertexArrayDeleter {
+  void operator()(unsigned name) const noexcept;  // glDeleteVertexArrays
+};
+struct GlFramebufferDeleter {
+  void operator()(unsigned name) const noexcept;  // glDeleteFramebuffers
+};
 
 using UniqueGlBuffer = UniqueHandle<unsigned, GlBufferDeleter>;
 using UniqueGlTexture = UniqueHandle<unsigned, GlTextureDeleter>;
 using UniqueGlMemoryObject = UniqueHandle<unsigned, GlMemoryObjectDeleter>;
 using UniqueGlSemaphore = UniqueHandle<unsigned, GlSemaphoreDeleter>;
 using UniqueGlSync = UniqueHandle<void*, GlSyncDeleter>;
+using UniqueGlShader = UniqueHandle<unsigned, GlShaderDeleter>;
+using UniqueGlProgram = UniqueHandle<unsigned, GlProgramDeleter>;
+using UniqueGlVertexArray = UniqueHandle<unsigned, GlVertexArrayDeleter>;
+using UniqueGlFramebuffer = UniqueHandle<unsigned, GlFramebufferDeleter>;
 
 }  // namespace handoff::detail

@@ -2,7 +2,7 @@
 // GlWorker's machinery: the task that carries a run() call to the worker and
 // its result back, and the registry through which resources made on the
 // worker release their GL / CUDA-graphics objects there. For gl_worker.hpp
-// and the library's resource types (GlBuffer, CudaGlBuffer, VkGlFrame, ...);
+// and the library's resource types (GlBuffer, CudaGlBuffer, GlVkFrame, ...);
 // applications use GlWorker itself.
 #include <handoff/error.hpp>
 

@@ -3,8 +3,9 @@
 // writer (chunks compressed with zstd or lz4 or not at all, message and chunk
 // indexes, statistics, summary, CRCs) and a reader that reaches any message
 // through the summary's indexes, or, in a file without a summary (a recording
-// cut short by a crash), by scanning it once. Written from the MCAP
-// specification (major version 0); docs/recording.md says what is checked.
+// cut short by a crash), by scanning it once, up to its last whole message.
+// Written from the MCAP specification (major version 0); docs/recording.md
+// says what is checked.
 //
 // Layout: magic, Header, data records (Schema, Channel, Chunk + its
 // MessageIndex records, ...), DataEnd, summary records grouped by opcode,
@@ -190,7 +191,9 @@ struct ReaderOptions {
 // summary it scans the file once. Malformed input throws ParseError naming
 // the file, the record and its byte offset, and the field; a file cut short (a
 // record running past the end) is read up to its last whole record with one
-// warning (logged and kept in warnings()).
+// warning (logged and kept in warnings()): of an uncompressed chunk cut short,
+// the messages wholly written are kept (its CRC cannot be checked); a
+// compressed one cannot be decompressed and is dropped.
 // Thread safety: none; use one from one thread at a time (it may be handed
 // between threads).
 class Reader {

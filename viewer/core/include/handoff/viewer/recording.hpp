@@ -108,6 +108,13 @@ void encode_annotations(const OverlayFrame& overlays, std::uint64_t timestamp_ns
 // texts. ParseError at `where` when the bytes are not such a message.
 void decode_annotations(std::span<const std::uint8_t> bytes, OverlayFrame& out, const MessagePlace& where);
 
+// The time foxglove.ImageAnnotations bytes are for (nanoseconds, as
+// RawImageView::timestamp_ns): the message's own timestamp when set (its
+// annotations' are then ignored), else the first annotation's that has one
+// (circles, points, texts); std::nullopt when none does. ParseError at
+// `where` when the bytes are not such a message.
+std::optional<std::uint64_t> annotations_timestamp(std::span<const std::uint8_t> bytes, const MessagePlace& where);
+
 // Channel metadata for a stream's colorimetry, and back. Absent or unknown
 // values take the defaults a file without them gets (BT.601 up to 576 rows,
 // else BT.709; limited range; chroma siting left).
@@ -218,6 +225,10 @@ struct RecordingOpenOptions {
   // Where its overlays are; empty: "<topic>/annotations" if present, else the
   // only foxglove.ImageAnnotations topic if there is exactly one, else none.
   std::string annotations_topic;
+  // A frame's overlays are the annotation message with the frame's timestamp
+  // (see RecordingSource) logged at most this far from the frame, in either
+  // direction (a detector's output is logged after its image).
+  std::uint64_t annotation_window_ns = 2'000'000'000;
   std::uint64_t max_chunk_bytes = std::uint64_t(1) << 30;  // see mcap::ReaderOptions
 };
 
@@ -230,9 +241,15 @@ struct RecordingTopic {
 // A recording played as a FrameSource: frame i is the i-th image of the
 // chosen topic by log time, reached through the index without scanning
 // (files without a summary are scanned once at open). overlays_for(i) gives
-// the annotations whose log time equals frame i's. Errors: ParseError naming the file, the record and its
-// byte offset and the field; a file cut short plays up to its last whole
-// message, with one warning (logged and in warnings()).
+// the annotation message matched to frame i by timestamp, as Foxglove's image
+// panel matches them: the one whose timestamp (annotations_timestamp())
+// equals the image's RawImage.timestamp, among the annotation messages logged
+// within RecordingOpenOptions::annotation_window_ns of the image (nearest in
+// log time first); a message or image without a timestamp is matched by its
+// log time instead. Each annotation message's timestamp is read once, when a
+// frame near it is first looked up. Errors: ParseError naming the file, the
+// record and its byte offset and the field; a file cut short plays up to its
+// last whole message, with one warning (logged and in warnings()).
 // Thread safety: none; use one from one thread at a time (it may be handed between threads).
 class RecordingSource : public FrameSource {
  public:
