@@ -23,6 +23,11 @@ Pipeline::Pipeline(const std::string& description) {
 Pipeline::~Pipeline() {
   if (!pipeline_) return;
   gst_element_set_state(pipeline_, GST_STATE_NULL);
+  // Messages left on the bus hold their sources (the pipeline among them):
+  // flushed, or the pipeline and its bus keep each other alive.
+  GstBus* bus = gst_element_get_bus(pipeline_);
+  gst_bus_set_flushing(bus, TRUE);
+  gst_object_unref(bus);
   gst_object_unref(pipeline_);
 }
 
@@ -172,6 +177,43 @@ Rgba snapshot(GstElement* sink, bool view) {
   }
   gst_sample_unref(sample);
   return out;
+}
+
+GstTracer* leaks_tracer() {
+  GstTracer* found = nullptr;
+  GList* all = gst_tracing_get_active_tracers();
+  for (GList* l = all; l; l = l->next)
+    if (!found && std::string(G_OBJECT_TYPE_NAME(l->data)) == "GstLeaksTracer") found = GST_TRACER(gst_object_ref(l->data));
+  g_list_free_full(all, gst_object_unref);
+  return found;  // the tracing framework keeps it alive for the process; this ref is the caller's
+}
+
+void start_leak_tracking(GstTracer* tracer) { g_signal_emit_by_name(tracer, "activity-start-tracking"); }
+
+namespace {
+
+void count_types(const GValue* list, int sign, std::map<std::string, int>& out) {
+  for (guint i = 0; list && i < gst_value_list_get_size(list); ++i) {
+    const GstStructure* o = gst_value_get_structure(gst_value_list_get_value(list, i));
+    if (const char* type = gst_structure_get_string(o, "type-name")) out[type] += sign;
+  }
+}
+
+}  // namespace
+
+std::map<std::string, int> net_objects_since_start(GstTracer* tracer) {
+  GstStructure* checkpoint = nullptr;
+  g_signal_emit_by_name(tracer, "activity-get-checkpoint", &checkpoint);
+  std::map<std::string, int> net;
+  if (!checkpoint) return net;
+  count_types(gst_structure_get_value(checkpoint, "objects-created-list"), +1, net);
+  count_types(gst_structure_get_value(checkpoint, "objects-removed-list"), -1, net);
+  gst_structure_free(checkpoint);
+  // Stopped, so that the next start starts afresh (GStreamer 1.22's tracer
+  // returns from a second start with its lock still held).
+  g_signal_emit_by_name(tracer, "activity-stop-tracking");
+  for (auto it = net.begin(); it != net.end();) it = it->second == 0 ? net.erase(it) : std::next(it);
+  return net;
 }
 
 }  // namespace handoff::gst::test

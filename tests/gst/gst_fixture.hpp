@@ -11,6 +11,7 @@
 #include <gst/video/video.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -99,6 +100,14 @@ Rgba snapshot(GstElement* sink, bool view = false);
 // A system-memory NV12 / P010 buffer of `info`'s layout, every sample set by `code(plane, x, y, component)`.
 template <typename Code>
 GstBuffer* make_buffer(const GstVideoInfo& info, Code code);
+
+// GStreamer's leaks tracer (GST_TRACERS=leaks in the tier's environment), or null.
+GstTracer* leaks_tracer();
+// Starts tracking (activity-start-tracking); then, per type, the objects
+// created since less those destroyed since (activity-get-checkpoint lists
+// both), and tracking stops.
+void start_leak_tracking(GstTracer* tracer);
+std::map<std::string, int> net_objects_since_start(GstTracer* tracer);
 
 // --- template definitions --------------------------------------------------------------------
 

@@ -325,26 +325,45 @@ TEST_F(HandoffSinkTest, PublishServesTheFramesToASubscriber) {
   EXPECT_FLOAT_EQ(f.overlays->objects[0].x1, 24.f);
 }
 
+std::string describe(const std::map<std::string, int>& net) {
+  std::string s;
+  for (const auto& [type, n] : net) s += " " + type + ":" + std::to_string(n);
+  return s.empty() ? " (none)" : s;
+}
+
+// 100 NULL -> PLAYING -> NULL cycles: no descriptor left open, resident memory
+// flat once warm, and not one GStreamer object made in them left alive
+// (GStreamer's leaks tracer: objects created less objects destroyed, per type).
 TEST_F(HandoffSinkTest, HundredStateCyclesLeaveNothingBehind) {
-  const std::string desc = "videotestsrc num-buffers=2 ! video/x-raw,format=NV12,width=64,height=48 ! "
-                           "handoffsink name=sink headless=true sync=false";
-  auto cycle = [&] {
-    Pipeline p(desc);
-    ASSERT_NE(p.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
-    ASSERT_EQ(p.wait_for().type, GST_MESSAGE_EOS);
-    ASSERT_NE(p.set_state(GST_STATE_NULL), GST_STATE_CHANGE_FAILURE);
-    ElementPtr sink = p.element("sink");
-    EXPECT_EQ(testing::sink_viewer(sink.get()), nullptr) << "NULL: the viewer is gone";
+  GstTracer* leaks = leaks_tracer();
+  ASSERT_NE(leaks, nullptr) << "the tier's environment sets GST_TRACERS=leaks";
+  auto cycles = [&](const std::string& sink, int n) {
+    const std::string desc = "videotestsrc num-buffers=2 ! video/x-raw,format=NV12,width=64,height=48 ! " + sink;
+    for (int i = 0; i < n && !HasFatalFailure(); ++i) {
+      Pipeline p(desc);
+      ASSERT_NE(p.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+      ASSERT_EQ(p.wait_for().type, GST_MESSAGE_EOS);
+      ASSERT_NE(p.set_state(GST_STATE_NULL), GST_STATE_CHANGE_FAILURE);
+      ElementPtr s = p.element("sink");
+      EXPECT_EQ(testing::sink_viewer(s.get()), nullptr) << "NULL: no viewer";
+    }
   };
-  for (int i = 0; i < 5; ++i) cycle();  // warm-up: GStreamer's and EGL's process-wide state
+  const std::string ours = "handoffsink name=sink headless=true sync=false";
+  cycles(ours, 20);  // warm-up: GStreamer's classes, EGL's and llvmpipe's process-wide state
+  start_leak_tracking(leaks);
   const int fds = live::test::open_descriptors();
+  cycles(ours, 50);
   const long rss = live::test::resident_kib();
-  for (int i = 0; i < 100; ++i) {
-    cycle();
-    if (HasFatalFailure()) return;
-  }
+  cycles(ours, 30);
+  const long grown_kib = live::test::resident_kib() - rss;
+  cycles(ours, 20);
+  std::map<std::string, int> net = net_objects_since_start(leaks);
+  gst_object_unref(leaks);
+  if (HasFatalFailure()) return;
+  EXPECT_TRUE(net.empty()) << "GStreamer objects made in 100 cycles and still alive:" << describe(net);
   EXPECT_EQ(live::test::open_descriptors(), fds);
-  if (live::test::kResidentMemoryIsMeaningful) EXPECT_LT(live::test::resident_kib() - rss, 16 * 1024) << "KiB grown";
+  if (live::test::kResidentMemoryIsMeaningful)
+    EXPECT_LT(grown_kib, 4 * 1024) << "KiB grown over 30 cycles, once warm";
 }
 
 // GL memory from the pipeline's own GL context (glupload): the viewer's
