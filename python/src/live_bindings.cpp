@@ -327,7 +327,7 @@ void bind_publisher_stats(nb::module_& m) {
       .def_ro("route", &PublisherStats::route, "How slots are shared, and why any fallback was taken.")
       .def_ro("recorded", &PublisherStats::recorded, "record=: frames in the recording.")
       .def_ro("record_dropped", &PublisherStats::record_dropped, "record=: left out (the writer's queue was full).")
-      .def_ro("record_skipped", &PublisherStats::record_skipped, "record=: not recorded (only in CUDA memory).")
+      .def_ro("record_skipped", &PublisherStats::record_skipped, "record=: not recorded (only in Vulkan memory).")
       .def_ro("record_error", &PublisherStats::record_error, "record=: the error that stopped the recording, or ''.")
       .def("__repr__", [](const PublisherStats& s) {
         return "<handoff.PublisherStats published=" + std::to_string(s.published) +

@@ -270,7 +270,9 @@ TEST_F(CudaLive, AnImportTheSubscriberCannotMakeEndsTheSessionWithTheReason) {
 // published; a CUDA frame copied device to device is only in CUDA memory, so
 // it is counted as not recorded. With host slots (CudaExport::Host) a CUDA
 // frame lands in host memory and is recorded from there.
-TEST_F(CudaLive, RecordingKeepsWhatIsInHostMemoryAndCountsTheRest) {
+// Host frames and CUDA frames (copied to host memory for the recording, on
+// the producer's stream) are both recorded, into CUDA slots and into host slots.
+TEST_F(CudaLive, RecordingKeepsHostAndCudaFrames) {
   const auto file = runtime() / "cuda.mcap";
   {
     PublisherOptions o = cuda_options();
@@ -287,8 +289,17 @@ TEST_F(CudaLive, RecordingKeepsWhatIsInHostMemoryAndCountsTheRest) {
     ASSERT_TRUE(pub.publish(dev.frame));
     ASSERT_TRUE(sub.next(10s));
     const PublisherStats st = pub.stats();
-    EXPECT_EQ(st.recorded + st.record_dropped, 1u);
-    EXPECT_EQ(st.record_skipped, 1u);
+    EXPECT_EQ(st.recorded, 2u) << "dropped " << st.record_dropped << ", error " << st.record_error;
+    EXPECT_EQ(st.record_skipped, 0u);
+  }
+  auto rec = viewer::open_recording(file);
+  ASSERT_EQ(rec->info().frame_count, 2);
+  for (std::int64_t i = 0; i < 2; ++i) {
+    viewer::HostFrame got(PixelFormat::NV12, kW, kH);
+    ASSERT_TRUE(rec->read_into(got.target()));
+    Frame f = got.frame();
+    f.index = i + 1;
+    EXPECT_EQ(check_pattern(f), "") << "recorded frame " << i << (i == 1 ? " (the CUDA one)" : "");
   }
   const auto host_slots = runtime() / "host.mcap";
   {

@@ -2,6 +2,9 @@
 
 #include <chrono>
 
+#include <handoff/cuda.hpp>
+#include <handoff/cuda_abi.hpp>
+#include <handoff/host_frame.hpp>
 #include <handoff/log.hpp>
 
 namespace handoff::live::detail {
@@ -29,19 +32,45 @@ PublishRecorder::PublishRecorder(const viewer::RecordTarget& target, const std::
 
 PublishRecorder::~PublishRecorder() { close(); }
 
-void PublishRecorder::record(const Frame& frame, const viewer::OverlayFrame* overlays) noexcept {
+const Frame& PublishRecorder::to_host(const Frame& cuda, void* stream) {
+  if (!staging_.owner || staging_.format != cuda.format || staging_.width != cuda.width ||
+      staging_.height != cuda.height)
+    staging_ = allocate_host_frame(cuda.format, cuda.width, cuda.height);
+  const cuda::Driver& drv = cuda::driver();
+  cuda::ScopedContext current(drv, static_cast<cuda::abi::CUctx_st*>(cuda.cuda_context));
+  for (int p = 0; p < 2; ++p) {
+    const PlaneLayout l = plane_layout(cuda.format, cuda.width, cuda.height, p);
+    cuda::abi::CUDA_MEMCPY2D m{};
+    m.srcMemoryType = cuda::abi::CU_MEMORYTYPE_DEVICE;
+    m.srcDevice = reinterpret_cast<cuda::abi::CUdeviceptr>(cuda.planes[std::size_t(p)].data);
+    m.srcPitch = cuda.planes[std::size_t(p)].pitch;
+    m.dstMemoryType = cuda::abi::CU_MEMORYTYPE_HOST;
+    m.dstHost = staging_.planes[std::size_t(p)].data;
+    m.dstPitch = staging_.planes[std::size_t(p)].pitch;
+    m.WidthInBytes = l.row_bytes;
+    m.Height = l.height;
+    HANDOFF_CU_CHECK(drv.api().cuMemcpy2DAsync(&m, static_cast<cuda::abi::CUstream>(stream)), "recording a CUDA frame");
+  }
+  HANDOFF_CU_CHECK(drv.api().cuStreamSynchronize(static_cast<cuda::abi::CUstream>(stream)), "recording a CUDA frame");
+  staging_.colorimetry = cuda.colorimetry;
+  staging_.index = cuda.index;
+  staging_.timestamp = cuda.timestamp;
+  return staging_;
+}
+
+void PublishRecorder::record(const Frame& frame, const viewer::OverlayFrame* overlays, void* cuda_stream) noexcept {
   std::lock_guard lock(mutex_);
   if (closed_ || !figures_.error.empty()) return;
-  if (frame.memory != MemoryKind::Host) {
+  if (frame.memory != MemoryKind::Host && frame.memory != MemoryKind::Cuda) {
     if (figures_.skipped++ == 0)
-      log(LogLevel::Warning, path_ + ": a frame in " + (frame.memory == MemoryKind::Cuda ? "CUDA" : "Vulkan") +
-                                 " memory is not recorded (only frames the publisher has in host memory are); "
+      log(LogLevel::Warning, path_ + ": a frame in Vulkan memory is not recorded (host and CUDA frames are); "
                                  "such frames are counted in PublisherStats::record_skipped");
     return;
   }
   try {
     static const viewer::OverlayFrame kNone;
-    if (writer_.write(frame, overlays ? *overlays : kNone, topic_, now_ns())) ++figures_.recorded;
+    const Frame& host = frame.memory == MemoryKind::Cuda ? to_host(frame, cuda_stream) : frame;
+    if (writer_.write(host, overlays ? *overlays : kNone, topic_, now_ns())) ++figures_.recorded;
     else ++figures_.dropped;
   } catch (const std::exception& e) {
     fail(e.what());

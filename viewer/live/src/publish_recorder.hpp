@@ -2,9 +2,11 @@
 // PublisherOptions::record: what a Publisher publishes, into an MCAP file.
 // Frames in host memory are handed to viewer::RecordingWriter (one copy on
 // the publishing thread; its writer thread compresses and writes, and a frame
-// that finds its queue full is left out and counted). Frames the publisher
-// only has in CUDA or Vulkan memory are not recorded: they are counted, and
-// the first one is logged.
+// that finds its queue full is left out and counted). CUDA frames are first
+// copied device to host into a staging frame, on the stream their producer
+// used, and that stream synchronised (the recording's cost, on the publishing
+// thread). Frames the publisher only has in Vulkan memory are not recorded:
+// they are counted, and the first one is logged.
 //
 // Thread safety: any thread (one lock around the writer).
 #include <cstdint>
@@ -31,19 +33,23 @@ class PublishRecorder {
   PublishRecorder& operator=(const PublishRecorder&) = delete;
 
   // Records `frame` as published (its index and timestamp kept; logged now).
-  // Never throws: a write error stops the recording (RecordFigures::error).
-  void record(const Frame& frame, const viewer::OverlayFrame* overlays) noexcept;
+  // CUDA frames are read on `cuda_stream` (a CUstream; null: the legacy
+  // default stream), after the work queued there. Never throws: a write or
+  // copy error stops the recording (RecordFigures::error).
+  void record(const Frame& frame, const viewer::OverlayFrame* overlays, void* cuda_stream = nullptr) noexcept;
   // Writes what is queued, the summary and footer. Never throws.
   void close() noexcept;
   RecordFigures figures() const;
 
  private:
   void fail(const std::string& what) noexcept;  // mutex_ held
+  const Frame& to_host(const Frame& cuda, void* stream);  // mutex_ held; into staging_
 
   mutable std::mutex mutex_;
   viewer::RecordingWriter writer_;
   std::string topic_, path_;
   RecordFigures figures_;
+  Frame staging_;  // host copies of CUDA frames (reallocated when the layout changes)
   bool closed_ = false;
 };
 

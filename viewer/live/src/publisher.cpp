@@ -83,7 +83,7 @@ bool Publisher::publish(const Frame& frame, const viewer::OverlayFrame* overlays
                      "); acquire() a slot and write it instead");
   if (!core_->has_subscribers()) {
     core_->count_unsent();  // nobody to send to: bookkeeping only
-    if (recorder_) recorder_->record(frame, overlays);
+    if (recorder_) recorder_->record(frame, overlays, cuda_stream);
     return true;
   }
   const SlotLayout layout = SlotLayout::make(frame.format, frame.width, frame.height, frame.colorimetry);
@@ -97,7 +97,9 @@ bool Publisher::publish(const Frame& frame, const viewer::OverlayFrame* overlays
   }
   // Recorded before it is announced (the slot is not reused before that):
   // a CUDA frame copied into a host slot is in host memory there.
-  if (recorder_) recorder_->record(frame.memory == MemoryKind::Host ? frame : recordable(*core_, slot, layout, frame), overlays);
+  if (recorder_)
+    recorder_->record(frame.memory == MemoryKind::Host ? frame : recordable(*core_, slot, layout, frame), overlays,
+                      cuda_stream);
   PresentSync sync;
   sync.cuda_stream = cuda_stream;
   core_->announce(slot, FrameMeta{frame.index, frame.timestamp, frame.colorimetry}, overlays, sync);
@@ -147,9 +149,9 @@ void Publisher::present(PublishSlot&& slot, const viewer::OverlayFrame* overlays
   if (slot.frame.format != l.format || slot.frame.width != l.width || slot.frame.height != l.height)
     throw UsageError("Publisher::present: the slot's frame format or size was changed");
   const FrameMeta meta{slot.frame.index, slot.frame.timestamp, slot.frame.colorimetry};
-  // Host slots are recorded before the announce (the writes are done: the
-  // caller says so by presenting); CUDA / Vulkan slots are counted as skipped.
-  if (recorder_) recorder_->record(slot.frame, overlays);
+  // Recorded before the announce (the writes are done: the caller says so by
+  // presenting; CUDA slots are read on sync.cuda_stream); Vulkan slots are counted as skipped.
+  if (recorder_) recorder_->record(slot.frame, overlays, sync.cuda_stream);
   const int index = std::exchange(slot.slot_, -1);
   slot.core_.reset();  // the slot is the core's again: announced, or given back on failure
   core_->announce(index, meta, overlays, sync);

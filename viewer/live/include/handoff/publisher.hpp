@@ -71,9 +71,10 @@ struct PublisherOptions {
   // (docs/recording.md), on record.topic (default "/<name>"), logged when it
   // is published, whether or not a subscriber is connected. publish() never
   // waits for the disk: a frame that finds the writer's queue full is left
-  // out and counted (PublisherStats::record_dropped). Recorded are frames the
-  // publisher has in host memory (host frames, and frames in host slots);
-  // frames only in CUDA or Vulkan memory are counted in record_skipped.
+  // out and counted (PublisherStats::record_dropped). Host and CUDA frames
+  // are recorded (a CUDA frame is copied to host memory on the stream its
+  // producer passed, which publish() / present() then synchronise: the
+  // recording's cost); frames only in Vulkan memory are counted in record_skipped.
   // The file is created by the constructor and finished by the destructor.
   viewer::RecordTarget record{};
 };
@@ -90,7 +91,7 @@ struct PublisherStats {
   std::uint64_t peers_dropped = 0;    // disconnected for a malformed or hostile message
   std::string route;                  // how slots are shared, and why any fallback was taken
   // PublisherOptions::record: frames recorded, left out (writer queue full),
-  // not recorded (CUDA / Vulkan memory), and the error that stopped the recording.
+  // not recorded (Vulkan memory), and the error that stopped the recording.
   std::uint64_t recorded = 0, record_dropped = 0, record_skipped = 0;
   std::string record_error;
 };
