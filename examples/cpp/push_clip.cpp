@@ -47,6 +47,7 @@ void detect(const Frame& f, viewer::OverlayFrame& out) {
 }
 
 // Reads every frame of the clip into a host frame and shows it.
+// --- README example begins ---
 void produce(const std::string& path, Viewer& viewer, std::atomic<std::int64_t>& pushed) {
   auto source = viewer::open_y4m(path);
   const viewer::SourceInfo& info = source->info();
@@ -62,6 +63,7 @@ void produce(const std::string& path, Viewer& viewer, std::atomic<std::int64_t>&
     ++pushed;
   }
 }
+// --- README example ends ---
 
 }  // namespace
 
