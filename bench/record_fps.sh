@@ -61,7 +61,7 @@ median() { tr ' ' '\n' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[
 configs=(plain zstd lz4 none)
 echo "## Recording while viewing: handoff-view fps with and without --record (bench/record_fps.sh, $(date -u +%Y-%m-%d))"
 echo
-echo "Machine: $(nproc) cores shared with other builds and tests (loaded), llvmpipe (Mesa), no GPU. Clip: ${SIZE} NV12,"
+echo "Machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start, llvmpipe (Mesa), no GPU. Clip: ${SIZE} NV12,"
 echo "30 frames looped to ${FRAMES} displayed, --no-vsync (as fast as possible), ${MODES}; ${ROUNDS} rounds, the"
 echo "configurations interleaved within each round. fps = handoff-view's own figure (first frame to last)."
 echo
