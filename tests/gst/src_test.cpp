@@ -4,6 +4,8 @@
 // the zero-copy path where downstream takes video metas; a missing publisher.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <handoff/publisher.hpp>
 
 #include "gst_fixture.hpp"
@@ -161,6 +163,35 @@ TEST_F(HandoffSrcTest, HostSlotsAreWrappedWithoutACopyWhereDownstreamTakesVideoM
   ASSERT_NE(gst_buffer_get_video_meta(b), nullptr);
   EXPECT_TRUE(GST_MEMORY_IS_READONLY(gst_buffer_peek_memory(b, 0))) << "the slot's read-only mapping";
   EXPECT_GT(pub.stats().held_frames, 0u) << "the buffer holds its slot";
+}
+
+// A publisher's timestamp is a peer's number: one GstClockTime cannot hold
+// (huge, negative, not a number) gives no reference timestamp meta, and the
+// frame still flows.
+TEST_F(HandoffSrcTest, TimestampsNoClockTimeCanHoldGiveNoMeta) {
+  const std::string name = publisher_name();
+  Publisher pub(name);
+  Pipeline p("handoffsrc attach=" + name + " ! appsink name=out sync=false");
+  ASSERT_NE(p.start(), GST_STATE_CHANGE_FAILURE);
+  ASSERT_TRUE(wait_until([&] { return pub.stats().subscribers == 1; }, "handoffsrc subscribed"));
+  ElementPtr out = p.element("out");
+  GstCaps* ref = gst_caps_new_empty_simple("timestamp/x-handoff-publisher");
+  for (double t : {1e300, -5.0, double(NAN), 2.5}) {
+    Frame f = live::test::pattern_frame(PixelFormat::NV12, 32, 16, 4);
+    f.timestamp = t;
+    ASSERT_TRUE(pub.publish(f));
+    Received r;
+    ASSERT_TRUE(receive(out.get(), r)) << "timestamp " << t;
+    EXPECT_EQ(live::test::check_pattern(r.frame), "");
+    GstReferenceTimestampMeta* m = gst_buffer_get_reference_timestamp_meta(gst_sample_get_buffer(r.sample), ref);
+    if (t == 2.5) {
+      ASSERT_NE(m, nullptr);
+      EXPECT_EQ(m->timestamp, 2500 * GST_MSECOND);
+    } else {
+      EXPECT_EQ(m, nullptr) << "timestamp " << t;
+    }
+  }
+  gst_caps_unref(ref);
 }
 
 TEST_F(HandoffSrcTest, NoPublisherWithoutWaitIsAnErrorNamingIt) {

@@ -16,6 +16,7 @@
 #include <gst/video/video.h>
 
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -269,7 +270,8 @@ void stamp(GstBaseSrc* bs, GstBuffer* buf, const LiveFrame& f) {
     gst_object_unref(clock);
   }
   GST_BUFFER_OFFSET(buf) = f.frame.index >= 0 ? guint64(f.frame.index) : GST_BUFFER_OFFSET_NONE;
-  if (f.frame.timestamp >= 0)
+  // A peer's number: only a finite, non-negative time within GstClockTime's range becomes a meta.
+  if (std::isfinite(f.frame.timestamp) && f.frame.timestamp >= 0 && f.frame.timestamp < 1e10)
     gst_buffer_add_reference_timestamp_meta(buf, reference_caps(), GstClockTime(f.frame.timestamp * GST_SECOND),
                                             GST_CLOCK_TIME_NONE);
   if (f.overlays) add_roi_metas(buf, *f.overlays);
