@@ -66,6 +66,24 @@ viewer::OverlayFrame rois_of(GstBuffer* b) {
   return o;
 }
 
+// An in-process Publisher and `handoffsrc ! appsink` attached to it (handoffsrc
+// is a subscriber like any other). `prepare` may touch the appsink before the
+// pipeline starts; the constructor returns once the source has subscribed.
+struct AttachedSource {
+  template <typename Prepare>
+  AttachedSource(const std::string& name, Prepare prepare)
+      : pub(name), p("handoffsrc attach=" + name + " ! appsink name=out sync=false"), out(p.element("out")) {
+    prepare(out.get());
+    EXPECT_NE(p.start(), GST_STATE_CHANGE_FAILURE);
+    subscribed = wait_until([&] { return pub.stats().subscribers == 1; }, "handoffsrc subscribed");
+  }
+  explicit AttachedSource(const std::string& name) : AttachedSource(name, [](GstElement*) {}) {}
+  Publisher pub;
+  Pipeline p;
+  ElementPtr out;
+  bool subscribed = false;
+};
+
 // The publisher's subscriber count, as the peer reports it.
 bool peer_has_subscriber(PeerProcess& peer) {
   return wait_until([&] {
@@ -109,14 +127,11 @@ TEST_F(HandoffSrcTest, FramesOfAPublisherInAnotherProcessArriveByteForByte) {
   peer.send("quit");
 }
 
-// In-process publisher: handoffsrc is a subscriber like any other.
 TEST_F(HandoffSrcTest, CapsFollowTheFramesSizeFormatAndColorimetry) {
-  const std::string name = publisher_name();
-  Publisher pub(name);
-  Pipeline p("handoffsrc attach=" + name + " ! appsink name=out sync=false");
-  ASSERT_NE(p.start(), GST_STATE_CHANGE_FAILURE);
-  ASSERT_TRUE(wait_until([&] { return pub.stats().subscribers == 1; }, "handoffsrc subscribed"));
-  ElementPtr out = p.element("out");
+  AttachedSource s(publisher_name());
+  ASSERT_TRUE(s.subscribed);
+  Publisher& pub = s.pub;
+  ElementPtr& out = s.out;
   Frame a = live::test::pattern_frame(PixelFormat::NV12, 64, 48, 1);
   ASSERT_TRUE(pub.publish(a));
   Received ra;
@@ -139,22 +154,21 @@ TEST_F(HandoffSrcTest, CapsFollowTheFramesSizeFormatAndColorimetry) {
 // Downstream that takes GstVideoMeta gets the slot's memory itself (read-only,
 // with the slot's pitches), not a copy; the bytes are the same.
 TEST_F(HandoffSrcTest, HostSlotsAreWrappedWithoutACopyWhereDownstreamTakesVideoMetas) {
-  const std::string name = publisher_name();
-  Publisher pub(name);
-  Pipeline p("handoffsrc attach=" + name + " ! appsink name=out sync=false");
-  ElementPtr out = p.element("out");
-  GstPad* pad = gst_element_get_static_pad(out.get(), "sink");
-  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
-                    [](GstPad*, GstPadProbeInfo* info, gpointer) {
-                      GstQuery* q = GST_PAD_PROBE_INFO_QUERY(info);
-                      if (GST_QUERY_TYPE(q) != GST_QUERY_ALLOCATION) return GST_PAD_PROBE_OK;
-                      gst_query_add_allocation_meta(q, GST_VIDEO_META_API_TYPE, nullptr);
-                      return GST_PAD_PROBE_HANDLED;
-                    },
-                    nullptr, nullptr);
-  gst_object_unref(pad);
-  ASSERT_NE(p.start(), GST_STATE_CHANGE_FAILURE);
-  ASSERT_TRUE(wait_until([&] { return pub.stats().subscribers == 1; }, "handoffsrc subscribed"));
+  AttachedSource s(publisher_name(), [](GstElement* appsink) {
+    GstPad* pad = gst_element_get_static_pad(appsink, "sink");
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+                      [](GstPad*, GstPadProbeInfo* info, gpointer) {
+                        GstQuery* q = GST_PAD_PROBE_INFO_QUERY(info);
+                        if (GST_QUERY_TYPE(q) != GST_QUERY_ALLOCATION) return GST_PAD_PROBE_OK;
+                        gst_query_add_allocation_meta(q, GST_VIDEO_META_API_TYPE, nullptr);
+                        return GST_PAD_PROBE_HANDLED;
+                      },
+                      nullptr, nullptr);
+    gst_object_unref(pad);
+  });
+  ASSERT_TRUE(s.subscribed);
+  Publisher& pub = s.pub;
+  ElementPtr& out = s.out;
   ASSERT_TRUE(pub.publish(live::test::pattern_frame(PixelFormat::NV12, 100, 60, 7)));
   Received r;
   ASSERT_TRUE(receive(out.get(), r));
@@ -169,12 +183,10 @@ TEST_F(HandoffSrcTest, HostSlotsAreWrappedWithoutACopyWhereDownstreamTakesVideoM
 // (huge, negative, not a number) gives no reference timestamp meta, and the
 // frame still flows.
 TEST_F(HandoffSrcTest, TimestampsNoClockTimeCanHoldGiveNoMeta) {
-  const std::string name = publisher_name();
-  Publisher pub(name);
-  Pipeline p("handoffsrc attach=" + name + " ! appsink name=out sync=false");
-  ASSERT_NE(p.start(), GST_STATE_CHANGE_FAILURE);
-  ASSERT_TRUE(wait_until([&] { return pub.stats().subscribers == 1; }, "handoffsrc subscribed"));
-  ElementPtr out = p.element("out");
+  AttachedSource s(publisher_name());
+  ASSERT_TRUE(s.subscribed);
+  Publisher& pub = s.pub;
+  ElementPtr& out = s.out;
   GstCaps* ref = gst_caps_new_empty_simple("timestamp/x-handoff-publisher");
   for (double t : {1e300, -5.0, double(NAN), 2.5}) {
     Frame f = live::test::pattern_frame(PixelFormat::NV12, 32, 16, 4);
