@@ -8,17 +8,22 @@
 // contexts are on and any KHR_debug error fails the test.
 #include <gtest/gtest.h>
 
+#include <glad/gl.h>
+
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <thread>
 #include <vector>
 
 #include <handoff/testing.hpp>
 #include <handoff/frame_validate.hpp>
+#include <handoff/gl_buffer.hpp>
+#include <handoff/gl_worker.hpp>
 #include <handoff/viewer.hpp>
 #include <handoff/wait.hpp>
 
@@ -283,8 +288,7 @@ TEST_F(ViewerApi, BadFramesAreRefusedNamingTheField) {
   f.planes[1].pitch = 10;
   expect_invalid(v, f, "planes[1] (chroma).pitch");
   f = good;
-  f.memory = MemoryKind::GlBuffer;
-  f.gl_buffer = 7;
+  f.memory = MemoryKind::Vulkan;
   f.planes[0].data = f.planes[1].data = nullptr;
   f.planes[1].offset = 64 * 48;
   expect_invalid(v, f, "memory");
@@ -297,6 +301,94 @@ TEST_F(ViewerApi, BadFramesAreRefusedNamingTheField) {
   v.show(good);
   EXPECT_EQ(v.snapshot().width(), 64u);
   EXPECT_EQ(v.stats().submitted, 1u);
+}
+
+// A host frame's planes written into a GL buffer of the viewer's share group:
+// luma at `offset`, chroma after it, rows `pitch` bytes apart (0: packed).
+Frame gl_buffer_frame(GlWorker& worker, const Frame& host, std::size_t offset, std::size_t pitch, GlBuffer& out) {
+  const std::size_t bps = host.format == PixelFormat::P010 ? 2 : 1;
+  const std::size_t rows[2] = {host.planes[0].height, host.planes[1].height};
+  const std::size_t row_bytes[2] = {host.planes[0].width * bps, host.planes[1].width * 2 * bps};
+  const std::size_t pitches[2] = {pitch ? pitch : row_bytes[0], pitch ? pitch : row_bytes[1]};
+  const std::size_t chroma_offset = offset + pitches[0] * rows[0];
+  std::vector<std::byte> bytes(chroma_offset + pitches[1] * rows[1], std::byte{0x5a});
+  const std::size_t offsets[2] = {offset, chroma_offset};
+  for (int p = 0; p < 2; ++p)
+    for (std::size_t r = 0; r < rows[p]; ++r)
+      std::memcpy(bytes.data() + offsets[p] + r * pitches[p],
+                  static_cast<const std::byte*>(host.planes[std::size_t(p)].data) + r * host.planes[std::size_t(p)].pitch,
+                  row_bytes[p]);
+  out = GlBuffer(worker, bytes.size());
+  out.write(0, bytes);
+  Frame f = host;
+  f.memory = MemoryKind::GlBuffer;
+  f.gl_buffer = out.name();
+  f.owner = out.keep_alive();
+  for (int p = 0; p < 2; ++p) {
+    f.planes[std::size_t(p)].data = nullptr;
+    f.planes[std::size_t(p)].offset = offsets[p];
+    f.planes[std::size_t(p)].pitch = pitches[p];
+  }
+  return f;
+}
+
+// GL-buffer frames (a buffer made on Viewer::gl_worker()) are copied GPU-side
+// and shown like the same frame from host memory, packed or pitched (row by
+// row), NV12 and P010; the caller's buffer is its own again on return.
+TEST_F(ViewerApi, GlBufferFramesShowLikeTheirHostFrames) {
+  Viewer v(options());
+  const std::shared_ptr<GlWorker> worker = v.gl_worker();
+  ASSERT_TRUE(worker);
+  const Colorimetry bt709{ColorMatrix::BT709, ColorRange::Limited, ChromaSiting::Left};
+  const Colorimetry bt2020{ColorMatrix::BT2020, ColorRange::Full, ChromaSiting::Left};
+  for (const auto& [format, c] : {std::pair{PixelFormat::NV12, bt709}, std::pair{PixelFormat::P010, bt2020}}) {
+    const Frame host = quadrant_frame(format, 96, 64, c);
+    v.show(host);
+    const RgbaImage want = v.snapshot();
+    for (const std::size_t pitch : {std::size_t(0), std::size_t(512)}) {
+      for (int k = 0; k < 4; ++k) {  // every ring buffer holds another frame first
+        v.show(solid_frame(format, 96, 64, Yuv{30 + 40 * k, 60, 200}));
+        v.snapshot();
+      }
+      GlBuffer buffer;
+      const Frame f = gl_buffer_frame(*worker, host, 4096, pitch, buffer);
+      v.show(f);
+      buffer.write(0, std::vector<std::byte>(buffer.size(), std::byte{0}));  // the caller's again: the copy is done
+      const RgbaImage got = v.snapshot();
+      ASSERT_EQ(got.width(), want.width());
+      ASSERT_EQ(got.height(), want.height());
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), std::size_t(want.stride()) * want.height()))
+          << to_string(format) << " GL-buffer frame, pitch " << pitch;
+      expect_quadrants(got, format, c);
+    }
+  }
+  EXPECT_EQ(v.stats().submitted, 2u + 2u * 2u * 5u);
+  expect_no_gl_errors(v);
+}
+
+TEST_F(ViewerApi, BadGlBufferFramesAreRefusedNamingTheField) {
+  Viewer v(options());
+  const std::shared_ptr<GlWorker> worker = v.gl_worker();
+  const Frame host = solid_frame(PixelFormat::NV12, 64, 48, Yuv{80, 128, 128});
+  GlBuffer buffer;
+  const Frame good = gl_buffer_frame(*worker, host, 0, 0, buffer);
+  Frame f = good;
+  f.gl_buffer = buffer.name() + 1000;  // no such buffer in the viewer's share group
+  expect_invalid(v, f, "gl_buffer");
+  f = good;
+  f.planes[1].offset = buffer.size() - 100;  // chroma runs past the buffer's end
+  expect_invalid(v, f, "planes[1] (chroma).offset");
+  f = good;
+  f.planes[0].offset = std::size_t(1) << 62;
+  expect_invalid(v, f, "planes[0] (luma).offset");
+  // A buffer mapped (not persistently) cannot be copied from: refused, not a GL error.
+  worker->run([&] { ASSERT_NE(glMapNamedBufferRange(buffer.name(), 0, 16, GL_MAP_READ_BIT), nullptr); });
+  expect_invalid(v, good, "gl_buffer");
+  worker->run([&] { glUnmapNamedBuffer(buffer.name()); });
+  v.show(good);  // nothing was taken: the viewer still works
+  EXPECT_EQ(v.snapshot().width(), 64u);
+  EXPECT_EQ(v.stats().submitted, 1u);
+  expect_no_gl_errors(v);
 }
 
 TEST_F(ViewerApi, AcquireAndPresentWriteStraightIntoTheRing) {

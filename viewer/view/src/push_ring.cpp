@@ -68,11 +68,11 @@ PushRing::~PushRing() {
 
 void PushRing::check_frame(const Frame& frame) const {
   validate(frame);  // InvalidFrame naming the field
-  if (frame.memory == MemoryKind::GlBuffer || frame.memory == MemoryKind::Vulkan)
-    throw InvalidFrame("memory", std::string(frame.memory == MemoryKind::GlBuffer ? "a GL buffer" : "Vulkan memory") +
-                                     ": " + options_.name +
-                                     " copies host or CUDA frames; map it first (CudaGlBuffer::map, "
-                                     "import_vk_frame) or write into acquire()'s buffer");
+  if (frame.memory == MemoryKind::Vulkan)
+    throw InvalidFrame("memory", "Vulkan memory: " + options_.name +
+                                     " copies host, CUDA and GL-buffer frames; import it first (import_vk_frame: "
+                                     "a GL buffer of Viewer::gl_worker(), or CUDA memory) or write into "
+                                     "acquire()'s buffer");
   if (frame.memory != MemoryKind::Cuda) return;
   if (frame.device != options_.interop.cuda_device)
     throw InvalidFrame("device", "a CUDA frame on device " + std::to_string(frame.device) + "; " + options_.name +
@@ -207,6 +207,63 @@ void PushRing::prepare(PushSlot& slot, const FrameLayout& layout) {
   });
 }
 
+// GL-buffer frames: the slot stays unmapped from CUDA (GL writes it), and
+// its old fences go, in one worker hop with the copy (copy_from_gl).
+void PushRing::prepare_for_gl(PushSlot& slot, const FrameLayout& layout) {
+  ensure_buffer(slot, layout.buffer_bytes());
+  slot.layout = layout;
+}
+
+// A GL buffer of the viewer's share group (made on Viewer::gl_worker()),
+// copied GPU-side into the slot's buffer on the worker (glCopyNamedBufferSubData,
+// no host round trip), then waited for, so the caller's buffer is its own
+// again when show() returns.
+void PushRing::copy_from_gl(PushSlot& slot, const Frame& frame) {
+  const Frame to = slot.layout.describe(MemoryKind::GlBuffer);
+  share_->worker().run([&] {
+    slot.written = GlFence{};
+    wait_for_fence(slot.read_done, [&] { return "GL upload fence of frame buffer " + std::to_string(slot.number); });
+    slot.read_done = GlFence{};
+    const GLuint src = frame.gl_buffer;
+    if (!glIsBuffer(src))
+      throw InvalidFrame("gl_buffer", "buffer " + std::to_string(src) + " is not a buffer of " + options_.name +
+                                          "'s GL share group (make it on Viewer::gl_worker())");
+    GLint64 size = 0, mapped = 0, access = 0;
+    glGetNamedBufferParameteri64v(src, GL_BUFFER_SIZE, &size);
+    glGetNamedBufferParameteri64v(src, GL_BUFFER_MAPPED, &mapped);
+    glGetNamedBufferParameteri64v(src, GL_BUFFER_ACCESS_FLAGS, &access);
+    if (mapped && !(access & GL_MAP_PERSISTENT_BIT))
+      throw InvalidFrame("gl_buffer", "buffer " + std::to_string(src) + " is mapped (unmap it before show())");
+    for (int p = 0; p < 2; ++p) {
+      const Plane& pl = frame.planes[std::size_t(p)];
+      const std::size_t row = plane_layout(frame.format, frame.width, frame.height, p).row_bytes;
+      const char* name = p == 0 ? "planes[0] (luma)" : "planes[1] (chroma)";
+      const std::size_t span = plane_span_bytes(pl.pitch, pl.height, row, std::string(name) + ".pitch");
+      if (pl.offset > std::size_t(size) || span > std::size_t(size) - pl.offset)
+        throw InvalidFrame(std::string(name) + ".offset",
+                           "the plane's bytes " + std::to_string(pl.offset) + " .. " + std::to_string(pl.offset + span) +
+                               " run past buffer " + std::to_string(src) + "'s " + std::to_string(size) + " bytes");
+    }
+    const GLuint dst = slot.buffer.name();
+    for (int p = 0; p < 2; ++p) {
+      const Plane& pl = frame.planes[std::size_t(p)];
+      const Plane& dp = to.planes[std::size_t(p)];
+      const std::size_t row = plane_layout(frame.format, frame.width, frame.height, p).row_bytes;
+      if (pl.pitch == dp.pitch) {
+        HANDOFF_GL_CHECK(glCopyNamedBufferSubData(src, dst, GLintptr(pl.offset), GLintptr(dp.offset),
+                                                  GLsizeiptr(pl.pitch * (pl.height - 1) + row)),
+                         "GL-buffer frame copy");
+      } else {
+        for (std::uint32_t r = 0; r < pl.height; ++r)
+          HANDOFF_GL_CHECK(glCopyNamedBufferSubData(src, dst, GLintptr(pl.offset + r * pl.pitch),
+                                                    GLintptr(dp.offset + r * dp.pitch), GLsizeiptr(row)),
+                           "GL-buffer frame copy");
+      }
+    }
+    GlFence::insert().wait("the copy of a GL-buffer frame into a frame buffer");
+  });
+}
+
 void PushRing::copy_in(PushSlot& slot, const Frame& frame) {
   const MemoryKind dst_memory = slot.host ? MemoryKind::Host : slot.mapping.memory();
   const Frame to = slot.layout.describe(dst_memory, {slot.host ? slot.host : slot.mapping.data()});
@@ -260,7 +317,7 @@ void PushRing::publish(PushSlot& slot, const viewer::OverlayFrame& overlays, std
     slot.timestamp = timestamp;
     slot.submitted = started;
     const auto u0 = clock::now();
-    if (!slot.host) {  // CUDA: unmap, and fence it for the display
+    if (slot.mapping) {  // mapped to CUDA: unmap, and fence it for the display
       slot.written = share_->worker().run([&] {
         slot.mapping.unmap();
         return GlFence::insert();
@@ -306,10 +363,14 @@ void PushRing::show(const Frame& frame, const viewer::OverlayFrame& overlays) {
   double map_ms = 0;
   try {
     const auto m0 = clock::now();
-    prepare(*slot, slot_layout(frame.format, frame.width, frame.height));
+    const FrameLayout layout = slot_layout(frame.format, frame.width, frame.height);
+    const bool gl = frame.memory == MemoryKind::GlBuffer;
+    if (gl) prepare_for_gl(*slot, layout);
+    else prepare(*slot, layout);
     map_ms = ms_since(m0);
     slot->colorimetry = frame.colorimetry;
-    copy_in(*slot, frame);
+    if (gl) copy_from_gl(*slot, frame);
+    else copy_in(*slot, frame);
   } catch (...) {
     release_unpublished(*slot);
     throw;

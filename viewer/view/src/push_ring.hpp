@@ -136,6 +136,8 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
   void decide_memory(std::size_t bytes);
   void make_host_buffer(PushSlot& slot, std::size_t size);
   void copy_in(PushSlot& slot, const Frame& frame);
+  void prepare_for_gl(PushSlot& slot, const FrameLayout& layout);
+  void copy_from_gl(PushSlot& slot, const Frame& frame);
   void publish(PushSlot& slot, const viewer::OverlayFrame& overlays, std::int64_t index, double timestamp,
                std::chrono::steady_clock::time_point started, double map_ms);
   void release_unpublished(PushSlot& slot) noexcept;

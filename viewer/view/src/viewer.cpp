@@ -319,6 +319,11 @@ Viewer::~Viewer() {
 
 void Viewer::show(const Frame& frame, const viewer::OverlayFrame& overlays) { impl_->ring().show(frame, overlays); }
 
+std::shared_ptr<GlWorker> Viewer::gl_worker() const {
+  const std::shared_ptr<view::GlShare>& share = impl_->display_->share();
+  return std::shared_ptr<GlWorker>(share, &share->worker());  // keeps the share group alive
+}
+
 ViewerFrame Viewer::acquire(PixelFormat format, std::uint32_t width, std::uint32_t height, Colorimetry colorimetry) {
   return ViewerFrame(impl_->ring().acquire(format, width, height, colorimetry));
 }

@@ -34,7 +34,8 @@
 // Memory: when show() returns, the viewer holds no reference to the frame's
 // memory (host frames were copied; CUDA frames were copied device to device on
 // the viewer's CUDA stream and show() synchronised that stream, waiting for
-// its own copy only). A CUDA frame's contents must be complete when show() is
+// its own copy only; GL-buffer frames were copied GPU-side and show() waited
+// for that copy). A CUDA frame's contents must be complete when show() is
 // called: synchronise the stream that wrote them first.
 //
 // Errors: InvalidFrame (a UsageError naming the field) for a frame the viewer
@@ -64,6 +65,8 @@
 #include <vector>
 
 namespace handoff {
+
+class GlWorker;  // <handoff/gl_worker.hpp>
 
 namespace view {
 class ViewerImpl;
@@ -269,14 +272,27 @@ class Viewer {
   Viewer(const Viewer&) = delete;
   Viewer& operator=(const Viewer&) = delete;
 
-  // Shows `frame` (host or CUDA memory; other kinds are refused) with
-  // `overlays` (pixel coordinates of the frame). Frames may change format,
+  // Shows `frame` (host, CUDA or GL-buffer memory; Vulkan memory is refused)
+  // with `overlays` (pixel coordinates of the frame). Frames may change format,
   // size and colorimetry from one call to the next. Returns once the frame is
   // copied into the viewer's ring (see "Memory" above); never waits for the
-  // display (see "The model"). Throws InvalidFrame naming the field (bad layout,
-  // a CUDA frame on another device than ViewerOptions::cuda_device, GL buffer
-  // or Vulkan memory), ViewerClosed, or handoff::Error (a driver failure).
+  // display (see "The model"). GL-buffer frames: `gl_buffer` must be a buffer
+  // of the viewer's GL share group (made on gl_worker()), not mapped (or mapped
+  // persistently), and not mapped to CUDA during the call; it is copied GPU-side
+  // (glCopyNamedBufferSubData on the worker, no host round trip) and show()
+  // waits for that copy. Throws InvalidFrame naming the field (bad layout, a
+  // CUDA frame on another device than ViewerOptions::cuda_device, a GL buffer
+  // of another share group or too small for its planes, Vulkan memory),
+  // ViewerClosed, or handoff::Error (a driver failure).
   void show(const Frame& frame, const viewer::OverlayFrame& overlays = {});
+
+  // The GL worker whose context shares objects with the viewer's: make GL
+  // buffers here (GlBuffer(*viewer.gl_worker(), size), CudaGlBuffer on it)
+  // to show() them as GL-buffer frames. The pointer keeps the worker (and its
+  // context) alive after the viewer is destroyed; buffers made on it stay
+  // valid as long as it does. Thread safety: the worker takes calls from any
+  // thread.
+  std::shared_ptr<GlWorker> gl_worker() const;
 
   // Zero copy: a buffer of the viewer's ring for a frame of this format and
   // size, mapped for writing (see ViewerFrame). Waits like show() when every
