@@ -185,33 +185,31 @@ void PushRing::ensure_buffer(PushSlot& slot, std::size_t bytes) {
   slot.buffer = std::move(buffer);
 }
 
+// On the worker: the slot's fences from its last use go (waiting, bounded,
+// for the display's upload from it to finish).
+void PushRing::forget_fences(PushSlot& slot) {
+  slot.written = GlFence{};
+  wait_for_fence(slot.read_done, [&] { return "GL upload fence of frame buffer " + std::to_string(slot.number); });
+  slot.read_done = GlFence{};
+}
+
 // Host rings: nothing to map, unless the slot kept fences from before (its
 // upload is only outstanding after the display went). CUDA rings: map (one
-// worker hop, which also deletes those fences).
-void PushRing::prepare(PushSlot& slot, const FrameLayout& layout) {
+// worker hop, which also deletes those fences). `gl_copy` (a GL-buffer frame):
+// no mapping, GL writes the slot; copy_from_gl forgets the fences in its hop.
+void PushRing::prepare(PushSlot& slot, const FrameLayout& layout, bool gl_copy) {
   ensure_buffer(slot, layout.buffer_bytes());
   slot.layout = layout;
-  auto forget_fences = [&] {
-    slot.written = GlFence{};
-    wait_for_fence(slot.read_done, [&] { return "GL upload fence of frame buffer " + std::to_string(slot.number); });
-    slot.read_done = GlFence{};
-  };
+  if (gl_copy) return;
   if (slot.host) {
-    if (slot.written || slot.read_done) share_->worker().run(forget_fences);
+    if (slot.written || slot.read_done) share_->worker().run([&] { forget_fences(slot); });
     return;
   }
   void* stream = copier().stream();
   slot.mapping = share_->worker().run([&] {
-    forget_fences();
+    forget_fences(slot);
     return slot.interop->map(stream);
   });
-}
-
-// GL-buffer frames: the slot stays unmapped from CUDA (GL writes it), and
-// its old fences go, in one worker hop with the copy (copy_from_gl).
-void PushRing::prepare_for_gl(PushSlot& slot, const FrameLayout& layout) {
-  ensure_buffer(slot, layout.buffer_bytes());
-  slot.layout = layout;
 }
 
 // A GL buffer of the viewer's share group (made on Viewer::gl_worker()),
@@ -221,9 +219,7 @@ void PushRing::prepare_for_gl(PushSlot& slot, const FrameLayout& layout) {
 void PushRing::copy_from_gl(PushSlot& slot, const Frame& frame) {
   const Frame to = slot.layout.describe(MemoryKind::GlBuffer);
   share_->worker().run([&] {
-    slot.written = GlFence{};
-    wait_for_fence(slot.read_done, [&] { return "GL upload fence of frame buffer " + std::to_string(slot.number); });
-    slot.read_done = GlFence{};
+    forget_fences(slot);
     const GLuint src = frame.gl_buffer;
     if (!glIsBuffer(src))
       throw InvalidFrame("gl_buffer", "buffer " + std::to_string(src) + " is not a buffer of " + options_.name +
@@ -234,29 +230,29 @@ void PushRing::copy_from_gl(PushSlot& slot, const Frame& frame) {
     glGetNamedBufferParameteri64v(src, GL_BUFFER_ACCESS_FLAGS, &access);
     if (mapped && !(access & GL_MAP_PERSISTENT_BIT))
       throw InvalidFrame("gl_buffer", "buffer " + std::to_string(src) + " is mapped (unmap it before show())");
+    std::size_t row[2], span[2];  // each plane's packed row, and its bytes from first to last sample
     for (int p = 0; p < 2; ++p) {
       const Plane& pl = frame.planes[std::size_t(p)];
-      const std::size_t row = plane_layout(frame.format, frame.width, frame.height, p).row_bytes;
       const char* name = p == 0 ? "planes[0] (luma)" : "planes[1] (chroma)";
-      const std::size_t span = plane_span_bytes(pl.pitch, pl.height, row, std::string(name) + ".pitch");
-      if (pl.offset > std::size_t(size) || span > std::size_t(size) - pl.offset)
+      row[p] = plane_layout(frame.format, frame.width, frame.height, p).row_bytes;
+      span[p] = plane_span_bytes(pl.pitch, pl.height, row[p], std::string(name) + ".pitch");
+      if (pl.offset > std::size_t(size) || span[p] > std::size_t(size) - pl.offset)
         throw InvalidFrame(std::string(name) + ".offset",
-                           "the plane's bytes " + std::to_string(pl.offset) + " .. " + std::to_string(pl.offset + span) +
+                           "the plane's bytes " + std::to_string(pl.offset) + " .. " + std::to_string(pl.offset + span[p]) +
                                " run past buffer " + std::to_string(src) + "'s " + std::to_string(size) + " bytes");
     }
     const GLuint dst = slot.buffer.name();
     for (int p = 0; p < 2; ++p) {
       const Plane& pl = frame.planes[std::size_t(p)];
       const Plane& dp = to.planes[std::size_t(p)];
-      const std::size_t row = plane_layout(frame.format, frame.width, frame.height, p).row_bytes;
       if (pl.pitch == dp.pitch) {
         HANDOFF_GL_CHECK(glCopyNamedBufferSubData(src, dst, GLintptr(pl.offset), GLintptr(dp.offset),
-                                                  GLsizeiptr(pl.pitch * (pl.height - 1) + row)),
+                                                  GLsizeiptr(span[p])),
                          "GL-buffer frame copy");
       } else {
         for (std::uint32_t r = 0; r < pl.height; ++r)
           HANDOFF_GL_CHECK(glCopyNamedBufferSubData(src, dst, GLintptr(pl.offset + r * pl.pitch),
-                                                    GLintptr(dp.offset + r * dp.pitch), GLsizeiptr(row)),
+                                                    GLintptr(dp.offset + r * dp.pitch), GLsizeiptr(row[p])),
                            "GL-buffer frame copy");
       }
     }
@@ -363,10 +359,8 @@ void PushRing::show(const Frame& frame, const viewer::OverlayFrame& overlays) {
   double map_ms = 0;
   try {
     const auto m0 = clock::now();
-    const FrameLayout layout = slot_layout(frame.format, frame.width, frame.height);
     const bool gl = frame.memory == MemoryKind::GlBuffer;
-    if (gl) prepare_for_gl(*slot, layout);
-    else prepare(*slot, layout);
+    prepare(*slot, slot_layout(frame.format, frame.width, frame.height), gl);
     map_ms = ms_since(m0);
     slot->colorimetry = frame.colorimetry;
     if (gl) copy_from_gl(*slot, frame);

@@ -131,12 +131,12 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
  private:
   PushSlot& claim(std::unique_lock<std::mutex>& lock);
   void wait_while_paused(std::unique_lock<std::mutex>& lock);
-  void prepare(PushSlot& slot, const FrameLayout& layout);
+  void prepare(PushSlot& slot, const FrameLayout& layout, bool gl_copy = false);
+  void forget_fences(PushSlot& slot);
   void ensure_buffer(PushSlot& slot, std::size_t bytes);
   void decide_memory(std::size_t bytes);
   void make_host_buffer(PushSlot& slot, std::size_t size);
   void copy_in(PushSlot& slot, const Frame& frame);
-  void prepare_for_gl(PushSlot& slot, const FrameLayout& layout);
   void copy_from_gl(PushSlot& slot, const Frame& frame);
   void publish(PushSlot& slot, const viewer::OverlayFrame& overlays, std::int64_t index, double timestamp,
                std::chrono::steady_clock::time_point started, double map_ms);
