@@ -1,4 +1,4 @@
-#include "band_pool.hpp"
+#include <handoff/viewer/band_pool.hpp>
 
 #include <algorithm>
 #include <string>

@@ -7,7 +7,7 @@
 #include <handoff/viewer/scene.hpp>
 #include <handoff/viewer/y4m_reader.hpp>
 
-#include "band_pool.hpp"
+#include <handoff/viewer/band_pool.hpp>
 
 #include <algorithm>
 #include <cmath>
