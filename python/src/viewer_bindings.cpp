@@ -110,7 +110,8 @@ struct PyViewer {
 ViewerOptions viewer_options(const std::string& title, int width, int height, bool vsync, bool show_ui,
                              bool show_overlays, bool headless, const std::string& display, const std::string& memory,
                              int cuda_device, std::size_t ring, const std::string& paused_show,
-                             const std::string& output_dir, const std::string& screenshot, bool gl_debug) {
+                             const std::string& output_dir, const std::string& screenshot, bool gl_debug,
+                             const std::string& convert) {
   ViewerOptions o;
   o.title = title;
   o.width = width;
@@ -135,6 +136,10 @@ ViewerOptions viewer_options(const std::string& title, int width, int height, bo
   o.output_dir = output_dir;
   o.screenshot = screenshot;
   o.gl_debug = gl_debug;
+  if (convert == "auto") o.convert = ViewerConvert::Auto;
+  else if (convert == "gpu") o.convert = ViewerConvert::Gpu;
+  else if (convert == "cpu") o.convert = ViewerConvert::Cpu;
+  else throw nb::value_error(("convert: '" + convert + "' is not 'auto', 'gpu' or 'cpu'").c_str());
   return o;
 }
 
@@ -432,9 +437,10 @@ void bind_viewer(nb::module_& m) {
              bool show_overlays, bool headless, const std::string& display, const std::string& memory,
              int cuda_device, std::size_t ring, const std::string& paused_show, const std::string& output_dir,
              const std::string& screenshot, bool gl_debug, nb::handle record, const std::string& record_compression,
-             std::optional<std::string> record_topic) {
+             std::optional<std::string> record_topic, const std::string& convert) {
             ViewerOptions o = viewer_options(title, width, height, vsync, show_ui, show_overlays, headless, display,
-                                             memory, cuda_device, ring, paused_show, output_dir, screenshot, gl_debug);
+                                             memory, cuda_device, ring, paused_show, output_dir, screenshot, gl_debug,
+                                             convert);
             o.record = record_target(record, record_compression, record_topic);
             auto made = without_gil([&] { return std::make_unique<Viewer>(o); });  // may throw: nothing made yet
             new (self) PyViewer();
@@ -444,7 +450,7 @@ void bind_viewer(nb::module_& m) {
           "show_ui"_a = true, "show_overlays"_a = true, "headless"_a = false, "display"_a = "auto",
           "memory"_a = "auto", "cuda_device"_a = 0, "ring"_a = 3, "paused_show"_a = "keep_newest",
           "output_dir"_a = "", "screenshot"_a = "", "gl_debug"_a = false, "record"_a = nb::none(),
-          "record_compression"_a = "zstd", "record_topic"_a = nb::none())
+          "record_compression"_a = "zstd", "record_topic"_a = nb::none(), "convert"_a = "auto")
       .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__exit__", [](PyViewer& v, nb::handle, nb::handle, nb::handle) { without_gil([&] { v.get().close(); }); },
            "type"_a.none(), "value"_a.none(), "traceback"_a.none())
@@ -498,6 +504,7 @@ void bind_viewer(nb::module_& m) {
         d["width"] = s.width;
         d["height"] = s.height;
         d["ring"] = s.ring;
+        d["convert"] = s.convert;
         return d;
       })
       .def_prop_ro("diagnostics", [](const PyViewer& v) {

@@ -54,6 +54,23 @@ def test_p010_stacked_array_matches_the_colour_reference(v, matrix, range_):
     assert v.stream["format"] == "p010"  # (the stream is what is on display)
 
 
+@pytest.mark.parametrize("convert", ["gpu", "cpu"])
+def test_both_colour_paths_match_the_colour_reference(convert):
+    """convert="cpu" converts at the size shown on the CPU (the default on a software rasteriser like
+    this machine's llvmpipe), "gpu" in the fragment shader: the frame and the view both equal the
+    reference at the quadrants' centres, and stream says which path drew them."""
+    luma, chroma = quadrant_planes(96, 64, "nv12")
+    with viewer(convert=convert, show_ui=False) as v:
+        v.show((luma, chroma), colorimetry=handoff.Colorimetry("bt601", "full"))
+        assert_quadrants(snap(v), "nv12", "bt601", "full")
+        view = snap(v, "view")
+        assert view.shape == (240, 320, 4)
+        assert_quadrants(view[13:227], "nv12", "bt601", "full")  # fitted: 320x213 from row 13, letterboxed
+        assert (view[:10] == view[0, 0]).all() and (view[230:] == view[0, 0]).all()  # the background bands
+        assert v.stream["convert"].startswith(convert), v.stream["convert"]
+        assert_no_gl_errors(v)
+
+
 def test_handoff_frame_is_shown_with_its_colorimetry(v):
     frame = handoff.Frame.allocate(96, 64, "p010", colorimetry=handoff.Colorimetry("bt601", "limited"))
     luma, chroma = quadrant_planes(96, 64, "p010")
@@ -394,5 +411,7 @@ def test_viewer_options_are_checked():
         handoff.Viewer(memory="gpu")
     with pytest.raises(ValueError, match="paused_show"):
         handoff.Viewer(paused_show="maybe")
+    with pytest.raises(ValueError, match="convert"):
+        handoff.Viewer(convert="fpga")
     with pytest.raises(ValueError, match="ring"):
         handoff.Viewer(headless=True, ring=1)

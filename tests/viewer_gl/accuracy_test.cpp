@@ -1,13 +1,15 @@
 // The colour accuracy sweep: a grid over the whole input code cube (8-bit for
-// NV12, 10-bit for P010) is rendered by the real shader into an FBO, read
-// back, and every pixel compared with the float64 reference. Max error <= 1
-// code value for all 12 combinations of matrix x range x bit depth.
+// NV12, 10-bit for P010) is rendered by the real shader (and again by the CPU
+// path, ViewerConvert::Cpu) into an FBO, read back, and every pixel compared
+// with the float64 reference. Max error <= 1 code value for all 12
+// combinations of matrix x range x bit depth, on both paths.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <handoff/viewer/color.hpp>
@@ -26,12 +28,15 @@ struct Combo {
   PixelFormat format;
 };
 
-std::string combo_name(const ::testing::TestParamInfo<Combo>& info) {
-  return std::string(to_string(info.param.matrix)) + "_" + std::string(to_string(info.param.range)) +
-         "_" + std::string(to_string(info.param.format));
+using Param = std::tuple<Combo, ViewerConvert>;
+
+std::string combo_name(const ::testing::TestParamInfo<Param>& info) {
+  const Combo& c = std::get<0>(info.param);
+  return std::string(to_string(c.matrix)) + "_" + std::string(to_string(c.range)) + "_" +
+         std::string(to_string(c.format)) + (std::get<1>(info.param) == ViewerConvert::Cpu ? "_cpu" : "_gpu");
 }
 
-class AccuracySweep : public GlTest, public ::testing::WithParamInterface<Combo> {};
+class AccuracySweep : public GlTest, public ::testing::WithParamInterface<Param> {};
 
 // Grid of codes covering the whole range, both ends included.
 std::vector<int> code_grid(PixelFormat f) {
@@ -44,7 +49,7 @@ std::vector<int> code_grid(PixelFormat f) {
 }
 
 TEST_P(AccuracySweep, EveryGridPointWithinOneCodeOfFloat64Reference) {
-  const Combo c = GetParam();
+  const Combo c = std::get<0>(GetParam());
   const Colorimetry col{c.matrix, c.range, ChromaSiting::Left};
   const std::vector<int> g = code_grid(c.format);
   const std::size_t n = g.size();
@@ -64,7 +69,8 @@ TEST_P(AccuracySweep, EveryGridPointWithinOneCodeOfFloat64Reference) {
       for (std::uint32_t dx = 0; dx < 2; ++dx) tf.set_uv(bx / 2 + dx, by / 2 + dy, cb, cr);
   }
 
-  FrameRenderer renderer;
+  FrameRenderer renderer(std::get<1>(GetParam()));
+  ASSERT_EQ(renderer.cpu_convert(), std::get<1>(GetParam()) == ViewerConvert::Cpu);
   FrameTarget target;
   target.resize(static_cast<int>(tf.width()), static_cast<int>(tf.height()));
   renderer.upload(tf.frame(col));
@@ -112,7 +118,10 @@ std::vector<Combo> all_combos() {
   return v;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllCombos, AccuracySweep, ::testing::ValuesIn(all_combos()), combo_name);
+INSTANTIATE_TEST_SUITE_P(AllCombos, AccuracySweep,
+                         ::testing::Combine(::testing::ValuesIn(all_combos()),
+                                            ::testing::Values(ViewerConvert::Gpu, ViewerConvert::Cpu)),
+                         combo_name);
 
 }  // namespace
 }  // namespace handoff::viewer::test

@@ -1,6 +1,8 @@
 #pragma once
 // Renders a test frame (and optional overlays) through the viewer's own
-// renderer into an FBO and reads it back, top-down RGBA.
+// renderer into an FBO and reads it back, top-down RGBA. The shader path
+// unless `convert` says otherwise (the golden images are the shader's; the CPU
+// path has tests of its own: convert_path_test.cpp).
 #include <cstdint>
 #include <vector>
 
@@ -22,8 +24,8 @@ struct Rendered {
 
 inline Rendered render(const TestFrame& tf, Colorimetry c, int w, int h, ViewTransform view = {},
                        bool nearest = false, const OverlayFrame* overlays = nullptr,
-                       const OverlayFilter& filter = {}) {
-  FrameRenderer renderer;
+                       const OverlayFilter& filter = {}, ViewerConvert convert = ViewerConvert::Gpu) {
+  FrameRenderer renderer(convert);
   FrameTarget target;
   target.resize(w, h);
   renderer.upload(tf.frame(c));

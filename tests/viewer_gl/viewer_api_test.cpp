@@ -476,6 +476,55 @@ TEST_F(ViewerApi, ViewSnapshotHasTheViewsSize) {
   EXPECT_EQ(view.height(), 240u);
 }
 
+// The two colour paths (ViewerConvert) show the same view: in a window the
+// CPU path's pixels reach the back buffer (in its own byte and row order),
+// headless an FBO. Both frame snapshots equal the reference at the quadrants'
+// centres; the views agree within 1 code wherever the shader's view is flat
+// (at the quadrants' edges llvmpipe's 8-bit chroma filter strays by a few
+// codes), and the corner outside the frame is the background in both.
+TEST_F(ViewerApi, BothColourPathsShowTheSameView) {
+  const Colorimetry c{ColorMatrix::BT601, ColorRange::Full, ChromaSiting::Center};
+  RgbaImage views[2];
+  for (ViewerConvert path : {ViewerConvert::Gpu, ViewerConvert::Cpu}) {
+    ViewerOptions o = options(path == ViewerConvert::Cpu ? "cpu" : "gpu");
+    o.show_ui = false;
+    o.convert = path;
+    Viewer v(o);
+    v.show(quadrant_frame(PixelFormat::P010, 96, 64, c));
+    expect_quadrants(v.snapshot(), PixelFormat::P010, c);
+    views[path == ViewerConvert::Cpu ? 1 : 0] = v.snapshot(SnapshotKind::View);
+    EXPECT_EQ(v.stream().convert.rfind(path == ViewerConvert::Cpu ? "cpu" : "gpu", 0), 0u) << v.stream().convert;
+    expect_no_gl_errors(v);
+  }
+  const RgbaImage& gpu = views[0];
+  const RgbaImage& cpu = views[1];
+  ASSERT_EQ(cpu.width(), gpu.width());
+  ASSERT_EQ(cpu.height(), gpu.height());
+  const auto same = [](const std::uint8_t* a, const std::uint8_t* b) {
+    return std::abs(int(a[0]) - int(b[0])) <= 1 && std::abs(int(a[1]) - int(b[1])) <= 1 &&
+           std::abs(int(a[2]) - int(b[2])) <= 1;
+  };
+  const std::uint32_t w = gpu.width(), h = gpu.height();
+  std::size_t compared = 0;
+  for (std::uint32_t y = 4; y + 4 < h; ++y)
+    for (std::uint32_t x = 4; x + 4 < w; ++x) {
+      bool flat = true;
+      for (std::uint32_t dy = y - 4; flat && dy <= y + 4; ++dy)
+        for (std::uint32_t dx = x - 4; flat && dx <= x + 4; ++dx) flat = same(gpu.pixel(dx, dy), gpu.pixel(x, y));
+      if (!flat) continue;
+      ASSERT_TRUE(same(cpu.pixel(x, y), gpu.pixel(x, y)))
+          << "at (" << x << ", " << y << "): cpu " << int(cpu.pixel(x, y)[0]) << " " << int(cpu.pixel(x, y)[1]) << " "
+          << int(cpu.pixel(x, y)[2]) << ", gpu " << int(gpu.pixel(x, y)[0]) << " " << int(gpu.pixel(x, y)[1]) << " "
+          << int(gpu.pixel(x, y)[2]);
+      ++compared;
+    }
+  EXPECT_GT(compared, std::size_t(w) * h / 2);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(cpu.pixel(w - 1, h - 1)[k], gpu.pixel(w - 1, h - 1)[k]) << "the background, channel " << k;
+    EXPECT_LT(int(cpu.pixel(w - 1, h - 1)[k]), 40) << "the background is dark, channel " << k;
+  }
+}
+
 TEST_F(ViewerApi, SnapshotsExportThroughDlpack) {
   Viewer v(options());
   v.show(solid_frame(PixelFormat::NV12, 64, 48, Yuv{100, 128, 128}));

@@ -60,7 +60,7 @@ std::optional<int> parse_name(const char* option, const std::string& text, std::
 }
 
 struct Raw {  // option values before they are checked against each other
-  std::string source = "scene", size, format, matrix, range, window = "1280x800", record_compression;
+  std::string source = "scene", size, format, matrix, range, window = "1280x800", record_compression, convert = "auto";
   bool headless = false, no_vsync = false, loop = false, no_loop = false, hide_ui = false, hide_overlays = false;
 };
 
@@ -84,6 +84,10 @@ void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
                  "write each frame as rendered (frame size, overlays, no UI) as PNG into DIR");
   cli.add_option("--screenshot", o.viewer.screenshot, "write the window (UI included) as PNG at the end");
   cli.add_flag("--no-vsync", r.no_vsync, "play as fast as possible");
+  cli.add_option("--convert", r.convert,
+                 "where NV12/P010 becomes RGB: auto (default: cpu on a software rasteriser such as llvmpipe, else gpu) "
+                 "| gpu (the fragment shader) | cpu (at the size shown, copied into the framebuffer)")
+      ->check(CLI::IsMember({"auto", "gpu", "cpu"}, CLI::ignore_case));
   cli.add_flag("--loop", r.loop, "loop files (default in a window)");
   cli.add_flag("--no-loop", r.no_loop, "play files once (default headless)");
   cli.add_option("--speed", p.speed, "playback speed factor")->check(CLI::Range(0.01, 64.0));
@@ -158,6 +162,8 @@ std::optional<int> apply(CommandLine& o, const Raw& r) {
   o.viewer.title = "handoff-view";
   o.viewer.display = r.headless ? ViewerDisplay::Headless : ViewerDisplay::Auto;
   o.viewer.vsync = !r.no_vsync;
+  const std::string convert = lower(r.convert);
+  o.viewer.convert = convert == "cpu" ? ViewerConvert::Cpu : convert == "gpu" ? ViewerConvert::Gpu : ViewerConvert::Auto;
   o.viewer.show_ui = !r.hide_ui;
   o.viewer.show_overlays = !r.hide_overlays;
   p.vulkan_validation = o.vk_debug;

@@ -41,6 +41,7 @@ void summary(const Say& say, const Viewer& v, double seconds) {
                 seconds, seconds > 0 ? double(s.shown) / seconds : 0.0, s.frame_p50_ms, s.frame_p99_ms, s.map_ms,
                 s.copy_ms - s.map_ms, s.upload_ms, s.draw_ms);
   say(line);
+  if (!i.convert.empty()) say("colour converted: " + i.convert);
 }
 
 // What went wrong without stopping the viewer, as an exit status.

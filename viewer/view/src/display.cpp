@@ -167,7 +167,7 @@ void Display::publish_figures() {
     v.record_dropped = r.dropped;
   }
   const FeedInfo& i = state_->info();
-  StreamInfo si{i.name, i.source, i.memory, i.format, i.width, i.height, i.ring};
+  StreamInfo si{i.name, i.source, i.memory, i.format, i.width, i.height, i.ring, state_->renderer().convert_text()};
   link_->publish(v, si);
   link_->paused.store(!state_->playing());
 }

@@ -1,6 +1,8 @@
 #include "frame_renderer.hpp"
 
+#include <cstring>
 #include <string>
+#include <string_view>
 
 #include <handoff/error.hpp>
 #include <handoff/frame_validate.hpp>
@@ -76,7 +78,25 @@ UniqueGlProgram build_program(const char* vertex_name, const char* fragment_name
   return p;
 }
 
-FrameRenderer::FrameRenderer() {
+bool software_renderer(const char* r) {
+  if (!r) return false;
+  const std::string_view s(r);
+  for (const char* name : {"llvmpipe", "softpipe", "swrast", "SwiftShader", "Software Rasterizer"})
+    if (s.find(name) != std::string_view::npos) return true;
+  return false;
+}
+
+FrameRenderer::FrameRenderer(ViewerConvert convert) {
+  const char* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+  const std::string name = renderer ? renderer : "unknown";
+  const bool software = software_renderer(renderer);
+  cpu_ = convert == ViewerConvert::Cpu || (convert == ViewerConvert::Auto && software);
+  if (cpu_)
+    convert_text_ = software ? "cpu, copied into the framebuffer (software rasteriser: " + name + ")"
+                             : "cpu, copied into the framebuffer (asked for; GL: " + name + ")";
+  else
+    convert_text_ = std::string("gpu shader (") + (convert == ViewerConvert::Gpu && software ? "asked for; " : "") +
+                    "GL: " + name + ")";
   const char* fragments[2] = {"yuv_frame_frag", "yuv_frame_nearest_frag"};
   for (int i = 0; i < 2; ++i) {
     Program& p = programs_[i];
@@ -167,10 +187,12 @@ void FrameRenderer::configure(PixelFormat format, std::uint32_t width, std::uint
   height_ = height;
 }
 
-void FrameRenderer::upload_plane(GLuint tex, const Frame& frame, int index, const void* base) {
+namespace {
+
+// A plane of `frame` against what the frame's size makes it (UsageError naming it).
+void check_plane(const Frame& frame, int index) {
   const Plane& pl = frame.planes[static_cast<std::size_t>(index)];
-  const std::size_t bps = bytes_per_sample(frame.format);
-  const std::size_t group = bps * pl.components;  // bytes per texel
+  const std::size_t group = bytes_per_sample(frame.format) * pl.components;  // bytes per texel
   const std::uint32_t want_w = index == 0 ? frame.width : chroma_width(frame.width);
   const std::uint32_t want_h = index == 0 ? frame.height : chroma_height(frame.height);
   const char* plane_name = index == 0 ? "luma" : "chroma";
@@ -183,6 +205,19 @@ void FrameRenderer::upload_plane(GLuint tex, const Frame& frame, int index, cons
     throw UsageError(std::string("FrameRenderer::upload: ") + plane_name + " pitch " +
                      std::to_string(pl.pitch) + " is below the packed row of " +
                      std::to_string(group * pl.width) + " bytes");
+}
+
+std::size_t packed_row(const Frame& frame, int index) {
+  const Plane& pl = frame.planes[static_cast<std::size_t>(index)];
+  return bytes_per_sample(frame.format) * pl.components * pl.width;
+}
+
+}  // namespace
+
+void FrameRenderer::upload_plane(GLuint tex, const Frame& frame, int index, const void* base) const {
+  const Plane& pl = frame.planes[static_cast<std::size_t>(index)];
+  const std::size_t bps = bytes_per_sample(frame.format);
+  const std::size_t group = bps * pl.components;  // bytes per texel
   const GLenum fmt = index == 0 ? GL_RED : GL_RG;
   const GLenum type = bps == 1 ? GL_UNSIGNED_BYTE : GL_UNSIGNED_SHORT;
   const char* start = static_cast<const char*>(base);
@@ -203,7 +238,13 @@ void FrameRenderer::upload(const Frame& frame) {
     throw UsageError("FrameRenderer::upload: frame memory must be Host or GlBuffer");
   if (frame.memory == MemoryKind::Host && (!frame.planes[0].data || !frame.planes[1].data))
     throw UsageError("FrameRenderer::upload: a host plane pointer is null");
+  check_plane(frame, 0);
+  check_plane(frame, 1);
   configure(frame.format, frame.width, frame.height);
+  if (cpu_) {
+    keep_host_copy(frame);
+    return;
+  }
   const bool gpu = frame.memory == MemoryKind::GlBuffer;
   {
     const UnpackScope unpack(gpu ? frame.gl_buffer : 0);
@@ -216,12 +257,189 @@ void FrameRenderer::upload(const Frame& frame) {
   HANDOFF_GL_CHECK(glPixelStorei(GL_UNPACK_ROW_LENGTH, 0), "plane upload");
 }
 
+// Host planes are copied row by row; a GL buffer's are read with
+// glGetNamedBufferSubData (llvmpipe: a memcpy), in one call when packed.
+void FrameRenderer::keep_host_copy(const Frame& frame) {
+  for (int i = 0; i < 2; ++i) {
+    const Plane& pl = frame.planes[static_cast<std::size_t>(i)];
+    const std::size_t row = packed_row(frame, i);
+    PageBuffer& dst = i == 0 ? host_.luma : host_.chroma;
+    dst.resize(row * pl.height);
+    const std::uint8_t* src = nullptr;
+    if (frame.memory == MemoryKind::GlBuffer) {
+      const std::size_t span = pl.pitch * (pl.height - 1) + row;
+      std::uint8_t* into = pl.pitch == row ? dst.data() : (host_.staging.resize(span), host_.staging.data());
+      HANDOFF_GL_CHECK(glGetNamedBufferSubData(frame.gl_buffer, static_cast<GLintptr>(pl.offset),
+                                               static_cast<GLsizeiptr>(span), into),
+                       "frame planes to host memory");
+      if (pl.pitch == row) continue;
+      src = into;
+    } else {
+      src = static_cast<const std::uint8_t*>(pl.data);
+    }
+    for (std::uint32_t r = 0; r < pl.height; ++r) std::memcpy(dst.data() + r * row, src + r * pl.pitch, row);
+  }
+  ++host_.generation;
+  textures_behind_ = true;
+}
+
+void FrameRenderer::sync_textures() const {
+  if (!textures_behind_ || external_ || !has_frame()) return;
+  textures_behind_ = false;
+  Frame f;
+  f.format = format_;
+  f.width = width_;
+  f.height = height_;
+  const std::uint32_t cw = chroma_width(width_), ch = chroma_height(height_);
+  const std::size_t bps = bytes_per_sample(format_);
+  f.planes[0] = Plane{const_cast<std::uint8_t*>(host_.luma.data()), 0, bps * width_, width_, height_, 1};
+  f.planes[1] = Plane{const_cast<std::uint8_t*>(host_.chroma.data()), 0, bps * 2 * cw, cw, ch, 2};
+  {
+    const UnpackScope unpack(0);
+    upload_plane(luma_, f, 0, f.planes[0].data);
+    upload_plane(chroma_, f, 1, f.planes[1].data);
+  }
+  HANDOFF_GL_CHECK(glPixelStorei(GL_UNPACK_ROW_LENGTH, 0), "plane upload (from the host copy)");
+}
+
+GLuint FrameRenderer::luma_texture() const {
+  sync_textures();
+  return luma_;
+}
+
+GLuint FrameRenderer::chroma_texture() const {
+  sync_textures();
+  return chroma_;
+}
+
+namespace {
+
+// The read framebuffer binding for a scope, restored after it.
+class ReadFramebufferScope {
+ public:
+  ReadFramebufferScope() { glGetIntegerv(GL_READ_FRAMEBUFFER_BINDING, &previous_); }
+  ~ReadFramebufferScope() { glBindFramebuffer(GL_READ_FRAMEBUFFER, static_cast<GLuint>(previous_)); }
+  ReadFramebufferScope(const ReadFramebufferScope&) = delete;
+  ReadFramebufferScope& operator=(const ReadFramebufferScope&) = delete;
+
+ private:
+  GLint previous_ = 0;
+};
+
+// Clears the framebuffer but `r` (the blit covers it): on llvmpipe a full
+// clear is a pass over every pixel before the copy.
+void clear_outside(const PixelRect& r, int fb_w, int fb_h) {
+  if (r.empty()) {
+    glClear(GL_COLOR_BUFFER_BIT);
+    return;
+  }
+  glEnable(GL_SCISSOR_TEST);
+  const auto clear = [fb_h](int x0, int y0, int x1, int y1) {  // top-left origin; GL's boxes count from the bottom
+    if (x1 <= x0 || y1 <= y0) return;
+    glScissor(x0, fb_h - y1, x1 - x0, y1 - y0);
+    glClear(GL_COLOR_BUFFER_BIT);
+  };
+  clear(0, 0, fb_w, r.y0);
+  clear(0, r.y1, fb_w, fb_h);
+  clear(0, r.y0, r.x0, r.y1);
+  clear(r.x1, r.y0, fb_w, r.y1);
+  glDisable(GL_SCISSOR_TEST);
+}
+
+}  // namespace
+
+// The converted rect reaches the framebuffer as a blit of a texture in the
+// destination's own byte order and row order, so that Mesa copies it
+// (util_try_blit_via_copy_region: same format, no scaling, no flip) instead of
+// drawing it: window framebuffers store the top row first, FBOs the bottom one.
+// Any GL draws the same pixels either way; only the cost differs.
+bool FrameRenderer::draw_cpu(const DrawOptions& o, int fb_w, int fb_h) {
+  GLint draw_fbo = 0, sample_buffers = 0;
+  glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &draw_fbo);
+  glGetIntegerv(GL_SAMPLE_BUFFERS, &sample_buffers);
+  if (sample_buffers > 0) return false;  // a blit into a multisampled framebuffer is an error
+  const ReadFramebufferScope read_scope;
+  GLint read_format = GL_RGBA;
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, static_cast<GLuint>(draw_fbo));
+  GLint read_buffer = GL_NONE;
+  glGetIntegerv(GL_READ_BUFFER, &read_buffer);
+  if (read_buffer != GL_NONE) glGetIntegerv(GL_IMPLEMENTATION_COLOR_READ_FORMAT, &read_format);
+  ConvertKey key;
+  key.generation = host_.generation;
+  key.view = o.view;
+  key.nearest = o.nearest;
+  key.colorimetry = o.colorimetry;
+  key.rect = covered_pixels(width_, height_, o.view, fb_w, fb_h);
+  // Window surfaces hold B, G, R, A/X bytes (X TrueColor visuals and Wayland's
+  // ARGB8888 on little-endian machines); GL cannot say so (Mesa answers
+  // GL_RGBA for B8G8R8X8), so the order of an FBO comes from its read format.
+  key.order = draw_fbo == 0 || read_format == GL_BGRA ? ByteOrder::Bgra : ByteOrder::Rgba;
+  key.top_down = draw_fbo == 0;
+  const PixelRect& r = key.rect;
+  clear_outside(r, fb_w, fb_h);
+  if (r.empty()) return true;  // the frame is outside the view: the background is all there is
+  const GLenum format = key.order == ByteOrder::Bgra ? GL_BGRA : GL_RGBA;
+  if (!(key == converted_)) {
+    if (!converter_) converter_ = std::make_unique<ViewConverter>();
+    const std::size_t row = std::size_t(r.width()) * 4;
+    view_pixels_.resize(row * std::size_t(r.height()));
+    HostPlanes planes;
+    planes.format = format_;
+    planes.width = width_;
+    planes.height = height_;
+    planes.luma = host_.luma.data();
+    planes.luma_pitch = bytes_per_sample(format_) * width_;
+    planes.chroma = host_.chroma.data();
+    planes.chroma_pitch = bytes_per_sample(format_) * 2 * chroma_width(width_);
+    std::uint8_t* first = key.top_down ? view_pixels_.data() : view_pixels_.data() + row * std::size_t(r.height() - 1);
+    converter_->convert(planes, o.colorimetry, o.view, o.nearest, r, key.order, first,
+                        key.top_down ? std::ptrdiff_t(row) : -std::ptrdiff_t(row));
+    if (!view_texture_ || view_w_ != r.width() || view_h_ != r.height() || view_format_ != format) {
+      view_fbo_.reset();
+      view_texture_.reset();
+      GLuint name = 0;
+      glCreateTextures(GL_TEXTURE_2D, 1, &name);
+      view_texture_.reset(name);
+      // An unsized internal format: GL stores it in `format`'s own byte order.
+      GLint bound = 0;
+      glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
+      glBindTexture(GL_TEXTURE_2D, name);
+      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, r.width(), r.height(), 0, format, GL_UNSIGNED_BYTE, nullptr);
+      glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(bound));
+      glTextureParameteri(name, GL_TEXTURE_MAX_LEVEL, 0);
+      glCreateFramebuffers(1, &name);
+      view_fbo_.reset(name);
+      glNamedFramebufferTexture(name, GL_COLOR_ATTACHMENT0, view_texture_.get(), 0);
+      view_w_ = r.width();
+      view_h_ = r.height();
+      view_format_ = format;
+    }
+    {
+      const UnpackScope unpack(0);
+      glTextureSubImage2D(view_texture_.get(), 0, 0, 0, r.width(), r.height(), format, GL_UNSIGNED_BYTE,
+                          view_pixels_.data());
+    }
+    converted_ = key;
+  }
+  // GL's window coordinates count rows from the bottom.
+  const int gl_y0 = fb_h - r.y1, gl_y1 = fb_h - r.y0;
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, view_fbo_.get());
+  // dst Y0 is where the texture's row 0 lands: the rect's top row when the buffer was written top-down.
+  const int dst_y0 = key.top_down ? gl_y1 : gl_y0, dst_y1 = key.top_down ? gl_y0 : gl_y1;
+  HANDOFF_GL_CHECK(glBlitFramebuffer(0, 0, r.width(), r.height(), r.x0, dst_y0, r.x1, dst_y1, GL_COLOR_BUFFER_BIT,
+                                     GL_NEAREST),
+                   "frame (converted on the CPU)");
+  return true;
+}
+
 void FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
   glViewport(0, 0, fb_w, fb_h);
   glDisable(GL_SCISSOR_TEST);
   glClearColor(o.background[0], o.background[1], o.background[2], o.background[3]);
+  if (has_frame() && cpu_ && !external_ && draw_cpu(o, fb_w, fb_h)) return;  // it clears around the frame
   glClear(GL_COLOR_BUFFER_BIT);
   if (!has_frame()) return;
+  sync_textures();
   const ShaderColor sc = fold_color(o.colorimetry, format_);
   const Program& p = programs_[o.nearest ? 1 : 0];
   glUseProgram(p.id.get());

@@ -1,16 +1,27 @@
 #pragma once
 // Draws NV12 / P010 frames: luma and chroma textures (R8/RG8 or R16/RG16)
-// converted to R'G'B' by one shader with the colorimetry folded into uniforms.
+// converted to R'G'B' by one shader with the colorimetry folded into uniforms,
+// or (ViewerConvert::Cpu, the default on software rasterisers) converted on
+// the CPU at the size shown by ViewConverter, the shader's twin, and copied
+// into the framebuffer with glBlitFramebuffer: then the frame's planes are
+// kept in host memory and the textures are filled only when something reads
+// them (luma_texture(), chroma_texture()).
 //
 // Thread safety: every method needs the same current GL 4.5 core context (glad
 // loaded) on the calling thread, the one the renderer was created on.
 #include <glad/gl.h>
 
 #include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include <handoff/detail/gl_handles.hpp>
 #include <handoff/frame.hpp>
+#include <handoff/viewer.hpp>
 
+#include "page_buffer.hpp"
+#include "view_convert.hpp"
 #include "view_transform.hpp"
 
 namespace handoff::viewer {
@@ -24,7 +35,10 @@ struct DrawOptions {
 
 class FrameRenderer {
  public:
-  FrameRenderer();  // compiles the shaders; throws handoff::Error on GL failure (nothing is left behind)
+  // Compiles the shaders; throws handoff::Error on GL failure (nothing is
+  // left behind). `convert` Auto: Cpu where GL_RENDERER is a software
+  // rasteriser (software_renderer), else Gpu.
+  explicit FrameRenderer(ViewerConvert convert = ViewerConvert::Auto);
   FrameRenderer(const FrameRenderer&) = delete;
   FrameRenderer& operator=(const FrameRenderer&) = delete;
 
@@ -45,19 +59,30 @@ class FrameRenderer {
   void use_external(PixelFormat format, std::uint32_t width, std::uint32_t height, GLuint luma, GLuint chroma);
   bool external() const { return external_; }
 
-  // Draws into the bound draw framebuffer of size fb_w x fb_h (viewport set here).
+  // Draws into the bound draw framebuffer of size fb_w x fb_h (viewport set
+  // here). The CPU path draws the same pixels (to within rounding: see
+  // tests/viewer_gl/convert_path_test.cpp) and leaves the bindings as it
+  // found them; a multisampled framebuffer takes the shader.
   void draw(const DrawOptions& options, int fb_w, int fb_h);
 
   bool has_frame() const { return width_ != 0; }
   PixelFormat format() const { return format_; }
   std::uint32_t width() const { return width_; }
   std::uint32_t height() const { return height_; }
-  GLuint luma_texture() const { return luma_; }
-  GLuint chroma_texture() const { return chroma_; }
+  // The plane textures, holding the current frame (filled from the host copy
+  // first on the CPU path).
+  GLuint luma_texture() const;
+  GLuint chroma_texture() const;
+  // Whether draw() converts on the CPU, and in words why.
+  bool cpu_convert() const { return cpu_; }
+  const std::string& convert_text() const { return convert_text_; }
 
  private:
-  void upload_plane(GLuint tex, const Frame& frame, int plane, const void* base);
+  void upload_plane(GLuint tex, const Frame& frame, int plane, const void* base) const;
   void clear_textures() noexcept;  // no frame: the own textures deleted, external ones let go
+  void keep_host_copy(const Frame& frame);  // CPU path: the planes into host_, packed
+  void sync_textures() const;               // CPU path: host_ into the textures when they are behind
+  bool draw_cpu(const DrawOptions& options, int fb_w, int fb_h);  // false: this framebuffer takes the shader
 
   // One program per filter: [0] linear, [1] nearest (yuv_frame_nearest_frag).
   struct Program {
@@ -74,7 +99,41 @@ class FrameRenderer {
   std::uint32_t width_ = 0;
   std::uint32_t height_ = 0;
   bool external_ = false;  // luma_ / chroma_ belong to someone else
+
+  // The CPU path.
+  bool cpu_ = false;
+  std::string convert_text_;
+  struct HostCopy {
+    PageBuffer luma, chroma, staging;
+    std::uint64_t generation = 0;  // counts uploads
+  } host_;
+  mutable bool textures_behind_ = false;  // the textures hold an older frame than host_
+  std::unique_ptr<ViewConverter> converter_;  // made on the first CPU draw (its threads with it)
+  handoff::detail::UniqueGlTexture view_texture_;  // the converted pixels, at the rect's size
+  handoff::detail::UniqueGlFramebuffer view_fbo_;  // view_texture_, the blit's source
+  int view_w_ = 0, view_h_ = 0;
+  GLenum view_format_ = 0;
+  PageBuffer view_pixels_;
+  struct ConvertKey {
+    std::uint64_t generation = 0;
+    ViewTransform view{};
+    bool nearest = false;
+    Colorimetry colorimetry{};
+    PixelRect rect{};
+    ByteOrder order = ByteOrder::Rgba;
+    bool top_down = false;
+    bool operator==(const ConvertKey& o) const {
+      return generation == o.generation && view.scale == o.view.scale && view.offset_x == o.view.offset_x &&
+             view.offset_y == o.view.offset_y && nearest == o.nearest && colorimetry == o.colorimetry &&
+             rect == o.rect && order == o.order && top_down == o.top_down;
+    }
+  };
+  ConvertKey converted_{};  // what view_texture_ holds (generation 0: nothing)
 };
+
+// Whether a GL_RENDERER string names a software rasteriser (Mesa's llvmpipe,
+// softpipe and swrast, SwiftShader).
+bool software_renderer(const char* gl_renderer);
 
 // The largest texture the current GL context makes (GL_MAX_TEXTURE_SIZE):
 // the viewer's own limit on frame and framebuffer sizes, which may be below

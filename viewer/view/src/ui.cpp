@@ -214,6 +214,10 @@ void stats_panel(ViewerState& v) {
       ImGui::Text("ring of %zu %s", in.ring, shown.c_str());
       if (shown.size() != mem.size() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", mem.c_str());
     }
+    // Where the colour is converted: "cpu" / "gpu shader", the reason on hover.
+    const std::string& path = v.renderer().convert_text();
+    ImGui::Text("colour: %s", path.substr(0, path.find(" (")).c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", path.c_str());
   }
 }
 

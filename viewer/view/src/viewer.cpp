@@ -128,6 +128,7 @@ ViewerImpl::ViewerImpl(ViewerOptions options) : options_(std::move(options)) {
   ring_ = std::make_shared<PushRing>(display_->share(), ro, [link = link_] { link->wake(); });
   PlayConfig cfg;
   cfg.state.show_overlays = options_.show_overlays;
+  cfg.state.convert = options_.convert;
   cfg.state.no_vsync = !options_.vsync;
   Display* display = display_.get();
   link_->call([display, ring = ring_, cfg] { display->use_feed(std::make_unique<PushFeed>(ring), cfg); },
@@ -185,6 +186,7 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
   cfg.state.speed = o.speed;
   cfg.state.no_vsync = !options_.vsync || o.fast;
   cfg.state.show_overlays = options_.show_overlays;
+  cfg.state.convert = options_.convert;
   cfg.state.matrix = o.matrix;
   cfg.state.range = o.range;
   cfg.frames = o.frames;
@@ -225,6 +227,7 @@ void ViewerImpl::attach(std::string_view name_or_path, const AttachOptions& o) {
   played_.store(true);
   PlayConfig cfg;
   cfg.state.show_overlays = options_.show_overlays;
+  cfg.state.convert = options_.convert;
   cfg.state.no_vsync = !options_.vsync;
   cfg.frames = o.frames;
   Display* display = display_.get();

@@ -59,7 +59,7 @@ double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_c
 }  // namespace
 
 ViewerState::ViewerState(std::unique_ptr<view::Feed> feed, view::FeedContext& context, const StateOptions& o)
-    : feed_(std::move(feed)), bench_boxes_(o.bench_boxes) {
+    : feed_(std::move(feed)), renderer_(o.convert), bench_boxes_(o.bench_boxes) {
   if (!feed_) throw UsageError("ViewerState: no feed");
   scratch_.box_renderer = &box_renderer_;
   speed = o.speed;

@@ -56,6 +56,7 @@ struct StateOptions {
   bool show_overlays = true;
   std::optional<ColorMatrix> matrix;  // overrides of the stream's colorimetry
   std::optional<ColorRange> range;
+  ViewerConvert convert = ViewerConvert::Auto;  // the renderer's colour path
 };
 
 class ViewerState {

@@ -89,6 +89,17 @@ enum class ViewerMemory : std::uint8_t {
   Host,  // host memory (glMapNamedBufferRange); CUDA frames are then copied device to host
 };
 
+// Where NV12 / P010 becomes R'G'B' for display.
+enum class ViewerConvert : std::uint8_t {
+  Auto,  // Gpu, except where GL is a software rasteriser (llvmpipe, softpipe, SwiftShader): Cpu
+  Gpu,   // the fragment shader: two filtered texture fetches and the matrix per view pixel
+  // On the CPU, at the size shown (the shader's sampling and uniforms, the
+  // viewer's threads), then copied into the framebuffer: on a software
+  // rasteriser this is several times cheaper than the shader; on a GPU it is
+  // slower. The frame's planes are kept in host memory for it.
+  Cpu,
+};
+
 // What show() does while the UI is paused (space bar, the Pause button, set_paused(true)).
 enum class PausedShow : std::uint8_t {
   KeepNewest,  // return at once; the newest frame waits (the one it replaces counts as dropped)
@@ -106,6 +117,7 @@ struct ViewerOptions {
   int cuda_device = 0;  // CUDA frames must be on this device; acquire() hands out its pointers
   std::size_t ring = 3;  // buffers for frames in flight, >= 3 (UsageError below)
   PausedShow paused_show = PausedShow::KeepNewest;
+  ViewerConvert convert = ViewerConvert::Auto;
   // Every displayed frame, at its own size with its overlays (no UI), written
   // as frame_NNNNNN.png into this folder (created). Empty: none.
   std::string output_dir{};
@@ -163,6 +175,7 @@ struct StreamInfo {
   PixelFormat format = PixelFormat::NV12;
   std::uint32_t width = 0, height = 0;  // 0 before the first frame
   std::size_t ring = 0;
+  std::string convert;  // where colour is converted, e.g. "cpu (software rasteriser: llvmpipe ...)"
 };
 
 // What went wrong without stopping the viewer (tests and tools turn these into exit codes).

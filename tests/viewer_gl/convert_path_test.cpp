@@ -1,0 +1,413 @@
+// The CPU colour path (ViewerConvert::Cpu: ViewConverter and FrameRenderer's
+// blit) against a float64 reference of what the shaders compute, and against
+// the shader path itself on this GL:
+//  - ViewConverter alone (no GL) at many views (1:1, fitted down, zoomed in
+//    flat and filtered, panned off the edges, tiny and odd frames), every
+//    matrix, range and siting, NV12 and P010 (with stray low bits): every
+//    pixel within 1 code of the reference;
+//  - FrameRenderer(Cpu) into an FBO: the same within 1 code; the shader path
+//    (FrameRenderer(Gpu)) on the same frames differs from the CPU path by no
+//    more than its own distance to the reference plus 1 (llvmpipe filters
+//    8-bit textures in 8-bit fixed point: up to 4 codes off the reference on
+//    random content at fractional weights, recorded as a test property);
+//  - what the CPU path caches (the converted view) follows the frame, the view
+//    and the colorimetry; the plane textures follow the frame (pixel probe);
+//  - bad arguments are refused naming what is wrong.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <handoff/error.hpp>
+#include <handoff/host_frame.hpp>
+#include <handoff/viewer/color.hpp>
+
+#include "frame_renderer.hpp"
+#include "frame_target.hpp"
+#include "gl_test_context.hpp"
+#include "pixel_probe.hpp"
+#include "view_convert.hpp"
+#include "view_transform.hpp"
+
+namespace handoff::viewer::test {
+namespace {
+
+// A frame of random samples (P010: whole 16-bit words, low bits included).
+struct RandomFrame {
+  PixelFormat format;
+  std::uint32_t w, h;
+  std::size_t luma_pitch, chroma_pitch;
+  std::vector<std::uint8_t> luma, chroma;
+
+  RandomFrame(PixelFormat f, std::uint32_t width, std::uint32_t height, std::uint32_t seed, std::size_t pad = 0)
+      : format(f), w(width), h(height) {
+    const std::size_t bps = bytes_per_sample(f);
+    luma_pitch = w * bps + pad * bps;
+    chroma_pitch = chroma_width(w) * 2 * bps + pad * bps;
+    luma.resize(luma_pitch * h);
+    chroma.resize(chroma_pitch * chroma_height(h));
+    std::mt19937 rng(seed);
+    for (auto& b : luma) b = std::uint8_t(rng());
+    for (auto& b : chroma) b = std::uint8_t(rng());
+  }
+  HostPlanes planes() const {
+    return HostPlanes{format, w, h, luma.data(), luma_pitch, chroma.data(), chroma_pitch};
+  }
+  Frame frame(Colorimetry c) const {
+    return host_planes_frame(format, w, h, const_cast<std::uint8_t*>(luma.data()), luma_pitch,
+                             const_cast<std::uint8_t*>(chroma.data()), chroma_pitch, c);
+  }
+  // Raw stored sample (byte or 16-bit word) of a plane at (x, y), component k.
+  double sample(bool chroma_plane, int x, int y, int k) const {
+    const std::size_t bps = bytes_per_sample(format);
+    const std::vector<std::uint8_t>& v = chroma_plane ? chroma : luma;
+    const std::size_t pitch = chroma_plane ? chroma_pitch : luma_pitch;
+    const std::size_t at = std::size_t(y) * pitch + (std::size_t(x) * (chroma_plane ? 2 : 1) + std::size_t(k)) * bps;
+    if (bps == 1) return v[at];
+    std::uint16_t s;
+    std::memcpy(&s, &v[at], 2);
+    return s;
+  }
+};
+
+// The float64 reference of one framebuffer pixel (bx, by): where
+// yuv_frame_vert / yuv_frame_frag (or _nearest_frag) sample, GL's bilinear
+// filter with clamp to edge on UNORM textures, the viewer core's transform,
+// clamp, round to 8 bits.
+std::array<int, 3> reference_pixel(const RandomFrame& f, const Colorimetry& c, const ViewTransform& v, bool nearest,
+                                   int bx, int by) {
+  double px = (bx + 0.5 - v.offset_x) / v.scale, py = (by + 0.5 - v.offset_y) / v.scale;
+  if (nearest) {
+    px = std::floor(px) + 0.5;
+    py = std::floor(py) + 0.5;
+  }
+  const auto bilinear = [&](bool chroma, int k, double tx, double ty) {
+    const int nw = int(chroma ? chroma_width(f.w) : f.w), nh = int(chroma ? chroma_height(f.h) : f.h);
+    const double x = std::floor(tx), y = std::floor(ty), fx = tx - x, fy = ty - y;
+    const auto t = [&](double xx, double yy) {
+      return f.sample(chroma, std::clamp(int(xx), 0, nw - 1), std::clamp(int(yy), 0, nh - 1), k);
+    };
+    return (1 - fy) * ((1 - fx) * t(x, y) + fx * t(x + 1, y)) + fy * ((1 - fx) * t(x, y + 1) + fx * t(x + 1, y + 1));
+  };
+  const double sx = c.siting == ChromaSiting::Center ? 0.5 : 0.0, sy = c.siting == ChromaSiting::TopLeft ? 0.0 : 0.5;
+  const double max = f.format == PixelFormat::NV12 ? 255.0 : 65535.0;
+  const double s[3] = {bilinear(false, 0, px - 0.5, py - 0.5) / max,
+                       bilinear(true, 0, (px - 0.5 - sx) / 2, (py - 0.5 - sy) / 2) / max,
+                       bilinear(true, 1, (px - 0.5 - sx) / 2, (py - 0.5 - sy) / 2) / max};
+  const ColorTransform t = yuv_to_rgb_transform(c.matrix, c.range, f.format, SampleInput::Unorm);
+  std::array<int, 3> rgb{};
+  for (int i = 0; i < 3; ++i) {
+    double value = t.offset[std::size_t(i)];
+    for (int j = 0; j < 3; ++j) value += t.m[std::size_t(3 * i + j)] * s[j];
+    rgb[std::size_t(i)] = int(std::lround(std::clamp(value, 0.0, 1.0) * 255.0));
+  }
+  return rgb;
+}
+
+struct ViewCase {
+  const char* name;
+  std::uint32_t frame_w, frame_h;
+  int fb_w, fb_h;
+  ViewTransform view;
+  bool nearest;
+};
+
+std::vector<ViewCase> view_cases() {
+  std::vector<ViewCase> v;
+  v.push_back({"one_to_one", 64, 48, 64, 48, {}, false});
+  v.push_back({"fitted_down", 97, 61, 64, 40, fit_view(97, 61, 64, 40), false});
+  v.push_back({"quarter", 128, 96, 40, 30, fit_view(128, 96, 40, 30), false});
+  v.push_back({"zoomed_filtered", 40, 30, 96, 72, ViewTransform{3.7, -13.37, 7.93}, false});
+  v.push_back({"zoomed_flat", 40, 30, 96, 72, ViewTransform{3.7, -13.37, 7.93}, true});
+  v.push_back({"panned_off_left_top", 50, 40, 48, 36, ViewTransform{1.0, -7.0, -5.0}, false});
+  v.push_back({"panned_off_right_bottom", 33, 21, 40, 30, ViewTransform{1.31, 11.6, 9.2}, false});
+  v.push_back({"letterboxed_odd", 61, 37, 80, 80, fit_view(61, 37, 80, 80), false});
+  v.push_back({"one_pixel", 1, 1, 9, 7, fit_view(1, 1, 9, 7), false});
+  v.push_back({"two_by_three_flat", 2, 3, 16, 16, fit_view(2, 3, 16, 16), true});
+  return v;
+}
+
+struct Worst {
+  int error = 0;
+  std::string where;
+  std::size_t pixels = 0;
+  void see(int err, const std::string& at) {
+    if (err > error) {
+      error = err;
+      where = at;
+    }
+  }
+};
+
+std::string at_text(const ViewCase& vc, const Colorimetry& c, PixelFormat f, int x, int y, int k) {
+  return std::string(vc.name) + " " + std::string(to_string(f)) + " " + std::string(to_string(c.matrix)) + " " +
+         std::string(to_string(c.range)) + " " + std::string(to_string(c.siting)) + " pixel (" +
+         std::to_string(x) + ", " + std::to_string(y) + ") channel " + "RGB"[k];
+}
+
+std::vector<Colorimetry> all_colorimetries() {
+  std::vector<Colorimetry> v;
+  for (auto m : {ColorMatrix::BT601, ColorMatrix::BT709, ColorMatrix::BT2020})
+    for (auto r : {ColorRange::Limited, ColorRange::Full})
+      for (auto s : {ChromaSiting::Left, ChromaSiting::Center, ChromaSiting::TopLeft}) v.push_back({m, r, s});
+  return v;
+}
+
+TEST(ViewConvert, EveryPixelOfEveryViewWithinOneCodeOfFloat64Reference) {
+  ViewConverter conv(2);
+  Worst worst;
+  std::uint32_t seed = 1;
+  for (const ViewCase& vc : view_cases())
+    for (auto format : {PixelFormat::NV12, PixelFormat::P010})
+      for (const Colorimetry& c : all_colorimetries()) {
+        const std::size_t pad = seed % 3;  // pitched rows in some
+        const RandomFrame f(format, vc.frame_w, vc.frame_h, seed++, pad);
+        const PixelRect r = covered_pixels(f.w, f.h, vc.view, vc.fb_w, vc.fb_h);
+        ASSERT_FALSE(r.empty()) << vc.name;
+        std::vector<std::uint8_t> out(std::size_t(r.width()) * std::size_t(r.height()) * 4, 7);
+        conv.convert(f.planes(), c, vc.view, vc.nearest, r, ByteOrder::Rgba, out.data(), r.width() * 4);
+        for (int y = r.y0; y < r.y1; ++y)
+          for (int x = r.x0; x < r.x1; ++x) {
+            const std::uint8_t* px = &out[(std::size_t(y - r.y0) * std::size_t(r.width()) + std::size_t(x - r.x0)) * 4];
+            const auto want = reference_pixel(f, c, vc.view, vc.nearest, x, y);
+            for (int k = 0; k < 3; ++k)
+              worst.see(std::abs(int(px[k]) - want[std::size_t(k)]), at_text(vc, c, format, x, y, k));
+            ASSERT_EQ(px[3], 255);
+            ++worst.pixels;
+          }
+      }
+  EXPECT_GT(worst.pixels, 100000u);
+  EXPECT_LE(worst.error, 1) << "worst at " << worst.where;
+  RecordProperty("max_error", worst.error);
+}
+
+TEST(ViewConvert, ByteOrderAndBottomUpRows) {
+  const RandomFrame f(PixelFormat::NV12, 31, 17, 99);
+  const Colorimetry c{};
+  const ViewTransform v = fit_view(31, 17, 50, 30);
+  const PixelRect r = covered_pixels(31, 17, v, 50, 30);
+  const std::size_t row = std::size_t(r.width()) * 4;
+  std::vector<std::uint8_t> rgba(row * std::size_t(r.height())), bgra_up(rgba.size());
+  ViewConverter conv(1);
+  conv.convert(f.planes(), c, v, false, r, ByteOrder::Rgba, rgba.data(), std::ptrdiff_t(row));
+  conv.convert(f.planes(), c, v, false, r, ByteOrder::Bgra, bgra_up.data() + row * std::size_t(r.height() - 1),
+               -std::ptrdiff_t(row));
+  for (int y = 0; y < r.height(); ++y)
+    for (int x = 0; x < r.width(); ++x) {
+      const std::uint8_t* a = &rgba[std::size_t(y) * row + std::size_t(x) * 4];
+      const std::uint8_t* b = &bgra_up[std::size_t(r.height() - 1 - y) * row + std::size_t(x) * 4];
+      ASSERT_EQ(a[0], b[2]);
+      ASSERT_EQ(a[1], b[1]);
+      ASSERT_EQ(a[2], b[0]);
+      ASSERT_EQ(b[3], 255);
+    }
+}
+
+TEST(ViewConvert, CoveredPixelsAreThoseWhoseCentresTheFrameCovers) {
+  EXPECT_EQ(covered_pixels(64, 48, ViewTransform{}, 64, 48), (PixelRect{0, 0, 64, 48}));
+  // 1920x1080 fitted into 1280x720: exactly the view.
+  EXPECT_EQ(covered_pixels(1920, 1080, fit_view(1920, 1080, 1280, 720), 1280, 720), (PixelRect{0, 0, 1280, 720}));
+  // Frame [10.4, 10.4 + 2 * 3) x [-2, 4): centres 10.5 .. 15.5 and 0.5 .. 3.5.
+  EXPECT_EQ(covered_pixels(3, 3, ViewTransform{2.0, 10.4, -2.0}, 100, 100), (PixelRect{10, 0, 16, 4}));
+  // An edge exactly on a pixel centre: that pixel is in on the left and top, out on the right and bottom.
+  EXPECT_EQ(covered_pixels(4, 4, ViewTransform{1.0, 0.5, 0.5}, 10, 10), (PixelRect{0, 0, 4, 4}));
+  EXPECT_TRUE(covered_pixels(4, 4, ViewTransform{1.0, 20.0, 0.0}, 10, 10).empty()) << "right of the view";
+  EXPECT_TRUE(covered_pixels(4, 4, ViewTransform{1.0, -4.0, 0.0}, 10, 10).empty()) << "left of the view";
+  EXPECT_TRUE(covered_pixels(4, 4, ViewTransform{0.0, 0.0, 0.0}, 10, 10).empty()) << "scale 0";
+  EXPECT_TRUE(covered_pixels(4, 4, ViewTransform{std::nan(""), 0.0, 0.0}, 10, 10).empty()) << "NaN scale";
+  EXPECT_TRUE(covered_pixels(4, 4, ViewTransform{1.0, INFINITY, 0.0}, 10, 10).empty()) << "infinite offset";
+  EXPECT_TRUE(covered_pixels(0, 4, ViewTransform{}, 10, 10).empty()) << "no frame";
+  EXPECT_TRUE(covered_pixels(4, 4, ViewTransform{}, 0, 10).empty()) << "no framebuffer";
+}
+
+TEST(ViewConvert, BadArgumentsAreRefusedNamingWhatIsWrong) {
+  const RandomFrame f(PixelFormat::P010, 16, 8, 5);
+  const PixelRect r{0, 0, 16, 8};
+  std::vector<std::uint8_t> out(16 * 8 * 4 + 4);
+  ViewConverter conv(1);
+  const auto refused = [&](HostPlanes p, PixelRect rect, std::uint8_t* o, std::ptrdiff_t pitch, const char* text) {
+    try {
+      conv.convert(p, Colorimetry{}, ViewTransform{}, false, rect, ByteOrder::Rgba, o, pitch);
+      ADD_FAILURE() << "accepted; expected: " << text;
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  HostPlanes p = f.planes();
+  p.luma = nullptr;
+  refused(p, r, out.data(), 64, "no frame planes");
+  p = f.planes();
+  p.chroma_pitch = 8;
+  refused(p, r, out.data(), 64, "pitch is below its packed row");
+  p = f.planes();
+  p.luma_pitch = 33;
+  refused(p, r, out.data(), 64, "2-byte aligned");
+  refused(f.planes(), PixelRect{0, 0, 17, 8}, out.data(), 68, "outside the frame's pixels");
+  refused(f.planes(), PixelRect{-1, 0, 16, 8}, out.data(), 68, "outside the frame's pixels");
+  refused(f.planes(), r, out.data() + 1, 64, "4-byte aligned");
+  refused(f.planes(), r, out.data(), 62, "4-byte aligned");
+  // Nothing to do is no error.
+  EXPECT_NO_THROW(conv.convert(f.planes(), Colorimetry{}, ViewTransform{}, false, PixelRect{}, ByteOrder::Rgba,
+                               out.data(), 64));
+}
+
+// --- through GL ------------------------------------------------------------------
+
+struct Drawn {
+  int w = 0, h = 0;
+  std::vector<std::uint8_t> rgba;  // top-down
+};
+
+// Uploads `frame` (none: draws what the renderer has) and draws it into an FBO of the case's size.
+Drawn draw_with(FrameRenderer& renderer, const Frame* frame, const Colorimetry& c, const ViewCase& vc) {
+  FrameTarget target;
+  target.resize(vc.fb_w, vc.fb_h);
+  if (frame) renderer.upload(*frame);
+  target.bind();
+  DrawOptions o;
+  o.colorimetry = c;
+  o.view = vc.view;
+  o.nearest = vc.nearest;
+  renderer.draw(o, vc.fb_w, vc.fb_h);
+  Drawn d{vc.fb_w, vc.fb_h, {}};
+  target.read_rgba(d.rgba);
+  FrameTarget::unbind();
+  return d;
+}
+
+using ConvertPathGl = GlTest;
+
+TEST_F(ConvertPathGl, AutoChoosesCpuOnThisSoftwareRasteriserAndSaysSo) {
+  const char* name = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+  FrameRenderer automatic, gpu(ViewerConvert::Gpu), cpu(ViewerConvert::Cpu);
+  EXPECT_EQ(automatic.cpu_convert(), software_renderer(name)) << name;
+  EXPECT_FALSE(gpu.cpu_convert());
+  EXPECT_TRUE(cpu.cpu_convert());
+  EXPECT_NE(automatic.convert_text().find(name), std::string::npos) << automatic.convert_text();
+  EXPECT_TRUE(software_renderer("llvmpipe (LLVM 15.0.6, 256 bits)"));
+  EXPECT_TRUE(software_renderer("Google SwiftShader"));
+  EXPECT_FALSE(software_renderer("NVIDIA H200/PCIe/SSE2"));
+  EXPECT_FALSE(software_renderer(nullptr));
+}
+
+TEST_F(ConvertPathGl, CpuPathMatchesReferenceAndShaderInAnFbo) {
+  FrameRenderer cpu(ViewerConvert::Cpu), gpu(ViewerConvert::Gpu);
+  Worst to_reference, to_shader, shader_to_reference;
+  std::uint32_t seed = 100;
+  const Colorimetry colorimetries[] = {{ColorMatrix::BT709, ColorRange::Limited, ChromaSiting::Left},
+                                       {ColorMatrix::BT2020, ColorRange::Full, ChromaSiting::Center},
+                                       {ColorMatrix::BT601, ColorRange::Limited, ChromaSiting::TopLeft}};
+  for (const ViewCase& vc : view_cases())
+    for (auto format : {PixelFormat::NV12, PixelFormat::P010})
+      for (const Colorimetry& c : colorimetries) {
+        const RandomFrame f(format, vc.frame_w, vc.frame_h, seed++);
+        const Frame frame = f.frame(c);
+        const Drawn a = draw_with(cpu, &frame, c, vc);
+        const Drawn b = draw_with(gpu, &frame, c, vc);
+        const PixelRect r = covered_pixels(f.w, f.h, vc.view, vc.fb_w, vc.fb_h);
+        for (int y = 0; y < vc.fb_h; ++y)
+          for (int x = 0; x < vc.fb_w; ++x) {
+            const std::size_t at = (std::size_t(y) * std::size_t(vc.fb_w) + std::size_t(x)) * 4;
+            const bool inside = x >= r.x0 && x < r.x1 && y >= r.y0 && y < r.y1;
+            const auto want = inside ? reference_pixel(f, c, vc.view, vc.nearest, x, y) : std::array<int, 3>{};
+            for (int k = 0; k < 3; ++k) {
+              const std::string where = at_text(vc, c, format, x, y, k);
+              if (inside) {
+                to_reference.see(std::abs(int(a.rgba[at + std::size_t(k)]) - want[std::size_t(k)]), where);
+                shader_to_reference.see(std::abs(int(b.rgba[at + std::size_t(k)]) - want[std::size_t(k)]), where);
+              }
+              to_shader.see(std::abs(int(a.rgba[at + std::size_t(k)]) - int(b.rgba[at + std::size_t(k)])), where);
+            }
+            ++to_shader.pixels;
+          }
+      }
+  EXPECT_LE(to_reference.error, 1) << "worst at " << to_reference.where;
+  EXPECT_LE(to_shader.error, shader_to_reference.error + 1)
+      << "worst at " << to_shader.where << "; the shader's own worst error: " << shader_to_reference.error << " at "
+      << shader_to_reference.where;
+  RecordProperty("max_error_to_reference", to_reference.error);
+  RecordProperty("max_difference_to_shader", to_shader.error);
+  RecordProperty("shader_max_error_to_reference", shader_to_reference.error);
+}
+
+TEST_F(ConvertPathGl, TheConvertedViewFollowsFrameViewAndColorimetry) {
+  FrameRenderer cached(ViewerConvert::Cpu);
+  const ViewCase vc{"fitted", 97, 61, 64, 40, fit_view(97, 61, 64, 40), false};
+  const RandomFrame f1(PixelFormat::NV12, 97, 61, 1), f2(PixelFormat::NV12, 97, 61, 2);
+  const Colorimetry bt709{}, bt601{ColorMatrix::BT601, ColorRange::Full, ChromaSiting::Center};
+  const auto fresh = [&](const RandomFrame& f, const Colorimetry& c, const ViewCase& v) {
+    FrameRenderer r(ViewerConvert::Cpu);
+    const Frame frame = f.frame(c);
+    return draw_with(r, &frame, c, v).rgba;
+  };
+  const auto again = [&](const Colorimetry& c, const ViewCase& v) {  // no upload: the frame already there
+    return draw_with(cached, nullptr, c, v).rgba;
+  };
+  const Frame first = f1.frame(bt709), second = f2.frame(bt601);
+  EXPECT_EQ(draw_with(cached, &first, bt709, vc).rgba, fresh(f1, bt709, vc));
+  EXPECT_EQ(again(bt709, vc), fresh(f1, bt709, vc)) << "drawn again unchanged";
+  EXPECT_EQ(again(bt601, vc), fresh(f1, bt601, vc)) << "colorimetry changed";
+  ViewCase zoomed = vc;
+  zoomed.view = zoom_around(vc.view, 2.5, 20, 13);
+  zoomed.nearest = true;
+  EXPECT_EQ(again(bt601, zoomed), fresh(f1, bt601, zoomed)) << "view changed";
+  EXPECT_EQ(draw_with(cached, &second, bt601, zoomed).rgba, fresh(f2, bt601, zoomed)) << "frame changed";
+  ViewCase bigger = vc;
+  bigger.fb_w = 128;
+  bigger.fb_h = 80;
+  bigger.view = fit_view(97, 61, 128, 80);
+  EXPECT_EQ(again(bt601, bigger), fresh(f2, bt601, bigger)) << "framebuffer resized";
+}
+
+TEST_F(ConvertPathGl, PlaneTexturesAndProbeHoldTheFrameShown) {
+  FrameRenderer r(ViewerConvert::Cpu);
+  const Colorimetry c{};
+  for (int code : {40, 200}) {
+    RandomFrame f(PixelFormat::P010, 8, 6, 3);
+    for (std::size_t i = 0; i < f.luma.size(); i += 2) {
+      const std::uint16_t s = std::uint16_t(code << 6);
+      std::memcpy(&f.luma[i], &s, 2);
+    }
+    const Frame frame = f.frame(c);
+    draw_with(r, &frame, c, ViewCase{"1:1", 8, 6, 8, 6, {}, false});
+    const PixelProbe p = probe_pixel(r, c, 3.0, 2.0);
+    ASSERT_TRUE(p.valid);
+    EXPECT_EQ(p.code_y, code) << "the textures were filled from the frame now shown";
+    std::uint16_t texel = 0;
+    glGetTextureSubImage(r.luma_texture(), 0, 5, 5, 0, 1, 1, 1, GL_RED, GL_UNSIGNED_SHORT, 2, &texel);
+    EXPECT_EQ(texel >> 6, code);
+  }
+}
+
+TEST_F(ConvertPathGl, GlBufferFramesReachTheCpuPath) {
+  const RandomFrame f(PixelFormat::NV12, 45, 23, 8, 3);  // pitched rows: read back and repacked
+  const Colorimetry c{};
+  const std::size_t luma_bytes = f.luma.size(), offset = 256;
+  GLuint buffer = 0;
+  glCreateBuffers(1, &buffer);
+  glNamedBufferData(buffer, GLsizeiptr(offset + luma_bytes + f.chroma.size()), nullptr, GL_STATIC_DRAW);
+  glNamedBufferSubData(buffer, GLintptr(offset), GLsizeiptr(luma_bytes), f.luma.data());
+  glNamedBufferSubData(buffer, GLintptr(offset + luma_bytes), GLsizeiptr(f.chroma.size()), f.chroma.data());
+  Frame g = f.frame(c);
+  g.memory = MemoryKind::GlBuffer;
+  g.gl_buffer = buffer;
+  g.planes[0].data = g.planes[1].data = nullptr;
+  g.planes[0].offset = offset;
+  g.planes[1].offset = offset + luma_bytes;
+  const ViewCase vc{"fitted", 45, 23, 60, 40, fit_view(45, 23, 60, 40), false};
+  FrameRenderer from_buffer(ViewerConvert::Cpu), from_host(ViewerConvert::Cpu);
+  const Frame host = f.frame(c);
+  const Drawn a = draw_with(from_buffer, &g, c, vc);
+  const Drawn b = draw_with(from_host, &host, c, vc);
+  EXPECT_EQ(a.rgba, b.rgba);
+  glDeleteBuffers(1, &buffer);
+}
+
+}  // namespace
+}  // namespace handoff::viewer::test

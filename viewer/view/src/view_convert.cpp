@@ -1,0 +1,234 @@
+#include "view_convert.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include <handoff/error.hpp>
+
+#include "color_fold.hpp"
+
+namespace handoff::viewer {
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "pixels are packed as little-endian 32-bit words");
+
+// First pixel (of a row or column) whose centre b + 0.5 is at or past `edge`.
+int first_centre_at(double edge) { return int(std::ceil(edge - 0.5)); }
+
+double siting_x(ChromaSiting s) { return s == ChromaSiting::Center ? 0.5 : 0.0; }
+double siting_y(ChromaSiting s) { return s == ChromaSiting::TopLeft ? 0.0 : 0.5; }
+
+template <typename T>
+const T* row_of(const std::uint8_t* plane, std::size_t pitch, std::int32_t row) {
+  return reinterpret_cast<const T*>(plane + std::size_t(row) * pitch);
+}
+
+// out[k] = a[k] + w (b[k] - a[k]) over n samples, as float.
+template <typename T>
+[[gnu::always_inline]] inline void lerp_samples(const T* __restrict a, const T* __restrict b, float w, std::size_t n,
+                                                float* __restrict out) {
+  if (w == 0.0f || a == b) {
+    for (std::size_t k = 0; k < n; ++k) out[k] = float(a[k]);
+    return;
+  }
+  for (std::size_t k = 0; k < n; ++k) {
+    const float fa = float(a[k]);
+    out[k] = fa + w * (float(b[k]) - fa);
+  }
+}
+__attribute__((target_clones("avx2", "default"))) void lerp_rows(const std::uint8_t* a, const std::uint8_t* b,
+                                                                  float w, std::size_t n, float* out) {
+  lerp_samples(a, b, w, n, out);
+}
+__attribute__((target_clones("avx2", "default"))) void lerp_rows(const std::uint16_t* a, const std::uint16_t* b,
+                                                                  float w, std::size_t n, float* out) {
+  lerp_samples(a, b, w, n, out);
+}
+
+
+// The horizontal pass, the matrix, clamping and rounding to 8 bits (as a
+// UNORM8 framebuffer stores the shader's output) for one output row. Written
+// as plain loops over restrict pointers so that the compiler vectorizes them
+// (the gathers with AVX2 where the CPU has it: see the clones).
+// L: the row's luma, filtered vertically; C: its chroma pairs. x0 / w: the
+// first texel and the weight of the next one per output pixel (the next one
+// is x0 + 1: the rows carry one clamped texel past their end).
+__attribute__((target_clones("avx2", "default"))) void horizontal_and_matrix(
+    const float* __restrict L, const float* __restrict C, const std::int32_t* __restrict lx0,
+    const float* __restrict lxw, const std::int32_t* __restrict cx0, const float* __restrict cxw, std::size_t width,
+    const float* __restrict m, const float* __restrict bias, int red_at, float* __restrict Y, float* __restrict Cb,
+    float* __restrict Cr, std::uint8_t* __restrict out) {
+  for (std::size_t j = 0; j < width; ++j) {
+    const std::int32_t i = lx0[j];
+    const float a = L[i], b = L[i + 1];
+    Y[j] = a + lxw[j] * (b - a);
+  }
+  for (std::size_t j = 0; j < width; ++j) {
+    const std::int32_t i = 2 * cx0[j];
+    const float w = cxw[j];
+    const float a0 = C[i], a1 = C[i + 1], b0 = C[i + 2], b1 = C[i + 3];
+    Cb[j] = a0 + w * (b0 - a0);
+    Cr[j] = a1 + w * (b1 - a1);
+  }
+  const float m0 = m[0], m1 = m[1], m2 = m[2], m3 = m[3], m4 = m[4], m5 = m[5], m6 = m[6], m7 = m[7], m8 = m[8];
+  const float b0 = bias[0] + 0.5f, b1 = bias[1] + 0.5f, b2 = bias[2] + 0.5f;  // + 0.5: round when truncated
+  const unsigned rs = red_at == 0 ? 0u : 16u, bs = 16u - rs;
+  std::uint32_t* __restrict o = reinterpret_cast<std::uint32_t*>(out);
+  for (std::size_t j = 0; j < width; ++j) {
+    const float y = Y[j], cb = Cb[j], cr = Cr[j];
+    float rr = m0 * y + m3 * cb + m6 * cr + b0;
+    float gg = m1 * y + m4 * cb + m7 * cr + b1;
+    float bb = m2 * y + m5 * cb + m8 * cr + b2;
+    rr = rr < 0.5f ? 0.5f : rr > 255.5f ? 255.5f : rr;  // clamp to [0, 1] before rounding, as the shader does
+    gg = gg < 0.5f ? 0.5f : gg > 255.5f ? 255.5f : gg;
+    bb = bb < 0.5f ? 0.5f : bb > 255.5f ? 255.5f : bb;
+    const auto ri = std::uint32_t(std::int32_t(rr)), gi = std::uint32_t(std::int32_t(gg)),
+               bi = std::uint32_t(std::int32_t(bb));
+    o[j] = (ri << rs) | (gi << 8) | (bi << bs) | 0xff000000u;
+  }
+}
+
+}  // namespace
+
+PixelRect covered_pixels(std::uint32_t frame_w, std::uint32_t frame_h, const ViewTransform& v, int fb_w, int fb_h) {
+  PixelRect r;
+  if (frame_w == 0 || frame_h == 0 || fb_w <= 0 || fb_h <= 0 || !(v.scale > 0) || !std::isfinite(v.offset_x) ||
+      !std::isfinite(v.offset_y))
+    return r;
+  const auto clip = [](double b, int limit) { return int(std::clamp(b, 0.0, double(limit))); };
+  r.x0 = clip(first_centre_at(v.offset_x), fb_w);
+  r.x1 = clip(first_centre_at(v.offset_x + double(frame_w) * v.scale), fb_w);
+  r.y0 = clip(first_centre_at(v.offset_y), fb_h);
+  r.y1 = clip(first_centre_at(v.offset_y + double(frame_h) * v.scale), fb_h);
+  if (r.empty()) r = PixelRect{};
+  return r;
+}
+
+ViewConverter::ViewConverter(unsigned threads) : pool_(threads) {}
+
+namespace {
+
+// The texels output pixels [start, start + count) of one axis sample, the way
+// the shaders do: p = (b + 0.5 - offset) / scale in frame pixels; luma at
+// p - 0.5 (texel centres), chroma sample i sits at luma position 2 i + siting,
+// so at (p - 0.5 - siting) / 2; flat pixels snap p to floor(p) + 0.5 first.
+// Clamped to edge as GL_CLAMP_TO_EDGE does.
+template <typename Axis>
+void fill_axis(Axis& a, int start, int count, double offset, double scale, bool nearest, bool chroma,
+               double siting, std::int32_t n) {
+  a.i0.resize(std::size_t(count));
+  a.i1.resize(std::size_t(count));
+  a.w.resize(std::size_t(count));
+  for (int k = 0; k < count; ++k) {
+    double p = (double(start + k) + 0.5 - offset) / scale;
+    if (nearest) p = std::floor(p) + 0.5;
+    const double c = chroma ? (p - 0.5 - siting) * 0.5 : p - 0.5;
+    const double fl = std::floor(c);
+    const auto i = std::int32_t(std::clamp(fl, -1.0, double(n)));
+    a.i0[std::size_t(k)] = std::clamp(i, 0, n - 1);
+    a.i1[std::size_t(k)] = std::clamp(i + 1, 0, n - 1);
+    // Both texels the same (clamped at an edge): weight 0, so that the row's
+    // next sample is never needed (horizontal_and_matrix reads i0 + 1).
+    a.w[std::size_t(k)] = a.i0[std::size_t(k)] == a.i1[std::size_t(k)] ? 0.0f : float(c - fl);
+  }
+}
+
+}  // namespace
+
+void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, const ViewTransform& view, bool nearest,
+                            const PixelRect& rect, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch) {
+  const bool p010 = planes.format == PixelFormat::P010;
+  if (!planes.luma || !planes.chroma || planes.width == 0 || planes.height == 0)
+    throw UsageError("ViewConverter::convert: no frame planes");
+  const std::size_t bps = p010 ? 2 : 1;
+  if (planes.luma_pitch < planes.width * bps || planes.chroma_pitch < chroma_width(planes.width) * 2 * bps)
+    throw UsageError("ViewConverter::convert: a plane pitch is below its packed row");
+  if (p010 && ((reinterpret_cast<std::uintptr_t>(planes.luma) | reinterpret_cast<std::uintptr_t>(planes.chroma) |
+                planes.luma_pitch | planes.chroma_pitch) & 1u))
+    throw UsageError("ViewConverter::convert: P010 planes and pitches must be 2-byte aligned");
+  if ((reinterpret_cast<std::uintptr_t>(out) | std::uintptr_t(pitch < 0 ? -pitch : pitch)) & 3u)
+    throw UsageError("ViewConverter::convert: the output and its pitch must be 4-byte aligned");
+  if (rect.empty() || !out) return;
+  // The rect must be inside what the frame covers (then every pixel maps into the frame).
+  const PixelRect all = covered_pixels(planes.width, planes.height, view, rect.x1, rect.y1);
+  if (rect.x0 < all.x0 || rect.y0 < all.y0 || rect.x1 > all.x1 || rect.y1 > all.y1)
+    throw UsageError("ViewConverter::convert: the rect reaches outside the frame's pixels");
+
+  const auto lw = std::int32_t(planes.width), lh = std::int32_t(planes.height);
+  const auto cw = std::int32_t(chroma_width(planes.width)), ch = std::int32_t(chroma_height(planes.height));
+  fill_axis(luma_x_, rect.x0, rect.width(), view.offset_x, view.scale, nearest, false, 0.0, lw);
+  fill_axis(chroma_x_, rect.x0, rect.width(), view.offset_x, view.scale, nearest, true, siting_x(c.siting), cw);
+  fill_axis(luma_y_, rect.y0, rect.height(), view.offset_y, view.scale, nearest, false, 0.0, lh);
+  fill_axis(chroma_y_, rect.y0, rect.height(), view.offset_y, view.scale, nearest, true, siting_y(c.siting), ch);
+  // Column tables relative to the first source column a row uses.
+  const std::int32_t lbase = luma_x_.i0.front(), cbase = chroma_x_.i0.front();
+  for (auto& i : luma_x_.i0) i -= lbase;
+  for (auto& i : luma_x_.i1) i -= lbase;
+  for (auto& i : chroma_x_.i0) i -= cbase;
+  for (auto& i : chroma_x_.i1) i -= cbase;
+  rect_ = rect;
+
+  // The shader's uniforms, rescaled: raw samples in, 0..255 out.
+  const ShaderColor sc = fold_color(c, planes.format);
+  const float in_scale = 255.0f / (p010 ? 65535.0f : 255.0f);
+  float m[9], bias[3];
+  for (int i = 0; i < 9; ++i) m[i] = sc.rgb_from_yuv[std::size_t(i)] * in_scale;
+  for (int i = 0; i < 3; ++i) bias[i] = sc.bias[std::size_t(i)] * 255.0f;
+
+  // Bands of rows, a few per thread (rows cost the same, bands balance the cores).
+  const int rows = rect.height();
+  const unsigned bands = std::min<unsigned>(unsigned(rows), pool_.threads() * 2);
+  if (scratch_.size() < bands) scratch_.resize(bands);
+  // The source columns a row uses; the rows carry one more (any finite value: its weight is 0).
+  const std::size_t lcols = std::size_t(luma_x_.i1.back() + 1), cpairs = std::size_t(chroma_x_.i1.back() + 1);
+  HostPlanes p = planes;
+  p.luma += std::size_t(lbase) * bps;
+  p.chroma += std::size_t(cbase) * 2 * bps;
+  for (unsigned b = 0; b < bands; ++b) {
+    Scratch& s = scratch_[b];
+    s.luma_samples = lcols;
+    s.chroma_pairs = cpairs;
+    s.luma.resize(lcols + 1);
+    s.chroma.resize(2 * cpairs + 2);
+    s.y.resize(std::size_t(rect.width()));
+    s.cb.resize(std::size_t(rect.width()));
+    s.cr.resize(std::size_t(rect.width()));
+  }
+  pool_.run(bands, [&](unsigned band) {
+    const int first = int(std::int64_t(rows) * band / bands), last = int(std::int64_t(rows) * (band + 1) / bands);
+    convert_rows(p, first, last, scratch_[band], m, bias, order, out, pitch);
+  });
+}
+
+void ViewConverter::convert_rows(const HostPlanes& p, int first, int last, Scratch& s, const float* m,
+                                 const float* bias, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch) const {
+  const bool p010 = p.format == PixelFormat::P010;
+  const std::size_t width = std::size_t(rect_.width());
+  const std::size_t lcols = s.luma_samples, csamples = 2 * s.chroma_pairs;
+  const int red_at = order == ByteOrder::Rgba ? 0 : 2;
+  for (int r = first; r < last; ++r) {
+    const std::size_t k = std::size_t(r);
+    // Vertical pass: the two source rows of each plane, mixed.
+    if (p010) {
+      lerp_rows(row_of<std::uint16_t>(p.luma, p.luma_pitch, luma_y_.i0[k]),
+                row_of<std::uint16_t>(p.luma, p.luma_pitch, luma_y_.i1[k]), luma_y_.w[k], lcols, s.luma.data());
+      lerp_rows(row_of<std::uint16_t>(p.chroma, p.chroma_pitch, chroma_y_.i0[k]),
+                row_of<std::uint16_t>(p.chroma, p.chroma_pitch, chroma_y_.i1[k]), chroma_y_.w[k], csamples,
+                s.chroma.data());
+    } else {
+      lerp_rows(row_of<std::uint8_t>(p.luma, p.luma_pitch, luma_y_.i0[k]),
+                row_of<std::uint8_t>(p.luma, p.luma_pitch, luma_y_.i1[k]), luma_y_.w[k], lcols, s.luma.data());
+      lerp_rows(row_of<std::uint8_t>(p.chroma, p.chroma_pitch, chroma_y_.i0[k]),
+                row_of<std::uint8_t>(p.chroma, p.chroma_pitch, chroma_y_.i1[k]), chroma_y_.w[k], csamples,
+                s.chroma.data());
+    }
+    horizontal_and_matrix(s.luma.data(), s.chroma.data(), luma_x_.i0.data(), luma_x_.w.data(), chroma_x_.i0.data(),
+                          chroma_x_.w.data(), width, m, bias, red_at, s.y.data(), s.cb.data(), s.cr.data(),
+                          out + std::ptrdiff_t(r) * pitch);
+  }
+}
+
+}  // namespace handoff::viewer

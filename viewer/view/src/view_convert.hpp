@@ -1,0 +1,90 @@
+#pragma once
+// The CPU twin of the frame shaders (shaders/gl/yuv_frame_*.glsl), for
+// software rasterisers: NV12 / P010 host planes converted to 8-bit R'G'B' at
+// the size they are shown, sampled where the shaders sample (the same view
+// transform, chroma siting, clamp to edge, bilinear or flat pixels) and
+// converted with the same uniforms (fold_color). On llvmpipe each bilinear
+// fetch of the shader costs ~9 ns of CPU per window pixel (BENCHMARKS.md);
+// these loops cost a fraction of that, and the result reaches the framebuffer
+// as a copy (FrameRenderer's CPU path).
+//
+// Thread safety: a converter is used by one thread at a time (it runs its
+// bands on its own BandPool). covered_pixels is pure.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <handoff/frame.hpp>
+#include <handoff/viewer/band_pool.hpp>
+
+#include "view_transform.hpp"
+
+namespace handoff::viewer {
+
+// Framebuffer pixels, top-left origin, half-open: [x0, x1) x [y0, y1).
+struct PixelRect {
+  int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  int width() const { return x1 - x0; }
+  int height() const { return y1 - y0; }
+  bool empty() const { return x1 <= x0 || y1 <= y0; }
+  bool operator==(const PixelRect&) const = default;
+};
+
+// The pixels of an fb_w x fb_h framebuffer whose centres lie inside the
+// frame's rectangle [offset, offset + size * scale) (the pixels the shaders'
+// two triangles cover), clipped to the framebuffer.
+PixelRect covered_pixels(std::uint32_t frame_w, std::uint32_t frame_h, const ViewTransform& view, int fb_w, int fb_h);
+
+// What the converter reads: a frame's two planes in host memory (raw stored
+// samples: bytes for NV12, 16-bit words for P010, all 16 bits used as the
+// shader's R16 textures do).
+struct HostPlanes {
+  PixelFormat format = PixelFormat::NV12;
+  std::uint32_t width = 0, height = 0;
+  const std::uint8_t* luma = nullptr;
+  std::size_t luma_pitch = 0;
+  const std::uint8_t* chroma = nullptr;
+  std::size_t chroma_pitch = 0;
+};
+
+enum class ByteOrder : std::uint8_t { Rgba, Bgra };  // bytes of an output pixel; the fourth is 255
+
+class ViewConverter {
+ public:
+  // `threads` in all, the caller's included (0: one per core).
+  explicit ViewConverter(unsigned threads = 0);
+
+  // Writes the pixels of `rect` (framebuffer coordinates, as covered_pixels
+  // gives) of the frame drawn with `view`: row r of the rect at
+  // out + r * pitch (a negative pitch writes bottom-up), 4 bytes a pixel
+  // (`out` and `pitch` 4-byte aligned).
+  // `nearest`: each frame pixel flat (yuv_frame_nearest_frag), else bilinear.
+  // UsageError when the planes are missing or the rect is outside what the
+  // frame covers.
+  void convert(const HostPlanes& planes, const Colorimetry& colorimetry, const ViewTransform& view, bool nearest,
+               const PixelRect& rect, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch);
+
+  unsigned threads() const { return pool_.threads(); }
+
+ private:
+  // Where one axis of the output samples a plane: texels i0 and i1 (clamped
+  // to the plane) mixed with weight w of i1.
+  struct Axis {
+    std::vector<std::int32_t> i0, i1;
+    std::vector<float> w;
+  };
+  struct Scratch {
+    std::size_t luma_samples = 0, chroma_pairs = 0;  // source columns a row uses
+    std::vector<float> luma, chroma;  // one vertically filtered source row of each plane (+1 column)
+    std::vector<float> y, cb, cr;     // one output row before the matrix
+  };
+  void convert_rows(const HostPlanes& planes, int first, int last, Scratch& s, const float* matrix,
+                    const float* bias, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch) const;
+
+  BandPool pool_;
+  Axis luma_x_, chroma_x_, luma_y_, chroma_y_;
+  std::vector<Scratch> scratch_;
+  PixelRect rect_;
+};
+
+}  // namespace handoff::viewer
