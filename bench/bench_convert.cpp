@@ -1,0 +1,104 @@
+// The viewer's two colour paths drawing one 1080p frame into a 1280x720 view
+// (fitted: scale 2/3, bilinear), headless (EGL), waited for with glFinish:
+//   BM_DrawFrame/convert:gpu  the fragment shader (two filtered fetches and the
+//                             matrix per view pixel) — the baseline;
+//   BM_DrawFrame/convert:cpu  ViewConverter on the CPU at view size, uploaded
+//                             and blitted (ViewerConvert::Cpu, the default on
+//                             software rasterisers).
+// Each iteration uploads the frame and draws it, as a new frame does. Also
+// ViewConverter alone on one thread and on every core (BM_ViewConvert).
+//
+//   build/default/bench/bench_convert --benchmark_min_time=2 --benchmark_repetitions=3
+// Compare the ratio cpu / gpu within one run, on one machine.
+#include <benchmark/benchmark.h>
+
+#include <glad/gl.h>
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <handoff/gl_context.hpp>
+#include <handoff/host_frame.hpp>
+
+#include "frame_renderer.hpp"
+#include "frame_target.hpp"
+#include "view_convert.hpp"
+
+namespace {
+
+using namespace handoff;
+using namespace handoff::viewer;
+
+constexpr std::uint32_t kW = 1920, kH = 1080;
+constexpr int kViewW = 1280, kViewH = 720;
+
+Frame frame_1080p(PixelFormat format) {
+  Frame f = allocate_host_frame(format, kW, kH);
+  fill_test_pattern(f, 3);
+  return f;
+}
+
+void BM_DrawFrame(benchmark::State& state) {
+  std::unique_ptr<GlContext> context;
+  try {
+    context = create_headless_context({});
+    context->make_current();
+    load_gl(*context);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  const PixelFormat format = state.range(1) ? PixelFormat::P010 : PixelFormat::NV12;
+  const Frame f = frame_1080p(format);
+  {
+    FrameRenderer renderer(state.range(0) ? ViewerConvert::Cpu : ViewerConvert::Gpu);
+    FrameTarget target;
+    target.resize(kViewW, kViewH);
+    DrawOptions o;
+    o.view = fit_view(kW, kH, kViewW, kViewH);
+    for (auto _ : state) {
+      renderer.upload(f);
+      target.bind();
+      renderer.draw(o, kViewW, kViewH);
+      glFinish();
+    }
+    FrameTarget::unbind();
+    state.SetLabel(renderer.convert_text());
+  }
+  context->done_current();
+}
+BENCHMARK(BM_DrawFrame)
+    ->ArgNames({"convert", "p010"})
+    ->ArgsProduct({{0, 1}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_ViewConvert(benchmark::State& state) {
+  const Frame f = frame_1080p(PixelFormat::NV12);
+  const HostPlanes planes{f.format,
+                          f.width,
+                          f.height,
+                          static_cast<const std::uint8_t*>(f.planes[0].data),
+                          f.planes[0].pitch,
+                          static_cast<const std::uint8_t*>(f.planes[1].data),
+                          f.planes[1].pitch};
+  const unsigned threads = state.range(0) ? 0u : 1u;
+  ViewConverter conv(threads);
+  const ViewTransform view = fit_view(kW, kH, kViewW, kViewH);
+  const PixelRect rect = covered_pixels(kW, kH, view, kViewW, kViewH);
+  std::vector<std::uint8_t> out(std::size_t(rect.width()) * std::size_t(rect.height()) * 4);
+  for (auto _ : state) {
+    conv.convert(planes, Colorimetry{}, view, false, rect, ByteOrder::Bgra, out.data(), rect.width() * 4);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.counters["threads"] = conv.threads();
+  state.counters["ns_per_pixel"] = benchmark::Counter(double(rect.width()) * rect.height(),
+                                                      benchmark::Counter::kIsIterationInvariantRate |
+                                                          benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_ViewConvert)->ArgName("all_cores")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();
