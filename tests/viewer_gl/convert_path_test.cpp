@@ -25,6 +25,7 @@
 #include <vector>
 
 #include <handoff/error.hpp>
+#include <handoff/gl_context.hpp>
 #include <handoff/host_frame.hpp>
 #include <handoff/viewer/color.hpp>
 
@@ -286,14 +287,14 @@ using ConvertPathGl = GlTest;
 TEST_F(ConvertPathGl, AutoChoosesCpuOnThisSoftwareRasteriserAndSaysSo) {
   const char* name = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
   FrameRenderer automatic, gpu(ViewerConvert::Gpu), cpu(ViewerConvert::Cpu);
-  EXPECT_EQ(automatic.cpu_convert(), software_renderer(name)) << name;
+  EXPECT_EQ(automatic.cpu_convert(), is_software_renderer(name)) << name;
   EXPECT_FALSE(gpu.cpu_convert());
   EXPECT_TRUE(cpu.cpu_convert());
   EXPECT_NE(automatic.convert_text().find(name), std::string::npos) << automatic.convert_text();
-  EXPECT_TRUE(software_renderer("llvmpipe (LLVM 15.0.6, 256 bits)"));
-  EXPECT_TRUE(software_renderer("Google SwiftShader"));
-  EXPECT_FALSE(software_renderer("NVIDIA H200/PCIe/SSE2"));
-  EXPECT_FALSE(software_renderer(nullptr));
+  EXPECT_TRUE(is_software_renderer("llvmpipe (LLVM 15.0.6, 256 bits)"));
+  EXPECT_TRUE(is_software_renderer("Google SwiftShader"));
+  EXPECT_FALSE(is_software_renderer("NVIDIA H200/PCIe/SSE2"));
+  EXPECT_FALSE(is_software_renderer(""));
 }
 
 TEST_F(ConvertPathGl, CpuPathMatchesReferenceAndShaderInAnFbo) {

@@ -62,6 +62,9 @@ std::optional<NamedUuid> print_gl(int cuda_device) {
     handoff::GlWorker gl(o);
     const handoff::GlInfo& i = gl.info();
     line("GL", i.renderer + " | " + i.version + " | " + i.vendor + " | " + i.platform);
+    line("Viewer colour", i.software_rasteriser()
+                              ? "on the CPU at the size shown (GL is a software rasteriser; --convert gpu: the shader)"
+                              : "the fragment shader (--convert cpu: on the CPU)");
     line("GL interop", std::string("GL_EXT_memory_object ") + yes_no(i.memory_object) + ", GL_EXT_memory_object_fd " +
                            yes_no(i.memory_object_fd) + ", GL_EXT_semaphore " + yes_no(i.semaphore) +
                            ", GL_EXT_semaphore_fd " + yes_no(i.semaphore_fd) + ", GL_KHR_debug " +

@@ -20,6 +20,10 @@
 
 namespace handoff {
 
+// Whether a GL_RENDERER string names a software rasteriser: Mesa's llvmpipe,
+// softpipe and swrast, SwiftShader. Pure.
+bool is_software_renderer(std::string_view gl_renderer);
+
 // What a GL context reports. A value; thread-safe to copy and read.
 struct GlInfo {
   std::string platform;  // how the context was made: "EGL surfaceless", "EGL device 0", or the app's text
@@ -33,6 +37,7 @@ struct GlInfo {
   std::optional<Uuid> driver_uuid;  // GL_DRIVER_UUID_EXT
 
   bool has_extension(std::string_view name) const;
+  bool software_rasteriser() const { return is_software_renderer(renderer); }
 };
 
 // One KHR_debug message, with the GL enums and their names.

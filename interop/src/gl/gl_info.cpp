@@ -22,6 +22,12 @@ bool GlInfo::has_extension(std::string_view name) const {
   return std::find(extensions.begin(), extensions.end(), name) != extensions.end();
 }
 
+bool is_software_renderer(std::string_view r) {
+  for (std::string_view name : {"llvmpipe", "softpipe", "swrast", "SwiftShader", "Software Rasterizer"})
+    if (r.find(name) != std::string_view::npos) return true;
+  return false;
+}
+
 bool GlDebugMessage::is_error() const { return type == GL_DEBUG_TYPE_ERROR; }
 
 std::string_view GlDebugMessage::source_name() const {

@@ -7,6 +7,7 @@
 #include <handoff/error.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/gl_check.hpp>
+#include <handoff/gl_context.hpp>
 #include <handoff/log.hpp>
 #include <handoff/shaders.hpp>
 
@@ -78,18 +79,10 @@ UniqueGlProgram build_program(const char* vertex_name, const char* fragment_name
   return p;
 }
 
-bool software_renderer(const char* r) {
-  if (!r) return false;
-  const std::string_view s(r);
-  for (const char* name : {"llvmpipe", "softpipe", "swrast", "SwiftShader", "Software Rasterizer"})
-    if (s.find(name) != std::string_view::npos) return true;
-  return false;
-}
-
 FrameRenderer::FrameRenderer(ViewerConvert convert) {
   const char* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
   const std::string name = renderer ? renderer : "unknown";
-  const bool software = software_renderer(renderer);
+  const bool software = is_software_renderer(name);
   cpu_ = convert == ViewerConvert::Cpu || (convert == ViewerConvert::Auto && software);
   if (cpu_)
     convert_text_ = software ? "cpu, copied into the framebuffer (software rasteriser: " + name + ")"

@@ -37,7 +37,7 @@ class FrameRenderer {
  public:
   // Compiles the shaders; throws handoff::Error on GL failure (nothing is
   // left behind). `convert` Auto: Cpu where GL_RENDERER is a software
-  // rasteriser (software_renderer), else Gpu.
+  // rasteriser (is_software_renderer), else Gpu.
   explicit FrameRenderer(ViewerConvert convert = ViewerConvert::Auto);
   FrameRenderer(const FrameRenderer&) = delete;
   FrameRenderer& operator=(const FrameRenderer&) = delete;
@@ -130,10 +130,6 @@ class FrameRenderer {
   };
   ConvertKey converted_{};  // what view_texture_ holds (generation 0: nothing)
 };
-
-// Whether a GL_RENDERER string names a software rasteriser (Mesa's llvmpipe,
-// softpipe and swrast, SwiftShader).
-bool software_renderer(const char* gl_renderer);
 
 // The largest texture the current GL context makes (GL_MAX_TEXTURE_SIZE):
 // the viewer's own limit on frame and framebuffer sizes, which may be below
