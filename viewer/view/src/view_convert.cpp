@@ -39,24 +39,14 @@ template <typename T>
     out[k] = fa + w * (float(b[k]) - fa);
   }
 }
-__attribute__((target_clones("avx2", "default"))) void lerp_rows(const std::uint8_t* a, const std::uint8_t* b,
-                                                                  float w, std::size_t n, float* out) {
-  lerp_samples(a, b, w, n, out);
-}
-__attribute__((target_clones("avx2", "default"))) void lerp_rows(const std::uint16_t* a, const std::uint16_t* b,
-                                                                  float w, std::size_t n, float* out) {
-  lerp_samples(a, b, w, n, out);
-}
-
-
 // The horizontal pass, the matrix, clamping and rounding to 8 bits (as a
 // UNORM8 framebuffer stores the shader's output) for one output row. Written
 // as plain loops over restrict pointers so that the compiler vectorizes them
-// (the gathers with AVX2 where the CPU has it: see the clones).
+// (the gathers too, with AVX2: see RowKernels).
 // L: the row's luma, filtered vertically; C: its chroma pairs. x0 / w: the
 // first texel and the weight of the next one per output pixel (the next one
 // is x0 + 1: the rows carry one clamped texel past their end).
-__attribute__((target_clones("avx2", "default"))) void horizontal_and_matrix(
+[[gnu::always_inline]] inline void horizontal_and_matrix_body(
     const float* __restrict L, const float* __restrict C, const std::int32_t* __restrict lx0,
     const float* __restrict lxw, const std::int32_t* __restrict cx0, const float* __restrict cxw, std::size_t width,
     const float* __restrict m, const float* __restrict bias, int red_at, float* __restrict Y, float* __restrict Cb,
@@ -89,6 +79,48 @@ __attribute__((target_clones("avx2", "default"))) void horizontal_and_matrix(
                bi = std::uint32_t(std::int32_t(bb));
     o[j] = (ri << rs) | (gi << 8) | (bi << bs) | 0xff000000u;
   }
+}
+
+// The row kernels, compiled twice: for the build's baseline and with AVX2
+// (chosen at run time; no FMA, so that both give the same bits). Plain
+// function pointers rather than target_clones: an ifunc resolver runs before
+// the sanitizers' runtimes are up and crashes them.
+struct RowKernels {
+  void (*lerp8)(const std::uint8_t*, const std::uint8_t*, float, std::size_t, float*);
+  void (*lerp16)(const std::uint16_t*, const std::uint16_t*, float, std::size_t, float*);
+  void (*horizontal)(const float*, const float*, const std::int32_t*, const float*, const std::int32_t*,
+                     const float*, std::size_t, const float*, const float*, int, float*, float*, float*,
+                     std::uint8_t*);
+};
+
+#define HANDOFF_ROW_KERNELS(name, attributes)                                                                    \
+  attributes void name##_lerp8(const std::uint8_t* a, const std::uint8_t* b, float w, std::size_t n, float* o) { \
+    lerp_samples(a, b, w, n, o);                                                                                \
+  }                                                                                                             \
+  attributes void name##_lerp16(const std::uint16_t* a, const std::uint16_t* b, float w, std::size_t n,         \
+                                float* o) {                                                                     \
+    lerp_samples(a, b, w, n, o);                                                                                \
+  }                                                                                                             \
+  attributes void name##_horizontal(const float* L, const float* C, const std::int32_t* lx0, const float* lxw,   \
+                                    const std::int32_t* cx0, const float* cxw, std::size_t width, const float* m, \
+                                    const float* bias, int red_at, float* Y, float* Cb, float* Cr,             \
+                                    std::uint8_t* out) {                                                        \
+    horizontal_and_matrix_body(L, C, lx0, lxw, cx0, cxw, width, m, bias, red_at, Y, Cb, Cr, out);               \
+  }                                                                                                             \
+  constexpr RowKernels name##_kernels{name##_lerp8, name##_lerp16, name##_horizontal};
+
+HANDOFF_ROW_KERNELS(baseline, )
+#if defined(__x86_64__) || defined(__i386__)
+HANDOFF_ROW_KERNELS(avx2, __attribute__((target("avx2"))))
+#endif
+#undef HANDOFF_ROW_KERNELS
+
+const RowKernels& row_kernels() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return avx2_kernels;
+#endif
+  return baseline_kernels;
 }
 
 }  // namespace
@@ -209,25 +241,26 @@ void ViewConverter::convert_rows(const HostPlanes& p, int first, int last, Scrat
   const std::size_t width = std::size_t(rect_.width());
   const std::size_t lcols = s.luma_samples, csamples = 2 * s.chroma_pairs;
   const int red_at = order == ByteOrder::Rgba ? 0 : 2;
+  const RowKernels& k = row_kernels();
   for (int r = first; r < last; ++r) {
-    const std::size_t k = std::size_t(r);
+    const std::size_t y = std::size_t(r);
     // Vertical pass: the two source rows of each plane, mixed.
     if (p010) {
-      lerp_rows(row_of<std::uint16_t>(p.luma, p.luma_pitch, luma_y_.i0[k]),
-                row_of<std::uint16_t>(p.luma, p.luma_pitch, luma_y_.i1[k]), luma_y_.w[k], lcols, s.luma.data());
-      lerp_rows(row_of<std::uint16_t>(p.chroma, p.chroma_pitch, chroma_y_.i0[k]),
-                row_of<std::uint16_t>(p.chroma, p.chroma_pitch, chroma_y_.i1[k]), chroma_y_.w[k], csamples,
-                s.chroma.data());
+      k.lerp16(row_of<std::uint16_t>(p.luma, p.luma_pitch, luma_y_.i0[y]),
+               row_of<std::uint16_t>(p.luma, p.luma_pitch, luma_y_.i1[y]), luma_y_.w[y], lcols, s.luma.data());
+      k.lerp16(row_of<std::uint16_t>(p.chroma, p.chroma_pitch, chroma_y_.i0[y]),
+               row_of<std::uint16_t>(p.chroma, p.chroma_pitch, chroma_y_.i1[y]), chroma_y_.w[y], csamples,
+               s.chroma.data());
     } else {
-      lerp_rows(row_of<std::uint8_t>(p.luma, p.luma_pitch, luma_y_.i0[k]),
-                row_of<std::uint8_t>(p.luma, p.luma_pitch, luma_y_.i1[k]), luma_y_.w[k], lcols, s.luma.data());
-      lerp_rows(row_of<std::uint8_t>(p.chroma, p.chroma_pitch, chroma_y_.i0[k]),
-                row_of<std::uint8_t>(p.chroma, p.chroma_pitch, chroma_y_.i1[k]), chroma_y_.w[k], csamples,
-                s.chroma.data());
+      k.lerp8(row_of<std::uint8_t>(p.luma, p.luma_pitch, luma_y_.i0[y]),
+              row_of<std::uint8_t>(p.luma, p.luma_pitch, luma_y_.i1[y]), luma_y_.w[y], lcols, s.luma.data());
+      k.lerp8(row_of<std::uint8_t>(p.chroma, p.chroma_pitch, chroma_y_.i0[y]),
+              row_of<std::uint8_t>(p.chroma, p.chroma_pitch, chroma_y_.i1[y]), chroma_y_.w[y], csamples,
+              s.chroma.data());
     }
-    horizontal_and_matrix(s.luma.data(), s.chroma.data(), luma_x_.i0.data(), luma_x_.w.data(), chroma_x_.i0.data(),
-                          chroma_x_.w.data(), width, m, bias, red_at, s.y.data(), s.cb.data(), s.cr.data(),
-                          out + std::ptrdiff_t(r) * pitch);
+    k.horizontal(s.luma.data(), s.chroma.data(), luma_x_.i0.data(), luma_x_.w.data(), chroma_x_.i0.data(),
+                 chroma_x_.w.data(), width, m, bias, red_at, s.y.data(), s.cb.data(), s.cr.data(),
+                 out + std::ptrdiff_t(r) * pitch);
   }
 }
 
