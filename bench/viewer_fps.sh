@@ -5,6 +5,7 @@
 #
 #   bench/viewer_fps.sh                 everything (minutes on llvmpipe)
 #   FRAMES=60 SIZES="1920x1080" bench/viewer_fps.sh
+#   CONVERTS="cpu gpu" bench/viewer_fps.sh    both colour paths (--convert) in one run
 #
 # Needs: a built handoff-view (default preset; built here if missing), Xvfb,
 # and for the baselines gst-launch-1.0 (gstreamer1.0-gl, -plugins-base/-good,
@@ -18,6 +19,9 @@ SIZES="${SIZES:-1920x1080 3840x2160}"
 FORMATS="${FORMATS:-nv12 p010}"
 BOXES="${BOXES:-0 100 10000}"
 MEM_FRAMES="${MEM_FRAMES:-10000}"
+# handoff-view's colour paths (--convert): auto is cpu on llvmpipe; "cpu gpu" compares them in one run.
+CONVERTS="${CONVERTS:-auto}"
+label() { [ "$1" = auto ] && echo "" || echo ", $1 colour"; }
 source "$here/bench/view_setup.sh"
 need=()
 command -v gst-launch-1.0 >/dev/null || need+=(gstreamer1.0-tools gstreamer1.0-gl gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-x)
@@ -56,25 +60,27 @@ for size in $SIZES; do
     clip="$work/clip_${size}_${fmt}.yuv"
     gst-launch-1.0 -q videotestsrc num-buffers="$FRAMES" pattern=smpte ! \
       "video/x-raw,format=$(gst_format "$fmt"),width=$w,height=$h,framerate=30/1" ! filesink location="$clip" >/dev/null
+    for convert in $CONVERTS; do
     for boxes in $BOXES; do
       t0=$(now)
       line=$("$exe" "$clip" --size "$size" --format "$fmt" --headless --no-vsync --no-loop --window 1280x720 \
-               --frames "$FRAMES" --bench-boxes "$boxes" 2>&1 | grep -E '^handoff-view: [0-9]+ frames' || true)
+               --frames "$FRAMES" --bench-boxes "$boxes" --convert "$convert" 2>&1 | grep -E '^handoff-view: [0-9]+ frames' || true)
       wall=$(fps "$FRAMES" "$t0" "$(now)")
-      echo "| $size | $fmt | handoff-view headless | $boxes | $(sed -n 's/.*: \([0-9.]*\) fps.*/\1/p' <<<"$line") | $wall |"
+      echo "| $size | $fmt | handoff-view headless$(label "$convert") | $boxes | $(sed -n 's/.*: \([0-9.]*\) fps.*/\1/p' <<<"$line") | $wall |"
       t0=$(now)
       line=$(run_x "$exe" "$clip" --size "$size" --format "$fmt" --no-vsync --no-loop --window 1280x720 \
-               --frames "$FRAMES" --bench-boxes "$boxes" 2>&1 | grep -E '^handoff-view: [0-9]+ frames' || true)
+               --frames "$FRAMES" --bench-boxes "$boxes" --convert "$convert" 2>&1 | grep -E '^handoff-view: [0-9]+ frames' || true)
       wall=$(fps "$FRAMES" "$t0" "$(now)")
-      echo "| $size | $fmt | handoff-view window | $boxes | $(sed -n 's/.*: \([0-9.]*\) fps.*/\1/p' <<<"$line") | $wall |"
+      echo "| $size | $fmt | handoff-view window$(label "$convert") | $boxes | $(sed -n 's/.*: \([0-9.]*\) fps.*/\1/p' <<<"$line") | $wall |"
       if [ "$boxes" = 0 ]; then
         # Like for like with mpv, whose on-screen controller is hidden while it plays: the panel hidden.
         t0=$(now)
         line=$(run_x "$exe" "$clip" --size "$size" --format "$fmt" --no-vsync --no-loop --window 1280x720 --hide-ui \
-                 --frames "$FRAMES" --bench-boxes 0 2>&1 | grep -E '^handoff-view: [0-9]+ frames' || true)
+                 --frames "$FRAMES" --bench-boxes 0 --convert "$convert" 2>&1 | grep -E '^handoff-view: [0-9]+ frames' || true)
         wall=$(fps "$FRAMES" "$t0" "$(now)")
-        echo "| $size | $fmt | handoff-view window, panel hidden | 0 | $(sed -n 's/.*: \([0-9.]*\) fps.*/\1/p' <<<"$line") | $wall |"
+        echo "| $size | $fmt | handoff-view window, panel hidden$(label "$convert") | 0 | $(sed -n 's/.*: \([0-9.]*\) fps.*/\1/p' <<<"$line") | $wall |"
       fi
+    done
     done
     t0=$(now)
     if run_x gst-launch-1.0 -q filesrc location="$clip" ! \
