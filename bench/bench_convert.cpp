@@ -76,13 +76,7 @@ BENCHMARK(BM_DrawFrame)
 
 void BM_ViewConvert(benchmark::State& state) {
   const Frame f = frame_1080p(PixelFormat::NV12);
-  const HostPlanes planes{f.format,
-                          f.width,
-                          f.height,
-                          static_cast<const std::uint8_t*>(f.planes[0].data),
-                          f.planes[0].pitch,
-                          static_cast<const std::uint8_t*>(f.planes[1].data),
-                          f.planes[1].pitch};
+  const HostPlanes planes = host_planes(f);
   const unsigned threads = state.range(0) ? 0u : 1u;
   ViewConverter conv(threads);
   const ViewTransform view = fit_view(kW, kH, kViewW, kViewH);

@@ -238,6 +238,10 @@ void FrameRenderer::upload(const Frame& frame) {
     keep_host_copy(frame);
     return;
   }
+  upload_planes(frame);
+}
+
+void FrameRenderer::upload_planes(const Frame& frame) const {
   const bool gpu = frame.memory == MemoryKind::GlBuffer;
   {
     const UnpackScope unpack(gpu ? frame.gl_buffer : 0);
@@ -276,9 +280,7 @@ void FrameRenderer::keep_host_copy(const Frame& frame) {
   textures_behind_ = true;
 }
 
-void FrameRenderer::sync_textures() const {
-  if (!textures_behind_ || external_ || !has_frame()) return;
-  textures_behind_ = false;
+Frame FrameRenderer::host_frame() const {
   Frame f;
   f.format = format_;
   f.width = width_;
@@ -287,12 +289,13 @@ void FrameRenderer::sync_textures() const {
   const std::size_t bps = bytes_per_sample(format_);
   f.planes[0] = Plane{const_cast<std::uint8_t*>(host_.luma.data()), 0, bps * width_, width_, height_, 1};
   f.planes[1] = Plane{const_cast<std::uint8_t*>(host_.chroma.data()), 0, bps * 2 * cw, cw, ch, 2};
-  {
-    const UnpackScope unpack(0);
-    upload_plane(luma_, f, 0, f.planes[0].data);
-    upload_plane(chroma_, f, 1, f.planes[1].data);
-  }
-  HANDOFF_GL_CHECK(glPixelStorei(GL_UNPACK_ROW_LENGTH, 0), "plane upload (from the host copy)");
+  return f;
+}
+
+void FrameRenderer::sync_textures() const {
+  if (!textures_behind_ || external_ || !has_frame()) return;
+  textures_behind_ = false;
+  upload_planes(host_frame());
 }
 
 GLuint FrameRenderer::luma_texture() const {
@@ -376,16 +379,8 @@ bool FrameRenderer::draw_cpu(const DrawOptions& o, int fb_w, int fb_h) {
     if (!converter_) converter_ = std::make_unique<ViewConverter>();
     const std::size_t row = std::size_t(r.width()) * 4;
     view_pixels_.resize(row * std::size_t(r.height()));
-    HostPlanes planes;
-    planes.format = format_;
-    planes.width = width_;
-    planes.height = height_;
-    planes.luma = host_.luma.data();
-    planes.luma_pitch = bytes_per_sample(format_) * width_;
-    planes.chroma = host_.chroma.data();
-    planes.chroma_pitch = bytes_per_sample(format_) * 2 * chroma_width(width_);
     std::uint8_t* first = key.top_down ? view_pixels_.data() : view_pixels_.data() + row * std::size_t(r.height() - 1);
-    converter_->convert(planes, o.colorimetry, o.view, o.nearest, r, key.order, first,
+    converter_->convert(host_planes(host_frame()), o.colorimetry, o.view, o.nearest, r, key.order, first,
                         key.top_down ? std::ptrdiff_t(row) : -std::ptrdiff_t(row));
     if (!view_texture_ || view_w_ != r.width() || view_h_ != r.height() || view_format_ != format) {
       view_fbo_.reset();
@@ -440,10 +435,8 @@ void FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
   glUniform3fv(p.bias, 1, sc.bias.data());
   glUniform2f(p.frame_size, static_cast<float>(width_), static_cast<float>(height_));
   glUniform2f(p.chroma_size, static_cast<float>(chroma_width(width_)), static_cast<float>(chroma_height(height_)));
-  float sx = 0.0f, sy = 0.5f;  // Left: co-sited horizontally, between rows vertically
-  if (o.colorimetry.siting == ChromaSiting::Center) sx = 0.5f;
-  if (o.colorimetry.siting == ChromaSiting::TopLeft) sy = 0.0f;
-  glUniform2f(p.siting, sx, sy);
+  const ChromaOffset siting = chroma_offset(o.colorimetry.siting);
+  glUniform2f(p.siting, static_cast<float>(siting.x), static_cast<float>(siting.y));
   glUniform2f(p.scale, static_cast<float>(o.view.scale), static_cast<float>(o.view.scale));
   glUniform2f(p.offset, static_cast<float>(o.view.offset_x), static_cast<float>(o.view.offset_y));
   glUniform2f(p.fb_size, static_cast<float>(fb_w), static_cast<float>(fb_h));

@@ -80,7 +80,9 @@ class FrameRenderer {
  private:
   void upload_plane(GLuint tex, const Frame& frame, int plane, const void* base) const;
   void clear_textures() noexcept;  // no frame: the own textures deleted, external ones let go
+  void upload_planes(const Frame& frame) const;  // both planes into the textures (Host or GlBuffer frame)
   void keep_host_copy(const Frame& frame);  // CPU path: the planes into host_, packed
+  Frame host_frame() const;                 // CPU path: host_ as a host frame
   void sync_textures() const;               // CPU path: host_ into the textures when they are behind
   bool draw_cpu(const DrawOptions& options, int fb_w, int fb_h);  // false: this framebuffer takes the shader
 
@@ -122,11 +124,7 @@ class FrameRenderer {
     PixelRect rect{};
     ByteOrder order = ByteOrder::Rgba;
     bool top_down = false;
-    bool operator==(const ConvertKey& o) const {
-      return generation == o.generation && view.scale == o.view.scale && view.offset_x == o.view.offset_x &&
-             view.offset_y == o.view.offset_y && nearest == o.nearest && colorimetry == o.colorimetry &&
-             rect == o.rect && order == o.order && top_down == o.top_down;
-    }
+    bool operator==(const ConvertKey&) const = default;
   };
   ConvertKey converted_{};  // what view_texture_ holds (generation 0: nothing)
 };

@@ -18,9 +18,6 @@ static_assert(std::endian::native == std::endian::little, "pixels are packed as 
 // First pixel (of a row or column) whose centre b + 0.5 is at or past `edge`.
 int first_centre_at(double edge) { return int(std::ceil(edge - 0.5)); }
 
-double siting_x(ChromaSiting s) { return s == ChromaSiting::Center ? 0.5 : 0.0; }
-double siting_y(ChromaSiting s) { return s == ChromaSiting::TopLeft ? 0.0 : 0.5; }
-
 template <typename T>
 const T* row_of(const std::uint8_t* plane, std::size_t pitch, std::int32_t row) {
   return reinterpret_cast<const T*>(plane + std::size_t(row) * pitch);
@@ -125,6 +122,20 @@ const RowKernels& row_kernels() {
 
 }  // namespace
 
+ChromaOffset chroma_offset(ChromaSiting s) {
+  return ChromaOffset{s == ChromaSiting::Center ? 0.5 : 0.0, s == ChromaSiting::TopLeft ? 0.0 : 0.5};
+}
+
+HostPlanes host_planes(const Frame& f) {
+  return HostPlanes{f.format,
+                    f.width,
+                    f.height,
+                    static_cast<const std::uint8_t*>(f.planes[0].data),
+                    f.planes[0].pitch,
+                    static_cast<const std::uint8_t*>(f.planes[1].data),
+                    f.planes[1].pitch};
+}
+
 PixelRect covered_pixels(std::uint32_t frame_w, std::uint32_t frame_h, const ViewTransform& v, int fb_w, int fb_h) {
   PixelRect r;
   if (frame_w == 0 || frame_h == 0 || fb_w <= 0 || fb_h <= 0 || !(v.scale > 0) || !std::isfinite(v.offset_x) ||
@@ -192,9 +203,10 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
   const auto lw = std::int32_t(planes.width), lh = std::int32_t(planes.height);
   const auto cw = std::int32_t(chroma_width(planes.width)), ch = std::int32_t(chroma_height(planes.height));
   fill_axis(luma_x_, rect.x0, rect.width(), view.offset_x, view.scale, nearest, false, 0.0, lw);
-  fill_axis(chroma_x_, rect.x0, rect.width(), view.offset_x, view.scale, nearest, true, siting_x(c.siting), cw);
+  const ChromaOffset siting = chroma_offset(c.siting);
+  fill_axis(chroma_x_, rect.x0, rect.width(), view.offset_x, view.scale, nearest, true, siting.x, cw);
   fill_axis(luma_y_, rect.y0, rect.height(), view.offset_y, view.scale, nearest, false, 0.0, lh);
-  fill_axis(chroma_y_, rect.y0, rect.height(), view.offset_y, view.scale, nearest, true, siting_y(c.siting), ch);
+  fill_axis(chroma_y_, rect.y0, rect.height(), view.offset_y, view.scale, nearest, true, siting.y, ch);
   // Column tables relative to the first source column a row uses.
   const std::int32_t lbase = luma_x_.i0.front(), cbase = chroma_x_.i0.front();
   for (auto& i : luma_x_.i0) i -= lbase;

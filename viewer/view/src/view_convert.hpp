@@ -47,6 +47,17 @@ struct HostPlanes {
   std::size_t chroma_pitch = 0;
 };
 
+// Where chroma sample (0, 0) sits, in luma samples right of and below luma
+// sample (0, 0): the shaders' u_siting uniform. Left: co-sited horizontally,
+// between the rows vertically; Center: between both; TopLeft: co-sited.
+struct ChromaOffset {
+  double x, y;
+};
+ChromaOffset chroma_offset(ChromaSiting siting);
+
+// A host frame's planes as the converter reads them (frame.memory Host).
+HostPlanes host_planes(const Frame& frame);
+
 enum class ByteOrder : std::uint8_t { Rgba, Bgra };  // bytes of an output pixel; the fourth is 255
 
 class ViewConverter {

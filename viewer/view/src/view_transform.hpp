@@ -10,6 +10,7 @@ struct ViewTransform {
   double scale = 1.0;
   double offset_x = 0.0;
   double offset_y = 0.0;
+  bool operator==(const ViewTransform&) const = default;
 
   double to_fb_x(double fx) const { return fx * scale + offset_x; }
   double to_fb_y(double fy) const { return fy * scale + offset_y; }
