@@ -2,6 +2,9 @@
 // inline calls, ordering, shutdown, errors in posted calls, GL debug errors.
 #include <glad/gl.h>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <handoff/gl_check.hpp>
 #include <handoff/gl_worker.hpp>
 #include <handoff/log.hpp>
@@ -20,9 +23,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <future>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -381,9 +386,16 @@ TEST_F(GlWorkerFixture, ACallQueuedBehindAStuckCallTimesOutAndTheStuckCallsCalle
   EXPECT_TRUE(worker().run([] { return glGetString(GL_VERSION) != nullptr; }));
 }
 
+// The calling thread's id, and whether the thread of that id still runs in
+// this process (/proc/self/task/<tid>).
+pid_t this_thread_id() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+bool thread_alive(pid_t tid) { return std::filesystem::exists("/proc/self/task/" + std::to_string(tid)); }
+
 // shutdown() of a worker stuck in a call returns after the wait limit, says so
 // in the log, and leaves the thread to finish; when the call returns, the
-// worker drains, releases and destroys its context on its own.
+// worker drains, releases and destroys its context on its own, and its thread
+// ends (waited for: a thread still exiting when the process does holds
+// per-thread buffers, e.g. dlerror's, that LeakSanitizer reports).
 TEST(GlWorker, ShuttingDownAStuckWorkerIsBoundedAndTheWorkerCleansUpLater) {
   test::DebugMessages errors;
   std::atomic<int> destroyed{0};
@@ -391,7 +403,9 @@ TEST(GlWorker, ShuttingDownAStuckWorkerIsBoundedAndTheWorkerCleansUpLater) {
   o.context_factory = [&] { return counted_context(destroyed); };
   auto w = std::make_unique<GlWorker>(o);
   std::atomic<bool> entered{false}, release{false};
+  std::atomic<pid_t> worker_thread{0};
   w->post([&] {
+    worker_thread = this_thread_id();
     entered = true;
     wait_until([&] { return release.load(); }, "the test to release the stuck call");
   });
@@ -404,9 +418,11 @@ TEST(GlWorker, ShuttingDownAStuckWorkerIsBoundedAndTheWorkerCleansUpLater) {
   EXPECT_TRUE(w->stopped());
   EXPECT_TRUE(capture.contains("GL worker 'stuck-gl': shutdown")) << "the stuck shutdown is not silent";
   EXPECT_EQ(destroyed.load(), 0) << "the context stays while the stuck call runs";
+  EXPECT_TRUE(thread_alive(worker_thread.load())) << "the stuck worker's thread runs on";
   w.reset();
   release = true;
   EXPECT_TRUE(wait_until([&] { return destroyed.load() == 1; }, "the worker's context to be destroyed")) << "the worker never finished";
+  EXPECT_TRUE(wait_until([&] { return !thread_alive(worker_thread.load()); }, "the worker's thread to end"));
   errors.fail_on_any("KHR_debug error");
 }
 
