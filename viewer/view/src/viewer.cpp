@@ -96,6 +96,15 @@ CudaGlOptions interop_options(const ViewerOptions& o) {
   return co;
 }
 
+// What every feed's playback takes from the viewer's options.
+PlayConfig play_config(const ViewerOptions& o) {
+  PlayConfig cfg;
+  cfg.state.show_overlays = o.show_overlays;
+  cfg.state.convert = o.convert;
+  cfg.state.no_vsync = !o.vsync;
+  return cfg;
+}
+
 }  // namespace
 
 // Window where one works (Auto), else headless with a notice.
@@ -126,10 +135,7 @@ ViewerImpl::ViewerImpl(ViewerOptions options) : options_(std::move(options)) {
   ro.paused_show = options_.paused_show;
   ro.name = link_->name;
   ring_ = std::make_shared<PushRing>(display_->share(), ro, [link = link_] { link->wake(); });
-  PlayConfig cfg;
-  cfg.state.show_overlays = options_.show_overlays;
-  cfg.state.convert = options_.convert;
-  cfg.state.no_vsync = !options_.vsync;
+  PlayConfig cfg = play_config(options_);
   Display* display = display_.get();
   link_->call([display, ring = ring_, cfg] { display->use_feed(std::make_unique<PushFeed>(ring), cfg); },
               link_->name + ": its display taking the application's frames");
@@ -180,13 +186,11 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
     }
   }
   played_.store(true);  // from here show() is refused (a source opened above may take a while to start)
-  PlayConfig cfg;
+  PlayConfig cfg = play_config(options_);
   cfg.state.overlay_file = o.overlays;
   cfg.state.bench_boxes = o.bench_boxes;
   cfg.state.speed = o.speed;
-  cfg.state.no_vsync = !options_.vsync || o.fast;
-  cfg.state.show_overlays = options_.show_overlays;
-  cfg.state.convert = options_.convert;
+  cfg.state.no_vsync = cfg.state.no_vsync || o.fast;
   cfg.state.matrix = o.matrix;
   cfg.state.range = o.range;
   cfg.frames = o.frames;
@@ -225,10 +229,7 @@ void ViewerImpl::attach(std::string_view name_or_path, const AttachOptions& o) {
   ro.name = link_->name + " (attached)";
   auto feed = std::make_unique<AttachFeed>(live, display_->share(), ro);
   played_.store(true);
-  PlayConfig cfg;
-  cfg.state.show_overlays = options_.show_overlays;
-  cfg.state.convert = options_.convert;
-  cfg.state.no_vsync = !options_.vsync;
+  PlayConfig cfg = play_config(options_);
   cfg.frames = o.frames;
   Display* display = display_.get();
   try {
