@@ -382,7 +382,8 @@ bool FrameRenderer::draw_cpu(const DrawOptions& o, int fb_w, int fb_h) {
     std::uint8_t* first = key.top_down ? view_pixels_.data() : view_pixels_.data() + row * std::size_t(r.height() - 1);
     converter_->convert(host_planes(host_frame()), o.colorimetry, o.view, o.nearest, r, key.order, first,
                         key.top_down ? std::ptrdiff_t(row) : -std::ptrdiff_t(row));
-    if (!view_texture_ || view_w_ != r.width() || view_h_ != r.height() || view_format_ != format) {
+    const PixelRect& had = converted_.rect;
+    if (!view_texture_ || had.width() != r.width() || had.height() != r.height() || converted_.order != key.order) {
       view_fbo_.reset();
       view_texture_.reset();
       GLuint name = 0;
@@ -398,9 +399,6 @@ bool FrameRenderer::draw_cpu(const DrawOptions& o, int fb_w, int fb_h) {
       glCreateFramebuffers(1, &name);
       view_fbo_.reset(name);
       glNamedFramebufferTexture(name, GL_COLOR_ATTACHMENT0, view_texture_.get(), 0);
-      view_w_ = r.width();
-      view_h_ = r.height();
-      view_format_ = format;
     }
     {
       const UnpackScope unpack(0);

@@ -14,7 +14,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include <handoff/detail/gl_handles.hpp>
 #include <handoff/frame.hpp>
@@ -111,10 +110,8 @@ class FrameRenderer {
   } host_;
   mutable bool textures_behind_ = false;  // the textures hold an older frame than host_
   std::unique_ptr<ViewConverter> converter_;  // made on the first CPU draw (its threads with it)
-  handoff::detail::UniqueGlTexture view_texture_;  // the converted pixels, at the rect's size
+  handoff::detail::UniqueGlTexture view_texture_;  // the converted pixels: converted_.rect's size and order
   handoff::detail::UniqueGlFramebuffer view_fbo_;  // view_texture_, the blit's source
-  int view_w_ = 0, view_h_ = 0;
-  GLenum view_format_ = 0;
   PageBuffer view_pixels_;
   struct ConvertKey {
     std::uint64_t generation = 0;
