@@ -233,8 +233,6 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
   p.chroma += std::size_t(cbase) * 2 * bps;
   for (unsigned b = 0; b < bands; ++b) {
     Scratch& s = scratch_[b];
-    s.luma_samples = lcols;
-    s.chroma_pairs = cpairs;
     s.luma.resize(lcols + 1);
     s.chroma.resize(2 * cpairs + 2);
     s.y.resize(std::size_t(rect.width()));
@@ -251,7 +249,8 @@ void ViewConverter::convert_rows(const HostPlanes& p, int first, int last, Scrat
                                  const float* bias, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch) const {
   const bool p010 = p.format == PixelFormat::P010;
   const std::size_t width = std::size_t(rect_.width());
-  const std::size_t lcols = s.luma_samples, csamples = 2 * s.chroma_pairs;
+  // The source columns a row uses (the rows carry one more: see convert()).
+  const std::size_t lcols = std::size_t(luma_x_.i1.back() + 1), csamples = 2 * std::size_t(chroma_x_.i1.back() + 1);
   const int red_at = order == ByteOrder::Rgba ? 0 : 2;
   const RowKernels& k = row_kernels();
   for (int r = first; r < last; ++r) {

@@ -85,7 +85,6 @@ class ViewConverter {
     std::vector<float> w;
   };
   struct Scratch {
-    std::size_t luma_samples = 0, chroma_pairs = 0;  // source columns a row uses
     std::vector<float> luma, chroma;  // one vertically filtered source row of each plane (+1 column)
     std::vector<float> y, cb, cr;     // one output row before the matrix
   };
