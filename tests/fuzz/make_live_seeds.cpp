@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   write(dir, "reject.bin", 0, encode_message(Reject{"protocol version mismatch"}));
   write(dir, "goodbye.bin", 0, encode_message(Goodbye{"stopped"}));
   write(dir, "release.bin", 0, encode_message(Release{1, 2, 3}));
+  write(dir, "leave.bin", 0, encode_message(Leave{{Release{1, 2, 3}, Release{3, 1, 8}}}));
   SlotAnnounce s;
   s.slot = 1;
   s.generation = 2;

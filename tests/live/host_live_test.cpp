@@ -332,6 +332,46 @@ TEST_F(HostLive, AFrameMayOutliveItsSubscriber) {
   EXPECT_TRUE(eventually([&] { return pub.stats().subscribers == 0 && pub.stats().held_slots == 0; }));
 }
 
+// A subscriber that goes away while its application still holds a frame keeps
+// that frame's slot and no other: neither the frames sent to it that nobody
+// will read nor its hold limit's worth of slots (the publisher then dropped
+// most frames and starved every other subscriber).
+TEST_F(HostLive, ASubscriberGoneWhileItsFrameIsHeldKeepsThatSlotOnly) {
+  PublisherOptions o;
+  o.slots = 4;  // a subscriber may hold 3
+  Publisher pub(name(), o);
+  Subscriber sub(name());
+  ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s));
+  LiveFrame kept;
+  {
+    Subscriber leaving(name());
+    ASSERT_TRUE(leaving.wait_for(LinkState::Connected, 10s));
+    settle(pub);
+    ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, 0)));
+    kept = receive(leaving);
+    (void)receive(sub);
+    settle(pub, 1);
+    // Frames it receives and nobody takes, then the Subscriber goes.
+    for (std::int64_t i = 1; i < 3; ++i) {
+      ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, i)));
+      ASSERT_TRUE(eventually([&] { return leaving.stats().received == std::uint64_t(i + 1); }));
+      (void)receive(sub);
+    }
+  }
+  ASSERT_TRUE(eventually([&] { return pub.stats().subscribers == 1; })) << "the departed subscriber still counts";
+  for (std::int64_t i = 3; i < 23; ++i) {
+    settle(pub, 1);  // `kept` only
+    ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, i))) << "frame " << i << ": no free slot";
+    EXPECT_EQ(receive(sub).frame.index, i);
+  }
+  const PublisherStats s = pub.stats();
+  EXPECT_EQ(s.dropped_no_slot, 0u);
+  EXPECT_EQ(s.skipped_sends, 0u) << "frames were still sent to the departed subscriber";
+  EXPECT_EQ(check_pattern(kept.frame), "") << "the kept frame's slot was reused";
+  kept = LiveFrame{};
+  EXPECT_TRUE(eventually([&] { return pub.stats().held_frames == 0; }));
+}
+
 TEST_F(HostLive, PublishRefusesFramesItCannotCopy) {
   Publisher pub(name());
   Frame f = pattern_frame(PixelFormat::NV12, kW, kH, 0);

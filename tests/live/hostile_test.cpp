@@ -146,6 +146,21 @@ std::vector<ClientCase> client_cases(const std::string& publisher, int memfd_fd,
          send_raw(fd, encode_message(Release{0, 1, 5}));
        },
        "which it does not hold"},
+      {"Leave before Hello", [](int fd) { send_raw(fd, encode_message(Leave{})); }, "Leave before Hello"},
+      {"Leave keeping a frame not held",
+       [](int fd) {
+         send_raw(fd, hello_bytes());
+         ASSERT_TRUE(receive_raw(fd));  // Welcome
+         send_raw(fd, encode_message(Leave{{Release{0, 1, 5}}}));
+       },
+       "which it does not hold"},
+      {"Leave holding nothing (the publisher just hangs up)",
+       [](int fd) {
+         send_raw(fd, hello_bytes());
+         ASSERT_TRUE(receive_raw(fd));
+         send_raw(fd, encode_message(Leave{}));
+       },
+       ""},
       {"Hello twice",
        [](int fd) {
          send_raw(fd, hello_bytes());
@@ -166,7 +181,8 @@ std::vector<ClientCase> client_cases(const std::string& publisher, int memfd_fd,
          set_u16(h, 4, kProtocolVersion + 1);
          send_raw(fd, h);
        },
-       "protocol version mismatch: publisher '" + publisher + "' speaks version 1, the subscriber version 2"},
+       "protocol version mismatch: publisher '" + publisher + "' speaks version " + std::to_string(kProtocolVersion) +
+           ", the subscriber version " + std::to_string(kProtocolVersion + 1)},
       {"a memory kind it does not accept", [](int fd) { send_raw(fd, hello_bytes(memory_bit(SlotMemory::Cuda))); },
        "shares host memory (host memfd), which the subscriber does not accept"},
       {"silence", [](int) {}, ""},
@@ -218,7 +234,7 @@ TEST_F(HostileClient, EveryMalformedMessageIsRefusedAndThePublisherServesOn) {
     EXPECT_EQ(f.frame.index, index++);
   }
   const PublisherStats s = pub.stats();
-  EXPECT_EQ(s.peers_dropped, 10u);  // malformed or out of turn
+  EXPECT_EQ(s.peers_dropped, 12u);  // malformed or out of turn
   EXPECT_EQ(s.peers_refused, 2u);   // version, memory kind
   EXPECT_TRUE(eventually([&] { return pub.stats().subscribers == 1; }));
   EXPECT_TRUE(eventually([&] { return open_descriptors() == baseline; }))
@@ -407,7 +423,9 @@ TEST_F(HostilePublisher, HandshakeRefusalsAreFailures) {
     set_u16(w, 4, kProtocolVersion + 1);
     send_raw(fake.peer(), w);
     ASSERT_TRUE(sub.wait_for(LinkState::Failed, 10s)) << sub.status().message;
-    EXPECT_THAT(sub.status().message, HasSubstr("protocol version mismatch: the peer speaks version 2, this side version 1"));
+    EXPECT_THAT(sub.status().message, HasSubstr("protocol version mismatch: the peer speaks version " +
+                                                  std::to_string(kProtocolVersion + 1) + ", this side version " +
+                                                  std::to_string(kProtocolVersion)));
   }
   std::filesystem::remove(socket_path(name()));
   {

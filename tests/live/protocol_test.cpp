@@ -79,6 +79,30 @@ TEST(LiveProtocol, HelloWelcomeRejectGoodbyeRoundTrip) {
   EXPECT_EQ(r2.sequence, 7u);
 }
 
+TEST(LiveProtocol, LeaveRoundTripAndLimits) {
+  const Leave none = std::get<Leave>(decode_message(encode_message(Leave{}), 0));
+  EXPECT_TRUE(none.kept.empty());
+  const Leave two = std::get<Leave>(decode_message(encode_message(Leave{{Release{1, 2, 3}, Release{63, 9, std::uint64_t{1} << 40}}}), 0));
+  ASSERT_EQ(two.kept.size(), 2u);
+  EXPECT_EQ(two.kept[1].slot, 63);
+  EXPECT_EQ(two.kept[1].generation, 9u);
+  EXPECT_EQ(two.kept[1].sequence, std::uint64_t{1} << 40);
+  EXPECT_EQ(type_of(Message{Leave{}}), MessageType::Leave);
+  EXPECT_EQ(to_string(MessageType::Leave), "Leave");
+
+  EXPECT_THROW(encode_message(Leave{std::vector<Release>(kMaxSlots + 1)}), UsageError);
+  auto d = encode_message(Leave{{Release{1, 2, 3}}});
+  set_u16(d, kHeaderBytes, static_cast<std::uint16_t>(kMaxSlots + 1));  // a count past the limit
+  EXPECT_EQ(field_of_failure(d, 0), "leave.count");
+  d = encode_message(Leave{{Release{1, 2, 3}}});
+  set_u16(d, kHeaderBytes, 2);  // a count past the holds that follow
+  EXPECT_EQ(field_of_failure(d, 0), "leave.slot");
+  d = encode_message(Leave{{Release{1, 2, 3}}});
+  set_u16(d, kHeaderBytes + 2, static_cast<std::uint16_t>(kMaxSlots));  // a slot number no publisher has
+  EXPECT_EQ(field_of_failure(d, 0), "leave.slot");
+  EXPECT_EQ(field_of_failure(encode_message(Leave{}), 1), "descriptors");
+}
+
 TEST(LiveProtocol, SlotRoundTripAndDescriptorCount) {
   SlotAnnounce s;
   s.slot = 2;
@@ -239,6 +263,7 @@ TEST(LiveProtocol, EveryTruncationIsRefused) {
       {encode_message(SlotAnnounce{.kind = SlotKind::HostMemfd, .size = 1, .allocation_size = 1}), 1},
       {encode_message(f), 0},
       {encode_message(Release{}), 0},
+      {encode_message(Leave{{Release{1, 2, 3}}}), 0},
       {encode_message(Reject{"why"}), 0}};
   for (const auto& [full, fds] : cases) {
     ASSERT_NO_THROW(decode_message(full, fds));

@@ -3,7 +3,7 @@
 
 publish: a handoff.Publisher at ENDPOINT printing "ready <socket path> <memory>" once it listens,
 then publishing frame i, index i, every --interval seconds until its stdin closes (then
-"published <n>"): the test pattern with seed i and one object of overlays (box [i % 40, 2, 10, 8]
+"published <n> dropped_no_slot <d>"): the test pattern with seed i and one object of overlays (box [i % 40, 2, 10, 8]
 xywh, label "obj<i>", score 0.5, class i % 7, track i), or the colour quadrants with none.
 
 subscribe: a handoff.Subscriber printing one JSON line per frame it takes (index, sequence,
@@ -51,8 +51,9 @@ def publish(args):
         pub.publish(frame_for(i, args), index=i, **overlays)
         i += 1
         time.sleep(args.interval)
+    dropped = pub.stats.dropped_no_slot
     pub.close()
-    print("published", i, flush=True)
+    print("published", i, "dropped_no_slot", dropped, flush=True)
 
 
 def device_bytes(plane):

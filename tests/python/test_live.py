@@ -101,6 +101,41 @@ def test_arrays_outlive_the_frame_and_the_killed_publisher(live_dir, peers):
     assert not (mapping_of(address) or "").startswith("/memfd:"), "the slot's mapping outlived the last array"
 
 
+def test_a_subscriber_gone_while_its_frame_is_held_stalls_nobody(live_dir, peers):
+    """Issue 22, defect 1, as a user met it: a publisher process publishing 320x240 NV12 every 5 ms, `sub`
+    taking frames, a second subscriber taking one frame and deleted while that frame is kept. The departed
+    subscriber keeps that one slot and no other: `sub` goes on getting new frames, a viewer attached after it
+    shows frames (it waited forever: every other slot stayed held), and the kept frame is never overwritten."""
+    pub = peers("publish", "cam0", "--width", 320, "--height", 240, "--interval", 0.005)
+    pub.wait_ready()
+    sub = handoff.Subscriber("cam0")
+    with take(sub):
+        pass
+    sub2 = handoff.Subscriber("cam0")
+    f2 = take(sub2)
+    del sub2
+    gc.collect()
+    seen = set()
+    while len(seen) < 20:
+        with take(sub) as f:
+            seen.add(f.index)
+    v = viewer()
+    try:
+        v.attach("cam0")
+        deadline = time.monotonic() + 60
+        while v.stats.shown < 5:
+            assert time.monotonic() < deadline, f"the attached viewer showed {v.stats.shown} frames: {v.attach_status}"
+            time.sleep(0.02)
+        assert_no_gl_errors(v)
+    finally:
+        v.close()
+    assert_pattern(f2, "nv12")  # its slot was never reused
+    del f2
+    sub.close()
+    assert pub.stop() == 0
+    assert pub.line().startswith("published ")
+
+
 def test_a_subscriber_waits_for_a_publisher_and_a_live_name_is_refused(live_dir, peers):
     with handoff.Subscriber("later", retry_interval=0.02) as sub:
         assert sub.status.state == "waiting"

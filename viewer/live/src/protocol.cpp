@@ -67,6 +67,7 @@ std::string_view to_string(MessageType t) {
     case MessageType::Frame: return "Frame";
     case MessageType::Release: return "Release";
     case MessageType::Goodbye: return "Goodbye";
+    case MessageType::Leave: return "Leave";
   }
   return "?";
 }
@@ -182,6 +183,14 @@ void encode_payload(WireWriter& w, const Release& m) {
   w.u16(m.slot);
   w.u32(m.generation);
   w.u64(m.sequence);
+}
+
+void encode_payload(WireWriter& w, const Leave& m) {
+  if (m.kept.size() > kMaxSlots)
+    throw UsageError("leave.kept: " + std::to_string(m.kept.size()) + " holds, more than " +
+                     std::to_string(kMaxSlots) + " slots");
+  w.u16(static_cast<std::uint16_t>(m.kept.size()));
+  for (const Release& r : m.kept) encode_payload(w, r);
 }
 
 }  // namespace
@@ -391,6 +400,15 @@ Release decode_release(WireReader& r) {
   return m;
 }
 
+Leave decode_leave(WireReader& r) {
+  Leave m;
+  const std::uint16_t n = r.u16("count");
+  if (n > kMaxSlots) r.fail("count", std::to_string(n) + " holds, more than " + std::to_string(kMaxSlots) + " slots");
+  m.kept.reserve(n);
+  for (std::uint16_t i = 0; i < n; ++i) m.kept.push_back(decode_release(r));
+  return m;
+}
+
 Message decode_payload(MessageType type, WireReader& r, std::uint16_t version) {
   switch (type) {
     case MessageType::Hello: return decode_hello(r);
@@ -400,6 +418,7 @@ Message decode_payload(MessageType type, WireReader& r, std::uint16_t version) {
     case MessageType::Frame: return decode_frame(r);
     case MessageType::Release: return decode_release(r);
     case MessageType::Goodbye: return Goodbye{r.str16("reason", kMaxTextBytes)};
+    case MessageType::Leave: return decode_leave(r);
   }
   r.fail("type", "unknown");
 }
@@ -428,7 +447,7 @@ Message decode_message(std::span<const std::byte> datagram, std::size_t descript
                                 std::to_string(datagram.size() - kHeaderBytes));
   const auto t = static_cast<MessageType>(type);
   if (version != kProtocolVersion && t != MessageType::Reject) throw ProtocolVersionMismatch(version, kProtocolVersion);
-  if (type < 1 || type > 7) h.fail("type", "unknown message type " + std::to_string(type));
+  if (type < 1 || type > std::variant_size_v<Message>) h.fail("type", "unknown message type " + std::to_string(type));
   if (reserved != 0 && version == kProtocolVersion) h.fail("reserved", "not 0");
   WireReader r(datagram.subspan(kHeaderBytes), lower_name(t));
   Message m = decode_payload(t, r, version);

@@ -208,7 +208,7 @@ void PublisherCore::announce(int slot, const FrameMeta& meta, const viewer::Over
   a.counters.dropped_no_slot = stats_.dropped_no_slot;
   encode_message(a, scratch_);
   for (auto& c : clients_)
-    if (c->active && !c->dead) send_frame(*c, slot, a.sequence, scratch_, block ? block.get() : -1);
+    if (c->active && !c->dead && !c->leaving) send_frame(*c, slot, a.sequence, scratch_, block ? block.get() : -1);
 }
 
 // --- sending ----------------------------------------------------------------------------

@@ -35,6 +35,7 @@ struct PublisherClient {
   PeerCredentials peer;
   bool active = false;  // Welcome sent
   bool dead = false;
+  bool leaving = false;  // sent Leave: gets no more frames; gone once its last hold is released
   std::chrono::steady_clock::time_point hello_deadline;
   std::string label;
   std::size_t max_held = 1;
@@ -93,6 +94,7 @@ class PublisherCore {
   void on_datagram(PublisherClient& c, std::span<const std::byte> bytes, std::vector<UniqueFd>& fds);
   void on_hello(PublisherClient& c, const Hello& h);
   void on_release(PublisherClient& c, const Release& r);
+  void on_leave(PublisherClient& c, const Leave& l);
   void refuse(PublisherClient& c, const std::string& reason);
   void drop(PublisherClient& c, const std::string& reason, bool hostile);
   void reap();

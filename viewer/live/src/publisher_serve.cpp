@@ -36,6 +36,10 @@ void send_reject(int fd, const std::string& reason) {
   (void)send_datagram(fd, bytes);
 }
 
+bool same_hold(const Hold& h, const Release& r) {
+  return h.slot == r.slot && h.generation == r.generation && h.sequence == r.sequence;
+}
+
 int ms_until(std::chrono::steady_clock::time_point t) {
   const auto d = std::chrono::duration_cast<std::chrono::milliseconds>(t - std::chrono::steady_clock::now());
   return static_cast<int>(std::clamp<std::int64_t>(d.count() + 1, 0, 1000));
@@ -106,8 +110,11 @@ void PublisherCore::accept_peers() {
                      (options_.allow_group ? ", or group " + std::to_string(*options_.allow_group) : "") + ")");
       continue;
     }
-    if (clients_.size() >= options_.max_subscribers) {
-      refuse(*c, "publisher '" + name_ + "' has " + std::to_string(clients_.size()) +
+    // Subscribers that left and still hold a frame do not count.
+    const auto subscribers = static_cast<std::size_t>(
+        std::count_if(clients_.begin(), clients_.end(), [](const auto& other) { return !other->leaving; }));
+    if (subscribers >= options_.max_subscribers) {
+      refuse(*c, "publisher '" + name_ + "' has " + std::to_string(subscribers) +
                      " subscribers already (max_subscribers)");
       continue;
     }
@@ -157,6 +164,11 @@ void PublisherCore::on_datagram(PublisherClient& c, std::span<const std::byte> b
     if (!c.active) return drop(c, "sent Release before Hello", true);
     return on_release(c, *rel);
   }
+  if (const auto* leave = std::get_if<Leave>(&m)) {
+    if (!c.active) return drop(c, "sent Leave before Hello", true);
+    if (c.leaving) return drop(c, "sent Leave twice", true);
+    return on_leave(c, *leave);
+  }
   drop(c, "sent a " + std::string(to_string(type_of(m))) + " message, which only a publisher sends", true);
 }
 
@@ -184,15 +196,38 @@ void PublisherCore::on_hello(PublisherClient& c, const Hello& h) {
 }
 
 void PublisherCore::on_release(PublisherClient& c, const Release& r) {
-  auto it = std::find_if(c.holds.begin(), c.holds.end(), [&](const Hold& h) {
-    return h.slot == r.slot && h.generation == r.generation && h.sequence == r.sequence;
-  });
+  auto it = std::find_if(c.holds.begin(), c.holds.end(), [&](const Hold& h) { return same_hold(h, r); });
   if (it == c.holds.end())
     return drop(c, "released slot " + std::to_string(r.slot) + " generation " + std::to_string(r.generation) +
                        " sequence " + std::to_string(r.sequence) + ", which it does not hold",
                 true);
   --slots_[it->slot].holds;
   c.holds.erase(it);
+  if (c.leaving && c.holds.empty()) c.dead = true;  // its last frame is back: nothing left to wait for
+}
+
+// The subscriber stopped receiving: frames sent to it and not yet read, and
+// the newest it kept, would otherwise hold their slots for as long as its
+// application holds any frame (the socket stays open for those).
+void PublisherCore::on_leave(PublisherClient& c, const Leave& l) {
+  for (const Release& k : l.kept)
+    if (std::none_of(c.holds.begin(), c.holds.end(), [&](const Hold& h) { return same_hold(h, k); }))
+      return drop(c, "left keeping slot " + std::to_string(k.slot) + " generation " + std::to_string(k.generation) +
+                         " sequence " + std::to_string(k.sequence) + ", which it does not hold",
+                  true);
+  std::vector<Hold> kept;
+  for (const Hold& h : c.holds) {
+    if (std::any_of(l.kept.begin(), l.kept.end(), [&](const Release& k) { return same_hold(h, k); }))
+      kept.push_back(h);
+    else
+      --slots_[h.slot].holds;
+  }
+  log(LogLevel::Debug, "live publisher '" + name_ + "': " + peer_text(c) + " left, keeping " +
+                           std::to_string(kept.size()) + " of " + std::to_string(c.holds.size()) + " frames");
+  c.holds = std::move(kept);
+  c.leaving = true;
+  active_.fetch_sub(1, std::memory_order_acq_rel);
+  if (c.holds.empty()) c.dead = true;
 }
 
 void PublisherCore::refuse(PublisherClient& c, const std::string& reason) {
@@ -222,7 +257,7 @@ void PublisherCore::reap() {
   auto gone = std::stable_partition(clients_.begin(), clients_.end(), [](const auto& c) { return !c->dead; });
   for (auto it = gone; it != clients_.end(); ++it) {
     for (const Hold& h : (*it)->holds) --slots_[h.slot].holds;
-    if ((*it)->active) active_.fetch_sub(1, std::memory_order_acq_rel);
+    if ((*it)->active && !(*it)->leaving) active_.fetch_sub(1, std::memory_order_acq_rel);
   }
   clients_.erase(gone, clients_.end());
 }

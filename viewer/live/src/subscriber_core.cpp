@@ -6,25 +6,36 @@
 #include "handshake.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace handoff::live::detail {
 
 // --- Connection -----------------------------------------------------------------------
-bool Connection::send(const Release& r) noexcept {
+bool Connection::send(const Message& m) noexcept {
   try {
-    const std::vector<std::byte> bytes = encode_message(r);
+    const std::vector<std::byte> bytes = encode_message(m);
     // Closed: the publisher is gone and took its slots back; nothing to do.
     return send_datagram(fd_.get(), bytes) != SendResult::WouldBlock;
   } catch (...) {
-    return true;  // encoding a Release cannot fail; never throw from a destructor path
+    return true;  // encoding a Release or a Leave cannot fail; never throw from a destructor path
   }
+}
+
+void Connection::hold(const Release& r) {
+  std::lock_guard lock(mutex_);
+  held_.push_back(r);
 }
 
 void Connection::release(const Release& r) noexcept {
   std::lock_guard lock(mutex_);
+  const auto it = std::find_if(held_.begin(), held_.end(), [&](const Release& h) {
+    return h.slot == r.slot && h.generation == r.generation && h.sequence == r.sequence;
+  });
+  if (it != held_.end()) held_.erase(it);
   if (pending_.empty() && send(r)) return;
   try {
     pending_.push_back(r);
@@ -39,6 +50,25 @@ void Connection::flush() noexcept {
   std::size_t sent = 0;
   while (sent < pending_.size() && send(pending_[sent])) ++sent;
   pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(sent));
+}
+
+void Connection::leave() noexcept {
+  std::lock_guard lock(mutex_);
+  if (left_) return;
+  left_ = true;
+  pending_.clear();  // the Leave releases these too: they are not in held_
+  Leave m;
+  try {
+    m.kept = held_;
+  } catch (...) {
+    return;  // out of memory: the publisher gets the slots back when the socket closes
+  }
+  // The publisher reads all the time; a full socket drains within moments.
+  // Bounded: past it the slots come back when the last held frame goes.
+  for (int tries = 0; tries < 200 && !send(m); ++tries) {
+    pollfd p{fd_.get(), POLLOUT, 0};
+    (void)::poll(&p, 1, 10);
+  }
 }
 
 // --- SubscriberCore -------------------------------------------------------------------
@@ -153,7 +183,15 @@ void SubscriberCore::run() noexcept {
       continue;
     }
     serve(*session);
-    session.reset();  // held frames keep the connection and their slots
+    if (stopping()) {
+      // The newest frame nobody took goes first, so the Leave does not keep it.
+      LiveFrame unread;
+      std::lock_guard lock(mutex_);
+      unread = std::move(latest_);
+      latest_ = LiveFrame{};
+    }
+    session->connection->leave();
+    session.reset();  // frames the application holds keep the connection and their slots
     if (stopping()) return;
     if (!options_.reconnect) {
       {

@@ -21,23 +21,35 @@ class Connection {
  public:
   Connection(UniqueFd fd, UniqueFd wake) : fd_(std::move(fd)), wake_(std::move(wake)) {}
   int fd() const noexcept { return fd_.get(); }
+  // A frame of this session is held from now until release() of the same
+  // Release. Any thread.
+  void hold(const Release& r);
   // Sends a Release now, or queues it (socket full) and wakes the receiving
   // thread, which sends queued ones with flush(). Any thread; never throws.
   void release(const Release& r) noexcept;
   void flush() noexcept;
+  // The session's receiving ends while frames may still be held: tells the
+  // publisher (Leave) to send nothing more and to take back every slot except
+  // those of the frames held now, so that the frames it sent and nobody will
+  // read, and the queued Releases, hold nothing. Once; any thread; never throws.
+  void leave() noexcept;
 
  private:
-  bool send(const Release& r) noexcept;  // false: would block
+  bool send(const Message& m) noexcept;  // false: would block
   UniqueFd fd_;
   UniqueFd wake_;  // the subscriber's wake-up eventfd (a copy of it)
   std::mutex mutex_;
-  std::vector<Release> pending_;
+  std::vector<Release> held_;     // frames held now
+  std::vector<Release> pending_;  // Releases not sent yet (the socket was full)
+  bool left_ = false;
 };
 
 // What frame.owner holds: the slot's import, and the Release to send.
 struct FrameHold {
   FrameHold(std::shared_ptr<Connection> c, std::shared_ptr<SlotImport> i, const Release& r)
-      : connection(std::move(c)), import(std::move(i)), release(r) {}
+      : connection(std::move(c)), import(std::move(i)), release(r) {
+    connection->hold(release);
+  }
   FrameHold(const FrameHold&) = delete;
   FrameHold& operator=(const FrameHold&) = delete;
   ~FrameHold() { connection->release(release); }

@@ -32,7 +32,7 @@ struct OverlayFrame;
 namespace handoff::live {
 
 inline constexpr std::uint32_t kMagic = 0x4C464F48;  // bytes 'H' 'O' 'F' 'L'
-inline constexpr std::uint16_t kProtocolVersion = 1;
+inline constexpr std::uint16_t kProtocolVersion = 2;  // 2: Leave
 inline constexpr std::size_t kHeaderBytes = 16;
 // The largest datagram either side sends or accepts (a receive buffer this
 // size detects a larger one as truncated).
@@ -78,6 +78,7 @@ enum class MessageType : std::uint16_t {
   Frame = 5,    // publisher -> subscriber: a frame is ready in a slot
   Release = 6,  // subscriber -> publisher: done with a frame's slot
   Goodbye = 7,  // publisher -> subscriber: orderly shutdown
+  Leave = 8,    // subscriber -> publisher: no more frames; every hold but the listed ones released
 };
 
 // What kind of memory a publisher's slots are.
@@ -186,7 +187,15 @@ struct Release {
   std::uint64_t sequence = 0;
 };
 
-using Message = std::variant<Hello, Welcome, Reject, SlotAnnounce, FrameAnnounce, Release, Goodbye>;
+// A subscriber that stops receiving (its Subscriber destroyed, or its session
+// ended) while the application still holds frames of the session: the
+// publisher sends it nothing more and takes back every slot it holds except
+// `kept` (released later, one Release each, or when the socket closes).
+struct Leave {
+  std::vector<Release> kept;  // at most kMaxSlots
+};
+
+using Message = std::variant<Hello, Welcome, Reject, SlotAnnounce, FrameAnnounce, Release, Goodbye, Leave>;
 
 MessageType type_of(const Message& m) noexcept;
 std::string_view to_string(MessageType t);
