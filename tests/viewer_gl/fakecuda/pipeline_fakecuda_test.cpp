@@ -1,6 +1,6 @@
 // The CUDA branch of the frame path, against the fake CUDA driver (host
 // memory behind "device" pointers): the ring's buffers are registered with
-// CUDA and mapped per frame, frames are copied in with cuMemcpy2D (the fake
+// CUDA and mapped per frame, frames are copied in (copy_frame: cuMemcpy2DAsync) (the fake
 // cannot run the scene kernel, so the scene takes the staging path), and every
 // registration and mapping is gone when the pipeline is.
 #include <gtest/gtest.h>
@@ -63,7 +63,8 @@ TEST(PipelineFakeCuda, FramesGoThroughCudaMappedBuffers) {
               << "frame " << i << " row " << y;
       }
       EXPECT_GE(fake.call_count("cuGraphicsMapResources"), 6);
-      EXPECT_GE(fake.call_count("cuMemcpy2D"), 12) << "luma and chroma of each frame";
+      EXPECT_GE(fake.call_count("cuMemcpy2DAsync"), 12) << "luma and chroma of each frame";
+      EXPECT_GE(fake.call_count("cuStreamSynchronize"), 6) << "each frame's copy waited for";
     }
     EXPECT_EQ(fake.live_mappings(), 0);
     worker.shutdown();

@@ -18,14 +18,12 @@
 #include <atomic>
 #include <cmath>
 #include <chrono>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 
-#include <handoff/cuda.hpp>
-#include <handoff/cuda_abi.hpp>
+#include <handoff/frame_copy.hpp>
 #include <handoff/subscriber.hpp>
 
 #include "roi_meta.hpp"
@@ -208,30 +206,8 @@ GstBuffer* wrap_host(const LiveFrame& f) {
   return buf;
 }
 
-void copy_plane(const Frame& f, int p, void* dst, std::size_t dst_pitch) {
-  const Plane& pl = f.planes[std::size_t(p)];
-  const std::size_t row = std::size_t(pl.width) * pl.components * bytes_per_sample(f.format);
-  if (f.memory == MemoryKind::Cuda) {
-    const cuda::Driver& drv = cuda::driver();
-    cuda::ScopedContext current(drv, static_cast<cuda::abi::CUctx_st*>(f.cuda_context));
-    cuda::abi::CUDA_MEMCPY2D m{};
-    m.srcMemoryType = cuda::abi::CU_MEMORYTYPE_DEVICE;
-    m.srcDevice = reinterpret_cast<cuda::abi::CUdeviceptr>(pl.data);
-    m.srcPitch = pl.pitch;
-    m.dstMemoryType = cuda::abi::CU_MEMORYTYPE_HOST;
-    m.dstHost = dst;
-    m.dstPitch = dst_pitch;
-    m.WidthInBytes = row;
-    m.Height = pl.height;
-    HANDOFF_CU_CHECK(drv.api().cuMemcpy2D(&m), "handoffsrc: a CUDA slot's plane to system memory");
-    return;
-  }
-  for (std::uint32_t r = 0; r < pl.height; ++r)
-    std::memcpy(static_cast<std::uint8_t*>(dst) + r * dst_pitch, static_cast<const std::uint8_t*>(pl.data) + r * pl.pitch,
-                row);
-}
-
-GstBuffer* copy_frame(const Frame& f, const GstVideoInfo& info) {
+// A new buffer of `info`'s layout with `f`'s planes (host or CUDA memory) copied in.
+GstBuffer* copy_into_new_buffer(const Frame& f, const GstVideoInfo& info) {
   GstBuffer* buf = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
   GstVideoFrame vf;
   if (!gst_video_frame_map(&vf, &info, buf, GST_MAP_WRITE)) {
@@ -239,8 +215,15 @@ GstBuffer* copy_frame(const Frame& f, const GstVideoInfo& info) {
     throw Error("handoffsrc: could not map a new buffer for writing");
   }
   try {
-    for (int p = 0; p < 2; ++p)
-      copy_plane(f, p, GST_VIDEO_FRAME_PLANE_DATA(&vf, p), std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&vf, p)));
+    Frame into = f;
+    into.memory = MemoryKind::Host;
+    into.device = -1;
+    into.cuda_context = nullptr;
+    for (int p = 0; p < 2; ++p) {
+      into.planes[std::size_t(p)].data = GST_VIDEO_FRAME_PLANE_DATA(&vf, p);
+      into.planes[std::size_t(p)].pitch = std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&vf, p));
+    }
+    handoff::copy_frame(f, into);
   } catch (...) {
     gst_video_frame_unmap(&vf);
     gst_buffer_unref(buf);
@@ -308,7 +291,7 @@ GstFlowReturn src_create(GstPushSrc* ps, GstBuffer** out) {
   GstBuffer* buf = nullptr;
   try {
     if (f.frame.memory == MemoryKind::Host && st.video_meta) buf = wrap_host(f);
-    if (!buf) buf = copy_frame(f.frame, st.info);
+    if (!buf) buf = copy_into_new_buffer(f.frame, st.info);
   } catch (const std::exception& e) {
     GST_ELEMENT_ERROR(bs, RESOURCE, READ, ("%s", e.what()), (nullptr));
     return GST_FLOW_ERROR;

@@ -7,6 +7,7 @@
 // after them, or, where there are none, by synchronising the stream.
 #include "cuda_slots.hpp"
 
+#include <handoff/frame_copy.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/publisher.hpp>
 #include <handoff/unique_handle.hpp>
@@ -19,46 +20,6 @@
 #include <cstring>
 
 namespace handoff::live::detail {
-
-namespace {
-
-void side(cuda::abi::CUDA_MEMCPY2D& c, const Frame& f, int p, bool source) {
-  const Plane& pl = f.planes[p];
-  const bool device = f.memory == MemoryKind::Cuda;
-  const auto type = device ? cuda::abi::CU_MEMORYTYPE_DEVICE : cuda::abi::CU_MEMORYTYPE_HOST;
-  const auto dptr = device ? reinterpret_cast<cuda::abi::CUdeviceptr>(pl.data) : cuda::abi::CUdeviceptr{0};
-  if (source) {
-    c.srcMemoryType = type;
-    c.srcHost = device ? nullptr : pl.data;
-    c.srcDevice = dptr;
-    c.srcPitch = pl.pitch;
-  } else {
-    c.dstMemoryType = type;
-    c.dstHost = device ? nullptr : pl.data;
-    c.dstDevice = dptr;
-    c.dstPitch = pl.pitch;
-  }
-}
-
-}  // namespace
-
-void cuda_copy_frame(const Frame& src, const Frame& dst, void* stream, bool wait) {
-  const cuda::Driver& d = cuda::driver();
-  auto* ctx = static_cast<cuda::abi::CUctx_st*>(src.memory == MemoryKind::Cuda ? src.cuda_context : dst.cuda_context);
-  if (ctx == nullptr) throw UsageError("live: a CUDA frame without its cuda_context");
-  cuda::ScopedContext current(d, ctx);
-  auto* s = static_cast<cuda::abi::CUstream>(stream);
-  for (int p = 0; p < 2; ++p) {
-    const PlaneLayout l = plane_layout(src.format, src.width, src.height, p);
-    cuda::abi::CUDA_MEMCPY2D c{};
-    side(c, src, p, true);
-    side(c, dst, p, false);
-    c.WidthInBytes = l.row_bytes;
-    c.Height = l.height;
-    HANDOFF_CU_CHECK(d.api().cuMemcpy2DAsync(&c, s));
-  }
-  if (wait) HANDOFF_CU_CHECK(d.api().cuStreamSynchronize(s));
-}
 
 cuda::abi::CUmemAllocationProp device_allocation(int device) {
   cuda::abi::CUmemAllocationProp prop{};
@@ -93,12 +54,12 @@ class CudaStorage final : public SlotStorage {
   SlotKind kind() const override { return how_ == Export::VirtualMemory ? SlotKind::CudaVmmFd : SlotKind::CudaIpcHandle; }
   std::uint64_t capacity() const override { return size_; }
   Frame describe(const SlotLayout& l) const override;
-  void write(const Frame& src, const SlotLayout& l, void* stream) override {
-    cuda_copy_frame(src, describe(l), stream, false);  // ordered before finish() on the same stream
+  void write(const Frame& src, const SlotLayout& l, CudaStream stream) override {
+    copy_frame(src, describe(l), stream, CopyCompletion::Queued);  // ordered before finish() on the same stream
   }
   void finish(const PresentSync& sync) override {
     cuda::ScopedContext current(*ctx_);
-    auto* s = static_cast<cuda::abi::CUstream>(sync.cuda_stream);
+    auto* s = static_cast<cuda::abi::CUstream>(sync.cuda_stream.handle());
     if (event_) HANDOFF_CU_CHECK(api().cuEventRecord(event_.get(), s));
     else HANDOFF_CU_CHECK(api().cuStreamSynchronize(s));
   }

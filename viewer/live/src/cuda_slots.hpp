@@ -1,12 +1,9 @@
 #pragma once
-// CUDA for handoff::live: copies between host and CUDA frames, the
-// publisher's CUDA slots (slot_storage.hpp) and the subscriber's imports
+// CUDA for handoff::live: the publisher's CUDA slots (slot_storage.hpp) and the subscriber's imports
 // (slot_import.hpp).
 #include <handoff/cuda.hpp>
-#include <handoff/frame.hpp>
-
 #include <handoff/cuda_abi.hpp>
-#include <handoff/cuda.hpp>
+#include <handoff/frame.hpp>
 #include "slot_storage.hpp"
 
 #include <initializer_list>
@@ -14,12 +11,6 @@
 #include <utility>
 
 namespace handoff::live::detail {
-
-// Copies `src` into `dst` plane by plane with cuMemcpy2DAsync on `stream`
-// (null: the legacy default stream) in `src`'s (else `dst`'s) CUDA context;
-// with `wait`, synchronises the stream before returning. Either side may be
-// host or CUDA memory. Throws handoff::Error naming the failing call.
-void cuda_copy_frame(const Frame& src, const Frame& dst, void* stream, bool wait);
 
 enum class CudaSlotExport { VirtualMemory, LegacyIpc };
 

@@ -1,5 +1,6 @@
 // Host slots: sealed memfds, mapped read-write by the publisher and sent to
 // subscribers as read-only descriptors.
+#include <handoff/frame_copy.hpp>
 #include <handoff/frame_validate.hpp>
 
 #include "cuda_slots.hpp"
@@ -9,7 +10,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 
 namespace handoff::live::detail {
 
@@ -57,7 +57,7 @@ class HostStorage final : public SlotStorage {
   SlotKind kind() const override { return SlotKind::HostMemfd; }
   std::uint64_t capacity() const override { return map_.size(); }
   Frame describe(const SlotLayout& l) const override { return describe_at(l, MemoryKind::Host, map_.data()); }
-  void write(const Frame& src, const SlotLayout& l, void* cuda_stream) override {
+  void write(const Frame& src, const SlotLayout& l, CudaStream cuda_stream) override {
     copy_frame_to_host(src, describe(l), cuda_stream);
   }
   void announce(SlotAnnounce& out) const override {
@@ -98,25 +98,11 @@ std::unique_ptr<SlotRoute> make_host_route(const std::string& publisher, const s
   return std::make_unique<HostRoute>(publisher, fallback_reason);
 }
 
-void copy_frame_to_host(const Frame& src, const Frame& dst, void* cuda_stream) {
-  if (src.memory == MemoryKind::Cuda) {
-    cuda_copy_frame(src, dst, cuda_stream, true);
-    return;
-  }
-  if (src.memory != MemoryKind::Host)
+void copy_frame_to_host(const Frame& src, const Frame& dst, CudaStream cuda_stream) {
+  if (src.memory != MemoryKind::Host && src.memory != MemoryKind::Cuda)
     throw UsageError("live publish: a frame in " + std::string(src.memory == MemoryKind::GlBuffer ? "a GL buffer" : "Vulkan memory") +
                      " cannot be copied into a slot; give host or CUDA memory (or acquire() a slot and write it)");
-  for (int p = 0; p < 2; ++p) {
-    const PlaneLayout l = plane_layout(src.format, src.width, src.height, p);
-    const auto* s = static_cast<const std::byte*>(src.planes[p].data);
-    auto* d = static_cast<std::byte*>(dst.planes[p].data);
-    if (src.planes[p].pitch == dst.planes[p].pitch) {
-      std::memcpy(d, s, plane_span_bytes(src.planes[p].pitch, l.height, l.row_bytes));
-      continue;
-    }
-    for (std::uint32_t y = 0; y < l.height; ++y)
-      std::memcpy(d + y * dst.planes[p].pitch, s + y * src.planes[p].pitch, l.row_bytes);
-  }
+  copy_frame(src, dst, cuda_stream, CopyCompletion::Finished);
 }
 
 }  // namespace handoff::live::detail

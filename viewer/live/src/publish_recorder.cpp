@@ -2,8 +2,7 @@
 
 #include <chrono>
 
-#include <handoff/cuda.hpp>
-#include <handoff/cuda_abi.hpp>
+#include <handoff/frame_copy.hpp>
 #include <handoff/host_frame.hpp>
 #include <handoff/log.hpp>
 
@@ -32,33 +31,18 @@ PublishRecorder::PublishRecorder(const viewer::RecordTarget& target, const std::
 
 PublishRecorder::~PublishRecorder() { close(); }
 
-const Frame& PublishRecorder::to_host(const Frame& cuda, void* stream) {
+const Frame& PublishRecorder::to_host(const Frame& cuda, CudaStream stream) {
   if (!staging_.owner || staging_.format != cuda.format || staging_.width != cuda.width ||
       staging_.height != cuda.height)
     staging_ = allocate_host_frame(cuda.format, cuda.width, cuda.height);
-  const cuda::Driver& drv = cuda::driver();
-  cuda::ScopedContext current(drv, static_cast<cuda::abi::CUctx_st*>(cuda.cuda_context));
-  for (int p = 0; p < 2; ++p) {
-    const PlaneLayout l = plane_layout(cuda.format, cuda.width, cuda.height, p);
-    cuda::abi::CUDA_MEMCPY2D m{};
-    m.srcMemoryType = cuda::abi::CU_MEMORYTYPE_DEVICE;
-    m.srcDevice = reinterpret_cast<cuda::abi::CUdeviceptr>(cuda.planes[std::size_t(p)].data);
-    m.srcPitch = cuda.planes[std::size_t(p)].pitch;
-    m.dstMemoryType = cuda::abi::CU_MEMORYTYPE_HOST;
-    m.dstHost = staging_.planes[std::size_t(p)].data;
-    m.dstPitch = staging_.planes[std::size_t(p)].pitch;
-    m.WidthInBytes = l.row_bytes;
-    m.Height = l.height;
-    HANDOFF_CU_CHECK(drv.api().cuMemcpy2DAsync(&m, static_cast<cuda::abi::CUstream>(stream)), "recording a CUDA frame");
-  }
-  HANDOFF_CU_CHECK(drv.api().cuStreamSynchronize(static_cast<cuda::abi::CUstream>(stream)), "recording a CUDA frame");
+  copy_frame(cuda, staging_, stream, CopyCompletion::Finished);
   staging_.colorimetry = cuda.colorimetry;
   staging_.index = cuda.index;
   staging_.timestamp = cuda.timestamp;
   return staging_;
 }
 
-void PublishRecorder::record(const Frame& frame, const viewer::OverlayFrame* overlays, void* cuda_stream) noexcept {
+void PublishRecorder::record(const Frame& frame, const viewer::OverlayFrame* overlays, CudaStream cuda_stream) noexcept {
   std::lock_guard lock(mutex_);
   if (closed_ || !figures_.error.empty()) return;
   if (frame.memory != MemoryKind::Host && frame.memory != MemoryKind::Cuda) {

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 
+#include <handoff/cuda_stream.hpp>
 #include <handoff/frame.hpp>
 #include <handoff/viewer/overlay.hpp>
 #include <handoff/viewer/recording.hpp>
@@ -33,17 +34,17 @@ class PublishRecorder {
   PublishRecorder& operator=(const PublishRecorder&) = delete;
 
   // Records `frame` as published (its index and timestamp kept; logged now).
-  // CUDA frames are read on `cuda_stream` (a CUstream; null: the legacy
-  // default stream), after the work queued there. Never throws: a write or
+  // CUDA frames are read on `cuda_stream` (default: the legacy default
+  // stream), after the work queued there. Never throws: a write or
   // copy error stops the recording (RecordFigures::error).
-  void record(const Frame& frame, const viewer::OverlayFrame* overlays, void* cuda_stream = nullptr) noexcept;
+  void record(const Frame& frame, const viewer::OverlayFrame* overlays, CudaStream cuda_stream = {}) noexcept;
   // Writes what is queued, the summary and footer. Never throws.
   void close() noexcept;
   RecordFigures figures() const;
 
  private:
   void fail(const std::string& what) noexcept;  // mutex_ held
-  const Frame& to_host(const Frame& cuda, void* stream);  // mutex_ held; into staging_
+  const Frame& to_host(const Frame& cuda, CudaStream stream);  // mutex_ held; into staging_
 
   mutable std::mutex mutex_;
   viewer::RecordingWriter writer_;

@@ -75,7 +75,7 @@ Publisher::~Publisher() {
   if (recorder_) recorder_->close();
 }
 
-bool Publisher::publish(const Frame& frame, const viewer::OverlayFrame* overlays, void* cuda_stream) {
+bool Publisher::publish(const Frame& frame, const viewer::OverlayFrame* overlays, CudaStream cuda_stream) {
   validate(frame);
   if (frame.memory != MemoryKind::Host && frame.memory != MemoryKind::Cuda)
     throw UsageError("Publisher::publish: only host and CUDA frames are copied into slots (this one is in " +

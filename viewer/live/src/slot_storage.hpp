@@ -44,7 +44,7 @@ class SlotStorage {
   // `layout` in this slot as the writer sees it (host / CUDA pointers, or offsets).
   virtual Frame describe(const SlotLayout& layout) const = 0;
   // Copies `src` into the slot at `layout`; CUDA copies run on `cuda_stream`.
-  virtual void write(const Frame& src, const SlotLayout& layout, void* cuda_stream) = 0;
+  virtual void write(const Frame& src, const SlotLayout& layout, CudaStream cuda_stream) = 0;
   // Orders the writes before the announcement: record the CUDA event or
   // synchronise the stream; wait for the Vulkan fence (bounded).
   virtual void finish(const PresentSync& sync) { (void)sync; }
@@ -74,8 +74,8 @@ std::unique_ptr<SlotRoute> make_cuda_route(const std::string& publisher, int dev
 // Vulkan OPAQUE_FD slots on `ctx`.
 std::unique_ptr<SlotRoute> make_vulkan_route(const std::string& publisher, VkContext& ctx);
 
-// Copies `src` (host or CUDA memory) into `dst` (host memory) row by row;
-// CUDA sources through the driver on `cuda_stream`, waited for.
-void copy_frame_to_host(const Frame& src, const Frame& dst, void* cuda_stream);
+// Copies `src` (host or CUDA memory) into `dst` (host memory) with
+// copy_frame, done when it returns; refuses other memory, saying what to do.
+void copy_frame_to_host(const Frame& src, const Frame& dst, CudaStream cuda_stream);
 
 }  // namespace handoff::live::detail

@@ -2,13 +2,13 @@
 // per slot, exported once as an OPAQUE_FD descriptor that every subscriber is
 // sent. A frame is announced only after the producer's fence (or the copy's)
 // has signalled.
+#include <handoff/frame_copy.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/vk_context.hpp>
 
 #include "slot_storage.hpp"
 #include "vulkan_slots.hpp"
 
-#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -41,7 +41,7 @@ class VulkanStorage final : public SlotStorage {
     f.colorimetry = l.colorimetry;
     return f;
   }
-  void write(const Frame& src, const SlotLayout& l, void*) override;
+  void write(const Frame& src, const SlotLayout& l, CudaStream) override;
   void finish(const PresentSync& sync) override;
   void announce(SlotAnnounce& out) const override {
     out.kind = SlotKind::VulkanOpaqueFd;
@@ -64,18 +64,22 @@ class VulkanStorage final : public SlotStorage {
 };
 
 // Host frames go through the buffer's staged upload (waited for).
-void VulkanStorage::write(const Frame& src, const SlotLayout& l, void*) {
+void VulkanStorage::write(const Frame& src, const SlotLayout& l, CudaStream) {
   if (src.memory != MemoryKind::Host)
     throw UsageError("live publish: Vulkan slots take host frames (or publish(VkFrameBuffer) / acquire())");
   staging_.assign(l.bytes, std::byte{0});
-  Frame dst = describe(l);
-  for (int p = 0; p < 2; ++p) {
-    const PlaneLayout pl = plane_layout(src.format, src.width, src.height, p);
-    const auto* s = static_cast<const std::byte*>(src.planes[p].data);
-    std::byte* d = staging_.data() + dst.planes[p].offset;
-    for (std::uint32_t y = 0; y < pl.height; ++y)
-      std::memcpy(d + y * l.pitch, s + y * src.planes[p].pitch, pl.row_bytes);
+  // The slot's layout over the staging bytes, in host memory.
+  const Frame slot = describe(l);
+  Frame staged;
+  staged.format = slot.format;
+  staged.width = slot.width;
+  staged.height = slot.height;
+  for (std::size_t p = 0; p < 2; ++p) {
+    staged.planes[p] = slot.planes[p];
+    staged.planes[p].data = staging_.data() + slot.planes[p].offset;
+    staged.planes[p].offset = 0;
   }
+  copy_frame(src, staged);
   buffer_.buffer().upload(staging_);
 }
 

@@ -29,32 +29,6 @@ CudaCopier::CudaCopier(int device) : context_(cuda::driver(), device) {
   stream_ = UniqueCudaStream(s, StreamDestroyer{&context_});
 }
 
-void CudaCopier::copy_plane(const void* src, MemoryKind src_memory, std::size_t src_pitch, void* dst,
-                            MemoryKind dst_memory, std::size_t dst_pitch, std::size_t row_bytes, std::size_t rows) {
-  const cuda::Driver& drv = cuda::driver();
-  cuda::ScopedContext current(context_);
-  cuda::abi::CUDA_MEMCPY2D m{};
-  if (src_memory == MemoryKind::Cuda) {
-    m.srcMemoryType = cuda::abi::CU_MEMORYTYPE_DEVICE;
-    m.srcDevice = reinterpret_cast<cuda::abi::CUdeviceptr>(src);
-  } else {
-    m.srcMemoryType = cuda::abi::CU_MEMORYTYPE_HOST;
-    m.srcHost = src;
-  }
-  m.srcPitch = src_pitch;
-  if (dst_memory == MemoryKind::Cuda) {
-    m.dstMemoryType = cuda::abi::CU_MEMORYTYPE_DEVICE;
-    m.dstDevice = reinterpret_cast<cuda::abi::CUdeviceptr>(dst);
-  } else {
-    m.dstMemoryType = cuda::abi::CU_MEMORYTYPE_HOST;
-    m.dstHost = dst;
-  }
-  m.dstPitch = dst_pitch;
-  m.WidthInBytes = row_bytes;
-  m.Height = rows;
-  HANDOFF_CU_CHECK(drv.api().cuMemcpy2DAsync(&m, static_cast<cuda::abi::CUstream>(stream_.get())));
-}
-
 // Polls the stream: a copy of a frame takes microseconds to a millisecond, so
 // the first checks yield, later ones sleep briefly.
 void CudaCopier::finish(const std::string& what) {

@@ -1,17 +1,17 @@
 #pragma once
-// The viewer's CUDA stream and the plane copies show() makes on it: one
-// cuMemcpy2DAsync per plane (host to device, device to device, or device to
-// host), then a wait for that stream alone, bounded by wait_limit() (polling
+// The viewer's CUDA stream, on which show() queues its copies (copy_frame),
+// and the wait for that stream alone, bounded by wait_limit() (polling
 // cuStreamQuery), so show() waits for its own copy and nothing else.
 //
-// Thread safety: copy_plane() and finish() from several threads at once are
-// fine (CUDA streams are thread-safe), but a caller's copies and its finish()
-// then also wait for the others' copies: callers serialise (PushRing does).
+// Thread safety: copies and finish() from several threads at once are fine
+// (CUDA streams are thread-safe), but a caller's finish() then also waits for
+// the others' copies: callers serialise (PushRing does).
 // Ownership: holds the device's primary context (retained) and the stream.
 #include <cstddef>
 #include <string>
 
 #include <handoff/cuda.hpp>
+#include <handoff/cuda_stream.hpp>
 #include <handoff/frame.hpp>
 #include <handoff/unique_handle.hpp>
 
@@ -34,12 +34,7 @@ class CudaCopier {
 
   int device() const noexcept { return context_.device(); }
   void* context() const noexcept { return context_.handle(); }  // CUcontext
-  void* stream() const noexcept { return stream_.get(); }       // CUstream
-
-  // Queues a copy of `rows` rows of `row_bytes` bytes. Host or Cuda memory on
-  // either side (Cuda: device pointers of this context's device).
-  void copy_plane(const void* src, MemoryKind src_memory, std::size_t src_pitch, void* dst, MemoryKind dst_memory,
-                  std::size_t dst_pitch, std::size_t row_bytes, std::size_t rows);
+  CudaStream stream() const noexcept { return CudaStream(stream_.get(), context_.handle()); }
   // Waits until the copies queued so far are done: WaitTimeout naming `what`
   // after wait_limit(), handoff::Error for a failed copy.
   void finish(const std::string& what);

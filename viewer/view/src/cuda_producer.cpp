@@ -1,6 +1,7 @@
 #include "cuda_producer.hpp"
 
 #include <handoff/error.hpp>
+#include <handoff/frame_copy.hpp>
 #include <handoff/log.hpp>
 
 #include <handoff/cuda_abi.hpp>
@@ -12,7 +13,7 @@ CudaProducer::CudaProducer(const SourceInfo& info, std::optional<SceneOptions> s
     : info_(info), scene_(std::move(scene)), context_(cuda::driver(), device),
       staging_(info.format, info.width, info.height) {
   const cuda::Driver& drv = cuda::driver();
-  description_ = "CUDA device " + std::to_string(device) + ": frames copied in with cuMemcpy2D";
+  description_ = "CUDA device " + std::to_string(device) + ": frames copied in from host memory";
   if (!scene_) return;
   if (!has_cuda_kernel()) {
     description_ = "CUDA device " + std::to_string(device) +
@@ -73,23 +74,15 @@ bool CudaProducer::write(FrameSource& source, void* luma, std::size_t luma_pitch
     return true;
   }
   if (!source.read_into(staging_.target())) return false;
-  const std::size_t bps = bytes_per_sample(info_.format);
-  auto copy = [&](const std::uint8_t* src, std::size_t src_pitch, void* dst, std::size_t dst_pitch,
-                  std::size_t row_bytes, std::size_t rows) {
-    abi::CUDA_MEMCPY2D m{};
-    m.srcMemoryType = abi::CU_MEMORYTYPE_HOST;
-    m.srcHost = src;
-    m.srcPitch = src_pitch;
-    m.dstMemoryType = abi::CU_MEMORYTYPE_DEVICE;
-    m.dstDevice = reinterpret_cast<abi::CUdeviceptr>(dst);
-    m.dstPitch = dst_pitch;
-    m.WidthInBytes = row_bytes;
-    m.Height = rows;
-    HANDOFF_CU_CHECK(drv.api().cuMemcpy2D(&m));
-  };
-  copy(staging_.luma(), staging_.luma_pitch(), luma, luma_pitch, std::size_t(info_.width) * bps, info_.height);
-  copy(staging_.chroma(), staging_.chroma_pitch(), chroma, chroma_pitch,
-       std::size_t(chroma_width(info_.width)) * 2 * bps, chroma_height(info_.height));
+  Frame device = staging_.frame();
+  device.memory = MemoryKind::Cuda;
+  device.device = context_.device();
+  device.cuda_context = context_.handle();
+  device.planes[0].data = luma;
+  device.planes[0].pitch = luma_pitch;
+  device.planes[1].data = chroma;
+  device.planes[1].pitch = chroma_pitch;
+  copy_frame(staging_.frame(), device);
   return true;
 }
 

@@ -2,7 +2,7 @@
 // The CUDA side of the frame path, used when the ring's buffers map to CUDA
 // device pointers: the built-in scene is rendered by its CUDA kernel straight
 // into the mapped buffer; other sources are read into a host staging frame
-// (allocated once) and copied in with cuMemcpy2D. Where the kernel cannot be
+// (allocated once) and copied in (copy_frame). Where the kernel cannot be
 // loaded the scene takes the staging path too, and description() says why.
 //
 // Thread safety: one producer thread at a time.

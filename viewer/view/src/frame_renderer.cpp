@@ -1,10 +1,10 @@
 #include "frame_renderer.hpp"
 
-#include <cstring>
 #include <string>
 #include <string_view>
 
 #include <handoff/error.hpp>
+#include <handoff/frame_copy.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/gl_check.hpp>
 #include <handoff/gl_context.hpp>
@@ -254,27 +254,30 @@ void FrameRenderer::upload_planes(const Frame& frame) const {
   HANDOFF_GL_CHECK(glPixelStorei(GL_UNPACK_ROW_LENGTH, 0), "plane upload");
 }
 
-// Host planes are copied row by row; a GL buffer's are read with
-// glGetNamedBufferSubData (llvmpipe: a memcpy), in one call when packed.
+// Host planes are copied (copy_frame); a GL buffer's are read with
+// glGetNamedBufferSubData (llvmpipe: a memcpy) into staging first.
 void FrameRenderer::keep_host_copy(const Frame& frame) {
-  for (int i = 0; i < 2; ++i) {
-    const Plane& pl = frame.planes[static_cast<std::size_t>(i)];
-    const std::size_t row = packed_row(frame, i);
-    PageBuffer& dst = i == 0 ? host_.luma : host_.chroma;
-    dst.resize(row * pl.height);
-    const std::uint8_t* src = nullptr;
-    if (frame.memory == MemoryKind::GlBuffer) {
-      const std::size_t span = pl.pitch * (pl.height - 1) + row;
-      std::uint8_t* into = pl.pitch == row ? dst.data() : (host_.staging.resize(span), host_.staging.data());
-      HANDOFF_GL_CHECK(glGetNamedBufferSubData(frame.gl_buffer, static_cast<GLintptr>(pl.offset),
-                                               static_cast<GLsizeiptr>(span), into),
+  host_.luma.resize(packed_row(frame, 0) * frame.planes[0].height);
+  host_.chroma.resize(packed_row(frame, 1) * frame.planes[1].height);
+  if (frame.memory != MemoryKind::GlBuffer) {
+    copy_frame(frame, host_frame());
+  } else {
+    const std::size_t span[2] = {plane_span_bytes(frame.planes[0].pitch, frame.planes[0].height, packed_row(frame, 0)),
+                                 plane_span_bytes(frame.planes[1].pitch, frame.planes[1].height, packed_row(frame, 1))};
+    host_.staging.resize(span[0] + span[1]);
+    Frame staged = frame;
+    staged.memory = MemoryKind::Host;
+    staged.gl_buffer = 0;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < 2; ++i) {
+      HANDOFF_GL_CHECK(glGetNamedBufferSubData(frame.gl_buffer, static_cast<GLintptr>(frame.planes[i].offset),
+                                               static_cast<GLsizeiptr>(span[i]), host_.staging.data() + at),
                        "frame planes to host memory");
-      if (pl.pitch == row) continue;
-      src = into;
-    } else {
-      src = static_cast<const std::uint8_t*>(pl.data);
+      staged.planes[i].data = host_.staging.data() + at;
+      staged.planes[i].offset = 0;
+      at += span[i];
     }
-    for (std::uint32_t r = 0; r < pl.height; ++r) std::memcpy(dst.data() + r * row, src + r * pl.pitch, row);
+    copy_frame(staged, host_frame());
   }
   ++host_.generation;
   textures_behind_ = true;

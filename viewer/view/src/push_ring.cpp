@@ -3,9 +3,9 @@
 #include <glad/gl.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include <handoff/error.hpp>
+#include <handoff/frame_copy.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/gl_check.hpp>
 #include <handoff/log.hpp>
@@ -205,7 +205,7 @@ void PushRing::prepare(PushSlot& slot, const FrameLayout& layout, bool gl_copy) 
     if (slot.written || slot.read_done) share_->worker().run([&] { forget_fences(slot); });
     return;
   }
-  void* stream = copier().stream();
+  void* stream = copier().stream().handle();
   slot.mapping = share_->worker().run([&] {
     forget_fences(slot);
     return slot.interop->map(stream);
@@ -262,30 +262,19 @@ void PushRing::copy_from_gl(PushSlot& slot, const Frame& frame) {
 
 void PushRing::copy_in(PushSlot& slot, const Frame& frame) {
   const MemoryKind dst_memory = slot.host ? MemoryKind::Host : slot.mapping.memory();
-  const Frame to = slot.layout.describe(dst_memory, {slot.host ? slot.host : slot.mapping.data()});
-  std::uint8_t* dst[2] = {static_cast<std::uint8_t*>(to.luma().data), static_cast<std::uint8_t*>(to.chroma().data)};
-  const std::size_t dst_pitch[2] = {to.luma().pitch, to.chroma().pitch};
+  Frame to = slot.layout.describe(dst_memory, {slot.host ? slot.host : slot.mapping.data()});
   if (frame.memory == MemoryKind::Host && dst_memory == MemoryKind::Host) {
-    for (int p = 0; p < 2; ++p) {
-      const Plane& pl = frame.planes[std::size_t(p)];
-      const std::size_t row = plane_layout(frame.format, frame.width, frame.height, p).row_bytes;
-      const auto* src = static_cast<const std::uint8_t*>(pl.data);
-      if (pl.pitch == dst_pitch[p]) {
-        std::memcpy(dst[p], src, pl.pitch * (pl.height - 1) + row);
-      } else {
-        for (std::uint32_t r = 0; r < pl.height; ++r) std::memcpy(dst[p] + r * dst_pitch[p], src + r * pl.pitch, row);
-      }
-    }
+    copy_frame(frame, to);
     return;
   }
   // One stream, one producer at a time: finish() then waits for this copy only.
   std::lock_guard lock(copy_mutex_);
   CudaCopier& c = copier();
-  for (int p = 0; p < 2; ++p) {
-    const Plane& pl = frame.planes[std::size_t(p)];
-    const std::size_t row = plane_layout(frame.format, frame.width, frame.height, p).row_bytes;
-    c.copy_plane(pl.data, frame.memory, pl.pitch, dst[p], dst_memory, dst_pitch[p], row, pl.height);
+  if (dst_memory == MemoryKind::Cuda) {
+    to.device = c.device();
+    to.cuda_context = c.context();
   }
+  copy_frame(frame, to, c.stream(), CopyCompletion::Queued);
   c.finish("the copy of a frame into " + options_.name + "'s buffer (its CUDA stream)");
 }
 

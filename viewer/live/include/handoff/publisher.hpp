@@ -17,6 +17,7 @@
 // a subscriber still reads is not reused until it is released; when every
 // slot is held the frame is dropped and counted. With no subscriber
 // connected, publish() only counts.
+#include <handoff/cuda_stream.hpp>
 #include <handoff/frame.hpp>
 #include <handoff/live/endpoint.hpp>
 #include <handoff/live/protocol.hpp>
@@ -98,7 +99,7 @@ struct PublisherStats {
 
 // What present() waits for before announcing a frame written into an acquired slot.
 struct PresentSync {
-  void* cuda_stream = nullptr;  // CUDA slots: the CUstream the writes were issued on
+  CudaStream cuda_stream;  // CUDA slots: the stream the writes were issued on
 #if HANDOFF_HAVE_VULKAN
   VkFence vulkan_fence = VK_NULL_HANDLE;  // Vulkan slots: signalled when the writes are done
 #endif
@@ -148,7 +149,7 @@ class Publisher {
 
   // Copies `frame` (host or CUDA memory) into a free slot and announces it
   // with `overlays` (may be null). Into CUDA slots the copy is queued on
-  // `cuda_stream` (a CUstream; null: the legacy default stream), after the
+  // `cuda_stream` (default: the legacy default stream), after the
   // producer's work on that stream, and the frame is announced with the slot's
   // interprocess event recorded after it: publish() returns before the copy
   // ran, so keep the source unchanged until that stream has passed it (where
@@ -157,7 +158,7 @@ class Publisher {
   // Returns false when every slot was held (the frame is dropped and counted).
   // Throws UsageError for a frame it cannot take (GL / Vulkan memory, invalid
   // layout) and handoff::Error when a copy fails.
-  bool publish(const Frame& frame, const viewer::OverlayFrame* overlays = nullptr, void* cuda_stream = nullptr);
+  bool publish(const Frame& frame, const viewer::OverlayFrame* overlays = nullptr, CudaStream cuda_stream = {});
 
 #if HANDOFF_HAVE_VULKAN
   // Vulkan slots: copies `source` (same format and size as the slot layout)
