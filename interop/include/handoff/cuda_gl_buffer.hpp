@@ -13,6 +13,7 @@
 //
 // Every context-bound call (register, map, unmap, unregister) runs on the
 // worker, whatever the calling thread.
+#include <handoff/cuda_stream.hpp>
 #include <handoff/frame.hpp>
 #include <handoff/gl_buffer.hpp>
 #include <handoff/gl_worker.hpp>
@@ -110,15 +111,15 @@ class CudaGlBuffer {
   CudaGlBuffer(const CudaGlBuffer&) = delete;
   CudaGlBuffer& operator=(const CudaGlBuffer&) = delete;
 
-  // Maps this buffer (one worker hop). `stream`: a CUstream (nullptr = default
-  // stream) the mapping is ordered with. Throws UsageError when already mapped,
+  // Maps this buffer (one worker hop). `stream`: the CUDA stream the mapping
+  // (and the unmapping) is ordered with (default: the legacy default stream). Throws UsageError when already mapped,
   // handoff::Error when the driver or GL refuses.
-  Mapping map(void* stream = nullptr);
+  Mapping map(CudaStream stream = {});
   // Maps several buffers in ONE cuGraphicsMapResources call (one hop). All
   // must be on the same worker, backend and CUDA device, none mapped already,
   // no duplicates. On failure nothing stays mapped.
-  static Mapping map_all(std::span<CudaGlBuffer* const> buffers, void* stream = nullptr);
-  static Mapping map_all(std::initializer_list<CudaGlBuffer*> buffers, void* stream = nullptr) {
+  static Mapping map_all(std::span<CudaGlBuffer* const> buffers, CudaStream stream = {});
+  static Mapping map_all(std::initializer_list<CudaGlBuffer*> buffers, CudaStream stream = {}) {
     return map_all(std::span<CudaGlBuffer* const>(buffers.begin(), buffers.size()), stream);
   }
 

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 
+#include <handoff/cuda_stream.hpp>
 #include <handoff/cuda.hpp>
 #include <handoff/cuda_egl.hpp>
 #include <handoff/detail/cuda_handles.hpp>
@@ -104,9 +105,9 @@ class CudaVkSemaphore {
   CudaVkSemaphore(const cuda::PrimaryContext& ctx, UniqueFd& fd);
   CudaVkSemaphore(const CudaVkSemaphore&) = delete;
   CudaVkSemaphore& operator=(const CudaVkSemaphore&) = delete;
-  // Enqueue a wait for the Vulkan signal / a signal for Vulkan to wait on, on `stream` (a CUstream; null: default).
-  void wait(void* stream = nullptr);
-  void signal(void* stream = nullptr);
+  // Enqueue a wait for the Vulkan signal / a signal for Vulkan to wait on, on `stream`.
+  void wait(CudaStream stream = {});
+  void signal(CudaStream stream = {});
 
  private:
   cuda::detail::RetainedContext ctx_;

@@ -50,7 +50,7 @@ struct MappingState {
   std::shared_ptr<WorkerCore> core;
   std::vector<std::shared_ptr<CudaGlRegistration>> regs;
   std::vector<MappedRange> ranges;
-  void* stream = nullptr;
+  CudaStream stream;
   bool mapped = false;
 };
 
@@ -233,7 +233,7 @@ const GlBuffer& CudaGlBuffer::buffer() const noexcept {
 
 bool CudaGlBuffer::mapped() const noexcept { return reg_ && reg_->live->mapped.load(); }
 
-Mapping CudaGlBuffer::map(void* stream) {
+Mapping CudaGlBuffer::map(CudaStream stream) {
   CudaGlBuffer* self = this;
   return map_all(std::span<CudaGlBuffer* const>(&self, 1), stream);
 }
@@ -243,7 +243,7 @@ namespace {
 // The buffers' registrations (null for a null or moved-from buffer), checked
 // to be mappable in one call.
 std::unique_ptr<MappingState> mapping_state(const std::vector<std::shared_ptr<CudaGlRegistration>>& regs,
-                                            void* stream) {
+                                            CudaStream stream) {
   if (regs.empty()) throw UsageError("CudaGlBuffer::map_all: no buffers");
   auto st = std::make_unique<MappingState>();
   st->stream = stream;
@@ -267,7 +267,7 @@ std::unique_ptr<MappingState> mapping_state(const std::vector<std::shared_ptr<Cu
     st->regs.push_back(r);
   }
   st->core = st->regs.front()->core;
-  if (stream && st->regs.front()->memory != MemoryKind::Cuda)
+  if (!stream.is_default() && st->regs.front()->memory != MemoryKind::Cuda)
     throw UsageError("CudaGlBuffer::map_all: a CUDA stream was given for host-mapped buffers");
   return st;
 }
@@ -282,7 +282,7 @@ void map_with_cuda(MappingState& st) {
   res.reserve(st.regs.size());
   for (const auto& r : st.regs) res.push_back(r->live->resource);
   const auto n = static_cast<unsigned>(res.size());
-  HANDOFF_CU_CHECK(api.cuGraphicsMapResources(n, res.data(), static_cast<abi::CUstream>(st.stream)),
+  HANDOFF_CU_CHECK(api.cuGraphicsMapResources(n, res.data(), static_cast<abi::CUstream>(st.stream.handle())),
                    std::to_string(n) + " buffer(s)");
   for (const auto& r : st.regs) r->live->mapped.store(true);
   st.mapped = true;
@@ -313,7 +313,7 @@ void map_with_gl(MappingState& st) {
 
 }  // namespace
 
-Mapping CudaGlBuffer::map_all(std::span<CudaGlBuffer* const> buffers, void* stream) {
+Mapping CudaGlBuffer::map_all(std::span<CudaGlBuffer* const> buffers, CudaStream stream) {
   std::vector<std::shared_ptr<CudaGlRegistration>> regs;
   regs.reserve(buffers.size());
   for (CudaGlBuffer* b : buffers) regs.push_back(b ? b->reg_ : nullptr);
@@ -387,7 +387,7 @@ void Mapping::unmap() {
         std::vector<abi::CUgraphicsResource> res;
         for (auto* r : still) res.push_back(r->live->resource);
         const auto n = static_cast<unsigned>(res.size());
-        const auto stream = static_cast<abi::CUstream>(st.stream);
+        const auto stream = static_cast<abi::CUstream>(st.stream.handle());
         HANDOFF_CU_CHECK(ctx->driver()->api().cuGraphicsUnmapResources(n, res.data(), stream),
                          std::to_string(n) + " buffer(s)");
         for (auto* r : still) r->live->mapped.store(false);

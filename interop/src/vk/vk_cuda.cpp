@@ -170,20 +170,20 @@ CudaVkSemaphore::CudaVkSemaphore(const cuda::PrimaryContext& ctx, UniqueFd& fd)
   semaphore_ = cuda::detail::UniqueExternalSemaphore(imported, {ctx_});
 }
 
-void CudaVkSemaphore::wait(void* stream) {
+void CudaVkSemaphore::wait(CudaStream stream) {
   cuda::ScopedContext current(*ctx_);
   abi::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS p{};
   const abi::CUexternalSemaphore sem = semaphore_.get();
   HANDOFF_CU_CHECK(
-      ctx_->driver()->api().cuWaitExternalSemaphoresAsync(&sem, &p, 1, static_cast<abi::CUstream>(stream)));
+      ctx_->driver()->api().cuWaitExternalSemaphoresAsync(&sem, &p, 1, static_cast<abi::CUstream>(stream.handle())));
 }
 
-void CudaVkSemaphore::signal(void* stream) {
+void CudaVkSemaphore::signal(CudaStream stream) {
   cuda::ScopedContext current(*ctx_);
   abi::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS p{};
   const abi::CUexternalSemaphore sem = semaphore_.get();
   HANDOFF_CU_CHECK(
-      ctx_->driver()->api().cuSignalExternalSemaphoresAsync(&sem, &p, 1, static_cast<abi::CUstream>(stream)));
+      ctx_->driver()->api().cuSignalExternalSemaphoresAsync(&sem, &p, 1, static_cast<abi::CUstream>(stream.handle())));
 }
 
 }  // namespace handoff

@@ -205,7 +205,7 @@ void PushRing::prepare(PushSlot& slot, const FrameLayout& layout, bool gl_copy) 
     if (slot.written || slot.read_done) share_->worker().run([&] { forget_fences(slot); });
     return;
   }
-  void* stream = copier().stream().handle();
+  const CudaStream stream = copier().stream();
   slot.mapping = share_->worker().run([&] {
     forget_fences(slot);
     return slot.interop->map(stream);
