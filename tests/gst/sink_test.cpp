@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include <handoff/subscriber.hpp>
 #include <handoff/viewer/color.hpp>
 #include <handoff/viewer/overlay.hpp>
+#include <handoff/viewer/recording.hpp>
 
 #include "gst_fixture.hpp"
 #include "live_support.hpp"
@@ -323,6 +325,80 @@ TEST_F(HandoffSinkTest, PublishServesTheFramesToASubscriber) {
   ASSERT_EQ(f.overlays->objects.size(), 1u);
   EXPECT_EQ(f.overlays->text(f.overlays->objects[0].label), "person");
   EXPECT_FLOAT_EQ(f.overlays->objects[0].x1, 24.f);
+}
+
+// window=false publish=NAME record=FILE opens no viewer: the publisher
+// records what it publishes. Read back with the project's recording reader:
+// every pushed frame, its pixels and its regions of interest.
+TEST_F(HandoffSinkTest, PublishWithoutAWindowRecordsWhatIsPublished) {
+  const std::string file = runtime() + "/published.mcap";
+  const GstVideoInfo info = info_of(GST_VIDEO_FORMAT_NV12, 64, 48);
+  auto code = [](int n, int p, int x, int y, int c) { return (n * 40 + p * 50 + x * 3 + y * 7 + c * 11) & 0xff; };
+  constexpr int kFrames = 3;  // fewer than the recording's queue holds (4): none is left out
+  {
+    AppSrcSink s("video/x-raw,format=NV12,width=64,height=48,framerate=0/1",
+                 "window=false publish=" + publisher_name() + " record=" + file + " sync=false");
+    for (int n = 0; n < kFrames; ++n) {
+      GstBuffer* b = make_buffer(info, [&](int p, int x, int y, int c) { return code(n, p, x, y, c); });
+      GST_BUFFER_PTS(b) = GstClockTime(n) * GST_SECOND / 30;
+      gst_buffer_add_video_region_of_interest_meta(b, "person", guint(4 + n), 6, 20, 30);
+      ASSERT_EQ(s.push(b), GST_FLOW_OK);
+    }
+    ASSERT_EQ(gst_app_src_end_of_stream(GST_APP_SRC(s.src.get())), GST_FLOW_OK);
+    const BusMessage end = s.p.wait_for();
+    ASSERT_EQ(end.type, GST_MESSAGE_EOS) << end.text << " / " << end.debug;
+    EXPECT_EQ(testing::sink_viewer(s.sink.get()), nullptr) << "window=false: no viewer";
+    GstStructure* st = nullptr;
+    g_object_get(s.sink.get(), "viewer-stats", &st, nullptr);
+    ASSERT_NE(st, nullptr);
+    guint64 recorded = 0;
+    EXPECT_TRUE(gst_structure_get_uint64(st, "recorded", &recorded)) << "the publisher's recording is counted";
+    gst_structure_free(st);
+    EXPECT_EQ(recorded, guint64(kFrames));
+  }  // READY -> NULL: the publisher finishes the file
+  ASSERT_TRUE(std::filesystem::exists(file)) << "record=" << file << " wrote nothing";
+  auto rec = viewer::open_recording(file);
+  ASSERT_EQ(rec->info().frame_count, kFrames);
+  ASSERT_EQ(rec->info().width, 64u);
+  ASSERT_EQ(rec->info().height, 48u);
+  viewer::HostFrame got(PixelFormat::NV12, 64, 48);
+  viewer::OverlayFrame overlays;
+  for (int n = 0; n < kFrames; ++n) {
+    ASSERT_TRUE(rec->read_into(got.target())) << "frame " << n;
+    for (std::uint32_t y = 0; y < 48; ++y)
+      for (std::uint32_t x = 0; x < 64; ++x)
+        ASSERT_EQ(int(got.y(x, y)), code(n, 0, int(x), int(y), 0)) << "frame " << n << " luma (" << x << ", " << y << ")";
+    for (std::uint32_t y = 0; y < 24; ++y)
+      for (std::uint32_t x = 0; x < 32; ++x) {
+        ASSERT_EQ(int(got.u(x, y)), code(n, 1, int(x), int(y), 0)) << "frame " << n << " Cb (" << x << ", " << y << ")";
+        ASSERT_EQ(int(got.v(x, y)), code(n, 1, int(x), int(y), 1)) << "frame " << n << " Cr (" << x << ", " << y << ")";
+      }
+    ASSERT_TRUE(rec->overlays_for(n, overlays)) << "frame " << n << "'s region of interest";
+    ASSERT_EQ(overlays.objects.size(), 1u);
+    EXPECT_EQ(overlays.text(overlays.objects[0].label), "person");
+    EXPECT_FLOAT_EQ(overlays.objects[0].x0, float(4 + n));
+    EXPECT_FLOAT_EQ(overlays.objects[0].y1, 36.f);
+  }
+  EXPECT_FALSE(rec->read_into(got.target())) << "no frame beyond those pushed";
+}
+
+// Properties only a viewer uses, set while the sink opens none (window=false
+// publish=NAME), are refused naming the property, not ignored.
+TEST_F(HandoffSinkTest, ViewerPropertiesWithoutAViewerAreRefusedNamingThem) {
+  for (const std::string prop : {"title", "window-width", "window-height", "show-ui", "show-overlays", "vsync"}) {
+    const std::string value = prop == "title" ? "cam" : prop.starts_with("window-") ? "640" : "false";
+    Pipeline p("videotestsrc num-buffers=1 ! handoffsink name=sink window=false publish=" + publisher_name() + " " +
+               prop + "=" + value);
+    EXPECT_EQ(p.set_state(GST_STATE_READY), GST_STATE_CHANGE_FAILURE) << prop << " was accepted and ignored";
+    const BusMessage* m = p.find(GST_MESSAGE_ERROR, prop);
+    EXPECT_NE(m, nullptr) << "no error naming " << prop;
+  }
+  // Left at their defaults, or with a viewer to use them, they are taken.
+  Pipeline plain("videotestsrc num-buffers=1 ! handoffsink name=sink window=false publish=" + publisher_name());
+  EXPECT_NE(plain.set_state(GST_STATE_READY), GST_STATE_CHANGE_FAILURE);
+  Pipeline headless("videotestsrc num-buffers=1 ! handoffsink name=sink headless=true title=cam vsync=false publish=" +
+                    publisher_name() + "-h");
+  EXPECT_NE(headless.set_state(GST_STATE_READY), GST_STATE_CHANGE_FAILURE);
 }
 
 std::string describe(const std::map<std::string, int>& net) {

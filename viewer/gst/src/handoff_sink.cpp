@@ -146,15 +146,25 @@ void sink_set_property(GObject* obj, guint id, const GValue* v, GParamSpec* pspe
   }
 }
 
+// The viewer's counts; with a publisher, what it published; and the counts of
+// whichever records (the viewer when there is one, else the publisher).
 GstStructure* viewer_stats(const SinkState& st) {
   GstStructure* s = gst_structure_new_empty("handoff-stats");
-  if (!st.out.viewer) return s;
-  const ViewerStats v = st.out.viewer->stats();
-  gst_structure_set(s, "submitted", G_TYPE_UINT64, guint64(v.submitted), "shown", G_TYPE_UINT64, guint64(v.shown),
-                    "dropped", G_TYPE_UINT64, guint64(v.dropped), "display-fps", G_TYPE_DOUBLE, v.display_fps,
-                    "latency-p50-ms", G_TYPE_DOUBLE, v.latency_p50_ms, "latency-p99-ms", G_TYPE_DOUBLE,
-                    v.latency_p99_ms, "copy-ms", G_TYPE_DOUBLE, v.copy_ms, "recorded", G_TYPE_UINT64,
-                    guint64(v.recorded), nullptr);
+  if (st.out.viewer) {
+    const ViewerStats v = st.out.viewer->stats();
+    gst_structure_set(s, "submitted", G_TYPE_UINT64, guint64(v.submitted), "shown", G_TYPE_UINT64, guint64(v.shown),
+                      "dropped", G_TYPE_UINT64, guint64(v.dropped), "display-fps", G_TYPE_DOUBLE, v.display_fps,
+                      "latency-p50-ms", G_TYPE_DOUBLE, v.latency_p50_ms, "latency-p99-ms", G_TYPE_DOUBLE,
+                      v.latency_p99_ms, "copy-ms", G_TYPE_DOUBLE, v.copy_ms, "recorded", G_TYPE_UINT64,
+                      guint64(v.recorded), "record-dropped", G_TYPE_UINT64, guint64(v.record_dropped), nullptr);
+  }
+  if (st.out.publisher) {
+    const PublisherStats p = st.out.publisher->stats();
+    gst_structure_set(s, "published", G_TYPE_UINT64, guint64(p.published), nullptr);
+    if (!st.out.viewer)
+      gst_structure_set(s, "recorded", G_TYPE_UINT64, guint64(p.recorded), "record-dropped", G_TYPE_UINT64,
+                        guint64(p.record_dropped), nullptr);
+  }
   return s;
 }
 
@@ -200,12 +210,41 @@ ViewerOptions viewer_options(GstElement* element, const SinkSettings& s) {
   return o;
 }
 
+// The properties only a viewer uses that are set away from their defaults,
+// as "a, b" (empty when none is).
+std::string viewer_properties_set(const SinkSettings& s) {
+  const SinkSettings d;
+  std::string names;
+  auto name_if = [&](bool changed, const char* name) {
+    if (changed) names += (names.empty() ? "" : ", ") + std::string(name);
+  };
+  name_if(s.title != d.title, "title");
+  name_if(s.width != d.width, "window-width");
+  name_if(s.height != d.height, "window-height");
+  name_if(s.show_ui != d.show_ui, "show-ui");
+  name_if(s.show_overlays != d.show_overlays, "show-overlays");
+  name_if(s.vsync != d.vsync, "vsync");
+  return names;
+}
+
+// With a viewer, record= is what it shows (ViewerOptions::record); with none
+// (window=false publish=NAME), what is published.
+PublisherOptions publisher_options(const SinkSettings& s, bool with_viewer) {
+  PublisherOptions o;
+  if (!with_viewer) o.record.path = s.record;
+  return o;
+}
+
 Outputs open_outputs(GstElement* element, const SinkSettings& s) {
-  if (!s.window && !s.headless && s.publish.empty())
+  const bool with_viewer = s.window || s.headless;
+  if (!with_viewer && s.publish.empty())
     throw UsageError("window=false with neither headless=true nor publish=NAME: the sink would show frames nowhere");
+  if (const std::string unused = viewer_properties_set(s); !with_viewer && !unused.empty())
+    throw UsageError(unused + " (a viewer's properties) would be ignored: window=false with publish=NAME opens "
+                     "no viewer; set headless=true or window=true for one, or leave them at their defaults");
   Outputs out;
-  if (s.window || s.headless) out.viewer = std::make_shared<Viewer>(viewer_options(element, s));
-  if (!s.publish.empty()) out.publisher = std::make_unique<Publisher>(s.publish);
+  if (with_viewer) out.viewer = std::make_shared<Viewer>(viewer_options(element, s));
+  if (!s.publish.empty()) out.publisher = std::make_unique<Publisher>(s.publish, publisher_options(s, with_viewer));
   out.cuda = CudaShare::open(s.cuda_device);  // null where CUDA is unusable or the build has no gst/cuda
   return out;
 }
@@ -222,6 +261,9 @@ GstStateChangeReturn sink_change_state(GstElement* element, GstStateChange trans
       Outputs out = open_outputs(element, settings);
       std::lock_guard<std::mutex> lock(st.lock);
       st.out = std::move(out);
+    } catch (const UsageError& e) {
+      GST_ELEMENT_ERROR(element, RESOURCE, SETTINGS, ("handoffsink could not start: %s", e.what()), (nullptr));
+      return GST_STATE_CHANGE_FAILURE;
     } catch (const std::exception& e) {
       GST_ELEMENT_ERROR(element, RESOURCE, OPEN_WRITE, ("handoffsink could not start: %s", e.what()), (nullptr));
       return GST_STATE_CHANGE_FAILURE;
@@ -431,7 +473,8 @@ void install_properties(GObjectClass* oc) {
   g_object_class_install_property(oc, PROP_WINDOW,
       g_param_spec_boolean("window", "Window",
                            "Show the frames in a window (where there is no display: headless, with a notice); "
-                           "false with publish= shows nothing here", TRUE, rw));
+                           "false with publish= shows nothing here (no viewer: record= records what is published, and "
+                           "the viewer's properties set away from their defaults are refused)", TRUE, rw));
   g_object_class_install_property(oc, PROP_HEADLESS,
       g_param_spec_boolean("headless", "Headless",
                            "Draw off-screen through EGL, no window (the snapshot action and record= still work)",
@@ -453,15 +496,18 @@ void install_properties(GObjectClass* oc) {
                           "Also serve the frames to `handoff-view --attach NAME` viewers and handoff.Subscriber "
                           "(a name in $XDG_RUNTIME_DIR/handoff, or a socket path)", nullptr, rw));
   g_object_class_install_property(oc, PROP_RECORD,
-      g_param_spec_string("record", "Record", "Record what is shown (frames and overlays) into this MCAP file",
-                          nullptr, rw));
+      g_param_spec_string("record", "Record",
+                          "Record what is shown (frames and overlays) into this MCAP file; with window=false "
+                          "publish=NAME, what is published", nullptr, rw));
   g_object_class_install_property(oc, PROP_CUDA_DEVICE,
       g_param_spec_int("cuda-device", "CUDA device",
                        "The CUDA device whose context the sink offers upstream (memory:CUDAMemory)", 0, 1024, 0, rw));
   g_object_class_install_property(oc, PROP_VIEWER_STATS,
       g_param_spec_boxed("viewer-stats", "Viewer statistics",
                          "The viewer's counts: submitted, shown, dropped (replaced before display), display-fps, "
-                         "latency-p50-ms, latency-p99-ms (buffer handed in to displayed), copy-ms, recorded",
+                         "latency-p50-ms, latency-p99-ms (buffer handed in to displayed), copy-ms, recorded, "
+                         "record-dropped; with publish=, published (and, with no viewer, the publisher's "
+                         "recorded, record-dropped)",
                          GST_TYPE_STRUCTURE, GParamFlags(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 }
 
