@@ -7,7 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <thread>
+#include <functional>
+#include <memory>
+#include <string_view>
+
+#include <gst/check/gsttestclock.h>
 
 #include <handoff/subscriber.hpp>
 #include <handoff/viewer/color.hpp>
@@ -209,15 +213,41 @@ TEST_F(HandoffSinkTest, AnUnsupportedFormatIsRefusedNamingWhatIsSupported) {
   EXPECT_EQ(named->source, "sink");
 }
 
+// The pipeline runs on a GstTestClock: time moves only when the test moves
+// it, and the sink's clock waits end only when the test releases them, so
+// which buffers are late is decided here, not by how fast the machine is.
 TEST_F(HandoffSinkTest, LateBuffersAreDroppedWithSyncAndCountedAsQos) {
   AppSrcSink s("video/x-raw,format=NV12,width=64,height=48,framerate=30/1",
                "headless=true sync=true qos=true max-lateness=5000000");
+  const std::unique_ptr<GstClock, GstUnref> clock(gst_test_clock_new());  // at 0
+  GstTestClock* test_clock = GST_TEST_CLOCK(clock.get());
+  gst_pipeline_use_clock(GST_PIPELINE(s.p.get()), clock.get());  // before PLAYING: base time 0
+  std::uint64_t released = 0;
+  // Releases the sink's clock waits that are due, until `done` holds (bounded).
+  auto release_until = [&](const std::function<bool()>& done, std::string_view what) {
+    return wait_until(
+        [&] {
+          while (GstClockID id = gst_test_clock_process_next_clock_id(test_clock)) {
+            gst_clock_id_unref(id);
+            ++released;
+          }
+          return done();
+        },
+        what);
+  };
   const GstVideoInfo info = info_of(GST_VIDEO_FORMAT_NV12, 64, 48);
   GstBuffer* first = grey(info);
   GST_BUFFER_PTS(first) = 0;
   ASSERT_EQ(s.push(first), GST_FLOW_OK);
   ASSERT_NE(s.p.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
-  std::this_thread::sleep_for(400ms);  // the clock runs on: the next buffers are 200+ ms late
+  auto v = viewer_of(s.p);
+  ASSERT_TRUE(v);
+  // The first buffer's clock wait (running time 0) is due at once: released
+  // on time (the viewer has it already, from preroll; the wait decides
+  // whether basesink renders or drops it).
+  ASSERT_TRUE(release_until([&] { return released >= 1; }, "the first buffer's clock wait"));
+  // 400 ms on: buffers of 33..165 ms are 235+ ms late, far past max-lateness (5 ms).
+  gst_test_clock_set_time(test_clock, 400 * GST_MSECOND);
   for (int i = 1; i <= 5; ++i) {
     GstBuffer* b = grey(info);
     GST_BUFFER_PTS(b) = GstClockTime(i) * 33 * GST_MSECOND;
@@ -225,7 +255,14 @@ TEST_F(HandoffSinkTest, LateBuffersAreDroppedWithSyncAndCountedAsQos) {
     ASSERT_EQ(s.push(b), GST_FLOW_OK);
   }
   gst_app_src_end_of_stream(GST_APP_SRC(s.src.get()));
-  ASSERT_EQ(s.p.wait_for().type, GST_MESSAGE_EOS);
+  ASSERT_TRUE(release_until(
+      [&] {
+        s.p.drain();
+        return s.p.find(GST_MESSAGE_EOS, "") != nullptr || s.p.find(GST_MESSAGE_ERROR, "") != nullptr;
+      },
+      "EOS"));
+  EXPECT_EQ(s.p.find(GST_MESSAGE_ERROR, ""), nullptr);
+  EXPECT_GE(released, 6u) << "the first buffer and the five late ones each waited on the clock";
   GstStructure* stats = nullptr;
   g_object_get(s.sink.get(), "stats", &stats, nullptr);
   ASSERT_NE(stats, nullptr);
@@ -235,8 +272,6 @@ TEST_F(HandoffSinkTest, LateBuffersAreDroppedWithSyncAndCountedAsQos) {
   gst_structure_free(stats);
   EXPECT_EQ(dropped, 5u);
   EXPECT_EQ(rendered, 1u);
-  auto v = viewer_of(s.p);
-  ASSERT_TRUE(v);
   EXPECT_EQ(v->stats().submitted, 1u) << "a dropped buffer never reaches the viewer";
   EXPECT_NE(s.p.find(GST_MESSAGE_QOS, ""), nullptr) << "QoS messages are posted for the drops";
 }
