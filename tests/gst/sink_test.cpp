@@ -6,6 +6,8 @@
 // without leaks.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -161,6 +163,26 @@ void expect_near(const Rgba& img, std::uint32_t x, std::uint32_t y, std::array<s
     EXPECT_NEAR(int(img.at(x, y)[k]), int(want[std::size_t(k)]), tol) << what << " at (" << x << ", " << y << ")";
 }
 
+// A box's edge where the geometry puts it: ImGui's anti-aliased 2-px AddRect
+// (viewer/view/src/overlay_draw.cpp) strokes through the centres of the box's
+// first and last columns and rows, a 1-px solid core on that pixel, 1-px
+// fringes covering the pixels either side by half, and the frame untouched two
+// pixels off. Colours: the float64 blend of `line` over `under`, within 2 codes.
+void expect_box_edge(const Rgba& img, std::uint32_t x, std::uint32_t y, bool vertical, std::array<std::uint8_t, 3> line,
+                     std::array<std::uint8_t, 3> under, const std::string& what) {
+  std::array<std::uint8_t, 3> half{};
+  for (std::size_t k = 0; k < 3; ++k) half[k] = std::uint8_t(std::lround(0.5 * line[k] + 0.5 * under[k]));
+  auto at = [&](int d, std::array<std::uint8_t, 3> want, int tol, const std::string& part) {
+    expect_near(img, vertical ? std::uint32_t(int(x) + d) : x, vertical ? y : std::uint32_t(int(y) + d), want, tol,
+                what + part);
+  };
+  at(0, line, 2, ": the line");
+  at(-1, half, 2, ": its outer fringe");
+  at(1, half, 2, ": its inner fringe");
+  at(-2, under, 1, ": clear of it outside");
+  at(2, under, 1, ": clear of it inside");
+}
+
 TEST_F(HandoffSinkTest, RegionsOfInterestAreDrawnWhereTheyBelong) {
   AppSrcSink s("video/x-raw,format=NV12,width=160,height=120,framerate=0/1");
   const GstVideoInfo info = info_of(GST_VIDEO_FORMAT_NV12, 160, 120);
@@ -173,10 +195,15 @@ TEST_F(HandoffSinkTest, RegionsOfInterestAreDrawnWhereTheyBelong) {
   const Rgba img = snapshot(s.sink.get());
   ASSERT_EQ(img.width, 160u);
   const auto g = viewer::yuv_to_rgb8(126, 128, 128, ColorMatrix::BT601, ColorRange::Limited, PixelFormat::NV12);
-  expect_near(img, 20, 25, {255, 255, 255}, 8, "the unlabelled box's left edge");
+  expect_box_edge(img, 20, 25, true, {255, 255, 255}, g, "the unlabelled box's left edge");
+  expect_box_edge(img, 40, 10, false, {255, 255, 255}, g, "its top edge");
+  expect_box_edge(img, 59, 25, true, {255, 255, 255}, g, "its right edge");
+  expect_box_edge(img, 40, 39, false, {255, 255, 255}, g, "its bottom edge");
   expect_near(img, 40, 25, g, 1, "inside it");
   const viewer::Color8 c3 = viewer::class_color(3);
-  expect_near(img, 80, 85, {c3.r, c3.g, c3.b}, 8, "the car's left edge, in class 3's colour");
+  expect_box_edge(img, 80, 85, true, {c3.r, c3.g, c3.b}, g, "the car's left edge, in class 3's colour");
+  expect_box_edge(img, 129, 85, true, {c3.r, c3.g, c3.b}, g, "its right edge");
+  expect_box_edge(img, 105, 99, false, {c3.r, c3.g, c3.b}, g, "its bottom edge");
   expect_near(img, 105, 85, g, 1, "inside the car's box");
   expect_near(img, 150, 20, g, 1, "away from both");
 }

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -71,6 +72,27 @@ void expect_rgb_near(const RgbaImage& img, std::uint32_t x, std::uint32_t y, std
     EXPECT_NEAR(int(p[k]), int(want[std::size_t(k)]), tolerance) << what << " at (" << x << ", " << y << ") channel " << k;
 }
 
+// An overlay box's edge where the geometry puts it. ImGui's AddRect (line
+// width 2, anti-aliased; viewer/view/src/overlay_draw.cpp) strokes through
+// the centres of the box's first and last columns and rows (x0, x1 - 1, y0,
+// y1 - 1): a 1-px solid core covers that pixel, 1-px fringes cover the pixels
+// either side by half, and two pixels off the frame is untouched. Colours:
+// the float64 blend of `line` over `under` at that coverage, within 2 codes.
+void expect_box_edge(const RgbaImage& img, std::uint32_t x, std::uint32_t y, bool vertical,
+                     std::array<std::uint8_t, 3> line, std::array<std::uint8_t, 3> under, const std::string& what) {
+  std::array<std::uint8_t, 3> half{};
+  for (std::size_t k = 0; k < 3; ++k) half[k] = std::uint8_t(std::lround(0.5 * line[k] + 0.5 * under[k]));
+  auto at = [&](int d, std::array<std::uint8_t, 3> want, int tol, const std::string& part) {
+    expect_rgb_near(img, vertical ? std::uint32_t(int(x) + d) : x, vertical ? y : std::uint32_t(int(y) + d), want, tol,
+                    what + part);
+  };
+  at(0, line, 2, ": the line");
+  at(-1, half, 2, ": its outer fringe");
+  at(1, half, 2, ": its inner fringe");
+  at(-2, under, 1, ": clear of it outside");
+  at(2, under, 1, ": clear of it inside");
+}
+
 // The four quadrants' centres against the float64 reference (within 1 code).
 void expect_quadrants(const RgbaImage& img, PixelFormat f, Colorimetry c) {
   const auto q = quadrant_colours(f, c);
@@ -108,8 +130,10 @@ TEST_F(ViewerApi, OverlaysAreDrawnWhereTheyBelong) {
   v.show(solid_frame(PixelFormat::NV12, 96, 64, grey), boxes);
   const RgbaImage img = v.snapshot();
   const auto g = expected_rgb(grey, PixelFormat::NV12, c);
-  expect_rgb_near(img, 40, 10, {255, 255, 255}, 8, "the box's top edge");
-  expect_rgb_near(img, 20, 25, {255, 255, 255}, 8, "its left edge");
+  expect_box_edge(img, 40, 10, false, {255, 255, 255}, g, "the box's top edge");
+  expect_box_edge(img, 20, 25, true, {255, 255, 255}, g, "its left edge");
+  expect_box_edge(img, 59, 25, true, {255, 255, 255}, g, "its right edge");
+  expect_box_edge(img, 40, 39, false, {255, 255, 255}, g, "its bottom edge");
   expect_rgb_near(img, 40, 25, g, 1, "inside the box");
   expect_rgb_near(img, 80, 50, g, 1, "outside it");
   // Hidden overlays leave the frame alone.
