@@ -6,9 +6,16 @@
 // without leaks.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <memory>
+#include <string_view>
 #include <thread>
+
+#include <gst/check/gsttestclock.h>
 
 #include <handoff/subscriber.hpp>
 #include <handoff/viewer/color.hpp>
@@ -159,6 +166,26 @@ void expect_near(const Rgba& img, std::uint32_t x, std::uint32_t y, std::array<s
     EXPECT_NEAR(int(img.at(x, y)[k]), int(want[std::size_t(k)]), tol) << what << " at (" << x << ", " << y << ")";
 }
 
+// A box's edge where the geometry puts it: ImGui's anti-aliased 2-px AddRect
+// (viewer/view/src/overlay_draw.cpp) strokes through the centres of the box's
+// first and last columns and rows, a 1-px solid core on that pixel, 1-px
+// fringes covering the pixels either side by half, and the frame untouched two
+// pixels off. Colours: the float64 blend of `line` over `under`, within 2 codes.
+void expect_box_edge(const Rgba& img, std::uint32_t x, std::uint32_t y, bool vertical, std::array<std::uint8_t, 3> line,
+                     std::array<std::uint8_t, 3> under, const std::string& what) {
+  std::array<std::uint8_t, 3> half{};
+  for (std::size_t k = 0; k < 3; ++k) half[k] = std::uint8_t(std::lround(0.5 * line[k] + 0.5 * under[k]));
+  auto at = [&](int d, std::array<std::uint8_t, 3> want, int tol, const std::string& part) {
+    expect_near(img, vertical ? std::uint32_t(int(x) + d) : x, vertical ? y : std::uint32_t(int(y) + d), want, tol,
+                what + part);
+  };
+  at(0, line, 2, ": the line");
+  at(-1, half, 2, ": its outer fringe");
+  at(1, half, 2, ": its inner fringe");
+  at(-2, under, 1, ": clear of it outside");
+  at(2, under, 1, ": clear of it inside");
+}
+
 TEST_F(HandoffSinkTest, RegionsOfInterestAreDrawnWhereTheyBelong) {
   AppSrcSink s("video/x-raw,format=NV12,width=160,height=120,framerate=0/1");
   const GstVideoInfo info = info_of(GST_VIDEO_FORMAT_NV12, 160, 120);
@@ -171,10 +198,15 @@ TEST_F(HandoffSinkTest, RegionsOfInterestAreDrawnWhereTheyBelong) {
   const Rgba img = snapshot(s.sink.get());
   ASSERT_EQ(img.width, 160u);
   const auto g = viewer::yuv_to_rgb8(126, 128, 128, ColorMatrix::BT601, ColorRange::Limited, PixelFormat::NV12);
-  expect_near(img, 20, 25, {255, 255, 255}, 8, "the unlabelled box's left edge");
+  expect_box_edge(img, 20, 25, true, {255, 255, 255}, g, "the unlabelled box's left edge");
+  expect_box_edge(img, 40, 10, false, {255, 255, 255}, g, "its top edge");
+  expect_box_edge(img, 59, 25, true, {255, 255, 255}, g, "its right edge");
+  expect_box_edge(img, 40, 39, false, {255, 255, 255}, g, "its bottom edge");
   expect_near(img, 40, 25, g, 1, "inside it");
   const viewer::Color8 c3 = viewer::class_color(3);
-  expect_near(img, 80, 85, {c3.r, c3.g, c3.b}, 8, "the car's left edge, in class 3's colour");
+  expect_box_edge(img, 80, 85, true, {c3.r, c3.g, c3.b}, g, "the car's left edge, in class 3's colour");
+  expect_box_edge(img, 129, 85, true, {c3.r, c3.g, c3.b}, g, "its right edge");
+  expect_box_edge(img, 105, 99, false, {c3.r, c3.g, c3.b}, g, "its bottom edge");
   expect_near(img, 105, 85, g, 1, "inside the car's box");
   expect_near(img, 150, 20, g, 1, "away from both");
 }
@@ -211,15 +243,41 @@ TEST_F(HandoffSinkTest, AnUnsupportedFormatIsRefusedNamingWhatIsSupported) {
   EXPECT_EQ(named->source, "sink");
 }
 
+// The pipeline runs on a GstTestClock: time moves only when the test moves
+// it, and the sink's clock waits end only when the test releases them, so
+// which buffers are late is decided here, not by how fast the machine is.
 TEST_F(HandoffSinkTest, LateBuffersAreDroppedWithSyncAndCountedAsQos) {
   AppSrcSink s("video/x-raw,format=NV12,width=64,height=48,framerate=30/1",
                "headless=true sync=true qos=true max-lateness=5000000");
+  const std::unique_ptr<GstClock, GstUnref> clock(gst_test_clock_new());  // at 0
+  GstTestClock* test_clock = GST_TEST_CLOCK(clock.get());
+  gst_pipeline_use_clock(GST_PIPELINE(s.p.get()), clock.get());  // before PLAYING: base time 0
+  std::uint64_t released = 0;
+  // Releases the sink's clock waits that are due, until `done` holds (bounded).
+  auto release_until = [&](const std::function<bool()>& done, std::string_view what) {
+    return wait_until(
+        [&] {
+          while (GstClockID id = gst_test_clock_process_next_clock_id(test_clock)) {
+            gst_clock_id_unref(id);
+            ++released;
+          }
+          return done();
+        },
+        what);
+  };
   const GstVideoInfo info = info_of(GST_VIDEO_FORMAT_NV12, 64, 48);
   GstBuffer* first = grey(info);
   GST_BUFFER_PTS(first) = 0;
   ASSERT_EQ(s.push(first), GST_FLOW_OK);
   ASSERT_NE(s.p.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
-  std::this_thread::sleep_for(400ms);  // the clock runs on: the next buffers are 200+ ms late
+  auto v = viewer_of(s.p);
+  ASSERT_TRUE(v);
+  // The first buffer's clock wait (running time 0) is due at once: released
+  // on time (the viewer has it already, from preroll; the wait decides
+  // whether basesink renders or drops it).
+  ASSERT_TRUE(release_until([&] { return released >= 1; }, "the first buffer's clock wait"));
+  // 400 ms on: buffers of 33..165 ms are 235+ ms late, far past max-lateness (5 ms).
+  gst_test_clock_set_time(test_clock, 400 * GST_MSECOND);
   for (int i = 1; i <= 5; ++i) {
     GstBuffer* b = grey(info);
     GST_BUFFER_PTS(b) = GstClockTime(i) * 33 * GST_MSECOND;
@@ -227,7 +285,14 @@ TEST_F(HandoffSinkTest, LateBuffersAreDroppedWithSyncAndCountedAsQos) {
     ASSERT_EQ(s.push(b), GST_FLOW_OK);
   }
   gst_app_src_end_of_stream(GST_APP_SRC(s.src.get()));
-  ASSERT_EQ(s.p.wait_for().type, GST_MESSAGE_EOS);
+  ASSERT_TRUE(release_until(
+      [&] {
+        s.p.drain();
+        return s.p.find(GST_MESSAGE_EOS, "") != nullptr || s.p.find(GST_MESSAGE_ERROR, "") != nullptr;
+      },
+      "EOS"));
+  EXPECT_EQ(s.p.find(GST_MESSAGE_ERROR, ""), nullptr);
+  EXPECT_GE(released, 6u) << "the first buffer and the five late ones each waited on the clock";
   GstStructure* stats = nullptr;
   g_object_get(s.sink.get(), "stats", &stats, nullptr);
   ASSERT_NE(stats, nullptr);
@@ -237,8 +302,6 @@ TEST_F(HandoffSinkTest, LateBuffersAreDroppedWithSyncAndCountedAsQos) {
   gst_structure_free(stats);
   EXPECT_EQ(dropped, 5u);
   EXPECT_EQ(rendered, 1u);
-  auto v = viewer_of(s.p);
-  ASSERT_TRUE(v);
   EXPECT_EQ(v->stats().submitted, 1u) << "a dropped buffer never reaches the viewer";
   EXPECT_NE(s.p.find(GST_MESSAGE_QOS, ""), nullptr) << "QoS messages are posted for the drops";
 }

@@ -97,12 +97,28 @@ def test_snapshot_readable_through_numpy_and_dlpack(v):
 
 
 # --- overlays -------------------------------------------------------------------------
+def assert_box_edge(img, x, y, vertical, line, under, what):
+    """A box edge where the geometry puts it: ImGui's anti-aliased 2-px AddRect
+    strokes through the centres of the box's first and last columns and rows, a
+    1-px solid core on that pixel, 1-px fringes covering the pixels either side
+    by half, the frame untouched two pixels off (float64 blend, within 2 codes)."""
+    line, under = np.asarray(line, float), np.asarray(under, float)
+    half = np.round(0.5 * line + 0.5 * under)
+    for d, want, tol, part in [(0, line, 2, "the line"), (-1, half, 2, "outer fringe"), (1, half, 2, "inner fringe"),
+                               (-2, under, 1, "clear outside"), (2, under, 1, "clear inside")]:
+        px = img[y, x + d] if vertical else img[y + d, x]
+        assert (np.abs(px - want) <= tol).all(), f"{what}: {part} at offset {d}: {px} vs {want}"
+
+
 def test_boxes_are_drawn_where_they_belong(v):
     grey = yuv_to_rgb8(126, 128, 128)
     v.show(solid_planes(96, 64, 126), boxes=np.array([[20, 10, 40, 30]], np.float32))  # xywh
     img = snap(v)[..., :3].astype(int)
-    assert (np.abs(img[10, 40] - 255) <= 8).all(), "the box's top edge"
-    assert (np.abs(img[25, 20] - 255) <= 8).all(), "its left edge"
+    white = [255, 255, 255]
+    assert_box_edge(img, 40, 10, False, white, grey, "the box's top edge")
+    assert_box_edge(img, 20, 25, True, white, grey, "its left edge")
+    assert_box_edge(img, 59, 25, True, white, grey, "its right edge")
+    assert_box_edge(img, 40, 39, False, white, grey, "its bottom edge")
     assert (np.abs(img[25, 40] - grey) <= 1).all(), "inside the box"
     assert (np.abs(img[50, 80] - grey) <= 1).all(), "outside it"
 

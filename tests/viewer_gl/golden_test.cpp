@@ -5,6 +5,7 @@
 // Regenerate: HANDOFF_UPDATE_GOLDEN=1 ctest -R Golden (then look at them).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <string>
 
@@ -157,9 +158,48 @@ TestFrame grey_frame(int w, int h) {
 // What the grey frame renders to (BT.709 limited Y=100, neutral chroma), from the reference.
 int grey_value() { return yuv_to_rgb8(100, 128, 128, ColorMatrix::BT709, ColorRange::Limited, PixelFormat::NV12)[0]; }
 
-bool near_color(const std::uint8_t* px, Color8 c, int tol) {
-  return std::abs(px[0] - c.r) <= tol && std::abs(px[1] - c.g) <= tol && std::abs(px[2] - c.b) <= tol;
+// Overlay pixels against a float64 reference of what the geometry draws there.
+using Rgb = std::array<double, 3>;
+Rgb rgb(Color8 c) { return {double(c.r), double(c.g), double(c.b)}; }
+Rgb grey_rgb() { return {double(grey_value()), double(grey_value()), double(grey_value())}; }
+// `top` at coverage / alpha `a` over `under` (GL's SRC_ALPHA, ONE_MINUS_SRC_ALPHA blend).
+Rgb over(Rgb top, double a, Rgb under) {
+  return {a * top[0] + (1 - a) * under[0], a * top[1] + (1 - a) * under[1], a * top[2] + (1 - a) * under[2]};
 }
+// Caption backgrounds are the object's colour at alpha 220 (overlay_draw.cpp).
+Rgb caption_bg(Color8 c, Rgb under) { return over(rgb(c), 220.0 / 255.0, under); }
+
+void expect_px(const Rendered& r, int x, int y, Rgb want, int tol, const std::string& what) {
+  for (int k = 0; k < 3; ++k)
+    EXPECT_NEAR(double(r.at(x, y)[k]), want[std::size_t(k)], tol + 0.5)
+        << what << " at (" << x << ", " << y << ") channel " << k;
+}
+
+// A box edge where the geometry puts it: ImGui's AddRect (line width 2,
+// anti-aliased) strokes through the centres of the box's first and last
+// columns and rows on screen; its 1-px solid core covers that pixel, its 1-px
+// fringes the pixels either side by half; two pixels off, nothing is drawn.
+void expect_box_edge(const Rendered& r, int x, int y, bool vertical, Rgb line, Rgb under, const std::string& what) {
+  auto at = [&](int d, Rgb want, int tol, const std::string& part) {
+    expect_px(r, vertical ? x + d : x, vertical ? y : y + d, want, tol, what + part);
+  };
+  at(0, line, 2, ": the line");
+  at(-1, over(line, 0.5, under), 2, ": its outer fringe");
+  at(1, over(line, 0.5, under), 2, ": its inner fringe");
+  at(-2, under, 1, ": clear of it outside");
+  at(2, under, 1, ": clear of it inside");
+}
+
+// Nothing drawn at (x, y) nor next to it.
+void expect_untouched(const Rendered& r, int x, int y, const std::string& what) {
+  for (int dy = -1; dy <= 1; ++dy)
+    for (int dx = -1; dx <= 1; ++dx) expect_px(r, x + dx, y + dy, grey_rgb(), 1, what);
+}
+
+// Captions are 13 + 2 * 2 = 17 px tall (ImGui's default 13-px font, 2 px of
+// padding above and below) and start at the box's left edge, resting on its
+// top edge (place_label); their first two columns are padding, no glyphs.
+constexpr int kCaptionH = 17;
 
 TEST_F(Golden, OverlayBoxesAndCaptions) {
   OverlayFrame f;
@@ -170,11 +210,22 @@ TEST_F(Golden, OverlayBoxesAndCaptions) {
   const Rendered r = render(grey_frame(160, 90), c, 160, 90, {}, false, &f);
   const std::uint8_t* grey = r.at(45, 55);  // inside the first box: untouched
   EXPECT_NEAR(grey[0], grey_value(), 1);
-  // The left edge of box 0 is drawn in its class colour.
-  EXPECT_TRUE(near_color(r.at(20, 60), object_color(f.objects[0]), 40))
-      << int(r.at(20, 60)[0]) << "," << int(r.at(20, 60)[1]) << "," << int(r.at(20, 60)[2]);
-  // The caption of box 0 sits above its top-left corner (its background is the class colour).
-  EXPECT_TRUE(near_color(r.at(21, 30 - 4), object_color(f.objects[0]), 40));
+  const Rgb g = grey_rgb(), c0 = rgb(object_color(f.objects[0])), c2 = rgb(object_color(f.objects[2]));
+  // Box 0 (20, 30)-(70, 80) in its class colour: left, right and bottom edges.
+  expect_box_edge(r, 20, 60, true, c0, g, "box 0's left edge");
+  expect_box_edge(r, 69, 60, true, c0, g, "box 0's right edge");
+  expect_box_edge(r, 45, 79, false, c0, g, "box 0's bottom edge");
+  // Its caption sits on its top edge (rows 30 - 17 .. 28 of the padding
+  // column x = 20 show only the background), and not a row higher.
+  for (int y = 30 - kCaptionH; y <= 28; ++y) expect_px(r, 20, y, caption_bg(object_color(f.objects[0]), g), 2, "box 0's caption");
+  expect_px(r, 20, 30 - kCaptionH - 1, g, 1, "above box 0's caption");
+  expect_px(r, 19, 20, g, 1, "left of box 0's caption");
+  // Box 2 runs off the right and the bottom: its left edge is drawn, and its
+  // caption, above its top edge (y 70), is moved left to end at the frame's
+  // last column (x 159, padding).
+  expect_box_edge(r, 130, 80, true, c2, g, "box 2's left edge");
+  for (int y = 70 - kCaptionH; y <= 68; ++y) expect_px(r, 159, y, caption_bg(object_color(f.objects[2]), g), 2, "box 2's caption");
+  expect_px(r, 159, 70 - kCaptionH - 1, g, 1, "above box 2's caption");
   expect_golden("overlay_boxes", r.rgba, 160, 90, 8, 0.01);
 }
 
@@ -185,13 +236,13 @@ TEST_F(Golden, OverlayScoreThresholdAndClassFilter) {
   OverlayFilter filter;
   filter.min_score = 0.5f;
   const Rendered r = render(grey_frame(160, 90), Colorimetry{}, 160, 90, {}, false, &f, filter);
-  EXPECT_NEAR(r.at(20, 40)[0], grey_value(), 1) << "the low-score box is hidden";
-  EXPECT_TRUE(near_color(r.at(90, 40), object_color(f.objects[1]), 40)) << "the high-score box is drawn";
+  expect_untouched(r, 20, 40, "the low-score box is hidden");
+  expect_box_edge(r, 90, 40, true, rgb(object_color(f.objects[1])), grey_rgb(), "the high-score box is drawn");
   filter.min_score = 0;
   filter.classes = {1};
   const Rendered r2 = render(grey_frame(160, 90), Colorimetry{}, 160, 90, {}, false, &f, filter);
-  EXPECT_TRUE(near_color(r2.at(20, 40), object_color(f.objects[0]), 40)) << "class 1 shown";
-  EXPECT_NEAR(r2.at(90, 40)[0], grey_value(), 1) << "class 2 filtered out";
+  expect_box_edge(r2, 20, 40, true, rgb(object_color(f.objects[0])), grey_rgb(), "class 1 shown");
+  expect_untouched(r2, 90, 40, "class 2 filtered out");
 }
 
 TEST_F(Golden, OverlayKeypointsAndSkeleton) {
@@ -204,10 +255,16 @@ TEST_F(Golden, OverlayKeypointsAndSkeleton) {
   filter.boxes = false;
   filter.labels = filter.scores = filter.track_ids = false;
   const Rendered r = render(grey_frame(160, 90), Colorimetry{}, 160, 90, {}, false, &f, filter);
-  const Color8 col = object_color(f.objects[0]);
-  EXPECT_TRUE(near_color(r.at(80, 20), col, 40)) << "keypoint 0";
-  EXPECT_TRUE(near_color(r.at(70, 30), col, 60)) << "edge 0-1 midpoint";
-  EXPECT_NEAR(r.at(80, 50)[0], grey_value(), 1) << "a keypoint below the confidence floor is not drawn";
+  const Rgb col = rgb(object_color(f.objects[0]));
+  // Keypoints are discs of radius 3 centred on the point: pixel (80, 20)'s
+  // centre is 0.7 px from it, fully inside.
+  expect_px(r, 80, 20, col, 2, "keypoint 0");
+  // Edges are 2-px lines through the pixel centres (AddLine adds half a
+  // pixel): edge 0-1 runs from (80.5, 20.5) to (60.5, 40.5), through the
+  // centre of (70, 30), fully covered; (67, 30), 2.1 px off its centre line, is clear.
+  expect_px(r, 70, 30, col, 2, "edge 0-1 midpoint");
+  expect_px(r, 67, 30, grey_rgb(), 1, "beside edge 0-1");
+  expect_untouched(r, 80, 50, "a keypoint below the confidence floor is not drawn");
   expect_golden("overlay_keypoints", r.rgba, 160, 90, 8, 0.01);
 }
 
@@ -219,8 +276,16 @@ TEST_F(Golden, OverlayPolygonPolylineAndText) {
   f.add_shape(line, 4, false);
   f.add_label_text(5, 75, "t=1.5s");
   const Rendered r = render(grey_frame(160, 90), Colorimetry{}, 160, 90, {}, false, &f);
-  EXPECT_GT(r.at(45, 20)[1], 200) << "polygon top edge drawn";
-  EXPECT_NEAR(r.at(45, 40)[0], grey_value(), 1) << "polygon not filled";
+  // Shapes without an object are cyan, 2-px polylines through the points
+  // themselves (no half-pixel shift): the top edge, y = 20, covers rows 19
+  // and 20 fully (their centres lie on the edge of its 1-px core) and rows 18
+  // and 21 not at all (their centres lie at the outer end of its fringes).
+  const Rgb cyan{0, 255, 255};
+  expect_px(r, 45, 19, cyan, 2, "polygon top edge");
+  expect_px(r, 45, 20, cyan, 2, "polygon top edge");
+  expect_px(r, 45, 18, grey_rgb(), 1, "above the polygon's top edge");
+  expect_px(r, 45, 21, grey_rgb(), 1, "below the polygon's top edge");
+  expect_untouched(r, 45, 40, "polygon not filled");
   expect_golden("overlay_shapes_text", r.rgba, 160, 90, 8, 0.01);
 }
 
@@ -231,9 +296,14 @@ TEST_F(Golden, OverlaysFollowZoomAndPan) {
   filter.labels = filter.scores = filter.track_ids = false;
   const ViewTransform view = pan(zoom_around(ViewTransform{}, 2.0, 0, 0), -20, -10);
   const Rendered r = render(grey_frame(160, 90), Colorimetry{}, 160, 90, view, true, &f, filter);
-  // Box corner (30, 30) maps to (40, 50) on screen.
-  EXPECT_TRUE(near_color(r.at(int(view.to_fb_x(30)), int(view.to_fb_y(40))), object_color(f.objects[0]), 40));
-  EXPECT_NEAR(r.at(int(view.to_fb_x(40)), int(view.to_fb_y(40)))[0], grey_value(), 1);
+  // Box corner (30, 30) maps to (40, 50) on screen: the left edge is drawn on
+  // column 40 (the line width stays 2 screen pixels at any zoom).
+  ASSERT_EQ(int(view.to_fb_x(30)), 40);
+  ASSERT_EQ(int(view.to_fb_y(30)), 50);
+  const Rgb c3 = rgb(object_color(f.objects[0]));
+  expect_box_edge(r, int(view.to_fb_x(30)), int(view.to_fb_y(40)), true, c3, grey_rgb(), "the box's left edge");
+  expect_box_edge(r, int(view.to_fb_x(40)), int(view.to_fb_y(30)), false, c3, grey_rgb(), "the box's top edge");
+  expect_px(r, int(view.to_fb_x(40)), int(view.to_fb_y(40)), grey_rgb(), 1, "inside the box");
 }
 
 }  // namespace
