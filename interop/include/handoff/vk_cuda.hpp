@@ -50,7 +50,7 @@ class CudaVkMemory {
   CudaVkMemory(const CudaVkMemory&) = delete;
   CudaVkMemory& operator=(const CudaVkMemory&) = delete;
 
-  std::uint64_t device_pointer() const noexcept { return mapping_.get(); }  // a CUdeviceptr
+  std::uint64_t device_pointer() const noexcept { return mapping_.get() + lead_; }  // a CUdeviceptr, at `offset`
   std::uint64_t size() const noexcept { return size_; }
   void* context() const noexcept { return ctx_->handle(); }  // CUcontext, retained while this lives
   int device() const noexcept { return ctx_->device(); }
@@ -60,7 +60,8 @@ class CudaVkMemory {
   // (cuMemFree) before the external memory is destroyed, then the context goes.
   cuda::detail::RetainedContext ctx_;
   cuda::detail::UniqueExternalMemory memory_;
-  cuda::detail::UniqueDevicePointer mapping_;
+  cuda::detail::UniqueDevicePointer mapping_;  // from `offset` rounded down to the mapping alignment
+  std::uint64_t lead_ = 0;                     // offset - that: device_pointer() is mapping_ + lead_
   std::uint64_t size_ = 0;
 };
 
