@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -416,7 +416,6 @@ CUresult work_stream_status(const State& s, CUstream h) {
   if (h && !context_stack().empty() && h->ctx != context_stack().back()) return CUDA_ERROR_INVALID_HANDLE;
   return CUDA_SUCCESS;
 }
-
 
 CUresult unmap_one(CUgraphicsResource_st* r) {
   if (r->egl) {
