@@ -249,10 +249,14 @@ TEST_F(CudaEglFake, ImportDmaBufPlaneTakesExternalMemoryWhenTheDriverAcceptsIt) 
   EXPECT_EQ(fake.call_count("cuGraphicsEGLRegisterImage"), 0) << "the EGL route was not needed";
 }
 
-TEST_F(CudaEglFake, ImportDmaBufPlaneTakesTheEglRouteWhenExternalMemoryRefusesAndGetsAnArray) {
+// A memfd nobody declared a DMA-BUF stand-in is refused as external memory
+// (CUDA_ERROR_INVALID_VALUE) and the EGLImage route is tried: on llvmpipe
+// (no EGL_EXT_image_dma_buf_import here) that fails too and the error names
+// both; where EGL takes it, the plane is the fake's CUDA array.
+TEST_F(CudaEglFake, AMemfdThatIsNoDmaBufIsRefusedAsExternalMemoryAndTheEglRouteIsTried) {
   fake.set_egl_images(64, 32, 1, 1);
   fake.set_egl_arrays(1);
-  ExportedMemory m = dmabuf_memory(64 * 32);  // undeclared: no DMA-BUF to the fake, so external memory refuses it
+  ExportedMemory m = dmabuf_memory(64 * 32);  // undeclared: no DMA-BUF to the fake
   ASSERT_TRUE(m.fd);
   const DmaBufPlane plane{-1, 64, 32, kDrmFormatR8, 0, 64, {}};
   bool has_import = false;

@@ -87,7 +87,7 @@ struct CudaDmaBufPlane {
   std::shared_ptr<void> owner;
   std::uint64_t device_pointer = 0;  // 0 when the EGL route gave a CUDA array
   void* array = nullptr;             // CUarray (EGL route, tiled images)
-  std::uint32_t pitch = 0;
+  std::uint32_t pitch = 0;           // 0 for a CUDA array
   bool via_egl_image = false;
 };
 CudaDmaBufPlane import_dmabuf_plane(const cuda::PrimaryContext& ctx, ExportedMemory& memory, const DmaBufPlane& plane,
