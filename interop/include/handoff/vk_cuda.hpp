@@ -51,7 +51,7 @@ class CudaVkMemory {
   CudaVkMemory(const CudaVkMemory&) = delete;
   CudaVkMemory& operator=(const CudaVkMemory&) = delete;
 
-  std::uint64_t device_pointer() const noexcept { return mapping_.get(); }  // a CUdeviceptr
+  std::uint64_t device_pointer() const noexcept { return mapping_.get() + lead_; }  // a CUdeviceptr, at `offset`
   std::uint64_t size() const noexcept { return size_; }
   void* context() const noexcept { return ctx_->handle(); }  // CUcontext, retained while this lives
   int device() const noexcept { return ctx_->device(); }
@@ -61,7 +61,8 @@ class CudaVkMemory {
   // (cuMemFree) before the external memory is destroyed, then the context goes.
   cuda::detail::RetainedContext ctx_;
   cuda::detail::UniqueExternalMemory memory_;
-  cuda::detail::UniqueDevicePointer mapping_;
+  cuda::detail::UniqueDevicePointer mapping_;  // from `offset` rounded down to the mapping alignment
+  std::uint64_t lead_ = 0;                     // offset - that: device_pointer() is mapping_ + lead_
   std::uint64_t size_ = 0;
 };
 
@@ -87,7 +88,7 @@ struct CudaDmaBufPlane {
   std::shared_ptr<void> owner;
   std::uint64_t device_pointer = 0;  // 0 when the EGL route gave a CUDA array
   void* array = nullptr;             // CUarray (EGL route, tiled images)
-  std::uint32_t pitch = 0;
+  std::uint32_t pitch = 0;           // 0 for a CUDA array
   bool via_egl_image = false;
 };
 CudaDmaBufPlane import_dmabuf_plane(const cuda::PrimaryContext& ctx, ExportedMemory& memory, const DmaBufPlane& plane,
