@@ -191,9 +191,9 @@ struct ReaderOptions {
 // summary it scans the file once. Malformed input throws ParseError naming
 // the file, the record and its byte offset, and the field; a file cut short (a
 // record running past the end) is read up to its last whole record with one
-// warning (logged and kept in warnings()): of an uncompressed chunk cut short,
-// the messages wholly written are kept (its CRC cannot be checked); a
-// compressed one cannot be decompressed and is dropped.
+// warning (logged and kept in warnings()): of a chunk cut short, the messages
+// wholly written are kept, or, when it is compressed, those wholly in what
+// the zstd or lz4 blocks written decompress to (its CRC cannot be checked).
 // Thread safety: none; use one from one thread at a time (it may be handed
 // between threads).
 class Reader {
