@@ -448,6 +448,55 @@ INSTANTIATE_TEST_SUITE_P(Compressions, McapCutCompressedChunk,
                          ::testing::Values(mcap::Compression::Zstd, mcap::Compression::Lz4),
                          [](const auto& info) { return std::string(mcap::compression_field(info.param)); });
 
+// --- Chunks bounded by time ----------------------------------------------------------
+
+// Small messages 100 ms apart over 4.9 s: far below chunk_size, yet every
+// chunk holds at most one second of log time, so a crash loses at most that.
+TEST(McapWriter, ChunksHoldAboutOneSecondOfRecording) {
+  TempDir dir;
+  {
+    mcap::Writer w(dir / "a.mcap");  // default options: 4 MiB chunks, zstd
+    const std::uint16_t c = w.add_channel(0, "/x", "json");
+    for (std::uint32_t k = 0; k < 50; ++k) {
+      w.write(c, k, 5'000'000'000ull + k * 100'000'000ull, 0, std::vector<std::uint8_t>(100, std::uint8_t(k)));
+    }
+    w.close();
+  }
+  const auto b = test::read_bytes(dir / "a.mcap");
+  const auto chunks = test::records_of(b, 0x06);
+  // [0 s, 1.0 s], [1.1 s, 2.1 s], [2.2 s, 3.2 s], [3.3 s, 4.3 s], [4.4 s, 4.9 s] after the first message.
+  ASSERT_EQ(chunks.size(), 5u);
+  for (const test::Rec& chunk : chunks) {
+    const std::uint64_t start = test::le64(b, chunk.content()), end = test::le64(b, chunk.content() + 8);
+    EXPECT_LE(end - start, 1'000'000'000u) << "chunk at byte " << chunk.at;
+  }
+  // The reader finds every message, each in the chunk its log time puts it in.
+  auto r = mcap::Reader::open(dir / "a.mcap");
+  ASSERT_TRUE(r->indexed());
+  const auto& refs = r->messages(0);
+  ASSERT_EQ(refs.size(), 50u);
+  for (std::uint32_t k = 0; k < 50; ++k) {
+    EXPECT_EQ(r->read(refs[k]).sequence, k);
+    EXPECT_EQ(refs[k].chunk, std::min<std::uint32_t>(k / 11, 4)) << "message " << k;
+  }
+}
+
+// The bound is WriterOptions::chunk_duration_ns; 0 bounds chunks by size only.
+TEST(McapWriter, ChunkDurationIsAnOption) {
+  TempDir dir;
+  auto chunks_for = [&](std::uint64_t duration) {
+    mcap::WriterOptions o;
+    o.chunk_duration_ns = duration;
+    mcap::Writer w(dir / "a.mcap", o);
+    const std::uint16_t c = w.add_channel(0, "/x", "json");
+    for (std::uint32_t k = 0; k < 50; ++k) w.write(c, k, k * 100'000'000ull, 0, std::vector<std::uint8_t>(100, 1));
+    w.close();
+    return test::records_of(test::read_bytes(dir / "a.mcap"), 0x06).size();
+  };
+  EXPECT_EQ(chunks_for(0), 1u);
+  EXPECT_EQ(chunks_for(250'000'000), 13u);  // 4 messages (0.3 s) each, 2 in the last
+}
+
 TEST(McapReader, EmptyFileHasNoMessages) {
   TempDir dir;
   { mcap::Writer w(dir / "e.mcap"); }

@@ -568,6 +568,35 @@ INSTANTIATE_TEST_SUITE_P(Compressions, RecordingCutInACompressedChunk,
                          ::testing::Values(mcap::Compression::Zstd, mcap::Compression::Lz4),
                          [](const auto& info) { return std::string(mcap::compression_field(info.param)); });
 
+// A recording longer than a second is chunked by time, whatever its size:
+// 60 small frames 40 ms apart (2.36 s) make 3 chunks.
+TEST(Recording, ChunksHoldAboutOneSecond) {
+  TempDir dir;
+  {
+    RecordingWriter w(dir / "r.mcap", {.block_when_full = true});
+    for (std::uint32_t k = 0; k < 60; ++k) {
+      w.write(test::pattern_frame(PixelFormat::NV12, 16, 8, k), {}, "/c", 1'000'000'000ull + 40'000'000ull * k);
+    }
+    w.close();
+  }
+  auto r = mcap::Reader::open(dir / "r.mcap");
+  ASSERT_TRUE(r->indexed());
+  std::vector<std::uint32_t> chunk_of;
+  for (const auto& ref : r->messages(0)) chunk_of.push_back(ref.chunk);
+  ASSERT_EQ(chunk_of.size(), 60u);
+  // Frames 0..25 span 1.0 s and close the first chunk; 26..51 the second.
+  for (std::uint32_t k = 0; k < 60; ++k) EXPECT_EQ(chunk_of[k], k / 26) << "frame " << k;
+  // RecordingOptions::chunk_duration_ns reaches the MCAP writer: 0, one chunk.
+  {
+    RecordingWriter w(dir / "one.mcap", {.chunk_duration_ns = 0, .block_when_full = true});
+    for (std::uint32_t k = 0; k < 60; ++k) {
+      w.write(test::pattern_frame(PixelFormat::NV12, 16, 8, k), {}, "/c", 1'000'000'000ull + 40'000'000ull * k);
+    }
+    w.close();
+  }
+  EXPECT_EQ(test::records_of(test::read_bytes(dir / "one.mcap"), 0x06).size(), 1u);
+}
+
 // --- The writer thread ---------------------------------------------------------------
 
 // A FIFO whose reader the test controls: the writer thread blocks in write()
