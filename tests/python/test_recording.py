@@ -234,6 +234,18 @@ def test_a_recording_cut_inside_a_compressed_chunk_plays_its_whole_frames(tmp_pa
             np.testing.assert_array_equal(np.from_dlpack(frame.chroma), planes[i][1])
 
 
+def test_chunks_hold_about_one_second_unless_told_otherwise(tmp_path):
+    """30 frames 100 ms apart (2.9 s): 3 chunks by default, 1 with chunk_duration_ns=0, 5 with 500 ms."""
+    for duration, chunks in ((None, 3), (0, 1), (500_000_000, 5)):
+        path = tmp_path / f"d{duration}.mcap"
+        kw = {} if duration is None else dict(chunk_duration_ns=duration)
+        with handoff.RecordingWriter(path, **kw) as rec:
+            for i in range(30):
+                rec.write(pattern_frame(8, 4, "nv12", i), log_time=T0 + i * 100_000_000)
+        assert len(chunk_offsets(path.read_bytes())) == chunks, f"chunk_duration_ns={duration}"
+        assert len(handoff.open(path)) == 30
+
+
 def test_bad_arguments_and_files_name_what_is_wrong(tmp_path):
     good = tmp_path / "good.mcap"
     with handoff.RecordingWriter(good) as rec:
