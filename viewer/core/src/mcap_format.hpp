@@ -118,6 +118,15 @@ class Decompressor {
   // `where`, field "records") when `in` is not a valid stream of that
   // algorithm or does not decompress to that size.
   void run(Compression c, std::span<const std::uint8_t> in, std::span<std::uint8_t> out, const RecordPlace& where);
+  // Decompresses what can be of `in`, a compressed stream the end of the
+  // file cut into: `out` is replaced by the bytes the blocks wholly present
+  // decode to (zstd and lz4 frames are read block by block), at most
+  // `limit` of them. `out` grows with what is decoded, so a large `limit`
+  // allocates nothing that short input cannot fill. Throws ParseError (at
+  // `where`, field "records") when the bytes present are not a valid stream
+  // of that algorithm or decode to more than `limit` bytes.
+  void run_prefix(Compression c, std::span<const std::uint8_t> in, std::uint64_t limit, std::vector<std::uint8_t>& out,
+                  const RecordPlace& where);
 
  private:
   struct Impl;
