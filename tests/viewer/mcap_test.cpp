@@ -414,25 +414,50 @@ TEST_P(McapCutCompressedChunk, CutInsideTheFirstBlockKeepsNothingOfThatChunk) {
   }
 }
 
-// Bad bytes in what was written of a compressed chunk are an error naming
-// the chunk and the field, as in a whole chunk; so is a stream that decodes
-// to more than the chunk's uncompressed_size, or a size over the reader's limit.
-TEST_P(McapCutCompressedChunk, BadDataInTheBytesWrittenIsAnError) {
+// The tail of a file cut short by a crash may hold anything (a power loss
+// zero-fills blocks): bytes of a cut chunk that stop being a valid stream end
+// its decoding there, the messages decoded before them are kept, and the
+// warning says what stopped it. A stream that decodes to more than the
+// chunk's own uncompressed_size, or a size over the reader's limit, is still
+// an error naming the chunk and the field: the chunk's header is wrong.
+TEST_P(McapCutCompressedChunk, BadBytesInWhatWasWrittenEndItsDecoding) {
   mcap::WriterOptions o;
   o.compression = GetParam();
   o.chunk_size = std::size_t(16) << 20;
   write_file(dir_ / "a.mcap", o, Written{3, 2000});
   const auto whole = test::read_bytes(dir_ / "a.mcap");
   const auto chunk = test::records_of(whole, 0x06).at(0);
-  const std::size_t cut = chunk.at + chunk.len / 2;
+  const std::size_t cut = chunk.at + std::size_t(double(chunk.len) * 0.8);
+  const test::CutChunk intact = test::what_survives(whole, chunk, GetParam(), cut);
+  ASSERT_GT(intact.messages, 0u);
+
+  // Zeros where the last blocks written should be: what decoded before them is kept.
+  auto zeroed = whole;
+  const std::size_t zero_from = chunk.at + std::size_t(double(chunk.len) * 0.6);
+  std::fill(zeroed.begin() + std::ptrdiff_t(zero_from), zeroed.begin() + std::ptrdiff_t(cut), std::uint8_t{0});
+  const test::CutChunk before_zeros = test::what_survives(whole, chunk, GetParam(), zero_from);
+  {
+    const auto r = open_cut(zeroed, cut);
+    EXPECT_THAT(r->warnings().at(0), HasSubstr("(then unreadable: " + comp() + ": "));
+    const std::size_t kept = expect_first_messages(*r, 3);
+    EXPECT_GE(kept, before_zeros.messages) << "messages decoded before the zeros were lost: " << r->warnings().at(0) << " / " << before_zeros.decoded;
+    EXPECT_LE(kept, intact.messages);
+  }
+  // The stream's first bytes broken: nothing of the chunk decodes, the file still opens.
+  auto bad = whole;
+  bad[test::chunk_records_at(whole, chunk)] ^= 0xFF;  // the stream's magic number
+  {
+    const auto r = open_cut(bad, cut);
+    EXPECT_THAT(r->warnings().at(0), HasSubstr("the bytes written decompress to 0 of its"));
+    EXPECT_THAT(r->warnings().at(0), HasSubstr("(then unreadable: " + comp() + ": "));
+    EXPECT_EQ(expect_first_messages(*r, 3), 0u);
+  }
+
   const std::string where = "cut.mcap: Chunk at byte " + std::to_string(chunk.at) + ": ";
   auto error = [&](const std::vector<std::uint8_t>& b, const mcap::ReaderOptions& ro = {}) {
     test::write_bytes(dir_ / "cut.mcap", std::vector<std::uint8_t>(b.begin(), b.begin() + std::ptrdiff_t(cut)));
     return message_of<ParseError>([&] { mcap::Reader::open(dir_ / "cut.mcap", ro); });
   };
-  auto bad = whole;
-  bad[test::chunk_records_at(whole, chunk)] ^= 0xFF;  // the stream's magic number
-  EXPECT_THAT(error(bad), HasSubstr(where + "records: " + comp() + ": "));
   bad = whole;
   test::put64(bad, chunk.content() + 16, 1000);  // uncompressed_size
   EXPECT_THAT(error(bad), HasSubstr(where + "records: " + comp() +

@@ -303,11 +303,12 @@ class PrefixOutput {
       : out_(out), limit_(limit), where_(where) {
     out_.clear();
   }
-  // Where the decoder writes next: into `out`, or, once it holds `limit`
-  // bytes, into a one-byte probe that must stay empty.
-  std::pair<std::uint8_t*, std::size_t> room() {
-    if (used_ == out_.size() && out_.size() < limit_) {
-      out_.resize(std::min(limit_, std::max<std::size_t>(out_.size() * 2, std::size_t(64) << 10)));
+  // Where the decoder writes next: into `out` (at least `at_least` bytes of
+  // room while `limit` allows), or, once it holds `limit` bytes, into a
+  // one-byte probe that must stay empty.
+  std::pair<std::uint8_t*, std::size_t> room(std::size_t at_least = 1) {
+    if (out_.size() - used_ < at_least && out_.size() < limit_) {
+      out_.resize(std::min(limit_, std::max({out_.size() * 2, std::size_t(64) << 10, used_ + at_least})));
     }
     if (used_ < out_.size()) return {out_.data() + used_, out_.size() - used_};
     return {&probe_, 1};
@@ -320,6 +321,11 @@ class PrefixOutput {
            " bytes)");
     }
     used_ += n;
+  }
+  // What the decoder made of the bytes so far is all there is: `reason` says why.
+  std::string stop(std::string reason) {
+    finish();
+    return reason;
   }
   void finish() { out_.resize(used_); }
   [[noreturn]] void fail(const std::string& detail) const {
@@ -334,8 +340,8 @@ class PrefixOutput {
   std::uint8_t probe_ = 0;
 };
 
-void decompress_zstd_prefix(std::span<const std::uint8_t> in, std::size_t limit, std::vector<std::uint8_t>& out,
-                            const RecordPlace& where) {
+std::string decompress_zstd_prefix(std::span<const std::uint8_t> in, std::size_t limit, std::vector<std::uint8_t>& out,
+                                   const RecordPlace& where) {
   UniqueZstdDctx ctx(ZSTD_createDCtx());
   if (!ctx) throw Error(Api::None, "ZSTD_createDCtx", 0, "", "out of memory");
   // The streaming decoder allocates the window a frame header asks for: no
@@ -348,41 +354,51 @@ void decompress_zstd_prefix(std::span<const std::uint8_t> in, std::size_t limit,
     throw Error(Api::None, "ZSTD_DCtx_setParameter", long(set), ZSTD_getErrorName(set), "windowLogMax");
   }
   PrefixOutput dst(out, limit, where);
-  ZSTD_inBuffer src{in.data(), in.size(), 0};
+  // Input a few KiB at a time and room for a whole block each call: each
+  // block is written out as soon as its bytes are in, so bad bytes cost the
+  // block they are in and nothing decoded before them.
+  constexpr std::size_t kStep = 4096;
+  const std::size_t block = ZSTD_DStreamOutSize();
+  std::size_t fed = 0;
+  ZSTD_inBuffer src{in.data(), 0, 0};
   for (;;) {
-    const auto [room, room_n] = dst.room();
+    if (src.pos == src.size && fed < in.size()) src.size = fed = std::min(in.size(), fed + kStep);
+    const auto [room, room_n] = dst.room(block);
     ZSTD_outBuffer o{room, room_n, 0};
     const std::size_t src_before = src.pos;
     const std::size_t r = ZSTD_decompressStream(ctx.get(), &o, &src);
-    if (ZSTD_isError(r)) dst.fail(std::string("zstd: ") + ZSTD_getErrorName(r));
-    dst.wrote(o.pos, "zstd");
-    if (r == 0 && src.pos == src.size) break;         // every frame present was whole
-    if (o.pos == 0 && src.pos == src_before) break;  // the rest needs bytes the file does not have
+    dst.wrote(o.pos, "zstd");  // what the call wrote before any error it met
+    if (ZSTD_isError(r)) return dst.stop(std::string("zstd: ") + ZSTD_getErrorName(r));
+    if (r == 0 && src.pos == in.size()) break;  // every frame present was whole
+    if (o.pos == 0 && src.pos == src_before && fed == in.size()) break;  // the rest needs bytes the file does not have
   }
-  dst.finish();
+  return dst.stop("");
 }
 
-void decompress_lz4_prefix(std::span<const std::uint8_t> in, std::size_t limit, std::vector<std::uint8_t>& out,
-                           const RecordPlace& where) {
+std::string decompress_lz4_prefix(std::span<const std::uint8_t> in, std::size_t limit, std::vector<std::uint8_t>& out,
+                                  const RecordPlace& where) {
   const UniqueLz4Dctx ctx = make_lz4_dctx();
   PrefixOutput dst(out, limit, where);
   std::size_t src_done = 0;
+  // Input a few KiB at a time, so bad bytes cost at most the block they are
+  // in and nothing decoded before them.
+  constexpr std::size_t kStep = 4096;
   for (;;) {
     auto [room, dst_n] = dst.room();
-    std::size_t src_n = in.size() - src_done;
+    std::size_t src_n = std::min(kStep, in.size() - src_done);
     const std::size_t r = LZ4F_decompress(ctx.get(), room, &dst_n, in.data() + src_done, &src_n, nullptr);
-    if (LZ4F_isError(r)) dst.fail(std::string("lz4: ") + LZ4F_getErrorName(r));
+    if (LZ4F_isError(r)) return dst.stop(std::string("lz4: ") + LZ4F_getErrorName(r));
     dst.wrote(dst_n, "lz4");
     src_done += src_n;
     if (r == 0) {  // the frame ended within the bytes present
       if (src_done != in.size()) {
-        dst.fail("lz4: " + std::to_string(in.size() - src_done) + " bytes follow the end of the lz4 frame");
+        return dst.stop("lz4: " + std::to_string(in.size() - src_done) + " bytes follow the end of the lz4 frame");
       }
       break;
     }
     if (dst_n == 0 && src_n == 0) break;  // the rest needs bytes the file does not have
   }
-  dst.finish();
+  return dst.stop("");
 }
 
 }  // namespace
@@ -411,16 +427,17 @@ void Decompressor::run(Compression c, std::span<const std::uint8_t> in, std::spa
   }
 }
 
-void Decompressor::run_prefix(Compression c, std::span<const std::uint8_t> in, std::uint64_t limit,
-                              std::vector<std::uint8_t>& out, const RecordPlace& where) {
+std::string Decompressor::run_prefix(Compression c, std::span<const std::uint8_t> in, std::uint64_t limit,
+                                     std::vector<std::uint8_t>& out, const RecordPlace& where) {
   const auto cap = std::size_t(std::min<std::uint64_t>(limit, std::numeric_limits<std::size_t>::max()));
   switch (c) {
     case Compression::Zstd: return decompress_zstd_prefix(in, cap, out, where);
     case Compression::Lz4: return decompress_lz4_prefix(in, cap, out, where);
     case Compression::None:
       out.assign(in.begin(), in.begin() + std::ptrdiff_t(std::min<std::size_t>(in.size(), cap)));
-      return;
+      return {};
   }
+  return {};
 }
 
 }  // namespace handoff::viewer::mcap::detail

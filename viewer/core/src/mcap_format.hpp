@@ -122,11 +122,14 @@ class Decompressor {
   // file cut into: `out` is replaced by the bytes the blocks wholly present
   // decode to (zstd and lz4 frames are read block by block), at most
   // `limit` of them. `out` grows with what is decoded, so a large `limit`
-  // allocates nothing that short input cannot fill. Throws ParseError (at
-  // `where`, field "records") when the bytes present are not a valid stream
-  // of that algorithm or decode to more than `limit` bytes.
-  void run_prefix(Compression c, std::span<const std::uint8_t> in, std::uint64_t limit, std::vector<std::uint8_t>& out,
-                  const RecordPlace& where);
+  // allocates nothing that short input cannot fill. Bytes that stop being a
+  // valid stream of that algorithm end the decoding: what was decoded before
+  // them stays in `out` and the return value says what stopped it (empty:
+  // nothing did), since the tail of a file cut short by a crash may hold
+  // anything. Throws ParseError (at `where`, field "records") when the bytes
+  // decode to more than `limit` bytes: the chunk's own header is wrong.
+  std::string run_prefix(Compression c, std::span<const std::uint8_t> in, std::uint64_t limit,
+                         std::vector<std::uint8_t>& out, const RecordPlace& where);
 
  private:
   struct Impl;

@@ -52,6 +52,7 @@ struct ChunkSlot {
   std::uint32_t id = MessageRef::kNoChunk;
   std::vector<std::uint8_t> raw;           // the Chunk record as read
   std::vector<std::uint8_t> decompressed;  // its records, when compressed
+  std::string damage;  // a chunk cut short: what ended the decoding of its bytes before their end, if anything
   std::span<const std::uint8_t> records;
   std::uint64_t used = 0;  // LRU stamp
 };
@@ -555,9 +556,10 @@ std::string ReaderImpl::keep_cut_chunk(std::uint64_t at, std::uint64_t end) {
     return "; its records are not compressed: the " + kept + " messages wholly written in it are kept";
   }
   const std::string lost = decoded < info.uncompressed_size ? "; the rest of the chunk is lost" : "";
+  const std::string damage = slot.damage.empty() ? "" : " (then unreadable: " + slot.damage + ")";
   return "; its records are compressed (" + std::string(comp) + "): the bytes written decompress to " +
-         std::to_string(decoded) + " of its " + std::to_string(info.uncompressed_size) + " bytes of records, and the " +
-         kept + " messages wholly in them are kept" + lost;
+         std::to_string(decoded) + " of its " + std::to_string(info.uncompressed_size) + " bytes of records" + damage +
+         ", and the " + kept + " messages wholly in them are kept" + lost;
 }
 
 void ReaderImpl::index_chunk_records(const ChunkRecords& chunk) {
@@ -604,6 +606,7 @@ void ReaderImpl::add_message(const RecordPlace& where, Cursor& c, std::uint64_t 
 
 std::span<const std::uint8_t> ReaderImpl::chunk_records(const RecordPlace& at, Cursor& c, const ChunkInfo& info,
                                                         ChunkSlot& slot) {
+  slot.damage.clear();
   c.u64("message_start_time");
   c.u64("message_end_time");
   const std::uint64_t usize = c.u64("uncompressed_size");
@@ -631,7 +634,7 @@ std::span<const std::uint8_t> ReaderImpl::chunk_records(const RecordPlace& at, C
   }
   if (info.cut_short) {  // no CRC to check against a part
     if (info.compression == Compression::None) return records;
-    decompressor_.run_prefix(info.compression, records, usize, slot.decompressed, at);
+    slot.damage = decompressor_.run_prefix(info.compression, records, usize, slot.decompressed, at);
     return slot.decompressed;
   }
   std::span<const std::uint8_t> out = records;
