@@ -322,7 +322,9 @@ Viewer::~Viewer() {
   }
 }
 
-void Viewer::show(const Frame& frame, const viewer::OverlayFrame& overlays) { impl_->ring().show(frame, overlays); }
+void Viewer::show(const Frame& frame, const viewer::OverlayFrame& overlays, CudaStream stream) {
+  impl_->ring().show(frame, overlays, stream);
+}
 
 std::shared_ptr<GlWorker> Viewer::gl_worker() const {
   const std::shared_ptr<view::GlShare>& share = impl_->display_->share();
