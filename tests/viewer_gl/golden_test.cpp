@@ -11,6 +11,7 @@
 
 #include <handoff/viewer/color.hpp>
 
+#include "box_edge.hpp"
 #include "gl_test_context.hpp"
 #include "golden.hpp"
 #include "render_helpers.hpp"
@@ -175,19 +176,11 @@ void expect_px(const Rendered& r, int x, int y, Rgb want, int tol, const std::st
         << what << " at (" << x << ", " << y << ") channel " << k;
 }
 
-// A box edge where the geometry puts it: ImGui's AddRect (line width 2,
-// anti-aliased) strokes through the centres of the box's first and last
-// columns and rows on screen; its 1-px solid core covers that pixel, its 1-px
-// fringes the pixels either side by half; two pixels off, nothing is drawn.
+// A box edge where the geometry puts it (box_edge.hpp), against float64 colours.
 void expect_box_edge(const Rendered& r, int x, int y, bool vertical, Rgb line, Rgb under, const std::string& what) {
-  auto at = [&](int d, Rgb want, int tol, const std::string& part) {
-    expect_px(r, vertical ? x + d : x, vertical ? y : y + d, want, tol, what + part);
-  };
-  at(0, line, 2, ": the line");
-  at(-1, over(line, 0.5, under), 2, ": its outer fringe");
-  at(1, over(line, 0.5, under), 2, ": its inner fringe");
-  at(-2, under, 1, ": clear of it outside");
-  at(2, under, 1, ": clear of it inside");
+  handoff::test::expect_box_edge(
+      [&](int px, int py, const Rgb& want, int tol, const std::string& w) { expect_px(r, px, py, want, tol, w); }, x, y,
+      vertical, line, over(line, 0.5, under), under, what);
 }
 
 // Nothing drawn at (x, y) nor next to it.
