@@ -585,14 +585,9 @@ std::string frame_repr(const Frame& f) {
          (f.memory == MemoryKind::Cuda ? ":" + std::to_string(f.device) : "") + ">";
 }
 
-}  // namespace
-}  // namespace handoff::py
-
-NB_MODULE(_handoff, m) {
-  using namespace handoff;
-  using namespace handoff::py;
-  m.doc() = "handoff: zero-copy NV12 / P010 frames for DLPack, the CUDA Array Interface and the buffer protocol";
-
+// --- bindings: a function per class (NB_MODULE calls them in this order) --------------------
+// InvalidFrame (a ValueError) and how the library's errors reach Python.
+void bind_errors(nb::module_& m) {
   static nb::exception<InvalidFrame> invalid_frame(m, "InvalidFrame", PyExc_ValueError);
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
@@ -605,7 +600,9 @@ NB_MODULE(_handoff, m) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
     }
   });
+}
 
+void bind_colorimetry(nb::module_& m) {
   nb::class_<Colorimetry>(m, "Colorimetry", "How a frame's codes become colour: matrix, range and chroma siting.")
       .def(
           "__init__",
@@ -622,7 +619,9 @@ NB_MODULE(_handoff, m) {
         return "Colorimetry(matrix='" + std::string(to_string(c.matrix)) + "', range='" +
                std::string(to_string(c.range)) + "', siting='" + std::string(to_string(c.siting)) + "')";
       });
+}
 
+void bind_plane(nb::module_& m) {
   nb::class_<PyPlane>(m, "Plane", nb::type_slots(plane_slots),
                       "One plane of a frame (or the whole stacked frame), read-only. Exports through "
                       "__dlpack__, __cuda_array_interface__ (CUDA) and the buffer protocol / "
@@ -665,22 +664,25 @@ NB_MODULE(_handoff, m) {
       .def("__repr__", [](const PyPlane& p) {
         return "<handoff.Plane " + std::string(to_string(p.part)) + " of " + frame_repr(p.frame) + ">";
       });
+}
 
-  nb::class_<PyFrame>(m, "Frame",
-                      "An NV12 / P010 frame: two pitched planes on one device plus colorimetry. Immutable; "
-                      "holds the memory (or its producers) alive.")
-      .def_static(
-          "allocate",
-          [](std::uint32_t width, std::uint32_t height, const std::string& format, std::size_t alignment,
-             std::optional<Colorimetry> colorimetry) {
-            HostFrameOptions o;
-            o.alignment = alignment;
-            if (colorimetry) o.colorimetry = *colorimetry;
-            return PyFrame{allocate_host_frame(enum_arg<PixelFormat>("format", format), width, height, o), true};
-          },
-          "width"_a, "height"_a, "format"_a = "nv12", "alignment"_a = 256, "colorimetry"_a = nb::none(),
-          "A zero-filled, pitched host frame (pitch = row rounded up to `alignment`), luma then chroma in "
-          "one allocation. Writable through Plane.copy_from and fill_test_pattern.")
+// --- handoff.Frame: made (allocate, from_planes), described, split into planes -------------
+using FrameClass = nb::class_<PyFrame>;
+
+PyFrame allocate_frame(std::uint32_t width, std::uint32_t height, const std::string& format, std::size_t alignment,
+                       std::optional<Colorimetry> colorimetry) {
+  HostFrameOptions o;
+  o.alignment = alignment;
+  if (colorimetry) o.colorimetry = *colorimetry;
+  return PyFrame{allocate_host_frame(enum_arg<PixelFormat>("format", format), width, height, o), true};
+}
+
+// The ways to make a frame: a host frame of the module's own, or one over a producer's planes.
+void def_frame_making(FrameClass& cls) {
+  cls.def_static("allocate", &allocate_frame, "width"_a, "height"_a, "format"_a = "nv12", "alignment"_a = 256,
+                 "colorimetry"_a = nb::none(),
+                 "A zero-filled, pitched host frame (pitch = row rounded up to `alignment`), luma then chroma in "
+                 "one allocation. Writable through Plane.copy_from and fill_test_pattern.")
       .def_static("from_planes", &from_planes, "luma"_a, "chroma"_a, "format"_a = "nv12",
                   "colorimetry"_a = nb::none(), "device"_a = nb::none(),
                   "A frame over a producer's planes (DLPack, CUDA Array Interface or buffer protocol; no copy). "
@@ -689,8 +691,15 @@ NB_MODULE(_handoff, m) {
       .def("fill_test_pattern", [](const PyFrame& f, std::uint32_t seed) {
         if (!f.writable) throw nb::value_error("fill_test_pattern: only host frames made by Frame.allocate are writable");
         fill_test_pattern(f.frame, seed);
-      }, "seed"_a = 0)
-      .def_prop_ro("format", [](const PyFrame& f) { return std::string(to_string(f.frame.format)); })
+      }, "seed"_a = 0);
+}
+
+void bind_frame(nb::module_& m) {
+  FrameClass cls(m, "Frame",
+                 "An NV12 / P010 frame: two pitched planes on one device plus colorimetry. Immutable; "
+                 "holds the memory (or its producers) alive.");
+  def_frame_making(cls);
+  cls.def_prop_ro("format", [](const PyFrame& f) { return std::string(to_string(f.frame.format)); })
       .def_prop_ro("width", [](const PyFrame& f) { return f.frame.width; })
       .def_prop_ro("height", [](const PyFrame& f) { return f.frame.height; })
       .def_prop_ro("memory", [](const PyFrame& f) { return std::string(memory_name(f.frame.memory)); })
@@ -723,12 +732,27 @@ NB_MODULE(_handoff, m) {
            "export frame.luma and frame.chroma).")
       .def("__dlpack_device__", [](const PyFrame& f) { return dlpack_device_tuple(f.frame); })
       .def("__repr__", [](const PyFrame& f) { return frame_repr(f.frame); });
+}
 
-  // The library's live-object counts and worker defaults, for C code only: the
-  // test-only module handoff_testing (tests/python/module) reads this copy of
-  // the library through it (it links the library's code separately, so its own
-  // state is not ours). An opaque capsule: nothing in it is callable from Python.
+// The library's live-object counts and worker defaults, for C code only: the
+// test-only module handoff_testing (tests/python/module) reads this copy of
+// the library through it (it links the library's code separately, so its own
+// state is not ours). An opaque capsule: nothing in it is callable from Python.
+void bind_library_hooks(nb::module_& m) {
   m.attr("_library_hooks") = nb::capsule(&detail::library_hooks(), detail::kLibraryHooksCapsule);
+}
+
+}  // namespace
+}  // namespace handoff::py
+
+NB_MODULE(_handoff, m) {
+  using namespace handoff::py;
+  m.doc() = "handoff: zero-copy NV12 / P010 frames for DLPack, the CUDA Array Interface and the buffer protocol";
+  bind_errors(m);
+  bind_colorimetry(m);
+  bind_plane(m);
+  bind_frame(m);
+  bind_library_hooks(m);
   m.def("cuda_status", [] { return cuda_driver().describe(); }, "One line on whether CUDA is usable, and why not.");
 #if HANDOFF_PYTHON_VIEWER
   bind_viewer(m);
