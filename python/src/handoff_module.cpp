@@ -110,9 +110,10 @@ DLDevice part_device(const Frame& f) {
   }
 }
 
-nb::object dlpack_export(const Frame& f, FramePart part, const TensorLayout* cached, nb::handle stream,
-                         nb::handle max_version, nb::handle dl_device, nb::handle copy) {
-  const DLDevice dev = part_device(f);
+// The consumer's __dlpack__ keywords, checked against the plane's device `dev`:
+// true when it asks for a versioned capsule.
+bool check_export_request(DLDevice dev, nb::handle stream, nb::handle max_version, nb::handle dl_device,
+                          nb::handle copy) {
   if (!copy.is_none() && PyObject_IsTrue(copy.ptr()) == 1) {
     throw nb::buffer_error(
         "copy=True: handoff exports its frames without copying; copy in the consumer instead "
@@ -150,6 +151,12 @@ nb::object dlpack_export(const Frame& f, FramePart part, const TensorLayout* cac
     if (t.size() < 1) throw nb::value_error("max_version must be a (major, minor) tuple");
     versioned = nb::cast<long long>(t[0]) >= 1;
   }
+  return versioned;
+}
+
+nb::object dlpack_export(const Frame& f, FramePart part, const TensorLayout* cached, nb::handle stream,
+                         nb::handle max_version, nb::handle dl_device, nb::handle copy) {
+  const bool versioned = check_export_request(part_device(f), stream, max_version, dl_device, copy);
   try {
     if (versioned) {
       DLManagedTensorVersioned* t = cached ? export_dlpack_versioned(f, *cached) : export_dlpack_versioned(f, part);
@@ -394,72 +401,77 @@ void from_capsule(Incoming& in, const std::string& name, nb::handle cap) {
   in.capsule = nb::borrow(cap);
 }
 
+// A __dlpack__ producer: asked for a capsule (versioned when it can), on the
+// legacy default stream for CUDA.
+void from_dlpack_producer(Incoming& in, const std::string& name, nb::handle obj) {
+  int dev_type = kDLCPU;
+  if (nb::hasattr(obj, "__dlpack_device__")) {
+    const auto d = nb::cast<nb::tuple>(obj.attr("__dlpack_device__")());
+    dev_type = nb::cast<int>(d[0]);
+    const int id = nb::cast<int>(d[1]);
+    if (dev_type != kDLCPU && dev_type != kDLCUDA && dev_type != kDLCUDAHost && dev_type != kDLCUDAManaged) {
+      throw InvalidFrame(name + ".device", "device (" + std::to_string(dev_type) + ", " + std::to_string(id) +
+                                               ") is not supported (host or CUDA memory only)");
+    }
+  }
+  // CPU producers take stream=None; for CUDA, 1 asks for the legacy default
+  // stream, and from_planes synchronises the context after import.
+  nb::object stream = nb::none();
+  if (dev_type == kDLCUDA || dev_type == kDLCUDAManaged) stream = nb::int_(1);
+  nb::object cap;
+  try {
+    cap = obj.attr("__dlpack__")("stream"_a = stream, "max_version"_a = nb::make_tuple(1, 0));
+  } catch (nb::python_error& e) {
+    if (!e.matches(PyExc_TypeError)) throw;
+    cap = obj.attr("__dlpack__")("stream"_a = stream);  // a producer from before max_version
+  }
+  from_capsule(in, name, cap);
+}
+
+// A buffer-protocol producer: the view is held (and released by the frame, or by `in` on failure).
+void from_buffer(Incoming& in, const std::string& name, nb::handle obj) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_RECORDS_RO) != 0) throw nb::python_error();
+  in.buffer = view;
+  in.tensor.data = view.buf;
+  in.tensor.device = DLDevice{kDLCPU, 0};
+  in.tensor.dtype = dtype_from_format(name + ".dtype", view.format, view.itemsize);
+  if (view.ndim < 1 || view.ndim > 3) {
+    throw InvalidFrame(name + ".ndim", "ndim " + std::to_string(view.ndim) + " is not 2 (luma) or 3 (chroma)");
+  }
+  in.tensor.ndim = view.ndim;
+  std::int64_t bytes[3]{};
+  for (int i = 0; i < view.ndim; ++i) {
+    in.shape[std::size_t(i)] = view.shape[i];
+    bytes[i] = view.strides ? view.strides[i] : 0;
+  }
+  in.tensor.shape = in.shape.data();
+  if (view.strides) {
+    in.strides = element_strides(name + ".strides", bytes, view.ndim, std::size_t(view.itemsize));
+    in.tensor.strides = in.strides.data();
+  }
+}
+
+// One plane from whatever protocol `obj` speaks, tried in this order: a DLPack
+// capsule, __dlpack__, the CUDA Array Interface, the buffer protocol, __array_interface__.
 void take(Incoming& in, const std::string& name, nb::handle obj, std::optional<int> cai_device) {
   in.producer = nb::borrow(obj);
   if (PyCapsule_CheckExact(obj.ptr())) {
     from_capsule(in, name, obj);
-    return;
-  }
-  if (nb::hasattr(obj, "__dlpack__")) {
-    int dev_type = kDLCPU;
-    if (nb::hasattr(obj, "__dlpack_device__")) {
-      const auto d = nb::cast<nb::tuple>(obj.attr("__dlpack_device__")());
-      dev_type = nb::cast<int>(d[0]);
-      const int id = nb::cast<int>(d[1]);
-      if (dev_type != kDLCPU && dev_type != kDLCUDA && dev_type != kDLCUDAHost && dev_type != kDLCUDAManaged) {
-        throw InvalidFrame(name + ".device", "device (" + std::to_string(dev_type) + ", " + std::to_string(id) +
-                                                 ") is not supported (host or CUDA memory only)");
-      }
-    }
-    // CPU producers take stream=None; for CUDA, 1 asks for the legacy default
-    // stream, and from_planes synchronises the context after import.
-    nb::object stream = nb::none();
-    if (dev_type == kDLCUDA || dev_type == kDLCUDAManaged) stream = nb::int_(1);
-    nb::object cap;
-    try {
-      cap = obj.attr("__dlpack__")("stream"_a = stream, "max_version"_a = nb::make_tuple(1, 0));
-    } catch (nb::python_error& e) {
-      if (!e.matches(PyExc_TypeError)) throw;
-      cap = obj.attr("__dlpack__")("stream"_a = stream);  // a producer from before max_version
-    }
-    from_capsule(in, name, cap);
-    return;
-  }
-  if (nb::hasattr(obj, "__cuda_array_interface__")) {
+  } else if (nb::hasattr(obj, "__dlpack__")) {
+    from_dlpack_producer(in, name, obj);
+  } else if (nb::hasattr(obj, "__cuda_array_interface__")) {
     const int dev = cai_device.value_or(0);
     from_interface(in, name, nb::cast<nb::dict>(obj.attr("__cuda_array_interface__")), DLDevice{kDLCUDA, dev}, true);
-    return;
-  }
-  if (PyObject_CheckBuffer(obj.ptr())) {
-    Py_buffer view;
-    if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_RECORDS_RO) != 0) throw nb::python_error();
-    in.buffer = view;
-    in.tensor.data = view.buf;
-    in.tensor.device = DLDevice{kDLCPU, 0};
-    in.tensor.dtype = dtype_from_format(name + ".dtype", view.format, view.itemsize);
-    if (view.ndim < 1 || view.ndim > 3) {
-      throw InvalidFrame(name + ".ndim", "ndim " + std::to_string(view.ndim) + " is not 2 (luma) or 3 (chroma)");
-    }
-    in.tensor.ndim = view.ndim;
-    std::int64_t bytes[3]{};
-    for (int i = 0; i < view.ndim; ++i) {
-      in.shape[std::size_t(i)] = view.shape[i];
-      bytes[i] = view.strides ? view.strides[i] : 0;
-    }
-    in.tensor.shape = in.shape.data();
-    if (view.strides) {
-      in.strides = element_strides(name + ".strides", bytes, view.ndim, std::size_t(view.itemsize));
-      in.tensor.strides = in.strides.data();
-    }
-    return;
-  }
-  if (nb::hasattr(obj, "__array_interface__")) {
+  } else if (PyObject_CheckBuffer(obj.ptr())) {
+    from_buffer(in, name, obj);
+  } else if (nb::hasattr(obj, "__array_interface__")) {
     from_interface(in, name, nb::cast<nb::dict>(obj.attr("__array_interface__")), DLDevice{kDLCPU, 0}, false);
-    return;
+  } else {
+    throw nb::type_error((name + ": " + nb::cast<std::string>(nb::str(obj.type())) +
+                          " is not a DLPack, CUDA Array Interface or buffer-protocol producer")
+                             .c_str());
   }
-  throw nb::type_error((name + ": " + nb::cast<std::string>(nb::str(obj.type())) +
-                        " is not a DLPack, CUDA Array Interface or buffer-protocol producer")
-                           .c_str());
 }
 
 // Which CUDA device a CAI plane is on: CAI does not say.
