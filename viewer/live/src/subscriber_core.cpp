@@ -32,10 +32,7 @@ void Connection::hold(const Release& r) {
 
 void Connection::release(const Release& r) noexcept {
   std::lock_guard lock(mutex_);
-  const auto it = std::find_if(held_.begin(), held_.end(), [&](const Release& h) {
-    return h.slot == r.slot && h.generation == r.generation && h.sequence == r.sequence;
-  });
-  if (it != held_.end()) held_.erase(it);
+  if (const auto it = std::find(held_.begin(), held_.end(), r); it != held_.end()) held_.erase(it);
   if (pending_.empty() && send(r)) return;
   try {
     pending_.push_back(r);

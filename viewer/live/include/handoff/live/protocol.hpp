@@ -185,6 +185,7 @@ struct Release {
   std::uint16_t slot = 0;
   std::uint32_t generation = 0;
   std::uint64_t sequence = 0;
+  bool operator==(const Release&) const = default;  // the same frame of the same slot generation
 };
 
 // A subscriber that stops receiving (its Subscriber destroyed, or its session
