@@ -63,7 +63,7 @@ TEST_P(HostCopy, EverySampleArrivesAndThePaddingIsLeftAlone) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Pitches, HostCopy,
-                         ::testing::Values(Shape{PixelFormat::NV12, 64, 48, 64, 64},     // same pitch: one memcpy
+                         ::testing::Values(Shape{PixelFormat::NV12, 64, 48, 64, 64},     // same pitch, no padding: one memcpy
                                            Shape{PixelFormat::NV12, 33, 17, 1, 256},     // packed to pitched
                                            Shape{PixelFormat::NV12, 33, 17, 512, 1},     // pitched to packed
                                            Shape{PixelFormat::P010, 35, 9, 2, 128},      // odd sizes, 2-byte samples

@@ -18,8 +18,9 @@ enum class CopyCompletion {
 // Copies every plane of `src` into `dst`: the same format, width and height,
 // each frame with its own pitches; host or CUDA memory on either side (a GL
 // buffer mapped into host or CUDA memory is one of these). Host to host:
-// row copies on the calling thread (one memcpy per plane when the pitches
-// match), done when it returns, whatever `completion` says. With CUDA memory
+// row copies on the calling thread, done when it returns, whatever
+// `completion` says; when the two pitches match, one memcpy per plane (the
+// padding between rows comes along), else each row's samples only. With CUDA memory
 // on either side: one cuMemcpy2DAsync per plane on `stream`, in the stream's
 // context where it says one, else in the CUDA frame's (src's when both are
 // CUDA), then as `completion` says.
