@@ -1,10 +1,11 @@
 #pragma once
 // The frame-feed interface: every route frames take into the viewer is one
-// class behind it (the built-in scene, the Vulkan scene, files, MCAP
-// recordings, frames pushed by the application; live attach and a GStreamer
-// sink come next).
+// class behind it (src/feeds: the built-in scene, the Vulkan scene, files,
+// MCAP recordings, a live publisher attached to, and frames pushed through
+// show / present, which is also how the GStreamer sink hands its frames in).
 // The renderer, UI, overlays, snapshots and PNG output never know which feed
-// they draw. For feed implementers inside handoff; applications use Viewer.
+// they draw. A private header of handoff::view (include_internal/, not
+// installed): for feed implementers inside handoff; applications use Viewer.
 //
 // The display thread owns a feed: it calls start() once, then next() /
 // release() per frame, and stop() before its GL context goes. Frames reach it
