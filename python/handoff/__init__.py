@@ -17,9 +17,6 @@ from ._handoff import (  # noqa: F401
     Frame,
     InvalidFrame,
     Plane,
-    _export_counts,
-    _live_frames,
-    _relabel_as_cuda,
     cuda_status,
 )
 
@@ -54,7 +51,6 @@ if hasattr(_handoff, "Viewer"):
         Viewer,
         ViewerClosed,
         ViewerStats,
-        _skip_same_gpu_check_in_new_workers,
         list_publishers,
         open,
         open_scene,

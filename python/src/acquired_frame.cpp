@@ -3,8 +3,6 @@
 #include "capsules.hpp"
 #include "frame_args.hpp"
 
-#include <handoff/cuda.hpp>
-#include <handoff/cuda_abi.hpp>
 #include <handoff/dlpack.hpp>
 
 #include <nanobind/stl/string.h>
@@ -55,15 +53,6 @@ nb::dict writable_interface(const PyAcquiredPlane& p, MemoryKind want) {
   return d;
 }
 
-// Waits for the caller's CUDA work on the frame's context (the primary
-// context PyTorch and CuPy share), so the buffer is complete when presented.
-void synchronise_cuda(const Frame& f) {
-  if (f.memory != MemoryKind::Cuda || !f.cuda_context) return;
-  const cuda::Driver& drv = cuda::driver();
-  cuda::ScopedContext current(drv, static_cast<cuda::abi::CUctx_st*>(f.cuda_context));
-  HANDOFF_CU_CHECK(drv.api().cuCtxSynchronize(), "acquire: the writes into the acquired buffer");
-}
-
 void present(PyAcquired& a) {
   AcquiredState& s = *a.state;
   if (s.done) throw nb::value_error("present: the frame was presented or given back already");
@@ -78,7 +67,8 @@ void present(PyAcquired& a) {
                                .c_str());
   }
   without_gil([&] {
-    synchronise_cuda(s.frame);
+    // The caller's CUDA writes into the buffer, so it is complete when presented.
+    synchronise_frame_context(s.frame, "acquire: the writes into the acquired buffer");
     s.present(std::move(owner), s.frame, s.overlays);
   });
 }

@@ -1,6 +1,8 @@
 // The frame and overlay arguments (frame_args.hpp).
 #include "frame_args.hpp"
 
+#include <handoff/cuda.hpp>
+#include <handoff/cuda_abi.hpp>
 #include <handoff/frame_validate.hpp>
 
 #include <nanobind/stl/optional.h>
@@ -109,6 +111,13 @@ const viewer::OverlayFrame& resolve_overlays(const OverlayArgs& a, const Frame& 
   }
   overlays_from_arrays(a.arrays, frame.width, frame.height, scratch);
   return scratch;
+}
+
+void synchronise_frame_context(const Frame& f, const char* what) {
+  if (f.memory != MemoryKind::Cuda || !f.cuda_context) return;
+  const cuda::Driver& drv = cuda::driver();
+  cuda::ScopedContext current(drv, static_cast<cuda::abi::CUctx_st*>(f.cuda_context));
+  HANDOFF_CU_CHECK(drv.api().cuCtxSynchronize(), what);
 }
 
 }  // namespace handoff::py

@@ -28,6 +28,12 @@ namespace handoff::py {
 // samples, else "nv12". TypeError / ValueError / InvalidFrame naming "frame".
 PyFrame frame_of(nb::handle obj, std::optional<std::string> format, std::optional<Colorimetry> colorimetry);
 
+// Waits for the CUDA work queued on a CUDA frame's context (the primary context
+// PyTorch and CuPy share), so its memory is complete; nothing for other frames.
+// `what` names that work in the error (handoff::Error, Api::Cuda). Call without
+// the GIL (it blocks).
+void synchronise_frame_context(const Frame& f, const char* what);
+
 // handoff.Overlays: one frame's overlays (from a source, a subscriber, or built
 // from arrays). Immutable: copies share them.
 struct PyOverlays {

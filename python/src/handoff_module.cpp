@@ -9,11 +9,11 @@
 #include <handoff/error.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
-#include <handoff/testing.hpp>
 
 #include <handoff/cuda_abi.hpp>
 
 #include "capsules.hpp"
+#include "library_hooks.hpp"
 #include "module_common.hpp"
 #if HANDOFF_PYTHON_VIEWER
 #include "live_bindings.hpp"
@@ -724,24 +724,11 @@ NB_MODULE(_handoff, m) {
       .def("__dlpack_device__", [](const PyFrame& f) { return dlpack_device_tuple(f.frame); })
       .def("__repr__", [](const PyFrame& f) { return frame_repr(f.frame); });
 
-  m.def("_live_frames", &testing::live_frames, "Frame storage objects alive (host allocations, imported planes).");
-  m.def("_export_counts", [] {
-    const testing::ExportCounts c = testing::export_counts();
-    nb::dict d;
-    d["live"] = c.live;
-    d["exported"] = c.exported;
-    d["deleted"] = c.deleted;
-    return d;
-  }, "DLPack tensors exported: still alive, made, and deleted (deleter runs).");
-  m.def("_relabel_as_cuda", [](const PyFrame& f, int device) {
-    // Tests only: describes a host frame as CUDA memory so the CUDA export paths
-    // (kDLCUDA device, CUDA Array Interface) can be checked without a GPU.
-    if (f.frame.memory != MemoryKind::Host) throw nb::value_error("_relabel_as_cuda: needs a host frame");
-    PyFrame g{f.frame, false};
-    g.frame.memory = MemoryKind::Cuda;
-    g.frame.device = device;
-    return g;
-  }, "frame"_a, "device"_a = 0, "TESTS ONLY: the same host memory described as CUDA memory.");
+  // The library's live-object counts and worker defaults, for C code only: the
+  // test-only module handoff_testing (tests/python/module) reads this copy of
+  // the library through it (it links the library's code separately, so its own
+  // state is not ours). An opaque capsule: nothing in it is callable from Python.
+  m.attr("_library_hooks") = nb::capsule(&detail::library_hooks(), detail::kLibraryHooksCapsule);
   m.def("cuda_status", [] { return cuda_driver().describe(); }, "One line on whether CUDA is usable, and why not.");
 #if HANDOFF_PYTHON_VIEWER
   bind_viewer(m);

@@ -14,8 +14,6 @@
 #include "module_common.hpp"
 #include "recording_bindings.hpp"
 
-#include <handoff/cuda.hpp>
-#include <handoff/cuda_abi.hpp>
 #include <handoff/live/endpoint.hpp>
 #include <handoff/publisher.hpp>
 #include <handoff/subscriber.hpp>
@@ -76,15 +74,6 @@ std::chrono::nanoseconds seconds_arg(const char* field, double seconds) {
     throw nb::value_error((std::string(field) + ": must be a finite number of seconds >= 0").c_str());
   }
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(seconds));
-}
-
-// Waits for the CUDA work queued on `f`'s context (the copy publish() queued
-// out of the caller's arrays), so the arrays may be reused once publish returns.
-void synchronise_context(const Frame& f) {
-  if (f.memory != MemoryKind::Cuda || !f.cuda_context) return;
-  const cuda::Driver& drv = cuda::driver();
-  cuda::ScopedContext current(drv, static_cast<cuda::abi::CUctx_st*>(f.cuda_context));
-  HANDOFF_CU_CHECK(drv.api().cuCtxSynchronize(), "publish: the copy out of the frame");
 }
 
 // Polls `step` (without the GIL) in slices of at most 50 ms until it returns
@@ -167,7 +156,8 @@ bool publish(PyPublisher& p, nb::handle frame, nb::handle boxes, const std::stri
       f.frame, scratch);
   return without_gil([&] {
     const bool sent = pub->publish(f.frame, o.empty() ? nullptr : &o);
-    synchronise_context(f.frame);
+    // The copy publish() queued out of the caller's arrays: they may be reused once publish returns.
+    synchronise_frame_context(f.frame, "publish: the copy out of the frame");
     return sent;
   });
 }

@@ -145,7 +145,8 @@ void bind_recording(nb::module_& m) {
   cls.def(
       "__init__",
       [](PyRecordingWriter* self, nb::handle path, const std::string& compression, int compression_level,
-         std::size_t chunk_size, const std::string& topic, bool block_when_full, std::size_t queue_capacity) {
+         std::size_t chunk_size, std::uint64_t chunk_duration_ns, const std::string& topic, bool block_when_full,
+         std::size_t queue_capacity) {
         const std::string p = path_arg(path, "path");
         viewer::RecordingOptions o;
         try {
@@ -157,6 +158,7 @@ void bind_recording(nb::module_& m) {
         if (queue_capacity == 0) throw nb::value_error("queue_capacity: must be >= 1");
         o.compression_level = compression_level;
         o.chunk_size = chunk_size;
+        o.chunk_duration_ns = chunk_duration_ns;
         o.block_when_full = block_when_full;
         o.queue_capacity = queue_capacity;
         auto made = without_gil([&] { return std::make_unique<viewer::RecordingWriter>(p, o); });
@@ -166,9 +168,11 @@ void bind_recording(nb::module_& m) {
         self->topic = topic;
       },
       "path"_a, nb::kw_only(), "compression"_a = "zstd", "compression_level"_a = 1, "chunk_size"_a = 4 << 20,
+      "chunk_duration_ns"_a = 1'000'000'000,
       "topic"_a = "/handoff", "block_when_full"_a = true, "queue_capacity"_a = 4,
-      "Creates (truncates) `path`. compression: 'zstd', 'lz4' or 'none'. block_when_full: write() waits for "
-      "room in the queue (False: it drops the frame and returns False).");
+      "Creates (truncates) `path`. compression: 'zstd', 'lz4' or 'none'. A chunk is written once it holds "
+      "chunk_size bytes or its log times span chunk_duration_ns (0: no time bound), which bounds what a crash "
+      "loses. block_when_full: write() waits for room in the queue (False: it drops the frame and returns False).");
   std::apply(
       [&](auto&&... kw) {
         cls.def("write", &write, "frame"_a, nb::kw_only(), kw..., "format"_a = nb::none(),

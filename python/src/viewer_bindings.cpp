@@ -23,7 +23,6 @@
 #include <handoff/error.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
-#include <handoff/testing.hpp>
 #include <handoff/viewer.hpp>
 #include <handoff/viewer/error.hpp>
 #include <handoff/viewer/overlay.hpp>
@@ -613,9 +612,6 @@ void bind_viewer(nb::module_& m) {
       },
            "type"_a.none(), "value"_a.none(), "traceback"_a.none());
 
-  m.def("_skip_same_gpu_check_in_new_workers", &testing::skip_same_gpu_check_in_new_workers, "skip"_a = true,
-        "TESTS ONLY: GL workers made from now on skip the check that CUDA and GL are one GPU (the fake "
-        "CUDA driver against llvmpipe).");
   m.def("open", &open_file, "path"_a, nb::kw_only(), "format"_a = nb::none(), "width"_a = nb::none(),
         "height"_a = nb::none(), "colorimetry"_a = nb::none(), "rate"_a = nb::none(), "overlays"_a = nb::none(),
         "topic"_a = nb::none(),

@@ -9,16 +9,23 @@
 
 #include <gtest/gtest.h>
 
+#include "cuda_gpu.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace handoff {
 namespace abi = cuda::abi;
 namespace {
-
-using cuda::Status;
 
 const cuda::Driver& test_driver() {
   static const std::unique_ptr<cuda::Driver> d = [] {
@@ -32,11 +39,8 @@ class RealCuda : public ::testing::Test {
  protected:
   void SetUp() override {
     const cuda::Driver& d = test_driver();
-    const Status s = d.status();
     // Missing hardware (or driver) is a skip; a driver that is here but unusable is a failure.
-    if (s == Status::NoDriverLibrary || s == Status::StubLibrary || s == Status::NoDevice)
-      GTEST_SKIP() << "no CUDA driver: " << d.describe();
-    ASSERT_TRUE(d.usable()) << d.describe();
+    HANDOFF_REQUIRE_CUDA_GPU(d);
     drv = &d;
     a = &d.api();
   }
@@ -193,6 +197,239 @@ TEST_F(RealCuda, ParityGetProcAddressIsVersioned) {
   EXPECT_EQ(p, nullptr);
   EXPECT_EQ(q, abi::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
   EXPECT_EQ(a->cuGetProcAddress("cuMemAlloc", &p, drv->driver_version() + 10, 0, &q), abi::CUDA_ERROR_INVALID_VALUE);
+}
+
+// The rules the fake enforces where the driver API docs leave the answer (or
+// its code) open: each test asserts the fake's choice, so on a GPU it shows
+// the real driver's answer.
+
+TEST_F(RealCuda, ParityTwoDCopyPitchRules) {
+  int max_pitch = 0;
+  ASSERT_EQ(a->cuDeviceGetAttribute(&max_pitch, abi::CU_DEVICE_ATTRIBUTE_MAX_PITCH, 0), abi::CUDA_SUCCESS);
+  EXPECT_EQ(max_pitch, 2147483647) << "the fake reports 2^31 - 1 for CU_DEVICE_ATTRIBUTE_MAX_PITCH";
+  cuda::PrimaryContext ctx(*drv, 0);
+  cuda::ScopedContext cur(ctx);
+  abi::CUdeviceptr p = 0;
+  HANDOFF_CU_CHECK(a->cuMemAlloc(&p, 4096));
+  std::vector<unsigned char> host(4096);
+  abi::CUDA_MEMCPY2D c{};
+  c.srcMemoryType = abi::CU_MEMORYTYPE_HOST;
+  c.srcHost = host.data();
+  c.srcPitch = 64;
+  c.dstMemoryType = abi::CU_MEMORYTYPE_DEVICE;
+  c.dstDevice = p;
+  c.dstPitch = 63;  // below the row, for one row
+  c.WidthInBytes = 64;
+  c.Height = 1;
+  const abi::CUresult below = a->cuMemcpy2D(&c);
+  c.dstPitch = 64;
+  c.srcPitch = std::size_t(max_pitch) + 1;
+  const abi::CUresult above = a->cuMemcpy2D(&c);
+  HANDOFF_CU_CHECK(a->cuMemFree(p));
+  EXPECT_EQ(below, abi::CUDA_ERROR_INVALID_VALUE) << "one row, pitch below WidthInBytes: " << drv->error_name(below);
+  EXPECT_EQ(above, abi::CUDA_ERROR_INVALID_VALUE) << "pitch above the maximum: " << drv->error_name(above);
+}
+
+// The driver's cuCtxCreate (not in handoff's ABI: handoff uses primary contexts only).
+abi::CUcontext create_context(const cuda::Driver& d) {
+  using Create = abi::CUresult (*)(abi::CUcontext*, unsigned, abi::CUdevice);
+  void* lib = ::dlopen(d.path().c_str(), RTLD_NOW | RTLD_NOLOAD);
+  const auto create = lib ? reinterpret_cast<Create>(::dlsym(lib, "cuCtxCreate_v2")) : nullptr;
+  if (lib) ::dlclose(lib);
+  abi::CUcontext c = nullptr;
+  if (!create) throw std::runtime_error(d.path() + " exports no cuCtxCreate_v2");
+  HANDOFF_CU_CHECK(create(&c, 0, 0));
+  return c;
+}
+
+void destroy_context(const cuda::Driver& d, abi::CUcontext c) {
+  using Destroy = abi::CUresult (*)(abi::CUcontext);
+  void* lib = ::dlopen(d.path().c_str(), RTLD_NOW | RTLD_NOLOAD);
+  const auto destroy = lib ? reinterpret_cast<Destroy>(::dlsym(lib, "cuCtxDestroy_v2")) : nullptr;
+  if (lib) ::dlclose(lib);
+  if (destroy) HANDOFF_CU_CHECK(destroy(c));
+}
+
+TEST_F(RealCuda, ParityStreamOfAnotherContext) {
+  ASSERT_NE(a->cuEventCreate, nullptr);
+  const abi::CUcontext own = create_context(*drv);  // current on this thread now
+  abi::CUstream theirs = nullptr;
+  HANDOFF_CU_CHECK(a->cuStreamCreate(&theirs, abi::CU_STREAM_NON_BLOCKING));
+  abi::CUcontext popped = nullptr;
+  HANDOFF_CU_CHECK(a->cuCtxPopCurrent(&popped));
+  abi::CUresult copy = abi::CUDA_SUCCESS, record = abi::CUDA_SUCCESS, wait = abi::CUDA_ERROR_UNKNOWN,
+                sync = abi::CUDA_ERROR_UNKNOWN;
+  {
+    cuda::PrimaryContext ctx(*drv, 0);
+    cuda::ScopedContext cur(ctx);
+    abi::CUdeviceptr p = 0;
+    HANDOFF_CU_CHECK(a->cuMemAlloc(&p, 256));
+    unsigned char host[16] = {};
+    abi::CUDA_MEMCPY2D c{};
+    c.srcMemoryType = abi::CU_MEMORYTYPE_HOST;
+    c.srcHost = host;
+    c.srcPitch = 16;
+    c.dstMemoryType = abi::CU_MEMORYTYPE_DEVICE;
+    c.dstDevice = p;
+    c.dstPitch = 16;
+    c.WidthInBytes = 16;
+    c.Height = 1;
+    copy = a->cuMemcpy2DAsync(&c, theirs);
+    abi::CUevent mine = nullptr;
+    HANDOFF_CU_CHECK(a->cuEventCreate(&mine, abi::CU_EVENT_DISABLE_TIMING));
+    record = a->cuEventRecord(mine, theirs);
+    wait = a->cuStreamWaitEvent(theirs, mine, 0);
+    sync = a->cuStreamSynchronize(theirs);
+    HANDOFF_CU_CHECK(a->cuCtxSynchronize());
+    HANDOFF_CU_CHECK(a->cuEventDestroy(mine));
+    HANDOFF_CU_CHECK(a->cuMemFree(p));
+  }
+  HANDOFF_CU_CHECK(a->cuCtxPushCurrent(own));
+  HANDOFF_CU_CHECK(a->cuStreamDestroy(theirs));
+  destroy_context(*drv, own);
+  EXPECT_EQ(copy, abi::CUDA_ERROR_INVALID_HANDLE)
+      << "cuMemcpy2DAsync on a stream of another context (the fake's choice): " << drv->error_name(copy);
+  EXPECT_EQ(record, abi::CUDA_ERROR_INVALID_HANDLE) << "cuEventRecord, event and stream of two contexts: "
+                                                     << drv->error_name(record);
+  EXPECT_EQ(wait, abi::CUDA_SUCCESS) << "cuStreamWaitEvent across contexts: " << drv->error_name(wait);
+  EXPECT_EQ(sync, abi::CUDA_SUCCESS) << "cuStreamSynchronize from another context: " << drv->error_name(sync);
+}
+
+TEST_F(RealCuda, ParityImportRefusesWhatIsNotMemory) {
+  cuda::PrimaryContext ctx(*drv, 0);
+  cuda::ScopedContext cur(ctx);
+  int fds[2] = {-1, -1};
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  abi::CUDA_EXTERNAL_MEMORY_HANDLE_DESC d{};
+  d.type = abi::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+  d.handle.fd = fds[0];
+  d.size = 4096;
+  abi::CUexternalMemory mem = nullptr;
+  const abi::CUresult got = a->cuImportExternalMemory(&mem, &d);
+  if (got == abi::CUDA_SUCCESS) a->cuDestroyExternalMemory(mem);
+  else ::close(fds[0]);  // a failed import leaves the descriptor with the caller
+  ::close(fds[1]);
+  EXPECT_EQ(got, abi::CUDA_ERROR_INVALID_VALUE) << "a pipe imported as OPAQUE_FD memory: " << drv->error_name(got);
+}
+
+// A POSIX-fd export of a cuMemCreate allocation: the one external memory a
+// CUDA test can make without another API. Empty where the device has no such export.
+struct VmmExport {
+  abi::CUmemGenericAllocationHandle handle = 0;
+  std::size_t size = 0;
+};
+
+VmmExport vmm_allocation(const abi::DriverApi& a) {
+  abi::CUmemAllocationProp prop{};
+  prop.type = abi::CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = abi::CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = 0;
+  prop.requestedHandleTypes = abi::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  VmmExport v;
+  HANDOFF_CU_CHECK(a.cuMemGetAllocationGranularity(&v.size, &prop, abi::CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+  HANDOFF_CU_CHECK(a.cuMemCreate(&v.handle, v.size, &prop, 0));
+  return v;
+}
+
+int export_fd(const abi::DriverApi& a, const VmmExport& v) {
+  int fd = -1;
+  HANDOFF_CU_CHECK(a.cuMemExportToShareableHandle(&fd, v.handle, abi::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+  return fd;
+}
+
+class RealCudaVmm : public RealCuda {
+ protected:
+  void SetUp() override {
+    RealCuda::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    int vmm = 0, posix = 0;
+    a->cuDeviceGetAttribute(&vmm, abi::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0);
+    a->cuDeviceGetAttribute(&posix, abi::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, 0);
+    if (!vmm || !posix) GTEST_SKIP() << "device 0 cannot export memory as a POSIX file descriptor";
+  }
+};
+
+TEST_F(RealCudaVmm, ParityDedicatedFlagOfAVmmAllocation) {
+  cuda::PrimaryContext ctx(*drv, 0);
+  cuda::ScopedContext cur(ctx);
+  const VmmExport v = vmm_allocation(*a);
+  abi::CUDA_EXTERNAL_MEMORY_HANDLE_DESC d{};
+  d.type = abi::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+  d.handle.fd = export_fd(*a, v);
+  d.size = v.size;
+  d.flags = abi::kCudaExternalMemoryDedicated;
+  abi::CUexternalMemory mem = nullptr;
+  const abi::CUresult dedicated = a->cuImportExternalMemory(&mem, &d);
+  if (dedicated == abi::CUDA_SUCCESS) HANDOFF_CU_CHECK(a->cuDestroyExternalMemory(mem));
+  else ::close(d.handle.fd);
+  d.handle.fd = export_fd(*a, v);
+  d.flags = 0;
+  const abi::CUresult plain = a->cuImportExternalMemory(&mem, &d);
+  if (plain == abi::CUDA_SUCCESS) HANDOFF_CU_CHECK(a->cuDestroyExternalMemory(mem));
+  else ::close(d.handle.fd);
+  HANDOFF_CU_CHECK(a->cuMemRelease(v.handle));
+  EXPECT_EQ(dedicated, abi::CUDA_ERROR_INVALID_VALUE)
+      << "a cuMemCreate allocation imported as DEDICATED (the fake refuses): " << drv->error_name(dedicated);
+  EXPECT_EQ(plain, abi::CUDA_SUCCESS) << "the same allocation imported plainly: " << drv->error_name(plain);
+}
+
+TEST_F(RealCudaVmm, ParityMappedBufferAlignment) {
+  cuda::PrimaryContext ctx(*drv, 0);
+  cuda::ScopedContext cur(ctx);
+  const VmmExport v = vmm_allocation(*a);
+  abi::CUDA_EXTERNAL_MEMORY_HANDLE_DESC d{};
+  d.type = abi::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+  d.handle.fd = export_fd(*a, v);
+  d.size = v.size;
+  abi::CUexternalMemory mem = nullptr;
+  const abi::CUresult imported = a->cuImportExternalMemory(&mem, &d);
+  if (imported != abi::CUDA_SUCCESS) ::close(d.handle.fd);
+  abi::CUresult odd_offset = abi::CUDA_SUCCESS, odd_size = abi::CUDA_ERROR_UNKNOWN;
+  if (imported == abi::CUDA_SUCCESS) {
+    abi::CUDA_EXTERNAL_MEMORY_BUFFER_DESC b{};
+    b.offset = 100;
+    b.size = 256;
+    abi::CUdeviceptr p = 0;
+    odd_offset = a->cuExternalMemoryGetMappedBuffer(&p, mem, &b);
+    if (odd_offset == abi::CUDA_SUCCESS) HANDOFF_CU_CHECK(a->cuMemFree(p));
+    b.offset = 256;
+    b.size = 100;
+    odd_size = a->cuExternalMemoryGetMappedBuffer(&p, mem, &b);
+    if (odd_size == abi::CUDA_SUCCESS) HANDOFF_CU_CHECK(a->cuMemFree(p));
+    HANDOFF_CU_CHECK(a->cuDestroyExternalMemory(mem));
+  }
+  HANDOFF_CU_CHECK(a->cuMemRelease(v.handle));
+  ASSERT_EQ(imported, abi::CUDA_SUCCESS) << "a POSIX-fd export imported as OPAQUE_FD: " << drv->error_name(imported);
+  EXPECT_EQ(odd_offset, abi::CUDA_ERROR_INVALID_VALUE)
+      << "a buffer at offset 100 (the fake wants multiples of 256): " << drv->error_name(odd_offset);
+  EXPECT_EQ(odd_size, abi::CUDA_SUCCESS) << "100 bytes at offset 256 (the fake takes any size): "
+                                         << drv->error_name(odd_size);
+}
+
+TEST_F(RealCuda, ParityStaleIpcEventHandle) {
+  int supported = 0;
+  ASSERT_EQ(a->cuDeviceGetAttribute(&supported, abi::CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED, 0), abi::CUDA_SUCCESS);
+  if (!supported) GTEST_SKIP() << "device 0 has no interprocess events";
+  ASSERT_NE(a->cuIpcOpenEventHandle, nullptr);
+  // Another process exports an event, destroys it and exits.
+  const std::string command = std::string(HANDOFF_CUDA_IPC_EVENT_EXPORTER) + " '" + drv->path() + "' 2>&1";
+  FILE* out = ::popen(command.c_str(), "r");
+  ASSERT_NE(out, nullptr) << command;
+  char line[512] = {};
+  const bool read = std::fgets(line, sizeof line, out) != nullptr;
+  const int status = ::pclose(out);
+  ASSERT_TRUE(read && status == 0) << command << ": " << line;
+  abi::CUipcEventHandle h{};
+  ASSERT_GE(std::strlen(line), 2 * sizeof h.reserved) << line;
+  for (std::size_t i = 0; i < sizeof h.reserved; ++i)
+    h.reserved[i] = static_cast<char>(std::stoi(std::string(line + 2 * i, 2), nullptr, 16));
+  cuda::PrimaryContext ctx(*drv, 0);
+  cuda::ScopedContext cur(ctx);
+  abi::CUevent e = nullptr;
+  const abi::CUresult got = a->cuIpcOpenEventHandle(&e, h);
+  if (got == abi::CUDA_SUCCESS) HANDOFF_CU_CHECK(a->cuEventDestroy(e));
+  EXPECT_EQ(got, abi::CUDA_ERROR_INVALID_VALUE)
+      << "the handle of an event destroyed by a process that has exited: " << drv->error_name(got);
 }
 
 TEST_F(RealCuda, ParityUnknownErrorCodeHasNoName) {

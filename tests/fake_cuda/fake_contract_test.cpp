@@ -8,6 +8,7 @@
 #include <glad/gl.h>
 #include <dlfcn.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -105,6 +106,43 @@ TEST_F(FakeContract, CopiesAreBoundsChecked) {
   EXPECT_EQ(a_->cuMemFree(p), abi::CUDA_SUCCESS);
   EXPECT_EQ(a_->cuMemFree(p), abi::CUDA_ERROR_INVALID_VALUE) << "double free";
   EXPECT_EQ(a_->cuMemFree(q), abi::CUDA_SUCCESS);
+}
+
+TEST_F(FakeContract, TwoDCopyPitchesAreAtLeastTheRowAndAtMostTheMaximum) {
+  int max_pitch = 0;
+  ASSERT_EQ(a_->cuDeviceGetAttribute(&max_pitch, abi::CU_DEVICE_ATTRIBUTE_MAX_PITCH, 0), abi::CUDA_SUCCESS);
+  EXPECT_EQ(max_pitch, 2147483647) << "what NVIDIA GPUs report";
+  cuda::ScopedContext cur(ctx_);
+  abi::CUdeviceptr p = 0;
+  ASSERT_EQ(a_->cuMemAlloc(&p, 4096), abi::CUDA_SUCCESS);
+  std::vector<unsigned char> host(4096);
+  abi::CUDA_MEMCPY2D c{};
+  c.srcMemoryType = abi::CU_MEMORYTYPE_HOST;
+  c.srcHost = host.data();
+  c.srcPitch = 64;
+  c.dstMemoryType = abi::CU_MEMORYTYPE_DEVICE;
+  c.dstDevice = p;
+  c.dstPitch = 64;
+  c.WidthInBytes = 64;
+  c.Height = 1;
+  EXPECT_EQ(a_->cuMemcpy2D(&c), abi::CUDA_SUCCESS);
+  c.dstPitch = 63;  // one row: the pitch still has to hold it (the docs name no exception)
+  EXPECT_EQ(a_->cuMemcpy2D(&c), abi::CUDA_ERROR_INVALID_VALUE) << "destination pitch below the row";
+  c.dstPitch = 64;
+  c.srcPitch = 0;
+  EXPECT_EQ(a_->cuMemcpy2D(&c), abi::CUDA_ERROR_INVALID_VALUE) << "source pitch 0 for one row";
+  c.srcPitch = 64;
+  c.srcXInBytes = 1;  // the row starts one byte in: the pitch must hold WidthInBytes + srcXInBytes
+  EXPECT_EQ(a_->cuMemcpy2D(&c), abi::CUDA_ERROR_INVALID_VALUE);
+  c.srcXInBytes = 0;
+  c.srcPitch = std::size_t(max_pitch) + 1;  // one row, so nothing past the host buffer is read
+  EXPECT_EQ(a_->cuMemcpy2D(&c), abi::CUDA_ERROR_INVALID_VALUE) << "source pitch above CU_DEVICE_ATTRIBUTE_MAX_PITCH";
+  c.srcPitch = 64;
+  c.dstMemoryType = abi::CU_MEMORYTYPE_HOST;
+  c.dstHost = host.data() + 2048;
+  c.dstPitch = std::size_t(max_pitch) + 1;
+  EXPECT_EQ(a_->cuMemcpy2D(&c), abi::CUDA_ERROR_INVALID_VALUE) << "destination pitch above the maximum";
+  EXPECT_EQ(a_->cuMemFree(p), abi::CUDA_SUCCESS);
 }
 
 TEST_F(FakeContract, ModulesAreNotSupported) {
@@ -266,6 +304,100 @@ TEST_F(ExternalMemory, MesaMemoryFdIsMappedAtItsDataOffset) {
   ::munmap(view, total);
 }
 
+TEST_F(ExternalMemory, ImportRefusesWhatIsNotMemoryOfTheDeclaredType) {
+  cuda::ScopedContext cur(ctx_);
+  abi::CUexternalMemory mem = nullptr;
+  int pipe_fds[2] = {-1, -1};
+  ASSERT_EQ(::pipe2(pipe_fds, O_CLOEXEC), 0);
+  auto d = desc(pipe_fds[0], 4096);
+  EXPECT_EQ(a_->cuImportExternalMemory(&mem, &d), abi::CUDA_ERROR_INVALID_VALUE) << "a pipe";
+  EXPECT_TRUE(fd_open(pipe_fds[0])) << "a refused import leaves the fd with the caller";
+  char path[] = "/tmp/handoff-fake-cuda-file-XXXXXX";
+  const int file = ::mkostemp(path, O_CLOEXEC);
+  ASSERT_GE(file, 0);
+  ::unlink(path);
+  ASSERT_EQ(::ftruncate(file, 4096), 0);
+  d = desc(file, 4096);
+  EXPECT_EQ(a_->cuImportExternalMemory(&mem, &d), abi::CUDA_ERROR_INVALID_VALUE) << "a file on disk";
+  const int memfd = make_fd(4096);
+  d = desc(memfd, 4096);
+  d.type = abi::CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD;
+  EXPECT_EQ(a_->cuImportExternalMemory(&mem, &d), abi::CUDA_ERROR_INVALID_VALUE) << "a memfd is no DMA-BUF";
+  EXPECT_EQ(fake_.live_external_memories(), 0);
+  ASSERT_EQ(fake_.declare_dmabuf(memfd), 0);
+  EXPECT_EQ(fake_.declare_dmabuf(pipe_fds[1]), -1) << "only a memfd can stand for a DMA-BUF";
+  ASSERT_EQ(a_->cuImportExternalMemory(&mem, &d), abi::CUDA_SUCCESS) << "the declared stand-in";
+  EXPECT_EQ(a_->cuDestroyExternalMemory(mem), abi::CUDA_SUCCESS);
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+  ::close(file);
+}
+
+TEST_F(ExternalMemory, TheDedicatedFlagMustFitTheAllocation) {
+  cuda::ScopedContext cur(ctx_);
+  abi::CUexternalMemory first = nullptr, second = nullptr;
+  // A DMA-BUF import's flags "must be zero" (the docs).
+  const int dmabuf = make_fd(4096);
+  ASSERT_EQ(fake_.declare_dmabuf(dmabuf), 0);
+  auto d = desc(dmabuf, 4096);
+  d.type = abi::CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD;
+  d.flags = abi::kCudaExternalMemoryDedicated;
+  EXPECT_EQ(a_->cuImportExternalMemory(&first, &d), abi::CUDA_ERROR_INVALID_VALUE);
+  ::close(dmabuf);
+  // Two imports of one memory object that disagree about it.
+  const int fd = make_fd(4096);
+  const int again = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  d = desc(fd, 4096);
+  d.flags = abi::kCudaExternalMemoryDedicated;
+  ASSERT_EQ(a_->cuImportExternalMemory(&first, &d), abi::CUDA_SUCCESS);
+  d = desc(again, 4096);
+  EXPECT_EQ(a_->cuImportExternalMemory(&second, &d), abi::CUDA_ERROR_INVALID_VALUE)
+      << "imported as dedicated once, so always";
+  d.flags = abi::kCudaExternalMemoryDedicated;
+  ASSERT_EQ(a_->cuImportExternalMemory(&second, &d), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuDestroyExternalMemory(second), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuDestroyExternalMemory(first), abi::CUDA_SUCCESS);
+  // A cuMemCreate allocation is no dedicated resource.
+  abi::CUmemAllocationProp prop{};
+  prop.type = abi::CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = abi::CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.requestedHandleTypes = abi::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+  std::size_t granularity = 0;
+  ASSERT_EQ(a_->cuMemGetAllocationGranularity(&granularity, &prop, abi::CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+            abi::CUDA_SUCCESS);
+  abi::CUmemGenericAllocationHandle vmm = 0;
+  ASSERT_EQ(a_->cuMemCreate(&vmm, granularity, &prop, 0), abi::CUDA_SUCCESS);
+  int exported = -1;
+  ASSERT_EQ(a_->cuMemExportToShareableHandle(&exported, vmm, abi::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+            abi::CUDA_SUCCESS);
+  d = desc(exported, granularity);
+  d.flags = abi::kCudaExternalMemoryDedicated;
+  EXPECT_EQ(a_->cuImportExternalMemory(&first, &d), abi::CUDA_ERROR_INVALID_VALUE);
+  d.flags = 0;
+  ASSERT_EQ(a_->cuImportExternalMemory(&first, &d), abi::CUDA_SUCCESS) << "as plain memory it imports";
+  EXPECT_EQ(a_->cuDestroyExternalMemory(first), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemRelease(vmm), abi::CUDA_SUCCESS);
+}
+
+TEST_F(ExternalMemory, MappedBufferOffsetsAreAlignedTo256Bytes) {
+  cuda::ScopedContext cur(ctx_);
+  auto d = desc(make_fd(8192), 8192);
+  abi::CUexternalMemory mem = nullptr;
+  ASSERT_EQ(a_->cuImportExternalMemory(&mem, &d), abi::CUDA_SUCCESS);
+  abi::CUDA_EXTERNAL_MEMORY_BUFFER_DESC b{};
+  b.offset = 100;
+  b.size = 256;
+  abi::CUdeviceptr p = 0;
+  EXPECT_EQ(a_->cuExternalMemoryGetMappedBuffer(&p, mem, &b), abi::CUDA_ERROR_INVALID_VALUE) << "offset 100";
+  EXPECT_EQ(fake_.live_external_buffers(), 0);
+  b.offset = 256;
+  b.size = 100;  // any size
+  ASSERT_EQ(a_->cuExternalMemoryGetMappedBuffer(&p, mem, &b), abi::CUDA_SUCCESS);
+  EXPECT_EQ(p % 256, 0u);
+  EXPECT_EQ(a_->cuMemFree(p), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuDestroyExternalMemory(mem), abi::CUDA_SUCCESS);
+}
+
 TEST_F(ExternalMemory, DestroyBeforeFreeIsCountedAsALeak) {
   cuda::ScopedContext cur(ctx_);
   auto d = desc(make_fd(4096), 4096);
@@ -352,6 +484,82 @@ TEST_F(ExternalMemory, ReleasingTheLastRetainResetsTheContextAndEverythingInIt) 
   fake_.reset();  // the losses were this test's point
 }
 
+// Entry points only GStreamer's CUDA library calls (not in handoff's ABI):
+// reached by their exported names.
+template <typename F>
+F fake_symbol(const char* name);
+
+TEST_F(FakeContract, StreamsOfAnotherContextTakeNoWorkAndEventsRecordOnlyInTheirOwn) {
+  using Create = abi::CUresult (*)(abi::CUcontext*, unsigned, abi::CUdevice);
+  using Destroy = abi::CUresult (*)(abi::CUcontext);
+  const auto create = fake_symbol<Create>("cuCtxCreate_v2");
+  const auto destroy = fake_symbol<Destroy>("cuCtxDestroy_v2");
+  ASSERT_TRUE(create && destroy);
+  abi::CUcontext own = nullptr;
+  ASSERT_EQ(create(&own, 0, 0), abi::CUDA_SUCCESS);  // current on this thread now
+  abi::CUstream theirs = nullptr;
+  ASSERT_EQ(a_->cuStreamCreate(&theirs, 0), abi::CUDA_SUCCESS);
+  abi::CUevent their_event = nullptr;
+  ASSERT_EQ(a_->cuEventCreate(&their_event, abi::CU_EVENT_DISABLE_TIMING), abi::CUDA_SUCCESS);
+  abi::CUcontext popped = nullptr;
+  ASSERT_EQ(a_->cuCtxPopCurrent(&popped), abi::CUDA_SUCCESS);
+  {
+    cuda::ScopedContext cur(ctx_);  // the primary context
+    abi::CUdeviceptr p = 0;
+    ASSERT_EQ(a_->cuMemAlloc(&p, 256), abi::CUDA_SUCCESS);
+    unsigned char host[16] = {};
+    abi::CUDA_MEMCPY2D c{};
+    c.srcMemoryType = abi::CU_MEMORYTYPE_HOST;
+    c.srcHost = host;
+    c.srcPitch = 16;
+    c.dstMemoryType = abi::CU_MEMORYTYPE_DEVICE;
+    c.dstDevice = p;
+    c.dstPitch = 16;
+    c.WidthInBytes = 16;
+    c.Height = 1;
+    EXPECT_EQ(a_->cuMemcpy2DAsync(&c, theirs), abi::CUDA_ERROR_INVALID_HANDLE) << "a stream of another context";
+    EXPECT_EQ(a_->cuMemcpy2DAsync(&c, nullptr), abi::CUDA_SUCCESS);
+    abi::CUevent mine = nullptr;
+    ASSERT_EQ(a_->cuEventCreate(&mine, abi::CU_EVENT_DISABLE_TIMING), abi::CUDA_SUCCESS);
+    EXPECT_EQ(a_->cuEventRecord(mine, theirs), abi::CUDA_ERROR_INVALID_HANDLE) << "the docs: same context or INVALID_HANDLE";
+    EXPECT_EQ(a_->cuEventRecord(their_event, nullptr), abi::CUDA_ERROR_INVALID_HANDLE)
+        << "an event of another context on this context's default stream";
+    EXPECT_EQ(a_->cuEventRecord(mine, nullptr), abi::CUDA_SUCCESS);
+    EXPECT_EQ(a_->cuStreamWaitEvent(theirs, mine, 0), abi::CUDA_SUCCESS) << "the docs: the event may be of another context";
+    EXPECT_EQ(a_->cuStreamSynchronize(theirs), abi::CUDA_SUCCESS) << "synchronising needs no particular context";
+    EXPECT_EQ(a_->cuEventDestroy(mine), abi::CUDA_SUCCESS);
+    EXPECT_EQ(a_->cuMemFree(p), abi::CUDA_SUCCESS);
+  }
+  ASSERT_EQ(a_->cuCtxPushCurrent(own), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuEventRecord(their_event, theirs), abi::CUDA_SUCCESS) << "both of the current context";
+  EXPECT_EQ(a_->cuEventDestroy(their_event), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuStreamDestroy(theirs), abi::CUDA_SUCCESS);
+  EXPECT_EQ(destroy(own), abi::CUDA_SUCCESS);
+}
+
+TEST_F(FakeContract, StaleInterprocessEventHandlesAreRefused) {
+  cuda::ScopedContext cur(ctx_);
+  abi::CUevent e = nullptr;
+  ASSERT_EQ(a_->cuEventCreate(&e, abi::CU_EVENT_INTERPROCESS | abi::CU_EVENT_DISABLE_TIMING), abi::CUDA_SUCCESS);
+  abi::CUipcEventHandle h{};
+  ASSERT_EQ(a_->cuIpcGetEventHandle(&h, e), abi::CUDA_SUCCESS);
+  abi::CUevent opened = nullptr;
+  ASSERT_EQ(a_->cuIpcOpenEventHandle(&opened, h), abi::CUDA_SUCCESS) << "a live event's handle opens";
+  EXPECT_EQ(a_->cuEventDestroy(opened), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuEventDestroy(e), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuIpcOpenEventHandle(&opened, h), abi::CUDA_ERROR_INVALID_VALUE) << "its event was destroyed";
+  // A handle from a process that has exited.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  const std::int32_t gone = child;
+  std::memcpy(h.reserved + 4, &gone, 4);
+  EXPECT_EQ(a_->cuIpcOpenEventHandle(&opened, h), abi::CUDA_ERROR_INVALID_VALUE) << "its process has exited";
+  EXPECT_EQ(fake_.live_events(), 0);
+}
+
 TEST_F(FakeContract, AResetContextStillCurrentIsDestroyed) {
   const abi::CUcontext handle = ctx_.get();
   {
@@ -369,8 +577,6 @@ TEST_F(FakeContract, AResetContextStillCurrentIsDestroyed) {
   EXPECT_EQ(current, nullptr);
 }
 
-// Entry points only GStreamer's CUDA library calls (not in handoff's ABI):
-// reached by their exported names.
 template <typename F>
 F fake_symbol(const char* name) {
   void* lib = ::dlopen(fake_path(), RTLD_NOW | RTLD_NOLOAD);
@@ -542,6 +748,21 @@ TEST_F(GraphicsInterop, BatchMapIsAllOrNothing) {
   ASSERT_EQ(a_->cuGraphicsMapResources(2, r, nullptr), abi::CUDA_SUCCESS);
   EXPECT_EQ(fake_.live_mappings(), 2);
   EXPECT_EQ(fake_.call_count("cuGraphicsMapResources"), 3);
+  ASSERT_EQ(a_->cuGraphicsUnmapResources(2, r, nullptr), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGraphicsUnregisterResource(r[0]), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGraphicsUnregisterResource(r[1]), abi::CUDA_SUCCESS);
+}
+
+TEST_F(GraphicsInterop, AResourceListedTwiceIsAnInvalidHandleAndNothingIsMappedOrUnmapped) {
+  abi::CUgraphicsResource r[3] = {};
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r[0], buffer(32), 0), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r[1], buffer(48), 0), abi::CUDA_SUCCESS);
+  r[2] = r[0];
+  EXPECT_EQ(a_->cuGraphicsMapResources(3, r, nullptr), abi::CUDA_ERROR_INVALID_HANDLE) << "the docs of both calls";
+  EXPECT_EQ(fake_.live_mappings(), 0);
+  ASSERT_EQ(a_->cuGraphicsMapResources(2, r, nullptr), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuGraphicsUnmapResources(3, r, nullptr), abi::CUDA_ERROR_INVALID_HANDLE);
+  EXPECT_EQ(fake_.live_mappings(), 2) << "nothing unmapped";
   ASSERT_EQ(a_->cuGraphicsUnmapResources(2, r, nullptr), abi::CUDA_SUCCESS);
   EXPECT_EQ(a_->cuGraphicsUnregisterResource(r[0]), abi::CUDA_SUCCESS);
   EXPECT_EQ(a_->cuGraphicsUnregisterResource(r[1]), abi::CUDA_SUCCESS);

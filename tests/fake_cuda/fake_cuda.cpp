@@ -7,12 +7,15 @@
 
 #include <EGL/egl.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -54,6 +57,7 @@ struct handoff::cuda::abi::CUgraphicsResource_st {
   // the image (allocated at registration, freed at unregistration).
   bool egl = false;
   void* egl_memory = nullptr;
+  CUarray_st* egl_array = nullptr;  // set: the driver keeps the image as a CUDA array (no pointer)
   unsigned egl_width = 0, egl_height = 0, egl_pitch = 0, egl_channels = 0, egl_bytes = 1;
 };
 struct handoff::cuda::abi::CUextMemory_st {
@@ -62,6 +66,15 @@ struct handoff::cuda::abi::CUextMemory_st {
   void* base = nullptr;
   std::size_t size = 0;
   bool mmapped = false;  // false: host memory stands in (the fd was not mmap-able)
+  // The memory object behind the fd (its inode), and whether the import said
+  // it was a dedicated allocation: every import of one object must agree.
+  dev_t object_dev = 0;
+  ino_t object_ino = 0;
+  bool dedicated = false;
+};
+// A CUDA array (an EGL image the driver keeps tiled): no linear address.
+struct handoff::cuda::abi::CUarray_st {
+  unsigned width = 0, height = 0;
 };
 struct handoff::cuda::abi::CUextSemaphore_st {
   CUctx_st* ctx = nullptr;
@@ -231,7 +244,15 @@ struct State {
   bool semaphores_supported = false;
   // EGL images: NOT_SUPPORTED until a test says what an image looks like.
   unsigned egl_width = 0, egl_height = 0, egl_channels = 0, egl_bytes = 1;
+  bool egl_arrays = false;  // fake_cuda_set_egl_arrays: images are CUDA arrays, not pitched planes
+  // Memory objects (inodes) a test declared to stand for DMA-BUFs
+  // (fake_cuda_declare_dmabuf): nothing here can make a real one.
+  std::set<std::pair<dev_t, ino_t>> dmabuf_stand_ins;
 };
+
+// CU_DEVICE_ATTRIBUTE_MAX_PITCH: what NVIDIA GPUs report (2^31 - 1); a 2D
+// copy with a larger pitch is refused, as the docs of cuMemcpy2D say.
+constexpr std::size_t kMaxPitch = 2147483647;
 
 State& state() {
   static State* s = new State;  // never destroyed: the fake may be called from static destructors
@@ -376,11 +397,25 @@ CUresult handle_status(const State& s, const Set& live, H h) {
   return CUDA_ERROR_INVALID_HANDLE;
 }
 
+#define FAKE_CHECK(expr) \
+  if (CUresult r_ = (expr); r_ != CUDA_SUCCESS) return r_
+
 // nullptr is the default stream.
 CUresult stream_status(const State& s, CUstream h) { return h ? handle_status(s, s.streams, h) : CUDA_SUCCESS; }
 
-#define FAKE_CHECK(expr) \
-  if (CUresult r_ = (expr); r_ != CUDA_SUCCESS) return r_
+// A stream given work (a copy, a map or unmap, a semaphore signal or wait)
+// must belong to the current context. The docs say so only of cuEventRecord
+// (event and stream "from the same context otherwise CUDA_ERROR_INVALID_HANDLE");
+// for the others they are silent, and the fake answers the same
+// CUDA_ERROR_INVALID_HANDLE (tests/cuda's ParityStreamOfAnotherContext asks a
+// real driver). Synchronising, querying or destroying a stream, and
+// cuStreamWaitEvent (the docs: "hEvent may be from a different context"),
+// work from any context.
+CUresult work_stream_status(const State& s, CUstream h) {
+  FAKE_CHECK(stream_status(s, h));
+  if (h && !context_stack().empty() && h->ctx != context_stack().back()) return CUDA_ERROR_INVALID_HANDLE;
+  return CUDA_SUCCESS;
+}
 
 CUresult unmap_one(CUgraphicsResource_st* r) {
   if (r->egl) {
@@ -407,9 +442,9 @@ CUresult unmap_one(CUgraphicsResource_st* r) {
 }
 
 CUresult map_one(CUgraphicsResource_st* r) {
-  if (r->egl) {  // the plane's memory is device memory while mapped
-    r->ptr = r->egl_memory;
-    r->size = std::size_t(r->egl_pitch) * r->egl_height;
+  if (r->egl) {  // the plane's memory is device memory while mapped; an array's has no address
+    r->ptr = r->egl_array ? nullptr : r->egl_memory;
+    r->size = r->egl_array ? 0 : std::size_t(r->egl_pitch) * r->egl_height;
     r->mapped = true;
     return CUDA_SUCCESS;
   }
@@ -568,6 +603,7 @@ FAKE_API CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdev
     case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *pi = dev + 1; return CUDA_SUCCESS;
     case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: *pi = 0; return CUDA_SUCCESS;
     case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: *pi = 0; return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_MAX_PITCH: *pi = static_cast<int>(kMaxPitch); return CUDA_SUCCESS;
     default: break;
   }
   // CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT (14; GStreamer's CUDA library asks): what NVIDIA GPUs report.
@@ -598,7 +634,7 @@ void mark_dead(State& s, const void* handle) {
 // thread where a GL context is current; elsewhere GL keeps its mapping.
 void drop_mapping_at_reset(State& s, CUgraphicsResource_st* r) {
   if (!r->mapped) return;
-  s.dead_ranges[reinterpret_cast<CUdeviceptr>(r->ptr)] = r->size;
+  if (r->ptr) s.dead_ranges[reinterpret_cast<CUdeviceptr>(r->ptr)] = r->size;
   if (r->egl || r->shadow) {
     if (r->shadow) std::free(r->ptr);  // the host copy is never written back
   } else if (!r->borrowed && gl_context_current()) {
@@ -644,6 +680,8 @@ void reset_context(State& s, CUctx_st* ctx) {
     drop_mapping_at_reset(s, r);
     std::free(r->egl_memory);
     r->egl_memory = nullptr;
+    delete r->egl_array;
+    r->egl_array = nullptr;
   });
   destroy_made_in(s, s.ext_memories, ctx, [](CUextMemory_st* m) {
     if (m->mmapped) ::munmap(m->base, m->size);
@@ -888,7 +926,9 @@ CUresult side(State& s, CUmemorytype type, const void* host, CUdeviceptr device,
     *out = nullptr;
     return CUDA_SUCCESS;
   }
-  if (pitch < x + width && height > 1) return CUDA_ERROR_INVALID_VALUE;
+  // The docs of cuMemcpy2D: a pitch is at least WidthInBytes + XInBytes (one
+  // row or many), and no pitch is above CU_DEVICE_ATTRIBUTE_MAX_PITCH.
+  if (pitch < x + width || pitch > kMaxPitch) return CUDA_ERROR_INVALID_VALUE;
   const std::size_t span = (height - 1) * pitch + x + width;
   switch (type) {
     case CU_MEMORYTYPE_HOST:
@@ -931,7 +971,7 @@ FAKE_API CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D* copy) {
 FAKE_API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* copy, CUstream stream) {
   FAKE_ENTER("cuMemcpy2DAsync");
   FAKE_REQUIRE_CONTEXT();
-  FAKE_CHECK(stream_status(s, stream));
+  FAKE_CHECK(work_stream_status(s, stream));
   return copy2d(s, copy);
 }
 
@@ -1079,6 +1119,7 @@ FAKE_API CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) {
   if (resource->mapped) unmap_one(resource);  // the lenient reading: the driver API docs do not say
   s.resources.erase(resource);
   std::free(resource->egl_memory);
+  delete resource->egl_array;
   delete resource;
   return CUDA_SUCCESS;
 }
@@ -1093,15 +1134,19 @@ FAKE_API CUresult cuGraphicsResourceSetMapFlags_v2(CUgraphicsResource resource, 
   return CUDA_SUCCESS;
 }
 
-// What map and unmap check first, in this order: the list, the stream, the GL
-// context (GL buffers need it current; EGL images do not), every handle.
+// What map and unmap check first, in this order: the list, the stream (of the
+// current context), the GL context (GL buffers need it current; EGL images do
+// not), every handle, duplicates (the docs of both calls: a resource listed
+// twice is CUDA_ERROR_INVALID_HANDLE; nothing is mapped or unmapped then).
 static CUresult check_resource_list(State& s, unsigned count, CUgraphicsResource* resources, CUstream stream) {
   if (count == 0 || !resources) return CUDA_ERROR_INVALID_VALUE;
-  FAKE_CHECK(stream_status(s, stream));
+  FAKE_CHECK(work_stream_status(s, stream));
   for (unsigned i = 0; i < count; ++i)
     if (resources[i] && s.resources.count(resources[i]) && !resources[i]->egl && !gl_context_current())
       return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
   for (unsigned i = 0; i < count; ++i) FAKE_CHECK(handle_status(s, s.resources, resources[i]));
+  const std::set<CUgraphicsResource> distinct(resources, resources + count);
+  if (distinct.size() != count) return CUDA_ERROR_INVALID_HANDLE;  // listed twice
   return CUDA_SUCCESS;
 }
 
@@ -1109,11 +1154,8 @@ FAKE_API CUresult cuGraphicsMapResources(unsigned int count, CUgraphicsResource*
   FAKE_ENTER("cuGraphicsMapResources");
   FAKE_REQUIRE_CONTEXT();
   if (CUresult r = check_resource_list(s, count, resources, stream); r != CUDA_SUCCESS) return r;
-  for (unsigned i = 0; i < count; ++i) {
+  for (unsigned i = 0; i < count; ++i)
     if (resources[i]->mapped) return CUDA_ERROR_ALREADY_MAPPED;
-    for (unsigned j = 0; j < i; ++j)
-      if (resources[j] == resources[i]) return CUDA_ERROR_ALREADY_MAPPED;  // listed twice
-  }
   for (unsigned i = 0; i < count; ++i) {
     if (CUresult r = map_one(resources[i]); r != CUDA_SUCCESS) {
       for (unsigned j = 0; j < i; ++j) unmap_one(resources[j]);  // all or nothing
@@ -1133,10 +1175,8 @@ FAKE_API CUresult cuGraphicsUnmapResources(unsigned int count, CUgraphicsResourc
     if (!resources[i]->mapped) return CUDA_ERROR_NOT_MAPPED;
   }
   CUresult result = CUDA_SUCCESS;
-  for (unsigned i = 0; i < count; ++i) {
-    if (!resources[i]->mapped) continue;  // listed twice
+  for (unsigned i = 0; i < count; ++i)
     if (CUresult r = unmap_one(resources[i]); r != CUDA_SUCCESS) result = r;
-  }
   return result;
 }
 
@@ -1145,6 +1185,7 @@ FAKE_API CUresult cuGraphicsResourceGetMappedPointer_v2(CUdeviceptr* ptr, std::s
   FAKE_REQUIRE_CONTEXT();
   FAKE_CHECK(handle_status(s, s.resources, resource));
   if (!resource->mapped) return CUDA_ERROR_NOT_MAPPED;
+  if (resource->egl_array) return CUDA_ERROR_NOT_MAPPED_AS_POINTER;  // the docs: not a buffer, no pointer
   if (ptr) *ptr = reinterpret_cast<CUdeviceptr>(resource->ptr);
   if (size) *size = resource->size;
   return CUDA_SUCCESS;
@@ -1170,6 +1211,7 @@ FAKE_API CUresult cuGraphicsEGLRegisterImage(CUgraphicsResource* resource, EGLIm
   r->egl_pitch = pitch;
   r->egl_channels = s.egl_channels;
   r->egl_bytes = s.egl_bytes;
+  if (s.egl_arrays) r->egl_array = new CUarray_st{s.egl_width, s.egl_height};
   r->register_flags = r->map_flags = flags;
   s.resources.insert(r);
   *resource = r;
@@ -1186,14 +1228,19 @@ FAKE_API CUresult cuGraphicsResourceGetMappedEglFrame(CUeglFrame* frame, CUgraph
   if (!resource->mapped) return CUDA_ERROR_NOT_MAPPED;
   if (index != 0 || mip_level != 0) return CUDA_ERROR_INVALID_VALUE;
   *frame = CUeglFrame{};
-  frame->frame.pPitch[0] = resource->egl_memory;
+  if (resource->egl_array) {
+    frame->frame.pArray[0] = resource->egl_array;
+    frame->frameType = CU_EGL_FRAME_TYPE_ARRAY;  // an array has no pitch: 0
+  } else {
+    frame->frame.pPitch[0] = resource->egl_memory;
+    frame->pitch = resource->egl_pitch;
+    frame->frameType = CU_EGL_FRAME_TYPE_PITCH;
+  }
   frame->width = resource->egl_width;
   frame->height = resource->egl_height;
   frame->depth = 1;
-  frame->pitch = resource->egl_pitch;
   frame->planeCount = 1;
   frame->numChannels = resource->egl_channels;
-  frame->frameType = CU_EGL_FRAME_TYPE_PITCH;
   frame->cuFormat = resource->egl_bytes == 2 ? 0x02 : 0x01;  // CU_AD_FORMAT_UNSIGNED_INT16 / INT8
   return CUDA_SUCCESS;
 }
@@ -1214,6 +1261,60 @@ std::size_t mesa_data_offset(int fd, const struct stat& st) {
     return static_cast<std::size_t>(header[1]);
   return 0;
 }
+
+// What /proc/self/fd says the descriptor is ("/memfd:NAME (deleted)", "pipe:[N]", a path ...).
+std::string fd_target(int fd) {
+  char link[256] = {};
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  const ssize_t n = ::readlink(path.c_str(), link, sizeof link - 1);
+  return n > 0 ? std::string(link, static_cast<std::size_t>(n)) : std::string();
+}
+
+constexpr long kDmaBufMagic = 0x444d4142;  // DMA_BUF_MAGIC (linux/magic.h): the dma-buf filesystem
+
+// Whether `fd` is memory of the declared handle type, as far as the fake can
+// tell. OPAQUE_FD (the docs: "a valid file descriptor referencing a memory
+// object"): a memfd. That is what Mesa's lavapipe / llvmpipe export (a memfd
+// that starts with Mesa's header, mesa_data_offset above; checked on Mesa
+// 22.3, where memfd_create is available) and what the fake's own cuMemCreate
+// allocations are. A file on disk, a pipe, a socket or a device node is no
+// memory object. DMABUF_FD (the docs: "a file descriptor referencing a
+// dma_buf object"): a file of the dma-buf filesystem, or a memfd a test
+// declared to stand for one (fake_cuda_declare_dmabuf; nothing here makes
+// real DMA-BUFs). The docs name no code for a descriptor of the wrong kind;
+// the fake answers CUDA_ERROR_INVALID_VALUE (tests/cuda's
+// ParityImportRefusesWhatIsNotMemory asks a real driver).
+bool is_memory_of_type(const State& s, int fd, const struct stat& st, CUexternalMemoryHandleType type) {
+  const bool memfd = fd_target(fd).rfind("/memfd:", 0) == 0;
+  if (type == CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD) return memfd;
+  struct statfs fs {};
+  if (::fstatfs(fd, &fs) == 0 && static_cast<long>(fs.f_type) == kDmaBufMagic) return true;
+  return memfd && s.dmabuf_stand_ins.count({st.st_dev, st.st_ino}) != 0;
+}
+
+// Whether the DEDICATED flag can be right for this memory object. The docs:
+// a DMA-BUF import's flags "must be zero"; a dedicated allocation must be
+// imported with the flag (Vulkan's rule). The fake cannot see how lavapipe allocated, so it checks what it
+// can know: a cuMemCreate allocation (the fake's own memfd) is no dedicated
+// resource, and every live import of one memory object must say the same
+// (dedicated-ness belongs to the allocation, not to an import). Both are the
+// fake's choices: tests/cuda's ParityDedicatedFlagOfAVmmAllocation asks a real driver.
+bool dedicated_flag_fits(const State& s, int fd, const struct stat& st, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC& d) {
+  const bool dedicated = (d.flags & kCudaExternalMemoryDedicated) != 0;
+  if (d.type == CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD) return !dedicated;
+  if (dedicated && fd_target(fd).rfind("/memfd:handoff-fake-cuda-vmm", 0) == 0) return false;
+  for (const CUextMemory_st* m : s.ext_memories)
+    if (m->object_dev == st.st_dev && m->object_ino == st.st_ino && m->dedicated != dedicated) return false;
+  return true;
+}
+
+// cuExternalMemoryGetMappedBuffer: the docs want the offset and size "suitably
+// aligned to match the requirements of the external API" and say no more.
+// The fake's choice: the offset a multiple of 256 bytes (the alignment every
+// CUDA device pointer has, so the mapped pointer is one CUDA could hand out);
+// any size (the mapping covers whole pages of the object whatever its size).
+// tests/cuda's ParityMappedBufferAlignment asks a real driver.
+constexpr std::size_t kMappedBufferOffsetAlignment = 256;
 }  // namespace
 
 FAKE_API CUresult cuImportExternalMemory(CUexternalMemory* out, const CUDA_EXTERNAL_MEMORY_HANDLE_DESC* desc) {
@@ -1227,6 +1328,8 @@ FAKE_API CUresult cuImportExternalMemory(CUexternalMemory* out, const CUDA_EXTER
   const int fd = desc->handle.fd;
   struct stat st {};
   if (fd < 0 || ::fstat(fd, &st) != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!is_memory_of_type(s, fd, st, desc->type)) return CUDA_ERROR_INVALID_VALUE;
+  if (!dedicated_flag_fits(s, fd, st, *desc)) return CUDA_ERROR_INVALID_VALUE;
   const auto size = static_cast<std::size_t>(desc->size);
   const std::size_t offset = mesa_data_offset(fd, st);
   if (S_ISREG(st.st_mode) && static_cast<unsigned long long>(st.st_size) - offset < desc->size)
@@ -1246,6 +1349,9 @@ FAKE_API CUresult cuImportExternalMemory(CUexternalMemory* out, const CUDA_EXTER
     }
   }
   m->ctx = current_context();
+  m->object_dev = st.st_dev;
+  m->object_ino = st.st_ino;
+  m->dedicated = (desc->flags & kCudaExternalMemoryDedicated) != 0;
   m->fd = fd;  // success: the fake owns the fd now and closes it in cuDestroyExternalMemory
   s.ext_memories.insert(m);
   *out = m;
@@ -1259,6 +1365,7 @@ FAKE_API CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr* ptr, CUexternalMe
   FAKE_CHECK(handle_status(s, s.ext_memories, mem));
   if (!ptr || !desc || desc->size == 0 || desc->flags != 0) return CUDA_ERROR_INVALID_VALUE;
   if (desc->offset > mem->size || desc->size > mem->size - desc->offset) return CUDA_ERROR_INVALID_VALUE;
+  if (desc->offset % kMappedBufferOffsetAlignment != 0) return CUDA_ERROR_INVALID_VALUE;
   const CUdeviceptr p = reinterpret_cast<CUdeviceptr>(mem->base) + desc->offset;
   if (s.regions.count(p)) return CUDA_ERROR_INVALID_VALUE;  // the fake keys buffers by address: one per offset
   forget_dead(s, p, static_cast<std::size_t>(desc->size));
@@ -1309,7 +1416,7 @@ CUresult check_semaphores(State& s, const CUexternalSemaphore* sems, const void*
                           CUstream stream) {
   if (!s.semaphores_supported) return CUDA_ERROR_NOT_SUPPORTED;
   if (!sems || !params || n == 0) return CUDA_ERROR_INVALID_VALUE;
-  FAKE_CHECK(stream_status(s, stream));
+  FAKE_CHECK(work_stream_status(s, stream));
   for (unsigned i = 0; i < n; ++i) FAKE_CHECK(handle_status(s, s.semaphores, sems[i]));
   return CUDA_SUCCESS;
 }
@@ -1355,6 +1462,7 @@ struct handoff::cuda::abi::CUevent_st {
   unsigned flags = 0;
   bool imported = false;  // from cuIpcOpenEventHandle
   std::uint64_t id = 0;
+  CUctx_st* ctx = nullptr;  // current at creation (or at the handle's opening)
 };
 
 namespace {
@@ -1657,6 +1765,24 @@ FAKE_API CUresult cuMemUnmap(CUdeviceptr ptr, std::size_t size) {
 // --- events ------------------------------------------------------------------------
 namespace {
 CUevent_st* find_event(CUevent e) { return e && share().events.count(e) ? e : nullptr; }
+
+// A handle whose event is gone. The docs call operations on an imported event
+// undefined once the exported one is destroyed, and say nothing of opening
+// such a handle; the fake refuses it with CUDA_ERROR_INVALID_VALUE (its code
+// for a handle it never issued) where it can tell: the exporting process has
+// exited, or the exporter is this process and the event was destroyed. (An
+// event destroyed in another process that still runs is beyond its sight.)
+bool ipc_event_handle_is_stale(const CUipcEventHandle& handle) {
+  std::int32_t pid = 0;
+  std::uint64_t id = 0;
+  std::memcpy(&pid, handle.reserved + 4, 4);
+  std::memcpy(&id, handle.reserved + 8, 8);
+  if (pid <= 0) return true;
+  if (pid != ::getpid()) return ::kill(pid, 0) != 0 && errno == ESRCH;
+  for (const CUevent_st* e : share().events)
+    if (!e->imported && e->id == id && (e->flags & CU_EVENT_INTERPROCESS)) return false;
+  return true;
+}
 }  // namespace
 
 FAKE_API CUresult cuEventCreate(CUevent* event, unsigned int flags) {
@@ -1666,7 +1792,7 @@ FAKE_API CUresult cuEventCreate(CUevent* event, unsigned int flags) {
     return CUDA_ERROR_INVALID_VALUE;
   // The docs: an interprocess event must have timing disabled.
   if ((flags & CU_EVENT_INTERPROCESS) && !(flags & CU_EVENT_DISABLE_TIMING)) return CUDA_ERROR_INVALID_VALUE;
-  auto* e = new CUevent_st{flags, false, share().next_event_id++};
+  auto* e = new CUevent_st{flags, false, share().next_event_id++, current_context()};
   share().events.insert(e);
   *event = e;
   return CUDA_SUCCESS;
@@ -1685,7 +1811,11 @@ FAKE_API CUresult cuEventRecord(CUevent event, CUstream stream) {
   FAKE_ENTER("cuEventRecord");
   FAKE_REQUIRE_CONTEXT();
   if (!find_event(event)) return CUDA_ERROR_INVALID_HANDLE;
-  return stream_status(s, stream);  // the fake's work is synchronous: recorded is complete
+  FAKE_CHECK(work_stream_status(s, stream));
+  // The docs: the event and the stream "must be from the same context
+  // otherwise CUDA_ERROR_INVALID_HANDLE is returned" (the default stream is the current context's).
+  if ((stream ? stream->ctx : current_context()) != event->ctx) return CUDA_ERROR_INVALID_HANDLE;
+  return CUDA_SUCCESS;  // the fake's work is synchronous: recorded is complete
 }
 
 FAKE_API CUresult cuEventQuery(CUevent event) {
@@ -1730,8 +1860,9 @@ FAKE_API CUresult cuIpcOpenEventHandle(CUevent* event, CUipcEventHandle handle) 
   if (!event) return CUDA_ERROR_INVALID_VALUE;
   if (!ipc_events_supported()) return CUDA_ERROR_NOT_SUPPORTED;
   if (std::memcmp(handle.reserved, kEventHandleMagic, 4) != 0) return CUDA_ERROR_INVALID_VALUE;
+  if (ipc_event_handle_is_stale(handle)) return CUDA_ERROR_INVALID_VALUE;
   // The docs: it behaves like a local event with timing disabled.
-  auto* e = new CUevent_st{CU_EVENT_DISABLE_TIMING, true, share().next_event_id++};
+  auto* e = new CUevent_st{CU_EVENT_DISABLE_TIMING, true, share().next_event_id++, current_context()};
   share().events.insert(e);
   *event = e;
   return CUDA_SUCCESS;
@@ -1972,6 +2103,8 @@ FAKE_API void fake_cuda_reset(void) {
   s.semaphores_supported = false;
   s.egl_width = s.egl_height = s.egl_channels = 0;
   s.egl_bytes = 1;
+  s.egl_arrays = false;
+  s.dmabuf_stand_ins.clear();
   share_reset();  // interprocess block
 }
 
@@ -2084,4 +2217,19 @@ FAKE_API void fake_cuda_set_egl_images(unsigned width, unsigned height, unsigned
   s.egl_height = height;
   s.egl_channels = channels;
   s.egl_bytes = bytes_per_channel == 2 ? 2 : 1;
+}
+
+FAKE_API void fake_cuda_set_egl_arrays(int arrays) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.egl_arrays = arrays != 0;
+}
+
+FAKE_API int fake_cuda_declare_dmabuf(int fd) {
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0 || fd_target(fd).rfind("/memfd:", 0) != 0) return -1;
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.dmabuf_stand_ins.insert({st.st_dev, st.st_ino});
+  return 0;
 }

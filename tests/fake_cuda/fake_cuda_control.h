@@ -80,6 +80,19 @@ void fake_cuda_set_semaphores_supported(int supported);
  * rounded up to 256 bytes), which cuGraphicsResourceGetMappedEglFrame
  * describes while mapped (CU_EGL_FRAME_TYPE_PITCH). Reset turns it off. */
 void fake_cuda_set_egl_images(unsigned width, unsigned height, unsigned channels, unsigned bytes_per_channel);
+/* 1: from now on registered EGL images are CUDA arrays, as a driver that keeps
+ * an image tiled makes them: cuGraphicsResourceGetMappedEglFrame describes
+ * CU_EGL_FRAME_TYPE_ARRAY (pArray[0], pitch 0) and
+ * cuGraphicsResourceGetMappedPointer is CUDA_ERROR_NOT_MAPPED_AS_POINTER.
+ * 0 (and reset): one pitched plane. */
+void fake_cuda_set_egl_arrays(int arrays);
+
+/* Declares the memfd `fd` a stand-in for a DMA-BUF: cuImportExternalMemory
+ * takes its memory object as CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD (a
+ * DMA-BUF import otherwise needs a real dma-buf, which nothing on a machine
+ * without a GPU makes). Returns -1 (and declares nothing) for anything but a
+ * memfd. Reset forgets every declaration. */
+int fake_cuda_declare_dmabuf(int fd);
 
 /* Interprocess sharing (handoff::live; README.md "Interprocess sharing").
  * Virtual memory (cuMemCreate ... exported as POSIX fds) and interprocess

@@ -67,6 +67,8 @@ class FakeCuda {
     get(calls_off_thread, "fake_cuda_calls_off_thread");
     get(set_semaphores_supported, "fake_cuda_set_semaphores_supported");
     get(set_egl_images, "fake_cuda_set_egl_images");
+    get(set_egl_arrays, "fake_cuda_set_egl_arrays");
+    get(declare_dmabuf, "fake_cuda_declare_dmabuf");
     get(uninitialize, "fake_cuda_uninitialize");
     // interprocess sharing
     get(set_vmm_supported, "fake_cuda_set_vmm_supported");
@@ -109,6 +111,8 @@ class FakeCuda {
   decltype(&fake_cuda_calls_off_thread) calls_off_thread = nullptr;
   decltype(&fake_cuda_set_semaphores_supported) set_semaphores_supported = nullptr;
   decltype(&fake_cuda_set_egl_images) set_egl_images = nullptr;
+  decltype(&fake_cuda_set_egl_arrays) set_egl_arrays = nullptr;
+  decltype(&fake_cuda_declare_dmabuf) declare_dmabuf = nullptr;
   decltype(&fake_cuda_uninitialize) uninitialize = nullptr;
   // interprocess sharing
   decltype(&fake_cuda_set_vmm_supported) set_vmm_supported = nullptr;

@@ -112,6 +112,24 @@ TEST_F(CudaEglFake, RegistersMapsAndDescribesAPitchedPlaneThenReleasesIt) {
   EXPECT_EQ(fake.call_count("cuGraphicsUnregisterResource"), 1);
 }
 
+TEST_F(CudaEglFake, AnImageTheDriverKeepsAsACudaArrayIsDescribedAsAnArray) {
+  fake.set_egl_images(64, 32, 2, 1);
+  fake.set_egl_arrays(1);
+  {
+    CudaEglImage cuda_image(ctx, image);
+    const CudaEglPlane& p = cuda_image.plane();
+    EXPECT_FALSE(p.pitched);
+    EXPECT_NE(p.array, nullptr);
+    EXPECT_EQ(p.device_pointer, 0u) << "an array has no linear address";
+    EXPECT_EQ(p.pitch, 0u);
+    EXPECT_EQ(p.width, 64u);
+    EXPECT_EQ(p.height, 32u);
+    EXPECT_EQ(p.channels, 2u);
+    EXPECT_EQ(fake.live_mappings(), mappings + 1);
+  }
+  expect_nothing_left("after destruction");
+}
+
 TEST_F(CudaEglFake, TheImageKeepsItsContextWhenTheCallersLastOneGoes) {
   fake.set_egl_images(64, 32, 2, 1);
   ASSERT_EQ(fake.primary_context_refs(0), 1) << "the fixture's context is the caller's only one";
@@ -217,6 +235,7 @@ ExportedMemory dmabuf_memory(std::size_t bytes) {
 TEST_F(CudaEglFake, ImportDmaBufPlaneTakesExternalMemoryWhenTheDriverAcceptsIt) {
   ExportedMemory m = dmabuf_memory(64 * 32 + 4096);
   ASSERT_TRUE(m.fd);
+  ASSERT_EQ(fake.declare_dmabuf(m.fd.get()), 0) << "the memfd stands for a DMA-BUF";
   const DmaBufPlane plane{-1, 64, 32, kDrmFormatR8, 4096, 64, {}};
   {
     CudaDmaBufPlane p = import_dmabuf_plane(ctx, m, plane, display);
@@ -228,6 +247,46 @@ TEST_F(CudaEglFake, ImportDmaBufPlaneTakesExternalMemoryWhenTheDriverAcceptsIt) 
   }
   EXPECT_EQ(fake.live_external_memories(), 0);
   EXPECT_EQ(fake.call_count("cuGraphicsEGLRegisterImage"), 0) << "the EGL route was not needed";
+}
+
+// A memfd nobody declared a DMA-BUF stand-in is refused as external memory
+// (CUDA_ERROR_INVALID_VALUE) and the EGLImage route is tried: on llvmpipe
+// (no EGL_EXT_image_dma_buf_import here) that fails too and the error names
+// both; where EGL takes it, the plane is the fake's CUDA array.
+TEST_F(CudaEglFake, AMemfdThatIsNoDmaBufIsRefusedAsExternalMemoryAndTheEglRouteIsTried) {
+  fake.set_egl_images(64, 32, 1, 1);
+  fake.set_egl_arrays(1);
+  ExportedMemory m = dmabuf_memory(64 * 32);  // undeclared: no DMA-BUF to the fake
+  ASSERT_TRUE(m.fd);
+  const DmaBufPlane plane{-1, 64, 32, kDrmFormatR8, 0, 64, {}};
+  bool has_import = false;
+  worker().run([&] {
+    const char* ext = eglQueryString(display, EGL_EXTENSIONS);
+    has_import = ext && std::strstr(ext, "EGL_EXT_image_dma_buf_import");
+  });
+  if (!has_import) {
+    // llvmpipe without the import: the EGL route fails too, and both are named.
+    const std::string why = message_of([&] { import_dmabuf_plane(ctx, m, plane, display); });
+    EXPECT_NE(why.find("CUDA_ERROR_INVALID_VALUE"), std::string::npos) << why;
+    EXPECT_NE(why.find("EGL_EXT_image_dma_buf_import"), std::string::npos) << why;
+    EXPECT_TRUE(m.fd);
+    return;
+  }
+  std::string failure;
+  try {
+    CudaDmaBufPlane p = import_dmabuf_plane(ctx, m, plane, display);
+    EXPECT_TRUE(p.via_egl_image);
+    EXPECT_NE(p.array, nullptr);
+    EXPECT_EQ(p.device_pointer, 0u);
+  } catch (const Error& e) {
+    failure = e.what();  // llvmpipe refusing a memfd as a DMA-BUF in eglCreateImageKHR
+  }
+  if (!failure.empty()) {
+    EXPECT_NE(failure.find("eglCreateImageKHR"), std::string::npos) << failure;
+    EXPECT_NE(failure.find("CUDA_ERROR_INVALID_VALUE"), std::string::npos) << failure;
+  }
+  EXPECT_EQ(fake.live_external_memories(), 0);
+  expect_nothing_left("after the plane went");
 }
 
 TEST_F(CudaEglFake, ImportDmaBufPlaneNamesBothRoutesWhenNeitherWorks) {

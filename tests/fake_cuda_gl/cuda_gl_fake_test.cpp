@@ -7,12 +7,12 @@
 #include <handoff/cuda_gl_buffer.hpp>
 #include <handoff/gl_buffer.hpp>
 #include <handoff/log.hpp>
-#include <handoff/testing.hpp>
 
 #include <handoff/cuda_abi.hpp>
 #include "fake_cuda_control.hpp"
-#include "log_capture.hpp"
 #include "gl_fixture.hpp"
+#include "interop_testing.hpp"
+#include "log_capture.hpp"
 
 #include <gtest/gtest.h>
 
@@ -314,7 +314,7 @@ TEST_F(FakeCudaGl, ADifferentGpuIsRefusedNamingBothDevices) {
   o.cuda_device = 0;  // the same GPU passes the check
   EXPECT_NO_THROW(CudaGlBuffer(worker(), b, o));
   o.cuda_device = 1;
-  testing::skip_same_gpu_check(worker());  // explicitly waived (handoff/testing.hpp)
+  testing::skip_same_gpu_check(worker());  // explicitly waived (interop_testing.hpp)
   EXPECT_NO_THROW(CudaGlBuffer(worker(), b, o));
   testing::skip_same_gpu_check(worker(), false);
   o.cuda_device = 7;

@@ -6,9 +6,9 @@
 #include <handoff/dlpack.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/gl_buffer.hpp>
-#include <handoff/testing.hpp>
 
 #include "gl_fixture.hpp"
+#include "interop_testing.hpp"
 
 #include <gtest/gtest.h>
 

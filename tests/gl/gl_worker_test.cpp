@@ -8,10 +8,10 @@
 #include <handoff/gl_check.hpp>
 #include <handoff/gl_worker.hpp>
 #include <handoff/log.hpp>
-#include <handoff/testing.hpp>
 #include <handoff/wait.hpp>
 
 #include "gl_fixture.hpp"
+#include "interop_testing.hpp"
 #include "log_capture.hpp"
 #include "wait_support.hpp"
 

@@ -7,6 +7,7 @@
 
 #include <handoff/cuda.hpp>
 
+#include "cuda_gpu.hpp"
 #include "gst_fixture.hpp"
 
 namespace handoff::gst::test {
@@ -16,8 +17,7 @@ class GstCudaGpu : public GstTest {
  protected:
   void SetUp() override {
     GstTest::SetUp();
-    const cuda::Driver& drv = cuda::driver();
-    if (!drv.usable()) GTEST_SKIP() << "no CUDA driver: " << drv.describe();
+    HANDOFF_REQUIRE_CUDA_GPU(cuda::driver());
     GstElementFactory* f = gst_element_factory_find("cudaupload");
     if (!f) GTEST_SKIP() << "no cudaupload element (gstreamer1.0-plugins-bad's nvcodec, with NVENC or NVDEC libraries)";
     gst_object_unref(f);

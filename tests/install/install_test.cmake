@@ -36,6 +36,17 @@ if(EXISTS ${prefix}/handoff)
   message(FATAL_ERROR "cmake --install installed the Python module at ${prefix}/handoff")
 endif()
 
+# No test hooks among the headers a user gets: they are the tests' own
+# (tests/support/interop_testing.hpp, handoff_interop_testing).
+file(GLOB_RECURSE headers ${prefix}/include/*.hpp)
+foreach(h ${headers})
+  file(RELATIVE_PATH name ${prefix} ${h})
+  file(STRINGS ${h} hooks REGEX "testing")
+  if(name MATCHES "testing" OR hooks)
+    message(FATAL_ERROR "cmake --install installed a test hook: ${name}: ${hooks}")
+  endif()
+endforeach()
+
 # The installed headers are exactly the documented ones: the list between the
 # "installed headers" markers of docs/building.md. A private header installed
 # by accident, or a public one left out, fails here. (The consumer project

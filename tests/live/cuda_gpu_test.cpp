@@ -6,6 +6,8 @@
 #include "live_support.hpp"
 #include "peer_process.hpp"
 
+#include "cuda_gpu.hpp"
+
 #include <handoff/cuda.hpp>
 
 #include <handoff/cuda_abi.hpp>
@@ -29,7 +31,7 @@ class CudaGpuLive : public LiveTest {
  protected:
   void SetUp() override {
     LiveTest::SetUp();
-    if (!cuda::driver().usable()) GTEST_SKIP() << cuda::driver().describe();
+    HANDOFF_REQUIRE_CUDA_GPU(cuda::driver());
   }
   // Publishes `frames` device-memory frames to a subscriber process, which checks each.
   void share(CudaExport how, const std::string& route, int frames) {

@@ -4,12 +4,12 @@
 // frame once, device to device, into a buffer of its ring registered with CUDA
 // (no host round trip); pixels equal a viewer shown the frame directly;
 // nothing stays imported, mapped or registered once the viewer is gone.
+#include "interop_testing.hpp"
 #include "live_fixture.hpp"
 #include "live_support.hpp"
 #include "peer_process.hpp"
 
 #include <handoff/cuda.hpp>
-#include <handoff/testing.hpp>
 #include <handoff/viewer.hpp>
 
 #include "fake_cuda_control.hpp"

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import handoff
+import handoff_testing
 from viewer_helpers import expected_pattern  # noqa: F401 (the tests import it from here)
 
 _get_name = ctypes.pythonapi.PyCapsule_GetName
@@ -47,9 +48,9 @@ class CapsuleProducer:
 def no_leaks():
     """Fails the test when frames or exported tensors outlive it."""
     gc.collect()
-    frames = handoff._live_frames()
-    exports = handoff._export_counts()["live"]
+    frames = handoff_testing.live_frames()
+    exports = handoff_testing.export_counts()["live"]
     yield
     gc.collect()
-    assert handoff._live_frames() == frames, "frame storage leaked"
-    assert handoff._export_counts()["live"] == exports, "exported DLPack tensors leaked"
+    assert handoff_testing.live_frames() == frames, "frame storage leaked"
+    assert handoff_testing.export_counts()["live"] == exports, "exported DLPack tensors leaked"

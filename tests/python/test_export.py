@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import handoff
+import handoff_testing
 from conftest import LegacyOnly, capsule_name, expected_pattern
 
 SIZES = [(33, 17), (64, 48), (1, 1), (2, 3)]
@@ -74,7 +75,7 @@ def test_stream_rules():
     f = handoff.Frame.allocate(8, 8)
     with pytest.raises(ValueError, match="stream"):
         f.luma.__dlpack__(stream=1)  # CPU has no streams
-    c = handoff._relabel_as_cuda(f, 0)
+    c = handoff_testing.relabel_as_cuda(f, 0)
     for ok in (None, -1, 1, 2, 0x7F00_0000):
         c.luma.__dlpack__(stream=ok)
     for bad in (0, -2):
@@ -121,7 +122,7 @@ def test_array_interface_host():
 def test_cuda_array_interface_on_cuda_planes():
     # Host memory described as CUDA memory (no GPU here): checks the dict and the
     # DLPack device, not that any CUDA consumer can read it.
-    f = handoff._relabel_as_cuda(handoff.Frame.allocate(33, 17, "p010", alignment=64), 1)
+    f = handoff_testing.relabel_as_cuda(handoff.Frame.allocate(33, 17, "p010", alignment=64), 1)
     d = f.chroma.__cuda_array_interface__
     assert d == {"shape": (9, 17, 2), "typestr": "<u2", "data": (f.chroma.ptr, True),
                  "strides": (128, 4, 2), "version": 3, "stream": None}

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import handoff
+import handoff_testing
 from conftest import CapsuleProducer, capsule_name
 
 N = 10_000
@@ -16,8 +17,8 @@ N = 10_000
 @pytest.mark.parametrize("max_version", [(1, 0), None])
 def test_many_exports_consumed_and_not_leak_nothing(max_version):
     gc.collect()
-    frames0 = handoff._live_frames()
-    counts0 = handoff._export_counts()
+    frames0 = handoff_testing.live_frames()
+    counts0 = handoff_testing.export_counts()
     for i in range(N):
         f = handoff.Frame.allocate(33, 17, "nv12" if i % 2 else "p010")
         cap = f.luma.__dlpack__(max_version=max_version)  # never consumed
@@ -25,8 +26,8 @@ def test_many_exports_consumed_and_not_leak_nothing(max_version):
         assert a.shape == (9, 17, 2)
         del cap, a, f
     gc.collect()
-    counts = handoff._export_counts()
-    assert handoff._live_frames() == frames0
+    counts = handoff_testing.export_counts()
+    assert handoff_testing.live_frames() == frames0
     assert counts["live"] == counts0["live"]
     # Every tensor made had its deleter run, and no deleter ran twice.
     assert counts["exported"] - counts0["exported"] == 2 * N
@@ -35,24 +36,24 @@ def test_many_exports_consumed_and_not_leak_nothing(max_version):
 
 def test_unconsumed_capsule_frees_its_tensor(no_leaks):
     f = handoff.Frame.allocate(8, 8)
-    live = handoff._export_counts()["live"]
+    live = handoff_testing.export_counts()["live"]
     cap = f.luma.__dlpack__(max_version=(1, 0))
-    assert handoff._export_counts()["live"] == live + 1
+    assert handoff_testing.export_counts()["live"] == live + 1
     del cap
-    assert handoff._export_counts()["live"] == live
+    assert handoff_testing.export_counts()["live"] == live
 
 
 def test_consumed_capsule_is_renamed_and_left_to_consumer(no_leaks):
     f = handoff.Frame.allocate(8, 8)
-    live = handoff._export_counts()["live"]
+    live = handoff_testing.export_counts()["live"]
     cap = f.luma.__dlpack__(max_version=(1, 0))
     a = np.from_dlpack(CapsuleProducer(cap))
     assert capsule_name(cap) == "used_dltensor_versioned"
     del cap  # the renamed capsule must not free the tensor NumPy holds
-    assert handoff._export_counts()["live"] == live + 1
+    assert handoff_testing.export_counts()["live"] == live + 1
     assert a.sum() == 0
     del a
-    assert handoff._export_counts()["live"] == live
+    assert handoff_testing.export_counts()["live"] == live
 
 
 @pytest.mark.parametrize("max_version", [(1, 0), None])
@@ -73,18 +74,18 @@ def test_frame_outlives_its_planes_consumers(no_leaks):
     a = np.from_dlpack(f.luma)
     b = np.asarray(f.chroma)  # buffer protocol: the view holds the plane
     want_a, want_b = a.copy(), b.copy()
-    live = handoff._live_frames()
+    live = handoff_testing.live_frames()
     del f
     gc.collect()
-    assert handoff._live_frames() == live  # still referenced by the consumers
+    assert handoff_testing.live_frames() == live  # still referenced by the consumers
     np.testing.assert_array_equal(a, want_a)
     np.testing.assert_array_equal(b, want_b)
     del a
     gc.collect()
-    assert handoff._live_frames() == live
+    assert handoff_testing.live_frames() == live
     del b
     gc.collect()
-    assert handoff._live_frames() == live - 1
+    assert handoff_testing.live_frames() == live - 1
 
 
 def test_import_calls_producer_deleter_once(no_leaks):
@@ -129,7 +130,7 @@ def test_frame_keeps_producers_alive(no_leaks):
 
 def test_many_imports_leak_nothing():
     gc.collect()
-    frames0 = handoff._live_frames()
+    frames0 = handoff_testing.live_frames()
     luma = np.zeros((17, 33), np.uint8)
     chroma = np.zeros((9, 17, 2), np.uint8)
     rc = sys.getrefcount(luma)
@@ -138,5 +139,5 @@ def test_many_imports_leak_nothing():
         a = np.from_dlpack(f.luma)
         del f, a
     gc.collect()
-    assert handoff._live_frames() == frames0
+    assert handoff_testing.live_frames() == frames0
     assert sys.getrefcount(luma) == rc

@@ -8,8 +8,10 @@ import struct
 import sys
 import time
 
+import lz4.frame
 import numpy as np
 import pytest
+import zstandard
 
 import handoff
 
@@ -185,6 +187,69 @@ def test_a_truncated_recording_plays_up_to_its_last_whole_frame(tmp_path):
     cut = tmp_path / "nofooter.mcap"
     cut.write_bytes(data[: len(data) - 40])  # the footer gone, every frame whole
     assert len(handoff.open(cut)) == n
+
+
+def decodable_messages(data, chunk_at, cut, compression):
+    """The whole Message records in what the compressed records of the Chunk at `chunk_at` that lie
+    before `cut` decode to, worked out with python-zstandard's / python-lz4's streaming decoders."""
+    content = chunk_at + 9
+    records_at = content + 8 + 8 + 8 + 4 + 4 + struct.unpack_from("<I", data, content + 28)[0] + 8
+    present = data[records_at:cut]
+    if compression == "zstd":
+        decoded = zstandard.ZstdDecompressor().decompressobj().decompress(present)
+    else:
+        decoded = lz4.frame.LZ4FrameDecompressor().decompress(present)
+    n, at = 0, 0
+    while at + 9 <= len(decoded):
+        op, length = decoded[at], struct.unpack_from("<Q", decoded, at + 1)[0]
+        if at + 9 + length > len(decoded):
+            break
+        n += op == 0x05
+        at += 9 + length
+    return n
+
+
+@pytest.mark.parametrize("compression", ["zstd", "lz4"])
+def test_a_recording_cut_inside_a_compressed_chunk_plays_its_whole_frames(tmp_path, compression):
+    """Issue 22: 12 frames in one compressed chunk, the file cut at 60% (and elsewhere): every frame
+    wholly in what the blocks written decode to plays, pixel-equal to the uncut file's frames."""
+    w, h, n = 320, 180, 12
+    rng = np.random.default_rng(22)  # noise: compressed, the chunk is most of the file
+    planes = [(rng.integers(0, 256, (h, w), np.uint8), rng.integers(0, 256, (h // 2, w // 2, 2), np.uint8))
+              for _ in range(n)]
+    path = tmp_path / "rec.mcap"
+    with handoff.RecordingWriter(path, compression=compression) as rec:
+        for i, frame in enumerate(planes):
+            rec.write(frame, log_time=T0 + i * 40_000_000)
+    data = path.read_bytes()
+    chunks = chunk_offsets(data)
+    assert len(chunks) == 1, "every frame in one chunk, as in the issue"
+    chunk_end = chunks[0] + 9 + struct.unpack_from("<Q", data, chunks[0] + 1)[0]
+    for at in (0.6, 0.3, 0.45, 0.75, 0.9):
+        cut = int(len(data) * at)
+        assert chunks[0] + 60 < cut < chunk_end
+        want = decodable_messages(data, chunks[0], cut, compression)
+        assert 0 < want < n, f"cut at {at}: {want} whole frames decode"
+        path_cut = tmp_path / f"cut{at}.mcap"
+        path_cut.write_bytes(data[:cut])
+        src = handoff.open(path_cut)
+        assert len(src) == want, f"cut at {at}"
+        assert len(src.warnings) == 1 and f"the {want} messages wholly in them are kept" in src.warnings[0]
+        for i, (frame, _) in enumerate(src):
+            np.testing.assert_array_equal(np.from_dlpack(frame.luma), planes[i][0])
+            np.testing.assert_array_equal(np.from_dlpack(frame.chroma), planes[i][1])
+
+
+def test_chunks_hold_about_one_second_unless_told_otherwise(tmp_path):
+    """30 frames 100 ms apart (2.9 s): 3 chunks by default, 1 with chunk_duration_ns=0, 5 with 500 ms."""
+    for duration, chunks in ((None, 3), (0, 1), (500_000_000, 5)):
+        path = tmp_path / f"d{duration}.mcap"
+        kw = {} if duration is None else dict(chunk_duration_ns=duration)
+        with handoff.RecordingWriter(path, **kw) as rec:
+            for i in range(30):
+                rec.write(pattern_frame(8, 4, "nv12", i), log_time=T0 + i * 100_000_000)
+        assert len(chunk_offsets(path.read_bytes())) == chunks, f"chunk_duration_ns={duration}"
+        assert len(handoff.open(path)) == 30
 
 
 def test_bad_arguments_and_files_name_what_is_wrong(tmp_path):

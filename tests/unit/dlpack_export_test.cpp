@@ -2,7 +2,8 @@
 #include <handoff/dlpack.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
-#include <handoff/testing.hpp>
+
+#include "interop_testing.hpp"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

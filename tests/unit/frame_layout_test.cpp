@@ -1,7 +1,8 @@
 // Plane layout math and host frame allocation: odd sizes, P010, pitch > width.
 #include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
-#include <handoff/testing.hpp>
+
+#include "interop_testing.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,13 +2,15 @@
 // renderer's byte for byte (same scene_math.hpp, nvcc -fmad=false), for the
 // embedded PTX (JIT) and, on compute capability 9.0, the sm_90 cubin; it must
 // not write outside the rows (pitch padding stays untouched). Skipped, saying
-// why, where there is no usable CUDA driver or no embedded kernel.
+// why, where there is no CUDA GPU or no embedded kernel (built without nvcc).
 #include <handoff/cuda.hpp>
 #include <handoff/viewer/scene.hpp>
 
 #include <handoff/cuda_abi.hpp>
 
 #include <gtest/gtest.h>
+
+#include "cuda_gpu.hpp"
 
 #include <cstring>
 #include <vector>
@@ -82,7 +84,7 @@ void compare_with_cpu(const cuda::Driver& drv, abi::CUfunction fn, const SceneOp
 
 TEST(SceneKernel, MatchesTheCpuRendererOnTheGpu) {
   const cuda::Driver& drv = cuda::driver();
-  if (!drv.usable()) GTEST_SKIP() << drv.describe();
+  HANDOFF_REQUIRE_CUDA_GPU(drv);
   if (!has_cuda_kernel()) GTEST_SKIP() << "built without nvcc: no embedded scene kernel";
   cuda::PrimaryContext ctx(drv, 0);
   cuda::ScopedContext current(ctx);

@@ -7,6 +7,7 @@
 #include <handoff/viewer/mcap.hpp>
 
 #include "log_capture.hpp"
+#include "cut_chunk_oracle.hpp"
 #include "recording_test_util.hpp"
 #include "test_util.hpp"
 
@@ -306,24 +307,219 @@ TEST(McapReader, UncompressedChunkCutShortKeepsItsWholeMessages) {
   EXPECT_EQ(total, kept);
 }
 
-// A compressed chunk cut short cannot be decompressed: dropped whole, and the warning says why.
-TEST(McapReader, CompressedChunkCutShortIsDroppedWithTheReason) {
-  TempDir dir;
+// --- Compressed chunks cut short (issue 22) ------------------------------------------
+
+class McapCutCompressedChunk : public ::testing::TestWithParam<mcap::Compression> {
+ protected:
+  std::string comp() const { return std::string(mcap::compression_field(GetParam())); }
+  // Reads `file` cut at byte `cut`: exactly one warning, logged and kept.
+  std::unique_ptr<mcap::Reader> open_cut(const std::vector<std::uint8_t>& file, std::size_t cut) {
+    test::write_bytes(dir_ / "cut.mcap", std::vector<std::uint8_t>(file.begin(), file.begin() + std::ptrdiff_t(cut)));
+    handoff::test::LogCapture log;
+    auto r = mcap::Reader::open(dir_ / "cut.mcap");
+    EXPECT_EQ(log.count(LogLevel::Warning), 1u);
+    EXPECT_EQ(r->warnings().size(), 1u);
+    return r;
+  }
+  // Every message kept is one of the first ones written on its channel, in order, with its payload.
+  static std::size_t expect_first_messages(mcap::Reader& r, int channels) {
+    std::size_t total = 0;
+    for (int c = 0; c < channels; ++c) {
+      const auto& refs = r.messages(std::uint16_t(c));
+      for (std::size_t k = 0; k < refs.size(); ++k) {
+        const auto m = r.read(refs[k]);
+        EXPECT_EQ(m.sequence, k) << "channel " << c;
+        EXPECT_EQ(std::vector<std::uint8_t>(m.data.begin(), m.data.end()), payload(c, int(k))) << "channel " << c;
+      }
+      total += refs.size();
+    }
+    return total;
+  }
+  TempDir dir_;
+};
+
+// One chunk of ~1 MiB of records (several zstd and lz4 blocks), cut at
+// several points: every message wholly in what the blocks written decode to
+// is kept, and the warning says how many and that the rest is lost.
+TEST_P(McapCutCompressedChunk, KeepsTheMessagesWhollyDecompressed) {
   mcap::WriterOptions o;
-  o.compression = mcap::Compression::Lz4;
-  o.chunk_size = std::size_t(1) << 20;
-  write_file(dir / "a.mcap", o);
-  auto b = test::read_bytes(dir / "a.mcap");
-  const auto chunks = test::records_of(b, 0x06);
+  o.compression = GetParam();
+  o.chunk_size = std::size_t(16) << 20;  // one chunk holds every record
+  const Written w{3, 2000};
+  write_file(dir_ / "a.mcap", o, w);
+  const auto whole = test::read_bytes(dir_ / "a.mcap");
+  const auto chunks = test::records_of(whole, 0x06);
   ASSERT_EQ(chunks.size(), 1u);
-  b.resize(chunks[0].at + std::size_t(chunks[0].len / 2));
-  test::write_bytes(dir / "cut.mcap", b);
-  handoff::test::LogCapture log;
-  auto r = mcap::Reader::open(dir / "cut.mcap");
-  ASSERT_EQ(r->warnings().size(), 1u);
-  EXPECT_THAT(r->warnings()[0], HasSubstr("its records are compressed (lz4), and a compressed chunk cut short cannot "
-                                          "be decompressed: its messages are lost; reading stops there (0 messages"));
-  EXPECT_TRUE(r->channels().empty());
+  const std::uint64_t usize = test::chunk_uncompressed_size(whole, chunks[0]);
+  ASSERT_GT(usize, std::uint64_t(600) << 10) << "several blocks of either algorithm";
+  std::size_t previous = 0;
+  for (const double at : {0.2, 0.4, 0.6, 0.8, 0.95, 0.999}) {
+    SCOPED_TRACE("cut at " + std::to_string(at) + " of the chunk");
+    const std::size_t cut = chunks[0].at + std::size_t(double(chunks[0].len) * at);
+    const test::CutChunk want = test::what_survives(whole, chunks[0], GetParam(), cut);
+    if (at >= 0.4) {
+      EXPECT_GT(want.messages, 0u) << "the test should cut past whole blocks";
+    }
+    EXPECT_LT(want.messages, 6000u);
+    EXPECT_GE(want.messages, previous);
+    previous = want.messages;
+    const auto r = open_cut(whole, cut);
+    EXPECT_FALSE(r->indexed());
+    EXPECT_THAT(r->warnings().at(0),
+                HasSubstr("damaged tail: Chunk at byte " + std::to_string(chunks[0].at) + ": its " +
+                          std::to_string(chunks[0].len) + " bytes run past the end of the file (byte " +
+                          std::to_string(cut) + "); its records are compressed (" + comp() +
+                          "): the bytes written decompress to " + std::to_string(want.decoded) + " of its " +
+                          std::to_string(usize) + " bytes of records, and the " + std::to_string(want.messages) +
+                          " messages wholly in them are kept; the rest of the chunk is lost; reading stops there (" +
+                          std::to_string(want.messages) + " messages before it are kept)"));
+    EXPECT_EQ(r->channels().size(), 3u);  // their Channel records were at the chunk's start
+    EXPECT_EQ(expect_first_messages(*r, 3), want.messages);
+  }
+}
+
+// Cut inside the compressed stream's header, or inside its first block
+// (chunks of 1 KiB are one block each): nothing of that chunk plays, the
+// chunks before it do, and nothing crashes.
+TEST_P(McapCutCompressedChunk, CutInsideTheFirstBlockKeepsNothingOfThatChunk) {
+  mcap::WriterOptions o;
+  o.compression = GetParam();
+  o.chunk_size = 1024;
+  write_file(dir_ / "a.mcap", o);
+  const auto whole = test::read_bytes(dir_ / "a.mcap");
+  const auto chunks = test::records_of(whole, 0x06);
+  ASSERT_GT(chunks.size(), 3u);
+  const test::Rec& last = chunks[2];
+  // The messages of the chunks before it: the file cut where it starts.
+  test::write_bytes(dir_ / "before.mcap",
+                    std::vector<std::uint8_t>(whole.begin(), whole.begin() + std::ptrdiff_t(last.at)));
+  std::size_t before = 0;
+  {
+    handoff::test::LogCapture quiet;
+    const auto r = mcap::Reader::open(dir_ / "before.mcap");
+    for (int c = 0; c < 3; ++c) before += r->messages(std::uint16_t(c)).size();
+  }
+  ASSERT_GT(before, 0u);
+  const std::size_t records_at = test::chunk_records_at(whole, last);
+  const std::size_t middle = records_at + (last.end() - records_at) / 2;
+  for (const std::size_t cut : {records_at + 1, records_at + 3, records_at + 6, records_at + 20, middle}) {
+    SCOPED_TRACE("cut " + std::to_string(cut - records_at) + " bytes into the compressed records");
+    EXPECT_EQ(test::what_survives(whole, last, GetParam(), cut).messages, 0u);
+    const auto r = open_cut(whole, cut);
+    EXPECT_THAT(r->warnings().at(0), HasSubstr("its records are compressed (" + comp() +
+                                               "): the bytes written decompress to 0 of its " +
+                                               std::to_string(test::chunk_uncompressed_size(whole, last)) +
+                                               " bytes of records, and the 0 messages wholly in them are kept"));
+    EXPECT_EQ(expect_first_messages(*r, 3), before);
+  }
+}
+
+// The tail of a file cut short by a crash may hold anything (a power loss
+// zero-fills blocks): bytes of a cut chunk that stop being a valid stream end
+// its decoding there, the messages decoded before them are kept, and the
+// warning says what stopped it. A stream that decodes to more than the
+// chunk's own uncompressed_size, or a size over the reader's limit, is still
+// an error naming the chunk and the field: the chunk's header is wrong.
+TEST_P(McapCutCompressedChunk, BadBytesInWhatWasWrittenEndItsDecoding) {
+  mcap::WriterOptions o;
+  o.compression = GetParam();
+  o.chunk_size = std::size_t(16) << 20;
+  write_file(dir_ / "a.mcap", o, Written{3, 2000});
+  const auto whole = test::read_bytes(dir_ / "a.mcap");
+  const auto chunk = test::records_of(whole, 0x06).at(0);
+  const std::size_t cut = chunk.at + std::size_t(double(chunk.len) * 0.8);
+  const test::CutChunk intact = test::what_survives(whole, chunk, GetParam(), cut);
+  ASSERT_GT(intact.messages, 0u);
+
+  // Zeros where the last blocks written should be: what decoded before them is kept.
+  auto zeroed = whole;
+  const std::size_t zero_from = chunk.at + std::size_t(double(chunk.len) * 0.6);
+  std::fill(zeroed.begin() + std::ptrdiff_t(zero_from), zeroed.begin() + std::ptrdiff_t(cut), std::uint8_t{0});
+  const test::CutChunk before_zeros = test::what_survives(whole, chunk, GetParam(), zero_from);
+  {
+    const auto r = open_cut(zeroed, cut);
+    EXPECT_THAT(r->warnings().at(0), HasSubstr("(then unreadable: " + comp() + ": "));
+    const std::size_t kept = expect_first_messages(*r, 3);
+    EXPECT_GE(kept, before_zeros.messages) << "messages decoded before the zeros were lost: " << r->warnings().at(0) << " / " << before_zeros.decoded;
+    EXPECT_LE(kept, intact.messages);
+  }
+  // The stream's first bytes broken: nothing of the chunk decodes, the file still opens.
+  auto bad = whole;
+  bad[test::chunk_records_at(whole, chunk)] ^= 0xFF;  // the stream's magic number
+  {
+    const auto r = open_cut(bad, cut);
+    EXPECT_THAT(r->warnings().at(0), HasSubstr("the bytes written decompress to 0 of its"));
+    EXPECT_THAT(r->warnings().at(0), HasSubstr("(then unreadable: " + comp() + ": "));
+    EXPECT_EQ(expect_first_messages(*r, 3), 0u);
+  }
+
+  const std::string where = "cut.mcap: Chunk at byte " + std::to_string(chunk.at) + ": ";
+  auto error = [&](const std::vector<std::uint8_t>& b, const mcap::ReaderOptions& ro = {}) {
+    test::write_bytes(dir_ / "cut.mcap", std::vector<std::uint8_t>(b.begin(), b.begin() + std::ptrdiff_t(cut)));
+    return message_of<ParseError>([&] { mcap::Reader::open(dir_ / "cut.mcap", ro); });
+  };
+  bad = whole;
+  test::put64(bad, chunk.content() + 16, 1000);  // uncompressed_size
+  EXPECT_THAT(error(bad), HasSubstr(where + "records: " + comp() +
+                                    ": data decompresses to more than uncompressed_size (1000 bytes)"));
+  mcap::ReaderOptions small;
+  small.max_chunk_bytes = 4096;
+  EXPECT_THAT(error(whole, small),
+              HasSubstr(where + "uncompressed_size: " + std::to_string(test::chunk_uncompressed_size(whole, chunk)) +
+                        " bytes exceeds the reader's limit of 4096"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Compressions, McapCutCompressedChunk,
+                         ::testing::Values(mcap::Compression::Zstd, mcap::Compression::Lz4),
+                         [](const auto& info) { return std::string(mcap::compression_field(info.param)); });
+
+// --- Chunks bounded by time ----------------------------------------------------------
+
+// Small messages 100 ms apart over 4.9 s: far below chunk_size, yet every
+// chunk holds at most one second of log time, so a crash loses at most that.
+TEST(McapWriter, ChunksHoldAboutOneSecondOfRecording) {
+  TempDir dir;
+  {
+    mcap::Writer w(dir / "a.mcap");  // default options: 4 MiB chunks, zstd
+    const std::uint16_t c = w.add_channel(0, "/x", "json");
+    for (std::uint32_t k = 0; k < 50; ++k) {
+      w.write(c, k, 5'000'000'000ull + k * 100'000'000ull, 0, std::vector<std::uint8_t>(100, std::uint8_t(k)));
+    }
+    w.close();
+  }
+  const auto b = test::read_bytes(dir / "a.mcap");
+  const auto chunks = test::records_of(b, 0x06);
+  // [0 s, 1.0 s], [1.1 s, 2.1 s], [2.2 s, 3.2 s], [3.3 s, 4.3 s], [4.4 s, 4.9 s] after the first message.
+  ASSERT_EQ(chunks.size(), 5u);
+  for (const test::Rec& chunk : chunks) {
+    const std::uint64_t start = test::le64(b, chunk.content()), end = test::le64(b, chunk.content() + 8);
+    EXPECT_LE(end - start, 1'000'000'000u) << "chunk at byte " << chunk.at;
+  }
+  // The reader finds every message, each in the chunk its log time puts it in.
+  auto r = mcap::Reader::open(dir / "a.mcap");
+  ASSERT_TRUE(r->indexed());
+  const auto& refs = r->messages(0);
+  ASSERT_EQ(refs.size(), 50u);
+  for (std::uint32_t k = 0; k < 50; ++k) {
+    EXPECT_EQ(r->read(refs[k]).sequence, k);
+    EXPECT_EQ(refs[k].chunk, std::min<std::uint32_t>(k / 11, 4)) << "message " << k;
+  }
+}
+
+// The bound is WriterOptions::chunk_duration_ns; 0 bounds chunks by size only.
+TEST(McapWriter, ChunkDurationIsAnOption) {
+  TempDir dir;
+  auto chunks_for = [&](std::uint64_t duration) {
+    mcap::WriterOptions o;
+    o.chunk_duration_ns = duration;
+    mcap::Writer w(dir / "a.mcap", o);
+    const std::uint16_t c = w.add_channel(0, "/x", "json");
+    for (std::uint32_t k = 0; k < 50; ++k) w.write(c, k, k * 100'000'000ull, 0, std::vector<std::uint8_t>(100, 1));
+    w.close();
+    return test::records_of(test::read_bytes(dir / "a.mcap"), 0x06).size();
+  };
+  EXPECT_EQ(chunks_for(0), 1u);
+  EXPECT_EQ(chunks_for(250'000'000), 13u);  // 4 messages (0.3 s) each, 2 in the last
 }
 
 TEST(McapReader, EmptyFileHasNoMessages) {

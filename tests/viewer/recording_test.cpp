@@ -12,6 +12,7 @@
 #include <foxglove/ImageAnnotations.pb.h>
 #include <foxglove/RawImage.pb.h>
 
+#include "cut_chunk_oracle.hpp"
 #include "log_capture.hpp"
 #include "recording_test_util.hpp"
 #include "test_util.hpp"
@@ -23,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <csignal>
 #include <future>
@@ -477,6 +479,122 @@ TEST(Recording, CrashedRecordingPlaysUpToItsLastWholeFrame) {
     EXPECT_TRUE(test::has_pattern(fr, i));
   }
   EXPECT_FALSE(src->read_into(fr.target()));
+}
+
+// --- Recordings cut short inside a compressed chunk (issue 22) ------------------------
+
+// Frame k of a recording whose pixels do not compress (as a camera's or a
+// rendered scene's hardly do), so the compressed chunk is most of the file.
+HostFrame noise_frame(std::uint32_t w, std::uint32_t h, std::uint32_t k) {
+  HostFrame f(PixelFormat::NV12, w, h);
+  std::uint32_t x = 0x9E3779B9u * (k + 1);
+  auto fill = [&](std::uint8_t* p, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      x = x * 1664525u + 1013904223u;
+      p[i] = std::uint8_t(x >> 24);
+    }
+  };
+  fill(f.luma(), f.luma_pitch() * h);
+  fill(f.chroma(), f.chroma_pitch() * chroma_height(h));
+  return f;
+}
+
+bool same_pixels(const HostFrame& a, const HostFrame& b) {
+  return std::equal(a.luma(), a.luma() + a.luma_pitch() * a.height(), b.luma()) &&
+         std::equal(a.chroma(), a.chroma() + a.chroma_pitch() * chroma_height(a.height()), b.chroma());
+}
+
+// Issue 22's recording: 12 frames, one compressed chunk (below 4 MiB and 1 s),
+// cut at 60% and at other points of the file. Every frame wholly in what the
+// blocks written decompress to plays, pixel-equal to the uncut file's.
+class RecordingCutInACompressedChunk : public ::testing::TestWithParam<mcap::Compression> {};
+
+TEST_P(RecordingCutInACompressedChunk, PlaysEveryWholeFrameOfIt) {
+  TempDir dir;
+  constexpr std::uint32_t kW = 320, kH = 180, kFrames = 12;
+  {
+    RecordingWriter w(dir / "rec.mcap", {.compression = GetParam(), .block_when_full = true});
+    for (std::uint32_t k = 0; k < kFrames; ++k) w.write(noise_frame(kW, kH, k).frame(), {}, "/cam", 40'000'000ull * k);
+    w.close();
+  }
+  const auto whole = test::read_bytes(dir / "rec.mcap");
+  const auto chunks = test::records_of(whole, 0x06);
+  ASSERT_EQ(chunks.size(), 1u) << "every frame in one chunk, as in the issue";
+  std::vector<HostFrame> uncut;
+  {
+    auto src = open_recording(dir / "rec.mcap");
+    ASSERT_EQ(src->info().frame_count, kFrames);
+    for (std::uint32_t k = 0; k < kFrames; ++k) {
+      uncut.emplace_back(PixelFormat::NV12, kW, kH);
+      ASSERT_TRUE(src->read_into(uncut.back().target()));
+      ASSERT_TRUE(same_pixels(uncut.back(), noise_frame(kW, kH, k)));
+    }
+  }
+  for (const double at : {0.6, 0.2, 0.35, 0.5, 0.75, 0.9}) {
+    SCOPED_TRACE("cut at " + std::to_string(at) + " of the file");
+    const auto cut = std::size_t(double(whole.size()) * at);
+    ASSERT_GT(cut, test::chunk_records_at(whole, chunks[0]));
+    ASSERT_LT(cut, chunks[0].end());
+    const std::size_t want = test::what_survives(whole, chunks[0], GetParam(), cut).messages;
+    if (at >= 0.35) {
+      EXPECT_GT(want, 0u);  // before issue 22 nothing played
+    }
+    EXPECT_LT(want, kFrames);
+    test::write_bytes(dir / "cut.mcap", std::vector<std::uint8_t>(whole.begin(), whole.begin() + std::ptrdiff_t(cut)));
+    if (want == 0) {
+      handoff::test::LogCapture quiet;
+      EXPECT_THAT(message_of<ParseError>([&] { open_recording(dir / "cut.mcap"); }), HasSubstr("cut.mcap: "));
+      continue;
+    }
+    std::unique_ptr<RecordingSource> src;
+    {
+      handoff::test::LogCapture log;
+      src = open_recording(dir / "cut.mcap");
+      EXPECT_EQ(log.count(LogLevel::Warning), 1u);
+    }
+    ASSERT_EQ(src->warnings().size(), 1u);
+    EXPECT_THAT(src->warnings()[0], HasSubstr("the " + std::to_string(want) + " messages wholly in them are kept"));
+    ASSERT_EQ(src->info().frame_count, std::int64_t(want));
+    HostFrame f(PixelFormat::NV12, kW, kH);
+    for (std::size_t k = 0; k < want; ++k) {
+      ASSERT_TRUE(src->read_into(f.target()));
+      EXPECT_TRUE(same_pixels(f, uncut[k])) << "frame " << k;
+    }
+    EXPECT_FALSE(src->read_into(f.target()));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Compressions, RecordingCutInACompressedChunk,
+                         ::testing::Values(mcap::Compression::Zstd, mcap::Compression::Lz4),
+                         [](const auto& info) { return std::string(mcap::compression_field(info.param)); });
+
+// A recording longer than a second is chunked by time, whatever its size:
+// 60 small frames 40 ms apart (2.36 s) make 3 chunks.
+TEST(Recording, ChunksHoldAboutOneSecond) {
+  TempDir dir;
+  {
+    RecordingWriter w(dir / "r.mcap", {.block_when_full = true});
+    for (std::uint32_t k = 0; k < 60; ++k) {
+      w.write(test::pattern_frame(PixelFormat::NV12, 16, 8, k), {}, "/c", 1'000'000'000ull + 40'000'000ull * k);
+    }
+    w.close();
+  }
+  auto r = mcap::Reader::open(dir / "r.mcap");
+  ASSERT_TRUE(r->indexed());
+  std::vector<std::uint32_t> chunk_of;
+  for (const auto& ref : r->messages(0)) chunk_of.push_back(ref.chunk);
+  ASSERT_EQ(chunk_of.size(), 60u);
+  // Frames 0..25 span 1.0 s and close the first chunk; 26..51 the second.
+  for (std::uint32_t k = 0; k < 60; ++k) EXPECT_EQ(chunk_of[k], k / 26) << "frame " << k;
+  // RecordingOptions::chunk_duration_ns reaches the MCAP writer: 0, one chunk.
+  {
+    RecordingWriter w(dir / "one.mcap", {.chunk_duration_ns = 0, .block_when_full = true});
+    for (std::uint32_t k = 0; k < 60; ++k) {
+      w.write(test::pattern_frame(PixelFormat::NV12, 16, 8, k), {}, "/c", 1'000'000'000ull + 40'000'000ull * k);
+    }
+    w.close();
+  }
+  EXPECT_EQ(test::records_of(test::read_bytes(dir / "one.mcap"), 0x06).size(), 1u);
 }
 
 // --- The writer thread ---------------------------------------------------------------

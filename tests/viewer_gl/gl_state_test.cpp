@@ -75,6 +75,53 @@ TEST_F(GlState, FramesBeyondTheGlTextureLimitAreRefusedNamingIt) {
   EXPECT_NO_THROW(r.configure(PixelFormat::NV12, std::min(max, kMaxFrameDimension), 2));
 }
 
+// upload() checks a frame with the library's validate() (InvalidFrame naming
+// the field) and takes Host or GlBuffer memory only, on either colour path; a
+// refused frame leaves the one shown as it was.
+TEST_F(GlState, UploadRefusesBadFramesNamingTheField) {
+  for (ViewerConvert convert : {ViewerConvert::Gpu, ViewerConvert::Cpu}) {
+    FrameRenderer r(convert);
+    TestFrame tf(PixelFormat::P010, 6, 4);
+    tf.set_y(1, 1, 700);
+    const Frame good = tf.frame(Colorimetry{});
+    r.upload(good);
+    const auto field_of = [&](const Frame& f) -> std::string {
+      try {
+        r.upload(f);
+      } catch (const InvalidFrame& e) {
+        return e.field();
+      }
+      return "accepted";
+    };
+    Frame f = good;
+    f.planes[1].pitch = 8;
+    EXPECT_EQ(field_of(f), "planes[1] (chroma).pitch");
+    f = good;
+    f.planes[0].pitch = 13;
+    EXPECT_EQ(field_of(f), "planes[0] (luma).pitch") << "not a whole number of 2-byte samples";
+    f = good;
+    f.planes[0].data = nullptr;
+    EXPECT_EQ(field_of(f), "planes[0] (luma).data");
+    f = good;
+    f.planes[1].width = 2;
+    EXPECT_EQ(field_of(f), "planes[1] (chroma).shape");
+    f = good;
+    f.memory = MemoryKind::Cuda;
+    f.device = 0;
+    try {
+      r.upload(f);
+      ADD_FAILURE() << "a CUDA frame was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_STREQ(e.what(), "FrameRenderer::upload: frame memory must be Host or GlBuffer");
+    }
+    ASSERT_TRUE(r.has_frame());
+    EXPECT_EQ(r.width(), 6u);
+    std::uint16_t texel = 0;
+    glGetTextureSubImage(r.luma_texture(), 0, 1, 1, 0, 1, 1, 1, GL_RED, GL_UNSIGNED_SHORT, 2, &texel);
+    EXPECT_EQ(texel, 700 << 6) << "the frame shown before the refused ones";
+  }
+}
+
 TEST_F(GlState, FramebufferReadBackRestoresPackStateAndReadBinding) {
   FrameTarget target;
   target.resize(5, 3);  // 20-byte rows: any pack alignment but 1 or 4 would pad them

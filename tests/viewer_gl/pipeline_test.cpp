@@ -17,7 +17,6 @@
 
 #include <handoff/error.hpp>
 #include <handoff/gl_context.hpp>
-#include <handoff/testing.hpp>
 #include <handoff/wait.hpp>
 #include <handoff/host_frame.hpp>
 #include <handoff/viewer/error.hpp>
@@ -29,6 +28,7 @@
 #include "feeds/recording_feed.hpp"
 #include "frame_pipeline.hpp"
 #include "frame_renderer.hpp"
+#include "interop_testing.hpp"
 #include "shared_contexts.hpp"
 #include "wait_support.hpp"
 

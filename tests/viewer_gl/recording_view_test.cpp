@@ -362,6 +362,30 @@ TEST_F(RecordingView, CliDamagedTailPlaysToTheLastWholeFrameWithOneWarning) {
   EXPECT_EQ(count(r.output, "handoff warning"), 1u) << r.output;
 }
 
+// Issue 22: handoff-view records 12 scene frames at 640x360 (one zstd chunk,
+// so far), and the file is cut at 60%: the frames wholly in what the zstd
+// blocks written decode to play (before, none did: the chunk was dropped).
+TEST_F(RecordingView, CliRecordingCutInsideItsCompressedChunkPlaysItsWholeFrames) {
+  const std::string rec = path("rec.mcap");
+  const auto r = run_program(HANDOFF_VIEW_EXE, {"--headless", "--frames", "12", "--size", "640x360", "--record", rec});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<std::uint8_t> b = read_all(rec);
+  b.resize(b.size() * 6 / 10);
+  std::ofstream(path("cut.mcap"), std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+  std::int64_t kept = 0;
+  {
+    auto src = open_recording(path("cut.mcap"));  // logs the damaged tail
+    ASSERT_EQ(src->warnings().size(), 1u);
+    EXPECT_NE(src->warnings()[0].find("its records are compressed (zstd)"), std::string::npos) << src->warnings()[0];
+    kept = src->info().frame_count;
+  }
+  EXPECT_GT(kept, 0);
+  const auto play = run_program(HANDOFF_VIEW_EXE, {"--headless", "--gl-debug", path("cut.mcap"), "--fast"});
+  ASSERT_EQ(play.exit_code, 0) << play.output;
+  EXPECT_EQ(frames_played(play.output), kept) << play.output;
+  EXPECT_EQ(count(play.output, "handoff warning"), 1u) << play.output;
+}
+
 TEST_F(RecordingView, CliRecordingErrors) {
   auto expect = [](const ProcessResult& r, int code, const std::string& word) {
     EXPECT_FALSE(r.timed_out) << r.output;

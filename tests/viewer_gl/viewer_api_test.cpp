@@ -22,13 +22,13 @@
 #include <thread>
 #include <vector>
 
-#include <handoff/testing.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/gl_buffer.hpp>
 #include <handoff/gl_worker.hpp>
 #include <handoff/viewer.hpp>
 #include <handoff/wait.hpp>
 
+#include "interop_testing.hpp"
 #include "viewer_frames.hpp"
 #include "wait_support.hpp"
 

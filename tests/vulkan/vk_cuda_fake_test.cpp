@@ -208,6 +208,26 @@ TEST_F(VkCudaFakeTest, ReleaseFailuresAreLoggedNotThrown) {
   leaked = fake.leaked_external_buffers();  // the fake counts the unfreed mapping: expected here
 }
 
+// A range that does not start on the driver's buffer alignment (the fake: 256
+// bytes) is mapped from the aligned offset below it and the pointer moved on,
+// as the docs advise (map a combined range, derive the part by offset).
+TEST_F(VkCudaFakeTest, ARangeAtAnUnalignedOffsetIsMappedFromTheAlignedOffsetBelow) {
+  VkExportableBuffer buf(*vk, 4096);
+  std::vector<std::byte> bytes(4096);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = std::byte(i * 7 + 1);
+  buf.upload(bytes);
+  rebaseline();
+  {
+    ExportedMemory m = buf.export_memory();
+    CudaVkMemory c(ctx, m, 100, 300);
+    EXPECT_EQ(c.size(), 300u);
+    const std::vector<std::uint8_t> seen = read_with_cuda(c.context(), reinterpret_cast<void*>(c.device_pointer()), 300);
+    EXPECT_EQ(0, std::memcmp(seen.data(), bytes.data() + 100, 300)) << "the pointer is at byte 100 of the allocation";
+    EXPECT_EQ(fake.live_external_buffers(), buffers + 1);
+  }
+  expect_nothing_left("after the unaligned range");
+}
+
 TEST_F(VkCudaFakeTest, DmaBufRefusedWithTheRouteNamed) {
   VkExportableBuffer buf(*vk, 4096);
   rebaseline();
@@ -225,6 +245,9 @@ TEST_F(VkCudaFakeTest, DmaBufRefusedWithTheRouteNamed) {
   }
   EXPECT_TRUE(m.fd);
   fake.reset();
+  // lavapipe exports no DMA-BUF: its memfd stands for one (the fake takes
+  // DMABUF_FD only from a dma-buf or a declared stand-in).
+  ASSERT_EQ(fake.declare_dmabuf(m.fd.get()), 0);
   {
     CudaVkMemory c(ctx, m);  // where the driver accepts DMABUF_FD, it imports
     EXPECT_NE(c.device_pointer(), 0u);

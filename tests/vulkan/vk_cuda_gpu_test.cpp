@@ -1,12 +1,14 @@
 // cuda tier (real GPU only): a Vulkan-written NV12 / P010 frame read by CUDA
 // matches byte for byte (checksum of both planes, copied out with cuMemcpyDtoH).
-// Skips, saying why, where there is no usable CUDA driver or no Vulkan device.
+// Skips, saying why, where there is no CUDA GPU or no Vulkan device; a
+// Vulkan device that is not a CUDA device, where both are here, fails.
 #include <handoff/vk_cuda.hpp>
 
 #include <cstdint>
 #include <vector>
 
 #include <handoff/cuda_abi.hpp>
+#include "cuda_gpu.hpp"
 #include "vk_fixture.hpp"
 
 namespace handoff::test {
@@ -22,8 +24,7 @@ std::uint64_t fnv1a(const std::byte* p, std::size_t n) {
 class VkCudaGpuTest : public VkFixture {
  protected:
   void SetUp() override {
-    const auto& d = cuda::driver();
-    if (!d.usable()) GTEST_SKIP() << "no usable CUDA driver: " << d.describe();
+    HANDOFF_REQUIRE_CUDA_GPU(cuda::driver());
     VkFixture::SetUp();
   }
 };
@@ -33,7 +34,8 @@ TEST_F(VkCudaGpuTest, VulkanWrittenFrameReadByCudaMatches) {
   int ordinal = -1;
   for (const auto& dev : d.devices())
     if (dev.uuid == vk->info().device_uuid) ordinal = dev.ordinal;
-  if (ordinal < 0) GTEST_SKIP() << "the Vulkan device " << vk->info().name << " is not a CUDA device";
+  ASSERT_GE(ordinal, 0) << "a CUDA GPU is here and the Vulkan device " << vk->info().name << " ("
+                        << to_string(vk->info().device_uuid) << ") is none of the CUDA devices";
   cuda::PrimaryContext ctx(d, ordinal);
   for (PixelFormat fmt : {PixelFormat::NV12, PixelFormat::P010}) {
     for (auto [w, h] : {std::pair{1920u, 1080u}, std::pair{333u, 111u}}) {

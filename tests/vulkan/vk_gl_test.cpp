@@ -5,7 +5,6 @@
 #include <glad/gl.h>
 
 #include <handoff/gl_check.hpp>
-#include <handoff/testing.hpp>
 #include <handoff/vk_gl.hpp>
 
 #include <fcntl.h>
@@ -15,6 +14,7 @@
 #include <random>
 
 #include "gl_fixture.hpp"
+#include "interop_testing.hpp"
 #include "scene_reference.hpp"
 #include "vk_fixture.hpp"
 

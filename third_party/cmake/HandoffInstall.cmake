@@ -32,9 +32,8 @@ endif()
 install(TARGETS ${_handoff_libraries} EXPORT handoffTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# testing.hpp: the library's test hooks, for handoff's tests only (STYLE rule 19).
 install(DIRECTORY ${_handoff_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-  COMPONENT dev FILES_MATCHING PATTERN "*.hpp" PATTERN "testing.hpp" EXCLUDE)
+  COMPONENT dev FILES_MATCHING PATTERN "*.hpp")
 
 # --- tools
 foreach(tool handoff-view handoff-info)

@@ -9,7 +9,7 @@
 //
 // Core:     GlWorker (run, post, on_worker, shutdown), GlWorkerOptions
 // Advanced: GlFence (ordering across contexts); GlWorker::core() (for resource types)
-// Machinery: handoff/detail/gl_worker_detail.hpp. Test hooks: handoff/testing.hpp.
+// Machinery: handoff/detail/gl_worker_detail.hpp.
 #include <handoff/detail/gl_worker_detail.hpp>
 #include <handoff/detail/gl_handles.hpp>
 #include <handoff/error.hpp>

@@ -51,7 +51,7 @@ class CudaVkMemory {
   CudaVkMemory(const CudaVkMemory&) = delete;
   CudaVkMemory& operator=(const CudaVkMemory&) = delete;
 
-  std::uint64_t device_pointer() const noexcept;  // a CUdeviceptr
+  std::uint64_t device_pointer() const noexcept;  // a CUdeviceptr, at `offset`
   std::uint64_t size() const noexcept { return size_; }
   void* context() const noexcept;  // CUcontext, retained while this lives
   int device() const noexcept;
@@ -59,6 +59,7 @@ class CudaVkMemory {
  private:
   struct Handles;  // the context's retain, the import and the mapping (vk_cuda.cpp)
   std::unique_ptr<Handles> handles_;
+  std::uint64_t lead_ = 0;  // offset - the mapping's start: device_pointer() is the mapping + lead_
   std::uint64_t size_ = 0;
 };
 
@@ -84,7 +85,7 @@ struct CudaDmaBufPlane {
   std::shared_ptr<void> owner;
   std::uint64_t device_pointer = 0;  // 0 when the EGL route gave a CUDA array
   void* array = nullptr;             // CUarray (EGL route, tiled images)
-  std::uint32_t pitch = 0;
+  std::uint32_t pitch = 0;           // 0 for a CUDA array
   bool via_egl_image = false;
 };
 CudaDmaBufPlane import_dmabuf_plane(const cuda::PrimaryContext& ctx, ExportedMemory& memory, const DmaBufPlane& plane,

@@ -117,6 +117,7 @@ const char* result_name(int code) noexcept;
 
 // --- enums and flags ---------------------------------------------------------
 enum CUdevice_attribute : int {
+  CU_DEVICE_ATTRIBUTE_MAX_PITCH = 11,  // the largest pitch cuMemcpy2D accepts
   CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
   CU_DEVICE_ATTRIBUTE_INTEGRATED = 18,
   CU_DEVICE_ATTRIBUTE_PCI_BUS_ID = 33,

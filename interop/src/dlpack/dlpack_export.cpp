@@ -2,7 +2,8 @@
 #include <handoff/error.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
-#include <handoff/testing.hpp>
+
+#include "hooks/library_hooks.hpp"
 
 #include <atomic>
 #include <cstdio>
@@ -210,9 +211,9 @@ DLManagedTensorVersioned* export_dlpack_versioned(const Frame& frame, const Tens
   return &e->managed;
 }
 
-testing::ExportCounts testing::export_counts() noexcept {
-  return testing::ExportCounts{g_live_exports.load(std::memory_order_relaxed), g_exported.load(std::memory_order_relaxed),
-                      g_deleted.load(std::memory_order_relaxed)};
+detail::DlpackExportCounts detail::dlpack_export_counts() noexcept {
+  return DlpackExportCounts{g_live_exports.load(std::memory_order_relaxed), g_exported.load(std::memory_order_relaxed),
+                            g_deleted.load(std::memory_order_relaxed)};
 }
 
 }  // namespace handoff

@@ -47,54 +47,48 @@ std::string tuple(const std::int64_t* v, int n) {
 
 bool same_device(DLDevice a, DLDevice b) { return a.device_type == b.device_type && a.device_id == b.device_id; }
 
-// The frame a pair of tensors describes, without an owner.
-Frame describe(const DLTensor& luma, const DLTensor& chroma, const ImportOptions& o) {
-  const std::size_t bps = bytes_per_sample(o.format);
-  const std::string fmt(to_string(o.format));
-  const DLTensor* ts[2] = {&luma, &chroma};
-
-  // ndim and dtype first: the shape checks read shape[0..ndim).
-  for (int i = 0; i < 2; ++i) {
-    const DLTensor& t = *ts[i];
-    const std::string name(plane_name(i));
-    const int want = i == 0 ? 2 : 3;
-    if (t.ndim != want) {
-      throw InvalidFrame(name + ".ndim", "ndim " + std::to_string(t.ndim) + " does not fit " + fmt + " " + name +
-                                             " (expected " + std::to_string(want) +
-                                             (i == 0 ? ": height, width)" : ": height, width, 2)"));
-    }
-    if (t.shape == nullptr) throw InvalidFrame(name + ".shape", "shape pointer is null");
-    if (t.dtype.code != kDLUInt || t.dtype.bits != 8 * bps || t.dtype.lanes != 1) {
-      throw InvalidFrame(name + ".dtype", "dtype " + dtype_name(t.dtype) + " does not fit " + fmt + " (uint" +
-                                              std::to_string(8 * bps) + " expected)");
-    }
+// ndim and dtype of both planes, checked first: the shape checks read shape[0..ndim).
+void check_ndim_and_dtype(const DLTensor& t, int plane, PixelFormat format) {
+  const std::string name(plane_name(plane));
+  const std::string fmt(to_string(format));
+  const std::size_t bps = bytes_per_sample(format);
+  const int want = plane == 0 ? 2 : 3;
+  if (t.ndim != want) {
+    throw InvalidFrame(name + ".ndim", "ndim " + std::to_string(t.ndim) + " does not fit " + fmt + " " + name +
+                                           " (expected " + std::to_string(want) +
+                                           (plane == 0 ? ": height, width)" : ": height, width, 2)"));
   }
+  if (t.shape == nullptr) throw InvalidFrame(name + ".shape", "shape pointer is null");
+  if (t.dtype.code != kDLUInt || t.dtype.bits != 8 * bps || t.dtype.lanes != 1) {
+    throw InvalidFrame(name + ".dtype", "dtype " + dtype_name(t.dtype) + " does not fit " + fmt + " (uint" +
+                                            std::to_string(8 * bps) + " expected)");
+  }
+}
 
-  // Shape: luma gives the frame size, chroma must match it.
+// The frame size: luma's shape gives it, chroma's must match it.
+void check_shapes(const DLTensor& luma, const DLTensor& chroma, Frame& f) {
   const std::int64_t h = luma.shape[0], w = luma.shape[1];
   for (auto [name, v] : {std::pair{"height", h}, std::pair{"width", w}}) {
     if (v < 0) throw InvalidFrame("luma.shape", "shape " + tuple(luma.shape, 2) + ": " + name + " is negative");
     if (std::string problem = dimension_problem(name, std::uint64_t(v)); !problem.empty())
       throw InvalidFrame("luma.shape", "shape " + tuple(luma.shape, 2) + ": " + problem);
   }
-  const auto width = std::uint32_t(w), height = std::uint32_t(h);
-  const std::int64_t want_chroma[3] = {chroma_height(height), chroma_width(width), 2};
+  f.width = std::uint32_t(w);
+  f.height = std::uint32_t(h);
+  const std::int64_t want_chroma[3] = {chroma_height(f.height), chroma_width(f.width), 2};
   if (chroma.shape[0] != want_chroma[0] || chroma.shape[1] != want_chroma[1] || chroma.shape[2] != 2) {
-    throw InvalidFrame("chroma.shape", "shape " + tuple(chroma.shape, 3) + " does not fit " + fmt + " " +
-                                           std::to_string(width) + "x" + std::to_string(height) + ": expected " +
-                                           tuple(want_chroma, 3));
+    throw InvalidFrame("chroma.shape", "shape " + tuple(chroma.shape, 3) + " does not fit " +
+                                           std::string(to_string(f.format)) + " " + std::to_string(f.width) + "x" +
+                                           std::to_string(f.height) + ": expected " + tuple(want_chroma, 3));
   }
+}
 
-  // Device: both planes on one supported device.
+// Both planes on one supported device: f.memory, f.device and the CUDA context.
+void place_on_device(const DLTensor& luma, const DLTensor& chroma, const ImportOptions& o, Frame& f) {
   if (!same_device(luma.device, chroma.device)) {
     throw InvalidFrame("chroma.device", "chroma is on " + device_name(chroma.device) + ", luma on " +
                                             device_name(luma.device) + ": both planes must be on one device");
   }
-  Frame f;
-  f.format = o.format;
-  f.width = width;
-  f.height = height;
-  f.colorimetry = o.colorimetry;
   switch (luma.device.device_type) {
     case kDLCPU:
     case kDLCUDAHost:
@@ -115,66 +109,88 @@ Frame describe(const DLTensor& luma, const DLTensor& chroma, const ImportOptions
       throw InvalidFrame("luma.device", "device " + device_name(luma.device) +
                                             " is not supported (host or CUDA memory only)");
   }
+}
 
-  // Strides: only the row stride is free; everything else packed.
-  for (int i = 0; i < 2; ++i) {
-    const DLTensor& t = *ts[i];
-    const std::string name(plane_name(i));
-    const PlaneLayout l = plane_layout(o.format, width, height, i);
-    const std::int64_t row_elems = std::int64_t(l.width) * l.components;
-    std::int64_t row_stride = row_elems;
-    if (t.strides != nullptr) {
-      for (int d = 0; d < t.ndim; ++d) {
-        if (t.strides[d] < 0) {
-          throw InvalidFrame(name + ".strides", "strides " + tuple(t.strides, t.ndim) +
-                                                    " have a negative stride (flipped views are not supported)");
-        }
-      }
-      // Inner dimensions must be packed; a dimension of extent 1 may carry any stride.
-      bool packed = true;
-      if (i == 0) {
-        packed = t.shape[1] == 1 || t.strides[1] == 1;
-      } else {
-        packed = (t.shape[1] == 1 || t.strides[1] == 2) && t.strides[2] == 1;
-      }
-      if (!packed) {
-        throw InvalidFrame(name + ".strides",
-                           "strides " + tuple(t.strides, t.ndim) + " (elements) do not describe packed rows: " +
-                               (i == 0 ? std::string("expected (pitch, 1)") : std::string("expected (pitch, 2, 1)")) +
-                               "; only the row stride may differ from a compact layout");
-      }
-      row_stride = t.strides[0];
-      if (l.height == 1 && row_stride < row_elems) row_stride = row_elems;  // one row: its stride is unused
-      if (row_stride < row_elems) {
-        throw InvalidFrame(name + ".strides", "row stride " + std::to_string(row_stride) +
-                                                  " elements is below the packed row of " +
-                                                  std::to_string(row_elems) + " elements (strides " +
-                                                  tuple(t.strides, t.ndim) + ")");
-      }
+// The row stride in elements: only it is free, everything else packed (none
+// given: compact rows).
+std::int64_t row_stride(const DLTensor& t, int plane, const PlaneLayout& l) {
+  const std::string name(plane_name(plane));
+  const std::int64_t row_elems = std::int64_t(l.width) * l.components;
+  if (t.strides == nullptr) return row_elems;
+  for (int d = 0; d < t.ndim; ++d) {
+    if (t.strides[d] < 0) {
+      throw InvalidFrame(name + ".strides", "strides " + tuple(t.strides, t.ndim) +
+                                                " have a negative stride (flipped views are not supported)");
     }
-    std::int64_t pitch = 0;
-    if (__builtin_mul_overflow(row_stride, std::int64_t(bps), &pitch)) {
-      throw InvalidFrame(name + ".strides", "row stride " + std::to_string(row_stride) + " overflows in bytes");
-    }
-    if (t.data == nullptr) throw InvalidFrame(name + ".data", "data pointer is null");
-    std::uintptr_t addr = 0;
-    if (__builtin_add_overflow(reinterpret_cast<std::uintptr_t>(t.data), t.byte_offset, &addr)) {
-      throw InvalidFrame(name + ".byte_offset", "data + byte_offset " + std::to_string(t.byte_offset) +
-                                                    " overflows the address space");
-    }
-    if (addr % bps != 0) {
-      std::ostringstream a;
-      a << std::hex << addr;
-      throw InvalidFrame(name + ".byte_offset", "data + byte_offset = 0x" + a.str() + " is not aligned to " +
-                                                    std::to_string(bps) + "-byte samples");
-    }
-    Plane& p = f.planes[std::size_t(i)];
-    p.data = reinterpret_cast<void*>(addr);
-    p.pitch = std::size_t(pitch);
-    p.width = l.width;
-    p.height = l.height;
-    p.components = l.components;
   }
+  // Inner dimensions must be packed; a dimension of extent 1 may carry any stride.
+  const bool packed = plane == 0 ? (t.shape[1] == 1 || t.strides[1] == 1)
+                                 : ((t.shape[1] == 1 || t.strides[1] == 2) && t.strides[2] == 1);
+  if (!packed) {
+    throw InvalidFrame(name + ".strides",
+                       "strides " + tuple(t.strides, t.ndim) + " (elements) do not describe packed rows: " +
+                           (plane == 0 ? std::string("expected (pitch, 1)") : std::string("expected (pitch, 2, 1)")) +
+                           "; only the row stride may differ from a compact layout");
+  }
+  std::int64_t stride = t.strides[0];
+  if (l.height == 1 && stride < row_elems) stride = row_elems;  // one row: its stride is unused
+  if (stride < row_elems) {
+    throw InvalidFrame(name + ".strides", "row stride " + std::to_string(stride) +
+                                              " elements is below the packed row of " + std::to_string(row_elems) +
+                                              " elements (strides " + tuple(t.strides, t.ndim) + ")");
+  }
+  return stride;
+}
+
+// data + byte_offset, checked: not null, no overflow, sample-aligned.
+void* plane_address(const DLTensor& t, int plane, std::size_t bps) {
+  const std::string name(plane_name(plane));
+  if (t.data == nullptr) throw InvalidFrame(name + ".data", "data pointer is null");
+  std::uintptr_t addr = 0;
+  if (__builtin_add_overflow(reinterpret_cast<std::uintptr_t>(t.data), t.byte_offset, &addr)) {
+    throw InvalidFrame(name + ".byte_offset", "data + byte_offset " + std::to_string(t.byte_offset) +
+                                                  " overflows the address space");
+  }
+  if (addr % bps != 0) {
+    std::ostringstream a;
+    a << std::hex << addr;
+    throw InvalidFrame(name + ".byte_offset", "data + byte_offset = 0x" + a.str() + " is not aligned to " +
+                                                  std::to_string(bps) + "-byte samples");
+  }
+  return reinterpret_cast<void*>(addr);
+}
+
+// One plane of the frame `f` (format and size set): pitch, address and shape.
+Plane describe_plane(const DLTensor& t, int plane, const Frame& f) {
+  const std::size_t bps = bytes_per_sample(f.format);
+  const PlaneLayout l = plane_layout(f.format, f.width, f.height, plane);
+  const std::int64_t stride = row_stride(t, plane, l);
+  std::int64_t pitch = 0;
+  if (__builtin_mul_overflow(stride, std::int64_t(bps), &pitch)) {
+    throw InvalidFrame(std::string(plane_name(plane)) + ".strides",
+                       "row stride " + std::to_string(stride) + " overflows in bytes");
+  }
+  Plane p;
+  p.data = plane_address(t, plane, bps);
+  p.pitch = std::size_t(pitch);
+  p.width = l.width;
+  p.height = l.height;
+  p.components = l.components;
+  return p;
+}
+
+// The frame a pair of tensors describes, without an owner. The checks run in
+// this order, so that each reads only what the ones before it vouched for.
+Frame describe(const DLTensor& luma, const DLTensor& chroma, const ImportOptions& o) {
+  check_ndim_and_dtype(luma, 0, o.format);
+  check_ndim_and_dtype(chroma, 1, o.format);
+  Frame f;
+  f.format = o.format;
+  f.colorimetry = o.colorimetry;
+  check_shapes(luma, chroma, f);
+  place_on_device(luma, chroma, o, f);
+  f.planes[0] = describe_plane(luma, 0, f);
+  f.planes[1] = describe_plane(chroma, 1, f);
   validate(f);
   return f;
 }

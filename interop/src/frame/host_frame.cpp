@@ -1,9 +1,9 @@
 #include <handoff/error.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
-#include <handoff/testing.hpp>
 
 #include "frame/live_frames.hpp"
+#include "hooks/library_hooks.hpp"
 
 #include <atomic>
 #include <cstdlib>
@@ -19,9 +19,8 @@ std::atomic<std::size_t> g_live_frames{0};
 }
 LiveFrameToken::LiveFrameToken() noexcept { g_live_frames.fetch_add(1, std::memory_order_relaxed); }
 LiveFrameToken::~LiveFrameToken() { g_live_frames.fetch_sub(1, std::memory_order_relaxed); }
+std::size_t live_frame_count() noexcept { return g_live_frames.load(std::memory_order_relaxed); }
 }  // namespace detail
-
-std::size_t testing::live_frames() noexcept { return detail::g_live_frames.load(std::memory_order_relaxed); }
 
 namespace {
 

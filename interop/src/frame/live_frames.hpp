@@ -1,5 +1,5 @@
 #pragma once
-// Counts storage objects behind frames (testing.hpp: testing::live_frames()). A
+// Counts storage objects behind frames (hooks/library_hooks.hpp: live_frame_count()). A
 // storage type holds one LiveFrameToken as a member.
 #include <cstddef>
 

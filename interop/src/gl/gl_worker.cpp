@@ -14,12 +14,12 @@
 // context, shutdown() waiting for the thread to finish. A call that started is
 // waited for to its end: it runs on the caller's stack.
 #include "gl/worker_core.hpp"
+#include "hooks/library_hooks.hpp"
 
 #include <glad/gl.h>
 
 #include <handoff/gl_check.hpp>
 #include <handoff/log.hpp>
-#include <handoff/testing.hpp>
 #include <handoff/wait.hpp>
 
 #include <linux/futex.h>
@@ -514,17 +514,8 @@ const GlInfo& GlWorker::info() const noexcept { return core_->info(); }
 
 std::thread::native_handle_type GlWorker::native_thread() const noexcept { return core_->native_thread(); }
 
-// --- test hooks (handoff/testing.hpp) -------------------------------------------------
-namespace testing {
-std::size_t queued(const GlWorker& worker) noexcept { return worker.core()->queued(); }
-std::size_t gl_error_count(const GlWorker& worker) noexcept { return worker.core()->gl_error_count(); }
-std::size_t live_resources(const GlWorker& worker) noexcept { return worker.core()->live_resources(); }
-std::size_t live_resources(const detail::WorkerCore& core) noexcept { return core.live_resources(); }
-void throw_on_gl_errors(GlWorker& worker, bool on) noexcept { worker.core()->set_throw_on_gl_error(on); }
-void skip_same_gpu_check(GlWorker& worker, bool skip) noexcept { worker.core()->set_skip_same_gpu_check(skip); }
-void skip_same_gpu_check_in_new_workers(bool skip) noexcept {
-  detail::g_skip_same_gpu_check_in_new_workers.store(skip, std::memory_order_relaxed);
+void detail::skip_same_gpu_check_in_new_workers(bool skip) noexcept {
+  g_skip_same_gpu_check_in_new_workers.store(skip, std::memory_order_relaxed);
 }
-}  // namespace testing
 
 }  // namespace handoff

@@ -15,7 +15,7 @@
 
 namespace handoff::detail {
 
-// testing::skip_same_gpu_check_in_new_workers (read when a worker is made).
+// detail::skip_same_gpu_check_in_new_workers (hooks/library_hooks.hpp); read when a worker is made.
 inline std::atomic<bool> g_skip_same_gpu_check_in_new_workers{false};
 
 // Thread safety: every public method may be called from any thread unless
@@ -51,7 +51,7 @@ class WorkerCore : public std::enable_shared_from_this<WorkerCore> {
   std::exception_ptr take_gl_error() noexcept;  // worker thread only
   std::size_t gl_error_count() const noexcept { return gl_errors_.load(std::memory_order_relaxed); }
 
-  // --- test switches (handoff/testing.hpp)
+  // --- switches a test driver needs (tests/support/interop_testing.hpp sets them)
   void set_throw_on_gl_error(bool on) noexcept { throw_on_gl_error_.store(on, std::memory_order_relaxed); }
   void set_skip_same_gpu_check(bool skip) noexcept { skip_same_gpu_check_.store(skip, std::memory_order_relaxed); }
   bool skips_same_gpu_check() const noexcept { return skip_same_gpu_check_.load(std::memory_order_relaxed); }

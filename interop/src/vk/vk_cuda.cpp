@@ -22,6 +22,13 @@ void check_vk_cuda_device(const VkDeviceInfo& vk, const cuda::DeviceInfo& cuda) 
 
 namespace {
 
+// The alignment every CUDA device pointer has. cuExternalMemoryGetMappedBuffer
+// wants its offset "suitably aligned" (the docs say no more): a range that
+// starts elsewhere is mapped from the aligned offset below it and the pointer
+// moved on, as the docs advise for parts of one object (map the combined
+// range, derive the part by offset).
+constexpr std::uint64_t kMappedBufferAlignment = 256;
+
 std::string import_detail(const ExportedMemory& memory) {
   std::string detail =
       std::string(to_string(memory.type)) + " descriptor of " + std::to_string(memory.allocation_size) + " bytes";
@@ -38,11 +45,11 @@ struct CudaVkMemory::Handles {
   // (cuMemFree) before the external memory is destroyed, then the context goes.
   cuda::detail::RetainedContext ctx;
   cuda::detail::UniqueExternalMemory memory;
-  cuda::detail::UniqueDevicePointer mapping;
+  cuda::detail::UniqueDevicePointer mapping;  // from `offset` rounded down to the mapping alignment
 };
 
 CudaVkMemory::~CudaVkMemory() = default;
-std::uint64_t CudaVkMemory::device_pointer() const noexcept { return handles_->mapping.get(); }
+std::uint64_t CudaVkMemory::device_pointer() const noexcept { return handles_->mapping.get() + lead_; }
 void* CudaVkMemory::context() const noexcept { return handles_->ctx->handle(); }
 int CudaVkMemory::device() const noexcept { return handles_->ctx->device(); }
 
@@ -72,13 +79,16 @@ CudaVkMemory::CudaVkMemory(const cuda::PrimaryContext& ctx, ExportedMemory& memo
   (void)memory.fd.release();  // CUDA owns the descriptor now
   handles_->memory = cuda::detail::UniqueExternalMemory(imported, {retained});
 
+  const std::uint64_t lead = offset % kMappedBufferAlignment;
   abi::CUDA_EXTERNAL_MEMORY_BUFFER_DESC bd{};
-  bd.offset = offset;
-  bd.size = size;
+  bd.offset = offset - lead;
+  bd.size = size + lead;
   abi::CUdeviceptr ptr = 0;
   HANDOFF_CU_CHECK(api.cuExternalMemoryGetMappedBuffer(&ptr, imported, &bd),
-                   std::to_string(size) + " bytes at offset " + std::to_string(offset));
+                   std::to_string(bd.size) + " bytes at offset " + std::to_string(bd.offset) + " (for " +
+                       std::to_string(size) + " at " + std::to_string(offset) + ")");
   handles_->mapping = cuda::detail::UniqueDevicePointer(ptr, {retained});
+  lead_ = lead;
   size_ = size;
 }
 

@@ -15,9 +15,8 @@ import handoff
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from viewer_helpers import assert_no_gl_errors, assert_quadrants, quadrant_planes, viewer  # noqa: E402
 
-from cuda_available import torch, why_not  # noqa: E402
+from cuda_available import torch  # noqa: E402
 
-pytestmark = pytest.mark.skipif(why_not() is not None, reason=str(why_not()))
 EXAMPLES = pathlib.Path(__file__).resolve().parents[3] / "examples" / "python"
 
 

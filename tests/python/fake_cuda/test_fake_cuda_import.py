@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import handoff
+import handoff_testing
 
 pytestmark = pytest.mark.skipif("HANDOFF_CUDA_DRIVER" not in os.environ,
                                 reason="HANDOFF_CUDA_DRIVER is not set (run through ctest -L fakecuda)")
@@ -43,15 +44,15 @@ def test_cai_import_carries_primary_context():
 
 def test_dlpack_cuda_producer_round_trip():
     host = handoff.Frame.allocate(33, 17, "p010", alignment=64)
-    cuda = handoff._relabel_as_cuda(host, 0)  # a kDLCUDA producer over the fake's "device" memory
+    cuda = handoff_testing.relabel_as_cuda(host, 0)  # a kDLCUDA producer over the fake's "device" memory
     f = handoff.Frame.from_planes(cuda.luma, cuda.chroma, "p010")
     assert f.memory == "cuda" and f.device == 0
     assert f.luma.ptr == host.luma.ptr and f.luma.pitch == 128
     assert f.cuda_context is not None
-    live = handoff._live_frames()
+    live = handoff_testing.live_frames()
     del f
     gc.collect()
-    assert handoff._live_frames() == live - 1
+    assert handoff_testing.live_frames() == live - 1
 
 
 class CaiDevice:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import handoff
+import handoff_testing
 
 pytestmark = pytest.mark.skipif("HANDOFF_CUDA_DRIVER" not in os.environ,
                                 reason="HANDOFF_CUDA_DRIVER is not set (run through ctest -L fakecuda)")
@@ -59,7 +60,7 @@ def cuda_viewer(fake):
     """A viewer whose ring is CUDA-registered; once it is gone, nothing stays
     registered, mapped or allocated. (Tests take it through the holder, so the
     fixture's reference is the last one.)"""
-    handoff._skip_same_gpu_check_in_new_workers(True)  # the fake's GPU cannot be llvmpipe's
+    handoff_testing.skip_same_gpu_check_in_new_workers(True)  # the fake's GPU cannot be llvmpipe's
     try:
         holder = [handoff.Viewer(title="fake-cuda", width=320, height=240, headless=True, memory="cuda",
                                  gl_debug=True)]
@@ -69,7 +70,7 @@ def cuda_viewer(fake):
         gc.collect()
         assert fake.live() == {"mappings": 0, "registrations": 0, "streams": 0, "allocations": 0}
     finally:
-        handoff._skip_same_gpu_check_in_new_workers(False)
+        handoff_testing.skip_same_gpu_check_in_new_workers(False)
 
 
 def test_cuda_frame_is_copied_device_to_device(fake, cuda_viewer):
@@ -140,6 +141,6 @@ def test_overlay_arrays_in_cuda_memory_are_read_once(fake, cuda_viewer):
 
 def test_cuda_frame_on_another_device_is_refused(fake, cuda_viewer):
     host = handoff.Frame.allocate(32, 32)
-    other = handoff._relabel_as_cuda(host, 1)
+    other = handoff_testing.relabel_as_cuda(host, 1)
     with pytest.raises(handoff.InvalidFrame, match="device"):
         cuda_viewer[0].show(other)

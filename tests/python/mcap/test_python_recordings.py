@@ -81,6 +81,21 @@ def test_reference_reader_decodes_what_recording_writer_wrote(tmp_path, compress
         assert_box(annotations[message.log_time], (1, 2, 3 + i, 4), f"n{i}")
 
 
+def test_reference_reader_sees_chunks_of_at_most_one_second(tmp_path):
+    """30 small frames 100 ms apart (2.9 s): far below the 4 MiB chunk size, yet the reference reader
+    finds 3 chunks, each spanning at most 1 s of log time, and every frame in them."""
+    path = tmp_path / "t.mcap"
+    with handoff.RecordingWriter(path, topic="/py") as rec:
+        for i in range(30):
+            rec.write(frame_planes(i, 8, 4, False), log_time=T0 + i * 100_000_000)
+    with open(path, "rb") as f:
+        chunks = make_reader(f).get_summary().chunk_indexes
+    assert [(c.message_start_time - T0, c.message_end_time - T0) for c in chunks] == \
+        [(0, 1_000_000_000), (1_100_000_000, 2_100_000_000), (2_200_000_000, 2_900_000_000)]
+    images, _ = read(path, "/py")
+    assert [m.log_time for m, _ in images] == [T0 + i * 100_000_000 for i in range(30)]
+
+
 def test_reference_reader_decodes_publisher_and_viewer_recordings(tmp_path):
     xdg = tempfile.mkdtemp(prefix="hrec")
     os.chmod(xdg, 0o700)

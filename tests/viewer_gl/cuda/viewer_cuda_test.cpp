@@ -1,10 +1,12 @@
 // The Viewer's CUDA path on a real GPU (label cuda; scripts/gpu-check runs it):
 // a CUDA frame copied device to device into the registered GL buffer, and
 // acquire / present with the ring's device pointers. Skips, saying why,
-// without a usable CUDA driver, or where GL is not on the CUDA device.
+// where there is no CUDA GPU; where there is one, GL not sharing the CUDA
+// device (the viewer fell back to host buffers) is a failure.
 #include <gtest/gtest.h>
 
 #include "cuda_frames.hpp"
+#include "cuda_gpu.hpp"
 
 namespace handoff::viewer::test {
 namespace {
@@ -12,8 +14,7 @@ namespace {
 class ViewerCuda : public ::testing::Test {
  protected:
   void SetUp() override {
-    const cuda::Driver& d = cuda::driver();
-    if (!d.usable()) GTEST_SKIP() << "no CUDA driver: " << d.describe();
+    HANDOFF_REQUIRE_CUDA_GPU(cuda::driver());
   }
   static ViewerOptions options() {
     ViewerOptions o;
@@ -41,18 +42,21 @@ TEST_F(ViewerCuda, ACudaFrameIsShownWithTheReferenceColours) {
   }
   EXPECT_EQ(v.diagnostics().gl_errors, 0u) << v.diagnostics().first_gl_error;
   std::string why;
-  if (!cuda_mapped(v, why)) GTEST_SKIP() << "GL does not share the CUDA device here: " << why;
+  EXPECT_TRUE(cuda_mapped(v, why)) << "a CUDA GPU is here and the viewer fell back to host buffers (GL does not "
+                                      "share the CUDA device, or registering / mapping its buffers failed): "
+                                   << why;
 }
 
 TEST_F(ViewerCuda, AcquireAndPresentOnTheDevice) {
   Viewer v(options());
   {
     ViewerFrame probe = v.acquire(PixelFormat::NV12, 64, 48);
-    if (probe.frame().memory != MemoryKind::Cuda) {
-      v.present(std::move(probe));
-      (void)v.snapshot();
-      GTEST_SKIP() << "GL does not share the CUDA device here: " << v.stream().memory;
-    }
+    const bool on_device = probe.frame().memory == MemoryKind::Cuda;
+    v.present(std::move(probe));
+    (void)v.snapshot();
+    ASSERT_TRUE(on_device) << "a CUDA GPU is here and the viewer's slots are host buffers (GL does not share "
+                              "the CUDA device, or registering / mapping its buffers failed): "
+                           << v.stream().memory;
   }
   const Colorimetry c{};
   cuda::PrimaryContext ctx(cuda::driver(), 0);

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <mutex>
 
-#include <handoff/testing.hpp>
 #include <handoff/gl_context.hpp>
 #include <handoff/viewer/scene.hpp>
 
@@ -16,6 +15,7 @@
 #include "fake_cuda_control.hpp"
 #include "frame_pipeline.hpp"
 #include "frame_renderer.hpp"
+#include "interop_testing.hpp"
 #include "shared_contexts.hpp"
 
 namespace handoff::viewer::test {

@@ -8,10 +8,10 @@
 
 #include <cstring>
 
-#include <handoff/testing.hpp>
 
 #include "cuda_frames.hpp"
 #include "fake_cuda_control.hpp"
+#include "interop_testing.hpp"
 
 namespace handoff::viewer::test {
 namespace {

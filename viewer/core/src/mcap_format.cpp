@@ -9,9 +9,11 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 namespace handoff::viewer::mcap {
 
@@ -239,6 +241,14 @@ void Compressor::compress(std::span<const std::uint8_t> in, std::vector<std::uin
 
 namespace {
 
+UniqueLz4Dctx make_lz4_dctx() {
+  LZ4F_dctx* raw = nullptr;
+  const std::size_t made = LZ4F_createDecompressionContext(&raw, LZ4F_VERSION);
+  UniqueLz4Dctx ctx(raw);
+  if (LZ4F_isError(made)) throw Error(Api::None, "LZ4F_createDecompressionContext", 0, LZ4F_getErrorName(made), "");
+  return ctx;
+}
+
 void decompress_zstd(UniqueZstdDctx& ctx, std::span<const std::uint8_t> in, std::span<std::uint8_t> out,
                      const RecordPlace& where) {
   if (!ctx) ctx = UniqueZstdDctx(ZSTD_createDCtx());
@@ -260,14 +270,7 @@ void decompress_lz4(UniqueLz4Dctx& ctx, std::span<const std::uint8_t> in, std::s
   auto fail = [&](const std::string& detail) {
     throw ParseError(std::string(where.file), where.location(), "records", "lz4: " + detail);
   };
-  if (!ctx) {
-    LZ4F_dctx* raw = nullptr;
-    const std::size_t made = LZ4F_createDecompressionContext(&raw, LZ4F_VERSION);
-    ctx = UniqueLz4Dctx(raw);
-    if (LZ4F_isError(made)) {
-      throw Error(Api::None, "LZ4F_createDecompressionContext", 0, LZ4F_getErrorName(made), "");
-    }
-  }
+  if (!ctx) ctx = make_lz4_dctx();
   LZ4F_resetDecompressionContext(ctx.get());  // a failed frame may have left it mid-frame
   std::size_t src_done = 0, dst_done = 0;
   for (;;) {
@@ -288,6 +291,114 @@ void decompress_lz4(UniqueLz4Dctx& ctx, std::span<const std::uint8_t> in, std::s
          std::to_string(out.size()));
   }
   if (src_done != in.size()) fail(std::to_string(in.size() - src_done) + " bytes follow the end of the lz4 frame");
+}
+
+// Decoding a stream cut short: `out` grows with what is decoded (doubling,
+// from 64 KiB) up to `limit`, so a claimed size the input cannot fill is
+// never allocated. Both decoders keep the history they refer back to in
+// their own buffers, so `out` may move between calls.
+class PrefixOutput {
+ public:
+  PrefixOutput(std::vector<std::uint8_t>& out, std::size_t limit, const RecordPlace& where)
+      : out_(out), limit_(limit), where_(where) {
+    out_.clear();
+  }
+  // Where the decoder writes next: into `out` (at least `at_least` bytes of
+  // room while `limit` allows), or, once it holds `limit` bytes, into a
+  // one-byte probe that must stay empty.
+  std::pair<std::uint8_t*, std::size_t> room(std::size_t at_least = 1) {
+    if (out_.size() - used_ < at_least && out_.size() < limit_) {
+      out_.resize(std::min(limit_, std::max({out_.size() * 2, std::size_t(64) << 10, used_ + at_least})));
+    }
+    if (used_ < out_.size()) return {out_.data() + used_, out_.size() - used_};
+    return {&probe_, 1};
+  }
+  // The decoder wrote `n` bytes where room() said.
+  void wrote(std::size_t n, const char* algorithm) {
+    if (n == 0) return;
+    if (used_ == out_.size()) {
+      fail(std::string(algorithm) + ": data decompresses to more than uncompressed_size (" + std::to_string(limit_) +
+           " bytes)");
+    }
+    used_ += n;
+  }
+  // What the decoder made of the bytes so far is all there is: `reason` says why.
+  std::string stop(std::string reason) {
+    finish();
+    return reason;
+  }
+  void finish() { out_.resize(used_); }
+  [[noreturn]] void fail(const std::string& detail) const {
+    throw ParseError(std::string(where_.file), where_.location(), "records", detail);
+  }
+
+ private:
+  std::vector<std::uint8_t>& out_;
+  std::size_t limit_;
+  const RecordPlace& where_;
+  std::size_t used_ = 0;
+  std::uint8_t probe_ = 0;
+};
+
+std::string decompress_zstd_prefix(std::span<const std::uint8_t> in, std::size_t limit, std::vector<std::uint8_t>& out,
+                                   const RecordPlace& where) {
+  UniqueZstdDctx ctx(ZSTD_createDCtx());
+  if (!ctx) throw Error(Api::None, "ZSTD_createDCtx", 0, "", "out of memory");
+  // The streaming decoder allocates the window a frame header asks for: no
+  // more than what the chunk may decode to (1 MiB at least, as encoders
+  // round windows up; 128 MiB at most, zstd's own default limit).
+  int window_log = 20;
+  while (window_log < 27 && (std::size_t(1) << window_log) < limit) ++window_log;
+  const std::size_t set = ZSTD_DCtx_setParameter(ctx.get(), ZSTD_d_windowLogMax, window_log);
+  if (ZSTD_isError(set)) {
+    throw Error(Api::None, "ZSTD_DCtx_setParameter", long(set), ZSTD_getErrorName(set), "windowLogMax");
+  }
+  PrefixOutput dst(out, limit, where);
+  // Input a few KiB at a time and room for a whole block each call: each
+  // block is written out as soon as its bytes are in, so bad bytes cost the
+  // block they are in and nothing decoded before them.
+  constexpr std::size_t kStep = 4096;
+  const std::size_t block = ZSTD_DStreamOutSize();
+  std::size_t fed = 0;
+  ZSTD_inBuffer src{in.data(), 0, 0};
+  for (;;) {
+    if (src.pos == src.size && fed < in.size()) src.size = fed = std::min(in.size(), fed + kStep);
+    const auto [room, room_n] = dst.room(block);
+    ZSTD_outBuffer o{room, room_n, 0};
+    const std::size_t src_before = src.pos;
+    const std::size_t r = ZSTD_decompressStream(ctx.get(), &o, &src);
+    dst.wrote(o.pos, "zstd");  // what the call wrote before any error it met
+    if (ZSTD_isError(r)) return dst.stop(std::string("zstd: ") + ZSTD_getErrorName(r));
+    if (r == 0 && src.pos == in.size()) break;  // every frame present was whole
+    if (o.pos == 0 && src.pos == src_before && fed == in.size()) break;  // the rest needs bytes the file does not have
+  }
+  return dst.stop("");
+}
+
+std::string decompress_lz4_prefix(std::span<const std::uint8_t> in, std::size_t limit, std::vector<std::uint8_t>& out,
+                                  const RecordPlace& where) {
+  const UniqueLz4Dctx ctx = make_lz4_dctx();
+  PrefixOutput dst(out, limit, where);
+  std::size_t src_done = 0;
+  // Input a few KiB at a time, so bad bytes cost at most the block they are
+  // in and nothing decoded before them.
+  constexpr std::size_t kStep = 4096;
+  for (;;) {
+    auto [room, dst_n] = dst.room();
+    std::size_t src_n = std::min(kStep, in.size() - src_done);
+    const std::size_t r = LZ4F_decompress(ctx.get(), room, &dst_n, in.data() + src_done, &src_n, nullptr);
+    if (LZ4F_isError(r)) return dst.stop(std::string("lz4: ") + LZ4F_getErrorName(r));
+    dst.wrote(dst_n, "lz4");
+    src_done += src_n;
+    if (r == 0) {  // the frame ended within the bytes present
+      if (src_done != in.size()) {
+        return dst.stop("lz4: " + std::to_string(in.size() - src_done) + " bytes follow the end of the lz4 frame");
+      }
+      break;
+    }
+    if (dst_n == 0 && src_n == 0) break;  // the rest needs bytes the file does not have
+  }
+  return dst.stop("");
 }
 
 }  // namespace
@@ -314,6 +425,19 @@ void Decompressor::run(Compression c, std::span<const std::uint8_t> in, std::spa
       if (!in.empty()) std::memcpy(out.data(), in.data(), in.size());
       return;
   }
+}
+
+std::string Decompressor::run_prefix(Compression c, std::span<const std::uint8_t> in, std::uint64_t limit,
+                                     std::vector<std::uint8_t>& out, const RecordPlace& where) {
+  const auto cap = std::size_t(std::min<std::uint64_t>(limit, std::numeric_limits<std::size_t>::max()));
+  switch (c) {
+    case Compression::Zstd: return decompress_zstd_prefix(in, cap, out, where);
+    case Compression::Lz4: return decompress_lz4_prefix(in, cap, out, where);
+    case Compression::None:
+      out.assign(in.begin(), in.begin() + std::ptrdiff_t(std::min<std::size_t>(in.size(), cap)));
+      return {};
+  }
+  return {};
 }
 
 }  // namespace handoff::viewer::mcap::detail

@@ -118,6 +118,18 @@ class Decompressor {
   // `where`, field "records") when `in` is not a valid stream of that
   // algorithm or does not decompress to that size.
   void run(Compression c, std::span<const std::uint8_t> in, std::span<std::uint8_t> out, const RecordPlace& where);
+  // Decompresses what can be of `in`, a compressed stream the end of the
+  // file cut into: `out` is replaced by the bytes the blocks wholly present
+  // decode to (zstd and lz4 frames are read block by block), at most
+  // `limit` of them. `out` grows with what is decoded, so a large `limit`
+  // allocates nothing that short input cannot fill. Bytes that stop being a
+  // valid stream of that algorithm end the decoding: what was decoded before
+  // them stays in `out` and the return value says what stopped it (empty:
+  // nothing did), since the tail of a file cut short by a crash may hold
+  // anything. Throws ParseError (at `where`, field "records") when the bytes
+  // decode to more than `limit` bytes: the chunk's own header is wrong.
+  std::string run_prefix(Compression c, std::span<const std::uint8_t> in, std::uint64_t limit,
+                         std::vector<std::uint8_t>& out, const RecordPlace& where);
 
  private:
   struct Impl;

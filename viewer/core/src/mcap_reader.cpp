@@ -4,7 +4,8 @@
 // the summary does not index every message), one sequential scan of the data
 // section, checking every chunk's CRC and the data section CRC. A file cut
 // short (no footer) is scanned up to its last whole record, with one warning;
-// of an uncompressed chunk cut short, the messages wholly written are kept.
+// of a chunk cut short, the messages wholly written (or, compressed, wholly
+// decompressed from the blocks written) are kept.
 #include "byte_reader.hpp"
 #include "mcap_format.hpp"
 
@@ -34,9 +35,9 @@ struct ChunkInfo {
   // records after the chunk (length 0: the chunk is not indexed).
   std::uint64_t index_at = 0;
   std::uint64_t message_index_length = 0;
-  // Scanning a file cut short: only `length` bytes of this (uncompressed)
-  // Chunk record were written. Its records are read up to the last whole
-  // one; its CRC cannot be checked.
+  // Scanning a file cut short: only `length` bytes of this Chunk record
+  // were written. Its records (decompressed as far as the blocks written
+  // go) are read up to the last whole one; its CRC cannot be checked.
   bool cut_short = false;
 };
 
@@ -51,6 +52,7 @@ struct ChunkSlot {
   std::uint32_t id = MessageRef::kNoChunk;
   std::vector<std::uint8_t> raw;           // the Chunk record as read
   std::vector<std::uint8_t> decompressed;  // its records, when compressed
+  std::string damage;  // a chunk cut short: what ended the decoding of its bytes before their end, if anything
   std::span<const std::uint8_t> records;
   std::uint64_t used = 0;  // LRU stamp
 };
@@ -520,9 +522,9 @@ void ReaderImpl::scan_chunk(std::uint64_t at, std::span<const std::uint8_t> cont
 }
 
 // A Chunk record the end of the file cut short (`end`: the file's end). Its
-// records are kept up to the last whole one when they are not compressed (a
-// compressed stream cut short cannot be decompressed). Returns what happened,
-// for the damaged-tail warning.
+// records are kept up to the last whole one: as written when they are not
+// compressed, else as far as the zstd or lz4 blocks written decompress.
+// Returns what happened, for the damaged-tail warning.
 std::string ReaderImpl::keep_cut_chunk(std::uint64_t at, std::uint64_t end) {
   // message_start_time, message_end_time, uncompressed_size, uncompressed_crc, compression's length
   constexpr std::uint64_t kFixed = 8 + 8 + 8 + 4 + 4;
@@ -542,16 +544,22 @@ std::string ReaderImpl::keep_cut_chunk(std::uint64_t at, std::uint64_t end) {
   const std::string_view comp(reinterpret_cast<const char*>(name_bytes.data()), name_bytes.size());
   const auto kind = compression_from_field(comp);
   if (!kind) return "; its compression " + detail::quoted(comp) + " is unknown: its messages are lost";
-  if (*kind != Compression::None) {
-    return "; its records are compressed (" + std::string(comp) +
-           "), and a compressed chunk cut short cannot be decompressed: its messages are lost";
-  }
+  info.compression = *kind;
   const std::uint64_t before = message_total();
   const auto id = std::uint32_t(chunks_.size());
   chunks_.push_back(info);
-  index_chunk_records({load_chunk(id).records, id, at, true});
-  return "; its records are not compressed: the " + std::to_string(message_total() - before) +
-         " messages wholly written in it are kept";
+  const ChunkSlot& slot = load_chunk(id);
+  const std::uint64_t decoded = slot.records.size();
+  index_chunk_records({slot.records, id, at, true});
+  const std::string kept = std::to_string(message_total() - before);
+  if (*kind == Compression::None) {
+    return "; its records are not compressed: the " + kept + " messages wholly written in it are kept";
+  }
+  const std::string lost = decoded < info.uncompressed_size ? "; the rest of the chunk is lost" : "";
+  const std::string damage = slot.damage.empty() ? "" : " (then unreadable: " + slot.damage + ")";
+  return "; its records are compressed (" + std::string(comp) + "): the bytes written decompress to " +
+         std::to_string(decoded) + " of its " + std::to_string(info.uncompressed_size) + " bytes of records" + damage +
+         ", and the " + kept + " messages wholly in them are kept" + lost;
 }
 
 void ReaderImpl::index_chunk_records(const ChunkRecords& chunk) {
@@ -598,6 +606,7 @@ void ReaderImpl::add_message(const RecordPlace& where, Cursor& c, std::uint64_t 
 
 std::span<const std::uint8_t> ReaderImpl::chunk_records(const RecordPlace& at, Cursor& c, const ChunkInfo& info,
                                                         ChunkSlot& slot) {
+  slot.damage.clear();
   c.u64("message_start_time");
   c.u64("message_end_time");
   const std::uint64_t usize = c.u64("uncompressed_size");
@@ -614,7 +623,8 @@ std::span<const std::uint8_t> ReaderImpl::chunk_records(const RecordPlace& at, C
     fail(at, "uncompressed_size", std::to_string(usize) + ", but its ChunkIndex says " +
                                       std::to_string(info.uncompressed_size));
   }
-  if (!info.cut_short && usize > options_.max_chunk_bytes) {  // a cut one allocates nothing more
+  // An uncompressed chunk cut short is read in place; any other is decompressed.
+  if ((!info.cut_short || info.compression != Compression::None) && usize > options_.max_chunk_bytes) {
     fail(at, "uncompressed_size", std::to_string(usize) + " bytes exceeds the reader's limit of " +
                                       std::to_string(options_.max_chunk_bytes));
   }
@@ -622,7 +632,11 @@ std::span<const std::uint8_t> ReaderImpl::chunk_records(const RecordPlace& at, C
     fail(at, "compression", detail::quoted(comp) + " differs from its ChunkIndex's " +
                                 detail::quoted(compression_field(info.compression)));
   }
-  if (info.cut_short) return records;  // uncompressed; no CRC to check against a part
+  if (info.cut_short) {  // no CRC to check against a part
+    if (info.compression == Compression::None) return records;
+    slot.damage = decompressor_.run_prefix(info.compression, records, usize, slot.decompressed, at);
+    return slot.decompressed;
+  }
   std::span<const std::uint8_t> out = records;
   if (info.compression != Compression::None) {
     slot.decompressed.resize(std::size_t(usize));

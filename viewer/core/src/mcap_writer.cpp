@@ -1,6 +1,8 @@
 // MCAP writer: schemas and channels are written into the data (inside the open
 // chunk) just before their first message, so a file cut short still reads up
-// to its last whole chunk; close() adds DataEnd, the summary and the footer.
+// to its last whole chunk; a chunk is closed at chunk_size bytes or once its
+// log times span chunk_duration_ns, which bounds what a crash loses; close()
+// adds DataEnd, the summary and the footer.
 #include "mcap_format.hpp"
 
 #include <handoff/error.hpp>
@@ -35,6 +37,10 @@ struct OpenChunk {
   std::map<std::uint16_t, std::vector<std::pair<std::uint64_t, std::uint64_t>>> index;
   std::uint64_t start_time = std::numeric_limits<std::uint64_t>::max(), end_time = 0;
   bool has_messages() const { return !index.empty(); }
+  // Its messages' log times span `duration` ns or more (0: never).
+  bool spans(std::uint64_t duration) const {
+    return duration > 0 && has_messages() && end_time - start_time >= duration;
+  }
   void clear() {
     records.clear();
     index.clear();
@@ -301,8 +307,11 @@ void Writer::write(std::uint16_t channel, std::uint32_t sequence, std::uint64_t 
     m.chunk.index[channel].emplace_back(log_time, at);
     m.chunk.start_time = std::min(m.chunk.start_time, log_time);
     m.chunk.end_time = std::max(m.chunk.end_time, log_time);
-    if (direct) m.write_chunk(data);
-    else if (m.chunk.records.size() >= m.options.chunk_size) m.write_chunk();
+    if (direct) {
+      m.write_chunk(data);
+    } else if (m.chunk.records.size() >= m.options.chunk_size || m.chunk.spans(m.options.chunk_duration_ns)) {
+      m.write_chunk();
+    }
   } else {
     m.write_iov({out, data}, true);
   }

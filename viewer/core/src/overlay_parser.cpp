@@ -217,8 +217,8 @@ struct ObjectFields {
   }
 };
 
-void parse_object(const LineContext& c, element e, const Path& f, BoxFormat line_format,
-                  bool line_normalized, OverlayFrame& out) {
+// The object at `f`, its known keys found in one pass.
+ObjectFields object_fields(const LineContext& c, element e, const Path& f) {
   object obj_json;
   if (e.get_object().get(obj_json) != simdjson::SUCCESS) c.fail(f, std::string("expected an object, got ") + type_name(e.type()));
   ObjectFields fields;
@@ -229,88 +229,85 @@ void parse_object(const LineContext& c, element e, const Path& f, BoxFormat line
       fields.have |= 1u << k;
     }
   }
-  OverlayObject obj;
-  element v;
-  BoxFormat format = line_format;
-  if (fields.get(kBoxFormat, v)) format = box_format(c, v, child(f, "box_format"));
-  bool normalized = line_normalized;
-  if (fields.get(kNormalized, v)) normalized = get_bool(c, v, child(f, "normalized"));
+  return fields;
+}
 
-  if (fields.get(kBox, v)) {
-    const Path bf = child(f, "box");
-    float b[4];
-    numbers(c, v, bf, b, 4, 4, "4 numbers");
-    const Scale s = scale_for(c, normalized, bf);
-    switch (format) {
-      case BoxFormat::Xywh:
-        if (b[2] < 0 || b[3] < 0) c.fail(bf, "negative width or height");
-        obj.x0 = b[0]; obj.y0 = b[1]; obj.x1 = b[0] + b[2]; obj.y1 = b[1] + b[3];
-        break;
-      case BoxFormat::Xyxy:
-        if (b[2] < b[0] || b[3] < b[1]) c.fail(bf, "x1 < x0 or y1 < y0 (box_format xyxy)");
-        obj.x0 = b[0]; obj.y0 = b[1]; obj.x1 = b[2]; obj.y1 = b[3];
-        break;
-      case BoxFormat::Cxcywh:
-        if (b[2] < 0 || b[3] < 0) c.fail(bf, "negative width or height");
-        obj.x0 = b[0] - b[2] / 2; obj.y0 = b[1] - b[3] / 2; obj.x1 = b[0] + b[2] / 2; obj.y1 = b[1] + b[3] / 2;
-        break;
-    }
-    obj.x0 *= s.sx; obj.x1 *= s.sx; obj.y0 *= s.sy; obj.y1 *= s.sy;
-    if (!std::isfinite(obj.x0) || !std::isfinite(obj.y0) || !std::isfinite(obj.x1) || !std::isfinite(obj.y1)) {
-      c.fail(bf, "number out of range");
-    }
-    obj.has_box = true;
+// "box" in `format` -> obj's corners (scaled when normalized).
+void parse_box(const LineContext& c, element v, const Path& bf, BoxFormat format, bool normalized,
+               OverlayObject& obj) {
+  float b[4];
+  numbers(c, v, bf, b, 4, 4, "4 numbers");
+  const Scale s = scale_for(c, normalized, bf);
+  switch (format) {
+    case BoxFormat::Xywh:
+      if (b[2] < 0 || b[3] < 0) c.fail(bf, "negative width or height");
+      obj.x0 = b[0]; obj.y0 = b[1]; obj.x1 = b[0] + b[2]; obj.y1 = b[1] + b[3];
+      break;
+    case BoxFormat::Xyxy:
+      if (b[2] < b[0] || b[3] < b[1]) c.fail(bf, "x1 < x0 or y1 < y0 (box_format xyxy)");
+      obj.x0 = b[0]; obj.y0 = b[1]; obj.x1 = b[2]; obj.y1 = b[3];
+      break;
+    case BoxFormat::Cxcywh:
+      if (b[2] < 0 || b[3] < 0) c.fail(bf, "negative width or height");
+      obj.x0 = b[0] - b[2] / 2; obj.y0 = b[1] - b[3] / 2; obj.x1 = b[0] + b[2] / 2; obj.y1 = b[1] + b[3] / 2;
+      break;
   }
-  if (fields.get(kLabel, v)) obj.label = out.add_text(get_string(c, v, child(f, "label")));
-  if (fields.get(kScore, v)) obj.score = number(c, v, child(f, "score"));
-  if (fields.get(kClassId, v)) obj.class_id = static_cast<std::int32_t>(integer(c, v, child(f, "class_id"), 0, INT32_MAX));
-  if (fields.get(kTrackId, v)) obj.track_id = static_cast<std::int32_t>(integer(c, v, child(f, "track_id"), 0, INT32_MAX));
-  if (fields.get(kColor, v)) {
-    obj.color = color(c, v, child(f, "color"));
-    obj.has_color = true;
+  obj.x0 *= s.sx; obj.x1 *= s.sx; obj.y0 *= s.sy; obj.y1 *= s.sy;
+  if (!std::isfinite(obj.x0) || !std::isfinite(obj.y0) || !std::isfinite(obj.x1) || !std::isfinite(obj.y1)) {
+    c.fail(bf, "number out of range");
   }
-  if (fields.get(kKeypoints, v)) {
-    const Path kf = child(f, "keypoints");
-    array a = get_array(c, v, kf);
-    const Scale s = scale_for(c, normalized, kf);
-    if (out.keypoints.size() + a.size() > c.options.max_points) c.fail(kf, "too many keypoints in the line");
-    obj.keypoint_first = static_cast<std::uint32_t>(out.keypoints.size());
-    std::size_t i = 0;
-    for (element p : a) {
-      float k[3];
-      const std::size_t n = numbers(c, p, item(kf, std::int64_t(i)), k, 2, 3, "[x, y] or [x, y, conf]");
-      const Keypoint kp{k[0] * s.sx, k[1] * s.sy, n == 3 ? k[2] : 1.0f};
-      if (!std::isfinite(kp.x) || !std::isfinite(kp.y)) c.fail(item(kf, std::int64_t(i)), "number out of range");
-      out.keypoints.push_back(kp);
-      ++i;
+  obj.has_box = true;
+}
+
+// "keypoints": [[x, y(, conf)], ...] appended to out.keypoints (scaled when normalized).
+void parse_keypoints(const LineContext& c, element v, const Path& kf, bool normalized, OverlayFrame& out,
+                     OverlayObject& obj) {
+  array a = get_array(c, v, kf);
+  const Scale s = scale_for(c, normalized, kf);
+  if (out.keypoints.size() + a.size() > c.options.max_points) c.fail(kf, "too many keypoints in the line");
+  obj.keypoint_first = static_cast<std::uint32_t>(out.keypoints.size());
+  std::size_t i = 0;
+  for (element p : a) {
+    float k[3];
+    const std::size_t n = numbers(c, p, item(kf, std::int64_t(i)), k, 2, 3, "[x, y] or [x, y, conf]");
+    const Keypoint kp{k[0] * s.sx, k[1] * s.sy, n == 3 ? k[2] : 1.0f};
+    if (!std::isfinite(kp.x) || !std::isfinite(kp.y)) c.fail(item(kf, std::int64_t(i)), "number out of range");
+    out.keypoints.push_back(kp);
+    ++i;
+  }
+  obj.keypoint_count = static_cast<std::uint32_t>(i);
+}
+
+// "skeleton": [[i, j], ...] edges between the object's keypoints, appended to out.edges.
+void parse_skeleton(const LineContext& c, element v, const Path& sf, OverlayFrame& out, OverlayObject& obj) {
+  array a = get_array(c, v, sf);
+  if (out.edges.size() + a.size() > c.options.max_points) c.fail(sf, "too many edges in the line");
+  obj.edge_first = static_cast<std::uint32_t>(out.edges.size());
+  std::size_t i = 0;
+  for (element p : a) {
+    const Path pf = item(sf, std::int64_t(i));
+    array ij = get_array(c, p, pf);
+    if (ij.size() != 2) c.fail(pf, "expected [i, j], got " + std::to_string(ij.size()) + " values");
+    const std::int64_t hi = std::int64_t(obj.keypoint_count) - 1;
+    if (hi < 0) c.fail(pf, "skeleton without keypoints");
+    std::uint32_t idx[2];
+    std::size_t k = 0;
+    for (element x : ij) {
+      idx[k] = static_cast<std::uint32_t>(integer(c, x, item(pf, std::int64_t(k)), 0, hi));
+      ++k;
     }
-    obj.keypoint_count = static_cast<std::uint32_t>(i);
+    out.edges.push_back({idx[0], idx[1]});
+    ++i;
   }
-  if (fields.get(kSkeleton, v)) {
-    const Path sf = child(f, "skeleton");
-    array a = get_array(c, v, sf);
-    if (out.edges.size() + a.size() > c.options.max_points) c.fail(sf, "too many edges in the line");
-    obj.edge_first = static_cast<std::uint32_t>(out.edges.size());
-    std::size_t i = 0;
-    for (element p : a) {
-      const Path pf = item(sf, std::int64_t(i));
-      array ij = get_array(c, p, pf);
-      if (ij.size() != 2) c.fail(pf, "expected [i, j], got " + std::to_string(ij.size()) + " values");
-      const std::int64_t hi = std::int64_t(obj.keypoint_count) - 1;
-      if (hi < 0) c.fail(pf, "skeleton without keypoints");
-      std::uint32_t idx[2];
-      std::size_t k = 0;
-      for (element x : ij) {
-        idx[k] = static_cast<std::uint32_t>(integer(c, x, item(pf, std::int64_t(k)), 0, hi));
-        ++k;
-      }
-      out.edges.push_back({idx[0], idx[1]});
-      ++i;
-    }
-    obj.edge_count = static_cast<std::uint32_t>(i);
-  }
-  const std::uint32_t index = static_cast<std::uint32_t>(out.objects.size());
+  obj.edge_count = static_cast<std::uint32_t>(i);
+}
+
+// The object's "polygon" and "polyline", appended to out.shapes as the
+// shapes of object `index`.
+void parse_object_shapes(const LineContext& c, const ObjectFields& fields, const Path& f, bool normalized,
+                         std::uint32_t index, OverlayFrame& out, OverlayObject& obj) {
   obj.shape_first = static_cast<std::uint32_t>(out.shapes.size());
+  element v;
   for (auto [key, id, closed, min] : {std::tuple{"polygon", kPolygon, true, 3}, std::tuple{"polyline", kPolyline, false, 2}}) {
     if (!fields.get(id, v)) continue;
     const Path pf = child(f, key);
@@ -322,7 +319,76 @@ void parse_object(const LineContext& c, element e, const Path& f, BoxFormat line
     out.shapes.push_back(sh);
     ++obj.shape_count;
   }
+}
+
+// One element of "objects", appended to out.objects (its keypoints, edges,
+// shapes, points and texts to out's other arrays). The object's own
+// box_format and normalized override the line's.
+void parse_object(const LineContext& c, element e, const Path& f, BoxFormat line_format,
+                  bool line_normalized, OverlayFrame& out) {
+  const ObjectFields fields = object_fields(c, e, f);
+  OverlayObject obj;
+  element v;
+  BoxFormat format = line_format;
+  if (fields.get(kBoxFormat, v)) format = box_format(c, v, child(f, "box_format"));
+  bool normalized = line_normalized;
+  if (fields.get(kNormalized, v)) normalized = get_bool(c, v, child(f, "normalized"));
+
+  if (fields.get(kBox, v)) parse_box(c, v, child(f, "box"), format, normalized, obj);
+  if (fields.get(kLabel, v)) obj.label = out.add_text(get_string(c, v, child(f, "label")));
+  if (fields.get(kScore, v)) obj.score = number(c, v, child(f, "score"));
+  if (fields.get(kClassId, v)) obj.class_id = static_cast<std::int32_t>(integer(c, v, child(f, "class_id"), 0, INT32_MAX));
+  if (fields.get(kTrackId, v)) obj.track_id = static_cast<std::int32_t>(integer(c, v, child(f, "track_id"), 0, INT32_MAX));
+  if (fields.get(kColor, v)) {
+    obj.color = color(c, v, child(f, "color"));
+    obj.has_color = true;
+  }
+  if (fields.get(kKeypoints, v)) parse_keypoints(c, v, child(f, "keypoints"), normalized, out, obj);
+  if (fields.get(kSkeleton, v)) parse_skeleton(c, v, child(f, "skeleton"), out, obj);
+  parse_object_shapes(c, fields, f, normalized, static_cast<std::uint32_t>(out.objects.size()), out, obj);
   out.objects.push_back(obj);
+}
+
+// One element of "texts": {"text": ..., "pos": [x, y], "color": ...}.
+OverlayText parse_text(const LineContext& c, element e, const Path& f, bool normalized, OverlayFrame& out) {
+  object t;
+  if (e.get_object().get(t) != simdjson::SUCCESS) c.fail(f, std::string("expected an object, got ") + type_name(e.type()));
+  OverlayText text;
+  element tv;
+  if (!field(t, "text", tv)) c.fail(child(f, "text"), "missing");
+  text.text = out.add_text(get_string(c, tv, child(f, "text")));
+  if (field(t, "pos", tv)) {
+    const Path pf = child(f, "pos");
+    float xy[2];
+    numbers(c, tv, pf, xy, 2, 2, "[x, y]");
+    const Scale s = scale_for(c, normalized, pf);
+    text.x = xy[0] * s.sx;
+    text.y = xy[1] * s.sy;
+    if (!std::isfinite(text.x) || !std::isfinite(text.y)) c.fail(pf, "number out of range");
+  }
+  if (field(t, "color", tv)) {
+    text.color = color(c, tv, child(f, "color"));
+    text.has_color = true;
+  }
+  return text;
+}
+
+// The line's own "polygons" and "polylines" (shapes of no object).
+void parse_line_shapes(const LineContext& c, object o, const Path& top, bool normalized, OverlayFrame& out) {
+  element v;
+  for (auto [key, closed, min] : {std::tuple{"polygons", true, 3}, std::tuple{"polylines", false, 2}}) {
+    if (!field(o, key, v)) continue;
+    array a = get_array(c, v, child(top, key));
+    std::int64_t i = 0;
+    for (element e : a) {
+      const Path f = child(top, key, i++);
+      OverlayShape sh;
+      sh.point_first = static_cast<std::uint32_t>(out.points.size());
+      sh.point_count = points(c, e, f, scale_for(c, normalized, f), out, std::size_t(min));
+      sh.closed = closed;
+      out.shapes.push_back(sh);
+    }
+  }
 }
 
 }  // namespace
@@ -370,45 +436,11 @@ void OverlayLineParser::parse(std::string_view line, OverlayFrame& out, std::str
     std::int64_t i = 0;
     for (element e : a) parse_object(c, e, child(top, "objects", i++), format, normalized, out);
   }
-  for (auto [key, closed, min] : {std::tuple{"polygons", true, 3}, std::tuple{"polylines", false, 2}}) {
-    if (!field(o, key, v)) continue;
-    array a = get_array(c, v, child(top, key));
-    std::int64_t i = 0;
-    for (element e : a) {
-      const Path f = child(top, key, i++);
-      OverlayShape sh;
-      sh.point_first = static_cast<std::uint32_t>(out.points.size());
-      sh.point_count = points(c, e, f, scale_for(c, normalized, f), out, std::size_t(min));
-      sh.closed = closed;
-      out.shapes.push_back(sh);
-    }
-  }
+  parse_line_shapes(c, o, top, normalized, out);
   if (field(o, "texts", v)) {
     array a = get_array(c, v, child(top, "texts"));
     std::int64_t i = 0;
-    for (element e : a) {
-      const Path f = child(top, "texts", i++);
-      object t;
-      if (e.get_object().get(t) != simdjson::SUCCESS) c.fail(f, std::string("expected an object, got ") + type_name(e.type()));
-      OverlayText text;
-      element tv;
-      if (!field(t, "text", tv)) c.fail(child(f, "text"), "missing");
-      text.text = out.add_text(get_string(c, tv, child(f, "text")));
-      if (field(t, "pos", tv)) {
-        const Path pf = child(f, "pos");
-        float xy[2];
-        numbers(c, tv, pf, xy, 2, 2, "[x, y]");
-        const Scale s = scale_for(c, normalized, pf);
-        text.x = xy[0] * s.sx;
-        text.y = xy[1] * s.sy;
-        if (!std::isfinite(text.x) || !std::isfinite(text.y)) c.fail(pf, "number out of range");
-      }
-      if (field(t, "color", tv)) {
-        text.color = color(c, tv, child(f, "color"));
-        text.has_color = true;
-      }
-      out.texts.push_back(text);
-    }
+    for (element e : a) out.texts.push_back(parse_text(c, e, child(top, "texts", i++), normalized, out));
   }
 }
 

@@ -47,6 +47,7 @@ RecordingWriter::RecordingWriter(const std::filesystem::path& path, RecordingOpt
   w.compression = options_.compression;
   w.compression_level = options_.compression_level;
   w.chunk_size = options_.chunk_size;
+  w.chunk_duration_ns = options_.chunk_duration_ns;
   w.summary = options_.summary;
   w.sync_on_close = options_.sync_on_close;
   writer_ = std::make_unique<mcap::Writer>(path_, w);

@@ -5,7 +5,6 @@
 
 #include <handoff/error.hpp>
 #include <handoff/log.hpp>
-#include <handoff/testing.hpp>
 
 #include "bounded_wait.hpp"
 

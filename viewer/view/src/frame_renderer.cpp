@@ -12,6 +12,8 @@
 #include <handoff/shaders.hpp>
 
 #include "color_fold.hpp"
+#include "page_buffer.hpp"
+#include "view_convert.hpp"
 
 namespace handoff::viewer {
 namespace {
@@ -79,17 +81,141 @@ UniqueGlProgram build_program(const char* vertex_name, const char* fragment_name
   return p;
 }
 
-FrameRenderer::FrameRenderer(ViewerConvert convert) {
-  const char* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
-  const std::string name = renderer ? renderer : "unknown";
-  const bool software = is_software_renderer(name);
-  cpu_ = convert == ViewerConvert::Cpu || (convert == ViewerConvert::Auto && software);
-  if (cpu_)
-    convert_text_ = software ? "cpu, copied into the framebuffer (software rasteriser: " + name + ")"
-                             : "cpu, copied into the framebuffer (asked for; GL: " + name + ")";
-  else
-    convert_text_ = std::string("gpu shader (") + (convert == ViewerConvert::Gpu && software ? "asked for; " : "") +
-                    "GL: " + name + ")";
+std::uint32_t gl_max_texture_size() {
+  GLint max = 0;
+  HANDOFF_GL_CHECK(glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max), "GL_MAX_TEXTURE_SIZE");
+  return max > 0 ? std::uint32_t(max) : 0u;
+}
+
+void check_texture_size(const char* what, std::uint32_t width, std::uint32_t height) {
+  validate_dimensions(width, height);  // the library's limit and message first
+  const std::uint32_t max = gl_max_texture_size();
+  if (width > max || height > max)
+    throw UsageError(std::string(what) + ": " + std::to_string(width) + "x" + std::to_string(height) +
+                     " exceeds this GL's GL_MAX_TEXTURE_SIZE of " + std::to_string(max));
+}
+
+// ---------------------------------------------------------------------------
+// PlaneTextures
+
+namespace {
+
+// How the shaders sample both plane textures: bilinear, one level, clamped.
+void set_plane_sampling(GLuint luma, GLuint chroma) {
+  for (GLuint t : {luma, chroma}) {
+    glTextureParameteri(t, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+    glTextureParameteri(t, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+    glTextureParameteri(t, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTextureParameteri(t, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  }
+}
+
+// One plane of `frame` into `tex`, from `base` (a host pointer, or an offset
+// in the bound GL_PIXEL_UNPACK_BUFFER).
+void upload_plane(GLuint tex, const Frame& frame, int index, const void* base) {
+  const Plane& pl = frame.planes[static_cast<std::size_t>(index)];
+  const std::size_t bps = bytes_per_sample(frame.format);
+  const std::size_t group = bps * pl.components;  // bytes per texel
+  const GLenum fmt = index == 0 ? GL_RED : GL_RG;
+  const GLenum type = bps == 1 ? GL_UNSIGNED_BYTE : GL_UNSIGNED_SHORT;
+  const char* start = static_cast<const char*>(base);
+  if (pl.pitch % group == 0) {
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, static_cast<GLint>(pl.pitch / group));
+    glTextureSubImage2D(tex, 0, 0, 0, static_cast<GLsizei>(pl.width), static_cast<GLsizei>(pl.height),
+                        fmt, type, start);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+  } else {  // a pitch GL cannot express as a row length: one row at a time
+    for (std::uint32_t r = 0; r < pl.height; ++r)
+      glTextureSubImage2D(tex, 0, 0, static_cast<GLint>(r), static_cast<GLsizei>(pl.width), 1, fmt,
+                          type, start + static_cast<std::size_t>(r) * pl.pitch);
+  }
+}
+
+}  // namespace
+
+void PlaneTextures::clear() noexcept {
+  own_luma_.reset();
+  own_chroma_.reset();
+  luma_ = chroma_ = 0;
+  width_ = height_ = 0;
+  external_ = false;
+}
+
+void PlaneTextures::use_external(PixelFormat format, std::uint32_t width, std::uint32_t height, GLuint luma,
+                                 GLuint chroma) {
+  if (external_ && luma == luma_ && chroma == chroma_ && format == format_ && width == width_ && height == height_)
+    return;
+  clear();
+  HANDOFF_GL_CHECK(set_plane_sampling(luma, chroma), "external plane textures");
+  luma_ = luma;
+  chroma_ = chroma;
+  external_ = true;
+  format_ = format;
+  width_ = width;
+  height_ = height;
+}
+
+void PlaneTextures::configure(PixelFormat format, std::uint32_t width, std::uint32_t height) {
+  if (!external_ && format == format_ && width == width_ && height == height_) return;
+  clear();
+  const bool p010 = format == PixelFormat::P010;
+  GLuint names[2] = {};
+  glCreateTextures(GL_TEXTURE_2D, 2, names);
+  own_luma_.reset(names[0]);
+  own_chroma_.reset(names[1]);
+  luma_ = names[0];
+  chroma_ = names[1];
+  glTextureStorage2D(luma_, 1, p010 ? GL_R16 : GL_R8, static_cast<GLsizei>(width),
+                     static_cast<GLsizei>(height));
+  glTextureStorage2D(chroma_, 1, p010 ? GL_RG16 : GL_RG8, static_cast<GLsizei>(chroma_width(width)),
+                     static_cast<GLsizei>(chroma_height(height)));
+  HANDOFF_GL_CHECK(set_plane_sampling(luma_, chroma_), "plane textures");
+  format_ = format;
+  width_ = width;
+  height_ = height;
+}
+
+void PlaneTextures::upload(const Frame& frame) const {
+  const bool gpu = frame.memory == MemoryKind::GlBuffer;
+  {
+    const UnpackScope unpack(gpu ? frame.gl_buffer : 0);
+    for (int i = 0; i < 2; ++i) {
+      const Plane& pl = frame.planes[static_cast<std::size_t>(i)];
+      const void* base = gpu ? reinterpret_cast<const void*>(static_cast<std::uintptr_t>(pl.offset)) : pl.data;
+      upload_plane(i == 0 ? luma_ : chroma_, frame, i, base);
+    }
+  }
+  HANDOFF_GL_CHECK(glPixelStorei(GL_UNPACK_ROW_LENGTH, 0), "plane upload");
+}
+
+// ---------------------------------------------------------------------------
+// The shader path
+
+namespace {
+
+class ShaderColorPath final : public ColorPath {
+ public:
+  ShaderColorPath();  // compiles both programs (handoff::Error on failure)
+
+  void take(const Frame& frame, const PlaneTextures& textures) override { textures.upload(frame); }
+  void sync(const PlaneTextures&) override {}  // the textures always hold the frame
+  void draw(const DrawOptions& options, int fb_w, int fb_h, const PlaneTextures& textures) override;
+  bool converts_on_cpu() const override { return false; }
+
+ private:
+  // One program per filter: [0] linear, [1] nearest (yuv_frame_nearest_frag).
+  struct Program {
+    UniqueGlProgram id;
+    GLint matrix = -1, bias = -1, frame_size = -1, chroma_size = -1, siting = -1, scale = -1, offset = -1,
+          fb_size = -1;
+  };
+  static void set_uniforms(const Program& p, const DrawOptions& o, int fb_w, int fb_h, const PlaneTextures& t);
+
+  Program programs_[2];
+  handoff::detail::UniqueGlVertexArray vao_;
+};
+
+ShaderColorPath::ShaderColorPath() {
   const char* fragments[2] = {"yuv_frame_frag", "yuv_frame_nearest_frag"};
   for (int i = 0; i < 2; ++i) {
     Program& p = programs_[i];
@@ -109,209 +235,42 @@ FrameRenderer::FrameRenderer(ViewerConvert convert) {
   vao_.reset(vao);
 }
 
-void FrameRenderer::clear_textures() noexcept {
-  own_luma_.reset();
-  own_chroma_.reset();
-  luma_ = chroma_ = 0;
-  width_ = height_ = 0;
-  external_ = false;
+// The colorimetry folded into a matrix and bias, the sizes the shaders sample
+// by and the view transform.
+void ShaderColorPath::set_uniforms(const Program& p, const DrawOptions& o, int fb_w, int fb_h,
+                                   const PlaneTextures& t) {
+  const ShaderColor sc = fold_color(o.colorimetry, t.format());
+  glUniformMatrix3fv(p.matrix, 1, GL_FALSE, sc.rgb_from_yuv.data());
+  glUniform3fv(p.bias, 1, sc.bias.data());
+  glUniform2f(p.frame_size, static_cast<float>(t.width()), static_cast<float>(t.height()));
+  glUniform2f(p.chroma_size, static_cast<float>(chroma_width(t.width())),
+              static_cast<float>(chroma_height(t.height())));
+  const ChromaOffset siting = chroma_offset(o.colorimetry.siting);
+  glUniform2f(p.siting, static_cast<float>(siting.x), static_cast<float>(siting.y));
+  glUniform2f(p.scale, static_cast<float>(o.view.scale), static_cast<float>(o.view.scale));
+  glUniform2f(p.offset, static_cast<float>(o.view.offset_x), static_cast<float>(o.view.offset_y));
+  glUniform2f(p.fb_size, static_cast<float>(fb_w), static_cast<float>(fb_h));
 }
 
-namespace {
-// How the shaders sample both plane textures: bilinear, one level, clamped.
-void set_plane_sampling(GLuint luma, GLuint chroma) {
-  for (GLuint t : {luma, chroma}) {
-    glTextureParameteri(t, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-    glTextureParameteri(t, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-    glTextureParameteri(t, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-    glTextureParameteri(t, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-  }
-}
-}  // namespace
-
-std::uint32_t gl_max_texture_size() {
-  GLint max = 0;
-  HANDOFF_GL_CHECK(glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max), "GL_MAX_TEXTURE_SIZE");
-  return max > 0 ? std::uint32_t(max) : 0u;
-}
-
-void check_texture_size(const char* what, std::uint32_t width, std::uint32_t height) {
-  validate_dimensions(width, height);  // the library's limit and message first
-  const std::uint32_t max = gl_max_texture_size();
-  if (width > max || height > max)
-    throw UsageError(std::string(what) + ": " + std::to_string(width) + "x" + std::to_string(height) +
-                     " exceeds this GL's GL_MAX_TEXTURE_SIZE of " + std::to_string(max));
+void ShaderColorPath::draw(const DrawOptions& o, int fb_w, int fb_h, const PlaneTextures& t) {
+  glClear(GL_COLOR_BUFFER_BIT);
+  const Program& p = programs_[o.nearest ? 1 : 0];
+  glUseProgram(p.id.get());
+  set_uniforms(p, o, fb_w, fb_h, t);
+  glBindTextureUnit(0, t.luma());
+  glBindTextureUnit(1, t.chroma());
+  glBindVertexArray(vao_.get());
+  glDisable(GL_BLEND);
+  glDisable(GL_SCISSOR_TEST);
+  glDisable(GL_DEPTH_TEST);
+  glDisable(GL_CULL_FACE);
+  glDrawArrays(GL_TRIANGLES, 0, 6);
+  glBindVertexArray(0);
+  HANDOFF_GL_CHECK(glUseProgram(0), "frame");
 }
 
-void FrameRenderer::use_external(PixelFormat format, std::uint32_t width, std::uint32_t height, GLuint luma,
-                                 GLuint chroma) {
-  check_texture_size("FrameRenderer::use_external", width, height);
-  if (!luma || !chroma) throw UsageError("FrameRenderer::use_external: no plane texture");
-  if (external_ && luma == luma_ && chroma == chroma_ && format == format_ && width == width_ && height == height_)
-    return;
-  clear_textures();
-  HANDOFF_GL_CHECK(set_plane_sampling(luma, chroma), "external plane textures");
-  luma_ = luma;
-  chroma_ = chroma;
-  external_ = true;
-  format_ = format;
-  width_ = width;
-  height_ = height;
-}
-
-void FrameRenderer::configure(PixelFormat format, std::uint32_t width, std::uint32_t height) {
-  check_texture_size("FrameRenderer::configure", width, height);
-  if (!external_ && format == format_ && width == width_ && height == height_) return;
-  clear_textures();
-  const bool p010 = format == PixelFormat::P010;
-  GLuint names[2] = {};
-  glCreateTextures(GL_TEXTURE_2D, 2, names);
-  own_luma_.reset(names[0]);
-  own_chroma_.reset(names[1]);
-  luma_ = names[0];
-  chroma_ = names[1];
-  glTextureStorage2D(luma_, 1, p010 ? GL_R16 : GL_R8, static_cast<GLsizei>(width),
-                     static_cast<GLsizei>(height));
-  glTextureStorage2D(chroma_, 1, p010 ? GL_RG16 : GL_RG8, static_cast<GLsizei>(chroma_width(width)),
-                     static_cast<GLsizei>(chroma_height(height)));
-  HANDOFF_GL_CHECK(set_plane_sampling(luma_, chroma_), "plane textures");
-  format_ = format;
-  width_ = width;
-  height_ = height;
-}
-
-namespace {
-
-// A plane of `frame` against what the frame's size makes it (UsageError naming it).
-void check_plane(const Frame& frame, int index) {
-  const Plane& pl = frame.planes[static_cast<std::size_t>(index)];
-  const std::size_t group = bytes_per_sample(frame.format) * pl.components;  // bytes per texel
-  const std::uint32_t want_w = index == 0 ? frame.width : chroma_width(frame.width);
-  const std::uint32_t want_h = index == 0 ? frame.height : chroma_height(frame.height);
-  const char* plane_name = index == 0 ? "luma" : "chroma";
-  if (pl.width != want_w || pl.height != want_h || pl.components != (index == 0 ? 1u : 2u))
-    throw UsageError(std::string("FrameRenderer::upload: ") + plane_name + " plane is " +
-                     std::to_string(pl.width) + "x" + std::to_string(pl.height) + "x" +
-                     std::to_string(pl.components) + ", expected " + std::to_string(want_w) + "x" +
-                     std::to_string(want_h));
-  if (pl.pitch < group * pl.width)
-    throw UsageError(std::string("FrameRenderer::upload: ") + plane_name + " pitch " +
-                     std::to_string(pl.pitch) + " is below the packed row of " +
-                     std::to_string(group * pl.width) + " bytes");
-}
-
-std::size_t packed_row(const Frame& frame, int index) {
-  const Plane& pl = frame.planes[static_cast<std::size_t>(index)];
-  return bytes_per_sample(frame.format) * pl.components * pl.width;
-}
-
-}  // namespace
-
-void FrameRenderer::upload_plane(GLuint tex, const Frame& frame, int index, const void* base) const {
-  const Plane& pl = frame.planes[static_cast<std::size_t>(index)];
-  const std::size_t bps = bytes_per_sample(frame.format);
-  const std::size_t group = bps * pl.components;  // bytes per texel
-  const GLenum fmt = index == 0 ? GL_RED : GL_RG;
-  const GLenum type = bps == 1 ? GL_UNSIGNED_BYTE : GL_UNSIGNED_SHORT;
-  const char* start = static_cast<const char*>(base);
-  if (pl.pitch % group == 0) {
-    glPixelStorei(GL_UNPACK_ROW_LENGTH, static_cast<GLint>(pl.pitch / group));
-    glTextureSubImage2D(tex, 0, 0, 0, static_cast<GLsizei>(pl.width), static_cast<GLsizei>(pl.height),
-                        fmt, type, start);
-    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-  } else {  // a pitch GL cannot express as a row length: one row at a time
-    for (std::uint32_t r = 0; r < pl.height; ++r)
-      glTextureSubImage2D(tex, 0, 0, static_cast<GLint>(r), static_cast<GLsizei>(pl.width), 1, fmt,
-                          type, start + static_cast<std::size_t>(r) * pl.pitch);
-  }
-}
-
-void FrameRenderer::upload(const Frame& frame) {
-  if (frame.memory != MemoryKind::Host && frame.memory != MemoryKind::GlBuffer)
-    throw UsageError("FrameRenderer::upload: frame memory must be Host or GlBuffer");
-  if (frame.memory == MemoryKind::Host && (!frame.planes[0].data || !frame.planes[1].data))
-    throw UsageError("FrameRenderer::upload: a host plane pointer is null");
-  check_plane(frame, 0);
-  check_plane(frame, 1);
-  configure(frame.format, frame.width, frame.height);
-  if (cpu_) {
-    keep_host_copy(frame);
-    return;
-  }
-  upload_planes(frame);
-}
-
-void FrameRenderer::upload_planes(const Frame& frame) const {
-  const bool gpu = frame.memory == MemoryKind::GlBuffer;
-  {
-    const UnpackScope unpack(gpu ? frame.gl_buffer : 0);
-    for (int i = 0; i < 2; ++i) {
-      const Plane& pl = frame.planes[static_cast<std::size_t>(i)];
-      const void* base = gpu ? reinterpret_cast<const void*>(static_cast<std::uintptr_t>(pl.offset)) : pl.data;
-      upload_plane(i == 0 ? luma_ : chroma_, frame, i, base);
-    }
-  }
-  HANDOFF_GL_CHECK(glPixelStorei(GL_UNPACK_ROW_LENGTH, 0), "plane upload");
-}
-
-// Host planes are copied (copy_frame); a GL buffer's are read with
-// glGetNamedBufferSubData (llvmpipe: a memcpy) into staging first.
-void FrameRenderer::keep_host_copy(const Frame& frame) {
-  host_.luma.resize(packed_row(frame, 0) * frame.planes[0].height);
-  host_.chroma.resize(packed_row(frame, 1) * frame.planes[1].height);
-  if (frame.memory != MemoryKind::GlBuffer) {
-    copy_frame(frame, host_frame());
-  } else {
-    const std::size_t span[2] = {plane_span_bytes(frame.planes[0].pitch, frame.planes[0].height, packed_row(frame, 0)),
-                                 plane_span_bytes(frame.planes[1].pitch, frame.planes[1].height, packed_row(frame, 1))};
-    host_.staging.resize(span[0] + span[1]);
-    Frame staged = frame;
-    staged.memory = MemoryKind::Host;
-    staged.gl_buffer = 0;
-    std::size_t at = 0;
-    for (std::size_t i = 0; i < 2; ++i) {
-      HANDOFF_GL_CHECK(glGetNamedBufferSubData(frame.gl_buffer, static_cast<GLintptr>(frame.planes[i].offset),
-                                               static_cast<GLsizeiptr>(span[i]), host_.staging.data() + at),
-                       "frame planes to host memory");
-      staged.planes[i].data = host_.staging.data() + at;
-      staged.planes[i].offset = 0;
-      at += span[i];
-    }
-    copy_frame(staged, host_frame());
-  }
-  ++host_.generation;
-  textures_behind_ = true;
-}
-
-Frame FrameRenderer::host_frame() const {
-  Frame f;
-  f.format = format_;
-  f.width = width_;
-  f.height = height_;
-  const std::uint32_t cw = chroma_width(width_), ch = chroma_height(height_);
-  const std::size_t bps = bytes_per_sample(format_);
-  f.planes[0] = Plane{const_cast<std::uint8_t*>(host_.luma.data()), 0, bps * width_, width_, height_, 1};
-  f.planes[1] = Plane{const_cast<std::uint8_t*>(host_.chroma.data()), 0, bps * 2 * cw, cw, ch, 2};
-  return f;
-}
-
-void FrameRenderer::sync_textures() const {
-  if (!textures_behind_ || external_ || !has_frame()) return;
-  textures_behind_ = false;
-  upload_planes(host_frame());
-}
-
-GLuint FrameRenderer::luma_texture() const {
-  sync_textures();
-  return luma_;
-}
-
-GLuint FrameRenderer::chroma_texture() const {
-  sync_textures();
-  return chroma_;
-}
-
-namespace {
+// ---------------------------------------------------------------------------
+// The CPU path
 
 // The read framebuffer binding for a scope, restored after it.
 class ReadFramebufferScope {
@@ -345,21 +304,129 @@ void clear_outside(const PixelRect& r, int fb_w, int fb_h) {
   glDisable(GL_SCISSOR_TEST);
 }
 
-}  // namespace
-
 // The converted rect reaches the framebuffer as a blit of a texture in the
 // destination's own byte order and row order, so that Mesa copies it
 // (util_try_blit_via_copy_region: same format, no scaling, no flip) instead of
 // drawing it: window framebuffers store the top row first, FBOs the bottom one.
 // Any GL draws the same pixels either way; only the cost differs.
-bool FrameRenderer::draw_cpu(const DrawOptions& o, int fb_w, int fb_h) {
+class CpuColorPath final : public ColorPath {
+ public:
+  void take(const Frame& frame, const PlaneTextures& textures) override;
+  void sync(const PlaneTextures& textures) override;
+  void draw(const DrawOptions& options, int fb_w, int fb_h, const PlaneTextures& textures) override;
+  bool converts_on_cpu() const override { return true; }
+
+ private:
+  // What view_texture_ holds: the frame, how it was shown and for which framebuffer.
+  struct ConvertKey {
+    std::uint64_t generation = 0;
+    ViewTransform view{};
+    bool nearest = false;
+    Colorimetry colorimetry{};
+    PixelRect rect{};
+    ByteOrder order = ByteOrder::Rgba;
+    bool top_down = false;
+    bool operator==(const ConvertKey&) const = default;
+  };
+
+  bool holds(const PlaneTextures& textures) const;  // the host copy is the textures' frame
+  Frame host_frame() const;                         // the host copy as a host frame
+  void copy_from_gl_buffer(const Frame& frame);     // a GlBuffer frame's planes, via staging
+  // False: this framebuffer takes the shader (multisampled).
+  bool blit_converted(const DrawOptions& o, int fb_w, int fb_h);
+  ConvertKey key_for(const DrawOptions& o, int fb_w, int fb_h, GLuint draw_fbo) const;
+  void convert(const ConvertKey& key);  // into view_texture_
+  void make_view_texture(const PixelRect& r, GLenum format);
+  void blit(const ConvertKey& key, int fb_h) const;
+
+  ShaderColorPath shader_;  // for what the blit cannot do: multisampled framebuffers, external textures
+  struct HostCopy {
+    FrameLayout layout;  // packed, one buffer per plane (layout.width 0: nothing taken)
+    PageBuffer luma, chroma, staging;
+    std::uint64_t generation = 0;  // counts uploads
+  } host_;
+  bool textures_behind_ = false;  // the textures hold an older frame than host_
+  std::unique_ptr<ViewConverter> converter_;  // made on the first CPU draw (its threads with it)
+  handoff::detail::UniqueGlTexture view_texture_;  // the converted pixels: converted_.rect's size and order
+  handoff::detail::UniqueGlFramebuffer view_fbo_;  // view_texture_, the blit's source
+  PageBuffer view_pixels_;
+  ConvertKey converted_{};  // what view_texture_ holds (generation 0: nothing)
+};
+
+bool CpuColorPath::holds(const PlaneTextures& t) const {
+  const FrameLayout& l = host_.layout;
+  return host_.generation != 0 && l.format == t.format() && l.width == t.width() && l.height == t.height();
+}
+
+Frame CpuColorPath::host_frame() const {
+  return host_.layout.describe(MemoryKind::Host, {const_cast<std::uint8_t*>(host_.luma.data()),
+                                                  const_cast<std::uint8_t*>(host_.chroma.data())});
+}
+
+// Host planes are copied (copy_frame); a GL buffer's are read with
+// glGetNamedBufferSubData (llvmpipe: a memcpy) into staging first.
+void CpuColorPath::take(const Frame& frame, const PlaneTextures&) {
+  host_.layout = FrameLayout::packed(frame.format, frame.width, frame.height);
+  host_.luma.resize(host_.layout.buffer_bytes(0));
+  host_.chroma.resize(host_.layout.buffer_bytes(1));
+  if (frame.memory == MemoryKind::GlBuffer) copy_from_gl_buffer(frame);
+  else copy_frame(frame, host_frame());
+  ++host_.generation;
+  textures_behind_ = true;
+}
+
+void CpuColorPath::copy_from_gl_buffer(const Frame& frame) {
+  std::size_t span[2] = {};
+  for (int i = 0; i < 2; ++i)
+    span[i] = plane_span_bytes(frame.planes[std::size_t(i)].pitch, frame.planes[std::size_t(i)].height,
+                               host_.layout.plane(i).row_bytes);
+  host_.staging.resize(span[0] + span[1]);
+  Frame staged = frame;
+  staged.memory = MemoryKind::Host;
+  staged.gl_buffer = 0;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < 2; ++i) {
+    HANDOFF_GL_CHECK(glGetNamedBufferSubData(frame.gl_buffer, static_cast<GLintptr>(frame.planes[i].offset),
+                                             static_cast<GLsizeiptr>(span[i]), host_.staging.data() + at),
+                     "frame planes to host memory");
+    staged.planes[i].data = host_.staging.data() + at;
+    staged.planes[i].offset = 0;
+    at += span[i];
+  }
+  copy_frame(staged, host_frame());
+}
+
+void CpuColorPath::sync(const PlaneTextures& textures) {
+  if (!textures_behind_ || textures.external() || textures.empty() || !holds(textures)) return;
+  textures_behind_ = false;
+  textures.upload(host_frame());
+}
+
+void CpuColorPath::draw(const DrawOptions& o, int fb_w, int fb_h, const PlaneTextures& textures) {
+  if (!textures.external() && holds(textures) && blit_converted(o, fb_w, fb_h)) return;  // it clears around the frame
+  sync(textures);
+  shader_.draw(o, fb_w, fb_h, textures);
+}
+
+bool CpuColorPath::blit_converted(const DrawOptions& o, int fb_w, int fb_h) {
   GLint draw_fbo = 0, sample_buffers = 0;
   glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &draw_fbo);
   glGetIntegerv(GL_SAMPLE_BUFFERS, &sample_buffers);
   if (sample_buffers > 0) return false;  // a blit into a multisampled framebuffer is an error
   const ReadFramebufferScope read_scope;
+  const ConvertKey key = key_for(o, fb_w, fb_h, static_cast<GLuint>(draw_fbo));
+  clear_outside(key.rect, fb_w, fb_h);
+  if (key.rect.empty()) return true;  // the frame is outside the view: the background is all there is
+  if (!(key == converted_)) convert(key);
+  blit(key, fb_h);
+  return true;
+}
+
+// The frame as shown into the draw framebuffer `draw_fbo` (bound for reading
+// here, to learn its byte order).
+CpuColorPath::ConvertKey CpuColorPath::key_for(const DrawOptions& o, int fb_w, int fb_h, GLuint draw_fbo) const {
   GLint read_format = GL_RGBA;
-  glBindFramebuffer(GL_READ_FRAMEBUFFER, static_cast<GLuint>(draw_fbo));
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, draw_fbo);
   GLint read_buffer = GL_NONE;
   glGetIntegerv(GL_READ_BUFFER, &read_buffer);
   if (read_buffer != GL_NONE) glGetIntegerv(GL_IMPLEMENTATION_COLOR_READ_FORMAT, &read_format);
@@ -368,48 +435,55 @@ bool FrameRenderer::draw_cpu(const DrawOptions& o, int fb_w, int fb_h) {
   key.view = o.view;
   key.nearest = o.nearest;
   key.colorimetry = o.colorimetry;
-  key.rect = covered_pixels(width_, height_, o.view, fb_w, fb_h);
+  key.rect = covered_pixels(host_.layout.width, host_.layout.height, o.view, fb_w, fb_h);
   // Window surfaces hold B, G, R, A/X bytes (X TrueColor visuals and Wayland's
   // ARGB8888 on little-endian machines); GL cannot say so (Mesa answers
   // GL_RGBA for B8G8R8X8), so the order of an FBO comes from its read format.
   key.order = draw_fbo == 0 || read_format == GL_BGRA ? ByteOrder::Bgra : ByteOrder::Rgba;
   key.top_down = draw_fbo == 0;
+  return key;
+}
+
+void CpuColorPath::convert(const ConvertKey& key) {
   const PixelRect& r = key.rect;
-  clear_outside(r, fb_w, fb_h);
-  if (r.empty()) return true;  // the frame is outside the view: the background is all there is
+  if (!converter_) converter_ = std::make_unique<ViewConverter>();
+  const std::size_t row = std::size_t(r.width()) * 4;
+  view_pixels_.resize(row * std::size_t(r.height()));
+  std::uint8_t* first = key.top_down ? view_pixels_.data() : view_pixels_.data() + row * std::size_t(r.height() - 1);
+  converter_->convert(host_planes(host_frame()), key.colorimetry, key.view, key.nearest, r, key.order, first,
+                      key.top_down ? std::ptrdiff_t(row) : -std::ptrdiff_t(row));
   const GLenum format = key.order == ByteOrder::Bgra ? GL_BGRA : GL_RGBA;
-  if (!(key == converted_)) {
-    if (!converter_) converter_ = std::make_unique<ViewConverter>();
-    const std::size_t row = std::size_t(r.width()) * 4;
-    view_pixels_.resize(row * std::size_t(r.height()));
-    std::uint8_t* first = key.top_down ? view_pixels_.data() : view_pixels_.data() + row * std::size_t(r.height() - 1);
-    converter_->convert(host_planes(host_frame()), o.colorimetry, o.view, o.nearest, r, key.order, first,
-                        key.top_down ? std::ptrdiff_t(row) : -std::ptrdiff_t(row));
-    const PixelRect& had = converted_.rect;
-    if (!view_texture_ || had.width() != r.width() || had.height() != r.height() || converted_.order != key.order) {
-      view_fbo_.reset();
-      view_texture_.reset();
-      GLuint name = 0;
-      glCreateTextures(GL_TEXTURE_2D, 1, &name);
-      view_texture_.reset(name);
-      // An unsized internal format: GL stores it in `format`'s own byte order.
-      GLint bound = 0;
-      glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
-      glBindTexture(GL_TEXTURE_2D, name);
-      glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, r.width(), r.height(), 0, format, GL_UNSIGNED_BYTE, nullptr);
-      glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(bound));
-      glTextureParameteri(name, GL_TEXTURE_MAX_LEVEL, 0);
-      glCreateFramebuffers(1, &name);
-      view_fbo_.reset(name);
-      glNamedFramebufferTexture(name, GL_COLOR_ATTACHMENT0, view_texture_.get(), 0);
-    }
-    {
-      const UnpackScope unpack(0);
-      glTextureSubImage2D(view_texture_.get(), 0, 0, 0, r.width(), r.height(), format, GL_UNSIGNED_BYTE,
-                          view_pixels_.data());
-    }
-    converted_ = key;
+  const PixelRect& had = converted_.rect;
+  if (!view_texture_ || had.width() != r.width() || had.height() != r.height() || converted_.order != key.order)
+    make_view_texture(r, format);
+  {
+    const UnpackScope unpack(0);
+    glTextureSubImage2D(view_texture_.get(), 0, 0, 0, r.width(), r.height(), format, GL_UNSIGNED_BYTE,
+                        view_pixels_.data());
   }
+  converted_ = key;
+}
+
+void CpuColorPath::make_view_texture(const PixelRect& r, GLenum format) {
+  view_fbo_.reset();
+  view_texture_.reset();
+  GLuint name = 0;
+  glCreateTextures(GL_TEXTURE_2D, 1, &name);
+  view_texture_.reset(name);
+  // An unsized internal format: GL stores it in `format`'s own byte order.
+  GLint bound = 0;
+  glGetIntegerv(GL_TEXTURE_BINDING_2D, &bound);
+  glBindTexture(GL_TEXTURE_2D, name);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, r.width(), r.height(), 0, format, GL_UNSIGNED_BYTE, nullptr);
+  glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(bound));
+  glTextureParameteri(name, GL_TEXTURE_MAX_LEVEL, 0);
+  glCreateFramebuffers(1, &name);
+  view_fbo_.reset(name);
+  glNamedFramebufferTexture(name, GL_COLOR_ATTACHMENT0, view_texture_.get(), 0);
+}
+
+void CpuColorPath::blit(const ConvertKey& key, int fb_h) const {
+  const PixelRect& r = key.rect;
   // GL's window coordinates count rows from the bottom.
   const int gl_y0 = fb_h - r.y1, gl_y1 = fb_h - r.y0;
   glBindFramebuffer(GL_READ_FRAMEBUFFER, view_fbo_.get());
@@ -418,39 +492,68 @@ bool FrameRenderer::draw_cpu(const DrawOptions& o, int fb_w, int fb_h) {
   HANDOFF_GL_CHECK(glBlitFramebuffer(0, 0, r.width(), r.height(), r.x0, dst_y0, r.x1, dst_y1, GL_COLOR_BUFFER_BIT,
                                      GL_NEAREST),
                    "frame (converted on the CPU)");
-  return true;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// FrameRenderer
+
+// The colour path is chosen here, once: what ViewerConvert asks for on this GL.
+FrameRenderer::FrameRenderer(ViewerConvert convert) {
+  const char* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+  const std::string name = renderer ? renderer : "unknown";
+  const bool software = is_software_renderer(name);
+  if (convert == ViewerConvert::Cpu || (convert == ViewerConvert::Auto && software)) {
+    path_ = std::make_unique<CpuColorPath>();
+    convert_text_ = software ? "cpu, copied into the framebuffer (software rasteriser: " + name + ")"
+                             : "cpu, copied into the framebuffer (asked for; GL: " + name + ")";
+  } else {
+    path_ = std::make_unique<ShaderColorPath>();
+    convert_text_ = std::string("gpu shader (") + (convert == ViewerConvert::Gpu && software ? "asked for; " : "") +
+                    "GL: " + name + ")";
+  }
+}
+
+void FrameRenderer::configure(PixelFormat format, std::uint32_t width, std::uint32_t height) {
+  check_texture_size("FrameRenderer::configure", width, height);
+  textures_.configure(format, width, height);
+}
+
+void FrameRenderer::use_external(PixelFormat format, std::uint32_t width, std::uint32_t height, GLuint luma,
+                                 GLuint chroma) {
+  check_texture_size("FrameRenderer::use_external", width, height);
+  if (!luma || !chroma) throw UsageError("FrameRenderer::use_external: no plane texture");
+  textures_.use_external(format, width, height, luma, chroma);
+}
+
+void FrameRenderer::upload(const Frame& frame) {
+  if (frame.memory != MemoryKind::Host && frame.memory != MemoryKind::GlBuffer)
+    throw UsageError("FrameRenderer::upload: frame memory must be Host or GlBuffer");
+  validate(frame);  // the planes' shape, pitch, pointers or offsets, each named
+  configure(frame.format, frame.width, frame.height);  // and this GL's texture size limit
+  path_->take(frame, textures_);
+}
+
+GLuint FrameRenderer::luma_texture() const {
+  path_->sync(textures_);
+  return textures_.luma();
+}
+
+GLuint FrameRenderer::chroma_texture() const {
+  path_->sync(textures_);
+  return textures_.chroma();
 }
 
 void FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
   glViewport(0, 0, fb_w, fb_h);
   glDisable(GL_SCISSOR_TEST);
   glClearColor(o.background[0], o.background[1], o.background[2], o.background[3]);
-  if (has_frame() && cpu_ && !external_ && draw_cpu(o, fb_w, fb_h)) return;  // it clears around the frame
-  glClear(GL_COLOR_BUFFER_BIT);
-  if (!has_frame()) return;
-  sync_textures();
-  const ShaderColor sc = fold_color(o.colorimetry, format_);
-  const Program& p = programs_[o.nearest ? 1 : 0];
-  glUseProgram(p.id.get());
-  glUniformMatrix3fv(p.matrix, 1, GL_FALSE, sc.rgb_from_yuv.data());
-  glUniform3fv(p.bias, 1, sc.bias.data());
-  glUniform2f(p.frame_size, static_cast<float>(width_), static_cast<float>(height_));
-  glUniform2f(p.chroma_size, static_cast<float>(chroma_width(width_)), static_cast<float>(chroma_height(height_)));
-  const ChromaOffset siting = chroma_offset(o.colorimetry.siting);
-  glUniform2f(p.siting, static_cast<float>(siting.x), static_cast<float>(siting.y));
-  glUniform2f(p.scale, static_cast<float>(o.view.scale), static_cast<float>(o.view.scale));
-  glUniform2f(p.offset, static_cast<float>(o.view.offset_x), static_cast<float>(o.view.offset_y));
-  glUniform2f(p.fb_size, static_cast<float>(fb_w), static_cast<float>(fb_h));
-  glBindTextureUnit(0, luma_);
-  glBindTextureUnit(1, chroma_);
-  glBindVertexArray(vao_.get());
-  glDisable(GL_BLEND);
-  glDisable(GL_SCISSOR_TEST);
-  glDisable(GL_DEPTH_TEST);
-  glDisable(GL_CULL_FACE);
-  glDrawArrays(GL_TRIANGLES, 0, 6);
-  glBindVertexArray(0);
-  HANDOFF_GL_CHECK(glUseProgram(0), "frame");
+  if (!has_frame()) {
+    glClear(GL_COLOR_BUFFER_BIT);
+    return;
+  }
+  path_->draw(o, fb_w, fb_h, textures_);
 }
 
 }  // namespace handoff::viewer

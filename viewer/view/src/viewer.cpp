@@ -231,6 +231,7 @@ void ViewerImpl::attach(std::string_view name_or_path, const AttachOptions& o) {
   played_.store(true);
   PlayConfig cfg = play_config(options_);
   cfg.frames = o.frames;
+  cfg.state.attach_status = [live] { return std::optional<AttachStatus>(live->status()); };
   Display* display = display_.get();
   try {
     link_->call([display, feed = std::move(feed), cfg]() mutable { display->use_feed(std::move(feed), cfg); },

@@ -59,7 +59,7 @@ double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_c
 }  // namespace
 
 ViewerState::ViewerState(std::unique_ptr<view::Feed> feed, view::FeedContext& context, const StateOptions& o)
-    : feed_(std::move(feed)), renderer_(o.convert), bench_boxes_(o.bench_boxes) {
+    : feed_(std::move(feed)), attach_status_(o.attach_status), renderer_(o.convert), bench_boxes_(o.bench_boxes) {
   if (!feed_) throw UsageError("ViewerState: no feed");
   scratch_.box_renderer = &box_renderer_;
   speed = o.speed;
@@ -104,8 +104,13 @@ bool ViewerState::take_next(bool wait) {
   if (!feed_->next(f, wait)) return false;
   const auto u0 = clock::now();
   const Frame& fr = f.frame;
-  if (f.luma_texture) renderer_.use_external(fr.format, fr.width, fr.height, f.luma_texture, f.chroma_texture);
-  else renderer_.upload(fr);
+  try {
+    if (f.luma_texture) renderer_.use_external(fr.format, fr.width, fr.height, f.luma_texture, f.chroma_texture);
+    else renderer_.upload(fr);
+  } catch (...) {
+    feed_->release(f);  // the feed's buffer goes back whatever the upload did
+    throw;
+  }
   const auto u1 = clock::now();
   frame_index_ = fr.index;
   submitted_ = f.submitted;

@@ -8,6 +8,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -57,6 +58,8 @@ struct StateOptions {
   std::optional<ColorMatrix> matrix;  // overrides of the stream's colorimetry
   std::optional<ColorRange> range;
   ViewerConvert convert = ViewerConvert::Auto;  // the renderer's colour path
+  // An attached viewer's link to its publisher, for the panel (empty otherwise). Any thread.
+  std::function<std::optional<AttachStatus>()> attach_status;
 };
 
 class ViewerState {
@@ -89,7 +92,9 @@ class ViewerState {
   PixelProbe probe(double frame_x, double frame_y) const;
   bool finished() const { return feed_->finished(); }
   // The link of a feed attached to another process's publisher (else nullopt).
-  std::optional<AttachStatus> attach_status() const { return feed_->attach_status(); }
+  std::optional<AttachStatus> attach_status() const {
+    return attach_status_ ? attach_status_() : std::nullopt;
+  }
   bool has_frame() const { return renderer_.has_frame(); }
 
   // The stream as of the last frame taken (format and size of that frame).
@@ -121,6 +126,7 @@ class ViewerState {
   void advance_clock(std::chrono::steady_clock::time_point now);
 
   std::unique_ptr<view::Feed> feed_;
+  std::function<std::optional<AttachStatus>()> attach_status_;
   view::FeedInfo info_;
   bool paced_ = true;
   bool playing_ = true;

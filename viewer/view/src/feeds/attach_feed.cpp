@@ -103,7 +103,7 @@ bool AttachFeed::next_cuda(LiveFrame& f, FeedFrame& out) {
   return true;
 }
 
-void AttachFeed::release(FeedFrame& frame) {
+void AttachFeed::release(FeedFrame&) {
   if (ring_slot_) {
     ring_->give_back(*ring_slot_);
     ring_slot_ = nullptr;
@@ -112,7 +112,6 @@ void AttachFeed::release(FeedFrame& frame) {
     if (reading_.size() > kMaxReading) reclaim(true);
   }
   taken_ = LiveFrame{};  // host: the upload read the mapping when it returned
-  frame.token = 0;
 }
 
 // Vulkan slots whose uploads finished go back to the publisher (`wait`: the

@@ -14,8 +14,8 @@
 // (a client-memory upload has read it when it returns), CUDA once copied,
 // Vulkan when the upload's fence passes.
 //
-// Thread safety: the Feed methods on the display thread; attach_status() from
-// any thread. Ownership: shares the link with the Viewer.
+// Thread safety: the Feed methods on the display thread. Ownership: shares
+// the link with the Viewer (which reports its status).
 #include <deque>
 #include <memory>
 #include <string>
@@ -41,7 +41,6 @@ class AttachFeed final : public Feed {
   bool paced() const override { return false; }
   bool next(FeedFrame& out, bool wait) override;
   void release(FeedFrame& frame) override;
-  std::optional<AttachStatus> attach_status() const override { return link_->status(); }
   void stop() noexcept override;
 
  private:

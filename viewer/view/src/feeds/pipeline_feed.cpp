@@ -48,13 +48,13 @@ bool PipelineFeed::next(FeedFrame& out, bool wait) {
   out.overlays = slot->has_overlays ? &slot->overlays : nullptr;
   out.produce_ms = slot->produce_ms;
   out.map_ms = slot->map_ms;
-  out.token = reinterpret_cast<std::uintptr_t>(slot);
+  handed_out_ = slot;
   return true;
 }
 
-void PipelineFeed::release(FeedFrame& frame) {
-  pipeline_->release(reinterpret_cast<viewer::FrameSlot*>(static_cast<std::uintptr_t>(frame.token)));
-  frame.token = 0;
+void PipelineFeed::release(FeedFrame&) {
+  if (!handed_out_) return;
+  pipeline_->release(std::exchange(handed_out_, nullptr));
 }
 
 void PipelineFeed::seek(std::int64_t index) {

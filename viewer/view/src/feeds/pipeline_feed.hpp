@@ -46,6 +46,7 @@ class PipelineFeed : public Feed {
   RingOptions ring_;
   std::optional<viewer::SceneOptions> scene_;
   std::unique_ptr<viewer::FramePipeline> pipeline_;
+  viewer::FrameSlot* handed_out_ = nullptr;  // the slot of the frame next() returned, until release()
 };
 
 // The synthetic scene with its ground-truth overlays; seekable both ways.

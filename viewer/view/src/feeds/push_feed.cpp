@@ -1,5 +1,7 @@
 #include "feeds/push_feed.hpp"
 
+#include <utility>
+
 namespace handoff::view {
 
 FeedInfo PushFeed::info() const {
@@ -20,7 +22,7 @@ bool PushFeed::next(FeedFrame& out, bool) {
   out.sequence = slot->sequence;
   out.produce_ms = slot->produce_ms;
   out.map_ms = slot->map_ms;
-  out.token = reinterpret_cast<std::uintptr_t>(slot);
+  handed_out_ = slot;
   current_.format = out.frame.format;
   current_.width = out.frame.width;
   current_.height = out.frame.height;
@@ -28,10 +30,9 @@ bool PushFeed::next(FeedFrame& out, bool) {
   return true;
 }
 
-void PushFeed::release(FeedFrame& frame) {
-  if (!frame.token) return;
-  ring_->give_back(*reinterpret_cast<PushSlot*>(static_cast<std::uintptr_t>(frame.token)));
-  frame.token = 0;
+void PushFeed::release(FeedFrame&) {
+  if (!handed_out_) return;
+  ring_->give_back(*std::exchange(handed_out_, nullptr));
 }
 
 }  // namespace handoff::view

@@ -32,6 +32,7 @@ class PushFeed final : public Feed {
 
  private:
   std::shared_ptr<PushRing> ring_;
+  PushSlot* handed_out_ = nullptr;  // the slot of the frame next() returned, until release()
   FeedInfo current_{};  // of the last frame taken
 };
 

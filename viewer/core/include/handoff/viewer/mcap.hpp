@@ -107,6 +107,11 @@ struct WriterOptions {
   // A chunk is closed once it holds this many bytes of records. 0: messages
   // are written outside chunks (nothing can then be indexed; readers scan).
   std::size_t chunk_size = std::size_t(4) << 20;
+  // A chunk is also closed once the log times of its messages span this many
+  // nanoseconds (default 1 s), so a process that dies while messages keep
+  // coming loses about that much of the recording at most (the open chunk
+  // is in memory until it is written). 0: chunks are bounded by size only.
+  std::uint64_t chunk_duration_ns = 1'000'000'000;
   // Write the summary (schemas, channels, chunk indexes, statistics) and the
   // summary offsets. Without it the footer's offsets are 0 and readers scan.
   bool summary = true;
@@ -139,7 +144,7 @@ class Writer {
   std::uint16_t add_channel(std::uint16_t schema_id, std::string_view topic,
                             std::string_view message_encoding, const StringMap& metadata = {});
   // Appends a Message record (into the open chunk, which is written out once
-  // it reaches chunk_size).
+  // it reaches chunk_size or its log times span chunk_duration_ns).
   void write(std::uint16_t channel, std::uint32_t sequence, std::uint64_t log_time,
              std::uint64_t publish_time, std::span<const std::uint8_t> data);
   // Writes the open chunk now (e.g. before a pause; the file stays readable
@@ -191,9 +196,9 @@ struct ReaderOptions {
 // summary it scans the file once. Malformed input throws ParseError naming
 // the file, the record and its byte offset, and the field; a file cut short (a
 // record running past the end) is read up to its last whole record with one
-// warning (logged and kept in warnings()): of an uncompressed chunk cut short,
-// the messages wholly written are kept (its CRC cannot be checked); a
-// compressed one cannot be decompressed and is dropped.
+// warning (logged and kept in warnings()): of a chunk cut short, the messages
+// wholly written are kept, or, when it is compressed, those wholly in what
+// the zstd or lz4 blocks written decompress to (its CRC cannot be checked).
 // Thread safety: none; use one from one thread at a time (it may be handed
 // between threads).
 class Reader {

@@ -127,6 +127,7 @@ struct RecordingOptions {
   mcap::Compression compression = mcap::Compression::Zstd;
   int compression_level = 1;
   std::size_t chunk_size = std::size_t(4) << 20;
+  std::uint64_t chunk_duration_ns = 1'000'000'000;  // see mcap::WriterOptions: what a crash loses at most
   bool summary = true;
   bool sync_on_close = false;  // fdatasync in close()
   // Frames waiting for the writer thread. When the queue is full, write()

@@ -1,8 +1,8 @@
 #pragma once
 // The frame-feed interface: every route frames take into the viewer is one
-// class behind it (src/feeds: the built-in scene, the Vulkan scene, files,
-// MCAP recordings, a live publisher attached to, and frames pushed through
-// show / present, which is also how the GStreamer sink hands its frames in).
+// class behind it (the built-in scene, the Vulkan scene, files, MCAP
+// recordings, frames pushed by the application, live attach; the GStreamer
+// sink pushes frames as an application does).
 // The renderer, UI, overlays, snapshots and PNG output never know which feed
 // they draw. A private header of handoff::view (include_internal/, not
 // installed): for feed implementers inside handoff; applications use Viewer.
@@ -66,7 +66,6 @@ struct FeedFrame {
   // Paced feeds whose frames carry their own times (recordings): how long
   // this frame stays on display at speed 1, in ms; 0: 1 / FeedInfo::rate.
   double display_ms = 0;
-  std::uint64_t token = 0;     // the feed's own bookkeeping (e.g. its ring slot)
 };
 
 // What the display thread gives a feed when it starts it.
@@ -99,7 +98,9 @@ class Feed {
   // handoff::wait_limit() (WaitTimeout) unless the stream ended. Returns false
   // with nothing to show (finished() tells the end from "not yet").
   virtual bool next(FeedFrame& out, bool wait) = 0;
-  // After the display issued its upload from (or its draws of) `frame`.
+  // After the display issued its upload from (or its draws of) `frame`, the
+  // frame the last next() returned (one at a time: each next() that returns
+  // true is followed by one release() before the next next()).
   virtual void release(FeedFrame& frame) = 0;
   // Paced feeds: the next frame next() returns is `index` (seekable feeds).
   virtual void seek(std::int64_t index) { (void)index; }
@@ -109,9 +110,6 @@ class Feed {
   virtual void step() {}
   // The stream ended (a file played once).
   virtual bool finished() const { return false; }
-  // Feeds attached to a publisher in another process: the link's state (the
-  // panel shows it). Any thread.
-  virtual std::optional<AttachStatus> attach_status() const { return std::nullopt; }
   // Before the display's GL context goes: free what lives in it. Never throws.
   virtual void stop() noexcept {}
 };

@@ -1,19 +1,18 @@
 #pragma once
-// Test hooks: counters the project's tests and benchmarks read to find leaks
-// and races, and switches they flip to reach paths a real GPU never takes.
-// Not part of the application API (an application has no reason to include
-// this header); what it declares may change with the tests.
+// Test hooks of the interop library: counters the tests and benchmarks read to
+// find leaks and races, and switches they flip to reach paths a real GPU never
+// takes. From handoff_interop_testing (tests/support), which reads the
+// library's internal state (gl/worker_core.hpp, hooks/library_hooks.hpp);
+// nothing here is installed or shipped.
 //
-// The two switches that used to be options (GlWorkerOptions::throw_on_gl_error,
-// CudaGlOptions::verify_same_gpu) are setters on a running GlWorker here, so
-// the production option structs carry nothing for tests:
 //   handoff::GlWorker gl(options);
 //   handoff::testing::throw_on_gl_errors(gl);    // a KHR_debug error fails its run() call
 //   handoff::testing::skip_same_gpu_check(gl);   // fake CUDA driver vs llvmpipe
 #include <handoff/gl_worker.hpp>
 
+#include "library_hooks.hpp"
+
 #include <cstddef>
-#include <cstdint>
 
 namespace handoff::testing {
 
@@ -46,11 +45,7 @@ void skip_same_gpu_check_in_new_workers(bool skip = true) noexcept;
 std::size_t live_frames() noexcept;
 
 // Exported DLPack tensors whose deleter has not run yet, and the totals.
-struct ExportCounts {
-  std::size_t live = 0;
-  std::uint64_t exported = 0;
-  std::uint64_t deleted = 0;
-};
+using ExportCounts = detail::DlpackExportCounts;
 // Thread safety: any thread.
 ExportCounts export_counts() noexcept;
 

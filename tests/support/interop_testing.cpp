@@ -1,0 +1,19 @@
+#include "interop_testing.hpp"
+
+#include "gl/worker_core.hpp"
+
+namespace handoff::testing {
+
+std::size_t queued(const GlWorker& worker) noexcept { return worker.core()->queued(); }
+std::size_t gl_error_count(const GlWorker& worker) noexcept { return worker.core()->gl_error_count(); }
+std::size_t live_resources(const GlWorker& worker) noexcept { return worker.core()->live_resources(); }
+std::size_t live_resources(const detail::WorkerCore& core) noexcept { return core.live_resources(); }
+void throw_on_gl_errors(GlWorker& worker, bool on) noexcept { worker.core()->set_throw_on_gl_error(on); }
+void skip_same_gpu_check(GlWorker& worker, bool skip) noexcept { worker.core()->set_skip_same_gpu_check(skip); }
+void skip_same_gpu_check_in_new_workers(bool skip) noexcept { detail::skip_same_gpu_check_in_new_workers(skip); }
+
+std::size_t live_frames() noexcept { return detail::live_frame_count(); }
+
+ExportCounts export_counts() noexcept { return detail::dlpack_export_counts(); }
+
+}  // namespace handoff::testing
