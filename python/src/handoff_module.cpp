@@ -110,9 +110,10 @@ DLDevice part_device(const Frame& f) {
   }
 }
 
-nb::object dlpack_export(const Frame& f, FramePart part, const TensorLayout* cached, nb::handle stream,
-                         nb::handle max_version, nb::handle dl_device, nb::handle copy) {
-  const DLDevice dev = part_device(f);
+// The consumer's __dlpack__ keywords, checked against the plane's device `dev`:
+// true when it asks for a versioned capsule.
+bool check_export_request(DLDevice dev, nb::handle stream, nb::handle max_version, nb::handle dl_device,
+                          nb::handle copy) {
   if (!copy.is_none() && PyObject_IsTrue(copy.ptr()) == 1) {
     throw nb::buffer_error(
         "copy=True: handoff exports its frames without copying; copy in the consumer instead "
@@ -150,6 +151,12 @@ nb::object dlpack_export(const Frame& f, FramePart part, const TensorLayout* cac
     if (t.size() < 1) throw nb::value_error("max_version must be a (major, minor) tuple");
     versioned = nb::cast<long long>(t[0]) >= 1;
   }
+  return versioned;
+}
+
+nb::object dlpack_export(const Frame& f, FramePart part, const TensorLayout* cached, nb::handle stream,
+                         nb::handle max_version, nb::handle dl_device, nb::handle copy) {
+  const bool versioned = check_export_request(part_device(f), stream, max_version, dl_device, copy);
   try {
     if (versioned) {
       DLManagedTensorVersioned* t = cached ? export_dlpack_versioned(f, *cached) : export_dlpack_versioned(f, part);
@@ -394,72 +401,77 @@ void from_capsule(Incoming& in, const std::string& name, nb::handle cap) {
   in.capsule = nb::borrow(cap);
 }
 
+// A __dlpack__ producer: asked for a capsule (versioned when it can), on the
+// legacy default stream for CUDA.
+void from_dlpack_producer(Incoming& in, const std::string& name, nb::handle obj) {
+  int dev_type = kDLCPU;
+  if (nb::hasattr(obj, "__dlpack_device__")) {
+    const auto d = nb::cast<nb::tuple>(obj.attr("__dlpack_device__")());
+    dev_type = nb::cast<int>(d[0]);
+    const int id = nb::cast<int>(d[1]);
+    if (dev_type != kDLCPU && dev_type != kDLCUDA && dev_type != kDLCUDAHost && dev_type != kDLCUDAManaged) {
+      throw InvalidFrame(name + ".device", "device (" + std::to_string(dev_type) + ", " + std::to_string(id) +
+                                               ") is not supported (host or CUDA memory only)");
+    }
+  }
+  // CPU producers take stream=None; for CUDA, 1 asks for the legacy default
+  // stream, and from_planes synchronises the context after import.
+  nb::object stream = nb::none();
+  if (dev_type == kDLCUDA || dev_type == kDLCUDAManaged) stream = nb::int_(1);
+  nb::object cap;
+  try {
+    cap = obj.attr("__dlpack__")("stream"_a = stream, "max_version"_a = nb::make_tuple(1, 0));
+  } catch (nb::python_error& e) {
+    if (!e.matches(PyExc_TypeError)) throw;
+    cap = obj.attr("__dlpack__")("stream"_a = stream);  // a producer from before max_version
+  }
+  from_capsule(in, name, cap);
+}
+
+// A buffer-protocol producer: the view is held (and released by the frame, or by `in` on failure).
+void from_buffer(Incoming& in, const std::string& name, nb::handle obj) {
+  Py_buffer view;
+  if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_RECORDS_RO) != 0) throw nb::python_error();
+  in.buffer = view;
+  in.tensor.data = view.buf;
+  in.tensor.device = DLDevice{kDLCPU, 0};
+  in.tensor.dtype = dtype_from_format(name + ".dtype", view.format, view.itemsize);
+  if (view.ndim < 1 || view.ndim > 3) {
+    throw InvalidFrame(name + ".ndim", "ndim " + std::to_string(view.ndim) + " is not 2 (luma) or 3 (chroma)");
+  }
+  in.tensor.ndim = view.ndim;
+  std::int64_t bytes[3]{};
+  for (int i = 0; i < view.ndim; ++i) {
+    in.shape[std::size_t(i)] = view.shape[i];
+    bytes[i] = view.strides ? view.strides[i] : 0;
+  }
+  in.tensor.shape = in.shape.data();
+  if (view.strides) {
+    in.strides = element_strides(name + ".strides", bytes, view.ndim, std::size_t(view.itemsize));
+    in.tensor.strides = in.strides.data();
+  }
+}
+
+// One plane from whatever protocol `obj` speaks, tried in this order: a DLPack
+// capsule, __dlpack__, the CUDA Array Interface, the buffer protocol, __array_interface__.
 void take(Incoming& in, const std::string& name, nb::handle obj, std::optional<int> cai_device) {
   in.producer = nb::borrow(obj);
   if (PyCapsule_CheckExact(obj.ptr())) {
     from_capsule(in, name, obj);
-    return;
-  }
-  if (nb::hasattr(obj, "__dlpack__")) {
-    int dev_type = kDLCPU;
-    if (nb::hasattr(obj, "__dlpack_device__")) {
-      const auto d = nb::cast<nb::tuple>(obj.attr("__dlpack_device__")());
-      dev_type = nb::cast<int>(d[0]);
-      const int id = nb::cast<int>(d[1]);
-      if (dev_type != kDLCPU && dev_type != kDLCUDA && dev_type != kDLCUDAHost && dev_type != kDLCUDAManaged) {
-        throw InvalidFrame(name + ".device", "device (" + std::to_string(dev_type) + ", " + std::to_string(id) +
-                                                 ") is not supported (host or CUDA memory only)");
-      }
-    }
-    // CPU producers take stream=None; for CUDA, 1 asks for the legacy default
-    // stream, and from_planes synchronises the context after import.
-    nb::object stream = nb::none();
-    if (dev_type == kDLCUDA || dev_type == kDLCUDAManaged) stream = nb::int_(1);
-    nb::object cap;
-    try {
-      cap = obj.attr("__dlpack__")("stream"_a = stream, "max_version"_a = nb::make_tuple(1, 0));
-    } catch (nb::python_error& e) {
-      if (!e.matches(PyExc_TypeError)) throw;
-      cap = obj.attr("__dlpack__")("stream"_a = stream);  // a producer from before max_version
-    }
-    from_capsule(in, name, cap);
-    return;
-  }
-  if (nb::hasattr(obj, "__cuda_array_interface__")) {
+  } else if (nb::hasattr(obj, "__dlpack__")) {
+    from_dlpack_producer(in, name, obj);
+  } else if (nb::hasattr(obj, "__cuda_array_interface__")) {
     const int dev = cai_device.value_or(0);
     from_interface(in, name, nb::cast<nb::dict>(obj.attr("__cuda_array_interface__")), DLDevice{kDLCUDA, dev}, true);
-    return;
-  }
-  if (PyObject_CheckBuffer(obj.ptr())) {
-    Py_buffer view;
-    if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_RECORDS_RO) != 0) throw nb::python_error();
-    in.buffer = view;
-    in.tensor.data = view.buf;
-    in.tensor.device = DLDevice{kDLCPU, 0};
-    in.tensor.dtype = dtype_from_format(name + ".dtype", view.format, view.itemsize);
-    if (view.ndim < 1 || view.ndim > 3) {
-      throw InvalidFrame(name + ".ndim", "ndim " + std::to_string(view.ndim) + " is not 2 (luma) or 3 (chroma)");
-    }
-    in.tensor.ndim = view.ndim;
-    std::int64_t bytes[3]{};
-    for (int i = 0; i < view.ndim; ++i) {
-      in.shape[std::size_t(i)] = view.shape[i];
-      bytes[i] = view.strides ? view.strides[i] : 0;
-    }
-    in.tensor.shape = in.shape.data();
-    if (view.strides) {
-      in.strides = element_strides(name + ".strides", bytes, view.ndim, std::size_t(view.itemsize));
-      in.tensor.strides = in.strides.data();
-    }
-    return;
-  }
-  if (nb::hasattr(obj, "__array_interface__")) {
+  } else if (PyObject_CheckBuffer(obj.ptr())) {
+    from_buffer(in, name, obj);
+  } else if (nb::hasattr(obj, "__array_interface__")) {
     from_interface(in, name, nb::cast<nb::dict>(obj.attr("__array_interface__")), DLDevice{kDLCPU, 0}, false);
-    return;
+  } else {
+    throw nb::type_error((name + ": " + nb::cast<std::string>(nb::str(obj.type())) +
+                          " is not a DLPack, CUDA Array Interface or buffer-protocol producer")
+                             .c_str());
   }
-  throw nb::type_error((name + ": " + nb::cast<std::string>(nb::str(obj.type())) +
-                        " is not a DLPack, CUDA Array Interface or buffer-protocol producer")
-                           .c_str());
 }
 
 // Which CUDA device a CAI plane is on: CAI does not say.
@@ -585,14 +597,9 @@ std::string frame_repr(const Frame& f) {
          (f.memory == MemoryKind::Cuda ? ":" + std::to_string(f.device) : "") + ">";
 }
 
-}  // namespace
-}  // namespace handoff::py
-
-NB_MODULE(_handoff, m) {
-  using namespace handoff;
-  using namespace handoff::py;
-  m.doc() = "handoff: zero-copy NV12 / P010 frames for DLPack, the CUDA Array Interface and the buffer protocol";
-
+// --- bindings: a function per class (NB_MODULE calls them in this order) --------------------
+// InvalidFrame (a ValueError) and how the library's errors reach Python.
+void bind_errors(nb::module_& m) {
   static nb::exception<InvalidFrame> invalid_frame(m, "InvalidFrame", PyExc_ValueError);
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
@@ -605,7 +612,9 @@ NB_MODULE(_handoff, m) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
     }
   });
+}
 
+void bind_colorimetry(nb::module_& m) {
   nb::class_<Colorimetry>(m, "Colorimetry", "How a frame's codes become colour: matrix, range and chroma siting.")
       .def(
           "__init__",
@@ -622,7 +631,9 @@ NB_MODULE(_handoff, m) {
         return "Colorimetry(matrix='" + std::string(to_string(c.matrix)) + "', range='" +
                std::string(to_string(c.range)) + "', siting='" + std::string(to_string(c.siting)) + "')";
       });
+}
 
+void bind_plane(nb::module_& m) {
   nb::class_<PyPlane>(m, "Plane", nb::type_slots(plane_slots),
                       "One plane of a frame (or the whole stacked frame), read-only. Exports through "
                       "__dlpack__, __cuda_array_interface__ (CUDA) and the buffer protocol / "
@@ -665,22 +676,25 @@ NB_MODULE(_handoff, m) {
       .def("__repr__", [](const PyPlane& p) {
         return "<handoff.Plane " + std::string(to_string(p.part)) + " of " + frame_repr(p.frame) + ">";
       });
+}
 
-  nb::class_<PyFrame>(m, "Frame",
-                      "An NV12 / P010 frame: two pitched planes on one device plus colorimetry. Immutable; "
-                      "holds the memory (or its producers) alive.")
-      .def_static(
-          "allocate",
-          [](std::uint32_t width, std::uint32_t height, const std::string& format, std::size_t alignment,
-             std::optional<Colorimetry> colorimetry) {
-            HostFrameOptions o;
-            o.alignment = alignment;
-            if (colorimetry) o.colorimetry = *colorimetry;
-            return PyFrame{allocate_host_frame(enum_arg<PixelFormat>("format", format), width, height, o), true};
-          },
-          "width"_a, "height"_a, "format"_a = "nv12", "alignment"_a = 256, "colorimetry"_a = nb::none(),
-          "A zero-filled, pitched host frame (pitch = row rounded up to `alignment`), luma then chroma in "
-          "one allocation. Writable through Plane.copy_from and fill_test_pattern.")
+// --- handoff.Frame: made (allocate, from_planes), described, split into planes -------------
+using FrameClass = nb::class_<PyFrame>;
+
+PyFrame allocate_frame(std::uint32_t width, std::uint32_t height, const std::string& format, std::size_t alignment,
+                       std::optional<Colorimetry> colorimetry) {
+  HostFrameOptions o;
+  o.alignment = alignment;
+  if (colorimetry) o.colorimetry = *colorimetry;
+  return PyFrame{allocate_host_frame(enum_arg<PixelFormat>("format", format), width, height, o), true};
+}
+
+// The ways to make a frame: a host frame of the module's own, or one over a producer's planes.
+void def_frame_making(FrameClass& cls) {
+  cls.def_static("allocate", &allocate_frame, "width"_a, "height"_a, "format"_a = "nv12", "alignment"_a = 256,
+                 "colorimetry"_a = nb::none(),
+                 "A zero-filled, pitched host frame (pitch = row rounded up to `alignment`), luma then chroma in "
+                 "one allocation. Writable through Plane.copy_from and fill_test_pattern.")
       .def_static("from_planes", &from_planes, "luma"_a, "chroma"_a, "format"_a = "nv12",
                   "colorimetry"_a = nb::none(), "device"_a = nb::none(),
                   "A frame over a producer's planes (DLPack, CUDA Array Interface or buffer protocol; no copy). "
@@ -689,8 +703,15 @@ NB_MODULE(_handoff, m) {
       .def("fill_test_pattern", [](const PyFrame& f, std::uint32_t seed) {
         if (!f.writable) throw nb::value_error("fill_test_pattern: only host frames made by Frame.allocate are writable");
         fill_test_pattern(f.frame, seed);
-      }, "seed"_a = 0)
-      .def_prop_ro("format", [](const PyFrame& f) { return std::string(to_string(f.frame.format)); })
+      }, "seed"_a = 0);
+}
+
+void bind_frame(nb::module_& m) {
+  FrameClass cls(m, "Frame",
+                 "An NV12 / P010 frame: two pitched planes on one device plus colorimetry. Immutable; "
+                 "holds the memory (or its producers) alive.");
+  def_frame_making(cls);
+  cls.def_prop_ro("format", [](const PyFrame& f) { return std::string(to_string(f.frame.format)); })
       .def_prop_ro("width", [](const PyFrame& f) { return f.frame.width; })
       .def_prop_ro("height", [](const PyFrame& f) { return f.frame.height; })
       .def_prop_ro("memory", [](const PyFrame& f) { return std::string(memory_name(f.frame.memory)); })
@@ -723,12 +744,27 @@ NB_MODULE(_handoff, m) {
            "export frame.luma and frame.chroma).")
       .def("__dlpack_device__", [](const PyFrame& f) { return dlpack_device_tuple(f.frame); })
       .def("__repr__", [](const PyFrame& f) { return frame_repr(f.frame); });
+}
 
-  // The library's live-object counts and worker defaults, for C code only: the
-  // test-only module handoff_testing (tests/python/module) reads this copy of
-  // the library through it (it links the library's code separately, so its own
-  // state is not ours). An opaque capsule: nothing in it is callable from Python.
+// The library's live-object counts and worker defaults, for C code only: the
+// test-only module handoff_testing (tests/python/module) reads this copy of
+// the library through it (it links the library's code separately, so its own
+// state is not ours). An opaque capsule: nothing in it is callable from Python.
+void bind_library_hooks(nb::module_& m) {
   m.attr("_library_hooks") = nb::capsule(&detail::library_hooks(), detail::kLibraryHooksCapsule);
+}
+
+}  // namespace
+}  // namespace handoff::py
+
+NB_MODULE(_handoff, m) {
+  using namespace handoff::py;
+  m.doc() = "handoff: zero-copy NV12 / P010 frames for DLPack, the CUDA Array Interface and the buffer protocol";
+  bind_errors(m);
+  bind_colorimetry(m);
+  bind_plane(m);
+  bind_frame(m);
+  bind_library_hooks(m);
   m.def("cuda_status", [] { return cuda_driver().describe(); }, "One line on whether CUDA is usable, and why not.");
 #if HANDOFF_PYTHON_VIEWER
   bind_viewer(m);

@@ -155,7 +155,7 @@ bool publish(PyPublisher& p, nb::handle frame, nb::handle boxes, const std::stri
       overlay_args(boxes, box_format, normalized, labels, scores, class_ids, track_ids, keypoints, skeleton, overlays),
       f.frame, scratch);
   return without_gil([&] {
-    const bool sent = pub->publish(f.frame, o.empty() ? nullptr : &o);
+    const bool sent = pub->publish(f.frame, o);
     // The copy publish() queued out of the caller's arrays: they may be reused once publish returns.
     synchronise_frame_context(f.frame, "publish: the copy out of the frame");
     return sent;
@@ -172,16 +172,16 @@ nb::object acquire(nb::handle self, const std::string& format, std::uint32_t wid
       without_gil([&] { return pub->acquire(pf, width, height, colorimetry.value_or(Colorimetry{})); }));
   if (!*slot) return nb::none();
   PublishSlot* held = slot.get();
-  Frame frame = held->frame;
+  Frame frame = held->frame();
   std::weak_ptr<Publisher> weak = pub;
   auto present = [weak, held](std::shared_ptr<const void> owner, const Frame& f, const viewer::OverlayFrame& o) {
     const std::shared_ptr<Publisher> to = weak.lock();
     if (!to) throw UsageError("present: the publisher is closed; the slot goes back unannounced");
     PublishSlot out = std::move(*held);
-    out.frame.index = f.index;
-    out.frame.timestamp = f.timestamp;
+    out.frame().index = f.index;
+    out.frame().timestamp = f.timestamp;
     owner.reset();
-    to->present(std::move(out), o.empty() ? nullptr : &o);
+    to->present(std::move(out), o);
   };
   return nb::cast(make_acquired(self, std::move(frame), std::move(slot), std::move(present)));
 }

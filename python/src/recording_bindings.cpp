@@ -124,6 +124,30 @@ void close(PyRecordingWriter& w) {
   });
 }
 
+void init_writer(PyRecordingWriter* self, nb::handle path, const std::string& compression, int compression_level,
+                 std::size_t chunk_size, std::uint64_t chunk_duration_ns, const std::string& topic,
+                 bool block_when_full, std::size_t queue_capacity) {
+  const std::string p = path_arg(path, "path");
+  viewer::RecordingOptions o;
+  try {
+    o.compression = viewer::mcap::parse_compression(compression);
+  } catch (const UsageError& e) {
+    throw nb::value_error((std::string("compression: ") + e.what()).c_str());
+  }
+  if (topic.empty()) throw nb::value_error("topic: empty (e.g. \"/camera\")");
+  if (queue_capacity == 0) throw nb::value_error("queue_capacity: must be >= 1");
+  o.compression_level = compression_level;
+  o.chunk_size = chunk_size;
+  o.chunk_duration_ns = chunk_duration_ns;
+  o.block_when_full = block_when_full;
+  o.queue_capacity = queue_capacity;
+  auto made = without_gil([&] { return std::make_unique<viewer::RecordingWriter>(p, o); });
+  new (self) PyRecordingWriter();
+  self->writer = std::move(made);
+  self->path = p;
+  self->topic = topic;
+}
+
 }  // namespace
 
 void bind_recording(nb::module_& m) {
@@ -143,33 +167,9 @@ void bind_recording(nb::module_& m) {
       "handoff.open, handoff-view, Foxglove and the mcap tools read. write() copies the frame and queues it; a "
       "writer thread compresses and writes. A context manager: closes on exit. Any thread (one at a time).");
   cls.def(
-      "__init__",
-      [](PyRecordingWriter* self, nb::handle path, const std::string& compression, int compression_level,
-         std::size_t chunk_size, std::uint64_t chunk_duration_ns, const std::string& topic, bool block_when_full,
-         std::size_t queue_capacity) {
-        const std::string p = path_arg(path, "path");
-        viewer::RecordingOptions o;
-        try {
-          o.compression = viewer::mcap::parse_compression(compression);
-        } catch (const UsageError& e) {
-          throw nb::value_error((std::string("compression: ") + e.what()).c_str());
-        }
-        if (topic.empty()) throw nb::value_error("topic: empty (e.g. \"/camera\")");
-        if (queue_capacity == 0) throw nb::value_error("queue_capacity: must be >= 1");
-        o.compression_level = compression_level;
-        o.chunk_size = chunk_size;
-        o.chunk_duration_ns = chunk_duration_ns;
-        o.block_when_full = block_when_full;
-        o.queue_capacity = queue_capacity;
-        auto made = without_gil([&] { return std::make_unique<viewer::RecordingWriter>(p, o); });
-        new (self) PyRecordingWriter();
-        self->writer = std::move(made);
-        self->path = p;
-        self->topic = topic;
-      },
-      "path"_a, nb::kw_only(), "compression"_a = "zstd", "compression_level"_a = 1, "chunk_size"_a = 4 << 20,
-      "chunk_duration_ns"_a = 1'000'000'000,
-      "topic"_a = "/handoff", "block_when_full"_a = true, "queue_capacity"_a = 4,
+      "__init__", &init_writer, "path"_a, nb::kw_only(), "compression"_a = "zstd", "compression_level"_a = 1,
+      "chunk_size"_a = 4 << 20, "chunk_duration_ns"_a = 1'000'000'000, "topic"_a = "/handoff",
+      "block_when_full"_a = true, "queue_capacity"_a = 4,
       "Creates (truncates) `path`. compression: 'zstd', 'lz4' or 'none'. A chunk is written once it holds "
       "chunk_size bytes or its log times span chunk_duration_ns (0: no time bound), which bounds what a crash "
       "loses. block_when_full: write() waits for room in the queue (False: it drops the frame and returns False).");

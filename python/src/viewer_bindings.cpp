@@ -313,44 +313,44 @@ PySource open_scene(std::uint32_t width, std::uint32_t height, const std::string
   return s;
 }
 
-}  // namespace
 
-void bind_viewer(nb::module_& m) {
-  static nb::exception<ViewerClosed> viewer_closed(m, "ViewerClosed", PyExc_RuntimeError);
-  static nb::exception<viewer::ParseError> parse_error(m, "ParseError", PyExc_ValueError);
+// --- bindings: one function per class (bind_viewer adds them in this order) -----------
+PyOverlays overlays_from_args(nb::handle boxes, const std::string& box_format, bool normalized,
+                              std::optional<std::uint32_t> width, std::optional<std::uint32_t> height,
+                              nb::handle labels, nb::handle scores, nb::handle class_ids, nb::handle track_ids,
+                              nb::handle keypoints, nb::handle skeleton) {
+  if (normalized && (!width || !height)) {
+    throw nb::value_error("normalized: needs the frame's width= and height=");
+  }
+  OverlayArrays a{boxes, labels, scores, class_ids, track_ids, keypoints, skeleton, box_format, normalized};
+  auto f = std::make_shared<viewer::OverlayFrame>();
+  overlays_from_arrays(a, width.value_or(0), height.value_or(0), *f);
+  return PyOverlays{std::move(f)};
+}
 
+nb::list overlay_labels(const PyOverlays& o) {
+  nb::list l;
+  for (const auto& obj : o.overlays->objects) {
+    if (obj.label.empty()) l.append(nb::none());
+    else l.append(nb::str(o.overlays->text(obj.label).data(), obj.label.size));
+  }
+  return l;
+}
+
+void bind_overlays(nb::module_& m) {
   nb::class_<PyOverlays>(m, "Overlays",
                          "One frame's overlays (objects with boxes, labels, scores, class and track ids, "
                          "keypoints; shapes and texts). Pass to Viewer.show(frame, overlays=...). Immutable.")
       .def(nb::init<>())
-      .def_static(
-          "from_arrays",
-          [](nb::handle boxes, const std::string& box_format, bool normalized, std::optional<std::uint32_t> width,
-             std::optional<std::uint32_t> height, nb::handle labels, nb::handle scores, nb::handle class_ids,
-             nb::handle track_ids, nb::handle keypoints, nb::handle skeleton) {
-            if (normalized && (!width || !height)) {
-              throw nb::value_error("normalized: needs the frame's width= and height=");
-            }
-            OverlayArrays a{boxes, labels, scores, class_ids, track_ids, keypoints, skeleton, box_format, normalized};
-            auto f = std::make_shared<viewer::OverlayFrame>();
-            overlays_from_arrays(a, width.value_or(0), height.value_or(0), *f);
-            return PyOverlays{std::move(f)};
-          },
-          "boxes"_a = nb::none(), "box_format"_a = "xywh", "normalized"_a = false, "width"_a = nb::none(),
-          "height"_a = nb::none(), "labels"_a = nb::none(), "scores"_a = nb::none(), "class_ids"_a = nb::none(),
-          "track_ids"_a = nb::none(), "keypoints"_a = nb::none(), "skeleton"_a = nb::none(),
-          "Overlays from arrays, as Viewer.show takes them (normalized coordinates need width= and height=).")
+      .def_static("from_arrays", &overlays_from_args, "boxes"_a = nb::none(), "box_format"_a = "xywh",
+                  "normalized"_a = false, "width"_a = nb::none(), "height"_a = nb::none(), "labels"_a = nb::none(),
+                  "scores"_a = nb::none(), "class_ids"_a = nb::none(), "track_ids"_a = nb::none(),
+                  "keypoints"_a = nb::none(), "skeleton"_a = nb::none(),
+                  "Overlays from arrays, as Viewer.show takes them (normalized coordinates need width= and height=).")
       .def("__len__", [](const PyOverlays& o) { return o.overlays->objects.size(); })
       .def_prop_ro("boxes", [](const PyOverlays& o) { return overlay_boxes(*o.overlays); },
                    "(N, 4) float32, xyxy pixels; NaN rows for objects without a box.")
-      .def_prop_ro("labels", [](const PyOverlays& o) {
-        nb::list l;
-        for (const auto& obj : o.overlays->objects) {
-          if (obj.label.empty()) l.append(nb::none());
-          else l.append(nb::str(o.overlays->text(obj.label).data(), obj.label.size));
-        }
-        return l;
-      }, "N labels (None where an object has none).")
+      .def_prop_ro("labels", &overlay_labels, "N labels (None where an object has none).")
       .def_prop_ro("scores", [](const PyOverlays& o) {
         return overlay_column(*o.overlays, "float32", [](const viewer::OverlayObject& x) { return x.score; });
       }, "(N,) float32; NaN where an object has no score.")
@@ -370,7 +370,9 @@ void bind_viewer(nb::module_& m) {
       .def("__repr__", [](const PyOverlays& o) {
         return "<handoff.Overlays " + std::to_string(o.overlays->objects.size()) + " objects>";
       });
+}
 
+void bind_viewer_stats(nb::module_& m) {
   nb::class_<ViewerStats>(m, "ViewerStats", "Viewer.stats: what the viewer did (a snapshot of its counters).")
       .def_ro("submitted", &ViewerStats::submitted, "Frames handed in (show / present).")
       .def_ro("shown", &ViewerStats::shown, "Frames displayed.")
@@ -392,7 +394,9 @@ void bind_viewer(nb::module_& m) {
         return "<handoff.ViewerStats submitted=" + std::to_string(s.submitted) + " shown=" + std::to_string(s.shown) +
                " dropped=" + std::to_string(s.dropped) + " display_fps=" + std::to_string(s.display_fps) + ">";
       });
+}
 
+void bind_snapshot(nb::module_& m) {
   nb::class_<PySnapshot>(m, "Snapshot",
                          "RGBA8 pixels, (height, width, 4), rows top-down: numpy.from_dlpack(s) or "
                          "numpy.asarray(s) reads it without a copy (read-only).")
@@ -406,9 +410,9 @@ void bind_viewer(nb::module_& m) {
       .def("__repr__", [](const PySnapshot& s) {
         return "<handoff.Snapshot " + std::to_string(s.image.width()) + "x" + std::to_string(s.image.height()) + ">";
       });
+}
 
-  bind_acquired(m);
-
+void bind_attach_status(nb::module_& m) {
   nb::class_<AttachStatus>(m, "AttachStatus", "Viewer.attach_status: the attached publisher's link (a snapshot).")
       .def_ro("publisher", &AttachStatus::publisher, "The publisher's name.")
       .def_ro("socket", &AttachStatus::socket, "The socket path.")
@@ -425,128 +429,162 @@ void bind_viewer(nb::module_& m) {
       .def("__repr__", [](const AttachStatus& s) {
         return "<handoff.AttachStatus '" + s.publisher + "' " + s.state + ": " + s.message + ">";
       });
+}
 
-  nb::class_<PyViewer>(m, "Viewer",
-                       "A window (or headless EGL view) showing your frames and detections. Every method may "
-                       "be called from any thread; blocking calls release the GIL. A context manager: closes "
-                       "on exit.")
-      .def(
-          "__init__",
-          [](PyViewer* self, const std::string& title, int width, int height, bool vsync, bool show_ui,
-             bool show_overlays, bool headless, const std::string& display, const std::string& memory,
-             int cuda_device, std::size_t ring, const std::string& paused_show, const std::string& output_dir,
-             const std::string& screenshot, bool gl_debug, nb::handle record, const std::string& record_compression,
-             std::optional<std::string> record_topic, const std::string& convert) {
-            ViewerOptions o = viewer_options(title, width, height, vsync, show_ui, show_overlays, headless, display,
-                                             memory, cuda_device, ring, paused_show, output_dir, screenshot, gl_debug,
-                                             convert);
-            o.record = record_target(record, record_compression, record_topic);
-            auto made = without_gil([&] { return std::make_unique<Viewer>(o); });  // may throw: nothing made yet
-            new (self) PyViewer();
-            self->viewer = std::move(made);
-          },
-          nb::kw_only(), "title"_a = "handoff", "width"_a = 1280, "height"_a = 720, "vsync"_a = true,
-          "show_ui"_a = true, "show_overlays"_a = true, "headless"_a = false, "display"_a = "auto",
-          "memory"_a = "auto", "cuda_device"_a = 0, "ring"_a = 3, "paused_show"_a = "keep_newest",
-          "output_dir"_a = "", "screenshot"_a = "", "gl_debug"_a = false, "record"_a = nb::none(),
-          "record_compression"_a = "zstd", "record_topic"_a = nb::none(), "convert"_a = "auto")
+// --- handoff.Viewer: its methods in groups (def_viewer_*) -------------------------------
+using ViewerClass = nb::class_<PyViewer>;
+
+void init_viewer(PyViewer* self, const std::string& title, int width, int height, bool vsync, bool show_ui,
+                 bool show_overlays, bool headless, const std::string& display, const std::string& memory,
+                 int cuda_device, std::size_t ring, const std::string& paused_show, const std::string& output_dir,
+                 const std::string& screenshot, bool gl_debug, nb::handle record, const std::string& record_compression,
+                 std::optional<std::string> record_topic, const std::string& convert) {
+  ViewerOptions o = viewer_options(title, width, height, vsync, show_ui, show_overlays, headless, display, memory,
+                                   cuda_device, ring, paused_show, output_dir, screenshot, gl_debug, convert);
+  o.record = record_target(record, record_compression, record_topic);
+  auto made = without_gil([&] { return std::make_unique<Viewer>(o); });  // may throw: nothing made yet
+  new (self) PyViewer();
+  self->viewer = std::move(made);
+}
+
+// __init__ and the context manager.
+void def_viewer_open(ViewerClass& cls) {
+  cls.def("__init__", &init_viewer, nb::kw_only(), "title"_a = "handoff", "width"_a = 1280, "height"_a = 720,
+          "vsync"_a = true, "show_ui"_a = true, "show_overlays"_a = true, "headless"_a = false,
+          "display"_a = "auto", "memory"_a = "auto", "cuda_device"_a = 0, "ring"_a = 3,
+          "paused_show"_a = "keep_newest", "output_dir"_a = "", "screenshot"_a = "", "gl_debug"_a = false,
+          "record"_a = nb::none(), "record_compression"_a = "zstd", "record_topic"_a = nb::none(),
+          "convert"_a = "auto")
       .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__exit__", [](PyViewer& v, nb::handle, nb::handle, nb::handle) { without_gil([&] { v.get().close(); }); },
-           "type"_a.none(), "value"_a.none(), "traceback"_a.none())
-      .def(
-          "show",
-          [](PyViewer& v, nb::handle frame, nb::handle boxes, const std::string& box_format, bool normalized,
-             nb::handle labels, nb::handle scores, nb::handle class_ids, nb::handle track_ids, nb::handle keypoints,
-             nb::handle skeleton, nb::handle overlays, std::optional<std::string> format,
-             std::optional<Colorimetry> colorimetry) {
-            show(v, frame,
-                 overlay_args(boxes, box_format, normalized, labels, scores, class_ids, track_ids, keypoints, skeleton,
-                              overlays),
-                 std::move(format), std::move(colorimetry));
-          },
-          "frame"_a, nb::kw_only(), "boxes"_a = nb::none(), "box_format"_a = "xywh", "normalized"_a = false,
-          "labels"_a = nb::none(), "scores"_a = nb::none(), "class_ids"_a = nb::none(), "track_ids"_a = nb::none(),
-          "keypoints"_a = nb::none(), "skeleton"_a = nb::none(), "overlays"_a = nb::none(), "format"_a = nb::none(),
-          "colorimetry"_a = nb::none(),
+           "type"_a.none(), "value"_a.none(), "traceback"_a.none());
+}
+
+void show_with_overlays(PyViewer& v, nb::handle frame, nb::handle boxes, const std::string& box_format,
+                        bool normalized, nb::handle labels, nb::handle scores, nb::handle class_ids,
+                        nb::handle track_ids, nb::handle keypoints, nb::handle skeleton, nb::handle overlays,
+                        std::optional<std::string> format, std::optional<Colorimetry> colorimetry) {
+  show(v, frame,
+       overlay_args(boxes, box_format, normalized, labels, scores, class_ids, track_ids, keypoints, skeleton, overlays),
+       std::move(format), std::move(colorimetry));
+}
+
+nb::object take_snapshot(PyViewer& v, const std::string& kind) {
+  SnapshotKind k;
+  if (kind == "frame") k = SnapshotKind::Frame;
+  else if (kind == "view") k = SnapshotKind::View;
+  else throw nb::value_error(("kind: '" + kind + "' is not 'frame' or 'view'").c_str());
+  RgbaImage img = without_gil([&] { return v.get().snapshot(k); });
+  if (img.empty()) return nb::none();
+  return nb::cast(PySnapshot{std::move(img)});
+}
+
+// Frames in (show, acquire) and out (snapshot).
+void def_viewer_frames(ViewerClass& cls) {
+  cls.def("show", &show_with_overlays, "frame"_a, nb::kw_only(), "boxes"_a = nb::none(), "box_format"_a = "xywh",
+          "normalized"_a = false, "labels"_a = nb::none(), "scores"_a = nb::none(), "class_ids"_a = nb::none(),
+          "track_ids"_a = nb::none(), "keypoints"_a = nb::none(), "skeleton"_a = nb::none(),
+          "overlays"_a = nb::none(), "format"_a = nb::none(), "colorimetry"_a = nb::none(),
           "Shows `frame` (a handoff.Frame, a (luma, chroma) pair or a stacked (H + H/2, W) array; host or "
           "CUDA) with its overlays. Returns once the frame is copied; never waits for the display. The "
           "arrays may be reused when it returns.")
       .def("acquire", &acquire, "format"_a, "width"_a, "height"_a, "colorimetry"_a = nb::none(),
            "A buffer of the viewer's ring to write into (AcquiredFrame; a context manager presenting it).")
-      .def(
-          "snapshot",
-          [](PyViewer& v, const std::string& kind) -> nb::object {
-            SnapshotKind k;
-            if (kind == "frame") k = SnapshotKind::Frame;
-            else if (kind == "view") k = SnapshotKind::View;
-            else throw nb::value_error(("kind: '" + kind + "' is not 'frame' or 'view'").c_str());
-            RgbaImage img = without_gil([&] { return v.get().snapshot(k); });
-            if (img.empty()) return nb::none();
-            return nb::cast(PySnapshot{std::move(img)});
-          },
-          "kind"_a = "frame",
-          "What is displayed, once the newest frame handed in is: 'frame' (the frame with its overlays at "
-          "its own size) or 'view' (the view as shown, UI included). None before the first frame.")
-      .def("is_open", [](const PyViewer& v) { return v.viewer->is_open(); })
+      .def("snapshot", &take_snapshot, "kind"_a = "frame",
+           "What is displayed, once the newest frame handed in is: 'frame' (the frame with its overlays at "
+           "its own size) or 'view' (the view as shown, UI included). None before the first frame.");
+}
+
+nb::dict stream_dict(const PyViewer& v) {
+  const StreamInfo s = v.viewer->stream();
+  nb::dict d;
+  d["name"] = s.name;
+  d["source"] = s.source;
+  d["memory"] = s.memory;
+  d["format"] = std::string(to_string(s.format));
+  d["width"] = s.width;
+  d["height"] = s.height;
+  d["ring"] = s.ring;
+  d["convert"] = s.convert;
+  return d;
+}
+
+nb::dict diagnostics_dict(const PyViewer& v) {
+  const ViewerDiagnostics dg = v.viewer->diagnostics();
+  nb::dict d;
+  d["gl_errors"] = dg.gl_errors;
+  d["first_gl_error"] = dg.first_gl_error;
+  d["output_written"] = dg.output_written;
+  nb::list record_errors;
+  for (const auto& e : dg.record_errors) record_errors.append(e);
+  d["record_errors"] = record_errors;
+  nb::list errors;
+  for (const auto& e : dg.output_errors) errors.append(e);
+  d["output_errors"] = errors;
+  return d;
+}
+
+// Whether it is open, closing it, and what it reports (stats, stream, diagnostics).
+void def_viewer_state(ViewerClass& cls) {
+  cls.def("is_open", [](const PyViewer& v) { return v.viewer->is_open(); })
       .def("close", [](PyViewer& v) { without_gil([&] { v.get().close(); }); })
       .def("wait_closed", &wait_closed, "timeout"_a = nb::none(),
            "Blocks (GIL released) until the viewer closes or `timeout` seconds pass; True when closed. "
            "Raises what the display thread stopped on, if anything.")
       .def_prop_ro("stats", [](const PyViewer& v) { return v.viewer->stats(); })
-      .def_prop_ro("stream", [](const PyViewer& v) {
-        const StreamInfo s = v.viewer->stream();
-        nb::dict d;
-        d["name"] = s.name;
-        d["source"] = s.source;
-        d["memory"] = s.memory;
-        d["format"] = std::string(to_string(s.format));
-        d["width"] = s.width;
-        d["height"] = s.height;
-        d["ring"] = s.ring;
-        d["convert"] = s.convert;
-        return d;
-      })
-      .def_prop_ro("diagnostics", [](const PyViewer& v) {
-        const ViewerDiagnostics dg = v.viewer->diagnostics();
-        nb::dict d;
-        d["gl_errors"] = dg.gl_errors;
-        d["first_gl_error"] = dg.first_gl_error;
-        d["output_written"] = dg.output_written;
-        nb::list record_errors;
-        for (const auto& e : dg.record_errors) record_errors.append(e);
-        d["record_errors"] = record_errors;
-        nb::list errors;
-        for (const auto& e : dg.output_errors) errors.append(e);
-        d["output_errors"] = errors;
-        return d;
-      })
-      .def_prop_rw("paused", [](const PyViewer& v) { return v.viewer->paused(); },
-                   [](PyViewer& v, bool p) { without_gil([&] { v.get().set_paused(p); }); })
+      .def_prop_ro("stream", &stream_dict)
+      .def_prop_ro("diagnostics", &diagnostics_dict);
+}
+
+void attach_viewer(PyViewer& v, nb::handle name_or_path, std::int64_t frames, std::optional<unsigned> allow_group) {
+  const std::string where = endpoint_arg(name_or_path);
+  if (frames < -1) throw nb::value_error("frames: must be >= 0, or -1 (until closed)");
+  AttachOptions o;
+  o.frames = frames;
+  o.allow_group = allow_group;
+  without_gil([&] { v.get().attach(where, o); });
+}
+
+// Pausing and stepping, and attaching to a publisher.
+void def_viewer_control(ViewerClass& cls) {
+  cls.def_prop_rw("paused", [](const PyViewer& v) { return v.viewer->paused(); },
+                  [](PyViewer& v, bool p) { without_gil([&] { v.get().set_paused(p); }); })
       .def("step", [](PyViewer& v) { without_gil([&] { v.get().step(); }); },
            "While paused, displays the next frame and stays paused.")
       .def_prop_ro("steps", [](const PyViewer& v) { return v.viewer->steps(); })
-      .def(
-          "attach",
-          [](PyViewer& v, nb::handle name_or_path, std::int64_t frames, std::optional<unsigned> allow_group) {
-            const std::string where = endpoint_arg(name_or_path);
-            if (frames < -1) throw nb::value_error("frames: must be >= 0, or -1 (until closed)");
-            AttachOptions o;
-            o.frames = frames;
-            o.allow_group = allow_group;
-            without_gil([&] { v.get().attach(where, o); });
-          },
-          "name_or_path"_a, "frames"_a = -1, nb::kw_only(), "allow_group"_a = nb::none(),
-          "Shows what the handoff.Publisher `name_or_path` shares (another process's frames, no copy through "
-          "the socket), instead of frames handed in (before any show / acquire). Waits for a publisher not "
-          "there yet; keeps the last frame and reconnects when it goes. frames: close after this many "
-          "displayed frames (-1: until closed).")
+      .def("attach", &attach_viewer, "name_or_path"_a, "frames"_a = -1, nb::kw_only(), "allow_group"_a = nb::none(),
+           "Shows what the handoff.Publisher `name_or_path` shares (another process's frames, no copy through "
+           "the socket), instead of frames handed in (before any show / acquire). Waits for a publisher not "
+           "there yet; keeps the last frame and reconnects when it goes. frames: close after this many "
+           "displayed frames (-1: until closed).")
       .def_prop_ro("attach_status", [](const PyViewer& v) { return v.viewer->attach_status(); },
                    "How the link to the attached publisher stands (AttachStatus); None when not attached.");
+}
 
-  nb::class_<PySource>(m, "Source",
-                       "Frames from a file or the scene (handoff.open / handoff.open_scene). Iterating yields "
-                       "(Frame, Overlays): a new host frame each time. One thread at a time.")
-      .def("__iter__", [](nb::handle self) { return nb::borrow(self); })
+void bind_viewer_class(nb::module_& m) {
+  ViewerClass cls(m, "Viewer",
+                  "A window (or headless EGL view) showing your frames and detections. Every method may "
+                  "be called from any thread; blocking calls release the GIL. A context manager: closes "
+                  "on exit.");
+  def_viewer_open(cls);
+  def_viewer_frames(cls);
+  def_viewer_state(cls);
+  def_viewer_control(cls);
+}
+
+// --- handoff.Source: reading, what recordings add, closing --------------------------------
+using SourceClass = nb::class_<PySource>;
+
+std::int64_t source_len(PySource& s) {
+  const std::int64_t n = s.get().info().frame_count;
+  if (s.limit >= 0) return n < 0 ? s.limit : std::min(n, s.limit);
+  if (n < 0) throw nb::type_error("the scene is endless: pass frames= to open_scene for a length");
+  return n;
+}
+
+// Iterating, seeking and the source's description.
+void def_source_reading(SourceClass& cls) {
+  cls.def("__iter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__next__", [](PySource& s) {
         nb::object r = read_next(s);
         if (r.is_none()) throw nb::stop_iteration();
@@ -557,20 +595,31 @@ void bind_viewer(nb::module_& m) {
         const auto lock = lock_source(s);
         s.get().seek(index);
       }, "index"_a)
-      .def("__len__", [](PySource& s) -> std::int64_t {
-        const std::int64_t n = s.get().info().frame_count;
-        if (s.limit >= 0) return n < 0 ? s.limit : std::min(n, s.limit);
-        if (n < 0) throw nb::type_error("the scene is endless: pass frames= to open_scene for a length");
-        return n;
-      })
+      .def("__len__", &source_len)
       .def_prop_ro("position", [](PySource& s) { return s.get().position(); })
       .def_prop_ro("width", [](PySource& s) { return s.get().info().width; })
       .def_prop_ro("height", [](PySource& s) { return s.get().info().height; })
       .def_prop_ro("format", [](PySource& s) { return std::string(to_string(s.get().info().format)); })
       .def_prop_ro("colorimetry", [](PySource& s) { return s.get().info().colorimetry; })
       .def_prop_ro("rate", [](PySource& s) { return s.get().info().rate.value(); }, "Frames per second.")
-      .def_prop_ro("name", [](PySource& s) { return s.get().info().name; })
-      .def_prop_ro("topic", [](PySource& s) -> nb::object {
+      .def_prop_ro("name", [](PySource& s) { return s.get().info().name; });
+}
+
+std::int64_t recording_log_time(PySource& s, std::int64_t index) {
+  const auto lock = lock_source(s);
+  s.get();
+  if (!s.recording) throw nb::value_error("log_time: only recordings have log times");
+  const std::int64_t n = s.recording->info().frame_count;
+  if (index < 0 || index >= n) {
+    throw nb::index_error(("log_time: frame " + std::to_string(index) + " is outside 0.." +
+                           std::to_string(n - 1)).c_str());
+  }
+  return s.recording->log_time(index);
+}
+
+// What only MCAP recordings have: topics, warnings, log times.
+void def_source_recording(SourceClass& cls) {
+  cls.def_prop_ro("topic", [](PySource& s) -> nb::object {
         s.get();
         return s.recording ? nb::cast(s.recording->topic()) : nb::none();
       }, "Recordings: the image topic played (None for other sources).")
@@ -590,28 +639,27 @@ void bind_viewer(nb::module_& m) {
         }
         return l;
       }, "Recordings: what was wrong but played anyway (e.g. a damaged tail, played up to its last whole frame).")
-      .def("log_time", [](PySource& s, std::int64_t index) {
-        const auto lock = lock_source(s);
-        s.get();
-        if (!s.recording) throw nb::value_error("log_time: only recordings have log times");
-        const std::int64_t n = s.recording->info().frame_count;
-        if (index < 0 || index >= n) {
-          throw nb::index_error(("log_time: frame " + std::to_string(index) + " is outside 0.." +
-                                 std::to_string(n - 1)).c_str());
-        }
-        return s.recording->log_time(index);
-      }, "index"_a, "Recordings: frame `index`'s log time (nanoseconds).")
-      .def("close", [](PySource& s) {
-        const auto lock = lock_source(s);
-        s.source.reset();
-      })
-      .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
-      .def("__exit__", [](PySource& s, nb::handle, nb::handle, nb::handle) {
-        const auto lock = lock_source(s);
-        s.source.reset();
-      },
-           "type"_a.none(), "value"_a.none(), "traceback"_a.none());
+      .def("log_time", &recording_log_time, "index"_a, "Recordings: frame `index`'s log time (nanoseconds).");
+}
 
+void close_source(PySource& s) {
+  const auto lock = lock_source(s);
+  s.source.reset();
+}
+
+void bind_source(nb::module_& m) {
+  SourceClass cls(m, "Source",
+                  "Frames from a file or the scene (handoff.open / handoff.open_scene). Iterating yields "
+                  "(Frame, Overlays): a new host frame each time. One thread at a time.");
+  def_source_reading(cls);
+  def_source_recording(cls);
+  cls.def("close", &close_source)
+      .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
+      .def("__exit__", [](PySource& s, nb::handle, nb::handle, nb::handle) { close_source(s); },
+           "type"_a.none(), "value"_a.none(), "traceback"_a.none());
+}
+
+void bind_open(nb::module_& m) {
   m.def("open", &open_file, "path"_a, nb::kw_only(), "format"_a = nb::none(), "width"_a = nb::none(),
         "height"_a = nb::none(), "colorimetry"_a = nb::none(), "rate"_a = nb::none(), "overlays"_a = nb::none(),
         "topic"_a = nb::none(),
@@ -621,6 +669,21 @@ void bind_viewer(nb::module_& m) {
   m.def("open_scene", &open_scene, nb::kw_only(), "width"_a = 1280, "height"_a = 720, "format"_a = "nv12",
         "frames"_a = nb::none(),
         "The built-in synthetic scene with its ground-truth overlays; endless unless `frames` is given.");
+}
+
+}  // namespace
+
+void bind_viewer(nb::module_& m) {
+  static nb::exception<ViewerClosed> viewer_closed(m, "ViewerClosed", PyExc_RuntimeError);
+  static nb::exception<viewer::ParseError> parse_error(m, "ParseError", PyExc_ValueError);
+  bind_overlays(m);
+  bind_viewer_stats(m);
+  bind_snapshot(m);
+  bind_acquired(m);
+  bind_attach_status(m);
+  bind_viewer_class(m);
+  bind_source(m);
+  bind_open(m);
 }
 
 }  // namespace handoff::py

@@ -22,6 +22,7 @@
 #include <handoff/viewer/overlay.hpp>
 #include <handoff/viewer/recording.hpp>
 
+#include "box_edge.hpp"
 #include "gst_fixture.hpp"
 #include "live_support.hpp"
 #include "wait_support.hpp"
@@ -166,24 +167,17 @@ void expect_near(const Rgba& img, std::uint32_t x, std::uint32_t y, std::array<s
     EXPECT_NEAR(int(img.at(x, y)[k]), int(want[std::size_t(k)]), tol) << what << " at (" << x << ", " << y << ")";
 }
 
-// A box's edge where the geometry puts it: ImGui's anti-aliased 2-px AddRect
-// (viewer/view/src/overlay_draw.cpp) strokes through the centres of the box's
-// first and last columns and rows, a 1-px solid core on that pixel, 1-px
-// fringes covering the pixels either side by half, and the frame untouched two
-// pixels off. Colours: the float64 blend of `line` over `under`, within 2 codes.
+// A box's edge where the geometry puts it (box_edge.hpp); the fringes are the
+// float64 blend of `line` over `under`, rounded.
 void expect_box_edge(const Rgba& img, std::uint32_t x, std::uint32_t y, bool vertical, std::array<std::uint8_t, 3> line,
                      std::array<std::uint8_t, 3> under, const std::string& what) {
   std::array<std::uint8_t, 3> half{};
   for (std::size_t k = 0; k < 3; ++k) half[k] = std::uint8_t(std::lround(0.5 * line[k] + 0.5 * under[k]));
-  auto at = [&](int d, std::array<std::uint8_t, 3> want, int tol, const std::string& part) {
-    expect_near(img, vertical ? std::uint32_t(int(x) + d) : x, vertical ? y : std::uint32_t(int(y) + d), want, tol,
-                what + part);
-  };
-  at(0, line, 2, ": the line");
-  at(-1, half, 2, ": its outer fringe");
-  at(1, half, 2, ": its inner fringe");
-  at(-2, under, 1, ": clear of it outside");
-  at(2, under, 1, ": clear of it inside");
+  handoff::test::expect_box_edge(
+      [&](int px, int py, const std::array<std::uint8_t, 3>& want, int tol, const std::string& w) {
+        expect_near(img, std::uint32_t(px), std::uint32_t(py), want, tol, w);
+      },
+      int(x), int(y), vertical, line, half, under, what);
 }
 
 TEST_F(HandoffSinkTest, RegionsOfInterestAreDrawnWhereTheyBelong) {

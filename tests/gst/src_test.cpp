@@ -191,6 +191,9 @@ TEST_F(HandoffSrcTest, TimestampsNoClockTimeCanHoldGiveNoMeta) {
   for (double t : {1e300, -5.0, double(NAN), 2.5}) {
     Frame f = live::test::pattern_frame(PixelFormat::NV12, 32, 16, 4);
     f.timestamp = t;
+    // The frame before may still hold its slot (appsink's last sample) and
+    // the ones before it their Releases in flight: wait for them, not for luck.
+    ASSERT_TRUE(wait_until([&] { return pub.stats().held_frames <= 1; }, "the earlier frames' slots back"));
     ASSERT_TRUE(pub.publish(f));
     Received r;
     ASSERT_TRUE(receive(out.get(), r)) << "timestamp " << t;

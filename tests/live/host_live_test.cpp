@@ -37,7 +37,7 @@ TEST_F(HostLive, FramesAndOverlaysArriveByteForByte) {
     const Frame f = pattern_frame(format, kW, kH, i);
     const viewer::OverlayFrame ov = overlays_for(i, 3);
     settle(pub);
-    ASSERT_TRUE(pub.publish(f, &ov));
+    ASSERT_TRUE(pub.publish(f, ov));
     const LiveFrame got = receive(sub);
     ASSERT_TRUE(got);
     EXPECT_EQ(got.frame.memory, MemoryKind::Host);
@@ -69,7 +69,7 @@ TEST_F(HostLive, LargeOverlaysTravelInASealedMemfd) {
   std::vector<std::byte> encoded;
   encode_overlays(ov, encoded);
   ASSERT_GT(encoded.size(), kMaxInlineOverlayBytes);
-  ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, 7), &ov));
+  ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, 7), ov));
   const LiveFrame got = receive(sub);
   EXPECT_EQ(check_overlays(got.overlays.get(), 7, 3000), "");
 }
@@ -157,15 +157,15 @@ TEST_F(HostLive, AcquireAndPresentWriteStraightIntoTheSlot) {
   ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s));
   PublishSlot s = pub.acquire(PixelFormat::P010, kW, kH, {ColorMatrix::BT2020, ColorRange::Full});
   ASSERT_TRUE(s);
-  ASSERT_EQ(s.frame.memory, MemoryKind::Host);
+  ASSERT_EQ(s.frame().memory, MemoryKind::Host);
   const Frame want = pattern_frame(PixelFormat::P010, kW, kH, 9);
   for (int p = 0; p < 2; ++p) {
     const PlaneLayout l = plane_layout(want.format, kW, kH, p);
     for (std::uint32_t y = 0; y < l.height; ++y)
-      std::memcpy(static_cast<char*>(s.frame.planes[p].data) + y * s.frame.planes[p].pitch,
+      std::memcpy(static_cast<char*>(s.frame().planes[p].data) + y * s.frame().planes[p].pitch,
                   static_cast<const char*>(want.planes[p].data) + y * want.planes[p].pitch, l.row_bytes);
   }
-  s.frame.index = 9;
+  s.frame().index = 9;
   pub.present(std::move(s));
   EXPECT_FALSE(s);
   const LiveFrame got = receive(sub);

@@ -152,14 +152,13 @@ class PeerPublisher {
     const std::int64_t index = next_index_++;
     const Frame host = pattern_frame(format_, w_, h_, index);
     const auto boxes = static_cast<std::uint32_t>(args_.num("boxes", 0));
-    const viewer::OverlayFrame ov = overlays_for(index, boxes);
-    const viewer::OverlayFrame* overlays = boxes ? &ov : nullptr;
+    const viewer::OverlayFrame overlays = boxes ? overlays_for(index, boxes) : viewer::OverlayFrame{};
     if (args_.has("acquire")) {
       PublishSlot s = pub_->acquire(format_, w_, h_);
       if (!s) return;
-      copy_into(host, s.frame);
-      s.frame.index = index;
-      s.frame.timestamp = host.timestamp;
+      copy_into(host, s.frame());
+      s.frame().index = index;
+      s.frame().timestamp = host.timestamp;
       pub_->present(std::move(s), overlays);
     } else if (args_.get("memory", "host") == "cuda" && args_.has("cuda-source")) {
       CudaSource src(host);

@@ -26,14 +26,14 @@ TEST_F(RecordLive, WhatIsPublishedIsRecorded) {
     Publisher pub(name(), po);
     for (std::int64_t i = 0; i < 2; ++i) {  // nobody subscribed yet: recorded all the same
       const viewer::OverlayFrame ov = overlays_for(i, 2);
-      ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, i), &ov));
+      ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, i), ov));
     }
     Subscriber sub(name());
     ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s)) << sub.status().message;
     for (std::int64_t i = 2; i < 5; ++i) {
       settle(pub);
       const viewer::OverlayFrame ov = overlays_for(i, 2);
-      ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, i), &ov));
+      ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, i), ov));
       ASSERT_TRUE(sub.next(10s)) << sub.status().message;
     }
     settle(pub);
@@ -42,11 +42,11 @@ TEST_F(RecordLive, WhatIsPublishedIsRecorded) {
     const Frame want = pattern_frame(PixelFormat::NV12, kW, kH, 5);
     for (int p = 0; p < 2; ++p)
       for (std::uint32_t y = 0; y < want.planes[p].height; ++y)
-        std::memcpy(static_cast<std::uint8_t*>(slot.frame.planes[p].data) + y * slot.frame.planes[p].pitch,
+        std::memcpy(static_cast<std::uint8_t*>(slot.frame().planes[p].data) + y * slot.frame().planes[p].pitch,
                     static_cast<const std::uint8_t*>(want.planes[p].data) + y * want.planes[p].pitch,
                     want.planes[p].width * want.planes[p].components);
     const viewer::OverlayFrame ov = overlays_for(5, 2);
-    pub.present(std::move(slot), &ov);
+    pub.present(std::move(slot), ov);
     ASSERT_TRUE(sub.next(10s)) << sub.status().message;
     stats = pub.stats();
   }  // the destructor finishes the file

@@ -66,7 +66,7 @@ TEST_F(VulkanLive, HostFramesInVulkanSlotsReachAGlImportInAnotherProcess) {
   for (std::int64_t i = 0; i < 4; ++i) {
     settle(pub);
     const viewer::OverlayFrame ov = overlays_for(i, 2);
-    ASSERT_TRUE(pub.publish(pattern_frame(i % 2 ? PixelFormat::P010 : PixelFormat::NV12, kW, kH, i), &ov));
+    ASSERT_TRUE(pub.publish(pattern_frame(i % 2 ? PixelFormat::P010 : PixelFormat::NV12, kW, kH, i), ov));
     EXPECT_EQ(peer.expect("FRAME"), "FRAME " + std::to_string(i + 1) + " " + std::to_string(i) + " ok");
   }
   peer.send("quit");
@@ -140,10 +140,10 @@ TEST_F(VulkanLive, PresentWaitsForTheProducersFence) {
   ASSERT_TRUE(s);
   ASSERT_NE(s.vulkan_buffer(), nullptr);
   s.vulkan_buffer()->buffer().upload(packed(s.vulkan_buffer()->layout(), 3));
-  s.frame.index = 3;
+  s.frame().index = 3;
   PresentSync sync;
   sync.vulkan_fence = done;
-  pub.present(std::move(s), nullptr, sync);
+  pub.present(std::move(s), {}, sync);
   EXPECT_EQ(peer.expect("FRAME"), "FRAME 1 3 ok");
   settle(pub);
 
@@ -152,7 +152,7 @@ TEST_F(VulkanLive, PresentWaitsForTheProducersFence) {
     PublishSlot t = pub.acquire(PixelFormat::NV12, kW, kH);
     ASSERT_TRUE(t);
     sync.vulkan_fence = never;
-    EXPECT_THROW(pub.present(std::move(t), nullptr, sync), WaitTimeout);
+    EXPECT_THROW(pub.present(std::move(t), {}, sync), WaitTimeout);
   }
   // The slot came back: both can be acquired.
   PublishSlot a = pub.acquire(PixelFormat::NV12, kW, kH), b = pub.acquire(PixelFormat::NV12, kW, kH);

@@ -101,7 +101,7 @@ TEST_F(Pipeline, SceneFramesArriveInOrderWithTheProducersBytes) {
   // The same three buffers over and over: nothing allocated per frame.
   EXPECT_EQ(buffers.size(), 3u);
   EXPECT_EQ(p.ring_size(), 3u);
-  EXPECT_NE(p.memory_description().find("host-mapped"), std::string::npos) << p.memory_description();
+  EXPECT_NE(p.memory_text().find("host-mapped"), std::string::npos) << p.memory_text();
 }
 
 TEST_F(Pipeline, TheSceneSeeksBackToo) {

@@ -28,6 +28,7 @@
 #include <handoff/viewer.hpp>
 #include <handoff/wait.hpp>
 
+#include "box_edge.hpp"
 #include "interop_testing.hpp"
 #include "viewer_frames.hpp"
 #include "wait_support.hpp"
@@ -72,25 +73,17 @@ void expect_rgb_near(const RgbaImage& img, std::uint32_t x, std::uint32_t y, std
     EXPECT_NEAR(int(p[k]), int(want[std::size_t(k)]), tolerance) << what << " at (" << x << ", " << y << ") channel " << k;
 }
 
-// An overlay box's edge where the geometry puts it. ImGui's AddRect (line
-// width 2, anti-aliased; viewer/view/src/overlay_draw.cpp) strokes through
-// the centres of the box's first and last columns and rows (x0, x1 - 1, y0,
-// y1 - 1): a 1-px solid core covers that pixel, 1-px fringes cover the pixels
-// either side by half, and two pixels off the frame is untouched. Colours:
-// the float64 blend of `line` over `under` at that coverage, within 2 codes.
+// An overlay box's edge where the geometry puts it (box_edge.hpp); the
+// fringes are the float64 blend of `line` over `under`, rounded.
 void expect_box_edge(const RgbaImage& img, std::uint32_t x, std::uint32_t y, bool vertical,
                      std::array<std::uint8_t, 3> line, std::array<std::uint8_t, 3> under, const std::string& what) {
   std::array<std::uint8_t, 3> half{};
   for (std::size_t k = 0; k < 3; ++k) half[k] = std::uint8_t(std::lround(0.5 * line[k] + 0.5 * under[k]));
-  auto at = [&](int d, std::array<std::uint8_t, 3> want, int tol, const std::string& part) {
-    expect_rgb_near(img, vertical ? std::uint32_t(int(x) + d) : x, vertical ? y : std::uint32_t(int(y) + d), want, tol,
-                    what + part);
-  };
-  at(0, line, 2, ": the line");
-  at(-1, half, 2, ": its outer fringe");
-  at(1, half, 2, ": its inner fringe");
-  at(-2, under, 1, ": clear of it outside");
-  at(2, under, 1, ": clear of it inside");
+  handoff::test::expect_box_edge(
+      [&](int px, int py, const std::array<std::uint8_t, 3>& want, int tol, const std::string& w) {
+        expect_rgb_near(img, std::uint32_t(px), std::uint32_t(py), want, tol, w);
+      },
+      int(x), int(y), vertical, line, half, under, what);
 }
 
 // The four quadrants' centres against the float64 reference (within 1 code).

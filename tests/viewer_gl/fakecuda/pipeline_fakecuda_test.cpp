@@ -44,7 +44,7 @@ TEST(PipelineFakeCuda, FramesGoThroughCudaMappedBuffers) {
       PipelineOptions po;
       po.scene = so;
       FramePipeline p(worker, make_scene_source(so), po);
-      EXPECT_NE(p.memory_description().find("CUDA"), std::string::npos) << p.memory_description();
+      EXPECT_NE(p.memory_text().find("CUDA"), std::string::npos) << p.memory_text();
       EXPECT_EQ(fake.live_registrations(), 3);
       FrameRenderer r;
       HostFrame ref(so.format, so.width, so.height);

@@ -6,6 +6,9 @@
 // registered, mapped or allocated once the viewer is gone.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
+#include <cstdlib>
 #include <cstring>
 
 
@@ -62,6 +65,61 @@ TEST_F(ViewerFakeCuda, ACudaFrameIsCopiedDeviceToDeviceIntoTheRegisteredBuffer) 
   EXPECT_NE(v.stream().memory.find("CUDA-mapped"), std::string::npos) << v.stream().memory;
   EXPECT_EQ(fake_.live_streams(), 1) << "the viewer's own stream";
   EXPECT_EQ(v.diagnostics().gl_errors, 0u) << v.diagnostics().first_gl_error;
+}
+
+// show(frame, overlays, stream): the viewer's copy waits for the work queued
+// on the producer's stream (an event recorded there, waited for on the
+// viewer's own stream) instead of requiring it synchronised; a stream of
+// another context is an error naming it, and the viewer goes on.
+TEST_F(ViewerFakeCuda, ACudaFrameShownWithItsStreamIsCopiedAfterThatStreamsWork) {
+  const Colorimetry c{};
+  Viewer v(cuda_options());
+  const Frame host = quadrant_frame(PixelFormat::NV12, 96, 64, c);
+  DeviceFrame dev(host);
+  cuda::PrimaryContext ctx(cuda::driver(), 0);
+  cuda::abi::CUstream producer = nullptr;
+  {
+    cuda::ScopedContext current(ctx);
+    HANDOFF_CU_CHECK(cuda::driver().api().cuStreamCreate(&producer, cuda::abi::CU_STREAM_NON_BLOCKING));
+  }
+  const int records = fake_.call_count("cuEventRecord"), waits = fake_.call_count("cuStreamWaitEvent");
+  v.show(dev.frame(), {}, CudaStream(producer));
+  EXPECT_EQ(fake_.call_count("cuEventRecord"), records + 1) << "an event recorded on the producer's stream";
+  EXPECT_EQ(fake_.call_count("cuStreamWaitEvent"), waits + 1) << "the viewer's stream waiting for it";
+  expect_quadrants(v.snapshot(), PixelFormat::NV12, c);
+  v.show(dev.frame());  // the default value: no event
+  EXPECT_EQ(fake_.call_count("cuEventRecord"), records + 1);
+
+  // A stream of a context that is not the viewer device's primary context.
+  const auto& api = cuda::driver().api();
+  void* lib = ::dlopen(std::getenv("HANDOFF_CUDA_DRIVER"), RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(lib, nullptr);
+  using Create = cuda::abi::CUresult (*)(cuda::abi::CUcontext*, unsigned, cuda::abi::CUdevice);
+  using Destroy = cuda::abi::CUresult (*)(cuda::abi::CUcontext);
+  const auto create = reinterpret_cast<Create>(::dlsym(lib, "cuCtxCreate_v2"));
+  const auto destroy = reinterpret_cast<Destroy>(::dlsym(lib, "cuCtxDestroy_v2"));
+  ::dlclose(lib);
+  ASSERT_TRUE(create && destroy);
+  cuda::abi::CUcontext other = nullptr, popped = nullptr;
+  cuda::abi::CUstream foreign = nullptr;
+  ASSERT_EQ(create(&other, 0, 0), cuda::abi::CUDA_SUCCESS);  // current on this thread now
+  ASSERT_EQ(api.cuStreamCreate(&foreign, cuda::abi::CU_STREAM_NON_BLOCKING), cuda::abi::CUDA_SUCCESS);
+  ASSERT_EQ(api.cuCtxPopCurrent(&popped), cuda::abi::CUDA_SUCCESS);
+  try {
+    v.show(dev.frame(), {}, CudaStream(foreign));
+    ADD_FAILURE() << "a stream of another context was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cuEventRecord"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the producer's stream"), std::string::npos) << e.what();
+  }
+  ASSERT_EQ(api.cuCtxPushCurrent(other), cuda::abi::CUDA_SUCCESS);
+  EXPECT_EQ(api.cuStreamDestroy(foreign), cuda::abi::CUDA_SUCCESS);
+  ASSERT_EQ(api.cuCtxPopCurrent(&popped), cuda::abi::CUDA_SUCCESS);
+  EXPECT_EQ(destroy(other), cuda::abi::CUDA_SUCCESS);
+  v.show(dev.frame(), {}, CudaStream(producer));  // the viewer goes on
+  expect_quadrants(v.snapshot(), PixelFormat::NV12, c);
+  cuda::ScopedContext current(ctx);
+  EXPECT_EQ(cuda::driver().api().cuStreamDestroy(producer), cuda::abi::CUDA_SUCCESS);
 }
 
 TEST_F(ViewerFakeCuda, AHostFrameIsOneHostToDeviceCopy) {

@@ -390,7 +390,7 @@ GstFlowReturn show_mapped(HandoffSink* self, const Frame& frame, const viewer::O
                           const Outputs& out) {
   try {
     if (out.viewer) out.viewer->show(frame, overlays);
-    if (out.publisher) out.publisher->publish(frame, &overlays);
+    if (out.publisher) out.publisher->publish(frame, overlays);
     return GST_FLOW_OK;
   } catch (const ViewerClosed& e) {
     GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("Output window was closed"), ("%s", e.what()));

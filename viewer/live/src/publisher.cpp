@@ -16,12 +16,12 @@ using live::detail::SlotLayout;
 
 // --- PublishSlot ------------------------------------------------------------------------
 PublishSlot::PublishSlot(PublishSlot&& o) noexcept
-    : frame(std::move(o.frame)), core_(std::move(o.core_)), slot_(std::exchange(o.slot_, -1)) {}
+    : frame_(std::move(o.frame_)), core_(std::move(o.core_)), slot_(std::exchange(o.slot_, -1)) {}
 
 PublishSlot& PublishSlot::operator=(PublishSlot&& o) noexcept {
   if (this != &o) {
     give_back();
-    frame = std::move(o.frame);
+    frame_ = std::move(o.frame_);
     core_ = std::move(o.core_);
     slot_ = std::exchange(o.slot_, -1);
   }
@@ -75,7 +75,8 @@ Publisher::~Publisher() {
   if (recorder_) recorder_->close();
 }
 
-bool Publisher::publish(const Frame& frame, const viewer::OverlayFrame* overlays, CudaStream cuda_stream) {
+bool Publisher::publish(const Frame& frame, const viewer::OverlayFrame& overlay_frame, CudaStream cuda_stream) {
+  const viewer::OverlayFrame* overlays = overlay_frame.empty() ? nullptr : &overlay_frame;
   validate(frame);
   if (frame.memory != MemoryKind::Host && frame.memory != MemoryKind::Cuda)
     throw UsageError("Publisher::publish: only host and CUDA frames are copied into slots (this one is in " +
@@ -108,7 +109,8 @@ bool Publisher::publish(const Frame& frame, const viewer::OverlayFrame* overlays
 
 #if HANDOFF_HAVE_VULKAN
 bool Publisher::publish(const VkFrameBuffer& source, std::int64_t index, double timestamp,
-                        const viewer::OverlayFrame* overlays) {
+                        const viewer::OverlayFrame& overlay_frame) {
+  const viewer::OverlayFrame* overlays = overlay_frame.empty() ? nullptr : &overlay_frame;
   if (core_->memory() != SlotMemory::Vulkan)
     throw UsageError("Publisher::publish(VkFrameBuffer): this publisher's slots are not Vulkan memory");
   const auto& l = source.layout();
@@ -138,20 +140,21 @@ PublishSlot Publisher::acquire(PixelFormat format, std::uint32_t width, std::uin
   if (slot < 0) return s;
   s.core_ = core_;
   s.slot_ = slot;
-  s.frame = core_->storage(slot).describe(layout);
+  s.frame_ = core_->storage(slot).describe(layout);
   return s;
 }
 
-void Publisher::present(PublishSlot&& slot, const viewer::OverlayFrame* overlays, const PresentSync& sync) {
+void Publisher::present(PublishSlot&& slot, const viewer::OverlayFrame& overlay_frame, const PresentSync& sync) {
+  const viewer::OverlayFrame* overlays = overlay_frame.empty() ? nullptr : &overlay_frame;
   if (!slot || slot.core_ != core_)
     throw UsageError("Publisher::present: a slot this publisher did not hand out (or one already presented)");
   const SlotLayout& l = core_->layout(slot.slot_);
-  if (slot.frame.format != l.format || slot.frame.width != l.width || slot.frame.height != l.height)
+  if (slot.frame_.format != l.format || slot.frame_.width != l.width || slot.frame_.height != l.height)
     throw UsageError("Publisher::present: the slot's frame format or size was changed");
-  const FrameMeta meta{slot.frame.index, slot.frame.timestamp, slot.frame.colorimetry};
+  const FrameMeta meta{slot.frame_.index, slot.frame_.timestamp, slot.frame_.colorimetry};
   // Recorded before the announce (the writes are done: the caller says so by
   // presenting; CUDA slots are read on sync.cuda_stream); Vulkan slots are counted as skipped.
-  if (recorder_) recorder_->record(slot.frame, overlays, sync.cuda_stream);
+  if (recorder_) recorder_->record(slot.frame_, overlays, sync.cuda_stream);
   const int index = std::exchange(slot.slot_, -1);
   slot.core_.reset();  // the slot is the core's again: announced, or given back on failure
   core_->announce(index, meta, overlays, sync);

@@ -29,6 +29,22 @@ CudaCopier::CudaCopier(int device) : context_(cuda::driver(), device) {
   stream_ = UniqueCudaStream(s, StreamDestroyer{&context_});
 }
 
+void CudaCopier::after(CudaStream producer) {
+  if (producer.is_default()) return;
+  const cuda::Driver& drv = cuda::driver();
+  cuda::ScopedContext current(drv, static_cast<cuda::abi::CUctx_st*>(producer.context() ? producer.context()
+                                                                                          : context_.handle()));
+  if (!event_) {
+    cuda::abi::CUevent e = nullptr;
+    HANDOFF_CU_CHECK(drv.api().cuEventCreate(&e, cuda::abi::CU_EVENT_DISABLE_TIMING), "the viewer's copy event");
+    event_ = cuda::detail::UniqueEvent(e, {cuda::detail::retain(context_, "the viewer's copy event")});
+  }
+  HANDOFF_CU_CHECK(drv.api().cuEventRecord(event_.get(), static_cast<cuda::abi::CUstream>(producer.handle())),
+                   "show(): the producer's stream (it must be of the viewer's CUDA device's primary context)");
+  HANDOFF_CU_CHECK(drv.api().cuStreamWaitEvent(static_cast<cuda::abi::CUstream>(stream_.get()), event_.get(), 0),
+                   "show(): the viewer's copy waiting for the producer's stream");
+}
+
 // Polls the stream: a copy of a frame takes microseconds to a millisecond, so
 // the first checks yield, later ones sleep briefly.
 void CudaCopier::finish(const std::string& what) {

@@ -12,6 +12,7 @@
 
 #include <handoff/cuda.hpp>
 #include <handoff/cuda_stream.hpp>
+#include <handoff/detail/cuda_handles.hpp>
 #include <handoff/frame.hpp>
 #include <handoff/unique_handle.hpp>
 
@@ -35,13 +36,20 @@ class CudaCopier {
   int device() const noexcept { return context_.device(); }
   void* context() const noexcept { return context_.handle(); }  // CUcontext
   CudaStream stream() const noexcept { return CudaStream(stream_.get(), context_.handle()); }
+
+  // Orders the copies queued next after the work queued on `producer` so far
+  // (an event recorded there, waited for on this stream; nothing for the
+  // default value). The producer's stream must be of this device's primary
+  // context (or say its context). Throws handoff::Error naming the call.
+  void after(CudaStream producer);
   // Waits until the copies queued so far are done: WaitTimeout naming `what`
   // after wait_limit(), handoff::Error for a failed copy.
   void finish(const std::string& what);
 
  private:
-  cuda::PrimaryContext context_;  // outlives the stream (member order)
+  cuda::PrimaryContext context_;  // outlives the stream and the event (member order)
   UniqueCudaStream stream_;
+  cuda::detail::UniqueEvent event_;  // made at the first after()
 };
 
 }  // namespace handoff::view

@@ -73,7 +73,7 @@ class FramePipeline {
   bool seekable() const { return info_.frame_count > 0 || endless_seekable_; }
   std::size_t ring_size() const { return slots_.size(); }
   // "CUDA device 0" or "host (why CUDA is not used)".
-  const std::string& memory_description() const { return memory_text_; }
+  const std::string& memory_text() const { return memory_text_; }
 
   // The next frame in order, its writes ordered before this context's later
   // commands; nullptr when none is ready (wait = false) or the source ended

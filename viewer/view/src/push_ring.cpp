@@ -260,7 +260,7 @@ void PushRing::copy_from_gl(PushSlot& slot, const Frame& frame) {
   });
 }
 
-void PushRing::copy_in(PushSlot& slot, const Frame& frame) {
+void PushRing::copy_in(PushSlot& slot, const Frame& frame, CudaStream stream) {
   const MemoryKind dst_memory = slot.host ? MemoryKind::Host : slot.mapping.memory();
   Frame to = slot.layout.describe(dst_memory, {slot.host ? slot.host : slot.mapping.data()});
   if (frame.memory == MemoryKind::Host && dst_memory == MemoryKind::Host) {
@@ -274,6 +274,7 @@ void PushRing::copy_in(PushSlot& slot, const Frame& frame) {
     to.device = c.device();
     to.cuda_context = c.context();
   }
+  if (frame.memory == MemoryKind::Cuda) c.after(stream);  // the producer's writes first
   copy_frame(frame, to, c.stream(), CopyCompletion::Queued);
   c.finish("the copy of a frame into " + options_.name + "'s buffer (its CUDA stream)");
 }
@@ -336,7 +337,7 @@ void PushRing::publish(PushSlot& slot, const viewer::OverlayFrame& overlays, std
   if (wake_) wake_();
 }
 
-void PushRing::show(const Frame& frame, const viewer::OverlayFrame& overlays) {
+void PushRing::show(const Frame& frame, const viewer::OverlayFrame& overlays, CudaStream stream) {
   const auto started = clock::now();
   check_frame(frame);
   PushSlot* slot = nullptr;
@@ -353,7 +354,7 @@ void PushRing::show(const Frame& frame, const viewer::OverlayFrame& overlays) {
     map_ms = ms_since(m0);
     slot->colorimetry = frame.colorimetry;
     if (gl) copy_from_gl(*slot, frame);
-    else copy_in(*slot, frame);
+    else copy_in(*slot, frame, stream);
   } catch (...) {
     release_unpublished(*slot);
     throw;

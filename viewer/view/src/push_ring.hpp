@@ -93,7 +93,7 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
   PushRing& operator=(const PushRing&) = delete;
 
   // --- producers: any thread -------------------------------------------------
-  void show(const Frame& frame, const viewer::OverlayFrame& overlays);
+  void show(const Frame& frame, const viewer::OverlayFrame& overlays, CudaStream stream = {});
   std::unique_ptr<AcquiredSlot> acquire(PixelFormat format, std::uint32_t width, std::uint32_t height,
                                         Colorimetry colorimetry);
   void present(AcquiredSlot& acquired, const viewer::OverlayFrame& overlays);
@@ -136,7 +136,7 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
   void ensure_buffer(PushSlot& slot, std::size_t bytes);
   void decide_memory(std::size_t bytes);
   void make_host_buffer(PushSlot& slot, std::size_t size);
-  void copy_in(PushSlot& slot, const Frame& frame);
+  void copy_in(PushSlot& slot, const Frame& frame, CudaStream stream);
   void copy_from_gl(PushSlot& slot, const Frame& frame);
   void publish(PushSlot& slot, const viewer::OverlayFrame& overlays, std::int64_t index, double timestamp,
                std::chrono::steady_clock::time_point started, double map_ms);

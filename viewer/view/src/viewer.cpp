@@ -26,6 +26,28 @@ class ViewerImpl {
   explicit ViewerImpl(ViewerOptions options);
   ~ViewerImpl() { close(); }
 
+  // What Viewer's methods do (viewer.hpp says what each means).
+  void show(const Frame& frame, const viewer::OverlayFrame& overlays, CudaStream stream) {
+    ring().show(frame, overlays, stream);
+  }
+  std::unique_ptr<AcquiredSlot> acquire(PixelFormat format, std::uint32_t width, std::uint32_t height,
+                                        Colorimetry colorimetry) {
+    return ring().acquire(format, width, height, colorimetry);
+  }
+  void present(std::unique_ptr<AcquiredSlot> slot, const viewer::OverlayFrame& overlays);
+  std::shared_ptr<GlWorker> gl_worker() const;
+  void close() noexcept;
+  void play(const Viewer::PlayOptions& o);
+  void attach(std::string_view name_or_path, const AttachOptions& o);
+  std::optional<AttachStatus> attach_status() const;
+  RgbaImage snapshot(SnapshotKind kind);
+  ViewerStats stats() const;
+  DisplayLink& link() const { return *link_; }
+  void set_paused(bool paused);
+  // Runs `what` on the display thread, waiting for it (DisplayLink::call).
+  void on_display(std::function<void(Display&)> what, const std::string& doing);
+
+ private:
   void notice(const std::string& text) const {
     if (options_.on_notice) options_.on_notice(text);
     else log(LogLevel::Warning, link_->name + ": " + text);
@@ -37,11 +59,6 @@ class ViewerImpl {
     pushed_.store(true);
     return *ring_;
   }
-  void close() noexcept;
-  void play(const Viewer::PlayOptions& o);
-  void attach(std::string_view name_or_path, const AttachOptions& o);
-  RgbaImage snapshot(SnapshotKind kind);
-  ViewerStats stats() const;
 
   ViewerOptions options_;
   std::shared_ptr<DisplayLink> link_ = std::make_shared<DisplayLink>();
@@ -256,6 +273,38 @@ ViewerStats ViewerImpl::stats() const {
   return s;
 }
 
+void ViewerImpl::present(std::unique_ptr<AcquiredSlot> slot, const viewer::OverlayFrame& overlays) {
+  if (!slot) throw UsageError("Viewer::present: an empty ViewerFrame (not acquired, or presented already)");
+  if (slot->ring != ring_) throw UsageError("Viewer::present: the frame was acquired from another viewer");
+  slot->ring->present(*slot, overlays);
+}
+
+std::shared_ptr<GlWorker> ViewerImpl::gl_worker() const {
+  const std::shared_ptr<GlShare>& share = display_->share();
+  return std::shared_ptr<GlWorker>(share, &share->worker());  // keeps the share group alive
+}
+
+std::optional<AttachStatus> ViewerImpl::attach_status() const {
+  std::shared_ptr<AttachLink> live;
+  {
+    std::lock_guard lock(attach_mutex_);
+    live = attached_;
+  }
+  if (!live) return std::nullopt;
+  return live->status();
+}
+
+void ViewerImpl::set_paused(bool paused) {
+  ring_->set_paused(paused);  // producers see it at once (PausedShow::Block)
+  link_->paused.store(paused);
+  on_display([paused](Display& d) { d.set_playing(!paused); }, "pausing");
+}
+
+void ViewerImpl::on_display(std::function<void(Display&)> what, const std::string& doing) {
+  Display* display = display_.get();
+  link_->call([display, what = std::move(what)] { what(*display); }, link_->name + ": its display " + doing);
+}
+
 RgbaImage ViewerImpl::snapshot(SnapshotKind kind) {
   if (!link_->open()) throw ViewerClosed(link_->closed_reason());
   const std::uint64_t newest = played_.load() ? 0 : ring_->counters().last_sequence;
@@ -322,77 +371,50 @@ Viewer::~Viewer() {
   }
 }
 
-void Viewer::show(const Frame& frame, const viewer::OverlayFrame& overlays) { impl_->ring().show(frame, overlays); }
-
-std::shared_ptr<GlWorker> Viewer::gl_worker() const {
-  const std::shared_ptr<view::GlShare>& share = impl_->display_->share();
-  return std::shared_ptr<GlWorker>(share, &share->worker());  // keeps the share group alive
+void Viewer::show(const Frame& frame, const viewer::OverlayFrame& overlays, CudaStream stream) {
+  impl_->show(frame, overlays, stream);
 }
 
+std::shared_ptr<GlWorker> Viewer::gl_worker() const { return impl_->gl_worker(); }
+
 ViewerFrame Viewer::acquire(PixelFormat format, std::uint32_t width, std::uint32_t height, Colorimetry colorimetry) {
-  return ViewerFrame(impl_->ring().acquire(format, width, height, colorimetry));
+  return ViewerFrame(impl_->acquire(format, width, height, colorimetry));
 }
 
 void Viewer::present(ViewerFrame&& frame, const viewer::OverlayFrame& overlays) {
-  std::unique_ptr<view::AcquiredSlot> slot = std::move(frame.slot_);
-  if (!slot) throw UsageError("Viewer::present: an empty ViewerFrame (not acquired, or presented already)");
-  if (slot->ring != impl_->ring_)
-    throw UsageError("Viewer::present: the frame was acquired from another viewer");
-  slot->ring->present(*slot, overlays);
+  impl_->present(std::move(frame.slot_), overlays);
 }
 
 RgbaImage Viewer::snapshot(SnapshotKind kind) { return impl_->snapshot(kind); }
 
-bool Viewer::is_open() const noexcept { return impl_->link_->open() && !impl_->link_->close_requested(); }
+bool Viewer::is_open() const noexcept { return impl_->link().open() && !impl_->link().close_requested(); }
 
 void Viewer::close() { impl_->close(); }
 
 void Viewer::wait_closed() {
-  impl_->link_->wait_closed();
-  if (std::exception_ptr e = impl_->link_->error()) std::rethrow_exception(e);
+  impl_->link().wait_closed();
+  if (std::exception_ptr e = impl_->link().error()) std::rethrow_exception(e);
 }
 
 bool Viewer::wait_closed_for(std::chrono::milliseconds timeout) {
-  if (!impl_->link_->wait_closed_for(timeout)) return false;
-  if (std::exception_ptr e = impl_->link_->error()) std::rethrow_exception(e);
+  if (!impl_->link().wait_closed_for(timeout)) return false;
+  if (std::exception_ptr e = impl_->link().error()) std::rethrow_exception(e);
   return true;
 }
 
 ViewerStats Viewer::stats() const { return impl_->stats(); }
-StreamInfo Viewer::stream() const { return impl_->link_->stream(); }
-ViewerDiagnostics Viewer::diagnostics() const { return impl_->link_->diagnostics(); }
+StreamInfo Viewer::stream() const { return impl_->link().stream(); }
+ViewerDiagnostics Viewer::diagnostics() const { return impl_->link().diagnostics(); }
 
-bool Viewer::paused() const noexcept { return impl_->link_->paused.load(); }
-
-void Viewer::set_paused(bool paused) {
-  impl_->ring_->set_paused(paused);  // producers see it at once (PausedShow::Block)
-  view::DisplayLink& link = *impl_->link_;
-  link.paused.store(paused);
-  view::Display* display = impl_->display_.get();
-  link.call([display, paused] { display->set_playing(!paused); }, link.name + ": its display pausing");
-}
-
-void Viewer::step() {
-  view::DisplayLink& link = *impl_->link_;
-  view::Display* display = impl_->display_.get();
-  link.call([display] { display->step(+1); }, link.name + ": its display stepping");
-}
-
-void Viewer::step_back() {
-  view::DisplayLink& link = *impl_->link_;
-  view::Display* display = impl_->display_.get();
-  link.call([display] { display->step_back(); }, link.name + ": its display stepping back");
-}
-
+bool Viewer::paused() const noexcept { return impl_->link().paused.load(); }
+void Viewer::set_paused(bool paused) { impl_->set_paused(paused); }
+void Viewer::step() { impl_->on_display([](view::Display& d) { d.step(+1); }, "stepping"); }
+void Viewer::step_back() { impl_->on_display([](view::Display& d) { d.step_back(); }, "stepping back"); }
 void Viewer::seek(std::int64_t index) {
-  view::DisplayLink& link = *impl_->link_;
-  view::Display* display = impl_->display_.get();
-  link.call([display, index] { display->seek(index); }, link.name + ": its display seeking");
+  impl_->on_display([index](view::Display& d) { d.seek(index); }, "seeking");
 }
-
-std::uint64_t Viewer::steps() const noexcept { return impl_->link_->steps.load(); }
-
-bool Viewer::finished() const noexcept { return impl_->link_->finished.load(); }
+std::uint64_t Viewer::steps() const noexcept { return impl_->link().steps.load(); }
+bool Viewer::finished() const noexcept { return impl_->link().finished.load(); }
 
 void Viewer::play(const PlayOptions& options) { impl_->play(options); }
 
@@ -400,14 +422,6 @@ void Viewer::attach(std::string_view name_or_path, const AttachOptions& options)
   impl_->attach(name_or_path, options);
 }
 
-std::optional<AttachStatus> Viewer::attach_status() const {
-  std::shared_ptr<view::AttachLink> live;
-  {
-    std::lock_guard lock(impl_->attach_mutex_);
-    live = impl_->attached_;
-  }
-  if (!live) return std::nullopt;
-  return live->status();
-}
+std::optional<AttachStatus> Viewer::attach_status() const { return impl_->attach_status(); }
 
 }  // namespace handoff

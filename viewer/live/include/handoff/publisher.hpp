@@ -3,12 +3,19 @@
 // processes, without copying them through a socket (docs/live.md).
 //
 //   handoff::Publisher pub("cam0");              // $XDG_RUNTIME_DIR/handoff/cam0.sock
-//   pub.publish(frame, &overlays);               // copies into a shared slot; never blocks
+//   pub.publish(frame, overlays);                // copies into a shared slot; never blocks
 //   // or, with no copy at all:
 //   if (auto slot = pub.acquire(PixelFormat::NV12, 1920, 1080)) {
-//     write_into(slot.frame);                    // planes in shared memory
-//     pub.present(std::move(slot), &overlays);
+//     write_into(slot.frame());                  // planes in shared memory
+//     pub.present(std::move(slot), overlays);
 //   }
+//
+// Publisher and Viewer (viewer.hpp) take frames alike: publish(frame,
+// overlays, stream) as show(frame, overlays, stream), acquire() / present()
+// with an acquired buffer whose frame() is written. They differ where their
+// jobs do: a publisher never waits for anyone, so publish() returns false
+// (and counts the frame as dropped) when every slot is held, where show()
+// waits, bounded, for a ring buffer the display is done with.
 //
 // The publisher allocates a ring of shareable slots (host memfds, CUDA
 // allocations exported as file descriptors, or exportable Vulkan memory),
@@ -120,7 +127,10 @@ class PublishSlot {
   ~PublishSlot();
 
   explicit operator bool() const noexcept { return core_ != nullptr; }
-  Frame frame;  // format, size and planes are the slot's: keep them
+  // The writable frame: format, size and planes are the slot's (present()
+  // checks them); set index, timestamp and colorimetry as you like.
+  Frame& frame() noexcept { return frame_; }
+  const Frame& frame() const noexcept { return frame_; }
 #if HANDOFF_HAVE_VULKAN
   // Vulkan slots: the buffer holding both planes (else nullptr).
   VkFrameBuffer* vulkan_buffer() const noexcept;
@@ -129,6 +139,7 @@ class PublishSlot {
  private:
   friend class Publisher;
   void give_back() noexcept;
+  Frame frame_;
   std::shared_ptr<live::detail::PublisherCore> core_;
   int slot_ = -1;
 };
@@ -148,7 +159,7 @@ class Publisher {
   Publisher& operator=(const Publisher&) = delete;
 
   // Copies `frame` (host or CUDA memory) into a free slot and announces it
-  // with `overlays` (may be null). Into CUDA slots the copy is queued on
+  // with `overlays` (none when empty). Into CUDA slots the copy is queued on
   // `cuda_stream` (default: the legacy default stream), after the
   // producer's work on that stream, and the frame is announced with the slot's
   // interprocess event recorded after it: publish() returns before the copy
@@ -158,13 +169,13 @@ class Publisher {
   // Returns false when every slot was held (the frame is dropped and counted).
   // Throws UsageError for a frame it cannot take (GL / Vulkan memory, invalid
   // layout) and handoff::Error when a copy fails.
-  bool publish(const Frame& frame, const viewer::OverlayFrame* overlays = nullptr, CudaStream cuda_stream = {});
+  bool publish(const Frame& frame, const viewer::OverlayFrame& overlays = {}, CudaStream cuda_stream = {});
 
 #if HANDOFF_HAVE_VULKAN
   // Vulkan slots: copies `source` (same format and size as the slot layout)
   // into a slot on the GPU, waits for the copy's fence, and announces it.
   bool publish(const VkFrameBuffer& source, std::int64_t index, double timestamp,
-               const viewer::OverlayFrame* overlays = nullptr);
+               const viewer::OverlayFrame& overlays = {});
 #endif
 
   // A slot to write a format x width x height frame into, with no copy.
@@ -174,7 +185,7 @@ class Publisher {
   // slots record the slot's interprocess event on sync.cuda_stream (or
   // synchronise it where there are none); Vulkan slots wait for
   // sync.vulkan_fence (bounded by handoff::wait_limit()).
-  void present(PublishSlot&& slot, const viewer::OverlayFrame* overlays = nullptr, const PresentSync& sync = {});
+  void present(PublishSlot&& slot, const viewer::OverlayFrame& overlays = {}, const PresentSync& sync = {});
 
   PublisherStats stats() const;
   const std::filesystem::path& socket_path() const noexcept;

@@ -48,6 +48,7 @@
 // thread and buffers; frames and overlays passed in stay the caller's.
 // ViewerOptions, ViewerStats, StreamInfo, ViewerDiagnostics and PlayOptions are
 // plain values (copy them freely; one writer at a time, as for any value).
+#include <handoff/cuda_stream.hpp>
 #include <handoff/dlpack_v1.hpp>
 #include <handoff/error.hpp>
 #include <handoff/frame.hpp>
@@ -296,8 +297,14 @@ class Viewer {
   // waits for that copy. Throws InvalidFrame naming the field (bad layout, a
   // CUDA frame on another device than ViewerOptions::cuda_device, a GL buffer
   // of another share group or too small for its planes, Vulkan memory),
-  // ViewerClosed, or handoff::Error (a driver failure).
-  void show(const Frame& frame, const viewer::OverlayFrame& overlays = {});
+  // ViewerClosed, or handoff::Error (a driver failure). CUDA frames: the copy
+  // is ordered after the work queued on `stream` before the call (an event
+  // recorded there; `stream` of the primary context of
+  // ViewerOptions::cuda_device); with the default value the writes must be
+  // finished (the producer's stream synchronised) before show().
+  // Publisher::publish takes frames the same way (publisher.hpp says where
+  // the two differ: a publisher never waits).
+  void show(const Frame& frame, const viewer::OverlayFrame& overlays = {}, CudaStream stream = {});
 
   // The GL worker whose context shares objects with the viewer's: make GL
   // buffers here (GlBuffer(*viewer.gl_worker(), size), CudaGlBuffer on it)

@@ -28,7 +28,7 @@ void PipelineFeed::start(FeedContext& context) {
 FeedInfo PipelineFeed::info() const {
   FeedInfo i;
   i.name = info_.name;
-  i.memory = pipeline_ ? pipeline_->memory_description() : std::string();
+  i.memory = pipeline_ ? pipeline_->memory_text() : std::string();
   i.format = info_.format;
   i.width = info_.width;
   i.height = info_.height;
