@@ -24,9 +24,7 @@ file(RENAME ${staging} ${prefix})
 
 # The layout a user reads about (docs/building.md), and nothing of the Python
 # module: that is pip's (component python only).
-foreach(f bin/handoff-view bin/handoff-info include/handoff/frame.hpp include/handoff/viewer/overlay.hpp
-          include/handoff/viewer.hpp include/handoff/view/feed.hpp include/handoff/publisher.hpp
-          include/handoff/subscriber.hpp include/handoff/live/protocol.hpp
+foreach(f bin/handoff-view bin/handoff-info
           ${LIBDIR}/libhandoff_interop.a ${LIBDIR}/libhandoff_viewer_core.a ${LIBDIR}/libhandoff_view.a
           ${LIBDIR}/libhandoff_live.a
           ${LIBDIR}/cmake/handoff/handoffConfig.cmake ${LIBDIR}/pkgconfig/handoff.pc)
@@ -37,6 +35,7 @@ endforeach()
 if(EXISTS ${prefix}/handoff)
   message(FATAL_ERROR "cmake --install installed the Python module at ${prefix}/handoff")
 endif()
+
 # No test hooks among the headers a user gets: they are the tests' own
 # (tests/support/interop_testing.hpp, handoff_interop_testing).
 file(GLOB_RECURSE headers ${prefix}/include/*.hpp)
@@ -47,8 +46,39 @@ foreach(h ${headers})
     message(FATAL_ERROR "cmake --install installed a test hook: ${name}: ${hooks}")
   endif()
 endforeach()
-file(GLOB package_files ${prefix}/${LIBDIR}/cmake/handoff/*.cmake ${prefix}/${LIBDIR}/pkgconfig/handoff.pc)
+
+# The installed headers are exactly the documented ones: the list between the
+# "installed headers" markers of docs/building.md. A private header installed
+# by accident, or a public one left out, fails here. (The consumer project
+# below compiles each installed header on its own.)
 get_filename_component(source_dir ${CONSUMER}/../../.. ABSOLUTE)
+file(READ ${source_dir}/docs/building.md building)
+string(REGEX MATCH "<!-- installed headers: begin -->.*<!-- installed headers: end -->" documented_block "${building}")
+if(NOT documented_block)
+  message(FATAL_ERROR "docs/building.md has no <!-- installed headers: begin / end --> list")
+endif()
+string(REGEX MATCHALL "handoff/[a-z0-9_/]+\\.hpp" documented "${documented_block}")
+file(GLOB_RECURSE installed RELATIVE ${prefix}/include LIST_DIRECTORIES false ${prefix}/include/*)
+if(NOT documented OR NOT installed)
+  message(FATAL_ERROR "no headers documented (docs/building.md) or none installed (${prefix}/include)")
+endif()
+list(SORT documented)
+list(REMOVE_DUPLICATES documented)
+list(SORT installed)
+set(extra ${installed})
+list(REMOVE_ITEM extra ${documented})
+set(missing ${documented})
+list(REMOVE_ITEM missing ${installed})
+if(extra OR missing)
+  string(REPLACE ";" " " extra "${extra}")
+  string(REPLACE ";" " " missing "${missing}")
+  message(FATAL_ERROR "the installed headers are not the documented ones (docs/building.md, \"The installed headers\"):\n"
+                      "  installed, not documented: ${extra}\n  documented, not installed: ${missing}")
+endif()
+list(LENGTH installed installed_count)
+message(STATUS "install test: ${installed_count} installed headers, each documented")
+
+file(GLOB package_files ${prefix}/${LIBDIR}/cmake/handoff/*.cmake ${prefix}/${LIBDIR}/pkgconfig/handoff.pc)
 foreach(f ${package_files})
   file(READ ${f} text)
   foreach(tree ${staging} ${BUILD_DIR} ${source_dir})

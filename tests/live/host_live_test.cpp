@@ -4,6 +4,8 @@
 #include "live_fixture.hpp"
 #include "live_support.hpp"
 
+#include <handoff/live/protocol.hpp>  // private: the wire protocol (overlay encoding, limits)
+
 #include <gmock/gmock.h>
 
 #include <sys/socket.h>

@@ -7,6 +7,8 @@
 #include "live_fixture.hpp"
 #include "live_support.hpp"
 
+#include <handoff/live/protocol.hpp>  // private: the wire protocol a hostile peer speaks
+
 #include <gmock/gmock.h>
 
 #include <fcntl.h>

@@ -5,6 +5,7 @@
 #include <handoff/viewer/color.hpp>
 #include <handoff/viewer/overlay.hpp>
 #include <handoff/viewer/scene.hpp>
+#include <handoff/viewer/scene_math.hpp>  // private: the per-pixel code checked here
 
 #include <gtest/gtest.h>
 

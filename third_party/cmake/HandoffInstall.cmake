@@ -1,5 +1,8 @@
 # `cmake --install <build> [--prefix <dir>]`: what a C++ user of handoff gets.
-#   include/handoff/**              the public headers (interop, viewer core, viewer, live)
+#   include/handoff/**              the public headers (interop, viewer core, viewer, live): the
+#                                   libraries' include/ folders; their private headers live in
+#                                   include_internal/ and are not installed. docs/building.md lists
+#                                   them, and the install test checks the install against that list.
 #   lib/libhandoff_*.a              the static libraries
 #   bin/handoff-view, handoff-info  the tools
 #   lib/cmake/handoff/              find_package(handoff CONFIG REQUIRED):

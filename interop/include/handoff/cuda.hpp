@@ -10,11 +10,13 @@
 // The library is `libcuda.so.1`, or the path in the environment variable
 // HANDOFF_CUDA_DRIVER (the tests point it at the fake driver, tests/fake_cuda).
 // Entry points come from cuGetProcAddress, asking for the CUDA version whose
-// ABI handoff declares (handoff/cuda_abi.hpp), or else from dlsym of the
-// versioned symbol names (cuMemAlloc_v2, ...).
+// ABI handoff declares, or else from dlsym of the versioned symbol names
+// (cuMemAlloc_v2, ...).
 //
-// Raw entry points: include <handoff/cuda_abi.hpp> (namespace
-// handoff::cuda::abi) and call through `driver().api()` (an abi::DriverApi).
+// Raw entry points are for handoff's own code: its private header
+// <handoff/cuda_abi.hpp> (interop/include_internal, target
+// handoff::interop_private; not installed) declares namespace
+// handoff::cuda::abi, and calls go through `driver().api()` (an abi::DriverApi).
 #include <handoff/detail/check.hpp>
 #include <handoff/error.hpp>
 #include <handoff/uuid.hpp>
@@ -28,7 +30,7 @@
 #include <vector>
 
 namespace handoff::cuda::abi {
-enum CUresult : int;  // defined in handoff/cuda_abi.hpp
+enum CUresult : int;  // defined in the private handoff/cuda_abi.hpp
 struct DriverApi;
 struct CUctx_st;
 }  // namespace handoff::cuda::abi

@@ -15,12 +15,11 @@
 // vk_cuda.hpp's import_dmabuf_plane() tries external memory first and this
 // route second.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include <handoff/cuda.hpp>
-#include <handoff/detail/cuda_handles.hpp>
-#include <handoff/detail/egl_handles.hpp>
 
 namespace handoff {
 
@@ -58,12 +57,15 @@ class EglDmaBufImage {
   // `display`: an initialised EGLDisplay. Throws handoff::Error (Api::Egl)
   // naming the missing extension, or eglCreateImageKHR's EGL error.
   EglDmaBufImage(void* display, const DmaBufPlane& plane);
+  ~EglDmaBufImage();
   EglDmaBufImage(const EglDmaBufImage&) = delete;
   EglDmaBufImage& operator=(const EglDmaBufImage&) = delete;
-  void* image() const noexcept { return image_.get(); }  // EGLImageKHR
+  void* image() const noexcept { return image_; }  // EGLImageKHR
 
  private:
-  detail::UniqueEglImage image_;
+  struct Owner;  // the EGLImage's owner (cuda_egl.cpp)
+  std::unique_ptr<Owner> owner_;
+  void* image_ = nullptr;
 };
 
 // A mapped EGL image as CUDA sees it (the first plane of the CUeglFrame).
@@ -86,15 +88,14 @@ class CudaEglImage {
   // (MissingEntryPoint wording), or the failing call and CUDA error; on failure
   // nothing stays registered or mapped.
   CudaEglImage(const cuda::PrimaryContext& ctx, void* egl_image, bool read_only = true);
+  ~CudaEglImage();
   CudaEglImage(const CudaEglImage&) = delete;
   CudaEglImage& operator=(const CudaEglImage&) = delete;
   const CudaEglPlane& plane() const noexcept { return plane_; }
 
  private:
-  // Released last to first: unmapped, then unregistered, then the context goes.
-  cuda::detail::RetainedContext ctx_;
-  cuda::detail::UniqueGraphicsResource registration_;
-  cuda::detail::UniqueGraphicsMapping mapping_;
+  struct Handles;  // the context's retain, the registration and the mapping (cuda_egl.cpp)
+  std::unique_ptr<Handles> handles_;
   CudaEglPlane plane_;
 };
 

@@ -23,7 +23,6 @@
 #include <handoff/cuda_stream.hpp>
 #include <handoff/cuda.hpp>
 #include <handoff/cuda_egl.hpp>
-#include <handoff/detail/cuda_handles.hpp>
 #include <handoff/frame.hpp>
 #include <handoff/vk_memory.hpp>
 #include <handoff/vk_producer.hpp>
@@ -48,21 +47,19 @@ class CudaVkMemory {
   CudaVkMemory(const cuda::PrimaryContext& ctx, ExportedMemory& memory);
   CudaVkMemory(const cuda::PrimaryContext& ctx, ExportedMemory& memory, std::uint64_t offset,
                std::uint64_t size);
+  ~CudaVkMemory();
   CudaVkMemory(const CudaVkMemory&) = delete;
   CudaVkMemory& operator=(const CudaVkMemory&) = delete;
 
-  std::uint64_t device_pointer() const noexcept { return mapping_.get() + lead_; }  // a CUdeviceptr, at `offset`
+  std::uint64_t device_pointer() const noexcept;  // a CUdeviceptr, at `offset`
   std::uint64_t size() const noexcept { return size_; }
-  void* context() const noexcept { return ctx_->handle(); }  // CUcontext, retained while this lives
-  int device() const noexcept { return ctx_->device(); }
+  void* context() const noexcept;  // CUcontext, retained while this lives
+  int device() const noexcept;
 
  private:
-  // Member order is release order, last to first: the mapping is freed
-  // (cuMemFree) before the external memory is destroyed, then the context goes.
-  cuda::detail::RetainedContext ctx_;
-  cuda::detail::UniqueExternalMemory memory_;
-  cuda::detail::UniqueDevicePointer mapping_;  // from `offset` rounded down to the mapping alignment
-  std::uint64_t lead_ = 0;                     // offset - that: device_pointer() is mapping_ + lead_
+  struct Handles;  // the context's retain, the import and the mapping (vk_cuda.cpp)
+  std::unique_ptr<Handles> handles_;
+  std::uint64_t lead_ = 0;  // offset - the mapping's start: device_pointer() is the mapping + lead_
   std::uint64_t size_ = 0;
 };
 
@@ -109,10 +106,11 @@ class CudaVkSemaphore {
   // Enqueue a wait for the Vulkan signal / a signal for Vulkan to wait on, on `stream`.
   void wait(CudaStream stream = {});
   void signal(CudaStream stream = {});
+  ~CudaVkSemaphore();
 
  private:
-  cuda::detail::RetainedContext ctx_;
-  cuda::detail::UniqueExternalSemaphore semaphore_;
+  struct Handles;  // the context's retain and the imported semaphore (vk_cuda.cpp)
+  std::unique_ptr<Handles> handles_;
 };
 
 }  // namespace handoff

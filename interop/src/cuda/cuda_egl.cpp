@@ -8,6 +8,8 @@
 #include <vector>
 
 #include <handoff/cuda_abi.hpp>
+#include <handoff/detail/cuda_handles.hpp>
+#include <handoff/detail/egl_handles.hpp>
 #include "gl/egl_util.hpp"
 
 namespace handoff {
@@ -38,6 +40,12 @@ std::string egl_route_unavailable(void* egl_display) {
 }
 
 // --- EglDmaBufImage -------------------------------------------------------------
+
+struct EglDmaBufImage::Owner {
+  detail::UniqueEglImage image;
+};
+
+EglDmaBufImage::~EglDmaBufImage() = default;
 
 EglDmaBufImage::EglDmaBufImage(void* display, const DmaBufPlane& p) {
   if (!display) throw UsageError("EglDmaBufImage: no EGLDisplay");
@@ -77,8 +85,9 @@ EglDmaBufImage::EglDmaBufImage(void* display, const DmaBufPlane& p) {
                        EGL_DMA_BUF_PLANE0_MODIFIER_HI_EXT, EGLint(std::uint32_t(*p.modifier >> 32))});
   }
   a.push_back(EGL_NONE);
-  image_ = detail::UniqueEglImage(create(display, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, nullptr, a.data()),
-                                  {display});
+  owner_ = std::make_unique<Owner>(Owner{detail::UniqueEglImage(
+      create(display, EGL_NO_CONTEXT, EGL_LINUX_DMA_BUF_EXT, nullptr, a.data()), {display})});
+  image_ = owner_->image.get();
   if (!image_) {
     const EGLint e = eglGetError();
     throw Error(Api::Egl, "eglCreateImageKHR", e, detail::egl_error_name(e),
@@ -115,23 +124,33 @@ CudaEglPlane first_plane(const abi::CUeglFrame& f) {
 
 }  // namespace
 
+struct CudaEglImage::Handles {
+  // Released last to first: unmapped, then unregistered, then the context goes.
+  cuda::detail::RetainedContext ctx;
+  cuda::detail::UniqueGraphicsResource registration;
+  cuda::detail::UniqueGraphicsMapping mapping;
+};
+
+CudaEglImage::~CudaEglImage() = default;
+
 CudaEglImage::CudaEglImage(const cuda::PrimaryContext& ctx, void* egl_image, bool read_only)
-    : ctx_(cuda::detail::retain(ctx, "CudaEglImage")) {
+    : handles_(std::make_unique<Handles>(Handles{cuda::detail::retain(ctx, "CudaEglImage"), {}, {}})) {
   if (!egl_image) throw UsageError("CudaEglImage: no EGLImage");
-  const abi::DriverApi& api = ctx_->driver()->api();
+  const cuda::detail::RetainedContext& retained = handles_->ctx;
+  const abi::DriverApi& api = retained->driver()->api();
   if (!api.cuGraphicsEGLRegisterImage || !api.cuGraphicsResourceGetMappedEglFrame)
     throw Error(Api::Cuda, "cuGetProcAddress", 0, {},
                 "the CUDA driver lacks cuGraphicsEGLRegisterImage / cuGraphicsResourceGetMappedEglFrame: "
                 "no EGLImage route",
                 HANDOFF_WHERE);
-  cuda::ScopedContext current(*ctx_);
+  cuda::ScopedContext current(*retained);
   abi::CUgraphicsResource res = nullptr;
   HANDOFF_CU_CHECK(api.cuGraphicsEGLRegisterImage(&res, egl_image,
                                                   read_only ? abi::CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
                                                             : abi::CU_GRAPHICS_REGISTER_FLAGS_NONE));
-  registration_ = cuda::detail::UniqueGraphicsResource(res, {ctx_});
+  handles_->registration = cuda::detail::UniqueGraphicsResource(res, {retained});
   HANDOFF_CU_CHECK(api.cuGraphicsMapResources(1, &res, nullptr), "EGL image");
-  mapping_ = cuda::detail::UniqueGraphicsMapping(res, {ctx_});
+  handles_->mapping = cuda::detail::UniqueGraphicsMapping(res, {retained});
   abi::CUeglFrame f{};
   HANDOFF_CU_CHECK(api.cuGraphicsResourceGetMappedEglFrame(&f, res, 0, 0));
   plane_ = first_plane(f);

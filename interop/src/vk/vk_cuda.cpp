@@ -1,6 +1,7 @@
 #include <handoff/vk_cuda.hpp>
 
 #include <handoff/cuda_abi.hpp>
+#include <handoff/detail/cuda_handles.hpp>
 
 #include <memory>
 #include <string>
@@ -39,18 +40,32 @@ std::string import_detail(const ExportedMemory& memory) {
 
 }  // namespace
 
+struct CudaVkMemory::Handles {
+  // Member order is release order, last to first: the mapping is freed
+  // (cuMemFree) before the external memory is destroyed, then the context goes.
+  cuda::detail::RetainedContext ctx;
+  cuda::detail::UniqueExternalMemory memory;
+  cuda::detail::UniqueDevicePointer mapping;  // from `offset` rounded down to the mapping alignment
+};
+
+CudaVkMemory::~CudaVkMemory() = default;
+std::uint64_t CudaVkMemory::device_pointer() const noexcept { return handles_->mapping.get() + lead_; }
+void* CudaVkMemory::context() const noexcept { return handles_->ctx->handle(); }
+int CudaVkMemory::device() const noexcept { return handles_->ctx->device(); }
+
 CudaVkMemory::CudaVkMemory(const cuda::PrimaryContext& ctx, ExportedMemory& memory)
     : CudaVkMemory(ctx, memory, memory.offset, memory.size) {}
 
 CudaVkMemory::CudaVkMemory(const cuda::PrimaryContext& ctx, ExportedMemory& memory, std::uint64_t offset,
                            std::uint64_t size)
-    : ctx_(cuda::detail::retain(ctx, "CudaVkMemory")) {
+    : handles_(std::make_unique<Handles>(Handles{cuda::detail::retain(ctx, "CudaVkMemory"), {}, {}})) {
+  const cuda::detail::RetainedContext& retained = handles_->ctx;
   if (!memory.fd) throw UsageError("CudaVkMemory: the ExportedMemory holds no descriptor (already imported?)");
   if (size == 0 || offset > memory.allocation_size || size > memory.allocation_size - offset)
     throw UsageError("CudaVkMemory: range [" + std::to_string(offset) + ", +" + std::to_string(size) +
                      ") is outside the " + std::to_string(memory.allocation_size) + "-byte allocation");
-  const abi::DriverApi& api = ctx_->driver()->api();
-  cuda::ScopedContext current(*ctx_);
+  const abi::DriverApi& api = retained->driver()->api();
+  cuda::ScopedContext current(*retained);
 
   abi::CUDA_EXTERNAL_MEMORY_HANDLE_DESC desc{};
   desc.type = memory.type == VkHandleType::OpaqueFd ? abi::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD
@@ -62,7 +77,7 @@ CudaVkMemory::CudaVkMemory(const cuda::PrimaryContext& ctx, ExportedMemory& memo
   // A failed import leaves the descriptor with the caller.
   HANDOFF_CU_CHECK(api.cuImportExternalMemory(&imported, &desc), import_detail(memory));
   (void)memory.fd.release();  // CUDA owns the descriptor now
-  memory_ = cuda::detail::UniqueExternalMemory(imported, {ctx_});
+  handles_->memory = cuda::detail::UniqueExternalMemory(imported, {retained});
 
   const std::uint64_t lead = offset % kMappedBufferAlignment;
   abi::CUDA_EXTERNAL_MEMORY_BUFFER_DESC bd{};
@@ -72,7 +87,7 @@ CudaVkMemory::CudaVkMemory(const cuda::PrimaryContext& ctx, ExportedMemory& memo
   HANDOFF_CU_CHECK(api.cuExternalMemoryGetMappedBuffer(&ptr, imported, &bd),
                    std::to_string(bd.size) + " bytes at offset " + std::to_string(bd.offset) + " (for " +
                        std::to_string(size) + " at " + std::to_string(offset) + ")");
-  mapping_ = cuda::detail::UniqueDevicePointer(ptr, {ctx_});
+  handles_->mapping = cuda::detail::UniqueDevicePointer(ptr, {retained});
   lead_ = lead;
   size_ = size;
 }
@@ -166,34 +181,44 @@ UniqueFd semaphore_fd(const VkExportableSemaphore& s) { return s.export_fd(); }
 CudaVkSemaphore::CudaVkSemaphore(const cuda::PrimaryContext& ctx, const VkExportableSemaphore& semaphore)
     : CudaVkSemaphore(ctx, *std::make_unique<UniqueFd>(semaphore_fd(semaphore))) {}
 
+struct CudaVkSemaphore::Handles {
+  cuda::detail::RetainedContext ctx;
+  cuda::detail::UniqueExternalSemaphore semaphore;
+};
+
+CudaVkSemaphore::~CudaVkSemaphore() = default;
+
 CudaVkSemaphore::CudaVkSemaphore(const cuda::PrimaryContext& ctx, UniqueFd& fd)
-    : ctx_(cuda::detail::retain(ctx, "CudaVkSemaphore")) {
+    : handles_(std::make_unique<Handles>(Handles{cuda::detail::retain(ctx, "CudaVkSemaphore"), {}})) {
   if (!fd) throw UsageError("CudaVkSemaphore: no descriptor (already imported?)");
-  cuda::ScopedContext current(*ctx_);
+  const cuda::detail::RetainedContext& retained = handles_->ctx;
+  cuda::ScopedContext current(*retained);
   abi::CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC desc{};
   desc.type = abi::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD;
   desc.handle.fd = fd.get();
   abi::CUexternalSemaphore imported = nullptr;
-  HANDOFF_CU_CHECK(ctx_->driver()->api().cuImportExternalSemaphore(&imported, &desc),
+  HANDOFF_CU_CHECK(retained->driver()->api().cuImportExternalSemaphore(&imported, &desc),
                    "OPAQUE_FD semaphore (fall back to CPU fences)");
   (void)fd.release();  // CUDA owns the descriptor now
-  semaphore_ = cuda::detail::UniqueExternalSemaphore(imported, {ctx_});
+  handles_->semaphore = cuda::detail::UniqueExternalSemaphore(imported, {retained});
 }
 
 void CudaVkSemaphore::wait(CudaStream stream) {
-  cuda::ScopedContext current(*ctx_);
+  const Handles& h = *handles_;
+  cuda::ScopedContext current(*h.ctx);
   abi::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS p{};
-  const abi::CUexternalSemaphore sem = semaphore_.get();
+  const abi::CUexternalSemaphore sem = h.semaphore.get();
   HANDOFF_CU_CHECK(
-      ctx_->driver()->api().cuWaitExternalSemaphoresAsync(&sem, &p, 1, static_cast<abi::CUstream>(stream.handle())));
+      h.ctx->driver()->api().cuWaitExternalSemaphoresAsync(&sem, &p, 1, static_cast<abi::CUstream>(stream.handle())));
 }
 
 void CudaVkSemaphore::signal(CudaStream stream) {
-  cuda::ScopedContext current(*ctx_);
+  const Handles& h = *handles_;
+  cuda::ScopedContext current(*h.ctx);
   abi::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS p{};
-  const abi::CUexternalSemaphore sem = semaphore_.get();
+  const abi::CUexternalSemaphore sem = h.semaphore.get();
   HANDOFF_CU_CHECK(
-      ctx_->driver()->api().cuSignalExternalSemaphoresAsync(&sem, &p, 1, static_cast<abi::CUstream>(stream.handle())));
+      h.ctx->driver()->api().cuSignalExternalSemaphoresAsync(&sem, &p, 1, static_cast<abi::CUstream>(stream.handle())));
 }
 
 }  // namespace handoff

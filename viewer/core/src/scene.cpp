@@ -8,6 +8,7 @@
 #include <handoff/viewer/y4m_reader.hpp>
 
 #include <handoff/viewer/band_pool.hpp>
+#include <handoff/viewer/scene_math.hpp>
 
 #include <algorithm>
 #include <cmath>

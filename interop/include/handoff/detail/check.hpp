@@ -1,5 +1,5 @@
 #pragma once
-// Machinery of the check macros (HANDOFF_GL_CHECK in gl_check.hpp,
+// Machinery of the check macros (HANDOFF_GL_CHECK in the private gl_check.hpp,
 // HANDOFF_VK_CHECK in vk_context.hpp): not an API of its own. Every macro has
 // one shape: it wraps the call expression, with an optional detail,
 //   HANDOFF_GL_CHECK(glNamedBufferStorage(name, size, nullptr, flags), "luma buffer");

@@ -27,7 +27,7 @@
 #include <handoff/cuda_stream.hpp>
 #include <handoff/frame.hpp>
 #include <handoff/live/endpoint.hpp>
-#include <handoff/live/protocol.hpp>
+#include <handoff/live/link.hpp>
 #include <handoff/viewer/overlay.hpp>
 #include <handoff/viewer/recording.hpp>
 

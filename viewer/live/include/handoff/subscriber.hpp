@@ -17,7 +17,7 @@
 // reconnects when a publisher of that name comes back.
 #include <handoff/frame.hpp>
 #include <handoff/live/endpoint.hpp>
-#include <handoff/live/protocol.hpp>
+#include <handoff/live/link.hpp>
 #include <handoff/unique_handle.hpp>
 #include <handoff/viewer/overlay.hpp>
 

@@ -1,11 +1,11 @@
 #pragma once
 // The built-in synthetic scene: deterministic for a frame index, rendered on
 // the CPU (render_scene_cpu) or by the CUDA kernel embedded as PTX, both from
-// the per-pixel code in scene_math.hpp. It also emits its own ground-truth
+// the same per-pixel code (private to the library). It also emits its own ground-truth
 // overlays (boxes, labels, scores, class and track ids, the figure's
 // keypoints with skeleton, a polygon, a polyline and a text).
 #include <handoff/viewer/frame_source.hpp>
-#include <handoff/viewer/scene_math.hpp>
+#include <handoff/viewer/scene_state.hpp>
 
 #include <cstdint>
 #include <memory>

@@ -3,7 +3,7 @@
 // name, or any path given instead (a string with a '/' in it).
 //
 // Thread safety: every function may be called from any thread.
-#include <handoff/live/protocol.hpp>
+#include <handoff/live/link.hpp>
 
 #include <cstdint>
 #include <filesystem>

@@ -11,10 +11,15 @@
 // any version can say, and understand, "version mismatch" (decode_message
 // turns any other message of another version into ProtocolVersionMismatch).
 //
+// A private header of handoff::live (include_internal/, target
+// handoff::live_private; not installed): applications use Publisher and
+// Subscriber, and the link's public vocabulary is handoff/live/link.hpp.
+//
 // Thread safety: every function here is pure and may be called from any thread.
-#include <handoff/uuid.hpp>
 #include <handoff/error.hpp>
 #include <handoff/frame.hpp>
+#include <handoff/live/link.hpp>
+#include <handoff/uuid.hpp>
 
 #include <array>
 #include <cstddef>
@@ -41,10 +46,8 @@ inline constexpr std::size_t kMaxMessageBytes = 65536;
 inline constexpr std::size_t kMaxInlineOverlayBytes = 32768;
 // Overlay blocks (inline or memfd) above this are refused.
 inline constexpr std::size_t kMaxOverlayBytes = std::size_t{64} << 20;
-inline constexpr std::size_t kMaxSlots = 64;
 // A slot's allocation above this is refused (a 32768 x 32768 P010 frame is ~3 GiB).
 inline constexpr std::uint64_t kMaxSlotBytes = std::uint64_t{1} << 34;
-inline constexpr std::size_t kMaxNameBytes = 64;
 inline constexpr std::size_t kMaxTextBytes = 1024;
 inline constexpr std::size_t kIpcHandleBytes = 64;  // CU_IPC_HANDLE_SIZE
 
@@ -80,31 +83,6 @@ enum class MessageType : std::uint16_t {
   Goodbye = 7,  // publisher -> subscriber: orderly shutdown
   Leave = 8,    // subscriber -> publisher: no more frames; every hold but the listed ones released
 };
-
-// What kind of memory a publisher's slots are.
-enum class SlotMemory : std::uint8_t { Host = 1, Cuda = 2, Vulkan = 3 };
-std::string_view to_string(SlotMemory m);
-// Hello::accepts bits.
-constexpr std::uint8_t memory_bit(SlotMemory m) { return std::uint8_t(1u << (std::uint8_t(m) - 1)); }
-inline constexpr std::uint8_t kAcceptsAll = 0x7;
-
-// How a slot's memory is shared.
-enum class SlotKind : std::uint8_t {
-  HostMemfd = 1,       // memfd sealed against shrink and grow: 1 descriptor
-  CudaVmmFd = 2,       // cuMemCreate + cuMemExportToShareableHandle (POSIX fd): 1 descriptor
-  CudaIpcHandle = 3,   // legacy cuIpcGetMemHandle: the handle in the message, no descriptor
-  VulkanOpaqueFd = 4,  // exportable Vulkan memory (OPAQUE_FD): 1 descriptor
-};
-std::string_view to_string(SlotKind k);
-SlotMemory memory_of(SlotKind k) noexcept;
-
-// How a CUDA publisher orders a frame's writes before its announcement.
-enum class CudaSync : std::uint8_t {
-  None = 0,                // not CUDA memory: the announcement itself is the sync
-  IpcEvent = 1,            // each slot has an interprocess event recorded after the writes
-  StreamSynchronized = 2,  // the publisher synchronised its stream before announcing
-};
-std::string_view to_string(CudaSync s);
 
 enum class OverlayCarrier : std::uint8_t { None = 0, Inline = 1, Memfd = 2 };
 
@@ -151,12 +129,6 @@ struct SlotAnnounce {
   Uuid driver_uuid{};              // Vulkan
   IpcHandle ipc_memory{};              // CudaIpcHandle
   IpcHandle ipc_event{};               // has_event
-};
-
-struct PublisherCounters {
-  std::uint64_t published = 0;        // frames announced so far
-  std::uint64_t dropped_no_slot = 0;  // frames dropped because every slot was held
-  std::uint64_t skipped_for_you = 0;  // frames not sent to this subscriber (socket full, or it held too many)
 };
 
 struct FrameAnnounce {

@@ -4,7 +4,8 @@
 // recordings, frames pushed by the application, live attach; the GStreamer
 // sink pushes frames as an application does).
 // The renderer, UI, overlays, snapshots and PNG output never know which feed
-// they draw. For feed implementers inside handoff; applications use Viewer.
+// they draw. A private header of handoff::view (include_internal/, not
+// installed): for feed implementers inside handoff; applications use Viewer.
 //
 // The display thread owns a feed: it calls start() once, then next() /
 // release() per frame, and stop() before its GL context goes. Frames reach it
