@@ -881,7 +881,7 @@ void drop_mapping_at_reset(State& s, CUgraphicsResource_st* r) {
   if (r->ptr) s.dead_ranges[reinterpret_cast<CUdeviceptr>(r->ptr)] = r->size;
   if (r->egl || r->shadow) {
     if (r->shadow) std::free(r->ptr);  // the host copy is never written back
-  } else if (!r->borrowed && gl_context_current()) {
+  } else if (!r->borrowed && gl_context_current() && gl().IsBuffer(r->buffer)) {  // GL may have deleted it
     gl().UnmapNamedBuffer(r->buffer);
   }
   r->mapped = r->shadow = r->borrowed = false;
