@@ -73,9 +73,15 @@ TEST_F(StrictFake, AQueuedCopyIsNotReadyUntilItHasRunAndSynchronizeWaitsForIt) {
   ASSERT_EQ(a_->cuMemAlloc(&d, kN), abi::CUDA_SUCCESS);
   ASSERT_EQ(a_->cuMemsetD8(d, 0, kN), abi::CUDA_SUCCESS);
   std::vector<unsigned char> src(kN, 0x5A);
+  fake_.pause_work(1);  // (on a loaded machine 200 us may pass before the query)
   ASSERT_EQ(upload(d, src.data(), kN, st), abi::CUDA_SUCCESS);
   EXPECT_EQ(a_->cuStreamQuery(st), abi::CUDA_ERROR_NOT_READY) << "queued work answers NOT_READY until it has run";
-  EXPECT_EQ(a_->cuStreamSynchronize(st), abi::CUDA_SUCCESS);
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    fake_.pause_work(0);
+  });
+  EXPECT_EQ(a_->cuStreamSynchronize(st), abi::CUDA_SUCCESS) << "waits for the work";
+  release.join();
   EXPECT_EQ(a_->cuStreamQuery(st), abi::CUDA_SUCCESS);
   EXPECT_EQ(read(d, kN), src);
   EXPECT_EQ(a_->cuMemFree(d), abi::CUDA_SUCCESS);
@@ -89,7 +95,12 @@ TEST_F(StrictFake, ThePollingLoopSeesNotReadyThenSuccess) {
   abi::CUdeviceptr d = 0;
   ASSERT_EQ(a_->cuMemAlloc(&d, kN), abi::CUDA_SUCCESS);
   std::vector<unsigned char> src(kN, 7);
+  fake_.pause_work(1);
   ASSERT_EQ(upload(d, src.data(), kN, st), abi::CUDA_SUCCESS);
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    fake_.pause_work(0);
+  });
   int not_ready = 0;
   abi::CUresult r;
   while ((r = a_->cuStreamQuery(st)) == abi::CUDA_ERROR_NOT_READY) {
@@ -97,6 +108,7 @@ TEST_F(StrictFake, ThePollingLoopSeesNotReadyThenSuccess) {
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
   EXPECT_EQ(r, abi::CUDA_SUCCESS);
+  release.join();
   EXPECT_GE(not_ready, 1);
   EXPECT_EQ(read(d, kN), src);
   EXPECT_EQ(a_->cuMemFree(d), abi::CUDA_SUCCESS);
@@ -278,8 +290,10 @@ TEST_F(StrictFake, AnErrorInOneStreamsWorkDropsTheWorkQueuedAfterIt) {
   ASSERT_EQ(a_->cuMemAlloc(&d, kN), abi::CUDA_SUCCESS);
   std::vector<unsigned char> src(kN, 1);
   fake_.fail_sticky("cuMemcpy2DAsync", abi::CUDA_ERROR_ILLEGAL_ADDRESS, 0);
+  fake_.pause_work(1);  // the record is issued before the copy faults
   ASSERT_EQ(upload(d, src.data(), kN, st), abi::CUDA_SUCCESS);
   ASSERT_EQ(a_->cuEventRecord(e, st), abi::CUDA_SUCCESS);
+  fake_.pause_work(0);
   EXPECT_EQ(a_->cuEventSynchronize(e), abi::CUDA_ERROR_ILLEGAL_ADDRESS);
   EXPECT_EQ(a_->cuEventQuery(e), abi::CUDA_ERROR_ILLEGAL_ADDRESS);
   EXPECT_EQ(a_->cuStreamSynchronize(st), abi::CUDA_ERROR_ILLEGAL_ADDRESS);

@@ -6,7 +6,9 @@
 // registered, mapped or allocated once the viewer is gone.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 
 #include "cuda_frames.hpp"
@@ -140,6 +142,13 @@ TEST_F(ViewerFakeCuda, AnIllegalAddressInTheCopyPoisonsTheContextAndEveryLaterCu
     Viewer v(cuda_options());
     v.show(quadrant_frame(PixelFormat::NV12, 64, 48, {}));  // buffers made
     fake_.fail_sticky("cuMemcpy2DAsync", cuda::abi::CUDA_ERROR_ILLEGAL_ADDRESS, 0);
+    // The copies wait until both planes are issued (a loaded machine could
+    // otherwise run the luma copy first, and the chroma launch would report it).
+    fake_.pause_work(1);
+    std::thread release([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      fake_.pause_work(0);
+    });
     try {
       v.show(quadrant_frame(PixelFormat::NV12, 64, 48, {}));
       ADD_FAILURE() << "no error";
@@ -148,6 +157,7 @@ TEST_F(ViewerFakeCuda, AnIllegalAddressInTheCopyPoisonsTheContextAndEveryLaterCu
       EXPECT_EQ(e.call(), "cuStreamQuery") << "the launch succeeds; the error comes when the copy is waited for: "
                                            << e.what();
     }
+    release.join();
     EXPECT_EQ(fake_.sticky_error(0), cuda::abi::CUDA_ERROR_ILLEGAL_ADDRESS);
     for (int i = 0; i < 3; ++i) {
       try {
