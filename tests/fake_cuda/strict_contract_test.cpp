@@ -97,11 +97,12 @@ TEST_F(StrictFake, ThePollingLoopSeesNotReadyThenSuccess) {
   std::vector<unsigned char> src(kN, 7);
   fake_.pause_work(1);
   ASSERT_EQ(upload(d, src.data(), kN, st), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuStreamQuery(st), abi::CUDA_ERROR_NOT_READY);
   std::thread release([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
     fake_.pause_work(0);
   });
-  int not_ready = 0;
+  int not_ready = 1;
   abi::CUresult r;
   while ((r = a_->cuStreamQuery(st)) == abi::CUDA_ERROR_NOT_READY) {
     ++not_ready;
