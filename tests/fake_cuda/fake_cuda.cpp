@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <set>
 #include <string>
 #include <thread>
@@ -238,9 +239,26 @@ namespace handoff_fake {
 // order, no sooner than kStrictDelay after it was queued (so a poll right
 // after queuing sees CUDA_ERROR_NOT_READY), and only once what it waits for
 // (a legacy-null-stream dependency, an event of cuStreamWaitEvent) is done.
-struct EventSync {  // an event's recordings: the newest queued one, the newest completed one
-  std::uint64_t recorded = 0;
-  std::uint64_t completed = 0;
+struct EventCounters {  // an event's recordings: the newest queued one, the newest completed one
+  std::atomic<std::uint64_t> recorded{0};
+  std::atomic<std::uint64_t> completed{0};
+};
+// An exported interprocess event keeps its counters in POSIX shared memory
+// named after the exporting process and the event, so an importer in another
+// process sees when the exporter's work is done (and its stream waits and
+// queries answer accordingly).
+struct EventSync {
+  EventCounters local;
+  EventCounters* shared = nullptr;  // mapped: an interprocess event exported or opened
+  std::string shm_name;             // set in the exporting process: unlinked with the last reference
+  EventCounters& c() { return shared ? *shared : local; }
+  EventSync() = default;
+  EventSync(const EventSync&) = delete;
+  EventSync& operator=(const EventSync&) = delete;
+  ~EventSync() {
+    if (shared) ::munmap(shared, sizeof(EventCounters));
+    if (!shm_name.empty()) ::shm_unlink(shm_name.c_str());
+  }
 };
 struct Op {
   std::function<void(bool skipped)> run;  // skipped: the context was poisoned, do no work (but mark events)
@@ -262,6 +280,7 @@ struct Queue {
 };
 }  // namespace handoff_fake
 namespace {
+using handoff_fake::EventCounters;
 using handoff_fake::EventSync;
 using handoff_fake::Op;
 using handoff_fake::Queue;
@@ -590,7 +609,9 @@ void worker_main() {
               next = std::min(next, op.not_before);
               break;
             }
-            bool ready = !op.wait_event || op.wait_event->completed >= op.wait_generation;
+            bool ready = !op.wait_event || op.wait_event->c().completed.load() >= op.wait_generation;
+            if (!ready && op.wait_event->shared)  // another process's work: look again soon
+              next = std::min(next, now + std::chrono::microseconds(50));
             for (const auto& [dep, n] : op.after) ready = ready && dep->completed >= n;
             if (!ready) break;
           }
@@ -1760,7 +1781,7 @@ struct handoff::cuda::abi::CUevent_st {
   bool imported = false;  // from cuIpcOpenEventHandle
   std::uint64_t id = 0;
   CUctx_st* ctx = nullptr;  // current at creation (or at the handle's opening)
-  bool exported = false;    // cuIpcGetEventHandle was called: records wait for their work (strict mode)
+  bool exported = false;    // cuIpcGetEventHandle was called: its counters are in shared memory
   // Its recordings (strict mode). An event opened in the exporting process
   // shares the exporter's; one from another process has its own (never recorded).
   std::shared_ptr<EventSync> sync = std::make_shared<EventSync>();
@@ -2078,6 +2099,10 @@ CUevent_st* find_event(CUevent e) { return e && share().events.count(e) ? e : nu
 // for a handle it never issued) where it can tell: the exporting process has
 // exited, or the exporter is this process and the event was destroyed. (An
 // event destroyed in another process that still runs is beyond its sight.)
+std::string event_shm_name(std::int32_t pid, std::uint64_t id) {
+  return "/handoff-fake-cuda-event-" + std::to_string(pid) + "-" + std::to_string(id);
+}
+
 bool ipc_event_handle_is_stale(const CUipcEventHandle& handle) {
   std::int32_t pid = 0;
   std::uint64_t id = 0;
@@ -2123,13 +2148,12 @@ FAKE_API CUresult cuEventRecord(CUevent event, CUstream stream) {
   if ((stream ? stream->ctx : current_context()) != event->ctx) return CUDA_ERROR_INVALID_HANDLE;
   // Completes when the stream gets to it (strict mode).
   std::shared_ptr<EventSync> sync = event->sync;
-  const std::uint64_t generation = ++sync->recorded;
+  const std::uint64_t generation = ++sync->c().recorded;
   const std::shared_ptr<Queue> q = queue_of(s, stream);
-  enqueue(s, q, [sync, generation](bool) { sync->completed = std::max(sync->completed, generation); }, "cuEventRecord");
-  // The fake cannot tell another process when its work is done, so the
-  // record of an interprocess event that was exported waits until it is:
-  // a subscriber elsewhere then never reads before the work it waits for.
-  if (event->exported) wait_for(s, lock, Targets{{q, q->enqueued}});
+  enqueue(s, q, [sync, generation](bool) {
+    std::atomic<std::uint64_t>& done = sync->c().completed;
+    if (done.load() < generation) done.store(generation);
+  }, "cuEventRecord");
   return CUDA_SUCCESS;
 }
 
@@ -2139,7 +2163,8 @@ FAKE_API CUresult cuEventQuery(CUevent event) {
   FAKE_REQUIRE_INIT();
   if (!find_event(event)) return CUDA_ERROR_INVALID_HANDLE;
   FAKE_CHECK(sticky_of(event->ctx));
-  return event->sync->completed >= event->sync->recorded ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+  EventCounters& c = event->sync->c();
+  return c.completed.load() >= c.recorded.load() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 FAKE_API CUresult cuEventSynchronize(CUevent event) {
@@ -2147,9 +2172,11 @@ FAKE_API CUresult cuEventSynchronize(CUevent event) {
   FAKE_REQUIRE_INIT();
   if (!find_event(event)) return CUDA_ERROR_INVALID_HANDLE;
   const std::shared_ptr<EventSync> sync = event->sync;
-  const std::uint64_t generation = sync->recorded;
+  const std::uint64_t generation = sync->c().recorded.load();
   CUctx_st* ctx = event->ctx;
-  s.work_done.wait(lock, [&] { return sync->completed >= generation || (ctx && ctx->sticky); });
+  // Another process's work completes unseen by this worker: poll it.
+  while (!(sync->c().completed.load() >= generation || (ctx && ctx->sticky)))
+    s.work_done.wait_for(lock, std::chrono::microseconds(50));
   return sticky_of(ctx);
 }
 
@@ -2160,7 +2187,7 @@ FAKE_API CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
   if (!find_event(event)) return CUDA_ERROR_INVALID_HANDLE;
   FAKE_CHECK(stream_status(s, stream));
-  enqueue(s, queue_of(s, stream), [](bool) {}, "cuStreamWaitEvent", event->sync, event->sync->recorded);
+  enqueue(s, queue_of(s, stream), [](bool) {}, "cuStreamWaitEvent", event->sync, event->sync->c().recorded.load());
   return CUDA_SUCCESS;
 }
 
@@ -2177,7 +2204,28 @@ FAKE_API CUresult cuIpcGetEventHandle(CUipcEventHandle* handle, CUevent event) {
   std::memcpy(handle->reserved, kEventHandleMagic, 4);
   std::memcpy(handle->reserved + 4, &pid, 4);
   std::memcpy(handle->reserved + 8, &event->id, 8);
-  event->exported = true;
+  if (!event->exported) {
+    event->exported = true;
+    EventSync& sync = *event->sync;
+    if (!sync.shared) {
+      const std::string name = event_shm_name(pid, event->id);
+      const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+      void* m = ::ftruncate(fd, sizeof(EventCounters)) == 0
+                    ? ::mmap(nullptr, sizeof(EventCounters), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                    : MAP_FAILED;
+      ::close(fd);
+      if (m == MAP_FAILED) {
+        ::shm_unlink(name.c_str());
+        return CUDA_ERROR_OUT_OF_MEMORY;
+      }
+      auto* shared = new (m) EventCounters;
+      shared->recorded.store(sync.local.recorded.load());
+      shared->completed.store(sync.local.completed.load());
+      sync.shared = shared;
+      sync.shm_name = name;
+    }
+  }
   return CUDA_SUCCESS;
 }
 
@@ -2194,9 +2242,19 @@ FAKE_API CUresult cuIpcOpenEventHandle(CUevent* event, CUipcEventHandle handle) 
   std::uint64_t id = 0;
   std::memcpy(&pid, handle.reserved + 4, 4);
   std::memcpy(&id, handle.reserved + 8, 8);
-  if (pid == ::getpid())  // opened in the exporting process: the same event
+  if (pid == ::getpid()) {  // opened in the exporting process: the same event
     for (const CUevent_st* x : share().events)
       if (!x->imported && x->id == id) e->sync = x->sync;
+  } else {  // another process's: its counters in shared memory
+    const int fd = ::shm_open(event_shm_name(pid, id).c_str(), O_RDWR | O_CLOEXEC, 0);
+    void* m = fd >= 0 ? ::mmap(nullptr, sizeof(EventCounters), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    if (fd >= 0) ::close(fd);
+    if (m == MAP_FAILED) {
+      delete e;
+      return CUDA_ERROR_INVALID_VALUE;  // the exporter destroyed it (or never exported it so)
+    }
+    e->sync->shared = static_cast<EventCounters*>(m);
+  }
   share().events.insert(e);
   *event = e;
   return CUDA_SUCCESS;
