@@ -6,6 +6,7 @@
 #include "fake_cuda_control.h"
 
 #include <EGL/egl.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -2103,6 +2104,24 @@ std::string event_shm_name(std::int32_t pid, std::uint64_t id) {
   return "/handoff-fake-cuda-event-" + std::to_string(pid) + "-" + std::to_string(id);
 }
 
+// Shared counters of processes that exited without destroying their events
+// (a test killed its peer) are removed when this process exports its first.
+void remove_dead_processes_event_counters() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    DIR* d = ::opendir("/dev/shm");
+    if (!d) return;
+    const std::string prefix = "handoff-fake-cuda-event-";
+    while (const dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (n.rfind(prefix, 0) != 0) continue;
+      const long pid = std::strtol(n.c_str() + prefix.size(), nullptr, 10);
+      if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) ::shm_unlink(("/" + n).c_str());
+    }
+    ::closedir(d);
+  });
+}
+
 bool ipc_event_handle_is_stale(const CUipcEventHandle& handle) {
   std::int32_t pid = 0;
   std::uint64_t id = 0;
@@ -2208,6 +2227,7 @@ FAKE_API CUresult cuIpcGetEventHandle(CUipcEventHandle* handle, CUevent event) {
     event->exported = true;
     EventSync& sync = *event->sync;
     if (!sync.shared) {
+      remove_dead_processes_event_counters();
       const std::string name = event_shm_name(pid, event->id);
       const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
       if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
