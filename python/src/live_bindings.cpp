@@ -14,6 +14,8 @@
 #include "module_common.hpp"
 #include "recording_bindings.hpp"
 
+#include <handoff/cuda.hpp>
+#include <handoff/cuda_abi.hpp>
 #include <handoff/live/endpoint.hpp>
 #include <handoff/publisher.hpp>
 #include <handoff/subscriber.hpp>
@@ -95,6 +97,7 @@ bool wait_in_slices(std::optional<std::chrono::nanoseconds> timeout, Step step) 
 // --- the publisher --------------------------------------------------------------------
 struct PyPublisher {
   std::shared_ptr<Publisher> publisher;  // null once closed
+  int cuda_device = 0;                   // CUDA slots: the device they live on
 
   PyPublisher() = default;
   PyPublisher(const PyPublisher&) = delete;
@@ -147,6 +150,7 @@ bool publish(PyPublisher& p, nb::handle frame, nb::handle boxes, const std::stri
              std::optional<Colorimetry> colorimetry, std::optional<std::int64_t> index,
              std::optional<double> timestamp) {
   const std::shared_ptr<Publisher> pub = p.get();
+  const int slot_device = p.cuda_device;
   PyFrame f = frame_of(frame, std::move(format), std::move(colorimetry));
   if (index) f.frame.index = *index;
   if (timestamp) f.frame.timestamp = *timestamp;
@@ -158,6 +162,13 @@ bool publish(PyPublisher& p, nb::handle frame, nb::handle boxes, const std::stri
     const bool sent = pub->publish(f.frame, o);
     // The copy publish() queued out of the caller's arrays: they may be reused once publish returns.
     synchronise_frame_context(f.frame, "publish: the copy out of the frame");
+    if (f.frame.memory == MemoryKind::Host && pub->memory() == SlotMemory::Cuda) {
+      // Host arrays into CUDA slots: the copy was queued in the slots'
+      // context (the device's primary one), not the frame's (it has none).
+      const cuda::PrimaryContext slots(cuda::driver(), slot_device);
+      cuda::ScopedContext current(slots);
+      HANDOFF_CU_CHECK(cuda::driver().api().cuCtxSynchronize(), "publish: the copy out of the host frame");
+    }
     return sent;
   });
 }
@@ -346,6 +357,7 @@ void bind_publisher(nb::module_& m) {
         auto made = without_gil([&] { return std::make_shared<Publisher>(where, o); });  // may throw: nothing made
         new (self) PyPublisher();
         self->publisher = std::move(made);
+        self->cuda_device = o.cuda_device;
       },
       "name_or_path"_a, nb::kw_only(), "slots"_a = 4, "memory"_a = "host", "cuda_device"_a = 0,
       "cuda_export"_a = "auto", "allow_group"_a = nb::none(), "max_subscribers"_a = 16,

@@ -6,7 +6,9 @@
 #include "fake_cuda_control.h"
 
 #include <EGL/egl.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -21,8 +23,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <new>
 #include <set>
 #include <string>
 #include <thread>
@@ -38,10 +44,17 @@ struct handoff::cuda::abi::CUctx_st {
   int ordinal = 0;
   int refs = 0;
   int resets = 0;  // times the retain count fell to 0 (each one a reset)
+  // Strict mode: a sticky error (CUDA_ERROR_ILLEGAL_ADDRESS ...) poisons the
+  // context: every later call in it returns this, until the context is reset.
+  int sticky = 0;
 };
+namespace handoff_fake {
+struct Queue;
+}
 struct handoff::cuda::abi::CUstream_st {
   unsigned flags = 0;
   CUctx_st* ctx = nullptr;
+  std::shared_ptr<handoff_fake::Queue> queue;  // its work (strict mode); outlives the handle while work is queued
 };
 struct handoff::cuda::abi::CUgraphicsResource_st {
   CUctx_st* ctx = nullptr;
@@ -220,8 +233,73 @@ struct Region {  // a range of fake "device" memory
   CUctx_st* ctx = nullptr;          // the context it belongs to
 };
 
+}  // namespace
+namespace handoff_fake {
+// --- strict mode: streams as queues run by a worker of the fake --------------
+// Every op runs on the worker thread under the state mutex, in its stream's
+// order, no sooner than kStrictDelay after it was queued (so a poll right
+// after queuing sees CUDA_ERROR_NOT_READY), and only once what it waits for
+// (a legacy-null-stream dependency, an event of cuStreamWaitEvent) is done.
+struct EventCounters {  // an event's recordings: the newest queued one, the newest completed one
+  std::atomic<std::uint64_t> recorded{0};
+  std::atomic<std::uint64_t> completed{0};
+};
+// An exported interprocess event keeps its counters in POSIX shared memory
+// named after the exporting process and the event, so an importer in another
+// process sees when the exporter's work is done (and its stream waits and
+// queries answer accordingly).
+struct EventSync {
+  EventCounters local;
+  EventCounters* shared = nullptr;  // mapped: an interprocess event exported or opened
+  std::string shm_name;             // set in the exporting process: unlinked with the last reference
+  EventCounters& c() { return shared ? *shared : local; }
+  EventSync() = default;
+  EventSync(const EventSync&) = delete;
+  EventSync& operator=(const EventSync&) = delete;
+  ~EventSync() {
+    if (shared) ::munmap(shared, sizeof(EventCounters));
+    if (!shm_name.empty()) ::shm_unlink(shm_name.c_str());
+  }
+};
+struct Op {
+  std::function<void(bool skipped)> run;  // skipped: the context was poisoned, do no work (but mark events)
+  std::chrono::steady_clock::time_point not_before;
+  std::vector<std::pair<std::shared_ptr<Queue>, std::uint64_t>> after;  // other queues' completed counts
+  std::shared_ptr<EventSync> wait_event;                                  // cuStreamWaitEvent
+  std::uint64_t wait_generation = 0;
+  int sticky = 0;  // fake_cuda_fail_sticky: poison the context when this op runs, instead of running it
+  const char* entry = "";
+};
+struct Queue {
+  handoff::cuda::abi::CUctx_st* ctx = nullptr;
+  bool blocking = true;      // not CU_STREAM_NON_BLOCKING: synchronises with the legacy null stream
+  bool null_stream = false;  // the context's legacy default stream
+  std::deque<Op> ops;
+  std::uint64_t enqueued = 0;
+  std::uint64_t completed = 0;
+  bool idle() const { return completed == enqueued; }
+};
+}  // namespace handoff_fake
+namespace {
+using handoff_fake::EventCounters;
+using handoff_fake::EventSync;
+using handoff_fake::Op;
+using handoff_fake::Queue;
+constexpr auto kStrictDelay = std::chrono::microseconds(200);
+
 struct State {
   std::mutex mutex;
+  // Strict mode (HANDOFF_FAKE_CUDA_STRICT=1 at cuInit, or fake_cuda_set_strict).
+  bool strict = false;
+  int strict_override = -1;  // -1: the environment's say
+  std::vector<std::shared_ptr<Queue>> queues;                 // every queue with work or a stream
+  std::map<CUctx_st*, std::shared_ptr<Queue>> null_queues;     // legacy default stream, per context
+  std::condition_variable work_changed;                        // wakes the worker
+  std::condition_variable work_done;                           // wakes callers that wait for work
+  bool worker_running = false;
+  bool paused = false;  // fake_cuda_pause_work: the worker runs nothing meanwhile
+  std::map<std::string, FaultRule> sticky_faults;             // fake_cuda_fail_sticky
+  int arm_sticky = 0;                                         // the current call's work poisons its context
   bool initialized = false;
   Config config;
   CUctx_st contexts[kMaxDevices];
@@ -313,7 +391,18 @@ void wait_if_held(const char* entry) {
 }
 
 // Records the call and applies fault injection. Call with the lock held.
+bool is_async_entry(const std::string& entry) {
+  static const std::set<std::string> async{"cuMemcpy2DAsync", "cuEventRecord", "cuStreamWaitEvent",
+                                           "cuSignalExternalSemaphoresAsync", "cuWaitExternalSemaphoresAsync",
+                                           "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync", "cuMemcpyAsync",
+                                           "cuMemsetD8Async"};
+  return async.count(entry) != 0;
+}
+
+std::vector<CUctx_st*>& context_stack();
+
 CUresult enter(State& s, const char* entry) {
+  s.arm_sticky = 0;
   EntryLog& e = s.log[entry];
   const unsigned long long t = this_thread_id();
   ++e.calls;
@@ -322,6 +411,19 @@ CUresult enter(State& s, const char* entry) {
   if (auto it = s.faults.find(entry); it != s.faults.end()) {
     if (e.successes >= it->second.after) return static_cast<CUresult>(it->second.code);
   }
+  if (auto it = s.sticky_faults.find(entry); it != s.sticky_faults.end() && e.successes >= it->second.after) {
+    // A sticky fault fires once: queued work poisons its context when it
+    // runs (the call itself succeeds, as an asynchronous launch does on a
+    // GPU); a synchronous call poisons the current context and fails.
+    const int code = it->second.code;
+    s.sticky_faults.erase(it);
+    if (is_async_entry(entry)) {
+      s.arm_sticky = code;
+    } else {
+      if (!context_stack().empty()) context_stack().back()->sticky = code;
+      return static_cast<CUresult>(code);
+    }
+  }
   ++e.successes;
   return CUDA_SUCCESS;
 }
@@ -329,7 +431,7 @@ CUresult enter(State& s, const char* entry) {
 #define FAKE_ENTER(name)                          \
   wait_if_held(name);                             \
   State& s = state();                             \
-  std::lock_guard lock(s.mutex);                  \
+  std::unique_lock lock(s.mutex);                 \
   if (CUresult r_ = enter(s, name); r_ != CUDA_SUCCESS) return r_
 
 #define FAKE_REQUIRE_INIT() \
@@ -340,7 +442,8 @@ CUresult enter(State& s, const char* entry) {
 #define FAKE_REQUIRE_CONTEXT()                                          \
   FAKE_REQUIRE_INIT();                                                  \
   if (context_stack().empty()) return CUDA_ERROR_INVALID_CONTEXT;       \
-  if (context_stack().back()->refs <= 0) return CUDA_ERROR_CONTEXT_IS_DESTROYED
+  if (context_stack().back()->refs <= 0) return CUDA_ERROR_CONTEXT_IS_DESTROYED; \
+  if (context_stack().back()->sticky) return static_cast<CUresult>(context_stack().back()->sticky)
 
 CUctx_st* current_context() { return context_stack().back(); }
 
@@ -415,6 +518,168 @@ CUresult work_stream_status(const State& s, CUstream h) {
   FAKE_CHECK(stream_status(s, h));
   if (h && !context_stack().empty() && h->ctx != context_stack().back()) return CUDA_ERROR_INVALID_HANDLE;
   return CUDA_SUCCESS;
+}
+
+// --- strict mode: queues, the worker, waits -----------------------------------
+using Targets = std::vector<std::pair<std::shared_ptr<Queue>, std::uint64_t>>;
+
+std::shared_ptr<Queue> null_queue(State& s, CUctx_st* ctx) {
+  std::shared_ptr<Queue>& q = s.null_queues[ctx];
+  if (!q) {
+    q = std::make_shared<Queue>();
+    q->ctx = ctx;
+    q->null_stream = true;
+    s.queues.push_back(q);
+  }
+  return q;
+}
+
+// The queue work given `stream` goes to: the stream's, or the current context's legacy null stream.
+std::shared_ptr<Queue> queue_of(State& s, CUstream stream) {
+  return stream ? stream->queue : null_queue(s, current_context());
+}
+
+void add_target(Targets& t, const std::shared_ptr<Queue>& q) {
+  if (q && !q->idle()) t.emplace_back(q, q->enqueued);
+}
+
+// All queued work of `ctx` (cuCtxSynchronize; what a free or a reset waits for).
+Targets context_work(State& s, CUctx_st* ctx) {
+  Targets t;
+  for (const auto& q : s.queues)
+    if (q->ctx == ctx) add_target(t, q);
+  return t;
+}
+
+// What the legacy null stream of `ctx` is ordered after: its own work and
+// every blocking stream's (CU_STREAM_NON_BLOCKING streams are not waited for).
+// Synchronous calls (cuMemcpy2D, cuMemcpyHtoD/DtoH, cuMemsetD8) run there.
+Targets null_stream_work(State& s, CUctx_st* ctx) {
+  Targets t;
+  for (const auto& q : s.queues)
+    if (q->ctx == ctx && (q->null_stream || q->blocking)) add_target(t, q);
+  return t;
+}
+
+// What waiting on `stream` means: its queue; for the null stream, also the blocking streams.
+Targets stream_work(State& s, CUstream stream, CUctx_st* ctx) {
+  if (!stream) return null_stream_work(s, ctx);
+  Targets t;
+  add_target(t, stream->queue);
+  return t;
+}
+
+bool targets_done(const Targets& t) {
+  for (const auto& [q, n] : t)
+    if (q->completed < n) return false;
+  return true;
+}
+
+// Blocks the caller (the state lock released meanwhile) until `t` has run.
+void wait_for(State& s, std::unique_lock<std::mutex>& lock, const Targets& t) {
+  if (t.empty()) return;
+  s.work_done.wait(lock, [&] { return targets_done(t); });
+}
+
+CUresult sticky_of(const CUctx_st* ctx) { return static_cast<CUresult>(ctx ? ctx->sticky : 0); }
+
+// Runs one op: now (lenient mode) or at its turn on the worker (strict mode).
+void execute(Queue& q, Op& op) {
+  if (op.sticky && q.ctx && !q.ctx->sticky) q.ctx->sticky = op.sticky;
+  op.run(q.ctx && q.ctx->sticky != 0);
+}
+
+void worker_main() {
+  State& s = state();
+  std::unique_lock lock(s.mutex);
+  for (;;) {
+    bool progressed = false;
+    const auto now = std::chrono::steady_clock::now();
+    auto next = std::chrono::steady_clock::time_point::max();
+    if (s.paused) {
+      s.work_changed.wait(lock);
+      continue;
+    }
+    {
+      const std::vector<std::shared_ptr<Queue>> queues = s.queues;
+      for (const auto& q : queues) {
+        while (!q->ops.empty()) {
+          Op& op = q->ops.front();
+          if (!(q->ctx && q->ctx->sticky)) {  // a poisoned context's work is dropped at once
+            if (op.not_before > now) {
+              next = std::min(next, op.not_before);
+              break;
+            }
+            bool ready = !op.wait_event || op.wait_event->c().completed.load() >= op.wait_generation;
+            if (!ready && op.wait_event->shared)  // another process's work: look again soon
+              next = std::min(next, now + std::chrono::microseconds(50));
+            for (const auto& [dep, n] : op.after) ready = ready && dep->completed >= n;
+            if (!ready) break;
+          }
+          Op mine = std::move(op);
+          q->ops.pop_front();
+          execute(*q, mine);
+          ++q->completed;
+          progressed = true;
+        }
+      }
+    }
+    // Queues of destroyed streams are forgotten once their work has run.
+    s.queues.erase(std::remove_if(s.queues.begin(), s.queues.end(),
+                                  [](const std::shared_ptr<Queue>& q) { return q.use_count() == 1 && q->ops.empty(); }),
+                   s.queues.end());
+    if (progressed) {
+      s.work_done.notify_all();
+      continue;
+    }
+    if (next == std::chrono::steady_clock::time_point::max()) s.work_changed.wait(lock);
+    else s.work_changed.wait_until(lock, next);
+  }
+}
+
+// The worker is detached and never stops: the library is never unloaded
+// (-z nodelete) and its state is never destroyed, so it may idle through exit.
+// A child of fork() has no worker: the next queued work starts one.
+void start_worker(State& s) {
+  if (s.worker_running) return;
+  static std::once_flag at_fork;
+  std::call_once(at_fork, [] {
+    ::pthread_atfork([] { state().mutex.lock(); }, [] { state().mutex.unlock(); },
+                     [] {
+                       state().worker_running = false;
+                       state().mutex.unlock();
+                     });
+  });
+  s.worker_running = true;
+  std::thread(worker_main).detach();
+}
+
+// Queues `run` on `q` (strict mode), or runs it now. An armed sticky fault
+// (fake_cuda_fail_sticky) goes with it: its context is poisoned when it runs.
+void enqueue(State& s, const std::shared_ptr<Queue>& q, std::function<void(bool)> run, const char* entry,
+             std::shared_ptr<EventSync> wait_event = nullptr, std::uint64_t wait_generation = 0) {
+  Op op;
+  op.run = std::move(run);
+  op.sticky = s.arm_sticky;
+  op.entry = entry;
+  s.arm_sticky = 0;
+  if (!s.strict) {
+    execute(*q, op);
+    return;
+  }
+  op.wait_event = std::move(wait_event);
+  op.wait_generation = wait_generation;
+  op.not_before = std::chrono::steady_clock::now() + kStrictDelay;
+  if (q->null_stream) {  // the legacy null stream waits for the blocking streams' earlier work
+    for (const auto& other : s.queues)
+      if (other != q && other->ctx == q->ctx && other->blocking && !other->null_stream) add_target(op.after, other);
+  } else if (q->blocking) {  // and they for its earlier work
+    if (auto it = s.null_queues.find(q->ctx); it != s.null_queues.end()) add_target(op.after, it->second);
+  }
+  q->ops.push_back(std::move(op));
+  ++q->enqueued;
+  start_worker(s);
+  s.work_changed.notify_all();
 }
 
 CUresult unmap_one(CUgraphicsResource_st* r) {
@@ -513,6 +778,7 @@ FAKE_API CUresult cuInit(unsigned int flags) {
   FAKE_ENTER("cuInit");
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
   s.config = read_config();
+  s.strict = s.strict_override >= 0 ? s.strict_override != 0 : env_int("HANDOFF_FAKE_CUDA_STRICT", 0) != 0;
   if (s.config.init_error != 0) return static_cast<CUresult>(s.config.init_error);
   if (s.config.devices == 0) return CUDA_ERROR_NO_DEVICE;  // what the real driver says with no GPU
   for (int i = 0; i < kMaxDevices; ++i) s.contexts[i].ordinal = i;
@@ -637,7 +903,7 @@ void drop_mapping_at_reset(State& s, CUgraphicsResource_st* r) {
   if (r->ptr) s.dead_ranges[reinterpret_cast<CUdeviceptr>(r->ptr)] = r->size;
   if (r->egl || r->shadow) {
     if (r->shadow) std::free(r->ptr);  // the host copy is never written back
-  } else if (!r->borrowed && gl_context_current()) {
+  } else if (!r->borrowed && gl_context_current() && gl().IsBuffer(r->buffer)) {  // GL may have deleted it
     gl().UnmapNamedBuffer(r->buffer);
   }
   r->mapped = r->shadow = r->borrowed = false;
@@ -665,6 +931,8 @@ void destroy_made_in(State& s, Set& live, CUctx_st* ctx, Destroy destroy) {
 // use of any of them is CUDA_ERROR_CONTEXT_IS_DESTROYED.
 void reset_context(State& s, CUctx_st* ctx) {
   ++ctx->resets;
+  ctx->sticky = 0;  // a reset context starts clean (the way out of a sticky error)
+  s.null_queues.erase(ctx);
   for (auto it = s.regions.begin(); it != s.regions.end();) {
     const bool mine = it->second.kind == Region::Alloc ? it->second.ctx == ctx : it->second.owner->ctx == ctx;
     if (!mine) {
@@ -708,6 +976,7 @@ FAKE_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
   FAKE_REQUIRE_INIT();
   FAKE_CHECK_DEVICE(dev);
   if (s.contexts[dev].refs <= 0) return CUDA_ERROR_INVALID_CONTEXT;  // released more often than retained
+  if (s.contexts[dev].refs == 1) wait_for(s, lock, context_work(s, &s.contexts[dev]));  // the reset waits for its work
   if (--s.contexts[dev].refs == 0) reset_context(s, &s.contexts[dev]);
   return CUDA_SUCCESS;
 }
@@ -743,7 +1012,9 @@ FAKE_API CUresult cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice d
 FAKE_API CUresult cuCtxDestroy_v2(CUcontext ctx) {
   FAKE_ENTER("cuCtxDestroy");
   FAKE_REQUIRE_INIT();
-  if (!ctx || s.created_contexts.erase(ctx) == 0) return CUDA_ERROR_INVALID_CONTEXT;  // primary ones are released
+  if (!ctx || s.created_contexts.count(ctx) == 0) return CUDA_ERROR_INVALID_CONTEXT;  // primary ones are released
+  wait_for(s, lock, context_work(s, ctx));
+  if (s.created_contexts.erase(ctx) == 0) return CUDA_ERROR_INVALID_CONTEXT;
   reset_context(s, ctx);
   ctx->refs = 0;
   s.dead_handles.insert(ctx);  // known as destroyed (not an object lost: it was destroyed on purpose)
@@ -817,7 +1088,9 @@ FAKE_API CUresult cuCtxGetCurrent(CUcontext* pctx) {
 FAKE_API CUresult cuCtxSynchronize() {
   FAKE_ENTER("cuCtxSynchronize");
   FAKE_REQUIRE_CONTEXT();
-  return CUDA_SUCCESS;  // the fake's work is synchronous
+  CUctx_st* ctx = current_context();
+  wait_for(s, lock, context_work(s, ctx));
+  return sticky_of(ctx);  // an error of queued work surfaces here
 }
 
 // CUDA 13's cuCtxSynchronize_v2 takes the context; exported only through
@@ -828,7 +1101,10 @@ CUresult fake_cuCtxSynchronize_v13000(CUcontext ctx) {
   FAKE_REQUIRE_INIT();
   if (ctx && !valid_context(s, ctx)) return CUDA_ERROR_INVALID_CONTEXT;
   if (!ctx && context_stack().empty()) return CUDA_ERROR_INVALID_CONTEXT;
-  return CUDA_SUCCESS;
+  if (!ctx) ctx = current_context();
+  if (ctx->refs <= 0 && !s.created_contexts.count(ctx)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+  wait_for(s, lock, context_work(s, ctx));
+  return sticky_of(ctx);
 }
 }  // namespace
 
@@ -888,6 +1164,7 @@ FAKE_API CUresult cuMemFreeHost(void* p) {
 FAKE_API CUresult cuMemFree_v2(CUdeviceptr dptr) {
   FAKE_ENTER("cuMemFree");
   FAKE_REQUIRE_CONTEXT();
+  wait_for(s, lock, context_work(s, current_context()));  // as on a GPU, freeing waits for the work queued before
   auto it = s.regions.find(dptr);
   if (it == s.regions.end())
     return s.dead_ranges.count(dptr) ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_ERROR_INVALID_VALUE;
@@ -903,6 +1180,9 @@ FAKE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, std::size_t 
   if (bytes == 0) return CUDA_SUCCESS;
   if (!src) return CUDA_ERROR_INVALID_VALUE;
   FAKE_CHECK(device_range(s, dst, bytes));
+  wait_for(s, lock, null_stream_work(s, current_context()));  // synchronous: after the null stream's work
+  FAKE_CHECK(sticky_of(current_context()));
+  FAKE_CHECK(device_range(s, dst, bytes));
   std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
   return CUDA_SUCCESS;
 }
@@ -912,6 +1192,9 @@ FAKE_API CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, std::size_t bytes)
   FAKE_REQUIRE_CONTEXT();
   if (bytes == 0) return CUDA_SUCCESS;
   if (!dst) return CUDA_ERROR_INVALID_VALUE;
+  FAKE_CHECK(device_range(s, src, bytes));
+  wait_for(s, lock, null_stream_work(s, current_context()));  // synchronous: after the null stream's work
+  FAKE_CHECK(sticky_of(current_context()));
   FAKE_CHECK(device_range(s, src, bytes));
   std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
   return CUDA_SUCCESS;
@@ -946,7 +1229,7 @@ CUresult side(State& s, CUmemorytype type, const void* host, CUdeviceptr device,
   return CUDA_ERROR_INVALID_VALUE;
 }
 
-CUresult copy2d(State& s, const CUDA_MEMCPY2D* c) {
+CUresult copy2d(State& s, const CUDA_MEMCPY2D* c, bool copy = true) {
   if (!c) return CUDA_ERROR_INVALID_VALUE;
   const char* src = nullptr;
   const char* dst = nullptr;
@@ -956,7 +1239,7 @@ CUresult copy2d(State& s, const CUDA_MEMCPY2D* c) {
   r = side(s, c->dstMemoryType, c->dstHost, c->dstDevice, c->dstArray, c->dstXInBytes, c->dstY, c->dstPitch,
            c->WidthInBytes, c->Height, &dst);
   if (r != CUDA_SUCCESS) return r;
-  for (std::size_t row = 0; src && dst && row < c->Height; ++row)
+  for (std::size_t row = 0; copy && src && dst && row < c->Height; ++row)
     std::memmove(const_cast<char*>(dst) + row * c->dstPitch, src + row * c->srcPitch, c->WidthInBytes);
   return CUDA_SUCCESS;
 }
@@ -965,20 +1248,35 @@ CUresult copy2d(State& s, const CUDA_MEMCPY2D* c) {
 FAKE_API CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D* copy) {
   FAKE_ENTER("cuMemcpy2D");
   FAKE_REQUIRE_CONTEXT();
+  FAKE_CHECK(copy2d(s, copy, false));
+  wait_for(s, lock, null_stream_work(s, current_context()));  // synchronous: after the null stream's work
+  FAKE_CHECK(sticky_of(current_context()));
   return copy2d(s, copy);
 }
 
+// Checked now (a bad argument fails the call); copied when the stream gets to
+// it (strict mode), reading the host source then. Memory gone by then (freed,
+// unmapped) is an illegal address: the context is poisoned.
 FAKE_API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* copy, CUstream stream) {
   FAKE_ENTER("cuMemcpy2DAsync");
   FAKE_REQUIRE_CONTEXT();
   FAKE_CHECK(work_stream_status(s, stream));
-  return copy2d(s, copy);
+  FAKE_CHECK(copy2d(s, copy, false));
+  CUctx_st* ctx = current_context();
+  enqueue(s, queue_of(s, stream), [&s, c = *copy, ctx](bool skipped) {
+    if (skipped) return;
+    if (copy2d(s, &c) != CUDA_SUCCESS) ctx->sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+  }, "cuMemcpy2DAsync");
+  return CUDA_SUCCESS;
 }
 
 FAKE_API CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, std::size_t n) {
   FAKE_ENTER("cuMemsetD8");
   FAKE_REQUIRE_CONTEXT();
   if (n == 0) return CUDA_SUCCESS;
+  FAKE_CHECK(device_range(s, dst, n));
+  wait_for(s, lock, null_stream_work(s, current_context()));  // after the null stream's work
+  FAKE_CHECK(sticky_of(current_context()));
   FAKE_CHECK(device_range(s, dst, n));
   std::memset(reinterpret_cast<void*>(dst), value, n);
   return CUDA_SUCCESS;
@@ -989,7 +1287,10 @@ FAKE_API CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
   FAKE_ENTER("cuStreamCreate");
   FAKE_REQUIRE_CONTEXT();
   if (!stream || flags > CU_STREAM_NON_BLOCKING) return CUDA_ERROR_INVALID_VALUE;
-  auto* st = new CUstream_st{flags, current_context()};
+  auto* st = new CUstream_st{flags, current_context(), std::make_shared<Queue>()};
+  st->queue->ctx = st->ctx;
+  st->queue->blocking = (flags & CU_STREAM_NON_BLOCKING) == 0;
+  s.queues.push_back(st->queue);
   s.streams.insert(st);
   *stream = st;
   return CUDA_SUCCESS;
@@ -1011,14 +1312,20 @@ FAKE_API CUresult cuStreamDestroy(CUstream stream) { return cuStreamDestroy_v2(s
 FAKE_API CUresult cuStreamSynchronize(CUstream stream) {
   FAKE_ENTER("cuStreamSynchronize");
   FAKE_REQUIRE_CONTEXT();
-  return stream_status(s, stream);
+  FAKE_CHECK(stream_status(s, stream));
+  CUctx_st* ctx = stream ? stream->ctx : current_context();
+  wait_for(s, lock, stream_work(s, stream, ctx));
+  return sticky_of(ctx);  // an error of queued work surfaces here
 }
 
-// All work is synchronous here, so a valid stream has always finished.
+// CUDA_ERROR_NOT_READY while work queued on the stream (strict mode) has not run.
 FAKE_API CUresult cuStreamQuery(CUstream stream) {
   FAKE_ENTER("cuStreamQuery");
   FAKE_REQUIRE_CONTEXT();
-  return stream_status(s, stream);
+  FAKE_CHECK(stream_status(s, stream));
+  CUctx_st* ctx = stream ? stream->ctx : current_context();
+  FAKE_CHECK(sticky_of(ctx));
+  return targets_done(stream_work(s, stream, ctx)) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 // --- modules: the fake cannot run PTX or cubin -------------------------------
@@ -1116,6 +1423,8 @@ FAKE_API CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) {
   FAKE_REQUIRE_CONTEXT();
   FAKE_CHECK(handle_status(s, s.resources, resource));
   if (!resource->egl && !gl_context_current()) return CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
+  wait_for(s, lock, context_work(s, current_context()));
+  if (s.resources.count(resource) == 0) return CUDA_ERROR_INVALID_HANDLE;
   if (resource->mapped) unmap_one(resource);  // the lenient reading: the driver API docs do not say
   s.resources.erase(resource);
   std::free(resource->egl_memory);
@@ -1174,6 +1483,10 @@ FAKE_API CUresult cuGraphicsUnmapResources(unsigned int count, CUgraphicsResourc
   for (unsigned i = 0; i < count; ++i) {
     if (!resources[i]->mapped) return CUDA_ERROR_NOT_MAPPED;
   }
+  // The docs: work issued in `stream` before the unmap completes before any
+  // graphics work issued after it begins. (Work on other streams is not
+  // waited for: memory it reaches after the unmap is an illegal address.)
+  wait_for(s, lock, stream_work(s, stream, current_context()));
   CUresult result = CUDA_SUCCESS;
   for (unsigned i = 0; i < count; ++i)
     if (CUresult r = unmap_one(resources[i]); r != CUDA_SUCCESS) result = r;
@@ -1378,6 +1691,8 @@ FAKE_API CUresult cuDestroyExternalMemory(CUexternalMemory mem) {
   FAKE_ENTER("cuDestroyExternalMemory");
   FAKE_REQUIRE_CONTEXT();
   FAKE_CHECK(handle_status(s, s.ext_memories, mem));
+  wait_for(s, lock, context_work(s, current_context()));
+  FAKE_CHECK(handle_status(s, s.ext_memories, mem));
   for (auto it = s.regions.begin(); it != s.regions.end();) {
     if (it->second.kind == Region::ExternalBuffer && it->second.owner == mem) {
       ++s.leaked_external_buffers;  // the docs: cuMemFree every mapped buffer first
@@ -1427,7 +1742,9 @@ FAKE_API CUresult cuSignalExternalSemaphoresAsync(const CUexternalSemaphore* sem
                                          CUstream stream) {
   FAKE_ENTER("cuSignalExternalSemaphoresAsync");
   FAKE_REQUIRE_CONTEXT();
-  return check_semaphores(s, sems, params, n, stream);
+  FAKE_CHECK(check_semaphores(s, sems, params, n, stream));
+  enqueue(s, queue_of(s, stream), [](bool) {}, "cuSignalExternalSemaphoresAsync");  // in stream order
+  return CUDA_SUCCESS;
 }
 
 FAKE_API CUresult cuWaitExternalSemaphoresAsync(const CUexternalSemaphore* sems,
@@ -1435,7 +1752,9 @@ FAKE_API CUresult cuWaitExternalSemaphoresAsync(const CUexternalSemaphore* sems,
                                        CUstream stream) {
   FAKE_ENTER("cuWaitExternalSemaphoresAsync");
   FAKE_REQUIRE_CONTEXT();
-  return check_semaphores(s, sems, params, n, stream);
+  FAKE_CHECK(check_semaphores(s, sems, params, n, stream));
+  enqueue(s, queue_of(s, stream), [](bool) {}, "cuWaitExternalSemaphoresAsync");  // host-side: signalled already
+  return CUDA_SUCCESS;
 }
 
 FAKE_API CUresult cuDestroyExternalSemaphore(CUexternalSemaphore sem) {
@@ -1463,6 +1782,10 @@ struct handoff::cuda::abi::CUevent_st {
   bool imported = false;  // from cuIpcOpenEventHandle
   std::uint64_t id = 0;
   CUctx_st* ctx = nullptr;  // current at creation (or at the handle's opening)
+  bool exported = false;    // cuIpcGetEventHandle was called: its counters are in shared memory
+  // Its recordings (strict mode). An event opened in the exporting process
+  // shares the exporter's; one from another process has its own (never recorded).
+  std::shared_ptr<EventSync> sync = std::make_shared<EventSync>();
 };
 
 namespace {
@@ -1746,6 +2069,11 @@ FAKE_API CUresult cuMemSetAccess(CUdeviceptr ptr, std::size_t size, const CUmemA
 FAKE_API CUresult cuMemUnmap(CUdeviceptr ptr, std::size_t size) {
   FAKE_ENTER("cuMemUnmap");
   FAKE_REQUIRE_INIT();
+  {
+    Targets all;  // synchronous: work queued before it has run
+    for (const auto& q : s.queues) add_target(all, q);
+    wait_for(s, lock, all);
+  }
   VmmReservation* r = find_reservation(ptr, size);
   const auto tiles = r ? tiling(*r, ptr, size) : decltype(tiling(*r, ptr, size)){};
   if (tiles.empty()) return CUDA_ERROR_INVALID_VALUE;  // the docs: whole mapped ranges only
@@ -1772,6 +2100,28 @@ CUevent_st* find_event(CUevent e) { return e && share().events.count(e) ? e : nu
 // for a handle it never issued) where it can tell: the exporting process has
 // exited, or the exporter is this process and the event was destroyed. (An
 // event destroyed in another process that still runs is beyond its sight.)
+std::string event_shm_name(std::int32_t pid, std::uint64_t id) {
+  return "/handoff-fake-cuda-event-" + std::to_string(pid) + "-" + std::to_string(id);
+}
+
+// Shared counters of processes that exited without destroying their events
+// (a test killed its peer) are removed when this process exports its first.
+void remove_dead_processes_event_counters() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    DIR* d = ::opendir("/dev/shm");
+    if (!d) return;
+    const std::string prefix = "handoff-fake-cuda-event-";
+    while (const dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (n.rfind(prefix, 0) != 0) continue;
+      const long pid = std::strtol(n.c_str() + prefix.size(), nullptr, 10);
+      if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) ::shm_unlink(("/" + n).c_str());
+    }
+    ::closedir(d);
+  });
+}
+
 bool ipc_event_handle_is_stale(const CUipcEventHandle& handle) {
   std::int32_t pid = 0;
   std::uint64_t id = 0;
@@ -1815,27 +2165,49 @@ FAKE_API CUresult cuEventRecord(CUevent event, CUstream stream) {
   // The docs: the event and the stream "must be from the same context
   // otherwise CUDA_ERROR_INVALID_HANDLE is returned" (the default stream is the current context's).
   if ((stream ? stream->ctx : current_context()) != event->ctx) return CUDA_ERROR_INVALID_HANDLE;
-  return CUDA_SUCCESS;  // the fake's work is synchronous: recorded is complete
+  // Completes when the stream gets to it (strict mode).
+  std::shared_ptr<EventSync> sync = event->sync;
+  const std::uint64_t generation = ++sync->c().recorded;
+  const std::shared_ptr<Queue> q = queue_of(s, stream);
+  enqueue(s, q, [sync, generation](bool) {
+    std::atomic<std::uint64_t>& done = sync->c().completed;
+    if (done.load() < generation) done.store(generation);
+  }, "cuEventRecord");
+  return CUDA_SUCCESS;
 }
 
+// CUDA_ERROR_NOT_READY while its newest record is still queued (strict mode).
 FAKE_API CUresult cuEventQuery(CUevent event) {
   FAKE_ENTER("cuEventQuery");
   FAKE_REQUIRE_INIT();
-  return find_event(event) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  if (!find_event(event)) return CUDA_ERROR_INVALID_HANDLE;
+  FAKE_CHECK(sticky_of(event->ctx));
+  EventCounters& c = event->sync->c();
+  return c.completed.load() >= c.recorded.load() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 FAKE_API CUresult cuEventSynchronize(CUevent event) {
   FAKE_ENTER("cuEventSynchronize");
   FAKE_REQUIRE_INIT();
-  return find_event(event) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  if (!find_event(event)) return CUDA_ERROR_INVALID_HANDLE;
+  const std::shared_ptr<EventSync> sync = event->sync;
+  const std::uint64_t generation = sync->c().recorded.load();
+  CUctx_st* ctx = event->ctx;
+  // Another process's work completes unseen by this worker: poll it.
+  while (!(sync->c().completed.load() >= generation || (ctx && ctx->sticky)))
+    s.work_done.wait_for(lock, std::chrono::microseconds(50));
+  return sticky_of(ctx);
 }
 
+// The stream's later work waits for the event's newest record (strict mode).
 FAKE_API CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
   FAKE_ENTER("cuStreamWaitEvent");
   FAKE_REQUIRE_CONTEXT();
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
   if (!find_event(event)) return CUDA_ERROR_INVALID_HANDLE;
-  return stream_status(s, stream);
+  FAKE_CHECK(stream_status(s, stream));
+  enqueue(s, queue_of(s, stream), [](bool) {}, "cuStreamWaitEvent", event->sync, event->sync->c().recorded.load());
+  return CUDA_SUCCESS;
 }
 
 FAKE_API CUresult cuIpcGetEventHandle(CUipcEventHandle* handle, CUevent event) {
@@ -1851,6 +2223,29 @@ FAKE_API CUresult cuIpcGetEventHandle(CUipcEventHandle* handle, CUevent event) {
   std::memcpy(handle->reserved, kEventHandleMagic, 4);
   std::memcpy(handle->reserved + 4, &pid, 4);
   std::memcpy(handle->reserved + 8, &event->id, 8);
+  if (!event->exported) {
+    event->exported = true;
+    EventSync& sync = *event->sync;
+    if (!sync.shared) {
+      remove_dead_processes_event_counters();
+      const std::string name = event_shm_name(pid, event->id);
+      const int fd = ::shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+      void* m = ::ftruncate(fd, sizeof(EventCounters)) == 0
+                    ? ::mmap(nullptr, sizeof(EventCounters), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                    : MAP_FAILED;
+      ::close(fd);
+      if (m == MAP_FAILED) {
+        ::shm_unlink(name.c_str());
+        return CUDA_ERROR_OUT_OF_MEMORY;
+      }
+      auto* shared = new (m) EventCounters;
+      shared->recorded.store(sync.local.recorded.load());
+      shared->completed.store(sync.local.completed.load());
+      sync.shared = shared;
+      sync.shm_name = name;
+    }
+  }
   return CUDA_SUCCESS;
 }
 
@@ -1863,6 +2258,23 @@ FAKE_API CUresult cuIpcOpenEventHandle(CUevent* event, CUipcEventHandle handle) 
   if (ipc_event_handle_is_stale(handle)) return CUDA_ERROR_INVALID_VALUE;
   // The docs: it behaves like a local event with timing disabled.
   auto* e = new CUevent_st{CU_EVENT_DISABLE_TIMING, true, share().next_event_id++, current_context()};
+  std::int32_t pid = 0;
+  std::uint64_t id = 0;
+  std::memcpy(&pid, handle.reserved + 4, 4);
+  std::memcpy(&id, handle.reserved + 8, 8);
+  if (pid == ::getpid()) {  // opened in the exporting process: the same event
+    for (const CUevent_st* x : share().events)
+      if (!x->imported && x->id == id) e->sync = x->sync;
+  } else {  // another process's: its counters in shared memory
+    const int fd = ::shm_open(event_shm_name(pid, id).c_str(), O_RDWR | O_CLOEXEC, 0);
+    void* m = fd >= 0 ? ::mmap(nullptr, sizeof(EventCounters), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+    if (fd >= 0) ::close(fd);
+    if (m == MAP_FAILED) {
+      delete e;
+      return CUDA_ERROR_INVALID_VALUE;  // the exporter destroyed it (or never exported it so)
+    }
+    e->sync->shared = static_cast<EventCounters*>(m);
+  }
   share().events.insert(e);
   *event = e;
   return CUDA_SUCCESS;
@@ -2105,7 +2517,55 @@ FAKE_API void fake_cuda_reset(void) {
   s.egl_bytes = 1;
   s.egl_arrays = false;
   s.dmabuf_stand_ins.clear();
+  s.sticky_faults.clear();
+  s.arm_sticky = 0;
+  // A test harness's reset, not CUDA's: poisoned contexts start clean, so one
+  // test's sticky error does not leak into the next (on a GPU only a reset of
+  // the context clears it).
+  for (CUctx_st& c : s.contexts) c.sticky = 0;
+  for (CUctx_st* c : s.created_contexts) c->sticky = 0;
+  s.strict_override = -1;
+  s.strict = env_int("HANDOFF_FAKE_CUDA_STRICT", 0) != 0;
+  s.paused = false;
+  s.work_changed.notify_all();
   share_reset();  // interprocess block
+}
+
+FAKE_API void fake_cuda_fail_sticky(const char* entry, int code, int after_calls) {
+  if (!entry) return;
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (code == 0) {
+    s.sticky_faults.erase(entry);
+    return;
+  }
+  s.sticky_faults[entry] = FaultRule{code, s.log[entry].successes + (after_calls < 0 ? 0 : after_calls)};
+}
+
+FAKE_API void fake_cuda_set_strict(int strict) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.strict_override = strict ? 1 : 0;
+  s.strict = strict != 0;
+}
+
+FAKE_API void fake_cuda_pause_work(int paused) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.paused = paused != 0;
+  s.work_changed.notify_all();
+}
+
+FAKE_API int fake_cuda_strict(void) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  return s.strict ? 1 : 0;
+}
+
+FAKE_API int fake_cuda_sticky_error(int ordinal) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  return ordinal >= 0 && ordinal < kMaxDevices ? s.contexts[ordinal].sticky : 0;
 }
 
 FAKE_API void fake_cuda_fail(const char* entry, int code, int after_calls) {

@@ -105,6 +105,30 @@ int fake_cuda_live_vmm_mappings(void);      /* cuMemMap not yet cuMemUnmap'd */
 int fake_cuda_live_vmm_reservations(void);  /* cuMemAddressReserve not yet freed */
 int fake_cuda_live_events(void);            /* cuEventCreate / cuIpcOpenEventHandle not yet destroyed */
 
+/* Strict mode (README.md "Strict mode"): asynchronous work is queued per
+ * stream and run later by a worker of the fake, in stream order, honouring
+ * events, stream waits and the legacy null stream; queries answer
+ * CUDA_ERROR_NOT_READY until it has run, synchronising calls wait.
+ * HANDOFF_FAKE_CUDA_STRICT=1 (read at cuInit and at reset) or this switch
+ * (reset goes back to the environment's say). */
+void fake_cuda_set_strict(int strict);
+int fake_cuda_strict(void);
+/* 1: the worker runs no queued work until 0 (or reset): a test of ordering
+ * queues work on several streams, then lets it all go at once. */
+void fake_cuda_pause_work(int paused);
+
+/* A sticky fault: the `after_calls`+1-th successful call of `entry` from now
+ * poisons its context with `code` (e.g. 700, CUDA_ERROR_ILLEGAL_ADDRESS):
+ * for queued work (cuMemcpy2DAsync, cuEventRecord, ...) when the work runs
+ * (the call itself succeeds); for a synchronous call at once (it fails).
+ * From then on every call in that context (synchronise, query, copy,
+ * allocate, free, ...) returns `code`, until the context is reset (its last
+ * retain released, or cuCtxDestroy). Fires once; code 0 withdraws it.
+ * fake_cuda_reset() also clears poisoned contexts (between tests).
+ * fake_cuda_sticky_error: the code device `ordinal`'s primary context holds. */
+void fake_cuda_fail_sticky(const char* entry, int code, int after_calls);
+int fake_cuda_sticky_error(int ordinal);
+
 /* Forgets cuInit: every call that needs it returns CUDA_ERROR_NOT_INITIALIZED
  * until the next cuInit. For testing that contract only. */
 void fake_cuda_uninitialize(void);

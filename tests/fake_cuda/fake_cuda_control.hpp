@@ -66,6 +66,11 @@ class FakeCuda {
     get(last_thread, "fake_cuda_last_thread");
     get(calls_off_thread, "fake_cuda_calls_off_thread");
     get(set_semaphores_supported, "fake_cuda_set_semaphores_supported");
+    get(set_strict, "fake_cuda_set_strict");
+    get(strict, "fake_cuda_strict");
+    get(pause_work, "fake_cuda_pause_work");
+    get(fail_sticky, "fake_cuda_fail_sticky");
+    get(sticky_error, "fake_cuda_sticky_error");
     get(set_egl_images, "fake_cuda_set_egl_images");
     get(set_egl_arrays, "fake_cuda_set_egl_arrays");
     get(declare_dmabuf, "fake_cuda_declare_dmabuf");
@@ -110,6 +115,11 @@ class FakeCuda {
   decltype(&fake_cuda_last_thread) last_thread = nullptr;
   decltype(&fake_cuda_calls_off_thread) calls_off_thread = nullptr;
   decltype(&fake_cuda_set_semaphores_supported) set_semaphores_supported = nullptr;
+  decltype(&fake_cuda_set_strict) set_strict = nullptr;
+  decltype(&fake_cuda_strict) strict = nullptr;
+  decltype(&fake_cuda_pause_work) pause_work = nullptr;
+  decltype(&fake_cuda_fail_sticky) fail_sticky = nullptr;
+  decltype(&fake_cuda_sticky_error) sticky_error = nullptr;
   decltype(&fake_cuda_set_egl_images) set_egl_images = nullptr;
   decltype(&fake_cuda_set_egl_arrays) set_egl_arrays = nullptr;
   decltype(&fake_cuda_declare_dmabuf) declare_dmabuf = nullptr;

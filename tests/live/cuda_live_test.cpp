@@ -241,7 +241,10 @@ TEST_F(CudaLive, AFailingDriverCallIsNamedAndLeavesNothingBehind) {
   EXPECT_EQ(fake.live_vmm_allocations(), 0);
   EXPECT_EQ(fake.live_vmm_reservations(), 0);
   fake.fail("cuMemMap", 0, 0);
-  ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, 1)));
+  // publish() returns with the copy out of `host` queued: it lives until the
+  // subscriber has the frame (it waited for the slot's event).
+  const Frame host = pattern_frame(PixelFormat::NV12, kW, kH, 1);
+  ASSERT_TRUE(pub.publish(host));
   const LiveFrame f = sub.next(10s);
   ASSERT_TRUE(f) << sub.status().message;
   EXPECT_EQ(check_pattern(to_host(f.frame)), "");
@@ -254,13 +257,15 @@ TEST_F(CudaLive, AnImportTheSubscriberCannotMakeEndsTheSessionWithTheReason) {
   Subscriber sub(name(), o);
   ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s));
   fake.fail("cuMemImportFromShareableHandle", cuda::abi::CUDA_ERROR_INVALID_VALUE, 0);
-  ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, 0)));
+  const Frame first = pattern_frame(PixelFormat::NV12, kW, kH, 0);  // kept until the copy out of it ran
+  ASSERT_TRUE(pub.publish(first));
   ASSERT_TRUE(sub.wait_for(LinkState::PublisherGone, 10s));
   EXPECT_THAT(sub.status().message, HasSubstr("cuMemImportFromShareableHandle"));
   fake.fail("cuMemImportFromShareableHandle", 0, 0);
   ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s)) << sub.status().message;  // it came back
   ASSERT_TRUE(eventually([&] { return pub.stats().subscribers == 1 && pub.stats().held_frames == 0; }));
-  ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, 1)));
+  const Frame host = pattern_frame(PixelFormat::NV12, kW, kH, 1);  // kept until the copy out of it ran
+  ASSERT_TRUE(pub.publish(host));
   const LiveFrame f = sub.next(10s);
   ASSERT_TRUE(f) << sub.status().message;
   EXPECT_EQ(check_pattern(to_host(f.frame)), "");

@@ -165,6 +165,14 @@ class PeerPublisher {
       pub_->publish(src.frame, overlays);
     } else {
       pub_->publish(host, overlays);
+      if (args_.get("memory", "host") == "cuda") {
+        // publish() queues the copy into a CUDA slot on the default stream and
+        // returns before it ran: `host` must outlive that (Publisher::publish's
+        // contract), so the stream is passed before it goes.
+        cuda::PrimaryContext ctx{0};
+        cuda::ScopedContext cur(ctx);
+        HANDOFF_CU_CHECK(cuda::driver().api().cuStreamSynchronize(nullptr));
+      }
     }
   }
 

@@ -33,6 +33,9 @@ struct RegistrationLive {
   abi::CUgraphicsResource resource = nullptr;
   std::atomic<bool> mapped{false};
   bool released = false;  // worker only: unregistered (at destruction or shutdown)
+  // Worker only: the driver refused to unmap it (a poisoned context answers
+  // every call with its sticky error): the next map_all tries again first.
+  bool unmap_failed = false;
 };
 
 struct CudaGlRegistration {
@@ -272,6 +275,20 @@ std::unique_ptr<MappingState> mapping_state(const std::vector<std::shared_ptr<Cu
   return st;
 }
 
+// On the worker: a buffer whose unmap the driver refused is unmapped again
+// before it is mapped, and that retry's error is the one reported (after a
+// sticky error such as CUDA_ERROR_ILLEGAL_ADDRESS the caller learns that, not
+// that the buffer is "already mapped").
+void retry_unmap(CudaGlRegistration& r) {
+  const cuda::detail::RetainedContext& ctx = r.ctx;
+  cuda::ScopedContext current(*ctx);
+  abi::CUgraphicsResource res = r.live->resource;
+  HANDOFF_CU_CHECK(ctx->driver()->api().cuGraphicsUnmapResources(1, &res, nullptr),
+                   gl_buffer_text(r.buffer.name()) + ", whose earlier unmap failed");
+  r.live->mapped.store(false);
+  r.live->unmap_failed = false;
+}
+
 // On the worker. Marks what it mapped as it goes: when a later step throws, the
 // Mapping that holds `st` unmaps exactly that as it goes.
 void map_with_cuda(MappingState& st) {
@@ -325,6 +342,7 @@ Mapping CudaGlBuffer::map_all(std::span<CudaGlBuffer* const> buffers, CudaStream
     for (const auto& r : st.regs) {
       if (r->live->released)
         throw WorkerStopped("CudaGlBuffer::map_all: " + gl_buffer_text(r->buffer.name()) + " was released");
+      if (r->live->mapped.load() && r->live->unmap_failed) retry_unmap(*r);
       if (r->live->mapped.load())
         throw UsageError("CudaGlBuffer::map_all: " + gl_buffer_text(r->buffer.name()) +
                          " is already mapped (unmap the earlier Mapping first)");
@@ -388,8 +406,13 @@ void Mapping::unmap() {
         for (auto* r : still) res.push_back(r->live->resource);
         const auto n = static_cast<unsigned>(res.size());
         const auto stream = static_cast<abi::CUstream>(st.stream.handle());
-        HANDOFF_CU_CHECK(ctx->driver()->api().cuGraphicsUnmapResources(n, res.data(), stream),
-                         std::to_string(n) + " buffer(s)");
+        try {
+          HANDOFF_CU_CHECK(ctx->driver()->api().cuGraphicsUnmapResources(n, res.data(), stream),
+                           std::to_string(n) + " buffer(s)");
+        } catch (const Error&) {
+          for (auto* r : still) r->live->unmap_failed = true;
+          throw;
+        }
         for (auto* r : still) r->live->mapped.store(false);
       } else {
         std::exception_ptr failed;  // every buffer is unmapped; the first failure is reported

@@ -8,8 +8,10 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 
 #include "cuda_frames.hpp"
@@ -162,21 +164,73 @@ TEST_F(ViewerFakeCuda, AcquireHandsOutCudaPointersOfTheRing) {
   }
 }
 
-TEST_F(ViewerFakeCuda, AFailedCopyIsAnErrorAndTheViewerGoesOn) {
+// A copy refused when it is issued (a bad argument, CUDA_ERROR_INVALID_VALUE)
+// is an error of that show() only: nothing ran, the context is fine, and the
+// viewer goes on with the next frame.
+TEST_F(ViewerFakeCuda, ARefusedCopyIsAnErrorAndTheViewerGoesOn) {
   Viewer v(cuda_options());
   v.show(quadrant_frame(PixelFormat::NV12, 64, 48, {}));  // buffers made
-  fake_.fail("cuMemcpy2DAsync", cuda::abi::CUDA_ERROR_ILLEGAL_ADDRESS, 0);
+  fake_.fail("cuMemcpy2DAsync", cuda::abi::CUDA_ERROR_INVALID_VALUE, 0);
   try {
     v.show(quadrant_frame(PixelFormat::NV12, 64, 48, {}));
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.call(), "cuMemcpy2DAsync") << e.what();
-    EXPECT_EQ(e.code_name(), "CUDA_ERROR_ILLEGAL_ADDRESS") << e.what();
+    EXPECT_EQ(e.code_name(), "CUDA_ERROR_INVALID_VALUE") << e.what();
   }
   fake_.fail("cuMemcpy2DAsync", 0, 0);
   for (int i = 0; i < 6; ++i) v.show(quadrant_frame(PixelFormat::NV12, 64, 48, {}));  // every buffer came back
   expect_quadrants(v.snapshot(), PixelFormat::NV12, {});
   EXPECT_EQ(fake_.live_mappings(), 0);
+}
+
+// An illegal address while the copy runs is a sticky error on a GPU (the
+// driver API docs of CUDA_ERROR_ILLEGAL_ADDRESS: "the context cannot be used,
+// so it must be destroyed (and a new one should be created)"): the launch
+// succeeds, the error surfaces when the viewer waits for its copy, and every
+// later CUDA call in that (primary, process-wide) context fails with it. The
+// viewer cannot recover on its own (the context is the application's too);
+// what it must do is report the error on every CUDA frame, keep what it
+// drew, and shut down without hanging. (This test once asserted that the
+// viewer went on showing CUDA frames after an illegal address: impossible on
+// a GPU.)
+TEST_F(ViewerFakeCuda, AnIllegalAddressInTheCopyPoisonsTheContextAndEveryLaterCudaFrameSaysSo) {
+  {
+    fake_.set_strict(1);  // the copy runs after show() issued it, as on a GPU
+    Viewer v(cuda_options());
+    v.show(quadrant_frame(PixelFormat::NV12, 64, 48, {}));  // buffers made
+    fake_.fail_sticky("cuMemcpy2DAsync", cuda::abi::CUDA_ERROR_ILLEGAL_ADDRESS, 0);
+    // The copies wait until both planes are issued (a loaded machine could
+    // otherwise run the luma copy first, and the chroma launch would report it).
+    fake_.pause_work(1);
+    std::thread release([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      fake_.pause_work(0);
+    });
+    try {
+      v.show(quadrant_frame(PixelFormat::NV12, 64, 48, {}));
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code_name(), "CUDA_ERROR_ILLEGAL_ADDRESS") << e.what();
+      EXPECT_EQ(e.call(), "cuStreamQuery") << "the launch succeeds; the error comes when the copy is waited for: "
+                                           << e.what();
+    }
+    release.join();
+    EXPECT_EQ(fake_.sticky_error(0), cuda::abi::CUDA_ERROR_ILLEGAL_ADDRESS);
+    for (int i = 0; i < 3; ++i) {
+      try {
+        v.show(quadrant_frame(PixelFormat::NV12, 64, 48, {}));
+        ADD_FAILURE() << "a CUDA frame shown in a poisoned context";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code_name(), "CUDA_ERROR_ILLEGAL_ADDRESS") << e.what();
+      }
+    }
+    expect_quadrants(v.snapshot(), PixelFormat::NV12, {});  // the last frame drawn stays
+  }
+  // The viewer's last retain went with it: the primary context was reset,
+  // which is what clears a sticky error (what it still held went with it).
+  EXPECT_EQ(fake_.sticky_error(0), 0);
+  fake_.reset();
 }
 
 TEST_F(ViewerFakeCuda, ACudaFrameOnAnotherDeviceIsRefused) {
