@@ -57,7 +57,7 @@ class BasicSpinPolicy {
 
   // One wait's record, for slept().
   struct Wait {
-    Clock::time_point start{};
+    typename Clock::time_point start{};
     std::uint32_t spun_ns = 0;
   };
 
