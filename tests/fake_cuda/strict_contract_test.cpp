@@ -28,23 +28,30 @@ class StrictFake : public FakeCudaTest {
     ctx_.reset();
     FakeCudaTest::TearDown();
   }
-  // One row of `n` bytes, on `stream`.
+  // One row of `n` bytes, device to device / host to device, on `stream`.
   abi::CUresult copy(abi::CUdeviceptr dst, abi::CUdeviceptr src, std::size_t n, abi::CUstream stream) {
     abi::CUDA_MEMCPY2D m{};
     m.srcMemoryType = abi::CU_MEMORYTYPE_DEVICE;
     m.srcDevice = src;
-    m.srcPitch = n;
-    m.dstMemoryType = abi::CU_MEMORYTYPE_DEVICE;
-    m.dstDevice = dst;
-    m.dstPitch = n;
-    m.WidthInBytes = n;
-    m.Height = 1;
-    return a_->cuMemcpy2DAsync(&m, stream);
+    return queue_row(m, dst, n, stream);
   }
   abi::CUresult upload(abi::CUdeviceptr dst, const void* src, std::size_t n, abi::CUstream stream) {
     abi::CUDA_MEMCPY2D m{};
     m.srcMemoryType = abi::CU_MEMORYTYPE_HOST;
     m.srcHost = src;
+    return queue_row(m, dst, n, stream);
+  }
+  // A non-blocking stream and `n` bytes of device memory (check with ASSERT_NO_FATAL_FAILURE), and their release.
+  void make_stream_and_memory(abi::CUstream& st, abi::CUdeviceptr& d, std::size_t n) {
+    ASSERT_EQ(a_->cuStreamCreate(&st, abi::CU_STREAM_NON_BLOCKING), abi::CUDA_SUCCESS);
+    ASSERT_EQ(a_->cuMemAlloc(&d, n), abi::CUDA_SUCCESS);
+  }
+  void free_stream_and_memory(abi::CUstream st, abi::CUdeviceptr d) {
+    EXPECT_EQ(a_->cuMemFree(d), abi::CUDA_SUCCESS);
+    EXPECT_EQ(a_->cuStreamDestroy(st), abi::CUDA_SUCCESS);
+  }
+  // `m`'s source set: one row of `n` bytes into device memory `dst`, queued on `stream`.
+  abi::CUresult queue_row(abi::CUDA_MEMCPY2D m, abi::CUdeviceptr dst, std::size_t n, abi::CUstream stream) {
     m.srcPitch = n;
     m.dstMemoryType = abi::CU_MEMORYTYPE_DEVICE;
     m.dstDevice = dst;
@@ -68,9 +75,8 @@ constexpr std::size_t kN = 64;
 TEST_F(StrictFake, AQueuedCopyIsNotReadyUntilItHasRunAndSynchronizeWaitsForIt) {
   cuda::ScopedContext cur(ctx_);
   abi::CUstream st = nullptr;
-  ASSERT_EQ(a_->cuStreamCreate(&st, abi::CU_STREAM_NON_BLOCKING), abi::CUDA_SUCCESS);
   abi::CUdeviceptr d = 0;
-  ASSERT_EQ(a_->cuMemAlloc(&d, kN), abi::CUDA_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(make_stream_and_memory(st, d, kN));
   ASSERT_EQ(a_->cuMemsetD8(d, 0, kN), abi::CUDA_SUCCESS);
   std::vector<unsigned char> src(kN, 0x5A);
   fake_.pause_work(1);  // (on a loaded machine 200 us may pass before the query)
@@ -84,16 +90,14 @@ TEST_F(StrictFake, AQueuedCopyIsNotReadyUntilItHasRunAndSynchronizeWaitsForIt) {
   release.join();
   EXPECT_EQ(a_->cuStreamQuery(st), abi::CUDA_SUCCESS);
   EXPECT_EQ(read(d, kN), src);
-  EXPECT_EQ(a_->cuMemFree(d), abi::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuStreamDestroy(st), abi::CUDA_SUCCESS);
+  free_stream_and_memory(st, d);
 }
 
 TEST_F(StrictFake, ThePollingLoopSeesNotReadyThenSuccess) {
   cuda::ScopedContext cur(ctx_);
   abi::CUstream st = nullptr;
-  ASSERT_EQ(a_->cuStreamCreate(&st, abi::CU_STREAM_NON_BLOCKING), abi::CUDA_SUCCESS);
   abi::CUdeviceptr d = 0;
-  ASSERT_EQ(a_->cuMemAlloc(&d, kN), abi::CUDA_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(make_stream_and_memory(st, d, kN));
   std::vector<unsigned char> src(kN, 7);
   fake_.pause_work(1);
   ASSERT_EQ(upload(d, src.data(), kN, st), abi::CUDA_SUCCESS);
@@ -112,16 +116,14 @@ TEST_F(StrictFake, ThePollingLoopSeesNotReadyThenSuccess) {
   release.join();
   EXPECT_GE(not_ready, 1);
   EXPECT_EQ(read(d, kN), src);
-  EXPECT_EQ(a_->cuMemFree(d), abi::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuStreamDestroy(st), abi::CUDA_SUCCESS);
+  free_stream_and_memory(st, d);
 }
 
 TEST_F(StrictFake, HostMemoryIsReadWhenTheCopyRunsNotWhenItIsQueued) {
   cuda::ScopedContext cur(ctx_);
   abi::CUstream st = nullptr;
-  ASSERT_EQ(a_->cuStreamCreate(&st, abi::CU_STREAM_NON_BLOCKING), abi::CUDA_SUCCESS);
   abi::CUdeviceptr d = 0;
-  ASSERT_EQ(a_->cuMemAlloc(&d, kN), abi::CUDA_SUCCESS);
+  ASSERT_NO_FATAL_FAILURE(make_stream_and_memory(st, d, kN));
   std::vector<unsigned char> src(kN, 1);
   fake_.pause_work(1);
   ASSERT_EQ(upload(d, src.data(), kN, st), abi::CUDA_SUCCESS);
@@ -129,8 +131,7 @@ TEST_F(StrictFake, HostMemoryIsReadWhenTheCopyRunsNotWhenItIsQueued) {
   fake_.pause_work(0);
   EXPECT_EQ(a_->cuStreamSynchronize(st), abi::CUDA_SUCCESS);
   EXPECT_EQ(read(d, kN), std::vector<unsigned char>(kN, 2));
-  EXPECT_EQ(a_->cuMemFree(d), abi::CUDA_SUCCESS);
-  EXPECT_EQ(a_->cuStreamDestroy(st), abi::CUDA_SUCCESS);
+  free_stream_and_memory(st, d);
 }
 
 TEST_F(StrictFake, AnEventIsNotReadyUntilTheStreamReachesItsRecord) {
