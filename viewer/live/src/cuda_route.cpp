@@ -101,8 +101,8 @@ class CudaRoute final : public SlotRoute {
   SlotMemory memory() const override { return SlotMemory::Cuda; }
   CudaSync cuda_sync() const override { return ipc_event_ ? CudaSync::IpcEvent : CudaSync::StreamSynchronized; }
   const std::string& description() const override { return description_; }
-  std::unique_ptr<SlotStorage> allocate(const SlotLayout& l, unsigned) override {
-    return make_cuda_storage(ctx_, how_, l.bytes, granularity_, uuid_, ipc_event_);
+  std::unique_ptr<SlotStorage> allocate(const FrameLayout& l, unsigned) override {
+    return make_cuda_storage(ctx_, how_, l.buffer_bytes(), granularity_, uuid_, ipc_event_);
   }
 
  private:

@@ -53,8 +53,8 @@ class CudaStorage final : public SlotStorage {
 
   SlotKind kind() const override { return how_ == Export::VirtualMemory ? SlotKind::CudaVmmFd : SlotKind::CudaIpcHandle; }
   std::uint64_t capacity() const override { return size_; }
-  Frame describe(const SlotLayout& l) const override;
-  void write(const Frame& src, const SlotLayout& l, CudaStream stream) override {
+  Frame describe(const FrameLayout& l) const override;
+  void write(const Frame& src, const FrameLayout& l, CudaStream stream) override {
     copy_frame(src, describe(l), stream, CopyCompletion::Queued);  // ordered before finish() on the same stream
   }
   void finish(const PresentSync& sync) override {
@@ -127,21 +127,11 @@ void CudaStorage::create_event() {
   HANDOFF_CU_CHECK(api().cuIpcGetEventHandle(&ipc_event_, e));
 }
 
-Frame CudaStorage::describe(const SlotLayout& l) const {
-  Frame f;
-  f.format = l.format;
-  f.width = l.width;
-  f.height = l.height;
-  f.colorimetry = l.colorimetry;
-  f.memory = MemoryKind::Cuda;
+Frame CudaStorage::describe(const FrameLayout& l) const {
+  const cuda::abi::CUdeviceptr base = mapped_ ? mapped_.get() : allocated_.get();
+  Frame f = l.describe(MemoryKind::Cuda, {reinterpret_cast<void*>(base)});
   f.device = ctx_->device();
   f.cuda_context = ctx_->handle();
-  const cuda::abi::CUdeviceptr base = mapped_ ? mapped_.get() : allocated_.get();
-  for (int p = 0; p < 2; ++p) {
-    const PlaneLayout pl = plane_layout(l.format, l.width, l.height, p);
-    const std::size_t offset = p == 0 ? 0 : l.chroma_offset;
-    f.planes[p] = Plane{reinterpret_cast<void*>(base + offset), 0, l.pitch, pl.width, pl.height, pl.components};
-  }
   return f;
 }
 

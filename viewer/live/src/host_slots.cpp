@@ -13,38 +13,13 @@
 
 namespace handoff::live::detail {
 
-SlotLayout SlotLayout::make(PixelFormat format, std::uint32_t width, std::uint32_t height, Colorimetry c) {
-  const PlaneLayout luma = plane_layout(format, width, height, 0);
-  const PlaneLayout chroma = plane_layout(format, width, height, 1);
-  SlotLayout l;
-  l.format = format;
-  l.width = width;
-  l.height = height;
+FrameLayout slot_layout(PixelFormat format, std::uint32_t width, std::uint32_t height, Colorimetry c) {
+  FrameLayout l = FrameLayout::contiguous(format, width, height, 256, true);
   l.colorimetry = c;
-  // Rows below 2^17 bytes, heights below 2^16: no overflow.
-  l.pitch = (std::max(luma.row_bytes, chroma.row_bytes) + 255) / 256 * 256;
-  l.chroma_offset = l.pitch * luma.height;
-  l.bytes = l.chroma_offset + l.pitch * chroma.height;
   return l;
 }
 
 namespace {
-
-Frame describe_at(const SlotLayout& l, MemoryKind memory, std::byte* base) {
-  Frame f;
-  f.format = l.format;
-  f.width = l.width;
-  f.height = l.height;
-  f.colorimetry = l.colorimetry;
-  f.memory = memory;
-  for (int p = 0; p < 2; ++p) {
-    const PlaneLayout pl = plane_layout(l.format, l.width, l.height, p);
-    const std::size_t offset = p == 0 ? 0 : l.chroma_offset;
-    f.planes[p] = Plane{base ? base + offset : nullptr, base ? 0 : offset, l.pitch, pl.width, pl.height,
-                        pl.components};
-  }
-  return f;
-}
 
 class HostStorage final : public SlotStorage {
  public:
@@ -56,8 +31,8 @@ class HostStorage final : public SlotStorage {
   }
   SlotKind kind() const override { return SlotKind::HostMemfd; }
   std::uint64_t capacity() const override { return map_.size(); }
-  Frame describe(const SlotLayout& l) const override { return describe_at(l, MemoryKind::Host, map_.data()); }
-  void write(const Frame& src, const SlotLayout& l, CudaStream cuda_stream) override {
+  Frame describe(const FrameLayout& l) const override { return l.describe(MemoryKind::Host, {map_.data()}); }
+  void write(const Frame& src, const FrameLayout& l, CudaStream cuda_stream) override {
     copy_frame_to_host(src, describe(l), cuda_stream);
   }
   void announce(SlotAnnounce& out) const override {
@@ -81,9 +56,9 @@ class HostRoute final : public SlotRoute {
   }
   SlotMemory memory() const override { return SlotMemory::Host; }
   const std::string& description() const override { return description_; }
-  std::unique_ptr<SlotStorage> allocate(const SlotLayout& l, unsigned slot) override {
+  std::unique_ptr<SlotStorage> allocate(const FrameLayout& l, unsigned slot) override {
     const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-    const std::size_t bytes = (l.bytes + page - 1) / page * page;
+    const std::size_t bytes = (l.buffer_bytes() + page - 1) / page * page;
     return std::make_unique<HostStorage>("handoff-live:" + publisher_ + ":" + std::to_string(slot), bytes);
   }
 

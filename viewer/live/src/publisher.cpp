@@ -12,7 +12,7 @@ namespace handoff {
 
 using live::detail::FrameMeta;
 using live::detail::PublisherCore;
-using live::detail::SlotLayout;
+using live::detail::slot_layout;
 
 // --- PublishSlot ------------------------------------------------------------------------
 PublishSlot::PublishSlot(PublishSlot&& o) noexcept
@@ -47,7 +47,7 @@ namespace {
 // The copy a recording reads: the slot's when it is host memory (its index,
 // timestamp and colorimetry the published frame's), else the frame as given
 // (CUDA: counted as not recorded).
-Frame recordable(PublisherCore& core, int slot, const SlotLayout& layout, const Frame& published) {
+Frame recordable(PublisherCore& core, int slot, const FrameLayout& layout, const Frame& published) {
   Frame f = core.storage(slot).describe(layout);
   if (f.memory != MemoryKind::Host) return published;
   f.index = published.index;
@@ -87,7 +87,7 @@ bool Publisher::publish(const Frame& frame, const viewer::OverlayFrame& overlay_
     if (recorder_) recorder_->record(frame, overlays, cuda_stream);
     return true;
   }
-  const SlotLayout layout = SlotLayout::make(frame.format, frame.width, frame.height, frame.colorimetry);
+  const FrameLayout layout = slot_layout(frame.format, frame.width, frame.height, frame.colorimetry);
   const int slot = core_->reserve(layout);
   if (slot < 0) return false;
   try {
@@ -118,7 +118,7 @@ bool Publisher::publish(const VkFrameBuffer& source, std::int64_t index, double 
     core_->count_unsent();
     return true;
   }
-  const SlotLayout layout = SlotLayout::make(l.format, l.width, l.height);
+  const FrameLayout layout = slot_layout(l.format, l.width, l.height);
   const int slot = core_->reserve(layout);
   if (slot < 0) return false;
   try {
@@ -134,7 +134,7 @@ bool Publisher::publish(const VkFrameBuffer& source, std::int64_t index, double 
 #endif
 
 PublishSlot Publisher::acquire(PixelFormat format, std::uint32_t width, std::uint32_t height, Colorimetry c) {
-  const SlotLayout layout = SlotLayout::make(format, width, height, c);
+  const FrameLayout layout = slot_layout(format, width, height, c);
   const int slot = core_->reserve(layout);
   PublishSlot s;
   if (slot < 0) return s;
@@ -148,7 +148,7 @@ void Publisher::present(PublishSlot&& slot, const viewer::OverlayFrame& overlay_
   const viewer::OverlayFrame* overlays = overlay_frame.empty() ? nullptr : &overlay_frame;
   if (!slot || slot.core_ != core_)
     throw UsageError("Publisher::present: a slot this publisher did not hand out (or one already presented)");
-  const SlotLayout& l = core_->layout(slot.slot_);
+  const FrameLayout& l = core_->layout(slot.slot_);
   if (slot.frame_.format != l.format || slot.frame_.width != l.width || slot.frame_.height != l.height)
     throw UsageError("Publisher::present: the slot's frame format or size was changed");
   const FrameMeta meta{slot.frame_.index, slot.frame_.timestamp, slot.frame_.colorimetry};

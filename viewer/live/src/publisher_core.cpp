@@ -43,11 +43,20 @@ std::unique_ptr<SlotRoute> make_route(const std::string& name, const PublisherOp
   throw UsageError("PublisherOptions::memory: unknown value");
 }
 
+SlotRingOptions ring_options(const PublisherOptions& o) {
+  check_options(o);
+  SlotRingOptions r;
+  r.slots = o.slots;
+  // Frames go out as soon as they are written (publish_held): none waits Ready.
+  r.order = RingOrder::NewestWins;
+  r.name = "live publisher";
+  return r;
+}
+
 }  // namespace
 
 PublisherCore::PublisherCore(std::string_view name_or_path, PublisherOptions options)
-    : options_(std::move(options)) {
-  check_options(options_);
+    : options_(std::move(options)), ring_(ring_options(options_)) {
   path_ = socket_path(name_or_path, true);
   name_ = name_from_path(path_);
   max_held_ = options_.max_held_per_subscriber ? options_.max_held_per_subscriber : options_.slots - 1;
@@ -114,31 +123,28 @@ void PublisherCore::stop() noexcept {
 // --- the ring -------------------------------------------------------------------------
 void PublisherCore::count_unsent() {
   std::lock_guard lock(mutex_);
-  ++sequence_;
-  ++stats_.published;
+  ring_.skip();
 }
 
-int PublisherCore::reserve(const SlotLayout& layout) {
+int PublisherCore::reserve(const FrameLayout& layout) {
   std::lock_guard lock(mutex_);
-  int best = -1;
-  for (int i = 0; i < static_cast<int>(slots_.size()); ++i) {
-    const RingSlot& s = slots_[i];
-    if (s.writing || s.holds > 0) continue;
-    // The least recently used free slot: subscribers that still show a frame keep the newest ones.
-    if (best < 0 || s.last_sequence < slots_[best].last_sequence) best = i;
-  }
-  if (best < 0) {
-    ++stats_.dropped_no_slot;
-    return -1;
-  }
-  RingSlot& s = slots_[best];
-  if (!s.storage || !s.storage->fits(layout)) {
-    s.storage.reset();
-    s.storage = route_->allocate(layout, static_cast<unsigned>(best));
-    ++s.generation;
+  // The least recently published free slot (the ring's choice): subscribers
+  // that still show a frame keep the newest ones.
+  const std::optional<std::size_t> claimed = ring_.try_claim();  // none: counted in no_slot
+  if (!claimed) return -1;
+  const int best = static_cast<int>(*claimed);
+  RingSlot& s = slots_[*claimed];
+  try {
+    if (!s.storage || !s.storage->fits(layout)) {
+      s.storage.reset();
+      s.storage = route_->allocate(layout, static_cast<unsigned>(best));
+      ring_.reallocated(*claimed);
+    }
+  } catch (...) {
+    ring_.unclaim(*claimed);
+    throw;
   }
   s.layout = layout;
-  s.writing = true;
   return best;
 }
 
@@ -147,14 +153,18 @@ SlotStorage& PublisherCore::storage(int slot) {
   return *slots_.at(static_cast<std::size_t>(slot)).storage;
 }
 
-const SlotLayout& PublisherCore::layout(int slot) {
+const FrameLayout& PublisherCore::layout(int slot) {
   std::lock_guard lock(mutex_);
   return slots_.at(static_cast<std::size_t>(slot)).layout;
 }
 
 void PublisherCore::give_back(int slot) noexcept {
   std::lock_guard lock(mutex_);
-  if (slot >= 0 && static_cast<std::size_t>(slot) < slots_.size()) slots_[slot].writing = false;
+  try {
+    ring_.unclaim(static_cast<std::size_t>(slot));
+  } catch (const std::exception& e) {
+    log(LogLevel::Error, "live publisher '" + name_ + "': giving back slot " + std::to_string(slot) + ": " + e.what());
+  }
 }
 
 void PublisherCore::prepare_overlays(const viewer::OverlayFrame* overlays, FrameAnnounce& a, UniqueFd& block) {
@@ -191,33 +201,41 @@ void PublisherCore::announce(int slot, const FrameMeta& meta, const viewer::Over
   a.index = meta.index;
   a.timestamp = meta.timestamp;
   std::lock_guard lock(mutex_);
-  RingSlot& s = slots_[static_cast<std::size_t>(slot)];
-  s.writing = false;
-  s.last_sequence = a.sequence = ++sequence_;
-  ++stats_.published;
+  const auto at = static_cast<std::size_t>(slot);
+  const RingSlot& s = slots_[at];
+  // Held by this publish until every subscriber it goes to holds it too.
+  a.sequence = ring_.publish_held(at);
+  const SlotRing::Counters counters = ring_.counters();
   a.slot = static_cast<std::uint16_t>(slot);
-  a.generation = s.generation;
+  a.generation = ring_.generation(at);
   a.publish_time_ns = monotonic_ns();
   a.format = s.layout.format;
   a.colorimetry = meta.colorimetry;
   a.width = s.layout.width;
   a.height = s.layout.height;
-  a.offsets = {0, s.layout.chroma_offset};
-  a.pitches = {s.layout.pitch, s.layout.pitch};
-  a.counters.published = stats_.published;
-  a.counters.dropped_no_slot = stats_.dropped_no_slot;
-  encode_message(a, scratch_);
-  for (auto& c : clients_)
-    if (c->active && !c->dead && !c->leaving) send_frame(*c, slot, a.sequence, scratch_, block ? block.get() : -1);
+  a.offsets = {s.layout.planes[0].offset, s.layout.planes[1].offset};
+  a.pitches = {s.layout.pitch(0), s.layout.pitch(1)};
+  a.counters.published = counters.submitted;
+  a.counters.dropped_no_slot = counters.no_slot;
+  try {
+    encode_message(a, scratch_);
+    for (auto& c : clients_)
+      if (c->active && !c->dead && !c->leaving) send_frame(*c, slot, a.sequence, scratch_, block ? block.get() : -1);
+  } catch (...) {
+    ring_.release(at);
+    throw;
+  }
+  ring_.release(at);  // the subscribers' holds keep it now (none: it is free again)
 }
 
 // --- sending ----------------------------------------------------------------------------
 bool PublisherCore::send_slot(PublisherClient& c, int slot) {
   const RingSlot& s = slots_[static_cast<std::size_t>(slot)];
-  if (c.sent_generation[slot] == s.generation) return true;
+  const std::uint32_t generation = ring_.generation(static_cast<std::size_t>(slot));
+  if (c.sent_generation[slot] == generation) return true;
   SlotAnnounce m;
   m.slot = static_cast<std::uint16_t>(slot);
-  m.generation = s.generation;
+  m.generation = generation;
   s.storage->announce(m);
   std::vector<std::byte> bytes;
   encode_message(m, bytes);
@@ -228,13 +246,12 @@ bool PublisherCore::send_slot(PublisherClient& c, int slot) {
     signal_event(wake_fd_.get());
   }
   if (r != SendResult::Sent) return false;
-  c.sent_generation[slot] = s.generation;
+  c.sent_generation[slot] = generation;
   return true;
 }
 
 void PublisherCore::send_frame(PublisherClient& c, int slot, std::uint64_t sequence, std::vector<std::byte>& message,
                                int overlay_fd) {
-  RingSlot& s = slots_[static_cast<std::size_t>(slot)];
   // A subscriber that holds its limit (a paused one, say) misses frames; the
   // others, and the publisher, carry on.
   if (c.holds.size() >= c.max_held || !send_slot(c, slot)) {
@@ -247,8 +264,9 @@ void PublisherCore::send_frame(PublisherClient& c, int slot, std::uint64_t seque
   const SendResult r = overlay_fd >= 0 ? send_datagram(c.fd.get(), message, std::span(&overlay_fd, 1))
                                        : send_datagram(c.fd.get(), message);
   if (r == SendResult::Sent) {
-    c.holds.push_back(Hold{static_cast<std::uint16_t>(slot), s.generation, sequence});
-    ++s.holds;
+    const auto at = static_cast<std::size_t>(slot);
+    c.holds.push_back(Hold{static_cast<std::uint16_t>(slot), ring_.generation(at), sequence});
+    ring_.hold(at);
     return;
   }
   if (r == SendResult::Closed) {
@@ -262,10 +280,16 @@ void PublisherCore::send_frame(PublisherClient& c, int slot, std::uint64_t seque
 PublisherStats PublisherCore::stats() const {
   std::lock_guard lock(mutex_);
   PublisherStats s = stats_;
+  const SlotRing::Counters counters = ring_.counters();
+  s.published = counters.submitted;
+  s.dropped_no_slot = counters.no_slot;
   s.subscribers = active_.load(std::memory_order_acquire);
-  s.held_slots = static_cast<std::size_t>(
-      std::count_if(slots_.begin(), slots_.end(), [](const RingSlot& r) { return r.holds > 0; }));
-  for (const RingSlot& r : slots_) s.held_frames += r.holds;
+  // Under mutex_ no publish is between publish_held and its release: every hold is a subscriber's.
+  for (std::size_t i = 0; i < ring_.size(); ++i) {
+    const SlotRing::SlotInfo info = ring_.info(i);
+    s.held_slots += info.holds > 0 ? 1 : 0;
+    s.held_frames += info.holds;
+  }
   return s;
 }
 

@@ -2,11 +2,21 @@
 // The publisher's machinery: the slot ring, the subscribers and the thread
 // that accepts and serves them. Publisher and PublishSlot share one core.
 //
-// Locking: one mutex guards the ring, the subscriber list and the counters.
+// The ring is handoff's one SlotRing (slot_ring.hpp): a publish claims a
+// slot, publish_held()s it, adds one hold per subscriber it was sent to and
+// lets go of its own; each subscriber's Release (or its going away) releases
+// its hold. A subscriber holds only the slots of the frames it keeps, so one
+// that keeps a frame, or leaves keeping one, never stops a publish into the
+// other slots. The ring's slot memory (SlotStorage) and layout stay here, by
+// slot number.
+//
+// Locking: one mutex guards the slots' storage, the subscriber list and the
+// counters; the ring has its own (taken under this one, never the other way).
 // The serving thread alone accepts, reads from and closes subscriber sockets;
 // publishing threads send to them (non-blocking) under the mutex and mark a
 // subscriber dead for the serving thread to remove.
 #include <handoff/publisher.hpp>
+#include <handoff/slot_ring.hpp>
 
 #include "slot_storage.hpp"
 #include "socket.hpp"
@@ -44,13 +54,11 @@ struct PublisherClient {
   std::uint64_t skipped = 0;                   // frames not sent to it
 };
 
+// A slot's memory and the layout of the frame last written to it; its state,
+// holds and generation are the ring's.
 struct RingSlot {
   std::unique_ptr<SlotStorage> storage;
-  SlotLayout layout;
-  std::uint32_t generation = 0;  // bumped at each (re)allocation; 0: never allocated
-  std::uint32_t holds = 0;       // over every subscriber
-  bool writing = false;          // reserved, not yet announced
-  std::uint64_t last_sequence = 0;
+  FrameLayout layout;
 };
 
 struct FrameMeta {
@@ -69,11 +77,11 @@ class PublisherCore {
   bool has_subscribers() const noexcept { return active_.load(std::memory_order_acquire) > 0; }
   // Counts a frame that nobody was connected to receive.
   void count_unsent();
-  // A free slot with room for `layout` (allocated or re-allocated as needed),
-  // marked as being written; -1 when every slot is held (counted as dropped).
-  int reserve(const SlotLayout& layout);
+  // A free slot with room for `layout` (allocated or re-allocated as needed:
+  // a new generation), claimed; -1 when every slot is held (counted as dropped).
+  int reserve(const FrameLayout& layout);
   SlotStorage& storage(int slot);
-  const SlotLayout& layout(int slot);
+  const FrameLayout& layout(int slot);
   // Announces a reserved slot to every subscriber (after finishing its writes).
   void announce(int slot, const FrameMeta& meta, const viewer::OverlayFrame* overlays, const PresentSync& sync);
   // Returns a reserved slot unannounced.
@@ -117,10 +125,10 @@ class PublisherCore {
   std::atomic<std::size_t> active_{0};
 
   mutable std::mutex mutex_;
+  SlotRing ring_;
   std::vector<RingSlot> slots_;
   std::vector<std::unique_ptr<PublisherClient>> clients_;
-  std::uint64_t sequence_ = 0;
-  PublisherStats stats_;
+  PublisherStats stats_;  // published and dropped_no_slot come from ring_'s counters
   std::vector<std::byte> scratch_;  // encoded messages (under mutex_)
 };
 

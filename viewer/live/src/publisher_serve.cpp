@@ -201,7 +201,7 @@ void PublisherCore::on_release(PublisherClient& c, const Release& r) {
     return drop(c, "released slot " + std::to_string(r.slot) + " generation " + std::to_string(r.generation) +
                        " sequence " + std::to_string(r.sequence) + ", which it does not hold",
                 true);
-  --slots_[it->slot].holds;
+  ring_.release(it->slot);
   c.holds.erase(it);
   if (c.leaving && c.holds.empty()) c.dead = true;  // its last frame is back: nothing left to wait for
 }
@@ -220,7 +220,7 @@ void PublisherCore::on_leave(PublisherClient& c, const Leave& l) {
     if (std::any_of(l.kept.begin(), l.kept.end(), [&](const Release& k) { return same_hold(h, k); }))
       kept.push_back(h);
     else
-      --slots_[h.slot].holds;
+      ring_.release(h.slot);
   }
   log(LogLevel::Debug, "live publisher '" + name_ + "': " + peer_text(c) + " left, keeping " +
                            std::to_string(kept.size()) + " of " + std::to_string(c.holds.size()) + " frames");
@@ -256,7 +256,7 @@ void PublisherCore::reap() {
     }
   auto gone = std::stable_partition(clients_.begin(), clients_.end(), [](const auto& c) { return !c->dead; });
   for (auto it = gone; it != clients_.end(); ++it) {
-    for (const Hold& h : (*it)->holds) --slots_[h.slot].holds;
+    for (const Hold& h : (*it)->holds) ring_.release(h.slot);
     if ((*it)->active && !(*it)->leaving) active_.fetch_sub(1, std::memory_order_acq_rel);
   }
   clients_.erase(gone, clients_.end());

@@ -18,20 +18,11 @@ class VkFrameBuffer;
 
 namespace handoff::live::detail {
 
-// A frame's place in a slot: luma rows, then chroma rows, one pitch (a
-// multiple of 256 bytes, so a whole number of samples and aligned for DMA).
-struct SlotLayout {
-  PixelFormat format = PixelFormat::NV12;
-  std::uint32_t width = 0, height = 0;
-  Colorimetry colorimetry{};
-  std::size_t pitch = 0;
-  std::size_t chroma_offset = 0;
-  std::size_t bytes = 0;
-
-  // Throws InvalidFrame for bad dimensions.
-  static SlotLayout make(PixelFormat format, std::uint32_t width, std::uint32_t height, Colorimetry c = {});
-  bool operator==(const SlotLayout&) const = default;
-};
+// A frame's place in a slot: luma rows, then chroma rows, one pitch for both
+// planes (a multiple of 256 bytes, so a whole number of samples and aligned
+// for DMA; the Frame message carries these offsets and pitches), in buffer 0.
+// Throws InvalidFrame for bad dimensions.
+FrameLayout slot_layout(PixelFormat format, std::uint32_t width, std::uint32_t height, Colorimetry c = {});
 
 class SlotStorage {
  public:
@@ -40,11 +31,11 @@ class SlotStorage {
   // Bytes a layout may use.
   virtual std::uint64_t capacity() const = 0;
   // Whether `layout` can be written here without re-allocating.
-  virtual bool fits(const SlotLayout& layout) const { return capacity() >= layout.bytes; }
+  virtual bool fits(const FrameLayout& layout) const { return capacity() >= layout.buffer_bytes(); }
   // `layout` in this slot as the writer sees it (host / CUDA pointers, or offsets).
-  virtual Frame describe(const SlotLayout& layout) const = 0;
+  virtual Frame describe(const FrameLayout& layout) const = 0;
   // Copies `src` into the slot at `layout`; CUDA copies run on `cuda_stream`.
-  virtual void write(const Frame& src, const SlotLayout& layout, CudaStream cuda_stream) = 0;
+  virtual void write(const Frame& src, const FrameLayout& layout, CudaStream cuda_stream) = 0;
   // Orders the writes before the announcement: record the CUDA event or
   // synchronise the stream; wait for the Vulkan fence (bounded).
   virtual void finish(const PresentSync& sync) { (void)sync; }
@@ -63,7 +54,7 @@ class SlotRoute {
   // What Welcome::route says: the kind, and why any fallback was taken.
   virtual const std::string& description() const = 0;
   // A slot for `layout` (index `slot` of the ring, for names in logs).
-  virtual std::unique_ptr<SlotStorage> allocate(const SlotLayout& layout, unsigned slot) = 0;
+  virtual std::unique_ptr<SlotStorage> allocate(const FrameLayout& layout, unsigned slot) = 0;
 };
 
 // Host memfd slots. `fallback_reason`, when not empty, is said in the route.

@@ -28,20 +28,20 @@ void make_available(VkCommandBuffer cb, VkAccessFlags src, VkPipelineStageFlags 
 
 class VulkanStorage final : public SlotStorage {
  public:
-  VulkanStorage(VkContext& ctx, const SlotLayout& l)
+  VulkanStorage(VkContext& ctx, const FrameLayout& l)
       : ctx_(ctx), buffer_(ctx, l.format, l.width, l.height), layout_(l), exported_(buffer_.buffer().export_memory()) {}
 
   SlotKind kind() const override { return SlotKind::VulkanOpaqueFd; }
   std::uint64_t capacity() const override { return buffer_.layout().buffer_bytes(); }
-  bool fits(const SlotLayout& l) const override {
+  bool fits(const FrameLayout& l) const override {
     return l.format == layout_.format && l.width == layout_.width && l.height == layout_.height;
   }
-  Frame describe(const SlotLayout& l) const override {
+  Frame describe(const FrameLayout& l) const override {
     Frame f = buffer_.frame();
     f.colorimetry = l.colorimetry;
     return f;
   }
-  void write(const Frame& src, const SlotLayout& l, CudaStream) override;
+  void write(const Frame& src, const FrameLayout& l, CudaStream) override;
   void finish(const PresentSync& sync) override;
   void announce(SlotAnnounce& out) const override {
     out.kind = SlotKind::VulkanOpaqueFd;
@@ -58,16 +58,16 @@ class VulkanStorage final : public SlotStorage {
  private:
   VkContext& ctx_;
   VkFrameBuffer buffer_;
-  SlotLayout layout_;
+  FrameLayout layout_;
   ExportedMemory exported_;  // kept: SCM_RIGHTS gives each subscriber its own copy
   std::vector<std::byte> staging_;
 };
 
 // Host frames go through the buffer's staged upload (waited for).
-void VulkanStorage::write(const Frame& src, const SlotLayout& l, CudaStream) {
+void VulkanStorage::write(const Frame& src, const FrameLayout& l, CudaStream) {
   if (src.memory != MemoryKind::Host)
     throw UsageError("live publish: Vulkan slots take host frames (or publish(VkFrameBuffer) / acquire())");
-  staging_.assign(l.bytes, std::byte{0});
+  staging_.assign(l.buffer_bytes(), std::byte{0});
   // The slot's layout over the staging bytes, in host memory.
   const Frame slot = describe(l);
   Frame staged;
@@ -99,7 +99,7 @@ class VulkanRoute final : public SlotRoute {
   }
   SlotMemory memory() const override { return SlotMemory::Vulkan; }
   const std::string& description() const override { return description_; }
-  std::unique_ptr<SlotStorage> allocate(const SlotLayout& l, unsigned) override {
+  std::unique_ptr<SlotStorage> allocate(const FrameLayout& l, unsigned) override {
     return std::make_unique<VulkanStorage>(ctx_, l);
   }
 
