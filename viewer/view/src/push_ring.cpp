@@ -3,6 +3,7 @@
 #include <glad/gl.h>
 
 #include <algorithm>
+#include <utility>
 
 #include <handoff/error.hpp>
 #include <handoff/frame_copy.hpp>
@@ -33,6 +34,18 @@ FrameLayout slot_layout(PixelFormat format, std::uint32_t width, std::uint32_t h
 // Buffers grow in 1 MiB steps, so a slightly larger frame reuses them.
 constexpr std::size_t kBufferGranule = std::size_t(1) << 20;
 
+SlotRingOptions ring_options(const PushRingOptions& o, const std::function<void()>& wake) {
+  if (o.size < 3) throw UsageError("viewer: the ring needs at least 3 buffers (ViewerOptions::ring)");
+  SlotRingOptions r;
+  r.slots = o.size;
+  r.order = RingOrder::NewestWins;
+  r.claim_drops_ready = true;
+  r.name = o.name;
+  // Every slot being written or shown: the display frees its shown slot when woken.
+  r.before_wait = wake;
+  return r;
+}
+
 }  // namespace
 
 AcquiredSlot::~AcquiredSlot() {
@@ -40,8 +53,8 @@ AcquiredSlot::~AcquiredSlot() {
 }
 
 PushRing::PushRing(std::shared_ptr<GlShare> share, PushRingOptions options, std::function<void()> wake)
-    : share_(std::move(share)), options_(std::move(options)), wake_(std::move(wake)) {
-  if (options_.size < 3) throw UsageError("viewer: the ring needs at least 3 buffers (ViewerOptions::ring)");
+    : share_(std::move(share)), options_(std::move(options)), wake_(std::move(wake)),
+      ring_(ring_options(options_, wake_)) {
   for (std::size_t i = 0; i < options_.size; ++i) {
     slots_.push_back(std::make_unique<PushSlot>());
     slots_.back()->number = i;
@@ -87,36 +100,20 @@ void PushRing::wait_while_paused(std::unique_lock<std::mutex>& lock) {
   if (!closed_ && paused_) --step_credits_;
 }
 
-PushSlot& PushRing::claim(std::unique_lock<std::mutex>& lock) {
-  for (;;) {
-    if (closed_) throw ViewerClosed(closed_reason_);
-    for (auto& s : slots_)
-      if (s->state == PushSlot::State::Free) {
-        s->state = PushSlot::State::Writing;
-        return *s;
-      }
-    if (pending_) {  // older than the frame being handed in: it loses
-      PushSlot& s = *pending_;
-      pending_ = nullptr;
-      ++dropped_;
-      s.state = PushSlot::State::Writing;
-      return s;
-    }
-    // Every slot is being written or was just shown: the display frees its
-    // shown slot when woken, other producers theirs when their copy is done.
-    lock.unlock();
-    if (wake_) wake_();
-    lock.lock();
-    auto any = [&] {
-      if (closed_ || pending_) return true;
-      return std::any_of(slots_.begin(), slots_.end(),
-                         [](const auto& s) { return s->state == PushSlot::State::Free; });
-    };
-    wait_bounded(cv_, lock, any, [&] {
-      return "a free frame buffer of " + options_.name + " (all " + std::to_string(slots_.size()) +
-             " in use by other show() calls or the display's upload)";
-    });
+// A Free slot, else the Ready one (older than the frame being handed in: it
+// loses, counted dropped); else waits, bounded: every slot is being written
+// or was just shown (the ring wakes the display, which frees its shown slot;
+// other producers free theirs when their copy is done).
+PushSlot& PushRing::claim() {
+  const auto limit = wait_limit();
+  try {
+    if (const auto s = ring_.claim_for(limit)) return *slots_[*s];
+  } catch (const RingClosed& e) {
+    throw ViewerClosed(e.what());
   }
+  throw WaitTimeout("a free frame buffer of " + options_.name + " (all " + std::to_string(slots_.size()) +
+                        " in use by other show() calls or the display's upload)",
+                    limit);
 }
 
 CudaCopier& PushRing::copier() {
@@ -286,11 +283,11 @@ void PushRing::release_unpublished(PushSlot& slot) noexcept {
     log(LogLevel::Error, options_.name + ": unmapping a frame buffer: " + e.what());
   }
   slot.mapping = Mapping{};
-  {
-    std::lock_guard lock(mutex_);
-    slot.state = PushSlot::State::Free;
+  try {
+    ring_.unclaim(slot.number);
+  } catch (const std::exception& e) {
+    log(LogLevel::Error, options_.name + ": giving back frame buffer " + std::to_string(slot.number) + ": " + e.what());
   }
-  cv_.notify_all();
 }
 
 // Unmaps and fences (one worker hop), then makes the slot the newest pending
@@ -316,36 +313,23 @@ void PushRing::publish(PushSlot& slot, const viewer::OverlayFrame& overlays, std
     release_unpublished(slot);
     throw;
   }
-  {
-    std::unique_lock lock(mutex_);
-    if (closed_) {
-      slot.state = PushSlot::State::Free;
-      lock.unlock();
-      cv_.notify_all();
-      throw ViewerClosed(closed_reason_);
-    }
-    slot.sequence = ++sequence_;
-    ++submitted_;
-    if (pending_) {
-      pending_->state = PushSlot::State::Free;
-      ++dropped_;
-    }
-    pending_ = &slot;
-    slot.state = PushSlot::State::Pending;
+  try {
+    // Ready; the one it replaces counts as dropped. A closed ring frees it.
+    ring_.publish(slot.number);
+  } catch (const RingClosed& e) {
+    throw ViewerClosed(e.what());
   }
-  cv_.notify_all();
   if (wake_) wake_();
 }
 
 void PushRing::show(const Frame& frame, const viewer::OverlayFrame& overlays, CudaStream stream) {
   const auto started = clock::now();
   check_frame(frame);
-  PushSlot* slot = nullptr;
   {
     std::unique_lock lock(mutex_);
     wait_while_paused(lock);
-    slot = &claim(lock);
   }
+  PushSlot* slot = &claim();
   double map_ms = 0;
   try {
     const auto m0 = clock::now();
@@ -368,12 +352,11 @@ std::unique_ptr<AcquiredSlot> PushRing::acquire(PixelFormat format, std::uint32_
   validate_dimensions(width, height);
   if (format != PixelFormat::NV12 && format != PixelFormat::P010)
     throw InvalidFrame("format", "not NV12 or P010 (" + std::to_string(int(format)) + ")");
-  PushSlot* slot = nullptr;
   {
     std::unique_lock lock(mutex_);
     wait_while_paused(lock);
-    slot = &claim(lock);
   }
+  PushSlot* slot = &claim();
   auto a = std::make_unique<AcquiredSlot>();
   try {
     FrameLayout l = slot_layout(format, width, height);
@@ -440,13 +423,14 @@ void PushRing::cancel(AcquiredSlot& acquired) noexcept {
 }
 
 void PushRing::close(const std::string& reason) {
+  ring_.close(reason);  // claims and publishes from now on, and waiting claims
   {
     std::lock_guard lock(mutex_);
     if (closed_) return;
     closed_ = true;
     closed_reason_ = reason;
   }
-  cv_.notify_all();
+  cv_.notify_all();  // producers waiting while paused
 }
 
 void PushRing::set_paused(bool paused) {
@@ -467,8 +451,8 @@ void PushRing::step() {
 }
 
 PushRing::Counters PushRing::counters() const {
-  std::lock_guard lock(mutex_);
-  return Counters{submitted_, dropped_, sequence_};
+  const SlotRing::Counters c = ring_.counters();
+  return Counters{c.submitted, c.dropped, c.sequence};
 }
 
 std::string PushRing::memory_text() const {
@@ -497,33 +481,26 @@ bool PushRing::free_shown_if_done(bool wait) {
   s->read_done = GlFence{};
   {
     std::lock_guard lock(mutex_);
-    s->state = PushSlot::State::Free;
     shown_ = nullptr;
   }
-  cv_.notify_all();
+  ring_.release(s->number);
   return true;
 }
 
 void PushRing::reclaim() { free_shown_if_done(false); }
 
 PushSlot* PushRing::take() {
-  bool has_pending = false;
-  {
-    std::lock_guard lock(mutex_);
-    has_pending = pending_ != nullptr;
-  }
-  if (!has_pending) {
+  if (!ring_.has_ready()) {
     reclaim();
     return nullptr;
   }
   free_shown_if_done(true);  // one shown slot at a time
-  PushSlot* s = nullptr;
+  const std::optional<std::size_t> taken = ring_.take();
+  if (!taken) return nullptr;  // a producer took it meanwhile
+  PushSlot* s = slots_[*taken].get();
+  s->sequence = ring_.info(*taken).sequence;  // the ring numbers the frames
   {
     std::lock_guard lock(mutex_);
-    s = pending_;
-    if (!s) return nullptr;  // a producer took it meanwhile
-    pending_ = nullptr;
-    s->state = PushSlot::State::Shown;
     shown_ = s;
   }
   if (s->written) {  // CUDA rings: this context's commands run after the producer's unmap
@@ -545,14 +522,17 @@ Frame PushRing::frame_of(const PushSlot& s) const {
 }
 
 void PushRing::detach_display() noexcept {
+  PushSlot* s = nullptr;
   {
     std::lock_guard lock(mutex_);
-    if (shown_) {
-      shown_->state = PushSlot::State::Free;
-      shown_ = nullptr;
-    }
+    s = std::exchange(shown_, nullptr);
   }
-  cv_.notify_all();
+  if (!s) return;
+  try {
+    ring_.release(s->number);
+  } catch (const std::exception& e) {
+    log(LogLevel::Error, options_.name + ": releasing the shown frame buffer: " + e.what());
+  }
 }
 
 }  // namespace handoff::view

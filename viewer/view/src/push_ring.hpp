@@ -8,14 +8,16 @@
 // issued after them). CUDA rings map per frame (cuGraphicsMapResources) and
 // fence the unmap.
 //
-// A slot is Free, Writing (a producer maps it and copies the frame in, or an
-// acquire() holds it), Pending (the newest frame, waiting for the display) or
-// Shown (the display took it: uploaded into its textures, then its upload
-// fence must pass before the slot is Free again). The newest frame wins: a
-// producer that finishes while another frame is Pending makes that one Free
-// and counts it dropped; a producer that finds no Free slot takes the Pending
-// one (dropping it). Only with every slot Writing or Shown does a producer
-// wait, bounded: for another producer's copy, or for the display's upload.
+// The slots' states are handoff's one slot ring (SlotRing, newest wins):
+// Free, Claimed (a producer maps it and copies the frame in, or an acquire()
+// holds it), Ready (the newest frame, waiting for the display) or Held (the
+// display took it: uploaded into its textures, then its upload fence must
+// pass before the display releases it). A producer that finishes while
+// another frame is Ready makes that one Free and counts it dropped; a
+// producer that finds no Free slot takes the Ready one (dropping it). Only
+// with every slot Claimed or Held does a producer wait, bounded: for another
+// producer's copy, or for the display's upload. This class adds the slots'
+// GL buffers and fences, the copies, and pause / step credits.
 //
 // Thread safety: the producer side (show, acquire, present, cancel, close,
 // counters) from any thread; take / give_back / reclaim on the display thread
@@ -36,6 +38,7 @@
 #include <handoff/frame.hpp>
 #include <handoff/gl_buffer.hpp>
 #include <handoff/gl_worker.hpp>
+#include <handoff/slot_ring.hpp>
 #include <handoff/viewer.hpp>
 #include <handoff/viewer/overlay.hpp>
 
@@ -45,10 +48,9 @@ namespace handoff::view {
 
 class CudaCopier;
 
+// A slot's buffer and the frame in it; its state is the ring's (slot `number`).
 struct PushSlot {
-  enum class State { Free, Writing, Pending, Shown };
   std::size_t number = 0;
-  State state = State::Free;
   GlBuffer buffer;                        // empty until first used
   std::optional<CudaGlBuffer> interop;    // CUDA rings: mapped per frame
   void* host = nullptr;                   // host rings: mapped once, persistent and coherent
@@ -57,10 +59,10 @@ struct PushSlot {
   std::int64_t index = 0;
   double timestamp = 0;
   std::chrono::steady_clock::time_point submitted{};
-  std::uint64_t sequence = 0;
+  std::uint64_t sequence = 0;  // the ring's, set by take()
   double produce_ms = 0, map_ms = 0;
   viewer::OverlayFrame overlays;
-  Mapping mapping;    // while Writing
+  Mapping mapping;    // while Claimed
   GlFence written;    // worker, after the unmap; waited on by the display
   GlFence read_done;  // display, after its upload; waited on before the slot is written again
 };
@@ -129,7 +131,7 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
   void detach_display() noexcept;
 
  private:
-  PushSlot& claim(std::unique_lock<std::mutex>& lock);
+  PushSlot& claim();
   void wait_while_paused(std::unique_lock<std::mutex>& lock);
   void prepare(PushSlot& slot, const FrameLayout& layout, bool gl_copy = false);
   void forget_fences(PushSlot& slot);
@@ -153,13 +155,13 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
   std::mutex copy_mutex_;               // one producer at a time on the stream
   mutable std::mutex alloc_mutex_;      // buffer (re)allocation; memory_, fallback_reason_
 
-  mutable std::mutex mutex_;
-  std::condition_variable cv_;
   std::vector<std::unique_ptr<PushSlot>> slots_;
-  PushSlot* pending_ = nullptr;
-  PushSlot* shown_ = nullptr;
-  std::uint64_t submitted_ = 0, dropped_ = 0, sequence_ = 0;
-  bool closed_ = false;
+  SlotRing ring_;  // the slots' states, drops and counters
+
+  mutable std::mutex mutex_;  // pause / step credits, shown_
+  std::condition_variable cv_;
+  PushSlot* shown_ = nullptr;  // the slot the display holds
+  bool closed_ = false;        // (the ring's own close refuses claims and publishes)
   std::string closed_reason_;
   bool paused_ = false;
   std::uint64_t step_credits_ = 0;
