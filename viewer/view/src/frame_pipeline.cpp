@@ -39,10 +39,14 @@ FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> sour
       }
     };
     CudaGlBuffer interop = make();
-    auto s = std::make_unique<FrameSlot>(std::move(buffer), std::move(interop));
-    free_.push_back(s.get());
-    slots_.push_back(std::move(s));
+    slots_.push_back(std::make_unique<FrameSlot>(i, std::move(buffer), std::move(interop)));
   }
+  SlotRingOptions ro;
+  ro.slots = ring_size;
+  ro.order = RingOrder::Fifo;
+  ro.name = "frame pipeline of '" + info_.name + "'";
+  ro.reuse_gate = [this](std::size_t i) { wait_for_upload(*slots_[i]); };
+  ring_ = std::make_unique<SlotRing>(std::move(ro));
   const CudaGlBuffer& first = slots_.front()->interop;
   if (first.uses_cuda()) {
     cuda_ = std::make_unique<CudaProducer>(info_, std::move(scene), co.cuda_device);
@@ -58,26 +62,23 @@ FramePipeline::~FramePipeline() {
     std::lock_guard lock(mutex_);
     stop_ = true;
   }
+  ring_->close("the frame pipeline stopped");  // wakes a producer waiting for a slot
   cv_.notify_all();
   if (producer_.joinable()) producer_.join();
   // Fences made on the worker may be deleted on this context (same share group).
   slots_.clear();
 }
 
-std::size_t FramePipeline::slot_number(const FrameSlot& slot) const {
-  for (std::size_t i = 0; i < slots_.size(); ++i)
-    if (slots_[i].get() == &slot) return i;
-  return slots_.size();
+// The last upload from this buffer must be finished before it is rewritten.
+void FramePipeline::wait_for_upload(FrameSlot& slot) {
+  worker_.run([&] {
+    slot.written = GlFence{};  // left over when a seek dropped the slot unread
+    wait_for_fence(slot.read_done, [&] { return "GL upload fence of frame slot " + std::to_string(slot.number); });
+    slot.read_done = GlFence{};
+  });
 }
 
 void FramePipeline::write_frame(FrameSlot& slot, bool& ok, std::int64_t& index) {
-  // The last upload from this buffer must be finished before it is rewritten.
-  worker_.run([&] {
-    slot.written = GlFence{};  // left over when a seek dropped the slot unread
-    wait_for_fence(slot.read_done,
-                   [&] { return "GL upload fence of frame slot " + std::to_string(slot_number(slot)); });
-    slot.read_done = GlFence{};
-  });
   using clock = std::chrono::steady_clock;
   const auto m0 = clock::now();
   Mapping m = slot.interop.map();
@@ -108,27 +109,46 @@ void FramePipeline::write_frame(FrameSlot& slot, bool& ok, std::int64_t& index) 
   slot.map_ms = std::chrono::duration<double, std::milli>((m1 - m0) + (clock::now() - u0)).count();
 }
 
+// A free slot, its upload fence passed (the ring's reuse gate); waits in
+// slices of wait_limit() for as long as the display keeps every slot (a paused
+// display). nullopt once the destructor closed the ring.
+std::optional<std::size_t> FramePipeline::claim_slot() {
+  try {
+    for (;;)
+      if (auto s = ring_->claim_for(wait_limit())) return s;
+  } catch (const RingClosed&) {
+    return std::nullopt;
+  }
+}
+
 // The producer thread. Its wait for work (a free slot, a seek, stop) is not
 // bounded: it idles while the display is paused, and nobody waits on it.
 void FramePipeline::produce() noexcept {
   std::unique_lock lock(mutex_);
   for (;;) {
-    cv_.wait(lock, [&] { return stop_ || seek_to_ >= 0 || (!ended_ && !error_ && !free_.empty()); });
+    cv_.wait(lock, [&] { return stop_ || seek_to_ >= 0 || (!ended_ && !error_); });
     if (stop_) return;
     const std::uint64_t gen = generation_;
-    FrameSlot* slot = nullptr;
+    std::optional<std::size_t> slot;
     try {
       if (seek_to_ >= 0) {
         apply_seek(lock);
         continue;
       }
-      slot = free_.front();
-      free_.pop_front();
       lock.unlock();
-      fill_slot(*slot, gen, lock);
+      slot = claim_slot();
+      lock.lock();
+      if (!slot) return;  // stopped
+      if (stop_ || seek_to_ >= 0 || gen != generation_) {  // came while waiting: the slot goes back
+        ring_->unclaim(*slot);
+        continue;
+      }
+      lock.unlock();
+      fill_slot(*slots_[*slot], gen, lock);
     } catch (...) {
       if (!lock.owns_lock()) lock.lock();
-      if (slot) free_.push_front(slot);  // the slot goes back to the ring, whatever failed
+      // The slot goes back to the ring, whatever failed (a refused reuse gate gave it back already).
+      if (slot && ring_->info(*slot).state == SlotRing::State::Claimed) ring_->unclaim(*slot);
       // An error from before a seek() belongs to frames nobody will see.
       if (gen == generation_) error_ = std::current_exception();
     }
@@ -162,12 +182,12 @@ void FramePipeline::fill_slot(FrameSlot& slot, std::uint64_t gen, std::unique_lo
   }
   lock.lock();
   if (!ok) {
-    free_.push_front(&slot);
+    ring_->unclaim(slot.number);
     ended_ = true;
   } else if (gen != generation_) {
-    free_.push_back(&slot);  // a seek happened while writing: drop it
+    ring_->unclaim(slot.number);  // a seek happened while writing: drop it
   } else {
-    ready_.push_back(&slot);
+    ring_->publish(slot.number);
   }
 }
 
@@ -176,9 +196,8 @@ FrameSlot* FramePipeline::next(bool wait) {
   for (;;) {
     // Frames the producer finished before it failed are shown first, in
     // order; the error surfaces once they are used up.
-    if (!ready_.empty()) {
-      FrameSlot* s = ready_.front();
-      ready_.pop_front();
+    if (const std::optional<std::size_t> taken = ring_->take()) {
+      FrameSlot* s = slots_[*taken].get();
       lock.unlock();
       s->written.gpu_wait();   // this context's commands run after the producer's unmap
       s->written = GlFence{};
@@ -186,7 +205,7 @@ FrameSlot* FramePipeline::next(bool wait) {
     }
     if (error_) std::rethrow_exception(error_);
     if (ended_ || !wait) return nullptr;
-    wait_bounded(cv_, lock, [&] { return !ready_.empty() || error_ || ended_; },
+    wait_bounded(cv_, lock, [&] { return ring_->has_ready() || error_ || ended_; },
                  [&] { return "the frame producer of '" + info_.name + "' (next frame)"; });
   }
 }
@@ -194,11 +213,7 @@ FrameSlot* FramePipeline::next(bool wait) {
 void FramePipeline::release(FrameSlot* slot) {
   if (!slot) return;
   slot->read_done = GlFence::insert();
-  {
-    std::lock_guard lock(mutex_);
-    free_.push_back(slot);
-  }
-  cv_.notify_all();
+  ring_->release(slot->number);  // the producer's claim waits for the fence (the reuse gate)
 }
 
 void FramePipeline::seek(std::int64_t index) {
@@ -207,10 +222,7 @@ void FramePipeline::seek(std::int64_t index) {
                                  : std::max<std::int64_t>(index, 0);
   std::lock_guard lock(mutex_);
   ++generation_;
-  while (!ready_.empty()) {
-    free_.push_back(ready_.front());
-    ready_.pop_front();
-  }
+  ring_->discard_ready();
   seek_to_ = index;
   ended_ = false;
   error_ = nullptr;  // playback goes on from `index`
@@ -219,7 +231,7 @@ void FramePipeline::seek(std::int64_t index) {
 
 bool FramePipeline::finished() const {
   std::lock_guard lock(mutex_);
-  return ended_ && ready_.empty();
+  return ended_ && !ring_->has_ready();
 }
 
 Frame FramePipeline::frame_of(const FrameSlot& s) const {

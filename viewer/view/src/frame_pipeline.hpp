@@ -9,12 +9,15 @@
 // upload; the producer waits for that fence before it maps the slot again.
 // With three or more slots, producing and drawing overlap.
 //
+// The slots' states are handoff's one slot ring (SlotRing, in order: every
+// frame is drawn, oldest first; the producer waits for a free slot). Its
+// reuse gate is the upload fence above; a seek discards the ready frames.
+//
 // Thread safety: construct, call next()/release()/seek()/finished() and
 // destroy on the render thread with its context current. The worker must
 // outlive the pipeline.
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -27,6 +30,7 @@
 #include <handoff/frame.hpp>
 #include <handoff/gl_buffer.hpp>
 #include <handoff/gl_worker.hpp>
+#include <handoff/slot_ring.hpp>
 #include <handoff/viewer/frame_source.hpp>
 #include <handoff/viewer/overlay.hpp>
 #include <handoff/viewer/scene.hpp>
@@ -36,7 +40,8 @@
 namespace handoff::viewer {
 
 struct FrameSlot {
-  FrameSlot(GlBuffer b, CudaGlBuffer i) : buffer(std::move(b)), interop(std::move(i)) {}
+  FrameSlot(std::size_t n, GlBuffer b, CudaGlBuffer i) : number(n), buffer(std::move(b)), interop(std::move(i)) {}
+  std::size_t number;         // its place in the ring
   GlBuffer buffer;            // luma then chroma, at the pipeline's layout()
   CudaGlBuffer interop;       // how the producer maps it
   std::int64_t index = -1;    // frame number in the source
@@ -93,10 +98,11 @@ class FramePipeline {
 
  private:
   void produce() noexcept;
+  std::optional<std::size_t> claim_slot();  // nullopt: stopped
   void apply_seek(std::unique_lock<std::mutex>& lock);
   void fill_slot(FrameSlot& slot, std::uint64_t generation, std::unique_lock<std::mutex>& lock);
   void write_frame(FrameSlot& slot, bool& ok, std::int64_t& index);
-  std::size_t slot_number(const FrameSlot& slot) const;  // its place in the ring (messages)
+  void wait_for_upload(FrameSlot& slot);  // the ring's reuse gate
 
   GlWorker& worker_;
   SourceInfo info_;
@@ -107,10 +113,11 @@ class FramePipeline {
   std::string memory_text_;
   std::unique_ptr<CudaProducer> cuda_;  // when the buffers map to CUDA
   std::vector<std::unique_ptr<FrameSlot>> slots_;
+  std::unique_ptr<SlotRing> ring_;  // the slots' states (made once slots_ is)
 
+  // Guards what follows; the ring's calls are made under it, never the reverse.
   mutable std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<FrameSlot*> free_, ready_;
+  std::condition_variable cv_;  // the producer's work; a published frame, an error or the end for next()
   std::uint64_t generation_ = 0;
   std::int64_t seek_to_ = -1;
   bool stop_ = false;
