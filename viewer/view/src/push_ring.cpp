@@ -2,7 +2,6 @@
 
 #include <glad/gl.h>
 
-#include <algorithm>
 #include <utility>
 
 #include <handoff/error.hpp>
@@ -18,7 +17,6 @@ namespace handoff::view {
 namespace {
 
 using clock = std::chrono::steady_clock;
-using viewer::wait_bounded;
 using viewer::wait_for_fence;
 
 std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
