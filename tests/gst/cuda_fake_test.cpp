@@ -10,7 +10,7 @@
 
 #include <cstring>
 
-#include <handoff/viewer/color.hpp>
+#include <handoff/media/color.hpp>
 
 #include "fake_cuda_control.hpp"
 #include "gst_cuda_abi.hpp"
@@ -105,7 +105,7 @@ struct CudaSinkPipeline {
 
 void expect_colour(const std::uint8_t* px, int y, int cb, int cr) {
   ASSERT_NE(px, nullptr);
-  const auto want = viewer::yuv_to_rgb8(y, cb, cr, ColorMatrix::BT601, ColorRange::Limited, PixelFormat::NV12);
+  const auto want = media::yuv_to_rgb8(y, cb, cr, ColorMatrix::BT601, ColorRange::Limited, PixelFormat::NV12);
   for (int k = 0; k < 3; ++k) EXPECT_NEAR(int(px[k]), int(want[std::size_t(k)]), 1) << "channel " << k;
 }
 
