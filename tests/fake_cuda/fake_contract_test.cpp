@@ -788,7 +788,7 @@ TEST_F(GraphicsInterop, ImmutableStorageGLCannotMapStillWorks) {
   ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), abi::CUDA_SUCCESS);
 }
 
-TEST_F(GraphicsInterop, PersistentlyMappedBufferSharesItsMapping) {
+TEST_F(GraphicsInterop, PersistentlyMappedBufferKeepsItsMappingAndGetsTheBytesAtUnmap) {
   GLuint b = 0;
   glCreateBuffers(1, &b);
   buffers_.push_back(b);
@@ -803,9 +803,10 @@ TEST_F(GraphicsInterop, PersistentlyMappedBufferSharesItsMapping) {
   std::size_t size = 0;
   ASSERT_EQ(a_->cuGraphicsResourceGetMappedPointer(&p, &size, r), abi::CUDA_SUCCESS);
   EXPECT_EQ(size, 64u);
+  EXPECT_NE(reinterpret_cast<void*>(p), static_cast<void*>(host)) << "device memory, not the host mapping";
   ASSERT_EQ(a_->cuMemsetD8(p + 3, 0x3C, 1), abi::CUDA_SUCCESS);
-  EXPECT_EQ(host[3], 0x3C);
   ASSERT_EQ(a_->cuGraphicsUnmapResources(1, &r, nullptr), abi::CUDA_SUCCESS);
+  EXPECT_EQ(host[3], 0x3C) << "written back through the application's persistent mapping";
   GLint mapped = 0;
   glGetNamedBufferParameteriv(b, GL_BUFFER_MAPPED, &mapped);
   EXPECT_EQ(mapped, GL_TRUE) << "the application's persistent mapping is left alone";

@@ -75,6 +75,9 @@ class FakeCuda {
     get(set_egl_arrays, "fake_cuda_set_egl_arrays");
     get(declare_dmabuf, "fake_cuda_declare_dmabuf");
     get(uninitialize, "fake_cuda_uninitialize");
+    get(read_device, "fake_cuda_read_device");
+    get(write_device, "fake_cuda_write_device");
+    get(is_device_address, "fake_cuda_is_device_address");
     // interprocess sharing
     get(set_vmm_supported, "fake_cuda_set_vmm_supported");
     get(set_ipc_events_supported, "fake_cuda_set_ipc_events_supported");
@@ -124,6 +127,9 @@ class FakeCuda {
   decltype(&fake_cuda_set_egl_arrays) set_egl_arrays = nullptr;
   decltype(&fake_cuda_declare_dmabuf) declare_dmabuf = nullptr;
   decltype(&fake_cuda_uninitialize) uninitialize = nullptr;
+  decltype(&fake_cuda_read_device) read_device = nullptr;
+  decltype(&fake_cuda_write_device) write_device = nullptr;
+  decltype(&fake_cuda_is_device_address) is_device_address = nullptr;
   // interprocess sharing
   decltype(&fake_cuda_set_vmm_supported) set_vmm_supported = nullptr;
   decltype(&fake_cuda_set_ipc_events_supported) set_ipc_events_supported = nullptr;
