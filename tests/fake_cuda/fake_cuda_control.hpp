@@ -15,6 +15,7 @@
 #include "fake_cuda_control.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
@@ -143,5 +144,17 @@ class FakeCuda {
   bool ok_ = false;
   std::string error_;
 };
+
+// Whether the host can read the byte at `p`, asked without touching it: the
+// kernel copies it into a pipe, and a PROT_NONE (or unmapped) address is
+// EFAULT instead of a fault. The fake's device memory is never host-readable.
+inline bool host_can_read(const void* p) {
+  int fds[2];
+  if (::pipe(fds) != 0) return false;
+  const bool ok = ::write(fds[1], p, 1) == 1;
+  ::close(fds[0]);
+  ::close(fds[1]);
+  return ok;
+}
 
 }  // namespace handoff::test
