@@ -495,8 +495,9 @@ TEST_F(HandoffSinkTest, HundredStateCyclesLeaveNothingBehind) {
   if (HasFatalFailure()) return;
   EXPECT_TRUE(net.empty()) << "GStreamer objects made in 100 cycles and still alive:" << describe(net);
   EXPECT_EQ(live::test::open_descriptors(), fds);
-  if (live::test::kResidentMemoryIsMeaningful)
+  if (live::test::kResidentMemoryIsMeaningful) {
     EXPECT_LT(grown_kib, 4 * 1024) << "KiB grown over 30 cycles, once warm";
+  }
 }
 
 // GL memory from the pipeline's own GL context (glupload): the viewer's

@@ -146,7 +146,9 @@ TEST_F(RecordingView, TheSceneIsRecordedAsDisplayed) {
     ASSERT_TRUE(scene->overlays_for(j - 1, want_o));
     expect_same_boxes(got_o, want_o, "frame " + std::to_string(i));
   }
-  if (stats.record_dropped == 0) EXPECT_EQ(j, 12);
+  if (stats.record_dropped == 0) {
+    EXPECT_EQ(j, 12);
+  }
 }
 
 // Frames pushed with show() are recorded as shown (each one displayed before
