@@ -28,7 +28,8 @@
 namespace {
 
 using namespace handoff;
-using namespace handoff::viewer;
+using namespace handoff::media;
+using namespace handoff::view;
 
 constexpr std::uint32_t kW = 1920, kH = 1080;
 constexpr int kViewW = 1280, kViewH = 720;

@@ -9,8 +9,8 @@
 //   recording without a summary (a full scan), for contrast.
 // Files go to $HANDOFF_BENCH_DIR (default: the working directory).
 #include <handoff/host_frame.hpp>
-#include <handoff/viewer/recording.hpp>
-#include <handoff/viewer/scene.hpp>
+#include <handoff/media/recording.hpp>
+#include <handoff/media/scene.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -26,7 +26,7 @@
 namespace {
 
 using namespace handoff;
-using namespace handoff::viewer;
+using namespace handoff::media;
 
 constexpr std::uint32_t kWidth = 1920, kHeight = 1080;
 constexpr int kFramesPerRun = 120;

@@ -3,7 +3,7 @@
 //
 //   push_clip clip.y4m [--headless] [--snapshot last.png]
 //
-// The producer reads the clip with the viewer core's Y4M reader into a host
+// The producer reads the clip with the media library's Y4M reader into a host
 // frame and calls show(); the viewer copies it and draws it on its own thread,
 // so the producer runs at its own pace (frames the display could not keep up
 // with are dropped, never queued). The main thread waits for the clip to end
@@ -16,8 +16,8 @@
 
 #include <handoff/host_frame.hpp>
 #include <handoff/viewer.hpp>
-#include <handoff/viewer/png.hpp>
-#include <handoff/viewer/y4m_reader.hpp>
+#include <handoff/media/png.hpp>
+#include <handoff/media/y4m_reader.hpp>
 
 namespace {
 
@@ -25,7 +25,7 @@ using namespace handoff;
 
 // The toy detector: one box round the pixels whose luma is in the top quarter
 // of the range, on an 8x8 grid of cells (one box per bright cell).
-void detect(const Frame& f, viewer::OverlayFrame& out) {
+void detect(const Frame& f, media::OverlayFrame& out) {
   out.clear();
   out.frame = f.index;
   const std::uint32_t cw = std::max(1u, f.width / 8), ch = std::max(1u, f.height / 8);
@@ -49,15 +49,15 @@ void detect(const Frame& f, viewer::OverlayFrame& out) {
 // Reads every frame of the clip into a host frame and shows it.
 // --- README example begins ---
 void produce(const std::string& path, Viewer& viewer, std::atomic<std::int64_t>& pushed) {
-  auto source = viewer::open_y4m(path);
-  const viewer::SourceInfo& info = source->info();
+  auto source = media::open_y4m(path);
+  const media::SourceInfo& info = source->info();
   HostFrameOptions o;
   o.colorimetry = info.colorimetry;
   Frame frame = allocate_host_frame(info.format, info.width, info.height, o);
-  viewer::OverlayFrame boxes;
+  media::OverlayFrame boxes;
   while (viewer.is_open()) {
     frame.index = source->position();
-    if (!source->read_into(viewer::write_target(frame))) break;
+    if (!source->read_into(media::write_target(frame))) break;
     detect(frame, boxes);
     viewer.show(frame, boxes);  // copied: `frame` is ours again at once
     ++pushed;
@@ -103,8 +103,8 @@ int main(int argc, char** argv) {
     if (failure) std::rethrow_exception(failure);
     if (viewer.is_open() && !snapshot.empty()) {
       const RgbaImage img = viewer.snapshot();  // the last frame, once displayed
-      viewer::Image8 png{img.width(), img.height(), 4, {img.data(), img.data() + img.stride() * img.height()}};
-      viewer::write_png(snapshot, png);
+      media::Image8 png{img.width(), img.height(), 4, {img.data(), img.data() + img.stride() * img.height()}};
+      media::write_png(snapshot, png);
     }
     if (!headless && viewer.is_open()) viewer.wait_closed();  // a window stays until the user closes it
     const ViewerStats s = viewer.stats();

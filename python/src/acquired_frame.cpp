@@ -86,7 +86,7 @@ void set_overlays(PyAcquired& a, nb::handle boxes, const std::string& box_format
   const Frame& f = live_frame(a);
   const OverlayArgs args =
       overlay_args(boxes, box_format, normalized, labels, scores, class_ids, track_ids, keypoints, skeleton, overlays);
-  viewer::OverlayFrame scratch;
+  media::OverlayFrame scratch;
   a.state->overlays = resolve_overlays(args, f, scratch);
 }
 

@@ -13,7 +13,7 @@
 #include "module_common.hpp"
 
 #include <handoff/frame.hpp>
-#include <handoff/viewer/overlay.hpp>
+#include <handoff/media/overlay.hpp>
 
 #include <nanobind/nanobind.h>
 
@@ -24,12 +24,12 @@ namespace handoff::py {
 
 struct AcquiredState {
   Frame frame;                    // owner: holds the buffer
-  viewer::OverlayFrame overlays;  // set_overlays()
+  media::OverlayFrame overlays;  // set_overlays()
   bool done = false;              // presented or given back
   // Hands the buffer on (shown, announced) with `frame`'s index and timestamp
   // and `overlays`; called without the GIL, with `owner` the buffer's last
   // reference and the CUDA writes already synchronised. May throw.
-  std::function<void(std::shared_ptr<const void> owner, const Frame& frame, const viewer::OverlayFrame& overlays)>
+  std::function<void(std::shared_ptr<const void> owner, const Frame& frame, const media::OverlayFrame& overlays)>
       present;
 };
 

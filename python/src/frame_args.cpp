@@ -98,7 +98,7 @@ PyFrame frame_of(nb::handle obj, std::optional<std::string> format, std::optiona
   return stacked_frame(obj, format, colorimetry);
 }
 
-const viewer::OverlayFrame& resolve_overlays(const OverlayArgs& a, const Frame& frame, viewer::OverlayFrame& scratch) {
+const media::OverlayFrame& resolve_overlays(const OverlayArgs& a, const Frame& frame, media::OverlayFrame& scratch) {
   const bool have_object = a.overlays.ptr() && !a.overlays.is_none();
   if (have_object && !a.arrays.empty()) {
     throw nb::value_error("overlays: pass an Overlays object or the arrays (boxes=, labels=, ...), not both");

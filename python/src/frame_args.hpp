@@ -11,7 +11,7 @@
 #include "overlay_arrays.hpp"
 
 #include <handoff/frame.hpp>
-#include <handoff/viewer/overlay.hpp>
+#include <handoff/media/overlay.hpp>
 
 #include <nanobind/nanobind.h>
 
@@ -37,7 +37,7 @@ void synchronise_frame_context(const Frame& f, const char* what);
 // handoff.Overlays: one frame's overlays (from a source, a subscriber, or built
 // from arrays). Immutable: copies share them.
 struct PyOverlays {
-  std::shared_ptr<const viewer::OverlayFrame> overlays = std::make_shared<viewer::OverlayFrame>();
+  std::shared_ptr<const media::OverlayFrame> overlays = std::make_shared<media::OverlayFrame>();
 };
 
 // The overlay keyword arguments: the arrays, or a handoff.Overlays.
@@ -56,7 +56,7 @@ inline OverlayArgs overlay_args(nb::handle boxes, const std::string& box_format,
 // The overlays `a` gives for `frame` (normalized coordinates scale by its
 // size): the Overlays object's, or the arrays converted into `scratch`.
 // ValueError / TypeError naming the field.
-const viewer::OverlayFrame& resolve_overlays(const OverlayArgs& a, const Frame& frame, viewer::OverlayFrame& scratch);
+const media::OverlayFrame& resolve_overlays(const OverlayArgs& a, const Frame& frame, media::OverlayFrame& scratch);
 
 // The keyword arguments in overlay_args()'s order, with their defaults, for
 // .def(): std::apply them after the method's own arguments.

@@ -154,8 +154,8 @@ bool publish(PyPublisher& p, nb::handle frame, nb::handle boxes, const std::stri
   PyFrame f = frame_of(frame, std::move(format), std::move(colorimetry));
   if (index) f.frame.index = *index;
   if (timestamp) f.frame.timestamp = *timestamp;
-  viewer::OverlayFrame scratch;
-  const viewer::OverlayFrame& o = resolve_overlays(
+  media::OverlayFrame scratch;
+  const media::OverlayFrame& o = resolve_overlays(
       overlay_args(boxes, box_format, normalized, labels, scores, class_ids, track_ids, keypoints, skeleton, overlays),
       f.frame, scratch);
   return without_gil([&] {
@@ -185,7 +185,7 @@ nb::object acquire(nb::handle self, const std::string& format, std::uint32_t wid
   PublishSlot* held = slot.get();
   Frame frame = held->frame();
   std::weak_ptr<Publisher> weak = pub;
-  auto present = [weak, held](std::shared_ptr<const void> owner, const Frame& f, const viewer::OverlayFrame& o) {
+  auto present = [weak, held](std::shared_ptr<const void> owner, const Frame& f, const media::OverlayFrame& o) {
     const std::shared_ptr<Publisher> to = weak.lock();
     if (!to) throw UsageError("present: the publisher is closed; the slot goes back unannounced");
     PublishSlot out = std::move(*held);

@@ -254,7 +254,7 @@ void to_corners(std::string_view format, const double* r, double c[4]) {
   }
 }
 
-void add_boxes(const OverlayArrays& in, float sx, float sy, std::int64_t& n, viewer::OverlayFrame& out) {
+void add_boxes(const OverlayArrays& in, float sx, float sy, std::int64_t& n, media::OverlayFrame& out) {
   const HostArray b = read_array("boxes", in.boxes);
   if (b.shape.size() != 2 || b.shape[1] != 4) fail("boxes", "shape " + shape_text(b.shape) + " is not (N, 4)");
   check_rows("boxes", b, n);
@@ -268,14 +268,14 @@ void add_boxes(const OverlayArrays& in, float sx, float sy, std::int64_t& n, vie
     }
     double c[4];
     to_corners(in.box_format, r, c);
-    viewer::OverlayObject& o = out.objects[std::size_t(i)];
+    media::OverlayObject& o = out.objects[std::size_t(i)];
     o.x0 = float(std::min(c[0], c[2]) * sx), o.x1 = float(std::max(c[0], c[2]) * sx);
     o.y0 = float(std::min(c[1], c[3]) * sy), o.y1 = float(std::max(c[1], c[3]) * sy);
     o.has_box = true;
   }
 }
 
-void add_labels(nb::handle labels, std::int64_t& n, viewer::OverlayFrame& out) {
+void add_labels(nb::handle labels, std::int64_t& n, media::OverlayFrame& out) {
   if (nb::isinstance<nb::str>(labels) || nb::isinstance<nb::bytes>(labels)) {
     fail("labels", "a single string; pass one string per object (a list)");
   }
@@ -302,7 +302,7 @@ void add_labels(nb::handle labels, std::int64_t& n, viewer::OverlayFrame& out) {
   }
 }
 
-void add_keypoints(const OverlayArrays& in, float sx, float sy, std::int64_t& n, viewer::OverlayFrame& out) {
+void add_keypoints(const OverlayArrays& in, float sx, float sy, std::int64_t& n, media::OverlayFrame& out) {
   const HostArray k = read_array("keypoints", in.keypoints);
   if (k.shape.size() != 3 || (k.shape[2] != 2 && k.shape[2] != 3)) {
     fail("keypoints", "shape " + shape_text(k.shape) + " is not (N, K, 2) or (N, K, 3)");
@@ -326,7 +326,7 @@ void add_keypoints(const OverlayArrays& in, float sx, float sy, std::int64_t& n,
     }
   }
   if (out.objects.size() < std::size_t(n)) out.objects.resize(std::size_t(n));
-  std::vector<viewer::Keypoint> kps(static_cast<std::size_t>(per));
+  std::vector<media::Keypoint> kps(static_cast<std::size_t>(per));
   for (std::int64_t i = 0; i < n; ++i) {
     for (std::int64_t j = 0; j < per; ++j) {
       const double* p = &k.values[std::size_t((i * per + j) * dims)];
@@ -339,7 +339,7 @@ void add_keypoints(const OverlayArrays& in, float sx, float sy, std::int64_t& n,
 }  // namespace
 
 void overlays_from_arrays(const OverlayArrays& in, std::uint32_t frame_width, std::uint32_t frame_height,
-                          viewer::OverlayFrame& out) {
+                          media::OverlayFrame& out) {
   out.clear();
   if (in.box_format != "xywh" && in.box_format != "xyxy" && in.box_format != "cxcywh") {
     fail("box_format", "'" + in.box_format + "' is not 'xywh', 'xyxy' or 'cxcywh'");

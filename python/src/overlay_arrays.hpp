@@ -1,7 +1,7 @@
 #pragma once
 // Overlays handed in as arrays (the keyword arguments of Viewer.show,
 // Publisher.publish, RecordingWriter.write, AcquiredFrame.set_overlays and
-// Overlays.from_arrays; frame_args.hpp binds them) -> handoff::viewer::OverlayFrame.
+// Overlays.from_arrays; frame_args.hpp binds them) -> handoff::media::OverlayFrame.
 //
 //   boxes      (N, 4) numbers, in `box_format`: "xywh" (top-left + size), "xyxy"
 //              (corners) or "cxcywh" (centre + size); pixels, or 0..1 of the
@@ -19,7 +19,7 @@
 //
 // Thread safety: call with the GIL held. Ownership: reads the arrays, keeps
 // nothing of them.
-#include <handoff/viewer/overlay.hpp>
+#include <handoff/media/overlay.hpp>
 
 #include <nanobind/nanobind.h>
 
@@ -45,6 +45,6 @@ struct OverlayArrays {
 // Converts into `out` (cleared first). `frame_width` / `frame_height` scale
 // normalized coordinates.
 void overlays_from_arrays(const OverlayArrays& arrays, std::uint32_t frame_width, std::uint32_t frame_height,
-                          viewer::OverlayFrame& out);
+                          media::OverlayFrame& out);
 
 }  // namespace handoff::py

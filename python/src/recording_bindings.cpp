@@ -9,7 +9,7 @@
 #include "frame_args.hpp"
 #include "module_common.hpp"
 
-#include <handoff/viewer/mcap.hpp>
+#include <handoff/media/mcap.hpp>
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -23,9 +23,9 @@ namespace handoff::py {
 namespace nb = nanobind;
 using namespace nb::literals;
 
-viewer::RecordTarget record_target(nb::handle path, const std::string& compression,
+media::RecordTarget record_target(nb::handle path, const std::string& compression,
                                    const std::optional<std::string>& topic) {
-  viewer::RecordTarget t;
+  media::RecordTarget t;
   const bool recording = path.ptr() && !path.is_none();
   if (!recording) {
     if (compression != "zstd" || topic) {
@@ -36,7 +36,7 @@ viewer::RecordTarget record_target(nb::handle path, const std::string& compressi
   t.path = path_arg(path, "record");
   if (t.path.empty()) throw nb::value_error("record: an empty path; None records nothing");
   try {
-    t.compression = viewer::mcap::parse_compression(compression);
+    t.compression = media::mcap::parse_compression(compression);
   } catch (const UsageError& e) {
     throw nb::value_error((std::string("record_compression: ") + e.what()).c_str());
   }
@@ -51,10 +51,10 @@ namespace {
 
 struct PyRecordingWriter {
   std::unique_ptr<std::mutex> busy = std::make_unique<std::mutex>();
-  std::unique_ptr<viewer::RecordingWriter> writer;
+  std::unique_ptr<media::RecordingWriter> writer;
   std::string path, topic;
   std::uint64_t last_log_time = 0;
-  viewer::RecordingStats closed_stats;  // what stats says once closed
+  media::RecordingStats closed_stats;  // what stats says once closed
 
   PyRecordingWriter() = default;
   PyRecordingWriter(const PyRecordingWriter&) = delete;
@@ -64,7 +64,7 @@ struct PyRecordingWriter {
     without_gil([this] { writer.reset(); });
   }
 
-  viewer::RecordingWriter& get() {
+  media::RecordingWriter& get() {
     if (!writer) throw nb::value_error("the recording is closed");
     return *writer;
   }
@@ -93,8 +93,8 @@ bool write(PyRecordingWriter& w, nb::handle frame, nb::handle boxes, const std::
            std::optional<Colorimetry> colorimetry, std::optional<std::string> topic,
            std::optional<std::int64_t> log_time, std::optional<std::int64_t> publish_time) {
   const PyFrame f = frame_of(frame, std::move(format), std::move(colorimetry));
-  viewer::OverlayFrame scratch;
-  const viewer::OverlayFrame& o = resolve_overlays(
+  media::OverlayFrame scratch;
+  const media::OverlayFrame& o = resolve_overlays(
       overlay_args(boxes, box_format, normalized, labels, scores, class_ids, track_ids, keypoints, skeleton, overlays),
       f.frame, scratch);
   if (topic && topic->empty()) throw nb::value_error("topic: empty; None takes the writer's topic");
@@ -102,7 +102,7 @@ bool write(PyRecordingWriter& w, nb::handle frame, nb::handle boxes, const std::
   std::optional<std::uint64_t> published;
   if (publish_time) published = time_arg("publish_time", publish_time);
   const auto lock = lock_writer(w);
-  viewer::RecordingWriter& rec = w.get();
+  media::RecordingWriter& rec = w.get();
   const std::uint64_t logged = log_time ? time_arg("log_time", log_time) : next_log_time(w.last_log_time);
   const bool queued = without_gil([&] { return rec.write(f.frame, o, t, logged, published); });
   w.last_log_time = std::max(w.last_log_time, logged);
@@ -112,7 +112,7 @@ bool write(PyRecordingWriter& w, nb::handle frame, nb::handle boxes, const std::
 void close(PyRecordingWriter& w) {
   const auto lock = lock_writer(w);
   if (!w.writer) return;
-  std::unique_ptr<viewer::RecordingWriter> rec = std::move(w.writer);
+  std::unique_ptr<media::RecordingWriter> rec = std::move(w.writer);
   without_gil([&] {
     try {
       rec->close();  // throws the recording's first error, if any
@@ -128,9 +128,9 @@ void init_writer(PyRecordingWriter* self, nb::handle path, const std::string& co
                  std::size_t chunk_size, std::uint64_t chunk_duration_ns, const std::string& topic,
                  bool block_when_full, std::size_t queue_capacity) {
   const std::string p = path_arg(path, "path");
-  viewer::RecordingOptions o;
+  media::RecordingOptions o;
   try {
-    o.compression = viewer::mcap::parse_compression(compression);
+    o.compression = media::mcap::parse_compression(compression);
   } catch (const UsageError& e) {
     throw nb::value_error((std::string("compression: ") + e.what()).c_str());
   }
@@ -141,7 +141,7 @@ void init_writer(PyRecordingWriter* self, nb::handle path, const std::string& co
   o.chunk_duration_ns = chunk_duration_ns;
   o.block_when_full = block_when_full;
   o.queue_capacity = queue_capacity;
-  auto made = without_gil([&] { return std::make_unique<viewer::RecordingWriter>(p, o); });
+  auto made = without_gil([&] { return std::make_unique<media::RecordingWriter>(p, o); });
   new (self) PyRecordingWriter();
   self->writer = std::move(made);
   self->path = p;
@@ -151,12 +151,12 @@ void init_writer(PyRecordingWriter* self, nb::handle path, const std::string& co
 }  // namespace
 
 void bind_recording(nb::module_& m) {
-  nb::class_<viewer::RecordingStats>(m, "RecordingStats", "RecordingWriter.stats: a snapshot of its counters.")
-      .def_ro("frames_written", &viewer::RecordingStats::frames_written, "Frames (with their overlays) in the file.")
-      .def_ro("frames_dropped", &viewer::RecordingStats::frames_dropped,
+  nb::class_<media::RecordingStats>(m, "RecordingStats", "RecordingWriter.stats: a snapshot of its counters.")
+      .def_ro("frames_written", &media::RecordingStats::frames_written, "Frames (with their overlays) in the file.")
+      .def_ro("frames_dropped", &media::RecordingStats::frames_dropped,
               "Frames refused because the queue was full (block_when_full=False).")
-      .def_ro("bytes_written", &viewer::RecordingStats::bytes_written, "File size so far.")
-      .def("__repr__", [](const viewer::RecordingStats& s) {
+      .def_ro("bytes_written", &media::RecordingStats::bytes_written, "File size so far.")
+      .def("__repr__", [](const media::RecordingStats& s) {
         return "<handoff.RecordingStats frames_written=" + std::to_string(s.frames_written) +
                " frames_dropped=" + std::to_string(s.frames_dropped) + ">";
       });
@@ -185,7 +185,7 @@ void bind_recording(nb::module_& m) {
       overlay_kwargs());
   cls.def("flush", [](PyRecordingWriter& w) {
         const auto lock = lock_writer(w);
-        viewer::RecordingWriter& rec = w.get();
+        media::RecordingWriter& rec = w.get();
         without_gil([&] { rec.flush(); });
       }, "Waits until every queued frame is in the file.")
       .def("close", &close, "Writes the rest, the summary and the footer, and closes the file (idempotent).")

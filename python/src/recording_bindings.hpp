@@ -3,7 +3,7 @@
 // and the record= / record_compression= / record_topic= arguments of
 // handoff.Viewer and handoff.Publisher. Reading is handoff.open of a ".mcap"
 // (viewer_bindings.cpp). Not a public header (python/src only).
-#include <handoff/viewer/recording.hpp>
+#include <handoff/media/recording.hpp>
 
 #include <nanobind/nanobind.h>
 
@@ -16,7 +16,7 @@ namespace handoff::py {
 // record_compression ("none", "zstd", "lz4") and record_topic (None: the
 // recorder's default). ValueError / TypeError naming the argument.
 // Thread safety: with the GIL held.
-viewer::RecordTarget record_target(nanobind::handle path, const std::string& compression,
+media::RecordTarget record_target(nanobind::handle path, const std::string& compression,
                                    const std::optional<std::string>& topic);
 
 // Adds RecordingWriter and RecordingStats to the module.

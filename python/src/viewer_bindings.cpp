@@ -24,12 +24,12 @@
 #include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
 #include <handoff/viewer.hpp>
-#include <handoff/viewer/error.hpp>
-#include <handoff/viewer/overlay.hpp>
-#include <handoff/viewer/raw_reader.hpp>
-#include <handoff/viewer/recording.hpp>
-#include <handoff/viewer/scene.hpp>
-#include <handoff/viewer/y4m_reader.hpp>
+#include <handoff/media/error.hpp>
+#include <handoff/media/overlay.hpp>
+#include <handoff/media/raw_reader.hpp>
+#include <handoff/media/recording.hpp>
+#include <handoff/media/scene.hpp>
+#include <handoff/media/y4m_reader.hpp>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
@@ -54,7 +54,7 @@ nb::object numpy_array(const nb::list& values, const char* dtype) {
   return nb::module_::import_("numpy").attr("array")(values, "dtype"_a = dtype);
 }
 
-nb::object overlay_boxes(const viewer::OverlayFrame& f) {
+nb::object overlay_boxes(const media::OverlayFrame& f) {
   nb::list rows;
   for (const auto& o : f.objects) {
     if (o.has_box) rows.append(nb::make_tuple(o.x0, o.y0, o.x1, o.y1));
@@ -64,7 +64,7 @@ nb::object overlay_boxes(const viewer::OverlayFrame& f) {
 }
 
 template <typename Get>
-nb::object overlay_column(const viewer::OverlayFrame& f, const char* dtype, Get get) {
+nb::object overlay_column(const media::OverlayFrame& f, const char* dtype, Get get) {
   nb::list l;
   for (const auto& o : f.objects) l.append(get(o));
   return numpy_array(l, dtype);
@@ -145,8 +145,8 @@ ViewerOptions viewer_options(const std::string& title, int width, int height, bo
 void show(PyViewer& v, nb::handle frame_obj, const OverlayArgs& ov, std::optional<std::string> format,
           std::optional<Colorimetry> colorimetry) {
   const PyFrame f = frame_of(frame_obj, format, colorimetry);
-  viewer::OverlayFrame scratch;
-  const viewer::OverlayFrame& overlays = resolve_overlays(ov, f.frame, scratch);
+  media::OverlayFrame scratch;
+  const media::OverlayFrame& overlays = resolve_overlays(ov, f.frame, scratch);
   without_gil([&] { v.get().show(f.frame, overlays); });
 }
 
@@ -175,7 +175,7 @@ PyAcquired acquire(nb::handle self, const std::string& format, std::uint32_t wid
   ViewerFrame* held = slot.get();
   Frame frame = held->frame();
   return make_acquired(self, std::move(frame), std::move(slot),
-                       [&v, held](std::shared_ptr<const void> owner, const Frame& f, const viewer::OverlayFrame& o) {
+                       [&v, held](std::shared_ptr<const void> owner, const Frame& f, const media::OverlayFrame& o) {
                          ViewerFrame out = std::move(*held);
                          out.frame().index = f.index;
                          out.frame().timestamp = f.timestamp;
@@ -189,14 +189,14 @@ PyAcquired acquire(nb::handle self, const std::string& format, std::uint32_t wid
 // `busy` keeps two Python threads from reading, seeking or closing it at once.
 struct PySource {
   std::unique_ptr<std::mutex> busy = std::make_unique<std::mutex>();
-  std::unique_ptr<viewer::FrameSource> source;
-  viewer::RecordingSource* recording = nullptr;  // `source`, when it is an MCAP recording
-  viewer::OverlayStore file_overlays;
+  std::unique_ptr<media::FrameSource> source;
+  media::RecordingSource* recording = nullptr;  // `source`, when it is an MCAP recording
+  media::OverlayStore file_overlays;
   bool has_file_overlays = false;
   std::int64_t limit = -1;  // frames to yield (-1: the source's end)
   std::int64_t yielded = 0;
 
-  viewer::FrameSource& get() {
+  media::FrameSource& get() {
     if (!source) throw nb::value_error("the source is closed");
     return *source;
   }
@@ -210,19 +210,19 @@ std::unique_lock<std::mutex> lock_source(PySource& s) {
 
 nb::object read_next(PySource& s) {
   const auto lock = lock_source(s);
-  viewer::FrameSource& src = s.get();
+  media::FrameSource& src = s.get();
   if (s.limit >= 0 && s.yielded >= s.limit) return nb::none();
-  const viewer::SourceInfo& info = src.info();
+  const media::SourceInfo& info = src.info();
   const std::int64_t index = src.position();
   const bool at_end = info.frame_count >= 0 && index >= info.frame_count;
   HostFrameOptions ho;
   ho.colorimetry = s.recording && !at_end ? s.recording->colorimetry(index) : info.colorimetry;
   Frame frame = allocate_host_frame(info.format, info.width, info.height, ho);
-  auto overlays = std::make_shared<viewer::OverlayFrame>();
+  auto overlays = std::make_shared<media::OverlayFrame>();
   const bool got = without_gil([&] {
-    if (!src.read_into(viewer::write_target(frame))) return false;
+    if (!src.read_into(media::write_target(frame))) return false;
     if (s.has_file_overlays) {
-      if (const viewer::OverlayFrame* o = s.file_overlays.find(index)) *overlays = *o;
+      if (const media::OverlayFrame* o = s.file_overlays.find(index)) *overlays = *o;
     } else {
       src.overlays_for(index, *overlays);
     }
@@ -238,8 +238,8 @@ nb::object read_next(PySource& s) {
 
 void load_overlay_file(PySource& s, const std::optional<std::string>& path) {
   if (!path) return;
-  const viewer::SourceInfo& info = s.get().info();
-  viewer::OverlayParseOptions po;
+  const media::SourceInfo& info = s.get().info();
+  media::OverlayParseOptions po;
   po.frame_width = float(info.width);
   po.frame_height = float(info.height);
   without_gil([&] { s.file_overlays.load_jsonl(*path, po); });
@@ -253,13 +253,13 @@ bool is_mcap(const std::string& path) {
 }
 
 PySource open_recording(const std::string& path, std::optional<std::string> topic) {
-  viewer::RecordingOpenOptions ro;
+  media::RecordingOpenOptions ro;
   if (topic) {
     if (topic->empty()) throw nb::value_error("topic: empty; None plays the first image topic");
     ro.topic = *topic;
   }
   PySource s;
-  std::unique_ptr<viewer::RecordingSource> rec = without_gil([&] { return viewer::open_recording(path, ro); });
+  std::unique_ptr<media::RecordingSource> rec = without_gil([&] { return media::open_recording(path, ro); });
   s.recording = rec.get();
   s.source = std::move(rec);
   return s;
@@ -280,21 +280,21 @@ PySource open_file(nb::handle path_obj, std::optional<std::string> format, std::
     throw nb::value_error("topic: only for MCAP recordings (a '.mcap' file)");
   } else if (raw) {
     if (!width || !height) throw nb::value_error("width / height: a raw NV12 / P010 file needs both");
-    viewer::RawOptions ro;
+    media::RawOptions ro;
     ro.format = enum_arg<PixelFormat>("format", format.value_or("nv12"));
     ro.width = *width;
     ro.height = *height;
     if (colorimetry) ro.colorimetry = *colorimetry;
     if (rate) {
       if (!(*rate > 0) || !std::isfinite(*rate)) throw nb::value_error("rate: must be a positive number");
-      ro.rate = viewer::Rational{std::int64_t(std::llround(*rate * 1000)), 1000};
+      ro.rate = media::Rational{std::int64_t(std::llround(*rate * 1000)), 1000};
     }
-    s.source = without_gil([&] { return viewer::open_raw(path, ro); });
+    s.source = without_gil([&] { return media::open_raw(path, ro); });
   } else {
     if (colorimetry || rate) {
       throw nb::value_error("colorimetry / rate: a Y4M file says its own; pass them only for raw files");
     }
-    s.source = without_gil([&] { return viewer::open_y4m(path); });
+    s.source = without_gil([&] { return media::open_y4m(path); });
   }
   load_overlay_file(s, overlays);
   return s;
@@ -303,12 +303,12 @@ PySource open_file(nb::handle path_obj, std::optional<std::string> format, std::
 PySource open_scene(std::uint32_t width, std::uint32_t height, const std::string& format,
                     std::optional<std::int64_t> frames) {
   if (frames && *frames < 0) throw nb::value_error("frames: must be >= 0 (None: endless)");
-  viewer::SceneOptions so;
+  media::SceneOptions so;
   so.width = width;
   so.height = height;
   so.format = enum_arg<PixelFormat>("format", format);
   PySource s;
-  s.source = without_gil([&] { return viewer::make_scene_source(so); });
+  s.source = without_gil([&] { return media::make_scene_source(so); });
   s.limit = frames.value_or(-1);
   return s;
 }
@@ -323,7 +323,7 @@ PyOverlays overlays_from_args(nb::handle boxes, const std::string& box_format, b
     throw nb::value_error("normalized: needs the frame's width= and height=");
   }
   OverlayArrays a{boxes, labels, scores, class_ids, track_ids, keypoints, skeleton, box_format, normalized};
-  auto f = std::make_shared<viewer::OverlayFrame>();
+  auto f = std::make_shared<media::OverlayFrame>();
   overlays_from_arrays(a, width.value_or(0), height.value_or(0), *f);
   return PyOverlays{std::move(f)};
 }
@@ -352,17 +352,17 @@ void bind_overlays(nb::module_& m) {
                    "(N, 4) float32, xyxy pixels; NaN rows for objects without a box.")
       .def_prop_ro("labels", &overlay_labels, "N labels (None where an object has none).")
       .def_prop_ro("scores", [](const PyOverlays& o) {
-        return overlay_column(*o.overlays, "float32", [](const viewer::OverlayObject& x) { return x.score; });
+        return overlay_column(*o.overlays, "float32", [](const media::OverlayObject& x) { return x.score; });
       }, "(N,) float32; NaN where an object has no score.")
       .def_prop_ro("class_ids", [](const PyOverlays& o) {
-        return overlay_column(*o.overlays, "int32", [](const viewer::OverlayObject& x) { return x.class_id; });
+        return overlay_column(*o.overlays, "int32", [](const media::OverlayObject& x) { return x.class_id; });
       }, "(N,) int32; -1 where none.")
       .def_prop_ro("track_ids", [](const PyOverlays& o) {
-        return overlay_column(*o.overlays, "int32", [](const viewer::OverlayObject& x) { return x.track_id; });
+        return overlay_column(*o.overlays, "int32", [](const media::OverlayObject& x) { return x.track_id; });
       }, "(N,) int32; -1 where none.")
       .def_prop_ro("keypoint_counts", [](const PyOverlays& o) {
         return overlay_column(*o.overlays, "int32",
-                              [](const viewer::OverlayObject& x) { return std::int64_t(x.keypoint_count); });
+                              [](const media::OverlayObject& x) { return std::int64_t(x.keypoint_count); });
       }, "(N,) int32: keypoints of each object.")
       .def_prop_ro("shapes", [](const PyOverlays& o) { return o.overlays->shapes.size(); },
                    "Number of polygons and polylines.")
@@ -665,7 +665,7 @@ void bind_open(nb::module_& m) {
         "topic"_a = nb::none(),
         "Opens a Y4M file, an MCAP recording ('.mcap'; `topic`: the image topic, default the first), or a raw "
         "NV12 / P010 file when format= / width= / height= are given. `overlays`: a JSON Lines overlay file "
-        "(docs/viewer-core.md). Raises ParseError naming the file and field.");
+        "(docs/media.md). Raises ParseError naming the file and field.");
   m.def("open_scene", &open_scene, nb::kw_only(), "width"_a = 1280, "height"_a = 720, "format"_a = "nv12",
         "frames"_a = nb::none(),
         "The built-in synthetic scene with its ground-truth overlays; endless unless `frames` is given.");
@@ -675,7 +675,7 @@ void bind_open(nb::module_& m) {
 
 void bind_viewer(nb::module_& m) {
   static nb::exception<ViewerClosed> viewer_closed(m, "ViewerClosed", PyExc_RuntimeError);
-  static nb::exception<viewer::ParseError> parse_error(m, "ParseError", PyExc_ValueError);
+  static nb::exception<media::ParseError> parse_error(m, "ParseError", PyExc_ValueError);
   bind_overlays(m);
   bind_viewer_stats(m);
   bind_snapshot(m);

@@ -2,7 +2,7 @@
 // NV12 / P010 to R'G'B', filtered (bilinear luma and chroma). Luma in an
 // R8 / R16 texture, interleaved chroma in an RG8 / RG16 texture at half
 // resolution. The CPU folds code scaling, range offsets and the matrix into
-// u_rgb_from_yuv and u_bias (computed in float64 from the viewer core's
+// u_rgb_from_yuv and u_bias (computed in float64 from the media library's
 // coefficients), so this shader holds no colour constant.
 // yuv_frame_nearest_frag.glsl is the same with each frame pixel drawn flat.
 // textureLod(.., 0): the textures have one level, and an explicit LOD spares

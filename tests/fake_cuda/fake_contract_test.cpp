@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -106,6 +107,68 @@ TEST_F(FakeContract, CopiesAreBoundsChecked) {
   EXPECT_EQ(a_->cuMemFree(p), abi::CUDA_SUCCESS);
   EXPECT_EQ(a_->cuMemFree(p), abi::CUDA_ERROR_INVALID_VALUE) << "double free";
   EXPECT_EQ(a_->cuMemFree(q), abi::CUDA_SUCCESS);
+}
+
+// Device memory is not host memory: every CUdeviceptr is PROT_NONE to the
+// host (a host dereference faults, as on a GPU); the driver's copies and the
+// fake's read / write controls reach the bytes.
+TEST_F(FakeContract, DeviceMemoryCannotBeTouchedByTheHostOnlyThroughTheDriver) {
+  cuda::ScopedContext cur(ctx_);
+  abi::CUdeviceptr p = 0, q = 0;
+  std::size_t pitch = 0;
+  ASSERT_EQ(a_->cuMemAlloc(&p, 100), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuMemAllocPitch(&q, &pitch, 100, 3, 4), abi::CUDA_SUCCESS);
+  EXPECT_EQ(pitch, 512u) << "the pitch rule is unchanged";
+  for (abi::CUdeviceptr d : {p, q, p + 99, q + 3 * pitch - 1}) {
+    EXPECT_FALSE(host_can_read(reinterpret_cast<const void*>(d))) << "device memory is PROT_NONE to the host";
+    EXPECT_EQ(fake_.is_device_address(reinterpret_cast<const void*>(d)), 1);
+  }
+  EXPECT_EQ(p % 256, 0u);
+  EXPECT_EQ(q % 256, 0u);
+  const unsigned char in[4] = {1, 2, 3, 4};
+  ASSERT_EQ(a_->cuMemcpyHtoD(p + 96, in, 4), abi::CUDA_SUCCESS);
+  unsigned char out[4] = {};
+  ASSERT_EQ(fake_.read_device(p + 96, out, 4), 0) << "the fake's view holds what the driver wrote";
+  EXPECT_EQ(std::memcmp(in, out, 4), 0);
+  const unsigned char back[2] = {0xEE, 0xDD};
+  ASSERT_EQ(fake_.write_device(q + 2 * pitch, back, 2), 0);
+  unsigned char seen[2] = {};
+  ASSERT_EQ(a_->cuMemcpyDtoH(seen, q + 2 * pitch, 2), abi::CUDA_SUCCESS);
+  EXPECT_EQ(std::memcmp(seen, back, 2), 0) << "the driver sees what the fake's view wrote";
+  EXPECT_EQ(fake_.read_device(p + 97, out, 4), 1) << "past the allocation: CUDA_ERROR_INVALID_VALUE";
+  EXPECT_EQ(fake_.write_device(0x1000, back, 1), 1) << "not device memory";
+  // Pinned host memory is host memory (handoff declares no cuMemAllocHost: GStreamer's library uses it).
+  void* lib = ::dlopen(fake_path(), RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(lib, nullptr);
+  auto alloc_host = reinterpret_cast<abi::CUresult (*)(void**, std::size_t)>(::dlsym(lib, "cuMemAllocHost_v2"));
+  auto free_host = reinterpret_cast<abi::CUresult (*)(void*)>(::dlsym(lib, "cuMemFreeHost"));
+  ASSERT_TRUE(alloc_host && free_host);
+  void* host = nullptr;
+  ASSERT_EQ(alloc_host(&host, 64), abi::CUDA_SUCCESS);
+  EXPECT_TRUE(host_can_read(host));
+  EXPECT_EQ(fake_.is_device_address(host), 0);
+  EXPECT_EQ(free_host(host), abi::CUDA_SUCCESS);
+  ::dlclose(lib);
+  EXPECT_EQ(a_->cuMemFree(p), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuMemFree(q), abi::CUDA_SUCCESS);
+  EXPECT_EQ(fake_.is_device_address(reinterpret_cast<const void*>(p)), 0) << "freed";
+}
+
+// A host read of device memory is a SIGSEGV, and the fake names the address.
+// (Threadsafe style: the child re-runs the test alone, so no other thread of
+// the fake holds its lock at the fork.)
+TEST_F(FakeContract, AHostReadOfDeviceMemoryFaultsAndTheFakeSaysWhere) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  cuda::ScopedContext cur(ctx_);
+  abi::CUdeviceptr p = 0;
+  ASSERT_EQ(a_->cuMemAlloc(&p, 64), abi::CUDA_SUCCESS);
+  EXPECT_DEATH(
+      {
+        const volatile unsigned char* host = reinterpret_cast<const volatile unsigned char*>(p + 8);
+        std::printf("%d\n", *host);
+      },
+      "host access to fake device memory at 0x[0-9a-f]+");
+  EXPECT_EQ(a_->cuMemFree(p), abi::CUDA_SUCCESS);
 }
 
 TEST_F(FakeContract, TwoDCopyPitchesAreAtLeastTheRowAndAtMostTheMaximum) {
@@ -276,6 +339,30 @@ TEST_F(ExternalMemory, ImportMapFreeDestroy) {
   EXPECT_FALSE(fd_open(fd)) << "the import owned the fd and closed it";
   ::munmap(view, 8192);
   ::close(exporter_fd);
+}
+
+TEST_F(ExternalMemory, AMappedBufferIsDeviceMemoryTheHostCannotTouch) {
+  cuda::ScopedContext cur(ctx_);
+  const int fd = make_fd(8192);
+  auto* view = static_cast<unsigned char*>(::mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  ASSERT_NE(view, MAP_FAILED);
+  auto d = desc(fd, 8192);
+  abi::CUexternalMemory mem = nullptr;
+  ASSERT_EQ(a_->cuImportExternalMemory(&mem, &d), abi::CUDA_SUCCESS);
+  abi::CUDA_EXTERNAL_MEMORY_BUFFER_DESC b{};
+  b.offset = 256;
+  b.size = 4096;
+  abi::CUdeviceptr p = 0;
+  ASSERT_EQ(a_->cuExternalMemoryGetMappedBuffer(&p, mem, &b), abi::CUDA_SUCCESS);
+  EXPECT_FALSE(host_can_read(reinterpret_cast<const void*>(p)));
+  EXPECT_FALSE(host_can_read(reinterpret_cast<const void*>(p + 4095)));
+  view[256 + 10] = 0x42;  // the exporter writes its own mapping
+  unsigned char x = 0;
+  ASSERT_EQ(fake_.read_device(p + 10, &x, 1), 0);
+  EXPECT_EQ(x, 0x42) << "the same pages";
+  EXPECT_EQ(a_->cuMemFree(p), abi::CUDA_SUCCESS);
+  EXPECT_EQ(a_->cuDestroyExternalMemory(mem), abi::CUDA_SUCCESS);
+  ::munmap(view, 8192);
 }
 
 TEST_F(ExternalMemory, MesaMemoryFdIsMappedAtItsDataOffset) {
@@ -715,6 +802,45 @@ TEST_F(GraphicsInterop, RegisterMapWriteUnmap) {
   EXPECT_EQ(a_->cuGraphicsUnregisterResource(r), abi::CUDA_ERROR_INVALID_HANDLE);
 }
 
+// GL's host mapping cannot be mapped twice: the CUDA pointer is device memory
+// of the fake's own (PROT_NONE), filled at map and written back at unmap.
+TEST_F(GraphicsInterop, TheMappedPointerIsDeviceMemoryNotGlsHostMapping) {
+  const GLuint b = buffer(256);
+  abi::CUgraphicsResource r = nullptr;
+  ASSERT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, b, 0), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), abi::CUDA_SUCCESS);
+  abi::CUdeviceptr p = 0;
+  std::size_t size = 0;
+  ASSERT_EQ(a_->cuGraphicsResourceGetMappedPointer(&p, &size, r), abi::CUDA_SUCCESS);
+  EXPECT_FALSE(host_can_read(reinterpret_cast<const void*>(p)));
+  EXPECT_EQ(fake_.is_device_address(reinterpret_cast<const void*>(p + 255)), 1);
+  unsigned char x = 0;
+  ASSERT_EQ(fake_.read_device(p + 17, &x, 1), 0);
+  EXPECT_EQ(x, 17);
+  ASSERT_EQ(a_->cuGraphicsUnmapResources(1, &r, nullptr), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), abi::CUDA_SUCCESS);
+}
+
+TEST_F(GraphicsInterop, AnEglImagesPlaneIsDeviceMemory) {
+  fake_.set_egl_images(16, 4, 4, 1);
+  abi::CUgraphicsResource r = nullptr;
+  int stand_in = 0;  // any non-null EGLImage registers
+  ASSERT_EQ(a_->cuGraphicsEGLRegisterImage(&r, &stand_in, 0), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsMapResources(1, &r, nullptr), abi::CUDA_SUCCESS);
+  abi::CUeglFrame f{};
+  ASSERT_EQ(a_->cuGraphicsResourceGetMappedEglFrame(&f, r, 0, 0), abi::CUDA_SUCCESS);
+  EXPECT_FALSE(host_can_read(f.frame.pPitch[0]));
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(f.frame.pPitch[0]) % 256, 0u);
+  const unsigned char px[4] = {1, 2, 3, 4};
+  ASSERT_EQ(a_->cuMemcpyHtoD(reinterpret_cast<abi::CUdeviceptr>(f.frame.pPitch[0]) + f.pitch, px, 4),
+            abi::CUDA_SUCCESS);
+  unsigned char seen[4] = {};
+  ASSERT_EQ(fake_.read_device(reinterpret_cast<abi::CUdeviceptr>(f.frame.pPitch[0]) + f.pitch, seen, 4), 0);
+  EXPECT_EQ(std::memcmp(seen, px, 4), 0);
+  ASSERT_EQ(a_->cuGraphicsUnmapResources(1, &r, nullptr), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), abi::CUDA_SUCCESS);
+}
+
 TEST_F(GraphicsInterop, RegisterRefusesWhatIsNotABuffer) {
   abi::CUgraphicsResource r = nullptr;
   EXPECT_EQ(a_->cuGraphicsGLRegisterBuffer(&r, 4242, 0), abi::CUDA_ERROR_INVALID_VALUE);
@@ -788,7 +914,7 @@ TEST_F(GraphicsInterop, ImmutableStorageGLCannotMapStillWorks) {
   ASSERT_EQ(a_->cuGraphicsUnregisterResource(r), abi::CUDA_SUCCESS);
 }
 
-TEST_F(GraphicsInterop, PersistentlyMappedBufferSharesItsMapping) {
+TEST_F(GraphicsInterop, PersistentlyMappedBufferKeepsItsMappingAndGetsTheBytesAtUnmap) {
   GLuint b = 0;
   glCreateBuffers(1, &b);
   buffers_.push_back(b);
@@ -803,9 +929,10 @@ TEST_F(GraphicsInterop, PersistentlyMappedBufferSharesItsMapping) {
   std::size_t size = 0;
   ASSERT_EQ(a_->cuGraphicsResourceGetMappedPointer(&p, &size, r), abi::CUDA_SUCCESS);
   EXPECT_EQ(size, 64u);
+  EXPECT_NE(reinterpret_cast<void*>(p), static_cast<void*>(host)) << "device memory, not the host mapping";
   ASSERT_EQ(a_->cuMemsetD8(p + 3, 0x3C, 1), abi::CUDA_SUCCESS);
-  EXPECT_EQ(host[3], 0x3C);
   ASSERT_EQ(a_->cuGraphicsUnmapResources(1, &r, nullptr), abi::CUDA_SUCCESS);
+  EXPECT_EQ(host[3], 0x3C) << "written back through the application's persistent mapping";
   GLint mapped = 0;
   glGetNamedBufferParameteriv(b, GL_BUFFER_MAPPED, &mapped);
   EXPECT_EQ(mapped, GL_TRUE) << "the application's persistent mapping is left alone";

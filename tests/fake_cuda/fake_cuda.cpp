@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -63,22 +64,29 @@ struct handoff::cuda::abi::CUgraphicsResource_st {
   unsigned map_flags = 0;
   bool mapped = false;
   bool shadow = false;    // mapped through a host copy (storage not mappable by GL)
-  bool borrowed = false;  // the application's own persistent GL mapping, used as it is
-  void* ptr = nullptr;
+  bool borrowed = false;  // the application's own persistent GL mapping (written back through it at unmap)
+  void* ptr = nullptr;      // the CUDA pointer while mapped: device memory (PROT_NONE to the host)
+  char* alias = nullptr;    // the fake's read-write view of it
+  void* gl_ptr = nullptr;   // GL's host mapping the device memory is copied from / back to (not shadow)
   std::size_t size = 0;
-  // cuGraphicsEGLRegisterImage: one pitched plane of host memory stands for
+  std::size_t mem_length = 0;  // the device memory of a GL mapping (see DeviceMemory)
+  // cuGraphicsEGLRegisterImage: one pitched plane of device memory stands for
   // the image (allocated at registration, freed at unregistration).
   bool egl = false;
   void* egl_memory = nullptr;
+  char* egl_alias = nullptr;
+  std::size_t egl_length = 0;
   CUarray_st* egl_array = nullptr;  // set: the driver keeps the image as a CUDA array (no pointer)
   unsigned egl_width = 0, egl_height = 0, egl_pitch = 0, egl_channels = 0, egl_bytes = 1;
 };
 struct handoff::cuda::abi::CUextMemory_st {
   CUctx_st* ctx = nullptr;
   int fd = -1;
-  void* base = nullptr;
+  void* base = nullptr;     // the device address: PROT_NONE to the host
+  char* alias = nullptr;    // the fake's read-write view of the same pages
   std::size_t size = 0;
-  bool mmapped = false;  // false: host memory stands in (the fd was not mmap-able)
+  std::size_t length = 0;   // of each of the two mappings
+  bool mmapped = false;  // false: fresh memory stands in (the fd was not mmap-able)
   // The memory object behind the fd (its inode), and whether the import said
   // it was a dedicated allocation: every import of one object must agree.
   dev_t object_dev = 0;
@@ -231,7 +239,56 @@ struct Region {  // a range of fake "device" memory
   enum Kind { Alloc, ExternalBuffer, VirtualMapping /* interprocess block */ } kind = Alloc;
   CUextMemory_st* owner = nullptr;  // ExternalBuffer
   CUctx_st* ctx = nullptr;          // the context it belongs to
+  char* alias = nullptr;            // the fake's read-write view of the region's first byte
+  std::size_t length = 0;           // Alloc: the length of its two mappings (DeviceMemory)
 };
+
+// --- device memory the host cannot touch -------------------------------------
+// Every CUdeviceptr the fake hands out is the address of a PROT_NONE shared
+// mapping: a host dereference of it faults, as it would on a GPU. The fake
+// itself reads and writes the same pages through a second, read-write mapping
+// of the same file (the alias); copies and memsets translate device addresses
+// to aliases. No protection is ever changed at run time (mprotect is
+// process-wide and would race with the strict-mode worker).
+struct DeviceMemory {
+  void* device = nullptr;  // PROT_NONE: the CUdeviceptr
+  char* alias = nullptr;   // PROT_READ | PROT_WRITE: the fake's view
+  std::size_t length = 0;  // of each mapping
+};
+
+std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+
+// Maps [offset, offset + size) of `fd` twice (offset page-aligned).
+bool map_twice(int fd, std::size_t size, off_t offset, DeviceMemory* out) {
+  void* device = ::mmap(nullptr, size, PROT_NONE, MAP_SHARED, fd, offset);
+  if (device == MAP_FAILED) return false;
+  void* alias = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset);
+  if (alias == MAP_FAILED) {
+    ::munmap(device, size);
+    return false;
+  }
+  *out = DeviceMemory{device, static_cast<char*>(alias), size};
+  return true;
+}
+
+// Fresh zeroed device memory of at least `size` bytes (whole pages, so
+// page-aligned: more than the 256 bytes CUDA promises). The memfd is closed at
+// once: the two mappings keep its pages.
+bool new_device_memory(std::size_t size, DeviceMemory* out) {
+  const std::size_t page = page_size();
+  if (size > SIZE_MAX - page) return false;
+  const std::size_t length = (std::max<std::size_t>(size, 1) + page - 1) / page * page;
+  const int fd = ::memfd_create("handoff-fake-cuda-device", MFD_CLOEXEC);
+  if (fd < 0) return false;
+  const bool ok = ::ftruncate(fd, static_cast<off_t>(length)) == 0 && map_twice(fd, length, 0, out);
+  ::close(fd);
+  return ok;
+}
+
+void free_device_memory(void* device, char* alias, std::size_t length) {
+  if (device) ::munmap(device, length);
+  if (alias) ::munmap(alias, length);
+}
 
 }  // namespace
 namespace handoff_fake {
@@ -447,26 +504,36 @@ CUresult enter(State& s, const char* entry) {
 
 CUctx_st* current_context() { return context_stack().back(); }
 
-// The region holding [p, p + n), or nullptr.
-const Region* find_region(State& s, CUdeviceptr p, std::size_t n, CUdeviceptr* start = nullptr) {
+// The region holding [p, p + n), or nullptr; *alias: the fake's read-write
+// view of p (device memory itself is PROT_NONE to the host).
+const Region* find_region(State& s, CUdeviceptr p, std::size_t n, CUdeviceptr* start = nullptr,
+                          char** alias = nullptr) {
   auto it = s.regions.upper_bound(p);
   if (it != s.regions.begin()) {
     --it;
     if (p >= it->first && p - it->first <= it->second.size && n <= it->second.size - (p - it->first)) {
       if (start) *start = it->first;
+      if (alias) *alias = it->second.alias + (p - it->first);
       return &it->second;
     }
   }
   // Mapped graphics resources are device memory too.
   for (CUgraphicsResource_st* r : s.resources) {
     auto base = reinterpret_cast<CUdeviceptr>(r->ptr);
-    if (r->mapped && p >= base && p - base <= r->size && n <= r->size - (p - base)) {
+    if (r->mapped && r->ptr && p >= base && p - base <= r->size && n <= r->size - (p - base)) {
       static const Region graphics{};
       if (start) *start = base;
+      if (alias) *alias = r->alias + (p - base);
       return &graphics;
     }
   }
   return nullptr;
+}
+
+// The fake's read-write view of device memory [p, p + n) (checked before).
+char* alias_of(State& s, CUdeviceptr p, std::size_t n) {
+  char* a = nullptr;
+  return find_region(s, p, n, nullptr, &a) ? a : nullptr;
 }
 
 bool in_dead_range(const State& s, CUdeviceptr p) {
@@ -682,33 +749,45 @@ void enqueue(State& s, const std::shared_ptr<Queue>& q, std::function<void(bool)
   s.work_changed.notify_all();
 }
 
+// A GL buffer's mapping ends: its device memory is forgotten.
+void release_gl_mapping(CUgraphicsResource_st* r) {
+  free_device_memory(r->ptr, r->alias, r->mem_length);
+  r->mapped = r->shadow = r->borrowed = false;
+  r->ptr = r->gl_ptr = nullptr;
+  r->alias = nullptr;
+  r->mem_length = 0;
+}
+
 CUresult unmap_one(CUgraphicsResource_st* r) {
   if (r->egl) {
     r->mapped = false;
     r->ptr = nullptr;
+    r->alias = nullptr;
     return CUDA_SUCCESS;
   }
   const Gl& g = gl();
   bool ok = true;
+  const bool write_back = !(r->map_flags & CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY);
   if (r->borrowed) {
-    // The application's persistent mapping stays; nothing to undo.
+    // The application's persistent mapping stays; the device memory goes back
+    // through it, while GL still has it mapped where it was.
+    void* p = nullptr;
+    g.GetNamedBufferPointerv(r->buffer, kGlBufferMapPointer, &p);
+    if (write_back && p == r->gl_ptr) std::memcpy(r->gl_ptr, r->alias, r->size);
   } else if (r->shadow) {
-    if (!(r->map_flags & CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY))
-      g.NamedBufferSubData(r->buffer, 0, static_cast<GLsizeiptr>(r->size), r->ptr);
-    std::free(r->ptr);
+    if (write_back) g.NamedBufferSubData(r->buffer, 0, static_cast<GLsizeiptr>(r->size), r->alias);
   } else {
+    if (write_back) std::memcpy(r->gl_ptr, r->alias, r->size);
     ok = g.UnmapNamedBuffer(r->buffer) != 0;
   }
-  r->mapped = false;
-  r->shadow = false;
-  r->borrowed = false;
-  r->ptr = nullptr;
+  release_gl_mapping(r);
   return ok ? CUDA_SUCCESS : CUDA_ERROR_UNMAP_FAILED;
 }
 
 CUresult map_one(CUgraphicsResource_st* r) {
   if (r->egl) {  // the plane's memory is device memory while mapped; an array's has no address
     r->ptr = r->egl_array ? nullptr : r->egl_memory;
+    r->alias = r->egl_array ? nullptr : r->egl_alias;
     r->size = r->egl_array ? 0 : std::size_t(r->egl_pitch) * r->egl_height;
     r->mapped = true;
     return CUDA_SUCCESS;
@@ -733,8 +812,14 @@ CUresult map_one(CUgraphicsResource_st* r) {
     g.GetNamedBufferPointerv(r->buffer, kGlBufferMapPointer, &p);
     if (!(static_cast<GLbitfield>(access) & kGlMapPersistent) || offset != 0 || length != size || !p)
       return CUDA_ERROR_MAP_FAILED;
+    DeviceMemory m;
+    if (!new_device_memory(static_cast<std::size_t>(size), &m)) return CUDA_ERROR_OUT_OF_MEMORY;
     r->size = static_cast<std::size_t>(size);
-    r->ptr = p;
+    if (!(r->map_flags & CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD)) std::memcpy(m.alias, p, r->size);
+    r->ptr = m.device;
+    r->alias = m.alias;
+    r->mem_length = m.length;
+    r->gl_ptr = p;
     r->borrowed = true;
     r->mapped = true;
     return CUDA_SUCCESS;
@@ -746,22 +831,32 @@ CUresult map_one(CUgraphicsResource_st* r) {
   g.GetNamedBufferParameteriv(r->buffer, kGlBufferImmutableStorage, &immutable);
   if (immutable) g.GetNamedBufferParameteriv(r->buffer, kGlBufferStorageFlags, &storage_flags);
   const GLbitfield needed = access & (kGlMapRead | kGlMapWrite);
+  // The CUDA pointer is device memory of the fake's own (PROT_NONE to the
+  // host), never GL's host mapping: it is filled from the buffer at map and
+  // written back at unmap (unless READ_ONLY), while GL keeps the buffer
+  // mapped meanwhile as before (so GL's view of its state is unchanged).
+  DeviceMemory m;
+  if (!new_device_memory(static_cast<std::size_t>(size), &m)) return CUDA_ERROR_OUT_OF_MEMORY;
   r->size = static_cast<std::size_t>(size);
+  const bool fill = !(r->map_flags & CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD);
   if (!immutable || (static_cast<GLbitfield>(storage_flags) & needed) == needed) {
     void* p = g.MapNamedBufferRange(r->buffer, 0, size, access);
-    if (!p) return CUDA_ERROR_MAP_FAILED;
-    r->ptr = p;
+    if (!p) {
+      free_device_memory(m.device, m.alias, m.length);
+      return CUDA_ERROR_MAP_FAILED;
+    }
+    if (fill) std::memcpy(m.alias, p, r->size);
+    r->gl_ptr = p;
     r->shadow = false;
   } else {
-    // Immutable storage GL cannot map for this access: a host copy stands in,
-    // written back at unmap (the real driver maps such buffers directly).
-    void* p = std::malloc(r->size);
-    if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
-    if (!(r->map_flags & CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD))
-      g.GetNamedBufferSubData(r->buffer, 0, size, p);
-    r->ptr = p;
+    // Immutable storage GL cannot map for this access: read and written back
+    // with glGet/NamedBufferSubData (the real driver maps such buffers directly).
+    if (fill) g.GetNamedBufferSubData(r->buffer, 0, size, m.alias);
     r->shadow = true;
   }
+  r->ptr = m.device;
+  r->alias = m.alias;
+  r->mem_length = m.length;
   r->mapped = true;
   return CUDA_SUCCESS;
 }
@@ -774,9 +869,14 @@ CUresult map_one(CUgraphicsResource_st* r) {
 // ============================================================================
 #define FAKE_API extern "C" __attribute__((visibility("default")))
 
+namespace {
+void install_segv_note();  // below, after the interprocess block
+}
+
 FAKE_API CUresult cuInit(unsigned int flags) {
   FAKE_ENTER("cuInit");
   if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+  install_segv_note();
   s.config = read_config();
   s.strict = s.strict_override >= 0 ? s.strict_override != 0 : env_int("HANDOFF_FAKE_CUDA_STRICT", 0) != 0;
   if (s.config.init_error != 0) return static_cast<CUresult>(s.config.init_error);
@@ -901,13 +1001,16 @@ void mark_dead(State& s, const void* handle) {
 void drop_mapping_at_reset(State& s, CUgraphicsResource_st* r) {
   if (!r->mapped) return;
   if (r->ptr) s.dead_ranges[reinterpret_cast<CUdeviceptr>(r->ptr)] = r->size;
-  if (r->egl || r->shadow) {
-    if (r->shadow) std::free(r->ptr);  // the host copy is never written back
-  } else if (!r->borrowed && gl_context_current() && gl().IsBuffer(r->buffer)) {  // GL may have deleted it
-    gl().UnmapNamedBuffer(r->buffer);
+  if (r->egl) {
+    r->mapped = false;
+    r->ptr = nullptr;
+    r->alias = nullptr;
+    return;
   }
-  r->mapped = r->shadow = r->borrowed = false;
-  r->ptr = nullptr;
+  // The device memory is never written back.
+  if (!r->shadow && !r->borrowed && gl_context_current() && gl().IsBuffer(r->buffer))  // GL may have deleted it
+    gl().UnmapNamedBuffer(r->buffer);
+  release_gl_mapping(r);
 }
 
 // Destroys every object of `live` made in `ctx` (`destroy` frees what it
@@ -934,26 +1037,30 @@ void reset_context(State& s, CUctx_st* ctx) {
   ctx->sticky = 0;  // a reset context starts clean (the way out of a sticky error)
   s.null_queues.erase(ctx);
   for (auto it = s.regions.begin(); it != s.regions.end();) {
-    const bool mine = it->second.kind == Region::Alloc ? it->second.ctx == ctx : it->second.owner->ctx == ctx;
+    // Virtual memory (interprocess block) belongs to no context here.
+    const bool mine = it->second.kind == Region::Alloc            ? it->second.ctx == ctx
+                      : it->second.kind == Region::ExternalBuffer ? it->second.owner->ctx == ctx
+                                                                  : false;
     if (!mine) {
       ++it;
       continue;
     }
     s.dead_ranges[it->first] = it->second.size;
-    if (it->second.kind == Region::Alloc) std::free(reinterpret_cast<void*>(it->first));
+    if (it->second.kind == Region::Alloc)
+      free_device_memory(reinterpret_cast<void*>(it->first), it->second.alias, it->second.length);
     ++s.objects_lost_to_resets;
     it = s.regions.erase(it);
   }
   destroy_made_in(s, s.resources, ctx, [&](CUgraphicsResource_st* r) {
     drop_mapping_at_reset(s, r);
-    std::free(r->egl_memory);
+    free_device_memory(r->egl_memory, r->egl_alias, r->egl_length);
     r->egl_memory = nullptr;
+    r->egl_alias = nullptr;
     delete r->egl_array;
     r->egl_array = nullptr;
   });
   destroy_made_in(s, s.ext_memories, ctx, [](CUextMemory_st* m) {
-    if (m->mmapped) ::munmap(m->base, m->size);
-    else std::free(m->base);
+    free_device_memory(m->base, m->alias, m->length);
     ::close(m->fd);
   });
   destroy_made_in(s, s.semaphores, ctx, [](CUextSemaphore_st* sem) { ::close(sem->fd); });
@@ -1111,12 +1218,11 @@ CUresult fake_cuCtxSynchronize_v13000(CUcontext ctx) {
 // --- memory ------------------------------------------------------------------
 namespace {
 CUresult alloc_region(State& s, CUdeviceptr* dptr, std::size_t bytes) {
-  const std::size_t rounded = (bytes + 255) / 256 * 256;
-  void* p = std::aligned_alloc(256, rounded);
-  if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
-  *dptr = reinterpret_cast<CUdeviceptr>(p);
+  DeviceMemory m;  // page-aligned, so 256-byte aligned as CUDA promises
+  if (!new_device_memory(bytes, &m)) return CUDA_ERROR_OUT_OF_MEMORY;
+  *dptr = reinterpret_cast<CUdeviceptr>(m.device);
   forget_dead(s, *dptr, bytes);
-  s.regions[*dptr] = Region{bytes, Region::Alloc, nullptr, current_context()};
+  s.regions[*dptr] = Region{bytes, Region::Alloc, nullptr, current_context(), m.alias, m.length};
   return CUDA_SUCCESS;
 }
 }  // namespace
@@ -1169,7 +1275,8 @@ FAKE_API CUresult cuMemFree_v2(CUdeviceptr dptr) {
   if (it == s.regions.end())
     return s.dead_ranges.count(dptr) ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_ERROR_INVALID_VALUE;
   if (it->second.kind == Region::VirtualMapping) return CUDA_ERROR_INVALID_VALUE;  // interprocess block: cuMemUnmap
-  if (it->second.kind == Region::Alloc) std::free(reinterpret_cast<void*>(dptr));
+  if (it->second.kind == Region::Alloc)
+    free_device_memory(reinterpret_cast<void*>(dptr), it->second.alias, it->second.length);
   s.regions.erase(it);  // an external buffer's memory belongs to its CUexternalMemory
   return CUDA_SUCCESS;
 }
@@ -1183,7 +1290,7 @@ FAKE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, std::size_t 
   wait_for(s, lock, null_stream_work(s, current_context()));  // synchronous: after the null stream's work
   FAKE_CHECK(sticky_of(current_context()));
   FAKE_CHECK(device_range(s, dst, bytes));
-  std::memcpy(reinterpret_cast<void*>(dst), src, bytes);
+  std::memcpy(alias_of(s, dst, bytes), src, bytes);
   return CUDA_SUCCESS;
 }
 
@@ -1196,7 +1303,7 @@ FAKE_API CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, std::size_t bytes)
   wait_for(s, lock, null_stream_work(s, current_context()));  // synchronous: after the null stream's work
   FAKE_CHECK(sticky_of(current_context()));
   FAKE_CHECK(device_range(s, src, bytes));
-  std::memcpy(dst, reinterpret_cast<const void*>(src), bytes);
+  std::memcpy(dst, alias_of(s, src, bytes), bytes);
   return CUDA_SUCCESS;
 }
 
@@ -1222,7 +1329,7 @@ CUresult side(State& s, CUmemorytype type, const void* host, CUdeviceptr device,
     case CU_MEMORYTYPE_UNIFIED:
       if (!device) return CUDA_ERROR_INVALID_VALUE;
       FAKE_CHECK(device_range(s, device + y * pitch, span));
-      *out = reinterpret_cast<const char*>(device) + y * pitch + x;
+      *out = alias_of(s, device + y * pitch, span) + x;  // the fake's view of the device memory
       return CUDA_SUCCESS;
     case CU_MEMORYTYPE_ARRAY: return CUDA_ERROR_NOT_SUPPORTED;
   }
@@ -1278,7 +1385,7 @@ FAKE_API CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, std::size_
   wait_for(s, lock, null_stream_work(s, current_context()));  // after the null stream's work
   FAKE_CHECK(sticky_of(current_context()));
   FAKE_CHECK(device_range(s, dst, n));
-  std::memset(reinterpret_cast<void*>(dst), value, n);
+  std::memset(alias_of(s, dst, n), value, n);
   return CUDA_SUCCESS;
 }
 
@@ -1427,7 +1534,7 @@ FAKE_API CUresult cuGraphicsUnregisterResource(CUgraphicsResource resource) {
   if (s.resources.count(resource) == 0) return CUDA_ERROR_INVALID_HANDLE;
   if (resource->mapped) unmap_one(resource);  // the lenient reading: the driver API docs do not say
   s.resources.erase(resource);
-  std::free(resource->egl_memory);
+  free_device_memory(resource->egl_memory, resource->egl_alias, resource->egl_length);
   delete resource->egl_array;
   delete resource;
   return CUDA_SUCCESS;
@@ -1513,12 +1620,14 @@ FAKE_API CUresult cuGraphicsEGLRegisterImage(CUgraphicsResource* resource, EGLIm
   if (s.egl_width == 0) return CUDA_ERROR_NOT_SUPPORTED;  // fake_cuda_set_egl_images() not called
   const unsigned row = s.egl_width * s.egl_channels * s.egl_bytes;
   const unsigned pitch = (row + 255u) / 256u * 256u;
-  void* memory = std::calloc(std::size_t(pitch) * s.egl_height, 1);
-  if (!memory) return CUDA_ERROR_OUT_OF_MEMORY;
+  DeviceMemory memory;  // zeroed
+  if (!new_device_memory(std::size_t(pitch) * s.egl_height, &memory)) return CUDA_ERROR_OUT_OF_MEMORY;
   auto* r = new CUgraphicsResource_st;
   r->ctx = current_context();
   r->egl = true;
-  r->egl_memory = memory;
+  r->egl_memory = memory.device;
+  r->egl_alias = memory.alias;
+  r->egl_length = memory.length;
   r->egl_width = s.egl_width;
   r->egl_height = s.egl_height;
   r->egl_pitch = pitch;
@@ -1647,20 +1756,17 @@ FAKE_API CUresult cuImportExternalMemory(CUexternalMemory* out, const CUDA_EXTER
   const std::size_t offset = mesa_data_offset(fd, st);
   if (S_ISREG(st.st_mode) && static_cast<unsigned long long>(st.st_size) - offset < desc->size)
     return CUDA_ERROR_INVALID_VALUE;  // larger than the exported allocation
+  // The object's pages, mapped twice: PROT_NONE at the device address, read-write for the fake.
+  DeviceMemory dm;
+  const bool mmapped = map_twice(fd, size, static_cast<off_t>(offset), &dm);
+  // Not mmap-able: fresh memory stands in, so writes are not seen by the exporter.
+  if (!mmapped && !new_device_memory(size, &dm)) return CUDA_ERROR_OUT_OF_MEMORY;
   auto* m = new CUextMemory_st;
   m->size = size;
-  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(offset));
-  if (p != MAP_FAILED) {
-    m->base = p;
-    m->mmapped = true;
-  } else {
-    // Not mmap-able: host memory stands in, so writes are not seen by the exporter.
-    m->base = std::calloc(1, size);
-    if (!m->base) {
-      delete m;
-      return CUDA_ERROR_OUT_OF_MEMORY;
-    }
-  }
+  m->length = dm.length;
+  m->base = dm.device;
+  m->alias = dm.alias;
+  m->mmapped = mmapped;
   m->ctx = current_context();
   m->object_dev = st.st_dev;
   m->object_ino = st.st_ino;
@@ -1682,7 +1788,8 @@ FAKE_API CUresult cuExternalMemoryGetMappedBuffer(CUdeviceptr* ptr, CUexternalMe
   const CUdeviceptr p = reinterpret_cast<CUdeviceptr>(mem->base) + desc->offset;
   if (s.regions.count(p)) return CUDA_ERROR_INVALID_VALUE;  // the fake keys buffers by address: one per offset
   forget_dead(s, p, static_cast<std::size_t>(desc->size));
-  s.regions[p] = Region{static_cast<std::size_t>(desc->size), Region::ExternalBuffer, mem, mem->ctx};
+  s.regions[p] = Region{static_cast<std::size_t>(desc->size), Region::ExternalBuffer, mem, mem->ctx,
+                        mem->alias + desc->offset};
   *ptr = p;
   return CUDA_SUCCESS;
 }
@@ -1701,8 +1808,7 @@ FAKE_API CUresult cuDestroyExternalMemory(CUexternalMemory mem) {
       ++it;
     }
   }
-  if (mem->mmapped) ::munmap(mem->base, mem->size);
-  else std::free(mem->base);
+  free_device_memory(mem->base, mem->alias, mem->length);
   ::close(mem->fd);
   s.ext_memories.erase(mem);
   delete mem;
@@ -1806,6 +1912,7 @@ struct VmmMapping {
   std::size_t size = 0;
   VmmAllocation* allocation = nullptr;
   bool accessible = false;  // cuMemSetAccess gave it access
+  char* alias = nullptr;    // the fake's read-write view (the mapping itself stays PROT_NONE)
 };
 
 struct VmmReservation {
@@ -2031,10 +2138,15 @@ FAKE_API CUresult cuMemMap(CUdeviceptr ptr, std::size_t size, std::size_t offset
   if (!r) return CUDA_ERROR_INVALID_VALUE;  // not inside one reservation
   for (const auto& [start, m] : r->mappings)
     if (start < ptr + size && ptr < start + m.size) return CUDA_ERROR_INVALID_VALUE;  // already mapped
-  // No access until cuMemSetAccess, as on the real driver.
-  if (::mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE, MAP_SHARED | MAP_FIXED, a->fd, 0) == MAP_FAILED)
+  // No access until cuMemSetAccess, as on the real driver; and never host
+  // access: the address stays PROT_NONE, the fake copies through its alias.
+  void* alias = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, a->fd, 0);
+  if (alias == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (::mmap(reinterpret_cast<void*>(ptr), size, PROT_NONE, MAP_SHARED | MAP_FIXED, a->fd, 0) == MAP_FAILED) {
+    ::munmap(alias, size);
     return CUDA_ERROR_OUT_OF_MEMORY;
-  r->mappings[ptr] = VmmMapping{size, a, false};
+  }
+  r->mappings[ptr] = VmmMapping{size, a, false, static_cast<char*>(alias)};
   ++a->mappings;
   return CUDA_SUCCESS;
 }
@@ -2057,11 +2169,13 @@ FAKE_API CUresult cuMemSetAccess(CUdeviceptr ptr, std::size_t size, const CUmemA
   VmmReservation* r = find_reservation(ptr, size);
   const auto tiles = r ? tiling(*r, ptr, size) : decltype(tiling(*r, ptr, size)){};
   if (tiles.empty()) return CUDA_ERROR_INVALID_VALUE;  // the docs: a fully mapped range (map before set-access)
-  if (::mprotect(reinterpret_cast<void*>(ptr), size, prot) != 0) return CUDA_ERROR_INVALID_VALUE;
+  // Device access only: the host mapping stays PROT_NONE (copies go through the alias).
   for (auto it : tiles) {
     it->second.accessible = prot != PROT_NONE;
-    if (it->second.accessible) s.regions[it->first] = Region{it->second.size, Region::VirtualMapping, nullptr};
-    else s.regions.erase(it->first);
+    if (it->second.accessible)
+      s.regions[it->first] = Region{it->second.size, Region::VirtualMapping, nullptr, nullptr, it->second.alias};
+    else
+      s.regions.erase(it->first);
   }
   return CUDA_SUCCESS;
 }
@@ -2082,6 +2196,7 @@ FAKE_API CUresult cuMemUnmap(CUdeviceptr ptr, std::size_t size) {
          0);
   for (auto it : tiles) {
     s.regions.erase(it->first);
+    ::munmap(it->second.alias, it->second.size);
     VmmAllocation* a = it->second.allocation;
     --a->mappings;
     r->mappings.erase(it);
@@ -2656,6 +2771,94 @@ FAKE_API int fake_cuda_calls_off_thread(const char* entry, unsigned long long th
   for (auto& [t, c] : it->second.by_thread)
     if (t != thread) n += c;
   return n;
+}
+
+// --- the host touching device memory -------------------------------------------
+namespace {
+bool is_device_address(State& s, CUdeviceptr p) {
+  if (find_region(s, p, 1) || in_dead_range(s, p)) return true;
+  for (const CUgraphicsResource_st* r : s.resources)  // an EGL image's plane, mapped or not
+    if (r->egl_memory && p - reinterpret_cast<CUdeviceptr>(r->egl_memory) < r->egl_length) return true;
+  for (const auto& [start, res] : share().reservations)  // reserved, mapped or not (interprocess block)
+    if (p - start < res.size) return true;
+  return false;
+}
+
+// A host access to device memory is a SIGSEGV (the address is PROT_NONE).
+// The fake's handler says so on stderr, then puts the previous handler back
+// and returns: the access faults again and that handler (the default one,
+// ASan's, Python's faulthandler) reports it as it would have.
+struct sigaction g_previous_segv {};
+
+void write_err(const char* text) {
+  const ssize_t ignored = ::write(2, text, std::strlen(text));
+  (void)ignored;
+}
+
+void segv_note(int, siginfo_t* info, void*) {
+  const auto addr = reinterpret_cast<CUdeviceptr>(info->si_addr);
+  State& s = state();
+  bool device = false;
+  bool known = false;
+  // Not async-signal-safe in the letter (the fault is fatal anyway): a try,
+  // so a fault inside the fake (lock held) or the worker holding the lock
+  // does not deadlock.
+  for (int i = 0; i < 1000 && !known; ++i) {
+    if (s.mutex.try_lock()) {
+      device = is_device_address(s, addr);
+      s.mutex.unlock();
+      known = true;
+    } else {
+      sched_yield();
+    }
+  }
+  if (device) {
+    char hex[2 + 16 + 1] = "0x";
+    for (int i = 0; i < 16; ++i) hex[2 + i] = "0123456789abcdef"[(addr >> (60 - 4 * i)) & 0xf];
+    hex[18] = '\0';
+    write_err("handoff fake CUDA driver: host access to fake device memory at ");
+    write_err(hex);
+    write_err(" (a CUdeviceptr dereferenced on the host; copy with cuMemcpy*, or in a test fake_cuda_read_device)\n");
+  }
+  ::sigaction(SIGSEGV, &g_previous_segv, nullptr);
+}
+
+void install_segv_note() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = segv_note;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGSEGV, &sa, &g_previous_segv);
+  });
+}
+
+// Device memory through the fake's alias (fake_cuda_read_device / _write_device).
+int device_access(CUdeviceptr p, void* host, std::size_t n, bool write) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (n == 0) return CUDA_SUCCESS;
+  if (!host) return CUDA_ERROR_INVALID_VALUE;
+  char* a = nullptr;
+  if (!find_region(s, p, n, nullptr, &a))
+    return in_dead_range(s, p) ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_ERROR_INVALID_VALUE;
+  if (write) std::memcpy(a, host, n);
+  else std::memcpy(host, a, n);
+  return CUDA_SUCCESS;
+}
+}  // namespace
+
+FAKE_API int fake_cuda_read_device(unsigned long long device, void* dst, size_t bytes) {
+  return device_access(device, dst, bytes, false);
+}
+FAKE_API int fake_cuda_write_device(unsigned long long device, const void* src, size_t bytes) {
+  return device_access(device, const_cast<void*>(src), bytes, true);
+}
+FAKE_API int fake_cuda_is_device_address(const void* p) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  return is_device_address(s, reinterpret_cast<CUdeviceptr>(p)) ? 1 : 0;
 }
 
 FAKE_API void fake_cuda_uninitialize(void) {

@@ -13,6 +13,8 @@
 #ifndef HANDOFF_FAKE_CUDA_CONTROL_H
 #define HANDOFF_FAKE_CUDA_CONTROL_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -128,6 +130,21 @@ void fake_cuda_pause_work(int paused);
  * fake_cuda_sticky_error: the code device `ordinal`'s primary context holds. */
 void fake_cuda_fail_sticky(const char* entry, int code, int after_calls);
 int fake_cuda_sticky_error(int ordinal);
+
+/* Device memory the host cannot touch (README.md "Device memory"): every
+ * CUdeviceptr the fake hands out is PROT_NONE to the host, so a test reads or
+ * writes it through the driver (cuMemcpyDtoH, cuMemcpy2D ...) or through
+ * these, which use the fake's private read-write view. No context needed, no
+ * queued work waited for (synchronise first). [device, device + bytes) must
+ * lie inside one piece of live device memory (an allocation, a mapped
+ * external buffer, a mapped graphics resource, an accessible VMM mapping).
+ * Returns 0, or the CUresult the driver would (1 INVALID_VALUE, 709
+ * CONTEXT_IS_DESTROYED). */
+int fake_cuda_read_device(unsigned long long device, void* dst, size_t bytes);
+int fake_cuda_write_device(unsigned long long device, const void* src, size_t bytes);
+/* 1: `p` lies in fake device memory (live, destroyed with its context, an EGL
+ * image's plane, or a VMM reservation): a host access there faults. */
+int fake_cuda_is_device_address(const void* p);
 
 /* Forgets cuInit: every call that needs it returns CUDA_ERROR_NOT_INITIALIZED
  * until the next cuInit. For testing that contract only. */

@@ -15,6 +15,7 @@
 #include "fake_cuda_control.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
@@ -75,6 +76,9 @@ class FakeCuda {
     get(set_egl_arrays, "fake_cuda_set_egl_arrays");
     get(declare_dmabuf, "fake_cuda_declare_dmabuf");
     get(uninitialize, "fake_cuda_uninitialize");
+    get(read_device, "fake_cuda_read_device");
+    get(write_device, "fake_cuda_write_device");
+    get(is_device_address, "fake_cuda_is_device_address");
     // interprocess sharing
     get(set_vmm_supported, "fake_cuda_set_vmm_supported");
     get(set_ipc_events_supported, "fake_cuda_set_ipc_events_supported");
@@ -124,6 +128,9 @@ class FakeCuda {
   decltype(&fake_cuda_set_egl_arrays) set_egl_arrays = nullptr;
   decltype(&fake_cuda_declare_dmabuf) declare_dmabuf = nullptr;
   decltype(&fake_cuda_uninitialize) uninitialize = nullptr;
+  decltype(&fake_cuda_read_device) read_device = nullptr;
+  decltype(&fake_cuda_write_device) write_device = nullptr;
+  decltype(&fake_cuda_is_device_address) is_device_address = nullptr;
   // interprocess sharing
   decltype(&fake_cuda_set_vmm_supported) set_vmm_supported = nullptr;
   decltype(&fake_cuda_set_ipc_events_supported) set_ipc_events_supported = nullptr;
@@ -137,5 +144,17 @@ class FakeCuda {
   bool ok_ = false;
   std::string error_;
 };
+
+// Whether the host can read the byte at `p`, asked without touching it: the
+// kernel copies it into a pipe, and a PROT_NONE (or unmapped) address is
+// EFAULT instead of a fault. The fake's device memory is never host-readable.
+inline bool host_can_read(const void* p) {
+  int fds[2];
+  if (::pipe(fds) != 0) return false;
+  const bool ok = ::write(fds[1], p, 1) == 1;
+  ::close(fds[0]);
+  ::close(fds[1]);
+  return ok;
+}
 
 }  // namespace handoff::test

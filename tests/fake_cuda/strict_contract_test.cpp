@@ -102,18 +102,19 @@ TEST_F(StrictFake, ThePollingLoopSeesNotReadyThenSuccess) {
   fake_.pause_work(1);
   ASSERT_EQ(upload(d, src.data(), kN, st), abi::CUDA_SUCCESS);
   ASSERT_EQ(a_->cuStreamQuery(st), abi::CUDA_ERROR_NOT_READY);
-  std::thread release([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    fake_.pause_work(0);
-  });
-  int not_ready = 1;
+  // The loop's own first poll must see NOT_READY (the work is still paused):
+  // only then is the work let go, so the count below can be 0 only when the
+  // fake answers a poll of paused work with SUCCESS.
+  std::thread release;
+  int not_ready = 0;
   abi::CUresult r;
   while ((r = a_->cuStreamQuery(st)) == abi::CUDA_ERROR_NOT_READY) {
-    ++not_ready;
+    if (++not_ready == 1) release = std::thread([&] { fake_.pause_work(0); });
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
+  if (release.joinable()) release.join();
+  else fake_.pause_work(0);
   EXPECT_EQ(r, abi::CUDA_SUCCESS);
-  release.join();
   EXPECT_GE(not_ready, 1);
   EXPECT_EQ(read(d, kN), src);
   free_stream_and_memory(st, d);

@@ -94,7 +94,10 @@ TEST_F(FakeCudaGl, MapsToACudaPointerWhoseBytesReachTheGlBuffer) {
     EXPECT_NE(m[0].cuda_context, nullptr);
     EXPECT_EQ(m.size(), 3000u);
     EXPECT_EQ(fake.live_mappings(), mappings0 + 1);
-    std::memset(m.data(), 0x5a, m.size());  // the fake's device memory is the GL mapping
+    EXPECT_EQ(fake.is_device_address(m.data()), 1) << "a CUDA pointer, not GL's host mapping";
+    // Device memory: the host writes it through the fake (a host memset would fault).
+    const std::vector<unsigned char> bytes(m.size(), 0x5a);
+    ASSERT_EQ(fake.write_device(reinterpret_cast<abi::CUdeviceptr>(m.data()), bytes.data(), bytes.size()), 0);
   }
   EXPECT_EQ(fake.live_mappings(), mappings0);
   std::vector<std::byte> back(3000);
@@ -114,7 +117,8 @@ TEST_F(FakeCudaGl, EveryGraphicsCallReachesTheFakeOnTheWorkerThread) {
         GlBuffer a(worker(), 256), b(worker(), 128);
         CudaGlBuffer ca(worker(), a, cuda_options()), cb(worker(), b, cuda_options());
         Mapping m = CudaGlBuffer::map_all({&ca, &cb});
-        static_cast<unsigned char*>(m[1].data)[127] = 1;
+        const unsigned char one = 1;  // through the fake: no driver call on this thread
+        EXPECT_EQ(fake.write_device(reinterpret_cast<abi::CUdeviceptr>(m[1].data) + 127, &one, 1), 0);
       }
     });
   }
@@ -163,7 +167,8 @@ TEST_F(FakeCudaGl, TenThousandCyclesLeaveNothingBehind) {
     names.insert(b.name());
     CudaGlBuffer cb(worker(), std::move(b), cuda_options(CudaGlAccess::WriteDiscard));
     Mapping m = cb.map();
-    static_cast<unsigned char*>(m.data())[i % 4096] = static_cast<unsigned char>(i);
+    const auto byte = static_cast<unsigned char>(i);
+    ASSERT_EQ(fake.write_device(reinterpret_cast<abi::CUdeviceptr>(m.data()) + i % 4096, &byte, 1), 0);
   }
   expect_nothing_left();
   EXPECT_EQ(open_fds(), fds0);

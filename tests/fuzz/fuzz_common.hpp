@@ -2,7 +2,7 @@
 // Shared by the fuzz targets: silence the library log (bad lines are expected).
 #include <handoff/log.hpp>
 
-namespace handoff::viewer::fuzz {
+namespace handoff::media::fuzz {
 inline void quiet_log() {
   static const bool done = [] {
     set_log_sink([](LogLevel, std::string_view) {});
@@ -10,4 +10,4 @@ inline void quiet_log() {
   }();
   (void)done;
 }
-}  // namespace handoff::viewer::fuzz
+}  // namespace handoff::media::fuzz

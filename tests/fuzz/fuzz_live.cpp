@@ -1,11 +1,11 @@
-// Fuzz target: the live protocol's parsers (viewer/live: decode_message,
+// Fuzz target: the live protocol's parsers (live: decode_message,
 // decode_overlays), the code that reads what another process sends. The first
 // input byte picks how many descriptors the datagram "arrived with" (0-2); the
 // rest is the datagram. A handoff::Error (ProtocolError) is an accepted
 // outcome; a crash, a sanitizer report, another exception type, or a message
 // that decodes but does not encode back to the same bytes is a bug.
 #include <handoff/live/protocol.hpp>
-#include <handoff/viewer/overlay.hpp>
+#include <handoff/media/overlay.hpp>
 
 #include "fuzz_common.hpp"
 
@@ -24,7 +24,7 @@ void round_trip(const handoff::live::Message& m, std::span<const std::byte> data
 }
 
 void overlays(std::span<const std::byte> bytes) {
-  handoff::viewer::OverlayFrame o;
+  handoff::media::OverlayFrame o;
   handoff::live::decode_overlays(bytes, o);
   std::vector<std::byte> again;
   handoff::live::encode_overlays(o, again);
@@ -35,7 +35,7 @@ void overlays(std::span<const std::byte> bytes) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace handoff::live;
-  handoff::viewer::fuzz::quiet_log();
+  handoff::media::fuzz::quiet_log();
   if (size == 0) return 0;
   const std::span<const std::byte> datagram(reinterpret_cast<const std::byte*>(data + 1), size - 1);
   try {

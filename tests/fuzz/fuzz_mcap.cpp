@@ -1,9 +1,9 @@
 // Fuzz target: the MCAP reader and the recording source on an in-memory
 // file. Any handoff::Error (ParseError) is an accepted outcome; a crash, a
 // sanitizer report, a hang or another exception type is a bug.
-#include <handoff/viewer/error.hpp>
-#include <handoff/viewer/mcap.hpp>
-#include <handoff/viewer/recording.hpp>
+#include <handoff/media/error.hpp>
+#include <handoff/media/mcap.hpp>
+#include <handoff/media/recording.hpp>
 #include <handoff/frame.hpp>  // kMaxFrameDimension
 
 #include "fuzz_common.hpp"
@@ -14,7 +14,7 @@
 
 namespace {
 
-using namespace handoff::viewer;
+using namespace handoff::media;
 
 // Chunks may claim at most this much (libFuzzer's default memory limit is 2 GiB).
 constexpr std::uint64_t kMaxChunk = std::uint64_t(16) << 20;

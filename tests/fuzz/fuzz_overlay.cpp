@@ -1,8 +1,8 @@
 // Fuzz target: the overlay line parser and the JSON Lines store. A ParseError
 // is an accepted outcome; anything else (crash, sanitizer report, another
 // exception type, an object range outside the flat arrays) is a bug.
-#include <handoff/viewer/error.hpp>
-#include <handoff/viewer/overlay.hpp>
+#include <handoff/media/error.hpp>
+#include <handoff/media/overlay.hpp>
 
 #include "fuzz_common.hpp"
 
@@ -11,7 +11,7 @@
 #include <string_view>
 
 namespace {
-void check_ranges(const handoff::viewer::OverlayFrame& f) {
+void check_ranges(const handoff::media::OverlayFrame& f) {
   for (const auto& o : f.objects) {
     if (std::size_t(o.keypoint_first) + o.keypoint_count > f.keypoints.size()) __builtin_trap();
     if (std::size_t(o.edge_first) + o.edge_count > f.edges.size()) __builtin_trap();
@@ -32,7 +32,7 @@ void check_ranges(const handoff::viewer::OverlayFrame& f) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace handoff::viewer;
+  using namespace handoff::media;
   fuzz::quiet_log();
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   OverlayParseOptions options;

@@ -1,8 +1,8 @@
 // Fuzz target: the Y4M reader on an in-memory file. Any handoff::Error
 // (ParseError) is an accepted outcome; a crash, a sanitizer report, a hang or
 // another exception type is a bug.
-#include <handoff/viewer/error.hpp>
-#include <handoff/viewer/y4m_reader.hpp>
+#include <handoff/media/error.hpp>
+#include <handoff/media/y4m_reader.hpp>
 
 #include "fuzz_common.hpp"
 
@@ -11,7 +11,7 @@
 #include <span>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace handoff::viewer;
+  using namespace handoff::media;
   fuzz::quiet_log();
   try {
     auto src = open_y4m_memory(std::span(data, size), "fuzz.y4m");

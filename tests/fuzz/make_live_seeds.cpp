@@ -3,7 +3,7 @@
 // datagram, plus an overlay block. Run by hand after a protocol change:
 //   build/default/tests/fuzz/make_live_seeds tests/fuzz/corpus/live
 #include <handoff/live/protocol.hpp>
-#include <handoff/viewer/overlay.hpp>
+#include <handoff/media/overlay.hpp>
 
 #include <cstdio>
 #include <fstream>
@@ -26,13 +26,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string dir = argv[1];
-  viewer::OverlayFrame ov;
+  media::OverlayFrame ov;
   ov.frame = 3;
   const auto o = ov.add_box(1, 2, 30, 40, "car", 0.5f, 2, 7);
-  const viewer::Keypoint kps[] = {{1, 1, 1}, {2, 2, 0.5f}};
+  const media::Keypoint kps[] = {{1, 1, 1}, {2, 2, 0.5f}};
   const std::array<std::uint32_t, 2> edges[] = {{0, 1}};
   ov.set_keypoints(o, kps, 2, edges, 1);
-  const viewer::Point2 pts[] = {{0, 0}, {5, 0}, {5, 5}};
+  const media::Point2 pts[] = {{0, 0}, {5, 0}, {5, 5}};
   ov.add_shape(pts, 3, true, 0);
   ov.add_label_text(4, 5, "hi");
   std::vector<std::byte> overlay_bytes;

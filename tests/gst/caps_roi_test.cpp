@@ -109,11 +109,11 @@ TEST_F(GstConvert, RegionsOfInterestBecomeBoxesWithTheirParameters) {
       m, gst_structure_new("tracking", "tracking-id", G_TYPE_UINT64, guint64(42), "label", G_TYPE_STRING, "terrier",
                            nullptr));
   gst_buffer_add_video_region_of_interest_meta(b, "cat", 0, 0, 5, 5);  // no parameters
-  viewer::OverlayFrame o;
+  media::OverlayFrame o;
   overlays_from_buffer(b, o);
   gst_buffer_unref(b);
   ASSERT_EQ(o.objects.size(), 2u);
-  const viewer::OverlayObject& dog = o.objects[0];
+  const media::OverlayObject& dog = o.objects[0];
   EXPECT_EQ(o.text(dog.label), "terrier") << "a label parameter overrides the region's type";
   EXPECT_FLOAT_EQ(dog.x0, 10.f);
   EXPECT_FLOAT_EQ(dog.y1, 60.f);
@@ -132,7 +132,7 @@ TEST_F(GstConvert, ParametersOfTheWrongTypeOrRangeAreIgnored) {
       m, gst_structure_new("detection", "confidence", G_TYPE_STRING, "high", "class-id", G_TYPE_INT, -5, "track-id",
                            G_TYPE_INT64, gint64(1) << 40, nullptr));
   gst_video_region_of_interest_meta_add_param(m, gst_structure_new("d", "score", G_TYPE_DOUBLE, double(NAN), nullptr));
-  viewer::OverlayFrame o;
+  media::OverlayFrame o;
   overlays_from_buffer(b, o);
   gst_buffer_unref(b);
   ASSERT_EQ(o.objects.size(), 1u);
@@ -142,13 +142,13 @@ TEST_F(GstConvert, ParametersOfTheWrongTypeOrRangeAreIgnored) {
 }
 
 TEST_F(GstConvert, OverlaysBecomeRegionsOfInterestThatReadBack) {
-  viewer::OverlayFrame in;
+  media::OverlayFrame in;
   in.add_box(-3.f, 2.4f, 20.6f, 30.f, "car", 0.75f, 2, 9);
   in.add_box(5, 5, 6, 6);  // no label: "object"
   in.add_label_text(1, 1, "not a box");
   GstBuffer* b = gst_buffer_new();
   add_roi_metas(b, in);
-  viewer::OverlayFrame out;
+  media::OverlayFrame out;
   overlays_from_buffer(b, out);
   gst_buffer_unref(b);
   ASSERT_EQ(out.objects.size(), 2u);

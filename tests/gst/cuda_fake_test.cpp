@@ -9,8 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <vector>
 
-#include <handoff/viewer/color.hpp>
+#include <handoff/media/color.hpp>
 
 #include "fake_cuda_control.hpp"
 #include "gst_cuda_abi.hpp"
@@ -49,8 +50,10 @@ GstCudaContext* offered_context(GstElement* appsrc) {
 }
 
 // A CUDA buffer of `info` from a pool of `ctx`, its luma `y`, chroma (cb, cr),
-// written through its device mapping (the fake's device memory is host memory).
-GstBuffer* cuda_buffer(GstCudaContext* ctx, const GstVideoInfo& info, int y, int cb, int cr) {
+// written at its device mapping's pointers through the fake (device memory is
+// not host memory: a host write there faults), as a CUDA kernel would.
+GstBuffer* cuda_buffer(const handoff::test::FakeCuda& fake, GstCudaContext* ctx, const GstVideoInfo& info, int y,
+                       int cb, int cr) {
   GstBufferPool* pool = gst_cuda_buffer_pool_new(ctx);
   GstStructure* config = gst_buffer_pool_get_config(pool);
   GstCaps* caps = gst_video_info_to_caps(&info);
@@ -62,16 +65,22 @@ GstBuffer* cuda_buffer(GstCudaContext* ctx, const GstVideoInfo& info, int y, int
   if (buf) {
     GstVideoFrame vf;
     if (gst_video_frame_map(&vf, &info, buf, GstMapFlags(GST_MAP_WRITE | abi::kMapCuda))) {
-      for (int row = 0; row < GST_VIDEO_INFO_HEIGHT(&info); ++row)
-        std::memset(static_cast<std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&vf, 0)) + row * GST_VIDEO_FRAME_PLANE_STRIDE(&vf, 0),
-                    y, std::size_t(GST_VIDEO_INFO_WIDTH(&info)));
-      for (int row = 0; row < (GST_VIDEO_INFO_HEIGHT(&info) + 1) / 2; ++row) {
-        auto* uv = static_cast<std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&vf, 1)) + row * GST_VIDEO_FRAME_PLANE_STRIDE(&vf, 1);
-        for (int x = 0; x < (GST_VIDEO_INFO_WIDTH(&info) + 1) / 2; ++x) {
-          uv[2 * x] = std::uint8_t(cb);
-          uv[2 * x + 1] = std::uint8_t(cr);
-        }
+      auto device = [&](int plane, int row) {
+        return reinterpret_cast<unsigned long long>(GST_VIDEO_FRAME_PLANE_DATA(&vf, plane)) +
+               static_cast<unsigned long long>(row) * unsigned(GST_VIDEO_FRAME_PLANE_STRIDE(&vf, plane));
+      };
+      const std::vector<std::uint8_t> luma(std::size_t(GST_VIDEO_INFO_WIDTH(&info)), std::uint8_t(y));
+      std::vector<std::uint8_t> uv(2 * std::size_t((GST_VIDEO_INFO_WIDTH(&info) + 1) / 2));
+      for (std::size_t x = 0; x < uv.size(); x += 2) {
+        uv[x] = std::uint8_t(cb);
+        uv[x + 1] = std::uint8_t(cr);
       }
+      bool written = true;
+      for (int row = 0; row < GST_VIDEO_INFO_HEIGHT(&info); ++row)
+        written &= fake.write_device(device(0, row), luma.data(), luma.size()) == 0;
+      for (int row = 0; row < (GST_VIDEO_INFO_HEIGHT(&info) + 1) / 2; ++row)
+        written &= fake.write_device(device(1, row), uv.data(), uv.size()) == 0;
+      EXPECT_TRUE(written) << "the CUDA mapping's pointers are the fake's device memory";
       gst_video_frame_unmap(&vf);
     }
   }
@@ -105,7 +114,7 @@ struct CudaSinkPipeline {
 
 void expect_colour(const std::uint8_t* px, int y, int cb, int cr) {
   ASSERT_NE(px, nullptr);
-  const auto want = viewer::yuv_to_rgb8(y, cb, cr, ColorMatrix::BT601, ColorRange::Limited, PixelFormat::NV12);
+  const auto want = media::yuv_to_rgb8(y, cb, cr, ColorMatrix::BT601, ColorRange::Limited, PixelFormat::NV12);
   for (int k = 0; k < 3; ++k) EXPECT_NEAR(int(px[k]), int(want[std::size_t(k)]), 1) << "channel " << k;
 }
 
@@ -116,7 +125,7 @@ TEST_F(GstFakeCuda, TheSinkOffersTheViewersContextAndItsMemoryGoesDeviceToDevice
   const gpointer primary = gst_cuda_context_get_handle(ctx);
   EXPECT_NE(primary, nullptr);
   EXPECT_GE(fake_.primary_context_refs(0), 1) << "the offered context is device 0's primary context, retained";
-  GstBuffer* buf = cuda_buffer(ctx, s.info, 150, 90, 170);
+  GstBuffer* buf = cuda_buffer(fake_, ctx, s.info, 150, 90, 170);
   ASSERT_NE(buf, nullptr);
   const int async = fake_.call_count("cuMemcpy2DAsync"), sync = fake_.call_count("cuMemcpy2D");
   Rgba img;
@@ -132,7 +141,7 @@ TEST_F(GstFakeCuda, MemoryOfAnotherContextIsCopiedThroughSystemMemoryAndSaysSo) 
   CudaSinkPipeline s;
   GstCudaContext* own = gst_cuda_context_new(0);  // a context of its own (cuCtxCreate), as decoders make
   ASSERT_NE(own, nullptr);
-  GstBuffer* buf = cuda_buffer(own, s.info, 60, 200, 100);
+  GstBuffer* buf = cuda_buffer(fake_, own, s.info, 60, 200, 100);
   ASSERT_NE(buf, nullptr);
   const int sync = fake_.call_count("cuMemcpy2D");
   Rgba img;

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include <handoff/viewer/color.hpp>
+#include <handoff/media/color.hpp>
 
 #include "gst_fixture.hpp"
 #include "wait_support.hpp"
@@ -129,7 +129,7 @@ std::size_t expect_viewer_shows(const Rgba& view, const Nv12& f) {
     for (int x = 0; x < f.w; ++x) {
       if (!flat_around(f, x, y, 1)) continue;
       ++checked;
-      const auto want = viewer::yuv_to_rgb8(f.y(x, y), f.c(x / 2, y / 2, 0), f.c(x / 2, y / 2, 1), f.matrix, f.range,
+      const auto want = media::yuv_to_rgb8(f.y(x, y), f.c(x / 2, y / 2, 0), f.c(x / 2, y / 2, 1), f.matrix, f.range,
                                             PixelFormat::NV12);
       const std::uint8_t* got = view.at(std::uint32_t(x), std::uint32_t(y));
       for (int k = 0; k < 3; ++k)

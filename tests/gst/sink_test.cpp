@@ -18,9 +18,9 @@
 #include <gst/check/gsttestclock.h>
 
 #include <handoff/subscriber.hpp>
-#include <handoff/viewer/color.hpp>
-#include <handoff/viewer/overlay.hpp>
-#include <handoff/viewer/recording.hpp>
+#include <handoff/media/color.hpp>
+#include <handoff/media/overlay.hpp>
+#include <handoff/media/recording.hpp>
 
 #include "box_edge.hpp"
 #include "gst_fixture.hpp"
@@ -108,7 +108,7 @@ TEST_F(HandoffSinkTest, ShownPixelsEqualTheColourReferenceForEachFormatAndColori
     for (int bar = 0; bar < 7; ++bar) {
       const int x = (2 * bar + 1) * 320 / 14, y = 60;
       const Codes k = codes_at(last, x, y);
-      const auto rgb = viewer::yuv_to_rgb8(k.y, k.cb, k.cr, want.matrix, want.range, f);
+      const auto rgb = media::yuv_to_rgb8(k.y, k.cb, k.cr, want.matrix, want.range, f);
       for (int ch = 0; ch < 3; ++ch)
         EXPECT_NEAR(int(img.at(std::uint32_t(x), std::uint32_t(y))[ch]), int(rgb[std::size_t(ch)]), 1)
             << "bar " << bar << " channel " << ch;
@@ -191,13 +191,13 @@ TEST_F(HandoffSinkTest, RegionsOfInterestAreDrawnWhereTheyBelong) {
   ASSERT_EQ(s.push_shown(b), GST_FLOW_OK);
   const Rgba img = snapshot(s.sink.get());
   ASSERT_EQ(img.width, 160u);
-  const auto g = viewer::yuv_to_rgb8(126, 128, 128, ColorMatrix::BT601, ColorRange::Limited, PixelFormat::NV12);
+  const auto g = media::yuv_to_rgb8(126, 128, 128, ColorMatrix::BT601, ColorRange::Limited, PixelFormat::NV12);
   expect_box_edge(img, 20, 25, true, {255, 255, 255}, g, "the unlabelled box's left edge");
   expect_box_edge(img, 40, 10, false, {255, 255, 255}, g, "its top edge");
   expect_box_edge(img, 59, 25, true, {255, 255, 255}, g, "its right edge");
   expect_box_edge(img, 40, 39, false, {255, 255, 255}, g, "its bottom edge");
   expect_near(img, 40, 25, g, 1, "inside it");
-  const viewer::Color8 c3 = viewer::class_color(3);
+  const media::Color8 c3 = media::class_color(3);
   expect_box_edge(img, 80, 85, true, {c3.r, c3.g, c3.b}, g, "the car's left edge, in class 3's colour");
   expect_box_edge(img, 129, 85, true, {c3.r, c3.g, c3.b}, g, "its right edge");
   expect_box_edge(img, 105, 99, false, {c3.r, c3.g, c3.b}, g, "its bottom edge");
@@ -219,7 +219,7 @@ TEST_F(HandoffSinkTest, SizeAndFormatMayChangeMidStream) {
   auto v = viewer_of(s.p);
   ASSERT_TRUE(v);
   EXPECT_EQ(v->stream().format, PixelFormat::P010);
-  const auto want = viewer::yuv_to_rgb8(800, 512, 512, ColorMatrix::BT2020, ColorRange::Limited, PixelFormat::P010);
+  const auto want = media::yuv_to_rgb8(800, 512, 512, ColorMatrix::BT2020, ColorRange::Limited, PixelFormat::P010);
   expect_near(img, 25, 15, want, 1, "the P010 frame's middle");
 }
 
@@ -414,12 +414,12 @@ TEST_F(HandoffSinkTest, PublishWithoutAWindowRecordsWhatIsPublished) {
     EXPECT_EQ(recorded, guint64(kFrames));
   }  // READY -> NULL: the publisher finishes the file
   ASSERT_TRUE(std::filesystem::exists(file)) << "record=" << file << " wrote nothing";
-  auto rec = viewer::open_recording(file);
+  auto rec = media::open_recording(file);
   ASSERT_EQ(rec->info().frame_count, kFrames);
   ASSERT_EQ(rec->info().width, 64u);
   ASSERT_EQ(rec->info().height, 48u);
-  viewer::HostFrame got(PixelFormat::NV12, 64, 48);
-  viewer::OverlayFrame overlays;
+  media::HostFrame got(PixelFormat::NV12, 64, 48);
+  media::OverlayFrame overlays;
   for (int n = 0; n < kFrames; ++n) {
     ASSERT_TRUE(rec->read_into(got.target())) << "frame " << n;
     for (std::uint32_t y = 0; y < 48; ++y)
@@ -495,8 +495,9 @@ TEST_F(HandoffSinkTest, HundredStateCyclesLeaveNothingBehind) {
   if (HasFatalFailure()) return;
   EXPECT_TRUE(net.empty()) << "GStreamer objects made in 100 cycles and still alive:" << describe(net);
   EXPECT_EQ(live::test::open_descriptors(), fds);
-  if (live::test::kResidentMemoryIsMeaningful)
+  if (live::test::kResidentMemoryIsMeaningful) {
     EXPECT_LT(grown_kib, 4 * 1024) << "KiB grown over 30 cycles, once warm";
+  }
 }
 
 // GL memory from the pipeline's own GL context (glupload): the viewer's

@@ -53,8 +53,8 @@ bool receive(GstElement* appsink, Received& r, std::chrono::seconds limit = 20s)
   return true;
 }
 
-viewer::OverlayFrame rois_of(GstBuffer* b) {
-  viewer::OverlayFrame o;
+media::OverlayFrame rois_of(GstBuffer* b) {
+  media::OverlayFrame o;
   gpointer state = nullptr;
   while (GstMeta* m = gst_buffer_iterate_meta_filtered(b, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
     const auto* roi = reinterpret_cast<const GstVideoRegionOfInterestMeta*>(m);
@@ -114,8 +114,8 @@ TEST_F(HandoffSrcTest, FramesOfAPublisherInAnotherProcessArriveByteForByte) {
     gst_caps_unref(ref);
     ASSERT_NE(ts, nullptr);
     EXPECT_NEAR(double(ts->timestamp) / GST_SECOND, double(r.frame.index) / 30.0, 1e-6) << "the publisher's timestamp";
-    const viewer::OverlayFrame got = rois_of(b);
-    const viewer::OverlayFrame want = live::test::overlays_for(r.frame.index, 3);
+    const media::OverlayFrame got = rois_of(b);
+    const media::OverlayFrame want = live::test::overlays_for(r.frame.index, 3);
     ASSERT_EQ(got.objects.size(), 3u);
     for (std::size_t k = 0; k < 3; ++k) {
       EXPECT_EQ(got.text(got.objects[k].label), want.text(want.objects[k].label));

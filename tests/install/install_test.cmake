@@ -25,7 +25,7 @@ file(RENAME ${staging} ${prefix})
 # The layout a user reads about (docs/building.md), and nothing of the Python
 # module: that is pip's (component python only).
 foreach(f bin/handoff-view bin/handoff-info
-          ${LIBDIR}/libhandoff_interop.a ${LIBDIR}/libhandoff_viewer_core.a ${LIBDIR}/libhandoff_view.a
+          ${LIBDIR}/libhandoff_interop.a ${LIBDIR}/libhandoff_media.a ${LIBDIR}/libhandoff_view.a
           ${LIBDIR}/libhandoff_live.a
           ${LIBDIR}/cmake/handoff/handoffConfig.cmake ${LIBDIR}/pkgconfig/handoff.pc)
   if(NOT EXISTS ${prefix}/${f})
@@ -99,7 +99,7 @@ run(${CMAKE_COMMAND} -S ${CONSUMER} -B ${WORK_DIR}/cmake -G ${GENERATOR} -DCMAKE
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/cmake)
 run(${WORK_DIR}/cmake/consumer)
-run(${WORK_DIR}/cmake/consumer_viewer_core)
+run(${WORK_DIR}/cmake/consumer_media)
 run(${WORK_DIR}/cmake/consumer_viewer_live)
 
 # pkg-config

@@ -191,6 +191,23 @@ TEST_F(FakeVmm, AnImportedDescriptorSharesTheBytes) {
   EXPECT_EQ(api().cuMemRelease(h2), cuda::abi::CUDA_SUCCESS);
 }
 
+TEST_F(FakeVmm, MappedVirtualMemoryIsDeviceMemoryTheHostCannotTouch) {
+  const std::size_t g = granularity();
+  const auto p = prop();
+  cuda::abi::CUmemGenericAllocationHandle h = 0;
+  ASSERT_EQ(api().cuMemCreate(&h, g, &p, 0), cuda::abi::CUDA_SUCCESS);
+  const cuda::abi::CUdeviceptr a = map(h, g);  // read-write access for the device
+  EXPECT_FALSE(handoff::test::host_can_read(reinterpret_cast<const void*>(a)));
+  EXPECT_FALSE(handoff::test::host_can_read(reinterpret_cast<const void*>(a + g - 1)));
+  const unsigned char in[3] = {5, 6, 7};
+  ASSERT_EQ(api().cuMemcpyHtoD(a + 4096, in, 3), cuda::abi::CUDA_SUCCESS);
+  unsigned char out[3] = {};
+  ASSERT_EQ(fake.read_device(a + 4096, out, 3), 0);
+  EXPECT_EQ(std::memcmp(in, out, 3), 0);
+  unmap(a, g);
+  EXPECT_EQ(api().cuMemRelease(h), cuda::abi::CUDA_SUCCESS);
+}
+
 TEST_F(FakeVmm, OnlyItsOwnDescriptorsImport) {
   const int other = ::memfd_create("not-cuda", MFD_CLOEXEC);
   ASSERT_EQ(::ftruncate(other, 2 << 20), 0);

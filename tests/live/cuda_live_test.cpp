@@ -7,7 +7,7 @@
 #include "peer_process.hpp"
 
 #include <handoff/cuda.hpp>
-#include <handoff/viewer/recording.hpp>
+#include <handoff/media/recording.hpp>
 
 #include <handoff/cuda_abi.hpp>
 #include "fake_cuda_control.hpp"
@@ -297,10 +297,10 @@ TEST_F(CudaLive, RecordingKeepsHostAndCudaFrames) {
     EXPECT_EQ(st.recorded, 2u) << "dropped " << st.record_dropped << ", error " << st.record_error;
     EXPECT_EQ(st.record_skipped, 0u);
   }
-  auto rec = viewer::open_recording(file);
+  auto rec = media::open_recording(file);
   ASSERT_EQ(rec->info().frame_count, 2);
   for (std::int64_t i = 0; i < 2; ++i) {
-    viewer::HostFrame got(PixelFormat::NV12, kW, kH);
+    media::HostFrame got(PixelFormat::NV12, kW, kH);
     ASSERT_TRUE(rec->read_into(got.target()));
     Frame f = got.frame();
     f.index = i + 1;
@@ -320,9 +320,9 @@ TEST_F(CudaLive, RecordingKeepsHostAndCudaFrames) {
     EXPECT_EQ(pub.stats().record_skipped, 0u);
     EXPECT_EQ(pub.stats().recorded + pub.stats().record_dropped, 1u);
   }
-  auto src = viewer::open_recording(host_slots);
+  auto src = media::open_recording(host_slots);
   ASSERT_EQ(src->info().frame_count, 1);
-  viewer::HostFrame got(PixelFormat::NV12, kW, kH);
+  media::HostFrame got(PixelFormat::NV12, kW, kH);
   ASSERT_TRUE(src->read_into(got.target()));
   Frame f = got.frame();
   f.index = 3;

@@ -35,7 +35,7 @@ TEST_F(HostLive, FramesAndOverlaysArriveByteForByte) {
   for (std::int64_t i = 0; i < 5; ++i) {
     const PixelFormat format = i % 2 ? PixelFormat::P010 : PixelFormat::NV12;
     const Frame f = pattern_frame(format, kW, kH, i);
-    const viewer::OverlayFrame ov = overlays_for(i, 3);
+    const media::OverlayFrame ov = overlays_for(i, 3);
     settle(pub);
     ASSERT_TRUE(pub.publish(f, ov));
     const LiveFrame got = receive(sub);
@@ -65,7 +65,7 @@ TEST_F(HostLive, LargeOverlaysTravelInASealedMemfd) {
   Publisher pub(name());
   Subscriber sub(name());
   ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s));
-  const viewer::OverlayFrame ov = overlays_for(7, 3000);  // ~250 KB: beyond a message
+  const media::OverlayFrame ov = overlays_for(7, 3000);  // ~250 KB: beyond a message
   std::vector<std::byte> encoded;
   encode_overlays(ov, encoded);
   ASSERT_GT(encoded.size(), kMaxInlineOverlayBytes);

@@ -152,7 +152,7 @@ class PeerPublisher {
     const std::int64_t index = next_index_++;
     const Frame host = pattern_frame(format_, w_, h_, index);
     const auto boxes = static_cast<std::uint32_t>(args_.num("boxes", 0));
-    const viewer::OverlayFrame overlays = boxes ? overlays_for(index, boxes) : viewer::OverlayFrame{};
+    const media::OverlayFrame overlays = boxes ? overlays_for(index, boxes) : media::OverlayFrame{};
     if (args_.has("acquire")) {
       PublishSlot s = pub_->acquire(format_, w_, h_);
       if (!s) return;

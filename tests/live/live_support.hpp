@@ -4,7 +4,7 @@
 // frame index, and process resource counts (descriptors, resident memory).
 #include <handoff/host_frame.hpp>
 #include <handoff/frame_validate.hpp>
-#include <handoff/viewer/overlay.hpp>
+#include <handoff/media/overlay.hpp>
 
 #include <dirent.h>
 #include <unistd.h>
@@ -53,8 +53,8 @@ inline std::string check_pattern(const Frame& got) {
 
 // Overlays for frame `index`: `boxes` boxes labelled "obj<k>" (score, class and
 // track derived from k), so a receiver can rebuild and compare them.
-inline viewer::OverlayFrame overlays_for(std::int64_t index, std::uint32_t boxes) {
-  viewer::OverlayFrame o;
+inline media::OverlayFrame overlays_for(std::int64_t index, std::uint32_t boxes) {
+  media::OverlayFrame o;
   o.frame = index;
   for (std::uint32_t k = 0; k < boxes; ++k) {
     const float x = float(k % 100) * 10.f, y = float(k / 100) * 10.f;
@@ -65,10 +65,10 @@ inline viewer::OverlayFrame overlays_for(std::int64_t index, std::uint32_t boxes
   return o;
 }
 
-inline std::string check_overlays(const viewer::OverlayFrame* got, std::int64_t index, std::uint32_t boxes) {
+inline std::string check_overlays(const media::OverlayFrame* got, std::int64_t index, std::uint32_t boxes) {
   if (boxes == 0) return got ? "overlays arrived, none were sent" : "";
   if (!got) return "overlays missing";
-  const viewer::OverlayFrame want = overlays_for(index, boxes);
+  const media::OverlayFrame want = overlays_for(index, boxes);
   if (got->frame != want.frame) return "overlay frame " + std::to_string(got->frame);
   if (got->objects.size() != want.objects.size()) return "object count " + std::to_string(got->objects.size());
   for (std::size_t k = 0; k < want.objects.size(); ++k) {

@@ -33,7 +33,7 @@ TEST_F(LiveProcess, FramesCrossToASubscriberProcess) {
   PeerProcess peer({"subscribe", name(), "--boxes", "4"});
   ASSERT_THAT(peer.expect("STATUS connected"), HasSubstr("connected"));
   for (std::int64_t i = 0; i < 20; ++i) {
-    const viewer::OverlayFrame ov = overlays_for(i, 4);
+    const media::OverlayFrame ov = overlays_for(i, 4);
     ASSERT_TRUE(pub.publish(pattern_frame(i % 2 ? PixelFormat::P010 : PixelFormat::NV12, kW, kH, i), ov));
     EXPECT_EQ(peer.expect("FRAME"), "FRAME " + std::to_string(i + 1) + " " + std::to_string(i) + " ok");
     settle(pub);
@@ -152,7 +152,7 @@ TEST_F(LiveProcess, EightSubscribersOnOnePublisher) {
   }
   EXPECT_EQ(pub.stats().subscribers, 8u);
   for (std::int64_t i = 0; i < 30; ++i) {
-    const viewer::OverlayFrame ov = overlays_for(i, 1);
+    const media::OverlayFrame ov = overlays_for(i, 1);
     ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, i), ov));
     for (auto& p : peers) EXPECT_EQ(p->expect("FRAME"), "FRAME " + std::to_string(i + 1) + " " + std::to_string(i) + " ok");
     settle(pub);
@@ -178,8 +178,8 @@ TEST_F(LiveProcess, TenThousandFramesKeepDescriptorsAndMemoryFlat) {
   for (int i = 0; i < kFrames; ++i) {
     const std::uint32_t w = (i / 1000) % 2 ? 96 : 64;
     const bool with_overlays = i % 10 == 0;
-    const viewer::OverlayFrame large = with_overlays ? overlays_for(i, 600) : viewer::OverlayFrame{};
-    ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, w, kH, i), with_overlays ? large : viewer::OverlayFrame{}));
+    const media::OverlayFrame large = with_overlays ? overlays_for(i, 600) : media::OverlayFrame{};
+    ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, w, kH, i), with_overlays ? large : media::OverlayFrame{}));
     // Lock step: the peer says when it has checked the frame.
     const std::string got = peer.expect("FRAME");
     ASSERT_THAT(got, HasSubstr(" ok")) << got;

@@ -1,7 +1,7 @@
 // The live wire protocol: every message round-trips, and every malformed
 // datagram is refused with a ProtocolError naming the field (never a crash).
 #include <handoff/live/protocol.hpp>
-#include <handoff/viewer/overlay.hpp>
+#include <handoff/media/overlay.hpp>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -326,15 +326,15 @@ TEST(LiveProtocol, DescribePlanesOfAHostFrame) {
 
 // --- overlays ------------------------------------------------------------------------
 
-viewer::OverlayFrame sample_overlays() {
-  viewer::OverlayFrame f;
+media::OverlayFrame sample_overlays() {
+  media::OverlayFrame f;
   f.frame = 12;
   const auto o = f.add_box(1, 2, 30, 40, "car", 0.75f, 2, 7);
   f.add_box(5, 5, 6, 6);
-  const viewer::Keypoint kps[] = {{1, 1, 1}, {2, 2, 0.5f}, {3, 3, 1}};
+  const media::Keypoint kps[] = {{1, 1, 1}, {2, 2, 0.5f}, {3, 3, 1}};
   const std::array<std::uint32_t, 2> edges[] = {{0, 1}, {1, 2}};
   f.set_keypoints(o, kps, 3, edges, 2);
-  const viewer::Point2 pts[] = {{0, 0}, {10, 0}, {10, 10}};
+  const media::Point2 pts[] = {{0, 0}, {10, 0}, {10, 10}};
   f.add_shape(pts, 3, true, static_cast<std::int32_t>(o));
   f.add_shape(pts, 2, false);
   f.add_label_text(4, 5, "hello");
@@ -344,10 +344,10 @@ viewer::OverlayFrame sample_overlays() {
 }
 
 TEST(LiveOverlays, RoundTrip) {
-  const viewer::OverlayFrame f = sample_overlays();
+  const media::OverlayFrame f = sample_overlays();
   std::vector<std::byte> bytes;
   encode_overlays(f, bytes);
-  viewer::OverlayFrame g;
+  media::OverlayFrame g;
   decode_overlays(bytes, g);
   EXPECT_EQ(g.frame, 12);
   ASSERT_EQ(g.objects.size(), 2u);
@@ -357,7 +357,7 @@ TEST(LiveOverlays, RoundTrip) {
   EXPECT_EQ(g.objects[0].track_id, 7);
   EXPECT_EQ(g.objects[0].x1, 30.f);
   EXPECT_TRUE(std::isnan(g.objects[1].score));
-  EXPECT_EQ(g.objects[1].color, (viewer::Color8{1, 2, 3, 4}));
+  EXPECT_EQ(g.objects[1].color, (media::Color8{1, 2, 3, 4}));
   EXPECT_EQ(g.keypoints.size(), 3u);
   EXPECT_EQ(g.edges.size(), 2u);
   ASSERT_EQ(g.shapes.size(), 2u);
@@ -372,7 +372,7 @@ TEST(LiveOverlays, RoundTrip) {
 }
 
 std::string overlay_failure(std::span<const std::byte> d) {
-  viewer::OverlayFrame g;
+  media::OverlayFrame g;
   try {
     decode_overlays(d, g);
   } catch (const ProtocolError& e) {
@@ -383,7 +383,7 @@ std::string overlay_failure(std::span<const std::byte> d) {
 }
 
 TEST(LiveOverlays, MalformedBlocksAreRefused) {
-  viewer::OverlayFrame f = sample_overlays();
+  media::OverlayFrame f = sample_overlays();
   std::vector<std::byte> b;
   f.objects[0].label.offset = 1000;
   encode_overlays(f, b);
@@ -420,10 +420,10 @@ TEST(LiveOverlays, MalformedBlocksAreRefused) {
 }
 
 TEST(LiveOverlays, EmptyOverlaysRoundTrip) {
-  viewer::OverlayFrame f;
+  media::OverlayFrame f;
   std::vector<std::byte> b;
   encode_overlays(f, b);
-  viewer::OverlayFrame g;
+  media::OverlayFrame g;
   g.add_box(0, 0, 1, 1);
   decode_overlays(b, g);
   EXPECT_TRUE(g.empty());

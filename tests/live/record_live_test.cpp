@@ -5,7 +5,7 @@
 #include "live_support.hpp"
 
 #include <handoff/host_frame.hpp>
-#include <handoff/viewer/recording.hpp>
+#include <handoff/media/recording.hpp>
 
 #include <cstring>
 
@@ -22,17 +22,17 @@ TEST_F(RecordLive, WhatIsPublishedIsRecorded) {
   {
     PublisherOptions po;
     po.record.path = file.string();
-    po.record.compression = viewer::mcap::Compression::Lz4;
+    po.record.compression = media::mcap::Compression::Lz4;
     Publisher pub(name(), po);
     for (std::int64_t i = 0; i < 2; ++i) {  // nobody subscribed yet: recorded all the same
-      const viewer::OverlayFrame ov = overlays_for(i, 2);
+      const media::OverlayFrame ov = overlays_for(i, 2);
       ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, i), ov));
     }
     Subscriber sub(name());
     ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s)) << sub.status().message;
     for (std::int64_t i = 2; i < 5; ++i) {
       settle(pub);
-      const viewer::OverlayFrame ov = overlays_for(i, 2);
+      const media::OverlayFrame ov = overlays_for(i, 2);
       ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, i), ov));
       ASSERT_TRUE(sub.next(10s)) << sub.status().message;
     }
@@ -45,7 +45,7 @@ TEST_F(RecordLive, WhatIsPublishedIsRecorded) {
         std::memcpy(static_cast<std::uint8_t*>(slot.frame().planes[p].data) + y * slot.frame().planes[p].pitch,
                     static_cast<const std::uint8_t*>(want.planes[p].data) + y * want.planes[p].pitch,
                     want.planes[p].width * want.planes[p].components);
-    const viewer::OverlayFrame ov = overlays_for(5, 2);
+    const media::OverlayFrame ov = overlays_for(5, 2);
     pub.present(std::move(slot), ov);
     ASSERT_TRUE(sub.next(10s)) << sub.status().message;
     stats = pub.stats();
@@ -55,14 +55,14 @@ TEST_F(RecordLive, WhatIsPublishedIsRecorded) {
   EXPECT_EQ(stats.record_error, "");
   ASSERT_GT(stats.recorded, 0u);
 
-  auto src = viewer::open_recording(file);
+  auto src = media::open_recording(file);
   EXPECT_EQ(src->topic(), "/" + name());
   ASSERT_EQ(std::uint64_t(src->info().frame_count), stats.recorded);
-  viewer::HostFrame got(PixelFormat::NV12, kW, kH);
+  media::HostFrame got(PixelFormat::NV12, kW, kH);
   std::int64_t last = -1;
   for (std::int64_t i = 0; i < src->info().frame_count; ++i) {
     ASSERT_TRUE(src->read_into(got.target()));
-    viewer::OverlayFrame o;
+    media::OverlayFrame o;
     ASSERT_TRUE(src->overlays_for(i, o)) << "frame " << i;
     ASSERT_FALSE(o.objects.empty());
     const std::int64_t index = o.objects[0].track_id;  // overlays_for() puts the frame index there

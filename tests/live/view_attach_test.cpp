@@ -28,8 +28,8 @@ namespace handoff::live::test {
 namespace {
 
 using ::testing::HasSubstr;
-using viewer::test::run_program;
-using viewer::test::run_viewer;
+using view::test::run_program;
+using view::test::run_viewer;
 
 constexpr std::uint32_t kW = 64, kH = 48;
 

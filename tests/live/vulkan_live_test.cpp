@@ -65,7 +65,7 @@ TEST_F(VulkanLive, HostFramesInVulkanSlotsReachAGlImportInAnotherProcess) {
   ASSERT_THAT(peer.expect("STATUS connected"), HasSubstr("Vulkan OPAQUE_FD"));
   for (std::int64_t i = 0; i < 4; ++i) {
     settle(pub);
-    const viewer::OverlayFrame ov = overlays_for(i, 2);
+    const media::OverlayFrame ov = overlays_for(i, 2);
     ASSERT_TRUE(pub.publish(pattern_frame(i % 2 ? PixelFormat::P010 : PixelFormat::NV12, kW, kH, i), ov));
     EXPECT_EQ(peer.expect("FRAME"), "FRAME " + std::to_string(i + 1) + " " + std::to_string(i) + " ok");
   }

@@ -1,5 +1,5 @@
 """Shared by the viewer, live and recording tests: the colour reference (ITU-R BT.601 / 709 /
-2020, as docs/viewer-core.md states it, computed here in float64 independently of the viewer's
+2020, as docs/media.md states it, computed here in float64 independently of the viewer's
 shader), test frames as NumPy planes, the test pattern fill_test_pattern writes (computed
 independently), and viewer options for tests."""
 import os

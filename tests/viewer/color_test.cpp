@@ -1,7 +1,7 @@
 // Colour reference: known values, 75% bars, the shader transform equals the
 // reference, round trips for all 12 matrix x range x depth combinations.
-#include <handoff/viewer/color.hpp>
-#include <handoff/viewer/frame_source.hpp>
+#include <handoff/media/color.hpp>
+#include <handoff/media/frame_source.hpp>
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <random>
 #include <tuple>
 
-namespace handoff::viewer {
+namespace handoff::media {
 namespace {
 
 constexpr ColorMatrix kMatrices[] = {ColorMatrix::BT601, ColorMatrix::BT709, ColorMatrix::BT2020};
@@ -181,4 +181,4 @@ TEST(Color, FrameToRgb8UsesTheFramesColorimetry) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer
+}  // namespace handoff::media

@@ -4,7 +4,7 @@
 // not write outside the rows (pitch padding stays untouched). Skipped, saying
 // why, where there is no CUDA GPU or no embedded kernel (built without nvcc).
 #include <handoff/cuda.hpp>
-#include <handoff/viewer/scene.hpp>
+#include <handoff/media/scene.hpp>
 
 #include <handoff/cuda_abi.hpp>
 
@@ -15,7 +15,7 @@
 #include <cstring>
 #include <vector>
 
-namespace handoff::viewer {
+namespace handoff::media {
 namespace abi = cuda::abi;
 namespace {
 
@@ -113,4 +113,4 @@ TEST(SceneKernel, MatchesTheCpuRendererOnTheGpu) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer
+}  // namespace handoff::media

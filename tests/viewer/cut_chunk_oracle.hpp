@@ -4,7 +4,7 @@
 // each library's streaming decoder in one call per step, into one buffer as
 // large as the whole chunk's records, and the decoded bytes are walked for
 // whole Message records. The reader must keep exactly those messages.
-#include <handoff/viewer/mcap.hpp>
+#include <handoff/media/mcap.hpp>
 
 #include "recording_test_util.hpp"
 
@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-namespace handoff::viewer::test {
+namespace handoff::media::test {
 
 // Where a Chunk record's compressed records start (after its two times,
 // uncompressed size and CRC, compression string and records length).
@@ -96,4 +96,4 @@ inline CutChunk what_survives(const std::vector<std::uint8_t>& file, const Rec& 
   return {records.size(), whole_messages(records)};
 }
 
-}  // namespace handoff::viewer::test
+}  // namespace handoff::media::test

@@ -6,9 +6,9 @@
 // with one warning. Files are damaged on purpose at offsets found by an
 // independent record walker (recording_test_util.hpp).
 #include <handoff/log.hpp>
-#include <handoff/viewer/error.hpp>
-#include <handoff/viewer/mcap.hpp>
-#include <handoff/viewer/recording.hpp>
+#include <handoff/media/error.hpp>
+#include <handoff/media/mcap.hpp>
+#include <handoff/media/recording.hpp>
 
 #include <foxglove/RawImage.pb.h>
 #include <google/protobuf/descriptor.pb.h>
@@ -19,7 +19,7 @@
 
 #include <gmock/gmock.h>
 
-namespace handoff::viewer {
+namespace handoff::media {
 namespace {
 
 using test::message_of;
@@ -370,4 +370,4 @@ TEST_F(McapBadInput, HugeClaimedChunkIsRefused) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer
+}  // namespace handoff::media

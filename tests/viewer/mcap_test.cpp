@@ -3,8 +3,8 @@
 // specification by an independent record walker; reading through the index
 // (no scan); files cut short.
 #include <handoff/log.hpp>
-#include <handoff/viewer/error.hpp>
-#include <handoff/viewer/mcap.hpp>
+#include <handoff/media/error.hpp>
+#include <handoff/media/mcap.hpp>
 
 #include "log_capture.hpp"
 #include "cut_chunk_oracle.hpp"
@@ -16,7 +16,7 @@
 
 #include <mutex>
 
-namespace handoff::viewer {
+namespace handoff::media {
 namespace {
 
 using test::message_of;
@@ -544,4 +544,4 @@ TEST(McapWriter, Misuse) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer
+}  // namespace handoff::media

@@ -9,11 +9,11 @@
 //       and OUTDIR/frame_NNNNNN.yuv (packed luma rows, then packed chroma rows)
 // Exit status 0 on success, 1 with the error on stderr otherwise.
 #include <handoff/error.hpp>
-#include <handoff/viewer/overlay.hpp>
-#include <handoff/viewer/recording.hpp>
-#include <handoff/viewer/raw_reader.hpp>
-#include <handoff/viewer/scene.hpp>
-#include <handoff/viewer/y4m_reader.hpp>
+#include <handoff/media/overlay.hpp>
+#include <handoff/media/recording.hpp>
+#include <handoff/media/raw_reader.hpp>
+#include <handoff/media/scene.hpp>
+#include <handoff/media/y4m_reader.hpp>
 
 #include <charconv>
 #include <cmath>
@@ -29,7 +29,7 @@
 namespace {
 
 using namespace handoff;
-using namespace handoff::viewer;
+using namespace handoff::media;
 
 struct Args {
   std::vector<std::string> positional;

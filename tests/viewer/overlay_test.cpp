@@ -1,8 +1,8 @@
 // Overlay JSON Lines: every form of the schema, bad lines skipped with their
 // line number, a 10,000-box line, colours, filters and label placement.
 #include <handoff/log.hpp>
-#include <handoff/viewer/error.hpp>
-#include <handoff/viewer/overlay.hpp>
+#include <handoff/media/error.hpp>
+#include <handoff/media/overlay.hpp>
 
 #include "log_capture.hpp"
 #include "test_util.hpp"
@@ -12,7 +12,7 @@
 #include <mutex>
 #include <set>
 
-namespace handoff::viewer {
+namespace handoff::media {
 namespace {
 
 using test::message_of;
@@ -366,4 +366,4 @@ TEST(OverlayLabels, PlacedAboveOrInsideAndClampedToTheView) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer
+}  // namespace handoff::media

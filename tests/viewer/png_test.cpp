@@ -1,6 +1,6 @@
 // PNG encode / decode round trips and the background encoder.
 #include <handoff/error.hpp>
-#include <handoff/viewer/png.hpp>
+#include <handoff/media/png.hpp>
 
 #include "test_util.hpp"
 
@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <random>
 
-namespace handoff::viewer {
+namespace handoff::media {
 namespace {
 
 using test::message_of;
@@ -145,4 +145,4 @@ TEST(PngEncoder, SeveralEncoderThreadsWriteEveryImage) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer
+}  // namespace handoff::media

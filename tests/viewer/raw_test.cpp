@@ -1,12 +1,12 @@
 // Raw NV12 / P010 reader and the --size / --format parsers.
-#include <handoff/viewer/error.hpp>
-#include <handoff/viewer/raw_reader.hpp>
+#include <handoff/media/error.hpp>
+#include <handoff/media/raw_reader.hpp>
 
 #include "test_util.hpp"
 
 #include <gmock/gmock.h>
 
-namespace handoff::viewer {
+namespace handoff::media {
 namespace {
 
 using test::message_of;
@@ -148,4 +148,4 @@ TEST(Raw, ParseSize) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer
+}  // namespace handoff::media

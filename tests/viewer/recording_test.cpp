@@ -6,8 +6,8 @@
 #include <handoff/host_frame.hpp>
 #include <handoff/log.hpp>
 #include <handoff/wait.hpp>
-#include <handoff/viewer/error.hpp>
-#include <handoff/viewer/recording.hpp>
+#include <handoff/media/error.hpp>
+#include <handoff/media/recording.hpp>
 
 #include <foxglove/ImageAnnotations.pb.h>
 #include <foxglove/RawImage.pb.h>
@@ -31,7 +31,7 @@
 #include <mutex>
 #include <optional>
 
-namespace handoff::viewer {
+namespace handoff::media {
 namespace {
 
 using test::message_of;
@@ -723,4 +723,4 @@ TEST(RecordingWriter, Misuse) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer
+}  // namespace handoff::media

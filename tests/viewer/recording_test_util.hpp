@@ -4,8 +4,8 @@
 // here from the specification, not with the library's own parser) used to
 // find and damage records on purpose.
 #include <handoff/host_frame.hpp>
-#include <handoff/viewer/frame_source.hpp>
-#include <handoff/viewer/overlay.hpp>
+#include <handoff/media/frame_source.hpp>
+#include <handoff/media/overlay.hpp>
 
 #include <gtest/gtest.h>
 
@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace handoff::viewer::test {
+namespace handoff::media::test {
 
 inline std::vector<std::uint8_t> read_bytes(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -206,4 +206,4 @@ inline ::testing::AssertionResult same_overlays(const OverlayFrame& a, const Ove
   return ::testing::AssertionSuccess();
 }
 
-}  // namespace handoff::viewer::test
+}  // namespace handoff::media::test

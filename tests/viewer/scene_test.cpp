@@ -2,17 +2,17 @@
 // overlays, odd sizes, P010, and the embedded kernel's ABI (PTX parameter size
 // equals sizeof(SceneState), so host and kernel agree on the struct).
 #include <handoff/error.hpp>
-#include <handoff/viewer/color.hpp>
-#include <handoff/viewer/overlay.hpp>
-#include <handoff/viewer/scene.hpp>
-#include <handoff/viewer/scene_math.hpp>  // private: the per-pixel code checked here
+#include <handoff/media/color.hpp>
+#include <handoff/media/overlay.hpp>
+#include <handoff/media/scene.hpp>
+#include <handoff/media/scene_math.hpp>  // private: the per-pixel code checked here
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <string>
 
-namespace handoff::viewer {
+namespace handoff::media {
 namespace {
 
 bool same(const HostFrame& a, const HostFrame& b) {
@@ -225,4 +225,4 @@ TEST(Scene, EmbeddedKernelMatchesTheHostStruct) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer
+}  // namespace handoff::media

@@ -1,5 +1,5 @@
 #pragma once
-// Helpers shared by the viewer core tests: a per-test temporary directory and
+// Helpers shared by the media library tests: a per-test temporary directory and
 // file writing.
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-namespace handoff::viewer::test {
+namespace handoff::media::test {
 
 class TempDir {
  public:
@@ -53,4 +53,4 @@ std::string message_of(F&& f) {
   return {};
 }
 
-}  // namespace handoff::viewer::test
+}  // namespace handoff::media::test

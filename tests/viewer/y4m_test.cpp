@@ -1,8 +1,8 @@
 // Y4M reader: 8- and 10-bit, odd sizes, header fields, FRAME parameters,
 // seeking, and every malformed case with its message.
 #include <handoff/host_frame.hpp>
-#include <handoff/viewer/error.hpp>
-#include <handoff/viewer/y4m_reader.hpp>
+#include <handoff/media/error.hpp>
+#include <handoff/media/y4m_reader.hpp>
 
 #include "test_util.hpp"
 
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <vector>
 
-namespace handoff::viewer {
+namespace handoff::media {
 namespace {
 
 using test::message_of;
@@ -383,4 +383,4 @@ TEST(Y4mMalformed, MissingFileNamesIt) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer
+}  // namespace handoff::media

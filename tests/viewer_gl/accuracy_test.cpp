@@ -12,14 +12,14 @@
 #include <tuple>
 #include <vector>
 
-#include <handoff/viewer/color.hpp>
+#include <handoff/media/color.hpp>
 
 #include "frame_renderer.hpp"
 #include "frame_target.hpp"
 #include "gl_test_context.hpp"
 #include "test_frames.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 namespace {
 
 struct Combo {
@@ -87,7 +87,7 @@ TEST_P(AccuracySweep, EveryGridPointWithinOneCodeOfFloat64Reference) {
   std::size_t checked = 0;
   for (std::size_t i = 0; i < cells; ++i) {
     const int y = g[i % n], cb = g[(i / n) % n], cr = g[i / (n * n)];
-    const Rgb r = yuv_to_rgb(y, cb, cr, c.matrix, c.range, c.format);  // the viewer core's float64 reference
+    const media::Rgb r = media::yuv_to_rgb(y, cb, cr, c.matrix, c.range, c.format);  // the media library's float64 reference
     const double ref[3] = {r.r, r.g, r.b};
     const std::size_t bx = (i % cols) * 4, by = (i / cols) * 4;
     for (std::size_t dy = 1; dy < 3; ++dy)
@@ -124,4 +124,4 @@ INSTANTIATE_TEST_SUITE_P(AllCombos, AccuracySweep,
                          combo_name);
 
 }  // namespace
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

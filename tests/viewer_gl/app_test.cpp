@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include <handoff/viewer/png.hpp>
+#include <handoff/media/png.hpp>
 
 #include "process.hpp"
 #include "scratch_dir.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -49,7 +49,7 @@ TEST_F(ViewerApp, WindowUnderXvfbWritesScreenshot) {
   ASSERT_FALSE(r.timed_out) << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("headless"), std::string::npos) << "a window was expected: " << r.output;
-  const Image8 img = read_png(path("shot.png"), 3);
+  const media::Image8 img = media::read_png(path("shot.png"), 3);
   EXPECT_EQ(img.width, 320u);
   EXPECT_EQ(img.height, 240u);
   // Not one flat colour: the frame and the UI are in it.
@@ -66,7 +66,7 @@ TEST_F(ViewerApp, NoDisplayFallsBackToHeadlessAndWritesFramesAtFrameSize) {
   EXPECT_NE(r.output.find("no display"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("headless"), std::string::npos) << r.output;
   EXPECT_EQ(count_pngs(path("frames")), 4u);
-  const Image8 img = read_png(path("frames") + "/frame_000000.png", 3);
+  const media::Image8 img = media::read_png(path("frames") + "/frame_000000.png", 3);
   EXPECT_EQ(img.width, 160u);
   EXPECT_EQ(img.height, 90u);
 }
@@ -76,8 +76,8 @@ TEST_F(ViewerApp, OutputIncludesOverlaysUnlessHidden) {
   const auto b = run_viewer({"--headless", "--frames", "1", "--size", "160x90", "--hide-overlays", "--output", path("without")});
   ASSERT_EQ(a.exit_code, 0) << a.output;
   ASSERT_EQ(b.exit_code, 0) << b.output;
-  const Image8 x = read_png(path("with") + "/frame_000000.png", 3);
-  const Image8 y = read_png(path("without") + "/frame_000000.png", 3);
+  const media::Image8 x = media::read_png(path("with") + "/frame_000000.png", 3);
+  const media::Image8 y = media::read_png(path("without") + "/frame_000000.png", 3);
   ASSERT_EQ(x.pixels.size(), y.pixels.size());
   std::size_t diff = 0;
   for (std::size_t i = 0; i < x.pixels.size(); ++i) diff += x.pixels[i] != y.pixels[i];
@@ -97,8 +97,8 @@ TEST_F(ViewerApp, HeadlessScreenshotIncludesUi) {
     ASSERT_FALSE(r.timed_out) << r.output;
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
-  const Image8 img = read_png(path("ui.png"), 3);
-  const Image8 bare = read_png(path("bare.png"), 3);
+  const media::Image8 img = media::read_png(path("ui.png"), 3);
+  const media::Image8 bare = media::read_png(path("bare.png"), 3);
   EXPECT_EQ(img.width, 400u);
   EXPECT_EQ(img.height, 300u);
   ASSERT_EQ(img.pixels.size(), bare.pixels.size());
@@ -149,7 +149,7 @@ TEST_F(ViewerApp, ADirectoryIsNotAVideo) {
   expect_failure(run_viewer({"--headless", dir_.string()}), {"directory"});
 }
 
-// file: where: field: problem (viewer::ParseError), the field being the header's W.
+// file: where: field: problem (media::ParseError), the field being the header's W.
 TEST_F(ViewerApp, MalformedY4mHeaderNamesFileAndField) {
   write_file("bad.y4m", "YUV4MPEG2 W0 H10 F30:1\nFRAME\n");
   expect_failure(run_viewer({"--headless", path("bad.y4m")}), {"bad.y4m: header: W: "});
@@ -224,4 +224,4 @@ TEST_F(ViewerApp, BadOverlayLineIsReportedOnceAndPlaybackGoesOn) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

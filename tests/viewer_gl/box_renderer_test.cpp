@@ -12,7 +12,7 @@
 #include "imgui_offscreen.hpp"
 #include "overlay_draw.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 namespace {
 
 using BoxRendererTest = GlTest;
@@ -26,7 +26,7 @@ Rgba pixel(const std::vector<std::uint8_t>& px, int w, int x, int y) {
   return {px[i], px[i + 1], px[i + 2], px[i + 3]};
 }
 
-void expect_color(const std::vector<std::uint8_t>& px, int w, int x, int y, Color8 c) {
+void expect_color(const std::vector<std::uint8_t>& px, int w, int x, int y, media::Color8 c) {
   ASSERT_GT(c.r + c.g + c.b, 0) << "a class colour indistinguishable from the cleared target";
   const Rgba p = pixel(px, w, x, y);
   EXPECT_TRUE(p.r == c.r && p.g == c.g && p.b == c.b)
@@ -41,7 +41,7 @@ void expect_cleared(const std::vector<std::uint8_t>& px, int w, int x, int y) {
 
 // Renders `f`'s overlays into a cleared w x h target, boxes through BoxRenderer
 // whenever more than `dense` are visible.
-std::vector<std::uint8_t> render(const OverlayFrame& f, int w, int h, std::uint32_t dense, OverlayFilter filter,
+std::vector<std::uint8_t> render(const media::OverlayFrame& f, int w, int h, std::uint32_t dense, media::OverlayFilter filter,
                                  int* imgui_vertices = nullptr) {
   FrameTarget target;
   target.resize(w, h);
@@ -57,7 +57,7 @@ std::vector<std::uint8_t> render(const OverlayFrame& f, int w, int h, std::uint3
   ImGuiOffscreen painter;
   painter.begin(w, h);
   ImDrawList& dl = painter.background();
-  draw_overlays(dl, f, filter, ViewTransform{}, RectF{0, 0, float(w), float(h)}, style, scratch);
+  draw_overlays(dl, f, filter, ViewTransform{}, media::RectF{0, 0, float(w), float(h)}, style, scratch);
   if (imgui_vertices) *imgui_vertices = dl.VtxBuffer.Size;
   painter.end();
   std::vector<std::uint8_t> px;
@@ -67,14 +67,14 @@ std::vector<std::uint8_t> render(const OverlayFrame& f, int w, int h, std::uint3
 }
 
 TEST_F(BoxRendererTest, OutlinesAreDrawnInsideTheBoxInItsClassColourAndNothingElse) {
-  OverlayFrame f;
+  media::OverlayFrame f;
   f.add_box(10, 10, 40, 30, "a", 0.9f, 1, 1);   // 30 x 20
   f.add_box(50, 5, 53, 60, "b", 0.9f, 2, 2);    // 3 wide: narrower than two outlines
-  OverlayFilter filter;
+  media::OverlayFilter filter;
   filter.labels = filter.scores = filter.track_ids = false;  // outlines only
   const int w = 64, h = 64;
   const auto px = render(f, w, h, /*dense=*/0, filter);
-  const Color8 c1 = class_color(1);
+  const media::Color8 c1 = media::class_color(1);
   // Top-left corner and each edge of box 1 (outline 2 px wide, inside the box).
   for (auto [x, y] : {std::pair{10, 10}, std::pair{25, 11}, std::pair{39, 20}, std::pair{11, 20}, std::pair{25, 29}})
     expect_color(px, w, x, y, c1);
@@ -83,24 +83,24 @@ TEST_F(BoxRendererTest, OutlinesAreDrawnInsideTheBoxInItsClassColourAndNothingEl
                       std::pair{25, 30}})
     expect_cleared(px, w, x, y);
   // The 3-pixel-wide box is filled by its outline, not drawn past its edges.
-  for (int x = 50; x < 53; ++x) expect_color(px, w, x, 30, class_color(2));
+  for (int x = 50; x < 53; ++x) expect_color(px, w, x, 30, media::class_color(2));
   expect_cleared(px, w, 49, 30);
   expect_cleared(px, w, 53, 30);
 }
 
 TEST_F(BoxRendererTest, DenseBoxesLeaveOnlyCaptionsInTheImGuiList) {
-  const OverlayFrame f = box_grid();
-  OverlayFilter outlines_only;
+  const media::OverlayFrame f = box_grid();
+  media::OverlayFilter outlines_only;
   outlines_only.labels = outlines_only.scores = outlines_only.track_ids = false;
   int vertices = -1;
   const auto px = render(f, 1920, 1080, /*dense=*/1000, outlines_only, &vertices);
   EXPECT_LT(vertices, 100) << "box outlines went into the ImGui list";
   // Box 0, (0,0)-(15,8): outline coloured, interior not; box 99 at x = 1881 likewise.
-  expect_color(px, 1920, 0, 0, class_color(0));
+  expect_color(px, 1920, 0, 0, media::class_color(0));
   expect_cleared(px, 1920, 7, 4);
-  expect_color(px, 1920, 1881 + 14, 5, class_color(99 % 20));
+  expect_color(px, 1920, 1881 + 14, 5, media::class_color(99 % 20));
   expect_cleared(px, 1920, 1881 + 7, 4);
 }
 
 }  // namespace
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

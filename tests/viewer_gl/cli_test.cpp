@@ -7,7 +7,7 @@
 
 #include "process.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 namespace {
 
 void expect_usage_error(const ProcessResult& r, const std::string& word) {
@@ -46,4 +46,4 @@ TEST(InfoCli, HelpExits0) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

@@ -27,7 +27,7 @@
 #include <handoff/error.hpp>
 #include <handoff/gl_context.hpp>
 #include <handoff/host_frame.hpp>
-#include <handoff/viewer/color.hpp>
+#include <handoff/media/color.hpp>
 
 #include "frame_renderer.hpp"
 #include "frame_target.hpp"
@@ -36,7 +36,7 @@
 #include "view_convert.hpp"
 #include "view_transform.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 namespace {
 
 // A frame of random samples (P010: whole 16-bit words, low bits included).
@@ -79,7 +79,7 @@ struct RandomFrame {
 
 // The float64 reference of one framebuffer pixel (bx, by): where
 // yuv_frame_vert / yuv_frame_frag (or _nearest_frag) sample, GL's bilinear
-// filter with clamp to edge on UNORM textures, the viewer core's transform,
+// filter with clamp to edge on UNORM textures, the media library's transform,
 // clamp, round to 8 bits.
 std::array<int, 3> reference_pixel(const RandomFrame& f, const Colorimetry& c, const ViewTransform& v, bool nearest,
                                    int bx, int by) {
@@ -101,7 +101,7 @@ std::array<int, 3> reference_pixel(const RandomFrame& f, const Colorimetry& c, c
   const double s[3] = {bilinear(false, 0, px - 0.5, py - 0.5) / max,
                        bilinear(true, 0, (px - 0.5 - sx) / 2, (py - 0.5 - sy) / 2) / max,
                        bilinear(true, 1, (px - 0.5 - sx) / 2, (py - 0.5 - sy) / 2) / max};
-  const ColorTransform t = yuv_to_rgb_transform(c.matrix, c.range, f.format, SampleInput::Unorm);
+  const media::ColorTransform t = media::yuv_to_rgb_transform(c.matrix, c.range, f.format, media::SampleInput::Unorm);
   std::array<int, 3> rgb{};
   for (int i = 0; i < 3; ++i) {
     double value = t.offset[std::size_t(i)];
@@ -411,4 +411,4 @@ TEST_F(ConvertPathGl, GlBufferFramesReachTheCpuPath) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

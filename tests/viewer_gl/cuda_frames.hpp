@@ -10,7 +10,7 @@
 #include <handoff/cuda_abi.hpp>
 #include "viewer_frames.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 
 // A device copy of a host frame: two pitched allocations in the primary
 // context of device 0, filled with cuMemcpy2D.
@@ -63,4 +63,4 @@ inline void expect_quadrants(const RgbaImage& img, PixelFormat f, Colorimetry c)
   }
 }
 
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

@@ -4,13 +4,13 @@
 #include <cstdio>
 #include <string>
 
-#include <handoff/viewer/png.hpp>
-#include <handoff/viewer/y4m_reader.hpp>
+#include <handoff/media/png.hpp>
+#include <handoff/media/y4m_reader.hpp>
 
 #include "process.hpp"
 #include "scratch_dir.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 namespace {
 
 class Examples : public ScratchDirTest {
@@ -31,11 +31,11 @@ TEST_F(Examples, PushClipShowsEveryFrameOrCountsItDropped) {
   ASSERT_EQ(std::sscanf(r.output.c_str() + at, "pushed %lld frames: %lld shown, %lld dropped", &pushed, &shown, &dropped),
             3)
       << r.output;
-  const auto info = open_y4m(clip)->info();
+  const auto info = media::open_y4m(clip)->info();
   EXPECT_EQ(pushed, info.frame_count);
   EXPECT_EQ(shown + dropped, pushed) << r.output;
   EXPECT_GE(shown, 1);
-  const Image8 last = read_png(path("last.png"), 3);
+  const media::Image8 last = media::read_png(path("last.png"), 3);
   EXPECT_EQ(last.width, info.width);
   EXPECT_EQ(last.height, info.height);
 }
@@ -47,4 +47,4 @@ TEST_F(Examples, PushClipNamesAMissingClip) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

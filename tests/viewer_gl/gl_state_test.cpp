@@ -10,7 +10,7 @@
 
 #include <handoff/error.hpp>
 #include <handoff/frame_validate.hpp>
-#include <handoff/viewer/color.hpp>
+#include <handoff/media/color.hpp>
 
 #include "frame_renderer.hpp"
 #include "frame_target.hpp"
@@ -18,7 +18,7 @@
 #include "pixel_probe.hpp"
 #include "test_frames.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 namespace {
 
 using GlState = GlTest;
@@ -43,7 +43,7 @@ TEST_F(GlState, PixelProbeRestoresPackAlignmentAndReadsTheCodes) {
   EXPECT_EQ(p.code_y, 700);
   EXPECT_EQ(p.code_cb, 300);
   EXPECT_EQ(p.code_cr, 900);
-  EXPECT_EQ(p.rgb, yuv_to_rgb8(700, 300, 900, c.matrix, c.range, PixelFormat::P010));
+  EXPECT_EQ(p.rgb, media::yuv_to_rgb8(700, 300, 900, c.matrix, c.range, PixelFormat::P010));
 }
 
 // The viewer's own size limit is its GL's GL_MAX_TEXTURE_SIZE, named in the
@@ -146,4 +146,4 @@ TEST_F(GlState, FramebufferReadBackRestoresPackStateAndReadBinding) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

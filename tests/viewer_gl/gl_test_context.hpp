@@ -6,9 +6,9 @@
 
 #include "headless_gl.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 
 using GlTestContext = handoff::test::HeadlessGl;
 using GlTest = handoff::test::HeadlessGlTest;
 
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

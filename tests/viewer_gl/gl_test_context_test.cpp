@@ -5,7 +5,7 @@
 
 #include "gl_test_context.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 namespace {
 
 TEST(GlTestContext, CollectsKhrDebugErrors) {
@@ -23,4 +23,4 @@ TEST(GlTestContext, CollectsKhrDebugErrors) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include <handoff/viewer/png.hpp>
+#include <handoff/media/png.hpp>
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 
 inline std::filesystem::path golden_dir() { return HANDOFF_GOLDEN_DIR; }
 
@@ -22,7 +22,7 @@ inline void expect_golden(const std::string& name, const std::vector<std::uint8_
                           int tolerance = 2, double max_bad_fraction = 0.0) {
   const auto ref_path = golden_dir() / (name + ".png");
   const auto actual_path = golden_dir() / (name + ".actual.png");
-  Image8 actual;
+  media::Image8 actual;
   actual.width = std::uint32_t(w);
   actual.height = std::uint32_t(h);
   actual.channels = 3;
@@ -31,17 +31,17 @@ inline void expect_golden(const std::string& name, const std::vector<std::uint8_
     for (int k = 0; k < 3; ++k) actual.pixels[i * 3 + k] = rgba[i * 4 + k];
   const char* update = std::getenv("HANDOFF_UPDATE_GOLDEN");
   if (update && std::string(update) == "1") {
-    write_png(ref_path, actual);
+    media::write_png(ref_path, actual);
     std::error_code ec;
     std::filesystem::remove(actual_path, ec);
     GTEST_SKIP() << "golden image " << ref_path << " rewritten (HANDOFF_UPDATE_GOLDEN=1)";
   }
   if (!std::filesystem::exists(ref_path)) {
-    write_png(actual_path, actual);
+    media::write_png(actual_path, actual);
     FAIL() << "no golden image " << ref_path << "; this run's image is " << actual_path
            << " (check it, then regenerate with HANDOFF_UPDATE_GOLDEN=1)";
   }
-  const Image8 ref = read_png(ref_path, 3);
+  const media::Image8 ref = media::read_png(ref_path, 3);
   ASSERT_EQ(ref.width, actual.width) << ref_path;
   ASSERT_EQ(ref.height, actual.height) << ref_path;
   std::size_t bad = 0;
@@ -54,7 +54,7 @@ inline void expect_golden(const std::string& name, const std::vector<std::uint8_
   }
   const std::size_t allowed = std::size_t(max_bad_fraction * double(std::size_t(w) * h));
   if (bad > allowed) {
-    write_png(actual_path, actual);
+    media::write_png(actual_path, actual);
     ADD_FAILURE() << name << ": " << bad << " pixels differ by more than " << tolerance << " (allowed "
                   << allowed << ", worst " << worst << "); this run's image: " << actual_path;
   } else {
@@ -63,4 +63,4 @@ inline void expect_golden(const std::string& name, const std::vector<std::uint8_
   }
 }
 
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

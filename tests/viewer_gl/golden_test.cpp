@@ -9,14 +9,14 @@
 #include <cmath>
 #include <string>
 
-#include <handoff/viewer/color.hpp>
+#include <handoff/media/color.hpp>
 
 #include "box_edge.hpp"
 #include "gl_test_context.hpp"
 #include "golden.hpp"
 #include "render_helpers.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 namespace {
 
 // Bars: top 2/3 seven 75% bars; bottom third: 100% white, black, sub-black,
@@ -30,19 +30,19 @@ std::vector<Bar> bar_codes(Colorimetry c, PixelFormat f) {
                               {.75, 0, .75},   {.75, 0, 0},   {0, 0, .75}};
   std::vector<Bar> bars;
   for (auto& v : rgb75) {
-    YuvCodes y = rgb_to_yuv(v[0], v[1], v[2], c.matrix, c.range, f);
+    media::YuvCodes y = media::rgb_to_yuv(v[0], v[1], v[2], c.matrix, c.range, f);
     bars.push_back({y.y, y.cb, y.cr});
   }
   const int s = f == PixelFormat::NV12 ? 1 : 4;
   const int mid = 128 * s;
-  const YuvCodes white = rgb_to_yuv(1, 1, 1, c.matrix, c.range, f);
-  const YuvCodes black = rgb_to_yuv(0, 0, 0, c.matrix, c.range, f);
+  const media::YuvCodes white = media::rgb_to_yuv(1, 1, 1, c.matrix, c.range, f);
+  const media::YuvCodes black = media::rgb_to_yuv(0, 0, 0, c.matrix, c.range, f);
   bars.push_back({white.y, white.cb, white.cr});
   bars.push_back({black.y, black.cb, black.cr});
   bars.push_back({4 * s, mid, mid});                                  // sub-black
   bars.push_back({(f == PixelFormat::NV12 ? 250 : 1010), mid, mid});  // super-white
   for (auto& v : {std::array<double, 3>{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}) {
-    YuvCodes y = rgb_to_yuv(v[0], v[1], v[2], c.matrix, c.range, f);
+    media::YuvCodes y = media::rgb_to_yuv(v[0], v[1], v[2], c.matrix, c.range, f);
     bars.push_back({y.y, y.cb, y.cr});
   }
   return bars;  // 7 top + 7 bottom
@@ -85,7 +85,7 @@ TEST_P(GoldenBars, MatchesGoldenAndReference) {
   for (int i = 0; i < 14; ++i) {
     const int x = (i % 7) * 10 + 4, y = i < 7 ? 16 : 40;
     const Bar b = bars[std::size_t(i)];
-    const auto want = yuv_to_rgb8(b.y, b.cb, b.cr, p.matrix, p.range, p.format);
+    const auto want = media::yuv_to_rgb8(b.y, b.cb, b.cr, p.matrix, p.range, p.format);
     for (int k = 0; k < 3; ++k)
       EXPECT_NEAR(r.at(x, y)[k], want[std::size_t(k)], 1) << "bar " << i << " channel " << k;
   }
@@ -120,7 +120,7 @@ TEST_F(Golden, OddSizeBarsWithCenterSiting) {
   const Rendered r = render(tf, c, w, h);
   // The bottom-right pixel uses the last chroma sample alone.
   const Bar b = bars[13];
-  const auto want = yuv_to_rgb8(b.y, b.cb, b.cr, c.matrix, c.range, PixelFormat::NV12);
+  const auto want = media::yuv_to_rgb8(b.y, b.cb, b.cr, c.matrix, c.range, PixelFormat::NV12);
   for (int k = 0; k < 3; ++k) EXPECT_NEAR(r.at(w - 1, h - 1)[k], want[std::size_t(k)], 1) << "channel " << k;
   expect_golden("bars_odd_61x37_center", r.rgba, w, h, 1);
 }
@@ -157,18 +157,18 @@ TestFrame grey_frame(int w, int h) {
 }
 
 // What the grey frame renders to (BT.709 limited Y=100, neutral chroma), from the reference.
-int grey_value() { return yuv_to_rgb8(100, 128, 128, ColorMatrix::BT709, ColorRange::Limited, PixelFormat::NV12)[0]; }
+int grey_value() { return media::yuv_to_rgb8(100, 128, 128, ColorMatrix::BT709, ColorRange::Limited, PixelFormat::NV12)[0]; }
 
 // Overlay pixels against a float64 reference of what the geometry draws there.
 using Rgb = std::array<double, 3>;
-Rgb rgb(Color8 c) { return {double(c.r), double(c.g), double(c.b)}; }
+Rgb rgb(media::Color8 c) { return {double(c.r), double(c.g), double(c.b)}; }
 Rgb grey_rgb() { return {double(grey_value()), double(grey_value()), double(grey_value())}; }
 // `top` at coverage / alpha `a` over `under` (GL's SRC_ALPHA, ONE_MINUS_SRC_ALPHA blend).
 Rgb over(Rgb top, double a, Rgb under) {
   return {a * top[0] + (1 - a) * under[0], a * top[1] + (1 - a) * under[1], a * top[2] + (1 - a) * under[2]};
 }
 // Caption backgrounds are the object's colour at alpha 220 (overlay_draw.cpp).
-Rgb caption_bg(Color8 c, Rgb under) { return over(rgb(c), 220.0 / 255.0, under); }
+Rgb caption_bg(media::Color8 c, Rgb under) { return over(rgb(c), 220.0 / 255.0, under); }
 
 void expect_px(const Rendered& r, int x, int y, Rgb want, int tol, const std::string& what) {
   for (int k = 0; k < 3; ++k)
@@ -203,7 +203,7 @@ constexpr int kCaptionH = 17;
 constexpr int kOverlayGoldenTolerance = 8;
 
 TEST_F(Golden, OverlayBoxesAndCaptions) {
-  OverlayFrame f;
+  media::OverlayFrame f;
   f.add_box(20, 30, 70, 80, "car", 0.91f, 2, 7);
   f.add_box(100, 10, 150, 60, "person", 0.55f, 0, 3);
   f.add_box(130, 70, 200, 120, "dog", 0.8f, 16, -1);  // runs off the right / bottom: label stays inside
@@ -211,52 +211,52 @@ TEST_F(Golden, OverlayBoxesAndCaptions) {
   const Rendered r = render(grey_frame(160, 90), c, 160, 90, {}, false, &f);
   const std::uint8_t* grey = r.at(45, 55);  // inside the first box: untouched
   EXPECT_NEAR(grey[0], grey_value(), 1);
-  const Rgb g = grey_rgb(), c0 = rgb(object_color(f.objects[0])), c2 = rgb(object_color(f.objects[2]));
+  const Rgb g = grey_rgb(), c0 = rgb(media::object_color(f.objects[0])), c2 = rgb(media::object_color(f.objects[2]));
   // Box 0 (20, 30)-(70, 80) in its class colour: left, right and bottom edges.
   expect_box_edge(r, 20, 60, true, c0, g, "box 0's left edge");
   expect_box_edge(r, 69, 60, true, c0, g, "box 0's right edge");
   expect_box_edge(r, 45, 79, false, c0, g, "box 0's bottom edge");
   // Its caption sits on its top edge (rows 30 - 17 .. 28 of the padding
   // column x = 20 show only the background), and not a row higher.
-  for (int y = 30 - kCaptionH; y <= 28; ++y) expect_px(r, 20, y, caption_bg(object_color(f.objects[0]), g), 2, "box 0's caption");
+  for (int y = 30 - kCaptionH; y <= 28; ++y) expect_px(r, 20, y, caption_bg(media::object_color(f.objects[0]), g), 2, "box 0's caption");
   expect_px(r, 20, 30 - kCaptionH - 1, g, 1, "above box 0's caption");
   expect_px(r, 19, 20, g, 1, "left of box 0's caption");
   // Box 2 runs off the right and the bottom: its left edge is drawn, and its
   // caption, above its top edge (y 70), is moved left to end at the frame's
   // last column (x 159, padding).
   expect_box_edge(r, 130, 80, true, c2, g, "box 2's left edge");
-  for (int y = 70 - kCaptionH; y <= 68; ++y) expect_px(r, 159, y, caption_bg(object_color(f.objects[2]), g), 2, "box 2's caption");
+  for (int y = 70 - kCaptionH; y <= 68; ++y) expect_px(r, 159, y, caption_bg(media::object_color(f.objects[2]), g), 2, "box 2's caption");
   expect_px(r, 159, 70 - kCaptionH - 1, g, 1, "above box 2's caption");
   expect_golden("overlay_boxes", r.rgba, 160, 90, kOverlayGoldenTolerance, 0.01);
 }
 
 TEST_F(Golden, OverlayScoreThresholdAndClassFilter) {
-  OverlayFrame f;
+  media::OverlayFrame f;
   f.add_box(20, 20, 60, 60, "low", 0.2f, 1, -1);
   f.add_box(90, 20, 130, 60, "high", 0.9f, 2, -1);
-  OverlayFilter filter;
+  media::OverlayFilter filter;
   filter.min_score = 0.5f;
   const Rendered r = render(grey_frame(160, 90), Colorimetry{}, 160, 90, {}, false, &f, filter);
   expect_untouched(r, 20, 40, "the low-score box is hidden");
-  expect_box_edge(r, 90, 40, true, rgb(object_color(f.objects[1])), grey_rgb(), "the high-score box is drawn");
+  expect_box_edge(r, 90, 40, true, rgb(media::object_color(f.objects[1])), grey_rgb(), "the high-score box is drawn");
   filter.min_score = 0;
   filter.classes = {1};
   const Rendered r2 = render(grey_frame(160, 90), Colorimetry{}, 160, 90, {}, false, &f, filter);
-  expect_box_edge(r2, 20, 40, true, rgb(object_color(f.objects[0])), grey_rgb(), "class 1 shown");
+  expect_box_edge(r2, 20, 40, true, rgb(media::object_color(f.objects[0])), grey_rgb(), "class 1 shown");
   expect_untouched(r2, 90, 40, "class 2 filtered out");
 }
 
 TEST_F(Golden, OverlayKeypointsAndSkeleton) {
-  OverlayFrame f;
+  media::OverlayFrame f;
   const std::uint32_t o = f.add_box(40, 10, 120, 85, "person", 0.9f, 0, 1);
-  const Keypoint kps[] = {{80, 20, 1}, {60, 40, 1}, {100, 40, 1}, {65, 80, 1}, {95, 80, 1}, {80, 50, 0.01f}};
+  const media::Keypoint kps[] = {{80, 20, 1}, {60, 40, 1}, {100, 40, 1}, {65, 80, 1}, {95, 80, 1}, {80, 50, 0.01f}};
   const std::array<std::uint32_t, 2> edges[] = {{0, 1}, {0, 2}, {1, 3}, {2, 4}, {0, 5}};
   f.set_keypoints(o, kps, 6, edges, 5);
-  OverlayFilter filter;
+  media::OverlayFilter filter;
   filter.boxes = false;
   filter.labels = filter.scores = filter.track_ids = false;
   const Rendered r = render(grey_frame(160, 90), Colorimetry{}, 160, 90, {}, false, &f, filter);
-  const Rgb col = rgb(object_color(f.objects[0]));
+  const Rgb col = rgb(media::object_color(f.objects[0]));
   // Keypoints are discs of radius 3 centred on the point: pixel (80, 20)'s
   // centre is 0.7 px from it, fully inside.
   expect_px(r, 80, 20, col, 2, "keypoint 0");
@@ -270,9 +270,9 @@ TEST_F(Golden, OverlayKeypointsAndSkeleton) {
 }
 
 TEST_F(Golden, OverlayPolygonPolylineAndText) {
-  OverlayFrame f;
-  const Point2 poly[] = {{20, 20}, {70, 20}, {45, 70}};
-  const Point2 line[] = {{90, 70}, {110, 20}, {130, 70}, {150, 20}};
+  media::OverlayFrame f;
+  const media::Point2 poly[] = {{20, 20}, {70, 20}, {45, 70}};
+  const media::Point2 line[] = {{90, 70}, {110, 20}, {130, 70}, {150, 20}};
   f.add_shape(poly, 3, true);
   f.add_shape(line, 4, false);
   f.add_label_text(5, 75, "t=1.5s");
@@ -291,9 +291,9 @@ TEST_F(Golden, OverlayPolygonPolylineAndText) {
 }
 
 TEST_F(Golden, OverlaysFollowZoomAndPan) {
-  OverlayFrame f;
+  media::OverlayFrame f;
   f.add_box(30, 30, 50, 50, "", NAN, 3, -1);
-  OverlayFilter filter;
+  media::OverlayFilter filter;
   filter.labels = filter.scores = filter.track_ids = false;
   const ViewTransform view = pan(zoom_around(ViewTransform{}, 2.0, 0, 0), -20, -10);
   const Rendered r = render(grey_frame(160, 90), Colorimetry{}, 160, 90, view, true, &f, filter);
@@ -301,11 +301,11 @@ TEST_F(Golden, OverlaysFollowZoomAndPan) {
   // column 40 (the line width stays 2 screen pixels at any zoom).
   ASSERT_EQ(int(view.to_fb_x(30)), 40);
   ASSERT_EQ(int(view.to_fb_y(30)), 50);
-  const Rgb c3 = rgb(object_color(f.objects[0]));
+  const Rgb c3 = rgb(media::object_color(f.objects[0]));
   expect_box_edge(r, int(view.to_fb_x(30)), int(view.to_fb_y(40)), true, c3, grey_rgb(), "the box's left edge");
   expect_box_edge(r, int(view.to_fb_x(40)), int(view.to_fb_y(30)), false, c3, grey_rgb(), "the box's top edge");
   expect_px(r, int(view.to_fb_x(40)), int(view.to_fb_y(40)), grey_rgb(), 1, "inside the box");
 }
 
 }  // namespace
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

@@ -10,13 +10,13 @@
 #include "imgui_offscreen.hpp"
 #include "overlay_draw.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 namespace {
 
 using OverlayBatch = GlTest;
 
 TEST_F(OverlayBatch, TenThousandBoxesAreAFewDrawCommands) {
-  const OverlayFrame f = box_grid();
+  const media::OverlayFrame f = box_grid();
   FrameTarget target;
   target.resize(1920, 1080);
   target.bind();
@@ -24,7 +24,7 @@ TEST_F(OverlayBatch, TenThousandBoxesAreAFewDrawCommands) {
   OverlayScratch scratch;
   painter.begin(1920, 1080);
   ImDrawList& dl = painter.background();
-  draw_overlays(dl, f, OverlayFilter{}, ViewTransform{}, RectF{0, 0, 1920, 1080}, OverlayStyle{}, scratch);
+  draw_overlays(dl, f, media::OverlayFilter{}, ViewTransform{}, media::RectF{0, 0, 1920, 1080}, OverlayStyle{}, scratch);
   const int commands = dl.CmdBuffer.Size;
   const int vertices = dl.VtxBuffer.Size;
   painter.end();
@@ -35,4 +35,4 @@ TEST_F(OverlayBatch, TenThousandBoxesAreAFewDrawCommands) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

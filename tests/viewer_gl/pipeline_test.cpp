@@ -19,10 +19,10 @@
 #include <handoff/gl_context.hpp>
 #include <handoff/wait.hpp>
 #include <handoff/host_frame.hpp>
-#include <handoff/viewer/error.hpp>
-#include <handoff/viewer/recording.hpp>
-#include <handoff/viewer/scene.hpp>
-#include <handoff/viewer/y4m_reader.hpp>
+#include <handoff/media/error.hpp>
+#include <handoff/media/recording.hpp>
+#include <handoff/media/scene.hpp>
+#include <handoff/media/y4m_reader.hpp>
 
 #include "debug_messages.hpp"
 #include "feeds/recording_feed.hpp"
@@ -32,7 +32,7 @@
 #include "shared_contexts.hpp"
 #include "wait_support.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 namespace {
 
 class Pipeline : public ::testing::Test {
@@ -71,18 +71,18 @@ class Pipeline : public ::testing::Test {
   handoff::test::DebugMessages errors_;
 };
 
-SceneOptions small_scene() {
-  SceneOptions o;
+media::SceneOptions small_scene() {
+  media::SceneOptions o;
   o.width = 96;
   o.height = 54;
   return o;
 }
 
 TEST_F(Pipeline, SceneFramesArriveInOrderWithTheProducersBytes) {
-  const SceneOptions so = small_scene();
-  FramePipeline p(*worker_, make_scene_source(so));
+  const media::SceneOptions so = small_scene();
+  FramePipeline p(*worker_, media::make_scene_source(so));
   FrameRenderer r;
-  HostFrame ref(so.format, so.width, so.height);
+  media::HostFrame ref(so.format, so.width, so.height);
   std::set<unsigned> buffers;
   for (std::int64_t i = 0; i < 12; ++i) {
     FrameSlot* s = p.next(true);
@@ -92,7 +92,7 @@ TEST_F(Pipeline, SceneFramesArriveInOrderWithTheProducersBytes) {
     buffers.insert(s->buffer.name());
     r.upload(p.frame_of(*s));
     p.release(s);
-    render_scene_cpu(scene_state(so, i), ref.target());
+    media::render_scene_cpu(scene_state(so, i), ref.target());
     const auto luma = read_luma(r);
     for (std::uint32_t y = 0; y < so.height; ++y)
       ASSERT_EQ(std::memcmp(&luma[std::size_t(y) * so.width], ref.luma() + y * ref.luma_pitch(), so.width), 0)
@@ -105,11 +105,11 @@ TEST_F(Pipeline, SceneFramesArriveInOrderWithTheProducersBytes) {
 }
 
 TEST_F(Pipeline, TheSceneSeeksBackToo) {
-  const SceneOptions so = small_scene();
-  FramePipeline p(*worker_, make_scene_source(so), {.scene = so});
+  const media::SceneOptions so = small_scene();
+  FramePipeline p(*worker_, media::make_scene_source(so), {.scene = so});
   ASSERT_TRUE(p.seekable());
   FrameRenderer r;
-  HostFrame ref(so.format, so.width, so.height);
+  media::HostFrame ref(so.format, so.width, so.height);
   for (std::int64_t want : {0, 1, 2}) {
     FrameSlot* s = p.next(true);
     ASSERT_EQ(s->index, want);
@@ -121,15 +121,15 @@ TEST_F(Pipeline, TheSceneSeeksBackToo) {
   EXPECT_EQ(s->index, 1);
   r.upload(p.frame_of(*s));
   p.release(s);
-  render_scene_cpu(scene_state(so, 1), ref.target());
+  media::render_scene_cpu(scene_state(so, 1), ref.target());
   const auto luma = read_luma(r);
   EXPECT_EQ(std::memcmp(luma.data(), ref.luma(), so.width), 0);
 }
 
 std::filesystem::path write_clip(const std::string& name, int frames) {
   const auto path = std::filesystem::temp_directory_path() / (name + std::to_string(::getpid()) + ".y4m");
-  Y4mWriter w(path, PixelFormat::NV12, 8, 4, Rational{25, 1});
-  HostFrame f(PixelFormat::NV12, 8, 4);
+  media::Y4mWriter w(path, PixelFormat::NV12, 8, 4, media::Rational{25, 1});
+  media::HostFrame f(PixelFormat::NV12, 8, 4);
   for (int i = 0; i < frames; ++i) {
     for (std::uint32_t y = 0; y < 4; ++y) std::memset(f.luma() + y * f.luma_pitch(), 10 * (i + 1), 8);
     for (std::uint32_t y = 0; y < 2; ++y) std::memset(f.chroma() + y * f.chroma_pitch(), 128, 8);
@@ -141,7 +141,7 @@ std::filesystem::path write_clip(const std::string& name, int frames) {
 
 TEST_F(Pipeline, SeekStepsBothWaysOnAFile) {
   const auto path = write_clip("handoff-pipeline-seek-", 6);
-  FramePipeline p(*worker_, open_y4m(path), {.loop = false});
+  FramePipeline p(*worker_, media::open_y4m(path), {.loop = false});
   FrameRenderer r;
   auto take = [&](std::int64_t want) {
     FrameSlot* s = p.next(true);
@@ -167,7 +167,7 @@ TEST_F(Pipeline, SeekStepsBothWaysOnAFile) {
 
 TEST_F(Pipeline, LoopsAFile) {
   const auto path = write_clip("handoff-pipeline-loop-", 3);
-  FramePipeline p(*worker_, open_y4m(path), {.loop = true});
+  FramePipeline p(*worker_, media::open_y4m(path), {.loop = true});
   for (std::int64_t i = 0; i < 7; ++i) {
     FrameSlot* s = p.next(true);
     ASSERT_NE(s, nullptr);
@@ -185,14 +185,14 @@ TEST_F(Pipeline, ATruncatedFrameSurfacesOnTheRenderThread) {
     std::fwrite(y4m.data(), 1, y4m.size(), f);
     std::fclose(f);
   }
-  FramePipeline p(*worker_, open_y4m(path), {.loop = false});
+  FramePipeline p(*worker_, media::open_y4m(path), {.loop = false});
   FrameSlot* s = p.next(true);
   ASSERT_NE(s, nullptr);
   p.release(s);
   try {
     while (FrameSlot* t = p.next(true)) p.release(t);
     ADD_FAILURE() << "no error for a truncated frame";
-  } catch (const ParseError& e) {
+  } catch (const media::ParseError& e) {
     EXPECT_NE(std::string(e.what()).find(path.filename().string()), std::string::npos) << e.what();
   }
   std::filesystem::remove(path);
@@ -200,21 +200,21 @@ TEST_F(Pipeline, ATruncatedFrameSurfacesOnTheRenderThread) {
 
 // A small seekable source of 100 frames whose frame `bad` cannot be read (a
 // ParseError each time), and which the test can hold inside read_into().
-class TestSource final : public FrameSource {
+class TestSource final : public media::FrameSource {
  public:
   explicit TestSource(std::int64_t bad) : bad_(bad) {
-    info_ = SourceInfo{"test-source", PixelFormat::NV12, 8, 4, {}, Rational{30, 1}, 100};
+    info_ = media::SourceInfo{"test-source", PixelFormat::NV12, 8, 4, {}, media::Rational{30, 1}, 100};
   }
-  const SourceInfo& info() const override { return info_; }
+  const media::SourceInfo& info() const override { return info_; }
   std::int64_t position() const override { return position_; }
   void seek(std::int64_t index) override { position_ = index; }
-  bool read_into(const FrameWriteTarget& t) override {
+  bool read_into(const media::FrameWriteTarget& t) override {
     {
       std::unique_lock lock(mutex_);
       cv_.wait(lock, [&] { return !held_; });
     }
     if (position_ >= info_.frame_count) return false;
-    if (position_ == bad_) throw ParseError("test-source", "frame " + std::to_string(bad_), "FRAME", "bad frame");
+    if (position_ == bad_) throw media::ParseError("test-source", "frame " + std::to_string(bad_), "FRAME", "bad frame");
     for (std::uint32_t y = 0; y < 4; ++y) std::memset(t.luma + y * t.luma_pitch, int(position_), 8);
     for (std::uint32_t y = 0; y < 2; ++y) std::memset(t.chroma + y * t.chroma_pitch, 128, 8);
     ++position_;
@@ -229,7 +229,7 @@ class TestSource final : public FrameSource {
   }
 
  private:
-  SourceInfo info_;
+  media::SourceInfo info_;
   std::int64_t bad_;
   std::int64_t position_ = 0;
   std::mutex mutex_;
@@ -248,7 +248,7 @@ TEST_F(Pipeline, AProducerErrorGivesItsSlotBack) {
     ASSERT_NE(s, nullptr);
     EXPECT_EQ(s->index, 0);
     p.release(s);
-    EXPECT_THROW(while (FrameSlot* t = p.next(true)) p.release(t), ParseError) << "round " << round;
+    EXPECT_THROW(while (FrameSlot* t = p.next(true)) p.release(t), media::ParseError) << "round " << round;
     p.seek(2);  // past the bad frame: playback goes on
     s = p.next(true);
     ASSERT_NE(s, nullptr) << "round " << round;
@@ -279,7 +279,7 @@ TEST_F(Pipeline, WaitingForAStuckProducerTimesOut) {
 }
 
 TEST_F(Pipeline, RingBelowThreeIsMisuse) {
-  EXPECT_THROW(FramePipeline(*worker_, make_scene_source(small_scene()), {.ring_size = 2}), UsageError);
+  EXPECT_THROW(FramePipeline(*worker_, media::make_scene_source(small_scene()), {.ring_size = 2}), UsageError);
 }
 
 // A recording plays at its recorded times: each frame stays on display for
@@ -290,7 +290,7 @@ TEST_F(Pipeline, RecordingFeedPacesFramesByTheirLogTimes) {
   const auto file = std::filesystem::temp_directory_path() / ("handoff-recfeed-" + std::to_string(::getpid()) + ".mcap");
   const std::uint64_t times[4] = {1'000'000'000, 1'040'000'000, 1'140'000'000, 1'150'000'000};
   {
-    RecordingWriter w(file, {.block_when_full = true});
+    media::RecordingWriter w(file, {.block_when_full = true});
     for (int i = 0; i < 4; ++i) {
       Frame f = allocate_host_frame(PixelFormat::NV12, 32, 16);
       fill_test_pattern(f, std::uint32_t(i));
@@ -318,4 +318,4 @@ TEST_F(Pipeline, RecordingFeedPacesFramesByTheirLogTimes) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

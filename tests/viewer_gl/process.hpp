@@ -15,7 +15,7 @@
 
 extern char** environ;
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 
 struct ProcessResult {
   int exit_code = -1;  // -1 when killed by a signal / timeout
@@ -94,4 +94,4 @@ inline ProcessResult run_viewer(const std::vector<std::string>& args, const std:
   return run_program(HANDOFF_VIEW_EXE, full, unset_env, set_env, timeout_s);
 }
 
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

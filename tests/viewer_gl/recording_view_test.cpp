@@ -14,15 +14,15 @@
 
 #include <handoff/host_frame.hpp>
 #include <handoff/viewer.hpp>
-#include <handoff/viewer/error.hpp>
-#include <handoff/viewer/recording.hpp>
-#include <handoff/viewer/scene.hpp>
+#include <handoff/media/error.hpp>
+#include <handoff/media/recording.hpp>
+#include <handoff/media/scene.hpp>
 
 #include "process.hpp"
 #include "scratch_dir.hpp"
 #include "viewer_frames.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 namespace {
 
 constexpr std::uint32_t kW = 96, kH = 64;
@@ -51,11 +51,11 @@ class RecordingView : public ScratchDirTest {
   // A recording of frames whose planes all differ (frame i: pattern i), with
   // a box on each whose x is the frame number, at 40 ms steps.
   std::string write_patterns(const std::string& name, int n, const std::string& topic = "/cam0",
-                             RecordingOptions ro = {}) {
+                             media::RecordingOptions ro = {}) {
     ro.block_when_full = true;
-    RecordingWriter w(path(name), ro);
+    media::RecordingWriter w(path(name), ro);
     for (int i = 0; i < n; ++i) {
-      OverlayFrame o;
+      media::OverlayFrame o;
       o.add_box(float(i), 2, float(i) + 10, 12, "n" + std::to_string(i), 0.5f, i);
       EXPECT_TRUE(w.write(pattern(i), o, topic, 1'000'000'000ull + std::uint64_t(i) * 40'000'000ull));
     }
@@ -73,7 +73,7 @@ class RecordingView : public ScratchDirTest {
   }
 };
 
-bool planes_equal(const HostFrame& a, const HostFrame& b) {
+bool planes_equal(const media::HostFrame& a, const media::HostFrame& b) {
   if (a.width() != b.width() || a.height() != b.height() || a.format() != b.format()) return false;
   const std::size_t bps = bytes_per_sample(a.format());
   for (std::uint32_t y = 0; y < a.height(); ++y)
@@ -85,10 +85,10 @@ bool planes_equal(const HostFrame& a, const HostFrame& b) {
   return true;
 }
 
-void expect_same_boxes(const OverlayFrame& got, const OverlayFrame& want, const std::string& what) {
+void expect_same_boxes(const media::OverlayFrame& got, const media::OverlayFrame& want, const std::string& what) {
   ASSERT_EQ(got.objects.size(), want.objects.size()) << what;
   for (std::size_t k = 0; k < got.objects.size(); ++k) {
-    const OverlayObject &g = got.objects[k], &w = want.objects[k];
+    const media::OverlayObject &g = got.objects[k], &w = want.objects[k];
     EXPECT_EQ(g.has_box, w.has_box) << what << " object " << k;
     EXPECT_EQ(g.x0, w.x0) << what << " object " << k;
     EXPECT_EQ(g.y0, w.y0) << what << " object " << k;
@@ -122,15 +122,15 @@ TEST_F(RecordingView, TheSceneIsRecordedAsDisplayed) {
   EXPECT_EQ(stats.recorded + stats.record_dropped, stats.shown);
   ASSERT_GT(stats.recorded, 0u);
 
-  auto src = open_recording(rec);
+  auto src = media::open_recording(rec);
   ASSERT_EQ(std::uint64_t(src->info().frame_count), stats.recorded);
   EXPECT_EQ(src->topic(), "/handoff/view");
   EXPECT_EQ(src->annotations_topic(), "/handoff/view/annotations");
-  SceneOptions so;
+  media::SceneOptions so;
   so.width = kW;
   so.height = kH;
-  auto scene = make_scene_source(so);
-  HostFrame got(PixelFormat::NV12, kW, kH), want(PixelFormat::NV12, kW, kH);
+  auto scene = media::make_scene_source(so);
+  media::HostFrame got(PixelFormat::NV12, kW, kH), want(PixelFormat::NV12, kW, kH);
   std::int64_t j = 0;
   for (std::int64_t i = 0; i < src->info().frame_count; ++i) {
     ASSERT_TRUE(src->read_into(got.target()));
@@ -141,12 +141,14 @@ TEST_F(RecordingView, TheSceneIsRecordedAsDisplayed) {
       found = planes_equal(got, want);
     }
     ASSERT_TRUE(found) << "recorded frame " << i << " is no later scene frame";
-    OverlayFrame got_o, want_o;
+    media::OverlayFrame got_o, want_o;
     ASSERT_TRUE(src->overlays_for(i, got_o)) << "frame " << i;
     ASSERT_TRUE(scene->overlays_for(j - 1, want_o));
     expect_same_boxes(got_o, want_o, "frame " + std::to_string(i));
   }
-  if (stats.record_dropped == 0) EXPECT_EQ(j, 12);
+  if (stats.record_dropped == 0) {
+    EXPECT_EQ(j, 12);
+  }
 }
 
 // Frames pushed with show() are recorded as shown (each one displayed before
@@ -157,7 +159,7 @@ TEST_F(RecordingView, PushedFramesAreRecordedAsShown) {
   {
     Viewer v(options(rec));
     for (int i = 0; i < 6; ++i) {
-      OverlayFrame o;
+      media::OverlayFrame o;
       o.add_box(1, 2, 30, 20, "pushed", 0.9f, 1, i);
       v.show(pattern(i), o);
       (void)v.snapshot();
@@ -167,14 +169,14 @@ TEST_F(RecordingView, PushedFramesAreRecordedAsShown) {
     expect_clean(v);
   }
   EXPECT_EQ(stats.recorded + stats.record_dropped, 6u);
-  auto src = open_recording(rec);
-  HostFrame got(PixelFormat::NV12, kW, kH);
+  auto src = media::open_recording(rec);
+  media::HostFrame got(PixelFormat::NV12, kW, kH);
   int next = 0;
   for (std::int64_t i = 0; i < src->info().frame_count; ++i) {
     ASSERT_TRUE(src->read_into(got.target()));
     bool found = false;
     for (; next < 6 && !found; ++next) {
-      HostFrame want(PixelFormat::NV12, kW, kH);
+      media::HostFrame want(PixelFormat::NV12, kW, kH);
       const Frame p = pattern(next);
       for (std::uint32_t y = 0; y < kH; ++y)
         std::memcpy(want.luma() + y * want.luma_pitch(), static_cast<const std::uint8_t*>(p.planes[0].data) + y * p.planes[0].pitch, kW);
@@ -183,7 +185,7 @@ TEST_F(RecordingView, PushedFramesAreRecordedAsShown) {
       found = planes_equal(got, want);
     }
     ASSERT_TRUE(found) << "recorded frame " << i << " is no later shown frame";
-    OverlayFrame o;
+    media::OverlayFrame o;
     ASSERT_TRUE(src->overlays_for(i, o));
     ASSERT_EQ(o.objects.size(), 1u);
     EXPECT_EQ(o.objects[0].track_id, next - 1);
@@ -191,7 +193,7 @@ TEST_F(RecordingView, PushedFramesAreRecordedAsShown) {
 }
 
 // The reference for frame k: the same frame and overlays shown by a viewer of their own.
-RgbaImage reference(const Frame& frame, const OverlayFrame& overlays) {
+RgbaImage reference(const Frame& frame, const media::OverlayFrame& overlays) {
   ViewerOptions o;
   o.width = 320;
   o.height = 240;
@@ -214,7 +216,7 @@ class Playback : public RecordingView {
     RecordingView::SetUp();
     file_ = write_patterns("p.mcap", 8);
     for (int k = 0; k < 8; ++k) {
-      OverlayFrame o;
+      media::OverlayFrame o;
       o.add_box(float(k), 2, float(k) + 10, 12, "n" + std::to_string(k), 0.5f, k);
       refs_.push_back(reference(pattern(k), o));
     }
@@ -285,7 +287,7 @@ TEST_F(Playback, SeekOutsideOrWithoutAFileIsAUsageError) {
 
 TEST_F(Playback, TopicPicksTheStreamAndAnUnknownOneNamesThem) {
   {
-    RecordingWriter w(path("two.mcap"), {.block_when_full = true});
+    media::RecordingWriter w(path("two.mcap"), {.block_when_full = true});
     for (int i = 0; i < 3; ++i) {
       w.write(pattern(i), {}, "/cam0", 100 + std::uint64_t(i));
       w.write(pattern(5 + i), {}, "/cam1", 100 + std::uint64_t(i));
@@ -303,7 +305,7 @@ TEST_F(Playback, TopicPicksTheStreamAndAnUnknownOneNamesThem) {
   try {
     bad.play(p);
     ADD_FAILURE() << "an unknown topic played";
-  } catch (const ParseError& e) {
+  } catch (const media::ParseError& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("/cam9"), std::string::npos) << m;
     EXPECT_NE(m.find("/cam0"), std::string::npos) << m;
@@ -347,9 +349,9 @@ TEST_F(RecordingView, CliRecordsAndPlaysBack) {
 }
 
 TEST_F(RecordingView, CliDamagedTailPlaysToTheLastWholeFrameWithOneWarning) {
-  RecordingOptions ro;
+  media::RecordingOptions ro;
   ro.chunk_size = 1;  // a chunk per message
-  ro.compression = mcap::Compression::None;
+  ro.compression = media::mcap::Compression::None;
   const std::string good = write_patterns("good.mcap", 6, "/cam0", ro);
   std::vector<std::uint8_t> b = read_all(good);
   b.resize(b.size() * 3 / 4);  // the summary, the footer and the last frames' chunks gone
@@ -374,7 +376,7 @@ TEST_F(RecordingView, CliRecordingCutInsideItsCompressedChunkPlaysItsWholeFrames
   std::ofstream(path("cut.mcap"), std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
   std::int64_t kept = 0;
   {
-    auto src = open_recording(path("cut.mcap"));  // logs the damaged tail
+    auto src = media::open_recording(path("cut.mcap"));  // logs the damaged tail
     ASSERT_EQ(src->warnings().size(), 1u);
     EXPECT_NE(src->warnings()[0].find("its records are compressed (zstd)"), std::string::npos) << src->warnings()[0];
     kept = src->info().frame_count;
@@ -404,4 +406,4 @@ TEST_F(RecordingView, CliRecordingErrors) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <handoff/viewer/overlay.hpp>
+#include <handoff/media/overlay.hpp>
 
 #include "frame_renderer.hpp"
 #include "frame_target.hpp"
@@ -14,7 +14,7 @@
 #include "overlay_draw.hpp"
 #include "test_frames.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 
 struct Rendered {
   int w = 0, h = 0;
@@ -23,8 +23,8 @@ struct Rendered {
 };
 
 inline Rendered render(const TestFrame& tf, Colorimetry c, int w, int h, ViewTransform view = {},
-                       bool nearest = false, const OverlayFrame* overlays = nullptr,
-                       const OverlayFilter& filter = {}, ViewerConvert convert = ViewerConvert::Gpu) {
+                       bool nearest = false, const media::OverlayFrame* overlays = nullptr,
+                       const media::OverlayFilter& filter = {}, ViewerConvert convert = ViewerConvert::Gpu) {
   FrameRenderer renderer(convert);
   FrameTarget target;
   target.resize(w, h);
@@ -39,7 +39,7 @@ inline Rendered render(const TestFrame& tf, Colorimetry c, int w, int h, ViewTra
     ImGuiOffscreen painter;
     OverlayScratch scratch;
     painter.begin(w, h);
-    draw_overlays(painter.background(), *overlays, filter, view, RectF{0, 0, float(w), float(h)}, OverlayStyle{},
+    draw_overlays(painter.background(), *overlays, filter, view, media::RectF{0, 0, float(w), float(h)}, OverlayStyle{},
                   scratch);
     painter.end();
   }
@@ -51,4 +51,4 @@ inline Rendered render(const TestFrame& tf, Colorimetry c, int w, int h, ViewTra
   return r;
 }
 
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 
 class ScratchDirTest : public ::testing::Test {
  public:
@@ -35,4 +35,4 @@ class ScratchDirTest : public ::testing::Test {
   std::string prefix_;
 };
 
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

@@ -8,7 +8,7 @@
 #include <handoff/frame.hpp>
 #include <handoff/host_frame.hpp>
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 
 class TestFrame {
  public:
@@ -47,4 +47,4 @@ class TestFrame {
   std::vector<std::uint8_t> luma_, chroma_;
 };
 
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

@@ -4,7 +4,7 @@
 
 #include "view_transform.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 namespace {
 
 TEST(ViewTransform, FitKeepsAspectAndCentres) {
@@ -38,4 +38,4 @@ TEST(ViewTransform, ActualSizeAndPan) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

@@ -33,7 +33,7 @@
 #include "viewer_frames.hpp"
 #include "wait_support.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 namespace {
 
 #if HANDOFF_TEST_WINDOW
@@ -118,7 +118,7 @@ TEST_F(ViewerApi, OverlaysAreDrawnWhereTheyBelong) {
   Viewer v(options());
   const Colorimetry c{};
   const Yuv grey{126, 128, 128};
-  OverlayFrame boxes;
+  media::OverlayFrame boxes;
   boxes.add_box(20, 10, 60, 40);  // no label, no class: a white outline
   v.show(solid_frame(PixelFormat::NV12, 96, 64, grey), boxes);
   const RgbaImage img = v.snapshot();
@@ -481,7 +481,7 @@ TEST_F(ViewerApi, SeveralViewersInOneProcess) {
 TEST_F(ViewerApi, SeveralViewersDrawOverlaysAtOnce) {
   Viewer a(options("a")), b(options("b"));
   auto produce = [](Viewer& v, int seed) {
-    OverlayFrame boxes;
+    media::OverlayFrame boxes;
     for (int i = 0; i < 20; ++i) boxes.add_box(float(i * 3), 5, float(i * 3 + 10), 30, "obj", 0.5f, i, seed);
     for (int i = 0; i < 60; ++i) v.show(solid_frame(PixelFormat::NV12, 96, 64, Yuv{40 + seed, 128, 128}, i), boxes);
   };
@@ -628,7 +628,7 @@ std::size_t resident_kib() {
 TEST_F(ViewerApi, TenThousandShowsKeepMemoryFlat) {
   Viewer v(options());
   Frame f = solid_frame(PixelFormat::NV12, 160, 90, Yuv{100, 128, 128});
-  OverlayFrame boxes;
+  media::OverlayFrame boxes;
   boxes.add_box(10, 10, 50, 50, "car", 0.9f, 2, 7);
   for (int i = 0; i < 500; ++i) v.show(f, boxes);  // warm: buffers, textures, caches
   (void)v.snapshot();
@@ -654,4 +654,4 @@ TEST_F(ViewerApi, TenThousandShowsKeepMemoryFlat) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

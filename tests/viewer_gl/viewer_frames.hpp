@@ -1,16 +1,16 @@
 #pragma once
 // Host NV12 / P010 frames for the Viewer API tests: flat colours, a frame of
 // four quadrants, and the colour the viewer must show for them (the viewer
-// core's float64 reference, handoff/viewer/color.hpp).
+// core's float64 reference, handoff/media/color.hpp).
 #include <array>
 #include <cstdint>
 #include <cstring>
 
 #include <handoff/frame.hpp>
 #include <handoff/host_frame.hpp>
-#include <handoff/viewer/color.hpp>
+#include <handoff/media/color.hpp>
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 
 struct Yuv {
   int y, cb, cr;  // codes: 8-bit (NV12) or 10-bit (P010)
@@ -55,7 +55,7 @@ inline std::array<Yuv, 4> quadrant_colours(PixelFormat f, Colorimetry c) {
   const double rgb[4][3] = {{0.8, 0.1, 0.1}, {0.1, 0.7, 0.2}, {0.2, 0.2, 0.9}, {0.5, 0.5, 0.5}};
   std::array<Yuv, 4> out{};
   for (int i = 0; i < 4; ++i) {
-    const YuvCodes y = rgb_to_yuv(rgb[i][0], rgb[i][1], rgb[i][2], c.matrix, c.range, f);
+    const media::YuvCodes y = media::rgb_to_yuv(rgb[i][0], rgb[i][1], rgb[i][2], c.matrix, c.range, f);
     out[std::size_t(i)] = Yuv{y.y, y.cb, y.cr};
   }
   return out;
@@ -75,7 +75,7 @@ inline Frame quadrant_frame(PixelFormat format, std::uint32_t w, std::uint32_t h
 }
 
 inline std::array<std::uint8_t, 3> expected_rgb(Yuv c, PixelFormat f, Colorimetry col) {
-  return yuv_to_rgb8(c.y, c.cb, c.cr, col.matrix, col.range, f);
+  return media::yuv_to_rgb8(c.y, c.cb, c.cr, col.matrix, col.range, f);
 }
 
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

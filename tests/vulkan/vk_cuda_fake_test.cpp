@@ -75,6 +75,14 @@ class VkCudaFakeTest : public VkFixture {
   int memories = 0, buffers = 0, leaked = 0, fds = 0;
 };
 
+// What a CUDA consumer reads at `ptr` with `context` current (cuMemcpyDtoH).
+std::vector<std::uint8_t> read_with_cuda(void* context, const void* ptr, std::size_t n) {
+  cuda::ScopedContext cur(cuda::driver(), static_cast<cuda::abi::CUctx_st*>(context));
+  std::vector<std::uint8_t> out(n);
+  HANDOFF_CU_CHECK(cuda::driver().api().cuMemcpyDtoH(out.data(), reinterpret_cast<abi::CUdeviceptr>(ptr), n));
+  return out;
+}
+
 TEST_F(VkCudaFakeTest, ImportMapReadReleaseAFrame) {
   for (PixelFormat fmt : {PixelFormat::NV12, PixelFormat::P010}) {
     VkFrameProducer p(*vk, fmt, 33, 17, VkFrameProducer::Target::Buffer,
@@ -95,8 +103,10 @@ TEST_F(VkCudaFakeTest, ImportMapReadReleaseAFrame) {
       const auto& l = p.buffer()->layout();
       EXPECT_EQ(static_cast<std::byte*>(f.chroma().data) - static_cast<std::byte*>(f.luma().data),
                 std::ptrdiff_t(l.planes[1].offset));
-      // The fake's device pointer is the mmapped descriptor: the bytes Vulkan wrote.
-      EXPECT_EQ(0, std::memcmp(f.luma().data, bytes.data(), l.buffer_bytes()));
+      // The fake's device memory is the mmapped descriptor: the bytes Vulkan wrote
+      // (read through the driver: the device pointer itself is not host memory).
+      const std::vector<std::uint8_t> seen = read_with_cuda(f.cuda_context, f.luma().data, l.buffer_bytes());
+      EXPECT_EQ(0, std::memcmp(seen.data(), bytes.data(), l.buffer_bytes()));
 
       // A frame like any other: DLPack sees a CUDA tensor on device 0.
       DLManagedTensor* t = export_dlpack(f, FramePart::Luma);
@@ -113,14 +123,6 @@ TEST_F(VkCudaFakeTest, ImportMapReadReleaseAFrame) {
     expect_nothing_left("after the frame and its tensor are gone");
     EXPECT_GE(fake.call_count("cuMemFree"), 1) << "mapped buffers are freed with cuMemFree";
   }
-}
-
-// What a CUDA consumer reads at `ptr` with `context` current (cuMemcpyDtoH).
-std::vector<std::uint8_t> read_with_cuda(void* context, const void* ptr, std::size_t n) {
-  cuda::ScopedContext cur(cuda::driver(), static_cast<cuda::abi::CUctx_st*>(context));
-  std::vector<std::uint8_t> out(n);
-  HANDOFF_CU_CHECK(cuda::driver().api().cuMemcpyDtoH(out.data(), reinterpret_cast<abi::CUdeviceptr>(ptr), n));
-  return out;
 }
 
 TEST_F(VkCudaFakeTest, TheFrameAndItsTensorKeepTheContextWhenTheCallersLastOneGoes) {

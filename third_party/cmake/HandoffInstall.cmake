@@ -1,12 +1,12 @@
 # `cmake --install <build> [--prefix <dir>]`: what a C++ user of handoff gets.
-#   include/handoff/**              the public headers (interop, viewer core, viewer, live): the
+#   include/handoff/**              the public headers (interop, media library, viewer, live): the
 #                                   libraries' include/ folders; their private headers live in
 #                                   include_internal/ and are not installed. docs/building.md lists
 #                                   them, and the install test checks the install against that list.
 #   lib/libhandoff_*.a              the static libraries
 #   bin/handoff-view, handoff-info  the tools
 #   lib/cmake/handoff/              find_package(handoff CONFIG REQUIRED):
-#                                   handoff::interop, handoff::viewer_core,
+#                                   handoff::interop, handoff::media,
 #                                   handoff::view (handoff::Viewer), handoff::live
 #                                   (Publisher / Subscriber)
 #   lib/pkgconfig/handoff.pc        the interop library for pkg-config users
@@ -20,14 +20,14 @@ set(HANDOFF_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/handoff)
 # --- libraries: interop and the libraries it links (static: a consumer links them too)
 set(_handoff_libraries handoff_interop handoff_glad handoff_shaders)
 set(_handoff_headers ${PROJECT_SOURCE_DIR}/interop/include/)
-if(TARGET handoff_viewer_core)
-  list(APPEND _handoff_libraries handoff_viewer_core handoff_viewer_proto)  # proto: recordings' protobuf messages
-  list(APPEND _handoff_headers ${PROJECT_SOURCE_DIR}/viewer/core/include/)
+if(TARGET handoff_media)
+  list(APPEND _handoff_libraries handoff_media handoff_media_proto)  # proto: recordings' protobuf messages
+  list(APPEND _handoff_headers ${PROJECT_SOURCE_DIR}/media/include/)
 endif()
 if(TARGET handoff_view)
   # handoff::view links handoff::live (Viewer::attach); both come with the viewer.
   list(APPEND _handoff_libraries handoff_view handoff_live)
-  list(APPEND _handoff_headers ${PROJECT_SOURCE_DIR}/viewer/view/include/ ${PROJECT_SOURCE_DIR}/viewer/live/include/)
+  list(APPEND _handoff_headers ${PROJECT_SOURCE_DIR}/viewer/view/include/ ${PROJECT_SOURCE_DIR}/live/include/)
 endif()
 install(TARGETS ${_handoff_libraries} EXPORT handoffTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
@@ -45,7 +45,7 @@ endforeach()
 # --- CMake package
 install(EXPORT handoffTargets NAMESPACE handoff:: DESTINATION ${HANDOFF_INSTALL_CMAKEDIR} COMPONENT dev)
 set(HANDOFF_PACKAGE_HAS_VIEWER_CORE OFF)
-if(TARGET handoff_viewer_core)
+if(TARGET handoff_media)
   set(HANDOFF_PACKAGE_HAS_VIEWER_CORE ON)
 endif()
 set(HANDOFF_PACKAGE_HAS_VIEW OFF)

@@ -11,7 +11,7 @@
 #include <handoff/error.hpp>
 #include <handoff/frame.hpp>
 #include <handoff/live/endpoint.hpp>
-#include <handoff/viewer/raw_reader.hpp>
+#include <handoff/media/raw_reader.hpp>
 
 namespace handoff::app {
 namespace {
@@ -120,7 +120,7 @@ std::optional<int> apply_recording(CommandLine& o, const Raw& r) {
     return usage_error("--topic picks a recording's image topic; it needs an .mcap FILE");
   if (!r.record_compression.empty() && o.viewer.record.path.empty())
     return usage_error("--record-compression needs --record FILE");
-  if (!r.record_compression.empty()) o.viewer.record.compression = viewer::mcap::parse_compression(lower(r.record_compression));
+  if (!r.record_compression.empty()) o.viewer.record.compression = media::mcap::parse_compression(lower(r.record_compression));
   if (!o.viewer.record.path.empty() && !p.file.empty() && same_file(o.viewer.record.path, p.file))
     return usage_error("--record " + p.file + " is the file being played");
   return std::nullopt;

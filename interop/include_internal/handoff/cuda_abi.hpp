@@ -385,7 +385,7 @@ using PFN_cuGraphicsResourceGetMappedEglFrame = CUresult (*)(CUeglFrame* eglFram
                                                              unsigned int index, unsigned int mipLevel);  // 7000
 
 // ============================================================================
-// Interprocess sharing (handoff::live, viewer/live): virtual-memory
+// Interprocess sharing (handoff::live, live): virtual-memory
 // allocations exported as POSIX file descriptors, interprocess events, and
 // legacy IPC memory handles. One self-contained block: types, entry points
 // and their X-list (HANDOFF_CUDA_LIVE_ENTRY_POINTS, part of

@@ -26,7 +26,7 @@ bool viewer_shows_a_frame() {
   Viewer viewer({.display = ViewerDisplay::Headless, .on_notice = [](std::string_view) {}});
   const Frame frame = allocate_host_frame(PixelFormat::NV12, 64, 48);
   fill_test_pattern(frame);
-  viewer::OverlayFrame boxes;
+  media::OverlayFrame boxes;
   boxes.add_box(8, 8, 40, 30);  // no class: a white outline
   viewer.show(frame, boxes);
   const RgbaImage image = viewer.snapshot();

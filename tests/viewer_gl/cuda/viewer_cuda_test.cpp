@@ -8,7 +8,7 @@
 #include "cuda_frames.hpp"
 #include "cuda_gpu.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 namespace {
 
 class ViewerCuda : public ::testing::Test {
@@ -84,4 +84,4 @@ TEST_F(ViewerCuda, AcquireAndPresentOnTheDevice) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include <handoff/gl_context.hpp>
-#include <handoff/viewer/scene.hpp>
+#include <handoff/media/scene.hpp>
 
 #include "debug_messages.hpp"
 #include "fake_cuda_control.hpp"
@@ -18,7 +18,7 @@
 #include "interop_testing.hpp"
 #include "shared_contexts.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 namespace {
 
 TEST(PipelineFakeCuda, FramesGoThroughCudaMappedBuffers) {
@@ -37,17 +37,17 @@ TEST(PipelineFakeCuda, FramesGoThroughCudaMappedBuffers) {
     wo.on_debug_message = sink;
     GlWorker worker(std::move(wo));
     testing::skip_same_gpu_check(worker);  // the fake's GPU identity cannot match llvmpipe's
-    SceneOptions so;
+    media::SceneOptions so;
     so.width = 64;
     so.height = 36;
     {
       PipelineOptions po;
       po.scene = so;
-      FramePipeline p(worker, make_scene_source(so), po);
+      FramePipeline p(worker, media::make_scene_source(so), po);
       EXPECT_NE(p.memory_text().find("CUDA"), std::string::npos) << p.memory_text();
       EXPECT_EQ(fake.live_registrations(), 3);
       FrameRenderer r;
-      HostFrame ref(so.format, so.width, so.height);
+      media::HostFrame ref(so.format, so.width, so.height);
       std::vector<std::uint8_t> luma(std::size_t(so.width) * so.height);
       for (std::int64_t i = 0; i < 6; ++i) {
         FrameSlot* s = p.next(true);
@@ -55,7 +55,7 @@ TEST(PipelineFakeCuda, FramesGoThroughCudaMappedBuffers) {
         ASSERT_EQ(s->index, i);
         r.upload(p.frame_of(*s));
         p.release(s);
-        render_scene_cpu(scene_state(so, i), ref.target());
+        media::render_scene_cpu(scene_state(so, i), ref.target());
         glPixelStorei(GL_PACK_ALIGNMENT, 1);
         glGetTextureImage(r.luma_texture(), 0, GL_RED, GL_UNSIGNED_BYTE, GLsizei(luma.size()), luma.data());
         for (std::uint32_t y = 0; y < so.height; ++y)
@@ -76,4 +76,4 @@ TEST(PipelineFakeCuda, FramesGoThroughCudaMappedBuffers) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

@@ -18,7 +18,7 @@
 #include "fake_cuda_control.hpp"
 #include "interop_testing.hpp"
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 namespace {
 
 ViewerOptions cuda_options() {
@@ -248,4 +248,4 @@ TEST_F(ViewerFakeCuda, ACudaFrameOnAnotherDeviceIsRefused) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

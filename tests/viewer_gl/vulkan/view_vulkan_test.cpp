@@ -13,15 +13,15 @@
 #include <string>
 #include <vector>
 
-#include <handoff/viewer/color.hpp>
-#include <handoff/viewer/png.hpp>
-#include <handoff/viewer/recording.hpp>
+#include <handoff/media/color.hpp>
+#include <handoff/media/png.hpp>
+#include <handoff/media/recording.hpp>
 
 #include "process.hpp"
 #include "scratch_dir.hpp"
 #include "scene_reference.hpp"  // tests/vulkan: the CPU reference of shaders/vk/scene.glsl
 
-namespace handoff::viewer::test {
+namespace handoff::view::test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -59,12 +59,12 @@ struct Case {
 };
 
 // The colour the viewer shows for pixel (x, y) of scene frame `frame`: the
-// Vulkan scene's codes (CPU reference) converted as the viewer core does.
+// Vulkan scene's codes (CPU reference) converted as the media library does.
 std::array<std::uint8_t, 3> expected_rgb(const Case& c, int w, int h, int x, int y, std::uint32_t frame) {
   handoff::test::SceneCodes codes{c.pixel_format, Colorimetry{c.color_matrix, c.color_range, ChromaSiting::Left}, w, h,
                                   frame};
   const auto cbcr = codes.chroma(x / 2, y / 2);
-  return yuv_to_rgb8(int(codes.luma(x, y)), int(cbcr[0]), int(cbcr[1]), c.color_matrix, c.color_range, c.pixel_format);
+  return media::yuv_to_rgb8(int(codes.luma(x, y)), int(cbcr[0]), int(cbcr[1]), c.color_matrix, c.color_range, c.pixel_format);
 }
 
 // Chroma of the reference constant over the samples next to (x, y)'s: there
@@ -84,9 +84,9 @@ bool chroma_flat_around(const Case& c, int w, int h, int x, int y, std::uint32_t
 }
 
 // The pixel at (x, y) of `img` against the colour reference of scene frame
-// `frame`: codes -> RGB as the viewer core says (the shader's float maths may
+// `frame`: codes -> RGB as the media library says (the shader's float maths may
 // differ by a step), and the scene's own R'G'B' after the round trip through Y'CbCr.
-void expect_scene_pixel(const Image8& img, const Case& c, int w, int h, int x, int y, std::uint32_t frame,
+void expect_scene_pixel(const media::Image8& img, const Case& c, int w, int h, int x, int y, std::uint32_t frame,
                         const std::string& where) {
   const std::uint8_t* px = img.pixels.data() + std::size_t(y) * img.stride() + std::size_t(x) * 3;
   const auto want = expected_rgb(c, w, h, x, y, frame);
@@ -116,7 +116,7 @@ void run_case(ViewVulkan& t, const Case& c) {
     char name[32];
     std::snprintf(name, sizeof name, "/frame_%06u.png", frame);
     ASSERT_TRUE(fs::exists(out + name)) << out + name << "\n" << r.output;
-    const Image8 img = read_png(out + name, 3);
+    const media::Image8 img = media::read_png(out + name, 3);
     ASSERT_EQ(img.width, std::uint32_t(kW));
     ASSERT_EQ(img.height, std::uint32_t(kH));
     // The middle of each colour bar, in the top third (clear of the square and the disc).
@@ -164,8 +164,8 @@ TEST_F(ViewVulkan, GroundTruthOverlaysFollowTheSquareAndDisc) {
     ASSERT_FALSE(r.timed_out) << r.output;
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
-  const Image8 a = read_png(path("with") + "/frame_000000.png", 3);
-  const Image8 b = read_png(path("without") + "/frame_000000.png", 3);
+  const media::Image8 a = media::read_png(path("with") + "/frame_000000.png", 3);
+  const media::Image8 b = media::read_png(path("without") + "/frame_000000.png", 3);
   ASSERT_EQ(a.pixels.size(), b.pixels.size());
   // Frame 0: the square at x 0..s, y h/2 - s/2 .. + s (s = min(w, h) / 8), as scene.glsl places it.
   const int s = std::min(kW, kH) / 8, sy = kH / 2 - s / 2;
@@ -189,7 +189,7 @@ TEST_F(ViewVulkan, ScreenshotShowsTheSourceAndSync) {
                                {kValidation});
   ASSERT_FALSE(r.timed_out) << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const Image8 img = read_png(path("ui.png"), 3);
+  const media::Image8 img = media::read_png(path("ui.png"), 3);
   EXPECT_EQ(img.width, 320u);
   EXPECT_EQ(img.height, 240u);
 }
@@ -202,8 +202,8 @@ TEST_F(ViewVulkan, WindowUnderXvfb) {
                             {}, {kValidation, no_leak_check()});
   ASSERT_FALSE(r.timed_out) << r.output;
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_EQ(read_png(path("shot.png"), 3).width, 320u);
-  const Image8 f = read_png(path("frames") + "/frame_000002.png", 3);
+  EXPECT_EQ(media::read_png(path("shot.png"), 3).width, 320u);
+  const media::Image8 f = media::read_png(path("frames") + "/frame_000002.png", 3);
   EXPECT_EQ(f.width, 161u);
   EXPECT_EQ(f.height, 91u);
 }
@@ -242,10 +242,10 @@ TEST_F(ViewVulkan, RecordingHoldsTheVulkanWrittenFrames) {
                                 std::to_string(kW) + "x" + std::to_string(kH), "--record", rec},
                                {kValidation});
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  auto src = open_recording(rec);
+  auto src = media::open_recording(rec);
   ASSERT_GT(src->info().frame_count, 0) << r.output;
   EXPECT_LE(src->info().frame_count, 4);
-  HostFrame got(PixelFormat::P010, kW, kH);
+  media::HostFrame got(PixelFormat::P010, kW, kH);
   std::uint32_t next = 0;
   for (std::int64_t i = 0; i < src->info().frame_count; ++i) {
     ASSERT_TRUE(src->read_into(got.target()));
@@ -278,4 +278,4 @@ TEST_F(ViewVulkan, FileArgumentIsRefused) {
 }
 
 }  // namespace
-}  // namespace handoff::viewer::test
+}  // namespace handoff::view::test

@@ -386,7 +386,7 @@ const CudaShare* device_path(HandoffSink* self, GstBuffer* buf, const CudaShare*
   return nullptr;
 }
 
-GstFlowReturn show_mapped(HandoffSink* self, const Frame& frame, const viewer::OverlayFrame& overlays,
+GstFlowReturn show_mapped(HandoffSink* self, const Frame& frame, const media::OverlayFrame& overlays,
                           const Outputs& out) {
   try {
     if (out.viewer) out.viewer->show(frame, overlays);
@@ -417,7 +417,7 @@ GstFlowReturn sink_show_frame(GstVideoSink* vs, GstBuffer* buf) {
     GST_ELEMENT_ERROR(self, RESOURCE, READ, ("handoffsink could not map a buffer"), ("%" GST_PTR_FORMAT, buf));
     return GST_FLOW_ERROR;
   }
-  viewer::OverlayFrame overlays;
+  media::OverlayFrame overlays;
   overlays_from_buffer(buf, overlays);
   const Frame frame = describe(vf, st, buf, cuda);
   const GstFlowReturn r = show_mapped(self, frame, overlays, *out);

@@ -51,7 +51,7 @@ void read_params(const GstVideoRegionOfInterestMeta* m, Detection& d) {
 
 }  // namespace
 
-void overlays_from_buffer(GstBuffer* buffer, viewer::OverlayFrame& out) {
+void overlays_from_buffer(GstBuffer* buffer, media::OverlayFrame& out) {
   gpointer state = nullptr;
   while (GstMeta* meta = gst_buffer_iterate_meta_filtered(buffer, &state, GST_VIDEO_REGION_OF_INTEREST_META_API_TYPE)) {
     const auto* roi = reinterpret_cast<const GstVideoRegionOfInterestMeta*>(meta);
@@ -72,8 +72,8 @@ guint to_pixel(float v) {
 
 }  // namespace
 
-void add_roi_metas(GstBuffer* buffer, const viewer::OverlayFrame& overlays) {
-  for (const viewer::OverlayObject& o : overlays.objects) {
+void add_roi_metas(GstBuffer* buffer, const media::OverlayFrame& overlays) {
+  for (const media::OverlayObject& o : overlays.objects) {
     if (!o.has_box) continue;
     const std::string label = o.label.empty() ? std::string("object") : std::string(overlays.text(o.label));
     const guint x0 = to_pixel(o.x0), y0 = to_pixel(o.y0), x1 = to_pixel(o.x1), y1 = to_pixel(o.y1);

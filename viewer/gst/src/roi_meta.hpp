@@ -12,17 +12,17 @@
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
-#include <handoff/viewer/overlay.hpp>
+#include <handoff/media/overlay.hpp>
 
 namespace handoff::gst {
 
 // The buffer's regions of interest as boxes (pixel coordinates), in meta order.
-void overlays_from_buffer(GstBuffer* buffer, viewer::OverlayFrame& out);
+void overlays_from_buffer(GstBuffer* buffer, media::OverlayFrame& out);
 
 // Adds one region of interest per boxed object of `overlays` to `buffer`
 // (which must be writable): the label (or "object") as its type, and a
 // "detection" parameter structure with confidence, class-id and track-id
 // where the object has them. Boxes are clamped to 0 and rounded to pixels.
-void add_roi_metas(GstBuffer* buffer, const viewer::OverlayFrame& overlays);
+void add_roi_metas(GstBuffer* buffer, const media::OverlayFrame& overlays);
 
 }  // namespace handoff::gst

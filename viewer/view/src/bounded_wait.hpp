@@ -11,7 +11,7 @@
 #include <handoff/gl_worker.hpp>
 #include <handoff/wait.hpp>
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 // Blocks until `fence` signals (glClientWaitSync in slices). Thread with a
 // context of the fence's share group current. `what` is built only on timeout.
@@ -32,4 +32,4 @@ void wait_bounded(std::condition_variable& cv, std::unique_lock<std::mutex>& loc
   if (!cv.wait_for(lock, limit, ready)) throw WaitTimeout(what(), limit);
 }
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

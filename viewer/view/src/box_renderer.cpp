@@ -6,7 +6,7 @@
 
 #include "frame_renderer.hpp"  // build_program
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 BoxRenderer::BoxRenderer() : program_(build_program("overlay_boxes_vert", "overlay_boxes_frag")) {
   loc_pos_ = glGetUniformLocation(program_.get(), "u_display_pos");
@@ -53,4 +53,4 @@ void BoxRenderer::draw(const std::vector<BoxInstance>& boxes, float line_width, 
   HANDOFF_GL_CHECK(glUseProgram(0), "BoxRenderer draw");
 }
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

@@ -18,7 +18,7 @@
 
 #include <handoff/detail/gl_handles.hpp>
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 struct BoxInstance {
   float x0, y0, x1, y1;  // display coordinates, x0 <= x1, y0 <= y1
@@ -44,4 +44,4 @@ class BoxRenderer {
   GLint loc_pos_ = -1, loc_size_ = -1, loc_width_ = -1;
 };
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

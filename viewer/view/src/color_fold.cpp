@@ -1,11 +1,11 @@
 #include "color_fold.hpp"
 
-#include <handoff/viewer/color.hpp>
+#include <handoff/media/color.hpp>
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 ShaderColor fold_color(Colorimetry c, PixelFormat f) {
-  const ColorTransform t = yuv_to_rgb_transform(c.matrix, c.range, f, SampleInput::Unorm);
+  const media::ColorTransform t = yuv_to_rgb_transform(c.matrix, c.range, f, media::SampleInput::Unorm);
   const std::array<float, 9> m = t.m_float();  // row-major
   ShaderColor s{};
   for (int row = 0; row < 3; ++row)
@@ -14,4 +14,4 @@ ShaderColor fold_color(Colorimetry c, PixelFormat f) {
   return s;
 }
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

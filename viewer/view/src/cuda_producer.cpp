@@ -6,27 +6,27 @@
 
 #include <handoff/cuda_abi.hpp>
 
-namespace handoff::viewer {
+namespace handoff::view {
 namespace abi = cuda::abi;
 
-CudaProducer::CudaProducer(const SourceInfo& info, std::optional<SceneOptions> scene, int device)
+CudaProducer::CudaProducer(const media::SourceInfo& info, std::optional<media::SceneOptions> scene, int device)
     : info_(info), scene_(std::move(scene)), context_(cuda::driver(), device),
       staging_(info.format, info.width, info.height) {
   const cuda::Driver& drv = cuda::driver();
   description_ = "CUDA device " + std::to_string(device) + ": frames copied in from host memory";
   if (!scene_) return;
-  if (!has_cuda_kernel()) {
+  if (!media::has_cuda_kernel()) {
     description_ = "CUDA device " + std::to_string(device) +
                    ": scene rendered on the CPU and copied in (built without nvcc)";
     return;
   }
   cuda::ScopedContext scope(context_);
   const cuda::DeviceInfo di = drv.device(device);
-  const auto cubin = scene_cubin();
+  const auto cubin = media::scene_cubin();
   abi::CUmodule mod = nullptr;
   abi::CUresult r = abi::CUresult(1);
   if (di.cc_major == 9 && di.cc_minor == 0 && !cubin.empty()) r = drv.api().cuModuleLoadData(&mod, cubin.data());
-  if (r != abi::CUDA_SUCCESS) r = drv.api().cuModuleLoadData(&mod, scene_ptx().data());
+  if (r != abi::CUDA_SUCCESS) r = drv.api().cuModuleLoadData(&mod, media::scene_ptx().data());
   if (r != abi::CUDA_SUCCESS) {
     description_ = "CUDA device " + std::to_string(device) + ": scene kernel not loaded (cuModuleLoadData: " +
                    drv.error_name(r) + "), rendered on the CPU and copied in";
@@ -34,7 +34,7 @@ CudaProducer::CudaProducer(const SourceInfo& info, std::optional<SceneOptions> s
     return;
   }
   abi::CUfunction fn = nullptr;
-  r = drv.api().cuModuleGetFunction(&fn, mod, kSceneKernelName);
+  r = drv.api().cuModuleGetFunction(&fn, mod, media::kSceneKernelName);
   if (r != abi::CUDA_SUCCESS) {
     drv.api().cuModuleUnload(mod);
     description_ = "CUDA device " + std::to_string(device) + ": no scene kernel (cuModuleGetFunction: " +
@@ -57,19 +57,19 @@ CudaProducer::~CudaProducer() {
   }
 }
 
-bool CudaProducer::write(FrameSource& source, void* luma, std::size_t luma_pitch, void* chroma,
+bool CudaProducer::write(media::FrameSource& source, void* luma, std::size_t luma_pitch, void* chroma,
                          std::size_t chroma_pitch, std::int64_t& index) {
   const cuda::Driver& drv = cuda::driver();
   cuda::ScopedContext scope(context_);
   index = source.position();
   if (function_ && scene_) {
-    scene::SceneState state = scene_state(*scene_, index);
+    media::scene::SceneState state = media::scene_state(*scene_, index);
     abi::CUdeviceptr l = reinterpret_cast<abi::CUdeviceptr>(luma);
     abi::CUdeviceptr c = reinterpret_cast<abi::CUdeviceptr>(chroma);
     void* params[] = {&l, &luma_pitch, &c, &chroma_pitch, &state};
-    const Grid g = scene_grid(info_.width, info_.height);
-    HANDOFF_CU_CHECK(drv.api().cuLaunchKernel(static_cast<abi::CUfunction>(function_), g.x, g.y, 1, kSceneBlock,
-                                              kSceneBlock, 1, 0, nullptr, params, nullptr));
+    const media::Grid g = media::scene_grid(info_.width, info_.height);
+    HANDOFF_CU_CHECK(drv.api().cuLaunchKernel(static_cast<abi::CUfunction>(function_), g.x, g.y, 1, media::kSceneBlock,
+                                              media::kSceneBlock, 1, 0, nullptr, params, nullptr));
     source.seek(index + 1);  // the scene is endless; keeps position() in step
     return true;
   }
@@ -86,4 +86,4 @@ bool CudaProducer::write(FrameSource& source, void* luma, std::size_t luma_pitch
   return true;
 }
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

@@ -12,33 +12,33 @@
 #include <string>
 
 #include <handoff/cuda.hpp>
-#include <handoff/viewer/frame_source.hpp>
-#include <handoff/viewer/scene.hpp>
+#include <handoff/media/frame_source.hpp>
+#include <handoff/media/scene.hpp>
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 class CudaProducer {
  public:
   // `scene`: the scene's options when the source is the built-in scene.
-  CudaProducer(const SourceInfo& info, std::optional<SceneOptions> scene, int device);
+  CudaProducer(const media::SourceInfo& info, std::optional<media::SceneOptions> scene, int device);
   ~CudaProducer();
   CudaProducer(const CudaProducer&) = delete;
   CudaProducer& operator=(const CudaProducer&) = delete;
 
   // Writes frame source.position() into the device planes (CUDA pointers of a
   // mapped buffer) and advances the source; false at the end of a finite source.
-  bool write(FrameSource& source, void* luma, std::size_t luma_pitch, void* chroma, std::size_t chroma_pitch,
+  bool write(media::FrameSource& source, void* luma, std::size_t luma_pitch, void* chroma, std::size_t chroma_pitch,
              std::int64_t& index);
   const std::string& description() const { return description_; }
 
  private:
-  SourceInfo info_;
-  std::optional<SceneOptions> scene_;
+  media::SourceInfo info_;
+  std::optional<media::SceneOptions> scene_;
   cuda::PrimaryContext context_;
   void* module_ = nullptr;    // CUmodule
   void* function_ = nullptr;  // CUfunction
-  HostFrame staging_;
+  media::HostFrame staging_;
   std::string description_;
 };
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

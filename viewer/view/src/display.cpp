@@ -18,8 +18,8 @@ std::filesystem::path frame_png(const std::string& dir, std::int64_t n) {
   return std::filesystem::path(dir) / name;
 }
 
-viewer::Image8 to_image8(const RgbaImage& img) {
-  viewer::Image8 out;
+media::Image8 to_image8(const RgbaImage& img) {
+  media::Image8 out;
   out.width = img.width();
   out.height = img.height();
   out.channels = 4;
@@ -52,7 +52,7 @@ void Display::start_worker(std::function<std::unique_ptr<GlContext>()> context_f
                   HANDOFF_WHERE);
     // Fast settings on every core: writing frames should keep up with playback.
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    encoder_ = std::make_unique<viewer::PngEncoder>(2 * cores, cores, viewer::PngSpeed::Fast);
+    encoder_ = std::make_unique<media::PngEncoder>(2 * cores, cores, media::PngSpeed::Fast);
   }
 }
 
@@ -61,7 +61,7 @@ void Display::start_worker(std::function<std::unique_ptr<GlContext>()> context_f
 void Display::use_feed(std::unique_ptr<Feed> feed, const PlayConfig& config) {
   auto context = std::make_unique<FeedContext>(FeedContext{share_->worker(), headless_, options_.gl_debug, nullptr});
   context->wake = [link = link_] { link->wake(); };
-  auto next = std::make_unique<viewer::ViewerState>(std::move(feed), *context, config.state);
+  auto next = std::make_unique<view::ViewerState>(std::move(feed), *context, config.state);
   state_ = std::move(next);  // stops the previous feed
   feed_context_ = std::move(context);
   play_ = config;
@@ -128,7 +128,7 @@ bool Display::advance(bool wait) {
 
 void Display::displayed() {
   ++displayed_;
-  viewer::Stats& s = state_->stats();
+  view::Stats& s = state_->stats();
   if (state_->submitted() != std::chrono::steady_clock::time_point{})
     s.latency_ms.add(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                                 state_->submitted()).count());
@@ -148,7 +148,7 @@ void Display::check_end() {
 }
 
 void Display::publish_figures() {
-  const viewer::Stats& s = state_->stats();
+  const view::Stats& s = state_->stats();
   ViewerStats v;
   v.shown = std::uint64_t(s.frames);
   v.last_index = state_->frame_index();
@@ -177,20 +177,20 @@ bool Display::render_frame_rgba(std::vector<std::uint8_t>& rgba, int& w, int& h)
   const FeedInfo& info = state_->info();
   w = int(info.width);
   h = int(info.height);
-  if (!painter_) painter_ = std::make_unique<viewer::ImGuiOffscreen>();
-  if (!frame_target_) frame_target_ = std::make_unique<viewer::FrameTarget>();
+  if (!painter_) painter_ = std::make_unique<view::ImGuiOffscreen>();
+  if (!frame_target_) frame_target_ = std::make_unique<view::FrameTarget>();
   frame_target_->resize(w, h);
   frame_target_->bind();
-  const viewer::ViewTransform view{};
+  const view::ViewTransform view{};
   state_->draw_frame(view, w, h);
-  const viewer::OverlayFrame* f = state_->show_overlays ? state_->current_overlays() : nullptr;
+  const media::OverlayFrame* f = state_->show_overlays ? state_->current_overlays() : nullptr;
   if (f && !f->empty()) {
     painter_->begin(w, h);
-    state_->draw_overlays_into(painter_->background(), view, viewer::RectF{0, 0, float(w), float(h)});
+    state_->draw_overlays_into(painter_->background(), view, media::RectF{0, 0, float(w), float(h)});
     painter_->end();
   }
   frame_target_->read_rgba(rgba);
-  viewer::FrameTarget::unbind();
+  view::FrameTarget::unbind();
   return true;
 }
 
@@ -205,7 +205,7 @@ RgbaImage Display::frame_image() {
 // overlays it is shown with (recorded even while hidden: they are the frame's
 // data), at the wall-clock time it was displayed.
 void Display::record_frame() {
-  viewer::FrameRenderer& r = state_->renderer();
+  view::FrameRenderer& r = state_->renderer();
   if (!r.has_frame()) return;
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   recorder_->capture(r.luma_texture(), r.chroma_texture(), r.format(), r.width(), r.height(),
@@ -214,7 +214,7 @@ void Display::record_frame() {
 }
 
 void Display::output_frame() {
-  viewer::Image8 img;
+  media::Image8 img;
   int w = 0, h = 0;
   if (!render_frame_rgba(img.pixels, w, h)) return;
   img.width = std::uint32_t(w);
@@ -253,7 +253,7 @@ void Display::serve_snapshots(SnapshotKind kind, const std::function<RgbaImage()
 
 void Display::write_png_now(const std::string& path, const RgbaImage& image) noexcept {
   try {
-    viewer::write_png(path, to_image8(image));
+    media::write_png(path, to_image8(image));
   } catch (const std::exception& e) {
     link_->set_output(0, {path + ": " + e.what()});
   }

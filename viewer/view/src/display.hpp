@@ -16,7 +16,7 @@
 
 #include <handoff/view/feed.hpp>
 #include <handoff/viewer.hpp>
-#include <handoff/viewer/png.hpp>
+#include <handoff/media/png.hpp>
 
 #include "display_link.hpp"
 #include "frame_recorder.hpp"
@@ -38,12 +38,12 @@ struct DisplayOptions {
   std::string output_dir;  // every displayed frame as PNG
   std::string screenshot;  // the view (UI included) as PNG at close
   bool gl_debug = false;
-  viewer::RecordTarget record;  // what the display shows, into an MCAP file (path empty: no)
+  media::RecordTarget record;  // what the display shows, into an MCAP file (path empty: no)
 };
 
 // What a played source (or the application's frames) asks of the display.
 struct PlayConfig {
-  viewer::StateOptions state;
+  view::StateOptions state;
   std::int64_t frames = -1;  // playback ends after this many displayed frames (-1: the feed's end)
   bool close_at_end = true;
 };
@@ -110,8 +110,8 @@ class Display {
   DisplayOptions options_;
   std::shared_ptr<DisplayLink> link_;
   std::shared_ptr<GlShare> share_;
-  std::unique_ptr<viewer::ViewerState> state_;
-  viewer::UiState ui_;
+  std::unique_ptr<view::ViewerState> state_;
+  view::UiState ui_;
   std::exception_ptr error_;
   std::function<void(const GlDebugMessage&)> gl_sink_;  // outlives the contexts' debug output
 
@@ -129,9 +129,9 @@ class Display {
   bool headless_;
   PlayConfig play_;
   std::unique_ptr<FeedContext> feed_context_;
-  std::unique_ptr<viewer::FrameTarget> frame_target_;  // GL: made and freed on the display thread
-  std::unique_ptr<viewer::ImGuiOffscreen> painter_;
-  std::unique_ptr<viewer::PngEncoder> encoder_;
+  std::unique_ptr<view::FrameTarget> frame_target_;  // GL: made and freed on the display thread
+  std::unique_ptr<view::ImGuiOffscreen> painter_;
+  std::unique_ptr<media::PngEncoder> encoder_;
   std::unique_ptr<FrameRecorder> recorder_;  // made with the display (the file opens there); GL parts on its thread
   std::vector<Snapshot> snapshots_;
   std::int64_t displayed_ = 0;

@@ -8,15 +8,15 @@
 
 #include "bounded_wait.hpp"
 
-namespace handoff::viewer {
-FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> source, PipelineOptions options)
-    : worker_(worker), info_(source ? source->info() : SourceInfo{}), source_(std::move(source)),
+namespace handoff::view {
+FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<media::FrameSource> source, PipelineOptions options)
+    : worker_(worker), info_(source ? source->info() : media::SourceInfo{}), source_(std::move(source)),
       loop_(options.loop) {
   if (!source_) throw UsageError("FramePipeline: no source");
   if (options.ring_size < 3) throw UsageError("FramePipeline: the ring needs at least 3 slots");
   endless_seekable_ = options.scene.has_value();
   const std::size_t ring_size = options.ring_size;
-  std::optional<SceneOptions> scene = std::move(options.scene);
+  std::optional<media::SceneOptions> scene = std::move(options.scene);
   layout_ = FrameLayout::contiguous(info_.format, info_.width, info_.height, 256);
   layout_.colorimetry = info_.colorimetry;
   const std::size_t size = layout_.buffer_bytes();
@@ -91,7 +91,7 @@ void FramePipeline::write_frame(FrameSlot& slot, bool& ok, std::int64_t& index) 
       if (!cuda_) throw Error("FramePipeline: the buffers mapped to CUDA after the ring chose host memory");
       return cuda_->write(*source_, luma, planes.luma().pitch, chroma, planes.chroma().pitch, index);
     }
-    const FrameWriteTarget target{luma, planes.luma().pitch, chroma, planes.chroma().pitch};
+    const media::FrameWriteTarget target{luma, planes.luma().pitch, chroma, planes.chroma().pitch};
     index = source_->position();
     return source_->read_into(target);
   };
@@ -242,4 +242,4 @@ Frame FramePipeline::frame_of(const FrameSlot& s) const {
   return f;
 }
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

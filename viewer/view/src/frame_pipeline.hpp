@@ -30,14 +30,14 @@
 #include <handoff/frame.hpp>
 #include <handoff/gl_buffer.hpp>
 #include <handoff/gl_worker.hpp>
+#include <handoff/media/frame_source.hpp>
+#include <handoff/media/overlay.hpp>
+#include <handoff/media/scene.hpp>
 #include <handoff/slot_ring.hpp>
-#include <handoff/viewer/frame_source.hpp>
-#include <handoff/viewer/overlay.hpp>
-#include <handoff/viewer/scene.hpp>
 
 #include "cuda_producer.hpp"
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 struct FrameSlot {
   FrameSlot(std::size_t n, GlBuffer b, CudaGlBuffer i) : number(n), buffer(std::move(b)), interop(std::move(i)) {}
@@ -48,7 +48,7 @@ struct FrameSlot {
   double produce_ms = 0.0;    // map + write + unmap, on the producer
   double map_ms = 0.0;        // of which mapping and unmapping (worker hops, driver calls)
   bool has_overlays = false;  // the source's own (ground-truth) overlays
-  OverlayFrame overlays;
+  media::OverlayFrame overlays;
   GlFence written;            // worker: the producer's writes are done (unmapped)
   GlFence read_done;          // render context: the upload from this buffer is done
   std::uint64_t generation = 0;
@@ -62,18 +62,18 @@ struct PipelineOptions {
   CudaGlOptions interop{};
   // The scene's options when the source is the built-in scene (the CUDA
   // producer then renders it with the kernel, and it is seekable).
-  std::optional<SceneOptions> scene{};
+  std::optional<media::SceneOptions> scene{};
 };
 
 class FramePipeline {
  public:
   // Takes the source (used only by the producer thread from now on).
-  FramePipeline(GlWorker& worker, std::unique_ptr<FrameSource> source, PipelineOptions options = {});
+  FramePipeline(GlWorker& worker, std::unique_ptr<media::FrameSource> source, PipelineOptions options = {});
   ~FramePipeline();
   FramePipeline(const FramePipeline&) = delete;
   FramePipeline& operator=(const FramePipeline&) = delete;
 
-  const SourceInfo& info() const { return info_; }
+  const media::SourceInfo& info() const { return info_; }
   // Files, and the scene (a pure function of the frame index).
   bool seekable() const { return info_.frame_count > 0 || endless_seekable_; }
   std::size_t ring_size() const { return slots_.size(); }
@@ -105,9 +105,9 @@ class FramePipeline {
   void wait_for_upload(FrameSlot& slot);  // the ring's reuse gate
 
   GlWorker& worker_;
-  SourceInfo info_;
+  media::SourceInfo info_;
   FrameLayout layout_;  // every slot's: luma then chroma in one buffer
-  std::unique_ptr<FrameSource> source_;
+  std::unique_ptr<media::FrameSource> source_;
   bool loop_;
   bool endless_seekable_ = false;
   std::string memory_text_;
@@ -126,4 +126,4 @@ class FramePipeline {
   std::thread producer_;
 };
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

@@ -25,7 +25,7 @@ struct FrameRecorder::Slot {
   PixelFormat format = PixelFormat::NV12;
   std::uint32_t width = 0, height = 0;
   Colorimetry colorimetry{};
-  viewer::OverlayFrame overlays;
+  media::OverlayFrame overlays;
   std::uint64_t time_ns = 0;
 };
 
@@ -36,8 +36,8 @@ namespace {
 // and drops frames (counted) instead of slowing what is displayed.
 constexpr int kRecordingNice = 10;
 
-viewer::RecordingOptions writer_options(const viewer::RecordTarget& o) {
-  viewer::RecordingOptions w;
+media::RecordingOptions writer_options(const media::RecordTarget& o) {
+  media::RecordingOptions w;
   w.compression = o.compression;
   w.queue_capacity = 4;
   w.block_when_full = false;  // a full queue drops the frame from the recording (counted)
@@ -54,7 +54,7 @@ Frame packed_frame(const std::uint8_t* base, PixelFormat f, std::uint32_t w, std
 
 }  // namespace
 
-FrameRecorder::FrameRecorder(const viewer::RecordTarget& options, std::size_t buffers)
+FrameRecorder::FrameRecorder(const media::RecordTarget& options, std::size_t buffers)
     : options_(options), writer_(options.path, writer_options(options)) {
   if (options_.topic.empty()) options_.topic = "/handoff/view";
   for (std::size_t i = 0; i < buffers; ++i) slots_.push_back(std::make_unique<Slot>());
@@ -67,7 +67,7 @@ FrameRecorder::~FrameRecorder() { finish(); }
 // both planes into it and fences it.
 void FrameRecorder::capture(unsigned luma, unsigned chroma, PixelFormat format, std::uint32_t width,
                             std::uint32_t height, const Colorimetry& colorimetry,
-                            const viewer::OverlayFrame* overlays, std::uint64_t time_ns) {
+                            const media::OverlayFrame* overlays, std::uint64_t time_ns) {
   hand_over(false);
   Slot* slot = nullptr;
   {
@@ -162,7 +162,7 @@ void FrameRecorder::hand_over(bool wait_all) {
 
 // The recorder thread: each readback into the writer, then its buffer back.
 void FrameRecorder::run() {
-  viewer::lower_thread_priority(kRecordingNice);
+  media::lower_thread_priority(kRecordingNice);
   std::unique_lock lock(mutex_);
   for (;;) {
     cv_.wait(lock, [&] { return stop_ || !ready_.empty(); });

@@ -5,7 +5,7 @@
 // Each displayed frame's plane textures are read back asynchronously into one
 // of a few pixel-pack buffers (glGetTextureImage into the buffer, then a
 // fence). A buffer whose fence has signalled goes, with a copy of the frame's
-// overlays, to the recorder thread, which hands it to viewer::RecordingWriter
+// overlays, to the recorder thread, which hands it to media::RecordingWriter
 // (whose own writer thread compresses and writes) and gives the buffer back.
 // Nothing blocks: when every readback buffer is still in flight, or the
 // writer's queue is full, the frame is left out of the recording and counted
@@ -25,8 +25,8 @@
 #include <handoff/frame.hpp>
 #include <handoff/gl_worker.hpp>
 #include <handoff/viewer.hpp>
-#include <handoff/viewer/overlay.hpp>
-#include <handoff/viewer/recording.hpp>
+#include <handoff/media/overlay.hpp>
+#include <handoff/media/recording.hpp>
 
 namespace handoff::view {
 
@@ -38,7 +38,7 @@ struct RecorderStats {
 class FrameRecorder {
  public:
   // Creates the file (handoff::Error naming it when it cannot be) and starts the threads.
-  explicit FrameRecorder(const viewer::RecordTarget& options, std::size_t buffers = 4);
+  explicit FrameRecorder(const media::RecordTarget& options, std::size_t buffers = 4);
   ~FrameRecorder();  // finish() if not called; never throws
   FrameRecorder(const FrameRecorder&) = delete;
   FrameRecorder& operator=(const FrameRecorder&) = delete;
@@ -49,7 +49,7 @@ class FrameRecorder {
   // earlier readbacks that have finished. A GL failure stops the recording
   // (errors()), not the display: it never throws.
   void capture(unsigned luma, unsigned chroma, PixelFormat format, std::uint32_t width, std::uint32_t height,
-               const Colorimetry& colorimetry, const viewer::OverlayFrame* overlays, std::uint64_t time_ns);
+               const Colorimetry& colorimetry, const media::OverlayFrame* overlays, std::uint64_t time_ns);
   // Hands over finished readbacks (call once per display tick).
   void poll();
   // Waits for the readbacks in flight (bounded), writes them, the summary and
@@ -67,8 +67,8 @@ class FrameRecorder {
   void hand_over(bool wait_all);
   void run();
 
-  viewer::RecordTarget options_;
-  viewer::RecordingWriter writer_;
+  media::RecordTarget options_;
+  media::RecordingWriter writer_;
   std::vector<std::unique_ptr<Slot>> slots_;  // GL parts: display thread only; emptied by finish()
   mutable std::mutex mutex_;
   std::condition_variable cv_;

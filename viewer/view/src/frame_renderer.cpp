@@ -15,7 +15,7 @@
 #include "page_buffer.hpp"
 #include "view_convert.hpp"
 
-namespace handoff::viewer {
+namespace handoff::view {
 namespace {
 
 using handoff::detail::UniqueGlProgram;
@@ -556,4 +556,4 @@ void FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
   path_->draw(o, fb_w, fb_h, textures_);
 }
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

@@ -24,7 +24,7 @@
 
 #include "view_transform.hpp"
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 struct DrawOptions {
   Colorimetry colorimetry{};     // how to read the codes (the frame's, or an override)
@@ -148,4 +148,4 @@ void check_texture_size(const char* what, std::uint32_t width, std::uint32_t hei
 // throws handoff::Error with the info log on failure.
 handoff::detail::UniqueGlProgram build_program(const char* vertex_name, const char* fragment_name);
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

@@ -9,7 +9,7 @@
 #include <handoff/gl_check.hpp>
 
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 void FrameTarget::resize(int width, int height) {
   if (width <= 0 || height <= 0)
@@ -87,4 +87,4 @@ void read_framebuffer_rgba(GLuint framebuffer, GLenum buffer, int width, int hei
                      out.begin() + std::ptrdiff_t((height - 1 - y) * row));
 }
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

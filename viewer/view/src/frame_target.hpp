@@ -8,7 +8,7 @@
 
 #include <handoff/detail/gl_handles.hpp>
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 class FrameTarget {
  public:
@@ -57,4 +57,4 @@ class PackStateScope {
 // left as they were.
 void read_framebuffer_rgba(GLuint framebuffer, GLenum buffer, int width, int height, std::vector<std::uint8_t>& out);
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

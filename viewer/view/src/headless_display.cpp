@@ -36,10 +36,10 @@ void HeadlessDisplay::close() noexcept {
 }
 
 void HeadlessDisplay::run(const std::shared_ptr<std::promise<void>>& started) noexcept {
-  viewer::SharedContexts contexts;
+  view::SharedContexts contexts;
   bool debug_on = false;
   try {
-    contexts = viewer::make_headless_contexts(options_.gl_debug);
+    contexts = view::make_headless_contexts(options_.gl_debug);
     contexts.render->make_current();
     load_gl(*contexts.render);
     if (options_.gl_debug) debug_on = enable_gl_debug_output(&gl_sink_);
@@ -92,23 +92,23 @@ void HeadlessDisplay::loop() noexcept {
 void HeadlessDisplay::draw_view() {
   using clock = std::chrono::steady_clock;
   const int w = options_.width, h = options_.height;
-  if (!view_target_) view_target_ = std::make_unique<viewer::FrameTarget>();
-  if (!view_painter_) view_painter_ = std::make_unique<viewer::ImGuiOffscreen>();
+  if (!view_target_) view_target_ = std::make_unique<view::FrameTarget>();
+  if (!view_painter_) view_painter_ = std::make_unique<view::ImGuiOffscreen>();
   const auto t0 = clock::now();
   view_target_->resize(w, h);
   view_target_->bind();
   const FeedInfo& info = state_->info();
-  const viewer::ViewTransform view = viewer::fit_view(info.width, info.height, w, h);
+  const view::ViewTransform view = view::fit_view(info.width, info.height, w, h);
   state_->draw_frame(view, w, h);
-  const viewer::OverlayFrame* f = state_->show_overlays ? state_->current_overlays() : nullptr;
+  const media::OverlayFrame* f = state_->show_overlays ? state_->current_overlays() : nullptr;
   if (f && !f->empty()) {
     view_painter_->begin(w, h);
     state_->draw_overlays_into(view_painter_->background(), view,
-                               viewer::RectF{float(view.offset_x), float(view.offset_y),
+                               media::RectF{float(view.offset_x), float(view.offset_y),
                                              float(info.width * view.scale), float(info.height * view.scale)});
     view_painter_->end();
   }
-  viewer::FrameTarget::unbind();
+  view::FrameTarget::unbind();
   state_->stats().draw_ms.add(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
 }
 
@@ -116,16 +116,16 @@ void HeadlessDisplay::draw_view() {
 // auto-sized windows settle).
 RgbaImage HeadlessDisplay::view_image() {
   const int w = options_.width, h = options_.height;
-  viewer::FrameTarget shot;
+  view::FrameTarget shot;
   shot.resize(w, h);
   shot.bind();
-  viewer::ImGuiOffscreen ui;
+  view::ImGuiOffscreen ui;
   ui_.status = "headless (EGL)";
   ui_.show_panel = options_.show_ui;
-  viewer::ViewTransform view{};
+  view::ViewTransform view{};
   if (state_) {
     const FeedInfo& info = state_->info();
-    view = viewer::fit_view(info.width, info.height, w, h);
+    view = view::fit_view(info.width, info.height, w, h);
     state_->draw_frame(view, w, h);
   } else {
     glViewport(0, 0, w, h);
@@ -138,16 +138,16 @@ RgbaImage HeadlessDisplay::view_image() {
     if (state_) {
       const FeedInfo& info = state_->info();
       state_->draw_overlays_into(ui.background(), view,
-                                 viewer::RectF{float(view.offset_x), float(view.offset_y),
+                                 media::RectF{float(view.offset_x), float(view.offset_y),
                                                float(info.width * view.scale), float(info.height * view.scale)});
-      viewer::draw_ui(*state_, ui_);
+      view::draw_ui(*state_, ui_);
     }
     if (pass == 0) ui.discard();
     else ui.end();
   }
   std::vector<std::uint8_t> px;
   shot.read_rgba(px);
-  viewer::FrameTarget::unbind();
+  view::FrameTarget::unbind();
   return RgbaImage(std::uint32_t(w), std::uint32_t(h), std::move(px));
 }
 

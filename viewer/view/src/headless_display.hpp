@@ -25,8 +25,8 @@ class HeadlessDisplay final : public Display {
   RgbaImage view_image();
   void release_gl() noexcept;
 
-  std::unique_ptr<viewer::FrameTarget> view_target_;
-  std::unique_ptr<viewer::ImGuiOffscreen> view_painter_;
+  std::unique_ptr<view::FrameTarget> view_target_;
+  std::unique_ptr<view::ImGuiOffscreen> view_painter_;
   std::thread thread_;  // last: starts once the members above exist
 };
 

@@ -1,10 +1,10 @@
 #include "imgui_lock.hpp"
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 std::unique_lock<std::recursive_mutex> imgui_lock() {
   static std::recursive_mutex mutex;
   return std::unique_lock<std::recursive_mutex>(mutex);
 }
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

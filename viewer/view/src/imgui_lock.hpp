@@ -7,9 +7,9 @@
 // Recursive: a holder may start an offscreen ImGui frame of its own.
 #include <mutex>
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 // The lock; its mutex lives as long as the process (ImGui's global does too).
 std::unique_lock<std::recursive_mutex> imgui_lock();
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

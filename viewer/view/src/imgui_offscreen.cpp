@@ -7,7 +7,7 @@
 
 #include <handoff/error.hpp>
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 ImGuiOffscreen::ImGuiOffscreen() {
   auto lock = imgui_lock();
@@ -59,9 +59,9 @@ void ImGuiOffscreen::end() {
   lock_ = {};
 }
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 void ImGuiOffscreen::discard() {
   ImGui::EndFrame();
@@ -70,4 +70,4 @@ void ImGuiOffscreen::discard() {
   lock_ = {};
 }
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

@@ -12,7 +12,7 @@
 struct ImGuiContext;
 struct ImDrawList;
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 class ImGuiOffscreen {
  public:
@@ -37,4 +37,4 @@ class ImGuiOffscreen {
   std::unique_lock<std::recursive_mutex> lock_;  // held between begin() and end() / discard()
 };
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

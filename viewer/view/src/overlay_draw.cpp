@@ -7,13 +7,13 @@
 #include <algorithm>
 #include <cmath>
 
-namespace handoff::viewer {
+namespace handoff::view {
 namespace {
 
-ImU32 to_imu32(Color8 c, std::uint8_t alpha = 255) { return IM_COL32(c.r, c.g, c.b, alpha); }
+ImU32 to_imu32(media::Color8 c, std::uint8_t alpha = 255) { return IM_COL32(c.r, c.g, c.b, alpha); }
 
 // Black or white text, whichever reads better on `bg`.
-ImU32 text_on(Color8 bg) {
+ImU32 text_on(media::Color8 bg) {
   const int luma = (bg.r * 2126 + bg.g * 7152 + bg.b * 722) / 10000;
   return luma > 140 ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
 }
@@ -36,7 +36,7 @@ void draw_box_batch(const ImDrawList*, const ImDrawCmd* cmd) {
 struct Painter {
   ImDrawList& dl;
   const ViewTransform& view;
-  const RectF& view_rect;
+  const media::RectF& view_rect;
   const OverlayStyle& style;
   ImFont* font;
   float font_size;
@@ -47,24 +47,24 @@ struct Painter {
 constexpr float kCaptionPad = 2.0f;
 
 // s.selected (the filter's objects) and s.object_shown (one flag per object).
-void select_objects(const OverlayFrame& f, const OverlayFilter& filter, OverlayScratch& s) {
+void select_objects(const media::OverlayFrame& f, const media::OverlayFilter& filter, OverlayScratch& s) {
   filter.select(f, s.selected);
   s.object_shown.assign(f.objects.size(), 0);
   for (std::uint32_t i : s.selected) s.object_shown[i] = 1;
 }
 
 // Polygons and polylines, of shown objects or of none, in their object's colour.
-void draw_shapes(const Painter& p, const OverlayFrame& f, OverlayScratch& s) {
-  for (const OverlayShape& sh : f.shapes) {
+void draw_shapes(const Painter& p, const media::OverlayFrame& f, OverlayScratch& s) {
+  for (const media::OverlayShape& sh : f.shapes) {
     if (sh.object >= 0 && (static_cast<std::size_t>(sh.object) >= f.objects.size() ||
                            !s.object_shown[static_cast<std::size_t>(sh.object)]))
       continue;
     if (sh.point_count < 2 || sh.point_first + sh.point_count > f.points.size()) continue;
-    const Color8 c = sh.object >= 0 ? object_color(f.objects[static_cast<std::size_t>(sh.object)])
-                                    : Color8{0, 255, 255, 255};
+    const media::Color8 c = sh.object >= 0 ? object_color(f.objects[static_cast<std::size_t>(sh.object)])
+                                    : media::Color8{0, 255, 255, 255};
     s.points.resize(std::size_t(sh.point_count) * 2);
     for (std::uint32_t k = 0; k < sh.point_count; ++k) {
-      const Point2& pt = f.points[sh.point_first + k];
+      const media::Point2& pt = f.points[sh.point_first + k];
       s.points[2 * k] = p.x(pt.x);
       s.points[2 * k + 1] = p.y(pt.y);
     }
@@ -74,12 +74,12 @@ void draw_shapes(const Painter& p, const OverlayFrame& f, OverlayScratch& s) {
 }
 
 // s.visible: the selected objects but boxes (without keypoints) wholly outside the view.
-void cull_to_view(const Painter& p, const OverlayFrame& f, OverlayScratch& s) {
-  const RectF& r = p.view_rect;
+void cull_to_view(const Painter& p, const media::OverlayFrame& f, OverlayScratch& s) {
+  const media::RectF& r = p.view_rect;
   const float vx0 = r.x, vy0 = r.y, vx1 = r.x + r.w, vy1 = r.y + r.h;
   s.visible.clear();
   for (std::uint32_t i : s.selected) {
-    const OverlayObject& o = f.objects[i];
+    const media::OverlayObject& o = f.objects[i];
     if (o.has_box && o.keypoint_count == 0) {
       const float bx0 = p.x(std::min(o.x0, o.x1)), by0 = p.y(std::min(o.y0, o.y1));
       const float bx1 = p.x(std::max(o.x0, o.x1)), by1 = p.y(std::max(o.y0, o.y1));
@@ -91,7 +91,7 @@ void cull_to_view(const Painter& p, const OverlayFrame& f, OverlayScratch& s) {
 
 // s.captioned: every visible object, or the style.max_captions highest
 // scoring ones (s.visible stays in file order).
-void pick_captions(const OverlayFrame& f, const OverlayStyle& style, OverlayScratch& s) {
+void pick_captions(const media::OverlayFrame& f, const OverlayStyle& style, OverlayScratch& s) {
   s.captioned.assign(f.objects.size(), 0);
   if (s.visible.size() <= style.max_captions) {
     for (std::uint32_t i : s.visible) s.captioned[i] = 1;
@@ -106,7 +106,7 @@ void pick_captions(const OverlayFrame& f, const OverlayStyle& style, OverlayScra
 
 // Dense boxes: queued for BoxRenderer (s.boxes), drawn at this place in the
 // list by a callback. True when they are batched.
-bool start_box_batch(ImDrawList& dl, const OverlayFilter& filter, const OverlayStyle& style, OverlayScratch& s) {
+bool start_box_batch(ImDrawList& dl, const media::OverlayFilter& filter, const OverlayStyle& style, OverlayScratch& s) {
   const bool batch = s.box_renderer && filter.boxes && s.visible.size() > style.dense_boxes;
   s.boxes.clear();
   if (batch) {
@@ -119,15 +119,15 @@ bool start_box_batch(ImDrawList& dl, const OverlayFilter& filter, const OverlayS
 }
 
 // An object's skeleton edges and keypoints, those confident enough.
-void draw_keypoints(const Painter& p, const OverlayFrame& f, const OverlayObject& o, ImU32 col) {
+void draw_keypoints(const Painter& p, const media::OverlayFrame& f, const media::OverlayObject& o, ImU32 col) {
   const float min_conf = p.style.min_keypoint_conf;
-  const Keypoint* kp = &f.keypoints[o.keypoint_first];
+  const media::Keypoint* kp = &f.keypoints[o.keypoint_first];
   if (o.edge_first + o.edge_count <= f.edges.size()) {
     for (std::uint32_t e = 0; e < o.edge_count; ++e) {
       const auto& ed = f.edges[o.edge_first + e];
       if (ed[0] >= o.keypoint_count || ed[1] >= o.keypoint_count) continue;
-      const Keypoint& a = kp[ed[0]];
-      const Keypoint& b = kp[ed[1]];
+      const media::Keypoint& a = kp[ed[0]];
+      const media::Keypoint& b = kp[ed[1]];
       if (a.conf < min_conf || b.conf < min_conf) continue;
       p.dl.AddLine(ImVec2(p.x(a.x), p.y(a.y)), ImVec2(p.x(b.x), p.y(b.y)), col, p.style.line_width);
     }
@@ -140,23 +140,23 @@ void draw_keypoints(const Painter& p, const OverlayFrame& f, const OverlayObject
 
 // Label, score, track id as the filter allows, on the object's colour, kept
 // inside the view.
-void draw_caption(const Painter& p, const OverlayFrame& f, const OverlayObject& o, const OverlayFilter& filter,
-                  Color8 c, const RectF& box) {
+void draw_caption(const Painter& p, const media::OverlayFrame& f, const media::OverlayObject& o, const media::OverlayFilter& filter,
+                  media::Color8 c, const media::RectF& box) {
   const std::string caption = object_caption(f, o, filter);
   if (caption.empty()) return;
   const char* begin = caption.data();
   const char* end = begin + caption.size();
   const ImVec2 ts = p.font->CalcTextSizeA(p.font_size, 1e9f, 0.0f, begin, end);
-  const RectF at = place_label(box, ts.x + 2 * kCaptionPad, ts.y + 2 * kCaptionPad, p.view_rect);
+  const media::RectF at = place_label(box, ts.x + 2 * kCaptionPad, ts.y + 2 * kCaptionPad, p.view_rect);
   p.dl.AddRectFilled(ImVec2(at.x, at.y), ImVec2(at.x + at.w, at.y + at.h), to_imu32(c, 220));
   p.dl.AddText(p.font, p.font_size, ImVec2(at.x + kCaptionPad, at.y + kCaptionPad), text_on(c), begin, end);
 }
 
 // One visible object: keypoints, then its box (queued when batched), then its caption.
-void draw_object(const Painter& p, const OverlayFrame& f, std::uint32_t i, const OverlayFilter& filter, bool batch,
+void draw_object(const Painter& p, const media::OverlayFrame& f, std::uint32_t i, const media::OverlayFilter& filter, bool batch,
                  OverlayScratch& s) {
-  const OverlayObject& o = f.objects[i];
-  const Color8 c = object_color(o);
+  const media::OverlayObject& o = f.objects[i];
+  const media::Color8 c = object_color(o);
   const ImU32 col = to_imu32(c);
   if (filter.keypoints && o.keypoint_count > 0 && o.keypoint_first + o.keypoint_count <= f.keypoints.size())
     draw_keypoints(p, f, o, col);
@@ -170,19 +170,19 @@ void draw_object(const Painter& p, const OverlayFrame& f, std::uint32_t i, const
     p.dl.AddRect(ImVec2(x0, y0), ImVec2(x1, y1), col, 0.0f, ImDrawFlags_None, p.style.line_width);
   }
   if (s.captioned[i] && (filter.labels || filter.scores || filter.track_ids))
-    draw_caption(p, f, o, filter, c, RectF{x0, y0, x1 - x0, y1 - y0});
+    draw_caption(p, f, o, filter, c, media::RectF{x0, y0, x1 - x0, y1 - y0});
 }
 
 // Free texts, shadowed, kept inside the view.
-void draw_texts(const Painter& p, const OverlayFrame& f) {
-  for (const OverlayText& t : f.texts) {
+void draw_texts(const Painter& p, const media::OverlayFrame& f) {
+  for (const media::OverlayText& t : f.texts) {
     const std::string_view text = f.text(t.text);
     if (text.empty()) continue;
-    const Color8 c = t.has_color ? t.color : Color8{255, 255, 255, 255};
+    const media::Color8 c = t.has_color ? t.color : media::Color8{255, 255, 255, 255};
     const char* begin = text.data();
     const char* end = begin + text.size();
     const ImVec2 ts = p.font->CalcTextSizeA(p.font_size, 1e9f, 0.0f, begin, end);
-    const RectF at = place_label(RectF{p.x(t.x), p.y(t.y) + ts.y, 0, 0}, ts.x, ts.y, p.view_rect);
+    const media::RectF at = place_label(media::RectF{p.x(t.x), p.y(t.y) + ts.y, 0, 0}, ts.x, ts.y, p.view_rect);
     p.dl.AddText(p.font, p.font_size, ImVec2(at.x + 1, at.y + 1), IM_COL32(0, 0, 0, 200), begin, end);
     p.dl.AddText(p.font, p.font_size, ImVec2(at.x, at.y), to_imu32(c), begin, end);
   }
@@ -191,8 +191,8 @@ void draw_texts(const Painter& p, const OverlayFrame& f) {
 }  // namespace
 
 // Shapes first (under boxes and captions), then the visible objects, then the texts.
-void draw_overlays(ImDrawList& dl, const OverlayFrame& f, const OverlayFilter& filter,
-                   const ViewTransform& v, const RectF& view_rect, const OverlayStyle& style,
+void draw_overlays(ImDrawList& dl, const media::OverlayFrame& f, const media::OverlayFilter& filter,
+                   const ViewTransform& v, const media::RectF& view_rect, const OverlayStyle& style,
                    OverlayScratch& s) {
   const Painter p{dl, v, view_rect, style, ImGui::GetFont(), ImGui::GetFontSize()};
   select_objects(f, filter, s);
@@ -213,4 +213,4 @@ void draw_overlays(ImDrawList& dl, const OverlayFrame& f, const OverlayFilter& f
   if (filter.texts) draw_texts(p, f);
 }
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

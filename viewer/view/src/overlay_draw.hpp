@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-#include <handoff/viewer/overlay.hpp>
+#include <handoff/media/overlay.hpp>
 
 #include "box_renderer.hpp"
 #include "view_transform.hpp"
 
 struct ImDrawList;
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 struct OverlayStyle {
   float line_width = 2.0f;
@@ -47,8 +47,8 @@ struct OverlayScratch {
 
 // `view_rect` (framebuffer pixels: x, y, w, h) is the visible area: labels are
 // kept inside it.
-void draw_overlays(ImDrawList& list, const OverlayFrame& frame, const OverlayFilter& filter,
-                   const ViewTransform& view, const RectF& view_rect, const OverlayStyle& style,
+void draw_overlays(ImDrawList& list, const media::OverlayFrame& frame, const media::OverlayFilter& filter,
+                   const ViewTransform& view, const media::RectF& view_rect, const OverlayStyle& style,
                    OverlayScratch& scratch);
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

@@ -14,7 +14,7 @@
 #include <new>
 #include <utility>
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 class PageBuffer {
  public:
@@ -61,4 +61,4 @@ class PageBuffer {
   std::size_t size_ = 0, capacity_ = 0;
 };
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

@@ -2,9 +2,9 @@
 
 #include "frame_target.hpp"
 
-#include <handoff/viewer/color.hpp>
+#include <handoff/media/color.hpp>
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 PixelProbe probe_pixel(const FrameRenderer& renderer, const Colorimetry& c, double fx, double fy) {
   PixelProbe p;
@@ -33,8 +33,8 @@ PixelProbe probe_pixel(const FrameRenderer& renderer, const Colorimetry& c, doub
     p.code_cb = c8[0];
     p.code_cr = c8[1];
   }
-  p.rgb = yuv_to_rgb8(p.code_y, p.code_cb, p.code_cr, c.matrix, c.range, renderer.format());
+  p.rgb = media::yuv_to_rgb8(p.code_y, p.code_cb, p.code_cr, c.matrix, c.range, renderer.format());
   return p;
 }
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

@@ -11,7 +11,7 @@
 
 #include "frame_renderer.hpp"
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 struct PixelProbe {
   bool valid = false;
@@ -24,4 +24,4 @@ struct PixelProbe {
 // outside it or when there is no frame. Reads two texels back (a GPU sync).
 PixelProbe probe_pixel(const FrameRenderer& renderer, const Colorimetry& colorimetry, double fx, double fy);
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

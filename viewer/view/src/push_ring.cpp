@@ -17,7 +17,7 @@ namespace handoff::view {
 namespace {
 
 using clock = std::chrono::steady_clock;
-using viewer::wait_for_fence;
+using view::wait_for_fence;
 
 std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
@@ -290,7 +290,7 @@ void PushRing::release_unpublished(PushSlot& slot) noexcept {
 
 // Unmaps and fences (one worker hop), then makes the slot the newest pending
 // frame; the one it replaces counts as dropped. On failure the slot goes back.
-void PushRing::publish(PushSlot& slot, const viewer::OverlayFrame& overlays, std::int64_t index, double timestamp,
+void PushRing::publish(PushSlot& slot, const media::OverlayFrame& overlays, std::int64_t index, double timestamp,
                        clock::time_point started, double map_ms) {
   try {
     slot.overlays = overlays;  // reuses the slot's capacity
@@ -320,7 +320,7 @@ void PushRing::publish(PushSlot& slot, const viewer::OverlayFrame& overlays, std
   if (wake_) wake_();
 }
 
-void PushRing::show(const Frame& frame, const viewer::OverlayFrame& overlays, CudaStream stream) {
+void PushRing::show(const Frame& frame, const media::OverlayFrame& overlays, CudaStream stream) {
   const auto started = clock::now();
   check_frame(frame);
   {
@@ -399,7 +399,7 @@ void check_unchanged(const Frame& now, const FrameLayout& l, void* base) {
 }
 }  // namespace
 
-void PushRing::present(AcquiredSlot& acquired, const viewer::OverlayFrame& overlays) {
+void PushRing::present(AcquiredSlot& acquired, const media::OverlayFrame& overlays) {
   if (!acquired.slot || acquired.ring.get() != this)
     throw UsageError("Viewer::present: the frame was not acquired from this viewer (or was presented already)");
   PushSlot& slot = *acquired.slot;

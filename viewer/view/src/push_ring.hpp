@@ -40,7 +40,7 @@
 #include <handoff/gl_worker.hpp>
 #include <handoff/slot_ring.hpp>
 #include <handoff/viewer.hpp>
-#include <handoff/viewer/overlay.hpp>
+#include <handoff/media/overlay.hpp>
 
 #include "gl_share.hpp"
 
@@ -61,7 +61,7 @@ struct PushSlot {
   std::chrono::steady_clock::time_point submitted{};
   std::uint64_t sequence = 0;  // the ring's, set by take()
   double produce_ms = 0, map_ms = 0;
-  viewer::OverlayFrame overlays;
+  media::OverlayFrame overlays;
   Mapping mapping;    // while Claimed
   GlFence written;    // worker, after the unmap; waited on by the display
   GlFence read_done;  // display, after its upload; waited on before the slot is written again
@@ -95,10 +95,10 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
   PushRing& operator=(const PushRing&) = delete;
 
   // --- producers: any thread -------------------------------------------------
-  void show(const Frame& frame, const viewer::OverlayFrame& overlays, CudaStream stream = {});
+  void show(const Frame& frame, const media::OverlayFrame& overlays, CudaStream stream = {});
   std::unique_ptr<AcquiredSlot> acquire(PixelFormat format, std::uint32_t width, std::uint32_t height,
                                         Colorimetry colorimetry);
-  void present(AcquiredSlot& acquired, const viewer::OverlayFrame& overlays);
+  void present(AcquiredSlot& acquired, const media::OverlayFrame& overlays);
   void cancel(AcquiredSlot& acquired) noexcept;
 
   // From now on producers get ViewerClosed(reason); waiting ones wake.
@@ -140,7 +140,7 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
   void make_host_buffer(PushSlot& slot, std::size_t size);
   void copy_in(PushSlot& slot, const Frame& frame, CudaStream stream);
   void copy_from_gl(PushSlot& slot, const Frame& frame);
-  void publish(PushSlot& slot, const viewer::OverlayFrame& overlays, std::int64_t index, double timestamp,
+  void publish(PushSlot& slot, const media::OverlayFrame& overlays, std::int64_t index, double timestamp,
                std::chrono::steady_clock::time_point started, double map_ms);
   void release_unpublished(PushSlot& slot) noexcept;
   void check_frame(const Frame& frame) const;

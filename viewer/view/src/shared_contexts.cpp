@@ -10,7 +10,7 @@
 #include <handoff/detail/egl_handles.hpp>
 #include <handoff/error.hpp>
 
-namespace handoff::viewer {
+namespace handoff::view {
 namespace {
 
 [[noreturn]] void egl_fail(const char* call) {
@@ -130,4 +130,4 @@ SharedContexts make_window_contexts(GLFWwindow* window) {
   return s;
 }
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

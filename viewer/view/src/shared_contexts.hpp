@@ -14,7 +14,7 @@
 
 struct GLFWwindow;
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 struct SharedContexts {
   std::unique_ptr<GlContext> render;  // make current on the render thread
@@ -31,4 +31,4 @@ SharedContexts make_headless_contexts(bool debug = false);
 // Throws handoff::Error when the hidden window cannot be made.
 SharedContexts make_window_contexts(GLFWwindow* window);
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-namespace handoff::viewer {
+namespace handoff::view {
 namespace {
 
 const char* const kMatrices[] = {"source", "BT.601", "BT.709", "BT.2020"};
@@ -135,13 +135,13 @@ void colour(ViewerState& v) {
 }
 
 // The classes present in this frame, toggled individually.
-void class_filter(ViewerState& v, const OverlayFrame* f) {
+void class_filter(ViewerState& v, const media::OverlayFrame* f) {
   if (f && ImGui::TreeNode("classes")) {
     int shown = 0;
-    for (const OverlayObject& o : f->objects) {
+    for (const media::OverlayObject& o : f->objects) {
       if (o.class_id < 0 || shown > 32) continue;
       bool seen = false;
-      for (const OverlayObject& p : f->objects) {
+      for (const media::OverlayObject& p : f->objects) {
         if (&p == &o) break;
         if (p.class_id == o.class_id) { seen = true; break; }
       }
@@ -149,13 +149,13 @@ void class_filter(ViewerState& v, const OverlayFrame* f) {
       ++shown;
       auto& cls = v.filter.classes;
       bool on = cls.empty() || std::find(cls.begin(), cls.end(), o.class_id) != cls.end();
-      const Color8 c = class_color(o.class_id);
+      const media::Color8 c = media::class_color(o.class_id);
       ImGui::PushStyleColor(ImGuiCol_CheckMark, IM_COL32(c.r, c.g, c.b, 255));
       char name[32];
       std::snprintf(name, sizeof name, "class %d", o.class_id);
       if (ImGui::Checkbox(name, &on)) {
         if (cls.empty()) {  // start from "all present classes"
-          for (const OverlayObject& q : f->objects)
+          for (const media::OverlayObject& q : f->objects)
             if (q.class_id >= 0 && std::find(cls.begin(), cls.end(), q.class_id) == cls.end())
               cls.push_back(q.class_id);
         }
@@ -170,7 +170,7 @@ void class_filter(ViewerState& v, const OverlayFrame* f) {
 }
 
 void overlays_panel(ViewerState& v) {
-  const OverlayFrame* f = v.current_overlays();
+  const media::OverlayFrame* f = v.current_overlays();
   ImGui::Checkbox("overlays", &v.show_overlays);
   ImGui::SameLine();
   ImGui::TextDisabled("%zu objects", f ? f->objects.size() : std::size_t(0));
@@ -256,4 +256,4 @@ void draw_ui(ViewerState& v, UiState& ui) {
   ImGui::End();
 }
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

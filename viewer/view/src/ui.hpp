@@ -4,7 +4,7 @@
 // current ImGui context, between NewFrame and Render. Render thread only.
 #include "viewer_state.hpp"
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 struct UiState {
   bool show_help = false;
@@ -22,4 +22,4 @@ struct UiState {
 
 void draw_ui(ViewerState& viewer, UiState& ui);
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

@@ -10,7 +10,7 @@
 
 #include "color_fold.hpp"
 
-namespace handoff::viewer {
+namespace handoff::view {
 namespace {
 
 static_assert(std::endian::native == std::endian::little, "pixels are packed as little-endian 32-bit words");
@@ -275,4 +275,4 @@ void ViewConverter::convert_rows(const HostPlanes& p, int first, int last, Scrat
   }
 }
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

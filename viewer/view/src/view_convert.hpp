@@ -15,11 +15,11 @@
 #include <vector>
 
 #include <handoff/frame.hpp>
-#include <handoff/viewer/band_pool.hpp>
+#include <handoff/media/band_pool.hpp>
 
 #include "view_transform.hpp"
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 // Framebuffer pixels, top-left origin, half-open: [x0, x1) x [y0, y1).
 struct PixelRect {
@@ -91,10 +91,10 @@ class ViewConverter {
   void convert_rows(const HostPlanes& planes, int first, int last, Scratch& s, const float* matrix,
                     const float* bias, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch) const;
 
-  BandPool pool_;
+  media::BandPool pool_;
   Axis luma_x_, chroma_x_, luma_y_, chroma_y_;
   std::vector<Scratch> scratch_;
   PixelRect rect_;
 };
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

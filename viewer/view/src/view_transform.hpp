@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 struct ViewTransform {
   double scale = 1.0;
@@ -53,4 +53,4 @@ inline ViewTransform pan(ViewTransform v, double dx, double dy) {
   return v;
 }
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

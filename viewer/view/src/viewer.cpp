@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include <handoff/log.hpp>
-#include <handoff/viewer/scene.hpp>
+#include <handoff/media/scene.hpp>
 
 #include "display.hpp"
 #include "feeds/attach_feed.hpp"
@@ -27,14 +27,14 @@ class ViewerImpl {
   ~ViewerImpl() { close(); }
 
   // What Viewer's methods do (viewer.hpp says what each means).
-  void show(const Frame& frame, const viewer::OverlayFrame& overlays, CudaStream stream) {
+  void show(const Frame& frame, const media::OverlayFrame& overlays, CudaStream stream) {
     ring().show(frame, overlays, stream);
   }
   std::unique_ptr<AcquiredSlot> acquire(PixelFormat format, std::uint32_t width, std::uint32_t height,
                                         Colorimetry colorimetry) {
     return ring().acquire(format, width, height, colorimetry);
   }
-  void present(std::unique_ptr<AcquiredSlot> slot, const viewer::OverlayFrame& overlays);
+  void present(std::unique_ptr<AcquiredSlot> slot, const media::OverlayFrame& overlays);
   std::shared_ptr<GlWorker> gl_worker() const;
   void close() noexcept;
   void play(const Viewer::PlayOptions& o);
@@ -173,7 +173,7 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
   if (!o.topic.empty() && !(o.source == Viewer::Source::File && is_recording_path(o.file)))
     throw UsageError(link_->name + ": PlayOptions::topic ('" + o.topic + "') is for recordings (.mcap files)");
   const bool headless = display_->headless();
-  viewer::SceneOptions so;
+  media::SceneOptions so;
   if (o.width) so.width = o.width;
   if (o.height) so.height = o.height;
   if (o.format) so.format = *o.format;
@@ -273,7 +273,7 @@ ViewerStats ViewerImpl::stats() const {
   return s;
 }
 
-void ViewerImpl::present(std::unique_ptr<AcquiredSlot> slot, const viewer::OverlayFrame& overlays) {
+void ViewerImpl::present(std::unique_ptr<AcquiredSlot> slot, const media::OverlayFrame& overlays) {
   if (!slot) throw UsageError("Viewer::present: an empty ViewerFrame (not acquired, or presented already)");
   if (slot->ring != ring_) throw UsageError("Viewer::present: the frame was acquired from another viewer");
   slot->ring->present(*slot, overlays);
@@ -371,7 +371,7 @@ Viewer::~Viewer() {
   }
 }
 
-void Viewer::show(const Frame& frame, const viewer::OverlayFrame& overlays, CudaStream stream) {
+void Viewer::show(const Frame& frame, const media::OverlayFrame& overlays, CudaStream stream) {
   impl_->show(frame, overlays, stream);
 }
 
@@ -381,7 +381,7 @@ ViewerFrame Viewer::acquire(PixelFormat format, std::uint32_t width, std::uint32
   return ViewerFrame(impl_->acquire(format, width, height, colorimetry));
 }
 
-void Viewer::present(ViewerFrame&& frame, const viewer::OverlayFrame& overlays) {
+void Viewer::present(ViewerFrame&& frame, const media::OverlayFrame& overlays) {
   impl_->present(std::move(frame.slot_), overlays);
 }
 

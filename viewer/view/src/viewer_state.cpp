@@ -5,7 +5,7 @@
 
 #include <handoff/error.hpp>
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 template <std::size_t N>
 void TimingWindow<N>::add(double ms) {
@@ -36,7 +36,7 @@ template class TimingWindow<1024>;
 
 namespace {
 
-void make_bench_boxes(OverlayFrame& f, std::uint32_t count, std::uint32_t w, std::uint32_t h) {
+void make_bench_boxes(media::OverlayFrame& f, std::uint32_t count, std::uint32_t w, std::uint32_t h) {
   static const char* const kLabels[] = {"person", "car", "bike", "dog", "bus", "truck"};
   f.clear();
   std::uint32_t state = 12345u;
@@ -71,7 +71,7 @@ ViewerState::ViewerState(std::unique_ptr<view::Feed> feed, view::FeedContext& co
   info_ = feed_->info();
   paced_ = feed_->paced();
   if (!o.overlay_file.empty()) {
-    OverlayParseOptions po;
+    media::OverlayParseOptions po;
     po.frame_width = float(info_.width);
     po.frame_height = float(info_.height);
     store_.load_jsonl(o.overlay_file, po);
@@ -199,16 +199,16 @@ void ViewerState::draw_frame(const ViewTransform& view, int fb_w, int fb_h) {
   renderer_.draw(o, fb_w, fb_h);
 }
 
-const OverlayFrame* ViewerState::current_overlays() const {
+const media::OverlayFrame* ViewerState::current_overlays() const {
   if (bench_boxes_) return &bench_overlays_;
-  if (const OverlayFrame* f = store_.find(frame_index_)) return f;
+  if (const media::OverlayFrame* f = store_.find(frame_index_)) return f;
   if (overlay_file.empty() && feed_overlays_valid_) return &feed_overlays_;
   return nullptr;
 }
 
-void ViewerState::draw_overlays_into(ImDrawList& list, const ViewTransform& view, const RectF& view_rect) {
+void ViewerState::draw_overlays_into(ImDrawList& list, const ViewTransform& view, const media::RectF& view_rect) {
   if (!show_overlays) return;
-  const OverlayFrame* f = current_overlays();
+  const media::OverlayFrame* f = current_overlays();
   if (!f) return;
   draw_overlays(list, *f, filter, view, view_rect, style, scratch_);
 }
@@ -217,4 +217,4 @@ PixelProbe ViewerState::probe(double fx, double fy) const {
   return probe_pixel(renderer_, effective_colorimetry(), fx, fy);
 }
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

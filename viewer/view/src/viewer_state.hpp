@@ -14,14 +14,14 @@
 #include <string>
 
 #include <handoff/view/feed.hpp>
-#include <handoff/viewer/overlay.hpp>
+#include <handoff/media/overlay.hpp>
 
 #include "box_renderer.hpp"
 #include "frame_renderer.hpp"
 #include "overlay_draw.hpp"
 #include "pixel_probe.hpp"
 
-namespace handoff::viewer {
+namespace handoff::view {
 
 // Rolling timings (ms) with percentiles; fixed storage.
 template <std::size_t N>
@@ -86,8 +86,8 @@ class ViewerState {
 
   void draw_frame(const ViewTransform& view, int fb_w, int fb_h);
   // Overlays of the current frame (the overlay file first, else the feed's own).
-  const OverlayFrame* current_overlays() const;
-  void draw_overlays_into(ImDrawList& list, const ViewTransform& view, const RectF& view_rect);
+  const media::OverlayFrame* current_overlays() const;
+  void draw_overlays_into(ImDrawList& list, const ViewTransform& view, const media::RectF& view_rect);
   Colorimetry effective_colorimetry() const;
   PixelProbe probe(double frame_x, double frame_y) const;
   bool finished() const { return feed_->finished(); }
@@ -116,7 +116,7 @@ class ViewerState {
   std::optional<ColorMatrix> matrix_override;
   std::optional<ColorRange> range_override;
   std::optional<ChromaSiting> siting_override;
-  OverlayFilter filter;
+  media::OverlayFilter filter;
   OverlayStyle style;
   std::size_t overlay_diagnostics = 0;
   std::string overlay_file;
@@ -132,10 +132,10 @@ class ViewerState {
   bool playing_ = true;
   FrameRenderer renderer_;
   BoxRenderer box_renderer_;  // dense overlays (scratch_.box_renderer)
-  OverlayStore store_;
+  media::OverlayStore store_;
   bool feed_overlays_valid_ = false;
-  OverlayFrame feed_overlays_;
-  OverlayFrame bench_overlays_;
+  media::OverlayFrame feed_overlays_;
+  media::OverlayFrame bench_overlays_;
   std::uint32_t bench_boxes_ = 0;
   OverlayScratch scratch_;
   Stats stats_;
@@ -148,4 +148,4 @@ class ViewerState {
   bool first_ = true;
 };
 
-}  // namespace handoff::viewer
+}  // namespace handoff::view

@@ -44,7 +44,7 @@ void WindowDisplay::open() {
   wo.gl_debug = options_.gl_debug;
   wo.debug_sink = &gl_sink_;
   auto session = std::make_unique<WindowSession>(wo);
-  viewer::SharedContexts contexts = viewer::make_window_contexts(session->window());
+  view::SharedContexts contexts = view::make_window_contexts(session->window());
   UniqueHiddenWindow hidden(contexts.hidden);  // ours until the worker holds it
   start_worker(std::move(contexts.worker_factory), [loop = loop_, h = hidden.get()] {
     loop->post([h] { glfwDestroyWindow(h); });  // the GLFW thread's, once the worker let go of it
@@ -85,21 +85,21 @@ void WindowDisplay::draw(int fb_w, int fb_h, int win_w, int win_h, double px_sca
   using clock = std::chrono::steady_clock;
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
   const auto t0 = clock::now();
-  const viewer::ViewTransform& view = input_.view();
+  const view::ViewTransform& view = input_.view();
   state_->draw_frame(view, fb_w, fb_h);
   session_->new_frame();
-  viewer::ViewTransform ui_view = view;
+  view::ViewTransform ui_view = view;
   ui_view.scale /= px_scale;
   ui_view.offset_x /= px_scale;
   ui_view.offset_y /= px_scale;
-  state_->draw_overlays_into(*ImGui::GetBackgroundDrawList(), ui_view, viewer::RectF{0, 0, float(win_w), float(win_h)});
+  state_->draw_overlays_into(*ImGui::GetBackgroundDrawList(), ui_view, media::RectF{0, 0, float(win_w), float(win_h)});
   ui_.view = view;
   // The probe reads two texels back (a GPU sync): only while the cursor is over the window.
   if (glfwGetWindowAttrib(session_->window(), GLFW_HOVERED))
     ui_.probe = state_->probe(view.to_frame_x(input_.cursor_x()), view.to_frame_y(input_.cursor_y()));
   else
-    ui_.probe = viewer::PixelProbe{};
-  viewer::draw_ui(*state_, ui_);
+    ui_.probe = view::PixelProbe{};
+  view::draw_ui(*state_, ui_);
   ImGui::Render();
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
   if (fresh) state_->stats().draw_ms.add(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
@@ -111,7 +111,7 @@ void WindowDisplay::capture_views() {
   glfwGetFramebufferSize(session_->window(), &fb_w, &fb_h);
   serve_snapshots(SnapshotKind::View, [&] {
     std::vector<std::uint8_t> px;
-    viewer::read_framebuffer_rgba(0, GL_BACK, fb_w, fb_h, px);
+    view::read_framebuffer_rgba(0, GL_BACK, fb_w, fb_h, px);
     return RgbaImage(std::uint32_t(fb_w), std::uint32_t(fb_h), std::move(px));
   });
 }
@@ -134,7 +134,7 @@ bool WindowDisplay::frame() noexcept {
     if (fb_w <= 0 || fb_h <= 0 || !state_) return false;  // minimised
     const double px_scale = win_w > 0 ? double(fb_w) / win_w : 1.0;
     {
-      auto lock = viewer::imgui_lock();
+      auto lock = view::imgui_lock();
       session_->make_current();
       apply(input_.handle(win, *state_, ui_, fb_w, fb_h, px_scale));
       fresh = advance(state_->no_vsync || !presented_any_);
@@ -160,7 +160,7 @@ void WindowDisplay::teardown() noexcept {
   loop_->remove(this);
   try {
     GLFWwindow* win = session_->window();
-    auto lock = viewer::imgui_lock();
+    auto lock = view::imgui_lock();
     session_->make_current();
     if (!options_.screenshot.empty() && state_) {
       int fb_w = 0, fb_h = 0, win_w = 0, win_h = 0;
@@ -169,7 +169,7 @@ void WindowDisplay::teardown() noexcept {
       if (fb_w > 0 && fb_h > 0) {
         draw(fb_w, fb_h, win_w, win_h, win_w > 0 ? double(fb_w) / win_w : 1.0, false);
         std::vector<std::uint8_t> px;
-        viewer::read_framebuffer_rgba(0, GL_BACK, fb_w, fb_h, px);
+        view::read_framebuffer_rgba(0, GL_BACK, fb_w, fb_h, px);
         write_png_now(options_.screenshot, RgbaImage(std::uint32_t(fb_w), std::uint32_t(fb_h), std::move(px)));
       }
     }

@@ -9,7 +9,7 @@
 
 namespace handoff::view {
 
-void WindowInput::keys(viewer::ViewerState& v, viewer::UiState& ui, InputActions& out) {
+void WindowInput::keys(view::ViewerState& v, view::UiState& ui, InputActions& out) {
   ImGuiIO& io = ImGui::GetIO();
   if (io.WantCaptureKeyboard) return;
   if (ImGui::IsKeyPressed(GLFW_KEY_SPACE)) out.toggle_play = true;
@@ -40,7 +40,7 @@ void WindowInput::mouse() {
   if (!io.WantCaptureMouse) {
     if (io.MouseWheel != 0.0f) {
       fit_ = false;
-      view_ = viewer::zoom_around(view_, std::pow(1.25, io.MouseWheel), mx_, my_);
+      view_ = view::zoom_around(view_, std::pow(1.25, io.MouseWheel), mx_, my_);
     }
     if (ImGui::IsMouseClicked(ImGuiMouseButton_Left) || ImGui::IsMouseClicked(ImGuiMouseButton_Middle)) {
       dragging_ = true;
@@ -53,13 +53,13 @@ void WindowInput::mouse() {
     dragging_ = false;
   } else if (mx_ != last_x_ || my_ != last_y_) {
     fit_ = false;
-    view_ = viewer::pan(view_, mx_ - last_x_, my_ - last_y_);
+    view_ = view::pan(view_, mx_ - last_x_, my_ - last_y_);
     last_x_ = mx_;
     last_y_ = my_;
   }
 }
 
-InputActions WindowInput::handle(GLFWwindow* window, viewer::ViewerState& v, viewer::UiState& ui, int fb_w, int fb_h,
+InputActions WindowInput::handle(GLFWwindow* window, view::ViewerState& v, view::UiState& ui, int fb_w, int fb_h,
                                  double px_scale) {
   InputActions out;
   keys(v, ui, out);
@@ -73,10 +73,10 @@ InputActions WindowInput::handle(GLFWwindow* window, viewer::ViewerState& v, vie
   }
   if (ui.actual_size_requested) {
     fit_ = false;
-    view_ = viewer::actual_size_view(info.width, info.height, fb_w, fb_h);
+    view_ = view::actual_size_view(info.width, info.height, fb_w, fb_h);
     ui.actual_size_requested = false;
   }
-  if (fit_) view_ = viewer::fit_view(info.width, info.height, fb_w, fb_h);
+  if (fit_) view_ = view::fit_view(info.width, info.height, fb_w, fb_h);
   mouse();
   return out;
 }

@@ -27,18 +27,18 @@ class WindowInput {
   // Applies one frame of input to the view, the live controls and the UI
   // state; `fb_w` x `fb_h` framebuffer pixels, `px_scale` framebuffer pixels
   // per window unit.
-  InputActions handle(GLFWwindow* window, viewer::ViewerState& state, viewer::UiState& ui, int fb_w, int fb_h,
+  InputActions handle(GLFWwindow* window, view::ViewerState& state, view::UiState& ui, int fb_w, int fb_h,
                       double px_scale);
-  const viewer::ViewTransform& view() const { return view_; }
+  const view::ViewTransform& view() const { return view_; }
   // The cursor in framebuffer pixels (valid after handle()).
   double cursor_x() const { return mx_; }
   double cursor_y() const { return my_; }
 
  private:
-  void keys(viewer::ViewerState& state, viewer::UiState& ui, InputActions& out);
+  void keys(view::ViewerState& state, view::UiState& ui, InputActions& out);
   void mouse();
 
-  viewer::ViewTransform view_;
+  view::ViewTransform view_;
   bool fit_ = true;  // keep fitting until the user zooms or pans
   bool dragging_ = false;
   double last_x_ = 0, last_y_ = 0;

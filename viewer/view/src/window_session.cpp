@@ -17,7 +17,7 @@ namespace handoff::view {
 // from glfwPollEvents on the GLFW thread, whichever window is current).
 struct WindowCallbacks {
   struct Scope {
-    std::unique_lock<std::recursive_mutex> lock = viewer::imgui_lock();
+    std::unique_lock<std::recursive_mutex> lock = view::imgui_lock();
     ImGuiContext* previous;
     explicit Scope(GLFWwindow* w) : previous(ImGui::GetCurrentContext()) {
       ImGui::SetCurrentContext(static_cast<WindowSession*>(glfwGetWindowUserPointer(w))->imgui_.get());
@@ -66,7 +66,7 @@ void WindowSession::WindowDestroyer::operator()(GLFWwindow* w) const noexcept {
 }
 
 void WindowSession::ImGuiDestroyer::operator()(ImGuiContext* c) const noexcept {
-  auto lock = viewer::imgui_lock();
+  auto lock = view::imgui_lock();
   ImGuiContext* previous = ImGui::GetCurrentContext();
   ImGui::DestroyContext(c);
   ImGui::SetCurrentContext(previous == c ? nullptr : previous);
@@ -80,7 +80,7 @@ WindowSession::DebugOutput::~DebugOutput() {
 
 WindowSession::Backend::~Backend() {
   if (!shutdown) return;
-  auto lock = viewer::imgui_lock();
+  auto lock = view::imgui_lock();
   glfwMakeContextCurrent(window);
   ImGuiContext* previous = ImGui::GetCurrentContext();
   ImGui::SetCurrentContext(context);
@@ -97,7 +97,7 @@ WindowSession::WindowSession(const WindowSessionOptions& o) : window_(create_win
                                         {}, "GLFW window"}));
   if (o.gl_debug && o.debug_sink && enable_gl_debug_output(o.debug_sink)) debug_.window = w;
   glfwSwapInterval(o.vsync ? 1 : 0);
-  auto lock = viewer::imgui_lock();
+  auto lock = view::imgui_lock();
   imgui_ = UniqueImGui(ImGui::CreateContext());
   ImGui::SetCurrentContext(imgui_.get());
   ImGui::GetIO().IniFilename = nullptr;

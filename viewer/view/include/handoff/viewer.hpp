@@ -9,7 +9,7 @@
 //   std::thread producer([&] {
 //     for (std::int64_t n = 0; viewer.is_open(); ++n) {
 //       handoff::Frame frame = decode(n);             // host or CUDA planes
-//       handoff::viewer::OverlayFrame boxes;
+//       handoff::media::OverlayFrame boxes;
 //       boxes.add_box(100, 80, 260, 200, "car", 0.92f, /*class_id=*/2);
 //       viewer.show(frame, boxes);                    // one copy; `frame` is yours again on return
 //     }
@@ -52,8 +52,8 @@
 #include <handoff/dlpack_v1.hpp>
 #include <handoff/error.hpp>
 #include <handoff/frame.hpp>
-#include <handoff/viewer/overlay.hpp>
-#include <handoff/viewer/recording.hpp>
+#include <handoff/media/overlay.hpp>
+#include <handoff/media/recording.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -136,7 +136,7 @@ struct ViewerOptions {
   // out of the recording and counted (ViewerStats::record_dropped). The file
   // is created by the constructor (handoff::Error naming it when it cannot
   // be) and finished when the viewer closes.
-  viewer::RecordTarget record{};
+  media::RecordTarget record{};
   // One-line notices ("no display: rendering headless through EGL"), from any
   // thread. Empty: handoff::log at Warning level.
   std::function<void(std::string_view)> on_notice{};
@@ -304,7 +304,7 @@ class Viewer {
   // finished (the producer's stream synchronised) before show().
   // Publisher::publish takes frames the same way (publisher.hpp says where
   // the two differ: a publisher never waits).
-  void show(const Frame& frame, const viewer::OverlayFrame& overlays = {}, CudaStream stream = {});
+  void show(const Frame& frame, const media::OverlayFrame& overlays = {}, CudaStream stream = {});
 
   // The GL worker whose context shares objects with the viewer's: make GL
   // buffers here (GlBuffer(*viewer.gl_worker(), size), CudaGlBuffer on it)
@@ -323,7 +323,7 @@ class Viewer {
   // The caller must have finished writing (CUDA: its stream synchronised).
   // `frame` is empty afterwards, whatever happens. Throws UsageError for an
   // empty ViewerFrame or one of another viewer, ViewerClosed.
-  void present(ViewerFrame&& frame, const viewer::OverlayFrame& overlays = {});
+  void present(ViewerFrame&& frame, const media::OverlayFrame& overlays = {});
 
   // A picture of what is displayed, once the newest frame handed in before
   // this call is displayed (while paused: what is on display now). Frame:
@@ -399,7 +399,7 @@ class Viewer {
   };
   // Plays `options` in this viewer (before any show / acquire). Headless, every
   // frame is drawn in turn as fast as possible; in a window at the source's
-  // rate. Throws at once what opening the source throws (viewer::ParseError
+  // rate. Throws at once what opening the source throws (media::ParseError
   // naming the file and field, handoff::Error when the Vulkan scene cannot
   // start), UsageError when frames were already shown. show() / acquire()
   // afterwards throw UsageError.

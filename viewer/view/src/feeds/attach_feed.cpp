@@ -91,7 +91,7 @@ bool AttachFeed::next(FeedFrame& out, bool) {
 // waits for its own copy), then the ring's slot is what the display uploads.
 bool AttachFeed::next_cuda(LiveFrame& f, FeedFrame& out) {
   if (!ring_) ring_ = std::make_shared<PushRing>(share_, ring_options_, [] {});
-  ring_->show(f.frame, viewer::OverlayFrame{});
+  ring_->show(f.frame, media::OverlayFrame{});
   PushSlot* slot = ring_->take();
   if (!slot) return false;
   ring_slot_ = slot;

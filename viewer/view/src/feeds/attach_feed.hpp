@@ -62,7 +62,7 @@ class AttachFeed final : public Feed {
   LiveFrame taken_;       // between next() and release()
   PushSlot* ring_slot_ = nullptr;  // CUDA: the ring slot handed out
   std::deque<Reading> reading_;
-  viewer::OverlayFrame overlays_;
+  media::OverlayFrame overlays_;
   FeedInfo current_{};  // of the last frame taken
 };
 

@@ -6,23 +6,23 @@
 
 #include <handoff/error.hpp>
 #include <handoff/log.hpp>
-#include <handoff/viewer/error.hpp>
-#include <handoff/viewer/raw_reader.hpp>
-#include <handoff/viewer/y4m_reader.hpp>
+#include <handoff/media/error.hpp>
+#include <handoff/media/raw_reader.hpp>
+#include <handoff/media/y4m_reader.hpp>
 
 namespace handoff::view {
 
-PipelineFeed::PipelineFeed(std::unique_ptr<viewer::FrameSource> source, RingOptions ring,
-                           std::optional<viewer::SceneOptions> scene)
+PipelineFeed::PipelineFeed(std::unique_ptr<media::FrameSource> source, RingOptions ring,
+                           std::optional<media::SceneOptions> scene)
     : source_(std::move(source)), info_(source_->info()), ring_(ring), scene_(std::move(scene)) {}
 
 void PipelineFeed::start(FeedContext& context) {
-  viewer::PipelineOptions po;
+  view::PipelineOptions po;
   po.ring_size = ring_.size;
   po.loop = ring_.loop;
   po.interop = ring_.interop;
   po.scene = scene_;
-  pipeline_ = std::make_unique<viewer::FramePipeline>(context.worker, std::move(source_), std::move(po));
+  pipeline_ = std::make_unique<view::FramePipeline>(context.worker, std::move(source_), std::move(po));
 }
 
 FeedInfo PipelineFeed::info() const {
@@ -41,7 +41,7 @@ FeedInfo PipelineFeed::info() const {
 }
 
 bool PipelineFeed::next(FeedFrame& out, bool wait) {
-  viewer::FrameSlot* slot = pipeline_->next(wait);
+  view::FrameSlot* slot = pipeline_->next(wait);
   if (!slot) return false;
   out = FeedFrame{};
   out.frame = pipeline_->frame_of(*slot);
@@ -65,8 +65,8 @@ bool PipelineFeed::finished() const { return pipeline_ && pipeline_->finished();
 
 void PipelineFeed::stop() noexcept { pipeline_.reset(); }
 
-SceneFeed::SceneFeed(const viewer::SceneOptions& scene, RingOptions ring)
-    : PipelineFeed(viewer::make_scene_source(scene), ring, scene) {}
+SceneFeed::SceneFeed(const media::SceneOptions& scene, RingOptions ring)
+    : PipelineFeed(media::make_scene_source(scene), ring, scene) {}
 
 namespace {
 
@@ -75,26 +75,26 @@ bool ends_with_ci(std::string s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-std::unique_ptr<viewer::FrameSource> open_file(const std::string& path, const FileOptions& o) {
+std::unique_ptr<media::FrameSource> open_file(const std::string& path, const FileOptions& o) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw viewer::ParseError(path, "", "", "no such file");
-  if (std::filesystem::is_directory(path, ec)) throw viewer::ParseError(path, "", "", "is a directory, not a video file");
+  if (!std::filesystem::exists(path, ec)) throw media::ParseError(path, "", "", "no such file");
+  if (std::filesystem::is_directory(path, ec)) throw media::ParseError(path, "", "", "is a directory, not a video file");
   if (ends_with_ci(path, ".y4m")) {
     if (o.width || o.height || o.format)
       log(LogLevel::Warning, "the size and format given for " + path + " are ignored (the Y4M header says them)");
-    return viewer::open_y4m(path);
+    return media::open_y4m(path);
   }
   if (!o.width || !o.height)
-    throw viewer::ParseError(path, "", "--size",
+    throw media::ParseError(path, "", "--size",
                              "a raw NV12 / P010 file needs --size WxH (and --format nv12|p010); "
                              "files ending in .y4m are read as Y4M");
-  viewer::RawOptions ro;
+  media::RawOptions ro;
   ro.width = o.width;
   ro.height = o.height;
   ro.format = o.format.value_or(PixelFormat::NV12);
   if (o.matrix) ro.colorimetry.matrix = *o.matrix;
   if (o.range) ro.colorimetry.range = *o.range;
-  return viewer::open_raw(path, ro);
+  return media::open_raw(path, ro);
 }
 
 }  // namespace

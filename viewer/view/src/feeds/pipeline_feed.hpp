@@ -10,8 +10,8 @@
 
 #include <handoff/cuda_gl_buffer.hpp>
 #include <handoff/view/feed.hpp>
-#include <handoff/viewer/frame_source.hpp>
-#include <handoff/viewer/scene.hpp>
+#include <handoff/media/frame_source.hpp>
+#include <handoff/media/scene.hpp>
 
 #include "frame_pipeline.hpp"
 
@@ -37,22 +37,22 @@ class PipelineFeed : public Feed {
 
  protected:
   // The source is opened here, so bad input fails before any thread starts.
-  PipelineFeed(std::unique_ptr<viewer::FrameSource> source, RingOptions ring,
-               std::optional<viewer::SceneOptions> scene);
+  PipelineFeed(std::unique_ptr<media::FrameSource> source, RingOptions ring,
+               std::optional<media::SceneOptions> scene);
 
  private:
-  std::unique_ptr<viewer::FrameSource> source_;  // until start() hands it to the pipeline
-  viewer::SourceInfo info_;
+  std::unique_ptr<media::FrameSource> source_;  // until start() hands it to the pipeline
+  media::SourceInfo info_;
   RingOptions ring_;
-  std::optional<viewer::SceneOptions> scene_;
-  std::unique_ptr<viewer::FramePipeline> pipeline_;
-  viewer::FrameSlot* handed_out_ = nullptr;  // the slot of the frame next() returned, until release()
+  std::optional<media::SceneOptions> scene_;
+  std::unique_ptr<view::FramePipeline> pipeline_;
+  view::FrameSlot* handed_out_ = nullptr;  // the slot of the frame next() returned, until release()
 };
 
 // The synthetic scene with its ground-truth overlays; seekable both ways.
 class SceneFeed final : public PipelineFeed {
  public:
-  SceneFeed(const viewer::SceneOptions& scene, RingOptions ring);
+  SceneFeed(const media::SceneOptions& scene, RingOptions ring);
 };
 
 // What a file feed needs beyond the path (raw files: the size and format).
@@ -63,7 +63,7 @@ struct FileOptions {
   std::optional<ColorRange> range;
 };
 
-// A Y4M file (".y4m") or raw NV12 / P010. Throws viewer::ParseError naming the
+// A Y4M file (".y4m") or raw NV12 / P010. Throws media::ParseError naming the
 // file and what is wrong (no such file, a directory, a bad header, a raw file
 // without a size or of the wrong length).
 class FileFeed final : public PipelineFeed {

@@ -4,18 +4,18 @@
 #include <cctype>
 #include <filesystem>
 
-#include <handoff/viewer/error.hpp>
+#include <handoff/media/error.hpp>
 
 namespace handoff::view {
 namespace {
 
-std::unique_ptr<viewer::RecordingSource> open(const std::string& path, const std::string& topic) {
+std::unique_ptr<media::RecordingSource> open(const std::string& path, const std::string& topic) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw viewer::ParseError(path, "", "", "no such file");
-  if (std::filesystem::is_directory(path, ec)) throw viewer::ParseError(path, "", "", "is a directory, not a recording");
-  viewer::RecordingOpenOptions o;
+  if (!std::filesystem::exists(path, ec)) throw media::ParseError(path, "", "", "no such file");
+  if (std::filesystem::is_directory(path, ec)) throw media::ParseError(path, "", "", "is a directory, not a recording");
+  media::RecordingOpenOptions o;
   o.topic = topic;
-  return viewer::open_recording(path, o);
+  return media::open_recording(path, o);
 }
 
 }  // namespace
@@ -29,12 +29,12 @@ bool is_recording_path(const std::string& path) {
 // What the feed keeps of the source, taken before the source goes to the
 // pipeline (from start() on it belongs to the producer thread).
 struct RecordingFeed::Opened {
-  std::unique_ptr<viewer::RecordingSource> source;
+  std::unique_ptr<media::RecordingSource> source;
   std::vector<std::uint64_t> log_times;
   std::string description;
   double fallback_ms = 0;
 
-  explicit Opened(std::unique_ptr<viewer::RecordingSource> s) : source(std::move(s)) {
+  explicit Opened(std::unique_ptr<media::RecordingSource> s) : source(std::move(s)) {
     const std::int64_t n = source->info().frame_count;
     log_times.reserve(std::size_t(std::max<std::int64_t>(n, 0)));
     for (std::int64_t i = 0; i < n; ++i) log_times.push_back(source->log_time(i));

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <handoff/viewer/recording.hpp>
+#include <handoff/media/recording.hpp>
 
 #include "feeds/pipeline_feed.hpp"
 
@@ -17,7 +17,7 @@ namespace handoff::view {
 
 class RecordingFeed final : public PipelineFeed {
  public:
-  // Opens the recording (viewer::ParseError naming the file, record, offset
+  // Opens the recording (media::ParseError naming the file, record, offset
   // and field; for an unknown `topic`, the image topics there are).
   RecordingFeed(const std::string& path, const std::string& topic, RingOptions ring);
 

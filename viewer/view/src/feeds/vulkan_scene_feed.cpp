@@ -13,12 +13,12 @@ namespace {
 class VulkanSceneFeed final : public Feed {
  public:
   explicit VulkanSceneFeed(VulkanSceneOptions o) : options_(std::move(o)) {
-    viewer::scene_state(options_.scene, 0);  // a bad size fails here
+    media::scene_state(options_.scene, 0);  // a bad size fails here
   }
 
   // GL context current: the Vulkan context is made on the same GPU.
   void start(FeedContext&) override {
-    const viewer::SceneOptions& so = options_.scene;
+    const media::SceneOptions& so = options_.scene;
     VkContextOptions vo;
     if (options_.validation) vo.validation = true;
     if (options_.on_message)
@@ -38,7 +38,7 @@ class VulkanSceneFeed final : public Feed {
   }
 
   FeedInfo info() const override {
-    const viewer::SceneOptions& so = options_.scene;
+    const media::SceneOptions& so = options_.scene;
     FeedInfo i;
     i.name = "scene (Vulkan compute)";
     i.source = source_text_;
@@ -68,7 +68,7 @@ class VulkanSceneFeed final : public Feed {
     out.frame.index = next_;
     out.luma_texture = source_->luma_texture();
     out.chroma_texture = source_->chroma_texture();
-    const viewer::SceneOptions& so = options_.scene;
+    const media::SceneOptions& so = options_.scene;
     vulkan_scene_overlays(overlays_, next_, so.width, so.height);
     out.overlays = &overlays_;
     out.produce_ms = std::chrono::duration<double, std::milli>(clock::now() - t0).count();
@@ -93,7 +93,7 @@ class VulkanSceneFeed final : public Feed {
   VulkanSceneOptions options_;
   std::unique_ptr<GlVkSource> source_;
   std::string source_text_, memory_text_;
-  viewer::OverlayFrame overlays_;
+  media::OverlayFrame overlays_;
   std::int64_t next_ = 0;
   bool produced_ = false;
 };

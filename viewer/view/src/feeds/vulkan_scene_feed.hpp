@@ -10,13 +10,13 @@
 #include <string>
 
 #include <handoff/view/feed.hpp>
-#include <handoff/viewer/overlay.hpp>
-#include <handoff/viewer/scene.hpp>
+#include <handoff/media/overlay.hpp>
+#include <handoff/media/scene.hpp>
 
 namespace handoff::view {
 
 struct VulkanSceneOptions {
-  viewer::SceneOptions scene{};
+  media::SceneOptions scene{};
   bool validation = false;  // the validation layer on (an error where it is missing)
   // Each validation message (any thread, possibly inside a Vulkan call).
   std::function<void(const std::string&)> on_message;
@@ -29,6 +29,6 @@ std::unique_ptr<Feed> make_vulkan_scene_feed(VulkanSceneOptions options);
 // The ground truth of the Vulkan scene (shaders/vk/scene.glsl; its CPU
 // reference is tests/vulkan/scene_reference.hpp): the sliding white square and
 // the orange disc, as boxes in frame pixels. Keep in step with scene.glsl.
-void vulkan_scene_overlays(viewer::OverlayFrame& out, std::int64_t index, std::uint32_t width, std::uint32_t height);
+void vulkan_scene_overlays(media::OverlayFrame& out, std::int64_t index, std::uint32_t width, std::uint32_t height);
 
 }  // namespace handoff::view

@@ -4,7 +4,7 @@
 
 namespace handoff::view {
 
-void vulkan_scene_overlays(viewer::OverlayFrame& f, std::int64_t index, std::uint32_t width, std::uint32_t height) {
+void vulkan_scene_overlays(media::OverlayFrame& f, std::int64_t index, std::uint32_t width, std::uint32_t height) {
   f.clear();
   f.frame = index;
   const int w = int(width), h = int(height);

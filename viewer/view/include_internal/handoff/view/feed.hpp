@@ -18,7 +18,7 @@
 #include <handoff/frame.hpp>
 #include <handoff/gl_worker.hpp>
 #include <handoff/viewer.hpp>
-#include <handoff/viewer/overlay.hpp>
+#include <handoff/media/overlay.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -56,7 +56,7 @@ struct FeedFrame {
   unsigned luma_texture = 0, chroma_texture = 0;
   // Overlays of this frame, or nullptr. The display may swap their contents
   // with its own (both keep their capacity) before release().
-  viewer::OverlayFrame* overlays = nullptr;
+  media::OverlayFrame* overlays = nullptr;
   // When the frame was handed in (show / present), for the latency figures;
   // the epoch when unknown (played sources).
   std::chrono::steady_clock::time_point submitted{};

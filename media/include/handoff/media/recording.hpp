@@ -1,0 +1,278 @@
+#pragma once
+// Recordings: NV12 / P010 frames and their overlays in MCAP files that
+// Foxglove and the mcap tools open (docs/recording.md has the format).
+//
+// - A frame is a foxglove.RawImage message (protobuf) on the stream's topic,
+//   encoding "nv12" (Foxglove's) or "p010" (handoff's: the same two planes,
+//   16-bit little-endian samples, the 10-bit value in the top bits).
+// - Its overlays are one foxglove.ImageAnnotations message on
+//   "<topic>/annotations" with the same log time and timestamps: boxes as
+//   LINE_LOOP points with the label as a TextAnnotation, keypoints (POINTS),
+//   skeletons (LINE_LIST), polygons (LINE_LOOP), polylines (LINE_STRIP), texts;
+//   score, class, track and the rest in each annotation's metadata
+//   ("handoff.*" keys), so everything round-trips.
+// - Colorimetry is channel metadata ("handoff.color_matrix", ...): a frame
+//   whose colorimetry differs from its topic's channel starts a new channel on
+//   the same topic.
+//
+//   RecordingWriter rec("out.mcap");
+//   rec.write(frame, overlays, "/camera", log_time_ns);   // queued; a writer thread does the I/O
+//   rec.close();
+//   auto src = open_recording("out.mcap", {.topic = "/camera"});   // a FrameSource
+#include <handoff/frame.hpp>
+#include <handoff/media/frame_source.hpp>
+#include <handoff/media/mcap.hpp>
+#include <handoff/media/overlay.hpp>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace handoff::media {
+
+inline constexpr std::string_view kRawImageSchema = "foxglove.RawImage";
+inline constexpr std::string_view kImageAnnotationsSchema = "foxglove.ImageAnnotations";
+// A stream's annotations are on its topic + this suffix.
+inline constexpr std::string_view kAnnotationsSuffix = "/annotations";
+
+// The serialized FileDescriptorSets (foxglove/RawImage.proto and
+// foxglove/ImageAnnotations.proto with their imports) the Schema records
+// carry. Thread safety: any thread, as every free function in this header.
+std::span<const std::uint8_t> raw_image_descriptor_set();
+std::span<const std::uint8_t> image_annotations_descriptor_set();
+
+// --- Messages (one frame or one overlay set <-> protobuf bytes) ------------------------
+
+// Encodes a host-memory frame as a foxglove.RawImage into `out` (replaced):
+// encoding "nv12" / "p010", step = the packed chroma row (2 * ceil(W/2)
+// samples; for odd widths one sample of zero padding ends each luma row),
+// data = H luma rows then ceil(H/2) chroma rows. UsageError for a frame that
+// is not valid or not in host memory. Thread safety: any thread.
+void encode_raw_image(const Frame& frame, std::uint64_t timestamp_ns, std::vector<std::uint8_t>& out);
+
+// A foxglove.RawImage as parsed, pointing into the message bytes.
+struct RawImageView {
+  std::uint32_t width = 0, height = 0, step = 0;
+  std::string_view encoding;
+  std::span<const std::uint8_t> data;
+  bool has_timestamp = false;
+  std::uint64_t timestamp_ns = 0;
+};
+
+// Where a message came from, for ParseError ("<file>: <location>: <field>: ...").
+// `location` is called only when an error is reported (so naming the place
+// costs nothing per message).
+struct MessagePlace {
+  std::string_view file;
+  std::function<std::string()> location;
+};
+
+// Parses foxglove.RawImage bytes without copying the pixels. ParseError at
+// `where` (field "RawImage") when the bytes are not such a message.
+RawImageView parse_raw_image(std::span<const std::uint8_t> bytes, const MessagePlace& where);
+
+// The frame format of a RawImage encoding ("nv12", "p010"); std::nullopt for others.
+std::optional<PixelFormat> raw_image_format(std::string_view encoding);
+
+// Checks that a parsed image is an nv12 / p010 image of `format`, `width` x
+// `height` whose data holds every row: ParseError at `where` naming the field
+// otherwise (encoding, size, a step below the row, data shorter than
+// step * (H + ceil(H/2))).
+void check_raw_image(const RawImageView& image, PixelFormat format, std::uint32_t width, std::uint32_t height,
+                     const MessagePlace& where);
+// check_raw_image(), then copies the image into `target`.
+void copy_raw_image(const RawImageView& image, PixelFormat format, std::uint32_t width, std::uint32_t height,
+                    const FrameWriteTarget& target, const MessagePlace& where);
+
+// Encodes overlays as a serialized foxglove.ImageAnnotations into `out`
+// (replaced); every annotation and the message carry `timestamp_ns`.
+// Thread safety: any thread.
+void encode_annotations(const OverlayFrame& overlays, std::uint64_t timestamp_ns, std::string& out);
+
+// Decodes foxglove.ImageAnnotations bytes into `out` (cleared first; its
+// frame is left as is). Annotations handoff wrote come back as they were;
+// others are mapped: an axis-aligned 4-point LINE_LOOP is a box, other
+// LINE_LOOPs polygons, LINE_STRIP polylines, POINTS an object's keypoints,
+// LINE_LIST keypoints joined in pairs, circles 32-sided polygons, texts
+// texts. ParseError at `where` when the bytes are not such a message.
+void decode_annotations(std::span<const std::uint8_t> bytes, OverlayFrame& out, const MessagePlace& where);
+
+// The time foxglove.ImageAnnotations bytes are for (nanoseconds, as
+// RawImageView::timestamp_ns): the message's own timestamp when set (its
+// annotations' are then ignored), else the first annotation's that has one
+// (circles, points, texts); std::nullopt when none does. ParseError at
+// `where` when the bytes are not such a message.
+std::optional<std::uint64_t> annotations_timestamp(std::span<const std::uint8_t> bytes, const MessagePlace& where);
+
+// Channel metadata for a stream's colorimetry, and back. Absent or unknown
+// values take the defaults a file without them gets (BT.601 up to 576 rows,
+// else BT.709; limited range; chroma siting left).
+mcap::StringMap colorimetry_metadata(const Colorimetry& c);
+Colorimetry colorimetry_from_metadata(const mcap::StringMap& metadata, std::uint32_t height);
+
+// --- Writing ----------------------------------------------------------------------
+
+struct RecordingOptions {
+  mcap::Compression compression = mcap::Compression::Zstd;
+  int compression_level = 1;
+  std::size_t chunk_size = std::size_t(4) << 20;
+  std::uint64_t chunk_duration_ns = 1'000'000'000;  // see mcap::WriterOptions: what a crash loses at most
+  bool summary = true;
+  bool sync_on_close = false;  // fdatasync in close()
+  // Frames waiting for the writer thread. When the queue is full, write()
+  // drops the frame (counted in stats().frames_dropped) unless
+  // block_when_full, in which case it waits for room (at most
+  // handoff::wait_limit(), then WaitTimeout).
+  std::size_t queue_capacity = 4;
+  bool block_when_full = false;
+  // The writer thread runs at a lower CPU priority (nice + this, Linux
+  // threads; 0: the caller's). With a producer that needs every core (a
+  // viewer on a software renderer), the recording then falls behind and drops
+  // frames instead of slowing the producer.
+  int writer_nice = 0;
+};
+
+// Where a handoff::Viewer or handoff::Publisher records what it shows or
+// publishes (ViewerOptions::record, PublisherOptions::record). A value.
+struct RecordTarget {
+  std::string path{};  // the MCAP file (created, truncated); empty: no recording
+  mcap::Compression compression = mcap::Compression::Zstd;  // of its chunks
+  std::string topic{};  // the image topic; empty: the recorder's default ("/handoff/view", "/<publisher name>")
+};
+
+// Lowers the calling thread's CPU priority by `nice` steps (Linux schedules
+// threads one by one; 0, or a refusal, changes nothing). What the recorders'
+// threads call (RecordingOptions::writer_nice). Thread safety: any thread.
+void lower_thread_priority(int nice) noexcept;
+
+struct RecordingStats {
+  std::uint64_t frames_written = 0;  // frames (with their overlays) in the file
+  std::uint64_t frames_dropped = 0;  // refused by write() because the queue was full
+  std::uint64_t bytes_written = 0;   // file size so far
+};
+
+// Records frames and overlays to an MCAP file. write() encodes the frame on
+// the caller's thread (one copy of its pixels) and queues it; a writer thread
+// does chunking, compression, CRCs and the disk writes, so the caller never
+// waits for the disk longer than the bounded queue allows. The first I/O error
+// stops the recording: write(), flush() and close() then throw it.
+// Thread safety: write() from one thread at a time; stats() from any thread;
+// flush() and close() from the thread that calls write(). The destructor
+// closes (errors are logged, not thrown).
+class RecordingWriter {
+ public:
+  // Creates (truncates) `path` and starts the writer thread. handoff::Error
+  // naming the path when it cannot be created.
+  explicit RecordingWriter(const std::filesystem::path& path, RecordingOptions options = {});
+  ~RecordingWriter();
+  RecordingWriter(const RecordingWriter&) = delete;
+  RecordingWriter& operator=(const RecordingWriter&) = delete;
+
+  // Queues `frame` (host memory; its pixels are copied before this returns)
+  // on `topic` and, when `overlays` is not empty, its ImageAnnotations on
+  // "<topic>/annotations". log_time_ns: the message log time (nanoseconds);
+  // publish_time_ns (default: the log time) is also the messages' timestamp
+  // field. Returns false when the frame was dropped (queue full). UsageError
+  // for a frame not in host memory, an empty topic or use after close().
+  bool write(const Frame& frame, const OverlayFrame& overlays, std::string_view topic, std::uint64_t log_time_ns,
+             std::optional<std::uint64_t> publish_time_ns = std::nullopt);
+  // Waits until every queued frame is in the file (at most wait_limit()
+  // without progress, then WaitTimeout).
+  void flush();
+  // Writes what is queued, the summary and the footer; closes the file.
+  // Throws the recording's first error, if any. A second call does nothing.
+  void close();
+  RecordingStats stats() const;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  struct Item;
+  struct Channels;
+  void run();
+  void write_item(Item& item);
+  void wait_for(std::unique_lock<std::mutex>& lock, const char* what, const std::function<bool()>& done);
+
+  std::filesystem::path path_;
+  RecordingOptions options_;
+  std::unique_ptr<mcap::Writer> writer_;   // used by the writer thread only (and close() after joining)
+  std::unique_ptr<Channels> channels_;     // writer thread only
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<Item>> queue_;  // guarded by mutex_
+  std::vector<std::unique_ptr<Item>> free_;  // recycled buffers, guarded by mutex_
+  bool busy_ = false, stop_ = false, closed_ = false;  // guarded by mutex_
+  std::uint64_t progress_ = 0;                          // items finished, guarded by mutex_
+  RecordingStats stats_;                                // guarded by mutex_
+  std::exception_ptr error_;                            // guarded by mutex_
+  std::thread thread_;                                  // last: starts after the members above exist
+};
+
+// --- Reading ----------------------------------------------------------------------
+
+struct RecordingOpenOptions {
+  // The image topic to play; empty: the first foxglove.RawImage topic (lowest channel id).
+  std::string topic;
+  // Where its overlays are; empty: "<topic>/annotations" if present, else the
+  // only foxglove.ImageAnnotations topic if there is exactly one, else none.
+  std::string annotations_topic;
+  // A frame's overlays are the annotation message with the frame's timestamp
+  // (see RecordingSource) logged at most this far from the frame, in either
+  // direction (a detector's output is logged after its image).
+  std::uint64_t annotation_window_ns = 2'000'000'000;
+  std::uint64_t max_chunk_bytes = std::uint64_t(1) << 30;  // see mcap::ReaderOptions
+};
+
+struct RecordingTopic {
+  std::string topic;
+  std::string schema;
+  std::uint64_t messages = 0;
+};
+
+// A recording played as a FrameSource: frame i is the i-th image of the
+// chosen topic by log time, reached through the index without scanning
+// (files without a summary are scanned once at open). overlays_for(i) gives
+// the annotation message matched to frame i by timestamp, as Foxglove's image
+// panel matches them: the one whose timestamp (annotations_timestamp())
+// equals the image's RawImage.timestamp, among the annotation messages logged
+// within RecordingOpenOptions::annotation_window_ns of the image (nearest in
+// log time first); a message or image without a timestamp is matched by its
+// log time instead. Each annotation message's timestamp is read once, when a
+// frame near it is first looked up. Errors: ParseError naming the file, the
+// record and its byte offset and the field; a file cut short plays up to its
+// last whole message, with one warning (logged and in warnings()).
+// Thread safety: none; use one from one thread at a time (it may be handed between threads).
+class RecordingSource : public FrameSource {
+ public:
+  virtual const std::vector<RecordingTopic>& image_topics() const = 0;
+  virtual const std::string& topic() const = 0;
+  virtual const std::string& annotations_topic() const = 0;  // "" when none
+  virtual std::uint64_t log_time(std::int64_t index) const = 0;
+  // Frame `index`'s colorimetry (from its channel; equal to info().colorimetry
+  // unless it changed during the recording).
+  virtual Colorimetry colorimetry(std::int64_t index) const = 0;
+  virtual bool indexed() const = 0;
+  virtual const std::vector<std::string>& warnings() const = 0;
+};
+
+// Opens a recording: reads its summary and index (or scans it) and its first
+// frame (which sets info()'s format, size and colorimetry). ParseError on bad
+// input; the message names the file, the record, its offset and the field.
+std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& path,
+                                                const RecordingOpenOptions& options = {});
+// Same over bytes in memory (copied). For tests and fuzzing.
+std::unique_ptr<RecordingSource> open_recording_memory(std::span<const std::uint8_t> bytes,
+                                                       std::string name = "<memory>",
+                                                       const RecordingOpenOptions& options = {});
+
+}  // namespace handoff::media

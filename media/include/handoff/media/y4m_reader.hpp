@@ -1,0 +1,66 @@
+#pragma once
+// YUV4MPEG2 (.y4m) reader: streams 4:2:0 8-bit and 10-bit files as NV12 / P010
+// (planar U, V -> interleaved UV; 10-bit samples -> value << 6, little-endian).
+// The file is never loaded whole: one frame's worth of scratch is allocated at
+// open and reused.
+//
+// Header fields honoured:
+//   W, H        size (1..kMaxFrameDimension each); required.
+//   F n:d       frame rate; "0:0" or absent -> 30:1.
+//   C           420jpeg / 420 (siting Center), 420mpeg2 (Left), 420paldv (TopLeft),
+//               420p10 (10-bit, siting Left). Absent -> 420jpeg. Anything else
+//               (444, 422, mono, 420p12, ...) is refused with a ParseError.
+//   I, A        accepted and ignored (interlaced frames are shown as progressive).
+//   XCOLORRANGE=FULL|LIMITED            range (default LIMITED).
+//   XCOLORMATRIX=BT601|BT709|BT2020     matrix (also accepted: XCOLORSPACE=, XYUVMATRIX=
+//               with the same values, and 601 / 709 / 2020 / BT2020NC spellings).
+//               Default: BT601 when H <= 576, else BT709.
+//   other X... extensions are ignored.
+// Each frame is "FRAME" + optional parameters + '\n' + the planes. Frame
+// offsets are indexed lazily (as frames are read or sought), so FRAME lines
+// carrying parameters are handled. Header and FRAME lines are capped (4 KiB).
+#include <handoff/media/frame_source.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace handoff::media {
+
+// Opens `path`; parses the header now (ParseError naming the file and the
+// field on a bad header). frame_count in info() counts complete frames; a
+// truncated or damaged frame makes read_into() throw when it is reached. A
+// file without one complete frame has nothing to show: ParseError naming the
+// file (the first frame's own error when it is damaged).
+// When the file size fits the plain layout ("FRAME\n" + payload, repeated),
+// frames are located by arithmetic and each marker is checked as it is read:
+// a damaged marker found then lowers info().frame_count to the good frames.
+std::unique_ptr<FrameSource> open_y4m(const std::filesystem::path& path);
+
+// Same, reading from memory (the bytes are copied). `name` is used in messages.
+// For tests and fuzzing.
+std::unique_ptr<FrameSource> open_y4m_memory(std::span<const std::uint8_t> bytes,
+                                             std::string name = "<memory>");
+
+// Writes a Y4M file from NV12 / P010 host frames (tests, sample generation).
+// `extra` is appended to the header verbatim (e.g. "XCOLORRANGE=FULL").
+class Y4mWriter {
+ public:
+  Y4mWriter(const std::filesystem::path& path, PixelFormat format, std::uint32_t width,
+            std::uint32_t height, Rational rate = {}, std::string chroma_tag = {},
+            std::string extra = {});
+  ~Y4mWriter();
+  Y4mWriter(const Y4mWriter&) = delete;
+  Y4mWriter& operator=(const Y4mWriter&) = delete;
+  // Appends one frame; `frame_params` go after "FRAME" (e.g. " Ixyz").
+  void write(const HostFrame& frame, const std::string& frame_params = {});
+  void close();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace handoff::media

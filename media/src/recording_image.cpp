@@ -1,0 +1,243 @@
+// foxglove.RawImage <-> NV12 / P010 frames, written and read with protobuf's
+// wire-format primitives so the pixels are copied once (rows straight into
+// the message; out of it straight into the caller's buffer), and the
+// colorimetry's channel metadata.
+#include "mcap_format.hpp"
+
+#include <handoff/frame_validate.hpp>
+#include <handoff/media/error.hpp>
+#include <handoff/media/recording.hpp>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+
+#include <algorithm>
+#include <climits>
+#include <stdexcept>
+#include <cstring>
+
+namespace handoff::media {
+
+namespace detail {
+extern const unsigned char kRawImageDescriptorSet[];
+extern const std::size_t kRawImageDescriptorSetSize;
+extern const unsigned char kImageAnnotationsDescriptorSet[];
+extern const std::size_t kImageAnnotationsDescriptorSetSize;
+}  // namespace detail
+
+std::span<const std::uint8_t> raw_image_descriptor_set() {
+  return {detail::kRawImageDescriptorSet, detail::kRawImageDescriptorSetSize};
+}
+std::span<const std::uint8_t> image_annotations_descriptor_set() {
+  return {detail::kImageAnnotationsDescriptorSet, detail::kImageAnnotationsDescriptorSetSize};
+}
+
+namespace {
+
+using google::protobuf::io::CodedInputStream;
+using google::protobuf::io::CodedOutputStream;
+using WFL = google::protobuf::internal::WireFormatLite;
+
+// RawImage field numbers (foxglove/RawImage.proto) and google.protobuf.Timestamp's.
+enum : int { kTimestamp = 1, kWidth = 2, kHeight = 3, kEncoding = 4, kStep = 5, kData = 6 };
+enum : int { kSeconds = 1, kNanos = 2 };
+
+struct YuvRows {
+  std::size_t luma_row = 0, chroma_row = 0, step = 0, rows = 0;
+};
+
+YuvRows yuv_rows(PixelFormat format, std::uint32_t width, std::uint32_t height) {
+  const std::size_t bps = bytes_per_sample(format);
+  YuvRows r;
+  r.luma_row = std::size_t(width) * bps;
+  r.chroma_row = std::size_t(chroma_width(width)) * 2 * bps;
+  r.step = std::max(r.luma_row, r.chroma_row);
+  r.rows = std::size_t(height) + chroma_height(height);
+  return r;
+}
+
+std::size_t timestamp_size(std::uint64_t ns) {
+  const auto seconds = std::int64_t(ns / 1'000'000'000u);
+  const auto nanos = std::int32_t(ns % 1'000'000'000u);
+  return (seconds ? 1 + WFL::Int64Size(seconds) : 0) + (nanos ? 1 + WFL::Int32Size(nanos) : 0);
+}
+
+std::uint8_t* write_timestamp(std::uint64_t ns, std::uint8_t* p) {
+  const auto seconds = std::int64_t(ns / 1'000'000'000u);
+  const auto nanos = std::int32_t(ns % 1'000'000'000u);
+  p = WFL::WriteTagToArray(kTimestamp, WFL::WIRETYPE_LENGTH_DELIMITED, p);
+  p = CodedOutputStream::WriteVarint32ToArray(std::uint32_t(timestamp_size(ns)), p);
+  if (seconds) p = WFL::WriteInt64NoTagToArray(seconds, WFL::WriteTagToArray(kSeconds, WFL::WIRETYPE_VARINT, p));
+  if (nanos) p = WFL::WriteInt32NoTagToArray(nanos, WFL::WriteTagToArray(kNanos, WFL::WIRETYPE_VARINT, p));
+  return p;
+}
+
+std::uint8_t* write_fixed32(int field, std::uint32_t v, std::uint8_t* p) {
+  return WFL::WriteFixed32NoTagToArray(v, WFL::WriteTagToArray(field, WFL::WIRETYPE_FIXED32, p));
+}
+
+std::uint8_t* write_length(int field, std::size_t n, std::uint8_t* p) {
+  p = WFL::WriteTagToArray(field, WFL::WIRETYPE_LENGTH_DELIMITED, p);
+  return CodedOutputStream::WriteVarint32ToArray(std::uint32_t(n), p);
+}
+
+}  // namespace
+
+std::optional<PixelFormat> raw_image_format(std::string_view encoding) {
+  // Encodings are case-sensitive: exactly to_string's spelling.
+  const auto f = try_from_string<PixelFormat>(encoding);
+  return f && to_string(*f) == encoding ? f : std::nullopt;
+}
+
+void encode_raw_image(const Frame& frame, std::uint64_t timestamp_ns, std::vector<std::uint8_t>& out) {
+  validate(frame);
+  if (frame.memory != MemoryKind::Host) throw UsageError("encode_raw_image: the frame is not in host memory");
+  const YuvRows r = yuv_rows(frame.format, frame.width, frame.height);
+  const std::size_t data_bytes = r.step * r.rows;
+  if (data_bytes > std::size_t(INT_MAX) - 64) throw UsageError("encode_raw_image: frame larger than 2 GiB");
+  const std::string_view encoding = to_string(frame.format);
+  const std::size_t ts = timestamp_size(timestamp_ns);
+  const std::size_t total = 1 + CodedOutputStream::VarintSize32(std::uint32_t(ts)) + ts + 3 * 5 + 1 +
+                            CodedOutputStream::VarintSize32(std::uint32_t(encoding.size())) + encoding.size() + 1 +
+                            CodedOutputStream::VarintSize32(std::uint32_t(data_bytes)) + data_bytes;
+  out.resize(total);
+  std::uint8_t* p = write_timestamp(timestamp_ns, out.data());
+  p = write_fixed32(kWidth, frame.width, p);
+  p = write_fixed32(kHeight, frame.height, p);
+  p = write_length(kEncoding, encoding.size(), p);
+  p = std::copy(encoding.begin(), encoding.end(), p);
+  p = write_fixed32(kStep, std::uint32_t(r.step), p);
+  p = write_length(kData, data_bytes, p);
+  const auto* luma = static_cast<const std::uint8_t*>(frame.luma().data);
+  const auto* chroma = static_cast<const std::uint8_t*>(frame.chroma().data);
+  for (std::uint32_t y = 0; y < frame.height; ++y, p += r.step) {
+    std::memcpy(p, luma + std::size_t(y) * frame.luma().pitch, r.luma_row);
+    std::memset(p + r.luma_row, 0, r.step - r.luma_row);
+  }
+  for (std::uint32_t y = 0; y < chroma_height(frame.height); ++y, p += r.step) {
+    std::memcpy(p, chroma + std::size_t(y) * frame.chroma().pitch, r.chroma_row);
+  }
+  if (std::size_t(p - out.data()) != total) throw std::logic_error("encode_raw_image: size miscounted");
+}
+
+RawImageView parse_raw_image(std::span<const std::uint8_t> bytes, const MessagePlace& where) {
+  auto fail = [&](const std::string& detail) -> RawImageView {
+    throw ParseError(std::string(where.file), where.location(), "RawImage", detail);
+  };
+  if (bytes.size() > std::size_t(INT_MAX)) return fail("message larger than 2 GiB");
+  CodedInputStream in(bytes.data(), int(bytes.size()));
+  RawImageView v;
+  auto span_of = [&](std::uint32_t n) {
+    const int at = in.CurrentPosition();
+    if (!in.Skip(int(n))) fail("a length-delimited field runs past the end of the message");
+    return bytes.subspan(std::size_t(at), n);
+  };
+  while (const std::uint32_t tag = in.ReadTag()) {
+    const int field = WFL::GetTagFieldNumber(tag);
+    const auto type = WFL::GetTagWireType(tag);
+    std::uint32_t u32 = 0;
+    if (type == WFL::WIRETYPE_FIXED32 && (field == kWidth || field == kHeight || field == kStep)) {
+      if (!in.ReadLittleEndian32(&u32)) fail("truncated fixed32 field");
+      (field == kWidth ? v.width : field == kHeight ? v.height : v.step) = u32;
+    } else if (type == WFL::WIRETYPE_LENGTH_DELIMITED && (field == kEncoding || field == kData || field == kTimestamp)) {
+      if (!in.ReadVarint32(&u32)) fail("truncated length");
+      const auto s = span_of(u32);
+      if (field == kEncoding) v.encoding = {reinterpret_cast<const char*>(s.data()), s.size()};
+      if (field == kData) v.data = s;
+      if (field == kTimestamp) {
+        CodedInputStream ts(s.data(), int(s.size()));
+        std::uint64_t seconds = 0, nanos = 0;
+        while (const std::uint32_t t = ts.ReadTag()) {
+          const int f = WFL::GetTagFieldNumber(t);
+          if (WFL::GetTagWireType(t) == WFL::WIRETYPE_VARINT && (f == kSeconds || f == kNanos)) {
+            if (!ts.ReadVarint64(f == kSeconds ? &seconds : &nanos)) fail("truncated timestamp");
+          } else if (!WFL::SkipField(&ts, t)) {
+            fail("malformed timestamp");
+          }
+        }
+        v.has_timestamp = true;
+        v.timestamp_ns = std::uint64_t(std::int64_t(seconds)) * 1'000'000'000u + std::uint64_t(std::int32_t(nanos));
+      }
+    } else if (!WFL::SkipField(&in, tag)) {
+      fail("malformed field " + std::to_string(field));
+    }
+  }
+  if (!in.ConsumedEntireMessage() || in.CurrentPosition() != int(bytes.size())) fail("malformed protobuf message");
+  return v;
+}
+
+void check_raw_image(const RawImageView& image, PixelFormat format, std::uint32_t width, std::uint32_t height,
+                     const MessagePlace& where) {
+  auto fail = [&](const char* field, const std::string& detail) {
+    throw ParseError(std::string(where.file), where.location(), field, detail);
+  };
+  const auto f = raw_image_format(image.encoding);
+  if (!f) fail("RawImage.encoding", "unsupported encoding " + mcap::detail::quoted(image.encoding) + " (supported: nv12, p010)");
+  if (*f != format) {
+    fail("RawImage.encoding", mcap::detail::quoted(image.encoding) + ", but the stream is " + std::string(to_string(format)));
+  }
+  if (image.width != width || image.height != height) {
+    fail("RawImage.width", std::to_string(image.width) + "x" + std::to_string(image.height) +
+                               ", but the stream is " + std::to_string(width) + "x" + std::to_string(height));
+  }
+  const YuvRows r = yuv_rows(format, width, height);
+  if (image.step < r.step) {
+    fail("RawImage.step", std::to_string(image.step) + " is below the " + std::to_string(r.step) +
+                              "-byte rows of a " + std::string(to_string(format)) + " image " + std::to_string(width) +
+                              " wide");
+  }
+  const std::uint64_t need = std::uint64_t(image.step) * r.rows;
+  if (image.data.size() < need) {
+    fail("RawImage.data", std::to_string(image.data.size()) + " bytes, shorter than step * (height + ceil(height/2)) = " +
+                              std::to_string(image.step) + " * " + std::to_string(r.rows) + " = " + std::to_string(need));
+  }
+}
+
+void copy_raw_image(const RawImageView& image, PixelFormat format, std::uint32_t width, std::uint32_t height,
+                    const FrameWriteTarget& target, const MessagePlace& where) {
+  check_raw_image(image, format, width, height, where);
+  const YuvRows r = yuv_rows(format, width, height);
+  const std::uint8_t* p = image.data.data();
+  for (std::uint32_t y = 0; y < height; ++y, p += image.step) {
+    std::memcpy(target.luma + std::size_t(y) * target.luma_pitch, p, r.luma_row);
+  }
+  for (std::uint32_t y = 0; y < chroma_height(height); ++y, p += image.step) {
+    std::memcpy(target.chroma + std::size_t(y) * target.chroma_pitch, p, r.chroma_row);
+  }
+}
+
+// --- Colorimetry as channel metadata --------------------------------------------------
+
+namespace {
+constexpr std::string_view kMatrixKey = "handoff.color_matrix";
+constexpr std::string_view kRangeKey = "handoff.color_range";
+constexpr std::string_view kSitingKey = "handoff.chroma_siting";
+}  // namespace
+
+mcap::StringMap colorimetry_metadata(const Colorimetry& c) {
+  return {{std::string(kMatrixKey), std::string(to_string(c.matrix))},
+          {std::string(kRangeKey), std::string(to_string(c.range))},
+          {std::string(kSitingKey), std::string(to_string(c.siting))}};
+}
+
+Colorimetry colorimetry_from_metadata(const mcap::StringMap& metadata, std::uint32_t height) {
+  Colorimetry c;
+  c.matrix = height <= 576 ? ColorMatrix::BT601 : ColorMatrix::BT709;
+  c.range = ColorRange::Limited;
+  c.siting = ChromaSiting::Left;
+  for (const auto& [k, v] : metadata) {
+    if (k == kMatrixKey) {
+      for (ColorMatrix m : {ColorMatrix::BT601, ColorMatrix::BT709, ColorMatrix::BT2020})
+        if (v == to_string(m)) c.matrix = m;
+    } else if (k == kRangeKey) {
+      for (ColorRange r : {ColorRange::Limited, ColorRange::Full})
+        if (v == to_string(r)) c.range = r;
+    } else if (k == kSitingKey) {
+      for (ChromaSiting s : {ChromaSiting::Left, ChromaSiting::Center, ChromaSiting::TopLeft})
+        if (v == to_string(s)) c.siting = s;
+    }
+  }
+  return c;
+}
+
+}  // namespace handoff::media

@@ -1,0 +1,341 @@
+// A recording played as a FrameSource: the chosen image topic's messages by
+// log time, each one indexed read away; overlays from the annotation message
+// with the image's timestamp (matched as Foxglove's image panel does), logged
+// near it.
+#include "mcap_format.hpp"
+
+#include <handoff/error.hpp>
+#include <handoff/frame_validate.hpp>
+#include <handoff/media/error.hpp>
+#include <handoff/media/recording.hpp>
+
+#include <google/protobuf/descriptor.pb.h>
+#include <google/protobuf/stubs/logging.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <tuple>
+
+namespace handoff::media {
+namespace {
+
+using google::protobuf::FieldDescriptorProto;
+
+struct ExpectedField {
+  const char* name;
+  int number;
+  FieldDescriptorProto::Type type;
+};
+
+// The fields handoff reads, as Foxglove publishes them.
+constexpr ExpectedField kRawImageFields[] = {
+    {"timestamp", 1, FieldDescriptorProto::TYPE_MESSAGE}, {"width", 2, FieldDescriptorProto::TYPE_FIXED32},
+    {"height", 3, FieldDescriptorProto::TYPE_FIXED32},    {"encoding", 4, FieldDescriptorProto::TYPE_STRING},
+    {"step", 5, FieldDescriptorProto::TYPE_FIXED32},      {"data", 6, FieldDescriptorProto::TYPE_BYTES}};
+constexpr ExpectedField kAnnotationFields[] = {{"circles", 1, FieldDescriptorProto::TYPE_MESSAGE},
+                                               {"points", 2, FieldDescriptorProto::TYPE_MESSAGE},
+                                               {"texts", 3, FieldDescriptorProto::TYPE_MESSAGE}};
+
+std::string schema_place(const mcap::Schema& s) {
+  return "Schema " + std::to_string(s.id) + " (" + s.name + ") at byte " + std::to_string(s.offset);
+}
+std::string channel_place(const mcap::Channel& c) {
+  return "Channel " + std::to_string(c.id) + " (" + c.topic + ") at byte " + std::to_string(c.offset);
+}
+
+// Checks that a schema's FileDescriptorSet defines the message with the fields handoff reads.
+void check_descriptor(const std::string& file, const mcap::Schema& s, std::span<const ExpectedField> fields) {
+  auto fail = [&](const std::string& detail) { throw ParseError(file, schema_place(s), "data", detail); };
+  google::protobuf::FileDescriptorSet set;
+  // A damaged schema is reported by the ParseError below; libprotobuf's own log lines are not wanted.
+  const google::protobuf::LogSilencer quiet;
+  if (s.data.size() > std::size_t(INT_MAX) || !set.ParseFromArray(s.data.data(), int(s.data.size()))) {
+    fail("not a serialized FileDescriptorSet");
+  }
+  const google::protobuf::DescriptorProto* message = nullptr;
+  for (const auto& f : set.file()) {
+    for (const auto& m : f.message_type()) {
+      if (f.package() + "." + m.name() == s.name) message = &m;
+    }
+  }
+  if (!message) fail("the descriptor set does not define " + s.name);
+  for (const ExpectedField& e : fields) {
+    const auto it = std::find_if(message->field().begin(), message->field().end(),
+                                 [&](const FieldDescriptorProto& f) { return f.name() == e.name; });
+    if (it == message->field().end()) fail(s.name + " has no field " + mcap::detail::quoted(e.name));
+    if (it->number() != e.number || it->type() != e.type) {
+      fail(s.name + "." + e.name + " is field " + std::to_string(it->number()) + " of type " +
+           FieldDescriptorProto::Type_Name(it->type()) + ", Foxglove's is field " + std::to_string(e.number) +
+           " of type " + FieldDescriptorProto::Type_Name(e.type));
+    }
+  }
+}
+
+Rational estimate_rate(const std::vector<mcap::MessageRef>& frames) {
+  if (frames.size() < 2 || frames.back().log_time <= frames.front().log_time) return {30, 1};
+  const double interval = double(frames.back().log_time - frames.front().log_time) / double(frames.size() - 1);
+  auto num = std::int64_t(std::llround(1e12 / interval));  // frames per 1000 s
+  if (num <= 0) return {30, 1};
+  std::int64_t den = 1000;
+  const std::int64_t g = std::gcd(num, den);
+  return {num / g, den / g};
+}
+
+class RecordingSourceImpl final : public RecordingSource {
+ public:
+  RecordingSourceImpl(std::unique_ptr<mcap::Reader> reader, const RecordingOpenOptions& options);
+
+  const SourceInfo& info() const override { return info_; }
+  bool read_into(const FrameWriteTarget& target) override;
+  void seek(std::int64_t index) override;
+  std::int64_t position() const override { return position_; }
+  bool overlays_for(std::int64_t index, OverlayFrame& out) const override;
+  const std::vector<RecordingTopic>& image_topics() const override { return topics_; }
+  const std::string& topic() const override { return topic_; }
+  const std::string& annotations_topic() const override { return annotations_topic_; }
+  std::uint64_t log_time(std::int64_t index) const override { return frames_.at(checked(index)).log_time; }
+  Colorimetry colorimetry(std::int64_t index) const override {
+    return colorimetry_.at(frames_.at(checked(index)).channel);
+  }
+  bool indexed() const override { return reader_->indexed(); }
+  const std::vector<std::string>& warnings() const override { return reader_->warnings(); }
+
+ private:
+  std::size_t checked(std::int64_t index) const {
+    if (index < 0 || index >= std::int64_t(frames_.size())) {
+      throw UsageError("RecordingSource: frame " + std::to_string(index) + " is not in 0.." +
+                       std::to_string(frames_.size() - 1));
+    }
+    return std::size_t(index);
+  }
+  std::vector<mcap::MessageRef> topic_messages(const std::string& topic, std::string_view schema, bool check);
+  void choose_topics(const RecordingOpenOptions& options);
+  void read_first_frame();
+  // Matching overlays to frames by timestamp (RecordingSource's comment).
+  void remember_key(std::size_t index, const RawImageView& image) const;
+  std::uint64_t image_key(std::size_t index) const;
+  std::uint64_t annotation_key(std::size_t k) const;
+  const mcap::MessageRef* matching_annotations(std::size_t index) const;
+  // Two captured pointers fit std::function's inline storage: naming the
+  // place allocates nothing unless an error is reported.
+  MessagePlace place(const mcap::MessageRef& ref) const {
+    return {reader_->name(), [this, r = &ref] {
+              const bool frame = r >= frames_.data() && r < frames_.data() + frames_.size();
+              return (frame ? "frame " + std::to_string(r - frames_.data()) : std::string("overlays")) + ": " +
+                     reader_->describe(*r);
+            }};
+  }
+
+  std::unique_ptr<mcap::Reader> reader_;
+  SourceInfo info_;
+  std::vector<RecordingTopic> topics_;
+  std::string topic_, annotations_topic_;
+  std::vector<mcap::MessageRef> frames_, annotations_;  // by log time
+  std::map<std::uint16_t, Colorimetry> colorimetry_;    // per image channel
+  std::int64_t position_ = 0;
+  std::uint64_t window_ns_ = 0;                          // RecordingOpenOptions::annotation_window_ns
+  // The timestamps (else log times) matched: the last frame read's, and each
+  // annotation message's once read.
+  mutable std::int64_t keyed_frame_ = -1;
+  mutable std::uint64_t frame_key_ = 0;
+  mutable std::vector<std::optional<std::uint64_t>> annotation_keys_;
+};
+
+RecordingSourceImpl::RecordingSourceImpl(std::unique_ptr<mcap::Reader> reader, const RecordingOpenOptions& options)
+    : reader_(std::move(reader)), window_ns_(options.annotation_window_ns) {
+  info_.name = reader_->name();
+  choose_topics(options);
+  read_first_frame();
+}
+
+// Messages on `topic` whose schema is `schema`, by log time; with `check`,
+// their channels must be protobuf with a descriptor set handoff can read.
+std::vector<mcap::MessageRef> RecordingSourceImpl::topic_messages(const std::string& topic, std::string_view schema,
+                                                                  bool check) {
+  std::vector<mcap::MessageRef> out;
+  for (const auto& [id, ch] : reader_->channels()) {
+    const auto s = reader_->schemas().find(ch.schema_id);
+    if (ch.topic != topic || s == reader_->schemas().end() || s->second.name != schema) continue;
+    if (check) {
+      if (ch.message_encoding != "protobuf") {
+        throw ParseError(reader_->name(), channel_place(ch), "message_encoding",
+                         mcap::detail::quoted(ch.message_encoding) + " is not supported (handoff reads protobuf " + std::string(schema) + ")");
+      }
+      if (s->second.encoding != "protobuf") {
+        throw ParseError(reader_->name(), schema_place(s->second), "encoding",
+                         mcap::detail::quoted(s->second.encoding) + " is not supported (handoff reads protobuf schemas)");
+      }
+      using Fields = std::span<const ExpectedField>;
+      check_descriptor(reader_->name(), s->second, schema == kRawImageSchema ? Fields(kRawImageFields) : Fields(kAnnotationFields));
+    }
+    const auto& refs = reader_->messages(id);
+    out.insert(out.end(), refs.begin(), refs.end());
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.log_time < b.log_time; });
+  return out;
+}
+
+void RecordingSourceImpl::choose_topics(const RecordingOpenOptions& options) {
+  std::vector<std::string> annotation_topics;
+  for (const auto& [id, ch] : reader_->channels()) {
+    const auto s = reader_->schemas().find(ch.schema_id);
+    if (s == reader_->schemas().end()) continue;
+    const auto n = reader_->messages(id).size();
+    if (s->second.name == kRawImageSchema) {
+      const std::string& name = ch.topic;  // a structured binding cannot be captured before C++20 in clang 14
+      auto t = std::find_if(topics_.begin(), topics_.end(), [&](const RecordingTopic& r) { return r.topic == name; });
+      if (t == topics_.end()) topics_.push_back({ch.topic, s->second.name, n});
+      else t->messages += n;
+    } else if (s->second.name == kImageAnnotationsSchema &&
+               std::find(annotation_topics.begin(), annotation_topics.end(), ch.topic) == annotation_topics.end()) {
+      annotation_topics.push_back(ch.topic);
+    }
+  }
+  std::string list;
+  for (const auto& t : topics_) list += (list.empty() ? "" : ", ") + t.topic;
+  if (topics_.empty()) throw ParseError(reader_->name(), "", "topic", "the recording has no foxglove.RawImage channel");
+  topic_ = options.topic.empty() ? topics_.front().topic : options.topic;
+  if (std::none_of(topics_.begin(), topics_.end(), [&](const auto& t) { return t.topic == topic_; })) {
+    throw ParseError(reader_->name(), "", "topic", "no image topic " + mcap::detail::quoted(topic_) + " (image topics: " + list + ")");
+  }
+  frames_ = topic_messages(topic_, kRawImageSchema, true);
+  if (frames_.empty()) throw ParseError(reader_->name(), "", "topic", "image topic " + mcap::detail::quoted(topic_) + " has no messages");
+  const std::string paired = topic_ + std::string(kAnnotationsSuffix);
+  if (!options.annotations_topic.empty()) {
+    annotations_topic_ = options.annotations_topic;
+    if (std::find(annotation_topics.begin(), annotation_topics.end(), annotations_topic_) == annotation_topics.end()) {
+      throw ParseError(reader_->name(), "", "annotations_topic",
+                       "no foxglove.ImageAnnotations topic " + mcap::detail::quoted(annotations_topic_));
+    }
+  } else if (std::find(annotation_topics.begin(), annotation_topics.end(), paired) != annotation_topics.end()) {
+    annotations_topic_ = paired;
+  } else if (annotation_topics.size() == 1) {
+    annotations_topic_ = annotation_topics.front();
+  }
+  if (!annotations_topic_.empty()) annotations_ = topic_messages(annotations_topic_, kImageAnnotationsSchema, true);
+  annotation_keys_.assign(annotations_.size(), std::nullopt);
+}
+
+void RecordingSourceImpl::read_first_frame() {
+  const mcap::MessageRef& ref = frames_.front();
+  const MessagePlace where = place(ref);
+  const mcap::MessageView m = reader_->read(ref);
+  const RawImageView image = parse_raw_image(m.data, where);
+  const auto format = raw_image_format(image.encoding);
+  if (!format) {
+    throw ParseError(reader_->name(), where.location(), "RawImage.encoding",
+                     "unsupported encoding " + mcap::detail::quoted(image.encoding) + " (supported: nv12, p010)");
+  }
+  for (auto [field, name, v] : {std::tuple{"RawImage.width", "width", image.width},
+                                std::tuple{"RawImage.height", "height", image.height}}) {
+    if (std::string problem = dimension_problem(name, v); !problem.empty())
+      throw ParseError(reader_->name(), where.location(), field, problem);
+  }
+  check_raw_image(image, *format, image.width, image.height, where);
+  remember_key(0, image);
+  info_.format = *format;
+  info_.width = image.width;
+  info_.height = image.height;
+  for (const auto& [id, ch] : reader_->channels()) colorimetry_[id] = colorimetry_from_metadata(ch.metadata, image.height);
+  info_.colorimetry = colorimetry_.at(ref.channel);
+  info_.rate = estimate_rate(frames_);
+  info_.frame_count = std::int64_t(frames_.size());
+}
+
+bool RecordingSourceImpl::read_into(const FrameWriteTarget& target) {
+  if (position_ >= std::int64_t(frames_.size())) return false;
+  check_target(info_, target);
+  const mcap::MessageRef& ref = frames_[std::size_t(position_)];
+  const MessagePlace where = place(ref);
+  const mcap::MessageView m = reader_->read(ref);
+  const RawImageView image = parse_raw_image(m.data, where);
+  copy_raw_image(image, info_.format, info_.width, info_.height, target, where);
+  remember_key(std::size_t(position_), image);
+  ++position_;
+  return true;
+}
+
+void RecordingSourceImpl::seek(std::int64_t index) {
+  if (index < 0 || index > std::int64_t(frames_.size())) {
+    throw UsageError("RecordingSource::seek: " + std::to_string(index) + " is not in 0.." + std::to_string(frames_.size()));
+  }
+  position_ = index;
+}
+
+bool RecordingSourceImpl::overlays_for(std::int64_t index, OverlayFrame& out) const {
+  out.clear();
+  if (annotations_.empty() || index < 0 || index >= std::int64_t(frames_.size())) return false;
+  const mcap::MessageRef* match = matching_annotations(std::size_t(index));
+  if (!match) return false;
+  const mcap::MessageView m = reader_->read(*match);
+  decode_annotations(m.data, out, place(*match));
+  out.frame = index;
+  return !out.empty();
+}
+
+void RecordingSourceImpl::remember_key(std::size_t index, const RawImageView& image) const {
+  keyed_frame_ = std::int64_t(index);
+  frame_key_ = image.has_timestamp ? image.timestamp_ns : frames_[index].log_time;
+}
+
+// Frame `index`'s RawImage.timestamp (its log time when it has none).
+std::uint64_t RecordingSourceImpl::image_key(std::size_t index) const {
+  if (keyed_frame_ != std::int64_t(index)) {
+    const mcap::MessageRef& ref = frames_[index];
+    remember_key(index, parse_raw_image(reader_->read(ref).data, place(ref)));
+  }
+  return frame_key_;
+}
+
+// Annotation message `k`'s timestamp (its log time when it carries none).
+std::uint64_t RecordingSourceImpl::annotation_key(std::size_t k) const {
+  std::optional<std::uint64_t>& key = annotation_keys_[k];
+  if (!key) {
+    const mcap::MessageRef& ref = annotations_[k];
+    key = annotations_timestamp(reader_->read(ref).data, place(ref)).value_or(ref.log_time);
+  }
+  return *key;
+}
+
+// The annotation message with frame `index`'s timestamp, among those logged
+// within window_ns_ of the frame, nearest in log time first; null when none.
+const mcap::MessageRef* RecordingSourceImpl::matching_annotations(std::size_t index) const {
+  const std::uint64_t key = image_key(index);
+  const std::uint64_t t = frames_[index].log_time;
+  const std::uint64_t lo = t - std::min(t, window_ns_);
+  const std::uint64_t hi = t + std::min(window_ns_, std::numeric_limits<std::uint64_t>::max() - t);
+  auto by_time = [](const mcap::MessageRef& r, std::uint64_t v) { return r.log_time < v; };
+  const auto begin = annotations_.begin();
+  const auto first = std::lower_bound(begin, annotations_.end(), lo, by_time);
+  const auto last = std::upper_bound(first, annotations_.end(), hi,
+                                     [](std::uint64_t v, const mcap::MessageRef& r) { return v < r.log_time; });
+  auto right = std::lower_bound(first, last, t, by_time), left = right;
+  while (left != first || right != last) {
+    const bool go_right = right != last && (left == first || right->log_time - t <= t - std::prev(left)->log_time);
+    const auto it = go_right ? right++ : --left;
+    if (annotation_key(std::size_t(it - begin)) == key) return &*it;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& path, const RecordingOpenOptions& options) {
+  mcap::ReaderOptions r;
+  r.max_chunk_bytes = options.max_chunk_bytes;
+  return std::make_unique<RecordingSourceImpl>(mcap::Reader::open(path, r), options);
+}
+
+std::unique_ptr<RecordingSource> open_recording_memory(std::span<const std::uint8_t> bytes, std::string name,
+                                                       const RecordingOpenOptions& options) {
+  mcap::ReaderOptions r;
+  r.max_chunk_bytes = options.max_chunk_bytes;
+  return std::make_unique<RecordingSourceImpl>(mcap::Reader::open_memory(bytes, std::move(name), r), options);
+}
+
+}  // namespace handoff::media

@@ -1,0 +1,238 @@
+// RecordingWriter: the caller encodes (one copy of the pixels), a writer
+// thread owns the mcap::Writer (chunking, compression, CRCs, disk writes).
+// The queue is bounded: a full queue drops the frame (counted) or, when asked,
+// waits for room at most wait_limit().
+#include <handoff/error.hpp>
+#include <handoff/log.hpp>
+#include <handoff/wait.hpp>
+#include <handoff/media/recording.hpp>
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <map>
+
+namespace handoff::media {
+
+struct RecordingWriter::Item {
+  std::string topic;
+  Colorimetry colorimetry{};
+  std::uint64_t log_time = 0, publish_time = 0;
+  std::vector<std::uint8_t> image;  // serialized foxglove.RawImage
+  std::string annotations;          // serialized foxglove.ImageAnnotations; empty: none
+};
+
+// The writer thread's channels: one per (topic, colorimetry) for images, one
+// per annotation topic; sequence numbers count per topic.
+struct RecordingWriter::Channels {
+  std::uint16_t image_schema = 0, annotation_schema = 0;
+  struct Image {
+    std::string topic;
+    Colorimetry colorimetry;
+    std::uint16_t channel;
+  };
+  std::vector<Image> images;
+  std::map<std::string, std::uint16_t, std::less<>> annotations;
+  std::map<std::string, std::uint32_t, std::less<>> sequence;
+};
+
+RecordingWriter::RecordingWriter(const std::filesystem::path& path, RecordingOptions options)
+    : path_(path), options_(options), channels_(std::make_unique<Channels>()) {
+  if (options_.queue_capacity == 0) options_.queue_capacity = 1;
+  mcap::WriterOptions w;
+  w.compression = options_.compression;
+  w.compression_level = options_.compression_level;
+  w.chunk_size = options_.chunk_size;
+  w.chunk_duration_ns = options_.chunk_duration_ns;
+  w.summary = options_.summary;
+  w.sync_on_close = options_.sync_on_close;
+  writer_ = std::make_unique<mcap::Writer>(path_, w);
+  thread_ = std::thread([this] { run(); });
+}
+
+RecordingWriter::~RecordingWriter() {
+  try {
+    close();
+  } catch (const std::exception& e) {
+    log(LogLevel::Error, "RecordingWriter: " + path_.string() + ": " + e.what());
+  }
+}
+
+void RecordingWriter::wait_for(std::unique_lock<std::mutex>& lock, const char* what, const std::function<bool()>& done) {
+  // Bounded by the time without progress: a slow disk that keeps writing is
+  // waited for; one that stopped becomes a WaitTimeout.
+  const auto limit = wait_limit();
+  std::uint64_t seen = progress_;
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    const bool timed_out = cv_.wait_until(lock, deadline) == std::cv_status::timeout;
+    if (progress_ != seen) {
+      seen = progress_;
+      deadline = std::chrono::steady_clock::now() + limit;
+    } else if (timed_out && !done()) {
+      throw WaitTimeout(std::string(what) + " (" + std::to_string(queue_.size()) + " frames queued for " +
+                            path_.string() + ")",
+                        limit);
+    }
+  }
+}
+
+bool RecordingWriter::write(const Frame& frame, const OverlayFrame& overlays, std::string_view topic,
+                            std::uint64_t log_time_ns, std::optional<std::uint64_t> publish_time_ns) {
+  if (topic.empty()) throw UsageError("RecordingWriter::write: empty topic");
+  if (frame.memory != MemoryKind::Host) throw UsageError("RecordingWriter::write: the frame is not in host memory");
+  std::unique_ptr<Item> item;
+  {
+    std::unique_lock lock(mutex_);
+    if (closed_) throw UsageError("RecordingWriter::write after close");
+    if (error_) std::rethrow_exception(error_);
+    if (queue_.size() >= options_.queue_capacity) {
+      if (!options_.block_when_full) {
+        ++stats_.frames_dropped;
+        return false;
+      }
+      wait_for(lock, "RecordingWriter::write: waiting for room in the queue",
+               [&] { return queue_.size() < options_.queue_capacity || error_; });
+      if (error_) std::rethrow_exception(error_);
+    }
+    if (!free_.empty()) {
+      item = std::move(free_.back());
+      free_.pop_back();
+    }
+  }
+  if (!item) item = std::make_unique<Item>();
+  const std::uint64_t publish = publish_time_ns.value_or(log_time_ns);
+  encode_raw_image(frame, publish, item->image);
+  if (overlays.empty()) item->annotations.clear();
+  else encode_annotations(overlays, publish, item->annotations);
+  item->topic.assign(topic);
+  item->colorimetry = frame.colorimetry;
+  item->log_time = log_time_ns;
+  item->publish_time = publish;
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back(std::move(item));
+  }
+  cv_.notify_all();
+  return true;
+}
+
+void RecordingWriter::write_item(Item& item) {
+  Channels& c = *channels_;
+  if (c.image_schema == 0) {
+    c.image_schema = writer_->add_schema(kRawImageSchema, "protobuf", raw_image_descriptor_set());
+    c.annotation_schema = writer_->add_schema(kImageAnnotationsSchema, "protobuf", image_annotations_descriptor_set());
+  }
+  std::uint16_t image_channel = 0;
+  auto it = std::find_if(c.images.begin(), c.images.end(), [&](const Channels::Image& i) {
+    return i.topic == item.topic && i.colorimetry == item.colorimetry;
+  });
+  if (it != c.images.end()) {
+    image_channel = it->channel;
+  } else {
+    image_channel = writer_->add_channel(c.image_schema, item.topic, "protobuf", colorimetry_metadata(item.colorimetry));
+    c.images.push_back({item.topic, item.colorimetry, image_channel});
+  }
+  std::uint32_t& seq = c.sequence[item.topic];
+  writer_->write(image_channel, seq, item.log_time, item.publish_time, item.image);
+  if (!item.annotations.empty()) {
+    const std::string topic = item.topic + std::string(kAnnotationsSuffix);
+    auto a = c.annotations.find(topic);
+    if (a == c.annotations.end()) a = c.annotations.emplace(topic, writer_->add_channel(c.annotation_schema, topic, "protobuf")).first;
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(item.annotations.data());
+    writer_->write(a->second, seq, item.log_time, item.publish_time, std::span(bytes, item.annotations.size()));
+  }
+  ++seq;
+}
+
+void lower_thread_priority(int nice) noexcept {
+  if (nice <= 0) return;
+  const auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+  errno = 0;
+  const int now = ::getpriority(PRIO_PROCESS, tid);
+  if (errno == 0) (void)::setpriority(PRIO_PROCESS, tid, std::min(now + nice, 19));
+}
+
+void RecordingWriter::run() {
+  lower_thread_priority(options_.writer_nice);
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    cv_.wait(lock, [&] { return !queue_.empty() || stop_; });
+    if (queue_.empty()) return;  // stopping, and nothing left
+    std::unique_ptr<Item> item = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    const bool failed = error_ != nullptr;
+    lock.unlock();
+    std::exception_ptr error;
+    if (!failed) {
+      try {
+        write_item(*item);
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    lock.lock();
+    busy_ = false;
+    ++progress_;
+    if (error) {
+      error_ = error;
+      try {
+        std::rethrow_exception(error);
+      } catch (const std::exception& e) {
+        log(LogLevel::Error, "RecordingWriter: " + path_.string() + ": recording stopped: " + e.what());
+      }
+    }
+    if (failed || error) ++stats_.frames_dropped;
+    else ++stats_.frames_written;
+    stats_.bytes_written = writer_->bytes_written();
+    if (free_.size() <= options_.queue_capacity) free_.push_back(std::move(item));
+    cv_.notify_all();
+  }
+}
+
+void RecordingWriter::flush() {
+  std::unique_lock lock(mutex_);
+  wait_for(lock, "RecordingWriter::flush", [&] { return queue_.empty() && !busy_; });
+  if (error_) std::rethrow_exception(error_);
+}
+
+void RecordingWriter::close() {
+  std::exception_ptr timeout;
+  {
+    std::unique_lock lock(mutex_);
+    if (closed_) return;
+    closed_ = true;
+    try {
+      wait_for(lock, "RecordingWriter::close", [&] { return queue_.empty() && !busy_; });
+    } catch (const WaitTimeout&) {
+      timeout = std::current_exception();
+      if (!error_) error_ = timeout;  // the thread discards what is left
+    }
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+  // The thread is gone: writer_ is this thread's now.
+  try {
+    writer_->close();
+  } catch (...) {
+    if (!error_) error_ = std::current_exception();
+  }
+  {
+    std::lock_guard lock(mutex_);
+    stats_.bytes_written = writer_->bytes_written();
+  }
+  if (error_) std::rethrow_exception(error_);
+}
+
+RecordingStats RecordingWriter::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+}  // namespace handoff::media
