@@ -9,10 +9,18 @@
 // handoff.Frame objects are that module's type too: nanobind's type registry
 // is shared by modules built with the same nanobind, so relabel_as_cuda takes
 // and returns them.
+#include <handoff/gl_worker.hpp>
+#include <handoff/uuid.hpp>
+
 #include "library_hooks.hpp"
 #include "module_common.hpp"
 
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include <optional>
+#include <string>
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -60,4 +68,15 @@ NB_MODULE(handoff_testing, m) {
     g.frame.device = device;
     return g;
   }, "frame"_a, "device"_a = 0, "The same host memory described as CUDA memory (device `device`).");
+
+  m.def("gl_device_uuid", []() -> std::optional<std::string> {
+    // A GlWorker with its default headless EGL context: the context a headless
+    // handoff.Viewer makes (the same EGL device), made and gone here.
+    nb::gil_scoped_release unlocked;
+    handoff::GlWorker probe;
+    if (!probe.info().device_uuid) return std::nullopt;
+    return handoff::to_string(*probe.info().device_uuid);
+  }, "The GL device's UUID (GL_DEVICE_UUID_EXT) of a headless GL context, as "
+     "'xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx' (handoff::to_string), or None where GL does not report one "
+     "(no GL_EXT_memory_object). For the fake CUDA driver's fake_cuda_set_uuid: CUDA on the GL device.");
 }
