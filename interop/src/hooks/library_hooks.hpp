@@ -10,22 +10,17 @@
 // copy of this state. The shipped module publishes its copy's table as an
 // opaque capsule, the way NumPy publishes its C API, and the test module calls
 // through it. Nothing in the table is callable from Python.
+#include "../dlpack/export_counts.hpp"
+#include "../frame/live_frames.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
 namespace handoff::detail {
 
-struct DlpackExportCounts {
-  std::size_t live = 0;        // exported tensors whose deleter has not run yet
-  std::uint64_t exported = 0;  // made
-  std::uint64_t deleted = 0;   // deleters run
-};
+// Frame storage objects alive (frame/live_frames.hpp) and exported DLPack
+// tensors (dlpack/export_counts.hpp): the public handoff::live_objects().
 
-// Frame storage objects alive: host allocations and imported producer planes
-// (frame/host_frame.cpp). Thread safety: any thread.
-std::size_t live_frame_count() noexcept;
-// Exported DLPack tensors (dlpack/dlpack_export.cpp). Thread safety: any thread.
-DlpackExportCounts dlpack_export_counts() noexcept;
 // GlWorkers constructed from now on (a library object's own ones included)
 // start with the same-GPU check skipped or not (gl/gl_worker.cpp). Thread
 // safety: any thread.
