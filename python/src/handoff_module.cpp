@@ -14,7 +14,6 @@
 #include <handoff/cuda_abi.hpp>
 
 #include "capsules.hpp"
-#include "library_hooks.hpp"
 #include "module_common.hpp"
 #if HANDOFF_PYTHON_VIEWER
 #include "live_bindings.hpp"
@@ -747,14 +746,6 @@ void bind_frame(nb::module_& m) {
       .def("__repr__", [](const PyFrame& f) { return frame_repr(f.frame); });
 }
 
-// The library's live-object counts and worker defaults, for C code only: the
-// test-only module handoff_testing (tests/python/module) reads this copy of
-// the library through it (it links the library's code separately, so its own
-// state is not ours). An opaque capsule: nothing in it is callable from Python.
-void bind_library_hooks(nb::module_& m) {
-  m.attr("_library_hooks") = nb::capsule(&detail::library_hooks(), detail::kLibraryHooksCapsule);
-}
-
 // handoff.live_objects(): the leak-hunting counts (<handoff/diagnostics.hpp>)
 // of this module's copy of the library.
 void bind_diagnostics(nb::module_& m) {
@@ -782,7 +773,6 @@ NB_MODULE(_handoff, m) {
   bind_colorimetry(m);
   bind_plane(m);
   bind_frame(m);
-  bind_library_hooks(m);
   bind_diagnostics(m);
   m.def("cuda_status", [] { return cuda_driver().describe(); }, "One line on whether CUDA is usable, and why not.");
 #if HANDOFF_PYTHON_VIEWER
