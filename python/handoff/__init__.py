@@ -18,9 +18,10 @@ from ._handoff import (  # noqa: F401
     InvalidFrame,
     Plane,
     cuda_status,
+    live_objects,
 )
 
-__all__ = ["Colorimetry", "Frame", "InvalidFrame", "Plane", "cuda_status"]
+__all__ = ["Colorimetry", "Frame", "InvalidFrame", "Plane", "cuda_status", "live_objects"]
 
 # The viewer (built where the viewer library is: every CMake preset, and pip;
 # not with HANDOFF_BUILD_VIEWER=OFF).

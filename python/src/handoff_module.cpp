@@ -5,6 +5,7 @@
 // __array_interface__ (host planes), always read-only: the producer still owns
 // the surface. Frame.from_planes imports any DLPack, CAI or buffer producer.
 #include <handoff/cuda.hpp>
+#include <handoff/diagnostics.hpp>
 #include <handoff/dlpack.hpp>
 #include <handoff/error.hpp>
 #include <handoff/frame_validate.hpp>
@@ -13,7 +14,6 @@
 #include <handoff/cuda_abi.hpp>
 
 #include "capsules.hpp"
-#include "library_hooks.hpp"
 #include "module_common.hpp"
 #if HANDOFF_PYTHON_VIEWER
 #include "live_bindings.hpp"
@@ -746,12 +746,21 @@ void bind_frame(nb::module_& m) {
       .def("__repr__", [](const PyFrame& f) { return frame_repr(f.frame); });
 }
 
-// The library's live-object counts and worker defaults, for C code only: the
-// test-only module handoff_testing (tests/python/module) reads this copy of
-// the library through it (it links the library's code separately, so its own
-// state is not ours). An opaque capsule: nothing in it is callable from Python.
-void bind_library_hooks(nb::module_& m) {
-  m.attr("_library_hooks") = nb::capsule(&detail::library_hooks(), detail::kLibraryHooksCapsule);
+// handoff.live_objects(): the leak-hunting counts (<handoff/diagnostics.hpp>)
+// of this module's copy of the library.
+void bind_diagnostics(nb::module_& m) {
+  m.def("live_objects", [] {
+    const LiveObjects o = live_objects();
+    nb::dict d;
+    d["frames"] = o.frames;
+    d["dlpack_alive"] = o.dlpack_alive;
+    d["dlpack_exported"] = o.dlpack_exported;
+    d["dlpack_deleted"] = o.dlpack_deleted;
+    return d;
+  }, "What handoff made and has not released yet, for finding leaks: a dict of 'frames' (frame storage alive: "
+     "Frame.allocate's memory, and frames over other producers' arrays, which hold those arrays), 'dlpack_alive' "
+     "(tensors exported through __dlpack__ whose deleter has not run), 'dlpack_exported' and 'dlpack_deleted' "
+     "(totals since the module was loaded). Read it before and after a loop that should leave nothing behind.");
 }
 
 }  // namespace
@@ -764,7 +773,7 @@ NB_MODULE(_handoff, m) {
   bind_colorimetry(m);
   bind_plane(m);
   bind_frame(m);
-  bind_library_hooks(m);
+  bind_diagnostics(m);
   m.def("cuda_status", [] { return cuda_driver().describe(); }, "One line on whether CUDA is usable, and why not.");
 #if HANDOFF_PYTHON_VIEWER
   bind_viewer(m);

@@ -51,6 +51,29 @@ TEST(DriverConfig, UuidAndComputeCapabilityFromTheEnvironment) {
   EXPECT_EQ(info.cc_minor, 6);
 }
 
+// fake_cuda_set_uuid: at once (no new cuInit), kept by a new cuInit, refused
+// (unchanged) for text that is not a UUID, undone by NULL and by reset.
+TEST_F(DriverTest, SetUuidTakesEffectAtOnceUntilClearedOrReset) {
+  const Uuid fake_default = {'H', 'A', 'N', 'D', 'O', 'F', 'F', '-', 'F', 'A', 'K', 'E', '-', 'G', 'P', 'U'};
+  const Uuid set = {0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
+  ASSERT_EQ(drv_->device(0).uuid, fake_default);
+  EXPECT_EQ(fake_.set_uuid("00112233-4455-6677-8899-AABBCCDDEEFF"), 0);
+  EXPECT_EQ(drv_->device(0).uuid, set);
+  EXPECT_EQ(to_string(drv_->device(0).uuid), "00112233-4455-6677-8899-aabbccddeeff");
+  EXPECT_EQ(fake_.set_uuid("00112233"), 1);  // too short
+  EXPECT_EQ(fake_.set_uuid("00112233-4455-6677-8899-AABBCCDDEEFG"), 1);
+  EXPECT_EQ(drv_->device(0).uuid, set) << "a refused UUID changes nothing";
+  auto again = Driver::load(fake_path());  // cuInit again
+  ASSERT_TRUE(again->usable()) << again->describe();
+  EXPECT_EQ(again->device(0).uuid, set);
+  EXPECT_EQ(fake_.set_uuid(nullptr), 0);
+  EXPECT_EQ(drv_->device(0).uuid, fake_default);
+  EXPECT_EQ(fake_.set_uuid("00112233445566778899aabbccddeeff"), 0);  // no dashes
+  EXPECT_EQ(drv_->device(0).uuid, set);
+  fake_.reset();
+  EXPECT_EQ(drv_->device(0).uuid, fake_default);
+}
+
 TEST(DriverConfig, SeveralDevices) {
   ScopedEnv e("HANDOFF_FAKE_CUDA_DEVICES", "3");
   auto d = Driver::load(fake_path());

@@ -359,6 +359,10 @@ struct State {
   int arm_sticky = 0;                                         // the current call's work poisons its context
   bool initialized = false;
   Config config;
+  // fake_cuda_set_uuid: device 0's UUID instead of config.uuid (the
+  // environment's at cuInit) until reset or set_uuid(NULL); cuInit keeps it.
+  bool uuid_override_set = false;
+  unsigned char uuid_override[16] = {};
   CUctx_st contexts[kMaxDevices];
   std::map<std::string, EntryLog> log;
   std::map<std::string, FaultRule> faults;
@@ -946,8 +950,9 @@ FAKE_API CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
   FAKE_REQUIRE_INIT();
   if (!uuid) return CUDA_ERROR_INVALID_VALUE;
   FAKE_CHECK_DEVICE(dev);
-  std::memcpy(uuid->bytes, s.config.uuid, 16);
-  uuid->bytes[15] = static_cast<char>(s.config.uuid[15] + dev);  // device 0 has the configured UUID
+  const unsigned char* base = s.uuid_override_set ? s.uuid_override : s.config.uuid;
+  std::memcpy(uuid->bytes, base, 16);
+  uuid->bytes[15] = static_cast<char>(base[15] + dev);  // device 0 has the configured UUID
   return CUDA_SUCCESS;
 }
 
@@ -2641,6 +2646,7 @@ FAKE_API void fake_cuda_reset(void) {
   for (CUctx_st* c : s.created_contexts) c->sticky = 0;
   s.strict_override = -1;
   s.strict = env_int("HANDOFF_FAKE_CUDA_STRICT", 0) != 0;
+  s.uuid_override_set = false;  // back to the environment's say (HANDOFF_FAKE_CUDA_UUID at cuInit)
   s.paused = false;
   s.work_changed.notify_all();
   share_reset();  // interprocess block
@@ -2655,6 +2661,20 @@ FAKE_API void fake_cuda_fail_sticky(const char* entry, int code, int after_calls
     return;
   }
   s.sticky_faults[entry] = FaultRule{code, s.log[entry].successes + (after_calls < 0 ? 0 : after_calls)};
+}
+
+FAKE_API int fake_cuda_set_uuid(const char* hex) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (!hex || !*hex) {
+    s.uuid_override_set = false;
+    return CUDA_SUCCESS;
+  }
+  unsigned char parsed[16];
+  if (!parse_uuid(hex, parsed)) return CUDA_ERROR_INVALID_VALUE;  // nothing changes
+  std::memcpy(s.uuid_override, parsed, 16);
+  s.uuid_override_set = true;
+  return CUDA_SUCCESS;
 }
 
 FAKE_API void fake_cuda_set_strict(int strict) {

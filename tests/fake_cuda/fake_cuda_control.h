@@ -146,6 +146,15 @@ int fake_cuda_write_device(unsigned long long device, const void* src, size_t by
  * image's plane, or a VMM reservation): a host access there faults. */
 int fake_cuda_is_device_address(const void* p);
 
+/* Device 0's UUID from now on (device n adds n to the last byte), as
+ * HANDOFF_FAKE_CUDA_UUID would give it, but at once, without a new cuInit (which
+ * keeps it): `hex` is 32 hex digits, dashes allowed (handoff::to_string's form).
+ * NULL or "" goes back to the environment's say (HANDOFF_FAKE_CUDA_UUID at the
+ * last cuInit, else ASCII "HANDOFF-FAKE-GPU"); so does fake_cuda_reset().
+ * Returns 0, or 1 (CUDA_ERROR_INVALID_VALUE) for text that is not a UUID
+ * (nothing changes). To pass a same-GPU check: the GL / Vulkan device's UUID. */
+int fake_cuda_set_uuid(const char* hex);
+
 /* Forgets cuInit: every call that needs it returns CUDA_ERROR_NOT_INITIALIZED
  * until the next cuInit. For testing that contract only. */
 void fake_cuda_uninitialize(void);

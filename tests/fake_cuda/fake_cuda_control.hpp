@@ -68,6 +68,7 @@ class FakeCuda {
     get(calls_off_thread, "fake_cuda_calls_off_thread");
     get(set_semaphores_supported, "fake_cuda_set_semaphores_supported");
     get(set_strict, "fake_cuda_set_strict");
+    get(set_uuid, "fake_cuda_set_uuid");
     get(strict, "fake_cuda_strict");
     get(pause_work, "fake_cuda_pause_work");
     get(fail_sticky, "fake_cuda_fail_sticky");
@@ -120,6 +121,7 @@ class FakeCuda {
   decltype(&fake_cuda_calls_off_thread) calls_off_thread = nullptr;
   decltype(&fake_cuda_set_semaphores_supported) set_semaphores_supported = nullptr;
   decltype(&fake_cuda_set_strict) set_strict = nullptr;
+  decltype(&fake_cuda_set_uuid) set_uuid = nullptr;
   decltype(&fake_cuda_strict) strict = nullptr;
   decltype(&fake_cuda_pause_work) pause_work = nullptr;
   decltype(&fake_cuda_fail_sticky) fail_sticky = nullptr;

@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import handoff
-import handoff_testing
 from viewer_helpers import expected_pattern  # noqa: F401 (the tests import it from here)
 
 _get_name = ctypes.pythonapi.PyCapsule_GetName
@@ -48,9 +47,9 @@ class CapsuleProducer:
 def no_leaks():
     """Fails the test when frames or exported tensors outlive it."""
     gc.collect()
-    frames = handoff_testing.live_frames()
-    exports = handoff_testing.export_counts()["live"]
+    before = handoff.live_objects()
     yield
     gc.collect()
-    assert handoff_testing.live_frames() == frames, "frame storage leaked"
-    assert handoff_testing.export_counts()["live"] == exports, "exported DLPack tensors leaked"
+    after = handoff.live_objects()
+    assert after["frames"] == before["frames"], "frame storage leaked"
+    assert after["dlpack_alive"] == before["dlpack_alive"], "exported DLPack tensors leaked"

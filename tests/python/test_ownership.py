@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import handoff
-import handoff_testing
 from conftest import CapsuleProducer, capsule_name
 
 N = 10_000
@@ -17,8 +16,8 @@ N = 10_000
 @pytest.mark.parametrize("max_version", [(1, 0), None])
 def test_many_exports_consumed_and_not_leak_nothing(max_version):
     gc.collect()
-    frames0 = handoff_testing.live_frames()
-    counts0 = handoff_testing.export_counts()
+    frames0 = handoff.live_objects()["frames"]
+    counts0 = handoff.live_objects()
     for i in range(N):
         f = handoff.Frame.allocate(33, 17, "nv12" if i % 2 else "p010")
         cap = f.luma.__dlpack__(max_version=max_version)  # never consumed
@@ -26,34 +25,34 @@ def test_many_exports_consumed_and_not_leak_nothing(max_version):
         assert a.shape == (9, 17, 2)
         del cap, a, f
     gc.collect()
-    counts = handoff_testing.export_counts()
-    assert handoff_testing.live_frames() == frames0
-    assert counts["live"] == counts0["live"]
+    counts = handoff.live_objects()
+    assert handoff.live_objects()["frames"] == frames0
+    assert counts["dlpack_alive"] == counts0["dlpack_alive"]
     # Every tensor made had its deleter run, and no deleter ran twice.
-    assert counts["exported"] - counts0["exported"] == 2 * N
-    assert counts["deleted"] - counts0["deleted"] == 2 * N
+    assert counts["dlpack_exported"] - counts0["dlpack_exported"] == 2 * N
+    assert counts["dlpack_deleted"] - counts0["dlpack_deleted"] == 2 * N
 
 
 def test_unconsumed_capsule_frees_its_tensor(no_leaks):
     f = handoff.Frame.allocate(8, 8)
-    live = handoff_testing.export_counts()["live"]
+    live = handoff.live_objects()["dlpack_alive"]
     cap = f.luma.__dlpack__(max_version=(1, 0))
-    assert handoff_testing.export_counts()["live"] == live + 1
+    assert handoff.live_objects()["dlpack_alive"] == live + 1
     del cap
-    assert handoff_testing.export_counts()["live"] == live
+    assert handoff.live_objects()["dlpack_alive"] == live
 
 
 def test_consumed_capsule_is_renamed_and_left_to_consumer(no_leaks):
     f = handoff.Frame.allocate(8, 8)
-    live = handoff_testing.export_counts()["live"]
+    live = handoff.live_objects()["dlpack_alive"]
     cap = f.luma.__dlpack__(max_version=(1, 0))
     a = np.from_dlpack(CapsuleProducer(cap))
     assert capsule_name(cap) == "used_dltensor_versioned"
     del cap  # the renamed capsule must not free the tensor NumPy holds
-    assert handoff_testing.export_counts()["live"] == live + 1
+    assert handoff.live_objects()["dlpack_alive"] == live + 1
     assert a.sum() == 0
     del a
-    assert handoff_testing.export_counts()["live"] == live
+    assert handoff.live_objects()["dlpack_alive"] == live
 
 
 @pytest.mark.parametrize("max_version", [(1, 0), None])
@@ -74,18 +73,18 @@ def test_frame_outlives_its_planes_consumers(no_leaks):
     a = np.from_dlpack(f.luma)
     b = np.asarray(f.chroma)  # buffer protocol: the view holds the plane
     want_a, want_b = a.copy(), b.copy()
-    live = handoff_testing.live_frames()
+    live = handoff.live_objects()["frames"]
     del f
     gc.collect()
-    assert handoff_testing.live_frames() == live  # still referenced by the consumers
+    assert handoff.live_objects()["frames"] == live  # still referenced by the consumers
     np.testing.assert_array_equal(a, want_a)
     np.testing.assert_array_equal(b, want_b)
     del a
     gc.collect()
-    assert handoff_testing.live_frames() == live
+    assert handoff.live_objects()["frames"] == live
     del b
     gc.collect()
-    assert handoff_testing.live_frames() == live - 1
+    assert handoff.live_objects()["frames"] == live - 1
 
 
 def test_import_calls_producer_deleter_once(no_leaks):
@@ -130,7 +129,7 @@ def test_frame_keeps_producers_alive(no_leaks):
 
 def test_many_imports_leak_nothing():
     gc.collect()
-    frames0 = handoff_testing.live_frames()
+    frames0 = handoff.live_objects()["frames"]
     luma = np.zeros((17, 33), np.uint8)
     chroma = np.zeros((9, 17, 2), np.uint8)
     rc = sys.getrefcount(luma)
@@ -139,5 +138,5 @@ def test_many_imports_leak_nothing():
         a = np.from_dlpack(f.luma)
         del f, a
     gc.collect()
-    assert handoff_testing.live_frames() == frames0
+    assert handoff.live_objects()["frames"] == frames0
     assert sys.getrefcount(luma) == rc

@@ -1,6 +1,9 @@
 #include "interop_testing.hpp"
 
+#include <handoff/diagnostics.hpp>
+
 #include "gl/worker_core.hpp"
+#include "hooks/library_hooks.hpp"
 
 namespace handoff::testing {
 
@@ -12,8 +15,11 @@ void throw_on_gl_errors(GlWorker& worker, bool on) noexcept { worker.core()->set
 void skip_same_gpu_check(GlWorker& worker, bool skip) noexcept { worker.core()->set_skip_same_gpu_check(skip); }
 void skip_same_gpu_check_in_new_workers(bool skip) noexcept { detail::skip_same_gpu_check_in_new_workers(skip); }
 
-std::size_t live_frames() noexcept { return detail::live_frame_count(); }
+std::size_t live_frames() noexcept { return live_objects().frames; }
 
-ExportCounts export_counts() noexcept { return detail::dlpack_export_counts(); }
+ExportCounts export_counts() noexcept {
+  const LiveObjects o = live_objects();
+  return ExportCounts{o.dlpack_alive, o.dlpack_exported, o.dlpack_deleted};
+}
 
 }  // namespace handoff::testing

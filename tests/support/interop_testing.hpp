@@ -2,7 +2,8 @@
 // Test hooks of the interop library: counters the tests and benchmarks read to
 // find leaks and races, and switches they flip to reach paths a real GPU never
 // takes. From handoff_interop_testing (tests/support), which reads the
-// library's internal state (gl/worker_core.hpp, hooks/library_hooks.hpp);
+// library's internal state (gl/worker_core.hpp, hooks/library_hooks.hpp) and
+// the public counts (handoff/diagnostics.hpp);
 // nothing here is installed or shipped.
 //
 //   handoff::GlWorker gl(options);
@@ -10,9 +11,8 @@
 //   handoff::testing::skip_same_gpu_check(gl);   // fake CUDA driver vs llvmpipe
 #include <handoff/gl_worker.hpp>
 
-#include "library_hooks.hpp"
-
 #include <cstddef>
+#include <cstdint>
 
 namespace handoff::testing {
 
@@ -39,13 +39,17 @@ void skip_same_gpu_check(GlWorker& worker, bool skip = true) noexcept;
 void skip_same_gpu_check_in_new_workers(bool skip = true) noexcept;
 
 // --- frames and DLPack --------------------------------------------------------
-// Frame storage objects made by handoff still alive: host allocations and
-// imported producer planes (DLPack tensors, Python objects). A leak test reads
-// it before and after a loop. Thread safety: any thread.
+// Shorthands over the public counts (handoff::live_objects(),
+// <handoff/diagnostics.hpp>), in the spelling the tests were written with.
+// Frame storage objects alive (LiveObjects::frames). Thread safety: any thread.
 std::size_t live_frames() noexcept;
 
 // Exported DLPack tensors whose deleter has not run yet, and the totals.
-using ExportCounts = detail::DlpackExportCounts;
+struct ExportCounts {
+  std::size_t live = 0;        // LiveObjects::dlpack_alive
+  std::uint64_t exported = 0;  // LiveObjects::dlpack_exported
+  std::uint64_t deleted = 0;   // LiveObjects::dlpack_deleted
+};
 // Thread safety: any thread.
 ExportCounts export_counts() noexcept;
 

@@ -1,6 +1,6 @@
 #pragma once
 // Pitched NV12 / P010 frames in host memory, for tests, examples and CPU
-// producers, and the live-frame count the leak tests read.
+// producers (the count of live frame storage: handoff/diagnostics.hpp).
 #include <handoff/frame.hpp>
 
 #include <cstddef>

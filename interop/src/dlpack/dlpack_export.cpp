@@ -3,7 +3,7 @@
 #include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
 
-#include "hooks/library_hooks.hpp"
+#include "dlpack/export_counts.hpp"
 
 #include <atomic>
 #include <cstdio>

@@ -3,7 +3,6 @@
 #include <handoff/host_frame.hpp>
 
 #include "frame/live_frames.hpp"
-#include "hooks/library_hooks.hpp"
 
 #include <atomic>
 #include <cstdlib>

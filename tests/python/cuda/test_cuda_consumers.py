@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 import handoff
-import handoff_testing
 
 from cuda_available import torch
 
@@ -95,11 +94,11 @@ def test_export_outlives_frame_and_producer():
     want = luma.clone()
     f = handoff.Frame.from_planes(luma, chroma)
     t = torch.from_dlpack(f.luma)
-    live = handoff_testing.live_frames()
+    live = handoff.live_objects()["frames"]
     del f, luma, chroma
     gc.collect()
-    assert handoff_testing.live_frames() == live  # the export keeps the frame (and the torch tensors)
+    assert handoff.live_objects()["frames"] == live  # the export keeps the frame (and the torch tensors)
     assert torch.equal(t, want)
     del t
     gc.collect()
-    assert handoff_testing.live_frames() == live - 1
+    assert handoff.live_objects()["frames"] == live - 1

@@ -27,6 +27,7 @@ class FakeDriver:
             ("cuMemcpyHtoD_v2", [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_size_t], ctypes.c_int),
             ("cuMemcpyDtoH_v2", [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t], ctypes.c_int),
             ("fake_cuda_reset", [], None),
+            ("fake_cuda_set_uuid", [ctypes.c_char_p], ctypes.c_int),
             ("fake_cuda_hold", [ctypes.c_char_p, ctypes.c_int], None),
             ("fake_cuda_held_calls", [ctypes.c_char_p], ctypes.c_int),
             ("fake_cuda_primary_context_refs", [ctypes.c_int], ctypes.c_int),
@@ -76,6 +77,11 @@ class FakeDriver:
         buf = ctypes.create_string_buffer(n)
         r = self.lib.cuMemcpyDtoH_v2(buf, ptr, n)
         return r, buf.raw
+
+    def set_uuid(self, uuid):
+        """Device 0's UUID from now on ('xxxxxxxx-xxxx-...', 32 hex digits); None: the
+        environment's again (fake_cuda_set_uuid; reset also undoes it)."""
+        self.check(self.lib.fake_cuda_set_uuid(uuid.encode() if uuid else None), f"fake_cuda_set_uuid({uuid!r})")
 
     def hold(self, entry, max_wait_ms):
         """Calls to `entry` wait until hold(entry, 0) or max_wait_ms."""

@@ -49,10 +49,10 @@ def test_dlpack_cuda_producer_round_trip():
     assert f.memory == "cuda" and f.device == 0
     assert f.luma.ptr == host.luma.ptr and f.luma.pitch == 128
     assert f.cuda_context is not None
-    live = handoff_testing.live_frames()
+    live = handoff.live_objects()["frames"]
     del f
     gc.collect()
-    assert handoff_testing.live_frames() == live - 1
+    assert handoff.live_objects()["frames"] == live - 1
 
 
 class CaiDevice:

@@ -56,21 +56,59 @@ class DLPackDevice:
 
 
 @pytest.fixture
-def cuda_viewer(fake):
+def gl_gpu(fake):
+    """The fake's device 0 made the GL device: its UUID set to the one a
+    headless GL context reports (llvmpipe's here), so the viewer's same-GPU
+    check runs and passes, as on one real GPU. The fake's own UUID after."""
+    uuid = handoff_testing.gl_device_uuid()
+    assert uuid, "GL reports no device UUID (GL_EXT_memory_object): the same-GPU check would not run"
+    fake.set_uuid(uuid)
+    try:
+        yield uuid
+    finally:
+        fake.set_uuid(None)
+
+
+@pytest.fixture
+def cuda_viewer(fake, gl_gpu):
     """A viewer whose ring is CUDA-registered; once it is gone, nothing stays
     registered, mapped or allocated. (Tests take it through the holder, so the
     fixture's reference is the last one.)"""
-    handoff_testing.skip_same_gpu_check_in_new_workers(True)  # the fake's GPU cannot be llvmpipe's
+    holder = [handoff.Viewer(title="fake-cuda", width=320, height=240, headless=True, memory="cuda",
+                             gl_debug=True)]
+    yield holder
+    assert_no_gl_errors(holder[0])
+    holder.clear()
+    gc.collect()
+    assert fake.live() == {"mappings": 0, "registrations": 0, "streams": 0, "allocations": 0}
+
+
+def other_uuid(uuid):
+    """The same UUID with its first byte changed (fake device 1 differs in the last)."""
+    first = (int(uuid[:2], 16) + 1) % 256
+    return f"{first:02x}{uuid[2:]}"
+
+
+def test_a_cuda_device_that_is_not_the_gl_device_is_refused(fake):
+    """The check the fixture passes can fail: with the fake on another GPU, a
+    viewer asked for CUDA memory refuses it, naming both devices."""
+    gl = handoff_testing.gl_device_uuid()
+    assert gl, "GL reports no device UUID"
+    fake.set_uuid(other_uuid(gl))
     try:
-        holder = [handoff.Viewer(title="fake-cuda", width=320, height=240, headless=True, memory="cuda",
-                                 gl_debug=True)]
-        yield holder
-        assert_no_gl_errors(holder[0])
-        holder.clear()
-        gc.collect()
-        assert fake.live() == {"mappings": 0, "registrations": 0, "streams": 0, "allocations": 0}
+        v = handoff.Viewer(title="other-gpu", width=320, height=240, headless=True, memory="cuda")
+        try:
+            with pytest.raises(RuntimeError) as refused:
+                v.show(handoff.Frame.allocate(64, 64))
+            message = str(refused.value)
+            assert "is not the GL device" in message, message
+            assert other_uuid(gl) in message and gl in message, message
+        finally:
+            v.close()
     finally:
-        handoff_testing.skip_same_gpu_check_in_new_workers(False)
+        fake.set_uuid(None)
+    gc.collect()
+    assert fake.live() == {"mappings": 0, "registrations": 0, "streams": 0, "allocations": 0}
 
 
 def test_cuda_frame_is_copied_device_to_device(fake, cuda_viewer):
