@@ -16,6 +16,7 @@
 
 #include <gmock/gmock.h>
 
+#include <cstdlib>
 #include <cstring>
 
 namespace handoff::live::test {
@@ -41,8 +42,16 @@ class ViewAttachFakeCuda : public LiveTest {
     ASSERT_TRUE(fake.ok()) << fake.error();
     fake.reset();
     ASSERT_TRUE(cuda::driver().usable()) << cuda::driver().describe();
-    // The viewer's own workers: the fake's GPU identity cannot match llvmpipe's.
-    handoff::testing::skip_same_gpu_check_in_new_workers();
+    const std::optional<std::string> gl = handoff::testing::gl_device_uuid();
+    ASSERT_TRUE(gl) << "GL reports no GL_DEVICE_UUID_EXT";
+    ASSERT_EQ(fake.set_uuid(gl->c_str()), 0);  // the fake is the GL device: the same-GPU check runs and passes
+    // The publisher processes this test starts load their own fake: the same device through the environment.
+    ::setenv("HANDOFF_FAKE_CUDA_UUID", gl->c_str(), 1);
+  }
+  void TearDown() override {
+    ::unsetenv("HANDOFF_FAKE_CUDA_UUID");
+    fake.set_uuid(nullptr);
+    LiveTest::TearDown();
   }
   handoff::test::FakeCuda fake;
 };

@@ -1,9 +1,9 @@
 #include "interop_testing.hpp"
 
 #include <handoff/diagnostics.hpp>
+#include <handoff/uuid.hpp>
 
 #include "gl/worker_core.hpp"
-#include "hooks/library_hooks.hpp"
 
 namespace handoff::testing {
 
@@ -11,9 +11,13 @@ std::size_t queued(const GlWorker& worker) noexcept { return worker.core()->queu
 std::size_t gl_error_count(const GlWorker& worker) noexcept { return worker.core()->gl_error_count(); }
 std::size_t live_resources(const GlWorker& worker) noexcept { return worker.core()->live_resources(); }
 std::size_t live_resources(const detail::WorkerCore& core) noexcept { return core.live_resources(); }
+std::optional<std::string> gl_device_uuid() {
+  GlWorker probe;
+  if (!probe.info().device_uuid) return std::nullopt;
+  return to_string(*probe.info().device_uuid);
+}
+
 void throw_on_gl_errors(GlWorker& worker, bool on) noexcept { worker.core()->set_throw_on_gl_error(on); }
-void skip_same_gpu_check(GlWorker& worker, bool skip) noexcept { worker.core()->set_skip_same_gpu_check(skip); }
-void skip_same_gpu_check_in_new_workers(bool skip) noexcept { detail::skip_same_gpu_check_in_new_workers(skip); }
 
 std::size_t live_frames() noexcept { return live_objects().frames; }
 

@@ -1,18 +1,18 @@
 #pragma once
 // Test hooks of the interop library: counters the tests and benchmarks read to
-// find leaks and races, and switches they flip to reach paths a real GPU never
-// takes. From handoff_interop_testing (tests/support), which reads the
-// library's internal state (gl/worker_core.hpp, hooks/library_hooks.hpp) and
+// find leaks and races, and a switch that turns KHR_debug errors into throws. From handoff_interop_testing (tests/support), which reads the
+// library's internal state (gl/worker_core.hpp) and
 // the public counts (handoff/diagnostics.hpp);
 // nothing here is installed or shipped.
 //
 //   handoff::GlWorker gl(options);
 //   handoff::testing::throw_on_gl_errors(gl);    // a KHR_debug error fails its run() call
-//   handoff::testing::skip_same_gpu_check(gl);   // fake CUDA driver vs llvmpipe
 #include <handoff/gl_worker.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 namespace handoff::testing {
 
@@ -30,13 +30,11 @@ std::size_t live_resources(const detail::WorkerCore& core) noexcept;
 // makes that call throw handoff::Error (Api::Gl, "KHR_debug") with the message.
 // Thread safety: any thread; calls already running may see either setting.
 void throw_on_gl_errors(GlWorker& worker, bool on = true) noexcept;
-// CudaGlBuffers made on this worker from now on skip the check that the CUDA
-// device is the GL device (a test driver reports a GPU identity GL cannot
-// match). Thread safety: any thread.
-void skip_same_gpu_check(GlWorker& worker, bool skip = true) noexcept;
-// The same for every GlWorker constructed from now on, including the ones a
-// library object makes for itself (handoff::Viewer's). Thread safety: any thread.
-void skip_same_gpu_check_in_new_workers(bool skip = true) noexcept;
+// The GL device's UUID (GL_DEVICE_UUID_EXT of a default headless worker's
+// context) in handoff::to_string's form; nullopt where GL reports none. The
+// fake CUDA driver is given it (fake_cuda_set_uuid) so that the same-GPU check
+// runs and passes against llvmpipe. Thread safety: any thread.
+std::optional<std::string> gl_device_uuid();
 
 // --- frames and DLPack --------------------------------------------------------
 // Shorthands over the public counts (handoff::live_objects(),

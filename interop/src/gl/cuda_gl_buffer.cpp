@@ -193,7 +193,7 @@ CudaGlBuffer::CudaGlBuffer(GlWorker& worker, GlBuffer buffer, CudaGlOptions o) {
 
   if (use_cuda) {
     cuda::DeviceInfo dev = drv->device(o.cuda_device);
-    if (!worker.core()->skips_same_gpu_check()) check_same_gpu(dev, worker.info());  // a test driver may waive it
+    check_same_gpu(dev, worker.info());
     reg->memory = MemoryKind::Cuda;
     reg->ctx = std::make_shared<const cuda::PrimaryContext>(*drv, o.cuda_device);
   } else {

@@ -14,7 +14,6 @@
 // context, shutdown() waiting for the thread to finish. A call that started is
 // waited for to its end: it runs on the caller's stack.
 #include "gl/worker_core.hpp"
-#include "hooks/library_hooks.hpp"
 
 #include <glad/gl.h>
 
@@ -513,9 +512,5 @@ bool GlWorker::stopped() const noexcept { return core_->stopped(); }
 const GlInfo& GlWorker::info() const noexcept { return core_->info(); }
 
 std::thread::native_handle_type GlWorker::native_thread() const noexcept { return core_->native_thread(); }
-
-void detail::skip_same_gpu_check_in_new_workers(bool skip) noexcept {
-  g_skip_same_gpu_check_in_new_workers.store(skip, std::memory_order_relaxed);
-}
 
 }  // namespace handoff

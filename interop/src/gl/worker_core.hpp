@@ -15,9 +15,6 @@
 
 namespace handoff::detail {
 
-// detail::skip_same_gpu_check_in_new_workers (hooks/library_hooks.hpp); read when a worker is made.
-inline std::atomic<bool> g_skip_same_gpu_check_in_new_workers{false};
-
 // Thread safety: every public method may be called from any thread unless
 // stated otherwise.
 class WorkerCore : public std::enable_shared_from_this<WorkerCore> {
@@ -53,8 +50,6 @@ class WorkerCore : public std::enable_shared_from_this<WorkerCore> {
 
   // --- switches a test driver needs (tests/support/interop_testing.hpp sets them)
   void set_throw_on_gl_error(bool on) noexcept { throw_on_gl_error_.store(on, std::memory_order_relaxed); }
-  void set_skip_same_gpu_check(bool skip) noexcept { skip_same_gpu_check_.store(skip, std::memory_order_relaxed); }
-  bool skips_same_gpu_check() const noexcept { return skip_same_gpu_check_.load(std::memory_order_relaxed); }
 
  private:
   void main();
@@ -91,7 +86,6 @@ class WorkerCore : public std::enable_shared_from_this<WorkerCore> {
   std::atomic<const char*> busy_{nullptr};
   std::atomic<std::size_t> gl_errors_{0};
   std::atomic<bool> throw_on_gl_error_{false};
-  std::atomic<bool> skip_same_gpu_check_{g_skip_same_gpu_check_in_new_workers.load(std::memory_order_relaxed)};
   std::optional<std::string> pending_gl_error_;       // worker thread only
   SpinPolicy caller_spin_{100'000, /*yield=*/true};   // callers of run() waiting for their result
   SpinPolicy worker_spin_{100'000};                   // the worker waiting for the next call

@@ -36,7 +36,8 @@ TEST(PipelineFakeCuda, FramesGoThroughCudaMappedBuffers) {
     wo.context_factory = std::move(c.worker_factory);
     wo.on_debug_message = sink;
     GlWorker worker(std::move(wo));
-    testing::skip_same_gpu_check(worker);  // the fake's GPU identity cannot match llvmpipe's
+    ASSERT_TRUE(worker.info().device_uuid) << "GL reports no GL_DEVICE_UUID_EXT";
+    ASSERT_EQ(fake.set_uuid(to_string(*worker.info().device_uuid).c_str()), 0);  // the fake is the GL device
     media::SceneOptions so;
     so.width = 64;
     so.height = 36;

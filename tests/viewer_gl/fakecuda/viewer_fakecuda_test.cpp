@@ -37,8 +37,9 @@ class ViewerFakeCuda : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(fake_.ok()) << fake_.error();
     fake_.reset();
-    // The viewer's own workers: the fake's GPU identity cannot match llvmpipe's.
-    handoff::testing::skip_same_gpu_check_in_new_workers();
+    const std::optional<std::string> gl = handoff::testing::gl_device_uuid();
+    ASSERT_TRUE(gl) << "GL reports no GL_DEVICE_UUID_EXT";
+    ASSERT_EQ(fake_.set_uuid(gl->c_str()), 0);  // the fake is the GL device: the same-GPU check runs and passes
   }
   void TearDown() override {
     EXPECT_EQ(fake_.live_mappings(), 0);
