@@ -172,6 +172,7 @@ class SlotRing {
   std::optional<std::size_t> ready_locked() const;
   std::size_t gate(std::size_t slot);  // runs the reuse gate (unlocked)
   std::uint64_t publish_locked(std::size_t slot, const char* call, bool held);
+  std::uint64_t publish_as(std::size_t slot, const char* call, bool held);  // locks, publishes, wakes waiters
   void throw_if_closed() const;
 
   SlotRingOptions options_;

@@ -154,21 +154,15 @@ std::uint64_t SlotRing::publish_locked(std::size_t slot, const char* call, bool 
   return s.sequence;
 }
 
-std::uint64_t SlotRing::publish(std::size_t slot) {
-  std::uint64_t seq = 0;
-  {
-    std::lock_guard lock(mutex_);
-    seq = publish_locked(slot, "publish", false);
-  }
-  cv_.notify_all();
-  return seq;
-}
+std::uint64_t SlotRing::publish(std::size_t slot) { return publish_as(slot, "publish", false); }
 
-std::uint64_t SlotRing::publish_held(std::size_t slot) {
+std::uint64_t SlotRing::publish_held(std::size_t slot) { return publish_as(slot, "publish_held", true); }
+
+std::uint64_t SlotRing::publish_as(std::size_t slot, const char* call, bool held) {
   std::uint64_t seq = 0;
   {
     std::lock_guard lock(mutex_);
-    seq = publish_locked(slot, "publish_held", true);
+    seq = publish_locked(slot, call, held);
   }
   cv_.notify_all();
   return seq;
