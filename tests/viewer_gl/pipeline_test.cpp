@@ -106,7 +106,7 @@ TEST_F(Pipeline, SceneFramesArriveInOrderWithTheProducersBytes) {
 
 TEST_F(Pipeline, TheSceneSeeksBackToo) {
   const media::SceneOptions so = small_scene();
-  FramePipeline p(*worker_, media::make_scene_source(so), {.scene = so});
+  FramePipeline p(*worker_, media::make_scene_source(so), {}, true, so);
   ASSERT_TRUE(p.seekable());
   FrameRenderer r;
   media::HostFrame ref(so.format, so.width, so.height);
@@ -141,7 +141,7 @@ std::filesystem::path write_clip(const std::string& name, int frames) {
 
 TEST_F(Pipeline, SeekStepsBothWaysOnAFile) {
   const auto path = write_clip("handoff-pipeline-seek-", 6);
-  FramePipeline p(*worker_, media::open_y4m(path), {.loop = false});
+  FramePipeline p(*worker_, media::open_y4m(path), {}, false);
   FrameRenderer r;
   auto take = [&](std::int64_t want) {
     FrameSlot* s = p.next(true);
@@ -167,7 +167,7 @@ TEST_F(Pipeline, SeekStepsBothWaysOnAFile) {
 
 TEST_F(Pipeline, LoopsAFile) {
   const auto path = write_clip("handoff-pipeline-loop-", 3);
-  FramePipeline p(*worker_, media::open_y4m(path), {.loop = true});
+  FramePipeline p(*worker_, media::open_y4m(path), {}, true);
   for (std::int64_t i = 0; i < 7; ++i) {
     FrameSlot* s = p.next(true);
     ASSERT_NE(s, nullptr);
@@ -185,7 +185,7 @@ TEST_F(Pipeline, ATruncatedFrameSurfacesOnTheRenderThread) {
     std::fwrite(y4m.data(), 1, y4m.size(), f);
     std::fclose(f);
   }
-  FramePipeline p(*worker_, media::open_y4m(path), {.loop = false});
+  FramePipeline p(*worker_, media::open_y4m(path), {}, false);
   FrameSlot* s = p.next(true);
   ASSERT_NE(s, nullptr);
   p.release(s);
@@ -279,7 +279,7 @@ TEST_F(Pipeline, WaitingForAStuckProducerTimesOut) {
 }
 
 TEST_F(Pipeline, RingBelowThreeIsMisuse) {
-  EXPECT_THROW(FramePipeline(*worker_, media::make_scene_source(small_scene()), {.ring_size = 2}), UsageError);
+  EXPECT_THROW(FramePipeline(*worker_, media::make_scene_source(small_scene()), {.slots = 2}), UsageError);
 }
 
 // A recording plays at its recorded times: each frame stays on display for
@@ -298,10 +298,9 @@ TEST_F(Pipeline, RecordingFeedPacesFramesByTheirLogTimes) {
     }
     w.close();
   }
-  view::RingOptions ro;
-  ro.interop.access = CudaGlAccess::WriteDiscard;
+  view::GlRingOptions ro;
   ro.interop.backend = MapBackend::Host;
-  view::RecordingFeed feed(file.string(), "", ro);
+  view::RecordingFeed feed(file.string(), "", ro, true);
   view::FeedContext context{*worker_, true, true, nullptr};
   feed.start(context);
   const double mean_ms = 1000.0 / feed.info().rate;

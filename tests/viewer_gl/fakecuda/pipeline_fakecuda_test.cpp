@@ -42,9 +42,7 @@ TEST(PipelineFakeCuda, FramesGoThroughCudaMappedBuffers) {
     so.width = 64;
     so.height = 36;
     {
-      PipelineOptions po;
-      po.scene = so;
-      FramePipeline p(worker, media::make_scene_source(so), po);
+      FramePipeline p(worker, media::make_scene_source(so), {}, true, so);
       EXPECT_NE(p.memory_text().find("CUDA"), std::string::npos) << p.memory_text();
       EXPECT_EQ(fake.live_registrations(), 3);
       FrameRenderer r;

@@ -9,19 +9,18 @@
 #include "bounded_wait.hpp"
 
 namespace handoff::view {
-FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<media::FrameSource> source, PipelineOptions options)
-    : worker_(worker), info_(source ? source->info() : media::SourceInfo{}), source_(std::move(source)),
-      loop_(options.loop) {
+FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<media::FrameSource> source, GlRingOptions ring,
+                             bool loop, std::optional<media::SceneOptions> scene)
+    : worker_(worker), info_(source ? source->info() : media::SourceInfo{}), source_(std::move(source)), loop_(loop) {
   if (!source_) throw UsageError("FramePipeline: no source");
-  if (options.ring_size < 3) throw UsageError("FramePipeline: the ring needs at least 3 slots");
-  endless_seekable_ = options.scene.has_value();
-  const std::size_t ring_size = options.ring_size;
-  std::optional<media::SceneOptions> scene = std::move(options.scene);
+  SlotRingOptions ro =
+      slot_ring_options(ring, RingOrder::Fifo, "frame pipeline of '" + info_.name + "'", "FramePipeline");
+  endless_seekable_ = scene.has_value();
+  const std::size_t ring_size = ring.slots;
   layout_ = FrameLayout::contiguous(info_.format, info_.width, info_.height, 256);
   layout_.colorimetry = info_.colorimetry;
   const std::size_t size = layout_.buffer_bytes();
-  CudaGlOptions co = options.interop;
-  co.access = CudaGlAccess::WriteDiscard;
+  CudaGlOptions co = write_discard(ring.interop);
   std::string cuda_refused;
   for (std::size_t i = 0; i < ring_size; ++i) {
     GlBuffer buffer(worker_, size);
@@ -41,10 +40,6 @@ FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<media::FrameSourc
     CudaGlBuffer interop = make();
     slots_.push_back(std::make_unique<FrameSlot>(i, std::move(buffer), std::move(interop)));
   }
-  SlotRingOptions ro;
-  ro.slots = ring_size;
-  ro.order = RingOrder::Fifo;
-  ro.name = "frame pipeline of '" + info_.name + "'";
   ro.reuse_gate = [this](std::size_t i) { wait_for_upload(*slots_[i]); };
   ring_ = std::make_unique<SlotRing>(std::move(ro));
   const CudaGlBuffer& first = slots_.front()->interop;

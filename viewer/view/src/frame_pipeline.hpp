@@ -36,6 +36,7 @@
 #include <handoff/slot_ring.hpp>
 
 #include "cuda_producer.hpp"
+#include "gl_ring_options.hpp"
 
 namespace handoff::view {
 
@@ -54,21 +55,15 @@ struct FrameSlot {
   std::uint64_t generation = 0;
 };
 
-struct PipelineOptions {
-  std::size_t ring_size = 3;  // >= 3
-  bool loop = true;           // finite sources start over at their end
-  // How the ring's buffers map (access is always WriteDiscard): backend and
-  // CUDA device.
-  CudaGlOptions interop{};
-  // The scene's options when the source is the built-in scene (the CUDA
-  // producer then renders it with the kernel, and it is seekable).
-  std::optional<media::SceneOptions> scene{};
-};
-
 class FramePipeline {
  public:
-  // Takes the source (used only by the producer thread from now on).
-  FramePipeline(GlWorker& worker, std::unique_ptr<media::FrameSource> source, PipelineOptions options = {});
+  // Takes the source (used only by the producer thread from now on). `ring`:
+  // its slots and how their buffers map (name default "frame pipeline of
+  // 'SOURCE'"); `loop`: a finite source starts over at its end; `scene`: the
+  // scene's options when the source is the built-in scene (the CUDA producer
+  // then renders it with the kernel, and it is seekable).
+  FramePipeline(GlWorker& worker, std::unique_ptr<media::FrameSource> source, GlRingOptions ring = {},
+                bool loop = true, std::optional<media::SceneOptions> scene = std::nullopt);
   ~FramePipeline();
   FramePipeline(const FramePipeline&) = delete;
   FramePipeline& operator=(const FramePipeline&) = delete;

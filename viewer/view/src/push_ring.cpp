@@ -32,13 +32,14 @@ FrameLayout slot_layout(PixelFormat format, std::uint32_t width, std::uint32_t h
 // Buffers grow in 1 MiB steps, so a slightly larger frame reuses them.
 constexpr std::size_t kBufferGranule = std::size_t(1) << 20;
 
-SlotRingOptions ring_options(const PushRingOptions& o, const std::function<void()>& wake) {
-  if (o.size < 3) throw UsageError("viewer: the ring needs at least 3 buffers (ViewerOptions::ring)");
-  SlotRingOptions r;
-  r.slots = o.size;
-  r.order = RingOrder::NewestWins;
+GlRingOptions named(GlRingOptions o) {
+  if (o.name.empty()) o.name = "viewer";
+  return o;
+}
+
+SlotRingOptions ring_options(const GlRingOptions& o, const std::function<void()>& wake) {
+  SlotRingOptions r = slot_ring_options(o, RingOrder::NewestWins, o.name, o.name + " (ViewerOptions::ring)");
   r.claim_drops_ready = true;
-  r.name = o.name;
   // Every slot being written or shown: the display frees its shown slot when woken.
   r.before_wait = wake;
   return r;
@@ -50,10 +51,11 @@ AcquiredSlot::~AcquiredSlot() {
   if (slot && ring) ring->cancel(*this);
 }
 
-PushRing::PushRing(std::shared_ptr<GlShare> share, PushRingOptions options, std::function<void()> wake)
-    : share_(std::move(share)), options_(std::move(options)), wake_(std::move(wake)),
-      ring_(ring_options(options_, wake_)) {
-  for (std::size_t i = 0; i < options_.size; ++i) {
+PushRing::PushRing(std::shared_ptr<GlShare> share, GlRingOptions options, PausedShow paused_show,
+                   std::function<void()> wake)
+    : share_(std::move(share)), options_(named(std::move(options))), paused_show_(paused_show),
+      wake_(std::move(wake)), ring_(ring_options(options_, wake_)) {
+  for (std::size_t i = 0; i < options_.slots; ++i) {
     slots_.push_back(std::make_unique<PushSlot>());
     slots_.back()->number = i;
   }
@@ -79,6 +81,7 @@ PushRing::~PushRing() {
 
 void PushRing::check_frame(const Frame& frame) const {
   validate(frame);  // InvalidFrame naming the field
+  require_format(frame.format, {PixelFormat::NV12, PixelFormat::P010}, options_.name);
   if (frame.memory == MemoryKind::Vulkan)
     throw InvalidFrame("memory", "Vulkan memory: " + options_.name +
                                      " copies host, CUDA and GL-buffer frames; import it first (import_vk_frame: "
@@ -92,7 +95,7 @@ void PushRing::check_frame(const Frame& frame) const {
 }
 
 void PushRing::wait_while_paused(std::unique_lock<std::mutex>& lock) {
-  if (options_.paused_show != PausedShow::Block) return;
+  if (paused_show_ != PausedShow::Block) return;
   // A wait for a person (resume, step) or close(): not bounded by wait_limit().
   cv_.wait(lock, [&] { return closed_ || !paused_ || step_credits_ > 0; });
   if (!closed_ && paused_) --step_credits_;
@@ -131,8 +134,7 @@ void PushRing::decide_memory(std::size_t bytes) {
     return;
   }
   GlWorker& worker = share_->worker();
-  CudaGlOptions co = options_.interop;
-  co.access = CudaGlAccess::WriteDiscard;
+  CudaGlOptions co = write_discard(options_.interop);
   try {
     CudaGlBuffer trial(worker, GlBuffer(worker, align_up(bytes, kBufferGranule)), co);
     memory_ = trial.memory();
@@ -172,8 +174,7 @@ void PushRing::ensure_buffer(PushSlot& slot, std::size_t bytes) {
     return;
   }
   GlWorker& worker = share_->worker();
-  CudaGlOptions co = options_.interop;
-  co.access = CudaGlAccess::WriteDiscard;
+  CudaGlOptions co = write_discard(options_.interop);
   co.backend = MapBackend::Cuda;
   GlBuffer buffer(worker, size);
   slot.interop.emplace(worker, buffer, co);
@@ -348,8 +349,7 @@ std::unique_ptr<AcquiredSlot> PushRing::acquire(PixelFormat format, std::uint32_
                                                 Colorimetry colorimetry) {
   const auto started = clock::now();
   validate_dimensions(width, height);
-  if (format != PixelFormat::NV12 && format != PixelFormat::P010)
-    throw InvalidFrame("format", "not NV12 or P010 (" + std::to_string(int(format)) + ")");
+  require_format(format, {PixelFormat::NV12, PixelFormat::P010}, options_.name);
   {
     std::unique_lock lock(mutex_);
     wait_while_paused(lock);
@@ -443,7 +443,7 @@ void PushRing::set_paused(bool paused) {
 void PushRing::step() {
   {
     std::lock_guard lock(mutex_);
-    if (options_.paused_show == PausedShow::Block && paused_) ++step_credits_;
+    if (paused_show_ == PausedShow::Block && paused_) ++step_credits_;
   }
   cv_.notify_all();
 }

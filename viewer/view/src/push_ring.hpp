@@ -42,6 +42,7 @@
 #include <handoff/viewer.hpp>
 #include <handoff/media/overlay.hpp>
 
+#include "gl_ring_options.hpp"
 #include "gl_share.hpp"
 
 namespace handoff::view {
@@ -67,13 +68,6 @@ struct PushSlot {
   GlFence read_done;  // display, after its upload; waited on before the slot is written again
 };
 
-struct PushRingOptions {
-  std::size_t size = 3;
-  CudaGlOptions interop{};  // backend, CUDA device (access is WriteDiscard)
-  PausedShow paused_show = PausedShow::KeepNewest;
-  std::string name = "viewer";  // for messages ("viewer 'title'")
-};
-
 class PushRing;
 
 // What a ViewerFrame holds: the slot, mapped, and the ring (so the worker and
@@ -89,7 +83,9 @@ struct AcquiredSlot {
 class PushRing : public std::enable_shared_from_this<PushRing> {
  public:
   // `wake` tells the display a frame may be pending (any thread).
-  PushRing(std::shared_ptr<GlShare> share, PushRingOptions options, std::function<void()> wake);
+  // `options.name` names it in messages (default "viewer"); `paused_show`:
+  // what show() does while the display is paused.
+  PushRing(std::shared_ptr<GlShare> share, GlRingOptions options, PausedShow paused_show, std::function<void()> wake);
   ~PushRing();  // deletes the slots' fences on the worker; never throws
   PushRing(const PushRing&) = delete;
   PushRing& operator=(const PushRing&) = delete;
@@ -148,7 +144,8 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
   bool free_shown_if_done(bool wait);
 
   std::shared_ptr<GlShare> share_;  // first: destroyed last (the worker outlives the slots)
-  PushRingOptions options_;
+  GlRingOptions options_;
+  PausedShow paused_show_;
   std::function<void()> wake_;
   std::mutex copier_mutex_;
   std::unique_ptr<CudaCopier> copier_;  // made at the first CUDA copy or CUDA mapping

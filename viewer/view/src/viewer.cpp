@@ -146,12 +146,8 @@ ViewerImpl::ViewerImpl(ViewerOptions options) : options_(std::move(options)) {
     }
   }
   if (!display_) display_ = std::make_unique<HeadlessDisplay>(d, link_);
-  PushRingOptions ro;
-  ro.size = options_.ring;
-  ro.interop = interop_options(options_);
-  ro.paused_show = options_.paused_show;
-  ro.name = link_->name;
-  ring_ = std::make_shared<PushRing>(display_->share(), ro, [link = link_] { link->wake(); });
+  GlRingOptions ro{options_.ring, interop_options(options_), link_->name};
+  ring_ = std::make_shared<PushRing>(display_->share(), ro, options_.paused_show, [link = link_] { link->wake(); });
   PlayConfig cfg = play_config(options_);
   Display* display = display_.get();
   link_->call([display, ring = ring_, cfg] { display->use_feed(std::make_unique<PushFeed>(ring), cfg); },
@@ -179,16 +175,16 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
   if (o.format) so.format = *o.format;
   if (o.matrix) so.colorimetry.matrix = *o.matrix;
   if (o.range) so.colorimetry.range = *o.range;
-  RingOptions ro;
-  ro.size = options_.ring;
-  ro.loop = o.loop.value_or(!headless);
-  ro.interop = interop_options(options_);
+  const GlRingOptions ro{options_.ring, interop_options(options_), {}};
+  const bool loop = o.loop.value_or(!headless);
   std::unique_ptr<Feed> feed;
   switch (o.source) {
     case Viewer::Source::Scene: feed = std::make_unique<SceneFeed>(so, ro); break;
     case Viewer::Source::File:
-      if (is_recording_path(o.file)) feed = std::make_unique<RecordingFeed>(o.file, o.topic, ro);
-      else feed = std::make_unique<FileFeed>(o.file, FileOptions{o.width, o.height, o.format, o.matrix, o.range}, ro);
+      if (is_recording_path(o.file)) feed = std::make_unique<RecordingFeed>(o.file, o.topic, ro, loop);
+      else
+        feed = std::make_unique<FileFeed>(o.file, FileOptions{o.width, o.height, o.format, o.matrix, o.range}, ro,
+                                          loop);
       break;
     case Viewer::Source::VulkanScene: {
       VulkanSceneOptions vo;
@@ -240,10 +236,7 @@ void ViewerImpl::attach(std::string_view name_or_path, const AttachOptions& o) {
   auto live = std::make_shared<AttachLink>(name_or_path, std::move(lo));
   if (!live->wait_for(LinkState::Connected, std::chrono::milliseconds(200)))
     notice(live->subscriber_status().message);  // "waiting for publisher 'cam0' at ...", or why not
-  PushRingOptions ro;
-  ro.size = options_.ring;
-  ro.interop = interop_options(options_);
-  ro.name = link_->name + " (attached)";
+  GlRingOptions ro{options_.ring, interop_options(options_), link_->name + " (attached)"};
   auto feed = std::make_unique<AttachFeed>(live, display_->share(), ro);
   played_.store(true);
   PlayConfig cfg = play_config(options_);

@@ -14,7 +14,7 @@ constexpr std::size_t kMaxReading = 2;
 
 }  // namespace
 
-AttachFeed::AttachFeed(std::shared_ptr<AttachLink> link, std::shared_ptr<GlShare> share, PushRingOptions ring)
+AttachFeed::AttachFeed(std::shared_ptr<AttachLink> link, std::shared_ptr<GlShare> share, GlRingOptions ring)
     : link_(std::move(link)), share_(std::move(share)), ring_options_(std::move(ring)) {}
 
 AttachFeed::~AttachFeed() { stop(); }
@@ -90,7 +90,7 @@ bool AttachFeed::next(FeedFrame& out, bool) {
 // One device-to-device copy into a buffer of the viewer's ring (PushRing::show
 // waits for its own copy), then the ring's slot is what the display uploads.
 bool AttachFeed::next_cuda(LiveFrame& f, FeedFrame& out) {
-  if (!ring_) ring_ = std::make_shared<PushRing>(share_, ring_options_, [] {});
+  if (!ring_) ring_ = std::make_shared<PushRing>(share_, ring_options_, PausedShow::KeepNewest, [] {});
   ring_->show(f.frame, media::OverlayFrame{});
   PushSlot* slot = ring_->take();
   if (!slot) return false;

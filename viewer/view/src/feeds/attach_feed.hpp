@@ -33,7 +33,7 @@ namespace handoff::view {
 class AttachFeed final : public Feed {
  public:
   // `ring`: how the ring for CUDA frames is made (the viewer's memory options).
-  AttachFeed(std::shared_ptr<AttachLink> link, std::shared_ptr<GlShare> share, PushRingOptions ring);
+  AttachFeed(std::shared_ptr<AttachLink> link, std::shared_ptr<GlShare> share, GlRingOptions ring);
   ~AttachFeed() override;
 
   void start(FeedContext& context) override;
@@ -55,7 +55,7 @@ class AttachFeed final : public Feed {
 
   std::shared_ptr<AttachLink> link_;
   std::shared_ptr<GlShare> share_;
-  PushRingOptions ring_options_;
+  GlRingOptions ring_options_;
   std::shared_ptr<PushRing> ring_;  // CUDA frames (made at the first one)
   std::unique_ptr<GlVulkanSlots> vulkan_;
   Route route_ = Route::None;

@@ -12,17 +12,13 @@
 
 namespace handoff::view {
 
-PipelineFeed::PipelineFeed(std::unique_ptr<media::FrameSource> source, RingOptions ring,
+PipelineFeed::PipelineFeed(std::unique_ptr<media::FrameSource> source, GlRingOptions ring, bool loop,
                            std::optional<media::SceneOptions> scene)
-    : source_(std::move(source)), info_(source_->info()), ring_(ring), scene_(std::move(scene)) {}
+    : source_(std::move(source)), info_(source_->info()), ring_(std::move(ring)), loop_(loop),
+      scene_(std::move(scene)) {}
 
 void PipelineFeed::start(FeedContext& context) {
-  view::PipelineOptions po;
-  po.ring_size = ring_.size;
-  po.loop = ring_.loop;
-  po.interop = ring_.interop;
-  po.scene = scene_;
-  pipeline_ = std::make_unique<view::FramePipeline>(context.worker, std::move(source_), std::move(po));
+  pipeline_ = std::make_unique<view::FramePipeline>(context.worker, std::move(source_), ring_, loop_, scene_);
 }
 
 FeedInfo PipelineFeed::info() const {
@@ -36,7 +32,7 @@ FeedInfo PipelineFeed::info() const {
   i.rate = info_.rate.value();
   i.frame_count = info_.frame_count;
   i.seekable = info_.frame_count > 0 || scene_.has_value();
-  i.ring = ring_.size;
+  i.ring = ring_.slots;
   return i;
 }
 
@@ -65,8 +61,9 @@ bool PipelineFeed::finished() const { return pipeline_ && pipeline_->finished();
 
 void PipelineFeed::stop() noexcept { pipeline_.reset(); }
 
-SceneFeed::SceneFeed(const media::SceneOptions& scene, RingOptions ring)
-    : PipelineFeed(media::make_scene_source(scene), ring, scene) {}
+// The scene is endless: looping does not apply.
+SceneFeed::SceneFeed(const media::SceneOptions& scene, GlRingOptions ring)
+    : PipelineFeed(media::make_scene_source(scene), std::move(ring), true, scene) {}
 
 namespace {
 
@@ -99,7 +96,7 @@ std::unique_ptr<media::FrameSource> open_file(const std::string& path, const Fil
 
 }  // namespace
 
-FileFeed::FileFeed(const std::string& path, const FileOptions& options, RingOptions ring)
-    : PipelineFeed(open_file(path, options), ring, std::nullopt) {}
+FileFeed::FileFeed(const std::string& path, const FileOptions& options, GlRingOptions ring, bool loop)
+    : PipelineFeed(open_file(path, options), std::move(ring), loop, std::nullopt) {}
 
 }  // namespace handoff::view

@@ -17,13 +17,6 @@
 
 namespace handoff::view {
 
-// How a pipeline feed's ring is made.
-struct RingOptions {
-  std::size_t size = 3;
-  bool loop = true;
-  CudaGlOptions interop{};  // backend, CUDA device
-};
-
 class PipelineFeed : public Feed {
  public:
   void start(FeedContext& context) override;
@@ -37,13 +30,15 @@ class PipelineFeed : public Feed {
 
  protected:
   // The source is opened here, so bad input fails before any thread starts.
-  PipelineFeed(std::unique_ptr<media::FrameSource> source, RingOptions ring,
+  // `loop`: a finite source starts over at its end.
+  PipelineFeed(std::unique_ptr<media::FrameSource> source, GlRingOptions ring, bool loop,
                std::optional<media::SceneOptions> scene);
 
  private:
   std::unique_ptr<media::FrameSource> source_;  // until start() hands it to the pipeline
   media::SourceInfo info_;
-  RingOptions ring_;
+  GlRingOptions ring_;
+  bool loop_ = true;
   std::optional<media::SceneOptions> scene_;
   std::unique_ptr<view::FramePipeline> pipeline_;
   view::FrameSlot* handed_out_ = nullptr;  // the slot of the frame next() returned, until release()
@@ -52,7 +47,7 @@ class PipelineFeed : public Feed {
 // The synthetic scene with its ground-truth overlays; seekable both ways.
 class SceneFeed final : public PipelineFeed {
  public:
-  SceneFeed(const media::SceneOptions& scene, RingOptions ring);
+  SceneFeed(const media::SceneOptions& scene, GlRingOptions ring);
 };
 
 // What a file feed needs beyond the path (raw files: the size and format).
@@ -68,7 +63,7 @@ struct FileOptions {
 // without a size or of the wrong length).
 class FileFeed final : public PipelineFeed {
  public:
-  FileFeed(const std::string& path, const FileOptions& options, RingOptions ring);
+  FileFeed(const std::string& path, const FileOptions& options, GlRingOptions ring, bool loop);
 };
 
 }  // namespace handoff::view

@@ -46,11 +46,11 @@ struct RecordingFeed::Opened {
   }
 };
 
-RecordingFeed::RecordingFeed(const std::string& path, const std::string& topic, RingOptions ring)
-    : RecordingFeed(Opened(open(path, topic)), ring) {}
+RecordingFeed::RecordingFeed(const std::string& path, const std::string& topic, GlRingOptions ring, bool loop)
+    : RecordingFeed(Opened(open(path, topic)), std::move(ring), loop) {}
 
-RecordingFeed::RecordingFeed(Opened opened, RingOptions ring)
-    : PipelineFeed(std::move(opened.source), ring, std::nullopt),
+RecordingFeed::RecordingFeed(Opened opened, GlRingOptions ring, bool loop)
+    : PipelineFeed(std::move(opened.source), std::move(ring), loop, std::nullopt),
       log_times_(std::move(opened.log_times)),
       description_(std::move(opened.description)),
       fallback_ms_(opened.fallback_ms) {}

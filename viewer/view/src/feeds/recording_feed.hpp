@@ -19,14 +19,14 @@ class RecordingFeed final : public PipelineFeed {
  public:
   // Opens the recording (media::ParseError naming the file, record, offset
   // and field; for an unknown `topic`, the image topics there are).
-  RecordingFeed(const std::string& path, const std::string& topic, RingOptions ring);
+  RecordingFeed(const std::string& path, const std::string& topic, GlRingOptions ring, bool loop);
 
   FeedInfo info() const override;
   bool next(FeedFrame& out, bool wait) override;
 
  private:
   struct Opened;
-  RecordingFeed(Opened opened, RingOptions ring);
+  RecordingFeed(Opened opened, GlRingOptions ring, bool loop);
 
   std::vector<std::uint64_t> log_times_;  // of every frame, in order
   std::string description_;
