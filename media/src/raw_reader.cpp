@@ -18,6 +18,7 @@ class RawSource final : public FrameSource {
       if (std::string problem = dimension_problem(field, v); !problem.empty()) throw ParseError(name, "", field, problem);
     }
     if (o.rate.num <= 0 || o.rate.den <= 0) throw UsageError(name + ": frame rate terms must be positive");
+    require_format(o.format, {PixelFormat::NV12, PixelFormat::P010}, name + ": a raw file");
     info_ = SourceInfo{name, o.format, o.width, o.height, o.colorimetry, o.rate, 0};
     frame_bytes_ = packed_frame_bytes(o.format, o.width, o.height);
     const std::uint64_t size = in_->size();

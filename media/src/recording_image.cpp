@@ -47,6 +47,7 @@ struct YuvRows {
 };
 
 YuvRows yuv_rows(PixelFormat format, std::uint32_t width, std::uint32_t height) {
+  require_format(format, {PixelFormat::NV12, PixelFormat::P010}, "a foxglove.RawImage");
   const std::size_t bps = bytes_per_sample(format);
   YuvRows r;
   r.luma_row = std::size_t(width) * bps;
@@ -86,7 +87,8 @@ std::uint8_t* write_length(int field, std::size_t n, std::uint8_t* p) {
 std::optional<PixelFormat> raw_image_format(std::string_view encoding) {
   // Encodings are case-sensitive: exactly to_string's spelling.
   const auto f = try_from_string<PixelFormat>(encoding);
-  return f && to_string(*f) == encoding ? f : std::nullopt;
+  if (f != PixelFormat::NV12 && f != PixelFormat::P010) return std::nullopt;
+  return to_string(*f) == encoding ? f : std::nullopt;
 }
 
 void encode_raw_image(const Frame& frame, std::uint64_t timestamp_ns, std::vector<std::uint8_t>& out) {

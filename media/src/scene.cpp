@@ -82,6 +82,7 @@ void circle_centre(const scene::SceneState& s, int i, std::int64_t index, double
 
 scene::SceneState scene_state(const SceneOptions& o, std::int64_t index) {
   validate_dimensions(o.width, o.height);  // InvalidFrame naming the dimension
+  require_format(o.format, {PixelFormat::NV12, PixelFormat::P010}, "the scene");
   scene::SceneState s{};
   s.width = o.width;
   s.height = o.height;

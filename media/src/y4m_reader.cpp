@@ -356,6 +356,7 @@ struct Y4mWriter::Impl {
 Y4mWriter::Y4mWriter(const std::filesystem::path& path, PixelFormat format, std::uint32_t width,
                      std::uint32_t height, Rational rate, std::string chroma_tag, std::string extra)
     : impl_(std::make_unique<Impl>()) {
+  require_format(format, {PixelFormat::NV12, PixelFormat::P010}, "Y4mWriter");
   impl_->name = path.string();
   impl_->format = format;
   impl_->width = width;

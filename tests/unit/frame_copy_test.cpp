@@ -19,7 +19,7 @@ using ::testing::HasSubstr;
 // The bytes of each plane's packed rows (what a copy must carry; padding excluded).
 std::vector<std::uint8_t> packed_bytes(const Frame& f) {
   std::vector<std::uint8_t> out;
-  for (int p = 0; p < 2; ++p) {
+  for (int p = 0; p < plane_count(f.format); ++p) {
     const PlaneLayout l = plane_layout(f.format, f.width, f.height, p);
     const auto* base = static_cast<const std::uint8_t*>(f.planes[std::size_t(p)].data);
     for (std::uint32_t y = 0; y < l.height; ++y) {
@@ -47,13 +47,13 @@ TEST_P(HostCopy, EverySampleArrivesAndThePaddingIsLeftAlone) {
   fill_test_pattern(src, 7);
   const Frame dst = allocate_host_frame(s.format, s.width, s.height, dop);
   // Mark every byte of the destination, padding included, to see what the copy touched.
-  const std::size_t dst_bytes = dst.planes[1].pitch * dst.planes[1].height +
-                                (static_cast<std::uint8_t*>(dst.planes[1].data) -
-                                 static_cast<std::uint8_t*>(dst.planes[0].data));
+  const Plane& last = dst.planes[std::size_t(plane_count(s.format) - 1)];
+  const std::size_t dst_bytes = last.pitch * last.height + (static_cast<std::uint8_t*>(last.data) -
+                                                            static_cast<std::uint8_t*>(dst.planes[0].data));
   std::memset(dst.planes[0].data, 0xA5, dst_bytes);
   copy_frame(src, dst);
   EXPECT_EQ(packed_bytes(dst), packed_bytes(src));
-  for (int p = 0; p < 2; ++p) {
+  for (int p = 0; p < plane_count(s.format); ++p) {
     const PlaneLayout l = plane_layout(s.format, s.width, s.height, p);
     const auto* base = static_cast<const std::uint8_t*>(dst.planes[std::size_t(p)].data);
     for (std::uint32_t y = 0; y < l.height; ++y)
@@ -67,7 +67,19 @@ INSTANTIATE_TEST_SUITE_P(Pitches, HostCopy,
                                            Shape{PixelFormat::NV12, 33, 17, 1, 256},     // packed to pitched
                                            Shape{PixelFormat::NV12, 33, 17, 512, 1},     // pitched to packed
                                            Shape{PixelFormat::P010, 35, 9, 2, 128},      // odd sizes, 2-byte samples
-                                           Shape{PixelFormat::P010, 1, 1, 4096, 2}));
+                                           Shape{PixelFormat::P010, 1, 1, 4096, 2},
+                                           // every other format: three planes, one packed plane of 2 to 4 samples
+                                           // per pixel, 2- and 4-byte grey, odd sizes
+                                           Shape{PixelFormat::I420, 33, 17, 1, 64},
+                                           Shape{PixelFormat::YUYV, 33, 5, 64, 1},
+                                           Shape{PixelFormat::UYVY, 6, 4, 2, 2},
+                                           Shape{PixelFormat::RGB8, 31, 7, 1, 32},
+                                           Shape{PixelFormat::BGR8, 31, 7, 64, 1},
+                                           Shape{PixelFormat::RGBA8, 5, 3, 4, 256},
+                                           Shape{PixelFormat::BGRA8, 5, 3, 256, 4},
+                                           Shape{PixelFormat::GRAY8, 17, 3, 1, 16},
+                                           Shape{PixelFormat::GRAY16, 17, 3, 2, 64},
+                                           Shape{PixelFormat::GRAY32F, 17, 3, 4, 8}));
 
 TEST(FrameCopy, MismatchesAreRefusedNamingTheField) {
   const Frame a = allocate_host_frame(PixelFormat::NV12, 64, 48);

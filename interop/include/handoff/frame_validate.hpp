@@ -1,9 +1,7 @@
 #pragma once
-// Plane layout math and validation for NV12 / P010 frames (frame.hpp).
-//
-// Layout: luma is H rows of W samples, chroma ceil(H/2) rows of ceil(W/2)
-// interleaved (U, V) pairs; a sample is 1 byte (NV12) or 2 bytes little-endian
-// (P010). Each plane has its own pitch (bytes from one row to the next).
+// Plane layout math and validation for frames (frame.hpp, which lists every
+// format's planes). Each plane has its own pitch (bytes from one row to the
+// next).
 //
 // Thread safety: every function here is pure and may be called from any thread.
 #include <handoff/error.hpp>
@@ -11,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -28,8 +27,12 @@ class InvalidFrame : public UsageError {
   std::string field_;
 };
 
-// "luma" / "chroma".
+// "luma" / "chroma": the planes of nv12 / p010.
 std::string_view plane_name(int plane) noexcept;
+// Plane `plane` of a `format` frame: "luma" / "chroma" (nv12, p010), "luma" /
+// "u" / "v" (i420), "pixels" (the one plane of the packed formats); "plane?"
+// outside the format's planes.
+std::string_view plane_name(PixelFormat format, int plane) noexcept;
 
 // Checks width and height (not 0, not above kMaxFrameDimension); throws
 // InvalidFrame naming "width" or "height", its what() the field and
@@ -45,6 +48,11 @@ std::string dimension_problem(std::string_view name, std::uint64_t value);
 // pitch * (rows - 1) + row_bytes. Throws InvalidFrame on overflow.
 std::size_t plane_span_bytes(std::size_t pitch, std::uint32_t rows, std::size_t row_bytes,
                              std::string_view field = "pitch");
+
+// Throws InvalidFrame("format", "<who> takes nv12 or p010 frames, not rgb8")
+// unless `format` is one of `accepted`: for the consumers that handle some
+// formats only (Vulkan frame memory, the 4:2:0 scene), naming what they take.
+void require_format(PixelFormat format, std::initializer_list<PixelFormat> accepted, std::string_view who);
 
 // Checks everything a consumer relies on: format and colorimetry values,
 // dimensions, each plane's shape against the format, pitch (at least the

@@ -169,8 +169,9 @@ class VkFrameImages {
   VkExportableImage chroma_;
 };
 
-// Plane formats for a pixel format: {luma, chroma}.
-VkFormat luma_format(PixelFormat f) noexcept;
-VkFormat chroma_format(PixelFormat f) noexcept;
+// Plane formats of an NV12 / P010 frame's images: {luma, chroma}. Throws
+// InvalidFrame for other formats (frame images are NV12 / P010 only).
+VkFormat luma_format(PixelFormat f);
+VkFormat chroma_format(PixelFormat f);
 
 }  // namespace handoff

@@ -178,6 +178,7 @@ void check_layout_describes(const Frame& f, const TensorLayout& l) {
 TensorLayout tensor_layout(const Frame& f, FramePart part) {
   const DLDevice device = dlpack_device(f);
   validate(f);
+  require_format(f.format, {PixelFormat::NV12, PixelFormat::P010}, "DLPack export");
   if (part == FramePart::Stacked && !is_stacked(f)) {
     throw UsageError("DLPack export of a whole frame needs a stacked layout (even width, one pitch, "
                      "chroma right after luma); export frame.luma and frame.chroma instead");

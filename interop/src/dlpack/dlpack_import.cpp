@@ -182,6 +182,7 @@ Plane describe_plane(const DLTensor& t, int plane, const Frame& f) {
 // The frame a pair of tensors describes, without an owner. The checks run in
 // this order, so that each reads only what the ones before it vouched for.
 Frame describe(const DLTensor& luma, const DLTensor& chroma, const ImportOptions& o) {
+  require_format(o.format, {PixelFormat::NV12, PixelFormat::P010}, "a luma and a chroma tensor");
   check_ndim_and_dtype(luma, 0, o.format);
   check_ndim_and_dtype(chroma, 1, o.format);
   Frame f;

@@ -72,14 +72,15 @@ void copy_with_cuda(const Frame& src, const Frame& dst, CudaStream stream, CopyC
   const cuda::Driver& drv = cuda::driver();
   cuda::ScopedContext current(drv, static_cast<cuda::abi::CUctx_st*>(context));
   auto* s = static_cast<cuda::abi::CUstream>(stream.handle());
-  for (int p = 0; p < 2; ++p) {
+  for (int p = 0; p < plane_count(src.format); ++p) {
     const PlaneLayout l = plane_layout(src.format, src.width, src.height, p);
     cuda::abi::CUDA_MEMCPY2D m{};
     set_side(m, src, p, true);
     set_side(m, dst, p, false);
     m.WidthInBytes = l.row_bytes;
     m.Height = l.height;
-    HANDOFF_CU_CHECK(drv.api().cuMemcpy2DAsync(&m, s), std::string("copy_frame: the ") + std::string(plane_name(p)));
+    HANDOFF_CU_CHECK(drv.api().cuMemcpy2DAsync(&m, s),
+                     std::string("copy_frame: the ") + std::string(plane_name(src.format, p)));
   }
   if (completion == CopyCompletion::Finished) HANDOFF_CU_CHECK(drv.api().cuStreamSynchronize(s), "copy_frame");
 }
@@ -92,7 +93,7 @@ void copy_frame(const Frame& src, const Frame& dst, CudaStream stream, CopyCompl
     copy_with_cuda(src, dst, stream, completion);
     return;
   }
-  for (int p = 0; p < 2; ++p) {
+  for (int p = 0; p < plane_count(src.format); ++p) {
     const auto i = static_cast<std::size_t>(p);
     copy_host_plane(src.planes[i], dst.planes[i], plane_layout(src.format, src.width, src.height, p));
   }

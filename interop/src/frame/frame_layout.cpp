@@ -20,9 +20,13 @@ FrameLayout FrameLayout::packed(PixelFormat format, std::uint32_t width, std::ui
   l.width = width;
   l.height = height;
   // No checks here (a plain value); describe() and validate() name bad dimensions.
-  const std::size_t bps = bytes_per_sample(format);
-  l.planes[0] = {std::size_t(width) * bps, 0, 0};
-  l.planes[1] = {std::size_t(chroma_width(width)) * 2 * bps, 0, 1};
+  for (int i = 0; i < plane_count(format); ++i) {
+    // The packed row, without plane_layout's checks (0 for bad dimensions).
+    std::size_t row = 0;
+    if (width > 0 && width <= kMaxFrameDimension && height > 0 && height <= kMaxFrameDimension)
+      row = l.plane(i).row_bytes;
+    l.planes[std::size_t(i)] = {row, 0, std::size_t(i)};
+  }
   return l;
 }
 
@@ -35,11 +39,17 @@ FrameLayout FrameLayout::contiguous(PixelFormat format, std::uint32_t width, std
   l.format = format;
   l.width = width;
   l.height = height;
-  // Rows are at most 2 * 32768 * 2 bytes and heights at most 32768: no overflow.
-  std::size_t pitch[2] = {align_up(l.plane(0).row_bytes, alignment), align_up(l.plane(1).row_bytes, alignment)};
-  if (shared_pitch) pitch[0] = pitch[1] = std::max(pitch[0], pitch[1]);
-  l.planes[0] = {pitch[0], 0, 0};
-  l.planes[1] = {pitch[1], align_up(pitch[0] * height, alignment), 0};
+  // Rows are at most 32770 * 4 bytes and heights at most 32768: no overflow.
+  const int n = plane_count(format);
+  std::size_t pitch[kMaxPlanes] = {};
+  std::size_t widest = 0;
+  for (int i = 0; i < n; ++i) widest = std::max(widest, pitch[i] = align_up(l.plane(i).row_bytes, alignment));
+  std::size_t offset = 0;
+  for (int i = 0; i < n; ++i) {
+    const std::size_t p = shared_pitch ? widest : pitch[i];
+    l.planes[std::size_t(i)] = {p, offset, 0};
+    offset = align_up(offset + p * l.plane(i).height, alignment);
+  }
   return l;
 }
 
@@ -52,24 +62,24 @@ std::size_t FrameLayout::pitch(int i) const {
 
 std::size_t FrameLayout::span(int i) const {
   const PlaneLayout l = plane(i);
-  return plane_span_bytes(pitch(i), l.height, l.row_bytes, i == 0 ? "luma pitch" : "chroma pitch");
+  return plane_span_bytes(pitch(i), l.height, l.row_bytes, std::string(plane_name(format, i)) + " pitch");
 }
 
 std::size_t FrameLayout::buffer_bytes(std::size_t buffer) const {
   std::size_t bytes = 0;
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < plane_count(format); ++i) {
     if (planes[std::size_t(i)].buffer != buffer) continue;
     std::size_t rows = 0, end = 0;
     span(i);  // checks the pitch for overflow
     if (__builtin_mul_overflow(pitch(i), std::size_t(plane(i).height), &rows) ||
         __builtin_add_overflow(rows, planes[std::size_t(i)].offset, &end))
-      throw InvalidFrame(std::string(plane_name(i)) + ".offset", "offset + pitch x rows overflows");
+      throw InvalidFrame(std::string(plane_name(format, i)) + ".offset", "offset + pitch x rows overflows");
     bytes = std::max(bytes, end);
   }
   return bytes;
 }
 
-Frame FrameLayout::describe(MemoryKind memory, std::array<void*, 2> bases) const {
+Frame FrameLayout::describe(MemoryKind memory, std::array<void*, kMaxPlanes> bases) const {
   Frame f;
   f.format = format;
   f.width = width;
@@ -77,7 +87,7 @@ Frame FrameLayout::describe(MemoryKind memory, std::array<void*, 2> bases) const
   f.colorimetry = colorimetry;
   f.memory = memory;
   const bool pointers = memory == MemoryKind::Host || memory == MemoryKind::Cuda;
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < plane_count(format); ++i) {
     const PlaneLayout l = plane(i);
     const PlanePlacement& at = planes[std::size_t(i)];
     Plane& p = f.planes[std::size_t(i)];

@@ -15,7 +15,19 @@ struct Names {
   std::array<std::pair<E, std::string_view>, N> names;
 };
 
-constexpr Names<PixelFormat, 2> kFormats{"pixel format", {{{PixelFormat::NV12, "nv12"}, {PixelFormat::P010, "p010"}}}};
+constexpr Names<PixelFormat, 12> kFormats{"pixel format",
+                                          {{{PixelFormat::NV12, "nv12"},
+                                            {PixelFormat::P010, "p010"},
+                                            {PixelFormat::I420, "i420"},
+                                            {PixelFormat::YUYV, "yuyv"},
+                                            {PixelFormat::UYVY, "uyvy"},
+                                            {PixelFormat::RGB8, "rgb8"},
+                                            {PixelFormat::BGR8, "bgr8"},
+                                            {PixelFormat::RGBA8, "rgba8"},
+                                            {PixelFormat::BGRA8, "bgra8"},
+                                            {PixelFormat::GRAY8, "gray8"},
+                                            {PixelFormat::GRAY16, "gray16"},
+                                            {PixelFormat::GRAY32F, "gray32f"}}}};
 constexpr Names<ColorMatrix, 3> kMatrices{
     "colour matrix",
     {{{ColorMatrix::BT601, "bt601"}, {ColorMatrix::BT709, "bt709"}, {ColorMatrix::BT2020, "bt2020"}}}};

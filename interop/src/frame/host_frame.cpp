@@ -74,6 +74,7 @@ Frame host_planes_frame(PixelFormat format, std::uint32_t width, std::uint32_t h
 
 bool is_stacked(const Frame& f) noexcept {
   if (f.memory != MemoryKind::Host && f.memory != MemoryKind::Cuda) return false;
+  if (f.format != PixelFormat::NV12 && f.format != PixelFormat::P010) return false;
   if (f.width % 2 != 0 || f.planes[0].pitch != f.planes[1].pitch) return false;
   const auto* luma = static_cast<const unsigned char*>(f.planes[0].data);
   const auto* chroma = static_cast<const unsigned char*>(f.planes[1].data);
@@ -85,29 +86,38 @@ void fill_test_pattern(const Frame& f, std::uint32_t seed) {
     throw UsageError("fill_test_pattern: the frame is not in host memory");
   }
   validate(f);
-  const bool p010 = f.format == PixelFormat::P010;
-  const std::uint32_t m = p010 ? 1024 : 256;
+  // Little-endian whatever the host is; p010 in the top 10 bits, gray32f a
+  // float in quarter steps.
   auto put = [&](unsigned char* row, std::size_t i, std::uint32_t v) {
-    v %= m;
-    if (p010) {
-      const std::uint16_t s = std::uint16_t(v << 6);
-      row[2 * i] = std::uint8_t(s & 0xff);  // little-endian, whatever the host is
-      row[2 * i + 1] = std::uint8_t(s >> 8);
-    } else {
-      row[i] = std::uint8_t(v);
+    switch (f.format) {
+      case PixelFormat::P010:
+      case PixelFormat::GRAY16: {
+        const std::uint16_t s = f.format == PixelFormat::P010 ? std::uint16_t((v % 1024) << 6) : std::uint16_t(v);
+        row[2 * i] = std::uint8_t(s & 0xff);
+        row[2 * i + 1] = std::uint8_t(s >> 8);
+        break;
+      }
+      case PixelFormat::GRAY32F: {
+        const float s = float(v % 4096) * 0.25f;
+        std::memcpy(row + 4 * i, &s, sizeof s);
+        break;
+      }
+      default: row[i] = std::uint8_t(v); break;
     }
   };
-  const Plane& y = f.planes[0];
-  for (std::uint32_t r = 0; r < y.height; ++r) {
-    auto* row = static_cast<unsigned char*>(y.data) + std::size_t(r) * y.pitch;
-    for (std::uint32_t x = 0; x < y.width; ++x) put(row, x, 7 * x + 13 * r + seed);
-  }
-  const Plane& c = f.planes[1];
-  for (std::uint32_t r = 0; r < c.height; ++r) {
-    auto* row = static_cast<unsigned char*>(c.data) + std::size_t(r) * c.pitch;
-    for (std::uint32_t x = 0; x < c.width; ++x) {
-      put(row, 2 * std::size_t(x), 5 * x + 3 * r + seed + 64);
-      put(row, 2 * std::size_t(x) + 1, 11 * x + 2 * r + seed + 128);
+  // Sample k of an element (k = plane + component: nv12's chroma and i420's U
+  // / V get the same values): a different slope per k.
+  static constexpr std::uint32_t kSlope[4][3] = {{7, 13, 0}, {5, 3, 64}, {11, 2, 128}, {3, 5, 192}};
+  for (int p = 0; p < plane_count(f.format); ++p) {
+    const Plane& pl = f.planes[std::size_t(p)];
+    for (std::uint32_t r = 0; r < pl.height; ++r) {
+      auto* row = static_cast<unsigned char*>(pl.data) + std::size_t(r) * pl.pitch;
+      for (std::uint32_t x = 0; x < pl.width; ++x) {
+        for (std::uint32_t c = 0; c < pl.components; ++c) {
+          const auto& k = kSlope[std::min<std::uint32_t>(std::uint32_t(p) + c, 3)];
+          put(row, std::size_t(x) * pl.components + c, k[0] * x + k[1] * r + seed + k[2]);
+        }
+      }
     }
   }
 }

@@ -439,23 +439,26 @@ void Mapping::unmap() {
 // --- frames -----------------------------------------------------------------------
 Frame make_frame(std::shared_ptr<Mapping> mapping, const FrameLayout& l) {
   if (!mapping || !*mapping) throw UsageError("make_frame: the mapping is empty or unmapped");
-  const MappedRange* ranges[2] = {};
-  for (int i = 0; i < 2; ++i) {
+  const MappedRange* ranges[kMaxPlanes] = {};
+  const int planes = plane_count(l.format);
+  for (int i = 0; i < planes; ++i) {
     const std::size_t r = l.planes[std::size_t(i)].buffer;
     if (r >= mapping->count())
-      throw UsageError(std::string("make_frame: the ") + std::string(plane_name(i)) + " plane's buffer " +
+      throw UsageError(std::string("make_frame: the ") + std::string(plane_name(l.format, i)) + " plane's buffer " +
                        std::to_string(r) + " is not in the mapping (" + std::to_string(mapping->count()) +
                        " ranges)");
     ranges[i] = &(*mapping)[r];
   }
-  Frame f = l.describe(ranges[0]->memory, {(*mapping)[0].data, mapping->count() > 1 ? (*mapping)[1].data : nullptr});
+  std::array<void*, kMaxPlanes> bases{};
+  for (std::size_t r = 0; r < kMaxPlanes && r < mapping->count(); ++r) bases[r] = (*mapping)[r].data;
+  Frame f = l.describe(ranges[0]->memory, bases);
   f.device = ranges[0]->device;
   f.cuda_context = ranges[0]->cuda_context;
   validate(f);  // dimensions, pitches, overflow: InvalidFrame naming the field
-  for (int i = 0; i < 2; ++i) {
+  for (int i = 0; i < planes; ++i) {
     const std::size_t offset = l.planes[std::size_t(i)].offset, need = l.span(i), size = ranges[i]->size;
     if (offset > size || need > size - offset)
-      throw UsageError(std::string("make_frame: the ") + std::string(plane_name(i)) + " plane (offset " +
+      throw UsageError(std::string("make_frame: the ") + std::string(plane_name(l.format, i)) + " plane (offset " +
                        std::to_string(offset) + ", " + std::to_string(need) + " bytes) does not fit mapped range " +
                        std::to_string(l.planes[std::size_t(i)].buffer) + " of " + std::to_string(size) + " bytes");
   }

@@ -22,10 +22,12 @@ VkExternalMemoryHandleTypeFlagBits to_vk(VkHandleType t) noexcept {
                                      : VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT;
 }
 
-VkFormat luma_format(PixelFormat f) noexcept {
+VkFormat luma_format(PixelFormat f) {
+  require_format(f, {PixelFormat::NV12, PixelFormat::P010}, "Vulkan frame images (VkFrameImages)");
   return f == PixelFormat::NV12 ? VK_FORMAT_R8_UNORM : VK_FORMAT_R16_UNORM;
 }
-VkFormat chroma_format(PixelFormat f) noexcept {
+VkFormat chroma_format(PixelFormat f) {
+  require_format(f, {PixelFormat::NV12, PixelFormat::P010}, "Vulkan frame images (VkFrameImages)");
   return f == PixelFormat::NV12 ? VK_FORMAT_R8G8_UNORM : VK_FORMAT_R16G16_UNORM;
 }
 

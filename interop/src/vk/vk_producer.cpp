@@ -1,6 +1,7 @@
 #include <handoff/shaders.hpp>
 #include <handoff/vk_producer.hpp>
 
+#include <handoff/frame_validate.hpp>
 #include <handoff/log.hpp>
 
 #include <array>
@@ -198,6 +199,7 @@ VkFrameProducer::VkFrameProducer(VkContext& ctx, PixelFormat format, std::uint32
       target_(target),
       colorimetry_(colorimetry),
       gpu_(std::make_unique<Gpu>()) {
+  require_format(format, {PixelFormat::NV12, PixelFormat::P010}, "the Vulkan frame producer");
   if (target == Target::Images && !ctx.info().storage_image_r8_rg8)
     throw Error(Api::Vulkan, "VkFrameProducer", VK_ERROR_FORMAT_NOT_SUPPORTED, "VK_ERROR_FORMAT_NOT_SUPPORTED",
                 "device " + ctx.info().name +

@@ -531,6 +531,7 @@ void FrameRenderer::upload(const Frame& frame) {
   if (frame.memory != MemoryKind::Host && frame.memory != MemoryKind::GlBuffer)
     throw UsageError("FrameRenderer::upload: frame memory must be Host or GlBuffer");
   validate(frame);  // the planes' shape, pitch, pointers or offsets, each named
+  require_format(frame.format, {PixelFormat::NV12, PixelFormat::P010}, "FrameRenderer");
   configure(frame.format, frame.width, frame.height);  // and this GL's texture size limit
   path_->take(frame, textures_);
 }
