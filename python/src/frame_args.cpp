@@ -4,6 +4,7 @@
 #include <handoff/cuda.hpp>
 #include <handoff/cuda_abi.hpp>
 #include <handoff/frame_validate.hpp>
+#include <handoff/cuda_check.hpp>
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>

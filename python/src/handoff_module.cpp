@@ -12,6 +12,7 @@
 #include <handoff/host_frame.hpp>
 
 #include <handoff/cuda_abi.hpp>
+#include <handoff/cuda_check.hpp>
 
 #include "capsules.hpp"
 #include "module_common.hpp"

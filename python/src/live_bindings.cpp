@@ -19,6 +19,7 @@
 #include <handoff/live/endpoint.hpp>
 #include <handoff/publisher.hpp>
 #include <handoff/subscriber.hpp>
+#include <handoff/cuda_check.hpp>
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>

@@ -8,6 +8,7 @@
 #include <handoff/viewer.hpp>
 
 #include <handoff/cuda_abi.hpp>
+#include <handoff/cuda_check.hpp>
 #include "viewer_frames.hpp"
 
 namespace handoff::view::test {

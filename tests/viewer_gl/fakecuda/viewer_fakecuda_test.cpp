@@ -17,6 +17,7 @@
 #include "cuda_frames.hpp"
 #include "fake_cuda_control.hpp"
 #include "interop_testing.hpp"
+#include <handoff/cuda_check.hpp>
 
 namespace handoff::view::test {
 namespace {

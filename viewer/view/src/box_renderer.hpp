@@ -28,7 +28,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <handoff/detail/gl_handles.hpp>
+#include <handoff/gl_handles.hpp>
 
 namespace handoff::view {
 
@@ -66,16 +66,16 @@ class BoxRenderer {
 
   BoxRaster raster_;
   // Member order is destruction order: the vertex array goes before the buffer it reads.
-  handoff::detail::UniqueGlProgram program_;
-  handoff::detail::UniqueGlBuffer buffer_;
-  handoff::detail::UniqueGlVertexArray vao_;
+  handoff::UniqueGlProgram program_;
+  handoff::UniqueGlBuffer buffer_;
+  handoff::UniqueGlVertexArray vao_;
   GLint loc_pos_ = -1, loc_size_ = -1, loc_width_ = -1;
   // Cpu: the canvas (premultiplied RGBA8, the viewport's top row first), its
   // texture and the program that blends it; rows [dirty_top_, dirty_bottom_)
   // were written by the last draw and are cleared by the next.
-  handoff::detail::UniqueGlProgram canvas_program_;
-  handoff::detail::UniqueGlTexture canvas_texture_;
-  handoff::detail::UniqueGlVertexArray canvas_vao_;  // no attributes: the vertex shader uses gl_VertexID
+  handoff::UniqueGlProgram canvas_program_;
+  handoff::UniqueGlTexture canvas_texture_;
+  handoff::UniqueGlVertexArray canvas_vao_;  // no attributes: the vertex shader uses gl_VertexID
   GLint loc_top_left_ = -1;
   std::vector<std::uint32_t> canvas_;
   int canvas_w_ = 0, canvas_h_ = 0;

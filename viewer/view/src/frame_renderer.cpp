@@ -18,8 +18,8 @@
 namespace handoff::view {
 namespace {
 
-using handoff::detail::UniqueGlProgram;
-using handoff::detail::UniqueGlShader;
+using handoff::UniqueGlProgram;
+using handoff::UniqueGlShader;
 
 UniqueGlShader compile(GLenum stage, const char* name) {
   const std::string_view src = shaders::glsl(name);
@@ -212,7 +212,7 @@ class ShaderColorPath final : public ColorPath {
   static void set_uniforms(const Program& p, const DrawOptions& o, int fb_w, int fb_h, const PlaneTextures& t);
 
   Program programs_[2];
-  handoff::detail::UniqueGlVertexArray vao_;
+  handoff::UniqueGlVertexArray vao_;
 };
 
 ShaderColorPath::ShaderColorPath() {
@@ -347,8 +347,8 @@ class CpuColorPath final : public ColorPath {
   } host_;
   bool textures_behind_ = false;  // the textures hold an older frame than host_
   std::unique_ptr<ViewConverter> converter_;  // made on the first CPU draw (its threads with it)
-  handoff::detail::UniqueGlTexture view_texture_;  // the converted pixels: converted_.rect's size and order
-  handoff::detail::UniqueGlFramebuffer view_fbo_;  // view_texture_, the blit's source
+  handoff::UniqueGlTexture view_texture_;  // the converted pixels: converted_.rect's size and order
+  handoff::UniqueGlFramebuffer view_fbo_;  // view_texture_, the blit's source
   PageBuffer view_pixels_;
   ConvertKey converted_{};  // what view_texture_ holds (generation 0: nothing)
 };

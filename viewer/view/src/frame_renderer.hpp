@@ -18,7 +18,7 @@
 #include <memory>
 #include <string>
 
-#include <handoff/detail/gl_handles.hpp>
+#include <handoff/gl_handles.hpp>
 #include <handoff/frame.hpp>
 #include <handoff/viewer.hpp>
 
@@ -57,7 +57,7 @@ class PlaneTextures {
  private:
   void clear() noexcept;  // no frame: the own textures deleted, external ones let go
 
-  handoff::detail::UniqueGlTexture own_luma_, own_chroma_;  // empty while external
+  handoff::UniqueGlTexture own_luma_, own_chroma_;  // empty while external
   GLuint luma_ = 0;  // what is sampled: own_luma_, or the caller's texture (external_)
   GLuint chroma_ = 0;
   PixelFormat format_ = PixelFormat::NV12;
@@ -146,6 +146,6 @@ void check_texture_size(const char* what, std::uint32_t width, std::uint32_t hei
 
 // A GL program from two embedded GLSL sources (handoff::shaders::glsl names);
 // throws handoff::Error with the info log on failure.
-handoff::detail::UniqueGlProgram build_program(const char* vertex_name, const char* fragment_name);
+handoff::UniqueGlProgram build_program(const char* vertex_name, const char* fragment_name);
 
 }  // namespace handoff::view
