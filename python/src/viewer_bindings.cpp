@@ -485,9 +485,12 @@ void def_viewer_frames(ViewerClass& cls) {
           "normalized"_a = false, "labels"_a = nb::none(), "scores"_a = nb::none(), "class_ids"_a = nb::none(),
           "track_ids"_a = nb::none(), "keypoints"_a = nb::none(), "skeleton"_a = nb::none(),
           "overlays"_a = nb::none(), "format"_a = nb::none(), "colorimetry"_a = nb::none(),
-          "Shows `frame` (a handoff.Frame, a (luma, chroma) pair or a stacked (H + H/2, W) array; host or "
-          "CUDA) with its overlays. Returns once the frame is copied; never waits for the display. The "
-          "arrays may be reused when it returns.")
+          "Shows `frame` (a handoff.Frame, one array, a (luma, chroma) pair or (luma, u, v); NumPy, PyTorch, "
+          "CuPy, host or CUDA) with its overlays. `format` always wins; without it an H x W x 3 uint8 array "
+          "is rgb8, H x W x 4 uint8 rgba8, H x W uint8 / uint16 / float32 gray8 / gray16 / gray32f, a pair "
+          "nv12 (p010 when uint16), three arrays i420. Anything else needs format=: 'bgr8' for OpenCV's "
+          "images, 'yuyv' / 'uyvy', and 'nv12' / 'p010' for one stacked (H + H/2, W) array. Returns once the "
+          "frame is copied; never waits for the display. The arrays may be reused when it returns.")
       .def("acquire", &acquire, "format"_a, "width"_a, "height"_a, "colorimetry"_a = nb::none(),
            "A buffer of the viewer's ring to write into (AcquiredFrame; a context manager presenting it).")
       .def("snapshot", &take_snapshot, "kind"_a = "frame",

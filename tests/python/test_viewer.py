@@ -49,7 +49,7 @@ def test_nv12_pair_matches_the_colour_reference(v, matrix, range_):
 def test_p010_stacked_array_matches_the_colour_reference(v, matrix, range_):
     luma, chroma = quadrant_planes(96, 64, "p010")
     stacked = np.concatenate([luma, chroma.reshape(32, 96)], axis=0)  # (H + H/2, W)
-    v.show(stacked, colorimetry=handoff.Colorimetry(matrix, range_))  # P010: uint16
+    v.show(stacked, format="p010", colorimetry=handoff.Colorimetry(matrix, range_))
     assert_quadrants(snap(v), "p010", matrix, range_)
     assert v.stream["format"] == "p010"  # (the stream is what is on display)
 
@@ -233,13 +233,15 @@ def test_bad_frames_are_refused_naming_the_field(v):
     with pytest.raises(handoff.InvalidFrame, match="luma"):
         v.show((luma.astype(np.float32), chroma))
     with pytest.raises(handoff.InvalidFrame, match="frame.shape"):
-        v.show(np.zeros((37, 32), np.uint8))  # 37 rows is no H + ceil(H/2)
+        v.show(np.zeros((37, 32), np.uint8), format="nv12")  # 37 rows is no H + ceil(H/2)
     with pytest.raises(handoff.InvalidFrame, match="frame.shape"):
-        v.show(np.zeros((36, 31), np.uint8))  # odd width
+        v.show(np.zeros((36, 31), np.uint8), format="nv12")  # odd width
     with pytest.raises(handoff.InvalidFrame, match="frame.shape"):
-        v.show(np.zeros((4, 4, 4), np.uint8))
+        v.show(np.zeros((4, 4, 4), np.uint8), format="nv12")
+    with pytest.raises(ValueError, match=r"frame: a \(4, 4, 5\) uint8 array has no default format"):
+        v.show(np.zeros((4, 4, 5), np.uint8))
     with pytest.raises(ValueError, match="pair"):
-        v.show((luma, chroma, chroma))
+        v.show((luma, chroma, chroma, chroma))
     with pytest.raises(TypeError, match="str"):
         v.show("frame.y4m")
     with pytest.raises(ValueError, match="format"):

@@ -23,7 +23,7 @@
 // frame's planes after checking ndim, shape, channels, dtype, packed elements
 // (only the row stride may be free), pitch, byte_offset and device; the
 // producer's deleters run exactly once, when the last copy of the frame is
-// gone. A one-sample plane may also come as (rows, width, 1) (a grey image
+// gone. A grey frame's plane may also come as (rows, width, 1) (an image
 // with a channel axis).
 #include <handoff/dlpack_v1.hpp>
 #include <handoff/frame.hpp>

@@ -72,13 +72,14 @@ std::string dtype_of(PixelFormat f) {
 std::uint32_t components_of(PixelFormat f, int plane) { return plane_layout(f, 2, 2, plane).components; }
 
 // ndim, channels and dtype of a plane, checked first: the shape checks read
-// shape[0..ndim). A one-sample plane may carry a channel axis of 1.
+// shape[0..ndim). A grey plane may carry a channel axis of 1.
 void check_ndim_and_dtype(const DLTensor& t, int plane, PixelFormat format) {
   const std::string name(plane_name(format, plane));
   const std::string fmt(to_string(format));
   const std::uint32_t c = components_of(format, plane);
   const int want = c == 1 ? 2 : 3;
-  if (t.ndim != want && !(c == 1 && t.ndim == 3)) {
+  const bool channel_axis_ok = c == 1 && plane_count(format) == 1;  // grey as (H, W, 1)
+  if (t.ndim != want && !(channel_axis_ok && t.ndim == 3)) {
     throw InvalidFrame(name + ".ndim", "ndim " + std::to_string(t.ndim) + " does not fit " + fmt + " " + name +
                                            " (expected " + std::to_string(want) +
                                            (c == 1 ? ": height, width)"
@@ -182,10 +183,10 @@ std::int64_t row_stride(const DLTensor& t, const std::string& name, const PlaneL
   if (!packed) {
     const std::string want = t.ndim == 2 ? "(pitch, 1)" : "(pitch, " + std::to_string(c) + ", 1)";
     throw InvalidFrame(name + ".strides", "strides " + tuple(t.strides, t.ndim) +
-                                              " (elements) do not describe packed " +
-                                              (t.ndim == 3 && c > 1 ? "pixels (channels next to each other, "
+                                              " (elements) do not describe packed rows" +
+                                              (t.ndim == 3 && c > 1 ? " (a pixel's channels next to each other, "
                                                                       "pixels next to each other)"
-                                                                    : "rows") +
+                                                                    : "") +
                                               ": expected " + want +
                                               "; only the row stride may differ from a compact layout");
   }
