@@ -95,6 +95,7 @@ nb::dict snapshot_interface(const PySnapshot& s) {
 // --- the viewer -----------------------------------------------------------------------
 struct PyViewer {
   std::unique_ptr<Viewer> viewer;
+  int cuda_device = 0;  // ViewerOptions::cuda_device: where CUDA frames must be
 
   PyViewer() = default;
   PyViewer(const PyViewer&) = delete;
@@ -145,6 +146,12 @@ ViewerOptions viewer_options(const std::string& title, int width, int height, bo
 void show(PyViewer& v, nb::handle frame_obj, const OverlayArgs& ov, std::optional<std::string> format,
           std::optional<Colorimetry> colorimetry) {
   const PyFrame f = frame_of(frame_obj, format, colorimetry);
+  if (f.frame.memory == MemoryKind::Cuda && f.frame.device != v.cuda_device) {
+    // Before the ring's own checks, whatever the format: the array is the caller's mistake to name.
+    throw InvalidFrame("frame.device", "a CUDA frame on device " + std::to_string(f.frame.device) +
+                                           "; this viewer is on CUDA device " + std::to_string(v.cuda_device) +
+                                           " (Viewer(cuda_device=...)): handoff does not copy between devices");
+  }
   media::OverlayFrame scratch;
   const media::OverlayFrame& overlays = resolve_overlays(ov, f.frame, scratch);
   without_gil([&] { v.get().show(f.frame, overlays); });
@@ -445,6 +452,7 @@ void init_viewer(PyViewer* self, const std::string& title, int width, int height
   auto made = without_gil([&] { return std::make_unique<Viewer>(o); });  // may throw: nothing made yet
   new (self) PyViewer();
   self->viewer = std::move(made);
+  self->cuda_device = cuda_device;
 }
 
 // __init__ and the context manager.
