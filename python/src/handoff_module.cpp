@@ -698,9 +698,7 @@ PyFrame from_arrays(nb::args arrays, std::optional<std::string> format, std::opt
     if (colorimetry) opts.colorimetry = *colorimetry;
     return finish_import(&probe, 1, opts);
   }
-  if (PyCapsule_CheckExact(items[0].ptr())) {
-    throw nb::value_error("frame: a DLPack capsule with more planes: pass format= (a capsule is read once)");
-  }
+  // More planes: import them all; the probe's capsule, if any, was not consumed (renamed) and is read again.
   return import_arrays(items, *f, colorimetry, device);
 }
 

@@ -268,3 +268,11 @@ class CaiLessInterface:
     def __init__(self, array):
         self.array = array
         self.__array_interface__ = array.__array_interface__
+
+
+def test_capsules_as_a_pair_without_format(no_leaks):
+    """The rule reads the first array's dtype from a raw capsule without consuming it: the pair still imports."""
+    luma = np.zeros((4, 6), np.uint16)
+    chroma = np.zeros((2, 3, 2), np.uint16)
+    f = handoff.Frame.from_arrays(luma.__dlpack__(), chroma.__dlpack__())
+    assert f.format == "p010" and f.luma.ptr == luma.ctypes.data
