@@ -24,7 +24,8 @@
 // (only the row stride may be free), pitch, byte_offset and device; the
 // producer's deleters run exactly once, when the last copy of the frame is
 // gone. A grey frame's plane may also come as (rows, width, 1) (an image
-// with a channel axis).
+// with a channel axis). A yuyv / uyvy tensor (H, W', 2) gives a frame W' wide
+// (W' even): an odd-width frame exported and imported back is one pixel wider.
 #include <handoff/dlpack_v1.hpp>
 #include <handoff/frame.hpp>
 
