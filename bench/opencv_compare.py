@@ -83,7 +83,7 @@ def run_handoff(frames, seconds, display, rate=None, convert="auto"):
     with handoff.Viewer(title="handoff", width=1280, height=720, vsync=False, show_ui=False, display=display,
                         convert=convert) as v:
         for f in frames[:3]:
-            v.show(f)
+            v.show(f, format="nv12")
         v.snapshot()  # warm-up drawn
         base = v.stats
         times = []
@@ -92,7 +92,7 @@ def run_handoff(frames, seconds, display, rate=None, convert="auto"):
         while time.perf_counter() - start < seconds:
             f = frames[n % len(frames)]
             t0 = time.perf_counter()
-            v.show(f)
+            v.show(f, format="nv12")
             times.append(time.perf_counter() - t0)
             n += 1
             if rate:
