@@ -377,7 +377,7 @@ TEST_F(ConvertPathGl, PlaneTexturesAndProbeHoldTheFrameShown) {
     }
     const Frame frame = f.frame(c);
     draw_with(r, &frame, c, ViewCase{"1:1", 8, 6, 8, 6, {}, false});
-    const PixelProbe p = probe_pixel(r, c, 3.0, 2.0);
+    const PixelProbe p = probe_pixel(r, c, std::nullopt, 3.0, 2.0);
     ASSERT_TRUE(p.valid);
     EXPECT_EQ(p.code_y, code) << "the textures were filled from the frame now shown";
     std::uint16_t texel = 0;

@@ -107,6 +107,14 @@ enum class PausedShow : std::uint8_t {
   Block,       // wait until the user resumes, steps (one frame goes through), or the viewer closes
 };
 
+// The values a grey frame is shown over: lo black, hi white, in the frame's
+// sample units (gray16: codes 0..65535; gray32f: the floats themselves);
+// outside it clamps. Both finite, lo < hi.
+struct ValueRange {
+  double lo = 0.0, hi = 1.0;
+  bool operator==(const ValueRange&) const = default;
+};
+
 struct ViewerOptions {
   std::string title = "handoff";
   int width = 1280, height = 720;  // window size; headless: the size of the view it draws
@@ -119,6 +127,12 @@ struct ViewerOptions {
   std::size_t ring = 3;  // buffers for frames in flight, >= 3 (UsageError below)
   PausedShow paused_show = PausedShow::KeepNewest;
   ViewerConvert convert = ViewerConvert::Auto;
+  // gray16 / gray32f frames are shown over this range (UsageError naming it
+  // when lo >= hi or either is not finite). None: gray16 over its full
+  // 0..65535, gray32f over a range picked from the data (the 1st .. 99th
+  // percentile, smoothed from frame to frame; the panel shows it). gray8 is
+  // always 0..255.
+  std::optional<ValueRange> value_range{};
   // Every displayed frame, at its own size with its overlays (no UI), written
   // as frame_NNNNNN.png into this folder (created). Empty: none.
   std::string output_dir{};
