@@ -104,13 +104,18 @@ void check_texture_size(const char* what, std::uint32_t width, std::uint32_t hei
 // as it is stored, so that the upload is a plain copy and filtering mixes
 // whole samples:
 //  - nv12 / p010: R8 / R16 luma, RG8 / RG16 chroma pairs (half size);
-//  - i420: three R8 planes (U and V are separate planes; V's .g is swizzled
-//    to its red so that the YUV shader reads Cr from .g for every layout);
+//  - i420: three planes, Y in R8, U and V in R16 (V's .g is swizzled to its
+//    red so that the YUV shader reads Cr from .g for every layout);
 //  - yuyv / uyvy: the one plane twice: as RG8 (Y, U-or-V per pixel: luma,
-//    swizzled to .r for uyvy) and as RGBA8 (one texel per 4:2:2 pair:
+//    swizzled to .r for uyvy) and as RGBA16 (one texel per 4:2:2 pair:
 //    Y0 U Y1 V / U Y0 V Y1, swizzled so that .r is U and .g is V), so that
 //    bilinear filtering interpolates luma per pixel and chroma per pair, as
-//    for the planar formats;
+//    for the planar formats. The 8-bit chroma of both is uploaded into 16-bit
+//    textures (GL converts the bytes on upload) because chroma is always
+//    interpolated, and texture units that filter 8-bit texels return 8-bit
+//    results (llvmpipe does): the mix of two chroma codes would be rounded
+//    to a code before the matrix, up to 2 codes off in R'G'B'. nv12 keeps its
+//    RG8 chroma (its CPU path converts in float);
 //  - rgb8 / rgba8 as RGB8 / RGBA8, bgr8 / bgra8 uploaded as GL_BGR / GL_BGRA
 //    into the same (GL reorders on upload: the shader reads R, G, B alike);
 //  - gray8 / gray16 as R8 / R16 (UNORM: the shader maps 0..1), gray32f as
@@ -143,8 +148,8 @@ TextureSpecs frame_textures(PixelFormat f, std::uint32_t w, std::uint32_t h) {
       break;
     case PixelFormat::I420: {
       add(one(0, GL_R8, GL_RED, GL_UNSIGNED_BYTE, w, h, 1));
-      add(one(1, GL_R8, GL_RED, GL_UNSIGNED_BYTE, cw, ch, 1));
-      TextureSpec v = one(2, GL_R8, GL_RED, GL_UNSIGNED_BYTE, cw, ch, 1);
+      add(one(1, GL_R16, GL_RED, GL_UNSIGNED_BYTE, cw, ch, 1));
+      TextureSpec v = one(2, GL_R16, GL_RED, GL_UNSIGNED_BYTE, cw, ch, 1);
       v.swizzle = {GL_RED, GL_RED, GL_ZERO, GL_ONE};
       add(v);
       break;
@@ -152,9 +157,11 @@ TextureSpecs frame_textures(PixelFormat f, std::uint32_t w, std::uint32_t h) {
     case PixelFormat::YUYV:
     case PixelFormat::UYVY: {
       const bool yuyv = f == PixelFormat::YUYV;
-      TextureSpec luma = one(0, GL_RG8, GL_RG, GL_UNSIGNED_BYTE, 2 * cw, h, 2);
+      // Luma: the first W texels of each row (an odd width's padding sample is
+      // not drawn, and the texture is the frame's width as the shaders expect).
+      TextureSpec luma = one(0, GL_RG8, GL_RG, GL_UNSIGNED_BYTE, w, h, 2);
       if (!yuyv) luma.swizzle = {GL_GREEN, GL_RED, GL_ZERO, GL_ONE};
-      TextureSpec pairs = one(0, GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, cw, h, 4);
+      TextureSpec pairs = one(0, GL_RGBA16, GL_RGBA, GL_UNSIGNED_BYTE, cw, h, 4);
       pairs.swizzle = yuyv ? std::array<GLint, 4>{GL_GREEN, GL_ALPHA, GL_ZERO, GL_ONE}
                            : std::array<GLint, 4>{GL_RED, GL_BLUE, GL_ZERO, GL_ONE};
       add(luma);

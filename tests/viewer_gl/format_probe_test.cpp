@@ -1,0 +1,285 @@
+// The renderer's side of the new formats, white-box: the pixel inspector's
+// values for every format (the sample's own codes in the frame's order, and
+// the colour drawn), the texture each format takes, the automatic range of
+// gray32f frames (robust to outliers, stable from frame to frame, NaN
+// ignored) and what the renderer draws with it, and GL-buffer frames of
+// three-plane and packed formats uploaded GPU-side.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <handoff/frame_copy.hpp>
+#include <handoff/gl_buffer.hpp>
+#include <handoff/host_frame.hpp>
+
+#include "format_frames.hpp"
+#include "frame_renderer.hpp"
+#include "frame_target.hpp"
+#include "gl_test_context.hpp"
+#include "pixel_probe.hpp"
+#include "value_range.hpp"
+
+namespace handoff::view::test {
+namespace {
+
+class FormatProbe : public GlTest {};
+
+int sample8(const Frame& f, int plane, std::uint32_t x, std::uint32_t y, std::size_t k) {
+  const Plane& p = f.planes[std::size_t(plane)];
+  return static_cast<const std::uint8_t*>(p.data)[std::size_t(y) * p.pitch + std::size_t(x) * p.components + k];
+}
+int sample16(const Frame& f, int plane, std::uint32_t x, std::uint32_t y, std::size_t k) {
+  const Plane& p = f.planes[std::size_t(plane)];
+  std::uint16_t v = 0;
+  std::memcpy(&v, static_cast<const std::uint8_t*>(p.data) + std::size_t(y) * p.pitch + (std::size_t(x) * p.components + k) * 2, 2);
+  return v;
+}
+
+// The Y Cb Cr codes of pixel (x, y) read from the frame itself (the chroma
+// sample of its 2x2 block, or its 4:2:2 pair).
+std::array<int, 3> yuv_codes(const Frame& f, std::uint32_t x, std::uint32_t y) {
+  switch (f.format) {
+    case PixelFormat::NV12: return {sample8(f, 0, x, y, 0), sample8(f, 1, x / 2, y / 2, 0), sample8(f, 1, x / 2, y / 2, 1)};
+    case PixelFormat::P010:
+      return {sample16(f, 0, x, y, 0) >> 6, sample16(f, 1, x / 2, y / 2, 0) >> 6, sample16(f, 1, x / 2, y / 2, 1) >> 6};
+    case PixelFormat::I420: return {sample8(f, 0, x, y, 0), sample8(f, 1, x / 2, y / 2, 0), sample8(f, 2, x / 2, y / 2, 0)};
+    case PixelFormat::YUYV:
+      return {sample8(f, 0, x, y, 0), sample8(f, 0, x & ~1u, y, 1), sample8(f, 0, x | 1u, y, 1)};
+    default:  // uyvy
+      return {sample8(f, 0, x, y, 1), sample8(f, 0, x & ~1u, y, 0), sample8(f, 0, x | 1u, y, 0)};
+  }
+}
+
+constexpr std::uint32_t kW = 37, kH = 21;
+const std::uint32_t kPoints[][2] = {{0, 0}, {1, 0}, {5, 3}, {36, 20}, {35, 19}, {18, 11}};
+
+TEST_F(FormatProbe, YuvProbeShowsTheCodesAndTheirColour) {
+  FrameRenderer r(ViewerConvert::Gpu);
+  const Colorimetry c{ColorMatrix::BT601, ColorRange::Full, ChromaSiting::Left};
+  unsigned seed = 10;
+  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::P010, PixelFormat::I420, PixelFormat::YUYV, PixelFormat::UYVY}) {
+    const FormatFrame ff = yuv_format_frame(f, kW, kH, c, seed++);
+    r.upload(ff.frame);
+    for (const auto& pt : kPoints) {
+      const PixelProbe p = probe_pixel(r, c, std::nullopt, pt[0] + 0.5, pt[1] + 0.5);
+      ASSERT_TRUE(p.valid);
+      EXPECT_EQ(p.format, f);
+      const std::array<int, 3> want = yuv_codes(ff.frame, pt[0], pt[1]);
+      EXPECT_EQ((std::array<int, 3>{p.code_y, p.code_cb, p.code_cr}), want) << to_string(f) << " at " << pt[0] << "," << pt[1];
+      const Rgb64 rgb = yuv_reference(want[0], want[1], want[2], f == PixelFormat::P010 ? 10 : 8, c);
+      for (int k = 0; k < 3; ++k) EXPECT_NEAR(p.rgb[std::size_t(k)], rgb[std::size_t(k)], 1.0) << to_string(f);
+      char text[64];
+      std::snprintf(text, sizeof text, "Y %d  Cb %d  Cr %d", want[0], want[1], want[2]);
+      EXPECT_EQ(probe_text(p), text);
+    }
+  }
+}
+
+TEST_F(FormatProbe, RgbProbeShowsTheCodesInTheFramesOrder) {
+  FrameRenderer r(ViewerConvert::Gpu);
+  unsigned seed = 20;
+  for (PixelFormat f : {PixelFormat::RGB8, PixelFormat::BGR8, PixelFormat::RGBA8, PixelFormat::BGRA8}) {
+    const FormatFrame ff = rgb_format_frame(f, kW, kH, seed++);
+    r.upload(ff.frame);
+    const int n = f == PixelFormat::RGB8 || f == PixelFormat::BGR8 ? 3 : 4;
+    for (const auto& pt : kPoints) {
+      const PixelProbe p = probe_pixel(r, Colorimetry{}, std::nullopt, pt[0], pt[1]);
+      ASSERT_TRUE(p.valid);
+      ASSERT_EQ(p.code_count, n);
+      for (int k = 0; k < n; ++k)
+        EXPECT_EQ(p.codes[std::size_t(k)], sample8(ff.frame, 0, pt[0], pt[1], std::size_t(k))) << to_string(f) << " sample " << k;
+      const Rgb64& want = ff.at(pt[0], pt[1]);
+      for (int k = 0; k < 3; ++k) EXPECT_EQ(double(p.rgb[std::size_t(k)]), want[std::size_t(k)]) << to_string(f);
+    }
+    const PixelProbe p = probe_pixel(r, Colorimetry{}, std::nullopt, 2, 2);
+    const std::string names = f == PixelFormat::RGB8 ? "R G B" : f == PixelFormat::BGR8 ? "B G R" : f == PixelFormat::RGBA8 ? "R G B A" : "B G R A";
+    std::string text;
+    for (int k = 0; k < n; ++k)
+      text += std::string(k ? "  " : "") + names[std::size_t(2 * k)] + " " + std::to_string(p.codes[std::size_t(k)]);
+    EXPECT_EQ(probe_text(p), text);
+  }
+}
+
+TEST_F(FormatProbe, GreyProbeShowsTheValueAndItsGrey) {
+  FrameRenderer r(ViewerConvert::Gpu);
+  const ValueRange range{-1.0, 3.0};
+  const FormatFrame g16 = gray_format_frame(PixelFormat::GRAY16, kW, kH, 30, std::nullopt);
+  r.upload(g16.frame);
+  for (const auto& pt : kPoints) {
+    const PixelProbe p = probe_pixel(r, Colorimetry{}, std::nullopt, pt[0], pt[1]);
+    EXPECT_EQ(p.code_count, 1);
+    EXPECT_EQ(p.codes[0], sample16(g16.frame, 0, pt[0], pt[1], 0));
+    EXPECT_NEAR(p.rgb[0], g16.at(pt[0], pt[1])[0], 0.5);
+    EXPECT_EQ(probe_text(p), "gray " + std::to_string(p.codes[0]));
+  }
+  const FormatFrame g32 = gray_format_frame(PixelFormat::GRAY32F, kW, kH, 31, range);
+  r.upload(g32.frame);
+  bool saw_nan = false, saw_inf = false;
+  for (std::uint32_t y = 0; y < kH; ++y)
+    for (std::uint32_t x = 0; x < kW; ++x) {
+      const PixelProbe p = probe_pixel(r, Colorimetry{}, range, x, y);
+      float want = 0;
+      std::memcpy(&want, static_cast<const std::uint8_t*>(g32.frame.planes[0].data) + y * g32.frame.planes[0].pitch + x * 4, 4);
+      if (std::isnan(want)) {
+        saw_nan = true;
+        EXPECT_TRUE(std::isnan(p.value));
+        EXPECT_EQ(probe_text(p), "value nan");
+      } else {
+        saw_inf |= std::isinf(want);
+        EXPECT_EQ(p.value, double(want));
+      }
+      EXPECT_NEAR(p.rgb[0], g32.at(x, y)[0], 0.5) << x << "," << y;
+    }
+  EXPECT_TRUE(saw_nan && saw_inf);
+}
+
+TEST_F(FormatProbe, EachFormatTakesItsTextures) {
+  const auto internal = [](PixelFormat f) {
+    const TextureSpecs s = frame_textures(f, kW, kH);
+    std::vector<GLenum> v;
+    for (int i = 0; i < s.count; ++i) v.push_back(s.spec[std::size_t(i)].internal);
+    return v;
+  };
+  EXPECT_EQ(internal(PixelFormat::I420), (std::vector<GLenum>{GL_R8, GL_R16, GL_R16}));
+  EXPECT_EQ(internal(PixelFormat::YUYV), (std::vector<GLenum>{GL_RG8, GL_RGBA16}));
+  EXPECT_EQ(internal(PixelFormat::BGR8), (std::vector<GLenum>{GL_RGB8}));
+  EXPECT_EQ(internal(PixelFormat::GRAY16), (std::vector<GLenum>{GL_R16}));
+  EXPECT_EQ(internal(PixelFormat::GRAY32F), (std::vector<GLenum>{GL_R32F}));
+  const TextureSpecs yuyv = frame_textures(PixelFormat::YUYV, kW, kH);
+  EXPECT_EQ(yuyv.spec[0].width, kW);                    // luma: the frame's width
+  EXPECT_EQ(yuyv.spec[1].width, chroma_width(kW));      // one texel a pair
+  EXPECT_EQ(yuyv.spec[1].height, kH);                   // 4:2:2: every row
+}
+
+TEST(AutoRange, PercentilesIgnoreOutliersAndNonFiniteValues) {
+  std::vector<float> v;
+  for (int i = 0; i < 10000; ++i) v.push_back(float(i) / 9999.0f);  // 0..1
+  for (int i = 0; i < 50; ++i) v.push_back(1e9f);                     // 0.5 % hot pixels
+  for (int i = 0; i < 50; ++i) v.push_back(std::numeric_limits<float>::quiet_NaN());
+  v.push_back(-std::numeric_limits<float>::infinity());
+  const std::optional<ValueRange> r = AutoRange::of(v);
+  ASSERT_TRUE(r);
+  EXPECT_NEAR(r->lo, 0.01, 0.002);
+  EXPECT_NEAR(r->hi, 0.99, 0.006);
+  std::vector<float> none = {std::nanf(""), std::numeric_limits<float>::infinity()};
+  EXPECT_FALSE(AutoRange::of(none));
+  std::vector<float> flat(100, 7.0f);
+  const auto f = AutoRange::of(flat);
+  ASSERT_TRUE(f);
+  EXPECT_LT(f->lo, 7.0);
+  EXPECT_GT(f->hi, 7.0);
+}
+
+TEST(AutoRange, MovesPartWayFromFrameToFrame) {
+  AutoRange a;
+  std::vector<float> first, second;
+  for (int i = 0; i <= 1000; ++i) first.push_back(float(i) / 1000.0f);         // 0..1
+  for (int i = 0; i <= 1000; ++i) second.push_back(float(i) / 1000.0f * 2.0f);  // 0..2
+  a.update(first);
+  const ValueRange r1 = *a.range();
+  EXPECT_NEAR(r1.hi, 0.99, 1e-3);  // the first frame's own
+  std::vector<float> copy = second;
+  a.update(copy);
+  const ValueRange r2 = *a.range();
+  EXPECT_GT(r2.hi, r1.hi);
+  EXPECT_LT(r2.hi, 1.98 - 0.5);  // not all the way in one frame
+  for (int i = 0; i < 40; ++i) {
+    copy = second;
+    a.update(copy);
+  }
+  EXPECT_NEAR(a.range()->hi, 1.98, 1e-3);  // and there in the end
+  std::vector<float> nan(10, std::nanf(""));
+  a.update(nan);  // a frame with nothing finite leaves it
+  EXPECT_NEAR(a.range()->hi, 1.98, 1e-3);
+}
+
+TEST(ValueRangeCheck, NamesTheFieldWhenLoIsNotBelowHi) {
+  EXPECT_NO_THROW(check_value_range(ValueRange{0, 1}, "x"));
+  try {
+    check_value_range(ValueRange{3, 3}, "ViewerOptions::value_range");
+    ADD_FAILURE();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("ViewerOptions::value_range: lo 3, hi 3"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(check_value_range(ValueRange{0, std::numeric_limits<double>::infinity()}, "x"), UsageError);
+}
+
+// gray32f with no range given: drawn over the automatic range of its data,
+// which a few huge values do not stretch.
+TEST_F(FormatProbe, Gray32fDrawnOverItsAutomaticRange) {
+  for (ViewerConvert convert : {ViewerConvert::Gpu, ViewerConvert::Cpu}) {
+    FrameRenderer r(convert);
+    FormatFrame ff = gray_format_frame(PixelFormat::GRAY32F, 64, 48, 40, ValueRange{0.0, 10.0});
+    const Plane& p = ff.frame.planes[0];
+    for (std::uint32_t i = 0; i < 10; ++i) {  // hot pixels far outside
+      const float hot = 1e7f;
+      std::memcpy(static_cast<std::uint8_t*>(p.data) + (i * 4) * p.pitch + (i * 5) * 4, &hot, 4);
+    }
+    r.upload(ff.frame);
+    const std::optional<ValueRange> ar = r.auto_range();
+    ASSERT_TRUE(ar);
+    EXPECT_LT(ar->hi, 13.0) << "the outliers stretched the range";
+    EXPECT_GT(ar->hi, 11.0);
+    EXPECT_LT(ar->lo, -1.0);
+    EXPECT_GT(ar->lo, -3.0);
+    EXPECT_EQ(r.gray_range(std::nullopt), ar);
+    FrameTarget target;
+    target.resize(64, 48);
+    target.bind();
+    r.draw(DrawOptions{}, 64, 48);
+    std::vector<std::uint8_t> rgba;
+    target.read_rgba(rgba);
+    FrameTarget::unbind();
+    std::size_t off = 0;
+    for (std::uint32_t y = 0; y < 48; ++y)
+      for (std::uint32_t x = 0; x < 64; ++x) {
+        float v = 0;
+        std::memcpy(&v, static_cast<const std::uint8_t*>(p.data) + y * p.pitch + x * 4, 4);
+        const double want = std::isfinite(v) ? clamp01((v - ar->lo) / (ar->hi - ar->lo)) * 255.0 : kNonFiniteCode;
+        if (std::abs(double(rgba[(std::size_t(y) * 64 + x) * 4]) - want) > 1.0) ++off;
+      }
+    EXPECT_EQ(off, 0u);
+  }
+}
+
+// The GL-buffer upload (GL_PIXEL_UNPACK_BUFFER offsets) of a three-plane and
+// a packed format draws what the host frame draws.
+TEST_F(FormatProbe, GlBufferFramesDrawLikeHostFrames) {
+  FrameRenderer r(ViewerConvert::Gpu);
+  for (PixelFormat f : {PixelFormat::I420, PixelFormat::UYVY, PixelFormat::BGRA8, PixelFormat::GRAY32F}) {
+    const FormatFrame ff = is_yuv(f)   ? yuv_format_frame(f, kW, kH, Colorimetry{}, 50)
+                           : is_rgb(f) ? rgb_format_frame(f, kW, kH, 51)
+                                       : gray_format_frame(f, kW, kH, 52, ValueRange{0, 1});
+    const FrameLayout l = FrameLayout::contiguous(f, kW, kH, 256);
+    std::vector<std::uint8_t> bytes(l.buffer_bytes(0));
+    copy_frame(ff.frame, l.describe(MemoryKind::Host, {bytes.data()}));
+    GLuint buffer = 0;
+    glCreateBuffers(1, &buffer);
+    glNamedBufferStorage(buffer, GLsizeiptr(bytes.size()), bytes.data(), 0);
+    Frame gl = l.describe(MemoryKind::GlBuffer);
+    gl.gl_buffer = buffer;
+    r.upload(gl);
+    glDeleteBuffers(1, &buffer);
+    FrameTarget target;
+    target.resize(kW, kH);
+    target.bind();
+    DrawOptions o;
+    o.value_range = ValueRange{0, 1};
+    r.draw(o, kW, kH);
+    std::vector<std::uint8_t> rgba;
+    target.read_rgba(rgba);
+    FrameTarget::unbind();
+    std::string first;
+    EXPECT_EQ(count_off(ff, [&](std::uint32_t x, std::uint32_t y) { return &rgba[(std::size_t(y) * kW + x) * 4]; }, 1.0,
+                        &first),
+              0u)
+        << to_string(f) << ": " << first;
+  }
+}
+
+}  // namespace
+}  // namespace handoff::view::test
