@@ -246,6 +246,28 @@ TEST_F(FormatProbe, Gray32fDrawnOverItsAutomaticRange) {
   }
 }
 
+// The automatic range follows one stream: frames of the same shape move it
+// part way; a frame of another size or format starts it again.
+TEST_F(FormatProbe, AutoRangeStartsAgainForAnotherStreamShape) {
+  FrameRenderer r(ViewerConvert::Gpu);
+  const auto ramp = [](std::uint32_t w, std::uint32_t h, float top) {
+    Frame f = allocate_host_frame(PixelFormat::GRAY32F, w, h, HostFrameOptions{.alignment = 4});
+    for (std::uint32_t y = 0; y < h; ++y)
+      for (std::uint32_t x = 0; x < w; ++x) {
+        const float v = top * float(y * w + x) / float(w * h - 1);
+        std::memcpy(static_cast<std::uint8_t*>(f.planes[0].data) + y * f.planes[0].pitch + x * 4, &v, 4);
+      }
+    return f;
+  };
+  r.upload(ramp(40, 30, 1.0f));
+  const double first = r.auto_range()->hi;
+  EXPECT_NEAR(first, 0.99, 0.02);
+  r.upload(ramp(40, 30, 100.0f));
+  EXPECT_LT(r.auto_range()->hi, 50.0) << "the same stream: part way";
+  r.upload(ramp(41, 30, 100.0f));
+  EXPECT_NEAR(r.auto_range()->hi, 99.0, 2.0) << "another size: the new frame's own range";
+}
+
 // The GL-buffer upload (GL_PIXEL_UNPACK_BUFFER offsets) of a three-plane and
 // a packed format draws what the host frame draws.
 TEST_F(FormatProbe, GlBufferFramesDrawLikeHostFrames) {

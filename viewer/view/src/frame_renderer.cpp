@@ -482,8 +482,7 @@ void CpuColorPath::take(const Frame& frame, const PlaneTextures& textures) {
   if (frame.format != PixelFormat::NV12 && frame.format != PixelFormat::P010) {
     // ViewConverter converts these two; the other formats go to the textures
     // and the shader draws them (holds() is false without a host copy).
-    host_.layout = FrameLayout{};
-    host_.layout.width = 0;
+    host_.layout = FrameLayout{};  // width 0
     textures_behind_ = false;
     textures.upload(frame);
     return;
@@ -639,6 +638,8 @@ FrameRenderer::FrameRenderer(ViewerConvert convert) {
 
 void FrameRenderer::configure(PixelFormat format, std::uint32_t width, std::uint32_t height) {
   check_texture_size("FrameRenderer::configure", width, height);
+  // Another stream shape: the automatic range starts again from its first frame.
+  if (format != textures_.format() || width != textures_.width() || height != textures_.height()) auto_range_.reset();
   textures_.configure(format, width, height);
 }
 
