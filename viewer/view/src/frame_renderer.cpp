@@ -104,8 +104,7 @@ void check_texture_size(const char* what, std::uint32_t width, std::uint32_t hei
 // as it is stored, so that the upload is a plain copy and filtering mixes
 // whole samples:
 //  - nv12 / p010: R8 / R16 luma, RG8 / RG16 chroma pairs (half size);
-//  - i420: three planes, Y in R8, U and V in R16 (V's .g is swizzled to its
-//    red so that the YUV shader reads Cr from .g for every layout);
+//  - i420: three planes, Y in R8, U and V in R16 (yuv_planar_frame_frag);
 //  - yuyv / uyvy: the one plane twice: as RG8 (Y, U-or-V per pixel: luma,
 //    swizzled to .r for uyvy) and as RGBA16 (one texel per 4:2:2 pair:
 //    Y0 U Y1 V / U Y0 V Y1, swizzled so that .r is U and .g is V), so that
@@ -149,9 +148,7 @@ TextureSpecs frame_textures(PixelFormat f, std::uint32_t w, std::uint32_t h) {
     case PixelFormat::I420: {
       add(one(0, GL_R8, GL_RED, GL_UNSIGNED_BYTE, w, h, 1));
       add(one(1, GL_R16, GL_RED, GL_UNSIGNED_BYTE, cw, ch, 1));
-      TextureSpec v = one(2, GL_R16, GL_RED, GL_UNSIGNED_BYTE, cw, ch, 1);
-      v.swizzle = {GL_RED, GL_RED, GL_ZERO, GL_ONE};
-      add(v);
+      add(one(2, GL_R16, GL_RED, GL_UNSIGNED_BYTE, cw, ch, 1));
       break;
     }
     case PixelFormat::YUYV:
@@ -293,8 +290,10 @@ class ShaderColorPath final : public ColorPath {
 
  private:
   // How the codes become R'G'B': a program per kind and filter.
-  enum Kind { kYuv, kRgb, kGray, kKinds };
-  static Kind kind_of(PixelFormat f) { return is_yuv(f) ? kYuv : is_rgb(f) ? kRgb : kGray; }
+  enum Kind { kYuv, kYuvPlanar, kRgb, kGray, kKinds };
+  static Kind kind_of(PixelFormat f) {
+    return f == PixelFormat::I420 ? kYuvPlanar : is_yuv(f) ? kYuv : is_rgb(f) ? kRgb : kGray;
+  }
   struct Program {
     UniqueGlProgram id;
     GLint matrix = -1, bias = -1, frame_size = -1, chroma_size = -1, siting = -1, subsample = -1, scale = -1,
@@ -308,6 +307,7 @@ class ShaderColorPath final : public ColorPath {
 
 ShaderColorPath::ShaderColorPath() {
   const char* fragments[kKinds][2] = {{"yuv_frame_frag", "yuv_frame_nearest_frag"},
+                                      {"yuv_planar_frame_frag", "yuv_planar_frame_nearest_frag"},
                                       {"rgb_frame_frag", "rgb_frame_nearest_frag"},
                                       {"gray_frame_frag", "gray_frame_nearest_frag"}};
   for (int k = 0; k < kKinds; ++k)
@@ -368,10 +368,9 @@ void ShaderColorPath::draw(const DrawOptions& o, int fb_w, int fb_h, const Plane
   const Program& p = programs_[kind_of(t.format())][o.nearest ? 1 : 0];
   glUseProgram(p.id.get());
   set_uniforms(p, o, fb_w, fb_h, t);
-  // Units 1 and 2 are Cb and Cr: one chroma texture for both where it holds the pairs.
   glBindTextureUnit(0, t.texture(0));
-  glBindTextureUnit(1, t.texture(1));
-  glBindTextureUnit(2, t.count() > 2 ? t.texture(2) : t.texture(1));
+  glBindTextureUnit(1, t.texture(1));  // 0 (none) for RGB and grey
+  if (t.count() > 2) glBindTextureUnit(2, t.texture(2));
   glBindVertexArray(vao_.get());
   glDisable(GL_BLEND);
   glDisable(GL_SCISSOR_TEST);
