@@ -22,6 +22,8 @@
 #include "gl_test_context.hpp"
 #include "pixel_probe.hpp"
 #include "value_range.hpp"
+#include "view_convert.hpp"
+#include "view_transform.hpp"
 
 namespace handoff::view::test {
 namespace {
@@ -266,6 +268,103 @@ TEST_F(FormatProbe, AutoRangeStartsAgainForAnotherStreamShape) {
   EXPECT_LT(r.auto_range()->hi, 50.0) << "the same stream: part way";
   r.upload(ramp(41, 30, 100.0f));
   EXPECT_NEAR(r.auto_range()->hi, 99.0, 2.0) << "another size: the new frame's own range";
+}
+
+// The float64 reference of framebuffer pixel (bx, by) of an i420 / yuyv /
+// uyvy frame drawn with `view`: where the shaders sample (the view
+// transform, flat pixels when `nearest`), bilinear with clamp to edge over
+// luma and over the chroma grid at the siting, then the formulas.
+Rgb64 view_reference(const Frame& f, const Colorimetry& c, const ViewTransform& v, bool nearest, int bx, int by) {
+  double px = (bx + 0.5 - v.offset_x) / v.scale, py = (by + 0.5 - v.offset_y) / v.scale;
+  if (nearest) {
+    px = std::floor(px) + 0.5;
+    py = std::floor(py) + 0.5;
+  }
+  const bool packed = f.format != PixelFormat::I420, yuyv = f.format == PixelFormat::YUYV;
+  const int w = int(f.width), h = int(f.height), cw = int(chroma_width(f.width)), ch = packed ? h : int(chroma_height(f.height));
+  const auto luma = [&](int x, int y) { return double(sample8(f, 0, std::uint32_t(x), std::uint32_t(y), packed && !yuyv ? 1 : 0)); };
+  const auto chroma = [&](int which, int i, int j) {  // which 0: Cb, 1: Cr
+    if (!packed) return double(sample8(f, 1 + which, std::uint32_t(i), std::uint32_t(j), 0));
+    return double(sample8(f, 0, std::uint32_t(2 * i + which), std::uint32_t(j), yuyv ? 1 : 0));
+  };
+  const auto bilinear = [](auto at, int nw, int nh, double tx, double ty) {
+    const double x = std::floor(tx), y = std::floor(ty), fx = tx - x, fy = ty - y;
+    const auto t = [&](double xx, double yy) { return at(std::clamp(int(xx), 0, nw - 1), std::clamp(int(yy), 0, nh - 1)); };
+    return (1 - fy) * ((1 - fx) * t(x, y) + fx * t(x + 1, y)) + fy * ((1 - fx) * t(x, y + 1) + fx * t(x + 1, y + 1));
+  };
+  const Siting2 s = siting_of(c.siting);
+  const double sy = packed ? 0.0 : s.y, suby = packed ? 1.0 : 2.0;
+  const double cx = (px - 0.5 - s.x) / 2.0, cy = (py - 0.5 - sy) / suby;
+  const double Y = bilinear(luma, w, h, px - 0.5, py - 0.5);
+  const double cb = bilinear([&](int i, int j) { return chroma(0, i, j); }, cw, ch, cx, cy);
+  const double cr = bilinear([&](int i, int j) { return chroma(1, i, j); }, cw, ch, cx, cy);
+  return yuv_reference(Y, cb, cr, 8, c);
+}
+
+struct View {
+  const char* name;
+  int fb_w, fb_h;
+  ViewTransform view;
+  bool nearest;
+  bool exact_weights;  // texel-centre or quarter positions: the shader filters these exactly too
+};
+
+// i420, yuyv and uyvy on both colour paths at views other than 1:1: the CPU
+// path (ViewConverter's planar and packed rows) within 1 code of the float64
+// reference everywhere; the shader within 1 where its filter weights are
+// exact, and within 4 elsewhere (llvmpipe filters the 8-bit luma texture in
+// 8-bit fixed point, as for nv12: convert_path_test.cpp).
+TEST_F(FormatProbe, PlanarAndPackedYuvAtEveryViewOnBothPaths) {
+  const View views[] = {
+      {"one_to_one", int(kW), int(kH), {}, false, true},
+      {"fitted_down", 24, 14, fit_view(kW, kH, 24, 14), false, false},
+      {"zoomed_filtered", 90, 70, ViewTransform{2.6, -7.3, 3.9}, false, false},
+      {"zoomed_flat", 90, 70, ViewTransform{3.0, -7.0, 4.0}, true, true},
+      {"panned_off", 40, 30, ViewTransform{1.0, 9.0, -6.0}, false, true},
+  };
+  unsigned seed = 70;
+  for (PixelFormat f : {PixelFormat::I420, PixelFormat::YUYV, PixelFormat::UYVY})
+    for (ChromaSiting siting : {ChromaSiting::Left, ChromaSiting::Center, ChromaSiting::TopLeft}) {
+      const Colorimetry c{ColorMatrix::BT709, ColorRange::Limited, siting};
+      const FormatFrame ff = yuv_format_frame(f, kW, kH, c, seed++);
+      for (ViewerConvert convert : {ViewerConvert::Cpu, ViewerConvert::Gpu}) {
+        FrameRenderer r(convert);
+        r.upload(ff.frame);
+        for (const View& v : views) {
+          FrameTarget target;
+          target.resize(v.fb_w, v.fb_h);
+          target.bind();
+          DrawOptions o;
+          o.colorimetry = c;
+          o.view = v.view;
+          o.nearest = v.nearest;
+          r.draw(o, v.fb_w, v.fb_h);
+          std::vector<std::uint8_t> rgba;
+          target.read_rgba(rgba);
+          FrameTarget::unbind();
+          const double tolerance = convert == ViewerConvert::Cpu || v.exact_weights ? 1.0 : 4.0;
+          const PixelRect rect = covered_pixels(kW, kH, v.view, v.fb_w, v.fb_h);
+          ASSERT_FALSE(rect.empty()) << v.name;
+          std::size_t off = 0;
+          std::string first;
+          for (int y = rect.y0; y < rect.y1; ++y)
+            for (int x = rect.x0; x < rect.x1; ++x) {
+              const Rgb64 want = view_reference(ff.frame, c, v.view, v.nearest, x, y);
+              const std::uint8_t* got = &rgba[(std::size_t(y) * std::size_t(v.fb_w) + std::size_t(x)) * 4];
+              for (int k = 0; k < 3; ++k)
+                if (std::abs(double(got[k]) - want[std::size_t(k)]) > tolerance) {
+                  if (!off)
+                    first = "(" + std::to_string(x) + ", " + std::to_string(y) + ") channel " + std::to_string(k) + ": " +
+                            std::to_string(int(got[k])) + ", want " + std::to_string(want[std::size_t(k)]);
+                  ++off;
+                  break;
+                }
+            }
+          EXPECT_EQ(off, 0u) << to_string(f) << " " << to_string(siting) << " "
+                             << (convert == ViewerConvert::Cpu ? "cpu" : "gpu") << " " << v.name << ": " << first;
+        }
+      }
+    }
 }
 
 // The GL-buffer upload (GL_PIXEL_UNPACK_BUFFER offsets) of a three-plane and

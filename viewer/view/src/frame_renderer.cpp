@@ -454,7 +454,7 @@ class CpuColorPath final : public ColorPath {
   ShaderColorPath shader_;  // for what the blit cannot do: multisampled framebuffers, external textures
   struct HostCopy {
     FrameLayout layout;  // packed, one buffer per plane (layout.width 0: nothing taken)
-    PageBuffer luma, chroma, staging;
+    PageBuffer planes[kMaxPlanes], staging;
     std::uint64_t generation = 0;  // counts uploads
   } host_;
   bool textures_behind_ = false;  // the textures hold an older frame than host_
@@ -471,24 +471,25 @@ bool CpuColorPath::holds(const PlaneTextures& t) const {
 }
 
 Frame CpuColorPath::host_frame() const {
-  return host_.layout.describe(MemoryKind::Host, {const_cast<std::uint8_t*>(host_.luma.data()),
-                                                  const_cast<std::uint8_t*>(host_.chroma.data())});
+  return host_.layout.describe(MemoryKind::Host, {const_cast<std::uint8_t*>(host_.planes[0].data()),
+                                                  const_cast<std::uint8_t*>(host_.planes[1].data()),
+                                                  const_cast<std::uint8_t*>(host_.planes[2].data())});
 }
 
 // Host planes are copied (copy_frame); a GL buffer's are read with
 // glGetNamedBufferSubData (llvmpipe: a memcpy) into staging first.
 void CpuColorPath::take(const Frame& frame, const PlaneTextures& textures) {
-  if (frame.format != PixelFormat::NV12 && frame.format != PixelFormat::P010) {
-    // ViewConverter converts these two; the other formats go to the textures
-    // and the shader draws them (holds() is false without a host copy).
+  if (!is_yuv(frame.format)) {
+    // ViewConverter converts YUV; RGB and grey go to the textures and the
+    // shader draws them (one fetch a pixel; holds() is false without a host copy).
     host_.layout = FrameLayout{};  // width 0
     textures_behind_ = false;
     textures.upload(frame);
     return;
   }
   host_.layout = FrameLayout::packed(frame.format, frame.width, frame.height);
-  host_.luma.resize(host_.layout.buffer_bytes(0));
-  host_.chroma.resize(host_.layout.buffer_bytes(1));
+  for (int i = 0; i < plane_count(frame.format); ++i)
+    host_.planes[std::size_t(i)].resize(host_.layout.buffer_bytes(std::size_t(i)));
   if (frame.memory == MemoryKind::GlBuffer) copy_from_gl_buffer(frame);
   else copy_frame(frame, host_frame());
   ++host_.generation;
@@ -496,16 +497,19 @@ void CpuColorPath::take(const Frame& frame, const PlaneTextures& textures) {
 }
 
 void CpuColorPath::copy_from_gl_buffer(const Frame& frame) {
-  std::size_t span[2] = {};
-  for (int i = 0; i < 2; ++i)
+  const int planes = plane_count(frame.format);
+  std::size_t span[kMaxPlanes] = {}, total = 0;
+  for (int i = 0; i < planes; ++i) {
     span[i] = plane_span_bytes(frame.planes[std::size_t(i)].pitch, frame.planes[std::size_t(i)].height,
                                host_.layout.plane(i).row_bytes);
-  host_.staging.resize(span[0] + span[1]);
+    total += span[i];
+  }
+  host_.staging.resize(total);
   Frame staged = frame;
   staged.memory = MemoryKind::Host;
   staged.gl_buffer = 0;
   std::size_t at = 0;
-  for (std::size_t i = 0; i < 2; ++i) {
+  for (std::size_t i = 0; i < std::size_t(planes); ++i) {
     HANDOFF_GL_CHECK(glGetNamedBufferSubData(frame.gl_buffer, static_cast<GLintptr>(frame.planes[i].offset),
                                              static_cast<GLsizeiptr>(span[i]), host_.staging.data() + at),
                      "frame planes to host memory");

@@ -91,8 +91,8 @@ enum class ViewerMemory : std::uint8_t {
   Host,  // host memory (glMapNamedBufferRange); CUDA frames are then copied device to host
 };
 
-// Where NV12 / P010 becomes R'G'B' for display (frames of the other formats
-// are drawn by the shader either way).
+// Where YUV frames become R'G'B' for display (RGB and grey frames are drawn
+// by the shader either way).
 enum class ViewerConvert : std::uint8_t {
   Auto,  // Gpu, except where GL is a software rasteriser (llvmpipe, softpipe, SwiftShader): Cpu
   Gpu,   // the fragment shader: two filtered texture fetches and the matrix per view pixel
