@@ -367,6 +367,119 @@ TEST_F(FormatProbe, PlanarAndPackedYuvAtEveryViewOnBothPaths) {
     }
 }
 
+// What the RGB and grey shaders draw at framebuffer pixel (bx, by): flat
+// pixels (nearest) take their frame pixel's 1:1 reference; filtered, RGB codes
+// mix bilinearly and grey values mix bilinearly over their finite texels (the
+// grey shader's rule), then map through the range.
+Rgb64 rgb_grey_reference(const FormatFrame& ff, const ValueRange& range, const ViewTransform& v, bool nearest, int bx,
+                         int by) {
+  const Frame& f = ff.frame;
+  const double px = (bx + 0.5 - v.offset_x) / v.scale, py = (by + 0.5 - v.offset_y) / v.scale;
+  const int w = int(f.width), h = int(f.height);
+  if (nearest) return ff.at(std::uint32_t(std::clamp(int(std::floor(px)), 0, w - 1)), std::uint32_t(std::clamp(int(std::floor(py)), 0, h - 1)));
+  const double tx = px - 0.5, ty = py - 0.5, x0 = std::floor(tx), y0 = std::floor(ty), fx = tx - x0, fy = ty - y0;
+  const double wt[4] = {(1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy};
+  const int dx[4] = {0, 1, 0, 1}, dy[4] = {0, 0, 1, 1};
+  const auto at = [&](int k) {
+    return std::pair{std::uint32_t(std::clamp(int(x0) + dx[k], 0, w - 1)), std::uint32_t(std::clamp(int(y0) + dy[k], 0, h - 1))};
+  };
+  if (is_rgb(f.format)) {
+    Rgb64 out{};
+    for (int k = 0; k < 4; ++k)
+      for (int c = 0; c < 3; ++c) out[std::size_t(c)] += wt[k] * ff.at(at(k).first, at(k).second)[std::size_t(c)];
+    return out;
+  }
+  double sum = 0, weight = 0;
+  for (int k = 0; k < 4; ++k) {
+    const auto [x, y] = at(k);
+    double value = 0;
+    if (f.format == PixelFormat::GRAY32F) {
+      float fv;
+      std::memcpy(&fv, static_cast<const std::uint8_t*>(f.planes[0].data) + y * f.planes[0].pitch + x * 4, 4);
+      value = fv;
+    } else {
+      value = sample16(f, 0, x, y, 0);
+    }
+    if (std::isfinite(value) && wt[k] > 0) {
+      sum += wt[k] * value;
+      weight += wt[k];
+    }
+  }
+  const double g = clamp01((sum / weight - range.lo) / (range.hi - range.lo)) * 255.0;
+  return {g, g, g};
+}
+
+// The RGB and grey shaders (both paths draw these with the shader) zoomed in
+// flat, filtered and fitted down: within 1 code, except RGB at fractional
+// filter weights, within 2 (a texture unit filtering 8-bit texels in 8-bit
+// fixed point, as llvmpipe does, is about a code off the float64 mix; grey
+// filters in the shader, in float).
+TEST_F(FormatProbe, RgbAndGreyAtEveryView) {
+  struct Case {
+    PixelFormat format;
+    bool with_non_finite;
+  };
+  const View views[] = {
+      {"fitted_down", 24, 14, fit_view(kW, kH, 24, 14), false, false},
+      {"zoomed_filtered", 90, 70, ViewTransform{2.6, -7.3, 3.9}, false, false},
+      {"zoomed_flat", 90, 70, ViewTransform{3.0, -7.0, 4.0}, true, true},
+  };
+  const ValueRange range{-1.0, 3.0};
+  for (const Case c : {Case{PixelFormat::BGR8, false}, Case{PixelFormat::RGBA8, false}, Case{PixelFormat::GRAY16, false},
+                       Case{PixelFormat::GRAY32F, false}, Case{PixelFormat::GRAY32F, true}}) {
+    FormatFrame ff = is_rgb(c.format) ? rgb_format_frame(c.format, kW, kH, 80)
+                                      : gray_format_frame(c.format, kW, kH, 81,
+                                                          c.format == PixelFormat::GRAY32F ? std::optional(range) : std::nullopt);
+    if (c.format == PixelFormat::GRAY32F && !c.with_non_finite) {  // finite only: filtered views have no tie to break
+      const Plane& p = ff.frame.planes[0];
+      for (std::uint32_t y = 0; y < kH; ++y)
+        for (std::uint32_t x = 0; x < kW; ++x) {
+          float v;
+          std::memcpy(&v, static_cast<std::uint8_t*>(p.data) + y * p.pitch + x * 4, 4);
+          if (!std::isfinite(v)) {
+            v = 0.5f;
+            std::memcpy(static_cast<std::uint8_t*>(p.data) + y * p.pitch + x * 4, &v, 4);
+            ff.want[std::size_t(y) * kW + x] = Rgb64{clamp01(1.5 / 4.0) * 255.0, clamp01(1.5 / 4.0) * 255.0, clamp01(1.5 / 4.0) * 255.0};
+          }
+        }
+    }
+    const ValueRange shown = c.format == PixelFormat::GRAY16 ? ValueRange{0, 65535} : range;
+    FrameRenderer r(ViewerConvert::Cpu);
+    r.upload(ff.frame);
+    for (const View& v : views) {
+      if (c.with_non_finite && !v.nearest) continue;
+      FrameTarget target;
+      target.resize(v.fb_w, v.fb_h);
+      target.bind();
+      DrawOptions o;
+      o.view = v.view;
+      o.nearest = v.nearest;
+      o.value_range = c.format == PixelFormat::GRAY32F ? std::optional(range) : std::nullopt;
+      r.draw(o, v.fb_w, v.fb_h);
+      std::vector<std::uint8_t> rgba;
+      target.read_rgba(rgba);
+      FrameTarget::unbind();
+      const PixelRect rect = covered_pixels(kW, kH, v.view, v.fb_w, v.fb_h);
+      std::size_t off = 0;
+      std::string first;
+      for (int y = rect.y0; y < rect.y1; ++y)
+        for (int x = rect.x0; x < rect.x1; ++x) {
+          const Rgb64 want = rgb_grey_reference(ff, shown, v.view, v.nearest, x, y);
+          const std::uint8_t* got = &rgba[(std::size_t(y) * std::size_t(v.fb_w) + std::size_t(x)) * 4];
+          for (int k = 0; k < 3; ++k)
+            if (std::abs(double(got[k]) - want[std::size_t(k)]) > (is_rgb(c.format) && !v.nearest ? 2.0 : 1.0)) {
+              if (!off)
+                first = "(" + std::to_string(x) + ", " + std::to_string(y) + ") channel " + std::to_string(k) + ": " +
+                        std::to_string(int(got[k])) + ", want " + std::to_string(want[std::size_t(k)]);
+              ++off;
+              break;
+            }
+        }
+      EXPECT_EQ(off, 0u) << to_string(c.format) << " " << v.name << ": " << first;
+    }
+  }
+}
+
 // The GL-buffer upload (GL_PIXEL_UNPACK_BUFFER offsets) of a three-plane and
 // a packed format draws what the host frame draws.
 TEST_F(FormatProbe, GlBufferFramesDrawLikeHostFrames) {
