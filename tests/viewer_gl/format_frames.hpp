@@ -112,8 +112,10 @@ inline FormatFrame yuv_format_frame(PixelFormat f, std::uint32_t w, std::uint32_
         put8(fr.planes[0], x, r, yuyv ? 0 : 1, y_at(x, r));
         put8(fr.planes[0], x, r, yuyv ? 1 : 0, x % 2 == 0 ? u_at(k, r) : v_at(k, r));
       } else if (x < w) {
-        if (p010) put16(fr.planes[0], x, r, 0, std::uint16_t(y_at(x, r) << 6));
-        else put8(fr.planes[0], x, r, 0, y_at(x, r));
+        if (p010)
+          put16(fr.planes[0], x, r, 0, std::uint16_t(y_at(x, r) << 6));
+        else
+          put8(fr.planes[0], x, r, 0, y_at(x, r));
       }
     }
   if (!packed)
@@ -143,8 +145,7 @@ inline FormatFrame yuv_format_frame(PixelFormat f, std::uint32_t w, std::uint32_
       };
       const double cb = mix(u_at), cr = mix(v_at);
       const std::uint32_t yx = swap_y && packed ? (x ^ 1u) : x;
-      out.want[std::size_t(r) * w + x] =
-          yuv_reference(y_at(yx, r), swap_uv ? cr : cb, swap_uv ? cb : cr, bits, c);
+      out.want[std::size_t(r) * w + x] = yuv_reference(y_at(yx, r), swap_uv ? cr : cb, swap_uv ? cb : cr, bits, c);
     }
   return out;
 }

@@ -37,7 +37,9 @@ int sample8(const Frame& f, int plane, std::uint32_t x, std::uint32_t y, std::si
 int sample16(const Frame& f, int plane, std::uint32_t x, std::uint32_t y, std::size_t k) {
   const Plane& p = f.planes[std::size_t(plane)];
   std::uint16_t v = 0;
-  std::memcpy(&v, static_cast<const std::uint8_t*>(p.data) + std::size_t(y) * p.pitch + (std::size_t(x) * p.components + k) * 2, 2);
+  std::memcpy(
+      &v, static_cast<const std::uint8_t*>(p.data) + std::size_t(y) * p.pitch + (std::size_t(x) * p.components + k) * 2,
+      2);
   return v;
 }
 
@@ -45,10 +47,12 @@ int sample16(const Frame& f, int plane, std::uint32_t x, std::uint32_t y, std::s
 // sample of its 2x2 block, or its 4:2:2 pair).
 std::array<int, 3> yuv_codes(const Frame& f, std::uint32_t x, std::uint32_t y) {
   switch (f.format) {
-    case PixelFormat::NV12: return {sample8(f, 0, x, y, 0), sample8(f, 1, x / 2, y / 2, 0), sample8(f, 1, x / 2, y / 2, 1)};
+    case PixelFormat::NV12:
+      return {sample8(f, 0, x, y, 0), sample8(f, 1, x / 2, y / 2, 0), sample8(f, 1, x / 2, y / 2, 1)};
     case PixelFormat::P010:
       return {sample16(f, 0, x, y, 0) >> 6, sample16(f, 1, x / 2, y / 2, 0) >> 6, sample16(f, 1, x / 2, y / 2, 1) >> 6};
-    case PixelFormat::I420: return {sample8(f, 0, x, y, 0), sample8(f, 1, x / 2, y / 2, 0), sample8(f, 2, x / 2, y / 2, 0)};
+    case PixelFormat::I420:
+      return {sample8(f, 0, x, y, 0), sample8(f, 1, x / 2, y / 2, 0), sample8(f, 2, x / 2, y / 2, 0)};
     case PixelFormat::YUYV:
       return {sample8(f, 0, x, y, 0), sample8(f, 0, x & ~1u, y, 1), sample8(f, 0, x | 1u, y, 1)};
     default:  // uyvy
@@ -63,7 +67,8 @@ TEST_F(FormatProbe, YuvProbeShowsTheCodesAndTheirColour) {
   FrameRenderer r(ViewerConvert::Gpu);
   const Colorimetry c{ColorMatrix::BT601, ColorRange::Full, ChromaSiting::Left};
   unsigned seed = 10;
-  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::P010, PixelFormat::I420, PixelFormat::YUYV, PixelFormat::UYVY}) {
+  for (PixelFormat f :
+       {PixelFormat::NV12, PixelFormat::P010, PixelFormat::I420, PixelFormat::YUYV, PixelFormat::UYVY}) {
     const FormatFrame ff = yuv_format_frame(f, kW, kH, c, seed++);
     r.upload(ff.frame);
     for (const auto& pt : kPoints) {
@@ -71,7 +76,8 @@ TEST_F(FormatProbe, YuvProbeShowsTheCodesAndTheirColour) {
       ASSERT_TRUE(p.valid);
       EXPECT_EQ(p.format, f);
       const std::array<int, 3> want = yuv_codes(ff.frame, pt[0], pt[1]);
-      EXPECT_EQ((std::array<int, 3>{p.code_y, p.code_cb, p.code_cr}), want) << to_string(f) << " at " << pt[0] << "," << pt[1];
+      EXPECT_EQ((std::array<int, 3>{p.code_y, p.code_cb, p.code_cr}), want)
+          << to_string(f) << " at " << pt[0] << "," << pt[1];
       const Rgb64 rgb = yuv_reference(want[0], want[1], want[2], f == PixelFormat::P010 ? 10 : 8, c);
       for (int k = 0; k < 3; ++k) EXPECT_NEAR(p.rgb[std::size_t(k)], rgb[std::size_t(k)], 1.0) << to_string(f);
       char text[64];
@@ -93,15 +99,19 @@ TEST_F(FormatProbe, RgbProbeShowsTheCodesInTheFramesOrder) {
       ASSERT_TRUE(p.valid);
       ASSERT_EQ(p.code_count, n);
       for (int k = 0; k < n; ++k)
-        EXPECT_EQ(p.codes[std::size_t(k)], sample8(ff.frame, 0, pt[0], pt[1], std::size_t(k))) << to_string(f) << " sample " << k;
+        EXPECT_EQ(p.codes[std::size_t(k)], sample8(ff.frame, 0, pt[0], pt[1], std::size_t(k)))
+            << to_string(f) << " sample " << k;
       const Rgb64& want = ff.at(pt[0], pt[1]);
       for (int k = 0; k < 3; ++k) EXPECT_EQ(double(p.rgb[std::size_t(k)]), want[std::size_t(k)]) << to_string(f);
     }
     const PixelProbe p = probe_pixel(r, Colorimetry{}, std::nullopt, 2, 2);
-    const std::string names = f == PixelFormat::RGB8 ? "R G B" : f == PixelFormat::BGR8 ? "B G R" : f == PixelFormat::RGBA8 ? "R G B A" : "B G R A";
+    const std::string names = f == PixelFormat::RGB8    ? "R G B"
+                              : f == PixelFormat::BGR8  ? "B G R"
+                              : f == PixelFormat::RGBA8 ? "R G B A"
+                                                        : "B G R A";
     std::string text;
     for (int k = 0; k < n; ++k)
-      text += std::string(k ? "  " : "") + names[std::size_t(2 * k)] + " " + std::to_string(p.codes[std::size_t(k)]);
+      text.append(k ? "  " : "").append(1, names[std::size_t(2 * k)]).append(" ").append(std::to_string(p.codes[std::size_t(k)]));
     EXPECT_EQ(probe_text(p), text);
   }
 }
@@ -125,7 +135,8 @@ TEST_F(FormatProbe, GreyProbeShowsTheValueAndItsGrey) {
     for (std::uint32_t x = 0; x < kW; ++x) {
       const PixelProbe p = probe_pixel(r, Colorimetry{}, range, x, y);
       float want = 0;
-      std::memcpy(&want, static_cast<const std::uint8_t*>(g32.frame.planes[0].data) + y * g32.frame.planes[0].pitch + x * 4, 4);
+      std::memcpy(
+          &want, static_cast<const std::uint8_t*>(g32.frame.planes[0].data) + y * g32.frame.planes[0].pitch + x * 4, 4);
       if (std::isnan(want)) {
         saw_nan = true;
         EXPECT_TRUE(std::isnan(p.value));
@@ -152,15 +163,15 @@ TEST_F(FormatProbe, EachFormatTakesItsTextures) {
   EXPECT_EQ(internal(PixelFormat::GRAY16), (std::vector<GLenum>{GL_R16}));
   EXPECT_EQ(internal(PixelFormat::GRAY32F), (std::vector<GLenum>{GL_R32F}));
   const TextureSpecs yuyv = frame_textures(PixelFormat::YUYV, kW, kH);
-  EXPECT_EQ(yuyv.spec[0].width, kW);                    // luma: the frame's width
-  EXPECT_EQ(yuyv.spec[1].width, chroma_width(kW));      // one texel a pair
-  EXPECT_EQ(yuyv.spec[1].height, kH);                   // 4:2:2: every row
+  EXPECT_EQ(yuyv.spec[0].width, kW);                // luma: the frame's width
+  EXPECT_EQ(yuyv.spec[1].width, chroma_width(kW));  // one texel a pair
+  EXPECT_EQ(yuyv.spec[1].height, kH);               // 4:2:2: every row
 }
 
 TEST(AutoRange, PercentilesIgnoreOutliersAndNonFiniteValues) {
   std::vector<float> v;
   for (int i = 0; i < 10000; ++i) v.push_back(float(i) / 9999.0f);  // 0..1
-  for (int i = 0; i < 50; ++i) v.push_back(1e9f);                     // 0.5 % hot pixels
+  for (int i = 0; i < 50; ++i) v.push_back(1e9f);                   // 0.5 % hot pixels
   for (int i = 0; i < 50; ++i) v.push_back(std::numeric_limits<float>::quiet_NaN());
   v.push_back(-std::numeric_limits<float>::infinity());
   const std::optional<ValueRange> r = AutoRange::of(v);
@@ -179,7 +190,7 @@ TEST(AutoRange, PercentilesIgnoreOutliersAndNonFiniteValues) {
 TEST(AutoRange, MovesPartWayFromFrameToFrame) {
   AutoRange a;
   std::vector<float> first, second;
-  for (int i = 0; i <= 1000; ++i) first.push_back(float(i) / 1000.0f);         // 0..1
+  for (int i = 0; i <= 1000; ++i) first.push_back(float(i) / 1000.0f);          // 0..1
   for (int i = 0; i <= 1000; ++i) second.push_back(float(i) / 1000.0f * 2.0f);  // 0..2
   a.update(first);
   const ValueRange r1 = *a.range();
@@ -281,15 +292,20 @@ Rgb64 view_reference(const Frame& f, const Colorimetry& c, const ViewTransform& 
     py = std::floor(py) + 0.5;
   }
   const bool packed = f.format != PixelFormat::I420, yuyv = f.format == PixelFormat::YUYV;
-  const int w = int(f.width), h = int(f.height), cw = int(chroma_width(f.width)), ch = packed ? h : int(chroma_height(f.height));
-  const auto luma = [&](int x, int y) { return double(sample8(f, 0, std::uint32_t(x), std::uint32_t(y), packed && !yuyv ? 1 : 0)); };
+  const int w = int(f.width), h = int(f.height), cw = int(chroma_width(f.width)),
+            ch = packed ? h : int(chroma_height(f.height));
+  const auto luma = [&](int x, int y) {
+    return double(sample8(f, 0, std::uint32_t(x), std::uint32_t(y), packed && !yuyv ? 1 : 0));
+  };
   const auto chroma = [&](int which, int i, int j) {  // which 0: Cb, 1: Cr
     if (!packed) return double(sample8(f, 1 + which, std::uint32_t(i), std::uint32_t(j), 0));
     return double(sample8(f, 0, std::uint32_t(2 * i + which), std::uint32_t(j), yuyv ? 1 : 0));
   };
   const auto bilinear = [](auto at, int nw, int nh, double tx, double ty) {
     const double x = std::floor(tx), y = std::floor(ty), fx = tx - x, fy = ty - y;
-    const auto t = [&](double xx, double yy) { return at(std::clamp(int(xx), 0, nw - 1), std::clamp(int(yy), 0, nh - 1)); };
+    const auto t = [&](double xx, double yy) {
+      return at(std::clamp(int(xx), 0, nw - 1), std::clamp(int(yy), 0, nh - 1));
+    };
     return (1 - fy) * ((1 - fx) * t(x, y) + fx * t(x + 1, y)) + fy * ((1 - fx) * t(x, y + 1) + fx * t(x + 1, y + 1));
   };
   const Siting2 s = siting_of(c.siting);
@@ -354,8 +370,8 @@ TEST_F(FormatProbe, PlanarAndPackedYuvAtEveryViewOnBothPaths) {
               for (int k = 0; k < 3; ++k)
                 if (std::abs(double(got[k]) - want[std::size_t(k)]) > tolerance) {
                   if (!off)
-                    first = "(" + std::to_string(x) + ", " + std::to_string(y) + ") channel " + std::to_string(k) + ": " +
-                            std::to_string(int(got[k])) + ", want " + std::to_string(want[std::size_t(k)]);
+                    first = "(" + std::to_string(x) + ", " + std::to_string(y) + ") channel " + std::to_string(k) +
+                            ": " + std::to_string(int(got[k])) + ", want " + std::to_string(want[std::size_t(k)]);
                   ++off;
                   break;
                 }
@@ -376,12 +392,15 @@ Rgb64 rgb_grey_reference(const FormatFrame& ff, const ValueRange& range, const V
   const Frame& f = ff.frame;
   const double px = (bx + 0.5 - v.offset_x) / v.scale, py = (by + 0.5 - v.offset_y) / v.scale;
   const int w = int(f.width), h = int(f.height);
-  if (nearest) return ff.at(std::uint32_t(std::clamp(int(std::floor(px)), 0, w - 1)), std::uint32_t(std::clamp(int(std::floor(py)), 0, h - 1)));
+  if (nearest)
+    return ff.at(std::uint32_t(std::clamp(int(std::floor(px)), 0, w - 1)),
+                 std::uint32_t(std::clamp(int(std::floor(py)), 0, h - 1)));
   const double tx = px - 0.5, ty = py - 0.5, x0 = std::floor(tx), y0 = std::floor(ty), fx = tx - x0, fy = ty - y0;
   const double wt[4] = {(1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy};
   const int dx[4] = {0, 1, 0, 1}, dy[4] = {0, 0, 1, 1};
   const auto at = [&](int k) {
-    return std::pair{std::uint32_t(std::clamp(int(x0) + dx[k], 0, w - 1)), std::uint32_t(std::clamp(int(y0) + dy[k], 0, h - 1))};
+    return std::pair{std::uint32_t(std::clamp(int(x0) + dx[k], 0, w - 1)),
+                     std::uint32_t(std::clamp(int(y0) + dy[k], 0, h - 1))};
   };
   if (is_rgb(f.format)) {
     Rgb64 out{};
@@ -425,11 +444,13 @@ TEST_F(FormatProbe, RgbAndGreyAtEveryView) {
       {"zoomed_flat", 90, 70, ViewTransform{3.0, -7.0, 4.0}, true, true},
   };
   const ValueRange range{-1.0, 3.0};
-  for (const Case c : {Case{PixelFormat::BGR8, false}, Case{PixelFormat::RGBA8, false}, Case{PixelFormat::GRAY16, false},
-                       Case{PixelFormat::GRAY32F, false}, Case{PixelFormat::GRAY32F, true}}) {
-    FormatFrame ff = is_rgb(c.format) ? rgb_format_frame(c.format, kW, kH, 80)
-                                      : gray_format_frame(c.format, kW, kH, 81,
-                                                          c.format == PixelFormat::GRAY32F ? std::optional(range) : std::nullopt);
+  for (const Case c :
+       {Case{PixelFormat::BGR8, false}, Case{PixelFormat::RGBA8, false}, Case{PixelFormat::GRAY16, false},
+        Case{PixelFormat::GRAY32F, false}, Case{PixelFormat::GRAY32F, true}}) {
+    FormatFrame ff = is_rgb(c.format)
+                         ? rgb_format_frame(c.format, kW, kH, 80)
+                         : gray_format_frame(c.format, kW, kH, 81,
+                                             c.format == PixelFormat::GRAY32F ? std::optional(range) : std::nullopt);
     if (c.format == PixelFormat::GRAY32F && !c.with_non_finite) {  // finite only: filtered views have no tie to break
       const Plane& p = ff.frame.planes[0];
       for (std::uint32_t y = 0; y < kH; ++y)
@@ -439,7 +460,8 @@ TEST_F(FormatProbe, RgbAndGreyAtEveryView) {
           if (!std::isfinite(v)) {
             v = 0.5f;
             std::memcpy(static_cast<std::uint8_t*>(p.data) + y * p.pitch + x * 4, &v, 4);
-            ff.want[std::size_t(y) * kW + x] = Rgb64{clamp01(1.5 / 4.0) * 255.0, clamp01(1.5 / 4.0) * 255.0, clamp01(1.5 / 4.0) * 255.0};
+            ff.want[std::size_t(y) * kW + x] =
+                Rgb64{clamp01(1.5 / 4.0) * 255.0, clamp01(1.5 / 4.0) * 255.0, clamp01(1.5 / 4.0) * 255.0};
           }
         }
     }
@@ -508,9 +530,10 @@ TEST_F(FormatProbe, GlBufferFramesDrawLikeHostFrames) {
     target.read_rgba(rgba);
     FrameTarget::unbind();
     std::string first;
-    EXPECT_EQ(count_off(ff, [&](std::uint32_t x, std::uint32_t y) { return &rgba[(std::size_t(y) * kW + x) * 4]; }, 1.0,
-                        &first),
-              0u)
+    EXPECT_EQ(
+        count_off(
+            ff, [&](std::uint32_t x, std::uint32_t y) { return &rgba[(std::size_t(y) * kW + x) * 4]; }, 1.0, &first),
+        0u)
         << to_string(f) << ": " << first;
   }
 }

@@ -53,7 +53,8 @@ class ViewerFormats : public ::testing::Test {
 };
 
 std::size_t off_pixels(const RgbaImage& img, const FormatFrame& f, std::string* first) {
-  return count_off(f, [&](std::uint32_t x, std::uint32_t y) { return img.pixel(x, y); }, 1.0, first);
+  return count_off(
+      f, [&](std::uint32_t x, std::uint32_t y) { return img.pixel(x, y); }, 1.0, first);
 }
 
 void expect_shown(Viewer& v, const FormatFrame& f, const std::string& what) {
@@ -71,8 +72,7 @@ TEST_F(ViewerFormats, YuvFormatsEveryMatrixAndRangeWithinOneCode) {
   Viewer v(options());
   const ChromaSiting sitings[3] = {ChromaSiting::Left, ChromaSiting::Center, ChromaSiting::TopLeft};
   unsigned seed = 1;
-  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::P010, PixelFormat::I420, PixelFormat::YUYV,
-                        PixelFormat::UYVY})
+  for (PixelFormat f : {PixelFormat::NV12, PixelFormat::P010, PixelFormat::I420, PixelFormat::YUYV, PixelFormat::UYVY})
     for (ColorMatrix m : {ColorMatrix::BT601, ColorMatrix::BT709, ColorMatrix::BT2020})
       for (ColorRange r : {ColorRange::Limited, ColorRange::Full}) {
         const Colorimetry c{m, r, sitings[seed % 3]};
@@ -149,11 +149,11 @@ TEST_F(ViewerFormats, AcquireAndPresentInEveryFormat) {
   Viewer v(options(ValueRange{-1.0, 2.0}));
   unsigned seed = 400;
   for (PixelFormat f : kPixelFormats) {
-    const FormatFrame src = is_yuv(f)   ? yuv_format_frame(f, kW, kH, Colorimetry{}, seed++)
-                            : is_rgb(f) ? rgb_format_frame(f, kW, kH, seed++)
-                                        : gray_format_frame(f, kW, kH, seed++,
-                                                            f == PixelFormat::GRAY8 ? std::nullopt
-                                                                                    : std::optional(ValueRange{-1.0, 2.0}));
+    const FormatFrame src =
+        is_yuv(f)   ? yuv_format_frame(f, kW, kH, Colorimetry{}, seed++)
+        : is_rgb(f) ? rgb_format_frame(f, kW, kH, seed++)
+                    : gray_format_frame(f, kW, kH, seed++,
+                                        f == PixelFormat::GRAY8 ? std::nullopt : std::optional(ValueRange{-1.0, 2.0}));
     ViewerFrame slot = v.acquire(f, kW, kH);
     ASSERT_EQ(slot.frame().format, f);
     copy_frame(src.frame, slot.frame());

@@ -267,54 +267,68 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
   });
 }
 
+// Vertical pass of output row y: the two source rows of each plane mixed
+// into s.luma and s.chroma (interleaved Cb Cr pairs, as nv12 stores them),
+// whatever the format's layout.
+void ViewConverter::vertical_pass(const HostPlanes& p, std::size_t y, std::size_t lcols, std::size_t csamples,
+                                  Scratch& s) const {
+  const RowKernels& k = row_kernels();
+  const auto rows8 = [](const std::uint8_t* plane, std::size_t pitch, const Axis& a, std::size_t at) {
+    return std::pair{row_of<std::uint8_t>(plane, pitch, a.i0[at]), row_of<std::uint8_t>(plane, pitch, a.i1[at])};
+  };
+  const float ly = luma_y_.w[y], cy = chroma_y_.w[y];
+  switch (p.format) {
+    case PixelFormat::P010:
+      k.lerp16(row_of<std::uint16_t>(p.luma, p.luma_pitch, luma_y_.i0[y]),
+               row_of<std::uint16_t>(p.luma, p.luma_pitch, luma_y_.i1[y]), ly, lcols, s.luma.data());
+      k.lerp16(row_of<std::uint16_t>(p.chroma, p.chroma_pitch, chroma_y_.i0[y]),
+               row_of<std::uint16_t>(p.chroma, p.chroma_pitch, chroma_y_.i1[y]), cy, csamples, s.chroma.data());
+      return;
+    case PixelFormat::I420: {  // U and V rows mixed apart, then interleaved
+      const auto [l0, l1] = rows8(p.luma, p.luma_pitch, luma_y_, y);
+      const auto [u0, u1] = rows8(p.chroma, p.chroma_pitch, chroma_y_, y);
+      const auto [v0, v1] = rows8(p.v, p.v_pitch, chroma_y_, y);
+      const std::size_t pairs = csamples / 2;
+      k.lerp8(l0, l1, ly, lcols, s.luma.data());
+      k.lerp8(u0, u1, cy, pairs, s.a.data());
+      k.lerp8(v0, v1, cy, pairs, s.b.data());
+      for (std::size_t i = 0; i < pairs; ++i) {
+        s.chroma[2 * i] = s.a[i];
+        s.chroma[2 * i + 1] = s.b[i];
+      }
+      return;
+    }
+    case PixelFormat::YUYV:
+    case PixelFormat::UYVY: {  // one packed row mixed twice: its luma columns, then its chroma pairs
+      const std::size_t y_at = p.format == PixelFormat::YUYV ? 0 : 1;  // Y0 U Y1 V / U Y0 V Y1
+      const auto [r0, r1] = rows8(p.luma, p.luma_pitch, luma_y_, y);   // 4:2:2 chroma rows are luma rows
+      k.lerp8(r0 + 2 * std::size_t(lbase_), r1 + 2 * std::size_t(lbase_), ly, 2 * lcols, s.a.data());
+      for (std::size_t i = 0; i < lcols; ++i) s.luma[i] = s.a[2 * i + y_at];
+      k.lerp8(r0 + 4 * std::size_t(cbase_), r1 + 4 * std::size_t(cbase_), ly, 2 * csamples, s.a.data());
+      for (std::size_t i = 0; i < csamples / 2; ++i) {
+        s.chroma[2 * i] = s.a[4 * i + 1 - y_at];
+        s.chroma[2 * i + 1] = s.a[4 * i + 3 - y_at];
+      }
+      return;
+    }
+    default: {  // nv12
+      const auto [l0, l1] = rows8(p.luma, p.luma_pitch, luma_y_, y);
+      const auto [c0, c1] = rows8(p.chroma, p.chroma_pitch, chroma_y_, y);
+      k.lerp8(l0, l1, ly, lcols, s.luma.data());
+      k.lerp8(c0, c1, cy, csamples, s.chroma.data());
+    }
+  }
+}
+
 void ViewConverter::convert_rows(const HostPlanes& p, int first, int last, Scratch& s, const float* m,
                                  const float* bias, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch) const {
-  const bool p010 = p.format == PixelFormat::P010;
   const std::size_t width = std::size_t(rect_.width());
   // The source columns a row uses (the rows carry one more: see convert()).
   const std::size_t lcols = std::size_t(luma_x_.i1.back() + 1), csamples = 2 * std::size_t(chroma_x_.i1.back() + 1);
   const int red_at = order == ByteOrder::Rgba ? 0 : 2;
   const RowKernels& k = row_kernels();
   for (int r = first; r < last; ++r) {
-    const std::size_t y = std::size_t(r);
-    // Vertical pass: the two source rows of each plane, mixed.
-    if (p.format == PixelFormat::I420) {
-      k.lerp8(row_of<std::uint8_t>(p.luma, p.luma_pitch, luma_y_.i0[y]),
-              row_of<std::uint8_t>(p.luma, p.luma_pitch, luma_y_.i1[y]), luma_y_.w[y], lcols, s.luma.data());
-      const std::size_t pairs = csamples / 2;
-      k.lerp8(row_of<std::uint8_t>(p.chroma, p.chroma_pitch, chroma_y_.i0[y]),
-              row_of<std::uint8_t>(p.chroma, p.chroma_pitch, chroma_y_.i1[y]), chroma_y_.w[y], pairs, s.a.data());
-      k.lerp8(row_of<std::uint8_t>(p.v, p.v_pitch, chroma_y_.i0[y]), row_of<std::uint8_t>(p.v, p.v_pitch, chroma_y_.i1[y]),
-              chroma_y_.w[y], pairs, s.b.data());
-      for (std::size_t i = 0; i < pairs; ++i) {  // interleaved as nv12's pairs, for the horizontal pass
-        s.chroma[2 * i] = s.a[i];
-        s.chroma[2 * i + 1] = s.b[i];
-      }
-    } else if (p.format == PixelFormat::YUYV || p.format == PixelFormat::UYVY) {
-      // One packed row mixed twice: its luma columns, then its chroma pairs (4:2:2 rows are luma rows).
-      const int y_at = p.format == PixelFormat::YUYV ? 0 : 1;  // Y0 U Y1 V / U Y0 V Y1
-      const std::uint8_t* r0 = row_of<std::uint8_t>(p.luma, p.luma_pitch, luma_y_.i0[y]);
-      const std::uint8_t* r1 = row_of<std::uint8_t>(p.luma, p.luma_pitch, luma_y_.i1[y]);
-      k.lerp8(r0 + 2 * std::size_t(lbase_), r1 + 2 * std::size_t(lbase_), luma_y_.w[y], 2 * lcols, s.a.data());
-      for (std::size_t i = 0; i < lcols; ++i) s.luma[i] = s.a[2 * i + std::size_t(y_at)];
-      k.lerp8(r0 + 4 * std::size_t(cbase_), r1 + 4 * std::size_t(cbase_), luma_y_.w[y], 2 * csamples, s.a.data());
-      for (std::size_t i = 0; i < csamples / 2; ++i) {
-        s.chroma[2 * i] = s.a[4 * i + std::size_t(1 - y_at)];
-        s.chroma[2 * i + 1] = s.a[4 * i + std::size_t(3 - y_at)];
-      }
-    } else if (p010) {
-      k.lerp16(row_of<std::uint16_t>(p.luma, p.luma_pitch, luma_y_.i0[y]),
-               row_of<std::uint16_t>(p.luma, p.luma_pitch, luma_y_.i1[y]), luma_y_.w[y], lcols, s.luma.data());
-      k.lerp16(row_of<std::uint16_t>(p.chroma, p.chroma_pitch, chroma_y_.i0[y]),
-               row_of<std::uint16_t>(p.chroma, p.chroma_pitch, chroma_y_.i1[y]), chroma_y_.w[y], csamples,
-               s.chroma.data());
-    } else {
-      k.lerp8(row_of<std::uint8_t>(p.luma, p.luma_pitch, luma_y_.i0[y]),
-              row_of<std::uint8_t>(p.luma, p.luma_pitch, luma_y_.i1[y]), luma_y_.w[y], lcols, s.luma.data());
-      k.lerp8(row_of<std::uint8_t>(p.chroma, p.chroma_pitch, chroma_y_.i0[y]),
-              row_of<std::uint8_t>(p.chroma, p.chroma_pitch, chroma_y_.i1[y]), chroma_y_.w[y], csamples,
-              s.chroma.data());
-    }
+    vertical_pass(p, std::size_t(r), lcols, csamples, s);
     k.horizontal(s.luma.data(), s.chroma.data(), luma_x_.i0.data(), luma_x_.w.data(), chroma_x_.i0.data(),
                  chroma_x_.w.data(), width, m, bias, red_at, s.y.data(), s.cb.data(), s.cr.data(),
                  out + std::ptrdiff_t(r) * pitch);

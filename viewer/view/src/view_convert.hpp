@@ -94,6 +94,8 @@ class ViewConverter {
     std::vector<float> a, b;          // i420's U and V rows, a packed 4:2:2 row, before they are interleaved / split
     std::vector<float> y, cb, cr;     // one output row before the matrix
   };
+  void vertical_pass(const HostPlanes& planes, std::size_t y, std::size_t lcols, std::size_t csamples,
+                     Scratch& s) const;
   void convert_rows(const HostPlanes& planes, int first, int last, Scratch& s, const float* matrix,
                     const float* bias, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch) const;
 
