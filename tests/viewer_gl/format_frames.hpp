@@ -15,6 +15,8 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 #include <handoff/frame.hpp>
@@ -210,6 +212,13 @@ inline FormatFrame gray_format_frame(PixelFormat f, std::uint32_t w, std::uint32
   return out;
 }
 
+// "(x, y) channel k: got, want w" for a pixel off its reference.
+inline std::string off_text(long x, long y, int k, int got, double want) {
+  char text[128];
+  std::snprintf(text, sizeof text, "(%ld, %ld) channel %d: %d, want %f", x, y, k, got, want);
+  return text;
+}
+
 // Pixels of `got` (RGBA, w x h) more than `tolerance` from the reference.
 template <typename Pixel>
 std::size_t count_off(const FormatFrame& f, Pixel got, double tolerance, std::string* first = nullptr) {
@@ -221,8 +230,7 @@ std::size_t count_off(const FormatFrame& f, Pixel got, double tolerance, std::st
       for (int k = 0; k < 3; ++k)
         if (std::abs(double(g[k]) - want[std::size_t(k)]) > tolerance) {
           if (!off && first)
-            *first = "(" + std::to_string(x) + ", " + std::to_string(y) + ") channel " + std::to_string(k) + ": " +
-                     std::to_string(int(g[k])) + ", want " + std::to_string(want[std::size_t(k)]);
+            *first = off_text(long(x), long(y), k, int(g[k]), want[std::size_t(k)]);
           ++off;
           break;
         }

@@ -370,8 +370,7 @@ TEST_F(FormatProbe, PlanarAndPackedYuvAtEveryViewOnBothPaths) {
               for (int k = 0; k < 3; ++k)
                 if (std::abs(double(got[k]) - want[std::size_t(k)]) > tolerance) {
                   if (!off)
-                    first = "(" + std::to_string(x) + ", " + std::to_string(y) + ") channel " + std::to_string(k) +
-                            ": " + std::to_string(int(got[k])) + ", want " + std::to_string(want[std::size_t(k)]);
+                    first = off_text(x, y, k, int(got[k]), want[std::size_t(k)]);
                   ++off;
                   break;
                 }
@@ -491,8 +490,7 @@ TEST_F(FormatProbe, RgbAndGreyAtEveryView) {
           for (int k = 0; k < 3; ++k)
             if (std::abs(double(got[k]) - want[std::size_t(k)]) > (is_rgb(c.format) && !v.nearest ? 2.0 : 1.0)) {
               if (!off)
-                first = "(" + std::to_string(x) + ", " + std::to_string(y) + ") channel " + std::to_string(k) + ": " +
-                        std::to_string(int(got[k])) + ", want " + std::to_string(want[std::size_t(k)]);
+                first = off_text(x, y, k, int(got[k]), want[std::size_t(k)]);
               ++off;
               break;
             }
