@@ -11,7 +11,7 @@ noperspective in vec2 v_p;  // frame coordinates (pixel centres at +0.5)
 out vec4 o_color;
 
 void main() {
-  float s = textureLod(u_luma, (floor(v_p) + 0.5) / u_frame_size, 0.0).r;
+  float s = texelFetch(u_luma, clamp(ivec2(floor(v_p)), ivec2(0), ivec2(u_frame_size) - 1), 0).r;
   if (isnan(s) || isinf(s)) {
     o_color = vec4(u_non_finite, 1.0);
     return;

@@ -4,8 +4,7 @@
 // filtering returns the texel itself, and chroma is sampled where that pixel's
 // chroma would be.
 layout(binding = 0) uniform sampler2D u_luma;
-layout(binding = 1) uniform sampler2D u_cb;
-layout(binding = 2) uniform sampler2D u_cr;
+layout(binding = 1) uniform sampler2D u_chroma;
 
 uniform mat3 u_rgb_from_yuv;
 uniform vec3 u_bias;
@@ -20,8 +19,6 @@ out vec4 o_color;
 void main() {
   vec2 p = floor(v_p) + 0.5;
   float y = textureLod(u_luma, p / u_frame_size, 0.0).r;
-  vec2 c = ((p - 0.5 - u_siting) / u_subsample + 0.5) / u_chroma_size;
-  float cb = textureLod(u_cb, c, 0.0).r;
-  float cr = textureLod(u_cr, c, 0.0).g;
-  o_color = vec4(clamp(u_rgb_from_yuv * vec3(y, cb, cr) + u_bias, 0.0, 1.0), 1.0);
+  vec2 cbcr = textureLod(u_chroma, ((p - 0.5 - u_siting) / u_subsample + 0.5) / u_chroma_size, 0.0).rg;
+  o_color = vec4(clamp(u_rgb_from_yuv * vec3(y, cbcr) + u_bias, 0.0, 1.0), 1.0);
 }

@@ -104,13 +104,17 @@ void check_texture_size(const char* what, std::uint32_t width, std::uint32_t hei
 // as it is stored, so that the upload is a plain copy and filtering mixes
 // whole samples:
 //  - nv12 / p010: R8 / R16 luma, RG8 / RG16 chroma pairs (half size);
-//  - i420: three R8 planes (U and V are separate planes; V's .g is swizzled
-//    to its red so that the YUV shader reads Cr from .g for every layout);
+//  - i420: three planes, Y in R8, U and V in R16 (yuv_planar_frame_frag);
 //  - yuyv / uyvy: the one plane twice: as RG8 (Y, U-or-V per pixel: luma,
-//    swizzled to .r for uyvy) and as RGBA8 (one texel per 4:2:2 pair:
+//    swizzled to .r for uyvy) and as RGBA16 (one texel per 4:2:2 pair:
 //    Y0 U Y1 V / U Y0 V Y1, swizzled so that .r is U and .g is V), so that
 //    bilinear filtering interpolates luma per pixel and chroma per pair, as
-//    for the planar formats;
+//    for the planar formats. The 8-bit chroma of both is uploaded into 16-bit
+//    textures (GL converts the bytes on upload) because chroma is always
+//    interpolated, and texture units that filter 8-bit texels return 8-bit
+//    results (llvmpipe does): the mix of two chroma codes would be rounded
+//    to a code before the matrix, up to 2 codes off in R'G'B'. nv12 keeps its
+//    RG8 chroma (its CPU path converts in float);
 //  - rgb8 / rgba8 as RGB8 / RGBA8, bgr8 / bgra8 uploaded as GL_BGR / GL_BGRA
 //    into the same (GL reorders on upload: the shader reads R, G, B alike);
 //  - gray8 / gray16 as R8 / R16 (UNORM: the shader maps 0..1), gray32f as
@@ -143,18 +147,18 @@ TextureSpecs frame_textures(PixelFormat f, std::uint32_t w, std::uint32_t h) {
       break;
     case PixelFormat::I420: {
       add(one(0, GL_R8, GL_RED, GL_UNSIGNED_BYTE, w, h, 1));
-      add(one(1, GL_R8, GL_RED, GL_UNSIGNED_BYTE, cw, ch, 1));
-      TextureSpec v = one(2, GL_R8, GL_RED, GL_UNSIGNED_BYTE, cw, ch, 1);
-      v.swizzle = {GL_RED, GL_RED, GL_ZERO, GL_ONE};
-      add(v);
+      add(one(1, GL_R16, GL_RED, GL_UNSIGNED_BYTE, cw, ch, 1));
+      add(one(2, GL_R16, GL_RED, GL_UNSIGNED_BYTE, cw, ch, 1));
       break;
     }
     case PixelFormat::YUYV:
     case PixelFormat::UYVY: {
       const bool yuyv = f == PixelFormat::YUYV;
-      TextureSpec luma = one(0, GL_RG8, GL_RG, GL_UNSIGNED_BYTE, 2 * cw, h, 2);
+      // Luma: the first W texels of each row (an odd width's padding sample is
+      // not drawn, and the texture is the frame's width as the shaders expect).
+      TextureSpec luma = one(0, GL_RG8, GL_RG, GL_UNSIGNED_BYTE, w, h, 2);
       if (!yuyv) luma.swizzle = {GL_GREEN, GL_RED, GL_ZERO, GL_ONE};
-      TextureSpec pairs = one(0, GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, cw, h, 4);
+      TextureSpec pairs = one(0, GL_RGBA16, GL_RGBA, GL_UNSIGNED_BYTE, cw, h, 4);
       pairs.swizzle = yuyv ? std::array<GLint, 4>{GL_GREEN, GL_ALPHA, GL_ZERO, GL_ONE}
                            : std::array<GLint, 4>{GL_RED, GL_BLUE, GL_ZERO, GL_ONE};
       add(luma);
@@ -286,8 +290,10 @@ class ShaderColorPath final : public ColorPath {
 
  private:
   // How the codes become R'G'B': a program per kind and filter.
-  enum Kind { kYuv, kRgb, kGray, kKinds };
-  static Kind kind_of(PixelFormat f) { return is_yuv(f) ? kYuv : is_rgb(f) ? kRgb : kGray; }
+  enum Kind { kYuv, kYuvPlanar, kRgb, kGray, kKinds };
+  static Kind kind_of(PixelFormat f) {
+    return f == PixelFormat::I420 ? kYuvPlanar : is_yuv(f) ? kYuv : is_rgb(f) ? kRgb : kGray;
+  }
   struct Program {
     UniqueGlProgram id;
     GLint matrix = -1, bias = -1, frame_size = -1, chroma_size = -1, siting = -1, subsample = -1, scale = -1,
@@ -301,6 +307,7 @@ class ShaderColorPath final : public ColorPath {
 
 ShaderColorPath::ShaderColorPath() {
   const char* fragments[kKinds][2] = {{"yuv_frame_frag", "yuv_frame_nearest_frag"},
+                                      {"yuv_planar_frame_frag", "yuv_planar_frame_nearest_frag"},
                                       {"rgb_frame_frag", "rgb_frame_nearest_frag"},
                                       {"gray_frame_frag", "gray_frame_nearest_frag"}};
   for (int k = 0; k < kKinds; ++k)
@@ -361,10 +368,9 @@ void ShaderColorPath::draw(const DrawOptions& o, int fb_w, int fb_h, const Plane
   const Program& p = programs_[kind_of(t.format())][o.nearest ? 1 : 0];
   glUseProgram(p.id.get());
   set_uniforms(p, o, fb_w, fb_h, t);
-  // Units 1 and 2 are Cb and Cr: one chroma texture for both where it holds the pairs.
   glBindTextureUnit(0, t.texture(0));
-  glBindTextureUnit(1, t.texture(1));
-  glBindTextureUnit(2, t.count() > 2 ? t.texture(2) : t.texture(1));
+  glBindTextureUnit(1, t.texture(1));  // 0 (none) for RGB and grey
+  if (t.count() > 2) glBindTextureUnit(2, t.texture(2));
   glBindVertexArray(vao_.get());
   glDisable(GL_BLEND);
   glDisable(GL_SCISSOR_TEST);
@@ -448,7 +454,7 @@ class CpuColorPath final : public ColorPath {
   ShaderColorPath shader_;  // for what the blit cannot do: multisampled framebuffers, external textures
   struct HostCopy {
     FrameLayout layout;  // packed, one buffer per plane (layout.width 0: nothing taken)
-    PageBuffer luma, chroma, staging;
+    PageBuffer planes[kMaxPlanes], staging;
     std::uint64_t generation = 0;  // counts uploads
   } host_;
   bool textures_behind_ = false;  // the textures hold an older frame than host_
@@ -465,25 +471,25 @@ bool CpuColorPath::holds(const PlaneTextures& t) const {
 }
 
 Frame CpuColorPath::host_frame() const {
-  return host_.layout.describe(MemoryKind::Host, {const_cast<std::uint8_t*>(host_.luma.data()),
-                                                  const_cast<std::uint8_t*>(host_.chroma.data())});
+  return host_.layout.describe(MemoryKind::Host, {const_cast<std::uint8_t*>(host_.planes[0].data()),
+                                                  const_cast<std::uint8_t*>(host_.planes[1].data()),
+                                                  const_cast<std::uint8_t*>(host_.planes[2].data())});
 }
 
 // Host planes are copied (copy_frame); a GL buffer's are read with
 // glGetNamedBufferSubData (llvmpipe: a memcpy) into staging first.
 void CpuColorPath::take(const Frame& frame, const PlaneTextures& textures) {
-  if (frame.format != PixelFormat::NV12 && frame.format != PixelFormat::P010) {
-    // ViewConverter converts these two; the other formats go to the textures
-    // and the shader draws them (holds() is false without a host copy).
-    host_.layout = FrameLayout{};
-    host_.layout.width = 0;
+  if (!is_yuv(frame.format)) {
+    // ViewConverter converts YUV; RGB and grey go to the textures and the
+    // shader draws them (one fetch a pixel; holds() is false without a host copy).
+    host_.layout = FrameLayout{};  // width 0
     textures_behind_ = false;
     textures.upload(frame);
     return;
   }
   host_.layout = FrameLayout::packed(frame.format, frame.width, frame.height);
-  host_.luma.resize(host_.layout.buffer_bytes(0));
-  host_.chroma.resize(host_.layout.buffer_bytes(1));
+  for (int i = 0; i < plane_count(frame.format); ++i)
+    host_.planes[std::size_t(i)].resize(host_.layout.buffer_bytes(std::size_t(i)));
   if (frame.memory == MemoryKind::GlBuffer) copy_from_gl_buffer(frame);
   else copy_frame(frame, host_frame());
   ++host_.generation;
@@ -491,16 +497,19 @@ void CpuColorPath::take(const Frame& frame, const PlaneTextures& textures) {
 }
 
 void CpuColorPath::copy_from_gl_buffer(const Frame& frame) {
-  std::size_t span[2] = {};
-  for (int i = 0; i < 2; ++i)
+  const int planes = plane_count(frame.format);
+  std::size_t span[kMaxPlanes] = {}, total = 0;
+  for (int i = 0; i < planes; ++i) {
     span[i] = plane_span_bytes(frame.planes[std::size_t(i)].pitch, frame.planes[std::size_t(i)].height,
                                host_.layout.plane(i).row_bytes);
-  host_.staging.resize(span[0] + span[1]);
+    total += span[i];
+  }
+  host_.staging.resize(total);
   Frame staged = frame;
   staged.memory = MemoryKind::Host;
   staged.gl_buffer = 0;
   std::size_t at = 0;
-  for (std::size_t i = 0; i < 2; ++i) {
+  for (std::size_t i = 0; i < std::size_t(planes); ++i) {
     HANDOFF_GL_CHECK(glGetNamedBufferSubData(frame.gl_buffer, static_cast<GLintptr>(frame.planes[i].offset),
                                              static_cast<GLsizeiptr>(span[i]), host_.staging.data() + at),
                      "frame planes to host memory");
@@ -632,6 +641,8 @@ FrameRenderer::FrameRenderer(ViewerConvert convert) {
 
 void FrameRenderer::configure(PixelFormat format, std::uint32_t width, std::uint32_t height) {
   check_texture_size("FrameRenderer::configure", width, height);
+  // Another stream shape: the automatic range starts again from its first frame.
+  if (format != textures_.format() || width != textures_.width() || height != textures_.height()) auto_range_.reset();
   textures_.configure(format, width, height);
 }
 

@@ -122,7 +122,8 @@ std::string probe_text(const PixelProbe& p) {
     const char* n = bgr ? "BGRA" : "RGBA";
     int at = 0;
     for (int i = 0; i < p.code_count; ++i)
-      at += std::snprintf(text + at, sizeof text - std::size_t(at), "%s%c %d", i ? "  " : "", n[i], p.codes[std::size_t(i)]);
+      at += std::snprintf(text + at, sizeof text - std::size_t(at), "%s%c %d", i ? "  " : "", n[i],
+                          p.codes[std::size_t(i)]);
   } else if (p.format == PixelFormat::GRAY32F) {
     std::snprintf(text, sizeof text, "value %.7g", p.value);
   } else {

@@ -25,7 +25,7 @@ struct PixelProbe {
   // R G B; bgr8: B G R; rgba8: R G B A; bgra8: B G R A; gray8 / gray16: one).
   std::array<int, 4> codes{};
   int code_count = 0;
-  double value = 0.0;  // gray32f: the float (NaN / inf as they are)
+  double value = 0.0;                 // gray32f: the float (NaN / inf as they are)
   std::array<std::uint8_t, 3> rgb{};  // what is drawn (alpha not drawn)
 };
 

@@ -47,8 +47,10 @@ void AutoRange::update(std::vector<float>& values) {
     return;
   }
   ValueRange next{range_->lo + kFollow * (now->lo - range_->lo), range_->hi + kFollow * (now->hi - range_->hi)};
-  if (next.hi > next.lo) range_ = next;
-  else range_ = now;
+  if (next.hi > next.lo)
+    range_ = next;
+  else
+    range_ = now;
 }
 
 void check_value_range(const ValueRange& r, std::string_view field) {

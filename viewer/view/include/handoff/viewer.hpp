@@ -1,5 +1,6 @@
 #pragma once
-// handoff::Viewer: show your own NV12 / P010 frames and detections, from any
+// handoff::Viewer: show your own frames (every PixelFormat: YUV, RGB, grey;
+// docs/viewer.md "Pixel formats") and detections, from any
 // thread, in a window (or headless through EGL), without the producer ever
 // waiting for the display.
 //
@@ -90,7 +91,8 @@ enum class ViewerMemory : std::uint8_t {
   Host,  // host memory (glMapNamedBufferRange); CUDA frames are then copied device to host
 };
 
-// Where NV12 / P010 becomes R'G'B' for display.
+// Where YUV frames become R'G'B' for display (RGB and grey frames are drawn
+// by the shader either way).
 enum class ViewerConvert : std::uint8_t {
   Auto,  // Gpu, except where GL is a software rasteriser (llvmpipe, softpipe, SwiftShader): Cpu
   Gpu,   // the fragment shader: two filtered texture fetches and the matrix per view pixel
@@ -141,8 +143,8 @@ struct ViewerOptions {
   std::string screenshot{};
   bool gl_debug = false;  // debug GL contexts; KHR_debug errors are counted in diagnostics()
   // Records what the viewer shows into an MCAP file (docs/recording.md):
-  // every displayed frame (NV12 / P010 as displayed, with the UI's colour
-  // overrides) and its overlays, as foxglove.RawImage and
+  // every displayed NV12 / P010 frame (as displayed, with the UI's colour
+  // overrides; frames of the other formats are left out for now) and its overlays, as foxglove.RawImage and
   // foxglove.ImageAnnotations on record.topic (default "/handoff/view") and
   // "<topic>/annotations", logged at the time it was displayed. The display
   // never waits for it: frames are read back from the GPU asynchronously and
@@ -301,7 +303,9 @@ class Viewer {
   Viewer& operator=(const Viewer&) = delete;
 
   // Shows `frame` (host, CUDA or GL-buffer memory; Vulkan memory is refused)
-  // with `overlays` (pixel coordinates of the frame). Frames may change format,
+  // with `overlays` (pixel coordinates of the frame), in any PixelFormat
+  // (YUV through its colorimetry, RGB codes as they are, grey over
+  // ViewerOptions::value_range or its full / automatic range). Frames may change format,
   // size and colorimetry from one call to the next. Returns once the frame is
   // copied into the viewer's ring (see "Memory" above); never waits for the
   // display (see "The model"). GL-buffer frames: `gl_buffer` must be a buffer
@@ -328,8 +332,9 @@ class Viewer {
   // thread.
   std::shared_ptr<GlWorker> gl_worker() const;
 
-  // Zero copy: a buffer of the viewer's ring for a frame of this format and
-  // size, mapped for writing (see ViewerFrame). Waits like show() when every
+  // Zero copy: a buffer of the viewer's ring for a frame of this format (any
+  // PixelFormat; its planes laid out by FrameLayout::contiguous) and size,
+  // mapped for writing (see ViewerFrame). Waits like show() when every
   // buffer is in use. Throws InvalidFrame for bad dimensions, ViewerClosed.
   ViewerFrame acquire(PixelFormat format, std::uint32_t width, std::uint32_t height,
                       Colorimetry colorimetry = {});
