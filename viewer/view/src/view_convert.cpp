@@ -15,6 +15,9 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "pixels are packed as little-endian 32-bit words");
 
+// Bytes of one pixel of an RGB-family format (3 or 4; alpha is not drawn).
+std::size_t rgb_stride(PixelFormat f) { return f == PixelFormat::RGBA8 || f == PixelFormat::BGRA8 ? 4 : 3; }
+
 // First pixel (of a row or column) whose centre b + 0.5 is at or past `edge`.
 int first_centre_at(double edge) { return int(std::ceil(edge - 0.5)); }
 
@@ -189,13 +192,16 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
   const PixelFormat f = planes.format;
   const bool p010 = f == PixelFormat::P010, i420 = f == PixelFormat::I420;
   const bool packed = f == PixelFormat::YUYV || f == PixelFormat::UYVY;
-  if (!is_yuv(f))
-    throw UsageError("ViewConverter::convert: " + std::string(to_string(f)) + " is not a YUV format");
-  if (!planes.luma || (!packed && !planes.chroma) || (i420 && !planes.v) || planes.width == 0 || planes.height == 0)
+  const bool rgb = is_rgb(f);
+  if (!is_yuv(f) && !rgb)
+    throw UsageError("ViewConverter::convert: " + std::string(to_string(f)) + " is not a YUV or RGB format");
+  if (!planes.luma || (!packed && !rgb && !planes.chroma) || (i420 && !planes.v) || planes.width == 0 ||
+      planes.height == 0)
     throw UsageError("ViewConverter::convert: no frame planes");
   const std::size_t bps = p010 ? 2 : 1;
   const std::size_t cw_ = chroma_width(planes.width);
-  const bool short_rows = packed ? planes.luma_pitch < cw_ * 4
+  const bool short_rows = rgb    ? planes.luma_pitch < planes.width * rgb_stride(f)
+                          : packed ? planes.luma_pitch < cw_ * 4
                           : i420 ? planes.luma_pitch < planes.width || planes.chroma_pitch < cw_ || planes.v_pitch < cw_
                                  : planes.luma_pitch < planes.width * bps || planes.chroma_pitch < cw_ * 2 * bps;
   if (short_rows) throw UsageError("ViewConverter::convert: a plane pitch is below its packed row");
@@ -214,11 +220,19 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
   // 4:2:2: a chroma sample on every row (vertically the luma's own positions).
   const auto cw = std::int32_t(cw_), ch = packed ? lh : std::int32_t(chroma_height(planes.height));
   fill_axis(luma_x_, rect.x0, rect.width(), view.offset_x, view.scale, nearest, false, 0.0, lw);
-  const ChromaOffset siting = chroma_offset(c.siting);
-  fill_axis(chroma_x_, rect.x0, rect.width(), view.offset_x, view.scale, nearest, true, siting.x, cw);
   fill_axis(luma_y_, rect.y0, rect.height(), view.offset_y, view.scale, nearest, false, 0.0, lh);
-  fill_axis(chroma_y_, rect.y0, rect.height(), view.offset_y, view.scale, nearest, true, packed ? 0.0 : siting.y, ch,
-            packed ? 1.0 : 2.0);
+  if (rgb) {
+    // RGB goes through the same kernels as 4:4:4: red where luma goes, the
+    // (green, blue) pairs where the chroma pairs go, every sample on the luma
+    // grid, and an identity matrix.
+    chroma_x_ = luma_x_;
+    chroma_y_ = luma_y_;
+  } else {
+    const ChromaOffset siting = chroma_offset(c.siting);
+    fill_axis(chroma_x_, rect.x0, rect.width(), view.offset_x, view.scale, nearest, true, siting.x, cw);
+    fill_axis(chroma_y_, rect.y0, rect.height(), view.offset_y, view.scale, nearest, true, packed ? 0.0 : siting.y,
+              ch, packed ? 1.0 : 2.0);
+  }
   // Column tables relative to the first source column a row uses.
   const std::int32_t lbase = luma_x_.i0.front(), cbase = chroma_x_.i0.front();
   lbase_ = lbase;
@@ -229,12 +243,15 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
   for (auto& i : chroma_x_.i1) i -= cbase;
   rect_ = rect;
 
-  // The shader's uniforms, rescaled: raw samples in, 0..255 out.
-  const ShaderColor sc = fold_color(c, planes.format);
-  const float in_scale = 255.0f / (p010 ? 65535.0f : 255.0f);
-  float m[9], bias[3];
-  for (int i = 0; i < 9; ++i) m[i] = sc.rgb_from_yuv[std::size_t(i)] * in_scale;
-  for (int i = 0; i < 3; ++i) bias[i] = sc.bias[std::size_t(i)] * 255.0f;
+  // The shader's uniforms, rescaled: raw samples in, 0..255 out (RGB: the
+  // identity; codes in, codes out, as the RGB shader shows them).
+  float m[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, bias[3] = {0, 0, 0};
+  if (!rgb) {
+    const ShaderColor sc = fold_color(c, planes.format);
+    const float in_scale = 255.0f / (p010 ? 65535.0f : 255.0f);
+    for (int i = 0; i < 9; ++i) m[i] = sc.rgb_from_yuv[std::size_t(i)] * in_scale;
+    for (int i = 0; i < 3; ++i) bias[i] = sc.bias[std::size_t(i)] * 255.0f;
+  }
 
   // Bands of rows, a few per thread (rows cost the same, bands balance the cores).
   const int rows = rect.height();
@@ -247,7 +264,7 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
     p.luma += std::size_t(lbase);
     p.chroma += std::size_t(cbase);
     p.v += std::size_t(cbase);
-  } else if (!packed) {  // a packed row holds luma and chroma: convert_rows offsets them
+  } else if (!packed && !rgb) {  // a packed row holds luma and chroma: vertical_pass offsets them
     p.luma += std::size_t(lbase) * bps;
     p.chroma += std::size_t(cbase) * 2 * bps;
   }
@@ -255,7 +272,7 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
     Scratch& s = scratch_[b];
     s.luma.resize(lcols + 1);
     s.chroma.resize(2 * cpairs + 2);
-    s.a.resize(std::max(2 * lcols, 4 * cpairs));
+    s.a.resize(std::max({2 * lcols, 4 * cpairs, 4 * lcols}));
     s.b.resize(cpairs);
     s.y.resize(std::size_t(rect.width()));
     s.cb.resize(std::size_t(rect.width()));
@@ -308,6 +325,22 @@ void ViewConverter::vertical_pass(const HostPlanes& p, std::size_t y, std::size_
       for (std::size_t i = 0; i < csamples / 2; ++i) {
         s.chroma[2 * i] = s.a[4 * i + 1 - y_at];
         s.chroma[2 * i + 1] = s.a[4 * i + 3 - y_at];
+      }
+      return;
+    }
+    case PixelFormat::RGB8:
+    case PixelFormat::BGR8:
+    case PixelFormat::RGBA8:
+    case PixelFormat::BGRA8: {  // one interleaved row mixed once, then split: red as luma, (green, blue) as pairs
+      const std::size_t n = rgb_stride(p.format);
+      const bool bgr = p.format == PixelFormat::BGR8 || p.format == PixelFormat::BGRA8;
+      const std::size_t r_at = bgr ? 2 : 0, b_at = bgr ? 0 : 2;
+      const auto [r0, r1] = rows8(p.luma, p.luma_pitch, luma_y_, y);
+      k.lerp8(r0 + n * std::size_t(lbase_), r1 + n * std::size_t(lbase_), ly, n * lcols, s.a.data());
+      for (std::size_t i = 0; i < lcols; ++i) {
+        s.luma[i] = s.a[n * i + r_at];
+        s.chroma[2 * i] = s.a[n * i + 1];
+        s.chroma[2 * i + 1] = s.a[n * i + b_at];
       }
       return;
     }

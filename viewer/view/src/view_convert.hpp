@@ -1,7 +1,8 @@
 #pragma once
-// The CPU twin of the YUV frame shaders (shaders/gl/yuv_*frame_*.glsl), for
-// software rasterisers: host planes of any YUV format (nv12, p010, i420,
-// yuyv, uyvy) converted to 8-bit R'G'B' at
+// The CPU twin of the YUV and RGB frame shaders (shaders/gl/yuv_*frame_*.glsl,
+// rgb_frame_*.glsl), for software rasterisers: host planes of any YUV format
+// (nv12, p010, i420, yuyv, uyvy) converted to 8-bit R'G'B', and RGB frames
+// (rgb8, bgr8, rgba8, bgra8; alpha not drawn) resampled, at
 // the size they are shown, sampled where the shaders sample (the same view
 // transform, chroma siting, clamp to edge, bilinear or flat pixels) and
 // converted with the same uniforms (fold_color). On llvmpipe each bilinear
@@ -39,8 +40,8 @@ PixelRect covered_pixels(std::uint32_t frame_w, std::uint32_t frame_h, const Vie
 // What the converter reads: a YUV frame's planes in host memory (raw stored
 // samples: bytes, or 16-bit words for P010, all 16 bits used as the shader's
 // R16 textures do). nv12 / p010: luma and the chroma pairs; i420: luma,
-// chroma (U) and v (V); yuyv / uyvy: the one packed plane as luma (chroma
-// unused).
+// chroma (U) and v (V); yuyv / uyvy and the RGB formats: the one packed
+// plane as luma (chroma unused).
 struct HostPlanes {
   PixelFormat format = PixelFormat::NV12;
   std::uint32_t width = 0, height = 0;
