@@ -227,6 +227,58 @@ TEST_F(BoxCanvasTest, TranslucentOutlinesBlendInOrderOnTheCanvasAsOnTheGpu) {
   EXPECT_GT(differing_pixels(cpu, none, 0), 5000) << "hardly anything drawn";
 }
 
+// Keypoint dots: the pixels whose centres are within the radius, both ways,
+// over outlines, with the display scaled (discs in display units are
+// ellipses in pixels). Ties (a centre exactly on the circle) are rare at
+// random fractional centres.
+TEST_F(BoxCanvasTest, DotsCoverThePixelsTheInstancedDotsCover) {
+  const float pos[2] = {-10.0f, 5.0f}, size[2] = {200.0f, 150.0f};
+  RandomBoxes r;
+  std::vector<DotInstance> dots;
+  for (int i = 0; i < 2000; ++i) {
+    const float x = -15 + r.next() * 230, y = -15 + r.next() * 180;
+    dots.push_back({x, y, r.colour(false)});
+  }
+  const auto boxes = random_boxes(100, false);
+  const auto draw = [&](BoxRaster raster, const std::vector<DotInstance>& d) {
+    FrameTarget target;
+    target.resize(kW, kH);
+    target.bind();
+    glViewport(0, 0, kW, kH);
+    glClearColor(0.25f, 0.5f, 0.75f, 1);
+    glClear(GL_COLOR_BUFFER_BIT);
+    BoxRenderer br(raster);
+    br.draw(OverlayBatch{&boxes, 2.0f, &d, 3.0f, true}, pos, size);
+    std::vector<std::uint8_t> px;
+    target.read_rgba(px);
+    FrameTarget::unbind();
+    return px;
+  };
+  const auto gpu = draw(BoxRaster::Gpu, dots), cpu = draw(BoxRaster::Cpu, dots);
+  const auto without = draw(BoxRaster::Cpu, {});
+  const int drawn = differing_pixels(cpu, without, 0);
+  EXPECT_GT(drawn, 20000) << "the dots drew hardly anything over the outlines";
+  EXPECT_LE(differing_pixels(gpu, cpu, 0), drawn / 200);
+}
+
+TEST_F(BoxCanvasTest, DenseKeypointsGoToTheBatchNotTheImGuiList) {
+  media::OverlayFrame f;
+  for (int i = 0; i < 1500; ++i) {  // past dense_boxes visible objects, keypoints only
+    media::OverlayObject o;
+    o.class_id = i % 20;
+    o.keypoint_first = std::uint32_t(f.keypoints.size());
+    o.keypoint_count = 2;
+    f.keypoints.push_back({float(i % 60) * 4 + 2, float(i / 60) * 4 + 2, 1.0f});
+    f.keypoints.push_back({float(i % 60) * 4 + 3, 1, 1.0f});
+    f.objects.push_back(o);
+  }
+  media::OverlayFilter filter;
+  int vertices = -1;
+  const auto px = render(BoxRaster::Cpu, f, 256, 128, /*dense=*/1000, filter, &vertices);
+  EXPECT_LT(vertices, 100) << "keypoint dots went into the ImGui list";
+  expect_color(px, 256, 2, 2, media::class_color(0));  // object 0's first keypoint, at (2, 2)
+}
+
 INSTANTIATE_TEST_SUITE_P(BothWays, BoxRendererTest, ::testing::Values(BoxRaster::Gpu, BoxRaster::Cpu),
                          [](const ::testing::TestParamInfo<BoxRaster>& i) {
                            return i.param == BoxRaster::Gpu ? "Gpu" : "Cpu";

@@ -49,9 +49,61 @@ BoxRenderer::BoxRenderer(BoxRaster raster)
 
 void BoxRenderer::draw(const std::vector<BoxInstance>& boxes, float line_width, bool opaque,
                        const float display_pos[2], const float display_size[2]) {
-  if (boxes.empty() || display_size[0] <= 0 || display_size[1] <= 0) return;
-  if (raster_ == BoxRaster::Cpu) draw_canvas(boxes, line_width, opaque, display_pos, display_size);
-  else draw_instanced(boxes, line_width, opaque, display_pos, display_size);
+  draw(OverlayBatch{&boxes, line_width, nullptr, 0.0f, opaque}, display_pos, display_size);
+}
+
+void BoxRenderer::draw(const OverlayBatch& b, const float display_pos[2], const float display_size[2]) {
+  const bool boxes = b.boxes && !b.boxes->empty(), dots = b.dots && !b.dots->empty() && b.dot_radius > 0;
+  if ((!boxes && !dots) || display_size[0] <= 0 || display_size[1] <= 0) return;
+  if (raster_ == BoxRaster::Cpu) {
+    draw_canvas(b, display_pos, display_size);
+    return;
+  }
+  if (boxes) draw_instanced(*b.boxes, b.line_width, b.opaque, display_pos, display_size);
+  if (dots) draw_dots_instanced(*b.dots, b.dot_radius, b.opaque, display_pos, display_size);
+}
+
+void BoxRenderer::draw_dots_instanced(const std::vector<DotInstance>& dots, float radius, bool opaque,
+                                      const float display_pos[2], const float display_size[2]) {
+  if (!dot_program_) {
+    dot_program_ = build_program("overlay_dots_vert", "overlay_dots_frag");
+    loc_dot_pos_ = glGetUniformLocation(dot_program_.get(), "u_display_pos");
+    loc_dot_size_ = glGetUniformLocation(dot_program_.get(), "u_display_size");
+    loc_dot_radius_ = glGetUniformLocation(dot_program_.get(), "u_radius");
+    GLuint name = 0;
+    glCreateBuffers(1, &name);
+    dot_buffer_.reset(name);
+    glCreateVertexArrays(1, &name);
+    dot_vao_.reset(name);
+    const GLuint vao = dot_vao_.get();
+    glVertexArrayVertexBuffer(vao, 0, dot_buffer_.get(), 0, sizeof(DotInstance));
+    glVertexArrayBindingDivisor(vao, 0, 1);
+    glEnableVertexArrayAttrib(vao, 0);
+    glVertexArrayAttribFormat(vao, 0, 2, GL_FLOAT, GL_FALSE, offsetof(DotInstance, x));
+    glVertexArrayAttribBinding(vao, 0, 0);
+    glEnableVertexArrayAttrib(vao, 1);
+    glVertexArrayAttribFormat(vao, 1, 4, GL_UNSIGNED_BYTE, GL_TRUE, offsetof(DotInstance, rgba));
+    HANDOFF_GL_CHECK(glVertexArrayAttribBinding(vao, 1, 0), "BoxRenderer setup (dots)");
+  }
+  glNamedBufferData(dot_buffer_.get(), static_cast<GLsizeiptr>(dots.size() * sizeof(DotInstance)), dots.data(),
+                    GL_STREAM_DRAW);
+  glUseProgram(dot_program_.get());
+  glUniform2f(loc_dot_pos_, display_pos[0], display_pos[1]);
+  glUniform2f(loc_dot_size_, display_size[0], display_size[1]);
+  glUniform1f(loc_dot_radius_, radius);
+  glDisable(GL_SCISSOR_TEST);
+  glDisable(GL_CULL_FACE);
+  glDisable(GL_DEPTH_TEST);
+  if (opaque) {
+    glDisable(GL_BLEND);
+  } else {
+    glEnable(GL_BLEND);
+    glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
+  }
+  glBindVertexArray(dot_vao_.get());
+  glDrawArraysInstanced(GL_TRIANGLES, 0, 6, static_cast<GLsizei>(dots.size()));
+  glBindVertexArray(0);
+  HANDOFF_GL_CHECK(glUseProgram(0), "BoxRenderer draw (dots)");
 }
 
 void BoxRenderer::draw_instanced(const std::vector<BoxInstance>& boxes, float line_width, bool opaque,
@@ -121,8 +173,9 @@ void BoxRenderer::fill(int x0, int y0, int x1, int y1, std::uint32_t c, bool opa
   }
 }
 
-void BoxRenderer::draw_canvas(const std::vector<BoxInstance>& boxes, float line_width, bool opaque,
-                              const float display_pos[2], const float display_size[2]) {
+void BoxRenderer::draw_canvas(const OverlayBatch& batch, const float display_pos[2], const float display_size[2]) {
+  const float line_width = batch.line_width;
+  const bool opaque = batch.opaque;
   GLint vp[4] = {};
   glGetIntegerv(GL_VIEWPORT, vp);
   const int w = vp[2], h = vp[3];
@@ -154,7 +207,8 @@ void BoxRenderer::draw_canvas(const std::vector<BoxInstance>& boxes, float line_
     top = std::min(top, py0);
     bottom = std::max(bottom, py1);
   };
-  for (const BoxInstance& b : boxes) {
+  if (batch.boxes)
+  for (const BoxInstance& b : *batch.boxes) {
     const double x0 = (b.x0 - display_pos[0]) * sx, x1 = (b.x1 - display_pos[0]) * sx;
     const double y0 = (b.y0 - display_pos[1]) * sy, y1 = (b.y1 - display_pos[1]) * sy;
     // The shader's edge widths, in display units, never more than half the box.
@@ -167,6 +221,28 @@ void BoxRenderer::draw_canvas(const std::vector<BoxInstance>& boxes, float line_
     rect(x0, y0 + ty, x0 + tx, y1 - ty, c, solid);  // left
     rect(x1 - tx, y0 + ty, x1, y1 - ty, c, solid);  // right
   }
+  // Dots: per row, the run of pixels whose centres are within the radius
+  // (measured in display units, as the dot shader does).
+  const double r = batch.dot_radius;
+  if (batch.dots && r > 0)
+    for (const DotInstance& d : *batch.dots) {
+      const double cx = (d.x - display_pos[0]) * sx, cy = (d.y - display_pos[1]) * sy;
+      const int py0 = std::max(0, first_covered(cy - r * sy)), py1 = std::min(h, first_covered(cy + r * sy) + 1);
+      const std::uint32_t c = premultiply(d.rgba);
+      const bool solid = opaque || (d.rgba >> 24) == 255;
+      for (int py = py0; py < py1; ++py) {
+        const double dy = (py + 0.5 - cy) / sy;
+        const double half = r * r - dy * dy;
+        if (half < 0) continue;
+        const double hw = std::sqrt(half) * sx;
+        // Centres in [cx - hw, cx + hw]: both ends inside, as the shader's <= keeps them.
+        const int px0 = std::max(0, int(std::ceil(cx - hw - 0.5))), px1 = std::min(w, int(std::floor(cx + hw - 0.5)) + 1);
+        if (px0 >= px1) continue;
+        fill(px0, py, px1, py + 1, c, solid);
+        top = std::min(top, py);
+        bottom = std::max(bottom, py + 1);
+      }
+    }
   dirty_top_ = top;
   dirty_bottom_ = std::max(top, bottom);
   if (dirty_bottom_ <= dirty_top_) return;

@@ -43,6 +43,21 @@ struct BoxInstance {
   std::uint32_t rgba;    // IM_COL32 layout (R in the low byte)
 };
 
+// A filled disc (a keypoint): the pixels whose centres are within the radius.
+struct DotInstance {
+  float x, y;          // centre, display coordinates
+  std::uint32_t rgba;  // IM_COL32 layout
+};
+
+// What one draw puts on the framebuffer: outlines, then dots over them.
+struct OverlayBatch {
+  const std::vector<BoxInstance>* boxes = nullptr;
+  float line_width = 1.0f;
+  const std::vector<DotInstance>* dots = nullptr;
+  float dot_radius = 3.0f;
+  bool opaque = true;  // every colour's alpha is 255: no blending
+};
+
 class BoxRenderer {
  public:
   // Throws handoff::Error on GL failure (nothing is left behind).
@@ -50,8 +65,10 @@ class BoxRenderer {
   BoxRenderer(const BoxRenderer&) = delete;
   BoxRenderer& operator=(const BoxRenderer&) = delete;
 
-  // Draws `boxes` into the bound framebuffer, whose viewport shows the
-  // display rectangle (pos, size) like ImGui's projection. `opaque`: no blending.
+  // Draws the batch into the bound framebuffer, whose viewport shows the
+  // display rectangle (pos, size) like ImGui's projection.
+  void draw(const OverlayBatch& batch, const float display_pos[2], const float display_size[2]);
+  // Outlines only. `opaque`: no blending.
   void draw(const std::vector<BoxInstance>& boxes, float line_width, bool opaque, const float display_pos[2],
             const float display_size[2]);
   BoxRaster raster() const noexcept { return raster_; }
@@ -59,8 +76,9 @@ class BoxRenderer {
  private:
   void draw_instanced(const std::vector<BoxInstance>& boxes, float line_width, bool opaque,
                       const float display_pos[2], const float display_size[2]);
-  void draw_canvas(const std::vector<BoxInstance>& boxes, float line_width, bool opaque, const float display_pos[2],
-                   const float display_size[2]);
+  void draw_dots_instanced(const std::vector<DotInstance>& dots, float radius, bool opaque,
+                           const float display_pos[2], const float display_size[2]);
+  void draw_canvas(const OverlayBatch& batch, const float display_pos[2], const float display_size[2]);
   // Fills rows [y0, y1) x columns [x0, x1) of the canvas (already clipped).
   void fill(int x0, int y0, int x1, int y1, std::uint32_t premultiplied, bool opaque);
 
@@ -70,6 +88,11 @@ class BoxRenderer {
   handoff::UniqueGlBuffer buffer_;
   handoff::UniqueGlVertexArray vao_;
   GLint loc_pos_ = -1, loc_size_ = -1, loc_width_ = -1;
+  // Gpu: dots, made at the first draw that has some.
+  handoff::UniqueGlProgram dot_program_;
+  handoff::UniqueGlBuffer dot_buffer_;
+  handoff::UniqueGlVertexArray dot_vao_;
+  GLint loc_dot_pos_ = -1, loc_dot_size_ = -1, loc_dot_radius_ = -1;
   // Cpu: the canvas (premultiplied RGBA8, the viewport's top row first), its
   // texture and the program that blends it; rows [dirty_top_, dirty_bottom_)
   // were written by the last draw and are cleared by the next.
