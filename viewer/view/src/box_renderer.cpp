@@ -20,31 +20,76 @@ BoxRaster default_box_raster() {
   return BoxRaster::Gpu;
 }
 
-BoxRenderer::BoxRenderer(BoxRaster raster)
-    : raster_(raster), program_(build_program("overlay_boxes_vert", "overlay_boxes_frag")) {
-  loc_pos_ = glGetUniformLocation(program_.get(), "u_display_pos");
-  loc_size_ = glGetUniformLocation(program_.get(), "u_display_size");
-  loc_width_ = glGetUniformLocation(program_.get(), "u_width");
+namespace {
+
+// The GL state both instanced draws set: no scissor, culling or depth, and
+// blending unless every colour is opaque.
+void set_overlay_state(bool opaque) {
+  glDisable(GL_SCISSOR_TEST);
+  glDisable(GL_CULL_FACE);
+  glDisable(GL_DEPTH_TEST);
+  if (opaque) {
+    glDisable(GL_BLEND);
+  } else {
+    glEnable(GL_BLEND);
+    glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
+  }
+}
+
+}  // namespace
+
+void BoxRenderer::InstancedPass::make(const char* vertex, const char* fragment, const char* parameter,
+                                      std::size_t stride, int position_components, std::size_t color_offset) {
+  program = build_program(vertex, fragment);
+  loc_pos = glGetUniformLocation(program.get(), "u_display_pos");
+  loc_size = glGetUniformLocation(program.get(), "u_display_size");
+  loc_parameter = glGetUniformLocation(program.get(), parameter);
   GLuint name = 0;
   glCreateBuffers(1, &name);
-  buffer_.reset(name);
+  buffer.reset(name);
   glCreateVertexArrays(1, &name);
-  vao_.reset(name);
-  const GLuint vao = vao_.get();
-  glVertexArrayVertexBuffer(vao, 0, buffer_.get(), 0, sizeof(BoxInstance));
-  glVertexArrayBindingDivisor(vao, 0, 1);
-  glEnableVertexArrayAttrib(vao, 0);
-  glVertexArrayAttribFormat(vao, 0, 4, GL_FLOAT, GL_FALSE, offsetof(BoxInstance, x0));
-  glVertexArrayAttribBinding(vao, 0, 0);
-  glEnableVertexArrayAttrib(vao, 1);
-  glVertexArrayAttribFormat(vao, 1, 4, GL_UNSIGNED_BYTE, GL_TRUE, offsetof(BoxInstance, rgba));
-  HANDOFF_GL_CHECK(glVertexArrayAttribBinding(vao, 1, 0), "BoxRenderer setup");
-  if (raster_ == BoxRaster::Cpu) {
-    canvas_program_ = build_program("overlay_canvas_vert", "overlay_canvas_frag");
-    loc_top_left_ = glGetUniformLocation(canvas_program_.get(), "u_top_left");
-    glCreateVertexArrays(1, &name);
-    canvas_vao_.reset(name);
+  vao.reset(name);
+  const GLuint v = vao.get();
+  glVertexArrayVertexBuffer(v, 0, buffer.get(), 0, static_cast<GLsizei>(stride));
+  glVertexArrayBindingDivisor(v, 0, 1);
+  glEnableVertexArrayAttrib(v, 0);
+  glVertexArrayAttribFormat(v, 0, position_components, GL_FLOAT, GL_FALSE, 0);
+  glVertexArrayAttribBinding(v, 0, 0);
+  glEnableVertexArrayAttrib(v, 1);
+  glVertexArrayAttribFormat(v, 1, 4, GL_UNSIGNED_BYTE, GL_TRUE, static_cast<GLuint>(color_offset));
+  HANDOFF_GL_CHECK(glVertexArrayAttribBinding(v, 1, 0), "BoxRenderer setup");
+}
+
+void BoxRenderer::InstancedPass::draw(const void* instances, std::size_t bytes, std::size_t count, int vertices,
+                                      float parameter, bool opaque, const float display_pos[2],
+                                      const float display_size[2]) const {
+  // New storage each time (orphaning): no wait for draws still reading the last batch.
+  glNamedBufferData(buffer.get(), static_cast<GLsizeiptr>(bytes), instances, GL_STREAM_DRAW);
+  glUseProgram(program.get());
+  glUniform2f(loc_pos, display_pos[0], display_pos[1]);
+  glUniform2f(loc_size, display_size[0], display_size[1]);
+  glUniform1f(loc_parameter, parameter);
+  set_overlay_state(opaque);
+  glBindVertexArray(vao.get());
+  glDrawArraysInstanced(GL_TRIANGLES, 0, vertices, static_cast<GLsizei>(count));
+  glBindVertexArray(0);
+  HANDOFF_GL_CHECK(glUseProgram(0), "BoxRenderer draw");
+}
+
+BoxRenderer::BoxRenderer(BoxRaster raster) : raster_(raster) {
+  static_assert(offsetof(BoxInstance, x0) == 0 && offsetof(DotInstance, x) == 0, "positions first");
+  if (raster_ == BoxRaster::Gpu) {
+    boxes_.make("overlay_boxes_vert", "overlay_boxes_frag", "u_width", sizeof(BoxInstance), 4,
+                offsetof(BoxInstance, rgba));
+    dots_.make("overlay_dots_vert", "overlay_dots_frag", "u_radius", sizeof(DotInstance), 2,
+               offsetof(DotInstance, rgba));
+    return;
   }
+  canvas_program_ = build_program("overlay_canvas_vert", "overlay_canvas_frag");
+  loc_top_left_ = glGetUniformLocation(canvas_program_.get(), "u_top_left");
+  GLuint name = 0;
+  glCreateVertexArrays(1, &name);
+  canvas_vao_.reset(name);
 }
 
 void BoxRenderer::draw(const std::vector<BoxInstance>& boxes, float line_width, bool opaque,
@@ -59,75 +104,12 @@ void BoxRenderer::draw(const OverlayBatch& b, const float display_pos[2], const 
     draw_canvas(b, display_pos, display_size);
     return;
   }
-  if (boxes) draw_instanced(*b.boxes, b.line_width, b.opaque, display_pos, display_size);
-  if (dots) draw_dots_instanced(*b.dots, b.dot_radius, b.opaque, display_pos, display_size);
-}
-
-void BoxRenderer::draw_dots_instanced(const std::vector<DotInstance>& dots, float radius, bool opaque,
-                                      const float display_pos[2], const float display_size[2]) {
-  if (!dot_program_) {
-    dot_program_ = build_program("overlay_dots_vert", "overlay_dots_frag");
-    loc_dot_pos_ = glGetUniformLocation(dot_program_.get(), "u_display_pos");
-    loc_dot_size_ = glGetUniformLocation(dot_program_.get(), "u_display_size");
-    loc_dot_radius_ = glGetUniformLocation(dot_program_.get(), "u_radius");
-    GLuint name = 0;
-    glCreateBuffers(1, &name);
-    dot_buffer_.reset(name);
-    glCreateVertexArrays(1, &name);
-    dot_vao_.reset(name);
-    const GLuint vao = dot_vao_.get();
-    glVertexArrayVertexBuffer(vao, 0, dot_buffer_.get(), 0, sizeof(DotInstance));
-    glVertexArrayBindingDivisor(vao, 0, 1);
-    glEnableVertexArrayAttrib(vao, 0);
-    glVertexArrayAttribFormat(vao, 0, 2, GL_FLOAT, GL_FALSE, offsetof(DotInstance, x));
-    glVertexArrayAttribBinding(vao, 0, 0);
-    glEnableVertexArrayAttrib(vao, 1);
-    glVertexArrayAttribFormat(vao, 1, 4, GL_UNSIGNED_BYTE, GL_TRUE, offsetof(DotInstance, rgba));
-    HANDOFF_GL_CHECK(glVertexArrayAttribBinding(vao, 1, 0), "BoxRenderer setup (dots)");
-  }
-  glNamedBufferData(dot_buffer_.get(), static_cast<GLsizeiptr>(dots.size() * sizeof(DotInstance)), dots.data(),
-                    GL_STREAM_DRAW);
-  glUseProgram(dot_program_.get());
-  glUniform2f(loc_dot_pos_, display_pos[0], display_pos[1]);
-  glUniform2f(loc_dot_size_, display_size[0], display_size[1]);
-  glUniform1f(loc_dot_radius_, radius);
-  glDisable(GL_SCISSOR_TEST);
-  glDisable(GL_CULL_FACE);
-  glDisable(GL_DEPTH_TEST);
-  if (opaque) {
-    glDisable(GL_BLEND);
-  } else {
-    glEnable(GL_BLEND);
-    glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
-  }
-  glBindVertexArray(dot_vao_.get());
-  glDrawArraysInstanced(GL_TRIANGLES, 0, 6, static_cast<GLsizei>(dots.size()));
-  glBindVertexArray(0);
-  HANDOFF_GL_CHECK(glUseProgram(0), "BoxRenderer draw (dots)");
-}
-
-void BoxRenderer::draw_instanced(const std::vector<BoxInstance>& boxes, float line_width, bool opaque,
-                                 const float display_pos[2], const float display_size[2]) {
-  // New storage each time (orphaning): no wait for draws still reading the last batch.
-  glNamedBufferData(buffer_.get(), static_cast<GLsizeiptr>(boxes.size() * sizeof(BoxInstance)), boxes.data(),
-                    GL_STREAM_DRAW);
-  glUseProgram(program_.get());
-  glUniform2f(loc_pos_, display_pos[0], display_pos[1]);
-  glUniform2f(loc_size_, display_size[0], display_size[1]);
-  glUniform1f(loc_width_, line_width);
-  glDisable(GL_SCISSOR_TEST);
-  glDisable(GL_CULL_FACE);
-  glDisable(GL_DEPTH_TEST);
-  if (opaque) {
-    glDisable(GL_BLEND);
-  } else {
-    glEnable(GL_BLEND);
-    glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
-  }
-  glBindVertexArray(vao_.get());
-  glDrawArraysInstanced(GL_TRIANGLES, 0, 24, static_cast<GLsizei>(boxes.size()));
-  glBindVertexArray(0);
-  HANDOFF_GL_CHECK(glUseProgram(0), "BoxRenderer draw");
+  if (boxes)  // the outline as four edge quads, 24 vertices from gl_VertexID
+    boxes_.draw(b.boxes->data(), b.boxes->size() * sizeof(BoxInstance), b.boxes->size(), 24, b.line_width, b.opaque,
+                display_pos, display_size);
+  if (dots)  // a square around the centre, the disc kept by the fragment shader
+    dots_.draw(b.dots->data(), b.dots->size() * sizeof(DotInstance), b.dots->size(), 6, b.dot_radius, b.opaque,
+               display_pos, display_size);
 }
 
 namespace {
@@ -255,11 +237,8 @@ void BoxRenderer::draw_canvas(const OverlayBatch& batch, const float display_pos
   glUseProgram(canvas_program_.get());
   glUniform2i(loc_top_left_, vp[0], vp[1] + h - 1);
   glBindTextureUnit(0, canvas_texture_.get());
-  glDisable(GL_SCISSOR_TEST);
-  glDisable(GL_CULL_FACE);
-  glDisable(GL_DEPTH_TEST);
-  glEnable(GL_BLEND);
-  glBlendFuncSeparate(GL_ONE, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
+  set_overlay_state(false);
+  glBlendFuncSeparate(GL_ONE, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);  // premultiplied
   glBindVertexArray(canvas_vao_.get());
   glDrawArrays(GL_TRIANGLES, 0, 6);
   glBindVertexArray(0);

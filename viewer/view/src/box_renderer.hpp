@@ -74,25 +74,26 @@ class BoxRenderer {
   BoxRaster raster() const noexcept { return raster_; }
 
  private:
-  void draw_instanced(const std::vector<BoxInstance>& boxes, float line_width, bool opaque,
-                      const float display_pos[2], const float display_size[2]);
-  void draw_dots_instanced(const std::vector<DotInstance>& dots, float radius, bool opaque,
-                           const float display_pos[2], const float display_size[2]);
+  // Gpu: one instanced program (boxes, dots) and its buffer and vertex array.
+  struct InstancedPass {
+    // Attribute 0: the instance's first `position_components` floats; 1: its RGBA8 colour.
+    void make(const char* vertex, const char* fragment, const char* parameter, std::size_t stride,
+              int position_components, std::size_t color_offset);
+    // `vertices` per instance; `parameter`: the program's one float uniform (width, radius).
+    void draw(const void* instances, std::size_t bytes, std::size_t count, int vertices, float parameter, bool opaque,
+              const float display_pos[2], const float display_size[2]) const;
+    // Member order is destruction order: the vertex array goes before the buffer it reads.
+    handoff::UniqueGlProgram program;
+    handoff::UniqueGlBuffer buffer;
+    handoff::UniqueGlVertexArray vao;
+    GLint loc_pos = -1, loc_size = -1, loc_parameter = -1;
+  };
   void draw_canvas(const OverlayBatch& batch, const float display_pos[2], const float display_size[2]);
   // Fills rows [y0, y1) x columns [x0, x1) of the canvas (already clipped).
   void fill(int x0, int y0, int x1, int y1, std::uint32_t premultiplied, bool opaque);
 
   BoxRaster raster_;
-  // Member order is destruction order: the vertex array goes before the buffer it reads.
-  handoff::UniqueGlProgram program_;
-  handoff::UniqueGlBuffer buffer_;
-  handoff::UniqueGlVertexArray vao_;
-  GLint loc_pos_ = -1, loc_size_ = -1, loc_width_ = -1;
-  // Gpu: dots, made at the first draw that has some.
-  handoff::UniqueGlProgram dot_program_;
-  handoff::UniqueGlBuffer dot_buffer_;
-  handoff::UniqueGlVertexArray dot_vao_;
-  GLint loc_dot_pos_ = -1, loc_dot_size_ = -1, loc_dot_radius_ = -1;
+  InstancedPass boxes_, dots_;  // Gpu
   // Cpu: the canvas (premultiplied RGBA8, the viewport's top row first), its
   // texture and the program that blends it; rows [dirty_top_, dirty_bottom_)
   // were written by the last draw and are cleared by the next.
