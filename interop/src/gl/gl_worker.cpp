@@ -545,16 +545,17 @@ class ErasedCall final : public detail::RunCall {
 
 }  // namespace
 
-void GlWorker::run_call(void (*call)(void*), void* arg) {
-  detail::WorkerCore& core = *core_;
-  if (detail::on_worker(core)) {
+void detail::run_erased(WorkerCore& core, void (*call)(void*), void* arg) {
+  if (on_worker(core)) {
     call(arg);
-    if (auto e = detail::take_gl_error(core)) std::rethrow_exception(e);
+    if (auto e = take_gl_error(core)) std::rethrow_exception(e);
     return;
   }
   ErasedCall c(call, arg);
-  detail::submit_and_wait(core, c);
+  submit_and_wait(core, c);
   if (c.error) std::rethrow_exception(c.error);
 }
+
+void GlWorker::run_call(void (*call)(void*), void* arg) { detail::run_erased(*core_, call, arg); }
 
 }  // namespace handoff

@@ -1,9 +1,9 @@
 #pragma once
-// GlWorker's machinery: the task that carries a run() call to the worker and
-// its result back, and the registry through which resources made on the
-// worker release their GL / CUDA-graphics objects there. For gl_worker.hpp
-// and the library's resource types (GlBuffer, CudaGlBuffer, GlVkFrame, ...);
-// applications use GlWorker itself.
+// GlWorker's machinery (private): the task that carries a run() call to the
+// worker, the one non-template step every call takes (run_erased), and the
+// registry through which resources made on the worker release their GL /
+// CUDA-graphics objects there. For gl_worker.cpp and the library's resource
+// types (GlBuffer, CudaGlBuffer, GlVkFrame, ...); applications use GlWorker.
 #include <handoff/error.hpp>
 
 #include <atomic>
@@ -11,10 +11,8 @@
 #include <exception>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <type_traits>
 #include <utility>
-#include <variant>
 
 namespace handoff::detail {
 
@@ -67,70 +65,18 @@ void submit_and_wait(WorkerCore& core, RunCall& call);
 // an Error, when the worker was told to fail on GL errors (else null).
 std::exception_ptr take_gl_error(WorkerCore& core) noexcept;
 
-template <typename R>
-using Stored = std::conditional_t<std::is_void_v<R>, std::monostate,
-                                  std::conditional_t<std::is_reference_v<R>, std::remove_reference_t<R>*, R>>;
+// Runs call(arg) on the worker with its context current (inline when already
+// there) and rethrows what it threw, or the KHR_debug error it raised when the
+// worker fails on GL errors: the one step GlWorker::run and run_on share.
+void run_erased(WorkerCore& core, void (*call)(void*), void* arg);
 
-// Fn: the caller's callable, by reference (the call never outlives its caller).
-template <typename Fn, typename R>
-class RunTask final : public RunCall {
- public:
-  explicit RunTask(Fn& f) noexcept : fn_(f) {}
-  void run(WorkerCore& core) noexcept override {
-    try {
-      if constexpr (std::is_void_v<R>) {
-        std::invoke(fn_);
-        value_.emplace();
-      } else if constexpr (std::is_reference_v<R>) {
-        value_.emplace(&std::invoke(fn_));
-      } else {
-        value_.emplace(std::invoke(fn_));
-      }
-      if (auto gl = take_gl_error(core)) {
-        error = gl;
-        value_.reset();
-      }
-    } catch (...) {
-      error = std::current_exception();
-    }
-    finish();
-  }
-  void fail(std::exception_ptr e) noexcept override {
-    error = std::move(e);
-    finish();
-  }
-  R take() {
-    if (error) std::rethrow_exception(error);
-    if constexpr (std::is_void_v<R>) return;
-    else if constexpr (std::is_reference_v<R>) return static_cast<R>(**value_);
-    else return std::move(*value_);
-  }
-
- private:
-  Fn& fn_;
-  std::optional<Stored<R>> value_;
-};
-
-// Runs `f` on the worker and returns its value (or rethrows its exception).
-// Inline when already on the worker; else see submit_and_wait.
+// Runs `f` (returning nothing) on the worker of `core`; for the resource
+// types, which hold the core rather than the GlWorker.
 template <typename F>
-decltype(auto) run_on(WorkerCore& core, F&& f) {
-  if (on_worker(core)) {
-    using R = std::invoke_result_t<F&>;
-    if constexpr (std::is_void_v<R>) {
-      std::invoke(f);
-      if (auto e = take_gl_error(core)) std::rethrow_exception(e);
-      return;
-    } else {
-      R r = std::invoke(f);
-      if (auto e = take_gl_error(core)) std::rethrow_exception(e);
-      return r;
-    }
-  }
+void run_on(WorkerCore& core, F&& f) {
   using Fn = std::remove_reference_t<F>;
-  RunTask<Fn, std::invoke_result_t<Fn&>> call(f);
-  submit_and_wait(core, call);
-  return call.take();
+  static_assert(std::is_void_v<std::invoke_result_t<Fn&>>, "run_on: use GlWorker::run for a value");
+  run_erased(core, [](void* fn) { std::invoke(*static_cast<Fn*>(fn)); }, std::addressof(f));
 }
 
 // Resource lifetime: a GL / CUDA-graphics object registers its release with the
