@@ -5,6 +5,7 @@
 
 #include <gmock/gmock.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -276,6 +277,83 @@ TEST(Layers, TargetRectangle) {
     f.scalar_map().target = bad;
     EXPECT_EQ(refusal(f.frame).first, "layers[1].target");
   }
+}
+
+
+double distance(Color8 a, Color8 b) {
+  const double dr = a.r - b.r, dg = a.g - b.g, db = a.b - b.b;
+  return std::sqrt(dr * dr + dg * dg + db * db);
+}
+
+TEST(LayerColors, DefaultPaletteSeparatesNeighbours) {
+  // Ids next to each other (and two apart: a class map's edges often meet a
+  // neighbour's neighbour) differ by at least 80 of RGB's 441.
+  double closest = 1e9;
+  for (std::int64_t id = 0; id < 2000; ++id) {
+    closest = std::min(closest, distance(default_class_color(id), default_class_color(id + 1)));
+    closest = std::min(closest, distance(default_class_color(id), default_class_color(id + 2)));
+  }
+  EXPECT_GE(closest, 80.0);
+  // Fixed, and every id has a colour of its own nearby, ids above 255 and negative ones too.
+  EXPECT_EQ(default_class_color(7), default_class_color(7));
+  for (std::int64_t id : {std::int64_t{255}, std::int64_t{256}, std::int64_t{70000}, std::int64_t{1} << 40,
+                          std::int64_t{-1}}) {
+    EXPECT_GE(distance(default_class_color(id), default_class_color(id + 1)), 80.0) << id;
+    EXPECT_EQ(default_class_color(id).a, 255);
+  }
+  // Not a short cycle: 256 ids apart are different colours.
+  EXPECT_NE(default_class_color(3), default_class_color(3 + 256));
+}
+
+TEST(LayerColors, GrayIsTheIdentityAndTablesEndAtTheirEnds) {
+  const auto& gray = colormap_table(Colormap::Gray);
+  for (int i = 0; i < 256; ++i) EXPECT_EQ(gray[std::size_t(i)], (Color8{std::uint8_t(i), std::uint8_t(i), std::uint8_t(i), 255}));
+  // viridis runs from dark purple to yellow (matplotlib's ends: (68, 1, 84), (253, 231, 37)).
+  const auto& viridis = colormap_table(Colormap::Viridis);
+  EXPECT_LE(distance(viridis[0], Color8{68, 1, 84, 255}), 4.0);
+  EXPECT_LE(distance(viridis[255], Color8{253, 231, 37, 255}), 4.0);
+  EXPECT_THROW(colormap_table(static_cast<Colormap>(9)), UsageError);
+}
+
+TEST(ScalarRangeTest, RobustToOutliersAndIgnoresNonFinite) {
+  std::vector<float> v(10000);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = float(i) / float(v.size() - 1) * 10.0f;  // 0..10
+  v[5] = 1e9f;  // a few outliers and holes
+  v[6] = -1e9f;
+  v[7] = std::numeric_limits<float>::quiet_NaN();
+  v[8] = std::numeric_limits<float>::infinity();
+  ScalarRange r;
+  const auto [lo, hi] = r.update(v.data(), v.size());
+  EXPECT_NEAR(lo, 0.1, 0.05);
+  EXPECT_NEAR(hi, 9.9, 0.05);
+}
+
+TEST(ScalarRangeTest, StableAcrossFramesAndResetOnAJump) {
+  std::vector<float> a(1000), b(1000), far(1000);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    a[i] = float(i) / 999.0f;           // 0..1
+    b[i] = 0.2f + float(i) / 999.0f;    // 0.2..1.2: a small move
+    far[i] = 100.0f + float(i) / 999.0f;  // a jump
+  }
+  ScalarRange r;
+  const auto first = r.update(a.data(), a.size());
+  const auto moved = r.update(b.data(), b.size());
+  // Moves part of the way, not all of it, towards the new range.
+  EXPECT_GT(moved[0], first[0]);
+  EXPECT_LT(moved[0], first[0] + 0.2 * 0.5);
+  for (int i = 0; i < 60; ++i) r.update(b.data(), b.size());
+  EXPECT_NEAR(r.range()[0], 0.21, 0.01);  // settles on the new range
+  const auto jumped = r.update(far.data(), far.size());
+  EXPECT_NEAR(jumped[0], 100.01, 0.01);
+  // No finite value: the range stays.
+  std::vector<float> holes(10, std::numeric_limits<float>::quiet_NaN());
+  EXPECT_EQ(r.update(holes.data(), holes.size()), jumped);
+  // A constant map sits in the middle of its range.
+  ScalarRange c;
+  std::vector<float> flat(50, 3.0f);
+  const auto cr = c.update(flat.data(), flat.size());
+  EXPECT_DOUBLE_EQ(cr[0], 2.5);
+  EXPECT_DOUBLE_EQ(cr[1], 3.5);
 }
 
 }  // namespace
