@@ -65,14 +65,14 @@ const std::array<Color8, 256>& colormap_table(Colormap c) {
 }
 
 Color8 default_class_color(std::int64_t id) {
-  // frac(id * (golden ratio - 1)) in 64-bit fixed point: exact for every id,
-  // negative ones included (the multiplication wraps modulo 2^64).
-  constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ull;
-  const std::uint64_t walk = static_cast<std::uint64_t>(id) * kGolden;
-  const double hue = static_cast<double>(walk >> 11) * 0x1.0p-53;
+  // frac(id * (golden ratio - 1)) over the id's low 32 bits in fixed point
+  // (the layer shader computes the same from a 32-bit id: layer_ids_frag.glsl).
+  const auto u = static_cast<std::uint32_t>(id);
+  const std::uint32_t walk = u * 0x9E3779B9u;
+  const double hue = static_cast<double>(walk >> 8) / 16777216.0;
   // Brightness in turns of three (and saturation against it), so that ids a
   // Fibonacci number apart, close in hue, still differ.
-  const auto level = static_cast<std::size_t>(static_cast<std::uint64_t>(id) % 3);
+  const std::size_t level = u % 3u;
   constexpr double kValue[] = {0.95, 0.70, 0.95};
   constexpr double kSaturation[] = {0.90, 0.80, 0.55};
   return hsv(hue, kSaturation[level], kValue[level]);

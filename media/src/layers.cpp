@@ -111,6 +111,16 @@ void validate_one(const ClassMap& m, const std::string& field, std::size_t, int 
                                                 sample_name(m.ids.type));
   }
   check_single(m.ids, field + ".ids", "class map");
+  // The ids given a colour or made transparent become one palette texture.
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+  for (const auto& [id, c] : m.colors) lo = std::min(lo, id), hi = std::max(hi, id);
+  for (std::int64_t id : m.transparent) lo = std::min(lo, id), hi = std::max(hi, id);
+  if (lo <= hi && (hi - lo >= kMaxPaletteSpan || lo < std::numeric_limits<std::int32_t>::min() ||
+                   hi > std::numeric_limits<std::int32_t>::max())) {
+    throw InvalidFrame(field + ".colors", "ids given colours or made transparent run from " + std::to_string(lo) +
+                                              " to " + std::to_string(hi) + ": they must lie within " +
+                                              std::to_string(kMaxPaletteSpan) + " consecutive 32-bit ids");
+  }
   validate_array(m.ids, field + ".ids", cuda_device);
   check_opacity(m.opacity, field);
   check_target(m.target, field);

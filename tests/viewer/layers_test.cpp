@@ -130,6 +130,20 @@ TEST(Layers, FloatClassIdsAreRefused) {
   EXPECT_THAT(what, HasSubstr("not f32"));
 }
 
+TEST(Layers, PaletteIdsMustLieTogether) {
+  Fixture f;
+  f.class_map().colors[-1] = Color8{1, 2, 3, 255};
+  f.class_map().transparent = {kMaxPaletteSpan - 2};
+  EXPECT_NO_THROW(validate_layers(f.frame, 0));
+  f.class_map().transparent = {kMaxPaletteSpan - 1};
+  auto [field, what] = refusal(f.frame);
+  EXPECT_EQ(field, "layers[0].colors");
+  EXPECT_THAT(what, HasSubstr("run from -1 to 65535"));
+  Fixture g;
+  g.class_map().colors[std::int64_t{1} << 40] = Color8{};
+  EXPECT_EQ(refusal(g.frame).first, "layers[0].colors");
+}
+
 TEST(Layers, ThreeDimensionalScalarMapIsRefused) {
   Fixture f;
   HostArray stack(SampleType::F32, 8, 6, 3);

@@ -145,7 +145,11 @@ std::string_view to_string(Colormap c);
 // naming the text and every accepted spelling.
 Colormap parse_colormap(std::string_view text);
 
-// An id per pixel (segmentation). Integer ids, 8 to 64 bits, signed or not.
+// An id per pixel (segmentation). Integer ids, 8 to 64 bits, signed or not;
+// the viewer tells ids apart by their low 32 bits (as a signed integer).
+// The ids given colours or made transparent must lie within
+// kMaxPaletteSpan consecutive 32-bit ids (e.g. -1 .. 65534).
+inline constexpr std::int64_t kMaxPaletteSpan = 65536;
 struct ClassMap {
   LayerArray ids;
   // A colour per id; ids without one take default_class_color(id). A list of
@@ -239,9 +243,10 @@ void validate_layers(const OverlayFrame& overlays, int cuda_device);
 const std::array<Color8, 256>& colormap_table(Colormap c);
 
 // The colour of class id `id` where a ClassMap gives none: a golden-ratio walk
-// around the hue circle (ids next to each other are far apart in hue; any
-// 64-bit id has one), with three brightness levels in turn, so neighbouring
-// ids differ in hue and brightness. Fixed: the same id, the same colour.
+// around the hue circle over the id's low 32 bits (ids next to each other are
+// far apart in hue; every id has one), with three brightness levels in turn,
+// so neighbouring ids differ in hue and brightness. Fixed: the same id, the
+// same colour.
 Color8 default_class_color(std::int64_t id);
 
 // An automatic range for a scalar map: robust (the 1st .. 99th percentile of
