@@ -37,6 +37,8 @@ if hasattr(_handoff, "Viewer"):
         AcquiredFrame,
         AcquiredPlane,
         AttachStatus,
+        ClassMap,
+        InstanceMasks,
         LiveFrame,
         Overlays,
         ParseError,
@@ -44,6 +46,7 @@ if hasattr(_handoff, "Viewer"):
         PublisherStats,
         RecordingStats,
         RecordingWriter,
+        ScalarMap,
         Snapshot,
         Source,
         Subscriber,
@@ -52,14 +55,15 @@ if hasattr(_handoff, "Viewer"):
         Viewer,
         ViewerClosed,
         ViewerStats,
+        colormap,
         list_publishers,
         open,
         open_scene,
     )
 
-    __all__ += ["AcquiredFrame", "AcquiredPlane", "AttachStatus", "LiveFrame", "Overlays", "ParseError", "Publisher",
-                "PublisherStats", "RecordingStats", "RecordingWriter", "Snapshot", "Source", "Subscriber",
-                "SubscriberStats", "SubscriberStatus", "Viewer", "ViewerClosed", "ViewerStats", "list_publishers",
-                "open", "open_scene"]
+    __all__ += ["AcquiredFrame", "AcquiredPlane", "AttachStatus", "ClassMap", "InstanceMasks", "LiveFrame",
+                "Overlays", "ParseError", "Publisher", "PublisherStats", "RecordingStats", "RecordingWriter",
+                "ScalarMap", "Snapshot", "Source", "Subscriber", "SubscriberStats", "SubscriberStatus", "Viewer",
+                "ViewerClosed", "ViewerStats", "colormap", "list_publishers", "open", "open_scene"]
 
 __version__ = "0.1.0"
