@@ -150,3 +150,17 @@ def test_bad_layer_arrays(v):
     assert v.is_open
     img = shown(v)
     assert np.abs(img[10, 10] - image()).max() <= 1
+
+
+def test_the_panel_shows_the_layers(v):
+    """The view with its panel (a toggle, an opacity slider, a legend and a colour bar per layer) draws
+    without a GL error, and the panel grows by the Layers section."""
+    frame = solid_planes(W, H, GREY)
+    v.show(frame)
+    without = np.from_dlpack(v.snapshot("view"))
+    ids = np.zeros((H, W), np.uint8)
+    # At opacity 0 the layers draw nothing over the frame: what changes is the panel.
+    v.show(frame, layers=[handoff.ClassMap(ids, names=["road"], opacity=0.0),
+                          handoff.ScalarMap(np.ones((H, W), np.float32), opacity=0.0)])
+    with_layers = np.from_dlpack(v.snapshot("view"))
+    assert (with_layers != without).any(axis=2).sum() > 500
