@@ -152,15 +152,17 @@ def test_bad_layer_arrays(v):
     assert np.abs(img[10, 10] - image()).max() <= 1
 
 
-def test_the_panel_shows_the_layers(v):
+def test_the_panel_shows_the_layers():
     """The view with its panel (a toggle, an opacity slider, a legend and a colour bar per layer) draws
-    without a GL error, and the panel grows by the Layers section."""
+    without a GL error, and the panel grows by the Layers section (a view tall enough to hold it)."""
     frame = solid_planes(W, H, GREY)
-    v.show(frame)
-    without = np.from_dlpack(v.snapshot("view"))
-    ids = np.zeros((H, W), np.uint8)
-    # At opacity 0 the layers draw nothing over the frame: what changes is the panel.
-    v.show(frame, layers=[handoff.ClassMap(ids, names=["road"], opacity=0.0),
-                          handoff.ScalarMap(np.ones((H, W), np.float32), opacity=0.0)])
-    with_layers = np.from_dlpack(v.snapshot("view"))
+    with viewer(width=480, height=1000) as tall:
+        tall.show(frame)
+        without = np.from_dlpack(tall.snapshot("view"))
+        ids = np.zeros((H, W), np.uint8)
+        # At opacity 0 the layers draw nothing over the frame: what changes is the panel.
+        tall.show(frame, layers=[handoff.ClassMap(ids, names=["road"], opacity=0.0),
+                                 handoff.ScalarMap(np.ones((H, W), np.float32), opacity=0.0)])
+        with_layers = np.from_dlpack(tall.snapshot("view"))
+        assert_no_gl_errors(tall)
     assert (with_layers != without).any(axis=2).sum() > 500
