@@ -105,7 +105,6 @@ TEST(Layers, ValidLayersPass) {
   EXPECT_NO_THROW(validate_layers(f.frame, 0));
   EXPECT_EQ(boxed_objects(f.frame), 2u);
   EXPECT_EQ(layer_kind(f.frame.layers[2]), "instance masks");
-  EXPECT_FALSE(f.frame.empty());
   f.frame.clear();
   EXPECT_TRUE(f.frame.layers.empty());
 }

@@ -207,6 +207,35 @@ TEST_F(LayersView, InstanceMasksInTheirDetectionsColourWithAnOutline) {
   expect_near(img, 11, 36, image_, 1, "just outside mask 0");
 }
 
+TEST_F(LayersView, LayersChangeSizeTypeAndKindFromFrameToFrame) {
+  // The textures are kept while a layer's format and size stay, and remade when they change.
+  std::vector<std::uint8_t> small(4 * 4, 1);
+  std::vector<std::uint16_t> large(kW * kH, 2);
+  std::vector<float> values(8 * 8, 1.0f);
+  const media::Color8 red{255, 0, 0, 255}, blue{0, 0, 255, 255};
+  for (int round = 0; round < 2; ++round) {
+    media::OverlayFrame a;
+    media::ClassMap m;
+    m.ids = host_array(small, media::SampleType::U8, 4, 4);
+    m.colors = {{1, red}, {2, blue}};
+    m.opacity = 1.0f;
+    a.layers.push_back(m);
+    expect_near(show(a), 30, 30, {255, 0, 0}, 1, "a 4 x 4 u8 map");
+    media::OverlayFrame b;
+    m.ids = host_array(large, media::SampleType::U16, kW, kH);
+    b.layers.push_back(m);
+    expect_near(show(b), 30, 30, {0, 0, 255}, 1, "a full-size u16 map");
+    media::OverlayFrame c;  // the same index, now a scalar map
+    media::ScalarMap s;
+    s.values = host_array(values, media::SampleType::F32, 8, 8);
+    s.colormap = media::Colormap::Gray;
+    s.range = std::array{0.0, 1.0};
+    s.opacity = 1.0f;
+    c.layers.push_back(s);
+    expect_near(show(c), 30, 30, {255, 255, 255}, 1, "a scalar map at the top of its range");
+  }
+}
+
 TEST_F(LayersView, TheCallersArraysAreFreeWhenShowReturns) {
   std::vector<std::uint8_t> ids(kW * kH, 5);
   media::OverlayFrame f;

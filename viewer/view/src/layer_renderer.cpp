@@ -39,6 +39,20 @@ void fill(GLuint texture, std::uint32_t w, std::uint32_t h, GLenum format, GLenu
   glPixelStorei(GL_UNPACK_ALIGNMENT, alignment);
 }
 
+}  // namespace
+
+GLuint LayerRenderer::Texture::ensure(GLenum internal_format, std::uint32_t w, std::uint32_t h, GLenum filter) {
+  if (!name || format != internal_format || width != w || height != h) {
+    name = make_texture(internal_format, w, h, filter);
+    format = internal_format;
+    width = w;
+    height = h;
+  }
+  return name.get();
+}
+
+namespace {
+
 const LayerArray& array_of(const media::Layer& l) {
   if (const auto* c = std::get_if<media::ClassMap>(&l)) return c->ids;
   if (const auto* s = std::get_if<media::ScalarMap>(&l)) return s->values;
@@ -109,8 +123,7 @@ void LayerRenderer::upload(std::size_t i) {
   const auto target = std::visit([](const auto& x) { return x.target; }, l);
   g.target = target.value_or(media::RectF{0, 0, float(frame_w_), float(frame_h_)});
   if (const auto* s = std::get_if<media::ScalarMap>(&l)) {
-    g.data = make_texture(GL_R32F, a.width, a.height, GL_LINEAR);
-    fill(g.data.get(), a.width, a.height, GL_RED, GL_FLOAT, a.data);
+    fill(g.data.ensure(GL_R32F, a.width, a.height, GL_LINEAR), a.width, a.height, GL_RED, GL_FLOAT, a.data);
     g.range = s->range ? *s->range
                        : auto_ranges_[i].update(static_cast<const float*>(a.data), std::size_t(a.width) * a.height);
   } else if (std::holds_alternative<media::ClassMap>(l)) {
@@ -119,8 +132,7 @@ void LayerRenderer::upload(std::size_t i) {
     g.is_signed = a.type == SampleType::I8 || a.type == SampleType::I16 || a.type == SampleType::I32;
     const GLenum internal = bytes == 1 ? GL_R8UI : bytes == 2 ? GL_R16UI : GL_R32UI;
     const GLenum type = bytes == 1 ? GL_UNSIGNED_BYTE : bytes == 2 ? GL_UNSIGNED_SHORT : GL_UNSIGNED_INT;
-    g.data = make_texture(internal, a.width, a.height, GL_NEAREST);
-    fill(g.data.get(), a.width, a.height, GL_RED_INTEGER, type, a.data);
+    fill(g.data.ensure(internal, a.width, a.height, GL_NEAREST), a.width, a.height, GL_RED_INTEGER, type, a.data);
     // The legend: named and coloured ids, and those a sample of the map holds.
     const auto& m = std::get<media::ClassMap>(l);
     std::set<std::int64_t> seen;
@@ -140,8 +152,8 @@ void LayerRenderer::upload(std::size_t i) {
         if (m[k * plane + p]) composite_[p] = std::uint16_t(std::min<std::uint32_t>(k + 1, 65535));
     g.bits = 16;
     g.is_signed = false;
-    g.data = make_texture(GL_R16UI, a.width, a.height, GL_NEAREST);
-    fill(g.data.get(), a.width, a.height, GL_RED_INTEGER, GL_UNSIGNED_SHORT, composite_.data());
+    fill(g.data.ensure(GL_R16UI, a.width, a.height, GL_NEAREST), a.width, a.height, GL_RED_INTEGER,
+         GL_UNSIGNED_SHORT, composite_.data());
   }
   upload_palette(i);
 }
@@ -180,14 +192,12 @@ void LayerRenderer::upload_palette(std::size_t i) {
       }
     g.palette_first = 0;
   } else {
-    g.palette.reset();
-    return;
+    return;  // scalar maps: the colormap textures
   }
   g.palette_size = int(entries.size());
   const std::uint32_t rows = std::uint32_t((entries.size() + 255) / 256);
   entries.resize(std::size_t(rows) * 256);
-  g.palette = make_texture(GL_RGBA8, 256, rows, GL_NEAREST);
-  fill(g.palette.get(), 256, rows, GL_RGBA, GL_UNSIGNED_BYTE, entries.data());
+  fill(g.palette.ensure(GL_RGBA8, 256, rows, GL_NEAREST), 256, rows, GL_RGBA, GL_UNSIGNED_BYTE, entries.data());
 }
 
 void LayerRenderer::refresh_palettes() {
@@ -217,7 +227,7 @@ void LayerRenderer::draw(const ViewTransform& view, int fb_w, int fb_h) {
     glUniform2f(glGetUniformLocation(p, "u_view_offset"), float(view.offset_x), float(view.offset_y));
     glUniform2f(glGetUniformLocation(p, "u_fb_size"), float(fb_w), float(fb_h));
     glUniform1f(glGetUniformLocation(p, "u_opacity"), opacity);
-    glBindTextureUnit(0, g.data.get());
+    glBindTextureUnit(0, g.data.name.get());
     if (scalar) {
       glUniform2f(glGetUniformLocation(p, "u_range"), float(g.range[0]), float(g.range[1]));
       glBindTextureUnit(1, colormaps_[std::size_t(std::get<media::ScalarMap>(l).colormap)].get());
@@ -232,7 +242,7 @@ void LayerRenderer::draw(const ViewTransform& view, int fb_w, int fb_h) {
       // One display pixel in layer coordinates (0..1 over the target).
       glUniform2f(glGetUniformLocation(p, "u_pixel_uv"), float(1.0 / (g.target.w * view.scale)),
                   float(1.0 / (g.target.h * view.scale)));
-      glBindTextureUnit(1, g.palette.get());
+      glBindTextureUnit(1, g.palette.name.get());
     }
     glDrawArrays(GL_TRIANGLES, 0, 6);
   }

@@ -66,8 +66,17 @@ class LayerRenderer {
   LayerProbe probe(std::size_t i, double frame_x, double frame_y) const;
 
  private:
+  // A texture kept from frame to frame while its format and size stay (no
+  // allocation per frame at a steady stream).
+  struct Texture {
+    handoff::detail::UniqueGlTexture name;
+    GLenum format = 0;
+    std::uint32_t width = 0, height = 0;
+    // The texture for this format and size: kept, or made afresh.
+    GLuint ensure(GLenum internal_format, std::uint32_t w, std::uint32_t h, GLenum filter);
+  };
   struct Gpu {
-    handoff::detail::UniqueGlTexture data, palette;
+    Texture data, palette;
     int bits = 8;
     bool is_signed = false;
     int palette_first = 0, palette_size = 0;

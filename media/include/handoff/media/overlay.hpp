@@ -202,7 +202,8 @@ struct OverlayFrame {
   std::vector<Layer> layers;
 
   void clear();
-  bool empty() const { return objects.empty() && shapes.empty() && texts.empty() && layers.empty(); }
+  // No vector overlays (layers aside: recordings and publishers carry none yet).
+  bool empty() const { return objects.empty() && shapes.empty() && texts.empty(); }
   std::string_view text(TextRef r) const { return std::string_view(text_pool).substr(r.offset, r.size); }
 
   // Building helpers (the programmatic API; the scene and the parser use them).
