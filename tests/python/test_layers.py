@@ -166,3 +166,25 @@ def test_the_panel_shows_the_layers():
         with_layers = np.from_dlpack(tall.snapshot("view"))
         assert_no_gl_errors(tall)
     assert (with_layers != without).any(axis=2).sum() > 500
+
+
+class DlpackOnly:
+    """An array that offers nothing but __dlpack__ / __dlpack_device__ (as PyTorch and CuPy tensors do)."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, **kwargs):
+        return self._a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_layers_from_any_dlpack_producer(v):
+    ids = np.full((H, W), 4, np.int32)
+    values = np.full((H, W), 1.0, np.float32)
+    img = shown(v, layers=[handoff.ScalarMap(DlpackOnly(values), colormap="gray", range=(0, 1), opacity=1.0),
+                           handoff.ClassMap(DlpackOnly(ids), colors={4: (0, 0, 255)}, opacity=0.5)])
+    # The class map (drawn second) at half opacity over the white scalar map.
+    assert np.abs(img[30, 30] - (128, 128, 255)).max() <= 2, img[30, 30]
