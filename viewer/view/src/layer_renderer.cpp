@@ -29,14 +29,18 @@ UniqueGlTexture make_texture(GLenum internal_format, std::uint32_t w, std::uint3
   return t;
 }
 
-// Packed rows (any width): tightly packed, whatever the unpack state was.
+// Packed rows (any width) from host memory, whatever the unpack state was
+// (the frame path uploads from GL buffers: no unpack buffer may be bound here).
 void fill(GLuint texture, std::uint32_t w, std::uint32_t h, GLenum format, GLenum type, const void* data) {
-  GLint alignment = 4;
+  GLint alignment = 4, unpack_buffer = 0;
   glGetIntegerv(GL_UNPACK_ALIGNMENT, &alignment);
+  glGetIntegerv(GL_PIXEL_UNPACK_BUFFER_BINDING, &unpack_buffer);
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
   HANDOFF_GL_CHECK(glTextureSubImage2D(texture, 0, 0, 0, GLsizei(w), GLsizei(h), format, type, data),
                    "layer texture");
   glPixelStorei(GL_UNPACK_ALIGNMENT, alignment);
+  glBindBuffer(GL_PIXEL_UNPACK_BUFFER, GLuint(unpack_buffer));
 }
 
 }  // namespace
@@ -133,15 +137,7 @@ void LayerRenderer::upload(std::size_t i) {
     const GLenum internal = bytes == 1 ? GL_R8UI : bytes == 2 ? GL_R16UI : GL_R32UI;
     const GLenum type = bytes == 1 ? GL_UNSIGNED_BYTE : bytes == 2 ? GL_UNSIGNED_SHORT : GL_UNSIGNED_INT;
     fill(g.data.ensure(internal, a.width, a.height, GL_NEAREST), a.width, a.height, GL_RED_INTEGER, type, a.data);
-    // The legend: named and coloured ids, and those a sample of the map holds.
-    const auto& m = std::get<media::ClassMap>(l);
-    std::set<std::int64_t> seen;
-    for (const auto& [id, name] : m.names) seen.insert(id);
-    for (const auto& [id, c] : m.colors) seen.insert(id);
-    const std::size_t step = std::max<std::size_t>(1, std::size_t(a.width) * a.height / 65536);
-    for (std::size_t p = 0; p < std::size_t(a.width) * a.height && seen.size() < 256; p += step) seen.insert(id_at(a, p));
-    g.legend.assign(seen.begin(), seen.end());
-    if (g.legend.size() > 256) g.legend.resize(256);
+    g.legend_valid = false;
   } else {
     // Instance masks: one index per texel, the last mask on top (0: none).
     composite_.assign(std::size_t(a.width) * a.height, 0);
@@ -251,6 +247,27 @@ void LayerRenderer::draw(const ViewTransform& view, int fb_w, int fb_h) {
   glBindVertexArray(0);
   glDisable(GL_BLEND);
   HANDOFF_GL_CHECK(glUseProgram(0), "LayerRenderer draw");
+}
+
+const std::vector<std::int64_t>& LayerRenderer::legend_ids(std::size_t i) {
+  Gpu& g = layers_[i];
+  if (g.legend_valid) return g.legend;
+  g.legend.clear();
+  if (const auto* m = std::get_if<media::ClassMap>(&overlays_->layers[i])) {
+    // Named and coloured ids, and those a sample of the map holds (every
+    // 16,384th of its pixels at most).
+    const LayerArray& a = m->ids;
+    std::set<std::int64_t> seen;
+    for (const auto& [id, name] : m->names) seen.insert(id);
+    for (const auto& [id, c] : m->colors) seen.insert(id);
+    const std::size_t n = std::size_t(a.width) * a.height;
+    const std::size_t step = std::max<std::size_t>(1, n / 16384);
+    for (std::size_t p = 0; p < n && seen.size() < 256; p += step) seen.insert(id_at(a, p));
+    g.legend.assign(seen.begin(), seen.end());
+    if (g.legend.size() > 256) g.legend.resize(256);
+  }
+  g.legend_valid = true;
+  return g.legend;
 }
 
 std::optional<std::array<double, 2>> LayerRenderer::range(std::size_t i) const {

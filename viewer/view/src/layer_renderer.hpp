@@ -60,8 +60,9 @@ class LayerRenderer {
   // The layer's range as drawn (scalar maps), else nullopt.
   std::optional<std::array<double, 2>> range(std::size_t i) const;
   // Ids the legend lists for class map i: named and coloured ids and those
-  // seen in the map (a sample of its pixels), at most 256, ascending.
-  const std::vector<std::int64_t>& legend_ids(std::size_t i) const { return layers_[i].legend; }
+  // seen in the map (a sample of its pixels), at most 256, ascending. Found
+  // when first asked for after a frame (the panel asks; a hidden panel costs nothing).
+  const std::vector<std::int64_t>& legend_ids(std::size_t i);
   const media::Layer& layer(std::size_t i) const { return overlays_->layers[i]; }
   LayerProbe probe(std::size_t i, double frame_x, double frame_y) const;
 
@@ -83,6 +84,7 @@ class LayerRenderer {
     std::array<double, 2> range{0.0, 1.0};
     media::RectF target{};
     std::vector<std::int64_t> legend;
+    bool legend_valid = false;
   };
   void upload(std::size_t i);
   void upload_palette(std::size_t i);
