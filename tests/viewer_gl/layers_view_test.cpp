@@ -1,5 +1,6 @@
-// Dense layers through handoff::Viewer, checked through snapshot() (headless,
-// EGL; GL debug on, any KHR_debug error fails): class maps in their colours at
+// Dense layers through handoff::Viewer, checked through snapshot(), built
+// twice like viewer_api_test.cpp: headless (EGL) and in a window (Xvfb,
+// HANDOFF_TEST_WINDOW=1); GL debug on, any KHR_debug error fails: class maps in their colours at
 // their opacity (within 2 codes of round(a * layer + (1 - a) * image)),
 // transparent ids, default colours, scalar maps through a colormap with NaN
 // holes, a layer over a target rectangle, instance masks in their detection's
@@ -8,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -20,17 +22,27 @@
 namespace handoff::view::test {
 namespace {
 
+#if HANDOFF_TEST_WINDOW
+constexpr ViewerDisplay kDisplay = ViewerDisplay::Window;
+#else
+constexpr ViewerDisplay kDisplay = ViewerDisplay::Headless;
+#endif
+
 constexpr std::uint32_t kW = 64, kH = 48;
 constexpr Yuv kGrey{126, 128, 128};
 
 class LayersView : public ::testing::Test {
  protected:
   void SetUp() override {
+    if (kDisplay == ViewerDisplay::Window) {
+      const char* d = std::getenv("DISPLAY");
+      if (!d || !*d) GTEST_SKIP() << "no DISPLAY: the window tests run under xvfb-run (scripts/test)";
+    }
     ViewerOptions o;
     o.title = "layers";
     o.width = 320;
     o.height = 240;
-    o.display = ViewerDisplay::Headless;
+    o.display = kDisplay;
     o.gl_debug = true;
     o.vsync = false;
     viewer_ = std::make_unique<Viewer>(o);
