@@ -40,6 +40,7 @@
 #include <vector>
 
 #include <handoff/detail/vk_util.hpp>
+#include <handoff/vk_check.hpp>
 
 namespace {
 
@@ -49,9 +50,9 @@ using Clock = std::chrono::steady_clock;
 // A command buffer + fence, re-recorded for every frame that uses it.
 struct Submitter {
   VkContext& vk;
-  detail::UniqueVkCommandPool pool;  // frees cb
+  UniqueVkCommandPool pool;  // frees cb
   VkCommandBuffer cb = VK_NULL_HANDLE;
-  detail::UniqueVkFence fence_handle;
+  UniqueVkFence fence_handle;
   VkFence fence = VK_NULL_HANDLE;
   explicit Submitter(VkContext& v) : vk(v) {
     auto pci = vk::make<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
@@ -59,7 +60,7 @@ struct Submitter {
     pci.queueFamilyIndex = vk.queue_family();
     VkCommandPool p = VK_NULL_HANDLE;
     HANDOFF_VK_CHECK(vkCreateCommandPool(vk.device(), &pci, nullptr, &p));
-    pool = detail::UniqueVkCommandPool(p, {vk.device()});
+    pool = UniqueVkCommandPool(p, {vk.device()});
     auto ai = vk::make<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
     ai.commandPool = p;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -67,7 +68,7 @@ struct Submitter {
     HANDOFF_VK_CHECK(vkAllocateCommandBuffers(vk.device(), &ai, &cb));
     auto fci = vk::make<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
     HANDOFF_VK_CHECK(vkCreateFence(vk.device(), &fci, nullptr, &fence));
-    fence_handle = detail::UniqueVkFence(fence, {vk.device()});
+    fence_handle = UniqueVkFence(fence, {vk.device()});
   }
   // Records and submits; the fence signals when Vulkan is done.
   template <typename Record>
@@ -99,8 +100,8 @@ void barrier(VkCommandBuffer cb) {
 
 // Host-visible staging buffer for the copy path.
 struct Staging {
-  detail::UniqueVkDeviceMemory memory;  // member order is destruction order
-  detail::UniqueVkBuffer buffer_handle;
+  UniqueVkDeviceMemory memory;  // member order is destruction order
+  UniqueVkBuffer buffer_handle;
   VkBuffer buffer = VK_NULL_HANDLE;
   void* data = nullptr;
   Staging(VkContext& vk, VkDeviceSize size) {
@@ -108,7 +109,7 @@ struct Staging {
     bi.size = size;
     bi.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
     HANDOFF_VK_CHECK(vkCreateBuffer(vk.device(), &bi, nullptr, &buffer));
-    buffer_handle = detail::UniqueVkBuffer(buffer, {vk.device()});
+    buffer_handle = UniqueVkBuffer(buffer, {vk.device()});
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(vk.device(), buffer, &req);
     auto ai = vk::make<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
@@ -117,7 +118,7 @@ struct Staging {
                                                                 VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
     VkDeviceMemory m = VK_NULL_HANDLE;
     HANDOFF_VK_CHECK(vkAllocateMemory(vk.device(), &ai, nullptr, &m));
-    memory = detail::UniqueVkDeviceMemory(m, {vk.device()});
+    memory = UniqueVkDeviceMemory(m, {vk.device()});
     HANDOFF_VK_CHECK(vkBindBufferMemory(vk.device(), buffer, m, 0));
     HANDOFF_VK_CHECK(vkMapMemory(vk.device(), m, 0, VK_WHOLE_SIZE, 0, &data));
   }

@@ -7,6 +7,7 @@
 #include <handoff/detail/cuda_handles.hpp>
 #include <handoff/log.hpp>
 #include <handoff/wait.hpp>
+#include <handoff/cuda_check.hpp>
 
 #include "cuda_slots.hpp"
 #include "slot_import.hpp"

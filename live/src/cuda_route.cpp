@@ -7,6 +7,7 @@
 
 #include <handoff/cuda_abi.hpp>
 #include <handoff/cuda.hpp>
+#include <handoff/cuda_check.hpp>
 #include "cuda_slots.hpp"
 #include "slot_storage.hpp"
 

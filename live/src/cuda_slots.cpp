@@ -15,6 +15,7 @@
 #include <handoff/cuda_abi.hpp>
 #include <handoff/cuda.hpp>
 #include <handoff/detail/cuda_handles.hpp>
+#include <handoff/cuda_check.hpp>
 #include "slot_storage.hpp"
 
 #include <cstring>

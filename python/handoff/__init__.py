@@ -1,16 +1,23 @@
-"""handoff: zero-copy NV12 / P010 video frames for Python.
+"""handoff: zero-copy video frames for Python.
 
-A :class:`Frame` has two planes (``frame.luma``: (H, W); ``frame.chroma``:
-(ceil(H/2), ceil(W/2), 2)), uint8 for NV12 and uint16 for P010 (10 bits in the
-top of each little-endian sample). Planes export without copying, read-only:
+A :class:`Frame` has one to three planes (``frame.planes``): nv12 / p010
+``frame.luma`` (H, W) and ``frame.chroma`` (ceil(H/2), ceil(W/2), 2); i420
+``luma``, ``u``, ``v``; yuyv, uyvy, rgb8, bgr8, rgba8, bgra8 ``frame.pixels``
+(H, W, C); gray8, gray16, gray32f ``frame.pixels`` (H, W). uint8 samples,
+uint16 for p010 (10 bits in the top of each little-endian sample) and gray16,
+float32 for gray32f. Planes export without copying, read-only:
 
-* ``numpy.from_dlpack(frame.luma)``, ``torch.from_dlpack(frame.chroma)`` (DLPack),
+* ``numpy.from_dlpack(frame.luma)``, ``torch.from_dlpack(frame.pixels)`` (DLPack),
 * ``cupy.asarray(plane)`` (``__cuda_array_interface__``, CUDA planes),
 * ``numpy.asarray(plane)`` (buffer protocol / ``__array_interface__``, host planes).
 
-:meth:`Frame.from_planes` builds a frame over any DLPack, CUDA Array Interface
-or buffer-protocol producer's arrays (NumPy, CuPy, PyTorch) without copying,
-and holds the producers alive as long as the frame refers to their memory.
+:meth:`Frame.from_arrays` (and :meth:`Frame.from_planes` for a (luma, chroma)
+pair) builds a frame over any DLPack, CUDA Array Interface or buffer-protocol
+producer's arrays (NumPy, CuPy, PyTorch) without copying, and holds the
+producers alive as long as the frame refers to their memory. Without
+``format=`` an (H, W, 3) / (H, W, 4) uint8 array is rgb8 / rgba8 and an (H, W)
+uint8 / uint16 / float32 array gray8 / gray16 / gray32f; ``format=`` always
+wins (``"bgr8"`` for OpenCV's images, ``"nv12"`` for a stacked NV12 array).
 """
 from ._handoff import (  # noqa: F401
     Colorimetry,

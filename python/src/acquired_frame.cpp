@@ -4,10 +4,12 @@
 #include "frame_args.hpp"
 
 #include <handoff/dlpack.hpp>
+#include <handoff/frame_validate.hpp>
 
 #include <nanobind/stl/string.h>
 
 #include <string>
+#include <string_view>
 
 namespace handoff::py {
 using namespace nb::literals;
@@ -21,6 +23,20 @@ struct PyAcquiredPlane {
 const Frame& live_frame(const PyAcquired& a) {
   if (a.state->done) throw nb::value_error("acquire: the frame was presented or given back already");
   return a.state->frame;
+}
+
+// The plane called `name` in the acquired frame's format (frame_validate.hpp's
+// plane_name: luma / chroma, luma / u / v, or pixels).
+PyAcquiredPlane named_plane(const PyAcquired& a, std::string_view name) {
+  const Frame& f = live_frame(a);
+  std::string names;
+  for (int i = 0; i < plane_count(f.format); ++i) {
+    if (plane_name(f.format, i) == name) return PyAcquiredPlane{f, plane_part(i)};
+    names += (i ? ", " : "") + std::string(plane_name(f.format, i));
+  }
+  throw nb::value_error(("acquire: a " + std::string(to_string(f.format)) + " frame has no " + std::string(name) +
+                         " plane; it has " + names)
+                            .c_str());
 }
 
 nb::object writable_dlpack(const PyAcquiredPlane& p, nb::handle stream, nb::handle max_version, nb::handle dl_device,
@@ -45,7 +61,7 @@ nb::dict writable_interface(const PyAcquiredPlane& p, MemoryKind want) {
   }
   nb::dict d;
   d["shape"] = nb::tuple(shape);
-  d["typestr"] = l.sample_bytes == 1 ? "|u1" : "<u2";
+  d["typestr"] = is_float(p.frame.format) ? "<f4" : l.sample_bytes == 1 ? "|u1" : "<u2";
   d["data"] = nb::make_tuple(reinterpret_cast<std::uintptr_t>(l.data), false);
   d["strides"] = nb::tuple(strides);
   d["version"] = 3;
@@ -121,7 +137,8 @@ void bind_acquired(nb::module_& m) {
         for (int i = 0; i < l.ndim; ++i) s.append(l.shape[std::size_t(i)]);
         return nb::tuple(s);
       })
-      .def_prop_ro("pitch", [](const PyAcquiredPlane& p) { return p.frame.planes[p.part == FramePart::Chroma].pitch; });
+      .def_prop_ro("pitch",
+                   [](const PyAcquiredPlane& p) { return p.frame.planes[std::size_t(plane_index(p.part))].pitch; });
 
   auto overlay_doc = "The overlays that go with this frame when it is presented (the arrays of Viewer.show).";
   nb::class_<PyAcquired> cls(m, "AcquiredFrame",
@@ -134,8 +151,12 @@ void bind_acquired(nb::module_& m) {
         if (type.is_none()) present(a);
         else give_back(a);
       }, "type"_a.none(), "value"_a.none(), "traceback"_a.none())
-      .def_prop_ro("luma", [](const PyAcquired& a) { return PyAcquiredPlane{live_frame(a), FramePart::Luma}; })
-      .def_prop_ro("chroma", [](const PyAcquired& a) { return PyAcquiredPlane{live_frame(a), FramePart::Chroma}; })
+      .def_prop_ro("luma", [](const PyAcquired& a) { return named_plane(a, "luma"); })
+      .def_prop_ro("chroma", [](const PyAcquired& a) { return named_plane(a, "chroma"); })
+      .def_prop_ro("u", [](const PyAcquired& a) { return named_plane(a, "u"); })
+      .def_prop_ro("v", [](const PyAcquired& a) { return named_plane(a, "v"); })
+      .def_prop_ro("pixels", [](const PyAcquired& a) { return named_plane(a, "pixels"); },
+                   "The one plane of yuyv, uyvy, RGB and grey frames (H x W x C; grey H x W).")
       .def_prop_ro("format", [](const PyAcquired& a) { return std::string(to_string(a.state->frame.format)); })
       .def_prop_ro("width", [](const PyAcquired& a) { return a.state->frame.width; })
       .def_prop_ro("height", [](const PyAcquired& a) { return a.state->frame.height; })

@@ -1,7 +1,7 @@
 #pragma once
 // The arguments every method that takes a frame shares (Viewer.show,
 // Publisher.publish, RecordingWriter.write, AcquiredFrame.set_overlays):
-// the frame (a handoff.Frame, a (luma, chroma) pair or a stacked array) and its
+// the frame (a handoff.Frame, one array, a (luma, chroma) pair or (luma, u, v)) and its
 // overlays (the arrays of overlay_arrays.hpp, or a handoff.Overlays), and the
 // handoff.Overlays object itself. Not a public header (python/src only).
 //
@@ -23,9 +23,12 @@
 namespace handoff::py {
 
 // A frame argument: a handoff.Frame (then `format` / `colorimetry` must be
-// None: it carries its own), a (luma, chroma) pair or a stacked (H + ceil(H/2),
-// W) array, imported without copying. `format` defaults to "p010" for 16-bit
-// samples, else "nv12". TypeError / ValueError / InvalidFrame naming "frame".
+// None: it carries its own), one array, a (luma, chroma) pair or (luma, u, v),
+// imported without copying by Frame.from_arrays: `format` wins; without it an
+// H x W x 3 / 4 uint8 array is rgb8 / rgba8, H x W uint8 / uint16 / float32
+// gray8 / gray16 / gray32f, a pair nv12 (p010 for 16-bit samples), three
+// arrays i420 (docs/python.md, "Which format an array is"). TypeError /
+// ValueError / InvalidFrame naming "frame" or "format".
 PyFrame frame_of(nb::handle obj, std::optional<std::string> format, std::optional<Colorimetry> colorimetry);
 
 // Waits for the CUDA work queued on a CUDA frame's context (the primary context

@@ -12,6 +12,7 @@
 #include <handoff/host_frame.hpp>
 
 #include <handoff/cuda_abi.hpp>
+#include <handoff/cuda_check.hpp>
 
 #include "capsules.hpp"
 #include "module_common.hpp"
@@ -25,7 +26,10 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
+#include <span>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,8 +77,8 @@ struct PyPlane {
 // DLPack tensors (deleters run here, once), buffer views and the CUDA context.
 struct PyProducers {
   std::vector<nb::object> objects;
-  ProducerTensor tensors[2];
-  std::optional<Py_buffer> buffers[2];
+  ProducerTensor tensors[kMaxPlanes];
+  std::optional<Py_buffer> buffers[kMaxPlanes];
   cuda::PrimaryContext context;
 
   PyProducers() = default;
@@ -191,12 +195,22 @@ nb::tuple to_tuple(const std::array<std::int64_t, 3>& v, int n, std::int64_t sca
   return nb::tuple(l);
 }
 
+// NumPy's spelling of a format's samples: "|u1", "<u2", "<f4".
+const char* typestr_of(PixelFormat f) {
+  if (is_float(f)) return "<f4";
+  return bytes_per_sample(f) == 1 ? "|u1" : "<u2";
+}
+const char* dtype_text(PixelFormat f) {
+  if (is_float(f)) return "float32";
+  return bytes_per_sample(f) == 1 ? "uint8" : "uint16";
+}
+
 // The dict of the CUDA Array Interface (v3) or NumPy's __array_interface__ (v3).
 nb::dict array_interface(const Frame& f, FramePart part) {
   const TensorLayout l = tensor_layout(f, part);
   nb::dict d;
   d["shape"] = to_tuple(l.shape, l.ndim);
-  d["typestr"] = l.sample_bytes == 1 ? "|u1" : "<u2";
+  d["typestr"] = typestr_of(f.format);
   d["data"] = nb::make_tuple(reinterpret_cast<std::uintptr_t>(l.data), true);  // read-only
   d["strides"] = to_tuple(l.strides, l.ndim, std::int64_t(l.sample_bytes));
   d["version"] = 3;
@@ -247,7 +261,7 @@ int plane_getbuffer(PyObject* self, Py_buffer* view, int flags) {
     PyErr_SetString(PyExc_BufferError, e.what());
     return -1;
   }
-  const bool packed = l.strides[0] == (l.ndim == 2 ? l.shape[1] : l.shape[1] * 2);
+  const bool packed = l.strides[0] == (l.ndim == 2 ? l.shape[1] : l.shape[1] * l.shape[2]);
   if ((flags & PyBUF_STRIDES) != PyBUF_STRIDES && !packed) {
     PyErr_SetString(PyExc_BufferError, "buffer protocol: the plane is pitched; request strides (PyBUF_STRIDES)");
     return -1;
@@ -260,12 +274,14 @@ int plane_getbuffer(PyObject* self, Py_buffer* view, int flags) {
     len *= s->shape[i];
   }
   static const char* u16 = (std::endian::native == std::endian::little) ? "H" : "<H";
+  static const char* f32 = (std::endian::native == std::endian::little) ? "f" : "<f";
   view->buf = l.data;
   view->obj = Py_NewRef(self);
   view->len = len;
   view->readonly = 1;
   view->itemsize = Py_ssize_t(l.sample_bytes);
-  view->format = (flags & PyBUF_FORMAT) ? const_cast<char*>(l.sample_bytes == 1 ? "B" : u16) : nullptr;
+  const char* fmt = is_float(p->frame.format) ? f32 : l.sample_bytes == 1 ? "B" : u16;
+  view->format = (flags & PyBUF_FORMAT) ? const_cast<char*>(fmt) : nullptr;
   if ((flags & PyBUF_ND) != PyBUF_ND) {
     // A simple (1-D, bytes) request: only a packed plane is one contiguous run.
     if (!packed) {
@@ -319,14 +335,15 @@ DLDataType dtype_from_typestr(const std::string& field, const std::string& ts) {
   if (ts.size() < 3) throw InvalidFrame(field, "typestr '" + ts + "' is not understood");
   const char order = ts[0], kind = ts[1];
   const int bytes = std::atoi(ts.c_str() + 2);
-  if (order == '>' && bytes > 1) throw InvalidFrame(field, "typestr '" + ts + "' is big-endian; P010 is little-endian");
+  if (order == '>' && bytes > 1)
+    throw InvalidFrame(field, "typestr '" + ts + "' is big-endian; handoff's samples are little-endian");
   std::uint8_t code;
   switch (kind) {
     case 'u': code = kDLUInt; break;
     case 'i': code = kDLInt; break;
     case 'f': code = kDLFloat; break;
     case 'c': code = kDLComplex; break;
-    default: throw InvalidFrame(field, "typestr '" + ts + "' is not an integer type (uint8 or uint16 expected)");
+    default: throw InvalidFrame(field, "typestr '" + ts + "' is not a number type (uint8, uint16 or float32 expected)");
   }
   return DLDataType{code, std::uint8_t(bytes * 8), 1};
 }
@@ -342,12 +359,13 @@ DLDataType dtype_from_format(const std::string& field, const char* fmt, Py_ssize
   if (f == "f") return DLDataType{kDLFloat, 32, 1};
   if (f == "d") return DLDataType{kDLFloat, 64, 1};
   throw InvalidFrame(field, "buffer format '" + std::string(fmt ? fmt : "") + "' (itemsize " +
-                                std::to_string(itemsize) + ") is not uint8 or uint16");
+                                std::to_string(itemsize) + ") is not uint8, uint16 or float32");
 }
 
 void set_shape(Incoming& in, const std::string& name, const nb::tuple& shape) {
   if (shape.size() < 1 || shape.size() > 3) {
-    throw InvalidFrame(name + ".ndim", "ndim " + std::to_string(shape.size()) + " is not 2 (luma) or 3 (chroma)");
+    throw InvalidFrame(name + ".ndim", "ndim " + std::to_string(shape.size()) + " is not 2 (height, width) or 3 "
+                                       "(height, width, channels)");
   }
   in.tensor.ndim = int(shape.size());
   for (std::size_t i = 0; i < shape.size(); ++i) in.shape[i] = nb::cast<std::int64_t>(shape[i]);
@@ -437,7 +455,8 @@ void from_buffer(Incoming& in, const std::string& name, nb::handle obj) {
   in.tensor.device = DLDevice{kDLCPU, 0};
   in.tensor.dtype = dtype_from_format(name + ".dtype", view.format, view.itemsize);
   if (view.ndim < 1 || view.ndim > 3) {
-    throw InvalidFrame(name + ".ndim", "ndim " + std::to_string(view.ndim) + " is not 2 (luma) or 3 (chroma)");
+    throw InvalidFrame(name + ".ndim", "ndim " + std::to_string(view.ndim) + " is not 2 (height, width) or 3 "
+                                       "(height, width, channels)");
   }
   in.tensor.ndim = view.ndim;
   std::int64_t bytes[3]{};
@@ -485,22 +504,16 @@ std::optional<int> cai_device_for(std::optional<int> device) {
   return 0;
 }
 
-PyFrame from_planes(nb::handle luma, nb::handle chroma, const std::string& format, std::optional<Colorimetry> colorimetry,
-                    std::optional<int> device) {
-  ImportOptions opts;
-  opts.format = enum_arg<PixelFormat>("format", format);
-  if (colorimetry) opts.colorimetry = *colorimetry;
-  Incoming in[2];
-  const std::optional<int> cai_dev =
-      (nb::hasattr(luma, "__cuda_array_interface__") || nb::hasattr(chroma, "__cuda_array_interface__"))
-          ? cai_device_for(device)
-          : device;
-  take(in[0], "luma", luma, cai_dev);
-  take(in[1], "chroma", chroma, cai_dev);
-
+// The frame over planes taken already (`n` of them, checked against opts.format
+// by the import): synchronises a CUDA producer's context, validates, and on
+// success hands the tensors, buffers and producers to the frame.
+PyFrame finish_import(Incoming* in, std::size_t n, ImportOptions opts) {
   auto keep = std::make_shared<PyProducers>();
   const bool cuda_frame = in[0].tensor.device.device_type == kDLCUDA ||
                           in[0].tensor.device.device_type == kDLCUDAManaged;
+  bool cai_stream = false;
+  for (std::size_t i = 0; i < n; ++i) cai_stream = cai_stream || in[i].cai_stream.has_value();
+  const std::string first(plane_name(opts.format, 0));
   if (cuda_frame && cuda_driver().usable()) {
     // The frame carries the device's primary context (shared with PyTorch and
     // CuPy). Wait for pending work so the planes are complete (DLPack producers
@@ -508,8 +521,9 @@ PyFrame from_planes(nb::handle luma, nb::handle chroma, const std::string& forma
     const int ordinal = in[0].tensor.device.device_id;
     const int count = cuda::driver().device_count();
     if (ordinal < 0 || ordinal >= count) {
-      throw InvalidFrame("luma.device", "CUDA device " + std::to_string(ordinal) + " is not present (the driver has " +
-                                            std::to_string(count) + " device(s))");
+      throw InvalidFrame(first + ".device", "CUDA device " + std::to_string(ordinal) +
+                                                " is not present (the driver has " + std::to_string(count) +
+                                                " device(s))");
     }
     without_gil([&] {
       keep->context = cuda::PrimaryContext(ordinal);
@@ -517,17 +531,19 @@ PyFrame from_planes(nb::handle luma, nb::handle chroma, const std::string& forma
       HANDOFF_CU_CHECK(cuda::driver().api().cuCtxSynchronize(), "from_planes: the producer's pending work");
     });
     opts.cuda_context = keep->context.handle();
-  } else if (cuda_frame && (in[0].cai_stream || in[1].cai_stream)) {
+  } else if (cuda_frame && cai_stream) {
     throw nb::buffer_error(("from_planes: the producer asks to synchronise a CUDA stream, but CUDA is unavailable: " +
                             cuda_driver().describe())
                                .c_str());
   }
   opts.keep_alive = keep;
   // Validates; on failure nothing is owned yet and unconsumed capsules free themselves.
-  Frame f = frame_from_dltensors(in[0].tensor, in[1].tensor, opts);
+  std::array<const DLTensor*, kMaxPlanes> tensors{};
+  for (std::size_t i = 0; i < n; ++i) tensors[i] = &in[i].tensor;
+  Frame f = frame_from_dltensors(std::span(tensors.data(), n), opts);
 
   // Success: the frame owns the tensors (renamed capsules), buffers and producers.
-  for (int i = 0; i < 2; ++i) {
+  for (std::size_t i = 0; i < n; ++i) {
     Incoming& p = in[i];
     if (p.versioned) {
       PyCapsule_SetName(p.capsule.ptr(), kCapsuleVersionedUsed);
@@ -543,6 +559,159 @@ PyFrame from_planes(nb::handle luma, nb::handle chroma, const std::string& forma
     keep->objects.push_back(p.producer);
   }
   return PyFrame{std::move(f), false};
+}
+
+// A frame over the producers' arrays, one per plane of `format` (no copy).
+PyFrame import_arrays(const std::vector<nb::handle>& arrays, PixelFormat format,
+                      std::optional<Colorimetry> colorimetry, std::optional<int> device) {
+  ImportOptions opts;
+  opts.format = format;
+  if (colorimetry) opts.colorimetry = *colorimetry;
+  const std::size_t n = arrays.size();
+  if (n != std::size_t(plane_count(format))) {
+    std::string names;
+    for (int i = 0; i < plane_count(format); ++i) names += (i ? ", " : "") + std::string(plane_name(format, i));
+    throw nb::value_error(("frame: " + std::to_string(n) + (n == 1 ? " array does" : " arrays do") +
+                           " not fit format '" + std::string(to_string(format)) + "': it takes " +
+                           std::to_string(plane_count(format)) + " (" + names + ")")
+                              .c_str());
+  }
+  Incoming in[kMaxPlanes];
+  bool any_cai = false;
+  for (nb::handle a : arrays) any_cai = any_cai || nb::hasattr(a, "__cuda_array_interface__");
+  const std::optional<int> cai_dev = any_cai ? cai_device_for(device) : device;
+  for (std::size_t i = 0; i < n; ++i) take(in[i], std::string(plane_name(format, int(i))), arrays[i], cai_dev);
+  return finish_import(in, n, opts);
+}
+
+// The one-array frame formats by the ambiguity rule (docs/python.md, "Which
+// format an array is"): H x W x 3 uint8 rgb8, H x W x 4 uint8 rgba8, H x W (or
+// H x W x 1) uint8 / uint16 / float32 gray8 / gray16 / gray32f; two arrays
+// nv12 / p010 by their samples, three i420. Everything else needs format=.
+std::optional<PixelFormat> default_format(const DLTensor& t, std::size_t arrays) {
+  const bool u8 = t.dtype.code == kDLUInt && t.dtype.bits == 8 && t.dtype.lanes == 1;
+  const bool u16 = t.dtype.code == kDLUInt && t.dtype.bits == 16 && t.dtype.lanes == 1;
+  const bool f32 = t.dtype.code == kDLFloat && t.dtype.bits == 32 && t.dtype.lanes == 1;
+  if (arrays == 2) return u16 ? PixelFormat::P010 : PixelFormat::NV12;
+  if (arrays == 3) return PixelFormat::I420;
+  if (arrays != 1 || t.shape == nullptr) return std::nullopt;
+  const bool grey_shape = t.ndim == 2 || (t.ndim == 3 && t.shape[2] == 1);
+  if (grey_shape && u8) return PixelFormat::GRAY8;
+  if (grey_shape && u16) return PixelFormat::GRAY16;
+  if (grey_shape && f32) return PixelFormat::GRAY32F;
+  if (t.ndim == 3 && u8 && t.shape[2] == 3) return PixelFormat::RGB8;
+  if (t.ndim == 3 && u8 && t.shape[2] == 4) return PixelFormat::RGBA8;
+  return std::nullopt;
+}
+
+std::string shape_text(const DLTensor& t) {
+  std::string s = "(";
+  for (int i = 0; i < t.ndim && t.shape; ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
+  return s + (t.ndim == 1 ? ",)" : ")");
+}
+
+std::string dl_dtype_text(DLDataType d) {
+  const char* kind = d.code == kDLUInt ? "uint" : d.code == kDLInt ? "int" : d.code == kDLFloat ? "float"
+                     : "type";
+  return kind + std::to_string(int(d.bits)) + (d.lanes != 1 ? "x" + std::to_string(int(d.lanes)) : "");
+}
+
+// The luma height of a stacked (H + ceil(H/2), W) array with `rows` rows, or 0.
+std::int64_t stacked_height(std::int64_t rows) {
+  const std::int64_t h = (2 * rows) / 3;
+  for (std::int64_t c = std::max<std::int64_t>(1, h - 1); c <= h + 1; ++c) {
+    if (c + (c + 1) / 2 == rows) return c;
+  }
+  return 0;
+}
+
+nb::object slice_rows(nb::handle array, std::int64_t first, std::int64_t last) {
+  nb::object s = nb::steal(PySlice_New(nb::int_(first).ptr(), nb::int_(last).ptr(), nullptr));
+  if (!s.is_valid()) throw nb::python_error();
+  return array.attr("__getitem__")(s);
+}
+
+// A stacked NV12 / P010 array (H + ceil(H/2), W), split into its planes (views).
+PyFrame stacked_frame(nb::handle array, PixelFormat format, std::optional<Colorimetry> colorimetry,
+                      std::optional<int> device) {
+  nb::tuple shape;
+  try {
+    shape = nb::tuple(array.attr("shape"));
+  } catch (nb::python_error&) {
+    throw nb::type_error(("frame: " + py_type_name(array) + " has no shape: a stacked " +
+                          std::string(to_string(format)) + " frame is a (H + H/2, W) array")
+                             .c_str());
+  }
+  if (shape.size() != 2) {
+    throw InvalidFrame("frame.shape", "a stacked " + std::string(to_string(format)) +
+                                          " frame is 2-D (H + ceil(H/2), W); this array has " +
+                                          std::to_string(shape.size()) + " dimensions");
+  }
+  const std::int64_t rows = nb::cast<std::int64_t>(shape[0]), width = nb::cast<std::int64_t>(shape[1]);
+  const std::int64_t h = stacked_height(rows);
+  if (h == 0 || width % 2 != 0 || width == 0) {
+    throw InvalidFrame("frame.shape", "(" + std::to_string(rows) + ", " + std::to_string(width) +
+                                          ") is not a stacked frame (H + ceil(H/2) rows, an even width)");
+  }
+  nb::object luma = slice_rows(array, 0, h);
+  nb::object chroma = slice_rows(array, h, rows).attr("reshape")(rows - h, width / 2, 2);
+  return import_arrays({luma, chroma}, format, colorimetry, device);
+}
+
+// Frame.from_arrays and what Viewer.show / publish / write take: the format
+// given wins; without one, the ambiguity rule above.
+PyFrame from_arrays(nb::args arrays, std::optional<std::string> format, std::optional<Colorimetry> colorimetry,
+                    std::optional<int> device) {
+  std::vector<nb::handle> items(arrays.begin(), arrays.end());
+  if (items.empty() || items.size() > kMaxPlanes) {
+    throw nb::value_error(("frame: " + std::to_string(items.size()) +
+                           " arrays; a frame is one array (a one-plane format, or a stacked nv12 / p010 frame), "
+                           "a (luma, chroma) pair or (luma, u, v)")
+                              .c_str());
+  }
+  if (format) {
+    const PixelFormat f = enum_arg<PixelFormat>("format", *format);
+    if (items.size() == 1 && plane_count(f) == 2) return stacked_frame(items[0], f, colorimetry, device);
+    if (items.size() == 1 && f == PixelFormat::I420) {
+      throw nb::value_error("format: 'i420' takes three arrays (luma, u, v); one stacked i420 array is not "
+                            "supported (its u and v rows are half as wide as luma's)");
+    }
+    return import_arrays(items, f, colorimetry, device);
+  }
+  // No format: read the first array's shape and dtype through whatever
+  // protocol it speaks, then import the arrays as that format.
+  Incoming probe;
+  const std::optional<int> cai_dev =
+      nb::hasattr(items[0], "__cuda_array_interface__") ? cai_device_for(device) : device;
+  take(probe, "frame", items[0], cai_dev);
+  const std::optional<PixelFormat> f = default_format(probe.tensor, items.size());
+  if (!f) {
+    throw nb::value_error(("frame: a " + shape_text(probe.tensor) + " " + dl_dtype_text(probe.tensor.dtype) +
+                           " array has no default format (H x W x 3 / 4 uint8: rgb8 / rgba8; H x W uint8, uint16 "
+                           "or float32: gray8, gray16, gray32f); pass format= (one of " +
+                           spellings<PixelFormat>() + ")")
+                              .c_str());
+  }
+  if (items.size() == 1) {
+    // Import the plane taken already (a capsule is consumed once).
+    ImportOptions opts;
+    opts.format = *f;
+    if (colorimetry) opts.colorimetry = *colorimetry;
+    return finish_import(&probe, 1, opts);
+  }
+  // More planes: import them all; the probe's capsule, if any, was not consumed (renamed) and is read again.
+  return import_arrays(items, *f, colorimetry, device);
+}
+
+PyFrame from_planes(nb::handle luma, nb::handle chroma, const std::string& format, std::optional<Colorimetry> colorimetry,
+                    std::optional<int> device) {
+  const PixelFormat f = enum_arg<PixelFormat>("format", format);
+  if (plane_count(f) != 2) {
+    throw nb::value_error(("format: from_planes takes a (luma, chroma) pair of an nv12 or p010 frame, not " +
+                           std::string(to_string(f)) + "; use Frame.from_arrays")
+                              .c_str());
+  }
+  return import_arrays({luma, chroma}, f, colorimetry, device);
 }
 
 // --- host frame helpers -------------------------------------------------------------
@@ -561,18 +730,19 @@ void copy_into_plane(const PyPlane& p, nb::handle src) {
   for (int i = 0; ok && i < l.ndim; ++i) ok = v.shape[i] == l.shape[std::size_t(i)];
   if (!ok) {
     throw nb::value_error(("copy_from: source shape/itemsize does not match the " +
-                           std::string(to_string(p.part)) + " plane")
+                           std::string(part_name(p.frame.format, p.part)) + " plane")
                               .c_str());
   }
   const auto* s = static_cast<const unsigned char*>(v.buf);
   auto* d = static_cast<unsigned char*>(l.data);
   const std::size_t item = l.sample_bytes;
-  const std::int64_t inner = l.ndim == 3 ? l.shape[1] * 2 : l.shape[1];
+  const std::int64_t c = l.ndim == 3 ? l.shape[2] : 1;
+  const std::int64_t inner = l.shape[1] * c;
   for (std::int64_t r = 0; r < l.shape[0]; ++r) {
     for (std::int64_t e = 0; e < inner; ++e) {
       std::int64_t so = r * v.strides[0];
       if (l.ndim == 3) {
-        so += (e / 2) * v.strides[1] + (e % 2) * v.strides[2];
+        so += (e / c) * v.strides[1] + (e % c) * v.strides[2];
       } else {
         so += e * v.strides[1];
       }
@@ -589,6 +759,32 @@ PyPlane plane_of(const PyFrame& f, FramePart part) {
     // GL / Vulkan memory: the plane exists, its exports say why they cannot.
   }
   return p;
+}
+
+// Frame.luma / chroma / u / v / pixels: the plane of that name in this
+// frame's format; ValueError naming the planes it has otherwise.
+PyPlane named_plane(const PyFrame& f, std::string_view name) {
+  const PixelFormat fmt = f.frame.format;
+  for (int i = 0; i < plane_count(fmt); ++i) {
+    if (plane_name(fmt, i) == name) return plane_of(f, plane_part(i));
+  }
+  std::string names;
+  for (int i = 0; i < plane_count(fmt); ++i) names += (i ? ", frame." : "frame.") + std::string(plane_name(fmt, i));
+  throw nb::value_error(("frame." + std::string(name) + ": a " + std::string(to_string(fmt)) + " frame has no " +
+                         std::string(name) + " plane; it has " + names)
+                            .c_str());
+}
+
+nb::tuple all_planes(const PyFrame& f) {
+  nb::list l;
+  for (int i = 0; i < plane_count(f.frame.format); ++i) l.append(plane_of(f, plane_part(i)));
+  return nb::tuple(l);
+}
+
+// What the frame itself exports: a one-plane frame its plane, an nv12 / p010
+// frame the stacked array (when is_stacked()).
+FramePart whole_frame_part(const Frame& f) {
+  return plane_count(f.format) == 1 ? FramePart::Pixels : FramePart::Stacked;
 }
 
 std::string frame_repr(const Frame& f) {
@@ -648,7 +844,7 @@ void bind_plane(nb::module_& m) {
       .def("__dlpack_device__", [](const PyPlane& p) { return dlpack_device_tuple(p.frame); })
       .def_prop_ro("__cuda_array_interface__", [](const PyPlane& p) { return cuda_array_interface(p.frame, p.part); })
       .def_prop_ro("__array_interface__", [](const PyPlane& p) { return host_array_interface(p.frame, p.part); })
-      .def_prop_ro("name", [](const PyPlane& p) { return std::string(to_string(p.part)); })
+      .def_prop_ro("name", [](const PyPlane& p) { return std::string(part_name(p.frame.format, p.part)); })
       .def_prop_ro("shape", [](const PyPlane& p) {
         const TensorLayout l = tensor_layout(p.frame, p.part);
         return to_tuple(l.shape, l.ndim);
@@ -658,9 +854,10 @@ void bind_plane(nb::module_& m) {
         return to_tuple(l.strides, l.ndim, std::int64_t(l.sample_bytes));
       }, "Strides in bytes (NumPy's convention).")
       .def_prop_ro("pitch", [](const PyPlane& p) {
-        return p.part == FramePart::Chroma ? p.frame.planes[1].pitch : p.frame.planes[0].pitch;
+        return p.frame.planes[std::size_t(std::max(0, plane_index(p.part)))].pitch;
       })
-      .def_prop_ro("dtype", [](const PyPlane& p) { return p.frame.format == PixelFormat::NV12 ? "uint8" : "uint16"; })
+      .def_prop_ro("dtype", [](const PyPlane& p) { return dtype_text(p.frame.format); },
+                   "'uint8', 'uint16' (p010, gray16) or 'float32' (gray32f).")
       .def_prop_ro("ptr", [](const PyPlane& p) {
         return reinterpret_cast<std::uintptr_t>(tensor_layout(p.frame, p.part).data);
       })
@@ -674,7 +871,7 @@ void bind_plane(nb::module_& m) {
       .def("copy_from", &copy_into_plane, "source"_a,
            "Copies an array of this plane's shape and item size into it (host frames from Frame.allocate only).")
       .def("__repr__", [](const PyPlane& p) {
-        return "<handoff.Plane " + std::string(to_string(p.part)) + " of " + frame_repr(p.frame) + ">";
+        return "<handoff.Plane " + std::string(part_name(p.frame.format, p.part)) + " of " + frame_repr(p.frame) + ">";
       });
 }
 
@@ -693,13 +890,23 @@ PyFrame allocate_frame(std::uint32_t width, std::uint32_t height, const std::str
 void def_frame_making(FrameClass& cls) {
   cls.def_static("allocate", &allocate_frame, "width"_a, "height"_a, "format"_a = "nv12", "alignment"_a = 256,
                  "colorimetry"_a = nb::none(),
-                 "A zero-filled, pitched host frame (pitch = row rounded up to `alignment`), luma then chroma in "
-                 "one allocation. Writable through Plane.copy_from and fill_test_pattern.")
+                 "A zero-filled, pitched host frame of any format (pitch = row rounded up to `alignment`), its "
+                 "planes in one allocation. Writable through Plane.copy_from and fill_test_pattern.")
       .def_static("from_planes", &from_planes, "luma"_a, "chroma"_a, "format"_a = "nv12",
                   "colorimetry"_a = nb::none(), "device"_a = nb::none(),
                   "A frame over a producer's planes (DLPack, CUDA Array Interface or buffer protocol; no copy). "
                   "luma: (H, W), chroma: (ceil(H/2), ceil(W/2), 2), uint8 (nv12) or uint16 (p010), packed rows "
-                  "with any row pitch. Holds the producers alive. `device`: the CUDA ordinal for CAI producers.")
+                  "with any row pitch. Holds the producers alive. `device`: the CUDA ordinal for CAI producers. "
+                  "Other formats: Frame.from_arrays.")
+      .def_static("from_arrays", &from_arrays, "arrays"_a, "format"_a = nb::none(), "colorimetry"_a = nb::none(),
+                  "device"_a = nb::none(),
+                  "A frame over a producer's arrays, one per plane (DLPack, CUDA Array Interface or buffer "
+                  "protocol; host or CUDA; no copy, any row pitch). `format` always wins; without it an "
+                  "H x W x 3 uint8 array is rgb8, H x W x 4 uint8 rgba8, H x W uint8 / uint16 / float32 gray8 / "
+                  "gray16 / gray32f, a (luma, chroma) pair nv12 (p010 when uint16) and (luma, u, v) i420. "
+                  "Anything else needs format=: e.g. 'bgr8' for OpenCV's images, 'yuyv' / 'uyvy' for an "
+                  "H x W x 2 array, 'nv12' / 'p010' for one stacked (H + H/2, W) array. One-plane formats are "
+                  "HWC (H x W x C; yuyv / uyvy H x W' x 2); grey may be H x W or H x W x 1.")
       .def("fill_test_pattern", [](const PyFrame& f, std::uint32_t seed) {
         if (!f.writable) throw nb::value_error("fill_test_pattern: only host frames made by Frame.allocate are writable");
         fill_test_pattern(f.frame, seed);
@@ -708,8 +915,9 @@ void def_frame_making(FrameClass& cls) {
 
 void bind_frame(nb::module_& m) {
   FrameClass cls(m, "Frame",
-                 "An NV12 / P010 frame: two pitched planes on one device plus colorimetry. Immutable; "
-                 "holds the memory (or its producers) alive.");
+                 "A frame: one to three pitched planes on one device plus colorimetry, in nv12, p010, i420, "
+                 "yuyv, uyvy, rgb8, bgr8, rgba8, bgra8, gray8, gray16 or gray32f. Immutable; holds the memory "
+                 "(or its producers) alive.");
   def_frame_making(cls);
   cls.def_prop_ro("format", [](const PyFrame& f) { return std::string(to_string(f.frame.format)); })
       .def_prop_ro("width", [](const PyFrame& f) { return f.frame.width; })
@@ -723,11 +931,15 @@ void bind_frame(nb::module_& m) {
       .def_prop_ro("colorimetry", [](const PyFrame& f) { return f.frame.colorimetry; })
       .def_prop_ro("index", [](const PyFrame& f) { return f.frame.index; }, "Frame number in its source.")
       .def_prop_ro("timestamp", [](const PyFrame& f) { return f.frame.timestamp; }, "Seconds.")
-      .def_prop_ro("luma", [](const PyFrame& f) { return plane_of(f, FramePart::Luma); })
-      .def_prop_ro("chroma", [](const PyFrame& f) { return plane_of(f, FramePart::Chroma); })
-      .def_prop_ro("planes", [](const PyFrame& f) {
-        return nb::make_tuple(plane_of(f, FramePart::Luma), plane_of(f, FramePart::Chroma));
-      })
+      .def_prop_ro("luma", [](const PyFrame& f) { return named_plane(f, "luma"); },
+                   "Plane 0 of nv12, p010 and i420 frames.")
+      .def_prop_ro("chroma", [](const PyFrame& f) { return named_plane(f, "chroma"); },
+                   "The interleaved (U, V) plane of nv12 and p010 frames.")
+      .def_prop_ro("u", [](const PyFrame& f) { return named_plane(f, "u"); }, "The U plane of i420 frames.")
+      .def_prop_ro("v", [](const PyFrame& f) { return named_plane(f, "v"); }, "The V plane of i420 frames.")
+      .def_prop_ro("pixels", [](const PyFrame& f) { return named_plane(f, "pixels"); },
+                   "The one plane of yuyv, uyvy, RGB and grey frames: H x W x C (grey: H x W).")
+      .def_prop_ro("planes", &all_planes, "Every plane, in order (luma, chroma / luma, u, v / pixels).")
       .def_prop_ro("is_stacked", [](const PyFrame& f) { return is_stacked(f.frame); },
                    "True when the frame is one (H + ceil(H/2), W) array: then the frame itself exports.")
       .def_prop_ro("stacked", [](const PyFrame& f) {
@@ -736,12 +948,13 @@ void bind_frame(nb::module_& m) {
       })
       .def("__dlpack__",
            [](const PyFrame& f, nb::handle stream, nb::handle max_version, nb::handle dl_device, nb::handle copy) {
-             return dlpack_export(f.frame, FramePart::Stacked, nullptr, stream, max_version, dl_device, copy);
+             return dlpack_export(f.frame, whole_frame_part(f.frame), nullptr, stream, max_version, dl_device, copy);
            },
            nb::kw_only(), "stream"_a = nb::none(), "max_version"_a = nb::none(), "dl_device"_a = nb::none(),
            "copy"_a = nb::none(),
-           "The whole frame as one (H + ceil(H/2), W) tensor; only for stacked frames (BufferError otherwise: "
-           "export frame.luma and frame.chroma).")
+           "The whole frame as one tensor: a one-plane frame's plane (H x W x C, grey H x W), a stacked "
+           "nv12 / p010 frame as (H + ceil(H/2), W) (BufferError otherwise: export frame.luma and "
+           "frame.chroma; for i420 luma, u and v).")
       .def("__dlpack_device__", [](const PyFrame& f) { return dlpack_device_tuple(f.frame); })
       .def("__repr__", [](const PyFrame& f) { return frame_repr(f.frame); });
 }
@@ -768,7 +981,8 @@ void bind_diagnostics(nb::module_& m) {
 
 NB_MODULE(_handoff, m) {
   using namespace handoff::py;
-  m.doc() = "handoff: zero-copy NV12 / P010 frames for DLPack, the CUDA Array Interface and the buffer protocol";
+  m.doc() = "handoff: zero-copy frames (nv12, p010, i420, yuyv, uyvy, rgb8, bgr8, rgba8, bgra8, gray8, gray16, "
+            "gray32f) for DLPack, the CUDA Array Interface and the buffer protocol";
   bind_errors(m);
   bind_colorimetry(m);
   bind_plane(m);

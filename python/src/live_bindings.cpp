@@ -19,6 +19,7 @@
 #include <handoff/live/endpoint.hpp>
 #include <handoff/publisher.hpp>
 #include <handoff/subscriber.hpp>
+#include <handoff/cuda_check.hpp>
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -370,8 +371,8 @@ void bind_publisher(nb::module_& m) {
       [&](auto&&... kw) {
         cls.def("publish", &publish, "frame"_a, nb::kw_only(), kw..., "format"_a = nb::none(),
                 "colorimetry"_a = nb::none(), "index"_a = nb::none(), "timestamp"_a = nb::none(),
-                "Copies `frame` (what Viewer.show takes: a handoff.Frame, a (luma, chroma) pair or a stacked "
-                "array; host or CUDA) into a free slot and announces it with its overlays. Returns once the "
+                "Copies `frame` (what Viewer.show takes: a handoff.Frame, one array, a (luma, chroma) pair or "
+                "(luma, u, v), with its format= rule; host or CUDA) into a free slot and announces it with its overlays. Returns once the "
                 "copy is done (the arrays may be reused); False when every slot was held (dropped). index / "
                 "timestamp override the frame's.");
       },
@@ -400,13 +401,17 @@ void bind_publisher(nb::module_& m) {
 void bind_live_frame(nb::module_& m) {
   nb::class_<PyLiveFrame>(
       m, "LiveFrame",
-      "A frame received from a publisher. Its planes (luma, chroma) export through DLPack and the array "
+      "A frame received from a publisher. Its planes (luma, chroma; luma, u, v; or pixels, as Frame names "
+      "them) export through DLPack and the array "
       "interfaces without a copy: host slots are a read-only mapping of the publisher's memory, CUDA slots "
       "imported device memory. Holds its slot until released (release(), the end of a with block, or when "
       "it and every array made from it are gone); hold few at once, or the publisher skips frames for you.")
       .def_prop_ro("frame", &PyLiveFrame::frame, "The frame as a handoff.Frame (read-only; holds the slot).")
       .def_prop_ro("luma", [](const PyLiveFrame& f) { return plane_object(f, "luma"); })
       .def_prop_ro("chroma", [](const PyLiveFrame& f) { return plane_object(f, "chroma"); })
+      .def_prop_ro("u", [](const PyLiveFrame& f) { return plane_object(f, "u"); })
+      .def_prop_ro("v", [](const PyLiveFrame& f) { return plane_object(f, "v"); })
+      .def_prop_ro("pixels", [](const PyLiveFrame& f) { return plane_object(f, "pixels"); })
       .def_prop_ro("planes", [](const PyLiveFrame& f) { return plane_object(f, "planes"); })
       .def_prop_ro("format", [](const PyLiveFrame& f) { return std::string(to_string(f.get().frame.format)); })
       .def_prop_ro("width", [](const PyLiveFrame& f) { return f.get().frame.width; })

@@ -4,6 +4,7 @@
 
 #include <handoff/cuda.hpp>
 #include <handoff/cuda_abi.hpp>
+#include <handoff/cuda_check.hpp>
 
 #include <nanobind/ndarray.h>
 

@@ -178,8 +178,8 @@ void bind_recording(nb::module_& m) {
         cls.def("write", &write, "frame"_a, nb::kw_only(), kw..., "format"_a = nb::none(),
                 "colorimetry"_a = nb::none(), "topic"_a = nb::none(), "log_time"_a = nb::none(),
                 "publish_time"_a = nb::none(),
-                "Queues `frame` (host memory: a handoff.Frame, a (luma, chroma) pair or a stacked array, as "
-                "Viewer.show takes it) with its overlays on `topic` (default: the writer's). log_time / "
+                "Queues `frame` (host memory: a handoff.Frame, one array, a (luma, chroma) pair or (luma, u, "
+                "v), as Viewer.show takes it, format= rule included) with its overlays on `topic` (default: the writer's). log_time / "
                 "publish_time: nanoseconds (default: the wall clock, increasing). False when dropped.");
       },
       overlay_kwargs());

@@ -96,6 +96,7 @@ nb::dict snapshot_interface(const PySnapshot& s) {
 // --- the viewer -----------------------------------------------------------------------
 struct PyViewer {
   std::unique_ptr<Viewer> viewer;
+  int cuda_device = 0;  // ViewerOptions::cuda_device: where CUDA frames must be
 
   PyViewer() = default;
   PyViewer(const PyViewer&) = delete;
@@ -146,6 +147,12 @@ ViewerOptions viewer_options(const std::string& title, int width, int height, bo
 void show(PyViewer& v, nb::handle frame_obj, const OverlayArgs& ov, std::optional<std::string> format,
           std::optional<Colorimetry> colorimetry, nb::handle layers = nb::none()) {
   const PyFrame f = frame_of(frame_obj, format, colorimetry);
+  if (f.frame.memory == MemoryKind::Cuda && f.frame.device != v.cuda_device) {
+    // Before the ring's own checks, whatever the format: the array is the caller's mistake to name.
+    throw InvalidFrame("frame.device", "a CUDA frame on device " + std::to_string(f.frame.device) +
+                                           "; this viewer is on CUDA device " + std::to_string(v.cuda_device) +
+                                           " (Viewer(cuda_device=...)): handoff does not copy between devices");
+  }
   media::OverlayFrame scratch;
   const media::OverlayFrame& overlays = resolve_overlays(ov, f.frame, scratch);
   if (layers.is_none()) return without_gil([&] { v.get().show(f.frame, overlays); });
@@ -451,6 +458,7 @@ void init_viewer(PyViewer* self, const std::string& title, int width, int height
   auto made = without_gil([&] { return std::make_unique<Viewer>(o); });  // may throw: nothing made yet
   new (self) PyViewer();
   self->viewer = std::move(made);
+  self->cuda_device = cuda_device;
 }
 
 // __init__ and the context manager.
@@ -491,10 +499,14 @@ void def_viewer_frames(ViewerClass& cls) {
           "normalized"_a = false, "labels"_a = nb::none(), "scores"_a = nb::none(), "class_ids"_a = nb::none(),
           "track_ids"_a = nb::none(), "keypoints"_a = nb::none(), "skeleton"_a = nb::none(),
           "overlays"_a = nb::none(), "format"_a = nb::none(), "colorimetry"_a = nb::none(), "layers"_a = nb::none(),
-          "Shows `frame` (a handoff.Frame, a (luma, chroma) pair or a stacked (H + H/2, W) array; host or "
-          "CUDA) with its overlays and dense `layers` (handoff.ClassMap, ScalarMap, InstanceMasks: drawn over "
-          "the frame in order, under the boxes). Returns once the frame and layers are copied; never waits for "
-          "the display. The arrays may be reused when it returns.")
+          "Shows `frame` (a handoff.Frame, one array, a (luma, chroma) pair or (luma, u, v); NumPy, PyTorch, "
+          "CuPy, host or CUDA) with its overlays and dense `layers` (handoff.ClassMap, ScalarMap, "
+          "InstanceMasks: drawn over the frame in order, under the boxes). `format` always wins; without it "
+          "an H x W x 3 uint8 array "
+          "is rgb8, H x W x 4 uint8 rgba8, H x W uint8 / uint16 / float32 gray8 / gray16 / gray32f, a pair "
+          "nv12 (p010 when uint16), three arrays i420. Anything else needs format=: 'bgr8' for OpenCV's "
+          "images, 'yuyv' / 'uyvy', and 'nv12' / 'p010' for one stacked (H + H/2, W) array. Returns once the "
+          "frame and layers are copied; never waits for the display. The arrays may be reused when it returns.")
       .def("acquire", &acquire, "format"_a, "width"_a, "height"_a, "colorimetry"_a = nb::none(),
            "A buffer of the viewer's ring to write into (AcquiredFrame; a context manager presenting it).")
       .def("snapshot", &take_snapshot, "kind"_a = "frame",

@@ -1,9 +1,12 @@
 #version 450 core
-// NV12 / P010 to R'G'B', filtered (bilinear luma and chroma). Luma in an
-// R8 / R16 texture, interleaved chroma in an RG8 / RG16 texture at half
-// resolution. The CPU folds code scaling, range offsets and the matrix into
-// u_rgb_from_yuv and u_bias (computed in float64 from the media library's
-// coefficients), so this shader holds no colour constant.
+// YUV to R'G'B', filtered (bilinear luma and chroma), where one texture holds
+// the chroma pairs: Cb in .r, Cr in .g of u_chroma. NV12 / P010: an RG8 /
+// RG16 texture at half resolution; yuyv / uyvy: an RGBA16 view of the 4:2:2
+// pairs, swizzled so that .r is U and .g is V (FrameRenderer's
+// frame_textures). i420's separate U and V planes take
+// yuv_planar_frame_frag.glsl. The CPU folds code scaling, range offsets and
+// the matrix into u_rgb_from_yuv and u_bias (computed in float64 from the
+// media library's coefficients), so this shader holds no colour constant.
 // yuv_frame_nearest_frag.glsl is the same with each frame pixel drawn flat.
 // textureLod(.., 0): the textures have one level, and an explicit LOD spares
 // llvmpipe the per-quad derivatives. (4K NV12 clip in a 1280x720 window on

@@ -6,6 +6,7 @@
 #include <handoff/cuda.hpp>
 
 #include <handoff/cuda_abi.hpp>
+#include <handoff/cuda_check.hpp>
 
 #include <gtest/gtest.h>
 

@@ -4,6 +4,7 @@
 #include "fake_test_util.hpp"
 
 #include <handoff/log.hpp>
+#include <handoff/cuda_check.hpp>
 
 #include <mutex>
 #include <vector>

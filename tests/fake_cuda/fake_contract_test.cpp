@@ -19,6 +19,7 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+#include <handoff/cuda_check.hpp>
 
 namespace handoff::test {
 namespace {

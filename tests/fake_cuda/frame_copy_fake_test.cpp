@@ -8,6 +8,7 @@
 #include <handoff/frame_copy.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
+#include <handoff/cuda_check.hpp>
 
 #include <gmock/gmock.h>
 

@@ -11,6 +11,7 @@
 #include <handoff/cuda.hpp>
 
 #include <handoff/cuda_abi.hpp>
+#include <handoff/cuda_check.hpp>
 
 #include <gmock/gmock.h>
 

@@ -10,6 +10,7 @@
 #include <handoff/media/recording.hpp>
 
 #include <handoff/cuda_abi.hpp>
+#include <handoff/cuda_check.hpp>
 #include "fake_cuda_control.hpp"
 
 #include <gmock/gmock.h>

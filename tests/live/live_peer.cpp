@@ -25,6 +25,7 @@
 #if HANDOFF_HAVE_VULKAN
 #include <handoff/vk_context.hpp>
 #include <handoff/vk_memory.hpp>
+#include <handoff/cuda_check.hpp>
 #endif
 #include "fake_cuda_control.hpp"
 

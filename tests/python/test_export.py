@@ -186,3 +186,83 @@ def test_allocate_refusals():
         handoff.Frame.allocate(4, 40000)
     with pytest.raises(ValueError, match="alignment"):
         handoff.Frame.allocate(4, 4, alignment=3)
+
+
+# --- every format ----------------------------------------------------------------------------
+# (name, planes as (rows, cols, channels or None), numpy dtype) for a W x H frame.
+def format_planes(fmt, w, h):
+    ch, cw = (h + 1) // 2, (w + 1) // 2
+    return {
+        "nv12": ([(h, w, None), (ch, cw, 2)], np.uint8),
+        "p010": ([(h, w, None), (ch, cw, 2)], np.uint16),
+        "i420": ([(h, w, None), (ch, cw, None), (ch, cw, None)], np.uint8),
+        "yuyv": ([(h, 2 * cw, 2)], np.uint8),
+        "uyvy": ([(h, 2 * cw, 2)], np.uint8),
+        "rgb8": ([(h, w, 3)], np.uint8),
+        "bgr8": ([(h, w, 3)], np.uint8),
+        "rgba8": ([(h, w, 4)], np.uint8),
+        "bgra8": ([(h, w, 4)], np.uint8),
+        "gray8": ([(h, w, None)], np.uint8),
+        "gray16": ([(h, w, None)], np.uint16),
+        "gray32f": ([(h, w, None)], np.float32),
+    }[fmt]
+
+
+ALL_FORMATS = ["nv12", "p010", "i420", "yuyv", "uyvy", "rgb8", "bgr8", "rgba8", "bgra8", "gray8", "gray16",
+               "gray32f"]
+PLANE_NAMES = {"nv12": ("luma", "chroma"), "p010": ("luma", "chroma"), "i420": ("luma", "u", "v")}
+
+
+@pytest.mark.parametrize("fmt", ALL_FORMATS)
+@pytest.mark.parametrize("kind", ["versioned", "legacy"])
+def test_every_format_exports_its_planes_hwc(fmt, kind, no_leaks):
+    """Each plane: shape (rows, cols[, channels]), the frame's pitch as the row stride, the format's dtype,
+    the same memory; what copy_from wrote is what NumPy reads."""
+    w, h = 7, 5
+    f = handoff.Frame.allocate(w, h, fmt, alignment=64)
+    shapes, dtype = format_planes(fmt, w, h)
+    names = PLANE_NAMES.get(fmt, ("pixels",))
+    assert [p.name for p in f.planes] == list(names)
+    rng = np.random.default_rng(7)
+    for (rows, cols, c), name, plane in zip(shapes, names, f.planes):
+        want_shape = (rows, cols) if c is None else (rows, cols, c)
+        src = (rng.random(want_shape, np.float32) if dtype == np.float32
+               else rng.integers(0, np.iinfo(dtype).max, want_shape, dtype=dtype))
+        plane.copy_from(src)
+        a = np.from_dlpack(plane if kind == "versioned" else LegacyOnly(plane))
+        assert a.shape == want_shape == plane.shape
+        assert a.dtype == dtype and plane.dtype == np.dtype(dtype).name
+        assert a.strides[0] == plane.pitch == 64
+        assert a.strides[1:] == np.empty(want_shape, dtype).strides[1:]  # packed inside the row
+        assert a.__array_interface__["data"][0] == plane.ptr
+        assert not a.flags.writeable
+        np.testing.assert_array_equal(a, src)
+        # The buffer protocol and __array_interface__ say the same.
+        b = np.asarray(plane)
+        assert b.shape == want_shape and b.strides == a.strides and b.dtype == dtype
+        assert np.asarray(memoryview(plane)).dtype == dtype
+        np.testing.assert_array_equal(b, src)
+        assert getattr(f, name).ptr == plane.ptr
+
+
+@pytest.mark.parametrize("fmt", ["yuyv", "uyvy", "rgb8", "bgr8", "rgba8", "bgra8", "gray8", "gray16", "gray32f"])
+def test_one_plane_frame_exports_itself(fmt, no_leaks):
+    f = handoff.Frame.allocate(6, 4, fmt, alignment=32)
+    f.fill_test_pattern(seed=2)
+    a = np.from_dlpack(f)
+    assert a.__array_interface__["data"][0] == f.pixels.ptr
+    np.testing.assert_array_equal(a, np.from_dlpack(f.pixels))
+    with pytest.raises(ValueError, match=f"frame.luma: a {fmt} frame has no luma plane; it has frame.pixels"):
+        f.luma
+    with pytest.raises(ValueError, match="has no chroma plane"):
+        f.chroma
+
+
+def test_i420_has_no_stacked_tensor():
+    f = handoff.Frame.allocate(8, 4, "i420", alignment=16)
+    assert not f.is_stacked
+    with pytest.raises(BufferError, match="i420 frame has no stacked tensor"):
+        np.from_dlpack(f)
+    assert f.u.shape == f.v.shape == (2, 4)
+    with pytest.raises(ValueError, match="has no pixels plane; it has frame.luma, frame.u, frame.v"):
+        f.pixels

@@ -170,3 +170,109 @@ def test_read_only_producer_accepted():
     chroma = np.zeros((2, 2, 2), np.uint8)
     f = handoff.Frame.from_planes(luma, chroma)
     assert f.luma.ptr == luma.ctypes.data
+
+
+# --- every format: Frame.from_arrays and the ambiguity rule -----------------------------------
+@pytest.mark.parametrize("fmt,shape,dtype", [
+    ("rgb8", (5, 7, 3), np.uint8), ("bgr8", (5, 7, 3), np.uint8), ("rgba8", (5, 7, 4), np.uint8),
+    ("bgra8", (5, 7, 4), np.uint8), ("yuyv", (5, 8, 2), np.uint8), ("uyvy", (5, 8, 2), np.uint8),
+    ("gray8", (5, 7), np.uint8), ("gray16", (5, 7), np.uint16), ("gray32f", (5, 7), np.float32)])
+def test_one_plane_formats_from_pitched_views_without_a_copy(fmt, shape, dtype, no_leaks):
+    """A view into wider rows (a crop): the frame points at the array's memory with its pitch."""
+    storage = np.arange(np.prod((5, 40) + shape[2:]), dtype=dtype).reshape((5, 40) + shape[2:])
+    view = storage[:, 3:3 + shape[1]]
+    f = handoff.Frame.from_arrays(view, format=fmt)
+    assert f.format == fmt and (f.width, f.height) == (shape[1], shape[0])
+    assert f.pixels.ptr == view.ctypes.data
+    assert f.pixels.pitch == storage.strides[0]
+    np.testing.assert_array_equal(np.from_dlpack(f.pixels), view)
+    del view, storage  # the frame holds its producer
+    assert np.from_dlpack(f.pixels).shape == shape
+
+
+def test_i420_from_three_arrays():
+    y = np.zeros((5, 16), np.uint8)[:, :7]
+    u = np.full((3, 4), 1, np.uint8)
+    v = np.full((3, 4), 2, np.uint8)
+    f = handoff.Frame.from_arrays(y, u, v)  # three arrays: i420
+    assert f.format == "i420" and (f.width, f.height) == (7, 5)
+    assert f.luma.pitch == 16 and f.v.ptr == v.ctypes.data
+    with pytest.raises(ValueError, match="v.shape"):
+        handoff.Frame.from_arrays(y, u, np.zeros((3, 3), np.uint8))
+    with pytest.raises(ValueError, match="'i420' takes three arrays"):
+        handoff.Frame.from_arrays(np.zeros((9, 8), np.uint8), format="i420")
+
+
+# The rule: without format=, the shape and dtype say the format; format= always wins.
+@pytest.mark.parametrize("shape,dtype,default", [
+    ((6, 8, 3), np.uint8, "rgb8"), ((6, 8, 4), np.uint8, "rgba8"), ((6, 8), np.uint8, "gray8"),
+    ((6, 8, 1), np.uint8, "gray8"), ((6, 8), np.uint16, "gray16"), ((6, 8), np.float32, "gray32f")])
+def test_default_format_of_one_array(shape, dtype, default):
+    f = handoff.Frame.from_arrays(np.zeros(shape, dtype))
+    assert f.format == default and (f.width, f.height) == (8, 6)
+
+
+def test_format_wins_over_the_rule():
+    a = np.zeros((9, 8), np.uint8)  # grey by default; also a stacked 8 x 6 NV12 frame
+    assert handoff.Frame.from_arrays(a).format == "gray8"
+    f = handoff.Frame.from_arrays(a, format="nv12")
+    assert f.format == "nv12" and (f.width, f.height) == (8, 6)
+    assert f.chroma.ptr == a.ctypes.data + 6 * 8
+    b = np.zeros((9, 8), np.uint16)
+    assert handoff.Frame.from_arrays(b).format == "gray16"
+    assert handoff.Frame.from_arrays(b, format="p010").format == "p010"
+    c = np.zeros((4, 6, 3), np.uint8)  # OpenCV's BGR
+    assert handoff.Frame.from_arrays(c).format == "rgb8"
+    assert handoff.Frame.from_arrays(c, format="bgr8").format == "bgr8"
+    # A pair stays nv12 / p010 without format=.
+    assert handoff.Frame.from_arrays(np.zeros((4, 4), np.uint8), np.zeros((2, 2, 2), np.uint8)).format == "nv12"
+
+
+@pytest.mark.parametrize("array,fmt,message", [
+    (np.zeros((4, 6, 3), np.uint8), "rgba8", r"pixels.shape: shape \(4, 6, 3\) does not fit rgba8: 4 channels"),
+    (np.zeros((4, 6, 3), np.uint16), "rgb8", r"pixels.dtype: dtype uint16 does not fit rgb8 \(uint8 expected\)"),
+    (np.zeros((4, 6), np.uint8), "rgb8", r"pixels.ndim: ndim 2 does not fit rgb8"),
+    (np.zeros((4, 6), np.float64), "gray32f", r"pixels.dtype: dtype float64 does not fit gray32f"),
+    (np.zeros((4, 5, 2), np.uint8), "yuyv", r"pixels.shape: .*width 5 is odd"),
+    (np.zeros((3, 4, 6), np.uint8).transpose(1, 2, 0), "rgb8", r"pixels.strides: .*expected \(pitch, 3, 1\)"),
+    (np.zeros((4, 6, 3), np.uint8), "yuv444", r"format: pixel format 'yuv444' is not one of"),
+])
+def test_arrays_that_do_not_fit_the_format(array, fmt, message):
+    with pytest.raises(ValueError, match=message):
+        handoff.Frame.from_arrays(array, format=fmt)
+
+
+@pytest.mark.parametrize("array,desc", [
+    (np.zeros((4, 6, 2), np.uint8), r"\(4, 6, 2\) uint8"), (np.zeros((4, 6, 3), np.float32), r"\(4, 6, 3\) float32"),
+    (np.zeros((4, 6), np.int16), r"\(4, 6\) int16"), (np.zeros(5, np.uint8), r"\(5,\) uint8")])
+def test_no_default_format_names_the_array(array, desc):
+    with pytest.raises(ValueError, match=f"frame: a {desc} array has no default format.*pass format="):
+        handoff.Frame.from_arrays(array)
+
+
+def test_from_arrays_takes_other_protocols():
+    """The rule reads shape and dtype through any protocol: a buffer-protocol object and a DLPack capsule."""
+    rgb = np.arange(4 * 6 * 3, dtype=np.uint8).reshape(4, 6, 3)
+    assert handoff.Frame.from_arrays(memoryview(rgb)).format == "rgb8"
+    cap = rgb.__dlpack__()
+    f = handoff.Frame.from_arrays(cap)
+    assert f.format == "rgb8" and f.pixels.ptr == rgb.ctypes.data
+    depth = np.ones((4, 6), np.float32)
+    g = handoff.Frame.from_arrays(CaiLessInterface(depth))
+    assert g.format == "gray32f"
+
+
+class CaiLessInterface:
+    """Only NumPy's __array_interface__ (no buffer protocol, no DLPack)."""
+
+    def __init__(self, array):
+        self.array = array
+        self.__array_interface__ = array.__array_interface__
+
+
+def test_capsules_as_a_pair_without_format(no_leaks):
+    """The rule reads the first array's dtype from a raw capsule without consuming it: the pair still imports."""
+    luma = np.zeros((4, 6), np.uint16)
+    chroma = np.zeros((2, 3, 2), np.uint16)
+    f = handoff.Frame.from_arrays(luma.__dlpack__(), chroma.__dlpack__())
+    assert f.format == "p010" and f.luma.ptr == luma.ctypes.data

@@ -94,7 +94,7 @@ def test_writer_takes_what_viewer_show_takes(tmp_path):
     stacked = np.concatenate([luma, chroma.reshape(5, 16)])
     with handoff.RecordingWriter(path, compression="none") as rec:
         rec.write((luma, chroma), log_time=10)
-        rec.write(stacked, log_time=20, overlays=handoff.Overlays.from_arrays(boxes=[[1, 1, 2, 2]]))
+        rec.write(stacked, format="nv12", log_time=20, overlays=handoff.Overlays.from_arrays(boxes=[[1, 1, 2, 2]]))
         rec.write((luma, chroma), log_time=30, topic="/other")
     src = handoff.open(path)
     assert src.topic == "/handoff" and len(src) == 2

@@ -49,7 +49,7 @@ def test_nv12_pair_matches_the_colour_reference(v, matrix, range_):
 def test_p010_stacked_array_matches_the_colour_reference(v, matrix, range_):
     luma, chroma = quadrant_planes(96, 64, "p010")
     stacked = np.concatenate([luma, chroma.reshape(32, 96)], axis=0)  # (H + H/2, W)
-    v.show(stacked, colorimetry=handoff.Colorimetry(matrix, range_))  # P010: uint16
+    v.show(stacked, format="p010", colorimetry=handoff.Colorimetry(matrix, range_))
     assert_quadrants(snap(v), "p010", matrix, range_)
     assert v.stream["format"] == "p010"  # (the stream is what is on display)
 
@@ -225,6 +225,73 @@ def test_frames_change_size_and_format_mid_stream(v):
         assert v.stream["format"] == fmt and (v.stream["width"], v.stream["height"]) == (w, h)
 
 
+# --- every format from NumPy: one snapshot per family, and the format rule on show() -----------------
+def image_rgb(w, h):
+    """Distinct, smooth colours: gradients in R and G, a checker in B."""
+    y, x = np.mgrid[0:h, 0:w]
+    return np.stack([(x * 255) // (w - 1), (y * 255) // (h - 1), ((x // 8 + y // 8) % 2) * 200 + 30],
+                    axis=-1).astype(np.uint8)
+
+
+def test_rgb8_array_is_drawn_as_given(v):
+    rgb = image_rgb(64, 48)
+    v.show(rgb)  # (H, W, 3) uint8: rgb8 by default
+    img = snap(v)
+    assert v.stream["format"] == "rgb8"
+    assert img.shape == (48, 64, 4)
+    assert np.abs(img[..., :3].astype(int) - rgb).max() <= 1
+
+
+def test_bgr8_array_from_opencv_is_drawn_in_its_order(v):
+    rgb = image_rgb(64, 48)
+    bgr = np.ascontiguousarray(rgb[..., ::-1])  # what cv2.imread hands out
+    v.show(bgr, format="bgr8")
+    assert np.abs(snap(v)[..., :3].astype(int) - rgb).max() <= 1
+    assert v.stream["format"] == "bgr8"  # (once drawn: the stream is what is on display)
+    v.show(bgr)  # without format= the same array is read as rgb8: the channels come out swapped
+    assert np.abs(snap(v)[..., :3].astype(int) - bgr).max() <= 1
+    assert v.stream["format"] == "rgb8"
+
+
+def test_gray8_array_and_a_pitched_crop(v):
+    y, x = np.mgrid[0:48, 0:96]
+    storage = ((x * 2 + y) % 256).astype(np.uint8)
+    crop = storage[:, 16:80]  # a view: rows 96 bytes apart
+    v.show(crop)  # (H, W) uint8: gray8 by default (to handoff before, stacked NV12)
+    img = snap(v).astype(int)
+    assert v.stream["format"] == "gray8" and (v.stream["width"], v.stream["height"]) == (64, 48)
+    for c in range(3):
+        assert np.abs(img[..., c] - crop).max() <= 1
+    assert (img[..., 3] == 255).all()
+
+
+def test_gray16_array_over_its_full_range(v):
+    y, x = np.mgrid[0:48, 0:64]
+    depth = (x * 1000 + y * 20).astype(np.uint16)  # a depth map in millimetres
+    v.show(depth)  # (H, W) uint16: gray16 by default
+    want = depth.astype(np.float64) / 65535 * 255
+    assert np.abs(snap(v)[..., 0] - want).max() <= 1
+    assert v.stream["format"] == "gray16"
+
+
+def test_format_wins_on_show(v):
+    """The same 2-D uint8 array: grey without format=, a stacked NV12 frame with it."""
+    luma, chroma = solid_planes(32, 24, 100)
+    stacked = np.concatenate([luma, chroma.reshape(12, 32)])
+    v.show(stacked)
+    assert snap(v).shape == (36, 32, 4)
+    assert v.stream["format"] == "gray8" and (v.stream["width"], v.stream["height"]) == (32, 36)
+    v.show(stacked, format="nv12")
+    assert snap(v).shape == (24, 32, 4)
+    assert v.stream["format"] == "nv12" and (v.stream["width"], v.stream["height"]) == (32, 24)
+    with pytest.raises(ValueError, match=r"pixels.shape: shape \(24, 32, 3\) does not fit rgba8"):
+        v.show(np.zeros((24, 32, 3), np.uint8), format="rgba8")
+    with pytest.raises(ValueError, match="pixels.dtype: dtype uint16 does not fit rgb8"):
+        v.show(np.zeros((24, 32, 3), np.uint16), format="rgb8")
+    with pytest.raises(ValueError, match="format: pixel format 'rgb' is not one of"):
+        v.show(np.zeros((24, 32, 3), np.uint8), format="rgb")
+
+
 # --- bad input -----------------------------------------------------------------------------
 def test_bad_frames_are_refused_naming_the_field(v):
     luma, chroma = solid_planes(32, 24, 100)
@@ -233,13 +300,15 @@ def test_bad_frames_are_refused_naming_the_field(v):
     with pytest.raises(handoff.InvalidFrame, match="luma"):
         v.show((luma.astype(np.float32), chroma))
     with pytest.raises(handoff.InvalidFrame, match="frame.shape"):
-        v.show(np.zeros((37, 32), np.uint8))  # 37 rows is no H + ceil(H/2)
+        v.show(np.zeros((37, 32), np.uint8), format="nv12")  # 37 rows is no H + ceil(H/2)
     with pytest.raises(handoff.InvalidFrame, match="frame.shape"):
-        v.show(np.zeros((36, 31), np.uint8))  # odd width
+        v.show(np.zeros((36, 31), np.uint8), format="nv12")  # odd width
     with pytest.raises(handoff.InvalidFrame, match="frame.shape"):
-        v.show(np.zeros((4, 4, 4), np.uint8))
+        v.show(np.zeros((4, 4, 4), np.uint8), format="nv12")
+    with pytest.raises(ValueError, match=r"frame: a \(4, 4, 5\) uint8 array has no default format"):
+        v.show(np.zeros((4, 4, 5), np.uint8))
     with pytest.raises(ValueError, match="pair"):
-        v.show((luma, chroma, chroma))
+        v.show((luma, chroma, chroma, chroma))
     with pytest.raises(TypeError, match="str"):
         v.show("frame.y4m")
     with pytest.raises(ValueError, match="format"):
@@ -431,3 +500,21 @@ def test_viewer_options_are_checked():
         handoff.Viewer(convert="fpga")
     with pytest.raises(ValueError, match="ring"):
         handoff.Viewer(headless=True, ring=1)
+
+
+@pytest.mark.parametrize("fmt,channels", [("rgba8", 4), ("gray8", None)])
+def test_acquire_hands_out_one_plane_formats(v, fmt, channels):
+    """acquire in host memory: the one plane is `pixels`, writable, HWC; what is written is drawn."""
+    img = image_rgb(40, 24)
+    src = np.concatenate([img, np.full((24, 40, 1), 255, np.uint8)], axis=-1) if channels else img[..., 1].copy()
+    with v.acquire(fmt, 40, 24) as f:
+        assert f.memory == "host"
+        with pytest.raises(ValueError, match=f"a {fmt} frame has no luma plane; it has pixels"):
+            f.luma
+        a = np.from_dlpack(f.pixels)
+        assert a.shape == src.shape and a.flags.writeable
+        a[:] = src
+        del a
+    got = snap(v)
+    want = src[..., :3] if channels else src[..., None]
+    assert np.abs(got[..., :3].astype(int) - want).max() <= 1

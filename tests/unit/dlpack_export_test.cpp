@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -142,7 +143,7 @@ TEST(DLPackExport, ALayoutMustDescribeTheFrameItIsExportedWith) {
   t->deleter(t);
 
   const Frame other = allocate_host_frame(PixelFormat::NV12, 34, 17, {.alignment = 64});
-  expect_layout_refused(f, tensor_layout(other, FramePart::Luma), "neither plane of this frame");
+  expect_layout_refused(f, tensor_layout(other, FramePart::Luma), "is no plane of this frame");
   TensorLayout l = tensor_layout(f, FramePart::Luma);
   l.shape[1] = 33;
   expect_layout_refused(f, l, "luma plane: shape (17, 33) is not the plane's (17, 34)");
@@ -195,6 +196,127 @@ TEST(DLPackExport, ConcurrentExportsAndDeletersOnOtherThreads) {
   EXPECT_EQ(testing::export_counts().live, before.live);
   EXPECT_EQ(testing::export_counts().exported - before.exported, 800u);
   EXPECT_EQ(testing::export_counts().deleted - before.deleted, 800u);
+}
+
+// Every format: each plane exports as (rows, width) or (rows, width,
+// components), packed inside the row, the pitch as the row stride, with the
+// format's dtype; read from the frame's planes through plane_layout, not restated.
+class DLPackExportFormats : public ::testing::TestWithParam<PixelFormat> {};
+
+TEST_P(DLPackExportFormats, EveryPlaneShapeStridesDtype) {
+  const PixelFormat fmt = GetParam();
+  const Frame f = allocate_host_frame(fmt, 33, 17, {.alignment = 256});
+  ASSERT_EQ(f.format, fmt);
+  for (int i = 0; i < plane_count(fmt); ++i) {
+    SCOPED_TRACE(std::string(to_string(fmt)) + " plane " + std::to_string(i));
+    const PlaneLayout pl = plane_layout(fmt, 33, 17, i);
+    const TensorLayout l = tensor_layout(f, plane_part(i));
+    EXPECT_EQ(l.data, f.planes[std::size_t(i)].data);
+    EXPECT_EQ(l.sample_bytes, bytes_per_sample(fmt));
+    EXPECT_EQ(l.dtype.code, is_float(fmt) ? kDLFloat : kDLUInt);
+    EXPECT_EQ(l.dtype.bits, 8 * bytes_per_sample(fmt));
+    EXPECT_EQ(l.ndim, pl.components == 1 ? 2 : 3);
+    EXPECT_EQ(l.shape[0], pl.height);
+    EXPECT_EQ(l.shape[1], pl.width);
+    EXPECT_EQ(l.strides[0], std::int64_t(f.planes[std::size_t(i)].pitch / bytes_per_sample(fmt)));
+    if (l.ndim == 3) {
+      EXPECT_EQ(l.shape[2], pl.components);
+      EXPECT_EQ(l.strides[1], pl.components);
+      EXPECT_EQ(l.strides[2], 1);
+    } else {
+      EXPECT_EQ(l.strides[1], 1);
+    }
+    // The versioned tensor says the same, read-only.
+    DLManagedTensorVersioned* t = export_dlpack_versioned(f, plane_part(i));
+    EXPECT_EQ(t->flags & kDLPackFlagReadOnly, kDLPackFlagReadOnly);
+    EXPECT_EQ(t->dl_tensor.ndim, l.ndim);
+    EXPECT_EQ(t->dl_tensor.dtype.code, l.dtype.code);
+    for (int d = 0; d < l.ndim; ++d) {
+      EXPECT_EQ(t->dl_tensor.shape[d], l.shape[std::size_t(d)]);
+      EXPECT_EQ(t->dl_tensor.strides[d], l.strides[std::size_t(d)]);
+    }
+    t->deleter(t);
+  }
+  // One plane past the format's planes is refused, naming the ones it has.
+  if (plane_count(fmt) < int(kMaxPlanes)) {
+    try {
+      tensor_layout(f, plane_part(plane_count(fmt)));
+      ADD_FAILURE() << "plane " << plane_count(fmt) << " of " << to_string(fmt) << " exported";
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(std::string(plane_name(fmt, 0))));
+      EXPECT_THAT(e.what(), HasSubstr("does not exist"));
+    }
+  }
+}
+
+// Export every plane, import the tensors back: the same memory, pitch and size.
+TEST_P(DLPackExportFormats, RoundTripThroughImport) {
+  const PixelFormat fmt = GetParam();
+  const Frame f = allocate_host_frame(fmt, 34, 17, {.alignment = 128});
+  fill_test_pattern(f, 3);
+  std::vector<ProducerTensor> tensors;
+  for (int i = 0; i < plane_count(fmt); ++i) tensors.emplace_back(export_dlpack_versioned(f, plane_part(i)));
+  ImportOptions o;
+  o.format = fmt;
+  const Frame g = import_dlpack(std::span<ProducerTensor>(tensors), o);
+  EXPECT_EQ(g.format, fmt);
+  EXPECT_EQ(g.width, 34u);
+  EXPECT_EQ(g.height, 17u);
+  for (int i = 0; i < plane_count(fmt); ++i) {
+    EXPECT_EQ(g.planes[std::size_t(i)].data, f.planes[std::size_t(i)].data) << i;
+    EXPECT_EQ(g.planes[std::size_t(i)].pitch, f.planes[std::size_t(i)].pitch) << i;
+    EXPECT_EQ(g.planes[std::size_t(i)].components, f.planes[std::size_t(i)].components) << i;
+    EXPECT_FALSE(tensors[std::size_t(i)]) << "the frame owns tensor " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFormats, DLPackExportFormats, ::testing::ValuesIn(kPixelFormats),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+TEST(DLPackExport, Gray32fIsFloat32) {
+  const Frame f = allocate_host_frame(PixelFormat::GRAY32F, 5, 3, {.alignment = 64});
+  DLManagedTensor* t = export_dlpack(f, FramePart::Pixels);
+  EXPECT_EQ(t->dl_tensor.dtype.code, kDLFloat);
+  EXPECT_EQ(t->dl_tensor.dtype.bits, 32);
+  EXPECT_EQ(t->dl_tensor.strides[0], 16);  // 64 bytes in 4-byte samples
+  t->deleter(t);
+}
+
+TEST(DLPackExport, NoStackedTensorForOnePlaneOrI420Frames) {
+  for (PixelFormat fmt : {PixelFormat::RGB8, PixelFormat::GRAY16, PixelFormat::YUYV, PixelFormat::I420}) {
+    const Frame f = allocate_host_frame(fmt, 8, 4, {.alignment = 4});
+    try {
+      tensor_layout(f, FramePart::Stacked);
+      ADD_FAILURE() << to_string(fmt) << " exported a stacked tensor";
+    } catch (const UsageError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(std::string(to_string(fmt))));
+    }
+  }
+}
+
+TEST(DLPackExport, PartNamesFollowTheFormat) {
+  EXPECT_EQ(part_name(PixelFormat::RGB8, FramePart::Pixels), "pixels");
+  EXPECT_EQ(part_name(PixelFormat::I420, FramePart::U), "u");
+  EXPECT_EQ(part_name(PixelFormat::I420, FramePart::V), "v");
+  EXPECT_EQ(part_name(PixelFormat::NV12, FramePart::Chroma), "chroma");
+  EXPECT_EQ(part_name(PixelFormat::NV12, FramePart::Stacked), "stacked frame");
+}
+
+// A cached layout of one plane exported with another frame's plane names what differs.
+TEST(DLPackExport, LayoutOfAnI420PlaneChecked) {
+  const Frame f = allocate_host_frame(PixelFormat::I420, 8, 6, {.alignment = 16});
+  TensorLayout l = tensor_layout(f, FramePart::V);
+  DLManagedTensor* t = export_dlpack(f, l);
+  EXPECT_EQ(t->dl_tensor.data, f.planes[2].data);
+  t->deleter(t);
+  l.shape[1] += 1;
+  try {
+    export_dlpack(f, l);
+    ADD_FAILURE() << "a wrong layout exported";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("v plane"));
+    EXPECT_THAT(e.what(), HasSubstr("shape"));
+  }
 }
 
 }  // namespace

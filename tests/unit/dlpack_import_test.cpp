@@ -10,6 +10,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <span>
 #include <vector>
 
 namespace handoff {
@@ -286,6 +288,164 @@ TEST(DLPackRoundTrip, ExportThenImportAliases) {
     EXPECT_EQ(g.planes[1].pitch, f.planes[1].pitch);
   }
   EXPECT_EQ(testing::export_counts().live, before.live - 2);
+}
+
+// --- the one-plane formats and i420 ------------------------------------------------
+// Imports `t` as one plane of `format`; the failure, or none.
+std::optional<InvalidFrame> one_plane_refusal(const DLTensor& t, PixelFormat format) {
+  ImportOptions o;
+  o.format = format;
+  const DLTensor* planes[1] = {&t};
+  try {
+    frame_from_dltensors(planes, o);
+  } catch (const InvalidFrame& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
+TEST(DLPackImportFormats, PitchedRgbRowsWithoutACopy) {
+  int deleted = 0;
+  // 5 x 7 rgb8 in rows of 32 bytes: (7, 5, 3), strides (32, 3, 1).
+  Producer p{3, {7, 5, 3}, {32, 3, 1}, 8, &deleted};
+  ImportOptions o;
+  o.format = PixelFormat::RGB8;
+  {
+    ProducerTensor planes[1] = {ProducerTensor(&p.managed)};
+    const Frame f = import_dlpack(std::span<ProducerTensor>(planes), o);
+    EXPECT_EQ(f.width, 5u);
+    EXPECT_EQ(f.height, 7u);
+    EXPECT_EQ(f.planes[0].data, p.mem.data());
+    EXPECT_EQ(f.planes[0].pitch, 32u);
+    EXPECT_EQ(f.planes[0].components, 3u);
+    EXPECT_EQ(deleted, 0);
+  }
+  EXPECT_EQ(deleted, 1);
+}
+
+TEST(DLPackImportFormats, GrayAsHwOrHw1AndFloat32) {
+  int deleted = 0;
+  Producer hw{2, {4, 6}, {8, 1}, 16, &deleted};
+  EXPECT_FALSE(one_plane_refusal(hw.t(), PixelFormat::GRAY16));
+  Producer hw1{3, {4, 6, 1}, {8, 1, 1}, 8, &deleted};
+  EXPECT_FALSE(one_plane_refusal(hw1.t(), PixelFormat::GRAY8));
+  Producer f32{2, {4, 6}, {6, 1}, 32, &deleted};
+  f32.t().dtype = {kDLFloat, 32, 1};
+  EXPECT_FALSE(one_plane_refusal(f32.t(), PixelFormat::GRAY32F));
+  // uint32 is not gray32f, float32 is not gray16.
+  f32.t().dtype = {kDLUInt, 32, 1};
+  auto e = one_plane_refusal(f32.t(), PixelFormat::GRAY32F);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field(), "pixels.dtype");
+  EXPECT_THAT(e->what(), HasSubstr("float32 expected"));
+}
+
+TEST(DLPackImportFormats, ChannelsThatDoNotFitTheFormat) {
+  int deleted = 0;
+  Producer rgb{3, {4, 6, 3}, {18, 3, 1}, 8, &deleted};
+  auto e = one_plane_refusal(rgb.t(), PixelFormat::RGBA8);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field(), "pixels.shape");
+  EXPECT_THAT(e->what(), HasSubstr("rgba8: 4 channels (R, G, B, A) expected, not 3"));
+  // A 2-D array is not rgb8; an (H, W, 2) array is not grey.
+  Producer hw{2, {4, 6}, {6, 1}, 8, &deleted};
+  e = one_plane_refusal(hw.t(), PixelFormat::RGB8);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field(), "pixels.ndim");
+  Producer hw2{3, {4, 6, 2}, {12, 2, 1}, 8, &deleted};
+  e = one_plane_refusal(hw2.t(), PixelFormat::GRAY8);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field(), "pixels.shape");
+  EXPECT_FALSE(one_plane_refusal(hw2.t(), PixelFormat::YUYV));
+}
+
+TEST(DLPackImportFormats, DtypeThatDoesNotFit) {
+  int deleted = 0;
+  Producer rgb16{3, {4, 6, 3}, {18, 3, 1}, 16, &deleted};
+  auto e = one_plane_refusal(rgb16.t(), PixelFormat::RGB8);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field(), "pixels.dtype");
+  EXPECT_THAT(e->what(), HasSubstr("uint16 does not fit rgb8 (uint8 expected)"));
+}
+
+TEST(DLPackImportFormats, NonContiguousChannelsRefused) {
+  int deleted = 0;
+  // A CHW array viewed as HWC: channels a plane apart.
+  Producer chw{3, {4, 6, 3}, {6, 1, 24}, 8, &deleted};
+  auto e = one_plane_refusal(chw.t(), PixelFormat::RGB8);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field(), "pixels.strides");
+  EXPECT_THAT(e->what(), HasSubstr("expected (pitch, 3, 1)"));
+  // Every other pixel of a wider image.
+  Producer skip{3, {4, 6, 3}, {36, 6, 1}, 8, &deleted};
+  e = one_plane_refusal(skip.t(), PixelFormat::RGB8);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field(), "pixels.strides");
+}
+
+TEST(DLPackImportFormats, YuyvWidthIsEven) {
+  int deleted = 0;
+  Producer odd{3, {4, 5, 2}, {10, 2, 1}, 8, &deleted};
+  auto e = one_plane_refusal(odd.t(), PixelFormat::UYVY);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field(), "pixels.shape");
+  EXPECT_THAT(e->what(), HasSubstr("odd"));
+}
+
+TEST(DLPackImportFormats, PlaneCountMustFitTheFormat) {
+  int deleted = 0;
+  Producer y{2, {4, 6}, {6, 1}, 8, &deleted};
+  Producer c{3, {2, 3, 2}, {6, 2, 1}, 8, &deleted};
+  ImportOptions o;
+  o.format = PixelFormat::RGB8;
+  const DLTensor* two[2] = {&y.t(), &c.t()};
+  try {
+    frame_from_dltensors(two, o);
+    ADD_FAILURE() << "two tensors as rgb8";
+  } catch (const InvalidFrame& e) {
+    EXPECT_EQ(e.field(), "planes");
+    EXPECT_THAT(e.what(), HasSubstr("rgb8: it takes 1 (pixels)"));
+  }
+  o.format = PixelFormat::I420;
+  try {
+    frame_from_dltensors(two, o);
+    ADD_FAILURE() << "two tensors as i420";
+  } catch (const InvalidFrame& e) {
+    EXPECT_THAT(e.what(), HasSubstr("luma, u, v"));
+  }
+}
+
+TEST(DLPackImportFormats, I420ThreePlanesEachChecked) {
+  int y_del = 0, u_del = 0, v_del = 0;
+  Producer y{2, {7, 9}, {16, 1}, 8, &y_del};
+  Producer u{2, {4, 5}, {8, 1}, 8, &u_del};
+  Producer v{2, {4, 5}, {8, 1}, 8, &v_del};
+  ImportOptions o;
+  o.format = PixelFormat::I420;
+  {
+    ProducerTensor planes[3] = {ProducerTensor(&y.versioned), ProducerTensor(&u.managed),
+                                ProducerTensor(&v.versioned)};
+    const Frame f = import_dlpack(std::span<ProducerTensor>(planes), o);
+    EXPECT_EQ(f.width, 9u);
+    EXPECT_EQ(f.height, 7u);
+    EXPECT_EQ(f.planes[2].data, v.mem.data());
+    EXPECT_EQ(f.planes[1].pitch, 8u);
+  }
+  EXPECT_EQ(y_del + u_del + v_del, 3);
+  // A v plane of the wrong size is named, and nothing is taken.
+  v.shape[1] = 4;
+  v.versioned.dl_tensor.shape = v.shape.data();
+  ProducerTensor planes[3] = {ProducerTensor(&y.versioned), ProducerTensor(&u.managed),
+                              ProducerTensor(&v.versioned)};
+  try {
+    import_dlpack(std::span<ProducerTensor>(planes), o);
+    ADD_FAILURE() << "a wrong v plane imported";
+  } catch (const InvalidFrame& e) {
+    EXPECT_EQ(e.field(), "v.shape");
+  }
+  for (auto& p : planes) EXPECT_TRUE(p) << "a refused import leaves the tensors with the caller";
+  for (auto& p : planes) p.release();
+  EXPECT_EQ(y_del + u_del + v_del, 3);
 }
 
 }  // namespace

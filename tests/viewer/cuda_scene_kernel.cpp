@@ -7,6 +7,7 @@
 #include <handoff/media/scene.hpp>
 
 #include <handoff/cuda_abi.hpp>
+#include <handoff/cuda_check.hpp>
 
 #include <gtest/gtest.h>
 

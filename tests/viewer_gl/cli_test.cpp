@@ -26,10 +26,19 @@ TEST(ViewerCli, BadValuesExit2) {
   expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--source", "vulkan", "clip.y4m"}), "--source vulkan");
 }
 
+// --value-range LO,HI: two finite numbers, LO below HI; anything else is a usage error naming it.
+TEST(ViewerCli, ValueRangeMustBeLoBelowHi) {
+  for (const char* bad : {"5,2", "3,3", "1", "a,b", "0,inf", "1,2,3", ",4"})
+    expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--value-range", bad}), "--value-range");
+  const auto ok = run_program(HANDOFF_VIEW_EXE, {"--headless", "--quiet", "--frames", "2", "--value-range", "-0.5,1e3"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+}
+
 TEST(ViewerCli, HelpExits0) {
   const auto r = run_program(HANDOFF_VIEW_EXE, {"--help"});
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("--overlays"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--value-range"), std::string::npos) << r.output;
 }
 
 TEST(InfoCli, UnknownArgumentExits2) { expect_usage_error(run_program(HANDOFF_INFO_EXE, {"--bogus"}), "--bogus"); }

@@ -8,12 +8,14 @@
 #include <handoff/viewer.hpp>
 
 #include <handoff/cuda_abi.hpp>
+#include <handoff/cuda_check.hpp>
 #include "viewer_frames.hpp"
 
 namespace handoff::view::test {
 
-// A device copy of a host frame: two pitched allocations in the primary
-// context of device 0, filled with cuMemcpy2D.
+// A device copy of a host frame: a pitched allocation per plane (one to
+// three, as its format has) in the primary context of device 0, filled with
+// cuMemcpy2D.
 class DeviceFrame {
  public:
   explicit DeviceFrame(const Frame& host) : ctx_(cuda::driver(), 0) {
@@ -24,7 +26,7 @@ class DeviceFrame {
     frame_.device = 0;
     frame_.cuda_context = ctx_.handle();
     frame_.owner = nullptr;
-    for (int p = 0; p < 2; ++p) {
+    for (int p = 0; p < plane_count(host.format); ++p) {
       const Plane& hp = host.planes[std::size_t(p)];
       HANDOFF_CU_CHECK(d.api().cuMemAlloc(&ptr_[p], hp.pitch * hp.height));
       cuda::abi::CUDA_MEMCPY2D m{};
@@ -49,7 +51,7 @@ class DeviceFrame {
 
  private:
   cuda::PrimaryContext ctx_;
-  cuda::abi::CUdeviceptr ptr_[2] = {0, 0};
+  cuda::abi::CUdeviceptr ptr_[kMaxPlanes] = {0, 0, 0};
   Frame frame_;
 };
 

@@ -37,7 +37,7 @@ TEST_F(GlState, PixelProbeRestoresPackAlignmentAndReadsTheCodes) {
   const Colorimetry c{ColorMatrix::BT2020, ColorRange::Limited, ChromaSiting::Left};
   r.upload(tf.frame(c));
   glPixelStorei(GL_PACK_ALIGNMENT, 8);
-  const PixelProbe p = probe_pixel(r, c, 3.5, 2.5);
+  const PixelProbe p = probe_pixel(r, c, std::nullopt, 3.5, 2.5);
   EXPECT_EQ(get_int(GL_PACK_ALIGNMENT), 8);
   ASSERT_TRUE(p.valid);
   EXPECT_EQ(p.code_y, 700);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <handoff/detail/vk_util.hpp>
+#include <handoff/vk_check.hpp>
 #include "vk_fixture.hpp"
 
 namespace handoff::test {

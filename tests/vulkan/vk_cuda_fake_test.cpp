@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include <handoff/cuda_abi.hpp>
+#include <handoff/cuda_check.hpp>
 #include "fake_cuda_control.hpp"
 #include "log_capture.hpp"
 #include "vk_fixture.hpp"

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <handoff/cuda_abi.hpp>
+#include <handoff/cuda_check.hpp>
 #include "cuda_gpu.hpp"
 #include "vk_fixture.hpp"
 

@@ -7,11 +7,12 @@
 // tests/support/wait_support.hpp).
 #include <gtest/gtest.h>
 
-#include <handoff/detail/vk_handles.hpp>
+#include <handoff/vk_handles.hpp>
 #include <handoff/vk_context.hpp>
 #include <handoff/wait.hpp>
 
 #include <handoff/detail/vk_util.hpp>
+#include <handoff/vk_check.hpp>
 
 #include "debug_messages.hpp"
 #include "wait_support.hpp"
@@ -105,12 +106,12 @@ class QueueHold {
     sci.pNext = &type;
     VkSemaphore sem = VK_NULL_HANDLE;
     HANDOFF_VK_CHECK(vkCreateSemaphore(dev, &sci, nullptr, &sem));
-    semaphore_ = detail::UniqueVkSemaphore(sem, {dev});
+    semaphore_ = UniqueVkSemaphore(sem, {dev});
     auto pci = vk::make<VkCommandPoolCreateInfo>(VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO);
     pci.queueFamilyIndex = vk.queue_family();
     VkCommandPool pool = VK_NULL_HANDLE;
     HANDOFF_VK_CHECK(vkCreateCommandPool(dev, &pci, nullptr, &pool));
-    pool_ = detail::UniqueVkCommandPool(pool, {dev});
+    pool_ = UniqueVkCommandPool(pool, {dev});
     auto ai = vk::make<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
     ai.commandPool = pool;
     ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -157,8 +158,8 @@ class QueueHold {
  private:
   VkContext& vk_;
   PFN_vkSignalSemaphoreKHR signal_ = nullptr;
-  detail::UniqueVkSemaphore semaphore_;
-  detail::UniqueVkCommandPool pool_;  // frees cb_
+  UniqueVkSemaphore semaphore_;
+  UniqueVkCommandPool pool_;  // frees cb_
   VkCommandBuffer cb_ = VK_NULL_HANDLE;
   bool released_ = false;
 };

@@ -7,6 +7,7 @@
 #include <handoff/vk_memory.hpp>
 #include <handoff/vk_producer.hpp>
 #include <handoff/wait.hpp>
+#include <handoff/vk_check.hpp>
 
 #include <chrono>
 #include <string>
@@ -41,7 +42,7 @@ TEST_F(VkWaitTest, AFenceNeverSubmittedTimesOutNamingIt) {
   auto fci = vk::make<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
   VkFence raw = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkCreateFence(vk->device(), &fci, nullptr, &raw));
-  detail::UniqueVkFence fence(raw, {vk->device()});
+  UniqueVkFence fence(raw, {vk->device()});
   try {
     vk->wait_fence(fence.get(), "the test's unsubmitted fence");
     FAIL() << "a fence nobody submitted was waited for";

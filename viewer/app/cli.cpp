@@ -3,7 +3,9 @@
 #include <CLI/CLI.hpp>
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -46,6 +48,21 @@ std::optional<std::pair<int, int>> parse_wxh(const std::string& text, int lo, in
   return std::make_pair(int(w), int(h));
 }
 
+// "LO,HI", two finite numbers with LO < HI, or nothing.
+std::optional<ValueRange> parse_value_range(const std::string& text) {
+  const auto comma = text.find(',');
+  if (comma == std::string::npos) return std::nullopt;
+  const std::string lo = text.substr(0, comma), hi = text.substr(comma + 1);
+  char* end = nullptr;
+  ValueRange r;
+  r.lo = std::strtod(lo.c_str(), &end);
+  if (lo.empty() || *end) return std::nullopt;
+  r.hi = std::strtod(hi.c_str(), &end);
+  if (hi.empty() || *end) return std::nullopt;
+  if (!std::isfinite(r.lo) || !std::isfinite(r.hi) || !(r.lo < r.hi)) return std::nullopt;
+  return r;
+}
+
 // An option naming an enum value (frame.hpp's from_string): sets `out` when
 // given, or returns the usage error naming the option, the text and the spellings.
 template <typename E>
@@ -60,7 +77,7 @@ std::optional<int> parse_name(const char* option, const std::string& text, std::
 }
 
 struct Raw {  // option values before they are checked against each other
-  std::string source = "scene", size, format, matrix, range, window = "1280x800", record_compression, convert = "auto";
+  std::string source = "scene", size, format, matrix, range, window = "1280x800", record_compression, convert = "auto", value_range;
   bool headless = false, no_vsync = false, loop = false, no_loop = false, hide_ui = false, hide_overlays = false;
 };
 
@@ -88,6 +105,10 @@ void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
                  "where NV12/P010 becomes RGB: auto (default: cpu on a software rasteriser such as llvmpipe, else gpu) "
                  "| gpu (the fragment shader) | cpu (at the size shown, copied into the framebuffer)")
       ->check(CLI::IsMember({"auto", "gpu", "cpu"}, CLI::ignore_case));
+  cli.add_option("--value-range", r.value_range,
+                 "LO,HI: gray16 / gray32f frames shown from LO (black) to HI (white), in the frame's values "
+                 "(gray16: codes 0..65535). Default: gray16 over 0..65535, gray32f over a range picked from "
+                 "the data (1st..99th percentile, smoothed from frame to frame)");
   cli.add_flag("--loop", r.loop, "loop files (default in a window)");
   cli.add_flag("--no-loop", r.no_loop, "play files once (default headless)");
   cli.add_option("--speed", p.speed, "playback speed factor")->check(CLI::Range(0.01, 64.0));
@@ -152,6 +173,11 @@ std::optional<int> apply(CommandLine& o, const Raw& r) {
   if (auto e = parse_name("--format", r.format, p.format)) return e;
   if (auto e = parse_name("--matrix", r.matrix, p.matrix)) return e;
   if (auto e = parse_name("--range", r.range, p.range)) return e;
+  if (!r.value_range.empty()) {
+    o.viewer.value_range = parse_value_range(r.value_range);
+    if (!o.viewer.value_range)
+      return usage_error("--value-range: '" + r.value_range + "' is not LO,HI (two finite numbers, LO below HI)");
+  }
   if (r.loop) p.loop = true;
   if (r.no_loop) p.loop = false;
   const auto window = parse_wxh(r.window, 64, int(kMaxFrameDimension));

@@ -5,7 +5,9 @@
 //   if (!d.usable()) std::puts(d.describe().c_str());  // says plainly why not
 //   handoff::cuda::PrimaryContext ctx(d, 0);       // retain device 0's primary context
 //   handoff::cuda::ScopedContext cur(ctx);         // make it current on this thread
-//   HANDOFF_CU_CHECK(d.api().cuMemAlloc(&ptr, bytes));  // throws handoff::Error on failure
+//
+// handoff's own code checks each raw call with HANDOFF_CU_CHECK (private:
+// <handoff/cuda_check.hpp>), which throws handoff::Error through check() below.
 //
 // The library is `libcuda.so.1`, or the path in the environment variable
 // HANDOFF_CUDA_DRIVER (the tests point it at the fake driver, tests/fake_cuda).
@@ -17,7 +19,6 @@
 // <handoff/cuda_abi.hpp> (interop/include_internal, target
 // handoff::interop_private; not installed) declares namespace
 // handoff::cuda::abi, and calls go through `driver().api()` (an abi::DriverApi).
-#include <handoff/detail/check.hpp>
 #include <handoff/error.hpp>
 #include <handoff/uuid.hpp>
 
@@ -109,7 +110,7 @@ class Driver {
   // The symbolic name of a CUresult: cuGetErrorName when the driver has it,
   // else handoff's own table, else "CUDA_ERROR_<code>".
   std::string error_name(int code) const;
-  // What HANDOFF_CU_CHECK calls on a failure (check calls with the macro):
+  // What HANDOFF_CU_CHECK calls on a failure:
   // does nothing for CUDA_SUCCESS; otherwise throws handoff::Error(Api::Cuda,
   // call, code, error_name(code), detail (plus cuGetErrorString's text), where).
   void check(abi::CUresult result, std::string_view call, std::string_view detail = {},
@@ -134,32 +135,6 @@ class Driver {
 // The process-wide driver: HANDOFF_CUDA_DRIVER or libcuda.so.1, loaded on the
 // first call (std::call_once) and never unloaded. Thread-safe.
 const Driver& driver();
-
-namespace detail {
-// Throws handoff::Error for a failed call (result != CUDA_SUCCESS): Api::Cuda,
-// the entry point (handoff::detail::call_name of the call's text), the CUDA
-// error's name and code, `detail` and `where`. Names come from the
-// process-wide driver when it is loaded (its cuGetErrorName /
-// cuGetErrorString), else from handoff's own table.
-[[noreturn]] void throw_call_failed(int result, std::string_view expression, const char* where,
-                                    const std::string& detail);
-
-template <typename Detail>
-void cu_checked(int result, const char* expression, const char* where, Detail&& detail) {
-  if (result != 0) throw_call_failed(result, expression, where, detail());
-}
-}  // namespace detail
-
-// Checks a CUDA driver call, the call written out inside the macro, with an
-// optional detail (built only when the call failed); the shape of
-// HANDOFF_GL_CHECK and HANDOFF_VK_CHECK:
-//   HANDOFF_CU_CHECK(api.cuMemAlloc(&ptr, bytes));
-//   HANDOFF_CU_CHECK(api.cuGraphicsMapResources(1, &res, stream), "luma buffer");
-// Throws handoff::Error naming the entry point (from the call's text), the CUDA
-// error's name and code, the detail and file:line.
-#define HANDOFF_CU_CHECK(call, ...)                                                              \
-  ::handoff::cuda::detail::cu_checked(static_cast<int>(call), #call, HANDOFF_WHERE,              \
-                                      [&] { return ::handoff::detail::check_detail(__VA_ARGS__); })
 
 // A retained primary context of one device (cuDevicePrimaryCtxRetain /
 // cuDevicePrimaryCtxRelease). Primary contexts are shared with PyTorch and

@@ -9,9 +9,7 @@
 //
 // Core:     GlWorker (run, post, on_worker, shutdown), GlWorkerOptions
 // Advanced: GlFence (ordering across contexts); GlWorker::core() (for resource types)
-// Machinery: handoff/detail/gl_worker_detail.hpp.
-#include <handoff/detail/gl_worker_detail.hpp>
-#include <handoff/detail/gl_handles.hpp>
+#include <handoff/gl_handles.hpp>
 #include <handoff/error.hpp>
 #include <handoff/gl_context.hpp>
 #include <handoff/wait.hpp>
@@ -19,9 +17,15 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
+
+namespace handoff::detail {
+class WorkerCore;  // the worker's shared state (private: interop/src/gl/worker_core.hpp)
+}
 
 namespace handoff {
 
@@ -65,7 +69,28 @@ class GlWorker {
   // the library's own GPU and fence waits inside calls are bounded, so they end.
   template <typename F>
   decltype(auto) run(F&& f) {
-    return detail::run_on(*core_, std::forward<F>(f));
+    using Fn = std::remove_reference_t<F>;
+    using R = std::invoke_result_t<Fn&>;
+    if constexpr (std::is_void_v<R>) {
+      run_call([](void* fn) { std::invoke(*static_cast<Fn*>(fn)); }, std::addressof(f));
+    } else {
+      // The value lands on this stack: a pointer for a reference result.
+      using Stored = std::conditional_t<std::is_reference_v<R>, std::remove_reference_t<R>*, R>;
+      struct Call {
+        Fn* fn;
+        std::optional<Stored> value;
+      } call{std::addressof(f), std::nullopt};
+      run_call(
+          [](void* p) {
+            auto* c = static_cast<Call*>(p);
+            if constexpr (std::is_reference_v<R>) c->value.emplace(std::addressof(std::invoke(*c->fn)));
+            else c->value.emplace(std::invoke(*c->fn));
+          },
+          &call);
+      // Both a prvalue of type R (a value) or an R (a reference): decltype(auto) is R, never a reference to `call`.
+      if constexpr (std::is_reference_v<R>) return static_cast<R>(**call.value);
+      else return static_cast<R>(std::move(*call.value));
+    }
   }
   // Queues f() and returns at once; calls run in the order they were posted
   // (from one thread). An exception from f is logged (handoff::log, Error). A
@@ -74,9 +99,9 @@ class GlWorker {
   void post(std::function<void()> f);
 
   // True on the worker thread.
-  bool on_worker() const noexcept { return detail::on_worker(*core_); }
+  bool on_worker() const noexcept;
   // Debug builds: throws UsageError naming `what` off the worker. Release: no-op.
-  void assert_on_worker(const char* what) const { detail::assert_on_worker(*core_, what); }
+  void assert_on_worker(const char* what) const;
 
   // Stops accepting calls, fails the calls still queued with WorkerStopped,
   // runs queued releases, releases every resource still registered, destroys
@@ -97,6 +122,11 @@ class GlWorker {
   const std::shared_ptr<detail::WorkerCore>& core() const noexcept { return core_; }
 
  private:
+  // run()'s one non-template step: calls call(arg) on the worker with its
+  // context current (inline when already there) and rethrows what it threw,
+  // or the KHR_debug error it raised when the worker fails on GL errors.
+  void run_call(void (*call)(void*), void* arg);
+
   std::shared_ptr<detail::WorkerCore> core_;
 };
 
@@ -126,7 +156,7 @@ class GlFence {
   explicit operator bool() const noexcept { return static_cast<bool>(sync_); }
 
  private:
-  detail::UniqueGlSync sync_;
+  UniqueGlSync sync_;
 };
 
 }  // namespace handoff

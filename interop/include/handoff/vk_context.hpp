@@ -19,8 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include <handoff/detail/check.hpp>
-#include <handoff/detail/vk_handles.hpp>
+#include <handoff/vk_handles.hpp>
 #include <handoff/error.hpp>
 #include <handoff/uuid.hpp>
 
@@ -38,25 +37,9 @@ std::string_view vk_result_name(VkResult r) noexcept;
 // expression (its function is named); `where` is HANDOFF_WHERE.
 void check_vk(VkResult r, std::string_view call, const char* where, std::string_view detail = {});
 
-namespace detail {
-template <typename Detail>
-void vk_checked(VkResult r, const char* expression, const char* where, Detail&& detail) {
-  if (r != VK_SUCCESS) [[unlikely]]
-    check_vk(r, expression, where, detail());
-}
-}  // namespace detail
 
 }  // namespace handoff
 
-// Wraps one Vulkan call returning VkResult; anything but VK_SUCCESS throws
-// handoff::Error naming the function, the VkResult, the optional detail and
-// file:line (see check_vk):
-//   HANDOFF_VK_CHECK(vkCreateBuffer(dev, &info, nullptr, &buf));
-//   HANDOFF_VK_CHECK(vkCreateBuffer(dev, &info, nullptr, &buf), "staging buffer");
-#define HANDOFF_VK_CHECK(call, ...)                                  \
-  ::handoff::detail::vk_checked((call), #call, HANDOFF_WHERE, [&] { \
-    return ::handoff::detail::check_detail(__VA_ARGS__);            \
-  })
 
 namespace handoff {
 
@@ -174,7 +157,7 @@ class VkContext {
   void create_device();
   // Objects kept until `fence` signals (defer_destruction).
   struct Deferred {
-    detail::UniqueVkFence fence;
+    UniqueVkFence fence;
     std::shared_ptr<const void> objects;
   };
   // Takes the entries whose fence has signalled out of deferred_ (queue mutex
@@ -187,15 +170,15 @@ class VkContext {
   mutable std::mutex messages_mutex_;
   std::vector<VkValidationMessage> messages_;
 
-  // Member order is destruction order (detail/vk_handles.hpp).
-  detail::UniqueVkInstance instance_;
-  detail::UniqueVkDebugMessenger messenger_;
+  // Member order is destruction order (handoff/vk_handles.hpp).
+  UniqueVkInstance instance_;
+  UniqueVkDebugMessenger messenger_;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;  // belongs to the instance
-  detail::UniqueVkDevice device_;
+  UniqueVkDevice device_;
   VkQueue queue_ = VK_NULL_HANDLE;  // belongs to the device
   std::uint32_t queue_family_ = 0;
   std::mutex queue_mutex_;
-  detail::UniqueVkCommandPool pool_;  // guarded by queue_mutex_
+  UniqueVkCommandPool pool_;  // guarded by queue_mutex_
   std::vector<Deferred> deferred_;  // guarded by queue_mutex_
   VkDeviceInfo info_;
   VkPhysicalDeviceMemoryProperties memory_props_{};

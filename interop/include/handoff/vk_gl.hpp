@@ -28,7 +28,7 @@
 #include <memory>
 #include <string_view>
 
-#include <handoff/detail/gl_handles.hpp>
+#include <handoff/gl_handles.hpp>
 #include <handoff/frame.hpp>
 #include <handoff/gl_context.hpp>
 #include <handoff/gl_worker.hpp>
@@ -67,7 +67,7 @@ class GlVkMemory {
   unsigned name() const noexcept { return memory_.get(); }
 
  private:
-  detail::UniqueGlMemoryObject memory_;
+  UniqueGlMemoryObject memory_;
 };
 
 // A GL buffer whose storage is a VkExportableBuffer's memory (glNamedBufferStorageMemEXT).
@@ -84,7 +84,7 @@ class GlVkBuffer {
 
  private:
   GlVkMemory memory_;  // member order is destruction order: the buffer goes first
-  detail::UniqueGlBuffer buffer_;
+  UniqueGlBuffer buffer_;
   std::size_t size_ = 0;
 };
 
@@ -104,7 +104,7 @@ class GlVkTexture {
 
  private:
   GlVkMemory memory_;  // member order is destruction order: the texture goes first
-  detail::UniqueGlTexture texture_;
+  UniqueGlTexture texture_;
   std::uint32_t width_ = 0, height_ = 0;
 };
 
@@ -122,7 +122,7 @@ class GlVkSemaphore {
   unsigned name() const noexcept { return semaphore_.get(); }
 
  private:
-  detail::UniqueGlSemaphore semaphore_;
+  UniqueGlSemaphore semaphore_;
 };
 
 // Blocks until every GL command issued so far on the current context has

@@ -18,7 +18,7 @@
 #include <span>
 #include <vector>
 
-#include <handoff/detail/vk_handles.hpp>
+#include <handoff/vk_handles.hpp>
 #include <handoff/frame.hpp>
 #include <handoff/unique_handle.hpp>
 #include <handoff/vk_context.hpp>
@@ -75,8 +75,8 @@ class VkExportableBuffer {
   VkDeviceSize size_;
   VkDeviceSize allocation_size_ = 0;
   bool dedicated_ = false;
-  detail::UniqueVkDeviceMemory memory_;  // member order is destruction order
-  detail::UniqueVkBuffer buffer_;
+  UniqueVkDeviceMemory memory_;  // member order is destruction order
+  UniqueVkBuffer buffer_;
 };
 
 // A 2D image (optimal tiling, one mip, one layer) bound to its own exportable
@@ -118,9 +118,9 @@ class VkExportableImage {
   VkDeviceSize allocation_size_ = 0;
   VkDeviceSize required_size_ = 0;
   bool dedicated_ = false;
-  detail::UniqueVkDeviceMemory memory_;  // member order is destruction order
-  detail::UniqueVkImage image_;
-  detail::UniqueVkImageView view_;
+  UniqueVkDeviceMemory memory_;  // member order is destruction order
+  UniqueVkImage image_;
+  UniqueVkImageView view_;
 };
 
 // The layout of a VkFrameBuffer (frame.hpp's FrameLayout): luma rows, then

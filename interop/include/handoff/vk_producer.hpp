@@ -31,7 +31,7 @@ class VkExportableSemaphore {
 
  private:
   VkContext* ctx_;
-  detail::UniqueVkSemaphore semaphore_;
+  UniqueVkSemaphore semaphore_;
 };
 
 // Ownership: owns its target (buffer or images), pipeline, command buffer and

@@ -22,6 +22,7 @@
 // driver in tests/fake_cuda). Thread safety: declarations only.
 #include <cstddef>
 #include <cstdint>
+#include <handoff/cuda_check.hpp>
 
 namespace handoff::cuda::abi {
 

@@ -10,6 +10,7 @@
 #include <handoff/cuda_abi.hpp>
 #include <handoff/detail/cuda_handles.hpp>
 #include <handoff/detail/egl_handles.hpp>
+#include <handoff/cuda_check.hpp>
 #include "gl/egl_util.hpp"
 
 namespace handoff {

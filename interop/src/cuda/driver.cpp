@@ -3,6 +3,7 @@
 #include <handoff/log.hpp>
 
 #include <handoff/cuda_abi.hpp>
+#include <handoff/cuda_check.hpp>
 
 #include <dlfcn.h>
 

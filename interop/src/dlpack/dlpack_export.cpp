@@ -62,11 +62,17 @@ void delete_versioned(DLManagedTensorVersioned* self) noexcept {
 
 std::string_view to_string(FramePart part) noexcept {
   switch (part) {
-    case FramePart::Luma: return "luma";
-    case FramePart::Chroma: return "chroma";
+    case FramePart::Plane0: return "luma";
+    case FramePart::Plane1: return "chroma";
+    case FramePart::Plane2: return "v";
     case FramePart::Stacked: return "stacked frame";
   }
   return "?";
+}
+
+std::string_view part_name(PixelFormat format, FramePart part) noexcept {
+  if (part == FramePart::Stacked) return to_string(part);
+  return plane_name(format, plane_index(part));
 }
 
 DLDevice dlpack_device(const Frame& f) {
@@ -85,32 +91,37 @@ DLDevice dlpack_device(const Frame& f) {
 
 namespace {
 
-// `part` of a frame as a strided array, from its planes alone (no validation).
+// `part` of a frame as a strided array, from its planes alone (no validation):
+// a plane of one sample per element is (rows, width), of several (rows, width,
+// components), packed inside a row.
 TensorLayout describe(const Frame& f, FramePart part, DLDevice device) {
   TensorLayout l;
   l.device = device;
   l.sample_bytes = bytes_per_sample(f.format);
-  l.dtype = DLDataType{kDLUInt, std::uint8_t(8 * l.sample_bytes), 1};
+  l.dtype = DLDataType{std::uint8_t(is_float(f.format) ? kDLFloat : kDLUInt), std::uint8_t(8 * l.sample_bytes), 1};
   const auto bps = std::int64_t(l.sample_bytes);
-  const Plane& p = f.planes[part == FramePart::Chroma ? 1 : 0];
+  if (part == FramePart::Stacked) {
+    const Plane& p = f.planes[0];
+    l.data = p.data;
+    l.ndim = 2;
+    l.shape = {std::int64_t(f.height) + chroma_height(f.height), f.width, 0};
+    l.strides = {std::int64_t(p.pitch) / bps, 1, 0};
+    return l;
+  }
+  const int index = plane_index(part);
+  if (index < 0 || index >= int(kMaxPlanes))
+    throw UsageError("tensor_layout: unknown frame part " + std::to_string(int(part)));
+  const Plane& p = f.planes[std::size_t(index)];
   l.data = p.data;
-  switch (part) {
-    case FramePart::Luma:
-      l.ndim = 2;
-      l.shape = {p.height, p.width, 0};
-      l.strides = {std::int64_t(p.pitch) / bps, 1, 0};
-      break;
-    case FramePart::Chroma:
-      l.ndim = 3;
-      l.shape = {p.height, p.width, 2};
-      l.strides = {std::int64_t(p.pitch) / bps, 2, 1};
-      break;
-    case FramePart::Stacked:
-      l.ndim = 2;
-      l.shape = {std::int64_t(f.height) + chroma_height(f.height), f.width, 0};
-      l.strides = {std::int64_t(p.pitch) / bps, 1, 0};
-      break;
-    default: throw UsageError("tensor_layout: unknown frame part " + std::to_string(int(part)));
+  const std::int64_t c = p.components;
+  if (c == 1) {
+    l.ndim = 2;
+    l.shape = {p.height, p.width, 0};
+    l.strides = {std::int64_t(p.pitch) / bps, 1, 0};
+  } else {
+    l.ndim = 3;
+    l.shape = {p.height, p.width, c};
+    l.strides = {std::int64_t(p.pitch) / bps, c, 1};
   }
   return l;
 }
@@ -144,33 +155,38 @@ std::string layout_difference(const Frame& f, FramePart part, const TensorLayout
   if (part == FramePart::Stacked && !is_stacked(f)) return "the frame is not stacked";
   if (l.dtype.code != want.dtype.code || l.dtype.bits != want.dtype.bits || l.dtype.lanes != want.dtype.lanes ||
       l.sample_bytes != want.sample_bytes)
-    return "dtype of " + std::to_string(l.dtype.bits) + "-bit samples is not the frame's " +
-           std::to_string(want.dtype.bits) + "-bit " + std::string(to_string(f.format));
+    return "dtype of " + std::to_string(l.dtype.bits) + "-bit " + (l.dtype.code == kDLFloat ? "float " : "") +
+           "samples is not the frame's " + std::to_string(want.dtype.bits) + "-bit " + std::string(to_string(f.format));
   if (l.ndim != want.ndim || l.shape != want.shape)
     return "shape " + tuple_text(l.shape, l.ndim) + " is not the plane's " + tuple_text(want.shape, want.ndim);
   return "strides " + tuple_text(l.strides, l.ndim) + " are not the plane's " + tuple_text(want.strides, want.ndim);
 }
 
-// A layout describes the part its data points at (luma's data with more rows
-// than luma: the stacked frame). Throws UsageError when it points at neither
-// plane, or naming what differs from that part. Cheap when it agrees:
+// A layout describes the part its data points at (plane 0's data with more
+// rows than plane 0: the stacked frame). Throws UsageError when it points at
+// no plane, or naming what differs from that part. Cheap when it agrees:
 // pointers, shape and strides, no revalidation (the frame was validated when
 // the layout was computed from it) and no strings.
 void check_layout_describes(const Frame& f, const TensorLayout& l) {
-  FramePart part = FramePart::Luma;
-  if (l.data && l.data == f.planes[1].data) {
-    part = FramePart::Chroma;
-  } else if (l.data && l.data == f.planes[0].data) {
-    if (l.ndim == 2 && l.shape[0] != std::int64_t(f.planes[0].height)) part = FramePart::Stacked;
-  } else {
-    throw UsageError("export_dlpack: the layout's data " + pointer_text(l.data) +
-                     " is neither plane of this frame (luma " + pointer_text(f.planes[0].data) + ", chroma " +
-                     pointer_text(f.planes[1].data) + "): a layout describes the frame it was computed from");
+  const int planes = plane_count(f.format) <= int(kMaxPlanes) ? plane_count(f.format) : 0;
+  int index = -1;
+  for (int i = 0; i < planes && index < 0; ++i) {
+    if (l.data && l.data == f.planes[std::size_t(i)].data) index = i;
   }
+  if (index < 0) {
+    std::string which;
+    for (int i = 0; i < planes; ++i)
+      which += (i ? ", " : "") + std::string(plane_name(f.format, i)) + " " + pointer_text(f.planes[std::size_t(i)].data);
+    throw UsageError("export_dlpack: the layout's data " + pointer_text(l.data) + " is no plane of this frame (" +
+                     which + "): a layout describes the frame it was computed from");
+  }
+  FramePart part = plane_part(index);
+  if (index == 0 && l.ndim == 2 && l.shape[0] != std::int64_t(f.planes[0].height)) part = FramePart::Stacked;
   const TensorLayout want = describe(f, part, dlpack_device(f));
   if (same_layout(l, want) && (part != FramePart::Stacked || is_stacked(f))) return;
-  throw UsageError("export_dlpack: the layout does not describe this frame's " + std::string(to_string(part)) +
-                   (part == FramePart::Stacked ? "" : " plane") + ": " + layout_difference(f, part, l, want));
+  throw UsageError("export_dlpack: the layout does not describe this frame's " +
+                   std::string(part_name(f.format, part)) + (part == FramePart::Stacked ? "" : " plane") + ": " +
+                   layout_difference(f, part, l, want));
 }
 
 }  // namespace
@@ -178,10 +194,25 @@ void check_layout_describes(const Frame& f, const TensorLayout& l) {
 TensorLayout tensor_layout(const Frame& f, FramePart part) {
   const DLDevice device = dlpack_device(f);
   validate(f);
-  require_format(f.format, {PixelFormat::NV12, PixelFormat::P010}, "DLPack export");
+  const int planes = plane_count(f.format);
+  if (part == FramePart::Stacked && planes == 1) {
+    throw UsageError("DLPack export of a whole frame: a " + std::string(to_string(f.format)) +
+                     " frame is one plane; export that plane (pixels)");
+  }
+  if (part == FramePart::Stacked && f.format == PixelFormat::I420) {
+    throw UsageError("DLPack export of a whole frame: an i420 frame has no stacked tensor (its u and v rows are "
+                     "half as wide as luma's); export frame.luma, frame.u and frame.v");
+  }
   if (part == FramePart::Stacked && !is_stacked(f)) {
     throw UsageError("DLPack export of a whole frame needs a stacked layout (even width, one pitch, "
                      "chroma right after luma); export frame.luma and frame.chroma instead");
+  }
+  if (part != FramePart::Stacked && (plane_index(part) < 0 || plane_index(part) >= planes)) {
+    std::string names;
+    for (int i = 0; i < planes; ++i) names += (i ? ", " : "") + std::string(plane_name(f.format, i));
+    throw UsageError("DLPack export: plane " + std::to_string(plane_index(part)) + " of a " +
+                     std::string(to_string(f.format)) + " frame does not exist (it has " + std::to_string(planes) +
+                     (planes == 1 ? " plane: " : " planes: ") + names + ")");
   }
   return describe(f, part, device);
 }

@@ -4,7 +4,9 @@
 
 #include "frame/live_frames.hpp"
 
+#include <array>
 #include <limits>
+#include <span>
 #include <sstream>
 #include <utility>
 
@@ -47,49 +49,102 @@ std::string tuple(const std::int64_t* v, int n) {
 
 bool same_device(DLDevice a, DLDevice b) { return a.device_type == b.device_type && a.device_id == b.device_id; }
 
-// ndim and dtype of both planes, checked first: the shape checks read shape[0..ndim).
-void check_ndim_and_dtype(const DLTensor& t, int plane, PixelFormat format) {
-  const std::string name(plane_name(plane));
-  const std::string fmt(to_string(format));
-  const std::size_t bps = bytes_per_sample(format);
-  const int want = plane == 0 ? 2 : 3;
-  if (t.ndim != want) {
-    throw InvalidFrame(name + ".ndim", "ndim " + std::to_string(t.ndim) + " does not fit " + fmt + " " + name +
-                                           " (expected " + std::to_string(want) +
-                                           (plane == 0 ? ": height, width)" : ": height, width, 2)"));
-  }
-  if (t.shape == nullptr) throw InvalidFrame(name + ".shape", "shape pointer is null");
-  if (t.dtype.code != kDLUInt || t.dtype.bits != 8 * bps || t.dtype.lanes != 1) {
-    throw InvalidFrame(name + ".dtype", "dtype " + dtype_name(t.dtype) + " does not fit " + fmt + " (uint" +
-                                            std::to_string(8 * bps) + " expected)");
+// The components of a format's plane, spelled for messages: "(R, G, B)".
+std::string channel_names(PixelFormat f, int plane) {
+  switch (f) {
+    case PixelFormat::NV12:
+    case PixelFormat::P010: return plane == 1 ? " (U, V)" : "";
+    case PixelFormat::YUYV: return " (Y, then U or V)";
+    case PixelFormat::UYVY: return " (U or V, then Y)";
+    case PixelFormat::RGB8: return " (R, G, B)";
+    case PixelFormat::BGR8: return " (B, G, R)";
+    case PixelFormat::RGBA8: return " (R, G, B, A)";
+    case PixelFormat::BGRA8: return " (B, G, R, A)";
+    default: return "";
   }
 }
 
-// The frame size: luma's shape gives it, chroma's must match it.
-void check_shapes(const DLTensor& luma, const DLTensor& chroma, Frame& f) {
-  const std::int64_t h = luma.shape[0], w = luma.shape[1];
+std::string dtype_of(PixelFormat f) {
+  return (is_float(f) ? "float" : "uint") + std::to_string(8 * bytes_per_sample(f));
+}
+
+// Components per element of `plane` (the same for every frame size).
+std::uint32_t components_of(PixelFormat f, int plane) { return plane_layout(f, 2, 2, plane).components; }
+
+// ndim, channels and dtype of a plane, checked first: the shape checks read
+// shape[0..ndim). A grey plane may carry a channel axis of 1.
+void check_ndim_and_dtype(const DLTensor& t, int plane, PixelFormat format) {
+  const std::string name(plane_name(format, plane));
+  const std::string fmt(to_string(format));
+  const std::uint32_t c = components_of(format, plane);
+  const int want = c == 1 ? 2 : 3;
+  const bool channel_axis_ok = c == 1 && plane_count(format) == 1;  // grey as (H, W, 1)
+  if (t.ndim != want && !(channel_axis_ok && t.ndim == 3)) {
+    throw InvalidFrame(name + ".ndim", "ndim " + std::to_string(t.ndim) + " does not fit " + fmt + " " + name +
+                                           " (expected " + std::to_string(want) +
+                                           (c == 1 ? ": height, width)"
+                                                   : ": height, width, " + std::to_string(c) + ")"));
+  }
+  if (t.shape == nullptr) throw InvalidFrame(name + ".shape", "shape pointer is null");
+  if (t.ndim == 3 && t.shape[2] != std::int64_t(c)) {
+    throw InvalidFrame(name + ".shape", "shape " + tuple(t.shape, t.ndim) + " does not fit " + fmt + ": " +
+                                            std::to_string(c) + (c == 1 ? " channel" : " channels") +
+                                            channel_names(format, plane) + " expected, not " +
+                                            std::to_string(t.shape[2]));
+  }
+  const std::uint8_t code = is_float(format) ? kDLFloat : kDLUInt;
+  if (t.dtype.code != code || t.dtype.bits != 8 * bytes_per_sample(format) || t.dtype.lanes != 1) {
+    throw InvalidFrame(name + ".dtype", "dtype " + dtype_name(t.dtype) + " does not fit " + fmt + " (" +
+                                            dtype_of(format) + " expected)");
+  }
+}
+
+// The frame size: plane 0's shape gives it (yuyv / uyvy: W' = the width, even),
+// the other planes' must match it.
+void check_shapes(std::span<const DLTensor* const> planes, Frame& f) {
+  const DLTensor& first = *planes[0];
+  const std::string first_name(plane_name(f.format, 0));
+  const std::int64_t h = first.shape[0], w = first.shape[1];
   for (auto [name, v] : {std::pair{"height", h}, std::pair{"width", w}}) {
-    if (v < 0) throw InvalidFrame("luma.shape", "shape " + tuple(luma.shape, 2) + ": " + name + " is negative");
+    if (v < 0)
+      throw InvalidFrame(first_name + ".shape", "shape " + tuple(first.shape, first.ndim) + ": " + name + " is negative");
     if (std::string problem = dimension_problem(name, std::uint64_t(v)); !problem.empty())
-      throw InvalidFrame("luma.shape", "shape " + tuple(luma.shape, 2) + ": " + problem);
+      throw InvalidFrame(first_name + ".shape", "shape " + tuple(first.shape, first.ndim) + ": " + problem);
+  }
+  if ((f.format == PixelFormat::YUYV || f.format == PixelFormat::UYVY) && w % 2 != 0) {
+    throw InvalidFrame(first_name + ".shape", "shape " + tuple(first.shape, first.ndim) + ": width " +
+                                                  std::to_string(w) + " is odd; " + std::string(to_string(f.format)) +
+                                                  " rows hold pairs of pixels");
   }
   f.width = std::uint32_t(w);
   f.height = std::uint32_t(h);
-  const std::int64_t want_chroma[3] = {chroma_height(f.height), chroma_width(f.width), 2};
-  if (chroma.shape[0] != want_chroma[0] || chroma.shape[1] != want_chroma[1] || chroma.shape[2] != 2) {
-    throw InvalidFrame("chroma.shape", "shape " + tuple(chroma.shape, 3) + " does not fit " +
-                                           std::string(to_string(f.format)) + " " + std::to_string(f.width) + "x" +
-                                           std::to_string(f.height) + ": expected " + tuple(want_chroma, 3));
+  for (std::size_t i = 1; i < planes.size(); ++i) {
+    const DLTensor& t = *planes[i];
+    const PlaneLayout l = plane_layout(f.format, f.width, f.height, int(i));
+    const std::int64_t want[3] = {l.height, l.width, l.components};
+    const int n = l.components == 1 ? 2 : 3;
+    if (t.shape[0] != want[0] || t.shape[1] != want[1] || (t.ndim == 3 && t.shape[2] != want[2])) {
+      throw InvalidFrame(std::string(plane_name(f.format, int(i))) + ".shape",
+                         "shape " + tuple(t.shape, t.ndim) + " does not fit " + std::string(to_string(f.format)) +
+                             " " + std::to_string(f.width) + "x" + std::to_string(f.height) + ": expected " +
+                             tuple(want, n));
+    }
   }
 }
 
-// Both planes on one supported device: f.memory, f.device and the CUDA context.
-void place_on_device(const DLTensor& luma, const DLTensor& chroma, const ImportOptions& o, Frame& f) {
-  if (!same_device(luma.device, chroma.device)) {
-    throw InvalidFrame("chroma.device", "chroma is on " + device_name(chroma.device) + ", luma on " +
-                                            device_name(luma.device) + ": both planes must be on one device");
+// Every plane on one supported device: f.memory, f.device and the CUDA context.
+void place_on_device(std::span<const DLTensor* const> planes, const ImportOptions& o, Frame& f) {
+  const DLTensor& first = *planes[0];
+  const std::string first_name(plane_name(f.format, 0));
+  for (std::size_t i = 1; i < planes.size(); ++i) {
+    if (!same_device(first.device, planes[i]->device)) {
+      const std::string name(plane_name(f.format, int(i)));
+      throw InvalidFrame(name + ".device", name + " is on " + device_name(planes[i]->device) + ", " + first_name +
+                                               " on " + device_name(first.device) +
+                                               ": every plane must be on one device");
+    }
   }
-  switch (luma.device.device_type) {
+  switch (first.device.device_type) {
     case kDLCPU:
     case kDLCUDAHost:
       f.memory = MemoryKind::Host;
@@ -97,25 +152,25 @@ void place_on_device(const DLTensor& luma, const DLTensor& chroma, const ImportO
       break;
     case kDLCUDA:
     case kDLCUDAManaged:
-      if (luma.device.device_id < 0) {
-        throw InvalidFrame("luma.device", "CUDA device ordinal " + std::to_string(luma.device.device_id) +
-                                              " is negative");
+      if (first.device.device_id < 0) {
+        throw InvalidFrame(first_name + ".device", "CUDA device ordinal " + std::to_string(first.device.device_id) +
+                                                       " is negative");
       }
       f.memory = MemoryKind::Cuda;
-      f.device = luma.device.device_id;
+      f.device = first.device.device_id;
       f.cuda_context = o.cuda_context;
       break;
     default:
-      throw InvalidFrame("luma.device", "device " + device_name(luma.device) +
-                                            " is not supported (host or CUDA memory only)");
+      throw InvalidFrame(first_name + ".device", "device " + device_name(first.device) +
+                                                     " is not supported (host or CUDA memory only)");
   }
 }
 
 // The row stride in elements: only it is free, everything else packed (none
 // given: compact rows).
-std::int64_t row_stride(const DLTensor& t, int plane, const PlaneLayout& l) {
-  const std::string name(plane_name(plane));
-  const std::int64_t row_elems = std::int64_t(l.width) * l.components;
+std::int64_t row_stride(const DLTensor& t, const std::string& name, const PlaneLayout& l) {
+  const std::int64_t c = l.components;
+  const std::int64_t row_elems = std::int64_t(l.width) * c;
   if (t.strides == nullptr) return row_elems;
   for (int d = 0; d < t.ndim; ++d) {
     if (t.strides[d] < 0) {
@@ -124,13 +179,16 @@ std::int64_t row_stride(const DLTensor& t, int plane, const PlaneLayout& l) {
     }
   }
   // Inner dimensions must be packed; a dimension of extent 1 may carry any stride.
-  const bool packed = plane == 0 ? (t.shape[1] == 1 || t.strides[1] == 1)
-                                 : ((t.shape[1] == 1 || t.strides[1] == 2) && t.strides[2] == 1);
+  const bool packed = (t.shape[1] == 1 || t.strides[1] == c) && (t.ndim < 3 || t.shape[2] == 1 || t.strides[2] == 1);
   if (!packed) {
-    throw InvalidFrame(name + ".strides",
-                       "strides " + tuple(t.strides, t.ndim) + " (elements) do not describe packed rows: " +
-                           (plane == 0 ? std::string("expected (pitch, 1)") : std::string("expected (pitch, 2, 1)")) +
-                           "; only the row stride may differ from a compact layout");
+    const std::string want = t.ndim == 2 ? "(pitch, 1)" : "(pitch, " + std::to_string(c) + ", 1)";
+    throw InvalidFrame(name + ".strides", "strides " + tuple(t.strides, t.ndim) +
+                                              " (elements) do not describe packed rows" +
+                                              (t.ndim == 3 && c > 1 ? " (a pixel's channels next to each other, "
+                                                                      "pixels next to each other)"
+                                                                    : "") +
+                                              ": expected " + want +
+                                              "; only the row stride may differ from a compact layout");
   }
   std::int64_t stride = t.strides[0];
   if (l.height == 1 && stride < row_elems) stride = row_elems;  // one row: its stride is unused
@@ -143,8 +201,7 @@ std::int64_t row_stride(const DLTensor& t, int plane, const PlaneLayout& l) {
 }
 
 // data + byte_offset, checked: not null, no overflow, sample-aligned.
-void* plane_address(const DLTensor& t, int plane, std::size_t bps) {
-  const std::string name(plane_name(plane));
+void* plane_address(const DLTensor& t, const std::string& name, std::size_t bps) {
   if (t.data == nullptr) throw InvalidFrame(name + ".data", "data pointer is null");
   std::uintptr_t addr = 0;
   if (__builtin_add_overflow(reinterpret_cast<std::uintptr_t>(t.data), t.byte_offset, &addr)) {
@@ -162,16 +219,16 @@ void* plane_address(const DLTensor& t, int plane, std::size_t bps) {
 
 // One plane of the frame `f` (format and size set): pitch, address and shape.
 Plane describe_plane(const DLTensor& t, int plane, const Frame& f) {
+  const std::string name(plane_name(f.format, plane));
   const std::size_t bps = bytes_per_sample(f.format);
   const PlaneLayout l = plane_layout(f.format, f.width, f.height, plane);
-  const std::int64_t stride = row_stride(t, plane, l);
+  const std::int64_t stride = row_stride(t, name, l);
   std::int64_t pitch = 0;
   if (__builtin_mul_overflow(stride, std::int64_t(bps), &pitch)) {
-    throw InvalidFrame(std::string(plane_name(plane)) + ".strides",
-                       "row stride " + std::to_string(stride) + " overflows in bytes");
+    throw InvalidFrame(name + ".strides", "row stride " + std::to_string(stride) + " overflows in bytes");
   }
   Plane p;
-  p.data = plane_address(t, plane, bps);
+  p.data = plane_address(t, name, bps);
   p.pitch = std::size_t(pitch);
   p.width = l.width;
   p.height = l.height;
@@ -179,19 +236,35 @@ Plane describe_plane(const DLTensor& t, int plane, const Frame& f) {
   return p;
 }
 
-// The frame a pair of tensors describes, without an owner. The checks run in
-// this order, so that each reads only what the ones before it vouched for.
-Frame describe(const DLTensor& luma, const DLTensor& chroma, const ImportOptions& o) {
-  require_format(o.format, {PixelFormat::NV12, PixelFormat::P010}, "a luma and a chroma tensor");
-  check_ndim_and_dtype(luma, 0, o.format);
-  check_ndim_and_dtype(chroma, 1, o.format);
+void check_plane_count(std::size_t given, PixelFormat format) {
+  const int n = plane_count(format);
+  if (given == std::size_t(n)) return;
+  std::string names;
+  for (int i = 0; i < n; ++i) names += (i ? ", " : "") + std::string(plane_name(format, i));
+  throw InvalidFrame("planes", std::to_string(given) + (given == 1 ? " tensor does" : " tensors do") + " not fit " +
+                                   std::string(to_string(format)) + ": it takes " + std::to_string(n) +
+                                   (n == 1 ? " (" : " (") + names + ")");
+}
+
+// The frame the tensors describe, without an owner. The checks run in this
+// order, so that each reads only what the ones before it vouched for.
+Frame describe(std::span<const DLTensor* const> planes, const ImportOptions& o) {
+  if (o.format > PixelFormat::GRAY32F) {
+    throw InvalidFrame("format", "format value " + std::to_string(int(o.format)) + " is not one of " +
+                                     spellings<PixelFormat>());
+  }
+  check_plane_count(planes.size(), o.format);
+  for (std::size_t i = 0; i < planes.size(); ++i) {
+    if (planes[i] == nullptr)
+      throw InvalidFrame(std::string(plane_name(o.format, int(i))), "no tensor (null pointer)");
+    check_ndim_and_dtype(*planes[i], int(i), o.format);
+  }
   Frame f;
   f.format = o.format;
   f.colorimetry = o.colorimetry;
-  check_shapes(luma, chroma, f);
-  place_on_device(luma, chroma, o, f);
-  f.planes[0] = describe_plane(luma, 0, f);
-  f.planes[1] = describe_plane(chroma, 1, f);
+  check_shapes(planes, f);
+  place_on_device(planes, o, f);
+  for (std::size_t i = 0; i < planes.size(); ++i) f.planes[i] = describe_plane(*planes[i], int(i), f);
   validate(f);
   return f;
 }
@@ -199,19 +272,17 @@ Frame describe(const DLTensor& luma, const DLTensor& chroma, const ImportOptions
 struct ImportedStorage {
   detail::LiveFrameToken token;
   std::shared_ptr<const void> keep_alive;
-  ProducerTensor luma;
-  ProducerTensor chroma;
+  std::array<ProducerTensor, kMaxPlanes> tensors;
   ~ImportedStorage() {
     // Deleters first, then whatever the caller asked us to keep alive.
-    luma.reset();
-    chroma.reset();
+    for (auto& t : tensors) t.reset();
   }
 };
 
-void check_version(const ProducerTensor& t, const char* name) {
-  if (!t) throw InvalidFrame(std::string(name), "no tensor (empty ProducerTensor)");
+void check_version(const ProducerTensor& t, const std::string& name) {
+  if (!t) throw InvalidFrame(name, "no tensor (empty ProducerTensor)");
   if (t.versioned() && t.version().major != kDLPackMajorVersion) {
-    throw InvalidFrame(std::string(name) + ".version",
+    throw InvalidFrame(name + ".version",
                        "DLPack version " + std::to_string(t.version().major) + "." +
                            std::to_string(t.version().minor) + " is not supported (major version 1 expected)");
   }
@@ -246,24 +317,45 @@ void ProducerTensor::reset() noexcept {
   if (auto* t = std::exchange(versioned_, nullptr); t && t->deleter) t->deleter(t);
 }
 
-Frame frame_from_dltensors(const DLTensor& luma, const DLTensor& chroma, const ImportOptions& options) {
-  Frame f = describe(luma, chroma, options);
+Frame frame_from_dltensors(std::span<const DLTensor* const> planes, const ImportOptions& options) {
+  Frame f = describe(planes, options);
   auto storage = std::make_shared<ImportedStorage>();
   storage->keep_alive = options.keep_alive;
   f.owner = std::move(storage);
   return f;
 }
 
-Frame import_dlpack(ProducerTensor& luma, ProducerTensor& chroma, const ImportOptions& options) {
-  check_version(luma, "luma");
-  check_version(chroma, "chroma");
-  Frame f = describe(*luma.tensor(), *chroma.tensor(), options);
+Frame frame_from_dltensors(const DLTensor& luma, const DLTensor& chroma, const ImportOptions& options) {
+  const DLTensor* planes[2] = {&luma, &chroma};
+  return frame_from_dltensors(planes, options);
+}
+
+Frame import_dlpack(std::span<ProducerTensor> planes, const ImportOptions& options) {
+  if (planes.size() > kMaxPlanes) check_plane_count(planes.size(), options.format);
+  std::array<const DLTensor*, kMaxPlanes> tensors{};
+  for (std::size_t i = 0; i < planes.size(); ++i) {
+    check_version(planes[i], std::string(plane_name(options.format, int(i))));
+    tensors[i] = planes[i].tensor();
+  }
+  Frame f = describe(std::span(tensors.data(), planes.size()), options);
   auto storage = std::make_shared<ImportedStorage>();  // may throw bad_alloc: tensors still the caller's
   storage->keep_alive = options.keep_alive;
-  storage->luma = std::move(luma);  // ownership passes to the frame: noexcept from here on
-  storage->chroma = std::move(chroma);
+  // Ownership passes to the frame: noexcept from here on.
+  for (std::size_t i = 0; i < planes.size(); ++i) storage->tensors[i] = std::move(planes[i]);
   f.owner = std::move(storage);
   return f;
+}
+
+Frame import_dlpack(ProducerTensor& luma, ProducerTensor& chroma, const ImportOptions& options) {
+  ProducerTensor planes[2] = {std::move(luma), std::move(chroma)};
+  try {
+    Frame f = import_dlpack(std::span<ProducerTensor>(planes), options);
+    return f;
+  } catch (...) {
+    luma = std::move(planes[0]);  // on failure both are the caller's again, untouched
+    chroma = std::move(planes[1]);
+    throw;
+  }
 }
 
 std::array<std::int64_t, 3> element_strides(std::string_view field, const std::int64_t* byte_strides, int ndim,

@@ -3,6 +3,7 @@
 #include <handoff/cuda.hpp>
 #include <handoff/cuda_abi.hpp>
 #include <handoff/frame_validate.hpp>
+#include <handoff/cuda_check.hpp>
 
 #include <cstring>
 #include <string>

@@ -5,6 +5,7 @@
 
 #include <glad/gl.h>
 
+#include <handoff/detail/gl_worker_detail.hpp>
 #include <handoff/cuda.hpp>
 #include <handoff/cuda_abi.hpp>
 #include <handoff/cuda_gl_buffer.hpp>
@@ -12,6 +13,7 @@
 #include <handoff/frame_validate.hpp>
 #include <handoff/gl_check.hpp>
 #include <handoff/log.hpp>
+#include <handoff/cuda_check.hpp>
 
 #include <algorithm>
 #include <atomic>

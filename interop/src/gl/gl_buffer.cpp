@@ -2,7 +2,8 @@
 
 #include <glad/gl.h>
 
-#include <handoff/detail/gl_handles.hpp>
+#include <handoff/detail/gl_worker_detail.hpp>
+#include <handoff/gl_handles.hpp>
 #include <handoff/gl_check.hpp>
 
 #include <string>
@@ -23,12 +24,12 @@ GlBuffer::GlBuffer(GlWorker& worker, std::size_t size, GlBufferStorage storage) 
     detail::assert_on_worker(*state->core, "GlBuffer::GlBuffer");
     GLuint name = 0;
     HANDOFF_GL_CHECK(glCreateBuffers(1, &name));
-    detail::UniqueGlBuffer buffer(name);
+    UniqueGlBuffer buffer(name);
     GLbitfield flags = GL_MAP_READ_BIT | GL_MAP_WRITE_BIT | GL_DYNAMIC_STORAGE_BIT;
     if (storage == GlBufferStorage::Persistent) flags |= GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
     HANDOFF_GL_CHECK(glNamedBufferStorage(name, static_cast<GLsizeiptr>(size), nullptr, flags),
                      std::to_string(size) + " bytes");
-    const std::uint64_t id = detail::track(*state->core, [name] { detail::GlBufferDeleter{}(name); });
+    const std::uint64_t id = detail::track(*state->core, [name] { GlBufferDeleter{}(name); });
     state->resource = detail::UniqueWorkerResource(id, {state->core});
     state->name = buffer.release();  // the worker's resource registry deletes it now
   });

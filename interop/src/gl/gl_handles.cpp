@@ -1,8 +1,8 @@
 #include <glad/gl.h>
 
-#include <handoff/detail/gl_handles.hpp>
+#include <handoff/gl_handles.hpp>
 
-namespace handoff::detail {
+namespace handoff {
 
 void GlBufferDeleter::operator()(unsigned name) const noexcept { glDeleteBuffers(1, &name); }
 void GlTextureDeleter::operator()(unsigned name) const noexcept { glDeleteTextures(1, &name); }
@@ -14,4 +14,4 @@ void GlProgramDeleter::operator()(unsigned name) const noexcept { glDeleteProgra
 void GlVertexArrayDeleter::operator()(unsigned name) const noexcept { glDeleteVertexArrays(1, &name); }
 void GlFramebufferDeleter::operator()(unsigned name) const noexcept { glDeleteFramebuffers(1, &name); }
 
-}  // namespace handoff::detail
+}  // namespace handoff

@@ -513,4 +513,48 @@ const GlInfo& GlWorker::info() const noexcept { return core_->info(); }
 
 std::thread::native_handle_type GlWorker::native_thread() const noexcept { return core_->native_thread(); }
 
+bool GlWorker::on_worker() const noexcept { return detail::on_worker(*core_); }
+
+void GlWorker::assert_on_worker(const char* what) const { detail::assert_on_worker(*core_, what); }
+
+namespace {
+
+// A run() call through its one non-template step: the caller's function and
+// argument, on the caller's stack like every RunCall.
+class ErasedCall final : public detail::RunCall {
+ public:
+  ErasedCall(void (*call)(void*), void* arg) noexcept : call_(call), arg_(arg) {}
+  void run(detail::WorkerCore& core) noexcept override {
+    try {
+      call_(arg_);
+      if (auto gl = detail::take_gl_error(core)) error = gl;
+    } catch (...) {
+      error = std::current_exception();
+    }
+    finish();
+  }
+  void fail(std::exception_ptr e) noexcept override {
+    error = std::move(e);
+    finish();
+  }
+
+ private:
+  void (*call_)(void*);
+  void* arg_;
+};
+
+}  // namespace
+
+void GlWorker::run_call(void (*call)(void*), void* arg) {
+  detail::WorkerCore& core = *core_;
+  if (detail::on_worker(core)) {
+    call(arg);
+    if (auto e = detail::take_gl_error(core)) std::rethrow_exception(e);
+    return;
+  }
+  ErasedCall c(call, arg);
+  detail::submit_and_wait(core, c);
+  if (c.error) std::rethrow_exception(c.error);
+}
+
 }  // namespace handoff

@@ -2,6 +2,7 @@
 // The state a GlWorker shares with everything made on it (GlBuffer,
 // CudaGlBuffer, ...): it outlives the GlWorker object, so a resource destroyed
 // after shutdown finds out the context is gone instead of crashing or hanging.
+#include <handoff/detail/gl_worker_detail.hpp>
 #include <handoff/gl_worker.hpp>
 
 #include "common/spin.hpp"

@@ -3,6 +3,7 @@
 // the handle goes, on any thread, the resource's release is queued to the
 // worker (or does nothing when the worker has shut down and released it).
 // For the library's resource types: GlBuffer, GlVkFrame.
+#include <handoff/detail/gl_worker_detail.hpp>
 #include <handoff/gl_worker.hpp>
 #include <handoff/unique_handle.hpp>
 

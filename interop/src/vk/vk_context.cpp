@@ -5,6 +5,7 @@
 
 #include "common/spin.hpp"
 #include <handoff/detail/vk_util.hpp>
+#include <handoff/vk_check.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -183,7 +184,7 @@ const char* type_name(VkPhysicalDeviceType t) {
   }
 }
 
-detail::UniqueVkInstance make_instance(bool validation, const void* chained, bool debug_utils) {
+UniqueVkInstance make_instance(bool validation, const void* chained, bool debug_utils) {
   auto app = vk::make<VkApplicationInfo>(VK_STRUCTURE_TYPE_APPLICATION_INFO);
   app.pApplicationName = "handoff";
   app.pEngineName = "handoff";
@@ -200,7 +201,7 @@ detail::UniqueVkInstance make_instance(bool validation, const void* chained, boo
   ci.ppEnabledExtensionNames = exts.data();
   VkInstance instance = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkCreateInstance(&ci, nullptr, &instance));
-  return detail::UniqueVkInstance(instance);
+  return UniqueVkInstance(instance);
 }
 
 }  // namespace
@@ -273,7 +274,7 @@ void VkContext::create_instance(bool validation) {
                 HANDOFF_WHERE);
   VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkCreateDebugUtilsMessengerEXT(instance_.get(), &mi, nullptr, &messenger));
-  messenger_ = detail::UniqueVkDebugMessenger(messenger, {instance_.get(), vkDestroyDebugUtilsMessengerEXT});
+  messenger_ = UniqueVkDebugMessenger(messenger, {instance_.get(), vkDestroyDebugUtilsMessengerEXT});
 }
 
 void VkContext::choose_physical_device(const std::optional<Uuid>& want_uuid) {
@@ -376,7 +377,7 @@ void VkContext::create_device() {
   dci.pEnabledFeatures = &enabled;
   VkDevice device = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkCreateDevice(physical_, &dci, nullptr, &device), info_.name);
-  device_ = detail::UniqueVkDevice(device);
+  device_ = UniqueVkDevice(device);
   vkGetDeviceQueue(device, queue_family_, 0, &queue_);
   get_memory_fd = reinterpret_cast<PFN_vkGetMemoryFdKHR>(vkGetDeviceProcAddr(device, "vkGetMemoryFdKHR"));
   if (sem_fd)
@@ -389,7 +390,7 @@ void VkContext::create_device() {
   pci.queueFamilyIndex = queue_family_;
   VkCommandPool pool = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkCreateCommandPool(device, &pci, nullptr, &pool));
-  pool_ = detail::UniqueVkCommandPool(pool, {device});
+  pool_ = UniqueVkCommandPool(pool, {device});
 }
 
 std::vector<VkValidationMessage> VkContext::validation_messages() const {
@@ -484,7 +485,7 @@ void VkContext::defer_destruction(std::shared_ptr<const void> objects) noexcept 
     auto fci = vk::make<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
     VkFence raw = VK_NULL_HANDLE;
     HANDOFF_VK_CHECK(vkCreateFence(device_.get(), &fci, nullptr, &raw));
-    detail::UniqueVkFence fence(raw, {device_.get()});
+    UniqueVkFence fence(raw, {device_.get()});
     HANDOFF_VK_CHECK(vkQueueSubmit(queue_, 0, nullptr, raw));
     deferred_.push_back(Deferred{std::move(fence), std::move(objects)});
   } catch (const std::exception& e) {
@@ -504,7 +505,7 @@ void VkContext::submit_and_wait(const std::function<void(VkCommandBuffer)>& reco
   ai.commandBufferCount = 1;
   VkCommandBuffer raw_cb = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkAllocateCommandBuffers(dev, &ai, &raw_cb));
-  detail::UniqueVkCommandBuffer cb(raw_cb, {dev, pool_.get()});
+  UniqueVkCommandBuffer cb(raw_cb, {dev, pool_.get()});
   auto bi = vk::make<VkCommandBufferBeginInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   HANDOFF_VK_CHECK(vkBeginCommandBuffer(raw_cb, &bi));
@@ -513,7 +514,7 @@ void VkContext::submit_and_wait(const std::function<void(VkCommandBuffer)>& reco
   auto fci = vk::make<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
   VkFence raw_fence = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkCreateFence(dev, &fci, nullptr, &raw_fence));
-  detail::UniqueVkFence fence(raw_fence, {dev});
+  UniqueVkFence fence(raw_fence, {dev});
   auto si = vk::make<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
   si.commandBufferCount = 1;
   si.pCommandBuffers = &raw_cb;
@@ -522,7 +523,7 @@ void VkContext::submit_and_wait(const std::function<void(VkCommandBuffer)>& reco
     wait_fence(raw_fence, "Vulkan fence of VkContext::submit_and_wait");
   } catch (const WaitTimeout&) {
     // Still pending: the command buffer goes when its own fence has signalled.
-    deferred_.push_back(Deferred{std::move(fence), std::make_shared<detail::UniqueVkCommandBuffer>(std::move(cb))});
+    deferred_.push_back(Deferred{std::move(fence), std::make_shared<UniqueVkCommandBuffer>(std::move(cb))});
     throw;
   }
 }
@@ -537,7 +538,7 @@ VkCapabilities vk_capabilities() {
         vkGetInstanceProcAddr(nullptr, "vkEnumerateInstanceVersion"));
     caps.instance_version = VK_API_VERSION_1_0;
     if (ver) ver(&caps.instance_version);
-    detail::UniqueVkInstance instance = make_instance(false, nullptr, false);
+    UniqueVkInstance instance = make_instance(false, nullptr, false);
     caps.loader = true;
     try {
       for (VkPhysicalDevice pd : physical_devices(instance.get())) {

@@ -2,6 +2,7 @@
 
 #include <handoff/cuda_abi.hpp>
 #include <handoff/detail/cuda_handles.hpp>
+#include <handoff/cuda_check.hpp>
 
 #include <memory>
 #include <string>

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include <handoff/detail/vk_util.hpp>
+#include <handoff/vk_check.hpp>
 
 namespace handoff {
 
@@ -50,7 +51,7 @@ std::uint32_t pick_type(VkContext& ctx, std::uint32_t bits) {
   }
 }
 
-detail::UniqueVkDeviceMemory allocate_exportable(VkContext& ctx, const VkMemoryRequirements& req, bool dedicated,
+UniqueVkDeviceMemory allocate_exportable(VkContext& ctx, const VkMemoryRequirements& req, bool dedicated,
                                                  VkBuffer buffer, VkImage image, VkHandleType type,
                                                  VkDeviceSize& allocation_size) {
   auto export_info = vk::make<VkExportMemoryAllocateInfo>(VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO);
@@ -70,7 +71,7 @@ detail::UniqueVkDeviceMemory allocate_exportable(VkContext& ctx, const VkMemoryR
   HANDOFF_VK_CHECK(vkAllocateMemory(ctx.device(), &ai, nullptr, &memory),
                    std::to_string(ai.allocationSize) + " exportable bytes");
   allocation_size = ai.allocationSize;
-  return detail::UniqueVkDeviceMemory(memory, {ctx.device()});
+  return UniqueVkDeviceMemory(memory, {ctx.device()});
 }
 
 ExportedMemory export_fd(VkContext& ctx, VkDeviceMemory memory, VkHandleType type, VkDeviceSize allocation,
@@ -101,7 +102,7 @@ class Staging {
     bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
     VkBuffer buffer = VK_NULL_HANDLE;
     HANDOFF_VK_CHECK(vkCreateBuffer(dev, &bi, nullptr, &buffer), "staging buffer");
-    buffer_ = detail::UniqueVkBuffer(buffer, {dev});
+    buffer_ = UniqueVkBuffer(buffer, {dev});
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(dev, buffer, &req);
     auto ai = vk::make<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
@@ -110,7 +111,7 @@ class Staging {
         req.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
     VkDeviceMemory memory = VK_NULL_HANDLE;
     HANDOFF_VK_CHECK(vkAllocateMemory(dev, &ai, nullptr, &memory), "staging memory");
-    memory_ = detail::UniqueVkDeviceMemory(memory, {dev});
+    memory_ = UniqueVkDeviceMemory(memory, {dev});
     HANDOFF_VK_CHECK(vkBindBufferMemory(dev, buffer, memory, 0));
     HANDOFF_VK_CHECK(vkMapMemory(dev, memory, 0, VK_WHOLE_SIZE, 0, &data_));  // vkFreeMemory unmaps
   }
@@ -118,8 +119,8 @@ class Staging {
   std::byte* data() const { return static_cast<std::byte*>(data_); }
 
  private:
-  detail::UniqueVkDeviceMemory memory_;  // member order is destruction order
-  detail::UniqueVkBuffer buffer_;
+  UniqueVkDeviceMemory memory_;  // member order is destruction order
+  UniqueVkBuffer buffer_;
   void* data_ = nullptr;
 };
 
@@ -190,7 +191,7 @@ bool check_image_export(VkContext& ctx, std::uint32_t width, std::uint32_t heigh
   return features & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT;
 }
 
-detail::UniqueVkImage create_exportable_image(VkDevice dev, std::uint32_t width, std::uint32_t height,
+UniqueVkImage create_exportable_image(VkDevice dev, std::uint32_t width, std::uint32_t height,
                                               VkFormat format, VkImageUsageFlags usage, VkHandleType type) {
   auto ext = vk::make<VkExternalMemoryImageCreateInfo>(VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO);
   ext.handleTypes = to_vk(type);
@@ -209,7 +210,7 @@ detail::UniqueVkImage create_exportable_image(VkDevice dev, std::uint32_t width,
   VkImage image = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkCreateImage(dev, &ii, nullptr, &image),
                    std::to_string(width) + "x" + std::to_string(height) + ", format " + std::to_string(int(format)));
-  return detail::UniqueVkImage(image, {dev});
+  return UniqueVkImage(image, {dev});
 }
 
 std::size_t format_texel_size(VkFormat f) {
@@ -241,7 +242,7 @@ VkExportableBuffer::VkExportableBuffer(VkContext& ctx, VkDeviceSize size, VkHand
   bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkBuffer buffer = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkCreateBuffer(ctx.device(), &bi, nullptr, &buffer), std::to_string(size) + " bytes");
-  buffer_ = detail::UniqueVkBuffer(buffer, {ctx.device()});
+  buffer_ = UniqueVkBuffer(buffer, {ctx.device()});
   auto ri = vk::make<VkBufferMemoryRequirementsInfo2>(VK_STRUCTURE_TYPE_BUFFER_MEMORY_REQUIREMENTS_INFO_2);
   ri.buffer = buffer;
   auto dr = vk::make<VkMemoryDedicatedRequirements>(VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS);
@@ -325,7 +326,7 @@ VkExportableImage::VkExportableImage(VkContext& ctx, std::uint32_t width, std::u
   vi.subresourceRange = {VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1};
   VkImageView view = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkCreateImageView(dev, &vi, nullptr, &view));
-  view_ = detail::UniqueVkImageView(view, {dev});
+  view_ = UniqueVkImageView(view, {dev});
   to_general_layout(ctx);
 }
 
@@ -349,9 +350,9 @@ void VkExportableImage::to_general_layout(VkContext& ctx) {
   } catch (const WaitTimeout&) {
     // The transition still uses the image: it goes once the queue is past it.
     struct Parts {
-      detail::UniqueVkDeviceMemory memory;
-      detail::UniqueVkImage image;
-      detail::UniqueVkImageView view;
+      UniqueVkDeviceMemory memory;
+      UniqueVkImage image;
+      UniqueVkImageView view;
     };
     ctx.defer_destruction(std::make_shared<Parts>(Parts{std::move(memory_), std::move(image_), std::move(view_)}));
     throw;

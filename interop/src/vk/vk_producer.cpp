@@ -9,6 +9,7 @@
 #include <string>
 
 #include <handoff/detail/vk_util.hpp>
+#include <handoff/vk_check.hpp>
 
 namespace handoff {
 
@@ -34,7 +35,7 @@ VkExportableSemaphore::VkExportableSemaphore(VkContext& ctx) : ctx_(&ctx) {
   ci.pNext = &es;
   VkSemaphore semaphore = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkCreateSemaphore(ctx.device(), &ci, nullptr, &semaphore));
-  semaphore_ = detail::UniqueVkSemaphore(semaphore, {ctx.device()});
+  semaphore_ = UniqueVkSemaphore(semaphore, {ctx.device()});
 }
 
 UniqueFd VkExportableSemaphore::export_fd() const {
@@ -53,15 +54,15 @@ UniqueFd VkExportableSemaphore::export_fd() const {
 struct VkFrameProducer::Gpu {
   std::unique_ptr<VkFrameBuffer> buffer;  // the target: one of the two
   std::unique_ptr<VkFrameImages> images;
-  detail::UniqueVkDescriptorSetLayout set_layout;
-  detail::UniqueVkPipelineLayout pipeline_layout;
-  detail::UniqueVkShaderModule shader;
-  detail::UniqueVkPipeline pipeline;
-  detail::UniqueVkDescriptorPool descriptor_pool;
+  UniqueVkDescriptorSetLayout set_layout;
+  UniqueVkPipelineLayout pipeline_layout;
+  UniqueVkShaderModule shader;
+  UniqueVkPipeline pipeline;
+  UniqueVkDescriptorPool descriptor_pool;
   VkDescriptorSet set = VK_NULL_HANDLE;  // belongs to descriptor_pool
-  detail::UniqueVkCommandPool command_pool;
+  UniqueVkCommandPool command_pool;
   VkCommandBuffer cb = VK_NULL_HANDLE;  // belongs to command_pool
-  detail::UniqueVkFence fence;
+  UniqueVkFence fence;
 };
 
 namespace {
@@ -89,7 +90,7 @@ void create_pipeline(VkDevice dev, Target target, Gpu& g) {
   sli.pBindings = bindings.data();
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkCreateDescriptorSetLayout(dev, &sli, nullptr, &set_layout));
-  g.set_layout = detail::UniqueVkDescriptorSetLayout(set_layout, {dev});
+  g.set_layout = UniqueVkDescriptorSetLayout(set_layout, {dev});
 
   VkPushConstantRange pcr{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushConstants)};
   auto pli = vk::make<VkPipelineLayoutCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
@@ -99,7 +100,7 @@ void create_pipeline(VkDevice dev, Target target, Gpu& g) {
   pli.pPushConstantRanges = &pcr;
   VkPipelineLayout pipeline_layout = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkCreatePipelineLayout(dev, &pli, nullptr, &pipeline_layout));
-  g.pipeline_layout = detail::UniqueVkPipelineLayout(pipeline_layout, {dev});
+  g.pipeline_layout = UniqueVkPipelineLayout(pipeline_layout, {dev});
 
   auto code = shaders::spirv(target == Target::Buffer ? "scene_buffer" : "scene_images");
   auto smi = vk::make<VkShaderModuleCreateInfo>(VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
@@ -107,7 +108,7 @@ void create_pipeline(VkDevice dev, Target target, Gpu& g) {
   smi.pCode = code.data();
   VkShaderModule shader = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkCreateShaderModule(dev, &smi, nullptr, &shader));
-  g.shader = detail::UniqueVkShaderModule(shader, {dev});
+  g.shader = UniqueVkShaderModule(shader, {dev});
 
   auto cpi = vk::make<VkComputePipelineCreateInfo>(VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
   cpi.stage = vk::make<VkPipelineShaderStageCreateInfo>(VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO);
@@ -117,7 +118,7 @@ void create_pipeline(VkDevice dev, Target target, Gpu& g) {
   cpi.layout = pipeline_layout;
   VkPipeline pipeline = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &cpi, nullptr, &pipeline));
-  g.pipeline = detail::UniqueVkPipeline(pipeline, {dev});
+  g.pipeline = UniqueVkPipeline(pipeline, {dev});
 }
 
 // The descriptor pool and the one set binding the target.
@@ -133,7 +134,7 @@ void create_descriptors(VkDevice dev, Target target, Gpu& g) {
   dpi.pPoolSizes = &ps;
   VkDescriptorPool pool = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkCreateDescriptorPool(dev, &dpi, nullptr, &pool));
-  g.descriptor_pool = detail::UniqueVkDescriptorPool(pool, {dev});
+  g.descriptor_pool = UniqueVkDescriptorPool(pool, {dev});
   auto dsa = vk::make<VkDescriptorSetAllocateInfo>(VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
   dsa.descriptorPool = pool;
   dsa.descriptorSetCount = 1;
@@ -175,7 +176,7 @@ void create_commands(VkDevice dev, std::uint32_t queue_family, Gpu& g) {
   cpci.queueFamilyIndex = queue_family;
   VkCommandPool pool = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkCreateCommandPool(dev, &cpci, nullptr, &pool));
-  g.command_pool = detail::UniqueVkCommandPool(pool, {dev});
+  g.command_pool = UniqueVkCommandPool(pool, {dev});
   auto cbi = vk::make<VkCommandBufferAllocateInfo>(VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO);
   cbi.commandPool = pool;
   cbi.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
@@ -184,7 +185,7 @@ void create_commands(VkDevice dev, std::uint32_t queue_family, Gpu& g) {
   auto fci = vk::make<VkFenceCreateInfo>(VK_STRUCTURE_TYPE_FENCE_CREATE_INFO);
   VkFence fence = VK_NULL_HANDLE;
   HANDOFF_VK_CHECK(vkCreateFence(dev, &fci, nullptr, &fence));
-  g.fence = detail::UniqueVkFence(fence, {dev});
+  g.fence = UniqueVkFence(fence, {dev});
 }
 
 }  // namespace

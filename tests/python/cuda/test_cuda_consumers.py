@@ -102,3 +102,42 @@ def test_export_outlives_frame_and_producer():
     del t
     gc.collect()
     assert handoff.live_objects()["frames"] == live - 1
+
+
+# --- the one-plane formats: HWC CUDA tensors in and out, and show() of them ------------------------
+@pytest.mark.parametrize("shape,dtype,default", [
+    ((17, 33, 3), "uint8", "rgb8"), ((17, 33, 4), "uint8", "rgba8"), ((17, 33), "uint8", "gray8"),
+    ((17, 33), "float32", "gray32f")])
+def test_torch_hwc_cuda_tensor_round_trip_without_copy(shape, dtype, default):
+    """A pitched (a crop of a wider tensor) CUDA image: from_arrays takes it by the format rule, no copy, and
+    torch reads the frame's plane back as the same memory."""
+    big = torch.arange(int(np.prod((shape[0], 64) + shape[2:])), device="cuda").reshape((shape[0], 64) + shape[2:])
+    t = big.to(getattr(torch, dtype))[:, 5:5 + shape[1]]
+    f = handoff.Frame.from_arrays(t)
+    assert f.format == default and f.memory == "cuda"
+    assert f.pixels.ptr == t.data_ptr() and f.pixels.pitch == t.stride(0) * t.element_size()
+    back = torch.from_dlpack(f.pixels)
+    assert back.data_ptr() == t.data_ptr() and back.shape == t.shape and torch.equal(back, t)
+
+
+@pytest.mark.skipif(cupy is None, reason="CuPy is not installed")
+def test_cupy_gray16_and_bgr8_through_cai():
+    depth = cupy.arange(12 * 20, dtype=cupy.uint16).reshape(12, 20)
+    f = handoff.Frame.from_arrays(depth)
+    assert f.format == "gray16" and f.pixels.ptr == depth.data.ptr
+    bgr = cupy.zeros((12, 20, 3), cupy.uint8)
+    g = handoff.Frame.from_arrays(bgr, format="bgr8")
+    assert g.format == "bgr8"
+    assert cupy.asarray(g.pixels).data.ptr == bgr.data.ptr
+
+
+def test_show_of_a_torch_cuda_rgb_image():
+    rgb = torch.zeros((48, 64, 3), dtype=torch.uint8, device="cuda")
+    rgb[..., 0] = 200
+    rgb[:, 32:, 2] = 90
+    with handoff.Viewer(title="cuda-rgb", width=320, height=240, headless=True, vsync=False) as v:
+        v.show(rgb)
+        img = np.from_dlpack(v.snapshot())
+        want = rgb.cpu().numpy()
+        assert np.abs(img[..., :3].astype(int) - want).max() <= 1
+        assert v.stream["format"] == "rgb8"

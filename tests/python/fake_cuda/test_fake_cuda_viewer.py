@@ -182,3 +182,39 @@ def test_cuda_frame_on_another_device_is_refused(fake, cuda_viewer):
     other = handoff_testing.relabel_as_cuda(host, 1)
     with pytest.raises(handoff.InvalidFrame, match="device"):
         cuda_viewer[0].show(other)
+
+
+@pytest.mark.parametrize("fmt", ["rgb8", "gray16", "i420", "nv12"])
+def test_cuda_frame_on_another_device_is_named_whatever_the_format(fake, cuda_viewer, fmt):
+    """Before the ring's own checks (which refuse formats it cannot draw yet), a CUDA frame on another
+    device than the viewer's is refused naming the frame and both devices."""
+    other = handoff_testing.relabel_as_cuda(handoff.Frame.allocate(32, 32, fmt), 1)
+    with pytest.raises(handoff.InvalidFrame, match="frame.device: a CUDA frame on device 1; this viewer is on "
+                                                   "CUDA device 0"):
+        cuda_viewer[0].show(other)
+
+
+@pytest.mark.parametrize("fmt,shape,typestr", [
+    ("rgb8", (6, 10, 3), "|u1"), ("bgra8", (6, 10, 4), "|u1"), ("yuyv", (6, 10, 2), "|u1"),
+    ("gray16", (6, 10), "<u2"), ("gray32f", (6, 10), "<f4")])
+def test_cuda_one_plane_arrays_import_and_export_without_a_copy(fake, fmt, shape, typestr):
+    """A pitched CUDA array (CAI) becomes a CUDA frame over the same device memory, and exports the same
+    shape back through __cuda_array_interface__ (metadata: the fake's memory is not read here)."""
+    ctx = fake.retain(0)
+    try:
+        item = int(typestr[2:])
+        pitch = 64 * item * (shape[2] if len(shape) == 3 else 1)
+        with fake.current(ctx):
+            ptr = fake.alloc(bytes(pitch * shape[0]))
+        strides = (pitch, item * shape[2], item) if len(shape) == 3 else (pitch, item)
+        f = handoff.Frame.from_arrays(CaiDevice(ptr, shape, typestr, strides), format=fmt, device=0)
+        assert f.memory == "cuda" and f.format == fmt and f.pixels.ptr == ptr and f.pixels.pitch == pitch
+        cai = f.pixels.__cuda_array_interface__
+        assert cai["shape"] == shape and cai["strides"] == strides and cai["typestr"] == typestr
+        assert cai["data"] == (ptr, True)
+        del f
+        gc.collect()
+        with fake.current(ctx):
+            fake.free(ptr)
+    finally:
+        fake.release(0)

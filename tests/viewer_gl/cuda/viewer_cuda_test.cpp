@@ -7,6 +7,7 @@
 
 #include "cuda_frames.hpp"
 #include "cuda_gpu.hpp"
+#include <handoff/cuda_check.hpp>
 
 namespace handoff::view::test {
 namespace {

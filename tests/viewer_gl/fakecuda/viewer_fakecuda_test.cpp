@@ -15,8 +15,10 @@
 
 
 #include "cuda_frames.hpp"
+#include "format_frames.hpp"
 #include "fake_cuda_control.hpp"
 #include "interop_testing.hpp"
+#include <handoff/cuda_check.hpp>
 
 namespace handoff::view::test {
 namespace {
@@ -68,6 +70,68 @@ TEST_F(ViewerFakeCuda, ACudaFrameIsCopiedDeviceToDeviceIntoTheRegisteredBuffer) 
   EXPECT_NE(v.stream().memory.find("CUDA-mapped"), std::string::npos) << v.stream().memory;
   EXPECT_EQ(fake_.live_streams(), 1) << "the viewer's own stream";
   EXPECT_EQ(v.diagnostics().gl_errors, 0u) << v.diagnostics().first_gl_error;
+}
+
+// Every format: a CUDA frame is one device-to-device copy per plane (no host
+// round trip) and shows its float64 reference; acquire() hands out CUDA
+// pointers laid out for the format.
+FormatFrame any_format_frame(PixelFormat f, std::uint32_t w, std::uint32_t h, unsigned seed) {
+  if (is_yuv(f)) return yuv_format_frame(f, w, h, Colorimetry{}, seed);
+  if (is_rgb(f)) return rgb_format_frame(f, w, h, seed);
+  return gray_format_frame(f, w, h, seed, f == PixelFormat::GRAY8 ? std::nullopt : std::optional(ValueRange{-1, 2}));
+}
+
+std::size_t off_pixels(const RgbaImage& img, const FormatFrame& f, std::string* first) {
+  return count_off(f, [&](std::uint32_t x, std::uint32_t y) { return img.pixel(x, y); }, 1.0, first);
+}
+
+TEST_F(ViewerFakeCuda, EveryFormatAsACudaFrameIsCopiedDeviceToDevice) {
+  ViewerOptions o = cuda_options();
+  o.value_range = ValueRange{-1, 2};
+  Viewer v(o);
+  unsigned seed = 1;
+  for (PixelFormat f : kPixelFormats) {
+    const FormatFrame ff = any_format_frame(f, 37, 21, seed++);
+    DeviceFrame dev(ff.frame);
+    const int async = fake_.call_count("cuMemcpy2DAsync"), to_host = fake_.call_count("cuMemcpyDtoH");
+    v.show(dev.frame());
+    EXPECT_EQ(fake_.call_count("cuMemcpy2DAsync"), async + plane_count(f)) << to_string(f) << ": one copy per plane";
+    EXPECT_EQ(fake_.call_count("cuMemcpyDtoH"), to_host) << to_string(f) << ": no host round trip";
+    std::string first;
+    EXPECT_EQ(off_pixels(v.snapshot(), ff, &first), 0u) << to_string(f) << ": first off " << first;
+  }
+  EXPECT_EQ(v.diagnostics().gl_errors, 0u) << v.diagnostics().first_gl_error;
+}
+
+TEST_F(ViewerFakeCuda, AcquireInEveryFormatHandsOutCudaPlanes) {
+  ViewerOptions o = cuda_options();
+  o.value_range = ValueRange{-1, 2};
+  Viewer v(o);
+  cuda::PrimaryContext ctx(cuda::driver(), 0);
+  unsigned seed = 50;
+  for (PixelFormat f : kPixelFormats) {
+    const FormatFrame ff = any_format_frame(f, 37, 21, seed++);
+    ViewerFrame slot = v.acquire(f, 37, 21);
+    const Frame& d = slot.frame();
+    ASSERT_EQ(d.memory, MemoryKind::Cuda) << to_string(f);
+    EXPECT_NO_THROW(validate(d)) << to_string(f);
+    cuda::ScopedContext current(ctx);
+    for (int p = 0; p < plane_count(f); ++p) {
+      cuda::abi::CUDA_MEMCPY2D m{};
+      m.srcMemoryType = cuda::abi::CU_MEMORYTYPE_HOST;
+      m.srcHost = ff.frame.planes[std::size_t(p)].data;
+      m.srcPitch = ff.frame.planes[std::size_t(p)].pitch;
+      m.dstMemoryType = cuda::abi::CU_MEMORYTYPE_DEVICE;
+      m.dstDevice = reinterpret_cast<cuda::abi::CUdeviceptr>(d.planes[std::size_t(p)].data);
+      m.dstPitch = d.planes[std::size_t(p)].pitch;
+      m.WidthInBytes = plane_layout(f, 37, 21, p).row_bytes;
+      m.Height = d.planes[std::size_t(p)].height;
+      HANDOFF_CU_CHECK(cuda::driver().api().cuMemcpy2D(&m));
+    }
+    v.present(std::move(slot));
+    std::string first;
+    EXPECT_EQ(off_pixels(v.snapshot(), ff, &first), 0u) << to_string(f) << ": first off " << first;
+  }
 }
 
 // show(frame, overlays, stream): the viewer's copy waits for the work queued

@@ -5,7 +5,7 @@
 namespace handoff::view {
 
 ShaderColor fold_color(Colorimetry c, PixelFormat f) {
-  const media::ColorTransform t = yuv_to_rgb_transform(c.matrix, c.range, f, media::SampleInput::Unorm);
+  const media::ColorTransform t = yuv_to_rgb_transform(c.matrix, c.range, yuv_code_format(f), media::SampleInput::Unorm);
   const std::array<float, 9> m = t.m_float();  // row-major
   ShaderColor s{};
   for (int row = 0; row < 3; ++row)

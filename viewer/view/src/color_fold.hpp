@@ -13,7 +13,12 @@ struct ShaderColor {
   std::array<float, 3> bias{};
 };
 
-// Thread-safe (pure).
+// The format whose codes the media library's colour maths take for a YUV
+// format: P010 for the 10-bit one, NV12 for the 8-bit ones (i420, yuyv, uyvy
+// have nv12's codes; color.hpp's bit_depth knows nv12 and p010 only).
+constexpr PixelFormat yuv_code_format(PixelFormat f) { return f == PixelFormat::P010 ? PixelFormat::P010 : PixelFormat::NV12; }
+
+// Thread-safe (pure). Any YUV format (yuv_code_format).
 ShaderColor fold_color(Colorimetry c, PixelFormat f);
 
 }  // namespace handoff::view

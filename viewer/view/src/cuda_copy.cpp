@@ -7,6 +7,7 @@
 #include <handoff/wait.hpp>
 
 #include <handoff/cuda_abi.hpp>
+#include <handoff/cuda_check.hpp>
 
 namespace handoff::view {
 

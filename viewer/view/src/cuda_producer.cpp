@@ -5,6 +5,7 @@
 #include <handoff/log.hpp>
 
 #include <handoff/cuda_abi.hpp>
+#include <handoff/cuda_check.hpp>
 
 namespace handoff::view {
 namespace abi = cuda::abi;

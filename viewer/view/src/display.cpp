@@ -207,6 +207,16 @@ RgbaImage Display::frame_image() {
 void Display::record_frame() {
   view::FrameRenderer& r = state_->renderer();
   if (!r.has_frame()) return;
+  // The recorder reads two plane textures back as NV12 / P010; recordings of
+  // the other formats (foxglove.RawImage's rgb8 .. 32FC1 encodings) are not
+  // written by it yet: those frames are left out of the recording.
+  if (r.format() != PixelFormat::NV12 && r.format() != PixelFormat::P010) {
+    if (!told_unrecorded_format_)
+      log(LogLevel::Warning, "recording: " + std::string(to_string(r.format())) +
+                                 " frames are left out (the recorder writes nv12 / p010 frames)");
+    told_unrecorded_format_ = true;
+    return;
+  }
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   recorder_->capture(r.luma_texture(), r.chroma_texture(), r.format(), r.width(), r.height(),
                      state_->effective_colorimetry(), state_->current_overlays(),

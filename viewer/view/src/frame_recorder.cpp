@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include <handoff/detail/gl_handles.hpp>
+#include <handoff/gl_handles.hpp>
 #include <handoff/error.hpp>
 #include <handoff/gl_check.hpp>
 #include <handoff/host_frame.hpp>
@@ -18,7 +18,7 @@ namespace handoff::view {
 struct FrameRecorder::Slot {
   enum class State : std::uint8_t { Free, Reading, Queued, Writing };
   State state = State::Free;  // Free / Queued / Writing guarded by mutex_; Reading is the display's
-  handoff::detail::UniqueGlBuffer buffer;  // display thread; deleting it unmaps it
+  handoff::UniqueGlBuffer buffer;  // display thread; deleting it unmaps it
   std::size_t size = 0;
   const std::uint8_t* mapped = nullptr;
   GlFence fence;  // display thread: the readback is done

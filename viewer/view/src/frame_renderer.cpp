@@ -1,5 +1,7 @@
 #include "frame_renderer.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -18,8 +20,8 @@
 namespace handoff::view {
 namespace {
 
-using handoff::detail::UniqueGlProgram;
-using handoff::detail::UniqueGlShader;
+using handoff::UniqueGlProgram;
+using handoff::UniqueGlShader;
 
 UniqueGlShader compile(GLenum stage, const char* name) {
   const std::string_view src = shaders::glsl(name);
@@ -98,57 +100,139 @@ void check_texture_size(const char* what, std::uint32_t width, std::uint32_t hei
 // ---------------------------------------------------------------------------
 // PlaneTextures
 
-namespace {
-
-// How the shaders sample both plane textures: bilinear, one level, clamped.
-void set_plane_sampling(GLuint luma, GLuint chroma) {
-  for (GLuint t : {luma, chroma}) {
-    glTextureParameteri(t, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-    glTextureParameteri(t, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-    glTextureParameteri(t, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-    glTextureParameteri(t, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+// One texture per plane where GL has a format that holds the plane's element
+// as it is stored, so that the upload is a plain copy and filtering mixes
+// whole samples:
+//  - nv12 / p010: R8 / R16 luma, RG8 / RG16 chroma pairs (half size);
+//  - i420: three planes, Y in R8, U and V in R16 (yuv_planar_frame_frag);
+//  - yuyv / uyvy: the one plane twice: as RG8 (Y, U-or-V per pixel: luma,
+//    swizzled to .r for uyvy) and as RGBA16 (one texel per 4:2:2 pair:
+//    Y0 U Y1 V / U Y0 V Y1, swizzled so that .r is U and .g is V), so that
+//    bilinear filtering interpolates luma per pixel and chroma per pair, as
+//    for the planar formats. The 8-bit chroma of both is uploaded into 16-bit
+//    textures (GL converts the bytes on upload) because chroma is always
+//    interpolated, and texture units that filter 8-bit texels return 8-bit
+//    results (llvmpipe does): the mix of two chroma codes would be rounded
+//    to a code before the matrix, up to 2 codes off in R'G'B'. nv12 keeps its
+//    RG8 chroma (its CPU path converts in float);
+//  - rgb8 / rgba8 as RGB8 / RGBA8, bgr8 / bgra8 uploaded as GL_BGR / GL_BGRA
+//    into the same (GL reorders on upload: the shader reads R, G, B alike);
+//  - gray8 / gray16 as R8 / R16 (UNORM: the shader maps 0..1), gray32f as
+//    R32F (the floats themselves: ranges, NaN and inf survive; desktop GL
+//    filters 32-bit float textures).
+TextureSpecs frame_textures(PixelFormat f, std::uint32_t w, std::uint32_t h) {
+  const std::uint32_t cw = chroma_width(w), ch = chroma_height(h);
+  const auto one = [](int plane, GLenum internal, GLenum format, GLenum type, std::uint32_t tw, std::uint32_t th,
+                      std::size_t bytes) {
+    TextureSpec t;
+    t.plane = plane;
+    t.internal = internal;
+    t.format = format;
+    t.type = type;
+    t.width = tw;
+    t.height = th;
+    t.texel_bytes = bytes;
+    return t;
+  };
+  TextureSpecs s;
+  const auto add = [&s](TextureSpec t) { s.spec[std::size_t(s.count++)] = t; };
+  switch (f) {
+    case PixelFormat::NV12:
+      add(one(0, GL_R8, GL_RED, GL_UNSIGNED_BYTE, w, h, 1));
+      add(one(1, GL_RG8, GL_RG, GL_UNSIGNED_BYTE, cw, ch, 2));
+      break;
+    case PixelFormat::P010:
+      add(one(0, GL_R16, GL_RED, GL_UNSIGNED_SHORT, w, h, 2));
+      add(one(1, GL_RG16, GL_RG, GL_UNSIGNED_SHORT, cw, ch, 4));
+      break;
+    case PixelFormat::I420: {
+      add(one(0, GL_R8, GL_RED, GL_UNSIGNED_BYTE, w, h, 1));
+      add(one(1, GL_R16, GL_RED, GL_UNSIGNED_BYTE, cw, ch, 1));
+      add(one(2, GL_R16, GL_RED, GL_UNSIGNED_BYTE, cw, ch, 1));
+      break;
+    }
+    case PixelFormat::YUYV:
+    case PixelFormat::UYVY: {
+      const bool yuyv = f == PixelFormat::YUYV;
+      // Luma: the first W texels of each row (an odd width's padding sample is
+      // not drawn, and the texture is the frame's width as the shaders expect).
+      TextureSpec luma = one(0, GL_RG8, GL_RG, GL_UNSIGNED_BYTE, w, h, 2);
+      if (!yuyv) luma.swizzle = {GL_GREEN, GL_RED, GL_ZERO, GL_ONE};
+      TextureSpec pairs = one(0, GL_RGBA16, GL_RGBA, GL_UNSIGNED_BYTE, cw, h, 4);
+      pairs.swizzle = yuyv ? std::array<GLint, 4>{GL_GREEN, GL_ALPHA, GL_ZERO, GL_ONE}
+                           : std::array<GLint, 4>{GL_RED, GL_BLUE, GL_ZERO, GL_ONE};
+      add(luma);
+      add(pairs);
+      break;
+    }
+    case PixelFormat::RGB8: add(one(0, GL_RGB8, GL_RGB, GL_UNSIGNED_BYTE, w, h, 3)); break;
+    case PixelFormat::BGR8: add(one(0, GL_RGB8, GL_BGR, GL_UNSIGNED_BYTE, w, h, 3)); break;
+    case PixelFormat::RGBA8: add(one(0, GL_RGBA8, GL_RGBA, GL_UNSIGNED_BYTE, w, h, 4)); break;
+    case PixelFormat::BGRA8: add(one(0, GL_RGBA8, GL_BGRA, GL_UNSIGNED_BYTE, w, h, 4)); break;
+    case PixelFormat::GRAY8: add(one(0, GL_R8, GL_RED, GL_UNSIGNED_BYTE, w, h, 1)); break;
+    case PixelFormat::GRAY16: add(one(0, GL_R16, GL_RED, GL_UNSIGNED_SHORT, w, h, 2)); break;
+    case PixelFormat::GRAY32F: add(one(0, GL_R32F, GL_RED, GL_FLOAT, w, h, 4)); break;
+    default:
+      throw InvalidFrame("format", "pixel format " + std::to_string(int(f)) + " is not one of " +
+                                       spellings<PixelFormat>());
   }
+  return s;
 }
 
-// One plane of `frame` into `tex`, from `base` (a host pointer, or an offset
-// in the bound GL_PIXEL_UNPACK_BUFFER).
-void upload_plane(GLuint tex, const Frame& frame, int index, const void* base) {
-  const Plane& pl = frame.planes[static_cast<std::size_t>(index)];
-  const std::size_t bps = bytes_per_sample(frame.format);
-  const std::size_t group = bps * pl.components;  // bytes per texel
-  const GLenum fmt = index == 0 ? GL_RED : GL_RG;
-  const GLenum type = bps == 1 ? GL_UNSIGNED_BYTE : GL_UNSIGNED_SHORT;
+ChromaGrid chroma_grid(PixelFormat f, std::uint32_t w, std::uint32_t h) {
+  const bool packed422 = f == PixelFormat::YUYV || f == PixelFormat::UYVY;
+  return ChromaGrid{chroma_width(w), packed422 ? h : chroma_height(h), 2, packed422 ? 1u : 2u};
+}
+
+namespace {
+
+// How the shaders sample a texture: bilinear, one level, clamped, through
+// the spec's swizzle (identity for external textures).
+void set_sampling(GLuint t, const std::array<GLint, 4>& swizzle) {
+  glTextureParameteri(t, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+  glTextureParameteri(t, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+  glTextureParameteri(t, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTextureParameteri(t, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  glTextureParameteriv(t, GL_TEXTURE_SWIZZLE_RGBA, swizzle.data());
+}
+
+// One texture of `frame` from its plane at `base` (a host pointer, or an
+// offset in the bound GL_PIXEL_UNPACK_BUFFER).
+void upload_texture(GLuint tex, const TextureSpec& t, const Frame& frame, const void* base) {
+  const Plane& pl = frame.planes[std::size_t(t.plane)];
   const char* start = static_cast<const char*>(base);
-  if (pl.pitch % group == 0) {
-    glPixelStorei(GL_UNPACK_ROW_LENGTH, static_cast<GLint>(pl.pitch / group));
-    glTextureSubImage2D(tex, 0, 0, 0, static_cast<GLsizei>(pl.width), static_cast<GLsizei>(pl.height),
-                        fmt, type, start);
+  if (pl.pitch % t.texel_bytes == 0) {
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, static_cast<GLint>(pl.pitch / t.texel_bytes));
+    glTextureSubImage2D(tex, 0, 0, 0, GLsizei(t.width), GLsizei(t.height), t.format, t.type, start);
     glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
   } else {  // a pitch GL cannot express as a row length: one row at a time
-    for (std::uint32_t r = 0; r < pl.height; ++r)
-      glTextureSubImage2D(tex, 0, 0, static_cast<GLint>(r), static_cast<GLsizei>(pl.width), 1, fmt,
-                          type, start + static_cast<std::size_t>(r) * pl.pitch);
+    for (std::uint32_t r = 0; r < t.height; ++r)
+      glTextureSubImage2D(tex, 0, 0, GLint(r), GLsizei(t.width), 1, t.format, t.type,
+                          start + std::size_t(r) * pl.pitch);
   }
 }
 
 }  // namespace
 
 void PlaneTextures::clear() noexcept {
-  own_luma_.reset();
-  own_chroma_.reset();
-  luma_ = chroma_ = 0;
+  for (auto& t : own_) t.reset();
+  tex_ = {};
+  count_ = 0;
   width_ = height_ = 0;
   external_ = false;
 }
 
 void PlaneTextures::use_external(PixelFormat format, std::uint32_t width, std::uint32_t height, GLuint luma,
                                  GLuint chroma) {
-  if (external_ && luma == luma_ && chroma == chroma_ && format == format_ && width == width_ && height == height_)
+  if (external_ && luma == tex_[0] && chroma == tex_[1] && format == format_ && width == width_ &&
+      height == height_)
     return;
   clear();
-  HANDOFF_GL_CHECK(set_plane_sampling(luma, chroma), "external plane textures");
-  luma_ = luma;
-  chroma_ = chroma;
+  constexpr std::array<GLint, 4> identity{GL_RED, GL_GREEN, GL_BLUE, GL_ALPHA};
+  set_sampling(luma, identity);
+  HANDOFF_GL_CHECK(set_sampling(chroma, identity), "external plane textures");
+  tex_ = {luma, chroma, 0};
+  count_ = 2;
   external_ = true;
   format_ = format;
   width_ = width;
@@ -156,20 +240,20 @@ void PlaneTextures::use_external(PixelFormat format, std::uint32_t width, std::u
 }
 
 void PlaneTextures::configure(PixelFormat format, std::uint32_t width, std::uint32_t height) {
-  if (!external_ && format == format_ && width == width_ && height == height_) return;
+  if (!external_ && count_ > 0 && format == format_ && width == width_ && height == height_) return;
   clear();
-  const bool p010 = format == PixelFormat::P010;
-  GLuint names[2] = {};
-  glCreateTextures(GL_TEXTURE_2D, 2, names);
-  own_luma_.reset(names[0]);
-  own_chroma_.reset(names[1]);
-  luma_ = names[0];
-  chroma_ = names[1];
-  glTextureStorage2D(luma_, 1, p010 ? GL_R16 : GL_R8, static_cast<GLsizei>(width),
-                     static_cast<GLsizei>(height));
-  glTextureStorage2D(chroma_, 1, p010 ? GL_RG16 : GL_RG8, static_cast<GLsizei>(chroma_width(width)),
-                     static_cast<GLsizei>(chroma_height(height)));
-  HANDOFF_GL_CHECK(set_plane_sampling(luma_, chroma_), "plane textures");
+  const TextureSpecs specs = frame_textures(format, width, height);
+  GLuint names[kMaxPlanes] = {};
+  glCreateTextures(GL_TEXTURE_2D, specs.count, names);
+  for (int i = 0; i < specs.count; ++i) {
+    const TextureSpec& t = specs.spec[std::size_t(i)];
+    own_[std::size_t(i)].reset(names[i]);
+    tex_[std::size_t(i)] = names[i];
+    glTextureStorage2D(names[i], 1, t.internal, GLsizei(t.width), GLsizei(t.height));
+    set_sampling(names[i], t.swizzle);
+  }
+  count_ = specs.count;
+  HANDOFF_GL_CHECK(glTextureParameteri(names[0], GL_TEXTURE_MAX_LEVEL, 0), "frame textures");
   format_ = format;
   width_ = width;
   height_ = height;
@@ -177,12 +261,14 @@ void PlaneTextures::configure(PixelFormat format, std::uint32_t width, std::uint
 
 void PlaneTextures::upload(const Frame& frame) const {
   const bool gpu = frame.memory == MemoryKind::GlBuffer;
+  const TextureSpecs specs = frame_textures(format_, width_, height_);
   {
     const UnpackScope unpack(gpu ? frame.gl_buffer : 0);
-    for (int i = 0; i < 2; ++i) {
-      const Plane& pl = frame.planes[static_cast<std::size_t>(i)];
+    for (int i = 0; i < specs.count; ++i) {
+      const TextureSpec& t = specs.spec[std::size_t(i)];
+      const Plane& pl = frame.planes[std::size_t(t.plane)];
       const void* base = gpu ? reinterpret_cast<const void*>(static_cast<std::uintptr_t>(pl.offset)) : pl.data;
-      upload_plane(i == 0 ? luma_ : chroma_, frame, i, base);
+      upload_texture(tex_[std::size_t(i)], t, frame, base);
     }
   }
   HANDOFF_GL_CHECK(glPixelStorei(GL_UNPACK_ROW_LENGTH, 0), "plane upload");
@@ -203,50 +289,75 @@ class ShaderColorPath final : public ColorPath {
   bool converts_on_cpu() const override { return false; }
 
  private:
-  // One program per filter: [0] linear, [1] nearest (yuv_frame_nearest_frag).
+  // How the codes become R'G'B': a program per kind and filter.
+  enum Kind { kYuv, kYuvPlanar, kRgb, kGray, kKinds };
+  static Kind kind_of(PixelFormat f) {
+    return f == PixelFormat::I420 ? kYuvPlanar : is_yuv(f) ? kYuv : is_rgb(f) ? kRgb : kGray;
+  }
   struct Program {
     UniqueGlProgram id;
-    GLint matrix = -1, bias = -1, frame_size = -1, chroma_size = -1, siting = -1, scale = -1, offset = -1,
-          fb_size = -1;
+    GLint matrix = -1, bias = -1, frame_size = -1, chroma_size = -1, siting = -1, subsample = -1, scale = -1,
+          offset = -1, fb_size = -1, lo = -1, value_scale = -1, non_finite = -1;
   };
   static void set_uniforms(const Program& p, const DrawOptions& o, int fb_w, int fb_h, const PlaneTextures& t);
 
-  Program programs_[2];
-  handoff::detail::UniqueGlVertexArray vao_;
+  Program programs_[kKinds][2];  // [kind][0] linear, [kind][1] nearest
+  handoff::UniqueGlVertexArray vao_;
 };
 
 ShaderColorPath::ShaderColorPath() {
-  const char* fragments[2] = {"yuv_frame_frag", "yuv_frame_nearest_frag"};
-  for (int i = 0; i < 2; ++i) {
-    Program& p = programs_[i];
-    p.id = build_program("yuv_frame_vert", fragments[i]);
-    const GLuint id = p.id.get();
-    p.matrix = glGetUniformLocation(id, "u_rgb_from_yuv");
-    p.bias = glGetUniformLocation(id, "u_bias");
-    p.frame_size = glGetUniformLocation(id, "u_frame_size");
-    p.chroma_size = glGetUniformLocation(id, "u_chroma_size");
-    p.siting = glGetUniformLocation(id, "u_siting");
-    p.scale = glGetUniformLocation(id, "u_view_scale");
-    p.offset = glGetUniformLocation(id, "u_view_offset");
-    p.fb_size = glGetUniformLocation(id, "u_fb_size");
-  }
+  const char* fragments[kKinds][2] = {{"yuv_frame_frag", "yuv_frame_nearest_frag"},
+                                      {"yuv_planar_frame_frag", "yuv_planar_frame_nearest_frag"},
+                                      {"rgb_frame_frag", "rgb_frame_nearest_frag"},
+                                      {"gray_frame_frag", "gray_frame_nearest_frag"}};
+  for (int k = 0; k < kKinds; ++k)
+    for (int i = 0; i < 2; ++i) {
+      Program& p = programs_[k][i];
+      p.id = build_program("yuv_frame_vert", fragments[k][i]);
+      const GLuint id = p.id.get();
+      p.matrix = glGetUniformLocation(id, "u_rgb_from_yuv");
+      p.bias = glGetUniformLocation(id, "u_bias");
+      p.frame_size = glGetUniformLocation(id, "u_frame_size");
+      p.chroma_size = glGetUniformLocation(id, "u_chroma_size");
+      p.siting = glGetUniformLocation(id, "u_siting");
+      p.subsample = glGetUniformLocation(id, "u_subsample");
+      p.scale = glGetUniformLocation(id, "u_view_scale");
+      p.offset = glGetUniformLocation(id, "u_view_offset");
+      p.fb_size = glGetUniformLocation(id, "u_fb_size");
+      p.lo = glGetUniformLocation(id, "u_lo");
+      p.value_scale = glGetUniformLocation(id, "u_scale");
+      p.non_finite = glGetUniformLocation(id, "u_non_finite");
+    }
   GLuint vao = 0;
   HANDOFF_GL_CHECK(glCreateVertexArrays(1, &vao), "FrameRenderer setup");
   vao_.reset(vao);
 }
 
-// The colorimetry folded into a matrix and bias, the sizes the shaders sample
-// by and the view transform.
+// The colorimetry folded into a matrix and bias, the grey mapping, the sizes
+// the shaders sample by and the view transform (uniforms a program does not
+// have are at location -1, which GL ignores).
 void ShaderColorPath::set_uniforms(const Program& p, const DrawOptions& o, int fb_w, int fb_h,
                                    const PlaneTextures& t) {
-  const ShaderColor sc = fold_color(o.colorimetry, t.format());
-  glUniformMatrix3fv(p.matrix, 1, GL_FALSE, sc.rgb_from_yuv.data());
-  glUniform3fv(p.bias, 1, sc.bias.data());
+  if (is_yuv(t.format())) {
+    const ShaderColor sc = fold_color(o.colorimetry, t.format());
+    glUniformMatrix3fv(p.matrix, 1, GL_FALSE, sc.rgb_from_yuv.data());
+    glUniform3fv(p.bias, 1, sc.bias.data());
+  }
+  if (is_gray(t.format())) {
+    // The range in the units the texture returns: UNORM 0..1 for the integer formats.
+    const double unit = t.format() == PixelFormat::GRAY8 ? 255.0 : t.format() == PixelFormat::GRAY16 ? 65535.0 : 1.0;
+    const ValueRange r = o.value_range.value_or(ValueRange{0.0, unit});
+    glUniform1f(p.lo, float(r.lo / unit));
+    glUniform1f(p.value_scale, float(unit / (r.hi - r.lo)));
+    glUniform3f(p.non_finite, kNonFiniteGray, kNonFiniteGray, kNonFiniteGray);
+  }
   glUniform2f(p.frame_size, static_cast<float>(t.width()), static_cast<float>(t.height()));
-  glUniform2f(p.chroma_size, static_cast<float>(chroma_width(t.width())),
-              static_cast<float>(chroma_height(t.height())));
+  const ChromaGrid g = chroma_grid(t.format(), t.width(), t.height());
+  glUniform2f(p.chroma_size, static_cast<float>(g.width), static_cast<float>(g.height));
+  glUniform2f(p.subsample, static_cast<float>(g.sub_x), static_cast<float>(g.sub_y));
   const ChromaOffset siting = chroma_offset(o.colorimetry.siting);
-  glUniform2f(p.siting, static_cast<float>(siting.x), static_cast<float>(siting.y));
+  // 4:2:2 has a chroma sample on every row: only the horizontal siting applies.
+  glUniform2f(p.siting, static_cast<float>(siting.x), g.sub_y == 1 ? 0.0f : static_cast<float>(siting.y));
   glUniform2f(p.scale, static_cast<float>(o.view.scale), static_cast<float>(o.view.scale));
   glUniform2f(p.offset, static_cast<float>(o.view.offset_x), static_cast<float>(o.view.offset_y));
   glUniform2f(p.fb_size, static_cast<float>(fb_w), static_cast<float>(fb_h));
@@ -254,11 +365,12 @@ void ShaderColorPath::set_uniforms(const Program& p, const DrawOptions& o, int f
 
 void ShaderColorPath::draw(const DrawOptions& o, int fb_w, int fb_h, const PlaneTextures& t) {
   glClear(GL_COLOR_BUFFER_BIT);
-  const Program& p = programs_[o.nearest ? 1 : 0];
+  const Program& p = programs_[kind_of(t.format())][o.nearest ? 1 : 0];
   glUseProgram(p.id.get());
   set_uniforms(p, o, fb_w, fb_h, t);
-  glBindTextureUnit(0, t.luma());
-  glBindTextureUnit(1, t.chroma());
+  glBindTextureUnit(0, t.texture(0));
+  glBindTextureUnit(1, t.texture(1));  // 0 (none) for RGB and grey
+  if (t.count() > 2) glBindTextureUnit(2, t.texture(2));
   glBindVertexArray(vao_.get());
   glDisable(GL_BLEND);
   glDisable(GL_SCISSOR_TEST);
@@ -342,13 +454,13 @@ class CpuColorPath final : public ColorPath {
   ShaderColorPath shader_;  // for what the blit cannot do: multisampled framebuffers, external textures
   struct HostCopy {
     FrameLayout layout;  // packed, one buffer per plane (layout.width 0: nothing taken)
-    PageBuffer luma, chroma, staging;
+    PageBuffer planes[kMaxPlanes], staging;
     std::uint64_t generation = 0;  // counts uploads
   } host_;
   bool textures_behind_ = false;  // the textures hold an older frame than host_
   std::unique_ptr<ViewConverter> converter_;  // made on the first CPU draw (its threads with it)
-  handoff::detail::UniqueGlTexture view_texture_;  // the converted pixels: converted_.rect's size and order
-  handoff::detail::UniqueGlFramebuffer view_fbo_;  // view_texture_, the blit's source
+  handoff::UniqueGlTexture view_texture_;  // the converted pixels: converted_.rect's size and order
+  handoff::UniqueGlFramebuffer view_fbo_;  // view_texture_, the blit's source
   PageBuffer view_pixels_;
   ConvertKey converted_{};  // what view_texture_ holds (generation 0: nothing)
 };
@@ -359,16 +471,29 @@ bool CpuColorPath::holds(const PlaneTextures& t) const {
 }
 
 Frame CpuColorPath::host_frame() const {
-  return host_.layout.describe(MemoryKind::Host, {const_cast<std::uint8_t*>(host_.luma.data()),
-                                                  const_cast<std::uint8_t*>(host_.chroma.data())});
+  return host_.layout.describe(MemoryKind::Host, {const_cast<std::uint8_t*>(host_.planes[0].data()),
+                                                  const_cast<std::uint8_t*>(host_.planes[1].data()),
+                                                  const_cast<std::uint8_t*>(host_.planes[2].data())});
 }
 
 // Host planes are copied (copy_frame); a GL buffer's are read with
 // glGetNamedBufferSubData (llvmpipe: a memcpy) into staging first.
-void CpuColorPath::take(const Frame& frame, const PlaneTextures&) {
+void CpuColorPath::take(const Frame& frame, const PlaneTextures& textures) {
+  if (is_gray(frame.format)) {
+    // ViewConverter converts YUV and resamples RGB; grey goes to the
+    // textures and the shader draws it (an R8 / R16 / R32F upload is a copy,
+    // and its range mapping lives in the shader; holds() is false without a
+    // host copy). RGB does not: llvmpipe converts 3-byte texels one by one on
+    // upload (about 4 ms for 1080p against 0.5 ms for the same bytes as R8)
+    // and then pays a filtered fetch per window pixel.
+    host_.layout = FrameLayout{};  // width 0
+    textures_behind_ = false;
+    textures.upload(frame);
+    return;
+  }
   host_.layout = FrameLayout::packed(frame.format, frame.width, frame.height);
-  host_.luma.resize(host_.layout.buffer_bytes(0));
-  host_.chroma.resize(host_.layout.buffer_bytes(1));
+  for (int i = 0; i < plane_count(frame.format); ++i)
+    host_.planes[std::size_t(i)].resize(host_.layout.buffer_bytes(std::size_t(i)));
   if (frame.memory == MemoryKind::GlBuffer) copy_from_gl_buffer(frame);
   else copy_frame(frame, host_frame());
   ++host_.generation;
@@ -376,16 +501,19 @@ void CpuColorPath::take(const Frame& frame, const PlaneTextures&) {
 }
 
 void CpuColorPath::copy_from_gl_buffer(const Frame& frame) {
-  std::size_t span[2] = {};
-  for (int i = 0; i < 2; ++i)
+  const int planes = plane_count(frame.format);
+  std::size_t span[kMaxPlanes] = {}, total = 0;
+  for (int i = 0; i < planes; ++i) {
     span[i] = plane_span_bytes(frame.planes[std::size_t(i)].pitch, frame.planes[std::size_t(i)].height,
                                host_.layout.plane(i).row_bytes);
-  host_.staging.resize(span[0] + span[1]);
+    total += span[i];
+  }
+  host_.staging.resize(total);
   Frame staged = frame;
   staged.memory = MemoryKind::Host;
   staged.gl_buffer = 0;
   std::size_t at = 0;
-  for (std::size_t i = 0; i < 2; ++i) {
+  for (std::size_t i = 0; i < std::size_t(planes); ++i) {
     HANDOFF_GL_CHECK(glGetNamedBufferSubData(frame.gl_buffer, static_cast<GLintptr>(frame.planes[i].offset),
                                              static_cast<GLsizeiptr>(span[i]), host_.staging.data() + at),
                      "frame planes to host memory");
@@ -517,12 +645,15 @@ FrameRenderer::FrameRenderer(ViewerConvert convert) {
 
 void FrameRenderer::configure(PixelFormat format, std::uint32_t width, std::uint32_t height) {
   check_texture_size("FrameRenderer::configure", width, height);
+  // Another stream shape: the automatic range starts again from its first frame.
+  if (format != textures_.format() || width != textures_.width() || height != textures_.height()) auto_range_.reset();
   textures_.configure(format, width, height);
 }
 
 void FrameRenderer::use_external(PixelFormat format, std::uint32_t width, std::uint32_t height, GLuint luma,
                                  GLuint chroma) {
   check_texture_size("FrameRenderer::use_external", width, height);
+  require_format(format, {PixelFormat::NV12, PixelFormat::P010}, "FrameRenderer::use_external (two plane textures)");
   if (!luma || !chroma) throw UsageError("FrameRenderer::use_external: no plane texture");
   textures_.use_external(format, width, height, luma, chroma);
 }
@@ -531,9 +662,47 @@ void FrameRenderer::upload(const Frame& frame) {
   if (frame.memory != MemoryKind::Host && frame.memory != MemoryKind::GlBuffer)
     throw UsageError("FrameRenderer::upload: frame memory must be Host or GlBuffer");
   validate(frame);  // the planes' shape, pitch, pointers or offsets, each named
-  require_format(frame.format, {PixelFormat::NV12, PixelFormat::P010}, "FrameRenderer");
   configure(frame.format, frame.width, frame.height);  // and this GL's texture size limit
+  if (frame.format == PixelFormat::GRAY32F) update_auto_range(frame);
   path_->take(frame, textures_);
+}
+
+// Up to kRows rows evenly spread, up to kColumns values of each: enough for
+// the percentiles, a small fixed cost at any frame size. A GL buffer's rows
+// are read back (a sync with the GPU; the display thread's own upload).
+void FrameRenderer::update_auto_range(const Frame& frame) {
+  constexpr std::uint32_t kRows = 128, kColumns = 256;
+  const Plane& pl = frame.planes[0];
+  const std::uint32_t rows = std::min(kRows, pl.height), step_x = std::max(1u, pl.width / kColumns);
+  range_samples_.clear();
+  std::vector<float> row(pl.width);
+  for (std::uint32_t k = 0; k < rows; ++k) {
+    const std::uint32_t r = std::uint32_t(std::uint64_t(k) * pl.height / rows);
+    const std::size_t at = std::size_t(r) * pl.pitch;
+    if (frame.memory == MemoryKind::GlBuffer)
+      HANDOFF_GL_CHECK(glGetNamedBufferSubData(frame.gl_buffer, GLintptr(pl.offset + at),
+                                               GLsizeiptr(row.size() * sizeof(float)), row.data()),
+                       "gray32f values for the automatic range");
+    else
+      std::memcpy(row.data(), static_cast<const char*>(pl.data) + at, row.size() * sizeof(float));
+    for (std::uint32_t x = 0; x < pl.width; x += step_x) range_samples_.push_back(row[x]);
+  }
+  auto_range_.update(range_samples_);
+}
+
+std::optional<ValueRange> FrameRenderer::gray_range(const std::optional<ValueRange>& user) const {
+  if (!has_frame()) return std::nullopt;
+  switch (format()) {
+    case PixelFormat::GRAY8: return ValueRange{0.0, 255.0};
+    case PixelFormat::GRAY16: return user.value_or(ValueRange{0.0, 65535.0});
+    case PixelFormat::GRAY32F: return user ? user : auto_range_.range().value_or(ValueRange{0.0, 1.0});
+    default: return std::nullopt;
+  }
+}
+
+GLuint FrameRenderer::texture(int i) const {
+  path_->sync(textures_);
+  return textures_.texture(i);
 }
 
 GLuint FrameRenderer::luma_texture() const {
@@ -554,7 +723,9 @@ void FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
     glClear(GL_COLOR_BUFFER_BIT);
     return;
   }
-  path_->draw(o, fb_w, fb_h, textures_);
+  DrawOptions resolved = o;  // the grey range in the frame's units, whoever gave it
+  resolved.value_range = gray_range(o.value_range);
+  path_->draw(resolved, fb_w, fb_h, textures_);
 }
 
 }  // namespace handoff::view

@@ -1,40 +1,79 @@
 #pragma once
-// Draws NV12 / P010 frames from two plane textures (R8/RG8 or R16/RG16),
-// converted to R'G'B' by one of two colour paths, chosen once when the
-// renderer is made (ViewerConvert):
+// Draws frames of every PixelFormat from one to three textures (see
+// frame_textures): YUV through the frame's colorimetry, RGB codes as they
+// are, grey over a range. YUV becomes R'G'B' by one of two colour paths,
+// chosen once when the renderer is made (ViewerConvert):
 //  - the shader path: one shader with the colorimetry folded into uniforms;
 //  - the CPU path (the default on software rasterisers): converted on the CPU
 //    at the size shown by ViewConverter, the shader's twin, and copied into
 //    the framebuffer with glBlitFramebuffer. It keeps the frame's planes in
 //    host memory and fills the textures only when something reads them
 //    (luma_texture(), chroma_texture()) or the shader has to draw (a
-//    multisampled framebuffer, external textures).
+//    multisampled framebuffer, external textures). It converts every YUV
+//    format; RGB and grey frames (one texture fetch a pixel) are drawn by
+//    the shader on either path.
 //
 // Thread safety: every method needs the same current GL 4.5 core context (glad
 // loaded) on the calling thread, the one the renderer was created on.
 #include <glad/gl.h>
 
 #include <cstdint>
+#include <array>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
-#include <handoff/detail/gl_handles.hpp>
+#include <handoff/gl_handles.hpp>
 #include <handoff/frame.hpp>
 #include <handoff/viewer.hpp>
 
+#include "value_range.hpp"
 #include "view_transform.hpp"
 
 namespace handoff::view {
 
 struct DrawOptions {
   Colorimetry colorimetry{};     // how to read the codes (the frame's, or an override)
+  // gray16 / gray32f: the values shown black .. white (ViewerOptions::value_range);
+  // none: gray16's full 0..65535, gray32f's automatic range (FrameRenderer::auto_range).
+  std::optional<ValueRange> value_range;
   ViewTransform view{};          // frame -> framebuffer
   bool nearest = false;          // flat frame pixels (use when scale > 1)
   float background[4] = {0.08f, 0.08f, 0.09f, 1.0f};
 };
 
-// The two plane textures a frame is drawn from: the renderer's own (made by
-// configure, filled by upload) or a caller's (use_external), never both.
+// How one texture of a frame is made and filled: from plane `plane`, `width`
+// x `height` texels of `texel_bytes` each, stored as `internal`, uploaded as
+// `format` / `type`, sampled through `swizzle`. frame_textures() says which
+// textures each format takes and why.
+struct TextureSpec {
+  int plane = 0;
+  GLenum internal = GL_R8, format = GL_RED, type = GL_UNSIGNED_BYTE;
+  std::uint32_t width = 0, height = 0;
+  std::size_t texel_bytes = 1;
+  std::array<GLint, 4> swizzle{GL_RED, GL_GREEN, GL_BLUE, GL_ALPHA};
+};
+struct TextureSpecs {
+  int count = 0;
+  std::array<TextureSpec, kMaxPlanes> spec{};
+};
+// The textures a frame of this format and size is drawn from ([0] luma, the
+// RGB pixels or the grey values; [1] / [2] chroma). Pure; InvalidFrame for an
+// unknown format.
+TextureSpecs frame_textures(PixelFormat format, std::uint32_t width, std::uint32_t height);
+
+// Where the chroma samples of a YUV format are, for the shaders and the probe:
+// the chroma texture's size and luma samples per chroma sample (2 x 2 for
+// 4:2:0, 2 x 1 for 4:2:2).
+struct ChromaGrid {
+  std::uint32_t width = 0, height = 0;
+  std::uint32_t sub_x = 2, sub_y = 2;
+};
+ChromaGrid chroma_grid(PixelFormat format, std::uint32_t width, std::uint32_t height);
+
+// The textures a frame is drawn from: the renderer's own (made by configure,
+// filled by upload) or a caller's (use_external: NV12 / P010 only), never both.
 // Plain machinery: FrameRenderer checks the sizes and names before calling.
 class PlaneTextures {
  public:
@@ -42,7 +81,7 @@ class PlaneTextures {
   void configure(PixelFormat format, std::uint32_t width, std::uint32_t height);
   // Samples the caller's textures from now on (never deleted here).
   void use_external(PixelFormat format, std::uint32_t width, std::uint32_t height, GLuint luma, GLuint chroma);
-  // Copies both planes of a frame of the configured format and size: Host
+  // Copies every plane of a frame of the configured format and size: Host
   // pointers, or byte offsets in frame.gl_buffer (read GPU-side).
   void upload(const Frame& frame) const;
 
@@ -51,15 +90,17 @@ class PlaneTextures {
   PixelFormat format() const { return format_; }
   std::uint32_t width() const { return width_; }
   std::uint32_t height() const { return height_; }
-  GLuint luma() const { return luma_; }
-  GLuint chroma() const { return chroma_; }
+  int count() const { return count_; }
+  GLuint texture(int i) const { return i >= 0 && i < count_ ? tex_[std::size_t(i)] : 0; }
+  GLuint luma() const { return tex_[0]; }
+  GLuint chroma() const { return count_ > 1 ? tex_[1] : 0; }
 
  private:
   void clear() noexcept;  // no frame: the own textures deleted, external ones let go
 
-  handoff::detail::UniqueGlTexture own_luma_, own_chroma_;  // empty while external
-  GLuint luma_ = 0;  // what is sampled: own_luma_, or the caller's texture (external_)
-  GLuint chroma_ = 0;
+  std::array<handoff::UniqueGlTexture, kMaxPlanes> own_;  // empty while external
+  std::array<GLuint, kMaxPlanes> tex_{};  // what is sampled: own_, or the caller's textures (external_)
+  int count_ = 0;
   PixelFormat format_ = PixelFormat::NV12;
   std::uint32_t width_ = 0;
   std::uint32_t height_ = 0;
@@ -104,7 +145,8 @@ class FrameRenderer {
   void upload(const Frame& frame);
 
   // Draws from two plane textures the renderer does not own (Vulkan memory
-  // imported into GL, handoff::GlVkSource): R8/RG8 or R16/RG16 of this size,
+  // imported into GL, handoff::GlVkSource): NV12 / P010 only (InvalidFrame
+  // naming the format otherwise), R8/RG8 or R16/RG16 of this size,
   // sampled in place (no upload, no copy). They are never deleted here; the
   // caller keeps them alive while the renderer uses them. A later configure()
   // with another format or size goes back to the renderer's own textures.
@@ -125,12 +167,26 @@ class FrameRenderer {
   // first on the CPU path).
   GLuint luma_texture() const;
   GLuint chroma_texture() const;
+  // Texture i of frame_textures(format()) (0 past the last), as luma_texture().
+  GLuint texture(int i) const;
+
+  // The values a grey frame is shown over, in its samples' own units: gray8
+  // 0..255; gray16 `user` or 0..65535; gray32f `user` or the automatic range
+  // of the frames uploaded so far (AutoRange: robust to outliers, smoothed
+  // from frame to frame). Not a grey frame: nullopt.
+  std::optional<ValueRange> gray_range(const std::optional<ValueRange>& user) const;
+  // The automatic range of gray32f frames (nullopt before the first one).
+  std::optional<ValueRange> auto_range() const { return auto_range_.range(); }
   // Whether draw() converts on the CPU, and in words why.
   bool cpu_convert() const { return path_->converts_on_cpu(); }
   const std::string& convert_text() const { return convert_text_; }
 
  private:
+  void update_auto_range(const Frame& frame);  // gray32f: samples the frame's values
+
   PlaneTextures textures_;
+  AutoRange auto_range_;
+  std::vector<float> range_samples_;
   std::unique_ptr<ColorPath> path_;  // chosen once, in the constructor
   std::string convert_text_;
 };
@@ -146,6 +202,6 @@ void check_texture_size(const char* what, std::uint32_t width, std::uint32_t hei
 
 // A GL program from two embedded GLSL sources (handoff::shaders::glsl names);
 // throws handoff::Error with the info log on failure.
-handoff::detail::UniqueGlProgram build_program(const char* vertex_name, const char* fragment_name);
+handoff::UniqueGlProgram build_program(const char* vertex_name, const char* fragment_name);
 
 }  // namespace handoff::view

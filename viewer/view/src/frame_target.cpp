@@ -21,10 +21,10 @@ void FrameTarget::resize(int width, int height) {
   width_ = height_ = 0;
   GLuint name = 0;
   glCreateTextures(GL_TEXTURE_2D, 1, &name);
-  handoff::detail::UniqueGlTexture color(name);
+  handoff::UniqueGlTexture color(name);
   glTextureStorage2D(color.get(), 1, GL_RGBA8, width, height);
   glCreateFramebuffers(1, &name);
-  handoff::detail::UniqueGlFramebuffer fbo(name);
+  handoff::UniqueGlFramebuffer fbo(name);
   glNamedFramebufferTexture(fbo.get(), GL_COLOR_ATTACHMENT0, color.get(), 0);
   const GLenum status =
       HANDOFF_GL_CHECK(glCheckNamedFramebufferStatus(fbo.get(), GL_FRAMEBUFFER), "RGBA8 frame target");

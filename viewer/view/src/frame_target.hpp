@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <handoff/detail/gl_handles.hpp>
+#include <handoff/gl_handles.hpp>
 
 namespace handoff::view {
 
@@ -30,8 +30,8 @@ class FrameTarget {
 
  private:
   // Member order is destruction order: the framebuffer goes before its colour texture.
-  handoff::detail::UniqueGlTexture color_;
-  handoff::detail::UniqueGlFramebuffer fbo_;
+  handoff::UniqueGlTexture color_;
+  handoff::UniqueGlFramebuffer fbo_;
   int width_ = 0;
   int height_ = 0;
 };

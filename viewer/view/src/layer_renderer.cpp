@@ -13,7 +13,7 @@ namespace handoff::view {
 
 namespace {
 
-using handoff::detail::UniqueGlTexture;
+using handoff::UniqueGlTexture;
 using media::LayerArray;
 using media::SampleType;
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include <handoff/detail/gl_handles.hpp>
+#include <handoff/gl_handles.hpp>
 #include <handoff/media/overlay.hpp>
 
 #include "view_transform.hpp"
@@ -70,7 +70,7 @@ class LayerRenderer {
   // A texture kept from frame to frame while its format and size stay (no
   // allocation per frame at a steady stream).
   struct Texture {
-    handoff::detail::UniqueGlTexture name;
+    handoff::UniqueGlTexture name;
     GLenum format = 0;
     std::uint32_t width = 0, height = 0;
     // The texture for this format and size: kept, or made afresh.
@@ -89,9 +89,9 @@ class LayerRenderer {
   void upload(std::size_t i);
   void upload_palette(std::size_t i);
 
-  handoff::detail::UniqueGlProgram ids_program_, scalar_program_;
-  handoff::detail::UniqueGlVertexArray vao_;  // empty: the vertex shader makes the corners
-  std::array<handoff::detail::UniqueGlTexture, 6> colormaps_;  // per media::Colormap
+  handoff::UniqueGlProgram ids_program_, scalar_program_;
+  handoff::UniqueGlVertexArray vao_;  // empty: the vertex shader makes the corners
+  std::array<handoff::UniqueGlTexture, 6> colormaps_;  // per media::Colormap
   const media::OverlayFrame* overlays_ = nullptr;
   std::uint32_t frame_w_ = 0, frame_h_ = 0;
   std::vector<Gpu> layers_;

@@ -25,7 +25,7 @@ void draw_box_batch(const ImDrawList*, const ImDrawCmd* cmd) {
   if (!s || !s->box_renderer || !dd) return;
   const float pos[2] = {dd->DisplayPos.x, dd->DisplayPos.y}, size[2] = {dd->DisplaySize.x, dd->DisplaySize.y};
   try {
-    s->box_renderer->draw(s->boxes, s->box_width, s->boxes_opaque, pos, size);
+    s->box_renderer->draw(OverlayBatch{&s->boxes, s->box_width, &s->dots, s->dot_radius, s->boxes_opaque}, pos, size);
   } catch (const std::exception& e) {  // not through ImGui's C-style loop
     log(LogLevel::Error, std::string("handoff-view: drawing boxes: ") + e.what());
   }
@@ -107,10 +107,12 @@ void pick_captions(const media::OverlayFrame& f, const OverlayStyle& style, Over
 // Dense boxes: queued for BoxRenderer (s.boxes), drawn at this place in the
 // list by a callback. True when they are batched.
 bool start_box_batch(ImDrawList& dl, const media::OverlayFilter& filter, const OverlayStyle& style, OverlayScratch& s) {
-  const bool batch = s.box_renderer && filter.boxes && s.visible.size() > style.dense_boxes;
+  const bool batch = s.box_renderer && (filter.boxes || filter.keypoints) && s.visible.size() > style.dense_boxes;
   s.boxes.clear();
+  s.dots.clear();
   if (batch) {
     s.box_width = style.line_width;
+    s.dot_radius = style.keypoint_radius;
     s.boxes_opaque = true;
     dl.AddCallback(draw_box_batch, &s);
     dl.AddCallback(ImDrawCallback_ResetRenderState, nullptr);
@@ -118,8 +120,10 @@ bool start_box_batch(ImDrawList& dl, const media::OverlayFilter& filter, const O
   return batch;
 }
 
-// An object's skeleton edges and keypoints, those confident enough.
-void draw_keypoints(const Painter& p, const media::OverlayFrame& f, const media::OverlayObject& o, ImU32 col) {
+// An object's skeleton edges and keypoints, those confident enough; the dots
+// queued for BoxRenderer when batched.
+void draw_keypoints(const Painter& p, const media::OverlayFrame& f, const media::OverlayObject& o, ImU32 col,
+                    bool batch, OverlayScratch& s) {
   const float min_conf = p.style.min_keypoint_conf;
   const media::Keypoint* kp = &f.keypoints[o.keypoint_first];
   if (o.edge_first + o.edge_count <= f.edges.size()) {
@@ -134,7 +138,12 @@ void draw_keypoints(const Painter& p, const media::OverlayFrame& f, const media:
   }
   for (std::uint32_t k = 0; k < o.keypoint_count; ++k) {
     if (kp[k].conf < min_conf) continue;
-    p.dl.AddCircleFilled(ImVec2(p.x(kp[k].x), p.y(kp[k].y)), p.style.keypoint_radius, col, 8);
+    if (batch) {
+      s.dots.push_back(DotInstance{p.x(kp[k].x), p.y(kp[k].y), col});
+      if ((col >> IM_COL32_A_SHIFT) != 255) s.boxes_opaque = false;
+    } else {
+      p.dl.AddCircleFilled(ImVec2(p.x(kp[k].x), p.y(kp[k].y)), p.style.keypoint_radius, col, 8);
+    }
   }
 }
 
@@ -159,13 +168,15 @@ void draw_object(const Painter& p, const media::OverlayFrame& f, std::uint32_t i
   const media::Color8 c = object_color(o);
   const ImU32 col = to_imu32(c);
   if (filter.keypoints && o.keypoint_count > 0 && o.keypoint_first + o.keypoint_count <= f.keypoints.size())
-    draw_keypoints(p, f, o, col);
+    draw_keypoints(p, f, o, col, batch, s);
   if (!o.has_box) return;
   const float x0 = p.x(std::min(o.x0, o.x1)), y0 = p.y(std::min(o.y0, o.y1));
   const float x1 = p.x(std::max(o.x0, o.x1)), y1 = p.y(std::max(o.y0, o.y1));
   if (batch) {
-    s.boxes.push_back(BoxInstance{x0, y0, x1, y1, col});
-    if ((col >> IM_COL32_A_SHIFT) != 255) s.boxes_opaque = false;
+    if (filter.boxes) {
+      s.boxes.push_back(BoxInstance{x0, y0, x1, y1, col});
+      if ((col >> IM_COL32_A_SHIFT) != 255) s.boxes_opaque = false;
+    }
   } else if (filter.boxes) {
     p.dl.AddRect(ImVec2(x0, y0), ImVec2(x1, y1), col, 0.0f, ImDrawFlags_None, p.style.line_width);
   }

@@ -25,8 +25,8 @@ struct OverlayStyle {
   // Captions drawn at most (the highest-scoring visible objects first): past
   // a few hundred they cover the picture, and text is most of the cost.
   std::uint32_t max_captions = 500;
-  // Past this many visible objects, box outlines are drawn by BoxRenderer
-  // (when the scratch has one) instead of as ImGui geometry.
+  // Past this many visible objects, box outlines and keypoint dots are drawn
+  // by BoxRenderer (when the scratch has one) instead of as ImGui geometry.
   std::uint32_t dense_boxes = 1000;
 };
 
@@ -37,12 +37,14 @@ struct OverlayScratch {
   std::vector<unsigned char> captioned;
   std::vector<float> points;  // x, y pairs (ImVec2-compatible)
   std::vector<unsigned char> object_shown;
-  // Dense boxes: queued here, drawn by `box_renderer` from an ImGui draw
-  // callback when the list is rendered (so the scratch must outlive that).
+  // Dense boxes and keypoints: queued here, drawn by `box_renderer` from an
+  // ImGui draw callback when the list is rendered (so the scratch must outlive that).
   BoxRenderer* box_renderer = nullptr;
   std::vector<BoxInstance> boxes;
+  std::vector<DotInstance> dots;
   float box_width = 1.0f;
-  bool boxes_opaque = true;
+  float dot_radius = 3.0f;
+  bool boxes_opaque = true;  // every queued colour is opaque
 };
 
 // `view_rect` (framebuffer pixels: x, y, w, h) is the visible area: labels are

@@ -23,8 +23,8 @@ std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a;
 
 double ms_since(clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); }
 
-// Where a frame's planes sit in a slot's buffer: luma, then chroma, rows and
-// the chroma offset 256-byte aligned.
+// Where a frame's planes sit in a slot's buffer: one to three planes (every
+// format), each after the last, rows and plane offsets 256-byte aligned.
 FrameLayout slot_layout(PixelFormat format, std::uint32_t width, std::uint32_t height) {
   return FrameLayout::contiguous(format, width, height, 256);
 }
@@ -80,8 +80,7 @@ PushRing::~PushRing() {
 // --- producers -------------------------------------------------------------------
 
 void PushRing::check_frame(const Frame& frame) const {
-  validate(frame);  // InvalidFrame naming the field
-  require_format(frame.format, {PixelFormat::NV12, PixelFormat::P010}, options_.name);
+  validate(frame);  // InvalidFrame naming the field (a plane that does not fit the format too)
   if (frame.memory == MemoryKind::Vulkan)
     throw InvalidFrame("memory", "Vulkan memory: " + options_.name +
                                      " copies host, CUDA and GL-buffer frames; import it first (import_vk_frame: "
@@ -226,19 +225,20 @@ void PushRing::copy_from_gl(PushSlot& slot, const Frame& frame) {
     glGetNamedBufferParameteri64v(src, GL_BUFFER_ACCESS_FLAGS, &access);
     if (mapped && !(access & GL_MAP_PERSISTENT_BIT))
       throw InvalidFrame("gl_buffer", "buffer " + std::to_string(src) + " is mapped (unmap it before show())");
-    std::size_t row[2], span[2];  // each plane's packed row, and its bytes from first to last sample
-    for (int p = 0; p < 2; ++p) {
+    const int planes = plane_count(frame.format);
+    std::size_t row[kMaxPlanes], span[kMaxPlanes];  // each plane's packed row, and its bytes from first to last sample
+    for (int p = 0; p < planes; ++p) {
       const Plane& pl = frame.planes[std::size_t(p)];
-      const char* name = p == 0 ? "planes[0] (luma)" : "planes[1] (chroma)";
+      const std::string name = "planes[" + std::to_string(p) + "] (" + std::string(plane_name(frame.format, p)) + ")";
       row[p] = plane_layout(frame.format, frame.width, frame.height, p).row_bytes;
-      span[p] = plane_span_bytes(pl.pitch, pl.height, row[p], std::string(name) + ".pitch");
+      span[p] = plane_span_bytes(pl.pitch, pl.height, row[p], name + ".pitch");
       if (pl.offset > std::size_t(size) || span[p] > std::size_t(size) - pl.offset)
         throw InvalidFrame(std::string(name) + ".offset",
                            "the plane's bytes " + std::to_string(pl.offset) + " .. " + std::to_string(pl.offset + span[p]) +
                                " run past buffer " + std::to_string(src) + "'s " + std::to_string(size) + " bytes");
     }
     const GLuint dst = slot.buffer.name();
-    for (int p = 0; p < 2; ++p) {
+    for (int p = 0; p < planes; ++p) {
       const Plane& pl = frame.planes[std::size_t(p)];
       const Plane& dp = to.planes[std::size_t(p)];
       if (pl.pitch == dp.pitch) {
@@ -349,7 +349,6 @@ std::unique_ptr<AcquiredSlot> PushRing::acquire(PixelFormat format, std::uint32_
                                                 Colorimetry colorimetry) {
   const auto started = clock::now();
   validate_dimensions(width, height);
-  require_format(format, {PixelFormat::NV12, PixelFormat::P010}, options_.name);
   {
     std::unique_lock lock(mutex_);
     wait_while_paused(lock);
@@ -391,10 +390,10 @@ void check_unchanged(const Frame& now, const FrameLayout& l, void* base) {
   if (now.width != l.width) fail("width");
   if (now.height != l.height) fail("height");
   const Frame was = l.describe(now.memory, {base});
-  for (std::size_t p = 0; p < 2; ++p) {
+  static const char* const names[kMaxPlanes] = {"planes[0]", "planes[1]", "planes[2]"};
+  for (std::size_t p = 0; p < std::size_t(plane_count(l.format)); ++p) {
     const Plane &a = now.planes[p], &b = was.planes[p];
-    if (a.data != b.data || a.pitch != b.pitch || a.width != b.width || a.height != b.height)
-      fail(p == 0 ? "planes[0]" : "planes[1]");
+    if (a.data != b.data || a.pitch != b.pitch || a.width != b.width || a.height != b.height) fail(names[p]);
   }
 }
 }  // namespace

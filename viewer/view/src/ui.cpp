@@ -76,6 +76,11 @@ void header(ViewerState& v, const UiState& ui) {
     ImGui::Text("%ux%u %s  %.3g fps", in.width, in.height, std::string(to_string(in.format)).c_str(), in.rate);
   else  // frames as the application hands them in
     ImGui::Text("%ux%u %s", in.width, in.height, std::string(to_string(in.format)).c_str());
+  // gray16 / gray32f: what is shown black .. white, and whose range it is.
+  if (in.format == PixelFormat::GRAY16 || in.format == PixelFormat::GRAY32F)
+    if (const auto r = v.renderer().gray_range(v.value_range))
+      ImGui::Text("grey %.6g .. %.6g (%s)", r->lo, r->hi,
+                  v.value_range ? "given" : in.format == PixelFormat::GRAY32F ? "automatic" : "full range");
   if (in.frame_count > 0)
     ImGui::Text("frame %lld / %lld", static_cast<long long>(v.frame_index()),
                 static_cast<long long>(in.frame_count));
@@ -292,17 +297,17 @@ void pixel_panel(ViewerState& v, const UiState& ui) {
   if (ImGui::CollapsingHeader("Pixel", ImGuiTreeNodeFlags_DefaultOpen)) {
     const PixelProbe& p = ui.probe;
     if (p.valid) {
-      ImGui::Text("x %d  y %d", p.x, p.y);
+      ImGui::Text("x %d  y %d  %s", p.x, p.y, std::string(to_string(p.format)).c_str());
+      ImGui::Text("%s", probe_text(p).c_str());
+      ImGui::ColorButton("##rgb", ImVec4(p.rgb[0] / 255.f, p.rgb[1] / 255.f, p.rgb[2] / 255.f, 1),
+                         ImGuiColorEditFlags_NoTooltip, ImVec2(14, 14));
+      ImGui::SameLine();
+      ImGui::Text("R %d  G %d  B %d", p.rgb[0], p.rgb[1], p.rgb[2]);
       // The layers under the cursor: the class id and name, the value, the mask.
       for (std::size_t i = 0; i < v.layers().size(); ++i) {
         const LayerProbe lp = v.layers().probe(i, p.x + 0.5, p.y + 0.5);
         ImGui::Text("%s %zu: %s", lp.kind.c_str(), i, lp.text.c_str());
       }
-      ImGui::Text("Y %d  Cb %d  Cr %d", p.code_y, p.code_cb, p.code_cr);
-      ImGui::ColorButton("##rgb", ImVec4(p.rgb[0] / 255.f, p.rgb[1] / 255.f, p.rgb[2] / 255.f, 1),
-                         ImGuiColorEditFlags_NoTooltip, ImVec2(14, 14));
-      ImGui::SameLine();
-      ImGui::Text("R %d  G %d  B %d", p.rgb[0], p.rgb[1], p.rgb[2]);
     } else {
       ImGui::TextDisabled("(cursor outside the frame)");
     }

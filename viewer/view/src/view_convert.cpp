@@ -15,6 +15,9 @@ namespace {
 
 static_assert(std::endian::native == std::endian::little, "pixels are packed as little-endian 32-bit words");
 
+// Bytes of one pixel of an RGB-family format (3 or 4; alpha is not drawn).
+std::size_t rgb_stride(PixelFormat f) { return f == PixelFormat::RGBA8 || f == PixelFormat::BGRA8 ? 4 : 3; }
+
 // First pixel (of a row or column) whose centre b + 0.5 is at or past `edge`.
 int first_centre_at(double edge) { return int(std::ceil(edge - 0.5)); }
 
@@ -133,7 +136,9 @@ HostPlanes host_planes(const Frame& f) {
                     static_cast<const std::uint8_t*>(f.planes[0].data),
                     f.planes[0].pitch,
                     static_cast<const std::uint8_t*>(f.planes[1].data),
-                    f.planes[1].pitch};
+                    f.planes[1].pitch,
+                    static_cast<const std::uint8_t*>(f.planes[2].data),
+                    f.planes[2].pitch};
 }
 
 PixelRect covered_pixels(std::uint32_t frame_w, std::uint32_t frame_h, const ViewTransform& v, int fb_w, int fb_h) {
@@ -156,19 +161,20 @@ namespace {
 
 // The texels output pixels [start, start + count) of one axis sample, the way
 // the shaders do: p = (b + 0.5 - offset) / scale in frame pixels; luma at
-// p - 0.5 (texel centres), chroma sample i sits at luma position 2 i + siting,
-// so at (p - 0.5 - siting) / 2; flat pixels snap p to floor(p) + 0.5 first.
+// p - 0.5 (texel centres), chroma sample i sits at luma position sub * i +
+// siting (sub 2, or 1 down a 4:2:2 frame), so at (p - 0.5 - siting) / sub;
+// flat pixels snap p to floor(p) + 0.5 first.
 // Clamped to edge as GL_CLAMP_TO_EDGE does.
 template <typename Axis>
 void fill_axis(Axis& a, int start, int count, double offset, double scale, bool nearest, bool chroma,
-               double siting, std::int32_t n) {
+               double siting, std::int32_t n, double sub = 2.0) {
   a.i0.resize(std::size_t(count));
   a.i1.resize(std::size_t(count));
   a.w.resize(std::size_t(count));
   for (int k = 0; k < count; ++k) {
     double p = (double(start + k) + 0.5 - offset) / scale;
     if (nearest) p = std::floor(p) + 0.5;
-    const double c = chroma ? (p - 0.5 - siting) * 0.5 : p - 0.5;
+    const double c = chroma ? (p - 0.5 - siting) / sub : p - 0.5;
     const double fl = std::floor(c);
     const auto i = std::int32_t(std::clamp(fl, -1.0, double(n)));
     a.i0[std::size_t(k)] = std::clamp(i, 0, n - 1);
@@ -183,12 +189,22 @@ void fill_axis(Axis& a, int start, int count, double offset, double scale, bool 
 
 void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, const ViewTransform& view, bool nearest,
                             const PixelRect& rect, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch) {
-  const bool p010 = planes.format == PixelFormat::P010;
-  if (!planes.luma || !planes.chroma || planes.width == 0 || planes.height == 0)
+  const PixelFormat f = planes.format;
+  const bool p010 = f == PixelFormat::P010, i420 = f == PixelFormat::I420;
+  const bool packed = f == PixelFormat::YUYV || f == PixelFormat::UYVY;
+  const bool rgb = is_rgb(f);
+  if (!is_yuv(f) && !rgb)
+    throw UsageError("ViewConverter::convert: " + std::string(to_string(f)) + " is not a YUV or RGB format");
+  if (!planes.luma || (!packed && !rgb && !planes.chroma) || (i420 && !planes.v) || planes.width == 0 ||
+      planes.height == 0)
     throw UsageError("ViewConverter::convert: no frame planes");
   const std::size_t bps = p010 ? 2 : 1;
-  if (planes.luma_pitch < planes.width * bps || planes.chroma_pitch < chroma_width(planes.width) * 2 * bps)
-    throw UsageError("ViewConverter::convert: a plane pitch is below its packed row");
+  const std::size_t cw_ = chroma_width(planes.width);
+  const bool short_rows = rgb    ? planes.luma_pitch < planes.width * rgb_stride(f)
+                          : packed ? planes.luma_pitch < cw_ * 4
+                          : i420 ? planes.luma_pitch < planes.width || planes.chroma_pitch < cw_ || planes.v_pitch < cw_
+                                 : planes.luma_pitch < planes.width * bps || planes.chroma_pitch < cw_ * 2 * bps;
+  if (short_rows) throw UsageError("ViewConverter::convert: a plane pitch is below its packed row");
   if (p010 && ((reinterpret_cast<std::uintptr_t>(planes.luma) | reinterpret_cast<std::uintptr_t>(planes.chroma) |
                 planes.luma_pitch | planes.chroma_pitch) & 1u))
     throw UsageError("ViewConverter::convert: P010 planes and pitches must be 2-byte aligned");
@@ -201,26 +217,41 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
     throw UsageError("ViewConverter::convert: the rect reaches outside the frame's pixels");
 
   const auto lw = std::int32_t(planes.width), lh = std::int32_t(planes.height);
-  const auto cw = std::int32_t(chroma_width(planes.width)), ch = std::int32_t(chroma_height(planes.height));
+  // 4:2:2: a chroma sample on every row (vertically the luma's own positions).
+  const auto cw = std::int32_t(cw_), ch = packed ? lh : std::int32_t(chroma_height(planes.height));
   fill_axis(luma_x_, rect.x0, rect.width(), view.offset_x, view.scale, nearest, false, 0.0, lw);
-  const ChromaOffset siting = chroma_offset(c.siting);
-  fill_axis(chroma_x_, rect.x0, rect.width(), view.offset_x, view.scale, nearest, true, siting.x, cw);
   fill_axis(luma_y_, rect.y0, rect.height(), view.offset_y, view.scale, nearest, false, 0.0, lh);
-  fill_axis(chroma_y_, rect.y0, rect.height(), view.offset_y, view.scale, nearest, true, siting.y, ch);
+  if (rgb) {
+    // RGB goes through the same kernels as 4:4:4: red where luma goes, the
+    // (green, blue) pairs where the chroma pairs go, every sample on the luma
+    // grid, and an identity matrix.
+    chroma_x_ = luma_x_;
+    chroma_y_ = luma_y_;
+  } else {
+    const ChromaOffset siting = chroma_offset(c.siting);
+    fill_axis(chroma_x_, rect.x0, rect.width(), view.offset_x, view.scale, nearest, true, siting.x, cw);
+    fill_axis(chroma_y_, rect.y0, rect.height(), view.offset_y, view.scale, nearest, true, packed ? 0.0 : siting.y,
+              ch, packed ? 1.0 : 2.0);
+  }
   // Column tables relative to the first source column a row uses.
   const std::int32_t lbase = luma_x_.i0.front(), cbase = chroma_x_.i0.front();
+  lbase_ = lbase;
+  cbase_ = cbase;
   for (auto& i : luma_x_.i0) i -= lbase;
   for (auto& i : luma_x_.i1) i -= lbase;
   for (auto& i : chroma_x_.i0) i -= cbase;
   for (auto& i : chroma_x_.i1) i -= cbase;
   rect_ = rect;
 
-  // The shader's uniforms, rescaled: raw samples in, 0..255 out.
-  const ShaderColor sc = fold_color(c, planes.format);
-  const float in_scale = 255.0f / (p010 ? 65535.0f : 255.0f);
-  float m[9], bias[3];
-  for (int i = 0; i < 9; ++i) m[i] = sc.rgb_from_yuv[std::size_t(i)] * in_scale;
-  for (int i = 0; i < 3; ++i) bias[i] = sc.bias[std::size_t(i)] * 255.0f;
+  // The shader's uniforms, rescaled: raw samples in, 0..255 out (RGB: the
+  // identity; codes in, codes out, as the RGB shader shows them).
+  float m[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, bias[3] = {0, 0, 0};
+  if (!rgb) {
+    const ShaderColor sc = fold_color(c, planes.format);
+    const float in_scale = 255.0f / (p010 ? 65535.0f : 255.0f);
+    for (int i = 0; i < 9; ++i) m[i] = sc.rgb_from_yuv[std::size_t(i)] * in_scale;
+    for (int i = 0; i < 3; ++i) bias[i] = sc.bias[std::size_t(i)] * 255.0f;
+  }
 
   // Bands of rows, a few per thread (rows cost the same, bands balance the cores).
   const int rows = rect.height();
@@ -229,12 +260,20 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
   // The source columns a row uses; the rows carry one more (any finite value: its weight is 0).
   const std::size_t lcols = std::size_t(luma_x_.i1.back() + 1), cpairs = std::size_t(chroma_x_.i1.back() + 1);
   HostPlanes p = planes;
-  p.luma += std::size_t(lbase) * bps;
-  p.chroma += std::size_t(cbase) * 2 * bps;
+  if (i420) {
+    p.luma += std::size_t(lbase);
+    p.chroma += std::size_t(cbase);
+    p.v += std::size_t(cbase);
+  } else if (!packed && !rgb) {  // a packed row holds luma and chroma: vertical_pass offsets them
+    p.luma += std::size_t(lbase) * bps;
+    p.chroma += std::size_t(cbase) * 2 * bps;
+  }
   for (unsigned b = 0; b < bands; ++b) {
     Scratch& s = scratch_[b];
     s.luma.resize(lcols + 1);
     s.chroma.resize(2 * cpairs + 2);
+    s.a.resize(std::max({2 * lcols, 4 * cpairs, 4 * lcols}));
+    s.b.resize(cpairs);
     s.y.resize(std::size_t(rect.width()));
     s.cb.resize(std::size_t(rect.width()));
     s.cr.resize(std::size_t(rect.width()));
@@ -245,30 +284,84 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
   });
 }
 
+// Vertical pass of output row y: the two source rows of each plane mixed
+// into s.luma and s.chroma (interleaved Cb Cr pairs, as nv12 stores them),
+// whatever the format's layout.
+void ViewConverter::vertical_pass(const HostPlanes& p, std::size_t y, std::size_t lcols, std::size_t csamples,
+                                  Scratch& s) const {
+  const RowKernels& k = row_kernels();
+  const auto rows8 = [](const std::uint8_t* plane, std::size_t pitch, const Axis& a, std::size_t at) {
+    return std::pair{row_of<std::uint8_t>(plane, pitch, a.i0[at]), row_of<std::uint8_t>(plane, pitch, a.i1[at])};
+  };
+  const float ly = luma_y_.w[y], cy = chroma_y_.w[y];
+  switch (p.format) {
+    case PixelFormat::P010:
+      k.lerp16(row_of<std::uint16_t>(p.luma, p.luma_pitch, luma_y_.i0[y]),
+               row_of<std::uint16_t>(p.luma, p.luma_pitch, luma_y_.i1[y]), ly, lcols, s.luma.data());
+      k.lerp16(row_of<std::uint16_t>(p.chroma, p.chroma_pitch, chroma_y_.i0[y]),
+               row_of<std::uint16_t>(p.chroma, p.chroma_pitch, chroma_y_.i1[y]), cy, csamples, s.chroma.data());
+      return;
+    case PixelFormat::I420: {  // U and V rows mixed apart, then interleaved
+      const auto [l0, l1] = rows8(p.luma, p.luma_pitch, luma_y_, y);
+      const auto [u0, u1] = rows8(p.chroma, p.chroma_pitch, chroma_y_, y);
+      const auto [v0, v1] = rows8(p.v, p.v_pitch, chroma_y_, y);
+      const std::size_t pairs = csamples / 2;
+      k.lerp8(l0, l1, ly, lcols, s.luma.data());
+      k.lerp8(u0, u1, cy, pairs, s.a.data());
+      k.lerp8(v0, v1, cy, pairs, s.b.data());
+      for (std::size_t i = 0; i < pairs; ++i) {
+        s.chroma[2 * i] = s.a[i];
+        s.chroma[2 * i + 1] = s.b[i];
+      }
+      return;
+    }
+    case PixelFormat::YUYV:
+    case PixelFormat::UYVY: {  // one packed row mixed twice: its luma columns, then its chroma pairs
+      const std::size_t y_at = p.format == PixelFormat::YUYV ? 0 : 1;  // Y0 U Y1 V / U Y0 V Y1
+      const auto [r0, r1] = rows8(p.luma, p.luma_pitch, luma_y_, y);   // 4:2:2 chroma rows are luma rows
+      k.lerp8(r0 + 2 * std::size_t(lbase_), r1 + 2 * std::size_t(lbase_), ly, 2 * lcols, s.a.data());
+      for (std::size_t i = 0; i < lcols; ++i) s.luma[i] = s.a[2 * i + y_at];
+      k.lerp8(r0 + 4 * std::size_t(cbase_), r1 + 4 * std::size_t(cbase_), ly, 2 * csamples, s.a.data());
+      for (std::size_t i = 0; i < csamples / 2; ++i) {
+        s.chroma[2 * i] = s.a[4 * i + 1 - y_at];
+        s.chroma[2 * i + 1] = s.a[4 * i + 3 - y_at];
+      }
+      return;
+    }
+    case PixelFormat::RGB8:
+    case PixelFormat::BGR8:
+    case PixelFormat::RGBA8:
+    case PixelFormat::BGRA8: {  // one interleaved row mixed once, then split: red as luma, (green, blue) as pairs
+      const std::size_t n = rgb_stride(p.format);
+      const bool bgr = p.format == PixelFormat::BGR8 || p.format == PixelFormat::BGRA8;
+      const std::size_t r_at = bgr ? 2 : 0, b_at = bgr ? 0 : 2;
+      const auto [r0, r1] = rows8(p.luma, p.luma_pitch, luma_y_, y);
+      k.lerp8(r0 + n * std::size_t(lbase_), r1 + n * std::size_t(lbase_), ly, n * lcols, s.a.data());
+      for (std::size_t i = 0; i < lcols; ++i) {
+        s.luma[i] = s.a[n * i + r_at];
+        s.chroma[2 * i] = s.a[n * i + 1];
+        s.chroma[2 * i + 1] = s.a[n * i + b_at];
+      }
+      return;
+    }
+    default: {  // nv12
+      const auto [l0, l1] = rows8(p.luma, p.luma_pitch, luma_y_, y);
+      const auto [c0, c1] = rows8(p.chroma, p.chroma_pitch, chroma_y_, y);
+      k.lerp8(l0, l1, ly, lcols, s.luma.data());
+      k.lerp8(c0, c1, cy, csamples, s.chroma.data());
+    }
+  }
+}
+
 void ViewConverter::convert_rows(const HostPlanes& p, int first, int last, Scratch& s, const float* m,
                                  const float* bias, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch) const {
-  const bool p010 = p.format == PixelFormat::P010;
   const std::size_t width = std::size_t(rect_.width());
   // The source columns a row uses (the rows carry one more: see convert()).
   const std::size_t lcols = std::size_t(luma_x_.i1.back() + 1), csamples = 2 * std::size_t(chroma_x_.i1.back() + 1);
   const int red_at = order == ByteOrder::Rgba ? 0 : 2;
   const RowKernels& k = row_kernels();
   for (int r = first; r < last; ++r) {
-    const std::size_t y = std::size_t(r);
-    // Vertical pass: the two source rows of each plane, mixed.
-    if (p010) {
-      k.lerp16(row_of<std::uint16_t>(p.luma, p.luma_pitch, luma_y_.i0[y]),
-               row_of<std::uint16_t>(p.luma, p.luma_pitch, luma_y_.i1[y]), luma_y_.w[y], lcols, s.luma.data());
-      k.lerp16(row_of<std::uint16_t>(p.chroma, p.chroma_pitch, chroma_y_.i0[y]),
-               row_of<std::uint16_t>(p.chroma, p.chroma_pitch, chroma_y_.i1[y]), chroma_y_.w[y], csamples,
-               s.chroma.data());
-    } else {
-      k.lerp8(row_of<std::uint8_t>(p.luma, p.luma_pitch, luma_y_.i0[y]),
-              row_of<std::uint8_t>(p.luma, p.luma_pitch, luma_y_.i1[y]), luma_y_.w[y], lcols, s.luma.data());
-      k.lerp8(row_of<std::uint8_t>(p.chroma, p.chroma_pitch, chroma_y_.i0[y]),
-              row_of<std::uint8_t>(p.chroma, p.chroma_pitch, chroma_y_.i1[y]), chroma_y_.w[y], csamples,
-              s.chroma.data());
-    }
+    vertical_pass(p, std::size_t(r), lcols, csamples, s);
     k.horizontal(s.luma.data(), s.chroma.data(), luma_x_.i0.data(), luma_x_.w.data(), chroma_x_.i0.data(),
                  chroma_x_.w.data(), width, m, bias, red_at, s.y.data(), s.cb.data(), s.cr.data(),
                  out + std::ptrdiff_t(r) * pitch);

@@ -1,6 +1,8 @@
 #pragma once
-// The CPU twin of the frame shaders (shaders/gl/yuv_frame_*.glsl), for
-// software rasterisers: NV12 / P010 host planes converted to 8-bit R'G'B' at
+// The CPU twin of the YUV and RGB frame shaders (shaders/gl/yuv_*frame_*.glsl,
+// rgb_frame_*.glsl), for software rasterisers: host planes of any YUV format
+// (nv12, p010, i420, yuyv, uyvy) converted to 8-bit R'G'B', and RGB frames
+// (rgb8, bgr8, rgba8, bgra8; alpha not drawn) resampled, at
 // the size they are shown, sampled where the shaders sample (the same view
 // transform, chroma siting, clamp to edge, bilinear or flat pixels) and
 // converted with the same uniforms (fold_color). On llvmpipe each bilinear
@@ -35,9 +37,11 @@ struct PixelRect {
 // two triangles cover), clipped to the framebuffer.
 PixelRect covered_pixels(std::uint32_t frame_w, std::uint32_t frame_h, const ViewTransform& view, int fb_w, int fb_h);
 
-// What the converter reads: a frame's two planes in host memory (raw stored
-// samples: bytes for NV12, 16-bit words for P010, all 16 bits used as the
-// shader's R16 textures do).
+// What the converter reads: a YUV frame's planes in host memory (raw stored
+// samples: bytes, or 16-bit words for P010, all 16 bits used as the shader's
+// R16 textures do). nv12 / p010: luma and the chroma pairs; i420: luma,
+// chroma (U) and v (V); yuyv / uyvy and the RGB formats: the one packed
+// plane as luma (chroma unused).
 struct HostPlanes {
   PixelFormat format = PixelFormat::NV12;
   std::uint32_t width = 0, height = 0;
@@ -45,6 +49,8 @@ struct HostPlanes {
   std::size_t luma_pitch = 0;
   const std::uint8_t* chroma = nullptr;
   std::size_t chroma_pitch = 0;
+  const std::uint8_t* v = nullptr;
+  std::size_t v_pitch = 0;
 };
 
 // Where chroma sample (0, 0) sits, in luma samples right of and below luma
@@ -86,13 +92,17 @@ class ViewConverter {
   };
   struct Scratch {
     std::vector<float> luma, chroma;  // one vertically filtered source row of each plane (+1 column)
+    std::vector<float> a, b;          // i420's U and V rows, a packed 4:2:2 row, before they are interleaved / split
     std::vector<float> y, cb, cr;     // one output row before the matrix
   };
+  void vertical_pass(const HostPlanes& planes, std::size_t y, std::size_t lcols, std::size_t csamples,
+                     Scratch& s) const;
   void convert_rows(const HostPlanes& planes, int first, int last, Scratch& s, const float* matrix,
                     const float* bias, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch) const;
 
   media::BandPool pool_;
   Axis luma_x_, chroma_x_, luma_y_, chroma_y_;
+  std::int32_t lbase_ = 0, cbase_ = 0;  // the first luma column / chroma pair a row uses
   std::vector<Scratch> scratch_;
   PixelRect rect_;
 };

@@ -16,6 +16,7 @@
 #include "feeds/vulkan_scene_feed.hpp"
 #include "headless_display.hpp"
 #include "layer_copy.hpp"
+#include "value_range.hpp"
 #include "push_ring.hpp"
 #include "window_display.hpp"
 
@@ -104,6 +105,7 @@ void check_options(const ViewerOptions& o) {
   if (o.ring < 3 || o.ring > 64)
     throw UsageError("ViewerOptions::ring: " + std::to_string(o.ring) + " buffers; 3..64 are allowed");
   if (o.cuda_device < 0) throw UsageError("ViewerOptions::cuda_device: " + std::to_string(o.cuda_device));
+  if (o.value_range) check_value_range(*o.value_range, "ViewerOptions::value_range");
 }
 
 CudaGlOptions interop_options(const ViewerOptions& o) {
@@ -121,6 +123,7 @@ PlayConfig play_config(const ViewerOptions& o) {
   PlayConfig cfg;
   cfg.state.show_overlays = o.show_overlays;
   cfg.state.convert = o.convert;
+  cfg.state.value_range = o.value_range;
   cfg.state.no_vsync = !o.vsync;
   return cfg;
 }

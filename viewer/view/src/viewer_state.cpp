@@ -67,6 +67,7 @@ ViewerState::ViewerState(std::unique_ptr<view::Feed> feed, view::FeedContext& co
   show_overlays = o.show_overlays;
   matrix_override = o.matrix;
   range_override = o.range;
+  value_range = o.value_range;
   feed_->start(context);
   info_ = feed_->info();
   paced_ = feed_->paced();
@@ -197,6 +198,7 @@ void ViewerState::draw_frame(const ViewTransform& view, int fb_w, int fb_h) {
   o.colorimetry = effective_colorimetry();
   o.view = view;
   o.nearest = nearest_when_zoomed && view.scale > 1.0;
+  o.value_range = value_range;
   renderer_.draw(o, fb_w, fb_h);
   if (show_overlays && renderer_.has_frame()) layers_.draw(view, fb_w, fb_h);
 }
@@ -216,7 +218,7 @@ void ViewerState::draw_overlays_into(ImDrawList& list, const ViewTransform& view
 }
 
 PixelProbe ViewerState::probe(double fx, double fy) const {
-  return probe_pixel(renderer_, effective_colorimetry(), fx, fy);
+  return probe_pixel(renderer_, effective_colorimetry(), value_range, fx, fy);
 }
 
 }  // namespace handoff::view

@@ -58,6 +58,7 @@ struct StateOptions {
   bool show_overlays = true;
   std::optional<ColorMatrix> matrix;  // overrides of the stream's colorimetry
   std::optional<ColorRange> range;
+  std::optional<ValueRange> value_range;  // gray16 / gray32f (ViewerOptions::value_range)
   ViewerConvert convert = ViewerConvert::Auto;  // the renderer's colour path
   // An attached viewer's link to its publisher, for the panel (empty otherwise). Any thread.
   std::function<std::optional<AttachStatus>()> attach_status;
@@ -119,6 +120,7 @@ class ViewerState {
   std::optional<ColorMatrix> matrix_override;
   std::optional<ColorRange> range_override;
   std::optional<ChromaSiting> siting_override;
+  std::optional<ValueRange> value_range;  // gray16 / gray32f; none: full / automatic
   media::OverlayFilter filter;
   OverlayStyle style;
   std::size_t overlay_diagnostics = 0;

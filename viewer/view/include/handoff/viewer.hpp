@@ -1,5 +1,6 @@
 #pragma once
-// handoff::Viewer: show your own NV12 / P010 frames and detections, from any
+// handoff::Viewer: show your own frames (every PixelFormat: YUV, RGB, grey;
+// docs/viewer.md "Pixel formats") and detections, from any
 // thread, in a window (or headless through EGL), without the producer ever
 // waiting for the display.
 //
@@ -90,7 +91,8 @@ enum class ViewerMemory : std::uint8_t {
   Host,  // host memory (glMapNamedBufferRange); CUDA frames are then copied device to host
 };
 
-// Where NV12 / P010 becomes R'G'B' for display.
+// Where YUV frames become R'G'B' for display (RGB and grey frames are drawn
+// by the shader either way).
 enum class ViewerConvert : std::uint8_t {
   Auto,  // Gpu, except where GL is a software rasteriser (llvmpipe, softpipe, SwiftShader): Cpu
   Gpu,   // the fragment shader: two filtered texture fetches and the matrix per view pixel
@@ -107,6 +109,14 @@ enum class PausedShow : std::uint8_t {
   Block,       // wait until the user resumes, steps (one frame goes through), or the viewer closes
 };
 
+// The values a grey frame is shown over: lo black, hi white, in the frame's
+// sample units (gray16: codes 0..65535; gray32f: the floats themselves);
+// outside it clamps. Both finite, lo < hi.
+struct ValueRange {
+  double lo = 0.0, hi = 1.0;
+  bool operator==(const ValueRange&) const = default;
+};
+
 struct ViewerOptions {
   std::string title = "handoff";
   int width = 1280, height = 720;  // window size; headless: the size of the view it draws
@@ -119,6 +129,12 @@ struct ViewerOptions {
   std::size_t ring = 3;  // buffers for frames in flight, >= 3 (UsageError below)
   PausedShow paused_show = PausedShow::KeepNewest;
   ViewerConvert convert = ViewerConvert::Auto;
+  // gray16 / gray32f frames are shown over this range (UsageError naming it
+  // when lo >= hi or either is not finite). None: gray16 over its full
+  // 0..65535, gray32f over a range picked from the data (the 1st .. 99th
+  // percentile, smoothed from frame to frame; the panel shows it). gray8 is
+  // always 0..255.
+  std::optional<ValueRange> value_range{};
   // Every displayed frame, at its own size with its overlays (no UI), written
   // as frame_NNNNNN.png into this folder (created). Empty: none.
   std::string output_dir{};
@@ -127,8 +143,8 @@ struct ViewerOptions {
   std::string screenshot{};
   bool gl_debug = false;  // debug GL contexts; KHR_debug errors are counted in diagnostics()
   // Records what the viewer shows into an MCAP file (docs/recording.md):
-  // every displayed frame (NV12 / P010 as displayed, with the UI's colour
-  // overrides) and its overlays, as foxglove.RawImage and
+  // every displayed NV12 / P010 frame (as displayed, with the UI's colour
+  // overrides; frames of the other formats are left out for now) and its overlays, as foxglove.RawImage and
   // foxglove.ImageAnnotations on record.topic (default "/handoff/view") and
   // "<topic>/annotations", logged at the time it was displayed. The display
   // never waits for it: frames are read back from the GPU asynchronously and
@@ -287,7 +303,9 @@ class Viewer {
   Viewer& operator=(const Viewer&) = delete;
 
   // Shows `frame` (host, CUDA or GL-buffer memory; Vulkan memory is refused)
-  // with `overlays` (pixel coordinates of the frame). Frames may change format,
+  // with `overlays` (pixel coordinates of the frame), in any PixelFormat
+  // (YUV through its colorimetry, RGB codes as they are, grey over
+  // ViewerOptions::value_range or its full / automatic range). Frames may change format,
   // size and colorimetry from one call to the next. Returns once the frame is
   // copied into the viewer's ring (see "Memory" above); never waits for the
   // display (see "The model"). GL-buffer frames: `gl_buffer` must be a buffer
@@ -317,8 +335,9 @@ class Viewer {
   // thread.
   std::shared_ptr<GlWorker> gl_worker() const;
 
-  // Zero copy: a buffer of the viewer's ring for a frame of this format and
-  // size, mapped for writing (see ViewerFrame). Waits like show() when every
+  // Zero copy: a buffer of the viewer's ring for a frame of this format (any
+  // PixelFormat; its planes laid out by FrameLayout::contiguous) and size,
+  // mapped for writing (see ViewerFrame). Waits like show() when every
   // buffer is in use. Throws InvalidFrame for bad dimensions, ViewerClosed.
   ViewerFrame acquire(PixelFormat format, std::uint32_t width, std::uint32_t height,
                       Colorimetry colorimetry = {});

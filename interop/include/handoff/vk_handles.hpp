@@ -1,9 +1,10 @@
 #pragma once
-// UniqueHandle aliases for the Vulkan objects handoff creates: one per object
-// type, each deleter carrying what its vkDestroy* / vkFree* call needs (the
-// VkDevice, the VkInstance, the command pool). Under detail/ because public
-// classes (VkContext, VkExportableBuffer, VkFrameProducer, ...) hold them as
-// members; for the library, its tests and benchmarks, not an API to build on.
+// Owners of Vulkan objects (handoff/unique_handle.hpp): one UniqueHandle alias
+// per object type, each deleter carrying what its vkDestroy* / vkFree* call
+// needs (the VkDevice, the VkInstance, the command pool). Public classes hold
+// them as members (VkContext, VkExportableBuffer, VkFrameProducer, ...), and an
+// application may use them for its own objects the same way:
+//   handoff::UniqueVkBuffer b(buffer, {device});  // vkDestroyBuffer(device, buffer) when b goes
 //
 // Member order is destruction order: declare an object after what it is made
 // from (the device after the instance, a view after its image and the image
@@ -12,7 +13,7 @@
 
 #include <handoff/unique_handle.hpp>
 
-namespace handoff::detail {
+namespace handoff {
 
 struct VkInstanceDeleter {
   void operator()(VkInstance instance) const noexcept { vkDestroyInstance(instance, nullptr); }
@@ -63,4 +64,4 @@ using UniqueVkPipelineLayout = UniqueVkDeviceObject<VkPipelineLayout, &vkDestroy
 using UniqueVkShaderModule = UniqueVkDeviceObject<VkShaderModule, &vkDestroyShaderModule>;
 using UniqueVkPipeline = UniqueVkDeviceObject<VkPipeline, &vkDestroyPipeline>;
 
-}  // namespace handoff::detail
+}  // namespace handoff

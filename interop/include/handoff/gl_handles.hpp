@@ -1,16 +1,19 @@
 #pragma once
-// UniqueHandle aliases for the GL objects handoff creates: one per object type.
-// Under detail/ because public classes (GlFence, GlVkBuffer, GlVkTexture, ...)
-// hold them as members; for the library, the viewer's renderers, the tests and
-// benchmarks, not an API to build on. Without the GL headers: a GL name is an unsigned (GLuint), a
-// sync object a void* (GLsync).
+// Owners of GL objects (handoff/unique_handle.hpp): one UniqueHandle alias per
+// object type, deleting the object when the owner goes (glDeleteBuffers,
+// glDeleteTextures, glDeleteSync, ...). Public classes hold them as members
+// (GlFence, GlVkBuffer, GlVkTexture, ...), and an application may use them for
+// its own objects the same way:
+//   handoff::UniqueGlTexture t(name);  // glDeleteTextures(1, &name) when t goes
+// Without the GL headers: a GL name is an unsigned (GLuint), a sync object a
+// void* (GLsync).
 //
 // Every deleter calls GL, so a handle must be reset or destroyed on a thread
 // where a context of the object's share group is current (as the classes
 // holding them say).
 #include <handoff/unique_handle.hpp>
 
-namespace handoff::detail {
+namespace handoff {
 
 struct GlBufferDeleter {
   void operator()(unsigned name) const noexcept;  // glDeleteBuffers
@@ -50,4 +53,4 @@ using UniqueGlProgram = UniqueHandle<unsigned, GlProgramDeleter>;
 using UniqueGlVertexArray = UniqueHandle<unsigned, GlVertexArrayDeleter>;
 using UniqueGlFramebuffer = UniqueHandle<unsigned, GlFramebufferDeleter>;
 
-}  // namespace handoff::detail
+}  // namespace handoff

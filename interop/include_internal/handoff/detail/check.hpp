@@ -7,6 +7,7 @@
 // calls. The name and the detail are computed only when the call failed.
 #include <string>
 #include <string_view>
+#include <handoff/vk_check.hpp>
 
 namespace handoff::detail {
 
