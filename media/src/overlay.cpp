@@ -21,6 +21,7 @@ void OverlayFrame::clear() {
   points.clear();
   texts.clear();
   text_pool.clear();
+  layers.clear();
 }
 
 TextRef OverlayFrame::add_text(std::string_view s) {

@@ -44,6 +44,8 @@ if hasattr(_handoff, "Viewer"):
         AcquiredFrame,
         AcquiredPlane,
         AttachStatus,
+        ClassMap,
+        InstanceMasks,
         LiveFrame,
         Overlays,
         ParseError,
@@ -51,6 +53,7 @@ if hasattr(_handoff, "Viewer"):
         PublisherStats,
         RecordingStats,
         RecordingWriter,
+        ScalarMap,
         Snapshot,
         Source,
         Subscriber,
@@ -59,14 +62,15 @@ if hasattr(_handoff, "Viewer"):
         Viewer,
         ViewerClosed,
         ViewerStats,
+        colormap,
         list_publishers,
         open,
         open_scene,
     )
 
-    __all__ += ["AcquiredFrame", "AcquiredPlane", "AttachStatus", "LiveFrame", "Overlays", "ParseError", "Publisher",
-                "PublisherStats", "RecordingStats", "RecordingWriter", "Snapshot", "Source", "Subscriber",
-                "SubscriberStats", "SubscriberStatus", "Viewer", "ViewerClosed", "ViewerStats", "list_publishers",
-                "open", "open_scene"]
+    __all__ += ["AcquiredFrame", "AcquiredPlane", "AttachStatus", "ClassMap", "InstanceMasks", "LiveFrame",
+                "Overlays", "ParseError", "Publisher", "PublisherStats", "RecordingStats", "RecordingWriter",
+                "ScalarMap", "Snapshot", "Source", "Subscriber", "SubscriberStats", "SubscriberStatus", "Viewer",
+                "ViewerClosed", "ViewerStats", "colormap", "list_publishers", "open", "open_scene"]
 
 __version__ = "0.1.0"

@@ -13,6 +13,7 @@
 #include "acquired_frame.hpp"
 #include "capsules.hpp"
 #include "frame_args.hpp"
+#include "layer_bindings.hpp"
 #include "live_bindings.hpp"
 #include "module_common.hpp"
 #include "recording_bindings.hpp"
@@ -144,7 +145,7 @@ ViewerOptions viewer_options(const std::string& title, int width, int height, bo
 }
 
 void show(PyViewer& v, nb::handle frame_obj, const OverlayArgs& ov, std::optional<std::string> format,
-          std::optional<Colorimetry> colorimetry) {
+          std::optional<Colorimetry> colorimetry, nb::handle layers = nb::none()) {
   const PyFrame f = frame_of(frame_obj, format, colorimetry);
   if (f.frame.memory == MemoryKind::Cuda && f.frame.device != v.cuda_device) {
     // Before the ring's own checks, whatever the format: the array is the caller's mistake to name.
@@ -154,7 +155,12 @@ void show(PyViewer& v, nb::handle frame_obj, const OverlayArgs& ov, std::optiona
   }
   media::OverlayFrame scratch;
   const media::OverlayFrame& overlays = resolve_overlays(ov, f.frame, scratch);
-  without_gil([&] { v.get().show(f.frame, overlays); });
+  if (layers.is_none()) return without_gil([&] { v.get().show(f.frame, overlays); });
+  // Dense layers: read in place (kept alive by `keep` for the call), copied by show().
+  media::OverlayFrame with_layers = overlays;
+  std::vector<nb::object> keep;
+  layers_from_objects(layers, with_layers, keep);
+  without_gil([&] { v.get().show(f.frame, with_layers); });
 }
 
 // Blocks until closed or `timeout` seconds (None: no limit), in short waits
@@ -471,10 +477,10 @@ void def_viewer_open(ViewerClass& cls) {
 void show_with_overlays(PyViewer& v, nb::handle frame, nb::handle boxes, const std::string& box_format,
                         bool normalized, nb::handle labels, nb::handle scores, nb::handle class_ids,
                         nb::handle track_ids, nb::handle keypoints, nb::handle skeleton, nb::handle overlays,
-                        std::optional<std::string> format, std::optional<Colorimetry> colorimetry) {
+                        std::optional<std::string> format, std::optional<Colorimetry> colorimetry, nb::handle layers) {
   show(v, frame,
        overlay_args(boxes, box_format, normalized, labels, scores, class_ids, track_ids, keypoints, skeleton, overlays),
-       std::move(format), std::move(colorimetry));
+       std::move(format), std::move(colorimetry), layers);
 }
 
 nb::object take_snapshot(PyViewer& v, const std::string& kind) {
@@ -492,13 +498,15 @@ void def_viewer_frames(ViewerClass& cls) {
   cls.def("show", &show_with_overlays, "frame"_a, nb::kw_only(), "boxes"_a = nb::none(), "box_format"_a = "xywh",
           "normalized"_a = false, "labels"_a = nb::none(), "scores"_a = nb::none(), "class_ids"_a = nb::none(),
           "track_ids"_a = nb::none(), "keypoints"_a = nb::none(), "skeleton"_a = nb::none(),
-          "overlays"_a = nb::none(), "format"_a = nb::none(), "colorimetry"_a = nb::none(),
+          "overlays"_a = nb::none(), "format"_a = nb::none(), "colorimetry"_a = nb::none(), "layers"_a = nb::none(),
           "Shows `frame` (a handoff.Frame, one array, a (luma, chroma) pair or (luma, u, v); NumPy, PyTorch, "
-          "CuPy, host or CUDA) with its overlays. `format` always wins; without it an H x W x 3 uint8 array "
+          "CuPy, host or CUDA) with its overlays and dense `layers` (handoff.ClassMap, ScalarMap, "
+          "InstanceMasks: drawn over the frame in order, under the boxes). `format` always wins; without it "
+          "an H x W x 3 uint8 array "
           "is rgb8, H x W x 4 uint8 rgba8, H x W uint8 / uint16 / float32 gray8 / gray16 / gray32f, a pair "
           "nv12 (p010 when uint16), three arrays i420. Anything else needs format=: 'bgr8' for OpenCV's "
           "images, 'yuyv' / 'uyvy', and 'nv12' / 'p010' for one stacked (H + H/2, W) array. Returns once the "
-          "frame is copied; never waits for the display. The arrays may be reused when it returns.")
+          "frame and layers are copied; never waits for the display. The arrays may be reused when it returns.")
       .def("acquire", &acquire, "format"_a, "width"_a, "height"_a, "colorimetry"_a = nb::none(),
            "A buffer of the viewer's ring to write into (AcquiredFrame; a context manager presenting it).")
       .def("snapshot", &take_snapshot, "kind"_a = "frame",
@@ -688,6 +696,7 @@ void bind_viewer(nb::module_& m) {
   static nb::exception<ViewerClosed> viewer_closed(m, "ViewerClosed", PyExc_RuntimeError);
   static nb::exception<media::ParseError> parse_error(m, "ParseError", PyExc_ValueError);
   bind_overlays(m);
+  bind_layers(m);
   bind_viewer_stats(m);
   bind_snapshot(m);
   bind_acquired(m);

@@ -74,3 +74,38 @@ def test_snapshot_writer_writes_pngs_of_the_scene(tmp_path):
     assert first.shape == (360, 640, 4) and (first[..., 3] == 255).all()
     assert not np.array_equal(first, second), "the scene moves"
     assert len(np.unique(first.reshape(-1, 4), axis=0)) > 50, "a picture, not a blank"
+
+
+# --- dense layers: segmentation, depth, instance masks ---------------------------------------
+def test_segmentation_layer_draws_the_classes_in_their_colours(tmp_path):
+    snap = tmp_path / "seg.npy"
+    assert "4 frames shown" in run("segmentation_layer.py", "--headless", "--frames", 4, "--snapshot", snap)
+    img = np.load(snap)[..., :3].astype(int)
+    assert img.shape == (240, 320, 3)
+    # Sky (70, 130, 180) at half opacity over the bright sky, road (128, 64, 128) over the dark road.
+    sky_image, road_image = (180, 180, 180), (60, 60, 60)
+    def blend(c, under):
+        return np.round(0.5 * np.array(c) + 0.5 * (np.array(under) - 16) * 255 / 219).astype(int)
+    assert np.abs(img[20, 300] - blend((70, 130, 180), sky_image)).max() <= 3, img[20, 300]
+    assert np.abs(img[220, 300] - blend((128, 64, 128), road_image)).max() <= 3, img[220, 300]
+    # Around the horizon class 0 is transparent: the frame as it is.
+    assert abs(img[120, 300, 0] - img[120, 300, 2]) <= 2
+
+
+def test_depth_layer_colours_by_distance_and_leaves_holes(tmp_path):
+    snap = tmp_path / "depth.npy"
+    run("depth_layer.py", "--headless", "--frames", 3, "--range", 0, 10, "--snapshot", snap)
+    img = np.load(snap)[..., :3].astype(int)
+    near, far = img[235, 300], img[5, 300]
+    assert np.abs(near - far).sum() > 100, "near and far in different colours"
+    hole = img[5, 5]
+    assert np.abs(hole - hole.mean()).max() <= 2, "the NaN hole shows the grey frame"
+
+
+def test_instance_masks_example_colours_each_detection(tmp_path):
+    snap = tmp_path / "masks.npy"
+    run("instance_masks.py", "--headless", "--frames", 3, "--snapshot", snap)
+    img = np.load(snap)[..., :3].astype(int)
+    first, second, frame = img[80, 44], img[160, 260], img[230, 160]
+    assert np.abs(first - frame).sum() > 40 and np.abs(second - frame).sum() > 40, "the masks are drawn"
+    assert np.abs(first - second).sum() > 40, "each mask in its own detection's colour"

@@ -1,7 +1,9 @@
 // The examples (examples/), run as a user would.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <handoff/media/png.hpp>
@@ -44,6 +46,28 @@ TEST_F(Examples, PushClipNamesAMissingClip) {
   const auto r = run_program(HANDOFF_PUSH_CLIP_EXE, {path("none.y4m"), "--headless"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("none.y4m"), std::string::npos) << r.output;
+}
+
+// examples/cpp/show_layers.cpp: a class map and a depth map under a box.
+TEST_F(Examples, ShowLayersDrawsTheClassMapAndTheDepthMap) {
+  const auto r = run_program(HANDOFF_SHOW_LAYERS_EXE, {"--headless", "--frames", "5", "--snapshot", path("last.png")});
+  ASSERT_FALSE(r.timed_out) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("5 frames shown with layers"), std::string::npos) << r.output;
+  const media::Image8 img = media::read_png(path("last.png"), 3);
+  ASSERT_EQ(img.width, 320u);
+  ASSERT_EQ(img.height, 240u);
+  auto px = [&](std::uint32_t x, std::uint32_t y) {
+    const std::uint8_t* p = img.pixels.data() + (std::size_t(y) * img.width + x) * 3;
+    return std::array<int, 3>{p[0], p[1], p[2]};
+  };
+  // The NaN corner (top right) shows the grey frame; the road (left half, id 1) is tinted
+  // purple (R and B above G); the right half, class 0, shows the depth only.
+  const auto hole = px(314, 5), road = px(60, 200), depth_only = px(300, 200);
+  EXPECT_LE(std::abs(hole[0] - hole[1]) + std::abs(hole[1] - hole[2]), 3);
+  EXPECT_GT(road[0], road[1] + 20);
+  EXPECT_GT(road[2], road[1] + 20);
+  EXPECT_NE(road, depth_only);
 }
 
 }  // namespace

@@ -201,6 +201,73 @@ void overlays_panel(ViewerState& v) {
   }
 }
 
+// The dense layers: a toggle and an opacity slider each; a class map's legend
+// (a toggle per class, with its name); a scalar map's colour bar and range.
+void class_legend(LayerRenderer& r, std::size_t i) {
+  const auto& m = std::get<media::ClassMap>(r.layer(i));
+  if (!ImGui::TreeNode("legend")) return;
+  LayerControl& c = r.controls()[i];
+  bool changed = false;
+  for (std::int64_t id : r.legend_ids(i)) {
+    if (std::find(m.transparent.begin(), m.transparent.end(), id) != m.transparent.end()) continue;
+    auto it = m.colors.find(id);
+    const media::Color8 col = it != m.colors.end() ? it->second : media::default_class_color(id);
+    ImGui::ColorButton(("##c" + std::to_string(id)).c_str(), ImVec4(col.r / 255.f, col.g / 255.f, col.b / 255.f, 1),
+                       ImGuiColorEditFlags_NoTooltip, ImVec2(12, 12));
+    ImGui::SameLine();
+    bool on = !c.hidden.count(id);
+    auto name = m.names.find(id);
+    const std::string label = name != m.names.end() ? name->second + " (" + std::to_string(id) + ")"
+                                                    : "id " + std::to_string(id);
+    if (ImGui::Checkbox((label + "##l" + std::to_string(id)).c_str(), &on)) {
+      if (on) c.hidden.erase(id);
+      else c.hidden.insert(id);
+      changed = true;
+    }
+  }
+  if (ImGui::SmallButton("all classes")) {
+    c.hidden.clear();
+    changed = true;
+  }
+  if (changed) r.refresh_palettes();
+  ImGui::TreePop();
+}
+
+void colour_bar(const LayerRenderer& r, std::size_t i) {
+  const auto& s = std::get<media::ScalarMap>(r.layer(i));
+  const auto range = r.range(i).value_or(std::array{0.0, 1.0});
+  const auto& table = media::colormap_table(s.colormap);
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  const float w = 200.0f, h = 10.0f;
+  ImDrawList* list = ImGui::GetWindowDrawList();
+  for (int k = 0; k < 64; ++k) {
+    const media::Color8 c = table[std::size_t(k * 255 / 63)];
+    list->AddRectFilled(ImVec2(at.x + w * float(k) / 64, at.y), ImVec2(at.x + w * float(k + 1) / 64, at.y + h),
+                        IM_COL32(c.r, c.g, c.b, 255));
+  }
+  ImGui::Dummy(ImVec2(w, h));
+  ImGui::Text("%.4g .. %.4g  %s %s", range[0], range[1], std::string(media::to_string(s.colormap)).c_str(),
+              s.range ? "(fixed)" : "(auto)");
+}
+
+void layers_panel(ViewerState& v) {
+  LayerRenderer& r = v.layers();
+  if (r.size() == 0 || !ImGui::CollapsingHeader("Layers", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    ImGui::PushID(int(i));
+    LayerControl& c = r.controls()[i];
+    const media::Layer& l = r.layer(i);
+    const std::string name = std::string(media::layer_kind(l)) + " " + std::to_string(i);
+    ImGui::Checkbox(name.c_str(), &c.visible);
+    float opacity = c.opacity.value_or(std::visit([](const auto& x) { return x.opacity; }, l));
+    ImGui::SetNextItemWidth(120);
+    if (ImGui::SliderFloat("opacity", &opacity, 0.0f, 1.0f, "%.2f")) c.opacity = opacity;
+    if (std::holds_alternative<media::ClassMap>(l)) class_legend(r, i);
+    else if (std::holds_alternative<media::ScalarMap>(l)) colour_bar(r, i);
+    ImGui::PopID();
+  }
+}
+
 void stats_panel(ViewerState& v) {
   if (ImGui::CollapsingHeader("Stats", ImGuiTreeNodeFlags_DefaultOpen)) {
     Stats& s = v.stats();
@@ -226,7 +293,7 @@ void stats_panel(ViewerState& v) {
   }
 }
 
-void pixel_panel(const UiState& ui) {
+void pixel_panel(ViewerState& v, const UiState& ui) {
   if (ImGui::CollapsingHeader("Pixel", ImGuiTreeNodeFlags_DefaultOpen)) {
     const PixelProbe& p = ui.probe;
     if (p.valid) {
@@ -236,6 +303,11 @@ void pixel_panel(const UiState& ui) {
                          ImGuiColorEditFlags_NoTooltip, ImVec2(14, 14));
       ImGui::SameLine();
       ImGui::Text("R %d  G %d  B %d", p.rgb[0], p.rgb[1], p.rgb[2]);
+      // The layers under the cursor: the class id and name, the value, the mask.
+      for (std::size_t i = 0; i < v.layers().size(); ++i) {
+        const LayerProbe lp = v.layers().probe(i, p.x + 0.5, p.y + 0.5);
+        ImGui::Text("%s %zu: %s", lp.kind.c_str(), i, lp.text.c_str());
+      }
     } else {
       ImGui::TextDisabled("(cursor outside the frame)");
     }
@@ -255,8 +327,9 @@ void draw_ui(ViewerState& v, UiState& ui) {
   playback(v, ui);
   colour(v);
   overlays_panel(v);
+  layers_panel(v);
   stats_panel(v);
-  pixel_panel(ui);
+  pixel_panel(v, ui);
   ImGui::TextDisabled("press ? for keys");
   ImGui::End();
 }

@@ -15,6 +15,7 @@
 #include "feeds/recording_feed.hpp"
 #include "feeds/vulkan_scene_feed.hpp"
 #include "headless_display.hpp"
+#include "layer_copy.hpp"
 #include "value_range.hpp"
 #include "push_ring.hpp"
 #include "window_display.hpp"
@@ -29,7 +30,9 @@ class ViewerImpl {
 
   // What Viewer's methods do (viewer.hpp says what each means).
   void show(const Frame& frame, const media::OverlayFrame& overlays, CudaStream stream) {
-    ring().show(frame, overlays, stream);
+    if (overlays.layers.empty()) return ring().show(frame, overlays, stream);
+    // The layers are copied (and converted) before the frame: the caller's arrays are free on return.
+    ring().show(frame, copy_layers(overlays, options_.cuda_device), stream);
   }
   std::unique_ptr<AcquiredSlot> acquire(PixelFormat format, std::uint32_t width, std::uint32_t height,
                                         Colorimetry colorimetry) {
@@ -272,7 +275,8 @@ ViewerStats ViewerImpl::stats() const {
 void ViewerImpl::present(std::unique_ptr<AcquiredSlot> slot, const media::OverlayFrame& overlays) {
   if (!slot) throw UsageError("Viewer::present: an empty ViewerFrame (not acquired, or presented already)");
   if (slot->ring != ring_) throw UsageError("Viewer::present: the frame was acquired from another viewer");
-  slot->ring->present(*slot, overlays);
+  if (overlays.layers.empty()) return slot->ring->present(*slot, overlays);
+  slot->ring->present(*slot, copy_layers(overlays, options_.cuda_device));  // a refusal gives the slot back
 }
 
 std::shared_ptr<GlWorker> ViewerImpl::gl_worker() const {

@@ -119,6 +119,7 @@ bool ViewerState::take_next(bool wait) {
   display_ms_ = f.display_ms;
   feed_overlays_valid_ = f.overlays != nullptr;
   if (f.overlays) std::swap(feed_overlays_, *f.overlays);  // both keep their capacity
+  layers_.set_layers(feed_overlays_valid_ ? &feed_overlays_ : nullptr, fr.width, fr.height);
   stats_.produce_ms.add(f.produce_ms);
   stats_.map_ms.add(f.map_ms);
   stats_.upload_ms.add(f.luma_texture ? 0.0 : ms_between(u0, u1));
@@ -199,6 +200,7 @@ void ViewerState::draw_frame(const ViewTransform& view, int fb_w, int fb_h) {
   o.nearest = nearest_when_zoomed && view.scale > 1.0;
   o.value_range = value_range;
   renderer_.draw(o, fb_w, fb_h);
+  if (show_overlays && renderer_.has_frame()) layers_.draw(view, fb_w, fb_h);
 }
 
 const media::OverlayFrame* ViewerState::current_overlays() const {

@@ -18,6 +18,7 @@
 
 #include "box_renderer.hpp"
 #include "frame_renderer.hpp"
+#include "layer_renderer.hpp"
 #include "overlay_draw.hpp"
 #include "pixel_probe.hpp"
 
@@ -85,6 +86,7 @@ class ViewerState {
   bool playing() const { return playing_; }
   void set_playing(bool playing);
 
+  // The frame, then its dense layers (with the overlays shown).
   void draw_frame(const ViewTransform& view, int fb_w, int fb_h);
   // Overlays of the current frame (the overlay file first, else the feed's own).
   const media::OverlayFrame* current_overlays() const;
@@ -102,6 +104,7 @@ class ViewerState {
   const view::FeedInfo& info() const { return info_; }
   bool paced() const { return paced_; }
   FrameRenderer& renderer() { return renderer_; }
+  LayerRenderer& layers() { return layers_; }
   Stats& stats() { return stats_; }
   std::int64_t frame_index() const { return frame_index_; }
   // Of the frame on display: when it was handed in (epoch: a played source)
@@ -134,6 +137,7 @@ class ViewerState {
   bool playing_ = true;
   FrameRenderer renderer_;
   BoxRenderer box_renderer_;  // dense overlays (scratch_.box_renderer)
+  LayerRenderer layers_;      // the feed's overlays' dense layers
   media::OverlayStore store_;
   bool feed_overlays_valid_ = false;
   media::OverlayFrame feed_overlays_;

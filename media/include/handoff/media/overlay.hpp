@@ -2,7 +2,9 @@
 // Inference overlays: an in-memory model with flat arrays (a frame with
 // 10,000 boxes is a handful of vectors, no per-object allocation), a JSON
 // Lines loader (one line per frame, simdjson), colours, filters and label
-// placement. Schema: docs/media.md ("Overlay files").
+// placement. Schema: docs/media.md ("Overlay files"). Dense layers (class
+// maps, scalar maps, instance masks) ride in OverlayFrame::layers; the JSON
+// Lines files carry none.
 //
 // Line form (all keys optional except "frame"):
 //   {"frame": 12,
@@ -24,7 +26,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
+
+#include <handoff/frame.hpp>
 
 namespace handoff::media {
 
@@ -38,6 +43,10 @@ struct TextRef {
   std::uint32_t offset = 0;
   std::uint32_t size = 0;
   bool empty() const { return size == 0; }
+};
+
+struct RectF {
+  float x = 0, y = 0, w = 0, h = 0;
 };
 
 struct Point2 {
@@ -80,6 +89,105 @@ struct OverlayText {
   Color8 color{};
 };
 
+// --- Dense layers -------------------------------------------------------------------
+//
+// Class maps (an id per pixel), scalar maps (depth, heatmaps, confidence,
+// shown through a colormap) and instance masks (one per box of the same
+// OverlayFrame), drawn over the frame under its vector overlays, each with its
+// own opacity; they ride in OverlayFrame::layers.
+//
+// A layer's samples are a LayerArray: a pitched 2-D array (masks: a stack of
+// them) in host or CUDA memory, described like a frame's Plane, with a
+// keep-alive (`owner`) as a Frame has. Whoever draws a layer after the call
+// that handed it in (the viewer) copies it first.
+//
+// A layer covers the whole frame by default, stretched to it (nearest for ids
+// and masks, bilinear for scalars); `target` puts it over a rectangle of the
+// frame instead (frame pixels: a letterboxed model input, a crop).
+
+// The type of one sample of a layer.
+enum class SampleType : std::uint8_t { U8, U16, U32, U64, I8, I16, I32, I64, F16, F32, F64, Bool };
+
+std::size_t sample_size(SampleType t);  // bytes: 1 for U8 / I8 / Bool, ...
+bool is_integer(SampleType t);          // U8 .. I64 (not Bool)
+bool is_floating(SampleType t);         // F16, F32, F64
+// "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f16", "f32", "f64", "bool".
+std::string_view to_string(SampleType t);
+
+// Samples of a layer: `count` images of `height` rows of `width` samples.
+struct LayerArray {
+  // Host: address of the first sample; Cuda: a device pointer in `cuda_context`.
+  const void* data = nullptr;
+  MemoryKind memory = MemoryKind::Host;  // Host or Cuda only
+  int device = -1;                       // CUDA ordinal (Cuda)
+  void* cuda_context = nullptr;          // CUcontext the pointer belongs to (Cuda)
+  SampleType type = SampleType::U8;
+  std::uint32_t width = 0, height = 0;
+  std::uint32_t count = 1;        // images (InstanceMasks: one per mask; else 1)
+  std::size_t pitch = 0;          // bytes from one row to the next (0: packed, width * sample_size)
+  std::size_t image_stride = 0;   // bytes from one image to the next (0: pitch * height)
+  std::shared_ptr<const void> owner;  // keeps the memory valid
+
+  std::size_t row_bytes() const { return std::size_t(width) * sample_size(type); }
+  std::size_t row_pitch() const { return pitch ? pitch : row_bytes(); }
+  std::size_t image_pitch() const { return image_stride ? image_stride : row_pitch() * height; }
+  // Bytes from the first sample to just past the last one (what the layer touches).
+  std::size_t span() const;
+};
+
+enum class Colormap : std::uint8_t { Gray, Viridis, Turbo, Inferno, Magma, Plasma };
+// Every colormap, in enum order.
+inline constexpr Colormap kColormaps[] = {Colormap::Gray,    Colormap::Viridis, Colormap::Turbo,
+                                          Colormap::Inferno, Colormap::Magma,   Colormap::Plasma};
+// "gray", "viridis", "turbo", "inferno", "magma", "plasma".
+std::string_view to_string(Colormap c);
+// The colormap spelled `text` (any letter case); InvalidFrame("colormap", ...)
+// naming the text and every accepted spelling.
+Colormap parse_colormap(std::string_view text);
+
+// An id per pixel (segmentation). Integer ids, 8 to 64 bits, signed or not;
+// the viewer tells ids apart by their low 32 bits (as a signed integer).
+// The ids given colours or made transparent must lie within
+// kMaxPaletteSpan consecutive 32-bit ids (e.g. -1 .. 65534).
+inline constexpr std::int64_t kMaxPaletteSpan = 65536;
+struct ClassMap {
+  LayerArray ids;
+  // A colour per id; ids without one take default_class_color(id). A list of
+  // colours is the map {0: c0, 1: c1, ...}. The colours' alpha is ignored
+  // (opacity applies).
+  std::map<std::int64_t, Color8> colors;
+  std::map<std::int64_t, std::string> names;  // the panel's legend and the pixel inspector
+  std::vector<std::int64_t> transparent;      // ids not drawn (background)
+  float opacity = 0.5f;                       // 0..1
+  std::optional<RectF> target;                // frame pixels; empty: the whole frame
+};
+
+// A value per pixel shown through a colormap: integers or floats (depth in
+// metres or millimetres, heatmaps). NaN and +-inf are not drawn.
+struct ScalarMap {
+  LayerArray values;
+  Colormap colormap = Colormap::Turbo;
+  // Fixed (lo, hi), lo < hi, both finite: values outside clamp. Empty:
+  // automatic from the data (ScalarRange).
+  std::optional<std::array<double, 2>> range;
+  float opacity = 0.5f;
+  std::optional<RectF> target;
+};
+
+// One mask per boxed object of the same OverlayFrame, in order (mask i goes
+// with the i-th object that has a box): count x height x width, bool, u8 or
+// float samples. A pixel is in a mask where its sample > threshold; u8
+// samples compare as their integer value, so 0 / 1 and 0 / 255 masks both
+// work with the default 0.5.
+struct InstanceMasks {
+  LayerArray masks;
+  float threshold = 0.5f;
+  float opacity = 0.5f;
+  std::optional<RectF> target;
+};
+
+using Layer = std::variant<ClassMap, ScalarMap, InstanceMasks>;
+
 // All overlays of one frame. clear() keeps capacity.
 struct OverlayFrame {
   std::int64_t frame = -1;
@@ -90,8 +198,11 @@ struct OverlayFrame {
   std::vector<Point2> points;
   std::vector<OverlayText> texts;
   std::string text_pool;
+  // Dense layers, drawn in order (the first lowest), under everything above.
+  std::vector<Layer> layers;
 
   void clear();
+  // No vector overlays (layers aside: recordings and publishers carry none yet).
   bool empty() const { return objects.empty() && shapes.empty() && texts.empty(); }
   std::string_view text(TextRef r) const { return std::string_view(text_pool).substr(r.offset, r.size); }
 
@@ -107,6 +218,57 @@ struct OverlayFrame {
   // Adds a polygon (closed) or polyline; object = owning object or -1.
   void add_shape(const Point2* pts, std::uint32_t count, bool closed, std::int32_t object = -1);
   void add_label_text(float x, float y, std::string_view s);
+};
+
+// "class map", "scalar map", "instance masks".
+std::string_view layer_kind(const Layer& layer);
+// Objects of `overlays` that have a box (what InstanceMasks::masks.count must equal).
+std::size_t boxed_objects(const OverlayFrame& overlays);
+
+// Checks overlays.layers for a consumer on CUDA device `cuda_device` (CUDA
+// layers must be there; -1: no CUDA layer is accepted): sizes
+// 1..kMaxFrameDimension, sample types per kind (integer class ids; a 2-D
+// scalar map; bool / u8 / float masks), pitches and pointers, the memory kind,
+// opacity in 0..1 (not NaN), a finite threshold, a fixed range with finite lo
+// < hi, target rectangles finite with a positive size, a mask count equal to
+// boxed_objects(). Throws InvalidFrame naming the field and the values:
+// "layers[2].masks.count: 3 masks for 2 boxes", "layers[0].opacity: ...".
+void validate_layers(const OverlayFrame& overlays, int cuda_device);
+
+// The colours layers are drawn with.
+//
+// colormap_table(c)[i] is the colour of a value at i / 255 of the range
+// (alpha 255). Tables generated by scripts/fit_colormaps.py: viridis,
+// inferno, magma, plasma and turbo within 4 codes of matplotlib's; gray the
+// identity. UsageError for a value outside Colormap.
+const std::array<Color8, 256>& colormap_table(Colormap c);
+
+// The colour of class id `id` where a ClassMap gives none: a golden-ratio walk
+// around the hue circle over the id's low 32 bits (ids next to each other are
+// far apart in hue; every id has one), with three brightness levels in turn,
+// so neighbouring ids differ in hue and brightness. Fixed: the same id, the
+// same colour.
+Color8 default_class_color(std::int64_t id);
+
+// An automatic range for a scalar map: robust (the 1st .. 99th percentile of
+// the finite values; NaN and +-inf are ignored) and stable (each frame moves
+// the range a fraction of the way to the new one, so it does not flicker;
+// a range that jumps by more than its own width is taken at once). Not
+// thread-safe: one per layer, on the thread that draws it.
+class ScalarRange {
+ public:
+  // Samples considered per frame at most (a regular subsample of larger maps).
+  static constexpr std::size_t kMaxSamples = 1u << 16;
+  // Updates the range from `count` values and returns it. With no finite value
+  // the range stays (initially (0, 1)). A constant map gets (v - 0.5, v + 0.5).
+  std::array<double, 2> update(const float* values, std::size_t count);
+  std::array<double, 2> range() const { return range_; }
+  void reset() { valid_ = false; range_ = {0.0, 1.0}; }
+
+ private:
+  std::vector<float> scratch_;
+  std::array<double, 2> range_{0.0, 1.0};
+  bool valid_ = false;
 };
 
 // --- Parsing ----------------------------------------------------------------------
@@ -203,9 +365,6 @@ struct OverlayFilter {
 // The caption drawn with a box: "label 0.87 #7" parts as the filter allows.
 std::string object_caption(const OverlayFrame& f, const OverlayObject& o, const OverlayFilter& filter);
 
-struct RectF {
-  float x = 0, y = 0, w = 0, h = 0;
-};
 // Places a label of size (w, h) for box `box`: just above the box's top-left
 // corner, or inside the box's top edge when there is no room above, then
 // clamped so it lies inside `view` (if larger than the view, pinned to its top-left).

@@ -321,7 +321,10 @@ class Viewer {
   // ViewerOptions::cuda_device); with the default value the writes must be
   // finished (the producer's stream synchronised) before show().
   // Publisher::publish takes frames the same way (publisher.hpp says where
-  // the two differ: a publisher never waits).
+  // the two differ: a publisher never waits). Dense layers in
+  // overlays.layers (class maps, scalar maps, instance masks: docs/layers.md)
+  // are validated (InvalidFrame naming "layers[i]...") and copied before
+  // show() returns; host arrays only for now (a CUDA layer is refused).
   void show(const Frame& frame, const media::OverlayFrame& overlays = {}, CudaStream stream = {});
 
   // The GL worker whose context shares objects with the viewer's: make GL

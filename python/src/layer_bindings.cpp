@@ -1,0 +1,299 @@
+#include "layer_bindings.hpp"
+
+#include "module_common.hpp"
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/array.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include <handoff/frame_validate.hpp>
+
+#include <cmath>
+#include <optional>
+#include <sstream>
+#include <string>
+
+namespace handoff::py {
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+[[noreturn]] void fail(const std::string& field, const std::string& detail) {
+  throw nb::value_error((field + ": " + detail).c_str());
+}
+
+float opacity_arg(double opacity) {
+  if (!(opacity >= 0.0 && opacity <= 1.0)) {
+    std::ostringstream o;
+    o << "opacity " << opacity << " is not in 0..1";
+    fail("opacity", o.str());
+  }
+  return float(opacity);
+}
+
+// What each Python layer object holds: the array and the layer's settings
+// (its LayerArray filled in by layers_from_objects).
+struct PyClassMap {
+  nb::object ids;
+  media::ClassMap layer;
+};
+struct PyScalarMap {
+  nb::object values;
+  media::ScalarMap layer;
+};
+struct PyInstanceMasks {
+  nb::object masks;
+  media::InstanceMasks layer;
+};
+
+media::Color8 color_arg(nb::handle c, const std::string& field) {
+  if (nb::isinstance<nb::str>(c)) {
+    const std::string text = nb::cast<std::string>(c);
+    if (auto parsed = media::parse_hex_color(text)) return *parsed;
+    fail(field, "'" + text + "' is not a colour ('#rrggbb', '#rgb' or (r, g, b) 0..255)");
+  }
+  std::vector<int> v;
+  try {
+    for (nb::handle x : c) v.push_back(nb::cast<int>(x));
+  } catch (const std::exception&) {
+    fail(field, "a colour is '#rrggbb', '#rgb' or (r, g, b) with 0..255 integers");
+  }
+  if (v.size() != 3 && v.size() != 4) fail(field, "a colour has 3 (or 4) components, not " + std::to_string(v.size()));
+  for (int x : v)
+    if (x < 0 || x > 255) fail(field, "component " + std::to_string(x) + " is not in 0..255");
+  return media::Color8{std::uint8_t(v[0]), std::uint8_t(v[1]), std::uint8_t(v[2]), 255};
+}
+
+void init_class_map(PyClassMap* self, nb::object ids, nb::handle names, nb::handle colors, double opacity,
+                    nb::handle transparent) {
+  media::ClassMap m;
+  m.opacity = opacity_arg(opacity);
+  if (!names.is_none()) {
+    if (!nb::isinstance<nb::dict>(names)) {
+      // A sequence: names[i] is the name of id i.
+      std::int64_t i = 0;
+      for (nb::handle n : names) m.names[i++] = text_of(n);
+    } else {
+      for (auto [k, v] : nb::cast<nb::dict>(names)) m.names[nb::cast<std::int64_t>(k)] = text_of(v);
+    }
+  }
+  if (!colors.is_none()) {
+    if (nb::isinstance<nb::dict>(colors)) {
+      for (auto [k, v] : nb::cast<nb::dict>(colors)) {
+        const auto id = nb::cast<std::int64_t>(k);
+        m.colors[id] = color_arg(v, "colors[" + std::to_string(id) + "]");
+      }
+    } else {
+      std::int64_t i = 0;
+      for (nb::handle v : colors) {
+        m.colors[i] = color_arg(v, "colors[" + std::to_string(i) + "]");
+        ++i;
+      }
+    }
+  }
+  for (nb::handle t : transparent) m.transparent.push_back(nb::cast<std::int64_t>(t));
+  new (self) PyClassMap{std::move(ids), std::move(m)};
+}
+
+void init_scalar_map(PyScalarMap* self, nb::object values, const std::string& colormap,
+                     std::optional<std::array<double, 2>> range, double opacity) {
+  media::ScalarMap s;
+  try {
+    s.colormap = media::parse_colormap(colormap);
+  } catch (const InvalidFrame& e) {
+    throw nb::value_error(e.what());
+  }
+  if (range) {
+    const auto [lo, hi] = *range;
+    if (!std::isfinite(lo) || !std::isfinite(hi) || !(lo < hi)) {
+      std::ostringstream o;
+      o << "range (" << lo << ", " << hi << ") needs finite lo < hi";
+      fail("range", o.str());
+    }
+    s.range = range;
+  }
+  s.opacity = opacity_arg(opacity);
+  new (self) PyScalarMap{std::move(values), std::move(s)};
+}
+
+void init_masks(PyInstanceMasks* self, nb::object masks, double threshold, double opacity) {
+  media::InstanceMasks m;
+  if (!std::isfinite(threshold)) fail("threshold", "threshold is not finite");
+  m.threshold = float(threshold);
+  m.opacity = opacity_arg(opacity);
+  new (self) PyInstanceMasks{std::move(masks), std::move(m)};
+}
+
+std::optional<media::SampleType> sample_type(nb::dlpack::dtype t) {
+  using code = nb::dlpack::dtype_code;
+  if (t.lanes != 1) return std::nullopt;
+  const int b = t.bits;
+  switch (code(t.code)) {
+    case code::UInt:
+      if (b == 8) return media::SampleType::U8;
+      if (b == 16) return media::SampleType::U16;
+      if (b == 32) return media::SampleType::U32;
+      if (b == 64) return media::SampleType::U64;
+      break;
+    case code::Int:
+      if (b == 8) return media::SampleType::I8;
+      if (b == 16) return media::SampleType::I16;
+      if (b == 32) return media::SampleType::I32;
+      if (b == 64) return media::SampleType::I64;
+      break;
+    case code::Float:
+      if (b == 16) return media::SampleType::F16;
+      if (b == 32) return media::SampleType::F32;
+      if (b == 64) return media::SampleType::F64;
+      break;
+    case code::Bool:
+      if (b == 8) return media::SampleType::Bool;
+      break;
+    default: break;
+  }
+  return std::nullopt;
+}
+
+std::string dtype_text(nb::dlpack::dtype t) {
+  static const char* names[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
+  return (t.code < 7 ? std::string(names[t.code]) : "code" + std::to_string(t.code)) + std::to_string(t.bits);
+}
+
+// The array `obj` as a LayerArray of `dims` (2: H x W; 3: N x H x W), rows
+// contiguous, read in place. `field`: "layers[0].ids".
+media::LayerArray array_of(nb::handle obj, std::size_t dims, const std::string& field, const char* shape_name) {
+  nb::ndarray<nb::ro> a;
+  try {
+    a = nb::cast<nb::ndarray<nb::ro>>(obj);
+  } catch (const std::exception&) {
+    fail(field, "a " + py_type_name(obj) + " is not an array (NumPy, PyTorch, CuPy, DLPack or the buffer protocol)");
+  }
+  if (a.ndim() != dims) {
+    std::string shape = "(";
+    for (std::size_t d = 0; d < a.ndim(); ++d) shape += (d ? ", " : "") + std::to_string(a.shape(d));
+    shape += a.ndim() == 1 ? ",)" : ")";
+    fail(field, "shape " + shape + " is " + std::to_string(a.ndim()) + "-D, not " + shape_name);
+  }
+  const auto type = sample_type(a.dtype());
+  if (!type) fail(field, "dtype " + dtype_text(a.dtype()) + " is not an integer, float or bool type");
+  const std::size_t item = media::sample_size(*type);
+  // Strides of dimensions of size 0 or 1 say nothing (producers set them freely).
+  if (a.shape(dims - 1) > 1 && a.stride(dims - 1) != 1) fail(field, "its rows are not contiguous (last stride " + std::to_string(a.stride(dims - 1)) + ")");
+  for (std::size_t d = 0; d + 1 < dims; ++d)
+    if (a.stride(d) < 0) fail(field, "negative strides are not taken");
+  for (std::size_t d = 0; d < dims; ++d)
+    if (a.shape(d) > 0xFFFFFFFFu) fail(field, "dimension " + std::to_string(d) + " is too large");
+  media::LayerArray l;
+  l.data = a.data();
+  l.type = *type;
+  l.width = std::uint32_t(a.shape(dims - 1));
+  l.height = std::uint32_t(a.shape(dims - 2));
+  l.pitch = a.shape(dims - 2) > 1 ? std::size_t(a.stride(dims - 2)) * item : 0;
+  if (dims == 3) {
+    l.count = std::uint32_t(a.shape(0));
+    l.image_stride = a.shape(0) > 1 ? std::size_t(a.stride(0)) * item : 0;
+  }
+  if (a.device_type() == nb::device::cuda::value) {
+    // Not drawn from CUDA memory yet: named here, where the caller can act.
+    fail(field, "a CUDA array: this viewer draws layers from host arrays (move it to the host first)");
+  } else if (a.device_type() != nb::device::cpu::value) {
+    fail(field, "an array on device type " + std::to_string(a.device_type()) + " (host or CUDA arrays only)");
+  }
+  return l;
+}
+
+nb::ndarray<nb::numpy, std::uint8_t> colormap_array(const std::string& name) {
+  media::Colormap c;
+  try {
+    c = media::parse_colormap(name);
+  } catch (const InvalidFrame& e) {
+    throw nb::value_error(e.what());
+  }
+  const auto& table = media::colormap_table(c);
+  auto* data = new std::uint8_t[256 * 3];
+  for (std::size_t i = 0; i < 256; ++i) {
+    data[i * 3] = table[i].r;
+    data[i * 3 + 1] = table[i].g;
+    data[i * 3 + 2] = table[i].b;
+  }
+  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<std::uint8_t*>(p); });
+  return nb::ndarray<nb::numpy, std::uint8_t>(data, {256, 3}, owner);
+}
+
+}  // namespace
+
+void layers_from_objects(nb::handle layers, media::OverlayFrame& out, std::vector<nb::object>& keep) {
+  if (!layers.ptr() || layers.is_none()) return;
+  if (!nb::isinstance<nb::list>(layers) && !nb::isinstance<nb::tuple>(layers))
+    throw nb::type_error(("layers: a list of handoff.ClassMap / ScalarMap / InstanceMasks, not " +
+                          py_type_name(layers)).c_str());
+  std::size_t i = 0;
+  for (nb::handle h : layers) {
+    const std::string field = "layers[" + std::to_string(i++) + "]";
+    if (nb::isinstance<PyClassMap>(h)) {
+      const auto& p = nb::cast<const PyClassMap&>(h);
+      media::ClassMap m = p.layer;
+      m.ids = array_of(p.ids, 2, field + ".ids", "2-D (H, W) ids");
+      if (!media::is_integer(m.ids.type)) {
+        fail(field + ".ids", std::string("class ids are integers, not ") + std::string(media::to_string(m.ids.type)));
+      }
+      keep.push_back(p.ids);
+      out.layers.push_back(std::move(m));
+    } else if (nb::isinstance<PyScalarMap>(h)) {
+      const auto& p = nb::cast<const PyScalarMap&>(h);
+      media::ScalarMap s = p.layer;
+      s.values = array_of(p.values, 2, field + ".values", "2-D (H, W): a scalar map is one value per pixel");
+      keep.push_back(p.values);
+      out.layers.push_back(std::move(s));
+    } else if (nb::isinstance<PyInstanceMasks>(h)) {
+      const auto& p = nb::cast<const PyInstanceMasks&>(h);
+      media::InstanceMasks m = p.layer;
+      m.masks = array_of(p.masks, 3, field + ".masks", "3-D (N, H, W): one mask per box");
+      const std::size_t boxes = media::boxed_objects(out);
+      if (m.masks.count != boxes)
+        fail(field + ".masks", std::to_string(m.masks.count) + " masks for " + std::to_string(boxes) +
+                                   " boxes: one mask per box of the same call");
+      keep.push_back(p.masks);
+      out.layers.push_back(std::move(m));
+    } else {
+      throw nb::type_error((field + ": a " + py_type_name(h) +
+                            " is not a handoff.ClassMap, ScalarMap or InstanceMasks").c_str());
+    }
+  }
+}
+
+void bind_layers(nb::module_& m) {
+  nb::class_<PyClassMap>(m, "ClassMap",
+                         "A class id per pixel (segmentation), drawn over the frame: Viewer.show(..., layers=[...]).")
+      .def("__init__", &init_class_map, "ids"_a, "names"_a = nb::none(), "colors"_a = nb::none(),
+           "opacity"_a = 0.5, "transparent"_a = nb::tuple(),
+           "ids: (H, W) integers (8..64-bit, signed or not); names / colors: a list (index = id) or a dict "
+           "id -> name / colour ('#rrggbb' or (r, g, b)); ids without a colour take a fixed default palette; "
+           "transparent: ids not drawn; opacity 0..1. The layer covers the whole frame (nearest).")
+      .def_prop_ro("ids", [](const PyClassMap& p) { return p.ids; })
+      .def_prop_ro("opacity", [](const PyClassMap& p) { return p.layer.opacity; });
+  nb::class_<PyScalarMap>(m, "ScalarMap",
+                          "A value per pixel (depth, heatmap, confidence) through a colormap, drawn over the frame.")
+      .def("__init__", &init_scalar_map, "values"_a, "colormap"_a = "turbo", "range"_a = nb::none(),
+           "opacity"_a = 0.5,
+           "values: (H, W) floats (16/32/64-bit) or integers; colormap: gray, viridis, turbo, inferno, magma or "
+           "plasma; range: (lo, hi), values outside clamp, or None: automatic (1st..99th percentile, smoothed "
+           "across frames); NaN and +-inf are not drawn. Bilinear over the whole frame.")
+      .def_prop_ro("values", [](const PyScalarMap& p) { return p.values; })
+      .def_prop_ro("colormap", [](const PyScalarMap& p) { return std::string(media::to_string(p.layer.colormap)); })
+      .def_prop_ro("opacity", [](const PyScalarMap& p) { return p.layer.opacity; });
+  nb::class_<PyInstanceMasks>(m, "InstanceMasks",
+                              "One mask per box of the same show() call, each in its detection's colour, outlined.")
+      .def("__init__", &init_masks, "masks"_a, "threshold"_a = 0.5, "opacity"_a = 0.5,
+           "masks: (N, H, W) bool, uint8 or float, N = the number of boxes; a pixel is in a mask where its "
+           "value > threshold (0/1 and 0/255 masks both work at 0.5).")
+      .def_prop_ro("masks", [](const PyInstanceMasks& p) { return p.masks; })
+      .def_prop_ro("opacity", [](const PyInstanceMasks& p) { return p.layer.opacity; });
+  m.def("colormap", &colormap_array, "name"_a,
+        "The viewer's 256-entry table of a colormap (gray, viridis, turbo, inferno, magma, plasma) as a "
+        "(256, 3) uint8 array: entry i is the colour at i / 255 of the range.");
+}
+
+}  // namespace handoff::py

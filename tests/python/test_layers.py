@@ -1,0 +1,190 @@
+"""Dense layers from Python: v.show(..., layers=[handoff.ClassMap, ScalarMap, InstanceMasks]) from
+NumPy arrays (and anything with __dlpack__ or the array interfaces), checked through snapshot():
+blending at the layer's opacity within 2 codes of round(a * layer + (1 - a) * image), transparent
+ids, NaN holes, dtypes, and every bad input a ValueError naming the argument."""
+import faulthandler
+
+import numpy as np
+import pytest
+
+import handoff
+from viewer_helpers import assert_no_gl_errors, solid_planes, viewer, yuv_to_rgb8
+
+W, H = 64, 48
+GREY = 126
+
+
+@pytest.fixture(autouse=True)
+def watchdog():
+    faulthandler.dump_traceback_later(120, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.fixture
+def v():
+    with viewer() as view:
+        yield view
+        assert_no_gl_errors(view)
+
+
+def image():
+    return yuv_to_rgb8(GREY, 128, 128)
+
+
+def blend(colour, a):
+    return np.round(a * np.array(colour, float) + (1 - a) * image()).astype(int)
+
+
+def shown(v, **kwargs):
+    v.show(solid_planes(W, H, GREY), **kwargs)
+    return np.from_dlpack(v.snapshot())[..., :3].astype(int)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint32, np.int64, np.uint64])
+@pytest.mark.parametrize("opacity", [0.5, 0.3])
+def test_class_map_blends_at_its_opacity(v, dtype, opacity):
+    ids = np.zeros((H, W), dtype)
+    ids[:, W // 2:] = 7
+    img = shown(v, layers=[handoff.ClassMap(ids, colors={7: (250, 120, 10)}, transparent=[0], opacity=opacity)])
+    assert np.abs(img[20, 8] - image()).max() <= 1, "transparent id 0"
+    assert np.abs(img[20, 50] - blend((250, 120, 10), opacity)).max() <= 2
+
+
+def test_class_map_colours_as_a_list_and_default_palette(v):
+    ids = np.repeat(np.array([[0, 1, 2, 3]], np.uint8), H, axis=0).repeat(W // 4, axis=1)
+    img = shown(v, layers=[handoff.ClassMap(ids, colors=["#ff0000", (0, 255, 0)], names=["bg", "a", "b", "c"],
+                                            opacity=1.0)])
+    assert np.abs(img[10, 4] - (255, 0, 0)).max() <= 1
+    assert np.abs(img[10, 20] - (0, 255, 0)).max() <= 1
+    # ids 2 and 3 take the default palette: distinct from each other and from the image
+    assert np.abs(img[10, 36] - img[10, 52]).sum() > 60
+    assert np.abs(img[10, 36] - image()).sum() > 30
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.uint16])
+def test_scalar_map_through_its_colormap_with_holes(v, dtype):
+    values = np.full((H // 4, W // 4), 50, dtype)
+    if np.issubdtype(dtype, np.floating):
+        values[:4, :4] = np.nan
+    img = shown(v, layers=[handoff.ScalarMap(values, colormap="viridis", range=(0, 100), opacity=1.0)])
+    assert np.abs(img[40, 32] - handoff.colormap("viridis")[128]).max() <= 1
+    if np.issubdtype(dtype, np.floating):
+        assert np.abs(img[4, 4] - image()).max() <= 1, "a NaN hole is not drawn"
+
+
+def test_scalar_map_automatic_range_spans_the_data(v):
+    values = np.tile(np.linspace(0.0, 5.0, W, dtype=np.float32), (H, 1))  # 0 .. 5 left to right
+    img = shown(v, layers=[handoff.ScalarMap(values, colormap="gray", opacity=1.0)])
+    assert img[24, 0].max() <= 10 and img[24, W - 1].min() >= 245, (img[24, 0], img[24, W - 1])
+
+
+def test_instance_masks_in_their_detections_colour(v):
+    masks = np.zeros((2, H, W), bool)
+    masks[0, 28:44, 12:28] = True
+    masks[1, 28:44, 44:60] = True
+    boxes = [[4, 8, 28, 38], [36, 8, 27, 38]]
+    img = shown(v, boxes=boxes, class_ids=[1, 2], layers=[handoff.InstanceMasks(masks, opacity=0.5)])
+    inside0, inside1 = img[36, 20], img[36, 52]
+    assert np.abs(inside0 - image()).sum() > 30 and np.abs(inside1 - image()).sum() > 30
+    assert np.abs(inside0 - inside1).sum() > 30, "each mask in its own detection's colour"
+    assert np.abs(img[36, 34] - image()).max() <= 1, "between the masks"
+
+
+def test_float_masks_with_a_threshold(v):
+    masks = np.zeros((1, H, W), np.float32)
+    masks[0, 28:44, 12:28] = 0.6
+    boxes = [[4, 8, 28, 38]]
+    low = shown(v, boxes=boxes, layers=[handoff.InstanceMasks(masks, threshold=0.5)])
+    high = shown(v, boxes=boxes, layers=[handoff.InstanceMasks(masks, threshold=0.7)])
+    assert np.abs(low[36, 20] - image()).sum() > 30
+    assert np.abs(high[36, 20] - image()).max() <= 1
+
+
+def test_arrays_are_free_when_show_returns(v):
+    ids = np.full((H, W), 1, np.uint8)
+    v.show(solid_planes(W, H, GREY), layers=[handoff.ClassMap(ids, colors={1: (0, 255, 0), 2: (255, 0, 255)},
+                                                              opacity=1.0)])
+    ids[:] = 2
+    img = np.from_dlpack(v.snapshot())[..., :3].astype(int)
+    assert np.abs(img[30, 30] - (0, 255, 0)).max() <= 1
+
+
+def test_strided_views_are_read_in_place(v):
+    big = np.zeros((H, 2 * W), np.uint8)
+    big[:, :W] = 3
+    img = shown(v, layers=[handoff.ClassMap(big[:, :W], colors={3: (0, 0, 255)}, opacity=1.0)])
+    assert np.abs(img[30, 30] - (0, 0, 255)).max() <= 1
+
+
+# --- bad input: each a ValueError naming the argument, the viewer going on -----------------
+def test_bad_layer_settings():
+    ids = np.zeros((H, W), np.uint8)
+    with pytest.raises(ValueError, match="opacity: opacity 1.5 is not in 0..1"):
+        handoff.ClassMap(ids, opacity=1.5)
+    with pytest.raises(ValueError, match="opacity: opacity nan is not in 0..1"):
+        handoff.ScalarMap(ids, opacity=float("nan"))
+    with pytest.raises(ValueError, match="colormap: colormap 'jet' is not one of"):
+        handoff.ScalarMap(ids, colormap="jet")
+    with pytest.raises(ValueError, match=r"range: range \(2, 1\) needs finite lo < hi"):
+        handoff.ScalarMap(ids, range=(2, 1))
+    with pytest.raises(ValueError, match=r"colors\[1\]: component 300 is not in 0..255"):
+        handoff.ClassMap(ids, colors={1: (300, 0, 0)})
+
+
+def test_bad_layer_arrays(v):
+    frame = solid_planes(W, H, GREY)
+    with pytest.raises(ValueError, match=r"layers\[0\].ids: class ids are integers, not f32"):
+        v.show(frame, layers=[handoff.ClassMap(np.zeros((H, W), np.float32))])
+    with pytest.raises(ValueError, match=r"layers\[0\].values: shape \(3, 48, 64\) is 3-D"):
+        v.show(frame, layers=[handoff.ScalarMap(np.zeros((3, H, W), np.float32))])
+    with pytest.raises(ValueError, match=r"layers\[1\].masks: 2 masks for 1 boxes"):
+        v.show(frame, boxes=[[0, 0, 4, 4]], layers=[handoff.ScalarMap(np.zeros((H, W))),
+                                                    handoff.InstanceMasks(np.zeros((2, H, W), bool))])
+    with pytest.raises(ValueError, match=r"layers\[0\].ids: its rows are not contiguous"):
+        v.show(frame, layers=[handoff.ClassMap(np.zeros((H, 2 * W), np.uint8)[:, ::2])])
+    with pytest.raises(ValueError, match=r"layers\[0\].ids.width: width is 0"):
+        v.show(frame, layers=[handoff.ClassMap(np.zeros((H, 0), np.uint8))])
+    with pytest.raises(TypeError, match=r"layers\[0\]: a int is not a handoff.ClassMap"):
+        v.show(frame, layers=[3])
+    assert v.is_open
+    img = shown(v)
+    assert np.abs(img[10, 10] - image()).max() <= 1
+
+
+def test_the_panel_shows_the_layers():
+    """The view with its panel (a toggle, an opacity slider, a legend and a colour bar per layer) draws
+    without a GL error, and the panel grows by the Layers section (a view tall enough to hold it)."""
+    frame = solid_planes(W, H, GREY)
+    with viewer(width=480, height=1000) as tall:
+        tall.show(frame)
+        without = np.from_dlpack(tall.snapshot("view"))
+        ids = np.zeros((H, W), np.uint8)
+        # At opacity 0 the layers draw nothing over the frame: what changes is the panel.
+        tall.show(frame, layers=[handoff.ClassMap(ids, names=["road"], opacity=0.0),
+                                 handoff.ScalarMap(np.ones((H, W), np.float32), opacity=0.0)])
+        with_layers = np.from_dlpack(tall.snapshot("view"))
+        assert_no_gl_errors(tall)
+    assert (with_layers != without).any(axis=2).sum() > 500
+
+
+class DlpackOnly:
+    """An array that offers nothing but __dlpack__ / __dlpack_device__ (as PyTorch and CuPy tensors do)."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def __dlpack__(self, **kwargs):
+        return self._a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._a.__dlpack_device__()
+
+
+def test_layers_from_any_dlpack_producer(v):
+    ids = np.full((H, W), 4, np.int32)
+    values = np.full((H, W), 1.0, np.float32)
+    img = shown(v, layers=[handoff.ScalarMap(DlpackOnly(values), colormap="gray", range=(0, 1), opacity=1.0),
+                           handoff.ClassMap(DlpackOnly(ids), colors={4: (0, 0, 255)}, opacity=0.5)])
+    # The class map (drawn second) at half opacity over the white scalar map.
+    assert np.abs(img[30, 30] - (128, 128, 255)).max() <= 2, img[30, 30]

@@ -1,0 +1,135 @@
+// LayerRenderer white-box: what the panel's controls change (a layer turned
+// off, its opacity, a class hidden from the legend), the legend's ids, the
+// automatic range's readout, and the pixel inspector's text per layer kind.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "frame_target.hpp"
+#include "gl_test_context.hpp"
+#include "layer_copy.hpp"
+#include "layer_renderer.hpp"
+
+namespace handoff::view::test {
+namespace {
+
+using LayerRendererTest = GlTest;
+
+constexpr int kW = 32, kH = 16;
+
+// Draws `r`'s layers over a black kW x kH target at 1:1 and reads it back.
+std::vector<std::uint8_t> render(LayerRenderer& r) {
+  FrameTarget target;
+  target.resize(kW, kH);
+  target.bind();
+  glViewport(0, 0, kW, kH);
+  glClearColor(0, 0, 0, 1);
+  glClear(GL_COLOR_BUFFER_BIT);
+  r.draw(ViewTransform{}, kW, kH);
+  std::vector<std::uint8_t> px;
+  target.read_rgba(px);
+  FrameTarget::unbind();
+  return px;
+}
+
+std::array<int, 3> at(const std::vector<std::uint8_t>& px, int x, int y) {
+  const std::size_t i = (std::size_t(y) * kW + std::size_t(x)) * 4;
+  return {px[i], px[i + 1], px[i + 2]};
+}
+
+// A frame whose layers are a class map (left half id 1 "road", right half
+// id 2), a scalar map 0..10 left to right with one NaN, and one mask under one box.
+struct Layers {
+  std::vector<std::uint8_t> ids = std::vector<std::uint8_t>(kW * kH);
+  std::vector<float> values = std::vector<float>(kW * kH);
+  std::vector<std::uint8_t> mask = std::vector<std::uint8_t>(kW * kH, 0);
+  media::OverlayFrame copied;
+  Layers() {
+    for (int y = 0; y < kH; ++y)
+      for (int x = 0; x < kW; ++x) {
+        ids[std::size_t(y * kW + x)] = x < kW / 2 ? 1 : 2;
+        values[std::size_t(y * kW + x)] = float(x) * 10.0f / (kW - 1);
+        if (x >= 4 && x < 12 && y >= 4 && y < 12) mask[std::size_t(y * kW + x)] = 1;
+      }
+    values[0] = std::numeric_limits<float>::quiet_NaN();
+    media::OverlayFrame f;
+    f.add_box(4, 4, 12, 12, "person", 0.9f, 3);
+    media::ClassMap m;
+    m.ids = array(ids.data(), media::SampleType::U8);
+    m.colors = {{1, media::Color8{200, 0, 0, 255}}, {2, media::Color8{0, 0, 200, 255}}};
+    m.names = {{1, "road"}};
+    m.opacity = 1.0f;
+    f.layers.push_back(m);
+    media::ScalarMap s;
+    s.values = array(values.data(), media::SampleType::F32);
+    s.opacity = 0.0f;  // off unless a test turns it up
+    f.layers.push_back(s);
+    media::InstanceMasks im;
+    im.masks = array(mask.data(), media::SampleType::U8);
+    im.opacity = 0.0f;
+    f.layers.push_back(im);
+    copied = copy_layers(f, 0);
+  }
+  static media::LayerArray array(const void* data, media::SampleType t) {
+    media::LayerArray a;
+    a.data = data;
+    a.type = t;
+    a.width = kW;
+    a.height = kH;
+    return a;
+  }
+};
+
+TEST_F(LayerRendererTest, PanelControlsTurnLayersAndClassesOff) {
+  Layers l;
+  LayerRenderer r;
+  r.set_layers(&l.copied, kW, kH);
+  ASSERT_EQ(r.size(), 3u);
+  auto px = render(r);
+  EXPECT_EQ(at(px, 4, 8), (std::array{200, 0, 0}));
+  EXPECT_EQ(at(px, 28, 8), (std::array{0, 0, 200}));
+  // The legend hides id 2: its pixels are not drawn.
+  r.controls()[0].hidden.insert(2);
+  r.refresh_palettes();
+  px = render(r);
+  EXPECT_EQ(at(px, 4, 8), (std::array{200, 0, 0}));
+  EXPECT_EQ(at(px, 28, 8), (std::array{0, 0, 0}));
+  // The panel's opacity wins over the layer's own.
+  r.controls()[0].opacity = 0.5f;
+  px = render(r);
+  EXPECT_NEAR(at(px, 4, 8)[0], 100, 1);
+  // Turned off: nothing.
+  r.controls()[0].visible = false;
+  px = render(r);
+  EXPECT_EQ(at(px, 4, 8), (std::array{0, 0, 0}));
+  // The controls stay across frames with the same layers.
+  r.set_layers(&l.copied, kW, kH);
+  EXPECT_FALSE(r.controls()[0].visible);
+  EXPECT_EQ(r.controls()[0].hidden.count(2), 1u);
+}
+
+TEST_F(LayerRendererTest, LegendRangeAndInspector) {
+  Layers l;
+  LayerRenderer r;
+  r.set_layers(&l.copied, kW, kH);
+  EXPECT_EQ(r.legend_ids(0), (std::vector<std::int64_t>{1, 2}));
+  const auto range = r.range(1);
+  ASSERT_TRUE(range.has_value());
+  // The 1st .. 99th percentile of 32 columns 0..10 (the NaN left out): the end columns.
+  EXPECT_DOUBLE_EQ((*range)[0], 0.0);
+  EXPECT_DOUBLE_EQ((*range)[1], 10.0);
+  EXPECT_FALSE(r.range(0).has_value());
+  EXPECT_EQ(r.probe(0, 3.5, 3.5).text, "id 1 (road)");
+  EXPECT_EQ(r.probe(0, 30.5, 3.5).text, "id 2");
+  EXPECT_EQ(r.probe(1, 31.5, 3.5).text, "value 10");
+  EXPECT_EQ(r.probe(1, 0.5, 0.5).text, "hole (nan)");
+  EXPECT_EQ(r.probe(2, 6.5, 6.5).text, "mask 0 (person)");
+  EXPECT_EQ(r.probe(2, 20.5, 6.5).text, "no mask");
+  EXPECT_EQ(r.probe(2, 40.5, 6.5).text, "outside");
+  EXPECT_EQ(r.probe(0, 3.5, 3.5).kind, "class map");
+}
+
+}  // namespace
+}  // namespace handoff::view::test

@@ -1,0 +1,297 @@
+// Dense layers through handoff::Viewer, checked through snapshot(), built
+// twice like viewer_api_test.cpp: headless (EGL) and in a window (Xvfb,
+// HANDOFF_TEST_WINDOW=1); GL debug on, any KHR_debug error fails: class maps in their colours at
+// their opacity (within 2 codes of round(a * layer + (1 - a) * image)),
+// transparent ids, default colours, scalar maps through a colormap with NaN
+// holes, a layer over a target rectangle, instance masks in their detection's
+// colour with an outline, the caller's arrays free when show() returns, and
+// bad layers refused naming the field with the viewer going on.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include <handoff/frame_validate.hpp>
+#include <handoff/viewer.hpp>
+
+#include "viewer_frames.hpp"
+
+namespace handoff::view::test {
+namespace {
+
+#if HANDOFF_TEST_WINDOW
+constexpr ViewerDisplay kDisplay = ViewerDisplay::Window;
+#else
+constexpr ViewerDisplay kDisplay = ViewerDisplay::Headless;
+#endif
+
+constexpr std::uint32_t kW = 64, kH = 48;
+constexpr Yuv kGrey{126, 128, 128};
+
+class LayersView : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (kDisplay == ViewerDisplay::Window) {
+      const char* d = std::getenv("DISPLAY");
+      if (!d || !*d) GTEST_SKIP() << "no DISPLAY: the window tests run under xvfb-run (scripts/test)";
+    }
+    ViewerOptions o;
+    o.title = "layers";
+    o.width = 320;
+    o.height = 240;
+    o.display = kDisplay;
+    o.gl_debug = true;
+    o.vsync = false;
+    viewer_ = std::make_unique<Viewer>(o);
+    image_ = expected_rgb(kGrey, PixelFormat::NV12, Colorimetry{});
+  }
+  void TearDown() override {
+    if (!viewer_) return;
+    const ViewerDiagnostics d = viewer_->diagnostics();
+    EXPECT_EQ(d.gl_errors, 0u) << d.first_gl_error;
+  }
+  RgbaImage show(const media::OverlayFrame& overlays) {
+    viewer_->show(solid_frame(PixelFormat::NV12, kW, kH, kGrey, ++index_), overlays);
+    return viewer_->snapshot();
+  }
+  // round(a * layer + (1 - a) * image), the reference blend.
+  std::array<std::uint8_t, 3> blend(media::Color8 layer, float a) const {
+    const double l[3] = {double(layer.r), double(layer.g), double(layer.b)};
+    std::array<std::uint8_t, 3> out{};
+    for (int k = 0; k < 3; ++k)
+      out[std::size_t(k)] = std::uint8_t(std::lround(a * l[k] + (1 - a) * double(image_[std::size_t(k)])));
+    return out;
+  }
+  static void expect_near(const RgbaImage& img, std::uint32_t x, std::uint32_t y, std::array<std::uint8_t, 3> want,
+                          int tolerance, const std::string& what) {
+    const std::uint8_t* p = img.pixel(x, y);
+    for (int k = 0; k < 3; ++k)
+      EXPECT_NEAR(int(p[k]), int(want[std::size_t(k)]), tolerance)
+          << what << " at (" << x << ", " << y << ") channel " << k;
+  }
+
+  std::unique_ptr<Viewer> viewer_;
+  std::array<std::uint8_t, 3> image_{};
+  std::int64_t index_ = 0;
+};
+
+template <typename T>
+media::LayerArray host_array(std::vector<T>& v, media::SampleType type, std::uint32_t w, std::uint32_t h,
+                             std::uint32_t count = 1) {
+  media::LayerArray a;
+  a.data = v.data();
+  a.type = type;
+  a.width = w;
+  a.height = h;
+  a.count = count;
+  return a;
+}
+
+TEST_F(LayersView, ClassMapBlendsAtItsOpacityWithTransparentIds) {
+  // Left half id 0 (transparent), right half id 5 (given a colour), full size.
+  std::vector<std::uint8_t> ids(kW * kH);
+  for (std::uint32_t y = 0; y < kH; ++y)
+    for (std::uint32_t x = 0; x < kW; ++x) ids[y * kW + x] = x < kW / 2 ? 0 : 5;
+  const media::Color8 orange{250, 120, 10, 255};
+  for (float a : {0.5f, 0.25f, 1.0f}) {
+    media::OverlayFrame f;
+    media::ClassMap m;
+    m.ids = host_array(ids, media::SampleType::U8, kW, kH);
+    m.colors[5] = orange;
+    m.transparent = {0};
+    m.opacity = a;
+    f.layers.push_back(m);
+    const RgbaImage img = show(f);
+    ASSERT_EQ(img.width(), kW);
+    expect_near(img, 8, 20, image_, 1, "transparent id 0");
+    expect_near(img, 50, 20, blend(orange, a), 2, "id 5 at opacity " + std::to_string(a));
+  }
+}
+
+TEST_F(LayersView, IdsWithoutAColourTakeTheDefaultPalette) {
+  // Three bands of ids 3, 300 (above 255) and -7 (signed), 16-bit signed.
+  std::vector<std::int16_t> ids(kW * kH);
+  const std::int16_t bands[3] = {3, 300, -7};
+  for (std::uint32_t y = 0; y < kH; ++y)
+    for (std::uint32_t x = 0; x < kW; ++x) ids[y * kW + x] = bands[std::min<std::uint32_t>(x * 3 / kW, 2)];
+  media::OverlayFrame f;
+  media::ClassMap m;
+  m.ids = host_array(ids, media::SampleType::I16, kW, kH);
+  m.opacity = 1.0f;
+  f.layers.push_back(m);
+  const RgbaImage img = show(f);
+  for (int b = 0; b < 3; ++b) {
+    const media::Color8 c = media::default_class_color(bands[b]);
+    expect_near(img, std::uint32_t(b * kW / 3 + 8), 24, {c.r, c.g, c.b}, 2, "id " + std::to_string(bands[b]));
+  }
+}
+
+TEST_F(LayersView, ScalarMapThroughItsColormapWithHolesUndrawn) {
+  // A quarter-size map (bilinear up to the frame): constant 0.5 with a NaN
+  // hole in its top-left quarter and +inf in its top-right.
+  const std::uint32_t w = kW / 4, h = kH / 4;
+  std::vector<float> v(w * h, 0.5f);
+  for (std::uint32_t y = 0; y < h / 2; ++y)
+    for (std::uint32_t x = 0; x < w / 2; ++x) {
+      v[y * w + x] = std::numeric_limits<float>::quiet_NaN();
+      v[y * w + x + w / 2] = std::numeric_limits<float>::infinity();
+    }
+  for (media::Colormap cm : {media::Colormap::Viridis, media::Colormap::Turbo}) {
+    media::OverlayFrame f;
+    media::ScalarMap s;
+    s.values = host_array(v, media::SampleType::F32, w, h);
+    s.colormap = cm;
+    s.range = std::array{0.0, 1.0};
+    s.opacity = 1.0f;
+    f.layers.push_back(s);
+    const RgbaImage img = show(f);
+    const media::Color8 c = media::colormap_table(cm)[128];  // 0.5 of the range
+    expect_near(img, 32, 40, {c.r, c.g, c.b}, 1, std::string(media::to_string(cm)) + " at 0.5");
+    expect_near(img, 6, 4, image_, 1, "NaN hole");
+    expect_near(img, 58, 4, image_, 1, "inf hole");
+  }
+}
+
+TEST_F(LayersView, ValuesOutsideAFixedRangeClamp) {
+  std::vector<double> v(4 * 4);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = i < 8 ? -100.0 : 100.0;  // top half below, bottom above
+  media::OverlayFrame f;
+  media::ScalarMap s;
+  s.values = host_array(v, media::SampleType::F64, 4, 4);
+  s.colormap = media::Colormap::Gray;
+  s.range = std::array{-1.0, 1.0};
+  s.opacity = 1.0f;
+  f.layers.push_back(s);
+  const RgbaImage img = show(f);
+  expect_near(img, 32, 2, {0, 0, 0}, 1, "below the range");
+  expect_near(img, 32, 45, {255, 255, 255}, 1, "above the range");
+}
+
+TEST_F(LayersView, ALayerOverATargetRectangleNearestForIds) {
+  // A 2 x 2 map over frame pixels (16, 8) .. (48, 40): four 16 x 16 squares.
+  std::vector<std::uint32_t> ids = {1, 2, 3, 4};
+  media::OverlayFrame f;
+  media::ClassMap m;
+  m.ids = host_array(ids, media::SampleType::U32, 2, 2);
+  m.opacity = 1.0f;
+  m.target = media::RectF{16, 8, 32, 32};
+  for (std::int64_t id = 1; id <= 4; ++id) m.colors[id] = media::Color8{std::uint8_t(id * 60), 0, 0, 255};
+  f.layers.push_back(m);
+  const RgbaImage img = show(f);
+  expect_near(img, 4, 4, image_, 1, "outside the target");
+  expect_near(img, 60, 44, image_, 1, "outside the target");
+  expect_near(img, 17, 9, {60, 0, 0}, 1, "id 1 (top-left)");
+  expect_near(img, 47, 9, {120, 0, 0}, 1, "id 2 (top-right)");
+  expect_near(img, 17, 39, {180, 0, 0}, 1, "id 3 (bottom-left)");
+  expect_near(img, 47, 39, {240, 0, 0}, 1, "id 4 (bottom-right)");
+  expect_near(img, 31, 23, {60, 0, 0}, 1, "nearest, not blended, at the squares' corner");
+}
+
+TEST_F(LayersView, InstanceMasksInTheirDetectionsColourWithAnOutline) {
+  // Two boxes of classes 1 and 2 (rows 8..40); inside each, its mask: x 12..27
+  // and 44..59 (widths 16), rows 28..43 (below the captions drawn at the boxes' tops).
+  std::vector<std::uint8_t> masks(2 * kW * kH, 0);
+  for (std::uint32_t y = 28; y < 44; ++y)
+    for (std::uint32_t x = 0; x < 16; ++x) {
+      masks[y * kW + 12 + x] = 255;                 // 0 / 255 and 0 / 1 masks both count at 0.5
+      masks[kW * kH + y * kW + 44 + x] = 1;
+    }
+  media::OverlayFrame f;
+  f.add_box(4, 8, 32, 46, "cat", 0.9f, 1);
+  f.add_box(36, 8, 63, 46, "dog", 0.8f, 2);
+  f.objects[1].has_color = true;  // a colour of its own wins over the class colour, as for its box
+  f.objects[1].color = media::Color8{20, 200, 240, 255};
+  media::InstanceMasks im;
+  im.masks = host_array(masks, media::SampleType::U8, kW, kH, 2);
+  im.opacity = 0.5f;
+  f.layers.push_back(im);
+  const RgbaImage img = show(f);
+  const media::Color8 c0 = media::object_color(f.objects[0]);
+  const media::Color8 c1 = f.objects[1].color;
+  expect_near(img, 20, 36, blend(c0, 0.5f), 2, "mask 0 inside");
+  expect_near(img, 52, 36, blend(c1, 0.5f), 2, "mask 1 inside");
+  expect_near(img, 34, 36, image_, 1, "between the boxes");
+  expect_near(img, 12, 36, {c0.r, c0.g, c0.b}, 1, "mask 0's outline (its left column)");
+  expect_near(img, 59, 36, {c1.r, c1.g, c1.b}, 1, "mask 1's outline (its right column)");
+  expect_near(img, 11, 36, image_, 1, "just outside mask 0");
+}
+
+TEST_F(LayersView, LayersChangeSizeTypeAndKindFromFrameToFrame) {
+  // The textures are kept while a layer's format and size stay, and remade when they change.
+  std::vector<std::uint8_t> small(4 * 4, 1);
+  std::vector<std::uint16_t> large(kW * kH, 2);
+  std::vector<float> values(8 * 8, 1.0f);
+  const media::Color8 red{255, 0, 0, 255}, blue{0, 0, 255, 255};
+  for (int round = 0; round < 2; ++round) {
+    media::OverlayFrame a;
+    media::ClassMap m;
+    m.ids = host_array(small, media::SampleType::U8, 4, 4);
+    m.colors = {{1, red}, {2, blue}};
+    m.opacity = 1.0f;
+    a.layers.push_back(m);
+    expect_near(show(a), 30, 30, {255, 0, 0}, 1, "a 4 x 4 u8 map");
+    media::OverlayFrame b;
+    m.ids = host_array(large, media::SampleType::U16, kW, kH);
+    b.layers.push_back(m);
+    expect_near(show(b), 30, 30, {0, 0, 255}, 1, "a full-size u16 map");
+    media::OverlayFrame c;  // the same index, now a scalar map
+    media::ScalarMap s;
+    s.values = host_array(values, media::SampleType::F32, 8, 8);
+    s.colormap = media::Colormap::Gray;
+    s.range = std::array{0.0, 1.0};
+    s.opacity = 1.0f;
+    c.layers.push_back(s);
+    expect_near(show(c), 30, 30, {255, 255, 255}, 1, "a scalar map at the top of its range");
+  }
+}
+
+TEST_F(LayersView, TheCallersArraysAreFreeWhenShowReturns) {
+  std::vector<std::uint8_t> ids(kW * kH, 5);
+  media::OverlayFrame f;
+  media::ClassMap m;
+  m.ids = host_array(ids, media::SampleType::U8, kW, kH);
+  m.colors[5] = media::Color8{0, 255, 0, 255};
+  m.colors[6] = media::Color8{255, 0, 255, 255};
+  m.opacity = 1.0f;
+  f.layers.push_back(m);
+  viewer_->show(solid_frame(PixelFormat::NV12, kW, kH, kGrey, ++index_), f);
+  std::fill(ids.begin(), ids.end(), 6);  // the producer's next result, in the same memory
+  ids.clear();
+  ids.shrink_to_fit();
+  const RgbaImage img = viewer_->snapshot();
+  expect_near(img, 30, 30, {0, 255, 0}, 1, "the ids as they were at show()");
+}
+
+TEST_F(LayersView, BadLayersAreRefusedNamingTheFieldAndTheViewerGoesOn) {
+  std::vector<float> floats(kW * kH, 1.0f);
+  media::OverlayFrame f;
+  media::ClassMap m;
+  m.ids = host_array(floats, media::SampleType::F32, kW, kH);
+  f.layers.push_back(m);
+  try {
+    viewer_->show(solid_frame(PixelFormat::NV12, kW, kH, kGrey, ++index_), f);
+    FAIL() << "float class ids accepted";
+  } catch (const InvalidFrame& e) {
+    EXPECT_EQ(e.field(), "layers[0].ids.type");
+  }
+  media::OverlayFrame masks;  // masks without boxes
+  std::vector<std::uint8_t> one(kW * kH);
+  media::InstanceMasks im;
+  im.masks = host_array(one, media::SampleType::U8, kW, kH, 1);
+  masks.layers.push_back(im);
+  try {
+    viewer_->show(solid_frame(PixelFormat::NV12, kW, kH, kGrey, ++index_), masks);
+    FAIL() << "a mask without a box accepted";
+  } catch (const InvalidFrame& e) {
+    EXPECT_EQ(e.field(), "layers[0].masks.count");
+  }
+  EXPECT_TRUE(viewer_->is_open());
+  const RgbaImage img = show(media::OverlayFrame{});
+  expect_near(img, 30, 30, image_, 1, "the next frame");
+}
+
+}  // namespace
+}  // namespace handoff::view::test

@@ -1,0 +1,104 @@
+#pragma once
+// Draws a frame's dense layers (OverlayFrame::layers, as copy_layers made
+// them) over the frame, under the vector overlays, in the frame's place on
+// the framebuffer (the view's zoom and pan), each with its opacity:
+//  - class maps: the ids in an R8UI / R16UI / R32UI texture, nearest, and a
+//    palette texture (the layer's colours, transparent and hidden ids);
+//  - scalar maps: an R32F texture, bilinear, through a 256-entry colormap
+//    texture over the layer's range, or an automatic one (media::ScalarRange);
+//  - instance masks: composited into one R16UI texture of instance indices
+//    (later masks on top), each in its detection's colour with an outline.
+// Textures are filled once per frame (set_layers), not per draw.
+//
+// Thread safety: construct, use and destroy on one thread, GL 4.5 core context current.
+#include <glad/gl.h>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <handoff/gl_handles.hpp>
+#include <handoff/media/overlay.hpp>
+
+#include "view_transform.hpp"
+
+namespace handoff::view {
+
+// What the panel changes about layer i (kept across frames while the layer
+// count and kinds stay).
+struct LayerControl {
+  bool visible = true;
+  std::optional<float> opacity;        // the panel's; empty: the layer's own
+  std::set<std::int64_t> hidden;       // class maps: ids the legend turned off
+};
+
+// What a layer shows at one frame position (the pixel inspector).
+struct LayerProbe {
+  std::string kind;   // media::layer_kind
+  std::string text;   // "id 3 (car)", "value 2.53", "mask 1 (person)", "outside", "hole (NaN)"
+};
+
+class LayerRenderer {
+ public:
+  LayerRenderer();  // throws handoff::Error on GL failure
+  LayerRenderer(const LayerRenderer&) = delete;
+  LayerRenderer& operator=(const LayerRenderer&) = delete;
+
+  // The layers of a new frame of frame_w x frame_h (nullptr: none): fills the
+  // textures. `overlays` must stay valid until the next call (probe reads it).
+  void set_layers(const media::OverlayFrame* overlays, std::uint32_t frame_w, std::uint32_t frame_h);
+  // Draws the visible layers into the bound framebuffer (fb_w x fb_h, viewport set).
+  void draw(const ViewTransform& view, int fb_w, int fb_h);
+  // Palettes again after a change to controls() (hidden classes).
+  void refresh_palettes();
+
+  std::size_t size() const { return layers_.size(); }
+  std::vector<LayerControl>& controls() { return controls_; }
+  // The layer's range as drawn (scalar maps), else nullopt.
+  std::optional<std::array<double, 2>> range(std::size_t i) const;
+  // Ids the legend lists for class map i: named and coloured ids and those
+  // seen in the map (a sample of its pixels), at most 256, ascending. Found
+  // when first asked for after a frame (the panel asks; a hidden panel costs nothing).
+  const std::vector<std::int64_t>& legend_ids(std::size_t i);
+  const media::Layer& layer(std::size_t i) const { return overlays_->layers[i]; }
+  LayerProbe probe(std::size_t i, double frame_x, double frame_y) const;
+
+ private:
+  // A texture kept from frame to frame while its format and size stay (no
+  // allocation per frame at a steady stream).
+  struct Texture {
+    handoff::UniqueGlTexture name;
+    GLenum format = 0;
+    std::uint32_t width = 0, height = 0;
+    // The texture for this format and size: kept, or made afresh.
+    GLuint ensure(GLenum internal_format, std::uint32_t w, std::uint32_t h, GLenum filter);
+  };
+  struct Gpu {
+    Texture data, palette;
+    int bits = 8;
+    bool is_signed = false;
+    int palette_first = 0, palette_size = 0;
+    std::array<double, 2> range{0.0, 1.0};
+    media::RectF target{};
+    std::vector<std::int64_t> legend;
+    bool legend_valid = false;
+  };
+  void upload(std::size_t i);
+  void upload_palette(std::size_t i);
+
+  handoff::UniqueGlProgram ids_program_, scalar_program_;
+  handoff::UniqueGlVertexArray vao_;  // empty: the vertex shader makes the corners
+  std::array<handoff::UniqueGlTexture, 6> colormaps_;  // per media::Colormap
+  const media::OverlayFrame* overlays_ = nullptr;
+  std::uint32_t frame_w_ = 0, frame_h_ = 0;
+  std::vector<Gpu> layers_;
+  std::vector<LayerControl> controls_;
+  std::vector<std::size_t> kinds_;                    // variant index per layer (controls reset on a change)
+  std::vector<media::ScalarRange> auto_ranges_;       // per layer index
+  std::vector<std::uint16_t> composite_;              // instance masks' scratch
+};
+
+}  // namespace handoff::view
