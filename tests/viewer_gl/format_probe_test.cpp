@@ -168,48 +168,6 @@ TEST_F(FormatProbe, EachFormatTakesItsTextures) {
   EXPECT_EQ(yuyv.spec[1].height, kH);               // 4:2:2: every row
 }
 
-TEST(AutoRange, PercentilesIgnoreOutliersAndNonFiniteValues) {
-  std::vector<float> v;
-  for (int i = 0; i < 10000; ++i) v.push_back(float(i) / 9999.0f);  // 0..1
-  for (int i = 0; i < 50; ++i) v.push_back(1e9f);                   // 0.5 % hot pixels
-  for (int i = 0; i < 50; ++i) v.push_back(std::numeric_limits<float>::quiet_NaN());
-  v.push_back(-std::numeric_limits<float>::infinity());
-  const std::optional<ValueRange> r = AutoRange::of(v);
-  ASSERT_TRUE(r);
-  EXPECT_NEAR(r->lo, 0.01, 0.002);
-  EXPECT_NEAR(r->hi, 0.99, 0.006);
-  std::vector<float> none = {std::nanf(""), std::numeric_limits<float>::infinity()};
-  EXPECT_FALSE(AutoRange::of(none));
-  std::vector<float> flat(100, 7.0f);
-  const auto f = AutoRange::of(flat);
-  ASSERT_TRUE(f);
-  EXPECT_LT(f->lo, 7.0);
-  EXPECT_GT(f->hi, 7.0);
-}
-
-TEST(AutoRange, MovesPartWayFromFrameToFrame) {
-  AutoRange a;
-  std::vector<float> first, second;
-  for (int i = 0; i <= 1000; ++i) first.push_back(float(i) / 1000.0f);          // 0..1
-  for (int i = 0; i <= 1000; ++i) second.push_back(float(i) / 1000.0f * 2.0f);  // 0..2
-  a.update(first);
-  const ValueRange r1 = *a.range();
-  EXPECT_NEAR(r1.hi, 0.99, 1e-3);  // the first frame's own
-  std::vector<float> copy = second;
-  a.update(copy);
-  const ValueRange r2 = *a.range();
-  EXPECT_GT(r2.hi, r1.hi);
-  EXPECT_LT(r2.hi, 1.98 - 0.5);  // not all the way in one frame
-  for (int i = 0; i < 40; ++i) {
-    copy = second;
-    a.update(copy);
-  }
-  EXPECT_NEAR(a.range()->hi, 1.98, 1e-3);  // and there in the end
-  std::vector<float> nan(10, std::nanf(""));
-  a.update(nan);  // a frame with nothing finite leaves it
-  EXPECT_NEAR(a.range()->hi, 1.98, 1e-3);
-}
-
 TEST(ValueRangeCheck, NamesTheFieldWhenLoIsNotBelowHi) {
   EXPECT_NO_THROW(check_value_range(ValueRange{0, 1}, "x"));
   try {

@@ -687,7 +687,7 @@ void FrameRenderer::update_auto_range(const Frame& frame) {
       std::memcpy(row.data(), static_cast<const char*>(pl.data) + at, row.size() * sizeof(float));
     for (std::uint32_t x = 0; x < pl.width; x += step_x) range_samples_.push_back(row[x]);
   }
-  auto_range_.update(range_samples_);
+  auto_range_.update(range_samples_.data(), range_samples_.size());
 }
 
 std::optional<ValueRange> FrameRenderer::gray_range(const std::optional<ValueRange>& user) const {
@@ -695,7 +695,7 @@ std::optional<ValueRange> FrameRenderer::gray_range(const std::optional<ValueRan
   switch (format()) {
     case PixelFormat::GRAY8: return ValueRange{0.0, 255.0};
     case PixelFormat::GRAY16: return user.value_or(ValueRange{0.0, 65535.0});
-    case PixelFormat::GRAY32F: return user ? user : auto_range_.range().value_or(ValueRange{0.0, 1.0});
+    case PixelFormat::GRAY32F: return user ? user : auto_range().value_or(ValueRange{0.0, 1.0});
     default: return std::nullopt;
   }
 }

@@ -26,6 +26,7 @@
 
 #include <handoff/gl_handles.hpp>
 #include <handoff/frame.hpp>
+#include <handoff/media/overlay.hpp>
 #include <handoff/viewer.hpp>
 
 #include "value_range.hpp"
@@ -172,11 +173,15 @@ class FrameRenderer {
 
   // The values a grey frame is shown over, in its samples' own units: gray8
   // 0..255; gray16 `user` or 0..65535; gray32f `user` or the automatic range
-  // of the frames uploaded so far (AutoRange: robust to outliers, smoothed
-  // from frame to frame). Not a grey frame: nullopt.
+  // of the frames uploaded so far (media::ScalarRange, as scalar-map layers
+  // use: robust to outliers, smoothed from frame to frame, taken at once on a
+  // jump). Not a grey frame: nullopt.
   std::optional<ValueRange> gray_range(const std::optional<ValueRange>& user) const;
   // The automatic range of gray32f frames (nullopt before the first one).
-  std::optional<ValueRange> auto_range() const { return auto_range_.range(); }
+  std::optional<ValueRange> auto_range() const {
+    if (!auto_range_.valid()) return std::nullopt;
+    return ValueRange{auto_range_.range()[0], auto_range_.range()[1]};
+  }
   // Whether draw() converts on the CPU, and in words why.
   bool cpu_convert() const { return path_->converts_on_cpu(); }
   const std::string& convert_text() const { return convert_text_; }
@@ -185,7 +190,7 @@ class FrameRenderer {
   void update_auto_range(const Frame& frame);  // gray32f: samples the frame's values
 
   PlaneTextures textures_;
-  AutoRange auto_range_;
+  media::ScalarRange auto_range_;
   std::vector<float> range_samples_;
   std::unique_ptr<ColorPath> path_;  // chosen once, in the constructor
   std::string convert_text_;

@@ -263,6 +263,8 @@ class ScalarRange {
   // the range stays (initially (0, 1)). A constant map gets (v - 0.5, v + 0.5).
   std::array<double, 2> update(const float* values, std::size_t count);
   std::array<double, 2> range() const { return range_; }
+  // Whether a frame with a finite value has been seen since construction or reset().
+  bool valid() const { return valid_; }
   void reset() { valid_ = false; range_ = {0.0, 1.0}; }
 
  private:
