@@ -218,7 +218,8 @@ TEST_F(FormatProbe, Gray32fDrawnOverItsAutomaticRange) {
 }
 
 // The automatic range follows one stream: frames of the same shape move it
-// part way; a frame of another size or format starts it again.
+// part way (a jump past the range's width is taken at once, media::ScalarRange);
+// a frame of another size or format starts it again.
 TEST_F(FormatProbe, AutoRangeStartsAgainForAnotherStreamShape) {
   FrameRenderer r(ViewerConvert::Gpu);
   const auto ramp = [](std::uint32_t w, std::uint32_t h, float top) {
@@ -233,10 +234,14 @@ TEST_F(FormatProbe, AutoRangeStartsAgainForAnotherStreamShape) {
   r.upload(ramp(40, 30, 1.0f));
   const double first = r.auto_range()->hi;
   EXPECT_NEAR(first, 0.99, 0.02);
+  r.upload(ramp(40, 30, 1.5f));
+  EXPECT_GT(r.auto_range()->hi, first + 0.01) << "the same stream: part way";
+  EXPECT_LT(r.auto_range()->hi, 1.4) << "the same stream: part way";
   r.upload(ramp(40, 30, 100.0f));
-  EXPECT_LT(r.auto_range()->hi, 50.0) << "the same stream: part way";
-  r.upload(ramp(41, 30, 100.0f));
-  EXPECT_NEAR(r.auto_range()->hi, 99.0, 2.0) << "another size: the new frame's own range";
+  EXPECT_NEAR(r.auto_range()->hi, 99.0, 2.0) << "a jump: the new frame's own range at once";
+  r.upload(ramp(40, 30, 1.0f));
+  r.upload(ramp(41, 30, 1.2f));
+  EXPECT_NEAR(r.auto_range()->hi, 1.19, 0.03) << "another size: the new frame's own range";
 }
 
 // The float64 reference of framebuffer pixel (bx, by) of an i420 / yuyv /
