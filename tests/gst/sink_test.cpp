@@ -461,6 +461,55 @@ TEST_F(HandoffSinkTest, NewFormatsLinkWithoutVideoconvert) {
   }
 }
 
+// A buffer of one colour: byte i of each row of plane p is `byte(p, i)`.
+template <typename Byte>
+GstBuffer* uniform(const GstVideoInfo& info, Byte byte) {
+  GstBuffer* b = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
+  GstVideoFrame vf;
+  if (!gst_video_frame_map(&vf, &info, b, GST_MAP_WRITE)) return b;
+  for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&vf); ++p) {
+    const int stride = GST_VIDEO_FRAME_PLANE_STRIDE(&vf, p);
+    const int rows = GST_VIDEO_FRAME_COMP_HEIGHT(&vf, p);  // one component per plane for the planar formats here
+    for (int y = 0; y < rows; ++y) {
+      auto* row = static_cast<std::uint8_t*>(GST_VIDEO_FRAME_PLANE_DATA(&vf, p)) + y * stride;
+      for (int i = 0; i < stride; ++i) row[i] = std::uint8_t(byte(int(p), i));
+    }
+  }
+  gst_video_frame_unmap(&vf);
+  return b;
+}
+
+// End to end with the viewer drawing issue 23's formats (the renderer's
+// branch): a buffer of one colour per family through handoffsink, headless,
+// drawn as the colour reference says (YUV: BT.601 limited through the 8-bit
+// maths; RGB: the codes; grey: the code on every channel; RGBx's x byte not
+// drawn).
+TEST_F(HandoffSinkTest, EachNewFamilyIsDrawnAsItsColour) {
+  const auto yuv = media::yuv_to_rgb8(120, 90, 160, ColorMatrix::BT601, ColorRange::Limited, PixelFormat::NV12);
+  struct Family {
+    GstVideoFormat format;
+    std::function<int(int, int)> byte;  // (plane, byte of the row)
+    std::array<std::uint8_t, 3> want;
+  };
+  const Family families[] = {
+      {GST_VIDEO_FORMAT_RGB, [](int, int i) { return std::array{200, 100, 50}[std::size_t(i % 3)]; }, {200, 100, 50}},
+      {GST_VIDEO_FORMAT_BGRx, [](int, int i) { return std::array{50, 100, 200, 0}[std::size_t(i % 4)]; }, {200, 100, 50}},
+      {GST_VIDEO_FORMAT_GRAY8, [](int, int) { return 128; }, {128, 128, 128}},
+      {GST_VIDEO_FORMAT_YUY2, [](int, int i) { return std::array{120, 90, 120, 160}[std::size_t(i % 4)]; }, yuv},
+      {GST_VIDEO_FORMAT_UYVY, [](int, int i) { return std::array{90, 120, 160, 120}[std::size_t(i % 4)]; }, yuv},
+      {GST_VIDEO_FORMAT_I420, [](int p, int) { return std::array{120, 90, 160}[std::size_t(p)]; }, yuv},
+  };
+  for (const Family& f : families) {
+    const char* name = gst_video_format_to_string(f.format);
+    AppSrcSink s("video/x-raw,format=" + std::string(name) + ",width=64,height=48,framerate=0/1,colorimetry=bt601");
+    ASSERT_EQ(s.push_shown(uniform(info_of(f.format, 64, 48), f.byte)), GST_FLOW_OK) << name;
+    const Rgba img = snapshot(s.sink.get());
+    ASSERT_EQ(img.width, 64u) << name;
+    expect_near(img, 32, 24, f.want, 1, name);
+    expect_near(img, 63, 47, f.want, 1, std::string(name) + " (the last pixel)");
+  }
+}
+
 // window=false publish=NAME record=FILE opens no viewer: the publisher
 // records what it publishes. Read back with the project's recording reader:
 // every pushed frame, its pixels and its regions of interest.
