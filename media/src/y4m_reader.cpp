@@ -1,8 +1,9 @@
 // YUV4MPEG2 reader (see y4m_reader.hpp for the accepted header fields).
 //
-// Frame layout: "FRAME[ params]\n" + planar Y, U, V. 8-bit 4:2:0 is i420
-// as stored (copied row by row, nothing converted); 10-bit 4:2:0 becomes
-// p010 and 8-bit 4:2:2 yuyv, each in the one pass that copies the frame. When the file size is a
+// Frame layout: "FRAME[ params]\n" + planar Y, U, V. 8-bit 4:2:0 becomes
+// nv12 (by default) or, asked for, i420 as stored (copied row by row,
+// nothing converted); 10-bit 4:2:0 becomes p010 and 8-bit 4:2:2 yuyv. Every
+// conversion happens in the one pass that copies the frame into the target. When the file size is a
 // whole number of "FRAME\n" + payload strides after the header, frames are
 // addressed by arithmetic and each marker is checked as the frame is read;
 // otherwise (FRAME parameters, a truncated or damaged file) the FRAME lines
@@ -52,8 +53,13 @@ std::string upper(std::string_view s) {
 
 class Y4mSource final : public FrameSource {
  public:
-  explicit Y4mSource(std::unique_ptr<detail::ByteReader> in) : in_(std::move(in)) {
+  Y4mSource(std::unique_ptr<detail::ByteReader> in, const Y4mOptions& options)
+      : in_(std::move(in)), planar_420_(options.planar_420) {
     info_.name = in_->name();
+    if (planar_420_ != PixelFormat::NV12 && planar_420_ != PixelFormat::I420) {
+      throw UsageError(info_.name + ": Y4mOptions::planar_420 is " + std::string(to_string(planar_420_)) +
+                       "; 8-bit 4:2:0 is read as nv12 or i420");
+    }
     parse_header();
     const std::uint64_t stride = kPlainMarker.size() + frame_bytes_;
     const std::uint64_t body = in_->size() - header_end_;
@@ -222,7 +228,7 @@ class Y4mSource final : public FrameSource {
     }
     if (!have_w) header_error("W", "missing (the width is required)");
     if (!have_h) header_error("H", "missing (the height is required)");
-    info_.format = layout_ == Layout::Yuv420 ? PixelFormat::I420
+    info_.format = layout_ == Layout::Yuv420 ? planar_420_
                    : layout_ == Layout::Yuv420p10 ? PixelFormat::P010
                                                   : PixelFormat::YUYV;
     info_.colorimetry.matrix = matrix_.value_or(info_.height <= 576 ? ColorMatrix::BT601 : ColorMatrix::BT709);
@@ -296,10 +302,25 @@ class Y4mSource final : public FrameSource {
   void convert(const std::uint8_t* src, const FrameWriteTarget& t) const {
     const std::size_t w = info_.width, h = info_.height;
     const std::size_t cw = chroma_width(info_.width), ch = chroma_height(info_.height);
-    if (layout_ == Layout::Yuv420) {  // i420: the file's planes as they are
+    if (layout_ == Layout::Yuv420 && planar_420_ == PixelFormat::I420) {  // the file's planes as they are
       copy_rows(src, w, h, t.luma, t.luma_pitch);
       copy_rows(src + w * h, cw, ch, t.chroma, t.chroma_pitch);
       copy_rows(src + w * h + cw * ch, cw, ch, t.plane2, t.plane2_pitch);
+      return;
+    }
+    if (layout_ == Layout::Yuv420) {  // nv12: U and V interleaved as the rows are copied
+      copy_rows(src, w, h, t.luma, t.luma_pitch);
+      const std::uint8_t* u = src + w * h;
+      const std::uint8_t* v = u + cw * ch;
+      for (std::size_t y = 0; y < ch; ++y) {
+        std::uint8_t* row = t.chroma + y * t.chroma_pitch;
+        const std::uint8_t* ur = u + y * cw;
+        const std::uint8_t* vr = v + y * cw;
+        for (std::size_t x = 0; x < cw; ++x) {
+          row[2 * x] = ur[x];
+          row[2 * x + 1] = vr[x];
+        }
+      }
       return;
     }
     if (layout_ == Layout::Yuv422) {  // planar 4:2:2 -> yuyv, one interleave
@@ -345,10 +366,11 @@ class Y4mSource final : public FrameSource {
 
   std::unique_ptr<detail::ByteReader> in_;
   SourceInfo info_;
-  // The file's sample layout: 8-bit 4:2:0 (read as i420), 10-bit 4:2:0 (as
-  // p010), 8-bit 4:2:2 (as yuyv).
+  // The file's sample layout: 8-bit 4:2:0 (read as planar_420_: nv12 or
+  // i420), 10-bit 4:2:0 (as p010), 8-bit 4:2:2 (as yuyv).
   enum class Layout { Yuv420, Yuv420p10, Yuv422 };
   Layout layout_ = Layout::Yuv420;
+  PixelFormat planar_420_ = PixelFormat::NV12;
   std::optional<ColorMatrix> matrix_;
   std::size_t frame_bytes_ = 0;
   std::uint64_t header_end_ = 0;
@@ -361,12 +383,13 @@ class Y4mSource final : public FrameSource {
 
 }  // namespace
 
-std::unique_ptr<FrameSource> open_y4m(const std::filesystem::path& path) {
-  return std::make_unique<Y4mSource>(detail::open_file_reader(path));
+std::unique_ptr<FrameSource> open_y4m(const std::filesystem::path& path, const Y4mOptions& options) {
+  return std::make_unique<Y4mSource>(detail::open_file_reader(path), options);
 }
 
-std::unique_ptr<FrameSource> open_y4m_memory(std::span<const std::uint8_t> bytes, std::string name) {
-  return std::make_unique<Y4mSource>(detail::open_memory_reader(bytes, std::move(name)));
+std::unique_ptr<FrameSource> open_y4m_memory(std::span<const std::uint8_t> bytes, std::string name,
+                                             const Y4mOptions& options) {
+  return std::make_unique<Y4mSource>(detail::open_memory_reader(bytes, std::move(name)), options);
 }
 
 // --- Y4mWriter -------------------------------------------------------------------------
