@@ -14,7 +14,6 @@
 namespace handoff::live::detail {
 
 FrameLayout slot_layout(PixelFormat format, std::uint32_t width, std::uint32_t height, Colorimetry c) {
-  require_format(format, {PixelFormat::NV12, PixelFormat::P010}, "a Publisher");
   FrameLayout l = FrameLayout::contiguous(format, width, height, 256, true);
   l.colorimetry = c;
   return l;

@@ -161,7 +161,7 @@ void encode_payload(WireWriter& w, const FrameAnnounce& m) {
   w.u8(static_cast<std::uint8_t>(m.colorimetry.siting));
   w.u32(m.width);
   w.u32(m.height);
-  for (int p = 0; p < 2; ++p) {
+  for (std::size_t p = 0; p < kMaxPlanes; ++p) {
     w.u64(m.offsets[p]);
     w.u64(m.pitches[p]);
   }
@@ -321,7 +321,16 @@ void check_planes(WireReader& r, FrameAnnounce& m) {
     r.fail(e.field(), e.what());
   }
   std::uint64_t end = 0;
-  for (int p = 0; p < 2; ++p) {
+  // Planes the format does not have are zeros: anything else is a peer that
+  // disagrees about the format.
+  for (int p = plane_count(m.format); p < int(kMaxPlanes); ++p) {
+    if (m.offsets[p] != 0 || m.pitches[p] != 0)
+      r.fail("planes[" + std::to_string(p) + "]", "offset " + std::to_string(m.offsets[p]) + " / pitch " +
+                                                      std::to_string(m.pitches[p]) + " on a " +
+                                                      std::string(to_string(m.format)) + " frame, which has " +
+                                                      std::to_string(plane_count(m.format)) + " plane(s)");
+  }
+  for (int p = 0; p < plane_count(m.format); ++p) {
     const PlaneLayout l = plane_layout(m.format, m.width, m.height, p);
     const std::string f = "planes[" + std::to_string(p) + "]";
     const std::uint64_t pitch = m.pitches[p], offset = m.offsets[p];
@@ -373,13 +382,13 @@ FrameAnnounce decode_frame(WireReader& r) {
   m.index = r.i64("index");
   m.timestamp = r.f64("timestamp");
   m.publish_time_ns = r.i64("publish_time_ns");
-  m.format = read_enum<PixelFormat>(r, "format", 0, 1);
+  m.format = read_enum<PixelFormat>(r, "format", 0, static_cast<std::uint8_t>(std::size(kPixelFormats) - 1));
   m.colorimetry.matrix = read_enum<ColorMatrix>(r, "colorimetry.matrix", 0, 2);
   m.colorimetry.range = read_enum<ColorRange>(r, "colorimetry.range", 0, 1);
   m.colorimetry.siting = read_enum<ChromaSiting>(r, "colorimetry.siting", 0, 2);
   m.width = r.u32("width");
   m.height = r.u32("height");
-  for (int p = 0; p < 2; ++p) {
+  for (std::size_t p = 0; p < kMaxPlanes; ++p) {
     m.offsets[p] = r.u64("offsets");
     m.pitches[p] = r.u64("pitches");
   }
@@ -464,7 +473,9 @@ void describe_planes(const Frame& frame, std::uintptr_t base, FrameAnnounce& out
   validate(frame);
   const bool addressed = frame.memory == MemoryKind::Host || frame.memory == MemoryKind::Cuda;
   std::uint64_t end = 0;
-  for (int p = 0; p < 2; ++p) {
+  out.offsets = {};
+  out.pitches = {};
+  for (int p = 0; p < plane_count(frame.format); ++p) {
     const Plane& pl = frame.planes[p];
     const auto addr = reinterpret_cast<std::uintptr_t>(pl.data);
     if (addressed && addr < base) throw UsageError("describe_planes: plane below the slot's base");
@@ -485,8 +496,11 @@ void describe_planes(const Frame& frame, std::uintptr_t base, FrameAnnounce& out
 namespace handoff::live::detail {
 
 // Header, then slot u16, generation u32, sequence, index, timestamp and
-// publish_time_ns (8 each), four enum bytes, width and height (u32 each), four
-// plane u64s, published and dropped_no_slot (u64 each): see encode_payload.
-std::size_t frame_skipped_offset() noexcept { return kHeaderBytes + 2 + 4 + 4 * 8 + 4 + 2 * 4 + 4 * 8 + 2 * 8; }
+// publish_time_ns (8 each), four enum bytes, width and height (u32 each), six
+// plane u64s (offset and pitch of kMaxPlanes planes), published and
+// dropped_no_slot (u64 each): see encode_payload.
+std::size_t frame_skipped_offset() noexcept {
+  return kHeaderBytes + 2 + 4 + 4 * 8 + 4 + 2 * 4 + 2 * kMaxPlanes * 8 + 2 * 8;
+}
 
 }  // namespace handoff::live::detail

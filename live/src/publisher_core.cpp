@@ -213,8 +213,10 @@ void PublisherCore::announce(int slot, const FrameMeta& meta, const media::Overl
   a.colorimetry = meta.colorimetry;
   a.width = s.layout.width;
   a.height = s.layout.height;
-  a.offsets = {s.layout.planes[0].offset, s.layout.planes[1].offset};
-  a.pitches = {s.layout.pitch(0), s.layout.pitch(1)};
+  for (int p = 0; p < plane_count(s.layout.format); ++p) {
+    a.offsets[p] = s.layout.planes[p].offset;
+    a.pitches[p] = s.layout.pitch(p);
+  }
   a.counters.published = counters.submitted;
   a.counters.dropped_no_slot = counters.no_slot;
   try {

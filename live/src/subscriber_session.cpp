@@ -37,7 +37,7 @@ Frame frame_in(const SlotImport& imp, const FrameAnnounce& m) {
   f.cuda_context = imp.cuda_context();
   f.index = m.index;
   f.timestamp = m.timestamp;
-  for (int p = 0; p < 2; ++p) {
+  for (int p = 0; p < plane_count(m.format); ++p) {
     const PlaneLayout l = plane_layout(m.format, m.width, m.height, p);
     std::byte* base = imp.base();
     f.planes[p] = Plane{base ? base + m.offsets[p] : nullptr, base ? 0 : static_cast<std::size_t>(m.offsets[p]),

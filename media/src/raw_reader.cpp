@@ -4,6 +4,7 @@
 
 #include "byte_reader.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -18,7 +19,9 @@ class RawSource final : public FrameSource {
       if (std::string problem = dimension_problem(field, v); !problem.empty()) throw ParseError(name, "", field, problem);
     }
     if (o.rate.num <= 0 || o.rate.den <= 0) throw UsageError(name + ": frame rate terms must be positive");
-    require_format(o.format, {PixelFormat::NV12, PixelFormat::P010}, name + ": a raw file");
+    if (std::ranges::find(kPixelFormats, o.format) == std::end(kPixelFormats))
+      throw UsageError(name + ": pixel format " + std::to_string(int(o.format)) + " is not one of " +
+                       spellings<PixelFormat>());
     info_ = SourceInfo{name, o.format, o.width, o.height, o.colorimetry, o.rate, 0};
     frame_bytes_ = packed_frame_bytes(o.format, o.width, o.height);
     const std::uint64_t size = in_->size();
@@ -47,15 +50,13 @@ class RawSource final : public FrameSource {
   bool read_into(const FrameWriteTarget& t) override {
     check_target(info_, t);
     if (position_ >= info_.frame_count) return false;
-    const std::size_t bps = bytes_per_sample(info_.format);
-    const std::size_t luma_row = bps * info_.width, chroma_row = 2 * bps * chroma_width(info_.width);
-    const std::uint32_t chroma_rows = chroma_height(info_.height);
-    const std::uint64_t frame_at = static_cast<std::uint64_t>(position_) * frame_bytes_;
-    const std::uint64_t luma_bytes = std::uint64_t(luma_row) * info_.height;
-    // A plane whose rows are packed in the target is read straight into it (one
-    // copy: page cache -> target); a padded one through the scratch buffer.
-    read_plane(frame_at, t.luma, t.luma_pitch, luma_row, info_.height);
-    read_plane(frame_at + luma_bytes, t.chroma, t.chroma_pitch, chroma_row, chroma_rows);
+    // Planes back to back, as FrameLayout::packed lays them out.
+    std::uint64_t at = static_cast<std::uint64_t>(position_) * frame_bytes_;
+    for (int i = 0; i < plane_count(info_.format); ++i) {
+      const PlaneLayout p = plane_layout(info_.format, info_.width, info_.height, i);
+      read_plane(at, t.plane(i), t.pitch(i), p.row_bytes, p.height);
+      at += std::uint64_t(p.row_bytes) * p.height;
+    }
     ++position_;
     return true;
   }

@@ -1,4 +1,4 @@
-// foxglove.RawImage <-> NV12 / P010 frames, written and read with protobuf's
+// foxglove.RawImage <-> frames of every format, written and read with protobuf's
 // wire-format primitives so the pixels are copied once (rows straight into
 // the message; out of it straight into the caller's buffer), and the
 // colorimetry's channel metadata.
@@ -42,20 +42,46 @@ using WFL = google::protobuf::internal::WireFormatLite;
 enum : int { kTimestamp = 1, kWidth = 2, kHeight = 3, kEncoding = 4, kStep = 5, kData = 6 };
 enum : int { kSeconds = 1, kNanos = 2 };
 
-struct YuvRows {
-  std::size_t luma_row = 0, chroma_row = 0, step = 0, rows = 0;
+// What each RawImage encoding reads as. The first spelling of a format is
+// what encode_raw_image writes (i420, which RawImage has no encoding for, is
+// written as nv12). Encodings are case-sensitive, as Foxglove spells them.
+struct Encoding {
+  std::string_view name;
+  PixelFormat format;
+};
+constexpr Encoding kEncodings[] = {
+    {"nv12", PixelFormat::NV12},  {"p010", PixelFormat::P010},          {"rgb8", PixelFormat::RGB8},
+    {"bgr8", PixelFormat::BGR8},  {"rgba8", PixelFormat::RGBA8},        {"bgra8", PixelFormat::BGRA8},
+    {"mono8", PixelFormat::GRAY8}, {"8UC1", PixelFormat::GRAY8},        {"mono16", PixelFormat::GRAY16},
+    {"16UC1", PixelFormat::GRAY16}, {"32FC1", PixelFormat::GRAY32F},    {"yuyv", PixelFormat::YUYV},
+    {"yuv422_yuy2", PixelFormat::YUYV}, {"uyvy", PixelFormat::UYVY},    {"yuv422", PixelFormat::UYVY},
 };
 
-YuvRows yuv_rows(PixelFormat format, std::uint32_t width, std::uint32_t height) {
-  require_format(format, {PixelFormat::NV12, PixelFormat::P010}, "a foxglove.RawImage");
-  const std::size_t bps = bytes_per_sample(format);
-  YuvRows r;
-  r.luma_row = std::size_t(width) * bps;
-  r.chroma_row = std::size_t(chroma_width(width)) * 2 * bps;
-  r.step = std::max(r.luma_row, r.chroma_row);
-  r.rows = std::size_t(height) + chroma_height(height);
+// The rows of a RawImage's data: the 4:2:0 formats as nv12 / p010 lay them out
+// (H luma rows, then ceil(H/2) interleaved chroma rows, one step for both),
+// the others their one plane's H rows.
+struct ImageRows {
+  std::size_t luma_row = 0, chroma_row = 0, step = 0, rows = 0;
+  bool two_planes = false;
+};
+
+ImageRows image_rows(PixelFormat stored, std::uint32_t width, std::uint32_t height) {
+  ImageRows r;
+  const PlaneLayout luma = plane_layout(stored, width, height, 0);
+  r.luma_row = luma.row_bytes;
+  r.rows = height;
+  r.step = r.luma_row;
+  if (plane_count(stored) > 1) {  // nv12, p010 (i420 is stored as nv12)
+    r.two_planes = true;
+    r.chroma_row = std::size_t(chroma_width(width)) * 2 * luma.sample_bytes;
+    r.step = std::max(r.luma_row, r.chroma_row);
+    r.rows += chroma_height(height);
+  }
   return r;
 }
+
+// The format a frame of `format` is stored as: itself, i420 as nv12.
+PixelFormat stored_format(PixelFormat format) { return format == PixelFormat::I420 ? PixelFormat::NV12 : format; }
 
 std::size_t timestamp_size(std::uint64_t ns) {
   const auto seconds = std::int64_t(ns / 1'000'000'000u);
@@ -85,19 +111,64 @@ std::uint8_t* write_length(int field, std::size_t n, std::uint8_t* p) {
 }  // namespace
 
 std::optional<PixelFormat> raw_image_format(std::string_view encoding) {
-  // Encodings are case-sensitive: exactly to_string's spelling.
-  const auto f = try_from_string<PixelFormat>(encoding);
-  if (f != PixelFormat::NV12 && f != PixelFormat::P010) return std::nullopt;
-  return to_string(*f) == encoding ? f : std::nullopt;
+  for (const Encoding& e : kEncodings)
+    if (e.name == encoding) return e.format;
+  return std::nullopt;
 }
+
+std::string raw_image_encodings() {
+  std::string out;
+  for (const Encoding& e : kEncodings) out += (out.empty() ? "" : ", ") + std::string(e.name);
+  return out;
+}
+
+std::string_view raw_image_encoding(PixelFormat format) {
+  const PixelFormat stored = stored_format(format);
+  for (const Encoding& e : kEncodings)
+    if (e.format == stored) return e.name;
+  throw InvalidFrame("format", "pixel format " + std::to_string(int(format)) + " is not one of " +
+                                   spellings<PixelFormat>());
+}
+
+namespace {
+
+// Writes the frame's rows into `p` as image_rows(stored_format) lays them out;
+// returns the end. i420's U and V are interleaved here, in the one pass that
+// copies the frame into the message.
+std::uint8_t* write_rows(const Frame& frame, const ImageRows& r, std::uint8_t* p) {
+  const auto* luma = static_cast<const std::uint8_t*>(frame.planes[0].data);
+  for (std::uint32_t y = 0; y < frame.height; ++y, p += r.step) {
+    std::memcpy(p, luma + std::size_t(y) * frame.planes[0].pitch, r.luma_row);
+    std::memset(p + r.luma_row, 0, r.step - r.luma_row);
+  }
+  if (!r.two_planes) return p;
+  const std::uint32_t cw = chroma_width(frame.width);
+  for (std::uint32_t y = 0; y < chroma_height(frame.height); ++y, p += r.step) {
+    if (frame.format != PixelFormat::I420) {
+      std::memcpy(p, static_cast<const std::uint8_t*>(frame.planes[1].data) + std::size_t(y) * frame.planes[1].pitch,
+                  r.chroma_row);
+    } else {
+      const auto* u = static_cast<const std::uint8_t*>(frame.planes[1].data) + std::size_t(y) * frame.planes[1].pitch;
+      const auto* v = static_cast<const std::uint8_t*>(frame.planes[2].data) + std::size_t(y) * frame.planes[2].pitch;
+      for (std::uint32_t x = 0; x < cw; ++x) {
+        p[2 * x] = u[x];
+        p[2 * x + 1] = v[x];
+      }
+    }
+    std::memset(p + r.chroma_row, 0, r.step - r.chroma_row);
+  }
+  return p;
+}
+
+}  // namespace
 
 void encode_raw_image(const Frame& frame, std::uint64_t timestamp_ns, std::vector<std::uint8_t>& out) {
   validate(frame);
   if (frame.memory != MemoryKind::Host) throw UsageError("encode_raw_image: the frame is not in host memory");
-  const YuvRows r = yuv_rows(frame.format, frame.width, frame.height);
+  const ImageRows r = image_rows(stored_format(frame.format), frame.width, frame.height);
   const std::size_t data_bytes = r.step * r.rows;
   if (data_bytes > std::size_t(INT_MAX) - 64) throw UsageError("encode_raw_image: frame larger than 2 GiB");
-  const std::string_view encoding = to_string(frame.format);
+  const std::string_view encoding = raw_image_encoding(frame.format);
   const std::size_t ts = timestamp_size(timestamp_ns);
   const std::size_t total = 1 + CodedOutputStream::VarintSize32(std::uint32_t(ts)) + ts + 3 * 5 + 1 +
                             CodedOutputStream::VarintSize32(std::uint32_t(encoding.size())) + encoding.size() + 1 +
@@ -110,15 +181,7 @@ void encode_raw_image(const Frame& frame, std::uint64_t timestamp_ns, std::vecto
   p = std::copy(encoding.begin(), encoding.end(), p);
   p = write_fixed32(kStep, std::uint32_t(r.step), p);
   p = write_length(kData, data_bytes, p);
-  const auto* luma = static_cast<const std::uint8_t*>(frame.luma().data);
-  const auto* chroma = static_cast<const std::uint8_t*>(frame.chroma().data);
-  for (std::uint32_t y = 0; y < frame.height; ++y, p += r.step) {
-    std::memcpy(p, luma + std::size_t(y) * frame.luma().pitch, r.luma_row);
-    std::memset(p + r.luma_row, 0, r.step - r.luma_row);
-  }
-  for (std::uint32_t y = 0; y < chroma_height(frame.height); ++y, p += r.step) {
-    std::memcpy(p, chroma + std::size_t(y) * frame.chroma().pitch, r.chroma_row);
-  }
+  p = write_rows(frame, r, p);
   if (std::size_t(p - out.data()) != total) throw std::logic_error("encode_raw_image: size miscounted");
 }
 
@@ -174,7 +237,10 @@ void check_raw_image(const RawImageView& image, PixelFormat format, std::uint32_
     throw ParseError(std::string(where.file), where.location(), field, detail);
   };
   const auto f = raw_image_format(image.encoding);
-  if (!f) fail("RawImage.encoding", "unsupported encoding " + mcap::detail::quoted(image.encoding) + " (supported: nv12, p010)");
+  if (!f) {
+    fail("RawImage.encoding",
+         "unsupported encoding " + mcap::detail::quoted(image.encoding) + " (supported: " + raw_image_encodings() + ")");
+  }
   if (*f != format) {
     fail("RawImage.encoding", mcap::detail::quoted(image.encoding) + ", but the stream is " + std::string(to_string(format)));
   }
@@ -182,7 +248,7 @@ void check_raw_image(const RawImageView& image, PixelFormat format, std::uint32_
     fail("RawImage.width", std::to_string(image.width) + "x" + std::to_string(image.height) +
                                ", but the stream is " + std::to_string(width) + "x" + std::to_string(height));
   }
-  const YuvRows r = yuv_rows(format, width, height);
+  const ImageRows r = image_rows(format, width, height);
   if (image.step < r.step) {
     fail("RawImage.step", std::to_string(image.step) + " is below the " + std::to_string(r.step) +
                               "-byte rows of a " + std::string(to_string(format)) + " image " + std::to_string(width) +
@@ -190,7 +256,8 @@ void check_raw_image(const RawImageView& image, PixelFormat format, std::uint32_
   }
   const std::uint64_t need = std::uint64_t(image.step) * r.rows;
   if (image.data.size() < need) {
-    fail("RawImage.data", std::to_string(image.data.size()) + " bytes, shorter than step * (height + ceil(height/2)) = " +
+    fail("RawImage.data", std::to_string(image.data.size()) + " bytes, shorter than step * " +
+                              (r.two_planes ? "(height + ceil(height/2))" : "height") + " = " +
                               std::to_string(image.step) + " * " + std::to_string(r.rows) + " = " + std::to_string(need));
   }
 }
@@ -198,11 +265,12 @@ void check_raw_image(const RawImageView& image, PixelFormat format, std::uint32_
 void copy_raw_image(const RawImageView& image, PixelFormat format, std::uint32_t width, std::uint32_t height,
                     const FrameWriteTarget& target, const MessagePlace& where) {
   check_raw_image(image, format, width, height, where);
-  const YuvRows r = yuv_rows(format, width, height);
+  const ImageRows r = image_rows(format, width, height);
   const std::uint8_t* p = image.data.data();
   for (std::uint32_t y = 0; y < height; ++y, p += image.step) {
     std::memcpy(target.luma + std::size_t(y) * target.luma_pitch, p, r.luma_row);
   }
+  if (!r.two_planes) return;
   for (std::uint32_t y = 0; y < chroma_height(height); ++y, p += image.step) {
     std::memcpy(target.chroma + std::size_t(y) * target.chroma_pitch, p, r.chroma_row);
   }

@@ -229,7 +229,8 @@ void RecordingSourceImpl::read_first_frame() {
   const auto format = raw_image_format(image.encoding);
   if (!format) {
     throw ParseError(reader_->name(), where.location(), "RawImage.encoding",
-                     "unsupported encoding " + mcap::detail::quoted(image.encoding) + " (supported: nv12, p010)");
+                     "unsupported encoding " + mcap::detail::quoted(image.encoding) + " (supported: " +
+                         raw_image_encodings() + ")");
   }
   for (auto [field, name, v] : {std::tuple{"RawImage.width", "width", image.width},
                                 std::tuple{"RawImage.height", "height", image.height}}) {
@@ -238,7 +239,7 @@ void RecordingSourceImpl::read_first_frame() {
   }
   check_raw_image(image, *format, image.width, image.height, where);
   remember_key(0, image);
-  info_.format = *format;
+  info_.format = *format;  // the first image's encoding is the stream's format
   info_.width = image.width;
   info_.height = image.height;
   for (const auto& [id, ch] : reader_->channels()) colorimetry_[id] = colorimetry_from_metadata(ch.metadata, image.height);

@@ -1,6 +1,9 @@
 // YUV4MPEG2 reader (see y4m_reader.hpp for the accepted header fields).
 //
-// Frame layout: "FRAME[ params]\n" + planar Y, U, V. When the file size is a
+// Frame layout: "FRAME[ params]\n" + planar Y, U, V. 8-bit 4:2:0 becomes
+// nv12 (by default) or, asked for, i420 as stored (copied row by row,
+// nothing converted); 10-bit 4:2:0 becomes p010 and 8-bit 4:2:2 yuyv. Every
+// conversion happens in the one pass that copies the frame into the target. When the file size is a
 // whole number of "FRAME\n" + payload strides after the header, frames are
 // addressed by arithmetic and each marker is checked as the frame is read;
 // otherwise (FRAME parameters, a truncated or damaged file) the FRAME lines
@@ -50,8 +53,13 @@ std::string upper(std::string_view s) {
 
 class Y4mSource final : public FrameSource {
  public:
-  explicit Y4mSource(std::unique_ptr<detail::ByteReader> in) : in_(std::move(in)) {
+  Y4mSource(std::unique_ptr<detail::ByteReader> in, const Y4mOptions& options)
+      : in_(std::move(in)), planar_420_(options.planar_420) {
     info_.name = in_->name();
+    if (planar_420_ != PixelFormat::NV12 && planar_420_ != PixelFormat::I420) {
+      throw UsageError(info_.name + ": Y4mOptions::planar_420 is " + std::string(to_string(planar_420_)) +
+                       "; 8-bit 4:2:0 is read as nv12 or i420");
+    }
     parse_header();
     const std::uint64_t stride = kPlainMarker.size() + frame_bytes_;
     const std::uint64_t body = in_->size() - header_end_;
@@ -143,20 +151,24 @@ class Y4mSource final : public FrameSource {
 
   void parse_chroma(std::string_view v) {
     if (v == "420jpeg" || v == "420") {
-      ten_bit_ = false;
+      layout_ = Layout::Yuv420;
       info_.colorimetry.siting = ChromaSiting::Center;
     } else if (v == "420mpeg2") {
-      ten_bit_ = false;
+      layout_ = Layout::Yuv420;
       info_.colorimetry.siting = ChromaSiting::Left;
     } else if (v == "420paldv") {
-      ten_bit_ = false;
+      layout_ = Layout::Yuv420;
       info_.colorimetry.siting = ChromaSiting::TopLeft;
     } else if (v == "420p10") {
-      ten_bit_ = true;
+      layout_ = Layout::Yuv420p10;
+      info_.colorimetry.siting = ChromaSiting::Left;
+    } else if (v == "422") {
+      // 4:2:2 chroma is co-sited with the even luma columns (left).
+      layout_ = Layout::Yuv422;
       info_.colorimetry.siting = ChromaSiting::Left;
     } else {
       header_error("C", "unsupported chroma format " + printable(v) +
-                            " (supported: 420jpeg, 420, 420mpeg2, 420paldv, 420p10)");
+                            " (supported: 420jpeg, 420, 420mpeg2, 420paldv, 420p10, 422)");
     }
   }
 
@@ -216,11 +228,14 @@ class Y4mSource final : public FrameSource {
     }
     if (!have_w) header_error("W", "missing (the width is required)");
     if (!have_h) header_error("H", "missing (the height is required)");
-    info_.format = ten_bit_ ? PixelFormat::P010 : PixelFormat::NV12;
+    info_.format = layout_ == Layout::Yuv420 ? planar_420_
+                   : layout_ == Layout::Yuv420p10 ? PixelFormat::P010
+                                                  : PixelFormat::YUYV;
     info_.colorimetry.matrix = matrix_.value_or(info_.height <= 576 ? ColorMatrix::BT601 : ColorMatrix::BT709);
-    const std::size_t bps = ten_bit_ ? 2 : 1;
+    const std::size_t bps = layout_ == Layout::Yuv420p10 ? 2 : 1;
+    const std::size_t chroma_rows = layout_ == Layout::Yuv422 ? info_.height : chroma_height(info_.height);
     frame_bytes_ = bps * (std::size_t(info_.width) * info_.height +
-                          2 * std::size_t(chroma_width(info_.width)) * chroma_height(info_.height));
+                          2 * std::size_t(chroma_width(info_.width)) * chroma_rows);
   }
 
   // A file without one complete frame would play as "0 frames" and end at
@@ -279,11 +294,22 @@ class Y4mSource final : public FrameSource {
     if (scratch_.size() < n) scratch_.resize(n);
   }
 
+  void copy_rows(const std::uint8_t* src, std::size_t row, std::size_t rows, std::uint8_t* dst,
+                 std::size_t pitch) const {
+    for (std::size_t y = 0; y < rows; ++y) std::memcpy(dst + y * pitch, src + y * row, row);
+  }
+
   void convert(const std::uint8_t* src, const FrameWriteTarget& t) const {
     const std::size_t w = info_.width, h = info_.height;
     const std::size_t cw = chroma_width(info_.width), ch = chroma_height(info_.height);
-    if (!ten_bit_) {
-      for (std::size_t y = 0; y < h; ++y) std::memcpy(t.luma + y * t.luma_pitch, src + y * w, w);
+    if (layout_ == Layout::Yuv420 && planar_420_ == PixelFormat::I420) {  // the file's planes as they are
+      copy_rows(src, w, h, t.luma, t.luma_pitch);
+      copy_rows(src + w * h, cw, ch, t.chroma, t.chroma_pitch);
+      copy_rows(src + w * h + cw * ch, cw, ch, t.plane2, t.plane2_pitch);
+      return;
+    }
+    if (layout_ == Layout::Yuv420) {  // nv12: U and V interleaved as the rows are copied
+      copy_rows(src, w, h, t.luma, t.luma_pitch);
       const std::uint8_t* u = src + w * h;
       const std::uint8_t* v = u + cw * ch;
       for (std::size_t y = 0; y < ch; ++y) {
@@ -293,6 +319,24 @@ class Y4mSource final : public FrameSource {
         for (std::size_t x = 0; x < cw; ++x) {
           row[2 * x] = ur[x];
           row[2 * x + 1] = vr[x];
+        }
+      }
+      return;
+    }
+    if (layout_ == Layout::Yuv422) {  // planar 4:2:2 -> yuyv, one interleave
+      const std::uint8_t* u = src + w * h;
+      const std::uint8_t* v = u + cw * h;
+      for (std::size_t y = 0; y < h; ++y) {
+        const std::uint8_t* yr = src + y * w;
+        const std::uint8_t* ur = u + y * cw;
+        const std::uint8_t* vr = v + y * cw;
+        std::uint8_t* d = t.luma + y * t.luma_pitch;
+        for (std::size_t x = 0; x < cw; ++x) {
+          d[4 * x] = yr[2 * x];
+          d[4 * x + 1] = ur[x];
+          // An odd width's last pair has no second pixel: repeat the first.
+          d[4 * x + 2] = 2 * x + 1 < w ? yr[2 * x + 1] : yr[2 * x];
+          d[4 * x + 3] = vr[x];
         }
       }
       return;
@@ -322,7 +366,11 @@ class Y4mSource final : public FrameSource {
 
   std::unique_ptr<detail::ByteReader> in_;
   SourceInfo info_;
-  bool ten_bit_ = false;
+  // The file's sample layout: 8-bit 4:2:0 (read as planar_420_: nv12 or
+  // i420), 10-bit 4:2:0 (as p010), 8-bit 4:2:2 (as yuyv).
+  enum class Layout { Yuv420, Yuv420p10, Yuv422 };
+  Layout layout_ = Layout::Yuv420;
+  PixelFormat planar_420_ = PixelFormat::NV12;
   std::optional<ColorMatrix> matrix_;
   std::size_t frame_bytes_ = 0;
   std::uint64_t header_end_ = 0;
@@ -335,12 +383,13 @@ class Y4mSource final : public FrameSource {
 
 }  // namespace
 
-std::unique_ptr<FrameSource> open_y4m(const std::filesystem::path& path) {
-  return std::make_unique<Y4mSource>(detail::open_file_reader(path));
+std::unique_ptr<FrameSource> open_y4m(const std::filesystem::path& path, const Y4mOptions& options) {
+  return std::make_unique<Y4mSource>(detail::open_file_reader(path), options);
 }
 
-std::unique_ptr<FrameSource> open_y4m_memory(std::span<const std::uint8_t> bytes, std::string name) {
-  return std::make_unique<Y4mSource>(detail::open_memory_reader(bytes, std::move(name)));
+std::unique_ptr<FrameSource> open_y4m_memory(std::span<const std::uint8_t> bytes, std::string name,
+                                             const Y4mOptions& options) {
+  return std::make_unique<Y4mSource>(detail::open_memory_reader(bytes, std::move(name)), options);
 }
 
 // --- Y4mWriter -------------------------------------------------------------------------
@@ -356,14 +405,16 @@ struct Y4mWriter::Impl {
 Y4mWriter::Y4mWriter(const std::filesystem::path& path, PixelFormat format, std::uint32_t width,
                      std::uint32_t height, Rational rate, std::string chroma_tag, std::string extra)
     : impl_(std::make_unique<Impl>()) {
-  require_format(format, {PixelFormat::NV12, PixelFormat::P010}, "Y4mWriter");
+  require_format(format, {PixelFormat::NV12, PixelFormat::P010, PixelFormat::I420, PixelFormat::YUYV}, "Y4mWriter");
   impl_->name = path.string();
   impl_->format = format;
   impl_->width = width;
   impl_->height = height;
   impl_->file = std::fopen(impl_->name.c_str(), "wb");
   if (!impl_->file) throw Error(Api::System, "fopen", errno, std::strerror(errno), impl_->name);
-  if (chroma_tag.empty()) chroma_tag = format == PixelFormat::NV12 ? "420jpeg" : "420p10";
+  if (chroma_tag.empty()) {
+    chroma_tag = format == PixelFormat::P010 ? "420p10" : format == PixelFormat::YUYV ? "422" : "420jpeg";
+  }
   std::string header = "YUV4MPEG2 W" + std::to_string(width) + " H" + std::to_string(height) + " F" +
                        std::to_string(rate.num) + ":" + std::to_string(rate.den) + " Ip A1:1 C" + chroma_tag;
   if (!extra.empty()) header += " " + extra;
@@ -390,12 +441,25 @@ void Y4mWriter::write(const HostFrame& f, const std::string& frame_params) {
     out.push_back(std::uint8_t(v & 0xFF));
     if (ten) out.push_back(std::uint8_t(v >> 8));
   };
-  for (std::uint32_t y = 0; y < h; ++y)
-    for (std::uint32_t x = 0; x < w; ++x) put(f.y(x, y));
-  for (std::uint32_t y = 0; y < ch; ++y)
-    for (std::uint32_t x = 0; x < cw; ++x) put(f.u(x, y));
-  for (std::uint32_t y = 0; y < ch; ++y)
-    for (std::uint32_t x = 0; x < cw; ++x) put(f.v(x, y));
+  if (f.format() == PixelFormat::YUYV) {  // Y, U, V planes of 4:2:2: pair k's U and V at column k
+    for (int k : {0, 1, 3}) {
+      for (std::uint32_t y = 0; y < h; ++y) {
+        const std::uint8_t* row = f.luma() + y * f.luma_pitch();
+        if (k == 0) {
+          for (std::size_t x = 0; x < w; ++x) out.push_back(row[2 * x]);
+        } else {
+          for (std::size_t x = 0; x < cw; ++x) out.push_back(row[4 * x + k]);
+        }
+      }
+    }
+  } else {
+    for (std::uint32_t y = 0; y < h; ++y)
+      for (std::uint32_t x = 0; x < w; ++x) put(f.y(x, y));
+    for (std::uint32_t y = 0; y < ch; ++y)
+      for (std::uint32_t x = 0; x < cw; ++x) put(f.u(x, y));
+    for (std::uint32_t y = 0; y < ch; ++y)
+      for (std::uint32_t x = 0; x < cw; ++x) put(f.v(x, y));
+  }
   const std::string marker = "FRAME" + frame_params + "\n";
   if (std::fwrite(marker.data(), 1, marker.size(), impl_->file) != marker.size() ||
       std::fwrite(out.data(), 1, out.size(), impl_->file) != out.size()) {

@@ -292,7 +292,7 @@ PySource open_file(nb::handle path_obj, std::optional<std::string> format, std::
   } else if (topic) {
     throw nb::value_error("topic: only for MCAP recordings (a '.mcap' file)");
   } else if (raw) {
-    if (!width || !height) throw nb::value_error("width / height: a raw NV12 / P010 file needs both");
+    if (!width || !height) throw nb::value_error("width / height: a raw file needs both");
     media::RawOptions ro;
     ro.format = enum_arg<PixelFormat>("format", format.value_or("nv12"));
     ro.width = *width;

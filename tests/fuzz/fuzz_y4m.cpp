@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       try {
         HostFrame none(info.format, 1, 1);
         FrameWriteTarget t = none.target();
-        t.luma_pitch = t.chroma_pitch = 1u << 30;  // passes the pitch check; never written
+        t.luma_pitch = t.chroma_pitch = t.plane2_pitch = 1u << 30;  // passes the pitch check; never written
         (void)src->read_into(t);
       } catch (const handoff::Error&) {
       }

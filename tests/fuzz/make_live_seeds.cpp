@@ -67,6 +67,19 @@ int main(int argc, char** argv) {
   f.inline_overlays.clear();
   f.overlay_bytes = 40000;
   write(dir, "frame_memfd_overlays.bin", 1, encode_message(f));
+  // Issue 23's formats: three planes (i420) and one (rgb8, gray32f).
+  f.overlays = OverlayCarrier::None;
+  f.overlay_bytes = 0;
+  f.format = PixelFormat::I420;
+  f.pitches = {256, 256, 256};
+  f.offsets = {0, 256 * 17, 256 * 26};
+  write(dir, "frame_i420.bin", 0, encode_message(f));
+  f.format = PixelFormat::RGB8;
+  f.pitches = {256, 0, 0};
+  f.offsets = {0, 0, 0};
+  write(dir, "frame_rgb8.bin", 0, encode_message(f));
+  f.format = PixelFormat::GRAY32F;
+  write(dir, "frame_gray32f.bin", 0, encode_message(f));
   write(dir, "overlays.bin", 0, overlay_bytes);
   return 0;
 }

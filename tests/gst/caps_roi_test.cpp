@@ -24,13 +24,40 @@ GstVideoInfo info_with(GstVideoColorMatrix m, GstVideoColorRange r, GstVideoChro
   return info;
 }
 
-TEST_F(GstConvert, FormatsAreNv12AndP010Only) {
-  EXPECT_EQ(pixel_format(GST_VIDEO_FORMAT_NV12), PixelFormat::NV12);
-  EXPECT_EQ(pixel_format(GST_VIDEO_FORMAT_P010_10LE), PixelFormat::P010);
-  for (GstVideoFormat f : {GST_VIDEO_FORMAT_I420, GST_VIDEO_FORMAT_P010_10BE, GST_VIDEO_FORMAT_NV21,
-                           GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_UNKNOWN})
+TEST_F(GstConvert, FormatsOfIssue23MapBothWays) {
+  const std::pair<GstVideoFormat, PixelFormat> taken[] = {
+      {GST_VIDEO_FORMAT_NV12, PixelFormat::NV12},  {GST_VIDEO_FORMAT_P010_10LE, PixelFormat::P010},
+      {GST_VIDEO_FORMAT_I420, PixelFormat::I420},  {GST_VIDEO_FORMAT_YUY2, PixelFormat::YUYV},
+      {GST_VIDEO_FORMAT_UYVY, PixelFormat::UYVY},  {GST_VIDEO_FORMAT_RGB, PixelFormat::RGB8},
+      {GST_VIDEO_FORMAT_BGR, PixelFormat::BGR8},   {GST_VIDEO_FORMAT_RGBA, PixelFormat::RGBA8},
+      {GST_VIDEO_FORMAT_BGRA, PixelFormat::BGRA8}, {GST_VIDEO_FORMAT_RGBx, PixelFormat::RGBA8},
+      {GST_VIDEO_FORMAT_BGRx, PixelFormat::BGRA8}, {GST_VIDEO_FORMAT_GRAY8, PixelFormat::GRAY8},
+      {GST_VIDEO_FORMAT_GRAY16_LE, PixelFormat::GRAY16}};
+  for (auto [g, f] : taken) EXPECT_EQ(pixel_format(g), f) << gst_video_format_to_string(g);
+  for (GstVideoFormat f : {GST_VIDEO_FORMAT_P010_10BE, GST_VIDEO_FORMAT_NV21, GST_VIDEO_FORMAT_GRAY16_BE,
+                           GST_VIDEO_FORMAT_ARGB, GST_VIDEO_FORMAT_YV12, GST_VIDEO_FORMAT_UNKNOWN})
     EXPECT_FALSE(pixel_format(f)) << gst_video_format_to_string(f);
+  // What handoffsrc makes of each format reads back as that format.
+  for (PixelFormat f : kPixelFormats) {
+    const char* name = gst_format_name(f);
+    if (f == PixelFormat::GRAY32F) {
+      EXPECT_EQ(name, nullptr) << "GStreamer has no 32-bit float grey format";
+      EXPECT_EQ(caps_for(f, 8, 8, {}), nullptr);
+      continue;
+    }
+    ASSERT_NE(name, nullptr) << to_string(f);
+    EXPECT_EQ(pixel_format(gst_video_format_from_string(name)), f) << name;
+    GstCaps* caps = caps_for(f, 33, 17, {ColorMatrix::BT2020, ColorRange::Full, ChromaSiting::Center});
+    ASSERT_NE(caps, nullptr) << name;
+    GstVideoInfo info;
+    ASSERT_TRUE(gst_video_info_from_caps(&info, caps)) << name;
+    EXPECT_EQ(pixel_format(GST_VIDEO_INFO_FORMAT(&info)), f) << name;
+    EXPECT_EQ(GST_VIDEO_INFO_WIDTH(&info), 33);
+    if (is_yuv(f)) EXPECT_EQ(info.colorimetry.matrix, GST_VIDEO_COLOR_MATRIX_BT2020) << name;
+    gst_caps_unref(caps);
+  }
   EXPECT_STREQ(gst_format_name(PixelFormat::P010), "P010_10LE");
+  EXPECT_STREQ(gst_format_name(PixelFormat::RGBA8), "RGBA") << "handoffsrc makes RGBA, not RGBx";
 }
 
 TEST_F(GstConvert, ColorimetryMapsEveryMatrixRangeAndSite) {

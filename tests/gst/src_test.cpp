@@ -9,6 +9,7 @@
 #include <handoff/publisher.hpp>
 
 #include "gst_fixture.hpp"
+#include "video_caps.hpp"
 #include "live_support.hpp"
 #include "peer_process.hpp"
 #include "wait_support.hpp"
@@ -42,10 +43,12 @@ bool receive(GstElement* appsink, Received& r, std::chrono::seconds limit = 20s)
   r.mapped = gst_video_frame_map(&r.vf, &info, b, GST_MAP_READ);
   if (!r.mapped) return false;
   Frame& f = r.frame;
-  f.format = GST_VIDEO_INFO_FORMAT(&info) == GST_VIDEO_FORMAT_NV12 ? PixelFormat::NV12 : PixelFormat::P010;
+  const auto format = pixel_format(GST_VIDEO_INFO_FORMAT(&info));
+  if (!format) return false;
+  f.format = *format;
   f.width = std::uint32_t(GST_VIDEO_INFO_WIDTH(&info));
   f.height = std::uint32_t(GST_VIDEO_INFO_HEIGHT(&info));
-  for (int p = 0; p < 2; ++p) {
+  for (int p = 0; p < plane_count(f.format); ++p) {
     f.planes[std::size_t(p)].data = GST_VIDEO_FRAME_PLANE_DATA(&r.vf, p);
     f.planes[std::size_t(p)].pitch = std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&r.vf, p));
   }
@@ -150,6 +153,47 @@ TEST_F(HandoffSrcTest, CapsFollowTheFramesSizeFormatAndColorimetry) {
   EXPECT_EQ(info.colorimetry.range, GST_VIDEO_COLOR_RANGE_0_255);
   EXPECT_EQ(info.chroma_site, GST_VIDEO_CHROMA_SITE_COSITED);
 }
+
+// Issue 23: the caps follow every format a publisher sends (gray32f, which
+// GStreamer has no format for, is an error naming it), copied into a buffer
+// of GStreamer's layout or, where downstream takes video metas, wrapped.
+void expect_every_format(bool metas, const std::string& name) {
+  AttachedSource s(name, [metas](GstElement* appsink) {
+    if (!metas) return;
+    GstPad* pad = gst_element_get_static_pad(appsink, "sink");
+    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+                      [](GstPad*, GstPadProbeInfo* info, gpointer) {
+                        GstQuery* q = GST_PAD_PROBE_INFO_QUERY(info);
+                        if (GST_QUERY_TYPE(q) != GST_QUERY_ALLOCATION) return GST_PAD_PROBE_OK;
+                        gst_query_add_allocation_meta(q, GST_VIDEO_META_API_TYPE, nullptr);
+                        return GST_PAD_PROBE_HANDLED;
+                      },
+                      nullptr, nullptr);
+    gst_object_unref(pad);
+  });
+  ASSERT_TRUE(s.subscribed);
+  std::int64_t i = 0;
+  for (PixelFormat format : kPixelFormats) {
+    if (format == PixelFormat::GRAY32F) continue;
+    // A wrapped buffer holds its slot until freed (the frame before may still
+    // be appsink's last sample, its Release in flight): publish once the
+    // earlier ones are back, or the subscriber at its hold limit is skipped.
+    ASSERT_TRUE(wait_until([&] { return s.pub.stats().held_frames <= 1; }, "the earlier frames' slots back"));
+    ASSERT_TRUE(s.pub.publish(live::test::pattern_frame(format, 37, 21, ++i))) << to_string(format);
+    Received r;
+    ASSERT_TRUE(receive(s.out.get(), r)) << to_string(format);
+    EXPECT_EQ(r.frame.format, format);
+    EXPECT_EQ(live::test::check_pattern(r.frame), "") << to_string(format) << (metas ? " wrapped" : " copied");
+    EXPECT_EQ(gst_buffer_get_video_meta(gst_sample_get_buffer(r.sample)) != nullptr, metas) << to_string(format);
+  }
+  ASSERT_TRUE(s.pub.publish(live::test::pattern_frame(PixelFormat::GRAY32F, 8, 8, 0)));
+  const BusMessage m = s.p.wait_for(GST_MESSAGE_ERROR);
+  EXPECT_EQ(m.type, GST_MESSAGE_ERROR);
+  EXPECT_NE(m.text.find("gray32f 8x8 frames have no GStreamer video format"), std::string::npos) << m.text;
+}
+
+TEST_F(HandoffSrcTest, EveryFormatIsCopiedIntoBuffersOfItsCaps) { expect_every_format(false, publisher_name()); }
+TEST_F(HandoffSrcTest, EveryFormatIsWrappedWhereDownstreamTakesVideoMetas) { expect_every_format(true, publisher_name()); }
 
 // Downstream that takes GstVideoMeta gets the slot's memory itself (read-only,
 // with the slot's pitches), not a copy; the bytes are the same.

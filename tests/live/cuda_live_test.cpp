@@ -28,16 +28,19 @@ class DeviceFrame {
   explicit DeviceFrame(const Frame& host) : ctx_(0) {
     const auto& d = cuda::driver();
     cuda::ScopedContext cur(ctx_);
-    bytes_ = host.planes[0].pitch * (host.height + chroma_height(host.height));
+    // allocate_host_frame's planes lie one after the other in one allocation.
+    const auto at = [&](int p) {
+      return static_cast<const std::byte*>(host.planes[p].data) - static_cast<const std::byte*>(host.planes[0].data);
+    };
+    const int last = plane_count(host.format) - 1;
+    bytes_ = std::size_t(at(last)) + host.planes[last].pitch * host.planes[last].height;
     HANDOFF_CU_CHECK(d.api().cuMemAlloc(&ptr_, bytes_));
     HANDOFF_CU_CHECK(d.api().cuMemcpyHtoD(ptr_, host.planes[0].data, bytes_));
     frame = host;
     frame.memory = MemoryKind::Cuda;
     frame.device = 0;
     frame.cuda_context = ctx_.handle();
-    const auto chroma = static_cast<const std::byte*>(host.planes[1].data) - static_cast<const std::byte*>(host.planes[0].data);
-    frame.planes[0].data = reinterpret_cast<void*>(ptr_);
-    frame.planes[1].data = reinterpret_cast<void*>(ptr_ + chroma);
+    for (int p = 0; p <= last; ++p) frame.planes[p].data = reinterpret_cast<void*>(ptr_ + at(p));
   }
   ~DeviceFrame() {
     cuda::ScopedContext cur(ctx_);
@@ -57,7 +60,7 @@ Frame to_host(const Frame& f) {
   dst.index = f.index;
   const auto& d = cuda::driver();
   cuda::ScopedContext cur(d, static_cast<cuda::abi::CUcontext>(f.cuda_context));
-  for (int p = 0; p < 2; ++p) {
+  for (int p = 0; p < plane_count(f.format); ++p) {
     const PlaneLayout l = plane_layout(f.format, f.width, f.height, p);
     cuda::abi::CUDA_MEMCPY2D c{};
     c.srcMemoryType = cuda::abi::CU_MEMORYTYPE_DEVICE;
@@ -129,6 +132,34 @@ TEST_F(CudaLive, HostAndCudaFramesArriveInImportedDeviceMemory) {
   }
   EXPECT_GT(fake.call_count("cuEventRecord"), 0);
   EXPECT_GT(fake.call_count("cuEventQuery"), 0);  // the subscriber waited for the event
+}
+
+// Issue 23: every pixel format through CUDA slots, from host and from device
+// memory (a size change per format reallocates the slots).
+TEST_F(CudaLive, EveryFormatArrivesFromHostAndDeviceMemory) {
+  Publisher pub(name(), cuda_options());
+  Subscriber sub(name());
+  ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s)) << sub.status().message;
+  std::int64_t i = 0;
+  for (PixelFormat format : kPixelFormats) {
+    for (bool from_device : {false, true}) {
+      const Frame host = pattern_frame(format, kW + 3, kH + 1, i);  // odd sizes: odd chroma and 4:2:2 pairs
+      settle(pub);
+      if (from_device) {
+        DeviceFrame dev(host);
+        ASSERT_TRUE(pub.publish(dev.frame)) << to_string(format);
+      } else {
+        ASSERT_TRUE(pub.publish(host)) << to_string(format);
+      }
+      const LiveFrame f = sub.next(10s);
+      ASSERT_TRUE(f) << to_string(format) << ": " << sub.status().message;
+      EXPECT_EQ(f.frame.memory, MemoryKind::Cuda);
+      EXPECT_EQ(f.frame.format, format);
+      EXPECT_NO_THROW(validate(f.frame)) << to_string(format);
+      EXPECT_EQ(check_pattern(to_host(f.frame)), "") << to_string(format) << (from_device ? " from device" : " from host");
+      ++i;
+    }
+  }
 }
 
 TEST_F(CudaLive, ASubscriberProcessImportsTheSlotsAndReleasesEverything) {

@@ -61,6 +61,27 @@ TEST_F(HostLive, FramesAndOverlaysArriveByteForByte) {
   EXPECT_EQ(pub.stats().subscribers, 1u);
 }
 
+// Issue 23: every pixel format, each plane byte for byte (odd sizes: an odd
+// chroma width, a 4:2:2 frame whose last pair has one pixel).
+TEST_F(HostLive, EveryFormatArrivesByteForByte) {
+  Publisher pub(name());
+  Subscriber sub(name());
+  ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s)) << sub.status().message;
+  std::int64_t i = 0;
+  for (PixelFormat format : kPixelFormats) {
+    const Frame f = pattern_frame(format, kW + 1, kH + 1, i);
+    settle(pub);
+    ASSERT_TRUE(pub.publish(f)) << to_string(format);
+    const LiveFrame got = receive(sub);
+    ASSERT_TRUE(got) << to_string(format);
+    EXPECT_EQ(got.frame.format, format);
+    EXPECT_EQ(got.frame.colorimetry, f.colorimetry);
+    EXPECT_NO_THROW(validate(got.frame)) << to_string(format);
+    EXPECT_EQ(check_pattern(got.frame), "") << to_string(format);
+    ++i;
+  }
+}
+
 TEST_F(HostLive, LargeOverlaysTravelInASealedMemfd) {
   Publisher pub(name());
   Subscriber sub(name());

@@ -2,7 +2,7 @@
 // subscribes as told on its command line, reports on stdout one line per
 // event, and takes commands on stdin (a test drives it; see peer_process.hpp).
 //
-//   publish NAME [--memory host|cuda|vulkan] [--format nv12|p010] [--size WxH] [--frames N]
+//   publish NAME [--memory host|cuda|vulkan] [--format FORMAT (any PixelFormat)] [--size WxH] [--frames N]
 //                [--interval-ms M] [--boxes B] [--acquire] [--slots S]
 //       READY <path>; after N frames: DONE published=<n>; stdin: "publish K", "stats", "quit"
 //   subscribe NAME [--frames N] [--boxes B [--overlay-every K]] [--max-held H] [--report-every K]
@@ -95,7 +95,7 @@ std::optional<std::string> poll_stdin() {
   return poll_stdin();
 }
 
-PixelFormat format_of(const Args& a) { return a.get("format", "nv12") == "p010" ? PixelFormat::P010 : PixelFormat::NV12; }
+PixelFormat format_of(const Args& a) { return from_string<PixelFormat>(a.get("format", "nv12")); }
 
 std::pair<std::uint32_t, std::uint32_t> size_of(const Args& a) {
   const std::string s = a.get("size", "64x48");
@@ -194,7 +194,7 @@ class PeerPublisher {
  private:
   void copy_into(const Frame& src, const Frame& dst) {
     if (dst.memory == MemoryKind::Host) {
-      for (int p = 0; p < 2; ++p) {
+      for (int p = 0; p < plane_count(src.format); ++p) {
         const PlaneLayout l = plane_layout(src.format, src.width, src.height, p);
         for (std::uint32_t y = 0; y < l.height; ++y)
           std::memcpy(static_cast<char*>(dst.planes[p].data) + y * dst.planes[p].pitch,
@@ -272,7 +272,7 @@ std::string verify(const LiveFrame& f, const Args& a, void* gl) {
     const Frame dst = allocate_host_frame(f.frame.format, f.frame.width, f.frame.height);
     const auto& d = cuda::driver();
     cuda::ScopedContext cur(d, static_cast<cuda::abi::CUcontext>(f.frame.cuda_context));
-    for (int p = 0; p < 2; ++p) {
+    for (int p = 0; p < plane_count(f.frame.format); ++p) {
       const PlaneLayout l = plane_layout(f.frame.format, f.frame.width, f.frame.height, p);
       cuda::abi::CUDA_MEMCPY2D c{};
       c.srcMemoryType = cuda::abi::CU_MEMORYTYPE_DEVICE;

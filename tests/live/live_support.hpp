@@ -33,13 +33,13 @@ inline Frame pattern_frame(PixelFormat format, std::uint32_t w, std::uint32_t h,
 inline std::string first_mismatch(const Frame& got, const Frame& want) {
   if (got.format != want.format || got.width != want.width || got.height != want.height)
     return "format or size differs";
-  for (int p = 0; p < 2; ++p) {
+  for (int p = 0; p < plane_count(want.format); ++p) {
     const PlaneLayout l = plane_layout(want.format, want.width, want.height, p);
     for (std::uint32_t y = 0; y < l.height; ++y) {
       const auto* a = static_cast<const unsigned char*>(got.planes[p].data) + y * got.planes[p].pitch;
       const auto* b = static_cast<const unsigned char*>(want.planes[p].data) + y * want.planes[p].pitch;
       if (std::memcmp(a, b, l.row_bytes) != 0)
-        return std::string(p == 0 ? "luma" : "chroma") + " row " + std::to_string(y) + " differs";
+        return "plane " + std::to_string(p) + " row " + std::to_string(y) + " differs";
     }
   }
   return "";

@@ -1,5 +1,6 @@
 // The live wire protocol: every message round-trips, and every malformed
 // datagram is refused with a ProtocolError naming the field (never a crash).
+#include <handoff/host_frame.hpp>
 #include <handoff/live/protocol.hpp>
 #include <handoff/media/overlay.hpp>
 
@@ -207,8 +208,74 @@ TEST(LiveProtocol, FramePlanesAreChecked) {
   EXPECT_THAT(field_of_failure(encode_message(f), 0), HasSubstr("frame.planes"));
   f = sample_frame();
   auto d = encode_message(f);
-  d[kHeaderBytes + 2 + 4 + 8 + 8 + 8 + 8] = std::byte{2};  // format
+  d[kHeaderBytes + 2 + 4 + 8 + 8 + 8 + 8] = static_cast<std::byte>(std::size(kPixelFormats));  // one past the last format
   EXPECT_EQ(field_of_failure(d, 0), "frame.format");
+}
+
+// Issue 23: i420's third plane is described and checked like the others.
+TEST(LiveProtocol, I420CarriesAndChecksThreePlanes) {
+  FrameAnnounce f = sample_frame();
+  f.format = PixelFormat::I420;
+  f.offsets = {0, 256 * 17, 256 * 26};
+  f.pitches = {256, 256, 256};
+  const auto g = std::get<FrameAnnounce>(decode_message(encode_message(f), 0));
+  EXPECT_EQ(g.format, PixelFormat::I420);
+  EXPECT_EQ(g.offsets, f.offsets);
+  EXPECT_EQ(g.pitches, f.pitches);
+  EXPECT_EQ(g.end, 256u * 26 + 256 * 8 + 17);  // V: 9 rows of 17 bytes
+  f.pitches[2] = 16;  // below V's packed row of 17 bytes
+  EXPECT_EQ(field_of_failure(encode_message(f), 0), "frame.planes[2].pitch");
+  f.pitches[2] = 256;
+  f.offsets[2] = kMaxSlotBytes + 1;
+  EXPECT_EQ(field_of_failure(encode_message(f), 0), "frame.planes[2].offset");
+}
+
+// Planes a format does not have must be zero on the wire; each format's own
+// planes are checked against its packed rows.
+TEST(LiveProtocol, EveryFormatsPlanesAreChecked) {
+  for (PixelFormat fmt : kPixelFormats) {
+    const FrameLayout l = FrameLayout::contiguous(fmt, 33, 17, 256, true);
+    FrameAnnounce f = sample_frame();
+    f.format = fmt;
+    f.offsets = {};
+    f.pitches = {};
+    for (int p = 0; p < plane_count(fmt); ++p) {
+      f.offsets[p] = l.planes[p].offset;
+      f.pitches[p] = l.pitch(p);
+    }
+    const auto g = std::get<FrameAnnounce>(decode_message(encode_message(f), 0));
+    EXPECT_EQ(g.format, fmt);
+    EXPECT_EQ(g.end, l.buffer_bytes() - l.pitch(plane_count(fmt) - 1) + l.plane(plane_count(fmt) - 1).row_bytes)
+        << to_string(fmt);
+    FrameAnnounce bad = f;
+    bad.pitches[0] = l.plane(0).row_bytes - 1;
+    EXPECT_EQ(field_of_failure(encode_message(bad), 0), "frame.planes[0].pitch") << to_string(fmt);
+    if (plane_count(fmt) < int(kMaxPlanes)) {
+      bad = f;
+      bad.pitches[plane_count(fmt)] = 256;
+      EXPECT_EQ(field_of_failure(encode_message(bad), 0), "frame.planes[" + std::to_string(plane_count(fmt)) + "]")
+          << to_string(fmt);
+    }
+    if (bytes_per_sample(fmt) > 1) {
+      bad = f;
+      bad.pitches[0] = l.pitch(0) + 1;
+      EXPECT_EQ(field_of_failure(encode_message(bad), 0), "frame.planes[0]") << to_string(fmt);
+    }
+  }
+}
+
+// An old peer (protocol version 2, before issue 23's formats) is refused by
+// the version check, naming both versions, before any frame is read.
+TEST(LiveProtocol, AVersion2PeerIsRefusedByName) {
+  auto hello = encode_message(Hello{1, 0, kAcceptsAll, "old"});
+  set_u16(hello, 4, 2);
+  try {
+    (void)decode_message(hello, 0);
+    FAIL() << "accepted a version 2 peer";
+  } catch (const ProtocolVersionMismatch& e) {
+    EXPECT_EQ(e.theirs(), 2);
+    EXPECT_THAT(e.what(), HasSubstr("the peer speaks version 2, this side version 3"));
+  }
 }
 
 TEST(LiveProtocol, FrameOverlayBlockIsChecked) {
@@ -306,6 +373,26 @@ TEST(LiveProtocol, TextIsCheckedBothWays) {
   auto h = encode_message(Hello{1, 0, 1, ""});
   h[kHeaderBytes + 6] = std::byte{0x10};
   EXPECT_EQ(field_of_failure(h, 0), "hello.accepts");
+}
+
+TEST(LiveProtocol, DescribePlanesOfEveryFormat) {
+  for (PixelFormat fmt : kPixelFormats) {
+    const Frame fr = allocate_host_frame(fmt, 33, 17);
+    FrameAnnounce a;
+    a.offsets = {1, 1, 1};  // stale values of a reused announcement: cleared
+    a.pitches = {1, 1, 1};
+    describe_planes(fr, reinterpret_cast<std::uintptr_t>(fr.planes[0].data), a);
+    EXPECT_EQ(a.format, fmt);
+    for (std::size_t p = 0; p < kMaxPlanes; ++p) {
+      const bool used = int(p) < plane_count(fmt);
+      EXPECT_EQ(a.pitches[p], used ? fr.planes[p].pitch : 0u) << to_string(fmt) << " plane " << p;
+      EXPECT_EQ(a.offsets[p],
+                used ? std::uint64_t(static_cast<const std::byte*>(fr.planes[p].data) -
+                                     static_cast<const std::byte*>(fr.planes[0].data))
+                     : 0u)
+          << to_string(fmt) << " plane " << p;
+    }
+  }
 }
 
 TEST(LiveProtocol, DescribePlanesOfAHostFrame) {

@@ -87,7 +87,7 @@ class ViewAttach : public LiveTest {
     Viewer v(headless());
     v.attach(name());
     EXPECT_EQ(state_of(v), "waiting");
-    PeerProcess pub({"publish", name(), "--memory", memory, "--format", format == PixelFormat::P010 ? "p010" : "nv12",
+    PeerProcess pub({"publish", name(), "--memory", memory, "--format", std::string(to_string(format)),
                      "--size", std::to_string(kW) + "x" + std::to_string(kH)});
     ASSERT_THAT(pub.expect("READY"), HasSubstr(name()));
     ASSERT_TRUE(reaches_state(v, "live")) << v.attach_status()->message;
@@ -104,6 +104,15 @@ class ViewAttach : public LiveTest {
 
 TEST_F(ViewAttach, HostSlotsNv12PixelsEqualTheFrameShownDirectly) { pixels_match(PixelFormat::NV12, "host"); }
 TEST_F(ViewAttach, HostSlotsP010PixelsEqualTheFrameShownDirectly) { pixels_match(PixelFormat::P010, "host"); }
+// Issue 23's families, published by another process and drawn by the viewer
+// (the renderer's branch) exactly as a viewer shown the frame directly draws it.
+TEST_F(ViewAttach, HostSlotsOfEachNewFamilyEqualTheFrameShownDirectly) {
+  for (PixelFormat f : {PixelFormat::I420, PixelFormat::YUYV, PixelFormat::UYVY, PixelFormat::RGB8, PixelFormat::BGRA8,
+                        PixelFormat::GRAY8, PixelFormat::GRAY16}) {
+    SCOPED_TRACE(std::string(to_string(f)));
+    pixels_match(f, "host");
+  }
+}
 
 TEST_F(ViewAttach, VulkanSlotsAreImportedIntoGl) {
 #if HANDOFF_HAVE_VULKAN

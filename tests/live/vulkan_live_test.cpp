@@ -96,7 +96,7 @@ TEST_F(VulkanLive, AVkFrameBufferIsCopiedOnTheGpuAndPublished) {
   ASSERT_TRUE(pub.publish(src, 2, 0.0));
   const auto l = peer.line(10s);
   ASSERT_TRUE(l);
-  EXPECT_THAT(*l, HasSubstr("FAIL frame 5: luma row 0 differs"));
+  EXPECT_THAT(*l, HasSubstr("FAIL frame 5: plane 0 row 0 differs"));
   peer.send("quit");
   EXPECT_EQ(peer.wait_exit(), 0);
 }

@@ -297,12 +297,39 @@ TEST_F(McapBadInput, UnknownImageEncoding) {
   m.set_width(4);
   m.set_height(2);
   m.set_step(12);
-  m.set_encoding("rgb8");
+  m.set_encoding("bayer_rggb8");  // Foxglove's, not handoff's
   m.set_data(std::string(24, 'x'));
   EXPECT_THAT(open_error(foreign(m.SerializeAsString())),
               HasSubstr("f.mcap: frame 0: Message at offset "));
   EXPECT_THAT(open_error(foreign(m.SerializeAsString())),
-              HasSubstr("RawImage.encoding: unsupported encoding \"rgb8\" (supported: nv12, p010)"));
+              HasSubstr("RawImage.encoding: unsupported encoding \"bayer_rggb8\" (supported: nv12, p010, rgb8, bgr8, "
+                        "rgba8, bgra8, mono8, 8UC1, mono16, 16UC1, 32FC1, yuyv, yuv422_yuy2, uyvy, yuv422)"));
+  m.set_encoding("RGB8");  // encodings are case-sensitive
+  EXPECT_THAT(open_error(foreign(m.SerializeAsString())), HasSubstr("unsupported encoding \"RGB8\""));
+}
+
+// Issue 23's encodings: a step below each one's packed row, and data short of
+// step * height (one plane: no chroma rows), each refused naming the field.
+TEST_F(McapBadInput, OnePlaneImagesAreCheckedAgainstTheirRows) {
+  const std::pair<const char*, std::uint32_t> cases[] = {
+      {"rgb8", 15}, {"bgra8", 20}, {"mono8", 5}, {"mono16", 10}, {"16UC1", 10}, {"32FC1", 20}, {"yuyv", 12}, {"uyvy", 12}};
+  for (auto [encoding, row] : cases) {
+    foxglove::RawImage m;
+    m.set_width(5);  // odd: a 4:2:2 row holds 3 pairs (12 bytes)
+    m.set_height(3);
+    m.set_encoding(encoding);
+    m.set_step(row - 1);
+    m.set_data(std::string(row * 3, 'x'));
+    EXPECT_THAT(open_error(foreign(m.SerializeAsString())),
+                HasSubstr("RawImage.step: " + std::to_string(row - 1) + " is below the " + std::to_string(row) +
+                          "-byte rows"))
+        << encoding;
+    m.set_step(row + 3);
+    m.set_data(std::string((row + 3) * 3 - 1, 'x'));
+    EXPECT_THAT(open_error(foreign(m.SerializeAsString())),
+                HasSubstr("RawImage.data: " + std::to_string((row + 3) * 3 - 1) + " bytes, shorter than step * height"))
+        << encoding;
+  }
 }
 
 TEST_F(McapBadInput, UnknownMessageOrSchemaEncoding) {

@@ -1,4 +1,4 @@
-// Raw NV12 / P010 reader and the --size / --format parsers.
+// Raw reader (every pixel format) and the --size / --format parsers.
 #include <handoff/media/error.hpp>
 #include <handoff/media/raw_reader.hpp>
 
@@ -26,6 +26,46 @@ TEST(Raw, FrameBytes) {
   EXPECT_EQ(packed_frame_bytes(PixelFormat::NV12, 5, 3), 15u + 2u * 3u * 2u);
   EXPECT_EQ(packed_frame_bytes(PixelFormat::P010, 5, 3), 2u * (15u + 12u));
   EXPECT_EQ(packed_frame_bytes(PixelFormat::NV12, 1920, 1080), 1920u * 1080u * 3u / 2u);
+  // The formats of issue 23, as ffmpeg's yuv420p, yuyv422, rgb24, ... size them.
+  EXPECT_EQ(packed_frame_bytes(PixelFormat::I420, 5, 3), 15u + 2u * 3u * 2u);
+  EXPECT_EQ(packed_frame_bytes(PixelFormat::YUYV, 5, 3), 6u * 2u * 3u);  // width rounded up to a pair
+  EXPECT_EQ(packed_frame_bytes(PixelFormat::UYVY, 4, 3), 4u * 2u * 3u);
+  EXPECT_EQ(packed_frame_bytes(PixelFormat::RGB8, 5, 3), 45u);
+  EXPECT_EQ(packed_frame_bytes(PixelFormat::BGRA8, 5, 3), 60u);
+  EXPECT_EQ(packed_frame_bytes(PixelFormat::GRAY8, 5, 3), 15u);
+  EXPECT_EQ(packed_frame_bytes(PixelFormat::GRAY16, 5, 3), 30u);
+  EXPECT_EQ(packed_frame_bytes(PixelFormat::GRAY32F, 5, 3), 60u);
+}
+
+// Every format: frame k's planes are the file's bytes from k * frame size on,
+// plane after plane, each row landing at its pitch in a padded target.
+TEST(Raw, ReadsEveryFormatPlaneByPlane) {
+  TempDir dir;
+  for (PixelFormat fmt : kPixelFormats) {
+    const std::uint32_t w = 7, h = 5;
+    const auto path = dir / "clip.raw";
+    const std::string bytes = frames_bytes(fmt, w, h, 3);
+    test::write_file(path, bytes);
+    RawOptions o;
+    o.format = fmt;
+    o.width = w;
+    o.height = h;
+    auto src = open_raw(path, o);
+    EXPECT_EQ(src->info().format, fmt);
+    EXPECT_EQ(src->info().frame_count, 3) << to_string(fmt);
+    HostFrame fr(fmt, w, h, 64);
+    src->seek(2);
+    ASSERT_TRUE(src->read_into(fr.target()));
+    std::size_t at = 2 * packed_frame_bytes(fmt, w, h);
+    for (int p = 0; p < plane_count(fmt); ++p) {
+      const PlaneLayout l = plane_layout(fmt, w, h, p);
+      for (std::uint32_t y = 0; y < l.height; ++y, at += l.row_bytes)
+        ASSERT_EQ(std::string(reinterpret_cast<const char*>(fr.plane(p)) + y * fr.pitch(p), l.row_bytes),
+                  bytes.substr(at, l.row_bytes))
+            << to_string(fmt) << " plane " << p << " row " << y;
+    }
+    EXPECT_EQ(at, bytes.size());
+  }
 }
 
 TEST(Raw, ReadsAndSeeksNv12AndP010) {

@@ -1,4 +1,4 @@
-// Recordings: frames (NV12 / P010, odd sizes, padded pitches, colorimetry)
+// Recordings: frames (every format, odd sizes, padded pitches, colorimetry)
 // and overlays (every kind) through RawImage / ImageAnnotations and back;
 // the published schemas decoding handoff's bytes; other writers' annotations
 // mapped onto the overlay model; topics; the writer thread's bounded queue,
@@ -232,6 +232,139 @@ TEST(RecordingMessages, ColorimetryMetadata) {
 }
 
 // --- Files ----------------------------------------------------------------------------
+
+// --- Issue 23: every format --------------------------------------------------------
+
+// The encoding each format is recorded with (issue 23's table).
+const std::pair<PixelFormat, const char*> kWrittenAs[] = {
+    {PixelFormat::NV12, "nv12"},   {PixelFormat::P010, "p010"},    {PixelFormat::I420, "nv12"},
+    {PixelFormat::YUYV, "yuyv"},   {PixelFormat::UYVY, "uyvy"},    {PixelFormat::RGB8, "rgb8"},
+    {PixelFormat::BGR8, "bgr8"},   {PixelFormat::RGBA8, "rgba8"},  {PixelFormat::BGRA8, "bgra8"},
+    {PixelFormat::GRAY8, "mono8"}, {PixelFormat::GRAY16, "mono16"}, {PixelFormat::GRAY32F, "32FC1"},
+};
+
+// Row y of plane p of a host frame.
+const std::uint8_t* row_of(const Frame& f, int p, std::uint32_t y) {
+  return static_cast<const std::uint8_t*>(f.planes[p].data) + std::size_t(y) * f.planes[p].pitch;
+}
+
+// Does `got` (read back) hold `want`'s samples? i420 comes back as nv12: its
+// U and V interleaved.
+::testing::AssertionResult same_samples(const HostFrame& got, const Frame& want) {
+  const Frame g = got.frame();
+  if (want.format == PixelFormat::I420) {
+    if (g.format != PixelFormat::NV12) return ::testing::AssertionFailure() << "i420 read back as " << to_string(g.format);
+    for (std::uint32_t y = 0; y < want.height; ++y)
+      if (std::memcmp(row_of(g, 0, y), row_of(want, 0, y), want.width) != 0)
+        return ::testing::AssertionFailure() << "luma row " << y;
+    for (std::uint32_t y = 0; y < chroma_height(want.height); ++y)
+      for (std::uint32_t x = 0; x < chroma_width(want.width); ++x)
+        if (row_of(g, 1, y)[2 * x] != row_of(want, 1, y)[x] || row_of(g, 1, y)[2 * x + 1] != row_of(want, 2, y)[x])
+          return ::testing::AssertionFailure() << "chroma " << x << "," << y;
+    return ::testing::AssertionSuccess();
+  }
+  if (g.format != want.format) return ::testing::AssertionFailure() << "read back as " << to_string(g.format);
+  for (int p = 0; p < plane_count(want.format); ++p) {
+    const PlaneLayout l = plane_layout(want.format, want.width, want.height, p);
+    for (std::uint32_t y = 0; y < l.height; ++y)
+      if (std::memcmp(row_of(g, p, y), row_of(want, p, y), l.row_bytes) != 0)
+        return ::testing::AssertionFailure() << "plane " << p << " row " << y;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(RecordingMessages, EveryFormatIsWrittenWithItsEncodingAndReadBack) {
+  for (auto [fmt, encoding] : kWrittenAs) {
+    const Frame f = test::pattern_frame(fmt, 5, 3, 9);  // odd: a 4:2:2 row ends in a one-pixel pair
+    std::vector<std::uint8_t> bytes;
+    encode_raw_image(f, 0, bytes);
+    foxglove::RawImage m;
+    ASSERT_TRUE(m.ParseFromArray(bytes.data(), int(bytes.size()))) << to_string(fmt);
+    EXPECT_EQ(m.encoding(), encoding);
+    EXPECT_EQ(raw_image_encoding(fmt), encoding);
+    const PixelFormat read_as = fmt == PixelFormat::I420 ? PixelFormat::NV12 : fmt;
+    EXPECT_EQ(raw_image_format(encoding), read_as) << encoding;
+    if (plane_count(read_as) == 1) {
+      const std::size_t row = plane_layout(fmt, 5, 3, 0).row_bytes;
+      EXPECT_EQ(m.step(), row) << encoding;
+      ASSERT_EQ(m.data().size(), row * 3) << encoding;
+      EXPECT_EQ(std::memcmp(m.data().data() + row * 2, row_of(f, 0, 2), row), 0) << encoding;
+    }
+    const RawImageView v = parse_raw_image(bytes, here());
+    HostFrame out(read_as, 5, 3, 32);
+    copy_raw_image(v, read_as, 5, 3, out.target(), here());
+    EXPECT_TRUE(same_samples(out, f)) << to_string(fmt);
+  }
+}
+
+// Images as Foxglove's other writers make them: every encoding handoff reads
+// (aliases too), rows padded past the packed row, read from a recording.
+TEST(Recording, ForeignImagesOfEveryEncodingWithPaddedRows) {
+  const std::pair<const char*, PixelFormat> encodings[] = {
+      {"rgb8", PixelFormat::RGB8},   {"bgr8", PixelFormat::BGR8},     {"rgba8", PixelFormat::RGBA8},
+      {"bgra8", PixelFormat::BGRA8}, {"mono8", PixelFormat::GRAY8},   {"8UC1", PixelFormat::GRAY8},
+      {"mono16", PixelFormat::GRAY16}, {"16UC1", PixelFormat::GRAY16}, {"32FC1", PixelFormat::GRAY32F},
+      {"yuyv", PixelFormat::YUYV},   {"yuv422_yuy2", PixelFormat::YUYV}, {"uyvy", PixelFormat::UYVY},
+      {"yuv422", PixelFormat::UYVY}, {"nv12", PixelFormat::NV12}};
+  TempDir dir;
+  for (auto [encoding, fmt] : encodings) {
+    const std::uint32_t w = 6, h = 4;
+    const Frame want = test::pattern_frame(fmt, w, h, 21);
+    const std::size_t row = plane_layout(fmt, w, h, 0).row_bytes;
+    const std::size_t step = std::max(row, fmt == PixelFormat::NV12 ? std::size_t(w) : 0) + 7;  // padding
+    std::string data;
+    for (std::uint32_t y = 0; y < h; ++y)
+      data += std::string(reinterpret_cast<const char*>(row_of(want, 0, y)), row) + std::string(step - row, '\xee');
+    if (fmt == PixelFormat::NV12)
+      for (std::uint32_t y = 0; y < chroma_height(h); ++y)
+        data += std::string(reinterpret_cast<const char*>(row_of(want, 1, y)), w) + std::string(step - w, '\xee');
+    foxglove::RawImage m;
+    m.set_width(w);
+    m.set_height(h);
+    m.set_encoding(encoding);
+    m.set_step(std::uint32_t(step));
+    m.set_data(data);
+    const std::string msg = m.SerializeAsString();
+    const auto path = dir / (std::string(encoding) + ".mcap");
+    {
+      mcap::Writer wr(path);
+      const auto ch = wr.add_channel(wr.add_schema(kRawImageSchema, "protobuf", raw_image_descriptor_set()), "/c", "protobuf");
+      wr.write(ch, 0, 1, 1, bytes_of(msg));
+      wr.close();
+    }
+    auto src = open_recording(path);
+    EXPECT_EQ(src->info().format, fmt) << encoding;
+    HostFrame out(fmt, w, h, 16);
+    ASSERT_TRUE(src->read_into(out.target())) << encoding;
+    EXPECT_TRUE(same_samples(out, want)) << encoding;
+  }
+}
+
+// A recording of every format written by RecordingWriter plays back frame by
+// frame (i420 as nv12).
+TEST(Recording, EveryFormatRoundTripsThroughTheWriter) {
+  TempDir dir;
+  for (auto [fmt, encoding] : kWrittenAs) {
+    const auto path = dir / (std::string(to_string(fmt)) + ".mcap");
+    RecordingOptions o;
+    o.block_when_full = true;
+    {
+      RecordingWriter w(path, o);
+      for (std::uint32_t i = 0; i < 3; ++i)
+        ASSERT_TRUE(w.write(test::pattern_frame(fmt, 7, 5, i), OverlayFrame{}, "/cam", 1'000'000 * (i + 1)));
+      w.close();
+    }
+    auto src = open_recording(path);
+    const PixelFormat read_as = fmt == PixelFormat::I420 ? PixelFormat::NV12 : fmt;
+    EXPECT_EQ(src->info().format, read_as) << encoding;
+    EXPECT_EQ(src->info().frame_count, 3);
+    HostFrame out(read_as, 7, 5, 16);
+    for (std::uint32_t i = 0; i < 3; ++i) {
+      ASSERT_TRUE(src->read_into(out.target()));
+      EXPECT_TRUE(same_samples(out, test::pattern_frame(fmt, 7, 5, i))) << to_string(fmt) << " frame " << i;
+    }
+  }
+}
 
 struct Case {
   PixelFormat format;

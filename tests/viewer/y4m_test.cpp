@@ -1,5 +1,6 @@
 // Y4M reader: 8- and 10-bit, odd sizes, header fields, FRAME parameters,
 // seeking, and every malformed case with its message.
+#include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
 #include <handoff/media/error.hpp>
 #include <handoff/media/y4m_reader.hpp>
@@ -44,9 +45,12 @@ std::string y4m(int w, int h, int frames, const std::string& tags = "C420jpeg", 
   return s;
 }
 
-std::unique_ptr<FrameSource> open_text(const std::string& s, const std::string& name = "test.y4m") {
-  return open_y4m_memory(std::span(reinterpret_cast<const std::uint8_t*>(s.data()), s.size()), name);
+std::unique_ptr<FrameSource> open_text(const std::string& s, const std::string& name = "test.y4m",
+                                       PixelFormat planar_420 = PixelFormat::NV12) {
+  return open_y4m_memory(std::span(reinterpret_cast<const std::uint8_t*>(s.data()), s.size()), name,
+                         Y4mOptions{planar_420});
 }
+
 
 void expect_frame(const HostFrame& fr, int f, bool ten) {
   const int max = ten ? 1023 : 255;
@@ -78,6 +82,22 @@ TEST(Y4m, Reads8BitOddSizeAsNv12) {
   }
   EXPECT_FALSE(src->read_into(fr.target()));
   EXPECT_EQ(src->position(), 2);
+}
+
+// Asked for, 8-bit 4:2:0 comes as i420: the file's planes, nothing interleaved.
+TEST(Y4m, Reads8BitAsI420WhenAskedWithoutConverting) {
+  auto src = open_text(y4m(5, 3, 2, "C420mpeg2"), "test.y4m", PixelFormat::I420);
+  EXPECT_EQ(src->info().format, PixelFormat::I420);
+  EXPECT_EQ(src->info().colorimetry.siting, ChromaSiting::Left);
+  HostFrame fr(PixelFormat::I420, 5, 3, 16);
+  for (int f = 0; f < 2; ++f) {
+    ASSERT_TRUE(src->read_into(fr.target()));
+    expect_frame(fr, f, false);
+  }
+  // 10-bit and 4:2:2 files are what they are whatever planar_420 says.
+  EXPECT_EQ(open_text(y4m(4, 2, 1, "C420p10", true), "t.y4m", PixelFormat::I420)->info().format, PixelFormat::P010);
+  EXPECT_THAT(message_of<UsageError>([&] { open_text(y4m(4, 2, 1), "t.y4m", PixelFormat::RGB8); }),
+              HasSubstr("t.y4m: Y4mOptions::planar_420 is rgb8; 8-bit 4:2:0 is read as nv12 or i420"));
 }
 
 TEST(Y4m, Reads10BitAsP010LittleEndianShifted) {
@@ -228,30 +248,53 @@ TEST(Y4m, RejectsTooSmallTargets) {
   t = fr.target();
   t.chroma = nullptr;
   EXPECT_THAT(message_of<UsageError>([&] { src->read_into(t); }), HasSubstr("null chroma"));
+  auto planar = open_text(y4m(8, 2, 1), "test.y4m", PixelFormat::I420);
+  HostFrame i420(PixelFormat::I420, 8, 2);
+  t = i420.target();
+  t.plane2_pitch = 3;  // i420's V rows are 4 bytes
+  EXPECT_THAT(message_of<UsageError>([&] { planar->read_into(t); }), HasSubstr("plane2_pitch 3"));
+}
+
+// Fills every row of every plane of `f` with bytes that differ by frame and
+// position (p010: low 6 bits zero, as a valid sample has).
+void fill_frame(HostFrame& f, int seed) {
+  for (int p = 0; p < plane_count(f.format()); ++p) {
+    const PlaneLayout l = plane_layout(f.format(), f.width(), f.height(), p);
+    for (std::uint32_t y = 0; y < l.height; ++y)
+      for (std::size_t i = 0; i < l.row_bytes; ++i) {
+        const std::size_t k = y * l.row_bytes + i + 97 * std::size_t(p);
+        std::uint8_t& b = f.plane(p)[y * f.pitch(p) + i];
+        if (f.format() != PixelFormat::P010) b = std::uint8_t(k * 7 + seed);
+        else b = (i % 2) ? std::uint8_t((k * 5 + seed) & 0xFF) : std::uint8_t(((k + seed) % 4) << 6);
+      }
+  }
 }
 
 TEST(Y4m, WriterRoundTrip) {
   TempDir dir;
-  for (PixelFormat fmt : {PixelFormat::NV12, PixelFormat::P010}) {
-    const auto path = dir / (fmt == PixelFormat::NV12 ? "a.y4m" : "b.y4m");
+  // nv12 and i420 are written as 4:2:0 planes, read back as either.
+  const std::pair<PixelFormat, PixelFormat> cases[] = {{PixelFormat::NV12, PixelFormat::NV12},
+                                                       {PixelFormat::NV12, PixelFormat::I420},
+                                                       {PixelFormat::P010, PixelFormat::P010},
+                                                       {PixelFormat::I420, PixelFormat::I420},
+                                                       {PixelFormat::I420, PixelFormat::NV12}};
+  for (auto [fmt, read_as] : cases) {
+    const auto path = dir / (std::string(to_string(fmt)) + ".y4m");
     HostFrame in(fmt, 9, 7);
     {
       Y4mWriter w(path, fmt, 9, 7, Rational{24, 1}, {}, "XCOLORRANGE=FULL");
       for (int f = 0; f < 3; ++f) {
-        for (std::size_t i = 0; i < in.luma_pitch() * 7 + in.chroma_pitch() * 4; ++i) {
-          // Valid samples only (P010: low 6 bits zero).
-          if (fmt == PixelFormat::NV12) in.luma()[i] = std::uint8_t(i * 7 + f);
-          else in.luma()[i] = (i % 2) ? std::uint8_t((i * 5 + f) & 0xFF) : std::uint8_t(((i + f) % 4) << 6);
-        }
+        fill_frame(in, f);
         w.write(in, f == 1 ? " Ip" : "");
       }
       w.close();
     }
-    auto src = open_y4m(path);
+    auto src = open_y4m(path, {read_as == PixelFormat::I420 ? PixelFormat::I420 : PixelFormat::NV12});
+    EXPECT_EQ(src->info().format, read_as) << to_string(fmt);
     EXPECT_EQ(src->info().frame_count, 3);
     EXPECT_EQ(src->info().colorimetry.range, ColorRange::Full);
     EXPECT_EQ(src->info().rate, (Rational{24, 1}));
-    HostFrame out(fmt, 9, 7);
+    HostFrame out(read_as, 9, 7);
     src->seek(2);
     ASSERT_TRUE(src->read_into(out.target()));
     for (std::uint32_t y = 0; y < 7; ++y)
@@ -262,6 +305,62 @@ TEST(Y4m, WriterRoundTrip) {
         ASSERT_EQ(out.v(x, y), in.v(x, y));
       }
   }
+}
+
+// C422 payload for frame f: Y W x H, then U and V ceil(W/2) x H each.
+std::string planar422(int f, int w, int h) {
+  std::string out;
+  const int cw = (w + 1) / 2;
+  for (int y = 0; y < h; ++y) for (int x = 0; x < w; ++x) out += char(y_at(f, x, y, 255));
+  for (int y = 0; y < h; ++y) for (int x = 0; x < cw; ++x) out += char(u_at(f, x, y, 255));
+  for (int y = 0; y < h; ++y) for (int x = 0; x < cw; ++x) out += char(v_at(f, x, y, 255));
+  return out;
+}
+
+TEST(Y4m, Reads422AsYuyvInterleavedOnce) {
+  // Odd width: the last pair has one pixel, its second Y repeats the first.
+  std::string s = "YUV4MPEG2 W5 H3 F25:1 C422\n";
+  for (int f = 0; f < 2; ++f) s += "FRAME\n" + planar422(f, 5, 3);
+  auto src = open_text(s);
+  EXPECT_EQ(src->info().format, PixelFormat::YUYV);
+  EXPECT_EQ(src->info().colorimetry.siting, ChromaSiting::Left);
+  EXPECT_EQ(src->info().frame_count, 2);
+  HostFrame fr(PixelFormat::YUYV, 5, 3, 16);
+  for (int f = 0; f < 2; ++f) {
+    ASSERT_TRUE(src->read_into(fr.target()));
+    for (int y = 0; y < 3; ++y) {
+      const std::uint8_t* row = fr.luma() + std::size_t(y) * fr.luma_pitch();
+      for (int k = 0; k < 3; ++k) {
+        ASSERT_EQ(row[4 * k], std::uint8_t(y_at(f, 2 * k, y, 255))) << f << " Y0 pair " << k << " row " << y;
+        ASSERT_EQ(row[4 * k + 1], std::uint8_t(u_at(f, k, y, 255))) << f << " U pair " << k << " row " << y;
+        ASSERT_EQ(row[4 * k + 2], std::uint8_t(y_at(f, k < 2 ? 2 * k + 1 : 2 * k, y, 255))) << "Y1 pair " << k;
+        ASSERT_EQ(row[4 * k + 3], std::uint8_t(v_at(f, k, y, 255))) << f << " V pair " << k << " row " << y;
+      }
+    }
+  }
+}
+
+TEST(Y4m, WriterRoundTripYuyv) {
+  TempDir dir;
+  HostFrame in(PixelFormat::YUYV, 6, 3);
+  fill_frame(in, 5);
+  {
+    Y4mWriter w(dir / "a.y4m", PixelFormat::YUYV, 6, 3);
+    w.write(in);
+    w.close();
+  }
+  auto src = open_y4m(dir / "a.y4m");
+  EXPECT_EQ(src->info().format, PixelFormat::YUYV);
+  HostFrame out(PixelFormat::YUYV, 6, 3);
+  ASSERT_TRUE(src->read_into(out.target()));
+  EXPECT_EQ(std::vector<std::uint8_t>(out.luma(), out.luma() + 12 * 3),
+            std::vector<std::uint8_t>(in.luma(), in.luma() + 12 * 3));
+}
+
+TEST(Y4m, WriterRefusesFormatsY4mHasNoLayoutFor) {
+  TempDir dir;
+  EXPECT_THAT(message_of<InvalidFrame>([&] { Y4mWriter(dir / "x.y4m", PixelFormat::RGB8, 4, 4); }),
+              HasSubstr("rgb8"));
 }
 
 TEST(Y4m, SampleFileInTestData) {
@@ -304,7 +403,7 @@ TEST(Y4mMalformed, HeaderErrorsAreClear) {
       {"negative", "YUV4MPEG2 W-4 H2\n", {"W: not a positive integer"}},
       {"letters", "YUV4MPEG2 W12a H2\n", {"W: not a positive integer"}},
       {"C444", "YUV4MPEG2 W2 H2 C444\n", {"header: C: unsupported chroma format \"444\""}},
-      {"C422", "YUV4MPEG2 W2 H2 C422\n", {"unsupported chroma format \"422\""}},
+      {"C422p10", "YUV4MPEG2 W2 H2 C422p10\n", {"unsupported chroma format \"422p10\""}},
       {"Cmono", "YUV4MPEG2 W2 H2 Cmono\n", {"unsupported chroma format \"mono\""}},
       {"C420p12", "YUV4MPEG2 W2 H2 C420p12\n", {"unsupported chroma format"}},
       {"rate no colon", "YUV4MPEG2 W2 H2 F30\n", {"header: F: expected <num>:<den>"}},

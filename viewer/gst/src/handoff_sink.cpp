@@ -112,8 +112,8 @@ enum SinkSignal { SIGNAL_SNAPSHOT, SIGNAL_LAST };
 guint sink_signals[SIGNAL_LAST];
 
 std::string template_caps_string() {
-  std::string caps = "video/x-raw, format = (string) { NV12, P010_10LE }, width = (int) [ 1, 32768 ], "
-                     "height = (int) [ 1, 32768 ], framerate = (fraction) [ 0/1, MAX ]";
+  std::string caps = "video/x-raw, format = (string) { " + gst_format_list() +
+                     " }, width = (int) [ 1, 32768 ], height = (int) [ 1, 32768 ], framerate = (fraction) [ 0/1, MAX ]";
   std::string out = caps;
   if (cuda_memory_available())
     out += "; " + std::string(caps).insert(std::string("video/x-raw").size(), "(memory:CUDAMemory)");
@@ -293,7 +293,9 @@ gboolean sink_set_info(GstVideoSink* vs, GstCaps* caps, const GstVideoInfo* info
     return FALSE;
   }
   std::string note;
-  const auto colorimetry = colorimetry_of(*info, &note);
+  // Colorimetry turns YUV codes into colour; RGB and grey frames carry none
+  // (GStreamer gives RGB formats the identity matrix).
+  const auto colorimetry = is_yuv(*format) ? colorimetry_of(*info, &note) : std::optional<Colorimetry>(Colorimetry{});
   if (!colorimetry) {
     GST_ELEMENT_ERROR(vs, STREAM, FORMAT, ("handoffsink cannot draw these frames: %s", note.c_str()),
                       ("caps %" GST_PTR_FORMAT, caps));
@@ -355,13 +357,14 @@ Frame describe(const GstVideoFrame& vf, const SinkState& st, GstBuffer* buf, con
     f.device = cuda->device();
     f.cuda_context = cuda->context();
   }
-  for (int p = 0; p < 2; ++p) {
+  for (int p = 0; p < plane_count(f.format); ++p) {
+    const PlaneLayout l = plane_layout(f.format, f.width, f.height, p);
     Plane& pl = f.planes[std::size_t(p)];
     pl.data = GST_VIDEO_FRAME_PLANE_DATA(&vf, p);
     pl.pitch = std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&vf, p));
-    pl.width = p == 0 ? f.width : chroma_width(f.width);
-    pl.height = p == 0 ? f.height : chroma_height(f.height);
-    pl.components = p == 0 ? 1 : 2;
+    pl.width = l.width;
+    pl.height = l.height;
+    pl.components = l.components;
   }
   f.index = GST_BUFFER_OFFSET_IS_VALID(buf) ? std::int64_t(GST_BUFFER_OFFSET(buf)) : std::int64_t(st.frames);
   f.timestamp = GST_BUFFER_PTS_IS_VALID(buf) ? double(GST_BUFFER_PTS(buf)) / double(GST_SECOND) : 0.0;
@@ -531,7 +534,7 @@ static void handoff_sink_class_init(HandoffSinkClass* klass) {
       G_CALLBACK(sink_snapshot), nullptr, nullptr, nullptr, GST_TYPE_SAMPLE, 1, G_TYPE_BOOLEAN);
   gst_element_class_set_static_metadata(
       ec, "handoff viewer sink", "Sink/Video",
-      "Shows NV12 / P010 frames (system, CUDA or GL memory) with their regions of interest in a handoff viewer "
+      "Shows NV12, P010, I420, YUY2, UYVY, RGB, BGR, RGBA, BGRA, RGBx, BGRx, GRAY8 and GRAY16_LE frames (system, CUDA or GL memory) with their regions of interest in a handoff viewer "
       "window or headless, and can publish them to handoff-view --attach viewers; action signal "
       "\"snapshot\" (gboolean view) returns what is drawn as an RGBA GstSample",
       "handoff");

@@ -1,7 +1,9 @@
 // handoffsrc: a live GstPushSrc over handoff::Subscriber.
 //
-// Frames a handoff::Publisher in another process shares become NV12 /
-// P010_10LE buffers in system memory: host slots are wrapped without a copy
+// Frames a handoff::Publisher in another process shares become buffers in
+// system memory, in the GStreamer format of the frames' own (NV12, P010_10LE,
+// I420, YUY2, UYVY, RGB, BGR, RGBA, BGRA, GRAY8, GRAY16_LE; gray32f frames,
+// which GStreamer has no format for, are an error on the bus): host slots are wrapped without a copy
 // (read-only, with a GstVideoMeta for their pitches) where downstream takes
 // video metas, else copied into a buffer of GStreamer's default layout; CUDA
 // slots are copied device to host. The caps follow the frames (size, format
@@ -81,9 +83,19 @@ namespace {
 
 enum SrcProperty { PROP_0, PROP_ATTACH, PROP_ALLOW_GROUP, PROP_WAIT };
 
-constexpr const char* kTemplateCaps =
-    "video/x-raw, format = (string) { NV12, P010_10LE }, width = (int) [ 1, 32768 ], "
-    "height = (int) [ 1, 32768 ], framerate = (fraction) [ 0/1, MAX ]";
+// The formats handoffsrc makes: one GStreamer name per PixelFormat (gray32f
+// has none; RGBx / BGRx are only taken, by handoffsink).
+std::string src_formats() {
+  std::string formats;
+  for (PixelFormat f : kPixelFormats)
+    if (const char* name = gst_format_name(f)) formats += (formats.empty() ? "" : ", ") + std::string(name);
+  return formats;
+}
+
+std::string template_caps_string() {
+  return "video/x-raw, format = (string) { " + src_formats() +
+         " }, width = (int) [ 1, 32768 ], height = (int) [ 1, 32768 ], framerate = (fraction) [ 0/1, MAX ]";
+}
 
 GstCaps* reference_caps() {
   static GstCaps* caps = gst_caps_new_empty_simple("timestamp/x-handoff-publisher");  // lives for the process
@@ -186,23 +198,30 @@ struct HeldFrame {
 
 void release_held(gpointer p) { delete static_cast<HeldFrame*>(p); }
 
-// Host planes in one mapping, chroma after luma: one read-only memory over
-// both, no copy. Null where they are not laid out so.
+// Host planes in one mapping, each after the first: one read-only memory over
+// all of them, no copy. Null where they are not laid out so.
 GstBuffer* wrap_host(const LiveFrame& f) {
-  const Plane& y = f.frame.planes[0];
-  const Plane& uv = f.frame.planes[1];
-  auto* base = static_cast<std::uint8_t*>(y.data);
-  auto* chroma = static_cast<std::uint8_t*>(uv.data);
-  if (!base || chroma < base) return nullptr;
-  const std::size_t row = std::size_t(uv.width) * 2 * bytes_per_sample(f.frame.format);
-  const std::size_t size = std::size_t(chroma - base) + uv.pitch * (uv.height - 1) + row;
+  const int planes = plane_count(f.frame.format);
+  auto* base = static_cast<std::uint8_t*>(f.frame.planes[0].data);
+  if (!base) return nullptr;
+  gsize offsets[GST_VIDEO_MAX_PLANES] = {};
+  gint strides[GST_VIDEO_MAX_PLANES] = {};
+  std::size_t size = 0;
+  for (int p = 0; p < planes; ++p) {
+    const Plane& pl = f.frame.planes[std::size_t(p)];
+    auto* data = static_cast<std::uint8_t*>(pl.data);
+    if (!data || data < base) return nullptr;
+    const PlaneLayout l = plane_layout(f.frame.format, f.frame.width, f.frame.height, p);
+    offsets[p] = gsize(data - base);
+    strides[p] = gint(pl.pitch);
+    size = std::max(size, std::size_t(data - base) + pl.pitch * (l.height - 1) + l.row_bytes);
+  }
   GstBuffer* buf = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, base, size, 0, size, new HeldFrame{f},
                                                release_held);
-  gsize offsets[GST_VIDEO_MAX_PLANES] = {0, gsize(chroma - base)};
-  gint strides[GST_VIDEO_MAX_PLANES] = {gint(y.pitch), gint(uv.pitch)};
-  const GstVideoFormat fmt = f.frame.format == PixelFormat::NV12 ? GST_VIDEO_FORMAT_NV12 : GST_VIDEO_FORMAT_P010_10LE;
-  gst_buffer_add_video_meta_full(buf, GST_VIDEO_FRAME_FLAG_NONE, fmt, f.frame.width, f.frame.height, 2, offsets,
-                                 strides);
+  const char* name = gst_format_name(f.frame.format);
+  const GstVideoFormat fmt = name ? gst_video_format_from_string(name) : GST_VIDEO_FORMAT_UNKNOWN;
+  gst_buffer_add_video_meta_full(buf, GST_VIDEO_FRAME_FLAG_NONE, fmt, f.frame.width, f.frame.height, guint(planes),
+                                 offsets, strides);
   return buf;
 }
 
@@ -219,7 +238,7 @@ GstBuffer* copy_into_new_buffer(const Frame& f, const GstVideoInfo& info) {
     into.memory = MemoryKind::Host;
     into.device = -1;
     into.cuda_context = nullptr;
-    for (int p = 0; p < 2; ++p) {
+    for (int p = 0; p < plane_count(f.format); ++p) {
       into.planes[std::size_t(p)].data = GST_VIDEO_FRAME_PLANE_DATA(&vf, p);
       into.planes[std::size_t(p)].pitch = std::size_t(GST_VIDEO_FRAME_PLANE_STRIDE(&vf, p));
     }
@@ -238,7 +257,13 @@ bool follow_shape(GstBaseSrc* bs, SrcState& st, const Frame& f) {
   const StreamShape shape{f.format, f.width, f.height, f.colorimetry};
   if (st.shape && *st.shape == shape) return true;
   GstCaps* caps = caps_for(f.format, f.width, f.height, f.colorimetry);
-  if (!caps) return false;
+  if (!caps) {
+    GST_ELEMENT_ERROR(bs, STREAM, FORMAT,
+                      ("handoffsrc: %s %ux%u frames have no GStreamer video format (it makes %s)",
+                       std::string(to_string(f.format)).c_str(), f.width, f.height, src_formats().c_str()),
+                      (nullptr));
+    return false;
+  }
   gst_video_info_from_caps(&st.info, caps);
   st.shape = shape;
   gst_caps_unref(caps);
@@ -334,10 +359,10 @@ static void handoff_src_class_init(HandoffSrcClass* klass) {
                            "a publisher that goes is waited for again", TRUE, rw));
   gst_element_class_set_static_metadata(
       ec, "handoff live source", "Source/Video",
-      "Frames a handoff::Publisher in another process shares (handoff-view --attach's feed), as NV12 / P010_10LE "
-      "buffers in system memory with their overlays as regions of interest",
+      "Frames a handoff::Publisher in another process shares (handoff-view --attach's feed), as NV12, P010_10LE, I420, "
+      "YUY2, UYVY, RGB, BGR, RGBA, BGRA, GRAY8 or GRAY16_LE buffers (the frames' own format) in system memory with their overlays as regions of interest",
       "handoff");
-  GstCaps* caps = gst_caps_from_string(kTemplateCaps);
+  GstCaps* caps = gst_caps_from_string(template_caps_string().c_str());
   gst_element_class_add_pad_template(ec, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, caps));
   gst_caps_unref(caps);
   bc->start = src_start;

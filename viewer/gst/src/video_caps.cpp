@@ -2,14 +2,56 @@
 
 namespace handoff::gst {
 
-const char* gst_format_name(PixelFormat f) { return f == PixelFormat::NV12 ? "NV12" : "P010_10LE"; }
+namespace {
+
+// Each GStreamer format handoff takes, in the order caps list them. The first
+// row of a PixelFormat is what handoffsrc makes of it; RGBx / BGRx are taken
+// as rgba8 / bgra8 (the x byte is carried, and never drawn: the viewer ignores
+// alpha). gray32f has no GStreamer video format.
+struct FormatRow {
+  GstVideoFormat gst;
+  const char* name;
+  PixelFormat format;
+};
+constexpr FormatRow kFormats[] = {
+    {GST_VIDEO_FORMAT_NV12, "NV12", PixelFormat::NV12},
+    {GST_VIDEO_FORMAT_P010_10LE, "P010_10LE", PixelFormat::P010},
+    {GST_VIDEO_FORMAT_I420, "I420", PixelFormat::I420},
+    {GST_VIDEO_FORMAT_YUY2, "YUY2", PixelFormat::YUYV},
+    {GST_VIDEO_FORMAT_UYVY, "UYVY", PixelFormat::UYVY},
+    {GST_VIDEO_FORMAT_RGB, "RGB", PixelFormat::RGB8},
+    {GST_VIDEO_FORMAT_BGR, "BGR", PixelFormat::BGR8},
+    {GST_VIDEO_FORMAT_RGBA, "RGBA", PixelFormat::RGBA8},
+    {GST_VIDEO_FORMAT_BGRA, "BGRA", PixelFormat::BGRA8},
+    {GST_VIDEO_FORMAT_RGBx, "RGBx", PixelFormat::RGBA8},
+    {GST_VIDEO_FORMAT_BGRx, "BGRx", PixelFormat::BGRA8},
+    {GST_VIDEO_FORMAT_GRAY8, "GRAY8", PixelFormat::GRAY8},
+    {GST_VIDEO_FORMAT_GRAY16_LE, "GRAY16_LE", PixelFormat::GRAY16},
+};
+
+const FormatRow* row_of(PixelFormat f) {
+  for (const FormatRow& r : kFormats)
+    if (r.format == f) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+const char* gst_format_name(PixelFormat f) {
+  const FormatRow* r = row_of(f);
+  return r ? r->name : nullptr;
+}
 
 std::optional<PixelFormat> pixel_format(GstVideoFormat f) {
-  switch (f) {
-    case GST_VIDEO_FORMAT_NV12: return PixelFormat::NV12;
-    case GST_VIDEO_FORMAT_P010_10LE: return PixelFormat::P010;
-    default: return std::nullopt;
-  }
+  for (const FormatRow& r : kFormats)
+    if (r.gst == f) return r.format;
+  return std::nullopt;
+}
+
+std::string gst_format_list(std::string_view separator) {
+  std::string out;
+  for (const FormatRow& r : kFormats) out += (out.empty() ? "" : std::string(separator)) + r.name;
+  return out;
 }
 
 namespace {
@@ -101,17 +143,19 @@ GstCaps* caps_for(PixelFormat format, std::uint32_t width, std::uint32_t height,
   if (width == 0 || height == 0 || width > kMaxFrameDimension || height > kMaxFrameDimension) return nullptr;
   GstVideoInfo info;
   gst_video_info_init(&info);
-  const GstVideoFormat f = format == PixelFormat::NV12 ? GST_VIDEO_FORMAT_NV12 : GST_VIDEO_FORMAT_P010_10LE;
-  if (!gst_video_info_set_format(&info, f, width, height)) return nullptr;
-  info.colorimetry = gst_colorimetry(colorimetry);
-  info.chroma_site = gst_chroma_site(colorimetry.siting);
+  const FormatRow* row = row_of(format);
+  if (!row || !gst_video_info_set_format(&info, row->gst, width, height)) return nullptr;
+  if (is_yuv(format)) {  // RGB and grey frames keep the colorimetry GStreamer gives their format
+    info.colorimetry = gst_colorimetry(colorimetry);
+    info.chroma_site = gst_chroma_site(colorimetry.siting);
+  }
   info.fps_n = fps_n;
   info.fps_d = fps_d;
   return gst_video_info_to_caps(&info);
 }
 
 std::string supported_description(bool cuda, bool gl) {
-  std::string s = "NV12, P010_10LE (system memory";
+  std::string s = gst_format_list(", ") + " (system memory";
   if (cuda) s += ", memory:CUDAMemory";
   if (gl) s += ", memory:GLMemory";
   return s + ")";

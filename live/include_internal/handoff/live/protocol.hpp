@@ -37,7 +37,7 @@ struct OverlayFrame;
 namespace handoff::live {
 
 inline constexpr std::uint32_t kMagic = 0x4C464F48;  // bytes 'H' 'O' 'F' 'L'
-inline constexpr std::uint16_t kProtocolVersion = 2;  // 2: Leave
+inline constexpr std::uint16_t kProtocolVersion = 3;  // 2: Leave; 3: every PixelFormat, three planes
 inline constexpr std::size_t kHeaderBytes = 16;
 // The largest datagram either side sends or accepts (a receive buffer this
 // size detects a larger one as truncated).
@@ -141,8 +141,10 @@ struct FrameAnnounce {
   PixelFormat format = PixelFormat::NV12;
   Colorimetry colorimetry{};
   std::uint32_t width = 0, height = 0;
-  std::array<std::uint64_t, 2> offsets{};  // plane byte offsets in the slot
-  std::array<std::uint64_t, 2> pitches{};
+  // Plane byte offsets in the slot and pitches; plane_count(format) used, the
+  // others 0 on the wire.
+  std::array<std::uint64_t, kMaxPlanes> offsets{};
+  std::array<std::uint64_t, kMaxPlanes> pitches{};
   PublisherCounters counters{};
   OverlayCarrier overlays = OverlayCarrier::None;
   std::uint32_t overlay_bytes = 0;

@@ -1,11 +1,11 @@
 #pragma once
-// Frame sources: things that write NV12 / P010 frames into a caller's buffer
+// Frame sources: things that write frames (any PixelFormat) into a caller's buffer
 // (typically a GL pixel-buffer object mapped into host memory), so a frame is
 // copied once, from the file (or the scene) into the buffer. Once a source is
 // open, read_into() does no allocation.
 //
-// Sources: Y4M files (y4m_reader.hpp), raw NV12 / P010 files (raw_reader.hpp),
-// the synthetic scene (scene.hpp).
+// Sources: Y4M files (y4m_reader.hpp), raw files (raw_reader.hpp), recordings
+// (recording.hpp), the synthetic scene (scene.hpp).
 #include <handoff/frame.hpp>
 
 #include <cstddef>
@@ -18,16 +18,23 @@ namespace handoff::media {
 
 struct OverlayFrame;  // overlay.hpp
 
-// Where read_into() writes one frame: luma rows (width samples) and
-// interleaved chroma rows (chroma_width(width) UV pairs), each with its own
-// row pitch in bytes. Samples are 1 byte (NV12) or 2 bytes little-endian with
-// the 10-bit value in the top bits (P010). The target must hold
-// height rows of luma and chroma_height(height) rows of chroma.
+// Where read_into() writes one frame: up to three planes, each with its own
+// row pitch in bytes, shaped as plane_layout(format, width, height, i) says
+// (frame.hpp). `luma` is plane 0 (luma, or the one plane of the packed
+// formats: yuyv, uyvy, rgb*, gray*), `chroma` plane 1 (nv12 / p010's
+// interleaved UV, i420's U) and `plane2` plane 2 (i420's V). Planes a format
+// does not have are ignored. Samples are little-endian (p010: the 10-bit value
+// in the top bits).
 struct FrameWriteTarget {
   std::uint8_t* luma = nullptr;
   std::size_t luma_pitch = 0;
   std::uint8_t* chroma = nullptr;
   std::size_t chroma_pitch = 0;
+  std::uint8_t* plane2 = nullptr;
+  std::size_t plane2_pitch = 0;
+
+  std::uint8_t* plane(int i) const { return i == 0 ? luma : i == 1 ? chroma : plane2; }
+  std::size_t pitch(int i) const { return i == 0 ? luma_pitch : i == 1 ? chroma_pitch : plane2_pitch; }
 };
 
 // Frame rate as a fraction (frames per second = num / den).
@@ -50,11 +57,12 @@ struct SourceInfo {
   std::int64_t frame_count = -1;
 };
 
-// Bytes a packed frame of this format and size occupies (luma + chroma, no padding).
+// Bytes a packed frame of this format and size occupies (its planes one after
+// the other, no padding: FrameLayout::packed's rows).
 std::size_t packed_frame_bytes(PixelFormat format, std::uint32_t width, std::uint32_t height);
 
-// Throws UsageError when the target cannot hold a frame of `info`'s size
-// (null pointer, pitch below the packed row).
+// Throws UsageError when the target cannot hold a frame of `info`'s format and
+// size (a null plane the format has, a pitch below its packed row).
 void check_target(const SourceInfo& info, const FrameWriteTarget& target);
 
 // The target for a host-memory handoff::Frame (e.g. from
@@ -92,24 +100,30 @@ class FrameSource {
   virtual bool overlays_for(std::int64_t index, OverlayFrame& out) const;
 };
 
-// A host frame buffer (tests, the CPU path, PNG output): packed pitches by
-// default. Allocates once.
+// A host frame buffer of any format (tests, the CPU path, PNG output): the
+// planes one after the other, each row padded to `row_align` bytes (1:
+// packed). Allocates once.
 class HostFrame {
  public:
   HostFrame() = default;
   HostFrame(PixelFormat format, std::uint32_t width, std::uint32_t height, std::size_t row_align = 1);
 
-  FrameWriteTarget target() { return {storage_.data(), luma_pitch_, storage_.data() + chroma_offset_, chroma_pitch_}; }
-  const std::uint8_t* luma() const { return storage_.data(); }
-  const std::uint8_t* chroma() const { return storage_.data() + chroma_offset_; }
-  std::uint8_t* luma() { return storage_.data(); }
-  std::uint8_t* chroma() { return storage_.data() + chroma_offset_; }
-  std::size_t luma_pitch() const { return luma_pitch_; }
-  std::size_t chroma_pitch() const { return chroma_pitch_; }
+  FrameWriteTarget target() { return {plane(0), pitch_[0], plane(1), pitch_[1], plane(2), pitch_[2]}; }
+  // Plane i (0 .. plane_count(format) - 1); nullptr past the format's planes.
+  const std::uint8_t* plane(int i) const { return i < plane_count(format_) ? storage_.data() + offset_[i] : nullptr; }
+  std::uint8_t* plane(int i) { return i < plane_count(format_) ? storage_.data() + offset_[i] : nullptr; }
+  std::size_t pitch(int i) const { return pitch_[i]; }
+  const std::uint8_t* luma() const { return plane(0); }
+  const std::uint8_t* chroma() const { return plane(1); }
+  std::uint8_t* luma() { return plane(0); }
+  std::uint8_t* chroma() { return plane(1); }
+  std::size_t luma_pitch() const { return pitch_[0]; }
+  std::size_t chroma_pitch() const { return pitch_[1]; }
   PixelFormat format() const { return format_; }
   std::uint32_t width() const { return width_; }
   std::uint32_t height() const { return height_; }
-  // Sample accessors (10-bit value for P010, i.e. the stored value >> 6).
+  // Sample accessors of the 4:2:0 formats (nv12, p010, i420; 10-bit value for
+  // p010, i.e. the stored value >> 6).
   std::uint16_t y(std::uint32_t x, std::uint32_t row) const;
   std::uint16_t u(std::uint32_t cx, std::uint32_t crow) const;
   std::uint16_t v(std::uint32_t cx, std::uint32_t crow) const;
@@ -121,7 +135,7 @@ class HostFrame {
   std::vector<std::uint8_t> storage_;
   PixelFormat format_ = PixelFormat::NV12;
   std::uint32_t width_ = 0, height_ = 0;
-  std::size_t luma_pitch_ = 0, chroma_pitch_ = 0, chroma_offset_ = 0;
+  std::size_t pitch_[kMaxPlanes] = {}, offset_[kMaxPlanes] = {};
 };
 
 }  // namespace handoff::media

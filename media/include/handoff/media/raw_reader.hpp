@@ -1,6 +1,8 @@
 #pragma once
-// Raw NV12 / P010 files: frames back to back, packed (luma W x H, then
-// interleaved chroma), P010 little-endian. The file size must be a whole
+// Raw files of any PixelFormat: frames back to back, each packed as
+// FrameLayout::packed lays it out (its planes one after the other with no row
+// padding: nv12 / p010 luma then interleaved chroma, i420 Y then U then V,
+// the packed formats one plane), multi-byte samples little-endian. The file size must be a whole
 // number of frames, else open_raw throws a ParseError naming the file, its
 // size and the expected frame size; an empty file (nothing to show) is refused
 // the same way.

@@ -1,10 +1,14 @@
 #pragma once
-// Recordings: NV12 / P010 frames and their overlays in MCAP files that
+// Recordings: frames of every format and their overlays in MCAP files that
 // Foxglove and the mcap tools open (docs/recording.md has the format).
 //
 // - A frame is a foxglove.RawImage message (protobuf) on the stream's topic,
-//   encoding "nv12" (Foxglove's) or "p010" (handoff's: the same two planes,
-//   16-bit little-endian samples, the 10-bit value in the top bits).
+//   its encoding named by raw_image_encoding(): Foxglove's "nv12", "rgb8",
+//   "bgr8", "rgba8", "bgra8", "mono8" (gray8), "mono16" (gray16), "32FC1"
+//   (gray32f), "yuyv", "uyvy"; handoff's "p010" (the nv12 layout with 16-bit
+//   little-endian samples, the 10-bit value in the top bits); i420 is written
+//   as "nv12" (RawImage has no planar 4:2:0 encoding). Read also: "8UC1",
+//   "16UC1", "yuv422_yuy2" (yuyv), "yuv422" (uyvy).
 // - Its overlays are one foxglove.ImageAnnotations message on
 //   "<topic>/annotations" with the same log time and timestamps: boxes as
 //   LINE_LOOP points with the label as a TextAnnotation, keypoints (POINTS),
@@ -54,11 +58,15 @@ std::span<const std::uint8_t> image_annotations_descriptor_set();
 
 // --- Messages (one frame or one overlay set <-> protobuf bytes) ------------------------
 
-// Encodes a host-memory frame as a foxglove.RawImage into `out` (replaced):
-// encoding "nv12" / "p010", step = the packed chroma row (2 * ceil(W/2)
-// samples; for odd widths one sample of zero padding ends each luma row),
-// data = H luma rows then ceil(H/2) chroma rows. UsageError for a frame that
-// is not valid or not in host memory. Thread safety: any thread.
+// Encodes a host-memory frame as a foxglove.RawImage into `out` (replaced),
+// encoding raw_image_encoding(format). nv12 / p010 / i420: step = the packed
+// chroma row (2 * ceil(W/2) samples; for odd widths one sample of zero
+// padding ends each luma row), data = H luma rows then ceil(H/2) interleaved
+// chroma rows (i420's U and V interleaved while copying: the frame is read
+// back as nv12). Other formats: step = the packed row, data = H rows.
+// Multi-byte samples little-endian (RawImage has no byte-order field).
+// UsageError for a frame that is not valid or not in host memory.
+// Thread safety: any thread.
 void encode_raw_image(const Frame& frame, std::uint64_t timestamp_ns, std::vector<std::uint8_t>& out);
 
 // A foxglove.RawImage as parsed, pointing into the message bytes.
@@ -82,13 +90,20 @@ struct MessagePlace {
 // `where` (field "RawImage") when the bytes are not such a message.
 RawImageView parse_raw_image(std::span<const std::uint8_t> bytes, const MessagePlace& where);
 
-// The frame format of a RawImage encoding ("nv12", "p010"); std::nullopt for others.
+// The frame format of a RawImage encoding (the list above, case-sensitive);
+// std::nullopt for others (bayer_*, 8UC3, ...).
 std::optional<PixelFormat> raw_image_format(std::string_view encoding);
+// The encoding a frame of `format` is written with ("mono8" for gray8, "nv12"
+// for i420, ...). InvalidFrame for a value outside PixelFormat.
+std::string_view raw_image_encoding(PixelFormat format);
+// Every encoding raw_image_format knows, comma-separated (for messages).
+std::string raw_image_encodings();
 
-// Checks that a parsed image is an nv12 / p010 image of `format`, `width` x
-// `height` whose data holds every row: ParseError at `where` naming the field
-// otherwise (encoding, size, a step below the row, data shorter than
-// step * (H + ceil(H/2))).
+// Checks that a parsed image is an image of `format` (an encoding that reads
+// as it), `width` x `height`, whose data holds every row: ParseError at
+// `where` naming the field otherwise (encoding, size, a step below the
+// packed row, data shorter than step * rows: H + ceil(H/2) for nv12 / p010,
+// else H).
 void check_raw_image(const RawImageView& image, PixelFormat format, std::uint32_t width, std::uint32_t height,
                      const MessagePlace& where);
 // check_raw_image(), then copies the image into `target`.

@@ -1,6 +1,11 @@
 #pragma once
-// YUV4MPEG2 (.y4m) reader: streams 4:2:0 8-bit and 10-bit files as NV12 / P010
-// (planar U, V -> interleaved UV; 10-bit samples -> value << 6, little-endian).
+// YUV4MPEG2 (.y4m) reader: streams 8-bit 4:2:0 files as NV12 (planar U, V ->
+// interleaved UV) or, with Y4mOptions::planar_420 = I420, as I420 (the file's
+// own planes, copied row by row: no conversion); 10-bit 4:2:0 as P010 (UV
+// interleaved; samples -> value << 6, little-endian) and 8-bit 4:2:2 as YUYV
+// (planar Y, U, V -> Y0 U Y1 V pairs; an odd width's last pair repeats its Y).
+// Each conversion happens in the one pass that copies the frame into the
+// caller's buffer: a frame is copied once either way.
 // The file is never loaded whole: one frame's worth of scratch is allocated at
 // open and reused.
 //
@@ -8,8 +13,9 @@
 //   W, H        size (1..kMaxFrameDimension each); required.
 //   F n:d       frame rate; "0:0" or absent -> 30:1.
 //   C           420jpeg / 420 (siting Center), 420mpeg2 (Left), 420paldv (TopLeft),
-//               420p10 (10-bit, siting Left). Absent -> 420jpeg. Anything else
-//               (444, 422, mono, 420p12, ...) is refused with a ParseError.
+//               all nv12 or i420; 420p10 (10-bit, siting Left): p010; 422 (8-bit,
+//               siting Left): yuyv. Absent -> 420jpeg. Anything else (444,
+//               mono, 422p10, 420p12, ...) is refused with a ParseError.
 //   I, A        accepted and ignored (interlaced frames are shown as progressive).
 //   XCOLORRANGE=FULL|LIMITED            range (default LIMITED).
 //   XCOLORMATRIX=BT601|BT709|BT2020     matrix (also accepted: XCOLORSPACE=, XYUVMATRIX=
@@ -29,6 +35,13 @@
 
 namespace handoff::media {
 
+struct Y4mOptions {
+  // What 8-bit 4:2:0 is read as: NV12 (the default: what every consumer of
+  // frames takes, the viewer's file pipeline and recorder included) or I420
+  // (the file's planes unconverted). UsageError for any other format.
+  PixelFormat planar_420 = PixelFormat::NV12;
+};
+
 // Opens `path`; parses the header now (ParseError naming the file and the
 // field on a bad header). frame_count in info() counts complete frames; a
 // truncated or damaged frame makes read_into() throw when it is reached. A
@@ -37,14 +50,16 @@ namespace handoff::media {
 // When the file size fits the plain layout ("FRAME\n" + payload, repeated),
 // frames are located by arithmetic and each marker is checked as it is read:
 // a damaged marker found then lowers info().frame_count to the good frames.
-std::unique_ptr<FrameSource> open_y4m(const std::filesystem::path& path);
+std::unique_ptr<FrameSource> open_y4m(const std::filesystem::path& path, const Y4mOptions& options = {});
 
 // Same, reading from memory (the bytes are copied). `name` is used in messages.
 // For tests and fuzzing.
 std::unique_ptr<FrameSource> open_y4m_memory(std::span<const std::uint8_t> bytes,
-                                             std::string name = "<memory>");
+                                             std::string name = "<memory>", const Y4mOptions& options = {});
 
-// Writes a Y4M file from NV12 / P010 host frames (tests, sample generation).
+// Writes a Y4M file from NV12 / P010 / I420 / YUYV host frames (tests, sample
+// generation): C420jpeg (nv12, i420), C420p10 (p010) or C422 (yuyv) unless
+// `chroma_tag` says otherwise.
 // `extra` is appended to the header verbatim (e.g. "XCOLORRANGE=FULL").
 class Y4mWriter {
  public:
