@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <handoff/frame.hpp>
 #include <handoff/media/png.hpp>
 
 #include "process.hpp"
@@ -176,6 +177,23 @@ TEST_F(ViewerApp, RawFileOf0BytesExits1NamingTheFile) {
   const auto r = run_viewer({"--headless", path("empty.nv12"), "--size", "4x4", "--format", "nv12"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   expect_failure(r, {"empty.nv12", "the file is empty (0 bytes)"});
+}
+
+// Raw files of every format play (their frames go through the frame
+// pipeline's ring, every plane of the format written), two frames each.
+TEST_F(ViewerApp, RawFilesOfEveryFormatPlay) {
+  for (PixelFormat format : kPixelFormats) {
+    const std::string name = std::string(to_string(format));
+    const FrameLayout l = FrameLayout::packed(format, 8, 6);
+    std::size_t frame_bytes = 0;
+    for (int i = 0; i < plane_count(format); ++i) frame_bytes += l.buffer_bytes(std::size_t(i));
+    write_file("clip." + name, std::string(2 * frame_bytes, char(60)));
+    const auto r = run_viewer({"--headless", path("clip." + name), "--size", "8x6", "--format", name, "--frames", "2",
+                               "--no-loop", "--output", path("out_" + name)});
+    ASSERT_FALSE(r.timed_out) << name << ": " << r.output;
+    EXPECT_EQ(r.exit_code, 0) << name << ": " << r.output;
+    EXPECT_EQ(count_pngs(path("out_" + name)), 2u) << name << ": " << r.output;
+  }
 }
 
 TEST_F(ViewerApp, RawWithoutSizeSaysSo) {

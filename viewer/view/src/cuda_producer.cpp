@@ -58,15 +58,15 @@ CudaProducer::~CudaProducer() {
   }
 }
 
-bool CudaProducer::write(media::FrameSource& source, void* luma, std::size_t luma_pitch, void* chroma,
-                         std::size_t chroma_pitch, std::int64_t& index) {
+bool CudaProducer::write(media::FrameSource& source, const Frame& target, std::int64_t& index) {
   const cuda::Driver& drv = cuda::driver();
   cuda::ScopedContext scope(context_);
   index = source.position();
   if (function_ && scene_) {
     media::scene::SceneState state = media::scene_state(*scene_, index);
-    abi::CUdeviceptr l = reinterpret_cast<abi::CUdeviceptr>(luma);
-    abi::CUdeviceptr c = reinterpret_cast<abi::CUdeviceptr>(chroma);
+    abi::CUdeviceptr l = reinterpret_cast<abi::CUdeviceptr>(target.planes[0].data);
+    abi::CUdeviceptr c = reinterpret_cast<abi::CUdeviceptr>(target.planes[1].data);
+    std::size_t luma_pitch = target.planes[0].pitch, chroma_pitch = target.planes[1].pitch;
     void* params[] = {&l, &luma_pitch, &c, &chroma_pitch, &state};
     const media::Grid g = media::scene_grid(info_.width, info_.height);
     HANDOFF_CU_CHECK(drv.api().cuLaunchKernel(static_cast<abi::CUfunction>(function_), g.x, g.y, 1, media::kSceneBlock,
@@ -75,14 +75,9 @@ bool CudaProducer::write(media::FrameSource& source, void* luma, std::size_t lum
     return true;
   }
   if (!source.read_into(staging_.target())) return false;
-  Frame device = staging_.frame();
-  device.memory = MemoryKind::Cuda;
+  Frame device = target;  // every plane of the format, as the ring's layout places them
   device.device = context_.device();
   device.cuda_context = context_.handle();
-  device.planes[0].data = luma;
-  device.planes[0].pitch = luma_pitch;
-  device.planes[1].data = chroma;
-  device.planes[1].pitch = chroma_pitch;
   copy_frame(staging_.frame(), device);
   return true;
 }

@@ -25,10 +25,10 @@ class CudaProducer {
   CudaProducer(const CudaProducer&) = delete;
   CudaProducer& operator=(const CudaProducer&) = delete;
 
-  // Writes frame source.position() into the device planes (CUDA pointers of a
-  // mapped buffer) and advances the source; false at the end of a finite source.
-  bool write(media::FrameSource& source, void* luma, std::size_t luma_pitch, void* chroma, std::size_t chroma_pitch,
-             std::int64_t& index);
+  // Writes frame source.position() into `device` (the CUDA planes of a mapped
+  // buffer, every plane of the source's format) and advances the source;
+  // false at the end of a finite source.
+  bool write(media::FrameSource& source, const Frame& device, std::int64_t& index);
   const std::string& description() const { return description_; }
 
  private:

@@ -84,9 +84,10 @@ void FramePipeline::write_frame(FrameSlot& slot, bool& ok, std::int64_t& index) 
   auto write_once = [&] {
     if (m.memory() == MemoryKind::Cuda) {
       if (!cuda_) throw Error("FramePipeline: the buffers mapped to CUDA after the ring chose host memory");
-      return cuda_->write(*source_, luma, planes.luma().pitch, chroma, planes.chroma().pitch, index);
+      return cuda_->write(*source_, planes, index);
     }
-    const media::FrameWriteTarget target{luma, planes.luma().pitch, chroma, planes.chroma().pitch};
+    const media::FrameWriteTarget target{luma, planes.luma().pitch, chroma, planes.chroma().pitch,
+                                         static_cast<std::uint8_t*>(planes.planes[2].data), planes.planes[2].pitch};
     index = source_->position();
     return source_->read_into(target);
   };
