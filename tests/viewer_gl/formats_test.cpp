@@ -16,25 +16,15 @@
 #include <handoff/frame_validate.hpp>
 #include <handoff/viewer.hpp>
 
+#include "viewer_display_test.hpp"
+
 #include "format_frames.hpp"
 
 namespace handoff::view::test {
 namespace {
 
-#if HANDOFF_TEST_WINDOW
-constexpr ViewerDisplay kDisplay = ViewerDisplay::Window;
-#else
-constexpr ViewerDisplay kDisplay = ViewerDisplay::Headless;
-#endif
-
-class ViewerFormats : public ::testing::Test {
+class ViewerFormats : public ViewerDisplayTest {
  protected:
-  void SetUp() override {
-    if (kDisplay == ViewerDisplay::Window) {
-      const char* d = std::getenv("DISPLAY");
-      if (!d || !*d) GTEST_SKIP() << "no DISPLAY: the window tests run under xvfb-run (scripts/test)";
-    }
-  }
   static ViewerOptions options(std::optional<ValueRange> range = std::nullopt) {
     ViewerOptions o;
     o.title = "formats";

@@ -17,27 +17,21 @@
 #include <handoff/frame_validate.hpp>
 #include <handoff/viewer.hpp>
 
+#include "viewer_display_test.hpp"
+
 #include "viewer_frames.hpp"
 
 namespace handoff::view::test {
 namespace {
 
-#if HANDOFF_TEST_WINDOW
-constexpr ViewerDisplay kDisplay = ViewerDisplay::Window;
-#else
-constexpr ViewerDisplay kDisplay = ViewerDisplay::Headless;
-#endif
-
 constexpr std::uint32_t kW = 64, kH = 48;
 constexpr Yuv kGrey{126, 128, 128};
 
-class LayersView : public ::testing::Test {
+class LayersView : public ViewerDisplayTest {
  protected:
   void SetUp() override {
-    if (kDisplay == ViewerDisplay::Window) {
-      const char* d = std::getenv("DISPLAY");
-      if (!d || !*d) GTEST_SKIP() << "no DISPLAY: the window tests run under xvfb-run (scripts/test)";
-    }
+    ViewerDisplayTest::SetUp();
+    if (IsSkipped()) return;
     ViewerOptions o;
     o.title = "layers";
     o.width = 320;

@@ -26,6 +26,8 @@
 #include <handoff/gl_buffer.hpp>
 #include <handoff/gl_worker.hpp>
 #include <handoff/viewer.hpp>
+
+#include "viewer_display_test.hpp"
 #include <handoff/wait.hpp>
 
 #include "box_edge.hpp"
@@ -36,20 +38,8 @@
 namespace handoff::view::test {
 namespace {
 
-#if HANDOFF_TEST_WINDOW
-constexpr ViewerDisplay kDisplay = ViewerDisplay::Window;
-#else
-constexpr ViewerDisplay kDisplay = ViewerDisplay::Headless;
-#endif
-
-class ViewerApi : public ::testing::Test {
+class ViewerApi : public ViewerDisplayTest {
  protected:
-  void SetUp() override {
-    if (kDisplay == ViewerDisplay::Window) {
-      const char* d = std::getenv("DISPLAY");
-      if (!d || !*d) GTEST_SKIP() << "no DISPLAY: the window tests run under xvfb-run (scripts/test)";
-    }
-  }
   static ViewerOptions options(const std::string& title = "test") {
     ViewerOptions o;
     o.title = title;

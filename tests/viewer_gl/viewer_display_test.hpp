@@ -1,0 +1,29 @@
+#pragma once
+// The display the Viewer tests run on: a window in handoff_viewer_window_tests
+// (built with HANDOFF_TEST_WINDOW, run under Xvfb), headless EGL in the other
+// binaries. ViewerDisplayTest skips the window build without a DISPLAY.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include <handoff/viewer.hpp>
+
+namespace handoff::view::test {
+
+#if HANDOFF_TEST_WINDOW
+inline constexpr ViewerDisplay kDisplay = ViewerDisplay::Window;
+#else
+inline constexpr ViewerDisplay kDisplay = ViewerDisplay::Headless;
+#endif
+
+class ViewerDisplayTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (kDisplay == ViewerDisplay::Window) {
+      const char* d = std::getenv("DISPLAY");
+      if (!d || !*d) GTEST_SKIP() << "no DISPLAY: the window tests run under xvfb-run (scripts/test)";
+    }
+  }
+};
+
+}  // namespace handoff::view::test
