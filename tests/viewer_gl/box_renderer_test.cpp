@@ -108,10 +108,11 @@ TEST_P(BoxRendererTest, DenseBoxesLeaveOnlyCaptionsInTheImGuiList) {
 
 using BoxCanvasTest = GlTest;
 
-// Draws `boxes` with one renderer into a w x h target cleared to grey, the
-// viewport showing the display rectangle (pos, size), and reads it back.
-std::vector<std::uint8_t> draw_direct(BoxRaster raster, const std::vector<BoxInstance>& boxes, int w, int h,
-                                      const float pos[2], const float size[2], float line_width, bool opaque) {
+// Draws `batch` with one renderer into a w x h target cleared to grey, the
+// viewport showing the display rectangle (pos, size), twice (the canvas is
+// cleared in between), and reads it back.
+std::vector<std::uint8_t> draw_direct(BoxRaster raster, const OverlayBatch& batch, int w, int h, const float pos[2],
+                                      const float size[2]) {
   FrameTarget target;
   target.resize(w, h);
   target.bind();
@@ -120,12 +121,18 @@ std::vector<std::uint8_t> draw_direct(BoxRaster raster, const std::vector<BoxIns
   glClear(GL_COLOR_BUFFER_BIT);
   BoxRenderer r(raster);
   EXPECT_EQ(r.raster(), raster);
-  r.draw(boxes, line_width, opaque, pos, size);
-  r.draw(boxes, line_width, opaque, pos, size);  // a second frame: the canvas is cleared in between
+  r.draw(batch, pos, size);
+  r.draw(batch, pos, size);
   std::vector<std::uint8_t> px;
   target.read_rgba(px);
   FrameTarget::unbind();
   return px;
+}
+
+// Outlines only.
+std::vector<std::uint8_t> draw_direct(BoxRaster raster, const std::vector<BoxInstance>& boxes, int w, int h,
+                                      const float pos[2], const float size[2], float line_width, bool opaque) {
+  return draw_direct(raster, OverlayBatch{&boxes, line_width, nullptr, 0.0f, opaque}, w, h, pos, size);
 }
 
 struct RandomBoxes {
@@ -241,18 +248,7 @@ TEST_F(BoxCanvasTest, DotsCoverThePixelsTheInstancedDotsCover) {
   }
   const auto boxes = random_boxes(100, false);
   const auto draw = [&](BoxRaster raster, const std::vector<DotInstance>& d) {
-    FrameTarget target;
-    target.resize(kW, kH);
-    target.bind();
-    glViewport(0, 0, kW, kH);
-    glClearColor(0.25f, 0.5f, 0.75f, 1);
-    glClear(GL_COLOR_BUFFER_BIT);
-    BoxRenderer br(raster);
-    br.draw(OverlayBatch{&boxes, 2.0f, &d, 3.0f, true}, pos, size);
-    std::vector<std::uint8_t> px;
-    target.read_rgba(px);
-    FrameTarget::unbind();
-    return px;
+    return draw_direct(raster, OverlayBatch{&boxes, 2.0f, &d, 3.0f, true}, kW, kH, pos, size);
   };
   const auto gpu = draw(BoxRaster::Gpu, dots), cpu = draw(BoxRaster::Cpu, dots);
   const auto without = draw(BoxRaster::Cpu, {});

@@ -155,15 +155,6 @@ TEST_F(ViewerFormats, AcquireAndPresentInEveryFormat) {
   expect_no_gl_errors(v);
 }
 
-void expect_invalid(Viewer& v, const Frame& f, const std::string& field) {
-  try {
-    v.show(f);
-    ADD_FAILURE() << "no InvalidFrame for " << field;
-  } catch (const InvalidFrame& e) {
-    EXPECT_EQ(e.field(), field) << e.what();
-  }
-}
-
 TEST_F(ViewerFormats, PlanesThatDoNotFitTheFormatAreRefusedNamingTheField) {
   Viewer v(options());
   const FormatFrame rgb = rgb_format_frame(PixelFormat::RGB8, kW, kH, 500);

@@ -286,15 +286,6 @@ TEST_F(ViewerApi, FramesChangeSizeAndFormatMidStream) {
   expect_no_gl_errors(v);
 }
 
-void expect_invalid(Viewer& v, const Frame& f, const std::string& field) {
-  try {
-    v.show(f);
-    ADD_FAILURE() << "no InvalidFrame for " << field;
-  } catch (const InvalidFrame& e) {
-    EXPECT_EQ(e.field(), field) << e.what();
-  }
-}
-
 TEST_F(ViewerApi, BadFramesAreRefusedNamingTheField) {
   Viewer v(options());
   const Frame good = solid_frame(PixelFormat::NV12, 64, 48, Yuv{80, 128, 128});

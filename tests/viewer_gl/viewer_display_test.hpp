@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
 
+#include <handoff/frame_validate.hpp>
 #include <handoff/viewer.hpp>
 
 namespace handoff::view::test {
@@ -25,5 +27,15 @@ class ViewerDisplayTest : public ::testing::Test {
     }
   }
 };
+
+// v.show(f) throws InvalidFrame naming `field`.
+inline void expect_invalid(Viewer& v, const Frame& f, const std::string& field) {
+  try {
+    v.show(f);
+    ADD_FAILURE() << "no InvalidFrame for " << field;
+  } catch (const InvalidFrame& e) {
+    EXPECT_EQ(e.field(), field) << e.what();
+  }
+}
 
 }  // namespace handoff::view::test
