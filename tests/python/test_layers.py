@@ -2,30 +2,16 @@
 NumPy arrays (and anything with __dlpack__ or the array interfaces), checked through snapshot():
 blending at the layer's opacity within 2 codes of round(a * layer + (1 - a) * image), transparent
 ids, NaN holes, dtypes, and every bad input a ValueError naming the argument."""
-import faulthandler
 
 import numpy as np
 import pytest
 
 import handoff
 from viewer_helpers import assert_no_gl_errors, solid_planes, viewer, yuv_to_rgb8
+from viewer_helpers import v, watchdog  # noqa: F401  (fixtures)
 
 W, H = 64, 48
 GREY = 126
-
-
-@pytest.fixture(autouse=True)
-def watchdog():
-    faulthandler.dump_traceback_later(120, exit=True)
-    yield
-    faulthandler.cancel_dump_traceback_later()
-
-
-@pytest.fixture
-def v():
-    with viewer() as view:
-        yield view
-        assert_no_gl_errors(view)
 
 
 def image():

@@ -2,7 +2,6 @@
 reference through snapshot(), overlays, show from 4 threads, ViewerClosed,
 frames changing size and format, bad frames and overlay arrays, 10,000 show
 calls with flat memory, the GIL released while show / wait block, acquire."""
-import faulthandler
 import gc
 import threading
 
@@ -12,21 +11,7 @@ import pytest
 import handoff
 from viewer_helpers import (assert_no_gl_errors, assert_quadrants, quadrant_planes, rss_bytes, solid_planes,
                             viewer, yuv_to_rgb8)
-
-
-@pytest.fixture(autouse=True)
-def watchdog():
-    """A hang (e.g. a call that kept the GIL while it waited) fails loudly instead of blocking the tier."""
-    faulthandler.dump_traceback_later(120, exit=True)
-    yield
-    faulthandler.cancel_dump_traceback_later()
-
-
-@pytest.fixture
-def v():
-    with viewer() as view:
-        yield view
-        assert_no_gl_errors(view)
+from viewer_helpers import v, watchdog  # noqa: F401  (fixtures)
 
 
 def snap(v, kind="frame"):

@@ -2,9 +2,11 @@
 2020, as docs/media.md states it, computed here in float64 independently of the viewer's
 shader), test frames as NumPy planes, the test pattern fill_test_pattern writes (computed
 independently), and viewer options for tests."""
+import faulthandler
 import os
 
 import numpy as np
+import pytest
 
 import handoff
 
@@ -109,3 +111,19 @@ def assert_no_gl_errors(v):
 def rss_bytes():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+# Fixtures of the viewer test modules (imported there by name, so pytest finds them).
+@pytest.fixture(autouse=True)
+def watchdog():
+    """A hang (e.g. a call that kept the GIL while it waited) fails loudly instead of blocking the tier."""
+    faulthandler.dump_traceback_later(120, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
+
+
+@pytest.fixture
+def v():
+    with viewer() as view:
+        yield view
+        assert_no_gl_errors(view)
