@@ -403,6 +403,8 @@ void bind_viewer_stats(nb::module_& m) {
       .def_ro("recorded", &ViewerStats::recorded, "record=: displayed frames in the recording.")
       .def_ro("record_dropped", &ViewerStats::record_dropped,
               "record=: displayed frames left out of the recording (its readback or writer queue was full).")
+      .def_ro("record_skipped", &ViewerStats::record_skipped,
+              "record=: displayed frames the recording cannot hold (another format or size than its first frame).")
       .def("__repr__", [](const ViewerStats& s) {
         return "<handoff.ViewerStats submitted=" + std::to_string(s.submitted) + " shown=" + std::to_string(s.shown) +
                " dropped=" + std::to_string(s.dropped) + " display_fps=" + std::to_string(s.display_fps) + ">";

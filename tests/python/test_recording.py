@@ -146,6 +146,38 @@ def test_viewer_records_what_it_shows(tmp_path):
         at += 1
 
 
+@pytest.mark.parametrize("fmt", ["rgb8", "bgra8", "gray8", "gray16", "gray32f", "uyvy"])
+def test_viewer_records_frames_of_every_format(tmp_path, fmt):
+    path = tmp_path / f"{fmt}.mcap"
+    shown = [pattern_frame(21, 11, fmt, seed) for seed in (3, 4)]
+    with viewer(record=str(path)) as v:
+        for f in shown:
+            v.show(f)
+            v.snapshot()
+        v.close()
+        s = v.stats
+        assert v.diagnostics["record_errors"] == []
+    assert s.record_skipped == 0 and s.recorded + s.record_dropped == 2 and s.recorded >= 1
+    src = handoff.open(path)
+    assert src.format == fmt and len(src) == s.recorded
+    want = [np.from_dlpack(f.planes[0]) for f in shown]
+    for frame, _ in src:
+        got = np.from_dlpack(frame.planes[0])
+        assert any(np.array_equal(got, w) for w in want), "a recorded frame that was not shown"
+
+
+def test_viewer_recording_skips_and_counts_frames_of_another_format(tmp_path):
+    path = tmp_path / "mixed.mcap"
+    with viewer(record=str(path)) as v:
+        for fmt in ("nv12", "rgb8", "nv12"):
+            v.show(pattern_frame(16, 8, fmt, 1))
+            v.snapshot()
+        v.close()
+        s = v.stats
+    assert s.record_skipped == 1 and s.recorded + s.record_dropped == 2
+    assert handoff.open(path).format == "nv12"
+
+
 def test_publisher_records_every_frame_it_publishes(tmp_path, live_dir):
     path = tmp_path / "pub.mcap"
     with handoff.Publisher("rec0", record=path, record_compression="none") as pub:

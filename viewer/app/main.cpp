@@ -60,7 +60,8 @@ int diagnose(const Say& say, const Viewer& v, const app::CommandLine& cl) {
   if (!cl.viewer.record.path.empty()) {
     const ViewerStats s = v.stats();
     say("recorded " + std::to_string(s.recorded) + " frames to " + cl.viewer.record.path + " (" +
-        std::to_string(s.record_dropped) + " displayed frames left out of it)");
+        std::to_string(s.record_dropped) + " displayed frames left out of it" +
+        (s.record_skipped ? ", " + std::to_string(s.record_skipped) + " of another format or size" : "") + ")");
   }
   for (const std::string& e : d.record_errors) {
     say("recording: " + e);

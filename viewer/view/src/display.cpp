@@ -165,6 +165,7 @@ void Display::publish_figures() {
     const RecorderStats r = recorder_->stats();
     v.recorded = r.recorded;
     v.record_dropped = r.dropped;
+    v.record_skipped = r.skipped;
   }
   const FeedInfo& i = state_->info();
   StreamInfo si{i.name, i.source, i.memory, i.format, i.width, i.height, i.ring, state_->renderer().convert_text()};
@@ -207,18 +208,8 @@ RgbaImage Display::frame_image() {
 void Display::record_frame() {
   view::FrameRenderer& r = state_->renderer();
   if (!r.has_frame()) return;
-  // The recorder reads two plane textures back as NV12 / P010; recordings of
-  // the other formats (foxglove.RawImage's rgb8 .. 32FC1 encodings) are not
-  // written by it yet: those frames are left out of the recording.
-  if (r.format() != PixelFormat::NV12 && r.format() != PixelFormat::P010) {
-    if (!told_unrecorded_format_)
-      log(LogLevel::Warning, "recording: " + std::string(to_string(r.format())) +
-                                 " frames are left out (the recorder writes nv12 / p010 frames)");
-    told_unrecorded_format_ = true;
-    return;
-  }
   const auto now = std::chrono::system_clock::now().time_since_epoch();
-  recorder_->capture(r.luma_texture(), r.chroma_texture(), r.format(), r.width(), r.height(),
+  recorder_->capture({r.texture(0), r.texture(1), r.texture(2)}, r.format(), r.width(), r.height(),
                      state_->effective_colorimetry(), state_->current_overlays(),
                      std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
 }

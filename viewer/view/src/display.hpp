@@ -132,7 +132,6 @@ class Display {
   std::unique_ptr<view::FrameTarget> frame_target_;  // GL: made and freed on the display thread
   std::unique_ptr<view::ImGuiOffscreen> painter_;
   std::unique_ptr<media::PngEncoder> encoder_;
-  bool told_unrecorded_format_ = false;  // the notice that frames of a format were left out of the recording
   std::unique_ptr<FrameRecorder> recorder_;  // made with the display (the file opens there); GL parts on its thread
   std::vector<Snapshot> snapshots_;
   std::int64_t displayed_ = 0;

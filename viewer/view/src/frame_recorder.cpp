@@ -7,9 +7,12 @@
 #include <handoff/gl_handles.hpp>
 #include <handoff/error.hpp>
 #include <handoff/gl_check.hpp>
+#include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
 #include <handoff/log.hpp>
 #include <handoff/wait.hpp>
+
+#include "frame_renderer.hpp"
 
 namespace handoff::view {
 
@@ -45,11 +48,28 @@ media::RecordingOptions writer_options(const media::RecordTarget& o) {
   return w;
 }
 
-// The packed frame in a readback buffer: luma rows, then chroma rows.
+// A readback buffer holds the frame's planes packed, one after the other.
+FrameLayout readback_layout(PixelFormat f, std::uint32_t w, std::uint32_t h) {
+  return FrameLayout::contiguous(f, w, h, 1);
+}
+
+// The frame in a readback buffer.
 Frame packed_frame(const std::uint8_t* base, PixelFormat f, std::uint32_t w, std::uint32_t h, const Colorimetry& c) {
-  const std::size_t bps = bytes_per_sample(f);
-  auto* luma = const_cast<std::uint8_t*>(base);
-  return host_planes_frame(f, w, h, luma, w * bps, luma + std::size_t(w) * h * bps, 2 * chroma_width(w) * bps, c);
+  FrameLayout layout = readback_layout(f, w, h);
+  layout.colorimetry = c;
+  return layout.describe(MemoryKind::Host, {const_cast<std::uint8_t*>(base)});
+}
+
+// The texture of frame_textures(f) that holds plane `plane` as it is stored:
+// the plane's own, except yuyv / uyvy, whose one plane is read from the
+// pairs texture (RGBA, one texel per 4:2:2 pair: every byte of the row; the
+// luma texture lacks the chroma of the odd sample and an odd width's padding).
+int readback_texture(PixelFormat f, int plane) {
+  return f == PixelFormat::YUYV || f == PixelFormat::UYVY ? 1 : plane;
+}
+
+std::string shape_text(PixelFormat f, std::uint32_t w, std::uint32_t h) {
+  return std::string(to_string(f)) + " " + std::to_string(w) + "x" + std::to_string(h);
 }
 
 }  // namespace
@@ -64,11 +84,12 @@ FrameRecorder::FrameRecorder(const media::RecordTarget& options, std::size_t buf
 FrameRecorder::~FrameRecorder() { finish(); }
 
 // (Re)allocates a free slot's buffer for `bytes`, then queues the readback of
-// both planes into it and fences it.
-void FrameRecorder::capture(unsigned luma, unsigned chroma, PixelFormat format, std::uint32_t width,
-                            std::uint32_t height, const Colorimetry& colorimetry,
+// every plane into it and fences it.
+void FrameRecorder::capture(const std::array<unsigned, kMaxPlanes>& textures, PixelFormat format,
+                            std::uint32_t width, std::uint32_t height, const Colorimetry& colorimetry,
                             const media::OverlayFrame* overlays, std::uint64_t time_ns) {
   hand_over(false);
+  if (!fits_stream(format, width, height)) return;
   Slot* slot = nullptr;
   {
     std::lock_guard lock(mutex_);
@@ -85,7 +106,7 @@ void FrameRecorder::capture(unsigned luma, unsigned chroma, PixelFormat format, 
     }
   }
   try {
-    read_back(*slot, luma, chroma, format, width, height);
+    read_back(*slot, textures, format, width, height);
   } catch (const std::exception& e) {  // the recording stops; the display goes on
     std::lock_guard lock(mutex_);
     slot->state = Slot::State::Free;
@@ -103,14 +124,29 @@ void FrameRecorder::capture(unsigned luma, unsigned chroma, PixelFormat format, 
   slot->time_ns = time_ns;
 }
 
-// Queues the copy of both planes into the slot's buffer ((re)made for this
-// size), then fences it. No wait here.
-void FrameRecorder::read_back(Slot& slot, unsigned luma, unsigned chroma, PixelFormat format, std::uint32_t width,
-                              std::uint32_t height) {
-  const std::size_t bps = bytes_per_sample(format);
-  const std::size_t luma_bytes = std::size_t(width) * height * bps;
-  const std::size_t chroma_bytes = std::size_t(chroma_width(width)) * chroma_height(height) * 2 * bps;
-  const std::size_t bytes = luma_bytes + chroma_bytes;
+// A recording's stream has one format and size (its readers take them from
+// its first frame): a displayed frame of another is left out, counted
+// (RecorderStats::skipped) and named in a warning the first time.
+bool FrameRecorder::fits_stream(PixelFormat format, std::uint32_t width, std::uint32_t height) {
+  if (!stream_) stream_ = Shape{format, width, height};
+  if (stream_->format == format && stream_->width == width && stream_->height == height) return true;
+  std::lock_guard lock(mutex_);
+  if (skipped_++ == 0)
+    log(LogLevel::Warning, "recording " + options_.path + ": " + shape_text(format, width, height) +
+                               " frames are left out (the recording's frames are " +
+                               shape_text(stream_->format, stream_->width, stream_->height) +
+                               "; counted in ViewerStats::record_skipped)");
+  return false;
+}
+
+// Queues the copy of every plane into the slot's buffer ((re)made for this
+// size), each in the pixel format and type it was uploaded with (so the
+// bytes come back as they were stored), then fences it. No wait here.
+void FrameRecorder::read_back(Slot& slot, const std::array<unsigned, kMaxPlanes>& textures, PixelFormat format,
+                              std::uint32_t width, std::uint32_t height) {
+  const FrameLayout layout = readback_layout(format, width, height);
+  const TextureSpecs specs = frame_textures(format, width, height);
+  const std::size_t bytes = layout.buffer_bytes(0);
   if (slot.size != bytes) {
     slot.mapped = nullptr;
     slot.size = 0;
@@ -124,14 +160,20 @@ void FrameRecorder::read_back(Slot& slot, unsigned luma, unsigned chroma, PixelF
         HANDOFF_GL_CHECK(glMapNamedBufferRange(name, 0, GLsizeiptr(bytes), flags), "recording buffer"));
     slot.size = bytes;
   }
-  const GLenum type = bps == 1 ? GL_UNSIGNED_BYTE : GL_UNSIGNED_SHORT;
   GLint prev_align = 4;
   glGetIntegerv(GL_PACK_ALIGNMENT, &prev_align);
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glBindBuffer(GL_PIXEL_PACK_BUFFER, slot.buffer.get());
-  glGetTextureImage(luma, 0, GL_RED, type, GLsizei(luma_bytes), nullptr);
-  glGetTextureImage(chroma, 0, GL_RG, type, GLsizei(chroma_bytes),
-                    reinterpret_cast<void*>(static_cast<std::uintptr_t>(luma_bytes)));
+  for (int p = 0; p < plane_count(format); ++p) {
+    const int t = readback_texture(format, p);
+    const TextureSpec& spec = specs.spec[std::size_t(t)];
+    if (textures[std::size_t(t)] == 0)
+      throw InvalidFrame("textures", "no texture " + std::to_string(t) + " for plane " + std::to_string(p) +
+                                         " of a " + shape_text(format, width, height) + " frame");
+    const std::size_t plane_bytes = layout.plane(p).row_bytes * layout.plane(p).height;
+    glGetTextureImage(textures[std::size_t(t)], 0, spec.format, spec.type, GLsizei(plane_bytes),
+                      reinterpret_cast<void*>(static_cast<std::uintptr_t>(layout.planes[std::size_t(p)].offset)));
+  }
   glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
   HANDOFF_GL_CHECK(glPixelStorei(GL_PACK_ALIGNMENT, prev_align), "recording readback");
   slot.fence = GlFence::insert();
@@ -221,7 +263,7 @@ void FrameRecorder::finish() noexcept {
 
 RecorderStats FrameRecorder::stats() const {
   std::lock_guard lock(mutex_);
-  return {recorded_, dropped_};
+  return {recorded_, dropped_, skipped_};
 }
 
 std::vector<std::string> FrameRecorder::errors() const {

@@ -13,11 +13,13 @@
 //
 // Thread safety: capture(), poll() and finish() on the display thread with
 // its GL context current; stats() and errors() from any thread.
+#include <array>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,6 +35,7 @@ namespace handoff::view {
 struct RecorderStats {
   std::uint64_t recorded = 0;  // frames in the file (or queued for it)
   std::uint64_t dropped = 0;   // displayed but left out (no free readback buffer, writer queue full)
+  std::uint64_t skipped = 0;   // displayed but not recordable: another format or size than the recording's first frame
 };
 
 class FrameRecorder {
@@ -43,13 +46,16 @@ class FrameRecorder {
   FrameRecorder(const FrameRecorder&) = delete;
   FrameRecorder& operator=(const FrameRecorder&) = delete;
 
-  // The frame now in `luma` / `chroma` (the renderer's textures: R8 / RG8 or
-  // R16 / RG16) with its overlays (copied; nullptr: none), shown at `time_ns`
-  // (nanoseconds since the Unix epoch). Starts its readback, and hands over
-  // earlier readbacks that have finished. A GL failure stops the recording
+  // The frame now in `textures` (the renderer's, as frame_textures(format)
+  // makes them: every format) with its overlays (copied; nullptr: none),
+  // shown at `time_ns` (nanoseconds since the Unix epoch). Starts its
+  // readback, and hands over earlier readbacks that have finished. A frame
+  // of another format or size than the recording's first is left out and
+  // counted (stats().skipped, one warning). A GL failure stops the recording
   // (errors()), not the display: it never throws.
-  void capture(unsigned luma, unsigned chroma, PixelFormat format, std::uint32_t width, std::uint32_t height,
-               const Colorimetry& colorimetry, const media::OverlayFrame* overlays, std::uint64_t time_ns);
+  void capture(const std::array<unsigned, kMaxPlanes>& textures, PixelFormat format, std::uint32_t width,
+               std::uint32_t height, const Colorimetry& colorimetry, const media::OverlayFrame* overlays,
+               std::uint64_t time_ns);
   // Hands over finished readbacks (call once per display tick).
   void poll();
   // Waits for the readbacks in flight (bounded), writes them, the summary and
@@ -62,8 +68,13 @@ class FrameRecorder {
 
  private:
   struct Slot;
-  void read_back(Slot& slot, unsigned luma, unsigned chroma, PixelFormat format, std::uint32_t width,
-                 std::uint32_t height);
+  struct Shape {
+    PixelFormat format;
+    std::uint32_t width, height;
+  };
+  bool fits_stream(PixelFormat format, std::uint32_t width, std::uint32_t height);
+  void read_back(Slot& slot, const std::array<unsigned, kMaxPlanes>& textures, PixelFormat format,
+                 std::uint32_t width, std::uint32_t height);
   void hand_over(bool wait_all);
   void run();
 
@@ -73,10 +84,11 @@ class FrameRecorder {
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<Slot*> ready_;  // read back, waiting for the recorder thread; guarded by mutex_
-  std::uint64_t dropped_ = 0, recorded_ = 0;   // guarded by mutex_
+  std::uint64_t dropped_ = 0, recorded_ = 0, skipped_ = 0;  // guarded by mutex_
   std::vector<std::string> errors_;            // guarded by mutex_
   bool stop_ = false, failed_ = false;         // guarded by mutex_
   bool finished_ = false;                      // display thread
+  std::optional<Shape> stream_;                // display thread: the first captured frame's
   std::thread thread_;                         // last: starts once the members above exist
 };
 

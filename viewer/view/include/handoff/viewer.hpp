@@ -143,15 +143,17 @@ struct ViewerOptions {
   std::string screenshot{};
   bool gl_debug = false;  // debug GL contexts; KHR_debug errors are counted in diagnostics()
   // Records what the viewer shows into an MCAP file (docs/recording.md):
-  // every displayed NV12 / P010 frame (as displayed, with the UI's colour
-  // overrides; frames of the other formats are left out for now) and its overlays, as foxglove.RawImage and
+  // every displayed frame, of every format (as displayed, with the UI's colour
+  // overrides; i420 is written as nv12, docs/recording.md) and its overlays, as foxglove.RawImage and
   // foxglove.ImageAnnotations on record.topic (default "/handoff/view") and
   // "<topic>/annotations", logged at the time it was displayed. The display
   // never waits for it: frames are read back from the GPU asynchronously and
   // written by threads of their own; a frame that finds them all busy is left
   // out of the recording and counted (ViewerStats::record_dropped). The file
   // is created by the constructor (handoff::Error naming it when it cannot
-  // be) and finished when the viewer closes.
+  // be) and finished when the viewer closes. A recording holds one format
+  // and size, its first frame's: displayed frames of another are left out,
+  // counted (ViewerStats::record_skipped) and named in one warning.
   media::RecordTarget record{};
   // One-line notices ("no display: rendering headless through EGL"), from any
   // thread. Empty: handoff::log at Warning level.
@@ -179,9 +181,10 @@ struct ViewerStats {
   // mapping, the upload into textures and the draw (CPU time to submit).
   double frame_p50_ms = 0, frame_p99_ms = 0;
   double copy_ms = 0, map_ms = 0, upload_ms = 0, draw_ms = 0;
-  // ViewerOptions::record: displayed frames in the recording, and displayed
-  // frames left out of it (its readback buffers or writer queue were full).
-  std::uint64_t recorded = 0, record_dropped = 0;
+  // ViewerOptions::record: displayed frames in the recording, displayed
+  // frames left out of it (its readback buffers or writer queue were full),
+  // and displayed frames it cannot hold (another format or size than its first).
+  std::uint64_t recorded = 0, record_dropped = 0, record_skipped = 0;
 };
 
 // What is on display. A value.
