@@ -29,20 +29,21 @@ void detect(const Frame& f, media::OverlayFrame& out) {
   out.clear();
   out.frame = f.index;
   const std::uint32_t cw = std::max(1u, f.width / 8), ch = std::max(1u, f.height / 8);
-  const int bright = f.format == PixelFormat::NV12 ? 192 : 768;
+  const bool ten_bit = f.format == PixelFormat::P010;  // the clip's 4:2:0: i420 (8-bit) or p010; 4:2:2: yuyv
+  const int bright = ten_bit ? 768 : 192;
   for (std::uint32_t gy = 0; gy < 8; ++gy)
     for (std::uint32_t gx = 0; gx < 8; ++gx) {
       const std::uint32_t x = std::min(f.width - 1, gx * cw + cw / 2), y = std::min(f.height - 1, gy * ch + ch / 2);
       const auto* row = static_cast<const std::uint8_t*>(f.planes[0].data) + std::size_t(y) * f.planes[0].pitch;
-      int luma = row[x];
-      if (f.format == PixelFormat::P010) {
+      int luma = f.format == PixelFormat::YUYV ? row[2 * x] : row[x];
+      if (ten_bit) {
         std::uint16_t s = 0;
         std::memcpy(&s, row + 2 * x, 2);
         luma = s >> 6;
       }
       if (luma >= bright)
         out.add_box(float(gx * cw), float(gy * ch), float((gx + 1) * cw), float((gy + 1) * ch), "bright",
-                    float(luma) / (f.format == PixelFormat::NV12 ? 255.0f : 1023.0f), 1);
+                    float(luma) / (ten_bit ? 1023.0f : 255.0f), 1);
     }
 }
 

@@ -54,11 +54,11 @@ std::string upper(std::string_view s) {
 class Y4mSource final : public FrameSource {
  public:
   Y4mSource(std::unique_ptr<detail::ByteReader> in, const Y4mOptions& options)
-      : in_(std::move(in)), planar_420_(options.planar_420) {
+      : in_(std::move(in)), format_420_(options.format_420) {
     info_.name = in_->name();
-    if (planar_420_ != PixelFormat::NV12 && planar_420_ != PixelFormat::I420) {
-      throw UsageError(info_.name + ": Y4mOptions::planar_420 is " + std::string(to_string(planar_420_)) +
-                       "; 8-bit 4:2:0 is read as nv12 or i420");
+    if (format_420_ != PixelFormat::I420 && format_420_ != PixelFormat::NV12) {
+      throw UsageError(info_.name + ": Y4mOptions::format_420 is " + std::string(to_string(format_420_)) +
+                       "; 8-bit 4:2:0 is read as i420 or nv12");
     }
     parse_header();
     const std::uint64_t stride = kPlainMarker.size() + frame_bytes_;
@@ -228,7 +228,7 @@ class Y4mSource final : public FrameSource {
     }
     if (!have_w) header_error("W", "missing (the width is required)");
     if (!have_h) header_error("H", "missing (the height is required)");
-    info_.format = layout_ == Layout::Yuv420 ? planar_420_
+    info_.format = layout_ == Layout::Yuv420 ? format_420_
                    : layout_ == Layout::Yuv420p10 ? PixelFormat::P010
                                                   : PixelFormat::YUYV;
     info_.colorimetry.matrix = matrix_.value_or(info_.height <= 576 ? ColorMatrix::BT601 : ColorMatrix::BT709);
@@ -302,7 +302,7 @@ class Y4mSource final : public FrameSource {
   void convert(const std::uint8_t* src, const FrameWriteTarget& t) const {
     const std::size_t w = info_.width, h = info_.height;
     const std::size_t cw = chroma_width(info_.width), ch = chroma_height(info_.height);
-    if (layout_ == Layout::Yuv420 && planar_420_ == PixelFormat::I420) {  // the file's planes as they are
+    if (layout_ == Layout::Yuv420 && format_420_ == PixelFormat::I420) {  // the file's planes as they are
       copy_rows(src, w, h, t.luma, t.luma_pitch);
       copy_rows(src + w * h, cw, ch, t.chroma, t.chroma_pitch);
       copy_rows(src + w * h + cw * ch, cw, ch, t.plane2, t.plane2_pitch);
@@ -366,11 +366,11 @@ class Y4mSource final : public FrameSource {
 
   std::unique_ptr<detail::ByteReader> in_;
   SourceInfo info_;
-  // The file's sample layout: 8-bit 4:2:0 (read as planar_420_: nv12 or
-  // i420), 10-bit 4:2:0 (as p010), 8-bit 4:2:2 (as yuyv).
+  // The file's sample layout: 8-bit 4:2:0 (read as format_420_: i420 or
+  // nv12), 10-bit 4:2:0 (as p010), 8-bit 4:2:2 (as yuyv).
   enum class Layout { Yuv420, Yuv420p10, Yuv422 };
   Layout layout_ = Layout::Yuv420;
-  PixelFormat planar_420_ = PixelFormat::NV12;
+  PixelFormat format_420_ = PixelFormat::I420;
   std::optional<ColorMatrix> matrix_;
   std::size_t frame_bytes_ = 0;
   std::uint64_t header_end_ = 0;

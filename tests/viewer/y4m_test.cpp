@@ -46,9 +46,9 @@ std::string y4m(int w, int h, int frames, const std::string& tags = "C420jpeg", 
 }
 
 std::unique_ptr<FrameSource> open_text(const std::string& s, const std::string& name = "test.y4m",
-                                       PixelFormat planar_420 = PixelFormat::NV12) {
+                                       PixelFormat format_420 = PixelFormat::I420) {
   return open_y4m_memory(std::span(reinterpret_cast<const std::uint8_t*>(s.data()), s.size()), name,
-                         Y4mOptions{planar_420});
+                         Y4mOptions{format_420});
 }
 
 
@@ -64,10 +64,11 @@ void expect_frame(const HostFrame& fr, int f, bool ten) {
     }
 }
 
-TEST(Y4m, Reads8BitOddSizeAsNv12) {
+// By default 8-bit 4:2:0 comes as i420: the file's planes, nothing interleaved.
+TEST(Y4m, Reads8BitOddSizeAsI420ByDefault) {
   auto src = open_text(y4m(5, 3, 2));
   const SourceInfo& i = src->info();
-  EXPECT_EQ(i.format, PixelFormat::NV12);
+  EXPECT_EQ(i.format, PixelFormat::I420);
   EXPECT_EQ(i.width, 5u);
   EXPECT_EQ(i.height, 3u);
   EXPECT_EQ(i.frame_count, 2);
@@ -75,7 +76,7 @@ TEST(Y4m, Reads8BitOddSizeAsNv12) {
   EXPECT_EQ(i.colorimetry.siting, ChromaSiting::Center);
   EXPECT_EQ(i.colorimetry.range, ColorRange::Limited);
   EXPECT_EQ(i.colorimetry.matrix, ColorMatrix::BT601);  // SD default
-  HostFrame fr(PixelFormat::NV12, 5, 3);
+  HostFrame fr(PixelFormat::I420, 5, 3);
   for (int f = 0; f < 2; ++f) {
     ASSERT_TRUE(src->read_into(fr.target()));
     expect_frame(fr, f, false);
@@ -84,20 +85,20 @@ TEST(Y4m, Reads8BitOddSizeAsNv12) {
   EXPECT_EQ(src->position(), 2);
 }
 
-// Asked for, 8-bit 4:2:0 comes as i420: the file's planes, nothing interleaved.
-TEST(Y4m, Reads8BitAsI420WhenAskedWithoutConverting) {
-  auto src = open_text(y4m(5, 3, 2, "C420mpeg2"), "test.y4m", PixelFormat::I420);
-  EXPECT_EQ(src->info().format, PixelFormat::I420);
+// Asked for, 8-bit 4:2:0 comes as nv12: U and V interleaved while copying.
+TEST(Y4m, Reads8BitAsNv12WhenAsked) {
+  auto src = open_text(y4m(5, 3, 2, "C420mpeg2"), "test.y4m", PixelFormat::NV12);
+  EXPECT_EQ(src->info().format, PixelFormat::NV12);
   EXPECT_EQ(src->info().colorimetry.siting, ChromaSiting::Left);
-  HostFrame fr(PixelFormat::I420, 5, 3, 16);
+  HostFrame fr(PixelFormat::NV12, 5, 3, 16);
   for (int f = 0; f < 2; ++f) {
     ASSERT_TRUE(src->read_into(fr.target()));
     expect_frame(fr, f, false);
   }
-  // 10-bit and 4:2:2 files are what they are whatever planar_420 says.
-  EXPECT_EQ(open_text(y4m(4, 2, 1, "C420p10", true), "t.y4m", PixelFormat::I420)->info().format, PixelFormat::P010);
+  // 10-bit and 4:2:2 files are what they are whatever format_420 says.
+  EXPECT_EQ(open_text(y4m(4, 2, 1, "C420p10", true), "t.y4m", PixelFormat::NV12)->info().format, PixelFormat::P010);
   EXPECT_THAT(message_of<UsageError>([&] { open_text(y4m(4, 2, 1), "t.y4m", PixelFormat::RGB8); }),
-              HasSubstr("t.y4m: Y4mOptions::planar_420 is rgb8; 8-bit 4:2:0 is read as nv12 or i420"));
+              HasSubstr("t.y4m: Y4mOptions::format_420 is rgb8; 8-bit 4:2:0 is read as i420 or nv12"));
 }
 
 TEST(Y4m, Reads10BitAsP010LittleEndianShifted) {
@@ -137,7 +138,7 @@ TEST(Y4m, ChromaTagsSetSiting) {
   for (auto [tag, siting] : cases) {
     auto src = open_text(y4m(4, 2, 1, tag));
     EXPECT_EQ(src->info().colorimetry.siting, siting) << tag;
-    EXPECT_EQ(src->info().format, PixelFormat::NV12) << tag;
+    EXPECT_EQ(src->info().format, PixelFormat::I420) << tag;
   }
 }
 
@@ -170,7 +171,7 @@ TEST(Y4m, RangeAndMatrixExtensions) {
 
 TEST(Y4m, SeeksToAnyFrame) {
   auto src = open_text(y4m(6, 4, 5));
-  HostFrame fr(PixelFormat::NV12, 6, 4);
+  HostFrame fr(PixelFormat::I420, 6, 4);
   for (int f : {3, 0, 4, 1, 1}) {
     src->seek(f);
     EXPECT_EQ(src->position(), f);
@@ -186,7 +187,7 @@ TEST(Y4m, SeeksToAnyFrame) {
 TEST(Y4m, FrameParametersAreIndexed) {
   auto src = open_text(y4m(3, 3, 4, "C420mpeg2", false, " Ixyz Xa=b"));
   EXPECT_EQ(src->info().frame_count, 4);
-  HostFrame fr(PixelFormat::NV12, 3, 3);
+  HostFrame fr(PixelFormat::I420, 3, 3);
   src->seek(2);
   ASSERT_TRUE(src->read_into(fr.target()));
   expect_frame(fr, 2, false);
@@ -202,7 +203,7 @@ TEST(Y4m, ParametersThatLookLikeAUniformLayoutAreFoundOut) {
   std::string s = "YUV4MPEG2 W1 H1\nFRAME\n" + planar(0, 1, 1, false, 255) + "FRAME X1234567\n" +
                   planar(1, 1, 1, false, 255);
   auto src = open_text(s);
-  HostFrame fr(PixelFormat::NV12, 1, 1);
+  HostFrame fr(PixelFormat::I420, 1, 1);
   ASSERT_TRUE(src->read_into(fr.target()));
   expect_frame(fr, 0, false);
   ASSERT_TRUE(src->read_into(fr.target()));
@@ -213,7 +214,7 @@ TEST(Y4m, ParametersThatLookLikeAUniformLayoutAreFoundOut) {
 
 TEST(Y4m, WritesIntoPaddedPitches) {
   auto src = open_text(y4m(5, 5, 1));
-  HostFrame fr(PixelFormat::NV12, 5, 5, 64);
+  HostFrame fr(PixelFormat::I420, 5, 5, 64);
   std::memset(fr.luma(), 0xEE, fr.luma_pitch() * 5);
   ASSERT_TRUE(src->read_into(fr.target()));
   expect_frame(fr, 0, false);
@@ -241,18 +242,21 @@ TEST(Y4m, ReadsIntoAnInteropHostFrame) {
 
 TEST(Y4m, RejectsTooSmallTargets) {
   auto src = open_text(y4m(8, 2, 1));
-  HostFrame fr(PixelFormat::NV12, 8, 2);
+  HostFrame fr(PixelFormat::I420, 8, 2);
   FrameWriteTarget t = fr.target();
   t.luma_pitch = 7;
   EXPECT_THAT(message_of<UsageError>([&] { src->read_into(t); }), HasSubstr("luma_pitch 7"));
   t = fr.target();
   t.chroma = nullptr;
   EXPECT_THAT(message_of<UsageError>([&] { src->read_into(t); }), HasSubstr("null chroma"));
-  auto planar = open_text(y4m(8, 2, 1), "test.y4m", PixelFormat::I420);
-  HostFrame i420(PixelFormat::I420, 8, 2);
-  t = i420.target();
+  t = fr.target();
   t.plane2_pitch = 3;  // i420's V rows are 4 bytes
-  EXPECT_THAT(message_of<UsageError>([&] { planar->read_into(t); }), HasSubstr("plane2_pitch 3"));
+  EXPECT_THAT(message_of<UsageError>([&] { src->read_into(t); }), HasSubstr("plane2_pitch 3"));
+  auto nv12 = open_text(y4m(8, 2, 1), "test.y4m", PixelFormat::NV12);
+  HostFrame two(PixelFormat::NV12, 8, 2);
+  t = two.target();
+  t.chroma_pitch = 7;  // nv12's UV rows are 8 bytes
+  EXPECT_THAT(message_of<UsageError>([&] { nv12->read_into(t); }), HasSubstr("chroma_pitch 7"));
 }
 
 // Fills every row of every plane of `f` with bytes that differ by frame and
@@ -289,7 +293,7 @@ TEST(Y4m, WriterRoundTrip) {
       }
       w.close();
     }
-    auto src = open_y4m(path, {read_as == PixelFormat::I420 ? PixelFormat::I420 : PixelFormat::NV12});
+    auto src = open_y4m(path, {read_as == PixelFormat::NV12 ? PixelFormat::NV12 : PixelFormat::I420});
     EXPECT_EQ(src->info().format, read_as) << to_string(fmt);
     EXPECT_EQ(src->info().frame_count, 3);
     EXPECT_EQ(src->info().colorimetry.range, ColorRange::Full);
@@ -371,7 +375,7 @@ TEST(Y4m, SampleFileInTestData) {
   EXPECT_EQ(src->info().height, 6u);
   EXPECT_EQ(src->info().frame_count, 3);
   EXPECT_EQ(src->info().colorimetry, (Colorimetry{ColorMatrix::BT709, ColorRange::Full, ChromaSiting::Left}));
-  HostFrame fr(PixelFormat::NV12, 8, 6);
+  HostFrame fr(PixelFormat::I420, 8, 6);
   for (int f = 0; f < 3; ++f) {
     ASSERT_TRUE(src->read_into(fr.target()));
     expect_frame(fr, f, false);
@@ -421,7 +425,7 @@ TEST(Y4mMalformed, TruncatedFrameEndsTheStreamWithItsError) {
   s.resize(s.size() - 5);
   auto src = open_text(s, "cut.y4m");
   EXPECT_EQ(src->info().frame_count, 1);
-  HostFrame fr(PixelFormat::NV12, 4, 4);
+  HostFrame fr(PixelFormat::I420, 4, 4);
   ASSERT_TRUE(src->read_into(fr.target()));
   expect_frame(fr, 0, false);
   const std::string m = message_of<ParseError>([&] { src->read_into(fr.target()); });
@@ -436,7 +440,7 @@ TEST(Y4mMalformed, MissingFrameMarker) {
   s.replace(second, 5, "FRAMX");
   auto src = open_text(s, "marker.y4m");
   // The size fits the plain layout, so the damage is found when frame 1 is read.
-  HostFrame fr(PixelFormat::NV12, 2, 2);
+  HostFrame fr(PixelFormat::I420, 2, 2);
   ASSERT_TRUE(src->read_into(fr.target()));
   EXPECT_THAT(message_of<ParseError>([&] { src->read_into(fr.target()); }),
               HasSubstr("marker.y4m: frame 1: FRAME: missing FRAME marker at byte"));

@@ -1,7 +1,7 @@
 #pragma once
-// YUV4MPEG2 (.y4m) reader: streams 8-bit 4:2:0 files as NV12 (planar U, V ->
-// interleaved UV) or, with Y4mOptions::planar_420 = I420, as I420 (the file's
-// own planes, copied row by row: no conversion); 10-bit 4:2:0 as P010 (UV
+// YUV4MPEG2 (.y4m) reader: streams 8-bit 4:2:0 files as I420 (the file's own
+// planes, copied row by row: no conversion) or, with Y4mOptions::format_420 =
+// NV12, as NV12 (planar U, V -> interleaved UV); 10-bit 4:2:0 as P010 (UV
 // interleaved; samples -> value << 6, little-endian) and 8-bit 4:2:2 as YUYV
 // (planar Y, U, V -> Y0 U Y1 V pairs; an odd width's last pair repeats its Y).
 // Each conversion happens in the one pass that copies the frame into the
@@ -13,7 +13,7 @@
 //   W, H        size (1..kMaxFrameDimension each); required.
 //   F n:d       frame rate; "0:0" or absent -> 30:1.
 //   C           420jpeg / 420 (siting Center), 420mpeg2 (Left), 420paldv (TopLeft),
-//               all nv12 or i420; 420p10 (10-bit, siting Left): p010; 422 (8-bit,
+//               all i420 (or nv12); 420p10 (10-bit, siting Left): p010; 422 (8-bit,
 //               siting Left): yuyv. Absent -> 420jpeg. Anything else (444,
 //               mono, 422p10, 420p12, ...) is refused with a ParseError.
 //   I, A        accepted and ignored (interlaced frames are shown as progressive).
@@ -36,10 +36,11 @@
 namespace handoff::media {
 
 struct Y4mOptions {
-  // What 8-bit 4:2:0 is read as: NV12 (the default: what every consumer of
-  // frames takes, the viewer's file pipeline and recorder included) or I420
-  // (the file's planes unconverted). UsageError for any other format.
-  PixelFormat planar_420 = PixelFormat::NV12;
+  // What 8-bit 4:2:0 is read as: I420 (the default: the file's own planes,
+  // unconverted; the viewer, its recorder and live slots take it) or NV12
+  // (U and V interleaved while copying, for consumers that want two planes).
+  // UsageError for any other format.
+  PixelFormat format_420 = PixelFormat::I420;
 };
 
 // Opens `path`; parses the header now (ParseError naming the file and the
