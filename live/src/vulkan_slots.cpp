@@ -1,4 +1,4 @@
-// Vulkan slots: one exportable buffer (both planes, the VkFrameBuffer layout)
+// Vulkan slots: one exportable buffer (every plane, the VkFrameBuffer layout)
 // per slot, exported once as an OPAQUE_FD descriptor that every subscriber is
 // sent. A frame is announced only after the producer's fence (or the copy's)
 // has signalled.
@@ -63,7 +63,8 @@ class VulkanStorage final : public SlotStorage {
   std::vector<std::byte> staging_;
 };
 
-// Host frames go through the buffer's staged upload (waited for).
+// Host frames go through the buffer's staged upload (waited for): every plane
+// of the format (one to three) into its place in the slot's layout.
 void VulkanStorage::write(const Frame& src, const FrameLayout& l, CudaStream) {
   if (src.memory != MemoryKind::Host)
     throw UsageError("live publish: Vulkan slots take host frames (or publish(VkFrameBuffer) / acquire())");
@@ -74,7 +75,8 @@ void VulkanStorage::write(const Frame& src, const FrameLayout& l, CudaStream) {
   staged.format = slot.format;
   staged.width = slot.width;
   staged.height = slot.height;
-  for (std::size_t p = 0; p < 2; ++p) {
+  staged.colorimetry = l.colorimetry;
+  for (std::size_t p = 0; p < std::size_t(plane_count(slot.format)); ++p) {
     staged.planes[p] = slot.planes[p];
     staged.planes[p].data = staging_.data() + slot.planes[p].offset;
     staged.planes[p].offset = 0;
@@ -118,8 +120,9 @@ void vulkan_copy_frame(const VkFrameBuffer& src, VkFrameBuffer& dst) {
   const FrameLayout& a = src.layout();
   const FrameLayout& b = dst.layout();
   if (a.format != b.format || a.width != b.width || a.height != b.height)
-    throw UsageError("live publish(VkFrameBuffer): the source is " + std::to_string(a.width) + "x" +
-                     std::to_string(a.height) + ", the slot " + std::to_string(b.width) + "x" +
+    throw UsageError("live publish(VkFrameBuffer): the source is " + std::string(to_string(a.format)) + " " +
+                     std::to_string(a.width) + "x" + std::to_string(a.height) + ", the slot " +
+                     std::string(to_string(b.format)) + " " + std::to_string(b.width) + "x" +
                      std::to_string(b.height));
   VkContext& ctx = dst.buffer().context();
   ctx.submit_and_wait([&](VkCommandBuffer cb) {

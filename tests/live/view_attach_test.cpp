@@ -127,6 +127,47 @@ TEST_F(ViewAttach, VulkanSlotsAreImportedIntoGl) {
 #endif
 }
 
+// Vulkan slots take every format host and CUDA slots take (each plane at its
+// place in the slot's FrameLayout). A publisher in this process on a lavapipe
+// context with the validation layer on (any message fails) publishes a frame
+// of each family: packed RGB, grey (8, 16 bit, float), 4:2:2 packed, i420's
+// three planes; a viewer attached to it imports the slot into GL and shows
+// exactly what a viewer shown the frame directly shows.
+TEST_F(ViewAttach, VulkanSlotsOfEveryFamilyEqualTheFrameShownDirectlyUnderValidation) {
+#if HANDOFF_HAVE_VULKAN
+  std::string why;
+  if (!handoff::test::have_vulkan_device(&why)) GTEST_SKIP() << "no Vulkan device: " << why;
+  handoff::test::DebugMessages log;
+  {
+    auto vk = handoff::test::make_validated_context(log);
+    ASSERT_TRUE(vk->validation_enabled()) << "the validation layer must be on in tests";
+    PublisherOptions o;
+    o.memory = SlotMemory::Vulkan;
+    o.vulkan = vk.get();
+    for (PixelFormat f : {PixelFormat::RGB8, PixelFormat::BGR8, PixelFormat::RGBA8, PixelFormat::BGRA8,
+                          PixelFormat::GRAY8, PixelFormat::GRAY16, PixelFormat::GRAY32F, PixelFormat::YUYV,
+                          PixelFormat::UYVY, PixelFormat::I420}) {
+      SCOPED_TRACE(std::string(to_string(f)));
+      const std::string n = name("-" + std::string(to_string(f)));
+      Publisher pub(n, o);
+      Viewer v(headless());
+      v.attach(n);
+      ASSERT_TRUE(reaches_state(v, "live")) << v.attach_status()->message;
+      // One frame: gray32f's automatic range then matches the reference's.
+      ASSERT_TRUE(pub.publish(pattern_frame(f, kW, kH, 1)));
+      ASSERT_TRUE(shows_index(v, 1)) << v.stats().last_index;
+      EXPECT_TRUE(same_image(v.snapshot(), reference(f, 1)));
+      EXPECT_EQ(v.stream().format, f);
+      EXPECT_THAT(v.stream().memory, HasSubstr("Vulkan slots imported into GL"));
+      expect_no_gl_errors(v);
+    }
+  }
+  log.fail_on_any("Vulkan validation message during the test or at device destruction");
+#else
+  GTEST_SKIP() << "built without Vulkan";
+#endif
+}
+
 TEST_F(ViewAttach, ABadNameIsAUsageErrorAndShowAfterAttachIsRefused) {
   Viewer v(headless());
   EXPECT_THROW(v.attach("no spaces allowed"), UsageError);

@@ -123,15 +123,16 @@ class VkExportableImage {
   UniqueVkImageView view_;
 };
 
-// The layout of a VkFrameBuffer (frame.hpp's FrameLayout): luma rows, then
-// chroma rows, both with the same pitch (a multiple of 256 bytes, so it is a
-// whole number of samples and a whole number of 32-bit words), chroma at
-// pitch * height, everything in buffer 0. Throws InvalidFrame (a UsageError)
+// The layout of a VkFrameBuffer (frame.hpp's FrameLayout) for any format:
+// each plane's rows after the previous plane's, every plane with the same
+// pitch (a multiple of 256 bytes, so it is a whole number of samples and a
+// whole number of 32-bit words); NV12 / P010 chroma at pitch * height;
+// everything in buffer 0. Throws InvalidFrame (a UsageError)
 // naming the dimension for a width or height of 0 or above kMaxFrameDimension.
 FrameLayout vk_frame_layout(PixelFormat format, std::uint32_t width, std::uint32_t height);
 
-// An NV12 / P010 frame in one exportable buffer (both planes; the layout CUDA
-// maps as one range). Ownership and thread safety: as VkExportableBuffer.
+// A frame of any format in one exportable buffer (every plane; the layout CUDA
+// maps as one range, and live Vulkan slots share). Ownership and thread safety: as VkExportableBuffer.
 class VkFrameBuffer {
  public:
   VkFrameBuffer(VkContext& ctx, PixelFormat format, std::uint32_t width, std::uint32_t height,
