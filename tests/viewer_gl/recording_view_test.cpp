@@ -3,9 +3,11 @@
 // the displayed frames byte for byte, overlays come back, seek / step both
 // ways show the right frame, every pixel format round-trips, --topic picks a stream, a damaged tail plays to
 // its last whole frame with one warning, and handoff-view's recording options
-// fail clearly. Headless (EGL), GL debug contexts on; any KHR_debug error fails.
+// fail clearly; sample.y4m plays as i420. Headless (EGL), GL debug contexts on; any KHR_debug error fails.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <regex>
@@ -17,6 +19,7 @@
 #include <handoff/media/error.hpp>
 #include <handoff/media/recording.hpp>
 #include <handoff/media/scene.hpp>
+#include <handoff/media/y4m_reader.hpp>
 
 #include "process.hpp"
 #include "scratch_dir.hpp"
@@ -335,6 +338,42 @@ class Playback : public RecordingView {
   std::string file_;
   std::vector<RgbaImage> refs_;
 };
+
+// tests/data/sample.y4m (8-bit 4:2:0) plays as i420, Y4M's own planes: frame
+// k on display is what a viewer shown frame k directly shows, and within a
+// code of what it shows for the same frame read as nv12 (the old default).
+TEST_F(RecordingView, SampleY4mPlaysAsI420AsItsFramesShownDirectly) {
+  const std::string file = std::string(HANDOFF_TEST_DATA) + "/sample.y4m";
+  auto player = std::make_unique<Viewer>(options());
+  player->set_paused(true);
+  Viewer::PlayOptions p;
+  p.source = Viewer::Source::File;
+  p.file = file;
+  p.loop = false;
+  p.close_at_end = false;
+  player->play(p);
+  EXPECT_EQ(player->stream().format, PixelFormat::I420);
+  auto i420 = media::open_y4m(file);
+  auto nv12 = media::open_y4m(file, {PixelFormat::NV12});
+  const media::SourceInfo info = i420->info();
+  for (std::int64_t k = 0; k < info.frame_count; ++k) {
+    media::HostFrame a(PixelFormat::I420, info.width, info.height), b(PixelFormat::NV12, info.width, info.height);
+    ASSERT_TRUE(i420->read_into(a.target()));
+    ASSERT_TRUE(nv12->read_into(b.target()));
+    player->seek(k);
+    const RgbaImage shown = player->snapshot();
+    expect_same_image(shown, reference(a.frame(info.colorimetry), {}), "frame " + std::to_string(k));
+    const RgbaImage as_nv12 = reference(b.frame(info.colorimetry), {});
+    ASSERT_EQ(shown.width(), as_nv12.width());
+    int worst = 0;
+    for (std::uint32_t y = 0; y < shown.height(); ++y)
+      for (std::uint32_t x = 0; x < shown.stride(); ++x)
+        worst = std::max(worst, std::abs(int(shown.data()[y * shown.stride() + x]) -
+                                         int(as_nv12.data()[y * as_nv12.stride() + x])));
+    EXPECT_LE(worst, 1) << "frame " << k;
+  }
+  expect_clean(*player);
+}
 
 TEST_F(Playback, SeekShowsFrameKAndStepsGoBothWays) {
   auto v = paused_player(file_);
