@@ -331,6 +331,8 @@ TEST_F(HandoffSinkTest, EndOfStreamIsPostedAndStatsCountWhatWasShown) {
   gst_structure_get_uint64(s, "submitted", &submitted);
   gst_structure_get_uint64(s, "shown", &shown);
   gst_structure_get_uint64(s, "dropped", &dropped);
+  for (const char* field : {"recorded", "record-dropped", "record-skipped"})
+    EXPECT_TRUE(gst_structure_has_field(s, field)) << field;
   gst_structure_free(s);
   EXPECT_EQ(submitted, 12u);
   EXPECT_GE(shown, 1u);

@@ -156,7 +156,8 @@ GstStructure* viewer_stats(const SinkState& st) {
                       "dropped", G_TYPE_UINT64, guint64(v.dropped), "display-fps", G_TYPE_DOUBLE, v.display_fps,
                       "latency-p50-ms", G_TYPE_DOUBLE, v.latency_p50_ms, "latency-p99-ms", G_TYPE_DOUBLE,
                       v.latency_p99_ms, "copy-ms", G_TYPE_DOUBLE, v.copy_ms, "recorded", G_TYPE_UINT64,
-                      guint64(v.recorded), "record-dropped", G_TYPE_UINT64, guint64(v.record_dropped), nullptr);
+                      guint64(v.recorded), "record-dropped", G_TYPE_UINT64, guint64(v.record_dropped),
+                      "record-skipped", G_TYPE_UINT64, guint64(v.record_skipped), nullptr);
   }
   if (st.out.publisher) {
     const PublisherStats p = st.out.publisher->stats();
@@ -509,7 +510,7 @@ void install_properties(GObjectClass* oc) {
       g_param_spec_boxed("viewer-stats", "Viewer statistics",
                          "The viewer's counts: submitted, shown, dropped (replaced before display), display-fps, "
                          "latency-p50-ms, latency-p99-ms (buffer handed in to displayed), copy-ms, recorded, "
-                         "record-dropped; with publish=, published (and, with no viewer, the publisher's "
+                         "record-dropped, record-skipped (frames of another format or size than the recording's first); with publish=, published (and, with no viewer, the publisher's "
                          "recorded, record-dropped)",
                          GST_TYPE_STRUCTURE, GParamFlags(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 }
