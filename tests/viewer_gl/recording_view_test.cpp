@@ -16,6 +16,8 @@
 #include <handoff/viewer.hpp>
 #include <handoff/media/error.hpp>
 #include <handoff/media/recording.hpp>
+
+#include <layer_samples.hpp>
 #include <handoff/media/scene.hpp>
 
 #include "process.hpp"
@@ -429,6 +431,41 @@ TEST_F(RecordingView, CliRecordingErrors) {
   expect(run_program(HANDOFF_VIEW_EXE, {"--headless", "--record", path("no/such/dir/x.mcap")}), 1, "no/such/dir/x.mcap");
   expect(run_program(HANDOFF_VIEW_EXE, {"--headless", file, "--topic", "/nope"}), 1, "image topics: /cam0");
   expect(run_program(HANDOFF_VIEW_EXE, {"--headless", path("missing.mcap")}), 1, "missing.mcap");
+}
+
+// Issue 23: a frame's layers shown by a recording viewer are in the file
+// (<topic>/layers/<i>), and a viewer playing it draws them as the frame and
+// its layers shown directly.
+TEST_F(RecordingView, LayersAreRecordedAndPlayedBackAsShown) {
+  const std::string rec = path("layers.mcap");
+  const media::OverlayFrame ov = handoff::test::layered_overlays(0);
+  {
+    Viewer v(options(rec));
+    v.show(pattern(0), ov);
+    (void)v.snapshot();
+    v.close();
+    expect_clean(v);
+    ASSERT_EQ(v.stats().recorded, 1u);
+  }
+  auto src = media::open_recording(rec);
+  media::OverlayFrame got;
+  ASSERT_TRUE(src->overlays_for(0, got));
+  EXPECT_EQ(handoff::test::layer_difference(got, ov), "");
+  Viewer player(options());
+  player.set_paused(true);
+  Viewer::PlayOptions p;
+  p.source = Viewer::Source::File;
+  p.file = rec;
+  p.loop = false;
+  p.close_at_end = false;
+  player.play(p);
+  expect_same_image(player.snapshot(), reference(pattern(0), ov), "the played frame with its layers");
+  media::OverlayFrame boxes_only = ov;
+  boxes_only.layers.clear();
+  const RgbaImage plain = reference(pattern(0), boxes_only);
+  EXPECT_NE(std::memcmp(player.snapshot().data(), plain.data(), plain.stride() * plain.height()), 0)
+      << "the layers were not drawn";
+  expect_clean(player);
 }
 
 }  // namespace
