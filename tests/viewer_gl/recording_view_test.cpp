@@ -18,6 +18,7 @@
 #include <handoff/media/recording.hpp>
 
 #include <layer_samples.hpp>
+#include <log_capture.hpp>
 #include <handoff/media/scene.hpp>
 
 #include "process.hpp"
@@ -466,6 +467,36 @@ TEST_F(RecordingView, LayersAreRecordedAndPlayedBackAsShown) {
   EXPECT_NE(std::memcmp(player.snapshot().data(), plain.data(), plain.stride() * plain.height()), 0)
       << "the layers were not drawn";
   expect_clean(player);
+}
+
+// Class ids a recording cannot hold exactly (beyond 2^24 in 32FC1): the
+// frame is recorded without its layers, with one warning, and recording goes on.
+TEST_F(RecordingView, LayersARecordingCannotHoldAreLeftOutAndRecordingGoesOn) {
+  const std::string rec = path("wide.mcap");
+  std::vector<std::int32_t> ids = {1, 20'000'000, 3, 4};
+  media::OverlayFrame ov;
+  media::ClassMap m;
+  m.ids = handoff::test::owned_array(media::SampleType::I32, 2, 2, 1, 0, handoff::test::bytes_of(ids));
+  ov.layers.push_back(m);
+  handoff::test::LogCapture log;
+  std::uint64_t recorded = 0;
+  {
+    Viewer v(options(rec));
+    v.show(pattern(0), ov);
+    (void)v.snapshot();
+    v.show(pattern(1), ov);
+    (void)v.snapshot();
+    v.close();
+    expect_clean(v);  // no record error: the recording went on
+    recorded = v.stats().recorded;
+    EXPECT_EQ(recorded + v.stats().record_dropped, 2u);
+  }
+  ASSERT_GE(recorded, 1u);
+  EXPECT_TRUE(log.contains("recording: layers left out: layers[0].ids: id 20000000 is not exact"));
+  auto src = media::open_recording(rec);
+  EXPECT_EQ(std::uint64_t(src->info().frame_count), recorded);
+  media::OverlayFrame got;
+  EXPECT_FALSE(src->overlays_for(0, got));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <handoff/gl_handles.hpp>
 #include <handoff/error.hpp>
+#include <handoff/frame_validate.hpp>
 #include <handoff/gl_check.hpp>
 #include <handoff/host_frame.hpp>
 #include <handoff/log.hpp>
@@ -177,7 +178,7 @@ void FrameRecorder::run() {
     if (!skip) {
       try {
         const Frame frame = packed_frame(s->mapped, s->format, s->width, s->height, s->colorimetry);
-        written = writer_.write(frame, s->overlays, options_.topic, s->time_ns);
+        written = write_frame(frame, s->overlays, s->time_ns);
       } catch (const std::exception& e) {
         error = options_.path + ": " + e.what();
       }
@@ -192,6 +193,20 @@ void FrameRecorder::run() {
       log(LogLevel::Error, "recording stopped: " + error);
     }
     cv_.notify_all();
+  }
+}
+
+// Layers a recording cannot hold (class ids beyond 2^24) leave the frame's
+// layers out, with one warning; the recording goes on.
+bool FrameRecorder::write_frame(const Frame& frame, media::OverlayFrame& overlays, std::uint64_t time_ns) {
+  try {
+    return writer_.write(frame, overlays, options_.topic, time_ns);
+  } catch (const InvalidFrame& e) {
+    if (overlays.layers.empty()) throw;
+    if (!told_layers_) log(LogLevel::Warning, "recording: layers left out: " + std::string(e.what()));
+    told_layers_ = true;
+    overlays.layers.clear();
+    return writer_.write(frame, overlays, options_.topic, time_ns);
   }
 }
 
