@@ -66,7 +66,6 @@ class FrameRecorder {
                  std::uint32_t height);
   void hand_over(bool wait_all);
   void run();
-  bool write_frame(const Frame& frame, media::OverlayFrame& overlays, std::uint64_t time_ns);
 
   media::RecordTarget options_;
   media::RecordingWriter writer_;
@@ -78,7 +77,6 @@ class FrameRecorder {
   std::vector<std::string> errors_;            // guarded by mutex_
   bool stop_ = false, failed_ = false;         // guarded by mutex_
   bool finished_ = false;                      // display thread
-  bool told_layers_ = false;                   // recorder thread: layers left out once logged
   std::thread thread_;                         // last: starts once the members above exist
 };
 
