@@ -5,6 +5,7 @@
 #include <handoff/live/protocol.hpp>
 #include <handoff/media/overlay.hpp>
 
+#include "layer_codec.hpp"
 #include "wire.hpp"
 
 #include <cmath>
@@ -94,6 +95,7 @@ void encode_overlays(const media::OverlayFrame& f, std::vector<std::byte>& out) 
     put_color(w, t.color);
   }
   w.bytes(f.text_pool.data(), f.text_pool.size());
+  detail::encode_layers(f, w);
   if (out.size() > kMaxOverlayBytes)
     throw UsageError("encode_overlays: " + std::to_string(out.size()) + " bytes exceed the limit of " +
                      std::to_string(kMaxOverlayBytes));
@@ -153,8 +155,8 @@ Counts read_counts(WireReader& r, std::size_t total, media::OverlayFrame& out) {
   const std::uint64_t need = kCountsBytes + c.objects * kObjectBytes + c.keypoints * kKeypointBytes +
                              c.edges * kEdgeBytes + c.shapes * kShapeBytes + c.points * kPointBytes +
                              c.texts * kTextBytes + c.pool;
-  if (need != total)
-    r.fail("counts", "the counts need " + std::to_string(need) + " bytes, the block has " + std::to_string(total));
+  if (need + 4 > total)  // + the layer count
+    r.fail("counts", "the counts need " + std::to_string(need + 4) + " bytes, the block has " + std::to_string(total));
   return c;
 }
 
@@ -231,8 +233,9 @@ void decode_overlays(std::span<const std::byte> bytes, media::OverlayFrame& out)
   const Counts c = read_counts(r, bytes.size(), out);
   read_arrays(r, c, out);
   read_tail(r, c, out);
-  r.expect_end();
   check_edges(r, out);
+  detail::decode_layers(r, out);  // after the objects: masks go with their boxes
+  r.expect_end();
 }
 
 }  // namespace handoff::live

@@ -44,6 +44,15 @@ VkFrameBuffer* PublishSlot::vulkan_buffer() const noexcept {
 
 namespace {
 
+// What travels with a frame: nothing when there are no overlays or layers.
+// Layers are checked before a slot is taken (host layers only: the publisher
+// packs them into the overlay block).
+const media::OverlayFrame* overlays_to_send(const media::OverlayFrame& overlays) {
+  if (!overlays.has_content()) return nullptr;
+  media::validate_layers(overlays, -1);
+  return &overlays;
+}
+
 // The copy a recording reads: the slot's when it is host memory (its index,
 // timestamp and colorimetry the published frame's), else the frame as given
 // (CUDA: counted as not recorded).
@@ -76,7 +85,7 @@ Publisher::~Publisher() {
 }
 
 bool Publisher::publish(const Frame& frame, const media::OverlayFrame& overlay_frame, CudaStream cuda_stream) {
-  const media::OverlayFrame* overlays = overlay_frame.empty() ? nullptr : &overlay_frame;
+  const media::OverlayFrame* overlays = overlays_to_send(overlay_frame);
   validate(frame);
   if (frame.memory != MemoryKind::Host && frame.memory != MemoryKind::Cuda)
     throw UsageError("Publisher::publish: only host and CUDA frames are copied into slots (this one is in " +
@@ -110,7 +119,7 @@ bool Publisher::publish(const Frame& frame, const media::OverlayFrame& overlay_f
 #if HANDOFF_HAVE_VULKAN
 bool Publisher::publish(const VkFrameBuffer& source, std::int64_t index, double timestamp,
                         const media::OverlayFrame& overlay_frame) {
-  const media::OverlayFrame* overlays = overlay_frame.empty() ? nullptr : &overlay_frame;
+  const media::OverlayFrame* overlays = overlays_to_send(overlay_frame);
   if (core_->memory() != SlotMemory::Vulkan)
     throw UsageError("Publisher::publish(VkFrameBuffer): this publisher's slots are not Vulkan memory");
   const auto& l = source.layout();
@@ -145,7 +154,7 @@ PublishSlot Publisher::acquire(PixelFormat format, std::uint32_t width, std::uin
 }
 
 void Publisher::present(PublishSlot&& slot, const media::OverlayFrame& overlay_frame, const PresentSync& sync) {
-  const media::OverlayFrame* overlays = overlay_frame.empty() ? nullptr : &overlay_frame;
+  const media::OverlayFrame* overlays = overlays_to_send(overlay_frame);
   if (!slot || slot.core_ != core_)
     throw UsageError("Publisher::present: a slot this publisher did not hand out (or one already presented)");
   const FrameLayout& l = core_->layout(slot.slot_);

@@ -6,6 +6,7 @@
 
 #include <handoff/error.hpp>
 #include <handoff/frame_validate.hpp>
+#include <handoff/log.hpp>
 #include <handoff/media/error.hpp>
 #include <handoff/media/recording.hpp>
 
@@ -19,6 +20,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <tuple>
 
 namespace handoff::media {
@@ -121,6 +123,17 @@ class RecordingSourceImpl final : public RecordingSource {
   std::uint64_t image_key(std::size_t index) const;
   std::uint64_t annotation_key(std::size_t k) const;
   const mcap::MessageRef* matching_annotations(std::size_t index) const;
+  // Dense layers: each layer topic's messages matched to the frame as annotations are.
+  struct LayerTopic {
+    std::size_t index = 0;
+    std::string topic;
+    std::vector<mcap::MessageRef> messages;
+    mutable std::vector<std::optional<std::uint64_t>> keys;
+  };
+  void find_layer_topics();
+  void add_layers(std::size_t index, OverlayFrame& out) const;
+  void add_layer(const LayerTopic& t, const mcap::MessageRef& ref, OverlayFrame& out) const;
+  void warn_layer(const LayerTopic& t, const std::string& what) const;
   // Two captured pointers fit std::function's inline storage: naming the
   // place allocates nothing unless an error is reported.
   MessagePlace place(const mcap::MessageRef& ref) const {
@@ -144,7 +157,30 @@ class RecordingSourceImpl final : public RecordingSource {
   mutable std::int64_t keyed_frame_ = -1;
   mutable std::uint64_t frame_key_ = 0;
   mutable std::vector<std::optional<std::uint64_t>> annotation_keys_;
+  std::vector<LayerTopic> layer_topics_;            // by layer index
+  mutable std::set<std::string> layer_warnings_;    // each bad layer logged once
 };
+
+// Among `refs` (by log time) logged within `window` of `t`, nearest in log
+// time first, the first whose key (key_of(position)) is `key`; null when none.
+template <typename KeyOf>
+const mcap::MessageRef* match_key(const std::vector<mcap::MessageRef>& refs, std::uint64_t t, std::uint64_t key,
+                                  std::uint64_t window, KeyOf&& key_of) {
+  const std::uint64_t lo = t - std::min(t, window);
+  const std::uint64_t hi = t + std::min(window, std::numeric_limits<std::uint64_t>::max() - t);
+  auto by_time = [](const mcap::MessageRef& r, std::uint64_t v) { return r.log_time < v; };
+  const auto begin = refs.begin();
+  const auto first = std::lower_bound(begin, refs.end(), lo, by_time);
+  const auto last = std::upper_bound(first, refs.end(), hi,
+                                     [](std::uint64_t v, const mcap::MessageRef& r) { return v < r.log_time; });
+  auto right = std::lower_bound(first, last, t, by_time), left = right;
+  while (left != first || right != last) {
+    const bool go_right = right != last && (left == first || right->log_time - t <= t - std::prev(left)->log_time);
+    const auto it = go_right ? right++ : --left;
+    if (key_of(std::size_t(it - begin)) == key) return &*it;
+  }
+  return nullptr;
+}
 
 RecordingSourceImpl::RecordingSourceImpl(std::unique_ptr<mcap::Reader> reader, const RecordingOpenOptions& options)
     : reader_(std::move(reader)), window_ns_(options.annotation_window_ns) {
@@ -219,6 +255,7 @@ void RecordingSourceImpl::choose_topics(const RecordingOpenOptions& options) {
   }
   if (!annotations_topic_.empty()) annotations_ = topic_messages(annotations_topic_, kImageAnnotationsSchema, true);
   annotation_keys_.assign(annotations_.size(), std::nullopt);
+  find_layer_topics();
 }
 
 void RecordingSourceImpl::read_first_frame() {
@@ -270,13 +307,14 @@ void RecordingSourceImpl::seek(std::int64_t index) {
 
 bool RecordingSourceImpl::overlays_for(std::int64_t index, OverlayFrame& out) const {
   out.clear();
-  if (annotations_.empty() || index < 0 || index >= std::int64_t(frames_.size())) return false;
-  const mcap::MessageRef* match = matching_annotations(std::size_t(index));
-  if (!match) return false;
-  const mcap::MessageView m = reader_->read(*match);
-  decode_annotations(m.data, out, place(*match));
+  if (index < 0 || index >= std::int64_t(frames_.size())) return false;
+  if (const mcap::MessageRef* match = annotations_.empty() ? nullptr : matching_annotations(std::size_t(index))) {
+    const mcap::MessageView m = reader_->read(*match);
+    decode_annotations(m.data, out, place(*match));
+  }
+  add_layers(std::size_t(index), out);
   out.frame = index;
-  return !out.empty();
+  return out.has_content();
 }
 
 void RecordingSourceImpl::remember_key(std::size_t index, const RawImageView& image) const {
@@ -306,22 +344,72 @@ std::uint64_t RecordingSourceImpl::annotation_key(std::size_t k) const {
 // The annotation message with frame `index`'s timestamp, among those logged
 // within window_ns_ of the frame, nearest in log time first; null when none.
 const mcap::MessageRef* RecordingSourceImpl::matching_annotations(std::size_t index) const {
-  const std::uint64_t key = image_key(index);
-  const std::uint64_t t = frames_[index].log_time;
-  const std::uint64_t lo = t - std::min(t, window_ns_);
-  const std::uint64_t hi = t + std::min(window_ns_, std::numeric_limits<std::uint64_t>::max() - t);
-  auto by_time = [](const mcap::MessageRef& r, std::uint64_t v) { return r.log_time < v; };
-  const auto begin = annotations_.begin();
-  const auto first = std::lower_bound(begin, annotations_.end(), lo, by_time);
-  const auto last = std::upper_bound(first, annotations_.end(), hi,
-                                     [](std::uint64_t v, const mcap::MessageRef& r) { return v < r.log_time; });
-  auto right = std::lower_bound(first, last, t, by_time), left = right;
-  while (left != first || right != last) {
-    const bool go_right = right != last && (left == first || right->log_time - t <= t - std::prev(left)->log_time);
-    const auto it = go_right ? right++ : --left;
-    if (annotation_key(std::size_t(it - begin)) == key) return &*it;
+  return match_key(annotations_, frames_[index].log_time, image_key(index), window_ns_,
+                   [&](std::size_t k) { return annotation_key(k); });
+}
+
+// Layer topics of the image topic ("<topic>/layers/<i>", RawImage), by index.
+void RecordingSourceImpl::find_layer_topics() {
+  std::map<std::size_t, std::string> found;
+  for (const auto& t : topics_)
+    if (const auto i = layer_topic_index(topic_, t.topic)) found[*i] = t.topic;
+  for (const auto& [i, topic] : found) {
+    LayerTopic t;
+    t.index = i;
+    t.topic = topic;
+    t.messages = topic_messages(topic, kRawImageSchema, true);
+    t.keys.assign(t.messages.size(), std::nullopt);
+    layer_topics_.push_back(std::move(t));
   }
-  return nullptr;
+}
+
+// Each layer topic's message with frame `index`'s timestamp, in index order.
+// A bad layer is left out with one warning naming its topic and field; the
+// frame and the other layers play on.
+void RecordingSourceImpl::add_layers(std::size_t index, OverlayFrame& out) const {
+  if (layer_topics_.empty()) return;
+  const std::uint64_t key = image_key(index), t = frames_[index].log_time;
+  for (const LayerTopic& lt : layer_topics_) {
+    try {
+      const mcap::MessageRef* ref = match_key(lt.messages, t, key, window_ns_, [&](std::size_t k) {
+        std::optional<std::uint64_t>& v = lt.keys[k];
+        if (!v) {
+          const RawImageView image = parse_raw_image(reader_->read(lt.messages[k]).data, place(lt.messages[k]));
+          v = image.has_timestamp ? image.timestamp_ns : lt.messages[k].log_time;
+        }
+        return *v;
+      });
+      if (ref) add_layer(lt, *ref, out);
+    } catch (const Error& e) {  // ParseError
+      warn_layer(lt, e.what());
+    }
+  }
+}
+
+void RecordingSourceImpl::warn_layer(const LayerTopic& lt, const std::string& what) const {
+  if (layer_warnings_.insert(lt.topic + what).second)
+    log(LogLevel::Warning, "recording: layer topic " + mcap::detail::quoted(lt.topic) + " left out: " + what);
+}
+
+void RecordingSourceImpl::add_layer(const LayerTopic& lt, const mcap::MessageRef& ref, OverlayFrame& out) const {
+  const std::string location = "layer topic " + mcap::detail::quoted(lt.topic) + ": " + reader_->describe(ref);
+  const auto& channel = reader_->channels().at(ref.channel);
+  const auto settings = std::find_if(channel.metadata.begin(), channel.metadata.end(),
+                                     [](const auto& kv) { return kv.first == kLayerMetadataKey; });
+  if (settings == channel.metadata.end())
+    throw ParseError(reader_->name(), location, std::string(kLayerMetadataKey), "the channel has no layer settings");
+  const RawImageView image = parse_raw_image(reader_->read(ref).data, {reader_->name(), [&] { return location; }});
+  out.layers.push_back(decode_layer_message(image, settings->second, reader_->name(), location));
+  try {
+    validate_layers(out, -1);  // against the frame's boxes (masks) and the layer rules
+  } catch (const InvalidFrame& e) {
+    // Named by the topic's layer index, not its place among the layers read.
+    out.layers.pop_back();
+    const std::string what = e.what(), field = e.field();
+    const std::string rest = field.substr(std::min(field.find(']') + 1, field.size()));
+    throw ParseError(reader_->name(), location, "layers[" + std::to_string(lt.index) + "]" + rest,
+                     what.substr(field.size() + 2));
+  }
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ struct RecordingWriter::Item {
   std::uint64_t log_time = 0, publish_time = 0;
   std::vector<std::uint8_t> image;  // serialized foxglove.RawImage
   std::string annotations;          // serialized foxglove.ImageAnnotations; empty: none
+  std::vector<LayerMessage> layers;  // one per layer (encode_layer_messages)
 };
 
 // The writer thread's channels: one per (topic, colorimetry) for images, one
@@ -37,6 +38,8 @@ struct RecordingWriter::Channels {
   };
   std::vector<Image> images;
   std::map<std::string, std::uint16_t, std::less<>> annotations;
+  // Layer channels by (topic, settings): settings that change start a new channel on the topic.
+  std::map<std::pair<std::string, std::string>, std::uint16_t> layers;
   std::map<std::string, std::uint32_t, std::less<>> sequence;
 };
 
@@ -106,6 +109,13 @@ bool RecordingWriter::write(const Frame& frame, const OverlayFrame& overlays, st
   }
   if (!item) item = std::make_unique<Item>();
   const std::uint64_t publish = publish_time_ns.value_or(log_time_ns);
+  try {
+    encode_layer_messages(overlays, publish, item->layers);  // first: bad layers refuse the frame
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    free_.push_back(std::move(item));
+    throw;
+  }
   encode_raw_image(frame, publish, item->image);
   if (overlays.empty()) item->annotations.clear();
   else encode_annotations(overlays, publish, item->annotations);
@@ -145,6 +155,16 @@ void RecordingWriter::write_item(Item& item) {
     if (a == c.annotations.end()) a = c.annotations.emplace(topic, writer_->add_channel(c.annotation_schema, topic, "protobuf")).first;
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(item.annotations.data());
     writer_->write(a->second, seq, item.log_time, item.publish_time, std::span(bytes, item.annotations.size()));
+  }
+  for (const LayerMessage& layer : item.layers) {
+    std::string topic = layer_topic(item.topic, layer.index);
+    auto key = std::make_pair(std::move(topic), layer.settings);
+    auto l = c.layers.find(key);
+    if (l == c.layers.end()) {
+      const mcap::StringMap metadata{{std::string(kLayerMetadataKey), layer.settings}};
+      l = c.layers.emplace(key, writer_->add_channel(c.image_schema, key.first, "protobuf", metadata)).first;
+    }
+    writer_->write(l->second, seq, item.log_time, item.publish_time, layer.image);
   }
   ++seq;
 }

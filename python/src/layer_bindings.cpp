@@ -222,7 +222,46 @@ nb::ndarray<nb::numpy, std::uint8_t> colormap_array(const std::string& name) {
   return nb::ndarray<nb::numpy, std::uint8_t>(data, {256, 3}, owner);
 }
 
+// A read-only NumPy view of a host layer array (as received or read back),
+// keeping its owner alive: (H, W), or (N, H, W) for masks.
+nb::object array_view(const media::LayerArray& a, bool stack) {
+  auto* keep = new std::shared_ptr<const void>(a.owner);
+  nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<const void>*>(p); });
+  const std::size_t s = media::sample_size(a.type);
+  const std::size_t shape3[3] = {a.count, a.height, a.width};
+  const std::int64_t strides3[3] = {std::int64_t(a.image_pitch() / s), std::int64_t(a.row_pitch() / s), 1};
+  const std::size_t ndim = stack ? 3 : 2;
+  nb::dlpack::dtype dt;
+  switch (a.type) {
+    case media::SampleType::U8:
+    case media::SampleType::Bool: dt = nb::dtype<std::uint8_t>(); break;
+    case media::SampleType::I8: dt = nb::dtype<std::int8_t>(); break;
+    case media::SampleType::U16: dt = nb::dtype<std::uint16_t>(); break;
+    case media::SampleType::I16: dt = nb::dtype<std::int16_t>(); break;
+    case media::SampleType::U32: dt = nb::dtype<std::uint32_t>(); break;
+    case media::SampleType::I32: dt = nb::dtype<std::int32_t>(); break;
+    case media::SampleType::F32: dt = nb::dtype<float>(); break;
+    default: throw nb::value_error("layers: a received layer of an unexpected sample type");
+  }
+  nb::ndarray<nb::numpy, nb::ro> view(a.data, ndim, stack ? shape3 : shape3 + 1, owner,
+                                      stack ? strides3 : strides3 + 1, dt);
+  return nb::cast(view, nb::rv_policy::reference);
+}
+
 }  // namespace
+
+nb::list layers_to_objects(const media::OverlayFrame& overlays) {
+  nb::list out;
+  for (const media::Layer& layer : overlays.layers) {
+    const media::LayerArray& a = media::layer_array(layer);
+    if (a.memory != MemoryKind::Host) throw nb::value_error("layers: a CUDA layer cannot be returned");
+    nb::object array = array_view(a, layer.index() == 2);
+    if (const auto* m = std::get_if<media::ClassMap>(&layer)) out.append(nb::cast(PyClassMap{array, *m}));
+    else if (const auto* v = std::get_if<media::ScalarMap>(&layer)) out.append(nb::cast(PyScalarMap{array, *v}));
+    else out.append(nb::cast(PyInstanceMasks{array, std::get<media::InstanceMasks>(layer)}));
+  }
+  return out;
+}
 
 void layers_from_objects(nb::handle layers, media::OverlayFrame& out, std::vector<nb::object>& keep) {
   if (!layers.ptr() || layers.is_none()) return;

@@ -21,4 +21,9 @@ void bind_layers(nanobind::module_& m);
 // holds them. ValueError / TypeError naming "layers[i]" and the argument.
 void layers_from_objects(nanobind::handle layers, media::OverlayFrame& out, std::vector<nanobind::object>& keep);
 
+// The layers of `overlays` (host arrays: as a Subscriber or a recording gives
+// them) as handoff.ClassMap / ScalarMap / InstanceMasks objects over read-only
+// NumPy views of their samples (2-D; masks 3-D), which keep them alive.
+nanobind::list layers_to_objects(const media::OverlayFrame& overlays);
+
 }  // namespace handoff::py

@@ -11,6 +11,7 @@
 
 #include "acquired_frame.hpp"
 #include "frame_args.hpp"
+#include "layer_bindings.hpp"
 #include "module_common.hpp"
 #include "recording_bindings.hpp"
 
@@ -149,7 +150,7 @@ bool publish(PyPublisher& p, nb::handle frame, nb::handle boxes, const std::stri
              nb::handle labels, nb::handle scores, nb::handle class_ids, nb::handle track_ids, nb::handle keypoints,
              nb::handle skeleton, nb::handle overlays, std::optional<std::string> format,
              std::optional<Colorimetry> colorimetry, std::optional<std::int64_t> index,
-             std::optional<double> timestamp) {
+             std::optional<double> timestamp, nb::handle layers) {
   const std::shared_ptr<Publisher> pub = p.get();
   const int slot_device = p.cuda_device;
   PyFrame f = frame_of(frame, std::move(format), std::move(colorimetry));
@@ -159,8 +160,16 @@ bool publish(PyPublisher& p, nb::handle frame, nb::handle boxes, const std::stri
   const media::OverlayFrame& o = resolve_overlays(
       overlay_args(boxes, box_format, normalized, labels, scores, class_ids, track_ids, keypoints, skeleton, overlays),
       f.frame, scratch);
+  // Dense layers: read in place (kept alive by `keep` for the call), packed into the overlay block by publish().
+  media::OverlayFrame with_layers;
+  std::vector<nb::object> keep;
+  if (!layers.is_none()) {
+    with_layers = o;
+    layers_from_objects(layers, with_layers, keep);
+  }
+  const media::OverlayFrame& sent_overlays = layers.is_none() ? o : with_layers;
   return without_gil([&] {
-    const bool sent = pub->publish(f.frame, o);
+    const bool sent = pub->publish(f.frame, sent_overlays);
     // The copy publish() queued out of the caller's arrays: they may be reused once publish returns.
     synchronise_frame_context(f.frame, "publish: the copy out of the frame");
     if (f.frame.memory == MemoryKind::Host && pub->memory() == SlotMemory::Cuda) {
@@ -371,10 +380,12 @@ void bind_publisher(nb::module_& m) {
       [&](auto&&... kw) {
         cls.def("publish", &publish, "frame"_a, nb::kw_only(), kw..., "format"_a = nb::none(),
                 "colorimetry"_a = nb::none(), "index"_a = nb::none(), "timestamp"_a = nb::none(),
+                "layers"_a = nb::none(),
                 "Copies `frame` (what Viewer.show takes: a handoff.Frame, one array, a (luma, chroma) pair or "
                 "(luma, u, v), with its format= rule; host or CUDA) into a free slot and announces it with its overlays. Returns once the "
                 "copy is done (the arrays may be reused); False when every slot was held (dropped). index / "
-                "timestamp override the frame's.");
+                "timestamp override the frame's. layers: handoff.ClassMap / ScalarMap / InstanceMasks (host "
+                "arrays), sent with the frame.");
       },
       overlay_kwargs());
   cls.def("acquire", &acquire, "format"_a, "width"_a, "height"_a, "colorimetry"_a = nb::none(),

@@ -7,6 +7,7 @@
 #include "recording_bindings.hpp"
 
 #include "frame_args.hpp"
+#include "layer_bindings.hpp"
 #include "module_common.hpp"
 
 #include <handoff/media/mcap.hpp>
@@ -91,7 +92,7 @@ bool write(PyRecordingWriter& w, nb::handle frame, nb::handle boxes, const std::
            nb::handle labels, nb::handle scores, nb::handle class_ids, nb::handle track_ids, nb::handle keypoints,
            nb::handle skeleton, nb::handle overlays, std::optional<std::string> format,
            std::optional<Colorimetry> colorimetry, std::optional<std::string> topic,
-           std::optional<std::int64_t> log_time, std::optional<std::int64_t> publish_time) {
+           std::optional<std::int64_t> log_time, std::optional<std::int64_t> publish_time, nb::handle layers) {
   const PyFrame f = frame_of(frame, std::move(format), std::move(colorimetry));
   media::OverlayFrame scratch;
   const media::OverlayFrame& o = resolve_overlays(
@@ -104,7 +105,15 @@ bool write(PyRecordingWriter& w, nb::handle frame, nb::handle boxes, const std::
   const auto lock = lock_writer(w);
   media::RecordingWriter& rec = w.get();
   const std::uint64_t logged = log_time ? time_arg("log_time", log_time) : next_log_time(w.last_log_time);
-  const bool queued = without_gil([&] { return rec.write(f.frame, o, t, logged, published); });
+  // Dense layers: read in place (kept alive by `keep`), encoded by write() before it returns.
+  media::OverlayFrame with_layers;
+  std::vector<nb::object> keep;
+  if (!layers.is_none()) {
+    with_layers = o;
+    layers_from_objects(layers, with_layers, keep);
+  }
+  const media::OverlayFrame& written = layers.is_none() ? o : with_layers;
+  const bool queued = without_gil([&] { return rec.write(f.frame, written, t, logged, published); });
   w.last_log_time = std::max(w.last_log_time, logged);
   return queued;
 }
@@ -177,10 +186,11 @@ void bind_recording(nb::module_& m) {
       [&](auto&&... kw) {
         cls.def("write", &write, "frame"_a, nb::kw_only(), kw..., "format"_a = nb::none(),
                 "colorimetry"_a = nb::none(), "topic"_a = nb::none(), "log_time"_a = nb::none(),
-                "publish_time"_a = nb::none(),
+                "publish_time"_a = nb::none(), "layers"_a = nb::none(),
                 "Queues `frame` (host memory: a handoff.Frame, one array, a (luma, chroma) pair or (luma, u, "
                 "v), as Viewer.show takes it, format= rule included) with its overlays on `topic` (default: the writer's). log_time / "
-                "publish_time: nanoseconds (default: the wall clock, increasing). False when dropped.");
+                "publish_time: nanoseconds (default: the wall clock, increasing). layers: handoff.ClassMap / "
+                "ScalarMap / InstanceMasks, each on '<topic>/layers/<i>'. False when dropped.");
       },
       overlay_kwargs());
   cls.def("flush", [](PyRecordingWriter& w) {

@@ -380,6 +380,9 @@ void bind_overlays(nb::module_& m) {
       .def_prop_ro("shapes", [](const PyOverlays& o) { return o.overlays->shapes.size(); },
                    "Number of polygons and polylines.")
       .def_prop_ro("texts", [](const PyOverlays& o) { return o.overlays->texts.size(); }, "Number of free texts.")
+      .def_prop_ro("layers", [](const PyOverlays& o) { return layers_to_objects(*o.overlays); },
+                   "The dense layers (handoff.ClassMap / ScalarMap / InstanceMasks over read-only arrays) a "
+                   "Subscriber received or a recording holds for the frame; [] when none.")
       .def("__repr__", [](const PyOverlays& o) {
         return "<handoff.Overlays " + std::to_string(o.overlays->objects.size()) + " objects>";
       });

@@ -13,6 +13,20 @@ using namespace handoff;
 using namespace handoff::live;
 
 namespace {
+
+// Host samples kept for the run (the seeds are written before main returns).
+template <typename T>
+media::LayerArray array_of(std::vector<T>& v, media::SampleType type, std::uint32_t w, std::uint32_t h,
+                           std::uint32_t count = 1) {
+  media::LayerArray a;
+  a.data = v.data();
+  a.type = type;
+  a.width = w;
+  a.height = h;
+  a.count = count;
+  return a;
+}
+
 void write(const std::string& dir, const std::string& name, std::uint8_t fds, const std::vector<std::byte>& bytes) {
   std::ofstream out(dir + "/" + name, std::ios::binary);
   out.put(static_cast<char>(fds));
@@ -81,5 +95,36 @@ int main(int argc, char** argv) {
   f.format = PixelFormat::GRAY32F;
   write(dir, "frame_gray32f.bin", 0, encode_message(f));
   write(dir, "overlays.bin", 0, overlay_bytes);
+
+  // Issue 23's layers: one of each kind (one mask: one box) in an overlay block.
+  std::vector<std::uint8_t> ids = {0, 1, 2, 3, 1, 1, 2, 0, 255, 7, 7, 0};
+  std::vector<float> values = {0.f, 0.5f, -1.f, 2.f, 1e30f, 3.f};
+  std::vector<std::uint8_t> mask = {0, 1, 1, 0};
+  media::ClassMap m;
+  m.ids = array_of(ids, media::SampleType::U8, 4, 3);
+  m.colors = {{1, {255, 0, 0, 255}}, {2, {0, 0, 255, 255}}};
+  m.names = {{0, "bg"}, {1, "road"}};
+  m.transparent = {0};
+  m.target = media::RectF{1, 2, 20, 10};
+  ov.layers.push_back(m);
+  media::ScalarMap sm;
+  sm.values = array_of(values, media::SampleType::F32, 3, 2);
+  sm.colormap = media::Colormap::Viridis;
+  sm.range = std::array<double, 2>{-1.0, 3.0};
+  ov.layers.push_back(sm);
+  media::InstanceMasks k;
+  k.masks = array_of(mask, media::SampleType::U8, 2, 2);
+  ov.layers.push_back(k);
+  encode_overlays(ov, overlay_bytes);
+  media::OverlayFrame back;
+  decode_overlays(overlay_bytes, back);  // a seed the decoder accepts (throws otherwise)
+  if (back.layers.size() != 3) return 1;
+  write(dir, "overlays_layers.bin", 0, overlay_bytes);
+  f.format = PixelFormat::P010;
+  f.pitches = {256, 256};
+  f.offsets = {0, 256 * 17};
+  f.overlays = OverlayCarrier::Inline;
+  f.inline_overlays = overlay_bytes;
+  write(dir, "frame_inline_layers.bin", 0, encode_message(f));
   return 0;
 }

@@ -264,17 +264,20 @@ TEST(LiveProtocol, EveryFormatsPlanesAreChecked) {
   }
 }
 
-// An old peer (protocol version 2, before issue 23's formats) is refused by
-// the version check, naming both versions, before any frame is read.
-TEST(LiveProtocol, AVersion2PeerIsRefusedByName) {
-  auto hello = encode_message(Hello{1, 0, kAcceptsAll, "old"});
-  set_u16(hello, 4, 2);
-  try {
-    (void)decode_message(hello, 0);
-    FAIL() << "accepted a version 2 peer";
-  } catch (const ProtocolVersionMismatch& e) {
-    EXPECT_EQ(e.theirs(), 2);
-    EXPECT_THAT(e.what(), HasSubstr("the peer speaks version 2, this side version 3"));
+// An old peer (protocol version 3, before issue 23's layers; 2, before its
+// formats) is refused by the version check, naming both versions, before any
+// frame is read.
+TEST(LiveProtocol, AVersion2Or3PeerIsRefusedByName) {
+  for (std::uint16_t old : {2, 3}) {
+    auto hello = encode_message(Hello{1, 0, kAcceptsAll, "old"});
+    set_u16(hello, 4, old);
+    try {
+      (void)decode_message(hello, 0);
+      FAIL() << "accepted a version " << old << " peer";
+    } catch (const ProtocolVersionMismatch& e) {
+      EXPECT_EQ(e.theirs(), old);
+      EXPECT_THAT(e.what(), HasSubstr("the peer speaks version " + std::to_string(old) + ", this side version 4"));
+    }
   }
 }
 
@@ -499,8 +502,8 @@ TEST(LiveOverlays, MalformedBlocksAreRefused) {
   encode_overlays(sample_overlays(), b);
   for (std::size_t n = 0; n < b.size(); ++n) EXPECT_FALSE(overlay_failure(std::span(b).first(n)).empty()) << n;
   auto more = b;
-  more.push_back(std::byte{0});
-  EXPECT_EQ(overlay_failure(more), "overlays.counts");
+  more.push_back(std::byte{0});  // after the layer count (0): trailing bytes
+  EXPECT_EQ(overlay_failure(more), "overlays");
   auto counts = b;
   counts[8] = std::byte{0xff};  // objects: 255 more than there are
   EXPECT_EQ(overlay_failure(counts), "overlays.counts");

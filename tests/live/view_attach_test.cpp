@@ -17,6 +17,8 @@
 #include <gmock/gmock.h>
 
 #include <signal.h>
+#include <layer_samples.hpp>
+
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -112,6 +114,30 @@ TEST_F(ViewAttach, HostSlotsOfEachNewFamilyEqualTheFrameShownDirectly) {
     SCOPED_TRACE(std::string(to_string(f)));
     pixels_match(f, "host");
   }
+}
+
+// Issue 23: a frame's layers published with it are drawn by the attached
+// viewer exactly as by a viewer shown the frame and its layers directly.
+TEST_F(ViewAttach, PublishedLayersAreDrawnAsWhenShownDirectly) {
+  Publisher pub(name());
+  Viewer v(headless());
+  v.attach(name());
+  ASSERT_TRUE(reaches_state(v, "live")) << v.attach_status()->message;
+  const Frame f = pattern_frame(PixelFormat::NV12, kW, kH, 5);
+  const media::OverlayFrame ov = handoff::test::layered_overlays(5);
+  settle(pub);
+  ASSERT_TRUE(pub.publish(f, ov));
+  ASSERT_TRUE(shows_index(v, 5)) << v.stats().last_index;
+  Viewer direct(headless("reference"));
+  direct.show(f, ov);
+  const RgbaImage attached = v.snapshot();
+  EXPECT_TRUE(same_image(attached, direct.snapshot()));
+  media::OverlayFrame boxes_only = ov;
+  boxes_only.layers.clear();
+  Viewer plain(headless("boxes only"));
+  plain.show(f, boxes_only);
+  EXPECT_FALSE(same_image(attached, plain.snapshot())) << "the layers were not drawn";
+  expect_no_gl_errors(v);
 }
 
 TEST_F(ViewAttach, VulkanSlotsAreImportedIntoGl) {

@@ -18,6 +18,9 @@
 #include <handoff/viewer.hpp>
 #include <handoff/media/error.hpp>
 #include <handoff/media/recording.hpp>
+
+#include <layer_samples.hpp>
+#include <log_capture.hpp>
 #include <handoff/media/scene.hpp>
 #include <handoff/media/y4m_reader.hpp>
 
@@ -541,6 +544,71 @@ TEST_F(RecordingView, CliRecordingErrors) {
   expect(run_program(HANDOFF_VIEW_EXE, {"--headless", "--record", path("no/such/dir/x.mcap")}), 1, "no/such/dir/x.mcap");
   expect(run_program(HANDOFF_VIEW_EXE, {"--headless", file, "--topic", "/nope"}), 1, "image topics: /cam0");
   expect(run_program(HANDOFF_VIEW_EXE, {"--headless", path("missing.mcap")}), 1, "missing.mcap");
+}
+
+// Issue 23: a frame's layers shown by a recording viewer are in the file
+// (<topic>/layers/<i>), and a viewer playing it draws them as the frame and
+// its layers shown directly.
+TEST_F(RecordingView, LayersAreRecordedAndPlayedBackAsShown) {
+  const std::string rec = path("layers.mcap");
+  const media::OverlayFrame ov = handoff::test::layered_overlays(0);
+  {
+    Viewer v(options(rec));
+    v.show(pattern(0), ov);
+    (void)v.snapshot();
+    v.close();
+    expect_clean(v);
+    ASSERT_EQ(v.stats().recorded, 1u);
+  }
+  auto src = media::open_recording(rec);
+  media::OverlayFrame got;
+  ASSERT_TRUE(src->overlays_for(0, got));
+  EXPECT_EQ(handoff::test::layer_difference(got, ov), "");
+  Viewer player(options());
+  player.set_paused(true);
+  Viewer::PlayOptions p;
+  p.source = Viewer::Source::File;
+  p.file = rec;
+  p.loop = false;
+  p.close_at_end = false;
+  player.play(p);
+  expect_same_image(player.snapshot(), reference(pattern(0), ov), "the played frame with its layers");
+  media::OverlayFrame boxes_only = ov;
+  boxes_only.layers.clear();
+  const RgbaImage plain = reference(pattern(0), boxes_only);
+  EXPECT_NE(std::memcmp(player.snapshot().data(), plain.data(), plain.stride() * plain.height()), 0)
+      << "the layers were not drawn";
+  expect_clean(player);
+}
+
+// Class ids a recording cannot hold exactly (beyond 2^24 in 32FC1): the
+// frame is recorded without its layers, with one warning, and recording goes on.
+TEST_F(RecordingView, LayersARecordingCannotHoldAreLeftOutAndRecordingGoesOn) {
+  const std::string rec = path("wide.mcap");
+  std::vector<std::int32_t> ids = {1, 20'000'000, 3, 4};
+  media::OverlayFrame ov;
+  media::ClassMap m;
+  m.ids = handoff::test::owned_array(media::SampleType::I32, 2, 2, 1, 0, handoff::test::bytes_of(ids));
+  ov.layers.push_back(m);
+  handoff::test::LogCapture log;
+  std::uint64_t recorded = 0;
+  {
+    Viewer v(options(rec));
+    v.show(pattern(0), ov);
+    (void)v.snapshot();
+    v.show(pattern(1), ov);
+    (void)v.snapshot();
+    v.close();
+    expect_clean(v);  // no record error: the recording went on
+    recorded = v.stats().recorded;
+    EXPECT_EQ(recorded + v.stats().record_dropped, 2u);
+  }
+  ASSERT_GE(recorded, 1u);
+  EXPECT_TRUE(log.contains("recording: layers left out: layers[0].ids: id 20000000 is not exact"));
+  auto src = media::open_recording(rec);
+  EXPECT_EQ(std::uint64_t(src->info().frame_count), recorded);
+  media::OverlayFrame got;
+  EXPECT_FALSE(src->overlays_for(0, got));
 }
 
 }  // namespace

@@ -159,7 +159,8 @@ class Publisher {
   Publisher& operator=(const Publisher&) = delete;
 
   // Copies `frame` (host or CUDA memory) into a free slot and announces it
-  // with `overlays` (none when empty). Into CUDA slots the copy is queued on
+  // with `overlays` (none when they hold no overlays and no layers; host
+  // layers only, sent in the overlay block: docs/live.md). Into CUDA slots the copy is queued on
   // `cuda_stream` (default: the legacy default stream), after the
   // producer's work on that stream, and the frame is announced with the slot's
   // interprocess event recorded after it: publish() returns before the copy
@@ -168,7 +169,8 @@ class Publisher {
   // Host-to-host and into host slots the copy is done when it returns.
   // Returns false when every slot was held (the frame is dropped and counted).
   // Throws UsageError for a frame it cannot take (GL / Vulkan memory, invalid
-  // layout) and handoff::Error when a copy fails.
+  // layout), InvalidFrame for bad layers (validate_layers; CUDA layers) and
+  // handoff::Error when a copy fails.
   bool publish(const Frame& frame, const media::OverlayFrame& overlays = {}, CudaStream cuda_stream = {});
 
 #if HANDOFF_HAVE_VULKAN

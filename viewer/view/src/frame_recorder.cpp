@@ -6,6 +6,7 @@
 
 #include <handoff/gl_handles.hpp>
 #include <handoff/error.hpp>
+#include <handoff/frame_validate.hpp>
 #include <handoff/gl_check.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
@@ -202,6 +203,27 @@ void FrameRecorder::hand_over(bool wait_all) {
   }
 }
 
+namespace {
+
+// Layers a recording cannot hold (class ids beyond 2^24) leave the frame's
+// layers out, with one warning per recorder thread (one per recording); the
+// recording goes on.
+bool write_frame(media::RecordingWriter& writer, const Frame& frame, media::OverlayFrame& overlays,
+                 const std::string& topic, std::uint64_t time_ns) {
+  try {
+    return writer.write(frame, overlays, topic, time_ns);
+  } catch (const InvalidFrame& e) {
+    if (overlays.layers.empty()) throw;
+    thread_local bool told = false;
+    if (!told) log(LogLevel::Warning, "recording: layers left out: " + std::string(e.what()));
+    told = true;
+    overlays.layers.clear();
+    return writer.write(frame, overlays, topic, time_ns);
+  }
+}
+
+}  // namespace
+
 // The recorder thread: each readback into the writer, then its buffer back.
 void FrameRecorder::run() {
   media::lower_thread_priority(kRecordingNice);
@@ -219,7 +241,7 @@ void FrameRecorder::run() {
     if (!skip) {
       try {
         const Frame frame = packed_frame(s->mapped, s->format, s->width, s->height, s->colorimetry);
-        written = writer_.write(frame, s->overlays, options_.topic, s->time_ns);
+        written = write_frame(writer_, frame, s->overlays, options_.topic, s->time_ns);
       } catch (const std::exception& e) {
         error = options_.path + ": " + e.what();
       }

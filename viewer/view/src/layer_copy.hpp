@@ -21,7 +21,7 @@ namespace handoff::view {
 // from CUDA memory by this build of the viewer).
 media::OverlayFrame copy_layers(const media::OverlayFrame& overlays, int cuda_device);
 
-// Half-precision bits to float (IEEE 754 binary16: subnormals, inf, NaN).
-float half_to_float(std::uint16_t h);
+// Half-precision bits to float (media's).
+using media::half_to_float;
 
 }  // namespace handoff::view

@@ -37,7 +37,7 @@ struct OverlayFrame;
 namespace handoff::live {
 
 inline constexpr std::uint32_t kMagic = 0x4C464F48;  // bytes 'H' 'O' 'F' 'L'
-inline constexpr std::uint16_t kProtocolVersion = 3;  // 2: Leave; 3: every PixelFormat, three planes
+inline constexpr std::uint16_t kProtocolVersion = 4;  // 2: Leave; 3: every PixelFormat, three planes; 4: layers
 inline constexpr std::size_t kHeaderBytes = 16;
 // The largest datagram either side sends or accepts (a receive buffer this
 // size detects a larger one as truncated).
@@ -49,6 +49,8 @@ inline constexpr std::size_t kMaxOverlayBytes = std::size_t{64} << 20;
 // A slot's allocation above this is refused (a 32768 x 32768 P010 frame is ~3 GiB).
 inline constexpr std::uint64_t kMaxSlotBytes = std::uint64_t{1} << 34;
 inline constexpr std::size_t kMaxTextBytes = 1024;
+// Dense layers per frame at most (the overlay block's layer count).
+inline constexpr std::size_t kMaxLayers = 64;
 inline constexpr std::size_t kIpcHandleBytes = 64;  // CU_IPC_HANDLE_SIZE
 
 // Malformed input from a peer: `field()` names what is wrong ("header.magic",
@@ -195,10 +197,15 @@ Message decode_message(std::span<const std::byte> datagram, std::size_t descript
 void describe_planes(const Frame& frame, std::uintptr_t base, FrameAnnounce& out);
 
 // --- overlays -----------------------------------------------------------------
-// Binary form of a media::OverlayFrame (its flat arrays, counts first).
+// Binary form of a media::OverlayFrame (its flat arrays, counts first, then
+// its dense layers: settings and packed samples, docs/live.md "Layers").
+// Throws InvalidFrame for layers it cannot send (validate_layers on the host;
+// names too long or with control characters).
 void encode_overlays(const media::OverlayFrame& overlays, std::vector<std::byte>& out);
 // Parses and validates (counts against the size, every index and text range,
-// coordinates finite) into `out` (cleared first). Throws ProtocolError.
+// coordinates finite, layers: sizes against the block, kinds, sample types,
+// then validate_layers) into `out` (cleared first; layers own copies of their
+// samples). Throws ProtocolError.
 void decode_overlays(std::span<const std::byte> bytes, media::OverlayFrame& out);
 
 }  // namespace handoff::live

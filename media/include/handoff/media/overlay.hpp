@@ -202,8 +202,10 @@ struct OverlayFrame {
   std::vector<Layer> layers;
 
   void clear();
-  // No vector overlays (layers aside: recordings and publishers carry none yet).
+  // No vector overlays (layers aside: see has_content()).
   bool empty() const { return objects.empty() && shapes.empty() && texts.empty(); }
+  // Vector overlays or layers.
+  bool has_content() const { return !empty() || !layers.empty(); }
   std::string_view text(TextRef r) const { return std::string_view(text_pool).substr(r.offset, r.size); }
 
   // Building helpers (the programmatic API; the scene and the parser use them).
@@ -234,6 +236,23 @@ std::size_t boxed_objects(const OverlayFrame& overlays);
 // boxed_objects(). Throws InvalidFrame naming the field and the values:
 // "layers[2].masks.count: 3 masks for 2 boxes", "layers[0].opacity: ...".
 void validate_layers(const OverlayFrame& overlays, int cuda_device);
+
+// The samples of a layer (ids, values or masks).
+const LayerArray& layer_array(const Layer& layer);
+
+// Packed host copies in the sample types the viewer draws from (the one
+// conversion show(), the live publisher and the recording writer share), each
+// owning its memory; the source must be a valid host array:
+//   packed_ids      8, 16, 32-bit ids as they are; 64-bit ids keep their low 32 bits
+//   packed_scalars  f32 (f16, f64 and integers converted; NaN and +-inf kept)
+//   packed_masks    u8, 1 where sample > threshold, else 0
+LayerArray packed_ids(const LayerArray& ids);
+LayerArray packed_scalars(const LayerArray& values);
+LayerArray packed_masks(const LayerArray& masks, float threshold);
+// Replaces the layer's array by its packed copy (masks: threshold 0.5 after).
+void pack_layer(Layer& layer);
+// Half-precision bits to float (IEEE 754 binary16: subnormals, inf, NaN).
+float half_to_float(std::uint16_t h);
 
 // The colours layers are drawn with.
 //

@@ -15,6 +15,10 @@
 //   skeletons (LINE_LIST), polygons (LINE_LOOP), polylines (LINE_STRIP), texts;
 //   score, class, track and the rest in each annotation's metadata
 //   ("handoff.*" keys), so everything round-trips.
+// - Its dense layers (OverlayFrame::layers) are foxglove.RawImage messages on
+//   "<topic>/layers/<index>" (mono8, mono16, 32FC1) with the same times; each
+//   layer's settings are JSON in its channel's metadata ("handoff.layer"):
+//   see encode_layer_messages().
 // - Colorimetry is channel metadata ("handoff.color_matrix", ...): a frame
 //   whose colorimetry differs from its topic's channel starts a new channel on
 //   the same topic.
@@ -130,6 +134,47 @@ void decode_annotations(std::span<const std::uint8_t> bytes, OverlayFrame& out, 
 // `where` when the bytes are not such a message.
 std::optional<std::uint64_t> annotations_timestamp(std::span<const std::uint8_t> bytes, const MessagePlace& where);
 
+// --- Layers (docs/recording.md "Layers") ------------------------------------------------
+
+// Layer i of a frame on `topic` is on "<topic>/layers/<i>".
+inline constexpr std::string_view kLayersInfix = "/layers/";
+// The channel metadata key holding a layer's settings (JSON).
+inline constexpr std::string_view kLayerMetadataKey = "handoff.layer";
+// Layers per frame a recording holds at most (topics "<topic>/layers/0" .. "/999").
+inline constexpr std::size_t kMaxRecordedLayers = 1000;
+std::string layer_topic(std::string_view image_topic, std::size_t index);
+// The index of a layer topic of `image_topic` ("<image_topic>/layers/<0..999>"); nullopt for other topics.
+std::optional<std::size_t> layer_topic_index(std::string_view image_topic, std::string_view topic);
+
+// One layer of a frame as recorded: its index in OverlayFrame::layers, its
+// settings (the channel metadata's JSON) and its serialized foxglove.RawImage.
+struct LayerMessage {
+  std::size_t index = 0;
+  std::string settings;
+  std::vector<std::uint8_t> image;
+};
+
+// Encodes each layer of `overlays` (validate_layers, host only, at most
+// kMaxRecordedLayers) packed as
+// pack_layer converts it: class ids of 8 bits as mono8, of 16 bits as mono16,
+// of 32 bits as 32FC1 (exact: ids beyond +-2^24 are an InvalidFrame naming
+// the layer); scalars as 32FC1; masks as one mono8 image, 0 / 255, the masks
+// stacked top to bottom (a frame with no masks writes no message). Settings:
+//   {"kind": "class_map", "ids": "u8"|"i8"|"u16"|"i16"|"u32"|"i32",
+//    "colors": {"<id>": "#rrggbb"}, "names": {"<id>": "name"}, "transparent": [ids], ...}
+//   {"kind": "scalar_map", "colormap": "turbo", "range": [lo, hi] (absent: automatic), ...}
+//   {"kind": "instance_masks", "mask_height": H, ...}
+//   and in each: "opacity": 0.5, "target": [x, y, w, h] (absent: the whole frame).
+void encode_layer_messages(const OverlayFrame& overlays, std::uint64_t timestamp_ns, std::vector<LayerMessage>& out);
+
+// A recorded layer back from its RawImage and settings: packed host arrays as
+// pack_layer makes them (masks 0 / 1). ParseError at (file, location) naming
+// the field ("handoff.layer.kind", "RawImage.encoding", ...) for settings that
+// are not such JSON, an encoding that does not match the kind, sizes or samples
+// that do not fit. Not validated against the frame (validate_layers does that).
+Layer decode_layer_message(const RawImageView& image, std::string_view settings, const std::string& file,
+                           const std::string& location);
+
 // Channel metadata for a stream's colorimetry, and back. Absent or unknown
 // values take the defaults a file without them gets (BT.601 up to 576 rows,
 // else BT.709; limited range; chroma siting left).
@@ -198,8 +243,10 @@ class RecordingWriter {
   // on `topic` and, when `overlays` is not empty, its ImageAnnotations on
   // "<topic>/annotations". log_time_ns: the message log time (nanoseconds);
   // publish_time_ns (default: the log time) is also the messages' timestamp
-  // field. Returns false when the frame was dropped (queue full). UsageError
-  // for a frame not in host memory, an empty topic or use after close().
+  // field. Each of overlays.layers goes on "<topic>/layers/<index>"
+  // (encode_layer_messages). Returns false when the frame was dropped (queue
+  // full). UsageError for a frame not in host memory, an empty topic or use
+  // after close(); InvalidFrame for bad layers (nothing of the frame written).
   bool write(const Frame& frame, const OverlayFrame& overlays, std::string_view topic, std::uint64_t log_time_ns,
              std::optional<std::uint64_t> publish_time_ns = std::nullopt);
   // Waits until every queued frame is in the file (at most wait_limit()

@@ -1,0 +1,73 @@
+"""Dense layers beyond Viewer.show: Publisher.publish(layers=...) -> Subscriber (Overlays.layers),
+and RecordingWriter.write(layers=...) -> handoff.open (Overlays.layers), converted as the viewer
+converts them (ids as they are, scalars float32, masks 0 / 1); bad layers are ValueErrors."""
+import os
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import handoff
+
+sys.path.insert(0, os.path.dirname(__file__))
+from live_helpers import live_dir  # noqa: E402,F401
+
+BOXES = [[0, 0, 4, 4], [5, 5, 4, 4]]
+
+
+def sample_layers():
+    ids = (np.arange(6 * 10, dtype=np.uint16).reshape(6, 10) * 7) % 300
+    depth = np.linspace(-1.0, 4.0, 8 * 4, dtype=np.float64).reshape(4, 8)
+    masks = np.zeros((2, 3, 5), dtype=bool)
+    masks[0, 1:, :2] = True
+    masks[1, 0, 4] = True
+    layers = [handoff.ClassMap(ids, names=["bg", "road"], colors={1: (200, 10, 10)}, transparent=[0], opacity=0.25),
+              handoff.ScalarMap(depth, colormap="magma", range=(-1.0, 4.0), opacity=0.75),
+              handoff.InstanceMasks(masks, opacity=0.5)]
+    return ids, depth, masks, layers
+
+
+def assert_layers(got, ids, depth, masks):
+    assert [type(layer).__name__ for layer in got] == ["ClassMap", "ScalarMap", "InstanceMasks"]
+    assert got[0].ids.dtype == np.uint16 and got[0].opacity == 0.25
+    np.testing.assert_array_equal(got[0].ids, ids)
+    assert got[1].values.dtype == np.float32 and got[1].colormap == "magma" and got[1].opacity == 0.75
+    np.testing.assert_array_equal(got[1].values, depth.astype(np.float32))
+    assert got[2].masks.shape == (2, 3, 5)
+    np.testing.assert_array_equal(got[2].masks, masks.astype(np.uint8))
+    with pytest.raises(ValueError):
+        got[0].ids[0, 0] = 1  # read-only views of what arrived
+
+
+def test_published_layers_arrive_with_their_frame(live_dir):
+    ids, depth, masks, layers = sample_layers()
+    frame = np.full((18, 32), 60, dtype=np.uint8)
+    with handoff.Publisher("layers") as pub, handoff.Subscriber("layers") as sub:
+        deadline = time.monotonic() + 20
+        while pub.stats.subscribers == 0:
+            assert time.monotonic() < deadline, "the subscriber did not connect"
+            time.sleep(0.01)
+        assert pub.publish(frame, format="gray8", boxes=BOXES, layers=layers)
+        f = sub.next(timeout=20)
+        assert f is not None, sub.status.message
+        assert len(f.overlays) == 2
+        assert_layers(f.overlays.layers, ids, depth, masks)
+        with pytest.raises(ValueError, match="masks"):  # 2 masks, 1 box
+            pub.publish(frame, format="gray8", boxes=BOXES[:1], layers=[layers[2]])
+
+
+def test_recorded_layers_come_back_from_open(tmp_path):
+    ids, depth, masks, layers = sample_layers()
+    path = tmp_path / "layers.mcap"
+    frame = np.full((12, 16), 90, dtype=np.uint8)
+    with handoff.RecordingWriter(path, topic="/cam") as rec:
+        rec.write(frame, format="gray8", boxes=BOXES, layers=layers)
+        rec.write(frame, format="gray8")
+        with pytest.raises(ValueError, match="masks"):
+            rec.write(frame, format="gray8", boxes=BOXES[:1], layers=[layers[2]])
+    src = handoff.open(path, topic="/cam")
+    frames = list(src)
+    assert len(frames) == 2
+    assert_layers(frames[0][1].layers, ids, depth, masks)
+    assert frames[1][1].layers == []
