@@ -16,9 +16,10 @@
 namespace handoff::view {
 
 // Validates `overlays`' layers (validate_layers, CUDA device `cuda_device`)
-// and returns a copy of `overlays` whose layers own converted host copies.
-// Throws InvalidFrame naming the field; CUDA layers: InvalidFrame (not drawn
-// from CUDA memory by this build of the viewer).
+// and returns a copy of `overlays` whose host layers own converted host
+// copies. CUDA layers stay as they are: the ring copies them device to device
+// into its GL buffers (PushRing::copy_cuda_layers) and the display converts
+// them there. Throws InvalidFrame naming the field.
 media::OverlayFrame copy_layers(const media::OverlayFrame& overlays, int cuda_device);
 
 // Half-precision bits to float (IEEE 754 binary16: subnormals, inf, NaN).

@@ -49,6 +49,13 @@ namespace handoff::view {
 
 class CudaCopier;
 
+// A GL buffer registered with CUDA that holds one CUDA layer's samples
+// (packed), kept from frame to frame while the layer fits.
+struct LayerBuffer {
+  GlBuffer buffer;
+  std::optional<CudaGlBuffer> interop;
+};
+
 // A slot's buffer and the frame in it; its state is the ring's (slot `number`).
 struct PushSlot {
   std::size_t number = 0;
@@ -64,6 +71,8 @@ struct PushSlot {
   double produce_ms = 0, map_ms = 0;
   media::OverlayFrame overlays;
   Mapping mapping;    // while Claimed
+  std::vector<LayerBuffer> layer_buffers;  // CUDA rings: one per CUDA layer of the frame
+  Mapping layer_mapping;                   // the layer buffers, while their copies run
   GlFence written;    // worker, after the unmap; waited on by the display
   GlFence read_done;  // display, after its upload; waited on before the slot is written again
 };
@@ -136,6 +145,8 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
   void make_host_buffer(PushSlot& slot, std::size_t size);
   void copy_in(PushSlot& slot, const Frame& frame, CudaStream stream);
   void copy_from_gl(PushSlot& slot, const Frame& frame);
+  std::optional<media::OverlayFrame> copy_cuda_layers(PushSlot& slot, const media::OverlayFrame& overlays, CudaStream stream);
+  void ensure_layer_buffer(LayerBuffer& b, std::size_t bytes);
   void publish(PushSlot& slot, const media::OverlayFrame& overlays, std::int64_t index, double timestamp,
                std::chrono::steady_clock::time_point started, double map_ms);
   void release_unpublished(PushSlot& slot) noexcept;
