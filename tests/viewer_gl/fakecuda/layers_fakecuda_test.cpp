@@ -193,6 +193,49 @@ TEST_F(CudaLayers, CudaLayersShowAsTheSameLayersFromHostMemoryWithNoHostCopy) {
   EXPECT_NE(pixels(bare.snapshot()), pixels(want));
 }
 
+// present(): an acquired frame's CUDA layers go the same way as show()'s.
+TEST_F(CudaLayers, CudaLayersOfAPresentedFrameShowAsHostLayersWithNoHostCopy) {
+  const Layers l;
+  std::vector<std::unique_ptr<DeviceArray>> device;
+  const media::OverlayFrame cuda = l.overlays([&](const media::LayerArray& a, int) {
+    device.push_back(std::make_unique<DeviceArray>(a));
+    return device.back()->array();
+  });
+  const media::OverlayFrame host = l.overlays([](const media::LayerArray& a, int) { return a; });
+  const Frame grey = solid_frame(PixelFormat::NV12, kW, kH, kGrey);
+  cuda::PrimaryContext ctx(cuda::driver(), 0);
+  // An acquired frame filled with the grey frame (a host copy, before the counting).
+  auto presented = [&](Viewer& v, const media::OverlayFrame& overlays, int* host_copies) {
+    ViewerFrame slot = v.acquire(PixelFormat::NV12, kW, kH);
+    const Frame& d = slot.frame();
+    {
+      cuda::ScopedContext current(ctx);
+      for (int p = 0; p < 2; ++p) {
+        cuda::abi::CUDA_MEMCPY2D m{};
+        m.srcMemoryType = cuda::abi::CU_MEMORYTYPE_HOST;
+        m.srcHost = grey.planes[std::size_t(p)].data;
+        m.srcPitch = grey.planes[std::size_t(p)].pitch;
+        m.dstMemoryType = cuda::abi::CU_MEMORYTYPE_DEVICE;
+        m.dstDevice = reinterpret_cast<cuda::abi::CUdeviceptr>(d.planes[std::size_t(p)].data);
+        m.dstPitch = d.planes[std::size_t(p)].pitch;
+        m.WidthInBytes = plane_layout(PixelFormat::NV12, kW, kH, p).row_bytes;
+        m.Height = d.planes[std::size_t(p)].height;
+        HANDOFF_CU_CHECK(cuda::driver().api().cuMemcpy2D(&m));
+      }
+    }
+    const int before = fake_.host_copies();
+    v.present(std::move(slot), overlays);
+    if (host_copies) *host_copies = fake_.host_copies() - before;
+    return pixels(v.snapshot());
+  };
+  Viewer a(options(ViewerMemory::Cuda)), b(options(ViewerMemory::Cuda));
+  const std::vector<std::uint8_t> want = presented(a, host, nullptr);
+  int host_copies = -1;
+  EXPECT_EQ(presented(b, cuda, &host_copies), want);
+  EXPECT_EQ(host_copies, 0);
+  EXPECT_EQ(b.diagnostics().gl_errors, 0u) << b.diagnostics().first_gl_error;
+}
+
 TEST_F(CudaLayers, ASteadyStreamOfCudaLayersRegistersNoBufferPerFrame) {
   const Layers l;
   std::vector<std::unique_ptr<DeviceArray>> device;
