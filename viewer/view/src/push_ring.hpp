@@ -6,7 +6,10 @@
 // Host rings map each buffer once, persistently and coherently: show() is one
 // memcpy plus bookkeeping (GL sees a coherent mapping's writes in every command
 // issued after them). CUDA rings map per frame (cuGraphicsMapResources) and
-// fence the unmap.
+// fence the unmap. CUDA rings also carry a frame's CUDA layers: each slot
+// keeps a CUDA-registered GL buffer per CUDA layer, written device to device
+// by show() / present(), unmapped and fenced with the frame's buffer
+// (copy_cuda_layers); a host ring refuses CUDA layers.
 //
 // The slots' states are handoff's one slot ring (SlotRing, newest wins):
 // Free, Claimed (a producer maps it and copies the frame in, or an acquire()
