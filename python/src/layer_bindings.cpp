@@ -7,6 +7,9 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
+#include <handoff/cuda.hpp>
+#include <handoff/cuda_abi.hpp>
+#include <handoff/cuda_check.hpp>
 #include <handoff/frame_validate.hpp>
 
 #include <cmath>
@@ -161,6 +164,28 @@ std::string dtype_text(nb::dlpack::dtype t) {
   return (t.code < 7 ? std::string(names[t.code]) : "code" + std::to_string(t.code)) + std::to_string(t.bits);
 }
 
+// A CUDA array's layer, read in place (the viewer copies it device to
+// device): its device's primary context (shared with PyTorch and CuPy), held
+// by the layer, after the producer's pending work (DLPack asked for the
+// legacy default stream).
+void cuda_layer(media::LayerArray& l, int ordinal, const std::string& field) {
+  const cuda::Driver& drv = without_gil([]() -> const cuda::Driver& { return cuda::driver(); });
+  if (!drv.usable()) fail(field, "the array is in CUDA memory, but CUDA is unavailable: " + drv.describe());
+  if (ordinal < 0 || ordinal >= drv.device_count())
+    fail(field + ".device", "CUDA device " + std::to_string(ordinal) + " is not present (the driver has " +
+                                std::to_string(drv.device_count()) + " device(s))");
+  auto context = without_gil([&] {
+    auto c = std::make_shared<cuda::PrimaryContext>(ordinal);
+    cuda::ScopedContext current(*c);
+    HANDOFF_CU_CHECK(drv.api().cuCtxSynchronize(), field + ": the producer's pending work");
+    return c;
+  });
+  l.memory = MemoryKind::Cuda;
+  l.device = ordinal;
+  l.cuda_context = context->handle();
+  l.owner = std::move(context);
+}
+
 // The array `obj` as a LayerArray of `dims` (2: H x W; 3: N x H x W), rows
 // contiguous, read in place. `field`: "layers[0].ids".
 media::LayerArray array_of(nb::handle obj, std::size_t dims, const std::string& field, const char* shape_name) {
@@ -196,8 +221,7 @@ media::LayerArray array_of(nb::handle obj, std::size_t dims, const std::string& 
     l.image_stride = a.shape(0) > 1 ? std::size_t(a.stride(0)) * item : 0;
   }
   if (a.device_type() == nb::device::cuda::value) {
-    // Not drawn from CUDA memory yet: named here, where the caller can act.
-    fail(field, "a CUDA array: this viewer draws layers from host arrays (move it to the host first)");
+    cuda_layer(l, int(a.device_id()), field);
   } else if (a.device_type() != nb::device::cpu::value) {
     fail(field, "an array on device type " + std::to_string(a.device_type()) + " (host or CUDA arrays only)");
   }

@@ -118,6 +118,43 @@ TEST_F(DriverTest, PrimaryContextRetainReleaseBalance) {
   EXPECT_EQ(fake_.call_count("cuDevicePrimaryCtxRetain"), fake_.call_count("cuDevicePrimaryCtxRelease"));
 }
 
+// fake_cuda_host_copies counts copies with a host side, not device-to-device ones.
+TEST_F(DriverTest, HostCopiesCountsCopiesFromOrToHostMemoryOnly) {
+  cuda::PrimaryContext ctx(*drv_, 0);
+  cuda::ScopedContext current(ctx);
+  const abi::DriverApi& a = drv_->api();
+  abi::CUdeviceptr d1 = 0, d2 = 0;
+  ASSERT_EQ(a.cuMemAlloc(&d1, 256), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a.cuMemAlloc(&d2, 256), abi::CUDA_SUCCESS);
+  std::vector<unsigned char> host(256, 7);
+  fake_.reset();
+  EXPECT_EQ(fake_.host_copies(), 0);
+  ASSERT_EQ(a.cuMemcpyHtoD(d1, host.data(), 256), abi::CUDA_SUCCESS);
+  EXPECT_EQ(fake_.host_copies(), 1);
+  abi::CUDA_MEMCPY2D m{};
+  m.srcMemoryType = abi::CU_MEMORYTYPE_DEVICE;
+  m.srcDevice = d1;
+  m.srcPitch = 16;
+  m.dstMemoryType = abi::CU_MEMORYTYPE_DEVICE;
+  m.dstDevice = d2;
+  m.dstPitch = 16;
+  m.WidthInBytes = 16;
+  m.Height = 16;
+  ASSERT_EQ(a.cuMemcpy2D(&m), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a.cuMemcpy2DAsync(&m, nullptr), abi::CUDA_SUCCESS);
+  EXPECT_EQ(fake_.host_copies(), 1) << "device to device: not counted";
+  m.dstMemoryType = abi::CU_MEMORYTYPE_HOST;
+  m.dstHost = host.data();
+  ASSERT_EQ(a.cuMemcpy2DAsync(&m, nullptr), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a.cuCtxSynchronize(), abi::CUDA_SUCCESS);
+  ASSERT_EQ(a.cuMemcpyDtoH(host.data(), d2, 256), abi::CUDA_SUCCESS);
+  EXPECT_EQ(fake_.host_copies(), 3);
+  fake_.reset();
+  EXPECT_EQ(fake_.host_copies(), 0) << "reset clears it";
+  a.cuMemFree(d1);
+  a.cuMemFree(d2);
+}
+
 TEST_F(DriverTest, ScopedContextPushesAndPops) {
   cuda::PrimaryContext ctx(*drv_, 0);
   const abi::DriverApi& a = drv_->api();

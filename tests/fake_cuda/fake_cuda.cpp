@@ -374,6 +374,7 @@ struct State {
   std::set<CUctx_st*> created_contexts;  // cuCtxCreate, alive until cuCtxDestroy
   std::set<void*> host_allocations;      // cuMemAllocHost
   int leaked_external_buffers = 0;
+  int host_copies = 0;  // copies from or to host memory (fake_cuda_host_copies)
   // What context resets destroyed: later use of these handles and pointers is
   // CUDA_ERROR_CONTEXT_IS_DESTROYED. Handles are never freed, so their addresses
   // are never reused; a dead range is forgotten once live memory takes its place.
@@ -1289,6 +1290,7 @@ FAKE_API CUresult cuMemFree_v2(CUdeviceptr dptr) {
 FAKE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, std::size_t bytes) {
   FAKE_ENTER("cuMemcpyHtoD");
   FAKE_REQUIRE_CONTEXT();
+  ++s.host_copies;
   if (bytes == 0) return CUDA_SUCCESS;
   if (!src) return CUDA_ERROR_INVALID_VALUE;
   FAKE_CHECK(device_range(s, dst, bytes));
@@ -1302,6 +1304,7 @@ FAKE_API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, std::size_t 
 FAKE_API CUresult cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, std::size_t bytes) {
   FAKE_ENTER("cuMemcpyDtoH");
   FAKE_REQUIRE_CONTEXT();
+  ++s.host_copies;
   if (bytes == 0) return CUDA_SUCCESS;
   if (!dst) return CUDA_ERROR_INVALID_VALUE;
   FAKE_CHECK(device_range(s, src, bytes));
@@ -1341,6 +1344,11 @@ CUresult side(State& s, CUmemorytype type, const void* host, CUdeviceptr device,
   return CUDA_ERROR_INVALID_VALUE;
 }
 
+// Whether a 2D copy reads or writes host memory (fake_cuda_host_copies).
+bool touches_host(const CUDA_MEMCPY2D* c) {
+  return c && (c->srcMemoryType == CU_MEMORYTYPE_HOST || c->dstMemoryType == CU_MEMORYTYPE_HOST);
+}
+
 CUresult copy2d(State& s, const CUDA_MEMCPY2D* c, bool copy = true) {
   if (!c) return CUDA_ERROR_INVALID_VALUE;
   const char* src = nullptr;
@@ -1360,6 +1368,7 @@ CUresult copy2d(State& s, const CUDA_MEMCPY2D* c, bool copy = true) {
 FAKE_API CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D* copy) {
   FAKE_ENTER("cuMemcpy2D");
   FAKE_REQUIRE_CONTEXT();
+  if (touches_host(copy)) ++s.host_copies;
   FAKE_CHECK(copy2d(s, copy, false));
   wait_for(s, lock, null_stream_work(s, current_context()));  // synchronous: after the null stream's work
   FAKE_CHECK(sticky_of(current_context()));
@@ -1372,6 +1381,7 @@ FAKE_API CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D* copy) {
 FAKE_API CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D* copy, CUstream stream) {
   FAKE_ENTER("cuMemcpy2DAsync");
   FAKE_REQUIRE_CONTEXT();
+  if (touches_host(copy)) ++s.host_copies;
   FAKE_CHECK(work_stream_status(s, stream));
   FAKE_CHECK(copy2d(s, copy, false));
   CUctx_st* ctx = current_context();
@@ -2631,6 +2641,7 @@ FAKE_API void fake_cuda_reset(void) {
   s.faults.clear();
   s.log.clear();
   s.leaked_external_buffers = 0;
+  s.host_copies = 0;
   s.objects_lost_to_resets = 0;
   s.semaphores_supported = false;
   s.egl_width = s.egl_height = s.egl_channels = 0;
@@ -2762,6 +2773,12 @@ FAKE_API int fake_cuda_context_resets(int ordinal) {
   FAKE_COUNT(s.contexts[ordinal].resets);
 }
 FAKE_API int fake_cuda_objects_lost_to_resets(void) { FAKE_COUNT(s.objects_lost_to_resets); }
+
+FAKE_API int fake_cuda_host_copies(void) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  return s.host_copies;
+}
 
 FAKE_API int fake_cuda_call_count(const char* entry) {
   if (!entry) return 0;

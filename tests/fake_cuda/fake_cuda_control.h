@@ -65,6 +65,11 @@ int fake_cuda_objects_lost_to_resets(void);
 
 /* The call log. */
 int fake_cuda_call_count(const char* entry);
+/* Copies whose source or destination is host memory (cuMemcpyHtoD / DtoH,
+ * cuMemcpy2D / 2DAsync with a CU_MEMORYTYPE_HOST side) made with a context current, since
+ * the last fake_cuda_reset(): a test of a path that must stay on the device
+ * asserts it does not grow. */
+int fake_cuda_host_copies(void);
 /* A small, stable id of the calling thread (1, 2, ...), as the log records it. */
 unsigned long long fake_cuda_thread_id(void);
 /* The thread of the last call to `entry`; 0 when it was never called. */

@@ -63,6 +63,7 @@ class FakeCuda {
     get(context_resets, "fake_cuda_context_resets");
     get(objects_lost_to_resets, "fake_cuda_objects_lost_to_resets");
     get(call_count, "fake_cuda_call_count");
+    get(host_copies, "fake_cuda_host_copies");
     get(thread_id, "fake_cuda_thread_id");
     get(last_thread, "fake_cuda_last_thread");
     get(calls_off_thread, "fake_cuda_calls_off_thread");
@@ -116,6 +117,7 @@ class FakeCuda {
   decltype(&fake_cuda_context_resets) context_resets = nullptr;
   decltype(&fake_cuda_objects_lost_to_resets) objects_lost_to_resets = nullptr;
   decltype(&fake_cuda_call_count) call_count = nullptr;
+  decltype(&fake_cuda_host_copies) host_copies = nullptr;
   decltype(&fake_cuda_thread_id) thread_id = nullptr;
   decltype(&fake_cuda_last_thread) last_thread = nullptr;
   decltype(&fake_cuda_calls_off_thread) calls_off_thread = nullptr;

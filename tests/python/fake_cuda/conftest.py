@@ -34,6 +34,7 @@ class FakeDriver:
             ("fake_cuda_context_resets", [ctypes.c_int], ctypes.c_int),
             ("fake_cuda_objects_lost_to_resets", [], ctypes.c_int),
             ("fake_cuda_call_count", [ctypes.c_char_p], ctypes.c_int),
+            ("fake_cuda_host_copies", [], ctypes.c_int),
             ("fake_cuda_live_mappings", [], ctypes.c_int),
             ("fake_cuda_live_registrations", [], ctypes.c_int),
             ("fake_cuda_live_streams", [], ctypes.c_int),
@@ -98,6 +99,10 @@ class FakeDriver:
 
     def call_count(self, entry):
         return self.lib.fake_cuda_call_count(entry.encode())
+
+    def host_copies(self):
+        """Copies from or to host memory since the last reset (fake_cuda_host_copies)."""
+        return self.lib.fake_cuda_host_copies()
 
     def live(self):
         """Mappings, registrations, streams and allocations alive now."""

@@ -177,6 +177,60 @@ def test_overlay_arrays_in_cuda_memory_are_read_once(fake, cuda_viewer):
         fake.release(0)
 
 
+def test_layers_from_cuda_arrays_show_as_from_host_arrays_with_no_host_copy(fake, cuda_viewer):
+    """ClassMap / ScalarMap / InstanceMasks take CUDA arrays (DLPack) in place: the
+    viewer copies them device to device, and the snapshot is the host arrays' one."""
+    (v,) = cuda_viewer
+    rng = np.random.default_rng(3)
+    ids = rng.integers(-1, 5, (24, 33)).astype(np.int32)
+    values = rng.random((24, 33)).astype(np.float32) * 50
+    masks = rng.random((2, 24, 33)) > 0.6
+    boxes = np.array([[2, 2, 40, 30], [20, 10, 60, 44]], np.float32)
+    luma, chroma = quadrant_planes(96, 64, "nv12")
+
+    def layers(wrap):
+        return [handoff.ClassMap(wrap(ids), colors={-1: (250, 0, 0)}, transparent=[0], opacity=0.6),
+                handoff.ScalarMap(wrap(values), colormap="turbo", opacity=0.7),
+                handoff.ScalarMap(wrap(values), colormap="gray", range=(10, 40), opacity=0.3),
+                handoff.InstanceMasks(wrap(masks), opacity=0.5)]
+
+    ctx = fake.retain(0)
+    try:
+        with fake.current(ctx):
+            lp, cp = fake.alloc(luma.tobytes()), fake.alloc(chroma.tobytes())
+            device = {id(a): fake.alloc(a.tobytes()) for a in (ids, values, masks)}
+        frame = (CaiDevice(lp, luma.shape, "|u1"), CaiDevice(cp, chroma.shape, "|u1"))
+        v.show(frame, boxes=boxes, layers=layers(lambda a: a))
+        want = np.from_dlpack(v.snapshot()).copy()
+        host_copies, reads = fake.host_copies(), fake.call_count("cuMemcpyDtoH")
+        v.show(frame, boxes=boxes, layers=layers(lambda a: DLPackDevice(a, device[id(a)])))
+        assert fake.host_copies() == host_copies, "no copy from or to host memory"
+        assert fake.call_count("cuMemcpyDtoH") == reads
+        assert np.array_equal(np.from_dlpack(v.snapshot()), want)
+        with fake.current(ctx):  # show() returned: the viewer holds nothing of the arrays
+            for p in [lp, cp, *device.values()]:
+                fake.free(p)
+    finally:
+        fake.release(0)
+
+
+def test_layers_from_cuda_arrays_in_a_viewer_without_cuda_are_refused(fake):
+    v = handoff.Viewer(title="host", width=320, height=240, headless=True, memory="host")
+    try:
+        ids = np.zeros((8, 8), np.uint8)
+        ctx = fake.retain(0)
+        with fake.current(ctx):
+            p = fake.alloc(ids.tobytes())
+        with pytest.raises(handoff.InvalidFrame, match=r"layers\[0\].memory: .*no CUDA"):
+            v.show(quadrant_planes(32, 32, "nv12"), layers=[handoff.ClassMap(DLPackDevice(ids, p))])
+        v.show(quadrant_planes(32, 32, "nv12"), layers=[handoff.ClassMap(ids)])  # it goes on
+        with fake.current(ctx):
+            fake.free(p)
+        fake.release(0)
+    finally:
+        v.close()
+
+
 def test_cuda_frame_on_another_device_is_refused(fake, cuda_viewer):
     host = handoff.Frame.allocate(32, 32)
     other = handoff_testing.relabel_as_cuda(host, 1)

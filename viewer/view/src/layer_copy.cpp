@@ -27,10 +27,7 @@ media::OverlayFrame copy_layers(const media::OverlayFrame& overlays, int cuda_de
           if constexpr (std::is_same_v<T, media::ClassMap>) a = &layer.ids;
           else if constexpr (std::is_same_v<T, media::ScalarMap>) a = &layer.values;
           else a = &layer.masks;
-          if (a->memory != MemoryKind::Host) {
-            throw InvalidFrame("layers[" + std::to_string(i) + "].memory",
-                               "CUDA layers are not drawn by this viewer yet: pass host arrays");
-          }
+          if (a->memory == MemoryKind::Cuda) return;  // copied device to device by the ring (PushRing)
           if constexpr (std::is_same_v<T, media::ClassMap>) *a = copy_ids(*a);
           else if constexpr (std::is_same_v<T, media::ScalarMap>) *a = copy_scalars(*a);
           else {

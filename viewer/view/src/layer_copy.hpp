@@ -1,14 +1,15 @@
 #pragma once
 // The viewer's own copy of a call's dense layers (OverlayFrame::layers), made
 // inside show() / present() so the caller's arrays are free when it returns.
-// Each array is copied once into packed host memory the copy owns, converted
-// on the way to what the display's textures take:
+// Each host array is copied once into packed host memory the copy owns,
+// converted on the way to what the display's textures take (CUDA arrays are
+// the ring's to copy, device to device, and the display's to convert):
 //   class ids   8, 16, 32 bits as they are; 64-bit ids keep their low 32 bits
 //               (the palette and the shader's default colours use those)
 //   scalars     f32 (f16, f64 and integers converted; NaN and +-inf kept)
 //   masks       u8, 1 inside (sample > threshold), 0 outside; threshold 0.5
-// The display never converts, so the producer pays for the copy and the
-// display rate stays that of the frame.
+// The display never converts host layers, so the producer pays for the copy
+// and the display rate stays that of the frame.
 //
 // Thread safety: pure; any thread.
 #include <handoff/media/overlay.hpp>
@@ -16,9 +17,10 @@
 namespace handoff::view {
 
 // Validates `overlays`' layers (validate_layers, CUDA device `cuda_device`)
-// and returns a copy of `overlays` whose layers own converted host copies.
-// Throws InvalidFrame naming the field; CUDA layers: InvalidFrame (not drawn
-// from CUDA memory by this build of the viewer).
+// and returns a copy of `overlays` whose host layers own converted host
+// copies. CUDA layers stay as they are: the ring copies them device to device
+// into its GL buffers (PushRing::copy_cuda_layers) and the display converts
+// them there. Throws InvalidFrame naming the field.
 media::OverlayFrame copy_layers(const media::OverlayFrame& overlays, int cuda_device);
 
 // Half-precision bits to float (media's).

@@ -126,6 +126,11 @@ void LayerRenderer::upload(std::size_t i) {
   Gpu& g = layers_[i];
   const auto target = std::visit([](const auto& x) { return x.target; }, l);
   g.target = target.value_or(media::RectF{0, 0, float(frame_w_), float(frame_h_)});
+  if (a.memory == MemoryKind::GlBuffer) {  // a CUDA layer: converted on the GPU
+    upload_from_buffer(i);
+    upload_palette(i);
+    return;
+  }
   if (const auto* s = std::get_if<media::ScalarMap>(&l)) {
     fill(g.data.ensure(GL_R32F, a.width, a.height, GL_LINEAR), a.width, a.height, GL_RED, GL_FLOAT, a.data);
     g.range = s->range ? *s->range
@@ -262,7 +267,14 @@ const std::vector<std::int64_t>& LayerRenderer::legend_ids(std::size_t i) {
     for (const auto& [id, c] : m->colors) seen.insert(id);
     const std::size_t n = std::size_t(a.width) * a.height;
     const std::size_t step = std::max<std::size_t>(1, n / 16384);
-    for (std::size_t p = 0; p < n && seen.size() < 256; p += step) seen.insert(id_at(a, p));
+    if (a.memory == MemoryKind::GlBuffer) {  // the same sample, read back from the texture
+      for (std::int64_t id : sampled_ids(i, step, (n + step - 1) / step)) {
+        if (seen.size() >= 256) break;
+        seen.insert(id);
+      }
+    } else {
+      for (std::size_t p = 0; p < n && seen.size() < 256; p += step) seen.insert(id_at(a, p));
+    }
     g.legend.assign(seen.begin(), seen.end());
     if (g.legend.size() > 256) g.legend.resize(256);
   }
@@ -291,18 +303,21 @@ LayerProbe LayerRenderer::probe(std::size_t i, double fx, double fy) const {
   const auto x = std::min<std::size_t>(std::size_t(u * a.width), a.width - 1);
   const auto y = std::min<std::size_t>(std::size_t(v * a.height), a.height - 1);
   const std::size_t p = y * a.width + x;
+  const bool gpu = a.memory == MemoryKind::GlBuffer;  // a CUDA layer: one texel read back
   if (const auto* m = std::get_if<media::ClassMap>(&l)) {
-    const std::int64_t id = id_at(a, p);
+    const std::int64_t id = gpu ? texel_id(i, std::uint32_t(x), std::uint32_t(y)) : id_at(a, p);
     r.text = "id " + std::to_string(id);
     if (auto it = m->names.find(id); it != m->names.end()) r.text += " (" + it->second + ")";
   } else if (std::holds_alternative<media::ScalarMap>(l)) {
-    const float value = static_cast<const float*>(a.data)[p];  // the nearest sample
+    const float value = gpu ? read_float_texel(layers_[i].data.name.get(), std::uint32_t(x), std::uint32_t(y))
+                            : static_cast<const float*>(a.data)[p];  // the nearest sample
     r.text = std::isfinite(value) ? "value " + format_value(value) : "hole (" + format_value(value) + ")";
   } else {
     const auto* m = static_cast<const std::uint8_t*>(a.data);
     const std::size_t plane = std::size_t(a.width) * a.height;
     std::int64_t top = -1;
-    for (std::uint32_t k = 0; k < a.count; ++k)
+    if (gpu) top = texel_id(i, std::uint32_t(x), std::uint32_t(y)) - 1;  // the composited index
+    for (std::uint32_t k = 0; !gpu && k < a.count; ++k)
       if (m[k * plane + p]) top = k;
     if (top < 0) {
       r.text = "no mask";

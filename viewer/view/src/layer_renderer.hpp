@@ -8,13 +8,17 @@
 //    texture over the layer's range, or an automatic one (media::ScalarRange);
 //  - instance masks: composited into one R16UI texture of instance indices
 //    (later masks on top), each in its detection's colour with an outline.
-// Textures are filled once per frame (set_layers), not per draw.
+// Textures are filled once per frame (set_layers), not per draw: from host
+// memory (layer_copy.cpp's copies), or, for CUDA layers (a GL buffer the ring's
+// CUDA copy wrote), by compute shaders on the GPU (layer_gpu.hpp) into the
+// same textures; drawing is the same for both.
 //
 // Thread safety: construct, use and destroy on one thread, GL 4.5 core context current.
 #include <glad/gl.h>
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -23,6 +27,7 @@
 #include <handoff/gl_handles.hpp>
 #include <handoff/media/overlay.hpp>
 
+#include "layer_gpu.hpp"
 #include "view_transform.hpp"
 
 namespace handoff::view {
@@ -87,6 +92,11 @@ class LayerRenderer {
     bool legend_valid = false;
   };
   void upload(std::size_t i);
+  // CUDA layers (layer_gpu.cpp): the textures from the layer's GL buffer, and
+  // what probe and the legend read back from them.
+  void upload_from_buffer(std::size_t i);
+  std::vector<std::int64_t> sampled_ids(std::size_t i, std::size_t step, std::size_t count);
+  std::int64_t texel_id(std::size_t i, std::uint32_t x, std::uint32_t y) const;
   void upload_palette(std::size_t i);
 
   handoff::UniqueGlProgram ids_program_, scalar_program_;
@@ -99,6 +109,7 @@ class LayerRenderer {
   std::vector<std::size_t> kinds_;                    // variant index per layer (controls reset on a change)
   std::vector<media::ScalarRange> auto_ranges_;       // per layer index
   std::vector<std::uint16_t> composite_;              // instance masks' scratch
+  std::unique_ptr<LayerConverter> converter_;         // made at the first CUDA layer
 };
 
 }  // namespace handoff::view

@@ -2,6 +2,7 @@
 
 #include <glad/gl.h>
 
+#include <algorithm>
 #include <utility>
 
 #include <handoff/error.hpp>
@@ -9,6 +10,9 @@
 #include <handoff/frame_validate.hpp>
 #include <handoff/gl_check.hpp>
 #include <handoff/log.hpp>
+
+#include <handoff/cuda_abi.hpp>
+#include <handoff/cuda_check.hpp>
 
 #include "bounded_wait.hpp"
 #include "cuda_copy.hpp"
@@ -68,6 +72,7 @@ PushRing::~PushRing() {
     share_->worker().run([&] {
       for (auto& s : slots_) {
         s->mapping = Mapping{};
+        s->layer_mapping = Mapping{};
         s->written = GlFence{};
         s->read_done = GlFence{};
       }
@@ -256,6 +261,121 @@ void PushRing::copy_from_gl(PushSlot& slot, const Frame& frame) {
   });
 }
 
+namespace {
+
+// The array of a layer when it is in CUDA memory, else nullptr.
+media::LayerArray* cuda_array(media::Layer& l) {
+  media::LayerArray* a = std::visit(
+      [](auto& x) -> media::LayerArray* {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, media::ClassMap>) return &x.ids;
+        else if constexpr (std::is_same_v<T, media::ScalarMap>) return &x.values;
+        else return &x.masks;
+      },
+      l);
+  return a->memory == MemoryKind::Cuda ? a : nullptr;
+}
+
+constexpr auto is_cuda = [](const auto& x) {
+  using T = std::decay_t<decltype(x)>;
+  if constexpr (std::is_same_v<T, media::ClassMap>) return x.ids.memory == MemoryKind::Cuda;
+  else if constexpr (std::is_same_v<T, media::ScalarMap>) return x.values.memory == MemoryKind::Cuda;
+  else return x.masks.memory == MemoryKind::Cuda;
+};
+
+std::size_t packed_bytes(const media::LayerArray& a) {
+  return a.row_bytes() * a.height * std::max<std::uint32_t>(a.count, 1);
+}
+
+}  // namespace
+
+// A layer buffer that holds `bytes`: kept, or made afresh (registered with
+// CUDA for writing; GL only reads it).
+void PushRing::ensure_layer_buffer(LayerBuffer& b, std::size_t bytes) {
+  if (b.buffer && b.buffer.size() >= bytes) return;
+  b.interop.reset();  // releases are queued on the worker
+  b.buffer.reset();
+  GlWorker& worker = share_->worker();
+  CudaGlOptions co = write_discard(options_.interop);
+  co.backend = MapBackend::Cuda;
+  GlBuffer buffer(worker, align_up(bytes, kBufferGranule));
+  b.interop.emplace(worker, buffer, co);
+  b.buffer = std::move(buffer);
+}
+
+// CUDA layers: each copied device to device (cuMemcpy2DAsync on the viewer's
+// stream, after the producer's stream; waited for, so the caller's arrays are
+// free on return) into a GL buffer of the slot registered with CUDA, packed.
+// The copy of `overlays` handed to the display names that buffer (memory
+// GlBuffer); the display converts it into its textures GPU-side. Nothing goes
+// through host memory, so a ring in host memory refuses CUDA layers.
+std::optional<media::OverlayFrame> PushRing::copy_cuda_layers(PushSlot& slot, const media::OverlayFrame& overlays,
+                                                              CudaStream stream) {
+  if (std::none_of(overlays.layers.begin(), overlays.layers.end(),
+                   [](const media::Layer& l) { return std::visit(is_cuda, l); }))
+    return std::nullopt;  // the common case: no copy of the overlays here
+  media::OverlayFrame out = overlays;
+  std::vector<media::LayerArray*> arrays;
+  std::size_t first = 0;
+  for (std::size_t i = 0; i < out.layers.size(); ++i)
+    if (media::LayerArray* a = cuda_array(out.layers[i])) {
+      if (arrays.empty()) first = i;
+      arrays.push_back(a);
+    }
+  {
+    std::lock_guard lock(alloc_mutex_);
+    if (!memory_ || *memory_ != MemoryKind::Cuda)
+      throw InvalidFrame("layers[" + std::to_string(first) + "].memory",
+                         "a CUDA layer, but " + options_.name + " has no CUDA (its buffers are in host memory: " +
+                             fallback_reason_ + "); pass host arrays, or use a viewer whose frames go through CUDA");
+  }
+  if (slot.layer_buffers.size() < arrays.size()) slot.layer_buffers.resize(arrays.size());
+  std::vector<CudaGlBuffer*> interops;
+  for (std::size_t k = 0; k < arrays.size(); ++k) {
+    ensure_layer_buffer(slot.layer_buffers[k], packed_bytes(*arrays[k]));
+    interops.push_back(&*slot.layer_buffers[k].interop);
+  }
+  std::lock_guard lock(copy_mutex_);  // one producer at a time on the stream
+  CudaCopier& c = copier();
+  const CudaStream ours = c.stream();
+  slot.layer_mapping = share_->worker().run([&] { return CudaGlBuffer::map_all(interops, ours); });
+  c.after(stream);  // the producer's writes first
+  {
+    const cuda::Driver& drv = cuda::driver();
+    cuda::ScopedContext current(drv, static_cast<cuda::abi::CUctx_st*>(c.context()));
+    for (std::size_t k = 0; k < arrays.size(); ++k) {
+      const media::LayerArray& a = *arrays[k];
+      const auto dst = reinterpret_cast<cuda::abi::CUdeviceptr>(slot.layer_mapping[k].data);
+      for (std::uint32_t n = 0; n < std::max<std::uint32_t>(a.count, 1); ++n) {
+        cuda::abi::CUDA_MEMCPY2D m{};
+        m.srcMemoryType = cuda::abi::CU_MEMORYTYPE_DEVICE;
+        m.srcDevice = reinterpret_cast<cuda::abi::CUdeviceptr>(a.data) + n * a.image_pitch();
+        m.srcPitch = a.row_pitch();
+        m.dstMemoryType = cuda::abi::CU_MEMORYTYPE_DEVICE;
+        m.dstDevice = dst + std::size_t(n) * a.height * a.row_bytes();
+        m.dstPitch = a.row_bytes();
+        m.WidthInBytes = a.row_bytes();
+        m.Height = a.height;
+        HANDOFF_CU_CHECK(drv.api().cuMemcpy2DAsync(&m, static_cast<cuda::abi::CUstream>(ours.handle())),
+                         "show(): the copy of a CUDA layer into " + options_.name + "'s buffer");
+      }
+    }
+  }
+  c.finish("the copy of CUDA layers into " + options_.name + "'s buffers (its CUDA stream)");
+  for (std::size_t k = 0; k < arrays.size(); ++k) {
+    media::LayerArray& a = *arrays[k];
+    a.memory = MemoryKind::GlBuffer;
+    a.gl_buffer = slot.layer_buffers[k].buffer.name();
+    a.data = nullptr;
+    a.device = -1;
+    a.cuda_context = nullptr;
+    a.pitch = 0;
+    a.image_stride = 0;
+    a.owner.reset();  // the caller's memory is not held
+  }
+  return out;
+}
+
 void PushRing::copy_in(PushSlot& slot, const Frame& frame, CudaStream stream) {
   const MemoryKind dst_memory = slot.host ? MemoryKind::Host : slot.mapping.memory();
   Frame to = slot.layout.describe(dst_memory, {slot.host ? slot.host : slot.mapping.data()});
@@ -278,10 +398,12 @@ void PushRing::copy_in(PushSlot& slot, const Frame& frame, CudaStream stream) {
 void PushRing::release_unpublished(PushSlot& slot) noexcept {
   try {
     if (slot.mapping) slot.mapping.unmap();
+    if (slot.layer_mapping) slot.layer_mapping.unmap();
   } catch (const std::exception& e) {
     log(LogLevel::Error, options_.name + ": unmapping a frame buffer: " + e.what());
   }
   slot.mapping = Mapping{};
+  slot.layer_mapping = Mapping{};
   try {
     ring_.unclaim(slot.number);
   } catch (const std::exception& e) {
@@ -299,12 +421,14 @@ void PushRing::publish(PushSlot& slot, const media::OverlayFrame& overlays, std:
     slot.timestamp = timestamp;
     slot.submitted = started;
     const auto u0 = clock::now();
-    if (slot.mapping) {  // mapped to CUDA: unmap, and fence it for the display
+    if (slot.mapping || slot.layer_mapping) {  // mapped to CUDA: unmap, and fence it for the display
       slot.written = share_->worker().run([&] {
-        slot.mapping.unmap();
+        if (slot.mapping) slot.mapping.unmap();
+        if (slot.layer_mapping) slot.layer_mapping.unmap();
         return GlFence::insert();
       });
       slot.mapping = Mapping{};
+      slot.layer_mapping = Mapping{};
     }
     slot.map_ms = map_ms + ms_since(u0);
     slot.produce_ms = ms_since(started);
@@ -330,6 +454,7 @@ void PushRing::show(const Frame& frame, const media::OverlayFrame& overlays, Cud
   }
   PushSlot* slot = &claim();
   double map_ms = 0;
+  std::optional<media::OverlayFrame> shown;
   try {
     const auto m0 = clock::now();
     const bool gl = frame.memory == MemoryKind::GlBuffer;
@@ -338,11 +463,12 @@ void PushRing::show(const Frame& frame, const media::OverlayFrame& overlays, Cud
     slot->colorimetry = frame.colorimetry;
     if (gl) copy_from_gl(*slot, frame);
     else copy_in(*slot, frame, stream);
+    shown = copy_cuda_layers(*slot, overlays, stream);
   } catch (...) {
     release_unpublished(*slot);
     throw;
   }
-  publish(*slot, overlays, frame.index, frame.timestamp, started, map_ms);
+  publish(*slot, shown ? *shown : overlays, frame.index, frame.timestamp, started, map_ms);
 }
 
 std::unique_ptr<AcquiredSlot> PushRing::acquire(PixelFormat format, std::uint32_t width, std::uint32_t height,
@@ -403,14 +529,16 @@ void PushRing::present(AcquiredSlot& acquired, const media::OverlayFrame& overla
     throw UsageError("Viewer::present: the frame was not acquired from this viewer (or was presented already)");
   PushSlot& slot = *acquired.slot;
   acquired.slot = nullptr;  // whatever happens now, the slot is not the caller's any more
+  std::optional<media::OverlayFrame> shown;
   try {
     check_unchanged(acquired.frame, slot.layout, slot.host ? slot.host : slot.mapping.data());
+    shown = copy_cuda_layers(slot, overlays, {});
   } catch (...) {
     release_unpublished(slot);
     throw;
   }
   slot.colorimetry = acquired.frame.colorimetry;
-  publish(slot, overlays, acquired.frame.index, acquired.frame.timestamp, acquired.started, 0.0);
+  publish(slot, shown ? *shown : overlays, acquired.frame.index, acquired.frame.timestamp, acquired.started, 0.0);
 }
 
 void PushRing::cancel(AcquiredSlot& acquired) noexcept {

@@ -6,7 +6,10 @@
 // Host rings map each buffer once, persistently and coherently: show() is one
 // memcpy plus bookkeeping (GL sees a coherent mapping's writes in every command
 // issued after them). CUDA rings map per frame (cuGraphicsMapResources) and
-// fence the unmap.
+// fence the unmap. CUDA rings also carry a frame's CUDA layers: each slot
+// keeps a CUDA-registered GL buffer per CUDA layer, written device to device
+// by show() / present(), unmapped and fenced with the frame's buffer
+// (copy_cuda_layers); a host ring refuses CUDA layers.
 //
 // The slots' states are handoff's one slot ring (SlotRing, newest wins):
 // Free, Claimed (a producer maps it and copies the frame in, or an acquire()
@@ -49,6 +52,13 @@ namespace handoff::view {
 
 class CudaCopier;
 
+// A GL buffer registered with CUDA that holds one CUDA layer's samples
+// (packed), kept from frame to frame while the layer fits.
+struct LayerBuffer {
+  GlBuffer buffer;
+  std::optional<CudaGlBuffer> interop;
+};
+
 // A slot's buffer and the frame in it; its state is the ring's (slot `number`).
 struct PushSlot {
   std::size_t number = 0;
@@ -64,6 +74,8 @@ struct PushSlot {
   double produce_ms = 0, map_ms = 0;
   media::OverlayFrame overlays;
   Mapping mapping;    // while Claimed
+  std::vector<LayerBuffer> layer_buffers;  // CUDA rings: one per CUDA layer of the frame
+  Mapping layer_mapping;                   // the layer buffers, while their copies run
   GlFence written;    // worker, after the unmap; waited on by the display
   GlFence read_done;  // display, after its upload; waited on before the slot is written again
 };
@@ -136,6 +148,8 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
   void make_host_buffer(PushSlot& slot, std::size_t size);
   void copy_in(PushSlot& slot, const Frame& frame, CudaStream stream);
   void copy_from_gl(PushSlot& slot, const Frame& frame);
+  std::optional<media::OverlayFrame> copy_cuda_layers(PushSlot& slot, const media::OverlayFrame& overlays, CudaStream stream);
+  void ensure_layer_buffer(LayerBuffer& b, std::size_t bytes);
   void publish(PushSlot& slot, const media::OverlayFrame& overlays, std::int64_t index, double timestamp,
                std::chrono::steady_clock::time_point started, double map_ms);
   void release_unpublished(PushSlot& slot) noexcept;

@@ -118,7 +118,7 @@ std::string_view to_string(SampleType t);
 struct LayerArray {
   // Host: address of the first sample; Cuda: a device pointer in `cuda_context`.
   const void* data = nullptr;
-  MemoryKind memory = MemoryKind::Host;  // Host or Cuda only
+  MemoryKind memory = MemoryKind::Host;  // Host or Cuda (GlBuffer: the viewer's copy, below)
   int device = -1;                       // CUDA ordinal (Cuda)
   void* cuda_context = nullptr;          // CUcontext the pointer belongs to (Cuda)
   SampleType type = SampleType::U8;
@@ -127,6 +127,9 @@ struct LayerArray {
   std::size_t pitch = 0;          // bytes from one row to the next (0: packed, width * sample_size)
   std::size_t image_stride = 0;   // bytes from one image to the next (0: pitch * height)
   std::shared_ptr<const void> owner;  // keeps the memory valid
+  // The viewer's own copy of a CUDA layer (inside the viewer only; never
+  // accepted from a caller): memory GlBuffer, the packed samples in this GL buffer.
+  std::uint32_t gl_buffer = 0;
 
   std::size_t row_bytes() const { return std::size_t(width) * sample_size(type); }
   std::size_t row_pitch() const { return pitch ? pitch : row_bytes(); }
