@@ -427,6 +427,7 @@ class CpuColorPath final : public ColorPath {
   void sync(const PlaneTextures& textures) override;
   void draw(const DrawOptions& options, int fb_w, int fb_h, const PlaneTextures& textures) override;
   bool converts_on_cpu() const override { return true; }
+  bool layers_drawn() const override { return layers_drawn_; }
 
  private:
   // What view_texture_ holds: the frame, how it was shown and for which framebuffer.
@@ -438,6 +439,8 @@ class CpuColorPath final : public ColorPath {
     PixelRect rect{};
     ByteOrder order = ByteOrder::Rgba;
     bool top_down = false;
+    bool with_layers = false;     // DrawOptions::cpu_layers drawn in
+    std::uint64_t layers_key = 0;  // and its key
     bool operator==(const ConvertKey&) const = default;
   };
 
@@ -447,7 +450,7 @@ class CpuColorPath final : public ColorPath {
   // False: this framebuffer takes the shader (multisampled).
   bool blit_converted(const DrawOptions& o, int fb_w, int fb_h);
   ConvertKey key_for(const DrawOptions& o, int fb_w, int fb_h, GLuint draw_fbo) const;
-  void convert(const ConvertKey& key);  // into view_texture_
+  void convert(const ConvertKey& key, const DrawOptions& o);  // into view_texture_
   void make_view_texture(const PixelRect& r, GLenum format);
   void blit(const ConvertKey& key, int fb_h) const;
 
@@ -463,6 +466,7 @@ class CpuColorPath final : public ColorPath {
   handoff::UniqueGlFramebuffer view_fbo_;  // view_texture_, the blit's source
   PageBuffer view_pixels_;
   ConvertKey converted_{};  // what view_texture_ holds (generation 0: nothing)
+  bool layers_drawn_ = false;  // by the last draw
 };
 
 bool CpuColorPath::holds(const PlaneTextures& t) const {
@@ -531,7 +535,11 @@ void CpuColorPath::sync(const PlaneTextures& textures) {
 }
 
 void CpuColorPath::draw(const DrawOptions& o, int fb_w, int fb_h, const PlaneTextures& textures) {
-  if (!textures.external() && holds(textures) && blit_converted(o, fb_w, fb_h)) return;  // it clears around the frame
+  layers_drawn_ = false;
+  if (!textures.external() && holds(textures) && blit_converted(o, fb_w, fb_h)) {  // it clears around the frame
+    layers_drawn_ = o.cpu_layers != nullptr;
+    return;
+  }
   sync(textures);
   shader_.draw(o, fb_w, fb_h, textures);
 }
@@ -545,7 +553,7 @@ bool CpuColorPath::blit_converted(const DrawOptions& o, int fb_w, int fb_h) {
   const ConvertKey key = key_for(o, fb_w, fb_h, static_cast<GLuint>(draw_fbo));
   clear_outside(key.rect, fb_w, fb_h);
   if (key.rect.empty()) return true;  // the frame is outside the view: the background is all there is
-  if (!(key == converted_)) convert(key);
+  if (!(key == converted_)) convert(key, o);
   blit(key, fb_h);
   return true;
 }
@@ -569,17 +577,20 @@ CpuColorPath::ConvertKey CpuColorPath::key_for(const DrawOptions& o, int fb_w, i
   // GL_RGBA for B8G8R8X8), so the order of an FBO comes from its read format.
   key.order = draw_fbo == 0 || read_format == GL_BGRA ? ByteOrder::Bgra : ByteOrder::Rgba;
   key.top_down = draw_fbo == 0;
+  key.with_layers = o.cpu_layers != nullptr;
+  key.layers_key = o.cpu_layers ? o.cpu_layers->key : 0;
   return key;
 }
 
-void CpuColorPath::convert(const ConvertKey& key) {
+void CpuColorPath::convert(const ConvertKey& key, const DrawOptions& o) {
   const PixelRect& r = key.rect;
   if (!converter_) converter_ = std::make_unique<ViewConverter>();
   const std::size_t row = std::size_t(r.width()) * 4;
   view_pixels_.resize(row * std::size_t(r.height()));
   std::uint8_t* first = key.top_down ? view_pixels_.data() : view_pixels_.data() + row * std::size_t(r.height() - 1);
-  converter_->convert(host_planes(host_frame()), key.colorimetry, key.view, key.nearest, r, key.order, first,
-                      key.top_down ? std::ptrdiff_t(row) : -std::ptrdiff_t(row));
+  const std::ptrdiff_t pitch = key.top_down ? std::ptrdiff_t(row) : -std::ptrdiff_t(row);
+  converter_->convert(host_planes(host_frame()), key.colorimetry, key.view, key.nearest, r, key.order, first, pitch);
+  if (o.cpu_layers) o.cpu_layers->draw(r, key.order, first, pitch);
   const GLenum format = key.order == ByteOrder::Bgra ? GL_BGRA : GL_RGBA;
   const PixelRect& had = converted_.rect;
   if (!view_texture_ || had.width() != r.width() || had.height() != r.height() || converted_.order != key.order)
@@ -715,17 +726,18 @@ GLuint FrameRenderer::chroma_texture() const {
   return textures_.chroma();
 }
 
-void FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
+bool FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
   glViewport(0, 0, fb_w, fb_h);
   glDisable(GL_SCISSOR_TEST);
   glClearColor(o.background[0], o.background[1], o.background[2], o.background[3]);
   if (!has_frame()) {
     glClear(GL_COLOR_BUFFER_BIT);
-    return;
+    return false;
   }
   DrawOptions resolved = o;  // the grey range in the frame's units, whoever gave it
   resolved.value_range = gray_range(o.value_range);
   path_->draw(resolved, fb_w, fb_h, textures_);
+  return path_->layers_drawn();
 }
 
 }  // namespace handoff::view

@@ -14,6 +14,7 @@
 #include <glad/gl.h>
 
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -21,8 +22,10 @@
 #include <vector>
 
 #include <handoff/gl_handles.hpp>
+#include <handoff/media/band_pool.hpp>
 #include <handoff/media/overlay.hpp>
 
+#include "view_convert.hpp"  // PixelRect, ByteOrder
 #include "view_transform.hpp"
 
 namespace handoff::view {
@@ -55,6 +58,18 @@ class LayerRenderer {
   // Palettes again after a change to controls() (hidden classes).
   void refresh_palettes();
 
+  // The CPU path (layer_canvas.cpp), for software GLs: whether the visible
+  // layers drawn with `view` fall inside the frame's pixels, so that
+  // composite() can draw them all into the frame's converted image; and
+  // then blends them into `rect` of it (covered_pixels' rectangle, row r at
+  // out + r * pitch, 4 bytes a pixel in `order`), as draw() would.
+  bool fits(const ViewTransform& view) const;
+  void composite(const ViewTransform& view, const PixelRect& rect, ByteOrder order, std::uint8_t* out,
+                 std::ptrdiff_t pitch);
+  // Changes whenever what composite() draws changes: new layers, palettes,
+  // or a layer's visibility or opacity in controls().
+  std::uint64_t cpu_key() const;
+
   std::size_t size() const { return layers_.size(); }
   std::vector<LayerControl>& controls() { return controls_; }
   // The layer's range as drawn (scalar maps), else nullopt.
@@ -85,8 +100,12 @@ class LayerRenderer {
     media::RectF target{};
     std::vector<std::int64_t> legend;
     bool legend_valid = false;
+    std::vector<media::Color8> entries;      // the palette (class maps, masks), as in the texture
+    std::vector<std::uint16_t> instances;    // instance masks: the top mask's index + 1 per texel (0: none)
   };
-  void upload(std::size_t i);
+  void prepare(std::size_t i);         // the host side: target, range, palette
+  void upload(std::size_t i);          // the textures
+  void make_palette(std::size_t i);
   void upload_palette(std::size_t i);
 
   handoff::UniqueGlProgram ids_program_, scalar_program_;
@@ -98,7 +117,9 @@ class LayerRenderer {
   std::vector<LayerControl> controls_;
   std::vector<std::size_t> kinds_;                    // variant index per layer (controls reset on a change)
   std::vector<media::ScalarRange> auto_ranges_;       // per layer index
-  std::vector<std::uint16_t> composite_;              // instance masks' scratch
+  std::uint64_t generation_ = 0;                      // counts set_layers and refresh_palettes
+  bool textures_current_ = false;                     // the textures hold this frame's layers
+  std::unique_ptr<media::BandPool> pool_;             // composite()'s threads, made on first use
 };
 
 }  // namespace handoff::view

@@ -1,0 +1,256 @@
+// LayerRenderer's CPU path (see layer_renderer.hpp): the visible layers
+// blended into the frame's pixels where FrameRenderer's CPU path converts
+// them, at the window's size, the way layer_ids_frag.glsl and
+// layer_scalar_frag.glsl draw them. On llvmpipe the shaders cost a texture
+// upload of the full-size layers per frame and a filtered fetch per window
+// pixel; here each window pixel costs a table look-up or a bilinear tap, and
+// only when a new frame or a layer control changes (the converted image is
+// kept between redraws).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "layer_renderer.hpp"
+
+namespace handoff::view {
+
+namespace {
+
+using media::LayerArray;
+using media::SampleType;
+
+// First pixel (of a row or column) whose centre b + 0.5 is at or past `edge`
+// (covered_pixels' rule: the pixels a triangle edge at `edge` covers).
+int first_centre_at(double edge) { return int(std::ceil(edge - 0.5)); }
+
+// The framebuffer pixels a layer's target covers, unclipped.
+PixelRect target_pixels(const media::RectF& t, const ViewTransform& v) {
+  PixelRect r;
+  r.x0 = first_centre_at(v.to_fb_x(t.x));
+  r.x1 = first_centre_at(v.to_fb_x(double(t.x) + t.w));
+  r.y0 = first_centre_at(v.to_fb_y(t.y));
+  r.y1 = first_centre_at(v.to_fb_y(double(t.y) + t.h));
+  return r;
+}
+
+PixelRect intersect(const PixelRect& a, const PixelRect& b) {
+  PixelRect r{std::max(a.x0, b.x0), std::max(a.y0, b.y0), std::min(a.x1, b.x1), std::min(a.y1, b.y1)};
+  return r.empty() ? PixelRect{} : r;
+}
+
+// The layer coordinate (0..1 over the target) of pixel b's centre on one axis,
+// as the vertex shader's noperspective v_uv gives it there.
+float uv_at(int b, double left, double extent) { return float((double(b) + 0.5 - left) / extent); }
+
+// Nearest texels (layer_ids_frag's id_at) of pixels [first, first + count).
+std::vector<std::int32_t> nearest_texels(int first, int count, double left, double extent, std::uint32_t size) {
+  std::vector<std::int32_t> t(std::size_t(std::max(count, 0)));
+  for (int k = 0; k < count; ++k) {
+    const float p = std::floor(uv_at(first + k, left, extent) * float(size));
+    t[std::size_t(k)] = std::int32_t(std::clamp(p, 0.0f, float(size - 1)));
+  }
+  return t;
+}
+
+// Bilinear taps (GL_LINEAR, clamp to edge) of pixels [first, first + count).
+struct Taps {
+  std::vector<std::int32_t> i0, i1;
+  std::vector<float> w;
+};
+Taps linear_taps(int first, int count, double left, double extent, std::uint32_t size) {
+  Taps t;
+  for (int k = 0; k < count; ++k) {
+    const float s = uv_at(first + k, left, extent) * float(size) - 0.5f;
+    const float f = std::floor(s);
+    const auto i = std::int32_t(f);
+    t.i0.push_back(std::clamp<std::int32_t>(i, 0, std::int32_t(size) - 1));
+    t.i1.push_back(std::clamp<std::int32_t>(i + 1, 0, std::int32_t(size) - 1));
+    t.w.push_back(s - f);
+  }
+  return t;
+}
+
+// round(c * a + d * (1 - a)) per channel in 16.16 fixed point: the GL blend
+// (SRC_ALPHA, ONE_MINUS_SRC_ALPHA) of an 8-bit framebuffer.
+class Blend {
+ public:
+  explicit Blend(float a) : a_(a) {
+    for (int d = 0; d < 256; ++d) keep_[std::size_t(d)] = std::int32_t(std::lround(d * (1.0 - a) * 65536.0));
+  }
+  // The source part of colour c (r, g, b) in the output's byte order.
+  std::array<std::int32_t, 3> source(media::Color8 c, ByteOrder order) const {
+    const std::int32_t r = part(c.r), g = part(c.g), b = part(c.b);
+    return order == ByteOrder::Rgba ? std::array{r, g, b} : std::array{b, g, r};
+  }
+  void apply(const std::array<std::int32_t, 3>& s, std::uint8_t* px) const {
+    for (int k = 0; k < 3; ++k)
+      px[k] = std::uint8_t(std::min((s[std::size_t(k)] + keep_[px[k]] + 32768) >> 16, 255));
+  }
+
+ private:
+  std::int32_t part(std::uint8_t c) const { return std::int32_t(std::lround(c * double(a_) * 65536.0)); }
+  float a_;
+  std::array<std::int32_t, 256> keep_{};
+};
+
+void put(media::Color8 c, ByteOrder order, std::uint8_t* px) {
+  px[0] = order == ByteOrder::Rgba ? c.r : c.b;
+  px[1] = c.g;
+  px[2] = order == ByteOrder::Rgba ? c.b : c.r;
+}
+
+// The id at texel (x, y) of a copied class map, sign-extended as the shader does.
+std::int64_t id_at(const LayerArray& a, std::int32_t x, std::int32_t y) {
+  const auto* row = static_cast<const std::uint8_t*>(a.data) + std::size_t(y) * a.row_bytes();
+  switch (a.type) {
+    case SampleType::U8: return row[x];
+    case SampleType::I8: return std::int8_t(row[x]);
+    case SampleType::U16: { std::uint16_t v; std::memcpy(&v, row + 2 * x, 2); return v; }
+    case SampleType::I16: { std::int16_t v; std::memcpy(&v, row + 2 * x, 2); return v; }
+    case SampleType::U32: { std::uint32_t v; std::memcpy(&v, row + 4 * x, 4); return std::int32_t(v); }
+    case SampleType::I32: { std::int32_t v; std::memcpy(&v, row + 4 * x, 4); return v; }
+    default: return 0;
+  }
+}
+
+// What one layer needs while it is drawn: where, and how each pixel is coloured.
+struct Job {
+  PixelRect pixels;            // framebuffer pixels, inside the frame's rect
+  double left = 0, top = 0;    // the target's framebuffer corner
+  double extent_x = 1, extent_y = 1;
+};
+
+}  // namespace
+
+bool LayerRenderer::fits(const ViewTransform& view) const {
+  if (!overlays_) return true;
+  const PixelRect frame = target_pixels(media::RectF{0, 0, float(frame_w_), float(frame_h_)}, view);
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const LayerControl& c = controls_[i];
+    const float opacity = c.opacity.value_or(std::visit([](const auto& x) { return x.opacity; }, layer(i)));
+    if (!c.visible || opacity <= 0.0f) continue;
+    const PixelRect t = target_pixels(layers_[i].target, view);
+    if (t.empty()) continue;
+    if (t.x0 < frame.x0 || t.y0 < frame.y0 || t.x1 > frame.x1 || t.y1 > frame.y1) return false;
+  }
+  return true;
+}
+
+std::uint64_t LayerRenderer::cpu_key() const {
+  // FNV-1a over the generation and each control that changes the pixels.
+  std::uint64_t h = 1469598103934665603ull;
+  const auto mix = [&h](std::uint64_t v) {
+    for (int k = 0; k < 8; ++k) h = (h ^ ((v >> (8 * k)) & 0xff)) * 1099511628211ull;
+  };
+  mix(generation_);
+  mix(reinterpret_cast<std::uintptr_t>(overlays_));
+  for (const LayerControl& c : controls_) {
+    std::uint32_t bits = 0;
+    const float o = c.opacity.value_or(-1.0f);
+    std::memcpy(&bits, &o, 4);
+    mix((std::uint64_t(c.visible) << 40) | (std::uint64_t(c.opacity.has_value()) << 32) | bits);
+  }
+  return h;
+}
+
+void LayerRenderer::composite(const ViewTransform& view, const PixelRect& rect, ByteOrder order, std::uint8_t* out,
+                              std::ptrdiff_t pitch) {
+  if (!overlays_ || rect.empty()) return;
+  if (!pool_) pool_ = std::make_unique<media::BandPool>(0);
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const LayerControl& c = controls_[i];
+    const media::Layer& l = overlays_->layers[i];
+    const float opacity = c.opacity.value_or(std::visit([](const auto& x) { return x.opacity; }, l));
+    if (!c.visible || opacity <= 0.0f) continue;
+    const Gpu& g = layers_[i];
+    Job job;
+    job.pixels = intersect(target_pixels(g.target, view), rect);
+    if (job.pixels.empty()) continue;
+    job.left = view.to_fb_x(g.target.x);
+    job.top = view.to_fb_y(g.target.y);
+    job.extent_x = double(g.target.w) * view.scale;
+    job.extent_y = double(g.target.h) * view.scale;
+    // Pixel (x, y) of the framebuffer is at out + (y - rect.y0) * pitch + (x - rect.x0) * 4.
+    std::uint8_t* origin = out - std::ptrdiff_t(rect.y0) * pitch - std::ptrdiff_t(rect.x0) * 4;
+    const Blend blend(opacity);
+    const unsigned bands = std::min<unsigned>(unsigned(job.pixels.height()), pool_->threads() * 4);
+    const auto rows_of = [&](unsigned band) {
+      const int h = job.pixels.height();
+      return std::pair{job.pixels.y0 + int(std::int64_t(h) * band / bands),
+                       job.pixels.y0 + int(std::int64_t(h) * (band + 1) / bands)};
+    };
+    if (const auto* s = std::get_if<media::ScalarMap>(&l)) {
+      const LayerArray& a = s->values;
+      const Taps tx = linear_taps(job.pixels.x0, job.pixels.width(), job.left, job.extent_x, a.width);
+      const Taps ty = linear_taps(job.pixels.y0, job.pixels.height(), job.top, job.extent_y, a.height);
+      const auto& table = media::colormap_table(s->colormap);
+      std::array<std::array<std::int32_t, 3>, 256> colours;
+      for (std::size_t k = 0; k < 256; ++k) colours[k] = blend.source(table[k], order);
+      const float lo = float(g.range[0]), span = float(g.range[1]) - float(g.range[0]);
+      pool_->run(bands, [&](unsigned band) {
+        const auto [y0, y1] = rows_of(band);
+        for (int y = y0; y < y1; ++y) {
+          const std::size_t r = std::size_t(y - job.pixels.y0);
+          const auto* r0 = static_cast<const float*>(a.data) + std::size_t(ty.i0[r]) * a.width;
+          const auto* r1 = static_cast<const float*>(a.data) + std::size_t(ty.i1[r]) * a.width;
+          const float wy = ty.w[r];
+          std::uint8_t* px = origin + std::ptrdiff_t(y) * pitch + std::ptrdiff_t(job.pixels.x0) * 4;
+          for (std::size_t k = 0; k < tx.w.size(); ++k, px += 4) {
+            const float v00 = r0[tx.i0[k]], v01 = r0[tx.i1[k]], v10 = r1[tx.i0[k]], v11 = r1[tx.i1[k]];
+            // A non-finite tap makes the shader's lerp NaN or inf (even at
+            // weight 0): a hole, not drawn.
+            if (!std::isfinite(v00 + v01 + v10 + v11)) continue;
+            const float wx = tx.w[k];
+            const float top = v00 + wx * (v01 - v00), bottom = v10 + wx * (v11 - v10);
+            const float v = top + wy * (bottom - top);
+            const float t = std::clamp((v - lo) / span, 0.0f, 1.0f);
+            blend.apply(colours[std::size_t(int(t * 255.0f + 0.5f))], px);
+          }
+        }
+      });
+      continue;
+    }
+    // Class maps and instance masks: nearest texels through the palette.
+    const bool masks = std::holds_alternative<media::InstanceMasks>(l);
+    const LayerArray& a = masks ? std::get<media::InstanceMasks>(l).masks : std::get<media::ClassMap>(l).ids;
+    // One pixel more each side: the outline looks at the neighbours.
+    const std::vector<std::int32_t> tx =
+        nearest_texels(job.pixels.x0 - 1, job.pixels.width() + 2, job.left, job.extent_x, a.width);
+    const std::vector<std::int32_t> ty =
+        nearest_texels(job.pixels.y0 - 1, job.pixels.height() + 2, job.top, job.extent_y, a.height);
+    std::vector<std::array<std::int32_t, 3>> colours(g.entries.size());
+    for (std::size_t k = 0; k < colours.size(); ++k) colours[k] = blend.source(g.entries[k], order);
+    const auto id_of = [&](std::int32_t x, std::int32_t y) -> std::int64_t {
+      return masks ? g.instances[std::size_t(y) * a.width + std::size_t(x)] : id_at(a, x, y);
+    };
+    pool_->run(bands, [&](unsigned band) {
+      const auto [y0, y1] = rows_of(band);
+      for (int y = y0; y < y1; ++y) {
+        const std::size_t r = std::size_t(y - job.pixels.y0) + 1;
+        std::uint8_t* px = origin + std::ptrdiff_t(y) * pitch + std::ptrdiff_t(job.pixels.x0) * 4;
+        for (std::size_t k = 1; k + 1 < tx.size(); ++k, px += 4) {
+          const std::int64_t id = id_of(tx[k], ty[r]);
+          const std::int64_t e = id - g.palette_first;
+          const bool in_palette = e >= 0 && e < g.palette_size;
+          if (masks) {
+            const media::Color8 c = in_palette ? g.entries[std::size_t(e)] : media::Color8{0, 0, 0, 0};
+            if (id != 0 && (id_of(tx[k - 1], ty[r]) != id || id_of(tx[k + 1], ty[r]) != id ||
+                            id_of(tx[k], ty[r - 1]) != id || id_of(tx[k], ty[r + 1]) != id)) {
+              put(c, order, px);  // the outline, opaque
+              continue;
+            }
+            if (c.a != 0) blend.apply(colours[std::size_t(e)], px);
+            continue;
+          }
+          if (in_palette) {
+            if (g.entries[std::size_t(e)].a != 0) blend.apply(colours[std::size_t(e)], px);
+          } else {
+            blend.apply(blend.source(media::default_class_color(id), order), px);
+          }
+        }
+      }
+    });
+  }
+}
+
+}  // namespace handoff::view
