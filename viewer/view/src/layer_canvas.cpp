@@ -70,33 +70,31 @@ Taps linear_taps(int first, int count, double left, double extent, std::uint32_t
   return t;
 }
 
-// round(c * a + d * (1 - a)) per channel in 16.16 fixed point: the GL blend
-// (SRC_ALPHA, ONE_MINUS_SRC_ALPHA) of an 8-bit framebuffer.
-class Blend {
- public:
-  explicit Blend(float a) : a_(a) {
-    for (int d = 0; d < 256; ++d) keep_[std::size_t(d)] = std::int32_t(std::lround(d * (1.0 - a) * 65536.0));
-  }
-  // The source part of colour c (r, g, b) in the output's byte order.
-  std::array<std::int32_t, 3> source(media::Color8 c, ByteOrder order) const {
-    const std::int32_t r = part(c.r), g = part(c.g), b = part(c.b);
-    return order == ByteOrder::Rgba ? std::array{r, g, b} : std::array{b, g, r};
-  }
-  void apply(const std::array<std::int32_t, 3>& s, std::uint8_t* px) const {
-    for (int k = 0; k < 3; ++k)
-      px[k] = std::uint8_t(std::min((s[std::size_t(k)] + keep_[px[k]] + 32768) >> 16, 255));
-  }
+// A colour in the output's byte order, packed as its 4 bytes are in memory;
+// the fourth byte 255: drawn at the layer's opacity, 0: not drawn.
+std::uint32_t pack(media::Color8 c, ByteOrder order, std::uint8_t flag) {
+  const std::uint8_t b[4] = {order == ByteOrder::Rgba ? c.r : c.b, c.g, order == ByteOrder::Rgba ? c.b : c.r, flag};
+  std::uint32_t v;
+  std::memcpy(&v, b, 4);
+  return v;
+}
 
- private:
-  std::int32_t part(std::uint8_t c) const { return std::int32_t(std::lround(c * double(a_) * 65536.0)); }
-  float a_;
-  std::array<std::int32_t, 256> keep_{};
-};
-
-void put(media::Color8 c, ByteOrder order, std::uint8_t* px) {
-  px[0] = order == ByteOrder::Rgba ? c.r : c.b;
-  px[1] = c.g;
-  px[2] = order == ByteOrder::Rgba ? c.b : c.r;
+// One row of a layer's colours (pack()) blended into the framebuffer row
+// `px`: round(c * a + d * (1 - a)) per channel, the GL blend (SRC_ALPHA,
+// ONE_MINUS_SRC_ALPHA) of an 8-bit framebuffer, in 16.16 fixed point.
+// Flag 1 (an outline) is drawn opaque. Branch-free so that it vectorises.
+void blend_row(const std::uint32_t* colours, std::size_t n, float opacity, std::uint8_t* px) {
+  const auto a = std::int32_t(std::lround(double(opacity) * 65536.0));
+  const auto* c = reinterpret_cast<const std::uint8_t*>(colours);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint8_t flag = c[4 * i + 3];
+    const std::int32_t w = flag == 255 ? a : flag == 1 ? 65536 : 0;
+    // d + round((s - d) * a): the same as round(s * a + d * (1 - a)) for integer d.
+    for (int k = 0; k < 3; ++k) {
+      const std::int32_t d = px[4 * i + k];
+      px[4 * i + k] = std::uint8_t(d + (((std::int32_t(c[4 * i + k]) - d) * w + 32768) >> 16));
+    }
+  }
 }
 
 // The id at texel (x, y) of a copied class map, sign-extended as the shader does.
@@ -119,6 +117,94 @@ struct Job {
   double left = 0, top = 0;    // the target's framebuffer corner
   double extent_x = 1, extent_y = 1;
 };
+
+// Per band, the layer's colours of a row (pack()) are made first, then
+// blended in one pass: two simple loops the compiler can keep tight.
+template <typename G, typename Rows, typename RowAt>
+void composite_scalars(media::BandPool& pool, const media::ScalarMap& s, const G& g, const Job& job, ByteOrder order,
+                       float opacity, unsigned bands, const Rows& rows_of, const RowAt& row_at) {
+  const LayerArray& a = s.values;
+  const Taps tx = linear_taps(job.pixels.x0, job.pixels.width(), job.left, job.extent_x, a.width);
+  const Taps ty = linear_taps(job.pixels.y0, job.pixels.height(), job.top, job.extent_y, a.height);
+  std::array<std::uint32_t, 257> colours{};  // [256]: a hole, not drawn
+  const auto& table = media::colormap_table(s.colormap);
+  for (std::size_t k = 0; k < 256; ++k) colours[k] = pack(table[k], order, 255);
+  const float lo = float(g.range[0]), scale = 1.0f / (float(g.range[1]) - float(g.range[0]));
+  const std::size_t n = tx.w.size();
+  // The source columns the row's taps read: filtered down first, once per
+  // column (a contiguous loop), then across per pixel (two taps).
+  const std::int32_t c0 = n ? tx.i0.front() : 0, c1 = n ? tx.i1.back() + 1 : 0;
+  pool.run(bands, [&](unsigned band) {
+    const auto [y0, y1] = rows_of(band);
+    std::vector<std::uint32_t> row(n);
+    std::vector<float> column(std::size_t(std::max(c1 - c0, 0)));
+    for (int y = y0; y < y1; ++y) {
+      const std::size_t r = std::size_t(y - job.pixels.y0);
+      const auto* r0 = static_cast<const float*>(a.data) + std::size_t(ty.i0[r]) * a.width + c0;
+      const auto* r1 = static_cast<const float*>(a.data) + std::size_t(ty.i1[r]) * a.width + c0;
+      const float wy = ty.w[r];
+      for (std::size_t x = 0; x < column.size(); ++x) column[x] = r0[x] + wy * (r1[x] - r0[x]);
+      for (std::size_t k = 0; k < n; ++k) {
+        const float v0 = column[std::size_t(tx.i0[k] - c0)], v1 = column[std::size_t(tx.i1[k] - c0)];
+        // The shader's lerps: a non-finite tap makes v NaN or inf (even at
+        // weight 0, as 0 * inf is NaN): a hole, not drawn.
+        const float v = v0 + tx.w[k] * (v1 - v0);
+        const float t = std::isfinite(v) ? std::clamp((v - lo) * scale, 0.0f, 1.0f) * 255.0f + 0.5f : 256.0f;
+        row[k] = colours[std::size_t(t)];
+      }
+      blend_row(row.data(), n, opacity, row_at(y));
+    }
+  });
+}
+
+// Class maps and instance masks: nearest texels through the palette; ids
+// outside it take the default colours (class maps) or none (masks). Masks
+// get an opaque outline where a neighbour one display pixel away differs.
+template <typename G, typename Rows, typename RowAt>
+void composite_ids(media::BandPool& pool, const media::Layer& l, const G& g, const Job& job, ByteOrder order,
+                   float opacity, unsigned bands, const Rows& rows_of, const RowAt& row_at) {
+  const bool masks = std::holds_alternative<media::InstanceMasks>(l);
+  const LayerArray& a = masks ? std::get<media::InstanceMasks>(l).masks : std::get<media::ClassMap>(l).ids;
+  // One pixel more each side: the outline looks at the neighbours.
+  const std::vector<std::int32_t> tx =
+      nearest_texels(job.pixels.x0 - 1, job.pixels.width() + 2, job.left, job.extent_x, a.width);
+  const std::vector<std::int32_t> ty =
+      nearest_texels(job.pixels.y0 - 1, job.pixels.height() + 2, job.top, job.extent_y, a.height);
+  std::vector<std::uint32_t> palette(g.entries.size());
+  for (std::size_t k = 0; k < palette.size(); ++k)
+    palette[k] = pack(g.entries[k], order, g.entries[k].a ? 255 : 0);
+  const auto colour_of = [&](std::int64_t id) {
+    const std::int64_t e = id - g.palette_first;
+    if (e >= 0 && e < std::int64_t(palette.size())) return palette[std::size_t(e)];
+    return masks ? 0u : pack(media::default_class_color(id), order, 255);
+  };
+  const std::size_t n = std::size_t(job.pixels.width());
+  // 8-bit ids from 0 (every class map's palette holds 0..255): a look-up.
+  const bool direct = a.type == SampleType::U8 && !masks && g.palette_first == 0 && palette.size() >= 256;
+  pool.run(bands, [&](unsigned band) {
+    const auto [y0, y1] = rows_of(band);
+    std::vector<std::uint32_t> row(n);
+    for (int y = y0; y < y1; ++y) {
+      const std::size_t r = std::size_t(y - job.pixels.y0) + 1;
+      if (direct) {
+        const auto* ids = static_cast<const std::uint8_t*>(a.data) + std::size_t(ty[r]) * a.row_bytes();
+        for (std::size_t k = 0; k < n; ++k) row[k] = palette[ids[tx[k + 1]]];
+      } else if (!masks) {
+        for (std::size_t k = 0; k < n; ++k) row[k] = colour_of(id_at(a, tx[k + 1], ty[r]));
+      } else {
+        const auto id_of = [&](std::size_t x, std::size_t yy) { return g.instances[std::size_t(ty[yy]) * a.width + std::size_t(tx[x])]; };
+        for (std::size_t k = 0; k < n; ++k) {
+          const std::uint16_t id = id_of(k + 1, r);
+          row[k] = colour_of(id);
+          if (id != 0 && (id_of(k, r) != id || id_of(k + 2, r) != id || id_of(k + 1, r - 1) != id ||
+                          id_of(k + 1, r + 1) != id))
+            row[k] = (row[k] & 0x00ffffffu) | (1u << 24);  // the outline, opaque (pack's flag byte)
+        }
+      }
+      blend_row(row.data(), n, opacity, row_at(y));
+    }
+  });
+}
 
 }  // namespace
 
@@ -172,84 +258,18 @@ void LayerRenderer::composite(const ViewTransform& view, const PixelRect& rect, 
     job.extent_y = double(g.target.h) * view.scale;
     // Pixel (x, y) of the framebuffer is at out + (y - rect.y0) * pitch + (x - rect.x0) * 4.
     std::uint8_t* origin = out - std::ptrdiff_t(rect.y0) * pitch - std::ptrdiff_t(rect.x0) * 4;
-    const Blend blend(opacity);
     const unsigned bands = std::min<unsigned>(unsigned(job.pixels.height()), pool_->threads() * 4);
     const auto rows_of = [&](unsigned band) {
       const int h = job.pixels.height();
       return std::pair{job.pixels.y0 + int(std::int64_t(h) * band / bands),
                        job.pixels.y0 + int(std::int64_t(h) * (band + 1) / bands)};
     };
+    const auto row_at = [&](int y) { return origin + std::ptrdiff_t(y) * pitch + std::ptrdiff_t(job.pixels.x0) * 4; };
     if (const auto* s = std::get_if<media::ScalarMap>(&l)) {
-      const LayerArray& a = s->values;
-      const Taps tx = linear_taps(job.pixels.x0, job.pixels.width(), job.left, job.extent_x, a.width);
-      const Taps ty = linear_taps(job.pixels.y0, job.pixels.height(), job.top, job.extent_y, a.height);
-      const auto& table = media::colormap_table(s->colormap);
-      std::array<std::array<std::int32_t, 3>, 256> colours;
-      for (std::size_t k = 0; k < 256; ++k) colours[k] = blend.source(table[k], order);
-      const float lo = float(g.range[0]), span = float(g.range[1]) - float(g.range[0]);
-      pool_->run(bands, [&](unsigned band) {
-        const auto [y0, y1] = rows_of(band);
-        for (int y = y0; y < y1; ++y) {
-          const std::size_t r = std::size_t(y - job.pixels.y0);
-          const auto* r0 = static_cast<const float*>(a.data) + std::size_t(ty.i0[r]) * a.width;
-          const auto* r1 = static_cast<const float*>(a.data) + std::size_t(ty.i1[r]) * a.width;
-          const float wy = ty.w[r];
-          std::uint8_t* px = origin + std::ptrdiff_t(y) * pitch + std::ptrdiff_t(job.pixels.x0) * 4;
-          for (std::size_t k = 0; k < tx.w.size(); ++k, px += 4) {
-            const float v00 = r0[tx.i0[k]], v01 = r0[tx.i1[k]], v10 = r1[tx.i0[k]], v11 = r1[tx.i1[k]];
-            // A non-finite tap makes the shader's lerp NaN or inf (even at
-            // weight 0): a hole, not drawn.
-            if (!std::isfinite(v00 + v01 + v10 + v11)) continue;
-            const float wx = tx.w[k];
-            const float top = v00 + wx * (v01 - v00), bottom = v10 + wx * (v11 - v10);
-            const float v = top + wy * (bottom - top);
-            const float t = std::clamp((v - lo) / span, 0.0f, 1.0f);
-            blend.apply(colours[std::size_t(int(t * 255.0f + 0.5f))], px);
-          }
-        }
-      });
+      composite_scalars(*pool_, *s, g, job, order, opacity, bands, rows_of, row_at);
       continue;
     }
-    // Class maps and instance masks: nearest texels through the palette.
-    const bool masks = std::holds_alternative<media::InstanceMasks>(l);
-    const LayerArray& a = masks ? std::get<media::InstanceMasks>(l).masks : std::get<media::ClassMap>(l).ids;
-    // One pixel more each side: the outline looks at the neighbours.
-    const std::vector<std::int32_t> tx =
-        nearest_texels(job.pixels.x0 - 1, job.pixels.width() + 2, job.left, job.extent_x, a.width);
-    const std::vector<std::int32_t> ty =
-        nearest_texels(job.pixels.y0 - 1, job.pixels.height() + 2, job.top, job.extent_y, a.height);
-    std::vector<std::array<std::int32_t, 3>> colours(g.entries.size());
-    for (std::size_t k = 0; k < colours.size(); ++k) colours[k] = blend.source(g.entries[k], order);
-    const auto id_of = [&](std::int32_t x, std::int32_t y) -> std::int64_t {
-      return masks ? g.instances[std::size_t(y) * a.width + std::size_t(x)] : id_at(a, x, y);
-    };
-    pool_->run(bands, [&](unsigned band) {
-      const auto [y0, y1] = rows_of(band);
-      for (int y = y0; y < y1; ++y) {
-        const std::size_t r = std::size_t(y - job.pixels.y0) + 1;
-        std::uint8_t* px = origin + std::ptrdiff_t(y) * pitch + std::ptrdiff_t(job.pixels.x0) * 4;
-        for (std::size_t k = 1; k + 1 < tx.size(); ++k, px += 4) {
-          const std::int64_t id = id_of(tx[k], ty[r]);
-          const std::int64_t e = id - g.palette_first;
-          const bool in_palette = e >= 0 && e < g.palette_size;
-          if (masks) {
-            const media::Color8 c = in_palette ? g.entries[std::size_t(e)] : media::Color8{0, 0, 0, 0};
-            if (id != 0 && (id_of(tx[k - 1], ty[r]) != id || id_of(tx[k + 1], ty[r]) != id ||
-                            id_of(tx[k], ty[r - 1]) != id || id_of(tx[k], ty[r + 1]) != id)) {
-              put(c, order, px);  // the outline, opaque
-              continue;
-            }
-            if (c.a != 0) blend.apply(colours[std::size_t(e)], px);
-            continue;
-          }
-          if (in_palette) {
-            if (g.entries[std::size_t(e)].a != 0) blend.apply(colours[std::size_t(e)], px);
-          } else {
-            blend.apply(blend.source(media::default_class_color(id), order), px);
-          }
-        }
-      }
-    });
+    composite_ids(*pool_, l, g, job, order, opacity, bands, rows_of, row_at);
   }
 }
 

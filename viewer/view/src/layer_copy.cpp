@@ -1,5 +1,7 @@
 #include "layer_copy.hpp"
 
+#include "layer_buffers.hpp"
+
 #include <handoff/frame_validate.hpp>
 
 #include <cmath>
@@ -21,7 +23,7 @@ LayerArray packed_like(const LayerArray& a, SampleType type, std::uint8_t*& byte
   out.height = a.height;
   out.count = a.count;
   const std::size_t total = out.row_bytes() * out.height * std::max<std::uint32_t>(out.count, 1);
-  auto storage = std::shared_ptr<std::uint8_t[]>(new std::uint8_t[total]);
+  auto storage = layer_buffer(total);  // reused from an earlier frame's layers when it can
   bytes = storage.get();
   out.data = bytes;
   out.owner = std::move(storage);
@@ -64,7 +66,23 @@ void for_rows(const LayerArray& src, const LayerArray& dst, std::uint8_t* out, F
         out + (std::size_t(n) * dst.height + y) * dst.row_bytes());
 }
 
+// 32- and 64-bit ids that all fit 0..255 (most class maps) become 8-bit:
+// a quarter of the bytes to store, upload or read, the same ids.
+bool try_narrow_ids(const LayerArray& a, LayerArray& c) {
+  const std::size_t bytes = media::sample_size(a.type);
+  if (bytes < 4) return false;
+  const bool is_signed = a.type == SampleType::I32 || a.type == SampleType::I64;
+  std::uint8_t* out = nullptr;
+  c = packed_like(a, SampleType::U8, out);
+  bool fits = true;
+  for_rows(a, c, out, [&](const std::uint8_t* s, std::uint8_t* d) {
+    fits = fits && narrow_ids_to_u8(s, a.width, bytes, is_signed, d);
+  });
+  return fits;
+}
+
 LayerArray copy_ids(const LayerArray& a) {
+  if (LayerArray narrow; try_narrow_ids(a, narrow)) return narrow;
   const bool wide = media::sample_size(a.type) == 8;
   const SampleType to = !wide ? a.type : a.type == SampleType::U64 ? SampleType::U32 : SampleType::I32;
   std::uint8_t* out = nullptr;

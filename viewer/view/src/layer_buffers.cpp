@@ -1,0 +1,83 @@
+#include "layer_buffers.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace handoff::view {
+
+namespace {
+
+class BufferPool : public std::enable_shared_from_this<BufferPool> {
+ public:
+  std::shared_ptr<std::uint8_t[]> take(std::size_t bytes) {
+    std::unique_ptr<std::uint8_t[]> b;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      for (auto it = free_.begin(); it != free_.end(); ++it)
+        if (it->first == bytes) {
+          b = std::move(it->second);
+          kept_ -= bytes;
+          free_.erase(it);
+          break;
+        }
+    }
+    if (!b) b.reset(new std::uint8_t[bytes]);
+    // The deleter holds the pool: a buffer may outlive every other user of it.
+    return std::shared_ptr<std::uint8_t[]>(b.release(), [pool = shared_from_this(), bytes](std::uint8_t* p) {
+      pool->give(std::unique_ptr<std::uint8_t[]>(p), bytes);
+    });
+  }
+
+ private:
+  static constexpr std::size_t kMaxKept = std::size_t(128) << 20;
+  static constexpr std::size_t kMaxBuffers = 8;
+
+  void give(std::unique_ptr<std::uint8_t[]> b, std::size_t bytes) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (kept_ + bytes > kMaxKept || free_.size() >= kMaxBuffers) return;  // freed here
+    kept_ += bytes;
+    free_.emplace_back(bytes, std::move(b));
+  }
+
+  std::mutex mutex_;
+  std::vector<std::pair<std::size_t, std::unique_ptr<std::uint8_t[]>>> free_;
+  std::size_t kept_ = 0;
+};
+
+template <typename T>
+bool narrow(const std::uint8_t* in, std::size_t count, std::uint8_t* out) {
+  // In blocks, so that the check and the stores stay simple loops.
+  constexpr std::size_t kBlock = 4096;
+  T block[kBlock];
+  for (std::size_t at = 0; at < count; at += kBlock) {
+    const std::size_t n = std::min(kBlock, count - at);
+    std::memcpy(block, in + at * sizeof(T), n * sizeof(T));
+    T lo = block[0], hi = block[0];
+    for (std::size_t i = 0; i < n; ++i) {
+      lo = std::min(lo, block[i]);
+      hi = std::max(hi, block[i]);
+    }
+    if (lo < T(0) || hi > T(255)) return false;
+    for (std::size_t i = 0; i < n; ++i) out[at + i] = std::uint8_t(block[i]);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::shared_ptr<std::uint8_t[]> layer_buffer(std::size_t bytes) {
+  static const auto pool = std::make_shared<BufferPool>();
+  return pool->take(bytes);
+}
+
+bool narrow_ids_to_u8(const std::uint8_t* in, std::size_t count, std::size_t source_bytes, bool is_signed,
+                      std::uint8_t* out) {
+  if (source_bytes == 4) return is_signed ? narrow<std::int32_t>(in, count, out) : narrow<std::uint32_t>(in, count, out);
+  if (source_bytes == 8) return is_signed ? narrow<std::int64_t>(in, count, out) : narrow<std::uint64_t>(in, count, out);
+  return false;
+}
+
+}  // namespace handoff::view

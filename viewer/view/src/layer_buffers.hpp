@@ -1,0 +1,27 @@
+#pragma once
+// Host memory for the viewer's copies of dense layers (layer_copy.cpp), and
+// the narrowing of wide class ids on the way in.
+//
+// A copy made inside show() into freshly allocated memory pays a page fault
+// per 4 KiB on first touch (16 MB of layers: ~4,000 faults, a good part of
+// show()'s time); the buffers here go back to a small pool when the display
+// lets go of the frame's layers, and the next frame's copy reuses them.
+//
+// Thread safety: any thread (the pool takes a lock per buffer).
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace handoff::view {
+
+// `bytes` of host memory, reused from a buffer of the same size that was let
+// go (the pool keeps a few, up to 128 MiB in all) or allocated. Contents undefined.
+std::shared_ptr<std::uint8_t[]> layer_buffer(std::size_t bytes);
+
+// Copies `count` ids of `source_bytes` (4 or 8) each, signed or not, from
+// `in` into 8-bit `out` while every one is in 0..255: true. False at the
+// first one outside (`out` then partly written): the caller copies them wide.
+bool narrow_ids_to_u8(const std::uint8_t* in, std::size_t count, std::size_t source_bytes, bool is_signed,
+                      std::uint8_t* out);
+
+}  // namespace handoff::view
