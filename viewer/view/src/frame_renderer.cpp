@@ -446,7 +446,7 @@ class CpuColorPath final : public ColorPath {
 
   bool holds(const PlaneTextures& textures) const;  // the host copy is the textures' frame
   Frame host_frame() const;                         // the host copy as a host frame
-  void copy_from_gl_buffer(const Frame& frame);     // a GlBuffer frame's planes, via staging
+  void copy_from_gl_buffer(const Frame& frame);     // a GlBuffer frame's planes, as they are pitched
   // False: this framebuffer takes the shader (multisampled).
   bool blit_converted(const DrawOptions& o, int fb_w, int fb_h);
   ConvertKey key_for(const DrawOptions& o, int fb_w, int fb_h, GLuint draw_fbo) const;
@@ -457,7 +457,7 @@ class CpuColorPath final : public ColorPath {
   ShaderColorPath shader_;  // for what the blit cannot do: multisampled framebuffers, external textures
   struct HostCopy {
     FrameLayout layout;  // packed, one buffer per plane (layout.width 0: nothing taken)
-    PageBuffer planes[kMaxPlanes], staging;
+    PageBuffer planes[kMaxPlanes];
     std::uint64_t generation = 0;  // counts uploads
   } host_;
   bool textures_behind_ = false;  // the textures hold an older frame than host_
@@ -481,7 +481,7 @@ Frame CpuColorPath::host_frame() const {
 }
 
 // Host planes are copied (copy_frame); a GL buffer's are read with
-// glGetNamedBufferSubData (llvmpipe: a memcpy) into staging first.
+// glGetNamedBufferSubData (llvmpipe: a memcpy) straight into the host copy.
 void CpuColorPath::take(const Frame& frame, const PlaneTextures& textures) {
   if (is_gray(frame.format)) {
     // ViewConverter converts YUV and resamples RGB; grey goes to the
@@ -496,6 +496,11 @@ void CpuColorPath::take(const Frame& frame, const PlaneTextures& textures) {
     return;
   }
   host_.layout = FrameLayout::packed(frame.format, frame.width, frame.height);
+  // A GL buffer's planes keep their pitches: each is read in one piece
+  // straight into the host copy (no staging copy as well).
+  if (frame.memory == MemoryKind::GlBuffer)
+    for (std::size_t i = 0; i < std::size_t(plane_count(frame.format)); ++i)
+      host_.layout.planes[i].pitch = frame.planes[i].pitch;
   for (int i = 0; i < plane_count(frame.format); ++i)
     host_.planes[std::size_t(i)].resize(host_.layout.buffer_bytes(std::size_t(i)));
   if (frame.memory == MemoryKind::GlBuffer) copy_from_gl_buffer(frame);
@@ -505,27 +510,13 @@ void CpuColorPath::take(const Frame& frame, const PlaneTextures& textures) {
 }
 
 void CpuColorPath::copy_from_gl_buffer(const Frame& frame) {
-  const int planes = plane_count(frame.format);
-  std::size_t span[kMaxPlanes] = {}, total = 0;
-  for (int i = 0; i < planes; ++i) {
-    span[i] = plane_span_bytes(frame.planes[std::size_t(i)].pitch, frame.planes[std::size_t(i)].height,
-                               host_.layout.plane(i).row_bytes);
-    total += span[i];
-  }
-  host_.staging.resize(total);
-  Frame staged = frame;
-  staged.memory = MemoryKind::Host;
-  staged.gl_buffer = 0;
-  std::size_t at = 0;
-  for (std::size_t i = 0; i < std::size_t(planes); ++i) {
+  for (std::size_t i = 0; i < std::size_t(plane_count(frame.format)); ++i) {
+    const std::size_t span = plane_span_bytes(host_.layout.pitch(int(i)), frame.planes[i].height,
+                                              host_.layout.plane(int(i)).row_bytes);
     HANDOFF_GL_CHECK(glGetNamedBufferSubData(frame.gl_buffer, static_cast<GLintptr>(frame.planes[i].offset),
-                                             static_cast<GLsizeiptr>(span[i]), host_.staging.data() + at),
+                                             static_cast<GLsizeiptr>(span), host_.planes[i].data()),
                      "frame planes to host memory");
-    staged.planes[i].data = host_.staging.data() + at;
-    staged.planes[i].offset = 0;
-    at += span[i];
   }
-  copy_frame(staged, host_frame());
 }
 
 void CpuColorPath::sync(const PlaneTextures& textures) {

@@ -80,20 +80,23 @@ std::uint32_t pack(media::Color8 c, ByteOrder order, std::uint8_t flag) {
 }
 
 // One row of a layer's colours (pack()) blended into the framebuffer row
-// `px`: round(c * a + d * (1 - a)) per channel, the GL blend (SRC_ALPHA,
-// ONE_MINUS_SRC_ALPHA) of an 8-bit framebuffer, in 16.16 fixed point.
-// Flag 1 (an outline) is drawn opaque. Branch-free so that it vectorises.
-void blend_row(const std::uint32_t* colours, std::size_t n, float opacity, std::uint8_t* px) {
-  const auto a = std::int32_t(std::lround(double(opacity) * 65536.0));
+// `px`: c * a + d * (1 - a) per channel, the GL blend (SRC_ALPHA,
+// ONE_MINUS_SRC_ALPHA) of an 8-bit framebuffer, with `a` in 1/256 steps
+// (within 1 code of the rounded float blend; exact at 0, 1/2, 1). Flag 1 (an
+// outline) is drawn opaque. The byte loop is 16-bit maths throughout
+// (255 * 256 + 128 fits), which the compiler vectorises.
+void blend_row(const std::uint32_t* colours, std::size_t n, float opacity, std::uint16_t* weights, std::uint8_t* px) {
+  const auto a = std::uint16_t(std::lround(double(opacity) * 256.0));
   const auto* c = reinterpret_cast<const std::uint8_t*>(colours);
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint8_t flag = c[4 * i + 3];
-    const std::int32_t w = flag == 255 ? a : flag == 1 ? 65536 : 0;
-    // d + round((s - d) * a): the same as round(s * a + d * (1 - a)) for integer d.
-    for (int k = 0; k < 3; ++k) {
-      const std::int32_t d = px[4 * i + k];
-      px[4 * i + k] = std::uint8_t(d + (((std::int32_t(c[4 * i + k]) - d) * w + 32768) >> 16));
-    }
+    const std::uint16_t w = flag == 255 ? a : flag == 1 ? 256 : 0;
+    weights[4 * i] = weights[4 * i + 1] = weights[4 * i + 2] = w;
+    weights[4 * i + 3] = 0;  // the framebuffer's alpha stays
+  }
+  for (std::size_t j = 0; j < 4 * n; ++j) {
+    const std::uint16_t w = weights[j];
+    px[j] = std::uint8_t((std::uint16_t(c[j] * w) + std::uint16_t(px[j] * (256 - w)) + 128) >> 8);
   }
 }
 
@@ -137,6 +140,7 @@ void composite_scalars(media::BandPool& pool, const media::ScalarMap& s, const G
   pool.run(bands, [&](unsigned band) {
     const auto [y0, y1] = rows_of(band);
     std::vector<std::uint32_t> row(n);
+    std::vector<std::uint16_t> weights(4 * n);
     std::vector<float> column(std::size_t(std::max(c1 - c0, 0)));
     for (int y = y0; y < y1; ++y) {
       const std::size_t r = std::size_t(y - job.pixels.y0);
@@ -152,7 +156,7 @@ void composite_scalars(media::BandPool& pool, const media::ScalarMap& s, const G
         const float t = std::isfinite(v) ? std::clamp((v - lo) * scale, 0.0f, 1.0f) * 255.0f + 0.5f : 256.0f;
         row[k] = colours[std::size_t(t)];
       }
-      blend_row(row.data(), n, opacity, row_at(y));
+      blend_row(row.data(), n, opacity, weights.data(), row_at(y));
     }
   });
 }
@@ -184,6 +188,7 @@ void composite_ids(media::BandPool& pool, const media::Layer& l, const G& g, con
   pool.run(bands, [&](unsigned band) {
     const auto [y0, y1] = rows_of(band);
     std::vector<std::uint32_t> row(n);
+    std::vector<std::uint16_t> weights(4 * n);
     for (int y = y0; y < y1; ++y) {
       const std::size_t r = std::size_t(y - job.pixels.y0) + 1;
       if (direct) {
@@ -201,7 +206,7 @@ void composite_ids(media::BandPool& pool, const media::Layer& l, const G& g, con
             row[k] = (row[k] & 0x00ffffffu) | (1u << 24);  // the outline, opaque (pack's flag byte)
         }
       }
-      blend_row(row.data(), n, opacity, row_at(y));
+      blend_row(row.data(), n, opacity, weights.data(), row_at(y));
     }
   });
 }
