@@ -47,23 +47,18 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   std::size_t kept_ = 0;
 };
 
-template <typename T>
+// Every id's bits OR-ed together: one simple loop that vectorises (a
+// negative id sets the high bits too). Unsigned `U` of the ids' width.
+template <typename U>
 bool narrow(const std::uint8_t* in, std::size_t count, std::uint8_t* out) {
-  // In blocks, so that the check and the stores stay simple loops.
-  constexpr std::size_t kBlock = 4096;
-  T block[kBlock];
-  for (std::size_t at = 0; at < count; at += kBlock) {
-    const std::size_t n = std::min(kBlock, count - at);
-    std::memcpy(block, in + at * sizeof(T), n * sizeof(T));
-    T lo = block[0], hi = block[0];
-    for (std::size_t i = 0; i < n; ++i) {
-      lo = std::min(lo, block[i]);
-      hi = std::max(hi, block[i]);
-    }
-    if (lo < T(0) || hi > T(255)) return false;
-    for (std::size_t i = 0; i < n; ++i) out[at + i] = std::uint8_t(block[i]);
+  U seen = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    U v;
+    std::memcpy(&v, in + i * sizeof(U), sizeof(U));
+    seen |= v;
+    out[i] = std::uint8_t(v);
   }
-  return true;
+  return (seen & ~U(0xff)) == 0;
 }
 
 }  // namespace
@@ -73,10 +68,9 @@ std::shared_ptr<std::uint8_t[]> layer_buffer(std::size_t bytes) {
   return pool->take(bytes);
 }
 
-bool narrow_ids_to_u8(const std::uint8_t* in, std::size_t count, std::size_t source_bytes, bool is_signed,
-                      std::uint8_t* out) {
-  if (source_bytes == 4) return is_signed ? narrow<std::int32_t>(in, count, out) : narrow<std::uint32_t>(in, count, out);
-  if (source_bytes == 8) return is_signed ? narrow<std::int64_t>(in, count, out) : narrow<std::uint64_t>(in, count, out);
+bool narrow_ids_to_u8(const std::uint8_t* in, std::size_t count, std::size_t source_bytes, std::uint8_t* out) {
+  if (source_bytes == 4) return narrow<std::uint32_t>(in, count, out);
+  if (source_bytes == 8) return narrow<std::uint64_t>(in, count, out);
   return false;
 }
 

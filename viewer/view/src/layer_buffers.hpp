@@ -18,10 +18,10 @@ namespace handoff::view {
 // go (the pool keeps a few, up to 128 MiB in all) or allocated. Contents undefined.
 std::shared_ptr<std::uint8_t[]> layer_buffer(std::size_t bytes);
 
-// Copies `count` ids of `source_bytes` (4 or 8) each, signed or not, from
-// `in` into 8-bit `out` while every one is in 0..255: true. False at the
-// first one outside (`out` then partly written): the caller copies them wide.
-bool narrow_ids_to_u8(const std::uint8_t* in, std::size_t count, std::size_t source_bytes, bool is_signed,
-                      std::uint8_t* out);
+// Copies the low bytes of `count` ids of `source_bytes` (4 or 8) each from
+// `in` into 8-bit `out`: true when every id, signed or not, is in 0..255 (a
+// negative one has its high bits set, as one above 255 has); false otherwise
+// (`out` is then of no use: the caller copies the ids wide).
+bool narrow_ids_to_u8(const std::uint8_t* in, std::size_t count, std::size_t source_bytes, std::uint8_t* out);
 
 }  // namespace handoff::view

@@ -71,12 +71,11 @@ void for_rows(const LayerArray& src, const LayerArray& dst, std::uint8_t* out, F
 bool try_narrow_ids(const LayerArray& a, LayerArray& c) {
   const std::size_t bytes = media::sample_size(a.type);
   if (bytes < 4) return false;
-  const bool is_signed = a.type == SampleType::I32 || a.type == SampleType::I64;
   std::uint8_t* out = nullptr;
   c = packed_like(a, SampleType::U8, out);
   bool fits = true;
   for_rows(a, c, out, [&](const std::uint8_t* s, std::uint8_t* d) {
-    fits = fits && narrow_ids_to_u8(s, a.width, bytes, is_signed, d);
+    fits = fits && narrow_ids_to_u8(s, a.width, bytes, d);
   });
   return fits;
 }
