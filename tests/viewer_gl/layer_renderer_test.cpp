@@ -228,17 +228,25 @@ TEST(LayerCopy, WideIdsThatFitEightBitsAreNarrowedAndOthersKept) {
 }
 
 TEST(LayerCopy, BuffersComeBackForTheNextFramesCopy) {
+  // Counted in the pool, not by address (malloc may hand the same one back).
   const std::size_t bytes = 123457;  // a size no other test uses
-  std::uint8_t* first = nullptr;
+  const std::size_t before = pooled_layer_buffers(bytes);
   {
     const auto a = layer_buffer(bytes);
-    first = a.get();
-    const auto b = layer_buffer(bytes);  // while `a` is held: another buffer
-    EXPECT_NE(b.get(), first);
+    const auto b = layer_buffer(bytes);
+    EXPECT_NE(a.get(), b.get());
+    EXPECT_EQ(pooled_layer_buffers(bytes), before >= 2 ? before - 2 : 0);
   }
+  EXPECT_EQ(pooled_layer_buffers(bytes), std::max<std::size_t>(before, 2));  // both went back
   const auto again = layer_buffer(bytes);
-  const auto other = layer_buffer(bytes);
-  EXPECT_TRUE(again.get() == first || other.get() == first);  // both went back to the pool
+  EXPECT_EQ(pooled_layer_buffers(bytes), std::max<std::size_t>(before, 2) - 1);  // one taken from the pool
+  // A full pool keeps the newest: nine other buffers (the pool keeps eight) push these out.
+  {
+    std::vector<std::shared_ptr<std::uint8_t[]>> others;
+    for (int i = 0; i < 9; ++i) others.push_back(layer_buffer(1000 + std::size_t(i)));
+  }
+  EXPECT_EQ(pooled_layer_buffers(bytes), 0u);
+  EXPECT_EQ(pooled_layer_buffers(1008), 1u);
 }
 
 }  // namespace

@@ -31,13 +31,26 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
     });
   }
 
- private:
   static constexpr std::size_t kMaxKept = std::size_t(128) << 20;
   static constexpr std::size_t kMaxBuffers = 8;
 
-  void give(std::unique_ptr<std::uint8_t[]> b, std::size_t bytes) {
+  std::size_t pooled(std::size_t bytes) {
     const std::lock_guard<std::mutex> lock(mutex_);
-    if (kept_ + bytes > kMaxKept || free_.size() >= kMaxBuffers) return;  // freed here
+    return std::size_t(std::count_if(free_.begin(), free_.end(), [&](const auto& f) { return f.first == bytes; }));
+  }
+
+ private:
+  // The newest buffers stay: when full, the oldest go (a stream whose layer
+  // sizes changed no longer needs them). Freed outside the lock.
+  void give(std::unique_ptr<std::uint8_t[]> b, std::size_t bytes) {
+    if (bytes > kMaxKept) return;
+    std::vector<std::unique_ptr<std::uint8_t[]>> evicted;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    while (!free_.empty() && (kept_ + bytes > kMaxKept || free_.size() >= kMaxBuffers)) {
+      kept_ -= free_.front().first;
+      evicted.push_back(std::move(free_.front().second));
+      free_.erase(free_.begin());
+    }
     kept_ += bytes;
     free_.emplace_back(bytes, std::move(b));
   }
@@ -61,12 +74,16 @@ bool narrow(const std::uint8_t* in, std::size_t count, std::uint8_t* out) {
   return (seen & ~U(0xff)) == 0;
 }
 
+BufferPool& pool() {
+  static const auto p = std::make_shared<BufferPool>();
+  return *p;
+}
+
 }  // namespace
 
-std::shared_ptr<std::uint8_t[]> layer_buffer(std::size_t bytes) {
-  static const auto pool = std::make_shared<BufferPool>();
-  return pool->take(bytes);
-}
+std::shared_ptr<std::uint8_t[]> layer_buffer(std::size_t bytes) { return pool().take(bytes); }
+
+std::size_t pooled_layer_buffers(std::size_t bytes) { return pool().pooled(bytes); }
 
 bool narrow_ids_to_u8(const std::uint8_t* in, std::size_t count, std::size_t source_bytes, std::uint8_t* out) {
   if (source_bytes == 4) return narrow<std::uint32_t>(in, count, out);

@@ -17,6 +17,9 @@ namespace handoff::view {
 // `bytes` of host memory, reused from a buffer of the same size that was let
 // go (the pool keeps a few, up to 128 MiB in all) or allocated. Contents undefined.
 std::shared_ptr<std::uint8_t[]> layer_buffer(std::size_t bytes);
+// Buffers of `bytes` waiting in the pool (for tests). When the pool is full
+// the oldest buffers go, so the newest sizes are the ones kept.
+std::size_t pooled_layer_buffers(std::size_t bytes);
 
 // Copies the low bytes of `count` ids of `source_bytes` (4 or 8) each from
 // `in` into 8-bit `out`: true when every id, signed or not, is in 0..255 (a
