@@ -189,6 +189,12 @@ TEST_F(LayerRendererTest, ALayerOutsideTheFrameDoesNotFitTheCpuPath) {
   EXPECT_FALSE(r.fits(ViewTransform{}));
   r.controls()[0].visible = false;  // only visible layers count
   EXPECT_TRUE(r.fits(ViewTransform{}));
+  // A layer in device memory (the CUDA layers to come) takes the shaders: not read on the host.
+  Layers d;
+  std::get<media::ClassMap>(d.copied.layers[0]).ids.memory = MemoryKind::Cuda;
+  LayerRenderer device;
+  device.set_layers(&d.copied, kW, kH);
+  EXPECT_FALSE(device.fits(ViewTransform{}));
 }
 
 media::ClassMap class_map(const void* ids, media::SampleType t, std::uint32_t w, std::uint32_t h) {

@@ -217,8 +217,14 @@ bool LayerRenderer::fits(const ViewTransform& view) const {
   if (!overlays_) return true;
   const PixelRect frame = target_pixels(media::RectF{0, 0, float(frame_w_), float(frame_h_)}, view);
   for (std::size_t i = 0; i < layers_.size(); ++i) {
+    // Only host arrays are read here: layers in device memory take the shaders.
+    const media::Layer& l = layer(i);
+    const auto& a = std::holds_alternative<media::ClassMap>(l)    ? std::get<media::ClassMap>(l).ids
+                    : std::holds_alternative<media::ScalarMap>(l) ? std::get<media::ScalarMap>(l).values
+                                                                  : std::get<media::InstanceMasks>(l).masks;
+    if (a.memory != MemoryKind::Host) return false;
     const LayerControl& c = controls_[i];
-    const float opacity = c.opacity.value_or(std::visit([](const auto& x) { return x.opacity; }, layer(i)));
+    const float opacity = c.opacity.value_or(std::visit([](const auto& x) { return x.opacity; }, l));
     if (!c.visible || opacity <= 0.0f) continue;
     const PixelRect t = target_pixels(layers_[i].target, view);
     if (t.empty()) continue;
