@@ -13,17 +13,18 @@ namespace handoff::media {
 namespace {
 
 // A packed host array of `type` with `a`'s shape, owned by the result.
-LayerArray packed_like(const LayerArray& a, SampleType type, std::uint8_t*& bytes) {
+LayerArray packed_like(const LayerArray& a, SampleType type, std::uint8_t*& bytes, const LayerStorage& storage) {
   LayerArray out;
   out.type = type;
   out.width = a.width;
   out.height = a.height;
   out.count = a.count;
   const std::size_t total = out.row_bytes() * out.height * std::max<std::uint32_t>(out.count, 1);
-  auto storage = std::shared_ptr<std::uint8_t[]>(new std::uint8_t[std::max<std::size_t>(total, 1)]);
-  bytes = storage.get();
+  std::shared_ptr<std::uint8_t[]> memory =
+      storage ? storage(total) : std::shared_ptr<std::uint8_t[]>(new std::uint8_t[std::max<std::size_t>(total, 1)]);
+  bytes = memory.get();
   out.data = bytes;
-  out.owner = std::move(storage);
+  out.owner = std::move(memory);
   return out;
 }
 
@@ -73,11 +74,11 @@ float half_to_float(std::uint16_t h) {
   return sign ? -v : v;
 }
 
-LayerArray packed_ids(const LayerArray& a) {
+LayerArray packed_ids(const LayerArray& a, const LayerStorage& storage) {
   const bool wide = sample_size(a.type) == 8;
   const SampleType to = !wide ? a.type : a.type == SampleType::U64 ? SampleType::U32 : SampleType::I32;
   std::uint8_t* out = nullptr;
-  LayerArray c = packed_like(a, to, out);
+  LayerArray c = packed_like(a, to, out, storage);
   for_rows(a, c, out, [&](const std::uint8_t* s, std::uint8_t* d) {
     if (!wide) {
       std::memcpy(d, s, c.row_bytes());
@@ -91,9 +92,9 @@ LayerArray packed_ids(const LayerArray& a) {
   return c;
 }
 
-LayerArray packed_scalars(const LayerArray& a) {
+LayerArray packed_scalars(const LayerArray& a, const LayerStorage& storage) {
   std::uint8_t* out = nullptr;
-  LayerArray c = packed_like(a, SampleType::F32, out);
+  LayerArray c = packed_like(a, SampleType::F32, out, storage);
   for_rows(a, c, out, [&](const std::uint8_t* s, std::uint8_t* d) {
     if (a.type == SampleType::F32) {
       std::memcpy(d, s, c.row_bytes());
@@ -105,9 +106,9 @@ LayerArray packed_scalars(const LayerArray& a) {
   return c;
 }
 
-LayerArray packed_masks(const LayerArray& a, float threshold) {
+LayerArray packed_masks(const LayerArray& a, float threshold, const LayerStorage& storage) {
   std::uint8_t* out = nullptr;
-  LayerArray c = packed_like(a, SampleType::U8, out);
+  LayerArray c = packed_like(a, SampleType::U8, out, storage);
   for_rows(a, c, out, [&](const std::uint8_t* s, std::uint8_t* d) {
     for (std::uint32_t x = 0; x < a.width; ++x) d[x] = sample(s, x, a.type) > double(threshold) ? 1 : 0;
   });

@@ -8,10 +8,19 @@ import pytest
 
 import handoff
 from viewer_helpers import assert_no_gl_errors, solid_planes, viewer, yuv_to_rgb8
-from viewer_helpers import v, watchdog  # noqa: F401  (fixtures)
+from viewer_helpers import watchdog  # noqa: F401  (fixture)
 
 W, H = 64, 48
 GREY = 126
+
+
+@pytest.fixture(params=["cpu", "gpu"])
+def v(request):
+    """A viewer on each colour path: "cpu" blends the layers into the converted frame (the default on a
+    software GL), "gpu" draws them with the layer shaders."""
+    with viewer(convert=request.param) as view:
+        yield view
+        assert_no_gl_errors(view)
 
 
 def image():

@@ -9,6 +9,7 @@
 
 #include "frame_target.hpp"
 #include "gl_test_context.hpp"
+#include "layer_buffers.hpp"
 #include "layer_copy.hpp"
 #include "layer_renderer.hpp"
 
@@ -129,6 +130,129 @@ TEST_F(LayerRendererTest, LegendRangeAndInspector) {
   EXPECT_EQ(r.probe(2, 20.5, 6.5).text, "no mask");
   EXPECT_EQ(r.probe(2, 40.5, 6.5).text, "outside");
   EXPECT_EQ(r.probe(0, 3.5, 3.5).kind, "class map");
+}
+
+// The CPU path's composite of `r`'s layers over a black kW x kH image at 1:1.
+std::vector<std::uint8_t> composite(LayerRenderer& r) {
+  std::vector<std::uint8_t> px(std::size_t(kW) * kH * 4, 0);
+  for (std::size_t i = 3; i < px.size(); i += 4) px[i] = 255;
+  r.composite(ViewTransform{}, PixelRect{0, 0, kW, kH}, ByteOrder::Rgba, px.data(), kW * 4);
+  return px;
+}
+
+TEST_F(LayerRendererTest, CpuCompositeFollowsThePanelControlsAndItsKeyChanges) {
+  Layers l;
+  LayerRenderer r;
+  r.set_layers(&l.copied, kW, kH);
+  EXPECT_TRUE(r.fits(ViewTransform{}));
+  std::uint64_t key = r.cpu_key();
+  auto px = composite(r);
+  EXPECT_EQ(at(px, 4, 8), (std::array{200, 0, 0}));
+  EXPECT_EQ(at(px, 28, 8), (std::array{0, 0, 200}));
+  EXPECT_EQ(r.cpu_key(), key);  // nothing changed
+  r.controls()[0].hidden.insert(2);
+  r.refresh_palettes();
+  EXPECT_NE(r.cpu_key(), key);
+  key = r.cpu_key();
+  px = composite(r);
+  EXPECT_EQ(at(px, 4, 8), (std::array{200, 0, 0}));
+  EXPECT_EQ(at(px, 28, 8), (std::array{0, 0, 0}));
+  r.controls()[0].opacity = 0.5f;
+  EXPECT_NE(r.cpu_key(), key);
+  key = r.cpu_key();
+  EXPECT_NEAR(at(composite(r), 4, 8)[0], 100, 1);
+  r.controls()[0].visible = false;
+  EXPECT_NE(r.cpu_key(), key);
+  key = r.cpu_key();
+  EXPECT_EQ(at(composite(r), 4, 8), (std::array{0, 0, 0}));
+  r.set_layers(&l.copied, kW, kH);  // a new frame
+  EXPECT_NE(r.cpu_key(), key);
+}
+
+TEST_F(LayerRendererTest, CpuCompositeMatchesTheShadersAtOneToOne) {
+  Layers l;
+  std::get<media::ScalarMap>(l.copied.layers[1]).opacity = 0.5f;
+  LayerRenderer r;
+  r.set_layers(&l.copied, kW, kH);
+  const auto gl = render(r), cpu = composite(r);
+  for (int y = 0; y < kH; ++y)
+    for (int x = 0; x < kW; ++x)
+      for (int k = 0; k < 3; ++k)
+        EXPECT_NEAR(at(cpu, x, y)[std::size_t(k)], at(gl, x, y)[std::size_t(k)], 2) << x << ", " << y << " channel " << k;
+}
+
+TEST_F(LayerRendererTest, ALayerOutsideTheFrameDoesNotFitTheCpuPath) {
+  Layers l;
+  std::get<media::ClassMap>(l.copied.layers[0]).target = media::RectF{16, 0, 32, 16};  // half past the right edge
+  LayerRenderer r;
+  r.set_layers(&l.copied, kW, kH);
+  EXPECT_FALSE(r.fits(ViewTransform{}));
+  r.controls()[0].visible = false;  // only visible layers count
+  EXPECT_TRUE(r.fits(ViewTransform{}));
+  // A layer in device memory (the CUDA layers to come) takes the shaders: not read on the host.
+  Layers d;
+  std::get<media::ClassMap>(d.copied.layers[0]).ids.memory = MemoryKind::Cuda;
+  LayerRenderer device;
+  device.set_layers(&d.copied, kW, kH);
+  EXPECT_FALSE(device.fits(ViewTransform{}));
+}
+
+media::ClassMap class_map(const void* ids, media::SampleType t, std::uint32_t w, std::uint32_t h) {
+  media::ClassMap m;
+  m.ids.data = ids;
+  m.ids.type = t;
+  m.ids.width = w;
+  m.ids.height = h;
+  return m;
+}
+
+TEST(LayerCopy, WideIdsThatFitEightBitsAreNarrowedAndOthersKept) {
+  std::vector<std::int32_t> small = {0, 7, 255, 3, 1, 2};
+  std::vector<std::int32_t> negative = {0, -1, 5, 3, 1, 2};
+  std::vector<std::int32_t> large = {0, 256, 5, 3, 1, 2};
+  std::vector<std::uint64_t> wide = {9, 8, 7, 6, 5, 4};
+  std::vector<std::uint64_t> huge = {9, (1ull << 33) + 300, 7, 6, 5, 4};
+  media::OverlayFrame f;
+  f.layers.push_back(class_map(small.data(), media::SampleType::I32, 3, 2));
+  f.layers.push_back(class_map(negative.data(), media::SampleType::I32, 3, 2));
+  f.layers.push_back(class_map(large.data(), media::SampleType::I32, 3, 2));
+  f.layers.push_back(class_map(wide.data(), media::SampleType::U64, 3, 2));
+  f.layers.push_back(class_map(huge.data(), media::SampleType::U64, 3, 2));
+  const media::OverlayFrame c = copy_layers(f, 0);
+  const auto ids = [&](std::size_t i) { return std::get<media::ClassMap>(c.layers[i]).ids; };
+  ASSERT_EQ(ids(0).type, media::SampleType::U8);
+  const auto* u8 = static_cast<const std::uint8_t*>(ids(0).data);
+  EXPECT_EQ(std::vector<int>(u8, u8 + 6), (std::vector<int>{0, 7, 255, 3, 1, 2}));
+  ASSERT_EQ(ids(1).type, media::SampleType::I32);  // -1 does not fit
+  EXPECT_EQ(static_cast<const std::int32_t*>(ids(1).data)[1], -1);
+  ASSERT_EQ(ids(2).type, media::SampleType::I32);  // nor does 256
+  EXPECT_EQ(static_cast<const std::int32_t*>(ids(2).data)[1], 256);
+  ASSERT_EQ(ids(3).type, media::SampleType::U8);
+  EXPECT_EQ(static_cast<const std::uint8_t*>(ids(3).data)[5], 4);
+  ASSERT_EQ(ids(4).type, media::SampleType::U32);  // the low 32 bits, as before
+  EXPECT_EQ(static_cast<const std::uint32_t*>(ids(4).data)[1], 300u);
+}
+
+TEST(LayerCopy, BuffersComeBackForTheNextFramesCopy) {
+  // Counted in the pool, not by address (malloc may hand the same one back).
+  const std::size_t bytes = 123457;  // a size no other test uses
+  const std::size_t before = pooled_layer_buffers(bytes);
+  {
+    const auto a = layer_buffer(bytes);
+    const auto b = layer_buffer(bytes);
+    EXPECT_NE(a.get(), b.get());
+    EXPECT_EQ(pooled_layer_buffers(bytes), before >= 2 ? before - 2 : 0);
+  }
+  EXPECT_EQ(pooled_layer_buffers(bytes), std::max<std::size_t>(before, 2));  // both went back
+  const auto again = layer_buffer(bytes);
+  EXPECT_EQ(pooled_layer_buffers(bytes), std::max<std::size_t>(before, 2) - 1);  // one taken from the pool
+  // A full pool keeps the newest: nine other buffers (the pool keeps eight) push these out.
+  {
+    std::vector<std::shared_ptr<std::uint8_t[]>> others;
+    for (int i = 0; i < 9; ++i) others.push_back(layer_buffer(1000 + std::size_t(i)));
+  }
+  EXPECT_EQ(pooled_layer_buffers(bytes), 0u);
+  EXPECT_EQ(pooled_layer_buffers(1008), 1u);
 }
 
 }  // namespace

@@ -27,7 +27,9 @@ namespace {
 constexpr std::uint32_t kW = 64, kH = 48;
 constexpr Yuv kGrey{126, 128, 128};
 
-class LayersView : public ViewerDisplayTest {
+// Param: the colour path (Cpu: layers blended into the converted frame on
+// the CPU, layer_canvas.cpp; Gpu: the layer shaders), both on any GL.
+class LayersView : public ViewerDisplayTest, public ::testing::WithParamInterface<ViewerConvert> {
  protected:
   void SetUp() override {
     ViewerDisplayTest::SetUp();
@@ -39,6 +41,7 @@ class LayersView : public ViewerDisplayTest {
     o.display = kDisplay;
     o.gl_debug = true;
     o.vsync = false;
+    o.convert = GetParam();
     viewer_ = std::make_unique<Viewer>(o);
     image_ = expected_rgb(kGrey, PixelFormat::NV12, Colorimetry{});
   }
@@ -84,7 +87,7 @@ media::LayerArray host_array(std::vector<T>& v, media::SampleType type, std::uin
   return a;
 }
 
-TEST_F(LayersView, ClassMapBlendsAtItsOpacityWithTransparentIds) {
+TEST_P(LayersView, ClassMapBlendsAtItsOpacityWithTransparentIds) {
   // Left half id 0 (transparent), right half id 5 (given a colour), full size.
   std::vector<std::uint8_t> ids(kW * kH);
   for (std::uint32_t y = 0; y < kH; ++y)
@@ -105,7 +108,7 @@ TEST_F(LayersView, ClassMapBlendsAtItsOpacityWithTransparentIds) {
   }
 }
 
-TEST_F(LayersView, IdsWithoutAColourTakeTheDefaultPalette) {
+TEST_P(LayersView, IdsWithoutAColourTakeTheDefaultPalette) {
   // Three bands of ids 3, 300 (above 255) and -7 (signed), 16-bit signed.
   std::vector<std::int16_t> ids(kW * kH);
   const std::int16_t bands[3] = {3, 300, -7};
@@ -123,7 +126,7 @@ TEST_F(LayersView, IdsWithoutAColourTakeTheDefaultPalette) {
   }
 }
 
-TEST_F(LayersView, ScalarMapThroughItsColormapWithHolesUndrawn) {
+TEST_P(LayersView, ScalarMapThroughItsColormapWithHolesUndrawn) {
   // A quarter-size map (bilinear up to the frame): constant 0.5 with a NaN
   // hole in its top-left quarter and +inf in its top-right.
   const std::uint32_t w = kW / 4, h = kH / 4;
@@ -149,7 +152,7 @@ TEST_F(LayersView, ScalarMapThroughItsColormapWithHolesUndrawn) {
   }
 }
 
-TEST_F(LayersView, ValuesOutsideAFixedRangeClamp) {
+TEST_P(LayersView, ValuesOutsideAFixedRangeClamp) {
   std::vector<double> v(4 * 4);
   for (std::size_t i = 0; i < v.size(); ++i) v[i] = i < 8 ? -100.0 : 100.0;  // top half below, bottom above
   media::OverlayFrame f;
@@ -164,7 +167,7 @@ TEST_F(LayersView, ValuesOutsideAFixedRangeClamp) {
   expect_near(img, 32, 45, {255, 255, 255}, 1, "above the range");
 }
 
-TEST_F(LayersView, ALayerOverATargetRectangleNearestForIds) {
+TEST_P(LayersView, ALayerOverATargetRectangleNearestForIds) {
   // A 2 x 2 map over frame pixels (16, 8) .. (48, 40): four 16 x 16 squares.
   std::vector<std::uint32_t> ids = {1, 2, 3, 4};
   media::OverlayFrame f;
@@ -184,7 +187,7 @@ TEST_F(LayersView, ALayerOverATargetRectangleNearestForIds) {
   expect_near(img, 31, 23, {60, 0, 0}, 1, "nearest, not blended, at the squares' corner");
 }
 
-TEST_F(LayersView, InstanceMasksInTheirDetectionsColourWithAnOutline) {
+TEST_P(LayersView, InstanceMasksInTheirDetectionsColourWithAnOutline) {
   // Two boxes of classes 1 and 2 (rows 8..40); inside each, its mask: x 12..27
   // and 44..59 (widths 16), rows 28..43 (below the captions drawn at the boxes' tops).
   std::vector<std::uint8_t> masks(2 * kW * kH, 0);
@@ -213,7 +216,7 @@ TEST_F(LayersView, InstanceMasksInTheirDetectionsColourWithAnOutline) {
   expect_near(img, 11, 36, image_, 1, "just outside mask 0");
 }
 
-TEST_F(LayersView, LayersChangeSizeTypeAndKindFromFrameToFrame) {
+TEST_P(LayersView, LayersChangeSizeTypeAndKindFromFrameToFrame) {
   // The textures are kept while a layer's format and size stay, and remade when they change.
   std::vector<std::uint8_t> small(4 * 4, 1);
   std::vector<std::uint16_t> large(kW * kH, 2);
@@ -242,7 +245,7 @@ TEST_F(LayersView, LayersChangeSizeTypeAndKindFromFrameToFrame) {
   }
 }
 
-TEST_F(LayersView, TheCallersArraysAreFreeWhenShowReturns) {
+TEST_P(LayersView, TheCallersArraysAreFreeWhenShowReturns) {
   std::vector<std::uint8_t> ids(kW * kH, 5);
   media::OverlayFrame f;
   media::ClassMap m;
@@ -259,7 +262,7 @@ TEST_F(LayersView, TheCallersArraysAreFreeWhenShowReturns) {
   expect_near(img, 30, 30, {0, 255, 0}, 1, "the ids as they were at show()");
 }
 
-TEST_F(LayersView, BadLayersAreRefusedNamingTheFieldAndTheViewerGoesOn) {
+TEST_P(LayersView, BadLayersAreRefusedNamingTheFieldAndTheViewerGoesOn) {
   std::vector<float> floats(kW * kH, 1.0f);
   media::OverlayFrame f;
   media::ClassMap m;
@@ -286,6 +289,98 @@ TEST_F(LayersView, BadLayersAreRefusedNamingTheFieldAndTheViewerGoesOn) {
   const RgbaImage img = show(media::OverlayFrame{});
   expect_near(img, 30, 30, image_, 1, "the next frame");
 }
+
+// The same frame and layers (every kind, a target rectangle, NaN holes,
+// default colours, an outline) drawn by both colour paths, at the frame's
+// size and scaled into a 320 x 240 view: the CPU composite matches the layer
+// shaders within 2 codes. A scalar map's colormap index can round the other
+// way where the two bilinear filters differ in the last bits (llvmpipe
+// filters in its own precision): at most 1 pixel in 200 may then be off by
+// one colormap step (under 10 codes for viridis).
+class LayersPaths : public ViewerDisplayTest {
+ protected:
+  RgbaImage draw(ViewerConvert convert, SnapshotKind kind) {
+    ViewerOptions o;
+    o.title = "layer paths";
+    o.width = 320;
+    o.height = 240;
+    o.display = kDisplay;
+    o.gl_debug = true;
+    o.vsync = false;
+    o.show_ui = false;
+    o.convert = convert;
+    Viewer v(o);
+    constexpr std::uint32_t w = 96, h = 72;
+    Frame frame = solid_frame(PixelFormat::NV12, w, h, Yuv{90, 110, 150}, 1);
+    std::vector<std::uint8_t> ids(w * h);
+    for (std::uint32_t y = 0; y < h; ++y)
+      for (std::uint32_t x = 0; x < w; ++x) ids[y * w + x] = std::uint8_t((x / 7 + y / 5) % 6);
+    std::vector<std::int16_t> wide(24 * 18);
+    for (std::size_t i = 0; i < wide.size(); ++i) wide[i] = std::int16_t(i % 5 == 0 ? 300 : i % 5 == 1 ? -7 : 2);
+    std::vector<float> values(40 * 30);
+    for (std::uint32_t y = 0; y < 30; ++y)
+      for (std::uint32_t x = 0; x < 40; ++x)
+        values[y * 40 + x] = (x >= 4 && x < 8 && y >= 4 && y < 8) ? std::numeric_limits<float>::quiet_NaN()
+                                                                 : float(x) / 40.0f + 0.3f * float(y) / 30.0f;
+    std::vector<std::uint8_t> masks(2 * w * h, 0);
+    for (std::uint32_t y = 40; y < 64; ++y)
+      for (std::uint32_t x = 10; x < 40; ++x) masks[y * w + x] = 1, masks[w * h + y * w + x + 40] = 1;
+    media::OverlayFrame f;
+    f.add_box(5, 30, 45, 70, "", 0.9f, 1);
+    f.add_box(45, 30, 90, 70, "", 0.8f, 2);
+    media::ClassMap m;
+    m.ids = host_array(ids, media::SampleType::U8, w, h);
+    m.colors[1] = media::Color8{250, 120, 10, 255};
+    m.transparent = {0};
+    m.opacity = 0.6f;
+    f.layers.push_back(m);
+    media::ScalarMap s;
+    s.values = host_array(values, media::SampleType::F32, 40, 30);
+    s.range = std::array{0.0, 1.3};
+    s.opacity = 0.5f;
+    f.layers.push_back(s);
+    media::ClassMap t;  // over a target rectangle, default colours, signed
+    t.ids = host_array(wide, media::SampleType::I16, 24, 18);
+    t.target = media::RectF{30.5f, 10.25f, 40, 21};
+    t.opacity = 0.7f;
+    f.layers.push_back(t);
+    media::InstanceMasks im;
+    im.masks = host_array(masks, media::SampleType::U8, w, h, 2);
+    im.opacity = 0.5f;
+    f.layers.push_back(im);
+    v.show(frame, f);
+    // The frame snapshot first, as ViewerApi.BothColourPathsShowTheSameView
+    // does: without it, 2 window runs in about 10 under load read a view that
+    // differed from the other path's nearly everywhere, by a gradient (drawn
+    // at another scale, it seems; the cause was not pinned down).
+    const RgbaImage shown = v.snapshot();
+    return kind == SnapshotKind::Frame ? shown : v.snapshot(kind);
+  }
+};
+
+TEST_F(LayersPaths, CpuCompositeMatchesTheLayerShaders) {
+  for (SnapshotKind kind : {SnapshotKind::Frame, SnapshotKind::View}) {
+    const RgbaImage cpu = draw(ViewerConvert::Cpu, kind), gpu = draw(ViewerConvert::Gpu, kind);
+    ASSERT_EQ(cpu.width(), gpu.width());
+    ASSERT_EQ(cpu.height(), gpu.height());
+    std::size_t off = 0, far = 0;
+    for (std::uint32_t y = 0; y < cpu.height(); ++y)
+      for (std::uint32_t x = 0; x < cpu.width(); ++x) {
+        int d = 0;
+        for (int k = 0; k < 3; ++k) d = std::max(d, std::abs(int(cpu.pixel(x, y)[k]) - int(gpu.pixel(x, y)[k])));
+        if (d > 2) ++off;
+        if (d > 10) {
+          if (far++ < 5) ADD_FAILURE() << "pixel (" << x << ", " << y << ") differs by " << d;
+        }
+      }
+    const std::size_t total = std::size_t(cpu.width()) * cpu.height();
+    EXPECT_EQ(far, 0u);
+    EXPECT_LE(off * 200, total) << off << " of " << total << " pixels differ by more than 2 codes";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, LayersView, ::testing::Values(ViewerConvert::Cpu, ViewerConvert::Gpu),
+                         [](const auto& info) { return std::string(info.param == ViewerConvert::Cpu ? "Cpu" : "Gpu"); });
 
 }  // namespace
 }  // namespace handoff::view::test

@@ -74,8 +74,11 @@ def cuda_viewer(fake, gl_gpu):
     """A viewer whose ring is CUDA-registered; once it is gone, nothing stays
     registered, mapped or allocated. (Tests take it through the holder, so the
     fixture's reference is the last one.)"""
+    # convert="gpu": the layer shaders draw host and CUDA layers alike, so snapshots
+    # compare exactly (a software GL's CPU path composites host layers only, within
+    # a code or two of the shaders: test_layers.py compares those).
     holder = [handoff.Viewer(title="fake-cuda", width=320, height=240, headless=True, memory="cuda",
-                             gl_debug=True)]
+                             gl_debug=True, convert="gpu")]
     yield holder
     assert_no_gl_errors(holder[0])
     holder.clear()

@@ -4,10 +4,14 @@
 // snapshot as the same layers from host memory, with no copy from or to host
 // memory (fake_cuda_host_copies) and no buffer registration per frame at a
 // steady stream; CUDA layers on another device or in a viewer without CUDA
-// are refused naming the field, and the viewer goes on.
+// are refused naming the field, and the viewer goes on; a recording viewer
+// records CUDA layers as it records host layers.
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <random>
 #include <vector>
@@ -16,6 +20,8 @@
 #include "fake_cuda_control.hpp"
 #include "interop_testing.hpp"
 #include <handoff/cuda_check.hpp>
+#include <handoff/media/recording.hpp>
+#include <layer_samples.hpp>
 
 namespace handoff::view::test {
 namespace {
@@ -32,6 +38,10 @@ ViewerOptions options(ViewerMemory memory) {
   o.display = ViewerDisplay::Headless;
   o.memory = memory;
   o.gl_debug = true;
+  // The layer shaders draw host and CUDA layers alike, so the two compare
+  // exactly (a software GL's CPU colour path composites host layers on the
+  // CPU, within a code or two of the shaders: LayersPaths compares those).
+  o.convert = ViewerConvert::Gpu;
   return o;
 }
 
@@ -293,6 +303,39 @@ TEST_F(CudaLayers, ACudaLayerInAViewerWithoutCudaIsRefusedAndTheViewerGoesOn) {
   }
   EXPECT_NO_THROW(v.show(host_frame, l.overlays([](const media::LayerArray& a, int) { return a; })));
   EXPECT_FALSE(v.snapshot().empty());
+}
+
+// --record: the viewer's CUDA layers (in its ring's GL buffers) are read back
+// with the frame and written as its host layers are, and play back as sent.
+TEST_F(CudaLayers, ARecordingViewerRecordsCudaLayersAsItRecordsHostLayers) {
+  const Layers l;
+  const media::OverlayFrame host = l.overlays([](const media::LayerArray& a, int) { return a; });
+  std::vector<std::unique_ptr<DeviceArray>> device;
+  const media::OverlayFrame cuda = l.overlays([&](const media::LayerArray& a, int) {
+    device.push_back(std::make_unique<DeviceArray>(a));
+    return device.back()->array();
+  });
+  const std::filesystem::path rec = std::filesystem::temp_directory_path() /
+                                    ("handoff-cuda-layers-" + std::to_string(::getpid()) + ".mcap");
+  DeviceFrame frame(solid_frame(PixelFormat::NV12, kW, kH, kGrey));
+  {
+    ViewerOptions o = options(ViewerMemory::Cuda);
+    o.record.path = rec.string();
+    Viewer v(o);
+    const int host_copies = fake_.host_copies();
+    v.show(frame.frame(), cuda);
+    (void)v.snapshot();
+    EXPECT_EQ(fake_.host_copies(), host_copies) << "the layers were read back through GL, not CUDA";
+    v.close();
+    EXPECT_EQ(v.stats().recorded, 1u);
+    EXPECT_EQ(v.diagnostics().gl_errors, 0u) << v.diagnostics().first_gl_error;
+  }
+  auto src = media::open_recording(rec.string());
+  media::OverlayFrame got;
+  ASSERT_TRUE(src->overlays_for(0, got));
+  EXPECT_EQ(handoff::test::layer_difference(got, host), "");
+  src.reset();
+  std::filesystem::remove(rec);
 }
 
 }  // namespace

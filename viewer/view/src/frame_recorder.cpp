@@ -3,12 +3,13 @@
 #include <glad/gl.h>
 
 #include <algorithm>
+#include <memory>
+#include <variant>
 
 #include <handoff/gl_handles.hpp>
 #include <handoff/error.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/gl_check.hpp>
-#include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
 #include <handoff/log.hpp>
 #include <handoff/wait.hpp>
@@ -34,6 +35,34 @@ struct FrameRecorder::Slot {
 };
 
 namespace {
+
+// A viewer's CUDA layers lie in GL buffers of its ring (memory GlBuffer,
+// samples packed and unconverted: PushRing::copy_cuda_layers). The recorder
+// thread cannot read those: each is read back here, on the display thread,
+// into host memory the slot's copy owns (the ring's CUDA copy into the buffer
+// finished before show() returned). Host layers are shared, not copied.
+void read_back_gl_layers(media::OverlayFrame& overlays) {
+  for (media::Layer& layer : overlays.layers) {
+    media::LayerArray& a = std::visit(
+        [](auto& l) -> media::LayerArray& {
+          using T = std::decay_t<decltype(l)>;
+          if constexpr (std::is_same_v<T, media::ClassMap>) return l.ids;
+          else if constexpr (std::is_same_v<T, media::ScalarMap>) return l.values;
+          else return l.masks;
+        },
+        layer);
+    if (a.memory != MemoryKind::GlBuffer) continue;
+    const std::size_t bytes = a.row_bytes() * a.height * a.count;
+    std::shared_ptr<std::uint8_t[]> copy(new std::uint8_t[std::max<std::size_t>(bytes, 1)]);
+    if (bytes > 0) glGetNamedBufferSubData(a.gl_buffer, 0, GLsizeiptr(bytes), copy.get());
+    a.memory = MemoryKind::Host;
+    a.gl_buffer = 0;
+    a.pitch = 0;
+    a.image_stride = 0;
+    a.data = copy.get();
+    a.owner = std::move(copy);
+  }
+}
 
 // The recording's threads yield the CPU to the display (and the source's
 // producer): on a machine with no core to spare, the recording falls behind
@@ -120,8 +149,12 @@ void FrameRecorder::capture(const std::array<unsigned, kMaxPlanes>& textures, Pi
   slot->width = width;
   slot->height = height;
   slot->colorimetry = colorimetry;
-  if (overlays) slot->overlays = *overlays;
-  else slot->overlays.clear();
+  if (overlays) {
+    slot->overlays = *overlays;
+    read_back_gl_layers(slot->overlays);
+  } else {
+    slot->overlays.clear();
+  }
   slot->time_ns = time_ns;
 }
 

@@ -427,6 +427,7 @@ class CpuColorPath final : public ColorPath {
   void sync(const PlaneTextures& textures) override;
   void draw(const DrawOptions& options, int fb_w, int fb_h, const PlaneTextures& textures) override;
   bool converts_on_cpu() const override { return true; }
+  bool layers_drawn() const override { return layers_drawn_; }
 
  private:
   // What view_texture_ holds: the frame, how it was shown and for which framebuffer.
@@ -438,23 +439,25 @@ class CpuColorPath final : public ColorPath {
     PixelRect rect{};
     ByteOrder order = ByteOrder::Rgba;
     bool top_down = false;
+    bool with_layers = false;     // DrawOptions::cpu_layers drawn in
+    std::uint64_t layers_key = 0;  // and its key
     bool operator==(const ConvertKey&) const = default;
   };
 
   bool holds(const PlaneTextures& textures) const;  // the host copy is the textures' frame
   Frame host_frame() const;                         // the host copy as a host frame
-  void copy_from_gl_buffer(const Frame& frame);     // a GlBuffer frame's planes, via staging
+  void copy_from_gl_buffer(const Frame& frame);     // a GlBuffer frame's planes, as they are pitched
   // False: this framebuffer takes the shader (multisampled).
   bool blit_converted(const DrawOptions& o, int fb_w, int fb_h);
   ConvertKey key_for(const DrawOptions& o, int fb_w, int fb_h, GLuint draw_fbo) const;
-  void convert(const ConvertKey& key);  // into view_texture_
+  void convert(const ConvertKey& key, const DrawOptions& o);  // into view_texture_
   void make_view_texture(const PixelRect& r, GLenum format);
   void blit(const ConvertKey& key, int fb_h) const;
 
   ShaderColorPath shader_;  // for what the blit cannot do: multisampled framebuffers, external textures
   struct HostCopy {
     FrameLayout layout;  // packed, one buffer per plane (layout.width 0: nothing taken)
-    PageBuffer planes[kMaxPlanes], staging;
+    PageBuffer planes[kMaxPlanes];
     std::uint64_t generation = 0;  // counts uploads
   } host_;
   bool textures_behind_ = false;  // the textures hold an older frame than host_
@@ -463,6 +466,7 @@ class CpuColorPath final : public ColorPath {
   handoff::UniqueGlFramebuffer view_fbo_;  // view_texture_, the blit's source
   PageBuffer view_pixels_;
   ConvertKey converted_{};  // what view_texture_ holds (generation 0: nothing)
+  bool layers_drawn_ = false;  // by the last draw
 };
 
 bool CpuColorPath::holds(const PlaneTextures& t) const {
@@ -477,7 +481,7 @@ Frame CpuColorPath::host_frame() const {
 }
 
 // Host planes are copied (copy_frame); a GL buffer's are read with
-// glGetNamedBufferSubData (llvmpipe: a memcpy) into staging first.
+// glGetNamedBufferSubData (llvmpipe: a memcpy) straight into the host copy.
 void CpuColorPath::take(const Frame& frame, const PlaneTextures& textures) {
   if (is_gray(frame.format)) {
     // ViewConverter converts YUV and resamples RGB; grey goes to the
@@ -492,6 +496,11 @@ void CpuColorPath::take(const Frame& frame, const PlaneTextures& textures) {
     return;
   }
   host_.layout = FrameLayout::packed(frame.format, frame.width, frame.height);
+  // A GL buffer's planes keep their pitches: each is read in one piece
+  // straight into the host copy (no staging copy as well).
+  if (frame.memory == MemoryKind::GlBuffer)
+    for (std::size_t i = 0; i < std::size_t(plane_count(frame.format)); ++i)
+      host_.layout.planes[i].pitch = frame.planes[i].pitch;
   for (int i = 0; i < plane_count(frame.format); ++i)
     host_.planes[std::size_t(i)].resize(host_.layout.buffer_bytes(std::size_t(i)));
   if (frame.memory == MemoryKind::GlBuffer) copy_from_gl_buffer(frame);
@@ -501,27 +510,13 @@ void CpuColorPath::take(const Frame& frame, const PlaneTextures& textures) {
 }
 
 void CpuColorPath::copy_from_gl_buffer(const Frame& frame) {
-  const int planes = plane_count(frame.format);
-  std::size_t span[kMaxPlanes] = {}, total = 0;
-  for (int i = 0; i < planes; ++i) {
-    span[i] = plane_span_bytes(frame.planes[std::size_t(i)].pitch, frame.planes[std::size_t(i)].height,
-                               host_.layout.plane(i).row_bytes);
-    total += span[i];
-  }
-  host_.staging.resize(total);
-  Frame staged = frame;
-  staged.memory = MemoryKind::Host;
-  staged.gl_buffer = 0;
-  std::size_t at = 0;
-  for (std::size_t i = 0; i < std::size_t(planes); ++i) {
+  for (std::size_t i = 0; i < std::size_t(plane_count(frame.format)); ++i) {
+    const std::size_t span = plane_span_bytes(host_.layout.pitch(int(i)), frame.planes[i].height,
+                                              host_.layout.plane(int(i)).row_bytes);
     HANDOFF_GL_CHECK(glGetNamedBufferSubData(frame.gl_buffer, static_cast<GLintptr>(frame.planes[i].offset),
-                                             static_cast<GLsizeiptr>(span[i]), host_.staging.data() + at),
+                                             static_cast<GLsizeiptr>(span), host_.planes[i].data()),
                      "frame planes to host memory");
-    staged.planes[i].data = host_.staging.data() + at;
-    staged.planes[i].offset = 0;
-    at += span[i];
   }
-  copy_frame(staged, host_frame());
 }
 
 void CpuColorPath::sync(const PlaneTextures& textures) {
@@ -531,7 +526,11 @@ void CpuColorPath::sync(const PlaneTextures& textures) {
 }
 
 void CpuColorPath::draw(const DrawOptions& o, int fb_w, int fb_h, const PlaneTextures& textures) {
-  if (!textures.external() && holds(textures) && blit_converted(o, fb_w, fb_h)) return;  // it clears around the frame
+  layers_drawn_ = false;
+  if (!textures.external() && holds(textures) && blit_converted(o, fb_w, fb_h)) {  // it clears around the frame
+    layers_drawn_ = o.cpu_layers != nullptr;
+    return;
+  }
   sync(textures);
   shader_.draw(o, fb_w, fb_h, textures);
 }
@@ -545,7 +544,7 @@ bool CpuColorPath::blit_converted(const DrawOptions& o, int fb_w, int fb_h) {
   const ConvertKey key = key_for(o, fb_w, fb_h, static_cast<GLuint>(draw_fbo));
   clear_outside(key.rect, fb_w, fb_h);
   if (key.rect.empty()) return true;  // the frame is outside the view: the background is all there is
-  if (!(key == converted_)) convert(key);
+  if (!(key == converted_)) convert(key, o);
   blit(key, fb_h);
   return true;
 }
@@ -569,17 +568,20 @@ CpuColorPath::ConvertKey CpuColorPath::key_for(const DrawOptions& o, int fb_w, i
   // GL_RGBA for B8G8R8X8), so the order of an FBO comes from its read format.
   key.order = draw_fbo == 0 || read_format == GL_BGRA ? ByteOrder::Bgra : ByteOrder::Rgba;
   key.top_down = draw_fbo == 0;
+  key.with_layers = o.cpu_layers != nullptr;
+  key.layers_key = o.cpu_layers ? o.cpu_layers->key : 0;
   return key;
 }
 
-void CpuColorPath::convert(const ConvertKey& key) {
+void CpuColorPath::convert(const ConvertKey& key, const DrawOptions& o) {
   const PixelRect& r = key.rect;
   if (!converter_) converter_ = std::make_unique<ViewConverter>();
   const std::size_t row = std::size_t(r.width()) * 4;
   view_pixels_.resize(row * std::size_t(r.height()));
   std::uint8_t* first = key.top_down ? view_pixels_.data() : view_pixels_.data() + row * std::size_t(r.height() - 1);
-  converter_->convert(host_planes(host_frame()), key.colorimetry, key.view, key.nearest, r, key.order, first,
-                      key.top_down ? std::ptrdiff_t(row) : -std::ptrdiff_t(row));
+  const std::ptrdiff_t pitch = key.top_down ? std::ptrdiff_t(row) : -std::ptrdiff_t(row);
+  converter_->convert(host_planes(host_frame()), key.colorimetry, key.view, key.nearest, r, key.order, first, pitch);
+  if (o.cpu_layers) o.cpu_layers->draw(r, key.order, first, pitch);
   const GLenum format = key.order == ByteOrder::Bgra ? GL_BGRA : GL_RGBA;
   const PixelRect& had = converted_.rect;
   if (!view_texture_ || had.width() != r.width() || had.height() != r.height() || converted_.order != key.order)
@@ -715,17 +717,18 @@ GLuint FrameRenderer::chroma_texture() const {
   return textures_.chroma();
 }
 
-void FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
+bool FrameRenderer::draw(const DrawOptions& o, int fb_w, int fb_h) {
   glViewport(0, 0, fb_w, fb_h);
   glDisable(GL_SCISSOR_TEST);
   glClearColor(o.background[0], o.background[1], o.background[2], o.background[3]);
   if (!has_frame()) {
     glClear(GL_COLOR_BUFFER_BIT);
-    return;
+    return false;
   }
   DrawOptions resolved = o;  // the grey range in the frame's units, whoever gave it
   resolved.value_range = gray_range(o.value_range);
   path_->draw(resolved, fb_w, fb_h, textures_);
+  return path_->layers_drawn();
 }
 
 }  // namespace handoff::view

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <array>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,7 @@
 #include <handoff/viewer.hpp>
 
 #include "value_range.hpp"
+#include "view_convert.hpp"  // PixelRect, ByteOrder
 #include "view_transform.hpp"
 
 namespace handoff::view {
@@ -42,6 +44,16 @@ struct DrawOptions {
   ViewTransform view{};          // frame -> framebuffer
   bool nearest = false;          // flat frame pixels (use when scale > 1)
   float background[4] = {0.08f, 0.08f, 0.09f, 1.0f};
+  // Drawn into the frame's converted pixels on the CPU path (the dense
+  // layers on a software GL: LayerRenderer::composite): called after each
+  // conversion with the rect and where its rows are; `key` changes when what
+  // it draws changes (the image is converted again then). The shader path
+  // ignores it: FrameRenderer::draw says whether it was drawn.
+  struct CpuLayers {
+    std::function<void(const PixelRect&, ByteOrder, std::uint8_t*, std::ptrdiff_t)> draw;
+    std::uint64_t key = 0;
+  };
+  const CpuLayers* cpu_layers = nullptr;
 };
 
 // How one texture of a frame is made and filled: from plane `plane`, `width`
@@ -122,6 +134,8 @@ class ColorPath {
   // viewport and clear colour set, and clears the rest of it.
   virtual void draw(const DrawOptions& options, int fb_w, int fb_h, const PlaneTextures& textures) = 0;
   virtual bool converts_on_cpu() const = 0;
+  // Whether the last draw drew options.cpu_layers into the frame.
+  virtual bool layers_drawn() const { return false; }
 };
 
 class FrameRenderer {
@@ -157,8 +171,9 @@ class FrameRenderer {
   // Draws into the bound draw framebuffer of size fb_w x fb_h (viewport set
   // here). The CPU path draws the same pixels (to within rounding: see
   // tests/viewer_gl/convert_path_test.cpp) and leaves the bindings as it
-  // found them; a multisampled framebuffer takes the shader.
-  void draw(const DrawOptions& options, int fb_w, int fb_h);
+  // found them; a multisampled framebuffer takes the shader. True when
+  // options.cpu_layers were drawn into the frame (the CPU path converted it).
+  bool draw(const DrawOptions& options, int fb_w, int fb_h);
 
   bool has_frame() const { return !textures_.empty(); }
   PixelFormat format() const { return textures_.format(); }

@@ -1,11 +1,14 @@
 #pragma once
 // The viewer's own copy of a call's dense layers (OverlayFrame::layers), made
 // inside show() / present() so the caller's arrays are free when it returns.
-// Each host array is copied once into packed host memory the copy owns,
-// converted on the way to what the display's textures take (CUDA arrays are
-// the ring's to copy, device to device, and the display's to convert):
-//   class ids   8, 16, 32 bits as they are; 64-bit ids keep their low 32 bits
-//               (the palette and the shader's default colours use those)
+// Each host array is copied once into packed host memory the copy owns
+// (reused from earlier frames' copies: layer_buffer), converted on the way to
+// what the display's textures take (CUDA arrays are the ring's to copy, device
+// to device, and the display's to convert):
+//   class ids   8-bit when every id of a 32- or 64-bit map is in 0..255
+//               (layer_buffers.hpp); else 8, 16, 32 bits as they are, 64-bit
+//               ids keeping their low 32 bits (the palette and the shader's
+//               default colours use those)
 //   scalars     f32 (f16, f64 and integers converted; NaN and +-inf kept)
 //   masks       u8, 1 inside (sample > threshold), 0 outside; threshold 0.5
 // The display never converts host layers, so the producer pays for the copy

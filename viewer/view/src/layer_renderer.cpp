@@ -117,44 +117,61 @@ void LayerRenderer::set_layers(const media::OverlayFrame* overlays, std::uint32_
     auto_ranges_.assign(n, media::ScalarRange{});
   }
   layers_.resize(n);
-  for (std::size_t i = 0; i < n; ++i) upload(i);
+  for (std::size_t i = 0; i < n; ++i) prepare(i);
+  ++generation_;
+  textures_current_ = false;  // filled at the first draw() (a CPU composite needs none)
 }
 
-void LayerRenderer::upload(std::size_t i) {
+// What both paths need of layer i: its place, range, id width and palette.
+void LayerRenderer::prepare(std::size_t i) {
   const media::Layer& l = overlays_->layers[i];
   const LayerArray& a = array_of(l);
   Gpu& g = layers_[i];
   const auto target = std::visit([](const auto& x) { return x.target; }, l);
   g.target = target.value_or(media::RectF{0, 0, float(frame_w_), float(frame_h_)});
-  if (a.memory == MemoryKind::GlBuffer) {  // a CUDA layer: converted on the GPU
+  if (a.memory == MemoryKind::GlBuffer) {  // a CUDA layer: converted on the GPU, into its texture now
     upload_from_buffer(i);
-    upload_palette(i);
+    make_palette(i);
     return;
   }
   if (const auto* s = std::get_if<media::ScalarMap>(&l)) {
-    fill(g.data.ensure(GL_R32F, a.width, a.height, GL_LINEAR), a.width, a.height, GL_RED, GL_FLOAT, a.data);
     g.range = s->range ? *s->range
                        : auto_ranges_[i].update(static_cast<const float*>(a.data), std::size_t(a.width) * a.height);
   } else if (std::holds_alternative<media::ClassMap>(l)) {
     const std::size_t bytes = media::sample_size(a.type);
     g.bits = int(bytes * 8);
     g.is_signed = a.type == SampleType::I8 || a.type == SampleType::I16 || a.type == SampleType::I32;
-    const GLenum internal = bytes == 1 ? GL_R8UI : bytes == 2 ? GL_R16UI : GL_R32UI;
-    const GLenum type = bytes == 1 ? GL_UNSIGNED_BYTE : bytes == 2 ? GL_UNSIGNED_SHORT : GL_UNSIGNED_INT;
-    fill(g.data.ensure(internal, a.width, a.height, GL_NEAREST), a.width, a.height, GL_RED_INTEGER, type, a.data);
     g.legend_valid = false;
   } else {
     // Instance masks: one index per texel, the last mask on top (0: none).
-    composite_.assign(std::size_t(a.width) * a.height, 0);
+    g.instances.assign(std::size_t(a.width) * a.height, 0);
     const auto* m = static_cast<const std::uint8_t*>(a.data);
     const std::size_t plane = std::size_t(a.width) * a.height;
     for (std::uint32_t k = 0; k < a.count; ++k)
       for (std::size_t p = 0; p < plane; ++p)
-        if (m[k * plane + p]) composite_[p] = std::uint16_t(std::min<std::uint32_t>(k + 1, 65535));
+        if (m[k * plane + p]) g.instances[p] = std::uint16_t(std::min<std::uint32_t>(k + 1, 65535));
     g.bits = 16;
     g.is_signed = false;
+  }
+  make_palette(i);
+}
+
+void LayerRenderer::upload(std::size_t i) {
+  const media::Layer& l = overlays_->layers[i];
+  const LayerArray& a = array_of(l);
+  Gpu& g = layers_[i];
+  if (a.memory == MemoryKind::GlBuffer) {
+    // (its texture was filled on the GPU by prepare())
+  } else if (std::holds_alternative<media::ScalarMap>(l)) {
+    fill(g.data.ensure(GL_R32F, a.width, a.height, GL_LINEAR), a.width, a.height, GL_RED, GL_FLOAT, a.data);
+  } else if (std::holds_alternative<media::ClassMap>(l)) {
+    const std::size_t bytes = media::sample_size(a.type);
+    const GLenum internal = bytes == 1 ? GL_R8UI : bytes == 2 ? GL_R16UI : GL_R32UI;
+    const GLenum type = bytes == 1 ? GL_UNSIGNED_BYTE : bytes == 2 ? GL_UNSIGNED_SHORT : GL_UNSIGNED_INT;
+    fill(g.data.ensure(internal, a.width, a.height, GL_NEAREST), a.width, a.height, GL_RED_INTEGER, type, a.data);
+  } else {
     fill(g.data.ensure(GL_R16UI, a.width, a.height, GL_NEAREST), a.width, a.height, GL_RED_INTEGER,
-         GL_UNSIGNED_SHORT, composite_.data());
+         GL_UNSIGNED_SHORT, g.instances.data());
   }
   upload_palette(i);
 }
@@ -162,10 +179,11 @@ void LayerRenderer::upload(std::size_t i) {
 // Class maps: entries for the ids from min(0, given ids) to max(255, given
 // ids); ids outside take the default colours in the shader. Instance masks:
 // entry 0 (none) transparent, entry k + 1 the colour of the k-th boxed object.
-void LayerRenderer::upload_palette(std::size_t i) {
+void LayerRenderer::make_palette(std::size_t i) {
   const media::Layer& l = overlays_->layers[i];
   Gpu& g = layers_[i];
-  std::vector<media::Color8> entries;
+  std::vector<media::Color8>& entries = g.entries;
+  entries.clear();
   if (const auto* m = std::get_if<media::ClassMap>(&l)) {
     std::int64_t lo = 0, hi = 255;
     for (const auto& [id, c] : m->colors) lo = std::min(lo, id), hi = std::max(hi, id);
@@ -196,17 +214,31 @@ void LayerRenderer::upload_palette(std::size_t i) {
     return;  // scalar maps: the colormap textures
   }
   g.palette_size = int(entries.size());
-  const std::uint32_t rows = std::uint32_t((entries.size() + 255) / 256);
-  entries.resize(std::size_t(rows) * 256);
-  fill(g.palette.ensure(GL_RGBA8, 256, rows, GL_NEAREST), 256, rows, GL_RGBA, GL_UNSIGNED_BYTE, entries.data());
+}
+
+void LayerRenderer::upload_palette(std::size_t i) {
+  Gpu& g = layers_[i];
+  if (g.entries.empty()) return;  // scalar maps
+  const std::uint32_t rows = std::uint32_t((g.entries.size() + 255) / 256);
+  std::vector<media::Color8> padded(std::size_t(rows) * 256);
+  std::copy(g.entries.begin(), g.entries.end(), padded.begin());
+  fill(g.palette.ensure(GL_RGBA8, 256, rows, GL_NEAREST), 256, rows, GL_RGBA, GL_UNSIGNED_BYTE, padded.data());
 }
 
 void LayerRenderer::refresh_palettes() {
-  for (std::size_t i = 0; i < layers_.size(); ++i) upload_palette(i);
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    make_palette(i);
+    if (textures_current_) upload_palette(i);
+  }
+  ++generation_;
 }
 
 void LayerRenderer::draw(const ViewTransform& view, int fb_w, int fb_h) {
   if (!overlays_ || fb_w <= 0 || fb_h <= 0) return;
+  if (!textures_current_) {
+    for (std::size_t i = 0; i < layers_.size(); ++i) upload(i);
+    textures_current_ = true;
+  }
   glDisable(GL_SCISSOR_TEST);
   glDisable(GL_CULL_FACE);
   glDisable(GL_DEPTH_TEST);

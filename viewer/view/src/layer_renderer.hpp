@@ -8,9 +8,10 @@
 //    texture over the layer's range, or an automatic one (media::ScalarRange);
 //  - instance masks: composited into one R16UI texture of instance indices
 //    (later masks on top), each in its detection's colour with an outline.
-// Textures are filled once per frame (set_layers), not per draw: from host
-// memory (layer_copy.cpp's copies), or, for CUDA layers (a GL buffer the ring's
-// CUDA copy wrote), by compute shaders on the GPU (layer_gpu.hpp) into the
+// Textures are filled once per frame, not per draw: host layers (layer_copy.cpp's
+// copies) at the first draw() after set_layers (none when composite() draws
+// them on the CPU instead); CUDA layers (a GL buffer the ring's CUDA copy
+// wrote) in set_layers, by compute shaders on the GPU (layer_gpu.hpp) into the
 // same textures; drawing is the same for both.
 //
 // Thread safety: construct, use and destroy on one thread, GL 4.5 core context current.
@@ -25,9 +26,11 @@
 #include <vector>
 
 #include <handoff/gl_handles.hpp>
+#include <handoff/media/band_pool.hpp>
 #include <handoff/media/overlay.hpp>
 
 #include "layer_gpu.hpp"
+#include "view_convert.hpp"  // PixelRect, ByteOrder
 #include "view_transform.hpp"
 
 namespace handoff::view {
@@ -60,6 +63,18 @@ class LayerRenderer {
   // Palettes again after a change to controls() (hidden classes).
   void refresh_palettes();
 
+  // The CPU path (layer_canvas.cpp), for software GLs: whether the visible
+  // layers drawn with `view` fall inside the frame's pixels, so that
+  // composite() can draw them all into the frame's converted image; and
+  // then blends them into `rect` of it (covered_pixels' rectangle, row r at
+  // out + r * pitch, 4 bytes a pixel in `order`), as draw() would.
+  bool fits(const ViewTransform& view) const;
+  void composite(const ViewTransform& view, const PixelRect& rect, ByteOrder order, std::uint8_t* out,
+                 std::ptrdiff_t pitch);
+  // Changes whenever what composite() draws changes: new layers, palettes,
+  // or a layer's visibility or opacity in controls().
+  std::uint64_t cpu_key() const;
+
   std::size_t size() const { return layers_.size(); }
   std::vector<LayerControl>& controls() { return controls_; }
   // The layer's range as drawn (scalar maps), else nullopt.
@@ -90,8 +105,12 @@ class LayerRenderer {
     media::RectF target{};
     std::vector<std::int64_t> legend;
     bool legend_valid = false;
+    std::vector<media::Color8> entries;      // the palette (class maps, masks), as in the texture
+    std::vector<std::uint16_t> instances;    // instance masks: the top mask's index + 1 per texel (0: none)
   };
-  void upload(std::size_t i);
+  void prepare(std::size_t i);         // the host side: target, range, palette (CUDA layers: their texture too)
+  void upload(std::size_t i);          // the textures
+  void make_palette(std::size_t i);
   // CUDA layers (layer_gpu.cpp): the textures from the layer's GL buffer, and
   // what probe and the legend read back from them.
   void upload_from_buffer(std::size_t i);
@@ -108,7 +127,9 @@ class LayerRenderer {
   std::vector<LayerControl> controls_;
   std::vector<std::size_t> kinds_;                    // variant index per layer (controls reset on a change)
   std::vector<media::ScalarRange> auto_ranges_;       // per layer index
-  std::vector<std::uint16_t> composite_;              // instance masks' scratch
+  std::uint64_t generation_ = 0;                      // counts set_layers and refresh_palettes
+  bool textures_current_ = false;                     // the textures hold this frame's layers
+  std::unique_ptr<media::BandPool> pool_;             // composite()'s threads, made on first use
   std::unique_ptr<LayerConverter> converter_;         // made at the first CUDA layer
 };
 

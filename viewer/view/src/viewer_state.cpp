@@ -199,8 +199,20 @@ void ViewerState::draw_frame(const ViewTransform& view, int fb_w, int fb_h) {
   o.view = view;
   o.nearest = nearest_when_zoomed && view.scale > 1.0;
   o.value_range = value_range;
-  renderer_.draw(o, fb_w, fb_h);
-  if (show_overlays && renderer_.has_frame()) layers_.draw(view, fb_w, fb_h);
+  // A software GL converts the frame on the CPU: the layers are blended into
+  // its pixels there when they lie within the frame (else, and on a GPU, the
+  // layer shaders draw them over it).
+  DrawOptions::CpuLayers cpu;
+  const bool layers = show_overlays && layers_.size() > 0;
+  if (layers && renderer_.cpu_convert() && layers_.fits(view)) {
+    cpu.key = layers_.cpu_key();
+    cpu.draw = [this, &view](const PixelRect& r, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch) {
+      layers_.composite(view, r, order, out, pitch);
+    };
+    o.cpu_layers = &cpu;
+  }
+  const bool drawn = renderer_.draw(o, fb_w, fb_h);
+  if (layers && !drawn && renderer_.has_frame()) layers_.draw(view, fb_w, fb_h);
 }
 
 const media::OverlayFrame* ViewerState::current_overlays() const {

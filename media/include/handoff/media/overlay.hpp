@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -249,9 +250,12 @@ const LayerArray& layer_array(const Layer& layer);
 //   packed_ids      8, 16, 32-bit ids as they are; 64-bit ids keep their low 32 bits
 //   packed_scalars  f32 (f16, f64 and integers converted; NaN and +-inf kept)
 //   packed_masks    u8, 1 where sample > threshold, else 0
-LayerArray packed_ids(const LayerArray& ids);
-LayerArray packed_scalars(const LayerArray& values);
-LayerArray packed_masks(const LayerArray& masks, float threshold);
+// `storage`, where given, supplies the copy's memory (at least the bytes
+// asked for; the viewer reuses earlier frames' buffers); else it is allocated.
+using LayerStorage = std::function<std::shared_ptr<std::uint8_t[]>(std::size_t bytes)>;
+LayerArray packed_ids(const LayerArray& ids, const LayerStorage& storage = {});
+LayerArray packed_scalars(const LayerArray& values, const LayerStorage& storage = {});
+LayerArray packed_masks(const LayerArray& masks, float threshold, const LayerStorage& storage = {});
 // Replaces the layer's array by its packed copy (masks: threshold 0.5 after).
 void pack_layer(Layer& layer);
 // Half-precision bits to float (IEEE 754 binary16: subnormals, inf, NaN).

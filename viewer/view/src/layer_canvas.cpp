@@ -1,0 +1,287 @@
+// LayerRenderer's CPU path (see layer_renderer.hpp): the visible layers
+// blended into the frame's pixels where FrameRenderer's CPU path converts
+// them, at the window's size, the way layer_ids_frag.glsl and
+// layer_scalar_frag.glsl draw them. On llvmpipe the shaders cost a texture
+// upload of the full-size layers per frame and a filtered fetch per window
+// pixel; here each window pixel costs a table look-up or a bilinear tap, and
+// only when a new frame or a layer control changes (the converted image is
+// kept between redraws).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "layer_renderer.hpp"
+
+namespace handoff::view {
+
+namespace {
+
+using media::LayerArray;
+using media::SampleType;
+
+// First pixel (of a row or column) whose centre b + 0.5 is at or past `edge`
+// (covered_pixels' rule: the pixels a triangle edge at `edge` covers).
+int first_centre_at(double edge) { return int(std::ceil(edge - 0.5)); }
+
+// The framebuffer pixels a layer's target covers, unclipped.
+PixelRect target_pixels(const media::RectF& t, const ViewTransform& v) {
+  PixelRect r;
+  r.x0 = first_centre_at(v.to_fb_x(t.x));
+  r.x1 = first_centre_at(v.to_fb_x(double(t.x) + t.w));
+  r.y0 = first_centre_at(v.to_fb_y(t.y));
+  r.y1 = first_centre_at(v.to_fb_y(double(t.y) + t.h));
+  return r;
+}
+
+PixelRect intersect(const PixelRect& a, const PixelRect& b) {
+  PixelRect r{std::max(a.x0, b.x0), std::max(a.y0, b.y0), std::min(a.x1, b.x1), std::min(a.y1, b.y1)};
+  return r.empty() ? PixelRect{} : r;
+}
+
+// The layer coordinate (0..1 over the target) of pixel b's centre on one axis,
+// as the vertex shader's noperspective v_uv gives it there.
+float uv_at(int b, double left, double extent) { return float((double(b) + 0.5 - left) / extent); }
+
+// Nearest texels (layer_ids_frag's id_at) of pixels [first, first + count).
+std::vector<std::int32_t> nearest_texels(int first, int count, double left, double extent, std::uint32_t size) {
+  std::vector<std::int32_t> t(std::size_t(std::max(count, 0)));
+  for (int k = 0; k < count; ++k) {
+    const float p = std::floor(uv_at(first + k, left, extent) * float(size));
+    t[std::size_t(k)] = std::int32_t(std::clamp(p, 0.0f, float(size - 1)));
+  }
+  return t;
+}
+
+// Bilinear taps (GL_LINEAR, clamp to edge) of pixels [first, first + count).
+struct Taps {
+  std::vector<std::int32_t> i0, i1;
+  std::vector<float> w;
+};
+Taps linear_taps(int first, int count, double left, double extent, std::uint32_t size) {
+  Taps t;
+  for (int k = 0; k < count; ++k) {
+    const float s = uv_at(first + k, left, extent) * float(size) - 0.5f;
+    const float f = std::floor(s);
+    const auto i = std::int32_t(f);
+    t.i0.push_back(std::clamp<std::int32_t>(i, 0, std::int32_t(size) - 1));
+    t.i1.push_back(std::clamp<std::int32_t>(i + 1, 0, std::int32_t(size) - 1));
+    t.w.push_back(s - f);
+  }
+  return t;
+}
+
+// A colour in the output's byte order, packed as its 4 bytes are in memory;
+// the fourth byte 255: drawn at the layer's opacity, 0: not drawn.
+std::uint32_t pack(media::Color8 c, ByteOrder order, std::uint8_t flag) {
+  const std::uint8_t b[4] = {order == ByteOrder::Rgba ? c.r : c.b, c.g, order == ByteOrder::Rgba ? c.b : c.r, flag};
+  std::uint32_t v;
+  std::memcpy(&v, b, 4);
+  return v;
+}
+
+// One row of a layer's colours (pack()) blended into the framebuffer row
+// `px`: c * a + d * (1 - a) per channel, the GL blend (SRC_ALPHA,
+// ONE_MINUS_SRC_ALPHA) of an 8-bit framebuffer, with `a` in 1/256 steps
+// (within 1 code of the rounded float blend; exact at 0, 1/2, 1). Flag 1 (an
+// outline) is drawn opaque. The byte loop is 16-bit maths throughout
+// (255 * 256 + 128 fits), which the compiler vectorises.
+void blend_row(const std::uint32_t* colours, std::size_t n, float opacity, std::uint16_t* weights, std::uint8_t* px) {
+  const auto a = std::uint16_t(std::lround(double(opacity) * 256.0));
+  const auto* c = reinterpret_cast<const std::uint8_t*>(colours);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint8_t flag = c[4 * i + 3];
+    const std::uint16_t w = flag == 255 ? a : flag == 1 ? 256 : 0;
+    weights[4 * i] = weights[4 * i + 1] = weights[4 * i + 2] = w;
+    weights[4 * i + 3] = 0;  // the framebuffer's alpha stays
+  }
+  for (std::size_t j = 0; j < 4 * n; ++j) {
+    const std::uint16_t w = weights[j];
+    px[j] = std::uint8_t((std::uint16_t(c[j] * w) + std::uint16_t(px[j] * (256 - w)) + 128) >> 8);
+  }
+}
+
+// The id at texel (x, y) of a copied class map, sign-extended as the shader does.
+std::int64_t id_at(const LayerArray& a, std::int32_t x, std::int32_t y) {
+  const auto* row = static_cast<const std::uint8_t*>(a.data) + std::size_t(y) * a.row_bytes();
+  switch (a.type) {
+    case SampleType::U8: return row[x];
+    case SampleType::I8: return std::int8_t(row[x]);
+    case SampleType::U16: { std::uint16_t v; std::memcpy(&v, row + 2 * x, 2); return v; }
+    case SampleType::I16: { std::int16_t v; std::memcpy(&v, row + 2 * x, 2); return v; }
+    case SampleType::U32: { std::uint32_t v; std::memcpy(&v, row + 4 * x, 4); return std::int32_t(v); }
+    case SampleType::I32: { std::int32_t v; std::memcpy(&v, row + 4 * x, 4); return v; }
+    default: return 0;
+  }
+}
+
+// What one layer needs while it is drawn: where, and how each pixel is coloured.
+struct Job {
+  PixelRect pixels;            // framebuffer pixels, inside the frame's rect
+  double left = 0, top = 0;    // the target's framebuffer corner
+  double extent_x = 1, extent_y = 1;
+};
+
+// Per band, the layer's colours of a row (pack()) are made first, then
+// blended in one pass: two simple loops the compiler can keep tight.
+template <typename G, typename Rows, typename RowAt>
+void composite_scalars(media::BandPool& pool, const media::ScalarMap& s, const G& g, const Job& job, ByteOrder order,
+                       float opacity, unsigned bands, const Rows& rows_of, const RowAt& row_at) {
+  const LayerArray& a = s.values;
+  const Taps tx = linear_taps(job.pixels.x0, job.pixels.width(), job.left, job.extent_x, a.width);
+  const Taps ty = linear_taps(job.pixels.y0, job.pixels.height(), job.top, job.extent_y, a.height);
+  std::array<std::uint32_t, 257> colours{};  // [256]: a hole, not drawn
+  const auto& table = media::colormap_table(s.colormap);
+  for (std::size_t k = 0; k < 256; ++k) colours[k] = pack(table[k], order, 255);
+  const float lo = float(g.range[0]), scale = 1.0f / (float(g.range[1]) - float(g.range[0]));
+  const std::size_t n = tx.w.size();
+  // The source columns the row's taps read: filtered down first, once per
+  // column (a contiguous loop), then across per pixel (two taps).
+  const std::int32_t c0 = n ? tx.i0.front() : 0, c1 = n ? tx.i1.back() + 1 : 0;
+  pool.run(bands, [&](unsigned band) {
+    const auto [y0, y1] = rows_of(band);
+    std::vector<std::uint32_t> row(n);
+    std::vector<std::uint16_t> weights(4 * n);
+    std::vector<float> column(std::size_t(std::max(c1 - c0, 0)));
+    for (int y = y0; y < y1; ++y) {
+      const std::size_t r = std::size_t(y - job.pixels.y0);
+      const auto* r0 = static_cast<const float*>(a.data) + std::size_t(ty.i0[r]) * a.width + c0;
+      const auto* r1 = static_cast<const float*>(a.data) + std::size_t(ty.i1[r]) * a.width + c0;
+      const float wy = ty.w[r];
+      for (std::size_t x = 0; x < column.size(); ++x) column[x] = r0[x] + wy * (r1[x] - r0[x]);
+      for (std::size_t k = 0; k < n; ++k) {
+        const float v0 = column[std::size_t(tx.i0[k] - c0)], v1 = column[std::size_t(tx.i1[k] - c0)];
+        // The shader's lerps: a non-finite tap makes v NaN or inf (even at
+        // weight 0, as 0 * inf is NaN): a hole, not drawn.
+        const float v = v0 + tx.w[k] * (v1 - v0);
+        const float t = std::isfinite(v) ? std::clamp((v - lo) * scale, 0.0f, 1.0f) * 255.0f + 0.5f : 256.0f;
+        row[k] = colours[std::size_t(t)];
+      }
+      blend_row(row.data(), n, opacity, weights.data(), row_at(y));
+    }
+  });
+}
+
+// Class maps and instance masks: nearest texels through the palette; ids
+// outside it take the default colours (class maps) or none (masks). Masks
+// get an opaque outline where a neighbour one display pixel away differs.
+template <typename G, typename Rows, typename RowAt>
+void composite_ids(media::BandPool& pool, const media::Layer& l, const G& g, const Job& job, ByteOrder order,
+                   float opacity, unsigned bands, const Rows& rows_of, const RowAt& row_at) {
+  const bool masks = std::holds_alternative<media::InstanceMasks>(l);
+  const LayerArray& a = masks ? std::get<media::InstanceMasks>(l).masks : std::get<media::ClassMap>(l).ids;
+  // One pixel more each side: the outline looks at the neighbours.
+  const std::vector<std::int32_t> tx =
+      nearest_texels(job.pixels.x0 - 1, job.pixels.width() + 2, job.left, job.extent_x, a.width);
+  const std::vector<std::int32_t> ty =
+      nearest_texels(job.pixels.y0 - 1, job.pixels.height() + 2, job.top, job.extent_y, a.height);
+  std::vector<std::uint32_t> palette(g.entries.size());
+  for (std::size_t k = 0; k < palette.size(); ++k)
+    palette[k] = pack(g.entries[k], order, g.entries[k].a ? 255 : 0);
+  const auto colour_of = [&](std::int64_t id) {
+    const std::int64_t e = id - g.palette_first;
+    if (e >= 0 && e < std::int64_t(palette.size())) return palette[std::size_t(e)];
+    return masks ? 0u : pack(media::default_class_color(id), order, 255);
+  };
+  const std::size_t n = std::size_t(job.pixels.width());
+  // 8-bit ids from 0 (every class map's palette holds 0..255): a look-up.
+  const bool direct = a.type == SampleType::U8 && !masks && g.palette_first == 0 && palette.size() >= 256;
+  pool.run(bands, [&](unsigned band) {
+    const auto [y0, y1] = rows_of(band);
+    std::vector<std::uint32_t> row(n);
+    std::vector<std::uint16_t> weights(4 * n);
+    for (int y = y0; y < y1; ++y) {
+      const std::size_t r = std::size_t(y - job.pixels.y0) + 1;
+      if (direct) {
+        const auto* ids = static_cast<const std::uint8_t*>(a.data) + std::size_t(ty[r]) * a.row_bytes();
+        for (std::size_t k = 0; k < n; ++k) row[k] = palette[ids[tx[k + 1]]];
+      } else if (!masks) {
+        for (std::size_t k = 0; k < n; ++k) row[k] = colour_of(id_at(a, tx[k + 1], ty[r]));
+      } else {
+        const auto id_of = [&](std::size_t x, std::size_t yy) { return g.instances[std::size_t(ty[yy]) * a.width + std::size_t(tx[x])]; };
+        for (std::size_t k = 0; k < n; ++k) {
+          const std::uint16_t id = id_of(k + 1, r);
+          row[k] = colour_of(id);
+          if (id != 0 && (id_of(k, r) != id || id_of(k + 2, r) != id || id_of(k + 1, r - 1) != id ||
+                          id_of(k + 1, r + 1) != id))
+            row[k] = (row[k] & 0x00ffffffu) | (1u << 24);  // the outline, opaque (pack's flag byte)
+        }
+      }
+      blend_row(row.data(), n, opacity, weights.data(), row_at(y));
+    }
+  });
+}
+
+}  // namespace
+
+bool LayerRenderer::fits(const ViewTransform& view) const {
+  if (!overlays_) return true;
+  const PixelRect frame = target_pixels(media::RectF{0, 0, float(frame_w_), float(frame_h_)}, view);
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    // Only host arrays are read here: layers in device memory take the shaders.
+    const media::Layer& l = layer(i);
+    const auto& a = std::holds_alternative<media::ClassMap>(l)    ? std::get<media::ClassMap>(l).ids
+                    : std::holds_alternative<media::ScalarMap>(l) ? std::get<media::ScalarMap>(l).values
+                                                                  : std::get<media::InstanceMasks>(l).masks;
+    if (a.memory != MemoryKind::Host) return false;
+    const LayerControl& c = controls_[i];
+    const float opacity = c.opacity.value_or(std::visit([](const auto& x) { return x.opacity; }, l));
+    if (!c.visible || opacity <= 0.0f) continue;
+    const PixelRect t = target_pixels(layers_[i].target, view);
+    if (t.empty()) continue;
+    if (t.x0 < frame.x0 || t.y0 < frame.y0 || t.x1 > frame.x1 || t.y1 > frame.y1) return false;
+  }
+  return true;
+}
+
+std::uint64_t LayerRenderer::cpu_key() const {
+  // FNV-1a over the generation and each control that changes the pixels.
+  std::uint64_t h = 1469598103934665603ull;
+  const auto mix = [&h](std::uint64_t v) {
+    for (int k = 0; k < 8; ++k) h = (h ^ ((v >> (8 * k)) & 0xff)) * 1099511628211ull;
+  };
+  mix(generation_);
+  mix(reinterpret_cast<std::uintptr_t>(overlays_));
+  for (const LayerControl& c : controls_) {
+    std::uint32_t bits = 0;
+    const float o = c.opacity.value_or(-1.0f);
+    std::memcpy(&bits, &o, 4);
+    mix((std::uint64_t(c.visible) << 40) | (std::uint64_t(c.opacity.has_value()) << 32) | bits);
+  }
+  return h;
+}
+
+void LayerRenderer::composite(const ViewTransform& view, const PixelRect& rect, ByteOrder order, std::uint8_t* out,
+                              std::ptrdiff_t pitch) {
+  if (!overlays_ || rect.empty()) return;
+  if (!pool_) pool_ = std::make_unique<media::BandPool>(0);
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const LayerControl& c = controls_[i];
+    const media::Layer& l = overlays_->layers[i];
+    const float opacity = c.opacity.value_or(std::visit([](const auto& x) { return x.opacity; }, l));
+    if (!c.visible || opacity <= 0.0f) continue;
+    const Gpu& g = layers_[i];
+    Job job;
+    job.pixels = intersect(target_pixels(g.target, view), rect);
+    if (job.pixels.empty()) continue;
+    job.left = view.to_fb_x(g.target.x);
+    job.top = view.to_fb_y(g.target.y);
+    job.extent_x = double(g.target.w) * view.scale;
+    job.extent_y = double(g.target.h) * view.scale;
+    // Pixel (x, y) of the framebuffer is at out + (y - rect.y0) * pitch + (x - rect.x0) * 4.
+    std::uint8_t* origin = out - std::ptrdiff_t(rect.y0) * pitch - std::ptrdiff_t(rect.x0) * 4;
+    const unsigned bands = std::min<unsigned>(unsigned(job.pixels.height()), pool_->threads() * 4);
+    const auto rows_of = [&](unsigned band) {
+      const int h = job.pixels.height();
+      return std::pair{job.pixels.y0 + int(std::int64_t(h) * band / bands),
+                       job.pixels.y0 + int(std::int64_t(h) * (band + 1) / bands)};
+    };
+    const auto row_at = [&](int y) { return origin + std::ptrdiff_t(y) * pitch + std::ptrdiff_t(job.pixels.x0) * 4; };
+    if (const auto* s = std::get_if<media::ScalarMap>(&l)) {
+      composite_scalars(*pool_, *s, g, job, order, opacity, bands, rows_of, row_at);
+      continue;
+    }
+    composite_ids(*pool_, l, g, job, order, opacity, bands, rows_of, row_at);
+  }
+}
+
+}  // namespace handoff::view
