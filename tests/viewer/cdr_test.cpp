@@ -92,9 +92,10 @@ TEST_P(CdrBothOrders, NestedStructAfterAString) {
                                           "================================================================================\n"
                                           "MSG: t/Inner\nuint8 x\nfloat64 y\n");
   CdrWriter w(be);
-  w.string("ab").u8(3).f64(-1.0).u8(4);  // "ab\0" ends at 4+4+3=11; x at 11; y aligned to 16+4=20
+  w.string("abcd").u8(3).f64(-1.0).u8(4);  // "abcd\0" at 8..12, x at 13, y aligned to 4 + 16 = 20
   const auto m = decode(d, w);
-  EXPECT_EQ(m.at("name").as_string(), "ab");
+  EXPECT_EQ(m.at("name").as_string(), "abcd");
+  EXPECT_EQ(m.at("inner.x").byte_offset(), 13u);
   EXPECT_EQ(m.at("inner.x").as_uint(), 3u);
   EXPECT_EQ(m.at("inner.y").byte_offset(), 20u);
   EXPECT_EQ(m.at("inner.y").as_double(), -1.0);
