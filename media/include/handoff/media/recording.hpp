@@ -103,12 +103,13 @@ std::string raw_image_encodings();
 // as it), `width` x `height`, whose data holds every row: ParseError at
 // `where` naming the field otherwise (encoding, size, a step below the
 // packed row, data shorter than step * rows: H + ceil(H/2) for nv12 / p010,
-// else H).
+// else H). `message` names the message type in the field ("RawImage.step";
+// "Image" for a ROS 2 sensor_msgs/Image read into the same view).
 void check_raw_image(const RawImageView& image, PixelFormat format, std::uint32_t width, std::uint32_t height,
-                     const MessagePlace& where);
+                     const MessagePlace& where, std::string_view message = "RawImage");
 // check_raw_image(), then copies the image into `target`.
 void copy_raw_image(const RawImageView& image, PixelFormat format, std::uint32_t width, std::uint32_t height,
-                    const FrameWriteTarget& target, const MessagePlace& where);
+                    const FrameWriteTarget& target, const MessagePlace& where, std::string_view message = "RawImage");
 
 // Encodes overlays as a serialized foxglove.ImageAnnotations into `out`
 // (replaced); every annotation and the message carry `timestamp_ns`.
