@@ -15,7 +15,8 @@ namespace handoff::media::test {
 class CdrWriter {
  public:
   explicit CdrWriter(bool big_endian = false) : big_(big_endian) {
-    bytes_ = {0x00, std::uint8_t(big_endian ? 0x00 : 0x01), 0x00, 0x00};
+    bytes_.reserve(256);
+    for (std::uint8_t b : {0x00, big_endian ? 0x00 : 0x01, 0x00, 0x00}) bytes_.push_back(b);
   }
 
   template <typename T>
