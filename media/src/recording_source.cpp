@@ -3,6 +3,7 @@
 // with the image's timestamp (matched as Foxglove's image panel does), logged
 // near it.
 #include "mcap_format.hpp"
+#include "rosbag_db3.hpp"
 
 #include <handoff/media/ros_image.hpp>
 
@@ -381,6 +382,9 @@ const mcap::MessageRef* RecordingSourceImpl::matching_annotations(std::size_t in
 }  // namespace
 
 std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& path, const RecordingOpenOptions& options) {
+  std::string ext = path.extension().string();
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".db3" || is_sqlite_file(path)) return open_db3_recording(path, options);
   mcap::ReaderOptions r;
   r.max_chunk_bytes = options.max_chunk_bytes;
   return std::make_unique<RecordingSourceImpl>(mcap::Reader::open(path, r), options);

@@ -1,7 +1,7 @@
 """ROS 2 MCAP bags written by rosbags play in handoff with the right pixels.
 
-rosbags (an independent implementation) writes a rosbag2 bag with the MCAP
-storage plugin: sensor_msgs/msg/Image messages of every encoding handoff
+rosbags (an independent implementation) writes rosbag2 bags with the MCAP
+and the SQLite3 storage plugins: sensor_msgs/msg/Image messages of every encoding handoff
 shows, rows padded past the packed row, 16-bit and float samples big-endian
 where is_bigendian says so, CDR in either byte order. handoff_mcap_tool dump
 (the recording source handoff-view plays) returns each frame's packed rows;
@@ -64,18 +64,18 @@ def image(encoding, k, w, h, pad, big_endian):
     return packed.tobytes(), msg
 
 
-def write_bag(folder, encoding, n, w, h, pad, big_endian=False, cdr_little_endian=True):
-    """Writes the bag; returns (its .mcap file, each frame's packed pixels)."""
+def write_bag(folder, encoding, n, w, h, pad, big_endian=False, cdr_little_endian=True, storage=StoragePlugin.MCAP):
+    """Writes the bag; returns (its .mcap / .db3 file, each frame's packed pixels)."""
     expected = []
-    with Writer(folder, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+    with Writer(folder, version=9, storage_plugin=storage) as writer:
         conn = writer.add_connection(TOPIC, "sensor_msgs/msg/Image", typestore=TS)
         for k in range(n):
             packed, msg = image(encoding, k, w, h, pad, big_endian)
             expected.append(packed)
             raw = TS.serialize_cdr(msg, "sensor_msgs/msg/Image", little_endian=cdr_little_endian)
             writer.write(conn, START_NS + k * STEP_NS, bytes(raw))
-    (mcap,) = Path(folder).glob("*.mcap")
-    return mcap, expected
+    (bag_file,) = Path(folder).glob("*.mcap" if storage == StoragePlugin.MCAP else "*.db3")
+    return bag_file, expected
 
 
 def dump(mcap, out):
@@ -99,6 +99,25 @@ def test_every_encoding_plays_with_its_pixels(tmp_path, encoding, big_endian):
     assert [f["log_time"] for f in info["frames"]] == [START_NS + k * STEP_NS for k in range(3)]
 
 
+@pytest.mark.parametrize("encoding", ["rgb8", "mono16", "32FC1", "yuv422", "nv12"])
+def test_sqlite3_bags_play_with_their_pixels(tmp_path, encoding):
+    w, h = 6, 5
+    db3, expected = write_bag(tmp_path / "bag", encoding, 3, w, h, pad=5, big_endian=encoding == "mono16",
+                              storage=StoragePlugin.SQLITE3)
+    info, frames = dump(db3, tmp_path / "dump")
+    assert (info["format"], info["width"], info["height"], info["frame_count"]) == (ENCODINGS[encoding][2], w, h, 3)
+    assert frames == expected
+    assert [f["log_time"] for f in info["frames"]] == [START_NS + k * STEP_NS for k in range(3)]
+
+
+def test_db3_that_is_not_sqlite(tmp_path):
+    bad = tmp_path / "bag_0.db3"
+    bad.write_bytes(b"\x00\x01 not a database " * 8)
+    r = subprocess.run([TOOL, "dump", str(bad), str(tmp_path / "dump")], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "bag_0.db3: sqlite: reading the bag" in r.stderr and "file is not a database" in r.stderr
+
+
 def test_big_endian_cdr(tmp_path):
     mcap, expected = write_bag(tmp_path / "bag", "mono16", 2, 5, 3, pad=3, big_endian=True, cdr_little_endian=False)
     _, frames = dump(mcap, tmp_path / "dump")
@@ -119,7 +138,8 @@ def test_step_too_small_is_an_error_naming_the_field(tmp_path):
     assert "frame 0" in r.stderr and "Image.step: 10 is below the 12-byte rows of a rgb8 image 4 wide" in r.stderr
 
 
-def test_handoff_view_plays_the_bag(tmp_path):
+@pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3], ids=["mcap", "sqlite3"])
+def test_handoff_view_plays_the_bag(tmp_path, storage):
     view = os.environ.get("HANDOFF_VIEW_EXE", "")
     if not view or not Path(view).is_file():
         pytest.skip("handoff-view is not part of this build (HANDOFF_VIEW_EXE unset)")
@@ -127,9 +147,9 @@ def test_handoff_view_plays_the_bag(tmp_path):
 
     n, w, h = 5, 8, 6
     # nv12: the viewer's recorder writes nv12 / p010 frames.
-    mcap, expected = write_bag(tmp_path / "bag", "nv12", n, w, h, pad=4)
+    bag_file, expected = write_bag(tmp_path / "bag", "nv12", n, w, h, pad=4, storage=storage)
     out = tmp_path / "replayed.mcap"
-    r = subprocess.run([view, "--headless", str(mcap), "--topic", TOPIC, "--record", str(out)], capture_output=True,
+    r = subprocess.run([view, "--headless", str(bag_file), "--topic", TOPIC, "--record", str(out)], capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     images = []
@@ -150,3 +170,14 @@ def test_handoff_view_plays_the_bag(tmp_path):
         assert j < n, "a replayed frame is none of the bag's later frames"
         j += 1
     assert "recorded 0 frames" not in r.stderr
+
+
+@pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3], ids=["mcap", "sqlite3"])
+def test_handoff_open_reads_the_bag(tmp_path, storage):
+    handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
+    bag_file, expected = write_bag(tmp_path / "bag", "mono8", 3, 7, 4, pad=2, storage=storage)
+    with handoff.open(str(bag_file), topic=TOPIC) as src:
+        assert (len(src), src.width, src.height, src.format) == (3, 7, 4, "gray8")
+        for k, (frame, overlays) in enumerate(src):
+            assert np.array_equal(np.from_dlpack(frame), np.frombuffer(expected[k], dtype=np.uint8).reshape(4, 7))
+            assert src.log_time(k) == START_NS + k * STEP_NS

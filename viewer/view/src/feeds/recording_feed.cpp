@@ -23,7 +23,7 @@ std::unique_ptr<media::RecordingSource> open(const std::string& path, const std:
 bool is_recording_path(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  return ext == ".mcap";
+  return ext == ".mcap" || ext == ".db3";  // MCAP, or a ROS 2 bag's SQLite3 file
 }
 
 // What the feed keeps of the source, taken before the source goes to the

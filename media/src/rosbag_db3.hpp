@@ -1,0 +1,17 @@
+#pragma once
+// rosbag2 SQLite3 storage files (.db3): their sensor_msgs/msg/Image topics as
+// a RecordingSource (open_recording dispatches here for an SQLite file).
+#include <handoff/media/recording.hpp>
+
+#include <filesystem>
+#include <memory>
+
+namespace handoff::media {
+
+// The file starts with SQLite's 16-byte header ("SQLite format 3\0").
+bool is_sqlite_file(const std::filesystem::path& path);
+// ParseError naming the file (and the frame / field) for a file SQLite cannot
+// read, a bag without a cdr sensor_msgs/msg/Image topic, or a bad image.
+std::unique_ptr<RecordingSource> open_db3_recording(const std::filesystem::path& path, const RecordingOpenOptions& options);
+
+}  // namespace handoff::media
