@@ -382,6 +382,8 @@ const mcap::MessageRef* RecordingSourceImpl::matching_annotations(std::size_t in
 }  // namespace
 
 std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& path, const RecordingOpenOptions& options) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return open_recording(rosbag_storage_file(path), options);
   std::string ext = path.extension().string();
   for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
   if (ext == ".db3" || is_sqlite_file(path)) return open_db3_recording(path, options);

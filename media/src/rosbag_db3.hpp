@@ -14,4 +14,10 @@ bool is_sqlite_file(const std::filesystem::path& path);
 // read, a bag without a cdr sensor_msgs/msg/Image topic, or a bad image.
 std::unique_ptr<RecordingSource> open_db3_recording(const std::filesystem::path& path, const RecordingOpenOptions& options);
 
+// The storage file of a rosbag2 folder, from its metadata.yaml. ParseError
+// naming metadata.yaml (and the key) when it is missing or unreadable, names
+// no file or a file not in the folder, or says the bag is compressed or split
+// into several files (not played yet).
+std::filesystem::path rosbag_storage_file(const std::filesystem::path& folder);
+
 }  // namespace handoff::media

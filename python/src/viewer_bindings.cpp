@@ -262,7 +262,9 @@ void load_overlay_file(PySource& s, const std::optional<std::string>& path) {
 bool is_mcap(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
   for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return ext == ".mcap" || ext == ".db3";  // MCAP, or a ROS 2 bag's SQLite3 file
+  std::error_code ec;
+  // MCAP, a ROS 2 bag's SQLite3 file, or a rosbag2 folder.
+  return ext == ".mcap" || ext == ".db3" || std::filesystem::is_directory(path, ec);
 }
 
 PySource open_recording(const std::string& path, std::optional<std::string> topic) {

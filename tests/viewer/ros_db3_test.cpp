@@ -121,3 +121,49 @@ TEST(RosDb3, BadBags) {
 
 }  // namespace
 }  // namespace handoff::media
+
+namespace handoff::media {
+namespace {
+
+// A rosbag2 folder's metadata.yaml, as rosbag2 writes it (the keys handoff reads and some it does not).
+std::string metadata(const std::string& files, const std::string& compression_mode = "") {
+  return "rosbag2_bagfile_information:\n"
+         "  version: 5\n"
+         "  storage_identifier: sqlite3\n"
+         "  duration:\n    nanoseconds: 100000000\n"
+         "  message_count: 6\n"
+         "  compression_format: \"\"\n"
+         "  compression_mode: \"" + compression_mode + "\"\n"
+         "  relative_file_paths:\n" + files;
+}
+
+TEST(RosBagFolder, PlaysItsStorageFile) {
+  TempDir dir;
+  write_db3(dir, false);
+  test::write_file(dir / "metadata.yaml", metadata("    - bag_0.db3\n"));
+  auto src = open_recording(dir.path());
+  EXPECT_EQ(src->topic(), "/left/image_raw");
+  for (int k = 0; k < 3; ++k) expect_frame(*src, k);
+}
+
+TEST(RosBagFolder, BadFolders) {
+  TempDir dir;
+  auto error = [&] { return test::message_of<ParseError>([&] { (void)open_recording(dir.path()); }); };
+  EXPECT_THAT(error(), HasSubstr("is a directory without a metadata.yaml, not a rosbag2 bag"));
+  test::write_file(dir / "metadata.yaml", metadata("    - bag_0.db3\n"));
+  EXPECT_THAT(error(), HasSubstr("metadata.yaml: relative_file_paths: names bag_0.db3, which is not in the folder"));
+  write_db3(dir, false);
+  test::write_file(dir / "metadata.yaml", metadata("    - bag_0.db3\n    - bag_1.db3\n"));
+  EXPECT_THAT(error(), HasSubstr("relative_file_paths: 2 files: a split bag is not played yet"));
+  test::write_file(dir / "metadata.yaml", metadata("    - bag_0.db3\n", "FILE"));
+  EXPECT_THAT(error(), HasSubstr("compression_mode: \"FILE\": compressed bags are not played yet"));
+  test::write_file(dir / "metadata.yaml", metadata("    []\n"));
+  EXPECT_THAT(error(), HasSubstr("relative_file_paths: names no storage file"));
+  test::write_file(dir / "metadata.yaml", "rosbag2_bagfile_information:\n  relative_file_paths: [bag_0.db3\n");
+  EXPECT_THAT(error(), HasSubstr("metadata.yaml: line "));
+  test::write_file(dir / "metadata.yaml", "something_else: 1\n");
+  EXPECT_THAT(error(), HasSubstr("metadata.yaml: rosbag2_bagfile_information: missing"));
+}
+
+}  // namespace
+}  // namespace handoff::media

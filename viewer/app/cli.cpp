@@ -32,7 +32,8 @@ int usage_error(const std::string& text) {
 bool is_mcap(const std::string& path) {
   const std::string l = lower(path);
   auto ends = [&](std::string_view e) { return l.size() >= e.size() && l.compare(l.size() - e.size(), e.size(), e) == 0; };
-  return ends(".mcap") || ends(".db3");
+  std::error_code ec;
+  return ends(".mcap") || ends(".db3") || std::filesystem::is_directory(path, ec);  // or a rosbag2 folder
 }
 
 bool same_file(const std::string& a, const std::string& b) {

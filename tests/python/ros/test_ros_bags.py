@@ -110,6 +110,22 @@ def test_sqlite3_bags_play_with_their_pixels(tmp_path, encoding):
     assert [f["log_time"] for f in info["frames"]] == [START_NS + k * STEP_NS for k in range(3)]
 
 
+@pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3], ids=["mcap", "sqlite3"])
+def test_bag_folder_plays_through_its_metadata(tmp_path, storage):
+    _, expected = write_bag(tmp_path / "bag", "bgr8", 2, 4, 3, pad=1, storage=storage)
+    info, frames = dump(tmp_path / "bag", tmp_path / "dump")
+    assert info["topic"] == TOPIC and frames == expected
+
+
+def test_bag_folder_naming_a_missing_file(tmp_path):
+    write_bag(tmp_path / "bag", "mono8", 1, 2, 2, pad=0, storage=StoragePlugin.SQLITE3)
+    (db3,) = (tmp_path / "bag").glob("*.db3")
+    db3.unlink()
+    r = subprocess.run([TOOL, "dump", str(tmp_path / "bag"), str(tmp_path / "dump")], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert f"metadata.yaml: relative_file_paths: names {db3.name}, which is not in the folder" in r.stderr
+
+
 def test_db3_that_is_not_sqlite(tmp_path):
     bad = tmp_path / "bag_0.db3"
     bad.write_bytes(b"\x00\x01 not a database " * 8)
@@ -138,8 +154,9 @@ def test_step_too_small_is_an_error_naming_the_field(tmp_path):
     assert "frame 0" in r.stderr and "Image.step: 10 is below the 12-byte rows of a rgb8 image 4 wide" in r.stderr
 
 
+@pytest.mark.parametrize("folder", [False, True], ids=["file", "folder"])
 @pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3], ids=["mcap", "sqlite3"])
-def test_handoff_view_plays_the_bag(tmp_path, storage):
+def test_handoff_view_plays_the_bag(tmp_path, storage, folder):
     view = os.environ.get("HANDOFF_VIEW_EXE", "")
     if not view or not Path(view).is_file():
         pytest.skip("handoff-view is not part of this build (HANDOFF_VIEW_EXE unset)")
@@ -149,7 +166,8 @@ def test_handoff_view_plays_the_bag(tmp_path, storage):
     # nv12: the viewer's recorder writes nv12 / p010 frames.
     bag_file, expected = write_bag(tmp_path / "bag", "nv12", n, w, h, pad=4, storage=storage)
     out = tmp_path / "replayed.mcap"
-    r = subprocess.run([view, "--headless", str(bag_file), "--topic", TOPIC, "--record", str(out)], capture_output=True,
+    target = tmp_path / "bag" if folder else bag_file  # the folder: its metadata.yaml names the file
+    r = subprocess.run([view, "--headless", str(target), "--topic", TOPIC, "--record", str(out)], capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     images = []
@@ -176,8 +194,9 @@ def test_handoff_view_plays_the_bag(tmp_path, storage):
 def test_handoff_open_reads_the_bag(tmp_path, storage):
     handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
     bag_file, expected = write_bag(tmp_path / "bag", "mono8", 3, 7, 4, pad=2, storage=storage)
-    with handoff.open(str(bag_file), topic=TOPIC) as src:
-        assert (len(src), src.width, src.height, src.format) == (3, 7, 4, "gray8")
-        for k, (frame, overlays) in enumerate(src):
-            assert np.array_equal(np.from_dlpack(frame), np.frombuffer(expected[k], dtype=np.uint8).reshape(4, 7))
-            assert src.log_time(k) == START_NS + k * STEP_NS
+    for path in (bag_file, tmp_path / "bag"):  # the file, and the folder (its metadata.yaml)
+        with handoff.open(str(path), topic=TOPIC) as src:
+            assert (len(src), src.width, src.height, src.format) == (3, 7, 4, "gray8")
+            for k, (frame, overlays) in enumerate(src):
+                assert np.array_equal(np.from_dlpack(frame), np.frombuffer(expected[k], dtype=np.uint8).reshape(4, 7))
+                assert src.log_time(k) == START_NS + k * STEP_NS
