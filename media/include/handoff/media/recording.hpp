@@ -284,6 +284,10 @@ class RecordingSource : public FrameSource {
 // Opens a recording: reads its summary and index (or scans it) and its first
 // frame (which sets info()'s format, size and colorimetry). ParseError on bad
 // input; the message names the file, the record, its offset and the field.
+// ROS 2 bags too (docs/recording.md, "ROS 2 bags"): sensor_msgs/msg/Image
+// topics of an MCAP bag, of a SQLite3 .db3 file (a path ending in .db3 or an
+// SQLite file), or of a rosbag2 folder (a directory: its metadata.yaml names
+// the one storage file played).
 std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& path,
                                                 const RecordingOpenOptions& options = {});
 // Same over bytes in memory (copied). For tests and fuzzing.
