@@ -232,9 +232,11 @@ RawImageView parse_raw_image(std::span<const std::uint8_t> bytes, const MessageP
 }
 
 void check_raw_image(const RawImageView& image, PixelFormat format, std::uint32_t width, std::uint32_t height,
-                     const MessagePlace& where) {
-  auto fail = [&](const char* field, const std::string& detail) {
-    throw ParseError(std::string(where.file), where.location(), field, detail);
+                     const MessagePlace& where, std::string_view message) {
+  auto fail = [&](std::string_view field, const std::string& detail) {
+    // field is "RawImage.x"; the message type may be another's.
+    throw ParseError(std::string(where.file), where.location(),
+                     std::string(message) + std::string(field.substr(field.find('.'))), detail);
   };
   const auto f = raw_image_format(image.encoding);
   if (!f) {
@@ -263,8 +265,8 @@ void check_raw_image(const RawImageView& image, PixelFormat format, std::uint32_
 }
 
 void copy_raw_image(const RawImageView& image, PixelFormat format, std::uint32_t width, std::uint32_t height,
-                    const FrameWriteTarget& target, const MessagePlace& where) {
-  check_raw_image(image, format, width, height, where);
+                    const FrameWriteTarget& target, const MessagePlace& where, std::string_view message) {
+  check_raw_image(image, format, width, height, where, message);
   const ImageRows r = image_rows(format, width, height);
   const std::uint8_t* p = image.data.data();
   for (std::uint32_t y = 0; y < height; ++y, p += image.step) {

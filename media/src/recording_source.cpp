@@ -3,6 +3,9 @@
 // with the image's timestamp (matched as Foxglove's image panel does), logged
 // near it.
 #include "mcap_format.hpp"
+#include "rosbag_db3.hpp"
+
+#include <handoff/media/ros_image.hpp>
 
 #include <handoff/error.hpp>
 #include <handoff/frame_validate.hpp>
@@ -78,6 +81,17 @@ void check_descriptor(const std::string& file, const mcap::Schema& s, std::span<
   }
 }
 
+// A ROS 2 sensor_msgs/msg/Image schema (spelled with or without "/msg/").
+bool is_ros_image(std::string_view schema) { return ros::normalize_type_name(schema) == ros::kImageType; }
+bool is_image_schema(std::string_view schema) { return schema == kRawImageSchema || is_ros_image(schema); }
+
+// One image message read into the RawImage view (pixels not copied).
+struct DecodedImage {
+  RawImageView image;
+  bool ros = false;         // a sensor_msgs/Image (fields named "Image.*")
+  bool big_endian = false;  // its is_bigendian
+};
+
 Rational estimate_rate(const std::vector<mcap::MessageRef>& frames) {
   if (frames.size() < 2 || frames.back().log_time <= frames.front().log_time) return {30, 1};
   const double interval = double(frames.back().log_time - frames.front().log_time) / double(frames.size() - 1);
@@ -116,6 +130,9 @@ class RecordingSourceImpl final : public RecordingSource {
     return std::size_t(index);
   }
   std::vector<mcap::MessageRef> topic_messages(const std::string& topic, std::string_view schema, bool check);
+  void check_ros_channel(const mcap::Channel& ch, const mcap::Schema& s);
+  DecodedImage decode_image(const mcap::MessageRef& ref, std::span<const std::uint8_t> bytes,
+                            const MessagePlace& where) const;
   void choose_topics(const RecordingOpenOptions& options);
   void read_first_frame();
   // Matching overlays to frames by timestamp (RecordingSource's comment).
@@ -150,6 +167,9 @@ class RecordingSourceImpl final : public RecordingSource {
   std::string topic_, annotations_topic_;
   std::vector<mcap::MessageRef> frames_, annotations_;  // by log time
   std::map<std::uint16_t, Colorimetry> colorimetry_;    // per image channel
+  // The message definition of each sensor_msgs/Image channel (from its
+  // schema, else the built-in one).
+  std::map<std::uint16_t, std::shared_ptr<const ros::MessageDefinition>> definitions_;
   std::int64_t position_ = 0;
   std::uint64_t window_ns_ = 0;                          // RecordingOpenOptions::annotation_window_ns
   // The timestamps (else log times) matched: the last frame read's, and each
@@ -196,8 +216,11 @@ std::vector<mcap::MessageRef> RecordingSourceImpl::topic_messages(const std::str
   std::vector<mcap::MessageRef> out;
   for (const auto& [id, ch] : reader_->channels()) {
     const auto s = reader_->schemas().find(ch.schema_id);
-    if (ch.topic != topic || s == reader_->schemas().end() || s->second.name != schema) continue;
-    if (check) {
+    if (ch.topic != topic || s == reader_->schemas().end()) continue;
+    if (is_ros_image(schema) ? !is_ros_image(s->second.name) : s->second.name != schema) continue;
+    if (check && is_ros_image(schema)) {
+      check_ros_channel(ch, s->second);
+    } else if (check) {
       if (ch.message_encoding != "protobuf") {
         throw ParseError(reader_->name(), channel_place(ch), "message_encoding",
                          mcap::detail::quoted(ch.message_encoding) + " is not supported (handoff reads protobuf " + std::string(schema) + ")");
@@ -216,13 +239,38 @@ std::vector<mcap::MessageRef> RecordingSourceImpl::topic_messages(const std::str
   return out;
 }
 
+// A sensor_msgs/Image channel: CDR messages, a ros2msg schema whose
+// definition handoff parses (the built-in one when the schema is empty).
+void RecordingSourceImpl::check_ros_channel(const mcap::Channel& ch, const mcap::Schema& s) {
+  if (ch.message_encoding != "cdr") {
+    throw ParseError(reader_->name(), channel_place(ch), "message_encoding",
+                     mcap::detail::quoted(ch.message_encoding) + " is not supported (handoff reads cdr " + s.name + ")");
+  }
+  if (s.encoding != "ros2msg" && !(s.encoding.empty() && s.data.empty())) {
+    throw ParseError(reader_->name(), schema_place(s), "encoding",
+                     mcap::detail::quoted(s.encoding) + " is not supported (handoff reads ros2msg schemas)");
+  }
+  const std::string_view text(reinterpret_cast<const char*>(s.data.data()), s.data.size());
+  definitions_[ch.id] = text.empty() ? ros::MessageDefinition::builtin(s.name)
+                                     : ros::MessageDefinition::parse(s.name, text, reader_->name() + ": " + schema_place(s));
+}
+
+DecodedImage RecordingSourceImpl::decode_image(const mcap::MessageRef& ref, std::span<const std::uint8_t> bytes,
+                                               const MessagePlace& where) const {
+  const auto d = definitions_.find(ref.channel);
+  if (d == definitions_.end()) return {parse_raw_image(bytes, where)};
+  const ros::CdrMessage m = ros::CdrMessage::decode(d->second, bytes, {std::string(where.file), where.location()});
+  const ros::ImageView v = ros::image_view(m);
+  return {v.image, true, v.big_endian};
+}
+
 void RecordingSourceImpl::choose_topics(const RecordingOpenOptions& options) {
   std::vector<std::string> annotation_topics;
   for (const auto& [id, ch] : reader_->channels()) {
     const auto s = reader_->schemas().find(ch.schema_id);
     if (s == reader_->schemas().end()) continue;
     const auto n = reader_->messages(id).size();
-    if (s->second.name == kRawImageSchema) {
+    if (is_image_schema(s->second.name)) {
       const std::string& name = ch.topic;  // a structured binding cannot be captured before C++20 in clang 14
       auto t = std::find_if(topics_.begin(), topics_.end(), [&](const RecordingTopic& r) { return r.topic == name; });
       if (t == topics_.end()) topics_.push_back({ch.topic, s->second.name, n});
@@ -234,12 +282,13 @@ void RecordingSourceImpl::choose_topics(const RecordingOpenOptions& options) {
   }
   std::string list;
   for (const auto& t : topics_) list += (list.empty() ? "" : ", ") + t.topic;
-  if (topics_.empty()) throw ParseError(reader_->name(), "", "topic", "the recording has no foxglove.RawImage channel");
+  if (topics_.empty()) throw ParseError(reader_->name(), "", "topic", "the recording has no foxglove.RawImage or sensor_msgs/msg/Image channel");
   topic_ = options.topic.empty() ? topics_.front().topic : options.topic;
   if (std::none_of(topics_.begin(), topics_.end(), [&](const auto& t) { return t.topic == topic_; })) {
     throw ParseError(reader_->name(), "", "topic", "no image topic " + mcap::detail::quoted(topic_) + " (image topics: " + list + ")");
   }
-  frames_ = topic_messages(topic_, kRawImageSchema, true);
+  const auto chosen = std::find_if(topics_.begin(), topics_.end(), [&](const auto& t) { return t.topic == topic_; });
+  frames_ = topic_messages(topic_, chosen->schema, true);
   if (frames_.empty()) throw ParseError(reader_->name(), "", "topic", "image topic " + mcap::detail::quoted(topic_) + " has no messages");
   const std::string paired = topic_ + std::string(kAnnotationsSuffix);
   if (!options.annotations_topic.empty()) {
@@ -262,19 +311,20 @@ void RecordingSourceImpl::read_first_frame() {
   const mcap::MessageRef& ref = frames_.front();
   const MessagePlace where = place(ref);
   const mcap::MessageView m = reader_->read(ref);
-  const RawImageView image = parse_raw_image(m.data, where);
-  const auto format = raw_image_format(image.encoding);
+  const DecodedImage decoded = decode_image(ref, m.data, where);
+  const RawImageView& image = decoded.image;
+  const std::string type = decoded.ros ? "Image" : "RawImage";
+  const auto format = decoded.ros ? ros::image_format(image.encoding) : raw_image_format(image.encoding);
   if (!format) {
-    throw ParseError(reader_->name(), where.location(), "RawImage.encoding",
+    throw ParseError(reader_->name(), where.location(), type + ".encoding",
                      "unsupported encoding " + mcap::detail::quoted(image.encoding) + " (supported: " +
-                         raw_image_encodings() + ")");
+                         (decoded.ros ? ros::image_encodings() : raw_image_encodings()) + ")");
   }
-  for (auto [field, name, v] : {std::tuple{"RawImage.width", "width", image.width},
-                                std::tuple{"RawImage.height", "height", image.height}}) {
+  for (auto [name, v] : {std::pair{"width", image.width}, std::pair{"height", image.height}}) {
     if (std::string problem = dimension_problem(name, v); !problem.empty())
-      throw ParseError(reader_->name(), where.location(), field, problem);
+      throw ParseError(reader_->name(), where.location(), type + "." + name, problem);
   }
-  check_raw_image(image, *format, image.width, image.height, where);
+  check_raw_image(image, *format, image.width, image.height, where, type);
   remember_key(0, image);
   info_.format = *format;  // the first image's encoding is the stream's format
   info_.width = image.width;
@@ -291,9 +341,13 @@ bool RecordingSourceImpl::read_into(const FrameWriteTarget& target) {
   const mcap::MessageRef& ref = frames_[std::size_t(position_)];
   const MessagePlace where = place(ref);
   const mcap::MessageView m = reader_->read(ref);
-  const RawImageView image = parse_raw_image(m.data, where);
-  copy_raw_image(image, info_.format, info_.width, info_.height, target, where);
-  remember_key(std::size_t(position_), image);
+  const DecodedImage d = decode_image(ref, m.data, where);
+  if (d.ros) {
+    ros::copy_image({d.image, d.big_endian}, info_.format, info_.width, info_.height, target, where);
+  } else {
+    copy_raw_image(d.image, info_.format, info_.width, info_.height, target, where);
+  }
+  remember_key(std::size_t(position_), d.image);
   ++position_;
   return true;
 }
@@ -322,11 +376,12 @@ void RecordingSourceImpl::remember_key(std::size_t index, const RawImageView& im
   frame_key_ = image.has_timestamp ? image.timestamp_ns : frames_[index].log_time;
 }
 
-// Frame `index`'s RawImage.timestamp (its log time when it has none).
+// Frame `index`'s RawImage.timestamp or Image.header.stamp (its log time when it has none).
 std::uint64_t RecordingSourceImpl::image_key(std::size_t index) const {
   if (keyed_frame_ != std::int64_t(index)) {
     const mcap::MessageRef& ref = frames_[index];
-    remember_key(index, parse_raw_image(reader_->read(ref).data, place(ref)));
+    const mcap::MessageView m = reader_->read(ref);
+    remember_key(index, decode_image(ref, m.data, place(ref)).image);
   }
   return frame_key_;
 }
@@ -415,6 +470,11 @@ void RecordingSourceImpl::add_layer(const LayerTopic& lt, const mcap::MessageRef
 }  // namespace
 
 std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& path, const RecordingOpenOptions& options) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return open_recording(rosbag_storage_file(path), options);
+  std::string ext = path.extension().string();
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".db3" || is_sqlite_file(path)) return open_db3_recording(path, options);
   mcap::ReaderOptions r;
   r.max_chunk_bytes = options.max_chunk_bytes;
   return std::make_unique<RecordingSourceImpl>(mcap::Reader::open(path, r), options);

@@ -262,7 +262,9 @@ void load_overlay_file(PySource& s, const std::optional<std::string>& path) {
 bool is_mcap(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
   for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return ext == ".mcap";
+  std::error_code ec;
+  // MCAP, a ROS 2 bag's SQLite3 file, or a rosbag2 folder.
+  return ext == ".mcap" || ext == ".db3" || std::filesystem::is_directory(path, ec);
 }
 
 PySource open_recording(const std::string& path, std::optional<std::string> topic) {
@@ -290,7 +292,7 @@ PySource open_file(nb::handle path_obj, std::optional<std::string> format, std::
     }
     s = open_recording(path, std::move(topic));
   } else if (topic) {
-    throw nb::value_error("topic: only for MCAP recordings (a '.mcap' file)");
+    throw nb::value_error("topic: only for recordings (a '.mcap' or ROS 2 '.db3' file)");
   } else if (raw) {
     if (!width || !height) throw nb::value_error("width / height: a raw file needs both");
     media::RawOptions ro;

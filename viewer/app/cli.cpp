@@ -28,9 +28,12 @@ int usage_error(const std::string& text) {
   return 2;
 }
 
+// A recording: MCAP, or a ROS 2 bag's SQLite3 file.
 bool is_mcap(const std::string& path) {
   const std::string l = lower(path);
-  return l.size() >= 5 && l.compare(l.size() - 5, 5, ".mcap") == 0;
+  auto ends = [&](std::string_view e) { return l.size() >= e.size() && l.compare(l.size() - e.size(), e.size(), e) == 0; };
+  std::error_code ec;
+  return ends(".mcap") || ends(".db3") || std::filesystem::is_directory(path, ec);  // or a rosbag2 folder
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -138,7 +141,7 @@ void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
 std::optional<int> apply_recording(CommandLine& o, const Raw& r) {
   const Viewer::PlayOptions& p = o.play;
   if (!p.topic.empty() && (p.source != Viewer::Source::File || !is_mcap(p.file)))
-    return usage_error("--topic picks a recording's image topic; it needs an .mcap FILE");
+    return usage_error("--topic picks a recording's image topic; it needs an .mcap or .db3 FILE");
   if (!r.record_compression.empty() && o.viewer.record.path.empty())
     return usage_error("--record-compression needs --record FILE");
   if (!r.record_compression.empty()) o.viewer.record.compression = media::mcap::parse_compression(lower(r.record_compression));

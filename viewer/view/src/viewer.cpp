@@ -173,7 +173,7 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
   if (pushed_.load()) throw UsageError(link_->name + ": play() after frames were shown (a viewer plays or shows)");
   if (played_.load()) throw UsageError(link_->name + ": play() was called already");
   if (!o.topic.empty() && !(o.source == Viewer::Source::File && is_recording_path(o.file)))
-    throw UsageError(link_->name + ": PlayOptions::topic ('" + o.topic + "') is for recordings (.mcap files)");
+    throw UsageError(link_->name + ": PlayOptions::topic ('" + o.topic + "') is for recordings (.mcap / .db3 files)");
   const bool headless = display_->headless();
   media::SceneOptions so;
   if (o.width) so.width = o.width;

@@ -107,12 +107,13 @@ std::string raw_image_encodings();
 // as it), `width` x `height`, whose data holds every row: ParseError at
 // `where` naming the field otherwise (encoding, size, a step below the
 // packed row, data shorter than step * rows: H + ceil(H/2) for nv12 / p010,
-// else H).
+// else H). `message` names the message type in the field ("RawImage.step";
+// "Image" for a ROS 2 sensor_msgs/Image read into the same view).
 void check_raw_image(const RawImageView& image, PixelFormat format, std::uint32_t width, std::uint32_t height,
-                     const MessagePlace& where);
+                     const MessagePlace& where, std::string_view message = "RawImage");
 // check_raw_image(), then copies the image into `target`.
 void copy_raw_image(const RawImageView& image, PixelFormat format, std::uint32_t width, std::uint32_t height,
-                    const FrameWriteTarget& target, const MessagePlace& where);
+                    const FrameWriteTarget& target, const MessagePlace& where, std::string_view message = "RawImage");
 
 // Encodes overlays as a serialized foxglove.ImageAnnotations into `out`
 // (replaced); every annotation and the message carry `timestamp_ns`.
@@ -330,6 +331,10 @@ class RecordingSource : public FrameSource {
 // Opens a recording: reads its summary and index (or scans it) and its first
 // frame (which sets info()'s format, size and colorimetry). ParseError on bad
 // input; the message names the file, the record, its offset and the field.
+// ROS 2 bags too (docs/recording.md, "ROS 2 bags"): sensor_msgs/msg/Image
+// topics of an MCAP bag, of a SQLite3 .db3 file (a path ending in .db3 or an
+// SQLite file), or of a rosbag2 folder (a directory: its metadata.yaml names
+// the one storage file played).
 std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& path,
                                                 const RecordingOpenOptions& options = {});
 // Same over bytes in memory (copied). For tests and fuzzing.

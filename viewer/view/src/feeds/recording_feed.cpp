@@ -12,7 +12,6 @@ namespace {
 std::unique_ptr<media::RecordingSource> open(const std::string& path, const std::string& topic) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw media::ParseError(path, "", "", "no such file");
-  if (std::filesystem::is_directory(path, ec)) throw media::ParseError(path, "", "", "is a directory, not a recording");
   media::RecordingOpenOptions o;
   o.topic = topic;
   return media::open_recording(path, o);
@@ -23,7 +22,9 @@ std::unique_ptr<media::RecordingSource> open(const std::string& path, const std:
 bool is_recording_path(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  return ext == ".mcap";
+  std::error_code ec;
+  // MCAP, a ROS 2 bag's SQLite3 file, or a rosbag2 folder.
+  return ext == ".mcap" || ext == ".db3" || std::filesystem::is_directory(path, ec);
 }
 
 // What the feed keeps of the source, taken before the source goes to the

@@ -1,0 +1,39 @@
+#pragma once
+// ROS 2 sensor_msgs/msg/Image messages (CDR) as frames: the decoded message
+// read into the RawImageView the recording code copies from, and the
+// byte-order swap of 16-bit and float samples stored big-endian.
+#include <handoff/media/cdr.hpp>
+#include <handoff/media/recording.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace handoff::media::ros {
+
+inline constexpr std::string_view kImageType = "sensor_msgs/Image";  // normalised (the schema says sensor_msgs/msg/Image)
+
+struct ImageView {
+  RawImageView image;  // width, height, step, encoding, data (pointing into the message bytes), header stamp
+  bool big_endian = false;  // is_bigendian
+};
+
+// Reads a decoded sensor_msgs/Image. ParseError naming the field (from the
+// CdrMessage's place) when a field is missing or of another type.
+ImageView image_view(const CdrMessage& m);
+
+// The frame format of an Image encoding: rgb8 bgr8 rgba8 bgra8 mono8 8UC1
+// mono16 16UC1 32FC1 yuv422 (uyvy byte order) uyvy yuv422_yuy2 yuyv nv12;
+// std::nullopt for others (bayer_*, 8UC3, ...). image_encodings() lists them.
+std::optional<PixelFormat> image_format(std::string_view encoding);
+std::string image_encodings();
+
+// Checks an image against the stream (as check_raw_image, fields named
+// "Image.*"; an encoding outside image_format() is refused) and copies it
+// into `target`, swapping 16-bit and float samples of a big-endian image.
+void check_image(const ImageView& v, PixelFormat format, std::uint32_t width, std::uint32_t height,
+                 const MessagePlace& where);
+void copy_image(const ImageView& v, PixelFormat format, std::uint32_t width, std::uint32_t height,
+                const FrameWriteTarget& target, const MessagePlace& where);
+
+}  // namespace handoff::media::ros

@@ -1,0 +1,231 @@
+// A rosbag2 SQLite3 storage file (.db3, `ros2 bag record`'s default up to
+// Humble) played as a RecordingSource: the chosen sensor_msgs/msg/Image
+// topic's messages by timestamp, each read by its row id. Tables as rosbag2's
+// sqlite3 plugin writes them: topics(id, name, type, serialization_format,
+// ...), messages(id, topic_id, timestamp, data), and from Iron on
+// message_definitions(topic_type, encoding, encoded_message_definition, ...).
+#include "rosbag_db3.hpp"
+
+#include "mcap_format.hpp"
+
+#include <handoff/frame_validate.hpp>
+#include <handoff/media/error.hpp>
+#include <handoff/media/ros_image.hpp>
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <numeric>
+
+namespace handoff::media {
+namespace {
+
+constexpr char kSqliteMagic[16] = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f', 'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
+
+struct DbClose {
+  void operator()(sqlite3* db) const { sqlite3_close(db); }
+};
+struct StmtFinalize {
+  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+};
+using Db = std::unique_ptr<sqlite3, DbClose>;
+using Stmt = std::unique_ptr<sqlite3_stmt, StmtFinalize>;
+
+std::string text_column(sqlite3_stmt* s, int i) {
+  const auto* p = sqlite3_column_text(s, i);
+  return p ? std::string(reinterpret_cast<const char*>(p), std::size_t(sqlite3_column_bytes(s, i))) : std::string();
+}
+
+struct Frame {
+  std::int64_t row = 0;
+  std::uint64_t time = 0;
+};
+
+Rational rate_of(const std::vector<Frame>& frames) {
+  if (frames.size() < 2 || frames.back().time <= frames.front().time) return {30, 1};
+  const double interval = double(frames.back().time - frames.front().time) / double(frames.size() - 1);
+  auto num = std::int64_t(std::llround(1e12 / interval));
+  if (num <= 0) return {30, 1};
+  const std::int64_t g = std::gcd(num, std::int64_t(1000));
+  return {num / g, 1000 / g};
+}
+
+class Db3Source final : public RecordingSource {
+ public:
+  Db3Source(const std::filesystem::path& path, const RecordingOpenOptions& options);
+
+  const SourceInfo& info() const override { return info_; }
+  bool read_into(const FrameWriteTarget& target) override;
+  void seek(std::int64_t index) override;
+  std::int64_t position() const override { return position_; }
+  const std::vector<RecordingTopic>& image_topics() const override { return topics_; }
+  const std::string& topic() const override { return topic_; }
+  const std::string& annotations_topic() const override { return none_; }
+  std::uint64_t log_time(std::int64_t index) const override { return frames_.at(checked(index)).time; }
+  Colorimetry colorimetry(std::int64_t) const override { return info_.colorimetry; }
+  bool indexed() const override { return true; }
+  const std::vector<std::string>& warnings() const override { return warnings_; }
+
+ private:
+  std::size_t checked(std::int64_t index) const {
+    if (index < 0 || index >= std::int64_t(frames_.size())) {
+      throw UsageError("RecordingSource: frame " + std::to_string(index) + " is not in 0.." +
+                       std::to_string(frames_.size() - 1));
+    }
+    return std::size_t(index);
+  }
+  [[noreturn]] void fail_sqlite(const std::string& what) const {
+    throw ParseError(name_, "", "sqlite", what + ": " + sqlite3_errmsg(db_.get()));
+  }
+  Stmt prepare(const char* sql) const {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db_.get(), sql, -1, &s, nullptr) != SQLITE_OK) fail_sqlite(std::string("reading the bag (") + sql + ")");
+    return Stmt(s);
+  }
+  void choose_topic(const RecordingOpenOptions& options);
+  void load_definition(const std::string& type);
+  // Reads frame `index` and hands its decoded image to `use` while the row's blob is valid.
+  template <typename F>
+  void with_image(std::size_t index, F&& use);
+
+  std::string name_;
+  Db db_;
+  SourceInfo info_;
+  std::vector<RecordingTopic> topics_;
+  std::string topic_, none_;
+  std::vector<Frame> frames_;
+  std::shared_ptr<const ros::MessageDefinition> definition_;
+  Stmt read_;
+  std::int64_t position_ = 0;
+  std::vector<std::string> warnings_;
+};
+
+Db3Source::Db3Source(const std::filesystem::path& path, const RecordingOpenOptions& options) : name_(path.string()) {
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(name_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  db_.reset(db);
+  if (rc != SQLITE_OK) fail_sqlite("cannot open");
+  choose_topic(options);
+  read_ = prepare("SELECT data FROM messages WHERE id = ?");
+  info_.name = name_;
+  with_image(0, [&](const ros::ImageView& v, const MessagePlace& where) {
+    const auto format = ros::image_format(v.image.encoding);
+    if (!format) {
+      throw ParseError(name_, where.location(), "Image.encoding",
+                       "unsupported encoding " + mcap::detail::quoted(v.image.encoding) + " (supported: " +
+                           ros::image_encodings() + ")");
+    }
+    for (auto [field, value] : {std::pair{"width", v.image.width}, std::pair{"height", v.image.height}}) {
+      if (std::string problem = dimension_problem(field, value); !problem.empty())
+        throw ParseError(name_, where.location(), std::string("Image.") + field, problem);
+    }
+    ros::check_image(v, *format, v.image.width, v.image.height, where);
+    info_.format = *format;
+    info_.width = v.image.width;
+    info_.height = v.image.height;
+  });
+  info_.colorimetry = colorimetry_from_metadata({}, info_.height);
+  info_.rate = rate_of(frames_);
+  info_.frame_count = std::int64_t(frames_.size());
+}
+
+void Db3Source::choose_topic(const RecordingOpenOptions& options) {
+  Stmt topics = prepare("SELECT id, name, type, serialization_format FROM topics ORDER BY id");
+  Stmt count = prepare("SELECT count(*) FROM messages WHERE topic_id = ?");
+  std::vector<std::pair<std::int64_t, std::string>> ids;  // image topics' ids and types
+  while (sqlite3_step(topics.get()) == SQLITE_ROW) {
+    const std::string name = text_column(topics.get(), 1), type = text_column(topics.get(), 2);
+    if (ros::normalize_type_name(type) != ros::kImageType || text_column(topics.get(), 3) != "cdr") continue;
+    sqlite3_bind_int64(count.get(), 1, sqlite3_column_int64(topics.get(), 0));
+    const std::uint64_t n = sqlite3_step(count.get()) == SQLITE_ROW ? std::uint64_t(sqlite3_column_int64(count.get(), 0)) : 0;
+    sqlite3_reset(count.get());
+    topics_.push_back({name, type, n});
+    ids.emplace_back(sqlite3_column_int64(topics.get(), 0), type);
+  }
+  if (sqlite3_errcode(db_.get()) != SQLITE_OK && sqlite3_errcode(db_.get()) != SQLITE_DONE &&
+      sqlite3_errcode(db_.get()) != SQLITE_ROW) {
+    fail_sqlite("reading the topics table");
+  }
+  if (topics_.empty()) throw ParseError(name_, "", "topic", "the bag has no sensor_msgs/msg/Image topic in cdr");
+  topic_ = options.topic.empty() ? topics_.front().topic : options.topic;
+  const auto t = std::find_if(topics_.begin(), topics_.end(), [&](const auto& r) { return r.topic == topic_; });
+  if (t == topics_.end()) {
+    std::string list;
+    for (const auto& r : topics_) list += (list.empty() ? "" : ", ") + r.topic;
+    throw ParseError(name_, "", "topic", "no image topic " + mcap::detail::quoted(topic_) + " (image topics: " + list + ")");
+  }
+  const auto& [id, type] = ids[std::size_t(t - topics_.begin())];
+  load_definition(type);
+  Stmt rows = prepare("SELECT id, timestamp FROM messages WHERE topic_id = ? ORDER BY timestamp, id");
+  sqlite3_bind_int64(rows.get(), 1, id);
+  while (sqlite3_step(rows.get()) == SQLITE_ROW) {
+    frames_.push_back({sqlite3_column_int64(rows.get(), 0), std::uint64_t(sqlite3_column_int64(rows.get(), 1))});
+  }
+  if (frames_.empty()) throw ParseError(name_, "", "topic", "image topic " + mcap::detail::quoted(topic_) + " has no messages");
+}
+
+// The topic type's definition from message_definitions (rosbag2 Iron and
+// later) when the bag has it, else the built-in one.
+void Db3Source::load_definition(const std::string& type) {
+  sqlite3_stmt* raw = nullptr;
+  const char* sql = "SELECT encoding, encoded_message_definition FROM message_definitions WHERE topic_type = ?";
+  if (sqlite3_prepare_v2(db_.get(), sql, -1, &raw, nullptr) == SQLITE_OK) {
+    Stmt s(raw);
+    sqlite3_bind_text(s.get(), 1, type.c_str(), -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(s.get()) == SQLITE_ROW && text_column(s.get(), 0) == "ros2msg" && !text_column(s.get(), 1).empty()) {
+      definition_ = ros::MessageDefinition::parse(type, text_column(s.get(), 1), name_ + ": message_definitions (" + type + ")");
+      return;
+    }
+  }
+  definition_ = ros::MessageDefinition::builtin(type);
+}
+
+template <typename F>
+void Db3Source::with_image(std::size_t index, F&& use) {
+  const Frame& f = frames_[index];
+  const std::string location = "frame " + std::to_string(index) + ": message row " + std::to_string(f.row);
+  const MessagePlace where{name_, [&location] { return location; }};
+  sqlite3_bind_int64(read_.get(), 1, f.row);
+  struct Reset {
+    sqlite3_stmt* s;
+    ~Reset() { sqlite3_reset(s); }
+  } reset{read_.get()};
+  if (sqlite3_step(read_.get()) != SQLITE_ROW) fail_sqlite(location);
+  const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(read_.get(), 0));
+  const std::size_t n = std::size_t(sqlite3_column_bytes(read_.get(), 0));
+  const ros::CdrMessage m = ros::CdrMessage::decode(definition_, {blob, n}, {name_, location});
+  use(ros::image_view(m), where);
+}
+
+bool Db3Source::read_into(const FrameWriteTarget& target) {
+  if (position_ >= std::int64_t(frames_.size())) return false;
+  check_target(info_, target);
+  with_image(std::size_t(position_), [&](const ros::ImageView& v, const MessagePlace& where) {
+    ros::copy_image(v, info_.format, info_.width, info_.height, target, where);
+  });
+  ++position_;
+  return true;
+}
+
+void Db3Source::seek(std::int64_t index) {
+  if (index < 0 || index > std::int64_t(frames_.size())) {
+    throw UsageError("RecordingSource::seek: " + std::to_string(index) + " is not in 0.." + std::to_string(frames_.size()));
+  }
+  position_ = index;
+}
+
+}  // namespace
+
+bool is_sqlite_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[16] = {};
+  return in.read(head, sizeof head) && std::memcmp(head, kSqliteMagic, sizeof head) == 0;
+}
+
+std::unique_ptr<RecordingSource> open_db3_recording(const std::filesystem::path& path, const RecordingOpenOptions& options) {
+  return std::make_unique<Db3Source>(path, options);
+}
+
+}  // namespace handoff::media

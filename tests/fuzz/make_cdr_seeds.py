@@ -1,0 +1,49 @@
+"""Writes the seed corpus of fuzz_cdr (tests/fuzz/corpus/cdr), run by hand:
+    .venv/bin/python tests/fuzz/make_cdr_seeds.py
+Messages are serialized by rosbags (both byte orders). A seed is
+"pkg/Type\\n<definition>" NUL <CDR bytes> (fuzz_cdr.cpp), or CDR bytes alone.
+"""
+
+from pathlib import Path
+
+import numpy as np
+from rosbags.typesys import Stores, get_typestore, get_types_from_msg
+
+OUT = Path(__file__).parent / "corpus" / "cdr"
+CUSTOM = "pkg/msg/Mixed"
+CUSTOM_TEXT = (
+    "uint8 a\nfloat64 b\nstring<=8 s\nint16[3] fixed\nfloat32[<=4] bounded\nstring[] names\nPart[] parts\n"
+    "bool flag\nuint8 RED=1\n"
+)
+PART_TEXT = "int64 x\nchar c\n"
+
+
+def main():
+    ts = get_typestore(Stores.ROS2_HUMBLE)
+    types = get_types_from_msg(CUSTOM_TEXT, CUSTOM)
+    types.update(get_types_from_msg(PART_TEXT, "pkg/msg/Part"))
+    ts.register(types)
+    t = ts.types
+    stamp = t["std_msgs/msg/Header"](stamp=t["builtin_interfaces/msg/Time"](sec=5, nanosec=6), frame_id="cam")
+    image = t["sensor_msgs/msg/Image"](header=stamp, height=2, width=3, encoding="rgb8", is_bigendian=0, step=10,
+                                        data=np.arange(20, dtype=np.uint8))
+    compressed = t["sensor_msgs/msg/CompressedImage"](header=stamp, format="jpeg", data=np.arange(8, dtype=np.uint8))
+    Part = t["pkg/msg/Part"]
+    mixed = t[CUSTOM](a=1, b=2.5, s="abc", fixed=np.array([1, -2, 3], dtype=np.int16),
+                      bounded=np.array([0.5, 1.5], dtype=np.float32), names=["x", ""],
+                      parts=[Part(x=-1, c=65), Part(x=2, c=66)], flag=True)
+    OUT.mkdir(parents=True, exist_ok=True)
+    for little in (True, False):
+        order = "le" if little else "be"
+        for name, msg, typename in (("image", image, "sensor_msgs/msg/Image"),
+                                    ("compressed", compressed, "sensor_msgs/msg/CompressedImage"),
+                                    ("mixed", mixed, CUSTOM)):
+            raw = bytes(ts.serialize_cdr(msg, typename, little_endian=little))
+            definition = ts.generate_msgdef(typename, ros_version=2)[0]
+            (OUT / f"{name}_{order}.bin").write_bytes(f"{typename}\n{definition}".encode() + b"\0" + raw)
+        raw = bytes(ts.serialize_cdr(image, "sensor_msgs/msg/Image", little_endian=little))
+        (OUT / f"image_bare_{order}.bin").write_bytes(raw)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,202 @@
+"""ROS 2 MCAP bags written by rosbags play in handoff with the right pixels.
+
+rosbags (an independent implementation) writes rosbag2 bags with the MCAP
+and the SQLite3 storage plugins: sensor_msgs/msg/Image messages of every encoding handoff
+shows, rows padded past the packed row, 16-bit and float samples big-endian
+where is_bigendian says so, CDR in either byte order. handoff_mcap_tool dump
+(the recording source handoff-view plays) returns each frame's packed rows;
+handoff-view --headless --record replays one bag into a recording read back
+with the `mcap` package. HANDOFF_MCAP_TOOL and HANDOFF_VIEW_EXE name the
+programs (ctest sets them).
+"""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rosbags.rosbag2 import StoragePlugin, Writer
+from rosbags.typesys import Stores, get_typestore
+
+TOOL = os.environ.get("HANDOFF_MCAP_TOOL", "")
+if not TOOL or not Path(TOOL).is_file():
+    pytest.fail("HANDOFF_MCAP_TOOL must name the built handoff_mcap_tool (ctest sets it)", pytrace=False)
+
+TOPIC = "/cam/image_raw"
+START_NS, STEP_NS = 1_700_000_000_000_000_000, 40_000_000
+TS = get_typestore(Stores.ROS2_HUMBLE)
+
+# encoding -> (bytes per pixel of the packed row, sample bytes to swap, handoff format)
+ENCODINGS = {
+    "rgb8": (3, 1, "rgb8"), "bgr8": (3, 1, "bgr8"), "rgba8": (4, 1, "rgba8"), "bgra8": (4, 1, "bgra8"),
+    "mono8": (1, 1, "gray8"), "mono16": (2, 2, "gray16"), "16UC1": (2, 2, "gray16"), "32FC1": (4, 4, "gray32f"),
+    "yuv422": (2, 1, "uyvy"), "uyvy": (2, 1, "uyvy"), "yuv422_yuy2": (2, 1, "yuyv"), "yuyv": (2, 1, "yuyv"),
+    "nv12": (1, 1, "nv12"),
+}
+
+
+def rows_of(encoding, w, h):
+    """The packed rows of the data: H, plus ceil(H/2) chroma rows for nv12."""
+    return h + ((h + 1) // 2 if encoding == "nv12" else 0)
+
+
+def image(encoding, k, w, h, pad, big_endian):
+    """(packed little-endian pixels as handoff holds them, the Image message)."""
+    bpp, sample, _ = ENCODINGS[encoding]
+    row = w * bpp
+    rng = np.random.default_rng(k * 97 + len(encoding))
+    packed = rng.integers(0, 256, size=(rows_of(encoding, w, h), row), dtype=np.uint8)
+    if encoding == "32FC1":  # finite floats: values from a float grid
+        packed = (rng.integers(-1000, 1000, size=(h, w)).astype("<f4") / 8).view(np.uint8).reshape(h, row)
+    stored = packed
+    if big_endian and sample > 1:  # the message's samples in big-endian order
+        stored = packed.reshape(packed.shape[0], -1, sample)[:, :, ::-1].reshape(packed.shape)
+    data = np.full((packed.shape[0], row + pad), 0xEE, dtype=np.uint8)
+    data[:, :row] = stored
+    t = TS.types
+    stamp_ns = START_NS + k * STEP_NS
+    msg = t["sensor_msgs/msg/Image"](
+        header=t["std_msgs/msg/Header"](
+            stamp=t["builtin_interfaces/msg/Time"](sec=stamp_ns // 10**9, nanosec=stamp_ns % 10**9), frame_id="cam"),
+        height=h, width=w, encoding=encoding, is_bigendian=int(big_endian), step=row + pad, data=data.reshape(-1))
+    return packed.tobytes(), msg
+
+
+def write_bag(folder, encoding, n, w, h, pad, big_endian=False, cdr_little_endian=True, storage=StoragePlugin.MCAP):
+    """Writes the bag; returns (its .mcap / .db3 file, each frame's packed pixels)."""
+    expected = []
+    with Writer(folder, version=9, storage_plugin=storage) as writer:
+        conn = writer.add_connection(TOPIC, "sensor_msgs/msg/Image", typestore=TS)
+        for k in range(n):
+            packed, msg = image(encoding, k, w, h, pad, big_endian)
+            expected.append(packed)
+            raw = TS.serialize_cdr(msg, "sensor_msgs/msg/Image", little_endian=cdr_little_endian)
+            writer.write(conn, START_NS + k * STEP_NS, bytes(raw))
+    (bag_file,) = Path(folder).glob("*.mcap" if storage == StoragePlugin.MCAP else "*.db3")
+    return bag_file, expected
+
+
+def dump(mcap, out):
+    r = subprocess.run([TOOL, "dump", str(mcap), str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    info = json.loads((out / "recording.json").read_text())
+    frames = [(out / f"frame_{i:06d}.yuv").read_bytes() for i in range(info["frame_count"])]
+    return info, frames
+
+
+@pytest.mark.parametrize("encoding", list(ENCODINGS))
+@pytest.mark.parametrize("big_endian", [False, True], ids=["is_bigendian0", "is_bigendian1"])
+def test_every_encoding_plays_with_its_pixels(tmp_path, encoding, big_endian):
+    w, h = (6, 4) if encoding != "nv12" else (6, 5)
+    mcap, expected = write_bag(tmp_path / "bag", encoding, 3, w, h, pad=7, big_endian=big_endian)
+    info, frames = dump(mcap, tmp_path / "dump")
+    assert (info["format"], info["width"], info["height"], info["frame_count"]) == (ENCODINGS[encoding][2], w, h, 3)
+    assert info["topic"] == TOPIC
+    assert info["matrix"] == "bt601" and info["range"] == "limited"  # no colorimetry in ROS images: the default
+    assert frames == expected
+    assert [f["log_time"] for f in info["frames"]] == [START_NS + k * STEP_NS for k in range(3)]
+
+
+@pytest.mark.parametrize("encoding", ["rgb8", "mono16", "32FC1", "yuv422", "nv12"])
+def test_sqlite3_bags_play_with_their_pixels(tmp_path, encoding):
+    w, h = 6, 5
+    db3, expected = write_bag(tmp_path / "bag", encoding, 3, w, h, pad=5, big_endian=encoding == "mono16",
+                              storage=StoragePlugin.SQLITE3)
+    info, frames = dump(db3, tmp_path / "dump")
+    assert (info["format"], info["width"], info["height"], info["frame_count"]) == (ENCODINGS[encoding][2], w, h, 3)
+    assert frames == expected
+    assert [f["log_time"] for f in info["frames"]] == [START_NS + k * STEP_NS for k in range(3)]
+
+
+@pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3], ids=["mcap", "sqlite3"])
+def test_bag_folder_plays_through_its_metadata(tmp_path, storage):
+    _, expected = write_bag(tmp_path / "bag", "bgr8", 2, 4, 3, pad=1, storage=storage)
+    info, frames = dump(tmp_path / "bag", tmp_path / "dump")
+    assert info["topic"] == TOPIC and frames == expected
+
+
+def test_bag_folder_naming_a_missing_file(tmp_path):
+    write_bag(tmp_path / "bag", "mono8", 1, 2, 2, pad=0, storage=StoragePlugin.SQLITE3)
+    (db3,) = (tmp_path / "bag").glob("*.db3")
+    db3.unlink()
+    r = subprocess.run([TOOL, "dump", str(tmp_path / "bag"), str(tmp_path / "dump")], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert f"metadata.yaml: relative_file_paths: names {db3.name}, which is not in the folder" in r.stderr
+
+
+def test_db3_that_is_not_sqlite(tmp_path):
+    bad = tmp_path / "bag_0.db3"
+    bad.write_bytes(b"\x00\x01 not a database " * 8)
+    r = subprocess.run([TOOL, "dump", str(bad), str(tmp_path / "dump")], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "bag_0.db3: sqlite: reading the bag" in r.stderr and "file is not a database" in r.stderr
+
+
+def test_big_endian_cdr(tmp_path):
+    mcap, expected = write_bag(tmp_path / "bag", "mono16", 2, 5, 3, pad=3, big_endian=True, cdr_little_endian=False)
+    _, frames = dump(mcap, tmp_path / "dump")
+    assert frames == expected
+
+
+def test_step_too_small_is_an_error_naming_the_field(tmp_path):
+    t = TS.types
+    msg = t["sensor_msgs/msg/Image"](
+        header=t["std_msgs/msg/Header"](stamp=t["builtin_interfaces/msg/Time"](sec=1, nanosec=0), frame_id=""),
+        height=2, width=4, encoding="rgb8", is_bigendian=0, step=10, data=np.zeros(20, dtype=np.uint8))
+    with Writer(tmp_path / "bag", version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        conn = writer.add_connection(TOPIC, "sensor_msgs/msg/Image", typestore=TS)
+        writer.write(conn, 1, bytes(TS.serialize_cdr(msg, "sensor_msgs/msg/Image")))
+    (mcap,) = (tmp_path / "bag").glob("*.mcap")
+    r = subprocess.run([TOOL, "dump", str(mcap), str(tmp_path / "dump")], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "frame 0" in r.stderr and "Image.step: 10 is below the 12-byte rows of a rgb8 image 4 wide" in r.stderr
+
+
+@pytest.mark.parametrize("folder", [False, True], ids=["file", "folder"])
+@pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3], ids=["mcap", "sqlite3"])
+def test_handoff_view_plays_the_bag(tmp_path, storage, folder):
+    view = os.environ.get("HANDOFF_VIEW_EXE", "")
+    if not view or not Path(view).is_file():
+        pytest.skip("handoff-view is not part of this build (HANDOFF_VIEW_EXE unset)")
+    from mcap.reader import make_reader
+
+    n, w, h = 5, 8, 6
+    # nv12: the viewer's recorder writes nv12 / p010 frames.
+    bag_file, expected = write_bag(tmp_path / "bag", "nv12", n, w, h, pad=4, storage=storage)
+    out = tmp_path / "replayed.mcap"
+    target = tmp_path / "bag" if folder else bag_file  # the folder: its metadata.yaml names the file
+    r = subprocess.run([view, "--headless", str(target), "--topic", TOPIC, "--record", str(out)], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    images = []
+    with open(out, "rb") as f:
+        for schema, channel, message in make_reader(f).iter_messages():
+            if schema and schema.name == "foxglove.RawImage":
+                images.append(message.data)
+    assert images, r.stderr
+    # Each replayed frame is one of the bag's, in order (headless playback may leave frames out).
+    from foxglove_schemas_protobuf.RawImage_pb2 import RawImage
+
+    j = 0
+    for data in images:
+        img = RawImage.FromString(data)
+        assert (img.width, img.height, img.encoding, img.step) == (w, h, "nv12", w)
+        while j < n and img.data != expected[j]:
+            j += 1
+        assert j < n, "a replayed frame is none of the bag's later frames"
+        j += 1
+    assert "recorded 0 frames" not in r.stderr
+
+
+@pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3], ids=["mcap", "sqlite3"])
+def test_handoff_open_reads_the_bag(tmp_path, storage):
+    handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
+    bag_file, expected = write_bag(tmp_path / "bag", "mono8", 3, 7, 4, pad=2, storage=storage)
+    for path in (bag_file, tmp_path / "bag"):  # the file, and the folder (its metadata.yaml)
+        with handoff.open(str(path), topic=TOPIC) as src:
+            assert (len(src), src.width, src.height, src.format) == (3, 7, 4, "gray8")
+            for k, (frame, overlays) in enumerate(src):
+                assert np.array_equal(np.from_dlpack(frame), np.frombuffer(expected[k], dtype=np.uint8).reshape(4, 7))
+                assert src.log_time(k) == START_NS + k * STEP_NS
