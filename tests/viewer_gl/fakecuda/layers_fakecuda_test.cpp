@@ -143,6 +143,13 @@ struct Layers {
     f.layers.push_back(m);
     return f;
   }
+  // The same overlays with each array in CUDA memory (copies kept in `device`).
+  media::OverlayFrame on_device(std::vector<std::unique_ptr<DeviceArray>>& device) const {
+    return overlays([&](const media::LayerArray& a, int) {
+      device.push_back(std::make_unique<DeviceArray>(a));
+      return device.back()->array();
+    });
+  }
 };
 
 class CudaLayers : public ::testing::Test {
@@ -170,10 +177,7 @@ TEST_F(CudaLayers, CudaLayersShowAsTheSameLayersFromHostMemoryWithNoHostCopy) {
   const Layers l;
   const media::OverlayFrame host = l.overlays([](const media::LayerArray& a, int) { return a; });
   std::vector<std::unique_ptr<DeviceArray>> device;
-  const media::OverlayFrame cuda = l.overlays([&](const media::LayerArray& a, int) {
-    device.push_back(std::make_unique<DeviceArray>(a));
-    return device.back()->array();
-  });
+  const media::OverlayFrame cuda = l.on_device(device);
   DeviceFrame frame(solid_frame(PixelFormat::NV12, kW, kH, kGrey));
   RgbaImage want, got;
   {
@@ -207,10 +211,7 @@ TEST_F(CudaLayers, CudaLayersShowAsTheSameLayersFromHostMemoryWithNoHostCopy) {
 TEST_F(CudaLayers, CudaLayersOfAPresentedFrameShowAsHostLayersWithNoHostCopy) {
   const Layers l;
   std::vector<std::unique_ptr<DeviceArray>> device;
-  const media::OverlayFrame cuda = l.overlays([&](const media::LayerArray& a, int) {
-    device.push_back(std::make_unique<DeviceArray>(a));
-    return device.back()->array();
-  });
+  const media::OverlayFrame cuda = l.on_device(device);
   const media::OverlayFrame host = l.overlays([](const media::LayerArray& a, int) { return a; });
   const Frame grey = solid_frame(PixelFormat::NV12, kW, kH, kGrey);
   cuda::PrimaryContext ctx(cuda::driver(), 0);
@@ -249,10 +250,7 @@ TEST_F(CudaLayers, CudaLayersOfAPresentedFrameShowAsHostLayersWithNoHostCopy) {
 TEST_F(CudaLayers, ASteadyStreamOfCudaLayersRegistersNoBufferPerFrame) {
   const Layers l;
   std::vector<std::unique_ptr<DeviceArray>> device;
-  const media::OverlayFrame cuda = l.overlays([&](const media::LayerArray& a, int) {
-    device.push_back(std::make_unique<DeviceArray>(a));
-    return device.back()->array();
-  });
+  const media::OverlayFrame cuda = l.on_device(device);
   DeviceFrame frame(solid_frame(PixelFormat::NV12, kW, kH, kGrey));
   Viewer v(options(ViewerMemory::Cuda));
   for (int i = 0; i < 8; ++i) v.show(frame.frame(), cuda);  // every slot has its buffers now
@@ -288,10 +286,7 @@ TEST_F(CudaLayers, ACudaLayerOnAnotherDeviceIsRefusedAndTheViewerGoesOn) {
 TEST_F(CudaLayers, ACudaLayerInAViewerWithoutCudaIsRefusedAndTheViewerGoesOn) {
   const Layers l;
   std::vector<std::unique_ptr<DeviceArray>> device;
-  const media::OverlayFrame cuda = l.overlays([&](const media::LayerArray& a, int) {
-    device.push_back(std::make_unique<DeviceArray>(a));
-    return device.back()->array();
-  });
+  const media::OverlayFrame cuda = l.on_device(device);
   Viewer v(options(ViewerMemory::Host));
   const Frame host_frame = solid_frame(PixelFormat::NV12, kW, kH, kGrey);
   try {
@@ -311,10 +306,7 @@ TEST_F(CudaLayers, ARecordingViewerRecordsCudaLayersAsItRecordsHostLayers) {
   const Layers l;
   const media::OverlayFrame host = l.overlays([](const media::LayerArray& a, int) { return a; });
   std::vector<std::unique_ptr<DeviceArray>> device;
-  const media::OverlayFrame cuda = l.overlays([&](const media::LayerArray& a, int) {
-    device.push_back(std::make_unique<DeviceArray>(a));
-    return device.back()->array();
-  });
+  const media::OverlayFrame cuda = l.on_device(device);
   const std::filesystem::path rec = std::filesystem::temp_directory_path() /
                                     ("handoff-cuda-layers-" + std::to_string(::getpid()) + ".mcap");
   DeviceFrame frame(solid_frame(PixelFormat::NV12, kW, kH, kGrey));
