@@ -81,15 +81,16 @@ void check_descriptor(const std::string& file, const mcap::Schema& s, std::span<
   }
 }
 
-// A ROS 2 sensor_msgs/msg/Image schema (spelled with or without "/msg/").
-bool is_ros_image(std::string_view schema) { return ros::normalize_type_name(schema) == ros::kImageType; }
+// A ROS 2 sensor_msgs/msg/Image or CompressedImage schema (spelled with or without "/msg/").
+bool is_ros_image(std::string_view schema) { return ros::is_image_type(schema); }
 bool is_image_schema(std::string_view schema) { return schema == kRawImageSchema || is_ros_image(schema); }
 
 // One image message read into the RawImage view (pixels not copied).
 struct DecodedImage {
   RawImageView image;
-  bool ros = false;         // a sensor_msgs/Image (fields named "Image.*")
+  bool ros = false;         // a sensor_msgs/Image (fields named "Image.*") or CompressedImage
   bool big_endian = false;  // its is_bigendian
+  bool compressed = false;  // a CompressedImage: `image` points into the decoded picture
 };
 
 Rational estimate_rate(const std::vector<mcap::MessageRef>& frames) {
@@ -119,7 +120,11 @@ class RecordingSourceImpl final : public RecordingSource {
     return colorimetry_.at(frames_.at(checked(index)).channel);
   }
   bool indexed() const override { return reader_->indexed(); }
-  const std::vector<std::string>& warnings() const override { return reader_->warnings(); }
+  const std::vector<std::string>& warnings() const override {
+    all_warnings_ = reader_->warnings();
+    all_warnings_.insert(all_warnings_.end(), frame_warnings_.begin(), frame_warnings_.end());
+    return all_warnings_;
+  }
 
  private:
   std::size_t checked(std::int64_t index) const {
@@ -132,7 +137,8 @@ class RecordingSourceImpl final : public RecordingSource {
   std::vector<mcap::MessageRef> topic_messages(const std::string& topic, std::string_view schema, bool check);
   void check_ros_channel(const mcap::Channel& ch, const mcap::Schema& s);
   DecodedImage decode_image(const mcap::MessageRef& ref, std::span<const std::uint8_t> bytes,
-                            const MessagePlace& where) const;
+                            const MessagePlace& where, bool pixels = true) const;
+  void read_frame(const mcap::MessageRef& ref, const FrameWriteTarget& target);
   void choose_topics(const RecordingOpenOptions& options);
   void read_first_frame();
   // Matching overlays to frames by timestamp (RecordingSource's comment).
@@ -170,6 +176,10 @@ class RecordingSourceImpl final : public RecordingSource {
   // The message definition of each sensor_msgs/Image channel (from its
   // schema, else the built-in one).
   std::map<std::uint16_t, std::shared_ptr<const ros::MessageDefinition>> definitions_;
+  mutable DecodedPicture picture_;  // a CompressedImage's pixels, decoded
+  bool compressed_ = false;                    // the topic is sensor_msgs/CompressedImage
+  std::vector<std::string> frame_warnings_;    // frames that could not be shown
+  mutable std::vector<std::string> all_warnings_;  // the reader's, then frame_warnings_
   std::int64_t position_ = 0;
   std::uint64_t window_ns_ = 0;                          // RecordingOpenOptions::annotation_window_ns
   // The timestamps (else log times) matched: the last frame read's, and each
@@ -217,7 +227,9 @@ std::vector<mcap::MessageRef> RecordingSourceImpl::topic_messages(const std::str
   for (const auto& [id, ch] : reader_->channels()) {
     const auto s = reader_->schemas().find(ch.schema_id);
     if (ch.topic != topic || s == reader_->schemas().end()) continue;
-    if (is_ros_image(schema) ? !is_ros_image(s->second.name) : s->second.name != schema) continue;
+    if (is_ros_image(schema) ? ros::normalize_type_name(s->second.name) != ros::normalize_type_name(schema)
+                             : s->second.name != schema)
+      continue;
     if (check && is_ros_image(schema)) {
       check_ros_channel(ch, s->second);
     } else if (check) {
@@ -256,12 +268,12 @@ void RecordingSourceImpl::check_ros_channel(const mcap::Channel& ch, const mcap:
 }
 
 DecodedImage RecordingSourceImpl::decode_image(const mcap::MessageRef& ref, std::span<const std::uint8_t> bytes,
-                                               const MessagePlace& where) const {
+                                               const MessagePlace& where, bool pixels) const {
   const auto d = definitions_.find(ref.channel);
   if (d == definitions_.end()) return {parse_raw_image(bytes, where)};
   const ros::CdrMessage m = ros::CdrMessage::decode(d->second, bytes, {std::string(where.file), where.location()});
-  const ros::ImageView v = ros::image_view(m);
-  return {v.image, true, v.big_endian};
+  const ros::ImageView v = ros::any_image_view(m, picture_, where, pixels);
+  return {v.image, true, v.big_endian, v.compressed};
 }
 
 void RecordingSourceImpl::choose_topics(const RecordingOpenOptions& options) {
@@ -282,13 +294,14 @@ void RecordingSourceImpl::choose_topics(const RecordingOpenOptions& options) {
   }
   std::string list;
   for (const auto& t : topics_) list += (list.empty() ? "" : ", ") + t.topic;
-  if (topics_.empty()) throw ParseError(reader_->name(), "", "topic", "the recording has no foxglove.RawImage or sensor_msgs/msg/Image channel");
+  if (topics_.empty()) throw ParseError(reader_->name(), "", "topic", "the recording has no foxglove.RawImage, sensor_msgs/msg/Image or CompressedImage channel");
   topic_ = options.topic.empty() ? topics_.front().topic : options.topic;
   if (std::none_of(topics_.begin(), topics_.end(), [&](const auto& t) { return t.topic == topic_; })) {
     throw ParseError(reader_->name(), "", "topic", "no image topic " + mcap::detail::quoted(topic_) + " (image topics: " + list + ")");
   }
   const auto chosen = std::find_if(topics_.begin(), topics_.end(), [&](const auto& t) { return t.topic == topic_; });
   frames_ = topic_messages(topic_, chosen->schema, true);
+  compressed_ = ros::normalize_type_name(chosen->schema) == ros::kCompressedImageType;
   if (frames_.empty()) throw ParseError(reader_->name(), "", "topic", "image topic " + mcap::detail::quoted(topic_) + " has no messages");
   const std::string paired = topic_ + std::string(kAnnotationsSuffix);
   if (!options.annotations_topic.empty()) {
@@ -313,7 +326,7 @@ void RecordingSourceImpl::read_first_frame() {
   const mcap::MessageView m = reader_->read(ref);
   const DecodedImage decoded = decode_image(ref, m.data, where);
   const RawImageView& image = decoded.image;
-  const std::string type = decoded.ros ? "Image" : "RawImage";
+  const std::string type = decoded.compressed ? "CompressedImage" : decoded.ros ? "Image" : "RawImage";
   const auto format = decoded.ros ? ros::image_format(image.encoding) : raw_image_format(image.encoding);
   if (!format) {
     throw ParseError(reader_->name(), where.location(), type + ".encoding",
@@ -339,17 +352,31 @@ bool RecordingSourceImpl::read_into(const FrameWriteTarget& target) {
   if (position_ >= std::int64_t(frames_.size())) return false;
   check_target(info_, target);
   const mcap::MessageRef& ref = frames_[std::size_t(position_)];
+  try {
+    read_frame(ref, target);
+  } catch (const ParseError& e) {
+    // A compressed image that does not decode (or decodes to another size):
+    // said once, shown black; the recording plays on.
+    if (!compressed_) throw;
+    ros::blank_frame(info_, target);
+    const std::string text = "topic " + mcap::detail::quoted(topic_) + ": " + e.what();
+    log(LogLevel::Warning, "recording: " + text);
+    frame_warnings_.push_back(text);
+  }
+  ++position_;
+  return true;
+}
+
+void RecordingSourceImpl::read_frame(const mcap::MessageRef& ref, const FrameWriteTarget& target) {
   const MessagePlace where = place(ref);
   const mcap::MessageView m = reader_->read(ref);
   const DecodedImage d = decode_image(ref, m.data, where);
   if (d.ros) {
-    ros::copy_image({d.image, d.big_endian}, info_.format, info_.width, info_.height, target, where);
+    ros::copy_image({d.image, d.big_endian, d.compressed}, info_.format, info_.width, info_.height, target, where);
   } else {
     copy_raw_image(d.image, info_.format, info_.width, info_.height, target, where);
   }
   remember_key(std::size_t(position_), d.image);
-  ++position_;
-  return true;
 }
 
 void RecordingSourceImpl::seek(std::int64_t index) {
@@ -381,7 +408,7 @@ std::uint64_t RecordingSourceImpl::image_key(std::size_t index) const {
   if (keyed_frame_ != std::int64_t(index)) {
     const mcap::MessageRef& ref = frames_[index];
     const mcap::MessageView m = reader_->read(ref);
-    remember_key(index, decode_image(ref, m.data, place(ref)).image);
+    remember_key(index, decode_image(ref, m.data, place(ref), false).image);
   }
   return frame_key_;
 }
