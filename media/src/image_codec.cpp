@@ -5,11 +5,15 @@
 #include <handoff/frame_validate.hpp>
 #include <handoff/media/error.hpp>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <spng.h>
 
 #include <cctype>
+#include <climits>
 #include <csetjmp>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 // jpeglib.h needs FILE and size_t declared first.
 #include <jpeglib.h>
@@ -176,6 +180,66 @@ void decode_picture(ImageCodec codec, std::span<const std::uint8_t> data, Decode
     out.width = out.height = 0;
     throw ParseError(std::string(where.file), where.location(), field, problem);
   }
+}
+
+CompressedImageView parse_compressed_image(std::span<const std::uint8_t> bytes, const MessagePlace& where) {
+  using google::protobuf::io::CodedInputStream;
+  using WFL = google::protobuf::internal::WireFormatLite;
+  auto fail = [&](const std::string& detail) {
+    throw ParseError(std::string(where.file), where.location(), "CompressedImage", detail);
+  };
+  if (bytes.size() > std::size_t(INT_MAX)) fail("message larger than 2 GiB");
+  CodedInputStream in(bytes.data(), int(bytes.size()));
+  CompressedImageView v;
+  while (const std::uint32_t tag = in.ReadTag()) {
+    const int field = WFL::GetTagFieldNumber(tag);
+    if (WFL::GetTagWireType(tag) != WFL::WIRETYPE_LENGTH_DELIMITED || field < 1 || field > 3) {
+      if (!WFL::SkipField(&in, tag)) fail("malformed field " + std::to_string(field));
+      continue;
+    }
+    std::uint32_t n = 0;
+    if (!in.ReadVarint32(&n)) fail("truncated length");
+    const int at = in.CurrentPosition();
+    if (!in.Skip(int(std::min<std::uint32_t>(n, INT_MAX)))) fail("a length-delimited field runs past the end of the message");
+    const auto s = bytes.subspan(std::size_t(at), n);
+    if (field == 2) v.data = s;
+    if (field == 3) v.format = {reinterpret_cast<const char*>(s.data()), s.size()};
+    if (field == 1) {  // google.protobuf.Timestamp: seconds 1, nanos 2
+      CodedInputStream ts(s.data(), int(s.size()));
+      std::uint64_t seconds = 0, nanos = 0;
+      while (const std::uint32_t t = ts.ReadTag()) {
+        const int f = WFL::GetTagFieldNumber(t);
+        if (WFL::GetTagWireType(t) == WFL::WIRETYPE_VARINT && (f == 1 || f == 2)) {
+          if (!ts.ReadVarint64(f == 1 ? &seconds : &nanos)) fail("truncated timestamp");
+        } else if (!WFL::SkipField(&ts, t)) {
+          fail("malformed timestamp");
+        }
+      }
+      v.has_timestamp = true;
+      v.timestamp_ns = std::uint64_t(std::int64_t(seconds)) * 1'000'000'000u + std::uint64_t(std::int32_t(nanos));
+    }
+  }
+  if (!in.ConsumedEntireMessage() || in.CurrentPosition() != int(bytes.size())) fail("malformed message");
+  return v;
+}
+
+RawImageView decode_compressed_image(const CompressedImageView& message, DecodedPicture& picture,
+                                     const MessagePlace& where) {
+  const auto codec = image_codec(message.format);
+  if (!codec) {
+    throw ParseError(std::string(where.file), where.location(), "CompressedImage.format",
+                     "unsupported format \"" + std::string(message.format) + "\" (handoff decodes jpeg and png)");
+  }
+  decode_picture(*codec, message.data, picture, where, "CompressedImage.data");
+  RawImageView v;
+  v.width = picture.width;
+  v.height = picture.height;
+  v.step = std::uint32_t(picture.stride);
+  v.encoding = picture.encoding();
+  v.data = picture.pixels;
+  v.has_timestamp = message.has_timestamp;
+  v.timestamp_ns = message.timestamp_ns;
+  return v;
 }
 
 }  // namespace handoff::media

@@ -5,6 +5,7 @@
 #include "mcap_format.hpp"
 #include "rosbag_db3.hpp"
 
+#include <handoff/media/image_codec.hpp>
 #include <handoff/media/ros_image.hpp>
 
 #include <handoff/error.hpp>
@@ -42,6 +43,9 @@ constexpr ExpectedField kRawImageFields[] = {
     {"timestamp", 1, FieldDescriptorProto::TYPE_MESSAGE}, {"width", 2, FieldDescriptorProto::TYPE_FIXED32},
     {"height", 3, FieldDescriptorProto::TYPE_FIXED32},    {"encoding", 4, FieldDescriptorProto::TYPE_STRING},
     {"step", 5, FieldDescriptorProto::TYPE_FIXED32},      {"data", 6, FieldDescriptorProto::TYPE_BYTES}};
+constexpr ExpectedField kCompressedImageFields[] = {{"timestamp", 1, FieldDescriptorProto::TYPE_MESSAGE},
+                                                   {"data", 2, FieldDescriptorProto::TYPE_BYTES},
+                                                   {"format", 3, FieldDescriptorProto::TYPE_STRING}};
 constexpr ExpectedField kAnnotationFields[] = {{"circles", 1, FieldDescriptorProto::TYPE_MESSAGE},
                                                {"points", 2, FieldDescriptorProto::TYPE_MESSAGE},
                                                {"texts", 3, FieldDescriptorProto::TYPE_MESSAGE}};
@@ -83,7 +87,9 @@ void check_descriptor(const std::string& file, const mcap::Schema& s, std::span<
 
 // A ROS 2 sensor_msgs/msg/Image or CompressedImage schema (spelled with or without "/msg/").
 bool is_ros_image(std::string_view schema) { return ros::is_image_type(schema); }
-bool is_image_schema(std::string_view schema) { return schema == kRawImageSchema || is_ros_image(schema); }
+bool is_image_schema(std::string_view schema) {
+  return schema == kRawImageSchema || schema == kCompressedImageSchema || is_ros_image(schema);
+}
 
 // One image message read into the RawImage view (pixels not copied).
 struct DecodedImage {
@@ -177,7 +183,8 @@ class RecordingSourceImpl final : public RecordingSource {
   // schema, else the built-in one).
   std::map<std::uint16_t, std::shared_ptr<const ros::MessageDefinition>> definitions_;
   mutable DecodedPicture picture_;  // a CompressedImage's pixels, decoded
-  bool compressed_ = false;                    // the topic is sensor_msgs/CompressedImage
+  bool compressed_ = false;                    // the topic is a CompressedImage (ROS 2 or Foxglove)
+  std::set<std::uint16_t> foxglove_compressed_;  // foxglove.CompressedImage channels
   std::vector<std::string> frame_warnings_;    // frames that could not be shown
   mutable std::vector<std::string> all_warnings_;  // the reader's, then frame_warnings_
   std::int64_t position_ = 0;
@@ -242,7 +249,11 @@ std::vector<mcap::MessageRef> RecordingSourceImpl::topic_messages(const std::str
                          mcap::detail::quoted(s->second.encoding) + " is not supported (handoff reads protobuf schemas)");
       }
       using Fields = std::span<const ExpectedField>;
-      check_descriptor(reader_->name(), s->second, schema == kRawImageSchema ? Fields(kRawImageFields) : Fields(kAnnotationFields));
+      check_descriptor(reader_->name(), s->second,
+                       schema == kRawImageSchema          ? Fields(kRawImageFields)
+                       : schema == kCompressedImageSchema ? Fields(kCompressedImageFields)
+                                                          : Fields(kAnnotationFields));
+      if (schema == kCompressedImageSchema) foxglove_compressed_.insert(ch.id);
     }
     const auto& refs = reader_->messages(id);
     out.insert(out.end(), refs.begin(), refs.end());
@@ -269,6 +280,11 @@ void RecordingSourceImpl::check_ros_channel(const mcap::Channel& ch, const mcap:
 
 DecodedImage RecordingSourceImpl::decode_image(const mcap::MessageRef& ref, std::span<const std::uint8_t> bytes,
                                                const MessagePlace& where, bool pixels) const {
+  if (foxglove_compressed_.count(ref.channel)) {
+    const CompressedImageView c = parse_compressed_image(bytes, where);
+    if (!pixels) return {RawImageView{.has_timestamp = c.has_timestamp, .timestamp_ns = c.timestamp_ns}, false, false, true};
+    return {decode_compressed_image(c, picture_, where), false, false, true};
+  }
   const auto d = definitions_.find(ref.channel);
   if (d == definitions_.end()) return {parse_raw_image(bytes, where)};
   const ros::CdrMessage m = ros::CdrMessage::decode(d->second, bytes, {std::string(where.file), where.location()});
@@ -294,14 +310,15 @@ void RecordingSourceImpl::choose_topics(const RecordingOpenOptions& options) {
   }
   std::string list;
   for (const auto& t : topics_) list += (list.empty() ? "" : ", ") + t.topic;
-  if (topics_.empty()) throw ParseError(reader_->name(), "", "topic", "the recording has no foxglove.RawImage, sensor_msgs/msg/Image or CompressedImage channel");
+  if (topics_.empty()) throw ParseError(reader_->name(), "", "topic", "the recording has no foxglove.RawImage, foxglove.CompressedImage, sensor_msgs/msg/Image or CompressedImage channel");
   topic_ = options.topic.empty() ? topics_.front().topic : options.topic;
   if (std::none_of(topics_.begin(), topics_.end(), [&](const auto& t) { return t.topic == topic_; })) {
     throw ParseError(reader_->name(), "", "topic", "no image topic " + mcap::detail::quoted(topic_) + " (image topics: " + list + ")");
   }
   const auto chosen = std::find_if(topics_.begin(), topics_.end(), [&](const auto& t) { return t.topic == topic_; });
   frames_ = topic_messages(topic_, chosen->schema, true);
-  compressed_ = ros::normalize_type_name(chosen->schema) == ros::kCompressedImageType;
+  compressed_ = chosen->schema == kCompressedImageSchema ||
+                ros::normalize_type_name(chosen->schema) == ros::kCompressedImageType;
   if (frames_.empty()) throw ParseError(reader_->name(), "", "topic", "image topic " + mcap::detail::quoted(topic_) + " has no messages");
   const std::string paired = topic_ + std::string(kAnnotationsSuffix);
   if (!options.annotations_topic.empty()) {
@@ -374,7 +391,8 @@ void RecordingSourceImpl::read_frame(const mcap::MessageRef& ref, const FrameWri
   if (d.ros) {
     ros::copy_image({d.image, d.big_endian, d.compressed}, info_.format, info_.width, info_.height, target, where);
   } else {
-    copy_raw_image(d.image, info_.format, info_.width, info_.height, target, where);
+    copy_raw_image(d.image, info_.format, info_.width, info_.height, target, where,
+                   d.compressed ? "CompressedImage" : "RawImage");
   }
   remember_key(std::size_t(position_), d.image);
 }

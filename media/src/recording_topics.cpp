@@ -29,7 +29,8 @@ struct Found {
   std::vector<std::uint8_t> first_message;
 };
 
-const std::string kShown = "foxglove.RawImage, sensor_msgs/msg/Image and sensor_msgs/msg/CompressedImage";
+const std::string kShown =
+    "foxglove.RawImage, foxglove.CompressedImage, sensor_msgs/msg/Image and sensor_msgs/msg/CompressedImage";
 
 void set(RecordingTopicListing& l, Kind kind, std::string note) {
   l.kind = kind;
@@ -65,15 +66,25 @@ void judge_raw_image(Found& f, const std::string& file, const std::vector<std::s
   set(l, Kind::Image, std::string(image.encoding));
 }
 
+void judge_foxglove_compressed(Found& f, const std::string& file) {
+  RecordingTopicListing& l = f.listing;
+  if (l.encoding != "protobuf") return set(l, Kind::NotShown, "message encoding " + mcap::detail::quoted(l.encoding) + " (handoff reads protobuf)");
+  const std::string where = "topic " + l.topic + ": message 0";
+  const CompressedImageView c = parse_compressed_image(f.first_message, {file, [&] { return where; }});
+  if (!image_codec(c.format)) return set(l, Kind::NotShown, "unsupported format " + mcap::detail::quoted(c.format) + " (handoff decodes jpeg and png)");
+  set(l, Kind::Image, std::string(c.format));
+}
+
 void judge(Found& f, const std::string& file, const std::vector<std::string>& image_topics) {
   RecordingTopicListing& l = f.listing;
   if (l.messages > 1 && f.last > f.first) l.rate = double(l.messages - 1) * 1e9 / double(f.last - f.first);
-  const bool image = l.type == kRawImageSchema || ros::is_image_type(l.type);
+  const bool image = l.type == kRawImageSchema || l.type == kCompressedImageSchema || ros::is_image_type(l.type);
   if (l.type == kImageAnnotationsSchema) return set(l, Kind::Overlay, "annotations");
   if (!image) return set(l, Kind::NotShown, "type " + mcap::detail::quoted(l.type) + " is not an image type (handoff shows " + kShown + ")");
   if (l.messages == 0) return set(l, Kind::NotShown, "no messages");
   try {
     if (l.type == kRawImageSchema) judge_raw_image(f, file, image_topics);
+    else if (l.type == kCompressedImageSchema) judge_foxglove_compressed(f, file);
     else judge_ros_image(f, file);
   } catch (const Error& e) {  // ParseError: the first message does not decode
     set(l, Kind::NotShown, e.what());

@@ -60,27 +60,19 @@ bool is_image_type(std::string_view type) {
   return t == kImageType || t == kCompressedImageType;
 }
 
-ImageCodec compressed_codec(std::string_view format, const MessagePlace& where) {
-  if (const auto codec = image_codec(format)) return *codec;
-  throw ParseError(std::string(where.file), where.location(), "CompressedImage.format",
-                   "unsupported format " + mcap::detail::quoted(format) + " (handoff decodes jpeg and png)");
-}
-
 ImageView any_image_view(const CdrMessage& m, DecodedPicture& picture, const MessagePlace& where, bool pixels) {
   if (m.type_name() != kCompressedImageType) return image_view(m);
+  CompressedImageView c;
+  c.has_timestamp = true;
+  c.timestamp_ns = std::uint64_t(m.at("header.stamp.sec").as_int()) * 1'000'000'000u + m.at("header.stamp.nanosec").as_uint();
   ImageView v;
   v.compressed = true;
-  const std::int64_t sec = m.at("header.stamp.sec").as_int();
   v.image.has_timestamp = true;
-  v.image.timestamp_ns = std::uint64_t(sec) * 1'000'000'000u + m.at("header.stamp.nanosec").as_uint();
+  v.image.timestamp_ns = c.timestamp_ns;
   if (!pixels) return v;
-  const ImageCodec codec = compressed_codec(m.at("format").as_string(), where);
-  decode_picture(codec, m.at("data").as_bytes(), picture, where, "CompressedImage.data");
-  v.image.width = picture.width;
-  v.image.height = picture.height;
-  v.image.step = std::uint32_t(picture.stride);
-  v.image.encoding = picture.encoding();
-  v.image.data = picture.pixels;
+  c.format = m.at("format").as_string();
+  c.data = m.at("data").as_bytes();
+  v.image = decode_compressed_image(c, picture, where);
   return v;
 }
 

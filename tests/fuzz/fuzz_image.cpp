@@ -1,7 +1,8 @@
 // Fuzz target: the compressed-image path of ROS 2 bags. The input is decoded
 // as a JPEG and as a PNG (libjpeg-turbo, libspng through decode_picture), and
-// as a sensor_msgs/CompressedImage CDR message whose format string picks the
-// codec for its data (any_image_view, as a bag's frame is read). Any
+// as a sensor_msgs/CompressedImage CDR message and as a foxglove.CompressedImage
+// protobuf message whose format string picks the codec for its data
+// (any_image_view / decode_compressed_image, as a recording's frame is read). Any
 // handoff::Error (ParseError) is an accepted outcome; a crash, a sanitizer
 // report, a hang or another exception type is a bug.
 #include <handoff/media/cdr.hpp>
@@ -44,6 +45,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const ros::CdrMessage m = ros::CdrMessage::decode(definition, bytes, {"fuzz", "frame 0"});
     const ros::ImageView v = ros::any_image_view(m, picture, kPlace);
     if (v.image.data.size() != std::size_t(v.image.step) * v.image.height) __builtin_trap();
+  } catch (const handoff::Error&) {
+  }
+  try {
+    const RawImageView v = decode_compressed_image(parse_compressed_image(bytes, kPlace), picture, kPlace);
+    if (v.data.size() != std::size_t(v.step) * v.height) __builtin_trap();
   } catch (const handoff::Error&) {
   }
   return 0;

@@ -2,8 +2,8 @@
     .venv/bin/python tests/fuzz/make_image_seeds.py
 Pillow encodes small JPEGs (colour, gray, progressive, 4:2:0) and PNGs (RGB,
 RGBA, gray 8 / 16-bit, palette, optimized); rosbags wraps some of them in
-sensor_msgs/msg/CompressedImage CDR messages (fuzz_image.cpp reads the input
-both ways).
+sensor_msgs/msg/CompressedImage CDR messages, foxglove_schemas_protobuf in
+foxglove.CompressedImage messages (fuzz_image.cpp reads the input every way).
 """
 
 import io
@@ -54,6 +54,12 @@ def main():
         for le in (True, False):
             cdr = bytes(ts.serialize_cdr(msg, "sensor_msgs/msg/CompressedImage", little_endian=le))
             seeds[f"cdr_{name.replace('.', '_')}_{'le' if le else 'be'}.bin"] = cdr
+    from foxglove_schemas_protobuf.CompressedImage_pb2 import CompressedImage
+
+    for name, fmt in [("rgb420.jpg", "jpeg"), ("gray16.png", "png")]:
+        msg = CompressedImage(frame_id="cam", data=seeds[name], format=fmt)
+        msg.timestamp.FromNanoseconds(5_000_000_006)
+        seeds[f"foxglove_{name.replace('.', '_')}.bin"] = msg.SerializeToString()
     for name, data in seeds.items():
         (OUT / name).write_bytes(data)
         print(f"{name}: {len(data)} bytes")

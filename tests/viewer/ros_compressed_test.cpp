@@ -14,6 +14,7 @@
 #include "test_util.hpp"
 
 #include <gmock/gmock.h>
+#include <google/protobuf/descriptor.pb.h>
 
 #include <cstdio>
 #include <cstring>
@@ -353,6 +354,127 @@ TEST(RecordingTopics, ListsEveryTopicWithWhyItIsNotShown) {
     EXPECT_THAT(topics[0].note, HasSubstr("topic /c: message 0"));
     EXPECT_THAT(topics[0].note, HasSubstr("CompressedImage."));
   }
+}
+
+// --- foxglove.CompressedImage ----------------------------------------------------------
+
+void put_varint(std::vector<std::uint8_t>& v, std::uint64_t x) {
+  for (; x >= 0x80; x >>= 7) v.push_back(std::uint8_t(x | 0x80));
+  v.push_back(std::uint8_t(x));
+}
+void put_bytes(std::vector<std::uint8_t>& v, int field, std::span<const std::uint8_t> b) {
+  put_varint(v, std::uint64_t(field) << 3 | 2);
+  put_varint(v, b.size());
+  v.insert(v.end(), b.begin(), b.end());
+}
+
+// Protobuf wire bytes of a foxglove.CompressedImage, written by hand.
+std::vector<std::uint8_t> foxglove_message(std::uint64_t sec, std::string_view format, const std::vector<std::uint8_t>& data) {
+  std::vector<std::uint8_t> ts = {0x08};
+  put_varint(ts, sec);
+  ts.push_back(0x10);
+  put_varint(ts, 7);
+  std::vector<std::uint8_t> m;
+  put_bytes(m, 1, ts);
+  put_bytes(m, 4, text_bytes("cam"));  // frame_id: skipped
+  put_bytes(m, 2, data);
+  put_bytes(m, 3, text_bytes(format));
+  return m;
+}
+
+TEST(FoxgloveCompressed, ParsesTheMessageAndRefusesMalformedOnes) {
+  const std::vector<std::uint8_t> data = {1, 2, 3, 4, 5};
+  const auto m = foxglove_message(12, "png", data);
+  const CompressedImageView v = parse_compressed_image(m, kWhere);
+  EXPECT_TRUE(v.has_timestamp);
+  EXPECT_EQ(v.timestamp_ns, 12'000'000'007u);
+  EXPECT_EQ(v.format, "png");
+  EXPECT_TRUE(std::equal(v.data.begin(), v.data.end(), data.begin(), data.end()));
+  // Cut short anywhere but between fields (after timestamp, frame_id, data: a valid shorter message).
+  ASSERT_EQ(m.size(), 23u);
+  for (std::size_t cut = 1; cut < m.size(); ++cut) {
+    const bool between = cut == 6 || cut == 11 || cut == 18;
+    try {
+      (void)parse_compressed_image(std::span(m).first(cut), kWhere);
+      EXPECT_TRUE(between) << "cut at " << cut << " parsed";
+    } catch (const ParseError& e) {
+      EXPECT_FALSE(between) << cut;
+      EXPECT_EQ(e.field(), "CompressedImage") << cut;
+    }
+  }
+  std::vector<std::uint8_t> past = {0x12, 0x7F, 1, 2};  // data says 127 bytes, 2 there
+  EXPECT_THROW(parse_compressed_image(past, kWhere), ParseError);
+  DecodedPicture picture;
+  try {
+    decode_compressed_image(parse_compressed_image(foxglove_message(1, "webp", data), kWhere), picture, kWhere);
+    ADD_FAILURE() << "no ParseError";
+  } catch (const ParseError& e) {
+    EXPECT_EQ(e.field(), "CompressedImage.format");
+    EXPECT_THAT(e.what(), HasSubstr("unsupported format \"webp\""));
+  }
+}
+
+// A FileDescriptorSet defining foxglove.CompressedImage (the fields handoff checks).
+std::string compressed_image_descriptor() {
+  using google::protobuf::FieldDescriptorProto;
+  google::protobuf::FileDescriptorSet set;
+  auto* file = set.add_file();
+  file->set_name("foxglove/CompressedImage.proto");
+  file->set_package("foxglove");
+  auto* msg = file->add_message_type();
+  msg->set_name("CompressedImage");
+  const std::tuple<const char*, int, FieldDescriptorProto::Type> fields[] = {
+      {"timestamp", 1, FieldDescriptorProto::TYPE_MESSAGE}, {"frame_id", 4, FieldDescriptorProto::TYPE_STRING},
+      {"data", 2, FieldDescriptorProto::TYPE_BYTES}, {"format", 3, FieldDescriptorProto::TYPE_STRING}};
+  for (const auto& [name, number, type] : fields) {
+    auto* f = msg->add_field();
+    f->set_name(name);
+    f->set_number(number);
+    f->set_type(type);
+    if (type == FieldDescriptorProto::TYPE_MESSAGE) f->set_type_name(".google.protobuf.Timestamp");
+  }
+  return set.SerializeAsString();
+}
+
+TEST(FoxgloveCompressed, TopicPlaysAndIsListed) {
+  TempDir dir;
+  const std::uint32_t w = 16, h = 8;
+  const auto gray = smooth(w, h, 1);
+  const auto path = dir / "fox.mcap";
+  {
+    mcap::Writer wr(path);
+    const std::string desc = compressed_image_descriptor();
+    const auto ch = wr.add_channel(wr.add_schema("foxglove.CompressedImage", "protobuf", text_bytes(desc)), "/cam", "protobuf");
+    wr.write(ch, 0, 1000, 0, foxglove_message(1, "png", encode_png(w, h, 8, 0, gray)));
+    wr.write(ch, 1, 2000, 0, foxglove_message(2, "png", {0x89, 'P', 'N', 'G'}));  // corrupt
+    wr.write(ch, 2, 3000, 0, foxglove_message(3, "jpeg", encode_jpeg(gray, w, h, 1)));
+    wr.close();
+  }
+  auto src = open_recording(path);
+  EXPECT_EQ(src->info().format, PixelFormat::GRAY8);
+  EXPECT_EQ(src->info().width, w);
+  HostFrame out(PixelFormat::GRAY8, w, h);
+  std::vector<std::uint8_t> got(w * h);
+  auto copy_out = [&] {
+    for (std::uint32_t y = 0; y < h; ++y) std::memcpy(&got[y * w], out.luma() + y * out.luma_pitch(), w);
+  };
+  ASSERT_TRUE(src->read_into(out.target()));
+  copy_out();
+  EXPECT_EQ(got, gray);
+  ASSERT_TRUE(src->read_into(out.target()));
+  copy_out();
+  EXPECT_EQ(got, std::vector<std::uint8_t>(w * h, 0));
+  ASSERT_TRUE(src->read_into(out.target()));
+  copy_out();
+  EXPECT_LE(max_difference(got, gray), 12);
+  ASSERT_EQ(src->warnings().size(), 1u);
+  EXPECT_THAT(src->warnings()[0], HasSubstr("frame 1"));
+  EXPECT_THAT(src->warnings()[0], HasSubstr("CompressedImage.data: corrupt PNG"));
+  const auto topics = list_recording_topics(path);
+  ASSERT_EQ(topics.size(), 1u);
+  EXPECT_EQ(topics[0].kind, RecordingTopicListing::Kind::Image);
+  EXPECT_EQ(topics[0].note, "png");
+  EXPECT_EQ(topics[0].messages, 3u);
 }
 
 }  // namespace

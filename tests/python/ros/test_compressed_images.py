@@ -183,3 +183,34 @@ def test_handoff_list_topics_and_open(tmp_path, storage):
         assert (len(src), src.width, src.height, src.format) == (5, 8, 4, "rgb8")
         frame, _ = next(iter(src))
         assert np.array_equal(np.from_dlpack(frame), picture("rgb8", 0, 8, 4))
+
+
+def write_foxglove(path, messages):
+    """foxglove.CompressedImage messages (format, data) on /cam, written by mcap-protobuf-support."""
+    from foxglove_schemas_protobuf.CompressedImage_pb2 import CompressedImage
+    from mcap_protobuf.writer import Writer as ProtobufWriter
+
+    with open(path, "wb") as f:
+        w = ProtobufWriter(f)
+        for k, (fmt, data) in enumerate(messages):
+            msg = CompressedImage(frame_id="cam", data=data, format=fmt)
+            msg.timestamp.FromNanoseconds(START_NS + k * STEP_NS)
+            w.write_message("/cam", msg, log_time=START_NS + k * STEP_NS, publish_time=START_NS + k * STEP_NS)
+        w.finish()
+
+
+def test_foxglove_compressed_image_plays(tmp_path):
+    w, h = 24, 16
+    pictures = [picture("rgb8", k, w, h) for k in range(3)]
+    data = [encode("rgb8", "jpeg", pictures[0]), encode("rgb8", "png", pictures[1]),
+            encode("rgb8", "jpeg", pictures[2])[:200]]  # the last cut short
+    write_foxglove(tmp_path / "fox.mcap", [("jpeg", data[0]), ("png", data[1]), ("jpeg", data[2])])
+    info, frames, _ = dump(tmp_path / "fox.mcap", tmp_path / "dump")
+    assert (info["format"], info["width"], info["height"], info["frame_count"]) == ("rgb8", w, h, 3)
+    first = np.frombuffer(frames[0], dtype=np.uint8).reshape(h, w, 3).astype(int)
+    assert np.abs(first - pictures[0]).max() <= 12
+    assert np.array_equal(np.frombuffer(frames[1], dtype=np.uint8).reshape(h, w, 3), pictures[1])
+    (warning,) = info["played_warnings"]
+    assert 'topic "/cam"' in warning and "frame 2" in warning and "CompressedImage.data: corrupt JPEG" in warning
+    lines = view_list(tmp_path / "fox.mcap")
+    assert lines["/cam"].split()[1:3] == ["foxglove.CompressedImage", "3"] and lines["/cam"].endswith("image: jpeg")

@@ -45,4 +45,27 @@ struct DecodedPicture {
 void decode_picture(ImageCodec codec, std::span<const std::uint8_t> data, DecodedPicture& out,
                     const MessagePlace& where, const std::string& field);
 
+// A compressed image message (foxglove.CompressedImage, ROS 2
+// CompressedImage) as read, pointing into the message bytes.
+struct CompressedImageView {
+  bool has_timestamp = false;
+  std::uint64_t timestamp_ns = 0;
+  std::string_view format;
+  std::span<const std::uint8_t> data;
+};
+
+// foxglove.CompressedImage (protobuf: timestamp 1, data 2, format 3,
+// frame_id 4), the Foxglove schema handoff reads.
+inline constexpr std::string_view kCompressedImageSchema = "foxglove.CompressedImage";
+// Parses its bytes without copying the data. ParseError at `where` (field
+// "CompressedImage") when the bytes are not such a message.
+CompressedImageView parse_compressed_image(std::span<const std::uint8_t> bytes, const MessagePlace& where);
+
+// Decodes the message's picture into `picture` and returns it as a
+// RawImageView over it (encoding "rgb8", "mono8" or "mono16"; its timestamp
+// the message's). ParseError naming CompressedImage.format (a codec other
+// than jpeg / png) or CompressedImage.data (decode_picture).
+RawImageView decode_compressed_image(const CompressedImageView& message, DecodedPicture& picture,
+                                     const MessagePlace& where);
+
 }  // namespace handoff::media

@@ -32,10 +32,6 @@ ImageView image_view(const CdrMessage& m);
 // mono16 16UC1 32FC1 yuv422 (uyvy byte order) uyvy yuv422_yuy2 yuyv nv12;
 // std::nullopt for others (bayer_*, 8UC3, ...). image_encodings() lists them.
 std::optional<PixelFormat> image_format(std::string_view encoding);
-// The codec of a sensor_msgs/CompressedImage format string ("jpeg", "png",
-// "rgb8; jpeg compressed bgr8", ...); ParseError naming CompressedImage.format
-// at `where` for others.
-ImageCodec compressed_codec(std::string_view format, const MessagePlace& where);
 
 // Reads a decoded sensor_msgs/Image or CompressedImage. A CompressedImage's
 // data is decoded into `picture` (JPEG, PNG; the view then points into it,
