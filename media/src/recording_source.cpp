@@ -5,6 +5,7 @@
 #include "mcap_format.hpp"
 #include "rosbag_db3.hpp"
 
+#include <handoff/media/image_codec.hpp>
 #include <handoff/media/ros_image.hpp>
 
 #include <handoff/error.hpp>
@@ -42,6 +43,9 @@ constexpr ExpectedField kRawImageFields[] = {
     {"timestamp", 1, FieldDescriptorProto::TYPE_MESSAGE}, {"width", 2, FieldDescriptorProto::TYPE_FIXED32},
     {"height", 3, FieldDescriptorProto::TYPE_FIXED32},    {"encoding", 4, FieldDescriptorProto::TYPE_STRING},
     {"step", 5, FieldDescriptorProto::TYPE_FIXED32},      {"data", 6, FieldDescriptorProto::TYPE_BYTES}};
+constexpr ExpectedField kCompressedImageFields[] = {{"timestamp", 1, FieldDescriptorProto::TYPE_MESSAGE},
+                                                   {"data", 2, FieldDescriptorProto::TYPE_BYTES},
+                                                   {"format", 3, FieldDescriptorProto::TYPE_STRING}};
 constexpr ExpectedField kAnnotationFields[] = {{"circles", 1, FieldDescriptorProto::TYPE_MESSAGE},
                                                {"points", 2, FieldDescriptorProto::TYPE_MESSAGE},
                                                {"texts", 3, FieldDescriptorProto::TYPE_MESSAGE}};
@@ -81,15 +85,18 @@ void check_descriptor(const std::string& file, const mcap::Schema& s, std::span<
   }
 }
 
-// A ROS 2 sensor_msgs/msg/Image schema (spelled with or without "/msg/").
-bool is_ros_image(std::string_view schema) { return ros::normalize_type_name(schema) == ros::kImageType; }
-bool is_image_schema(std::string_view schema) { return schema == kRawImageSchema || is_ros_image(schema); }
+// A ROS 2 sensor_msgs/msg/Image or CompressedImage schema (spelled with or without "/msg/").
+bool is_ros_image(std::string_view schema) { return ros::is_image_type(schema); }
+bool is_image_schema(std::string_view schema) {
+  return schema == kRawImageSchema || schema == kCompressedImageSchema || is_ros_image(schema);
+}
 
 // One image message read into the RawImage view (pixels not copied).
 struct DecodedImage {
   RawImageView image;
-  bool ros = false;         // a sensor_msgs/Image (fields named "Image.*")
+  bool ros = false;         // a sensor_msgs/Image (fields named "Image.*") or CompressedImage
   bool big_endian = false;  // its is_bigendian
+  bool compressed = false;  // a CompressedImage: `image` points into the decoded picture
 };
 
 Rational estimate_rate(const std::vector<mcap::MessageRef>& frames) {
@@ -119,7 +126,11 @@ class RecordingSourceImpl final : public RecordingSource {
     return colorimetry_.at(frames_.at(checked(index)).channel);
   }
   bool indexed() const override { return reader_->indexed(); }
-  const std::vector<std::string>& warnings() const override { return reader_->warnings(); }
+  const std::vector<std::string>& warnings() const override {
+    all_warnings_ = reader_->warnings();
+    all_warnings_.insert(all_warnings_.end(), frame_warnings_.begin(), frame_warnings_.end());
+    return all_warnings_;
+  }
 
  private:
   std::size_t checked(std::int64_t index) const {
@@ -132,7 +143,8 @@ class RecordingSourceImpl final : public RecordingSource {
   std::vector<mcap::MessageRef> topic_messages(const std::string& topic, std::string_view schema, bool check);
   void check_ros_channel(const mcap::Channel& ch, const mcap::Schema& s);
   DecodedImage decode_image(const mcap::MessageRef& ref, std::span<const std::uint8_t> bytes,
-                            const MessagePlace& where) const;
+                            const MessagePlace& where, bool pixels = true) const;
+  void read_frame(const mcap::MessageRef& ref, const FrameWriteTarget& target);
   void choose_topics(const RecordingOpenOptions& options);
   void read_first_frame();
   // Matching overlays to frames by timestamp (RecordingSource's comment).
@@ -170,6 +182,11 @@ class RecordingSourceImpl final : public RecordingSource {
   // The message definition of each sensor_msgs/Image channel (from its
   // schema, else the built-in one).
   std::map<std::uint16_t, std::shared_ptr<const ros::MessageDefinition>> definitions_;
+  mutable DecodedPicture picture_;  // a CompressedImage's pixels, decoded
+  bool compressed_ = false;                    // the topic is a CompressedImage (ROS 2 or Foxglove)
+  std::set<std::uint16_t> foxglove_compressed_;  // foxglove.CompressedImage channels
+  std::vector<std::string> frame_warnings_;    // frames that could not be shown
+  mutable std::vector<std::string> all_warnings_;  // the reader's, then frame_warnings_
   std::int64_t position_ = 0;
   std::uint64_t window_ns_ = 0;                          // RecordingOpenOptions::annotation_window_ns
   // The timestamps (else log times) matched: the last frame read's, and each
@@ -217,7 +234,9 @@ std::vector<mcap::MessageRef> RecordingSourceImpl::topic_messages(const std::str
   for (const auto& [id, ch] : reader_->channels()) {
     const auto s = reader_->schemas().find(ch.schema_id);
     if (ch.topic != topic || s == reader_->schemas().end()) continue;
-    if (is_ros_image(schema) ? !is_ros_image(s->second.name) : s->second.name != schema) continue;
+    if (is_ros_image(schema) ? ros::normalize_type_name(s->second.name) != ros::normalize_type_name(schema)
+                             : s->second.name != schema)
+      continue;
     if (check && is_ros_image(schema)) {
       check_ros_channel(ch, s->second);
     } else if (check) {
@@ -230,7 +249,11 @@ std::vector<mcap::MessageRef> RecordingSourceImpl::topic_messages(const std::str
                          mcap::detail::quoted(s->second.encoding) + " is not supported (handoff reads protobuf schemas)");
       }
       using Fields = std::span<const ExpectedField>;
-      check_descriptor(reader_->name(), s->second, schema == kRawImageSchema ? Fields(kRawImageFields) : Fields(kAnnotationFields));
+      check_descriptor(reader_->name(), s->second,
+                       schema == kRawImageSchema          ? Fields(kRawImageFields)
+                       : schema == kCompressedImageSchema ? Fields(kCompressedImageFields)
+                                                          : Fields(kAnnotationFields));
+      if (schema == kCompressedImageSchema) foxglove_compressed_.insert(ch.id);
     }
     const auto& refs = reader_->messages(id);
     out.insert(out.end(), refs.begin(), refs.end());
@@ -256,12 +279,17 @@ void RecordingSourceImpl::check_ros_channel(const mcap::Channel& ch, const mcap:
 }
 
 DecodedImage RecordingSourceImpl::decode_image(const mcap::MessageRef& ref, std::span<const std::uint8_t> bytes,
-                                               const MessagePlace& where) const {
+                                               const MessagePlace& where, bool pixels) const {
+  if (foxglove_compressed_.count(ref.channel)) {
+    const CompressedImageView c = parse_compressed_image(bytes, where);
+    if (!pixels) return {RawImageView{.has_timestamp = c.has_timestamp, .timestamp_ns = c.timestamp_ns}, false, false, true};
+    return {decode_compressed_image(c, picture_, where), false, false, true};
+  }
   const auto d = definitions_.find(ref.channel);
   if (d == definitions_.end()) return {parse_raw_image(bytes, where)};
   const ros::CdrMessage m = ros::CdrMessage::decode(d->second, bytes, {std::string(where.file), where.location()});
-  const ros::ImageView v = ros::image_view(m);
-  return {v.image, true, v.big_endian};
+  const ros::ImageView v = ros::any_image_view(m, picture_, where, pixels);
+  return {v.image, true, v.big_endian, v.compressed};
 }
 
 void RecordingSourceImpl::choose_topics(const RecordingOpenOptions& options) {
@@ -282,13 +310,15 @@ void RecordingSourceImpl::choose_topics(const RecordingOpenOptions& options) {
   }
   std::string list;
   for (const auto& t : topics_) list += (list.empty() ? "" : ", ") + t.topic;
-  if (topics_.empty()) throw ParseError(reader_->name(), "", "topic", "the recording has no foxglove.RawImage or sensor_msgs/msg/Image channel");
+  if (topics_.empty()) throw ParseError(reader_->name(), "", "topic", "the recording has no foxglove.RawImage, foxglove.CompressedImage, sensor_msgs/msg/Image or CompressedImage channel");
   topic_ = options.topic.empty() ? topics_.front().topic : options.topic;
   if (std::none_of(topics_.begin(), topics_.end(), [&](const auto& t) { return t.topic == topic_; })) {
     throw ParseError(reader_->name(), "", "topic", "no image topic " + mcap::detail::quoted(topic_) + " (image topics: " + list + ")");
   }
   const auto chosen = std::find_if(topics_.begin(), topics_.end(), [&](const auto& t) { return t.topic == topic_; });
   frames_ = topic_messages(topic_, chosen->schema, true);
+  compressed_ = chosen->schema == kCompressedImageSchema ||
+                ros::normalize_type_name(chosen->schema) == ros::kCompressedImageType;
   if (frames_.empty()) throw ParseError(reader_->name(), "", "topic", "image topic " + mcap::detail::quoted(topic_) + " has no messages");
   const std::string paired = topic_ + std::string(kAnnotationsSuffix);
   if (!options.annotations_topic.empty()) {
@@ -313,7 +343,7 @@ void RecordingSourceImpl::read_first_frame() {
   const mcap::MessageView m = reader_->read(ref);
   const DecodedImage decoded = decode_image(ref, m.data, where);
   const RawImageView& image = decoded.image;
-  const std::string type = decoded.ros ? "Image" : "RawImage";
+  const std::string type = decoded.compressed ? "CompressedImage" : decoded.ros ? "Image" : "RawImage";
   const auto format = decoded.ros ? ros::image_format(image.encoding) : raw_image_format(image.encoding);
   if (!format) {
     throw ParseError(reader_->name(), where.location(), type + ".encoding",
@@ -339,17 +369,32 @@ bool RecordingSourceImpl::read_into(const FrameWriteTarget& target) {
   if (position_ >= std::int64_t(frames_.size())) return false;
   check_target(info_, target);
   const mcap::MessageRef& ref = frames_[std::size_t(position_)];
+  try {
+    read_frame(ref, target);
+  } catch (const ParseError& e) {
+    // A compressed image that does not decode (or decodes to another size):
+    // said once, shown black; the recording plays on.
+    if (!compressed_) throw;
+    ros::blank_frame(info_, target);
+    const std::string text = "topic " + mcap::detail::quoted(topic_) + ": " + e.what();
+    log(LogLevel::Warning, "recording: " + text);
+    frame_warnings_.push_back(text);
+  }
+  ++position_;
+  return true;
+}
+
+void RecordingSourceImpl::read_frame(const mcap::MessageRef& ref, const FrameWriteTarget& target) {
   const MessagePlace where = place(ref);
   const mcap::MessageView m = reader_->read(ref);
   const DecodedImage d = decode_image(ref, m.data, where);
   if (d.ros) {
-    ros::copy_image({d.image, d.big_endian}, info_.format, info_.width, info_.height, target, where);
+    ros::copy_image({d.image, d.big_endian, d.compressed}, info_.format, info_.width, info_.height, target, where);
   } else {
-    copy_raw_image(d.image, info_.format, info_.width, info_.height, target, where);
+    copy_raw_image(d.image, info_.format, info_.width, info_.height, target, where,
+                   d.compressed ? "CompressedImage" : "RawImage");
   }
   remember_key(std::size_t(position_), d.image);
-  ++position_;
-  return true;
 }
 
 void RecordingSourceImpl::seek(std::int64_t index) {
@@ -381,7 +426,7 @@ std::uint64_t RecordingSourceImpl::image_key(std::size_t index) const {
   if (keyed_frame_ != std::int64_t(index)) {
     const mcap::MessageRef& ref = frames_[index];
     const mcap::MessageView m = reader_->read(ref);
-    remember_key(index, decode_image(ref, m.data, place(ref)).image);
+    remember_key(index, decode_image(ref, m.data, place(ref), false).image);
   }
   return frame_key_;
 }

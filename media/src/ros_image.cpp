@@ -55,6 +55,32 @@ ImageView image_view(const CdrMessage& m) {
   return v;
 }
 
+bool is_image_type(std::string_view type) {
+  const std::string t = normalize_type_name(type);
+  return t == kImageType || t == kCompressedImageType;
+}
+
+ImageView any_image_view(const CdrMessage& m, DecodedPicture& picture, const MessagePlace& where, bool pixels) {
+  if (m.type_name() != kCompressedImageType) return image_view(m);
+  CompressedImageView c;
+  c.has_timestamp = true;
+  c.timestamp_ns = std::uint64_t(m.at("header.stamp.sec").as_int()) * 1'000'000'000u + m.at("header.stamp.nanosec").as_uint();
+  ImageView v;
+  v.compressed = true;
+  v.image.has_timestamp = true;
+  v.image.timestamp_ns = c.timestamp_ns;
+  if (!pixels) return v;
+  c.format = m.at("format").as_string();
+  c.data = m.at("data").as_bytes();
+  v.image = decode_compressed_image(c, picture, where);
+  return v;
+}
+
+void blank_frame(const SourceInfo& info, const FrameWriteTarget& target) {
+  const std::size_t row = plane_layout(info.format, info.width, info.height, 0).row_bytes;  // one-plane formats
+  for (std::uint32_t y = 0; y < info.height; ++y) std::memset(target.luma + std::size_t(y) * target.luma_pitch, 0, row);
+}
+
 std::optional<PixelFormat> image_format(std::string_view encoding) {
   for (const auto& [name, format] : kEncodings)
     if (name == encoding) return format;
@@ -69,18 +95,19 @@ std::string image_encodings() {
 
 void check_image(const ImageView& v, PixelFormat format, std::uint32_t width, std::uint32_t height,
                  const MessagePlace& where) {
+  const std::string_view type = v.compressed ? "CompressedImage" : "Image";
   if (!image_format(v.image.encoding)) {
-    throw ParseError(std::string(where.file), where.location(), "Image.encoding",
+    throw ParseError(std::string(where.file), where.location(), std::string(type) + ".encoding",
                      "unsupported encoding " + mcap::detail::quoted(v.image.encoding) + " (supported: " +
                          image_encodings() + ")");
   }
-  check_raw_image(v.image, format, width, height, where, "Image");
+  check_raw_image(v.image, format, width, height, where, type);
 }
 
 void copy_image(const ImageView& v, PixelFormat format, std::uint32_t width, std::uint32_t height,
                 const FrameWriteTarget& target, const MessagePlace& where) {
   check_image(v, format, width, height, where);
-  copy_raw_image(v.image, format, width, height, target, where, "Image");
+  copy_raw_image(v.image, format, width, height, target, where, v.compressed ? "CompressedImage" : "Image");
   const bool host_big = std::endian::native == std::endian::big;
   if (v.big_endian == host_big) return;
   if (format == PixelFormat::GRAY16) swap_samples(target, width, height, 2);

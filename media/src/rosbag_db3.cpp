@@ -10,6 +10,7 @@
 
 #include <handoff/frame_validate.hpp>
 #include <handoff/media/error.hpp>
+#include <handoff/log.hpp>
 #include <handoff/media/ros_image.hpp>
 
 #include <sqlite3.h>
@@ -100,6 +101,8 @@ class Db3Source final : public RecordingSource {
   Stmt read_;
   std::int64_t position_ = 0;
   std::vector<std::string> warnings_;
+  bool compressed_ = false;  // the topic is sensor_msgs/CompressedImage
+  DecodedPicture picture_;   // its pixels, decoded
 };
 
 Db3Source::Db3Source(const std::filesystem::path& path, const RecordingOpenOptions& options) : name_(path.string()) {
@@ -113,13 +116,13 @@ Db3Source::Db3Source(const std::filesystem::path& path, const RecordingOpenOptio
   with_image(0, [&](const ros::ImageView& v, const MessagePlace& where) {
     const auto format = ros::image_format(v.image.encoding);
     if (!format) {
-      throw ParseError(name_, where.location(), "Image.encoding",
+      throw ParseError(name_, where.location(), v.compressed ? "CompressedImage.encoding" : "Image.encoding",
                        "unsupported encoding " + mcap::detail::quoted(v.image.encoding) + " (supported: " +
                            ros::image_encodings() + ")");
     }
     for (auto [field, value] : {std::pair{"width", v.image.width}, std::pair{"height", v.image.height}}) {
       if (std::string problem = dimension_problem(field, value); !problem.empty())
-        throw ParseError(name_, where.location(), std::string("Image.") + field, problem);
+        throw ParseError(name_, where.location(), std::string(v.compressed ? "CompressedImage." : "Image.") + field, problem);
     }
     ros::check_image(v, *format, v.image.width, v.image.height, where);
     info_.format = *format;
@@ -137,7 +140,7 @@ void Db3Source::choose_topic(const RecordingOpenOptions& options) {
   std::vector<std::pair<std::int64_t, std::string>> ids;  // image topics' ids and types
   while (sqlite3_step(topics.get()) == SQLITE_ROW) {
     const std::string name = text_column(topics.get(), 1), type = text_column(topics.get(), 2);
-    if (ros::normalize_type_name(type) != ros::kImageType || text_column(topics.get(), 3) != "cdr") continue;
+    if (!ros::is_image_type(type) || text_column(topics.get(), 3) != "cdr") continue;
     sqlite3_bind_int64(count.get(), 1, sqlite3_column_int64(topics.get(), 0));
     const std::uint64_t n = sqlite3_step(count.get()) == SQLITE_ROW ? std::uint64_t(sqlite3_column_int64(count.get(), 0)) : 0;
     sqlite3_reset(count.get());
@@ -148,7 +151,7 @@ void Db3Source::choose_topic(const RecordingOpenOptions& options) {
       sqlite3_errcode(db_.get()) != SQLITE_ROW) {
     fail_sqlite("reading the topics table");
   }
-  if (topics_.empty()) throw ParseError(name_, "", "topic", "the bag has no sensor_msgs/msg/Image topic in cdr");
+  if (topics_.empty()) throw ParseError(name_, "", "topic", "the bag has no sensor_msgs/msg/Image or CompressedImage topic in cdr");
   topic_ = options.topic.empty() ? topics_.front().topic : options.topic;
   const auto t = std::find_if(topics_.begin(), topics_.end(), [&](const auto& r) { return r.topic == topic_; });
   if (t == topics_.end()) {
@@ -158,6 +161,7 @@ void Db3Source::choose_topic(const RecordingOpenOptions& options) {
   }
   const auto& [id, type] = ids[std::size_t(t - topics_.begin())];
   load_definition(type);
+  compressed_ = ros::normalize_type_name(type) == ros::kCompressedImageType;
   Stmt rows = prepare("SELECT id, timestamp FROM messages WHERE topic_id = ? ORDER BY timestamp, id");
   sqlite3_bind_int64(rows.get(), 1, id);
   while (sqlite3_step(rows.get()) == SQLITE_ROW) {
@@ -196,15 +200,24 @@ void Db3Source::with_image(std::size_t index, F&& use) {
   const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(read_.get(), 0));
   const std::size_t n = std::size_t(sqlite3_column_bytes(read_.get(), 0));
   const ros::CdrMessage m = ros::CdrMessage::decode(definition_, {blob, n}, {name_, location});
-  use(ros::image_view(m), where);
+  use(ros::any_image_view(m, picture_, where), where);
 }
 
 bool Db3Source::read_into(const FrameWriteTarget& target) {
   if (position_ >= std::int64_t(frames_.size())) return false;
   check_target(info_, target);
-  with_image(std::size_t(position_), [&](const ros::ImageView& v, const MessagePlace& where) {
-    ros::copy_image(v, info_.format, info_.width, info_.height, target, where);
-  });
+  try {
+    with_image(std::size_t(position_), [&](const ros::ImageView& v, const MessagePlace& where) {
+      ros::copy_image(v, info_.format, info_.width, info_.height, target, where);
+    });
+  } catch (const ParseError& e) {
+    // A compressed image that does not decode (or decodes to another size):
+    // said once, shown black; the bag plays on.
+    if (!compressed_) throw;
+    ros::blank_frame(info_, target);
+    warnings_.push_back("topic " + mcap::detail::quoted(topic_) + ": " + e.what());
+    log(LogLevel::Warning, "recording: " + warnings_.back());
+  }
   ++position_;
   return true;
 }

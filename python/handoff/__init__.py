@@ -64,6 +64,7 @@ if hasattr(_handoff, "Viewer"):
         ViewerStats,
         colormap,
         list_publishers,
+        list_topics,
         open,
         open_scene,
     )
@@ -71,6 +72,7 @@ if hasattr(_handoff, "Viewer"):
     __all__ += ["AcquiredFrame", "AcquiredPlane", "AttachStatus", "ClassMap", "InstanceMasks", "LiveFrame",
                 "Overlays", "ParseError", "Publisher", "PublisherStats", "RecordingStats", "RecordingWriter",
                 "ScalarMap", "Snapshot", "Source", "Subscriber", "SubscriberStats", "SubscriberStatus", "Viewer",
-                "ViewerClosed", "ViewerStats", "colormap", "list_publishers", "open", "open_scene"]
+                "ViewerClosed", "ViewerStats", "colormap", "list_publishers", "list_topics", "open",
+                "open_scene"]
 
 __version__ = "0.1.0"

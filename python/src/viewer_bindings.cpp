@@ -692,6 +692,24 @@ void bind_open(nb::module_& m) {
         "Opens a Y4M file, an MCAP recording ('.mcap'; `topic`: the image topic, default the first), or a raw "
         "NV12 / P010 file when format= / width= / height= are given. `overlays`: a JSON Lines overlay file "
         "(docs/media.md). Raises ParseError naming the file and field.");
+  m.def("list_topics", [](const std::string& path) {
+        nb::list out;
+        for (const auto& t : media::list_recording_topics(path)) {
+          nb::dict d;
+          d["topic"] = t.topic;
+          d["type"] = t.type;
+          d["encoding"] = t.encoding;
+          d["messages"] = t.messages;
+          d["rate"] = t.rate;
+          d["shown"] = std::string(media::to_string(t.kind));
+          d["note"] = t.note;
+          out.append(d);
+        }
+        return out;
+      }, "path"_a,
+        "Every topic of a recording (MCAP, ROS 2 .db3 or bag folder), as `handoff-view FILE --list` prints them: "
+        "dicts with topic, type, encoding, messages, rate (Hz), shown ('image', 'overlay' or 'not shown') and "
+        "note (the image's encoding, or why it is not shown). Raises ParseError naming the file.");
   m.def("open_scene", &open_scene, nb::kw_only(), "width"_a = 1280, "height"_a = 720, "format"_a = "nv12",
         "frames"_a = nb::none(),
         "The built-in synthetic scene with its ground-truth overlays; endless unless `frames` is given.");

@@ -1,5 +1,5 @@
-// Fuzz target: the MCAP reader and the recording source on an in-memory
-// file. Any handoff::Error (ParseError) is an accepted outcome; a crash, a
+// Fuzz target: the MCAP reader, the recording source and the topic listing
+// on an in-memory file. Any handoff::Error (ParseError) is an accepted outcome; a crash, a
 // sanitizer report, a hang or another exception type is a bug.
 #include <handoff/media/error.hpp>
 #include <handoff/media/mcap.hpp>
@@ -80,5 +80,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::span<const std::uint8_t> bytes(data, size);
   read_messages(bytes);
   play(bytes);
+  try {
+    (void)list_recording_topics_memory(bytes, "fuzz.mcap");  // handoff-view FILE --list
+  } catch (const handoff::Error&) {
+  }
   return 0;
 }

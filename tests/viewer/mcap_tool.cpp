@@ -275,6 +275,9 @@ int dump(const Args& a) {
     j << (i ? "," : "") << "{\"log_time\":" << src->log_time(i) << ",\"overlays\":"
       << (src->overlays_for(i, overlays) ? overlays_json(overlays) : "null") << "}";
   }
+  // What played anyway (a compressed image that does not decode), after playing.
+  j << "],\"played_warnings\":[";
+  for (std::size_t k = 0; k < src->warnings().size(); ++k) j << (k ? "," : "") << quoted(src->warnings()[k]);
   j << "]}";
   std::ofstream(dir / "recording.json") << j.str();
   return 0;

@@ -129,7 +129,9 @@ void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
   cli.add_option("--attach", o.attach,
                  "show a live publisher's frames (handoff::Publisher in another process): a NAME in "
                  "$XDG_RUNTIME_DIR/handoff, or a socket PATH");
-  cli.add_flag("--list", o.list, "list the live publishers in $XDG_RUNTIME_DIR/handoff and exit");
+  cli.add_flag("--list,--topics", o.list,
+               "with a recording FILE: list its topics (type, messages, rate, shown or why not) and exit; "
+               "without: list the live publishers in $XDG_RUNTIME_DIR/handoff and exit");
   cli.add_flag("--quiet", o.quiet, "no notices on stderr");
   cli.add_flag("--gl-debug", o.viewer.gl_debug,
                "GL debug contexts; any KHR_debug error makes the exit status 3 (tests)");

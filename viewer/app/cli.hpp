@@ -13,7 +13,7 @@ struct CommandLine {
   bool quiet = false;
   bool vk_debug = false;  // validation messages make the exit status 3
   std::string attach;     // --attach NAME|PATH: a live publisher instead of a source
-  bool list = false;      // --list: print the live publishers and exit
+  bool list = false;      // --list / --topics: print the live publishers (with a FILE: its topics) and exit
 };
 
 // Fills `out` from argv. Returns an exit status when the program should stop

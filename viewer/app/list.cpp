@@ -3,11 +3,13 @@
 // short look at its frames, when it publishes any), how it shares, the path.
 #include "list.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
 
 #include <handoff/live/endpoint.hpp>
+#include <handoff/media/recording.hpp>
 #include <handoff/subscriber.hpp>
 
 namespace handoff::app {
@@ -66,6 +68,26 @@ int list_publishers() {
     std::printf("%-20s pid %-6u live  %s  %s memory  %s\n", p.name.c_str(), p.pid, frames.c_str(),
                 std::string(to_string(p.memory)).c_str(), p.path.string().c_str());
   }
+  return 0;
+}
+
+int list_recording_topics(const std::string& path) {
+  const auto topics = media::list_recording_topics(path);
+  std::size_t topic_width = 5, type_width = 4;
+  for (const auto& t : topics) {
+    topic_width = std::max(topic_width, t.topic.size());
+    type_width = std::max(type_width, t.type.size());
+  }
+  std::printf("%-*s  %-*s  %8s  %9s  %s\n", int(topic_width), "TOPIC", int(type_width), "TYPE", "MESSAGES", "RATE",
+              "SHOWN");
+  for (const auto& t : topics) {
+    char rate[32] = "-";
+    if (t.rate > 0) std::snprintf(rate, sizeof rate, "%.2f Hz", t.rate);
+    const std::string kind(media::to_string(t.kind));
+    std::printf("%-*s  %-*s  %8llu  %9s  %s: %s\n", int(topic_width), t.topic.c_str(), int(type_width), t.type.c_str(),
+                static_cast<unsigned long long>(t.messages), rate, kind.c_str(), t.note.c_str());
+  }
+  if (topics.empty()) std::printf("(no topics)\n");
   return 0;
 }
 

@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
   app::CommandLine cl;
   if (const auto rc = app::parse_command_line(argc, argv, cl)) return *rc;
   try {
-    if (cl.list) return app::list_publishers();
+    if (cl.list) return cl.play.file.empty() ? app::list_publishers() : app::list_recording_topics(cl.play.file);
     return run(cl);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "handoff-view: %s\n", e.what());

@@ -337,6 +337,30 @@ class RecordingSource : public FrameSource {
 // the one storage file played).
 std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& path,
                                                 const RecordingOpenOptions& options = {});
+// One topic of a recording as `handoff-view FILE --list` prints it.
+struct RecordingTopicListing {
+  enum class Kind : std::uint8_t { Image, Overlay, NotShown };
+  std::string topic;
+  std::string type;      // the schema name or ROS 2 type ("sensor_msgs/msg/Image")
+  std::string encoding;  // of its messages ("cdr", "protobuf")
+  std::uint64_t messages = 0;
+  double rate = 0;       // messages per second from the first to the last log time (0 below 2 messages)
+  Kind kind = Kind::NotShown;
+  // Image: its first message's format ("rgb8", "jpeg"); Overlay: what it
+  // draws; NotShown: why not (an unknown type, an unsupported encoding, a
+  // first message that does not decode).
+  std::string note;
+};
+std::string_view to_string(RecordingTopicListing::Kind kind);  // "image", "overlay", "not shown"
+
+// Every topic of a recording (MCAP, .db3, rosbag2 folder), sorted by topic
+// name, each with whether handoff shows it (judged by its type and its first
+// message). Works for recordings with no image topic at all. ParseError for
+// a file that cannot be read (as open_recording).
+std::vector<RecordingTopicListing> list_recording_topics(const std::filesystem::path& path);
+std::vector<RecordingTopicListing> list_recording_topics_memory(std::span<const std::uint8_t> bytes,
+                                                                std::string name = "<memory>");
+
 // Same over bytes in memory (copied). For tests and fuzzing.
 std::unique_ptr<RecordingSource> open_recording_memory(std::span<const std::uint8_t> bytes,
                                                        std::string name = "<memory>",

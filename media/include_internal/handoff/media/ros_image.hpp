@@ -3,6 +3,7 @@
 // read into the RawImageView the recording code copies from, and the
 // byte-order swap of 16-bit and float samples stored big-endian.
 #include <handoff/media/cdr.hpp>
+#include <handoff/media/image_codec.hpp>
 #include <handoff/media/recording.hpp>
 
 #include <optional>
@@ -12,10 +13,15 @@
 namespace handoff::media::ros {
 
 inline constexpr std::string_view kImageType = "sensor_msgs/Image";  // normalised (the schema says sensor_msgs/msg/Image)
+inline constexpr std::string_view kCompressedImageType = "sensor_msgs/CompressedImage";
+
+// An image topic's type: sensor_msgs/Image or sensor_msgs/CompressedImage (any spelling).
+bool is_image_type(std::string_view type);
 
 struct ImageView {
   RawImageView image;  // width, height, step, encoding, data (pointing into the message bytes), header stamp
   bool big_endian = false;  // is_bigendian
+  bool compressed = false;  // a CompressedImage, its picture decoded (fields named "CompressedImage.*")
 };
 
 // Reads a decoded sensor_msgs/Image. ParseError naming the field (from the
@@ -26,6 +32,17 @@ ImageView image_view(const CdrMessage& m);
 // mono16 16UC1 32FC1 yuv422 (uyvy byte order) uyvy yuv422_yuy2 yuyv nv12;
 // std::nullopt for others (bayer_*, 8UC3, ...). image_encodings() lists them.
 std::optional<PixelFormat> image_format(std::string_view encoding);
+
+// Reads a decoded sensor_msgs/Image or CompressedImage. A CompressedImage's
+// data is decoded into `picture` (JPEG, PNG; the view then points into it,
+// encoding "rgb8", "mono8" or "mono16") unless `pixels` is false (only the
+// header stamp is wanted). ParseError at `where` naming the field
+// (CompressedImage.format, CompressedImage.data) when it does not decode.
+ImageView any_image_view(const CdrMessage& m, DecodedPicture& picture, const MessagePlace& where, bool pixels = true);
+
+// What a frame whose image cannot be shown becomes (a compressed image that
+// does not decode: the recording plays on): black, `info`'s format and size.
+void blank_frame(const SourceInfo& info, const FrameWriteTarget& target);
 std::string image_encodings();
 
 // Checks an image against the stream (as check_raw_image, fields named

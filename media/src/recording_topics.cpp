@@ -1,0 +1,232 @@
+// Every topic of a recording, with whether handoff shows it and why not
+// (handoff-view FILE --list): judged by the topic's type, its message
+// encoding and its first message, decoded as playing it would.
+#include "mcap_format.hpp"
+#include "rosbag_db3.hpp"
+
+#include <handoff/media/error.hpp>
+#include <handoff/media/image_codec.hpp>
+#include <handoff/media/recording.hpp>
+#include <handoff/media/ros_image.hpp>
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+namespace handoff::media {
+namespace {
+
+using Kind = RecordingTopicListing::Kind;
+
+// A topic as found, before it is judged.
+struct Found {
+  RecordingTopicListing listing;
+  std::uint64_t first = 0, last = 0;     // log times
+  std::string schema_encoding;           // "ros2msg", "protobuf", "" (db3: from message_definitions)
+  std::string definition;                // a ros2msg definition text ("" : the built-in one)
+  std::vector<std::uint8_t> first_message;
+};
+
+const std::string kShown =
+    "foxglove.RawImage, foxglove.CompressedImage, sensor_msgs/msg/Image and sensor_msgs/msg/CompressedImage";
+
+void set(RecordingTopicListing& l, Kind kind, std::string note) {
+  l.kind = kind;
+  l.note = std::move(note);
+}
+
+// A ROS 2 image topic: its first message decoded by definition.
+void judge_ros_image(Found& f, const std::string& file) {
+  RecordingTopicListing& l = f.listing;
+  if (l.encoding != "cdr") return set(l, Kind::NotShown, "message encoding " + mcap::detail::quoted(l.encoding) + " (handoff reads cdr)");
+  const auto definition = f.definition.empty() ? ros::MessageDefinition::builtin(l.type)
+                                               : ros::MessageDefinition::parse(l.type, f.definition, file);
+  const ros::CdrMessage m = ros::CdrMessage::decode(definition, f.first_message, {file, "topic " + l.topic + ": message 0"});
+  if (ros::normalize_type_name(l.type) == ros::kCompressedImageType) {
+    const std::string format(m.at("format").as_string());
+    if (!image_codec(format)) return set(l, Kind::NotShown, "unsupported format " + mcap::detail::quoted(format) + " (handoff decodes jpeg and png)");
+    return set(l, Kind::Image, format);
+  }
+  const std::string encoding(m.at("encoding").as_string());
+  if (!ros::image_format(encoding)) return set(l, Kind::NotShown, "unsupported encoding " + mcap::detail::quoted(encoding));
+  set(l, Kind::Image, encoding);
+}
+
+void judge_raw_image(Found& f, const std::string& file, const std::vector<std::string>& image_topics) {
+  RecordingTopicListing& l = f.listing;
+  if (l.encoding != "protobuf") return set(l, Kind::NotShown, "message encoding " + mcap::detail::quoted(l.encoding) + " (handoff reads protobuf)");
+  for (const std::string& t : image_topics) {
+    if (layer_topic_index(t, l.topic)) return set(l, Kind::Overlay, "layer of " + t);
+  }
+  const std::string where = "topic " + l.topic + ": message 0";
+  const RawImageView image = parse_raw_image(f.first_message, {file, [&] { return where; }});
+  if (!raw_image_format(image.encoding)) return set(l, Kind::NotShown, "unsupported encoding " + mcap::detail::quoted(image.encoding));
+  set(l, Kind::Image, std::string(image.encoding));
+}
+
+void judge_foxglove_compressed(Found& f, const std::string& file) {
+  RecordingTopicListing& l = f.listing;
+  if (l.encoding != "protobuf") return set(l, Kind::NotShown, "message encoding " + mcap::detail::quoted(l.encoding) + " (handoff reads protobuf)");
+  const std::string where = "topic " + l.topic + ": message 0";
+  const CompressedImageView c = parse_compressed_image(f.first_message, {file, [&] { return where; }});
+  if (!image_codec(c.format)) return set(l, Kind::NotShown, "unsupported format " + mcap::detail::quoted(c.format) + " (handoff decodes jpeg and png)");
+  set(l, Kind::Image, std::string(c.format));
+}
+
+void judge(Found& f, const std::string& file, const std::vector<std::string>& image_topics) {
+  RecordingTopicListing& l = f.listing;
+  if (l.messages > 1 && f.last > f.first) l.rate = double(l.messages - 1) * 1e9 / double(f.last - f.first);
+  const bool image = l.type == kRawImageSchema || l.type == kCompressedImageSchema || ros::is_image_type(l.type);
+  if (l.type == kImageAnnotationsSchema) return set(l, Kind::Overlay, "annotations");
+  if (!image) return set(l, Kind::NotShown, "type " + mcap::detail::quoted(l.type) + " is not an image type (handoff shows " + kShown + ")");
+  if (l.messages == 0) return set(l, Kind::NotShown, "no messages");
+  try {
+    if (l.type == kRawImageSchema) judge_raw_image(f, file, image_topics);
+    else if (l.type == kCompressedImageSchema) judge_foxglove_compressed(f, file);
+    else judge_ros_image(f, file);
+  } catch (const Error& e) {  // ParseError: the first message does not decode
+    set(l, Kind::NotShown, e.what());
+  }
+}
+
+std::vector<RecordingTopicListing> judge_all(std::vector<Found>& found, const std::string& file) {
+  std::vector<std::string> image_topics;
+  for (const Found& f : found)
+    if (f.listing.type == kRawImageSchema) image_topics.push_back(f.listing.topic);
+  std::vector<RecordingTopicListing> out;
+  for (Found& f : found) {
+    judge(f, file, image_topics);
+    out.push_back(std::move(f.listing));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.topic < b.topic; });
+  return out;
+}
+
+std::vector<RecordingTopicListing> list_mcap(mcap::Reader& reader) {
+  std::map<std::string, Found> by_topic;  // channels of one topic together
+  for (const auto& [id, ch] : reader.channels()) {
+    const auto s = reader.schemas().find(ch.schema_id);
+    Found& f = by_topic[ch.topic];
+    RecordingTopicListing& l = f.listing;
+    const auto& refs = reader.messages(id);
+    if (l.topic.empty()) {
+      l.topic = ch.topic;
+      l.type = s == reader.schemas().end() ? "(no schema)" : s->second.name;
+      l.encoding = ch.message_encoding;
+      if (s != reader.schemas().end()) {
+        f.schema_encoding = s->second.encoding;
+        f.definition.assign(s->second.data.begin(), s->second.data.end());
+      }
+      if (!refs.empty()) f.first = f.last = refs.front().log_time;
+    }
+    for (const mcap::MessageRef& r : refs) {
+      if (f.first_message.empty() || r.log_time < f.first) {
+        f.first = r.log_time;
+        const mcap::MessageView m = reader.read(r);
+        f.first_message.assign(m.data.begin(), m.data.end());
+      }
+      f.last = std::max(f.last, r.log_time);
+    }
+    l.messages += refs.size();
+  }
+  std::vector<Found> found;
+  for (auto& [topic, f] : by_topic) {
+    if (ros::is_image_type(f.listing.type) && f.schema_encoding != "ros2msg") f.definition.clear();
+    found.push_back(std::move(f));
+  }
+  return judge_all(found, reader.name());
+}
+
+// --- .db3 -------------------------------------------------------------------------
+
+struct Db {
+  sqlite3* db = nullptr;
+  ~Db() { sqlite3_close(db); }
+};
+struct Stmt {
+  sqlite3_stmt* s = nullptr;
+  ~Stmt() { sqlite3_finalize(s); }
+};
+
+std::string text(sqlite3_stmt* s, int i) {
+  const auto* p = sqlite3_column_text(s, i);
+  return p ? std::string(reinterpret_cast<const char*>(p), std::size_t(sqlite3_column_bytes(s, i))) : std::string();
+}
+
+void prepare(const Db& db, const std::string& file, const char* sql, Stmt& out) {
+  if (sqlite3_prepare_v2(db.db, sql, -1, &out.s, nullptr) != SQLITE_OK)
+    throw ParseError(file, "", "sqlite", std::string("reading the bag (") + sql + "): " + sqlite3_errmsg(db.db));
+}
+
+// The ros2msg definition of `type` in message_definitions (rosbag2 Iron on), else "".
+std::string db3_definition(const Db& db, const std::string& type) {
+  Stmt s;
+  const char* sql = "SELECT encoding, encoded_message_definition FROM message_definitions WHERE topic_type = ?";
+  if (sqlite3_prepare_v2(db.db, sql, -1, &s.s, nullptr) != SQLITE_OK) return {};
+  sqlite3_bind_text(s.s, 1, type.c_str(), -1, SQLITE_TRANSIENT);
+  return sqlite3_step(s.s) == SQLITE_ROW && text(s.s, 0) == "ros2msg" ? text(s.s, 1) : std::string();
+}
+
+std::vector<RecordingTopicListing> list_db3(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  Db db;
+  if (sqlite3_open_v2(file.c_str(), &db.db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK)
+    throw ParseError(file, "", "sqlite", std::string("cannot open: ") + sqlite3_errmsg(db.db));
+  Stmt topics, stats, first;
+  prepare(db, file, "SELECT id, name, type, serialization_format FROM topics ORDER BY id", topics);
+  prepare(db, file, "SELECT count(*), min(timestamp), max(timestamp) FROM messages WHERE topic_id = ?", stats);
+  prepare(db, file, "SELECT data FROM messages WHERE topic_id = ? ORDER BY timestamp, id LIMIT 1", first);
+  std::vector<Found> found;
+  while (sqlite3_step(topics.s) == SQLITE_ROW) {
+    Found f;
+    const std::int64_t id = sqlite3_column_int64(topics.s, 0);
+    f.listing.topic = text(topics.s, 1);
+    f.listing.type = text(topics.s, 2);
+    f.listing.encoding = text(topics.s, 3);
+    sqlite3_bind_int64(stats.s, 1, id);
+    if (sqlite3_step(stats.s) == SQLITE_ROW) {
+      f.listing.messages = std::uint64_t(sqlite3_column_int64(stats.s, 0));
+      f.first = std::uint64_t(sqlite3_column_int64(stats.s, 1));
+      f.last = std::uint64_t(sqlite3_column_int64(stats.s, 2));
+    }
+    sqlite3_reset(stats.s);
+    sqlite3_bind_int64(first.s, 1, id);
+    if (sqlite3_step(first.s) == SQLITE_ROW) {
+      const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(first.s, 0));
+      f.first_message.assign(blob, blob + sqlite3_column_bytes(first.s, 0));
+    }
+    sqlite3_reset(first.s);
+    if (ros::is_image_type(f.listing.type)) f.definition = db3_definition(db, f.listing.type);
+    found.push_back(std::move(f));
+  }
+  if (const int rc = sqlite3_errcode(db.db); rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW)
+    throw ParseError(file, "", "sqlite", std::string("reading the topics table: ") + sqlite3_errmsg(db.db));
+  return judge_all(found, file);
+}
+
+}  // namespace
+
+std::string_view to_string(RecordingTopicListing::Kind kind) {
+  switch (kind) {
+    case Kind::Image: return "image";
+    case Kind::Overlay: return "overlay";
+    default: return "not shown";
+  }
+}
+
+std::vector<RecordingTopicListing> list_recording_topics(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return list_recording_topics(rosbag_storage_file(path));
+  std::string ext = path.extension().string();
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".db3" || is_sqlite_file(path)) return list_db3(path);
+  return list_mcap(*mcap::Reader::open(path));
+}
+
+std::vector<RecordingTopicListing> list_recording_topics_memory(std::span<const std::uint8_t> bytes, std::string name) {
+  return list_mcap(*mcap::Reader::open_memory(bytes, std::move(name)));
+}
+
+}  // namespace handoff::media
