@@ -104,6 +104,8 @@ VideoDecoder::VideoDecoder(VideoCodec codec, int threads) : s_(std::make_unique<
   s_->frame = av_frame_alloc();
   if (!s_->context || !s_->packet || !s_->frame) throw Error("libavcodec: out of memory");
   s_->context->thread_count = threads;
+  // A hostile SPS cannot make it allocate pictures past 8K (7680x4320).
+  s_->context->max_pixels = 7680 * 4320;
   // Bitstream errors fail the picture instead of being concealed: a corrupt
   // access unit is reported, not shown as a smeared frame.
   s_->context->err_recognition = AV_EF_EXPLODE | AV_EF_BITSTREAM;
