@@ -6,14 +6,21 @@ unit per message, written with `mcap` + `mcap-protobuf-support` and Foxglove's p
 CompressedVideo class. handoff.open plays them: every frame within 12 codes of the pattern
 encoded, equal to PyAV's own decoding of the same packets, in order, after seeks and in steps
 both ways; a corrupt access unit is an error naming the topic, the frame and the problem, and
-playback goes on at the next keyframe.
+playback goes on at the next keyframe, in handoff.open and in handoff-view (HANDOFF_VIEW_EXE),
+whose recording of what it showed the `mcap` packages read back.
 """
+import os
+import re
+import subprocess
 from fractions import Fraction
+from pathlib import Path
 
 import av
 import numpy as np
 import pytest
 from foxglove_schemas_protobuf.CompressedVideo_pb2 import CompressedVideo
+from mcap.reader import make_reader
+from mcap_protobuf.decoder import DecoderFactory
 from mcap_protobuf.writer import Writer as ProtobufWriter
 
 import handoff
@@ -129,3 +136,48 @@ def test_corrupt_access_unit_is_named_and_playback_goes_on(tmp_path, stream):
         src.read()
     assert src.position == 20
     check(src, 20, reference)
+
+
+VIEW = os.environ.get("HANDOFF_VIEW_EXE", "")
+
+
+def recorded_frames(path):
+    """The NV12 frames of handoff-view's recording as (Y, U, V) planes, read by the `mcap` packages."""
+    out = []
+    with open(path, "rb") as f:
+        reader = make_reader(f, decoder_factories=[DecoderFactory()], validate_crcs=True)
+        for schema, channel, _, img in reader.iter_decoded_messages(topics=["/handoff/view"]):
+            assert schema.name == "foxglove.RawImage" and img.encoding == "nv12" and (img.width, img.height) == (W, H)
+            rows = np.frombuffer(img.data, np.uint8).reshape(-1, img.step)
+            chroma = rows[H : H + H // 2, : W].reshape(H // 2, W // 2, 2)
+            out.append((rows[:H, :W], chroma[..., 0], chroma[..., 1]))
+    return out
+
+
+@pytest.mark.skipif(not VIEW or not Path(VIEW).is_file(), reason="handoff-view is not part of this build (HANDOFF_VIEW_EXE unset)")
+def test_handoff_view_plays_on_past_a_corrupt_access_unit(tmp_path, stream):
+    """handoff-view shows every decodable frame: frames 13..19 (a corrupt unit and its group) are left out, named once."""  # noqa: E501
+    codec, units, reference = stream
+    bad = bytearray(units[13])
+    bad[3 if bad[2] == 1 else 4] |= 0x80
+    write(tmp_path / "bad.mcap", units[:13] + [bytes(bad)] + units[14:], codec)
+    r = subprocess.run([VIEW, "--headless", tmp_path / "bad.mcap", "--record", tmp_path / "out.mcap"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert re.search(r'topic "/cam/video", frame 13: .*forbidden_zero_bit.*playback goes on at frame 20', r.stderr)
+    shown = list(range(13)) + list(range(20, N))
+    assert re.search(rf"handoff-view: {len(shown)} frames {W}x{H} nv12", r.stderr), r.stderr
+    # The recorder may leave displayed frames out under load (it says how many); those it kept are
+    # the frames shown, in order, each equal to PyAV's decoding of its access unit.
+    m = re.search(r"recorded (\d+) frames to .* \((\d+) displayed frames left out", r.stderr)
+    assert m and int(m.group(1)) + int(m.group(2)) == len(shown), r.stderr
+    frames = recorded_frames(tmp_path / "out.mcap")
+    assert len(frames) == int(m.group(1)) > 0
+    at = 0
+    for planes in frames:
+        def diff(i):
+            return max(np.abs(a.astype(int) - b.astype(int)).max() for a, b in zip(planes, reference[i]))
+        while at < len(shown) and diff(shown[at]) > 1:
+            at += 1
+        assert at < len(shown), "a recorded frame is none of the frames expected, in order"
+        at += 1
