@@ -9,9 +9,11 @@ The stream: PyAV's libx264 (veryfast, no B-frames, a keyframe every 60 frames) o
 handoff: handoff.open(...) reading every frame into NV12 (libavcodec, its own thread choice);
 baseline: `mpv --vo=null --untimed --ao=null --hwdec=no stream.h264` (Debian's libavcodec too,
 decoding and discarding every frame). Both run on the same machine one after the other, RUNS
-times; medians are reported.
+times; medians of wall time and of CPU time (user + system, the steadier figure on a shared
+machine) are reported.
 """
 import argparse
+import resource
 import shutil
 import statistics
 import subprocess
@@ -57,19 +59,25 @@ def write(work, units):
         w.finish()
 
 
+def cpu(who):
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
 def handoff_seconds(path, n):
-    t0 = time.perf_counter()
+    """(wall, CPU) seconds to open the recording and read every frame."""
+    t0, c0 = time.perf_counter(), cpu(resource.RUSAGE_SELF)
     src = handoff.open(path)
     count = sum(1 for _ in src)
     assert count == n, count
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, cpu(resource.RUSAGE_SELF) - c0
 
 
 def mpv_seconds(path):
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu(resource.RUSAGE_CHILDREN)
     subprocess.run(["mpv", "--no-config", "--vo=null", "--ao=null", "--untimed", "--hwdec=no", "--really-quiet",
                     "--demuxer-lavf-format=h264", str(path)], check=True)
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, cpu(resource.RUSAGE_CHILDREN) - c0
 
 
 def main():
@@ -86,16 +94,18 @@ def main():
         rows = []
         for _ in range(a.runs):  # interleaved, so drift in a shared machine's load hits both
             rows.append((handoff_seconds(work / "stream.mcap", a.frames), mpv_seconds(work / "stream.h264")))
-        h = statistics.median(r[0] for r in rows)
-        m = statistics.median(r[1] for r in rows)
+        h = statistics.median(r[0][0] for r in rows)
+        m = statistics.median(r[1][0] for r in rows)
+        hc = statistics.median(r[0][1] for r in rows)
+        mc = statistics.median(r[1][1] for r in rows)
         size = (work / "stream.h264").stat().st_size
         print(f"### Compressed video playback (1080p H.264, {a.frames} frames, {size / a.frames / 1024:.0f} KiB/frame)\n")
-        print("| player | median s | frames/s |")
-        print("|---|---|---|")
-        print(f"| handoff.open, every frame to NV12 | {h:.2f} | {a.frames / h:.1f} |")
-        print(f"| mpv --vo=null --untimed (baseline) | {m:.2f} | {a.frames / m:.1f} |")
-        print(f"\nratio handoff / mpv (frames/s): {m / h:.2f} (runs: " +
-              ", ".join(f"{x:.2f}/{y:.2f}" for x, y in rows) + ")")
+        print("| player | median wall s | frames/s | median CPU s | CPU ms/frame |")
+        print("|---|---|---|---|---|")
+        print(f"| handoff.open, every frame to NV12 | {h:.2f} | {a.frames / h:.1f} | {hc:.2f} | {1000 * hc / a.frames:.1f} |")
+        print(f"| mpv --vo=null --untimed (baseline) | {m:.2f} | {a.frames / m:.1f} | {mc:.2f} | {1000 * mc / a.frames:.1f} |")
+        print(f"\nratio handoff / mpv: frames/s {m / h:.2f}, CPU per frame {mc / hc:.2f} (wall runs handoff/mpv: " +
+              ", ".join(f"{x[0]:.2f}/{y[0]:.2f}" for x, y in rows) + ")")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
