@@ -3,6 +3,7 @@
 // with the image's timestamp (matched as Foxglove's image panel does), logged
 // near it.
 #include "mcap_format.hpp"
+#include "recording_video.hpp"
 #include "rosbag_db3.hpp"
 
 #include <handoff/media/image_codec.hpp>
@@ -46,6 +47,9 @@ constexpr ExpectedField kRawImageFields[] = {
 constexpr ExpectedField kCompressedImageFields[] = {{"timestamp", 1, FieldDescriptorProto::TYPE_MESSAGE},
                                                    {"data", 2, FieldDescriptorProto::TYPE_BYTES},
                                                    {"format", 3, FieldDescriptorProto::TYPE_STRING}};
+constexpr ExpectedField kCompressedVideoFields[] = {
+    {"timestamp", 1, FieldDescriptorProto::TYPE_MESSAGE}, {"frame_id", 2, FieldDescriptorProto::TYPE_STRING},
+    {"data", 3, FieldDescriptorProto::TYPE_BYTES},        {"format", 4, FieldDescriptorProto::TYPE_STRING}};
 constexpr ExpectedField kAnnotationFields[] = {{"circles", 1, FieldDescriptorProto::TYPE_MESSAGE},
                                                {"points", 2, FieldDescriptorProto::TYPE_MESSAGE},
                                                {"texts", 3, FieldDescriptorProto::TYPE_MESSAGE}};
@@ -88,7 +92,8 @@ void check_descriptor(const std::string& file, const mcap::Schema& s, std::span<
 // A ROS 2 sensor_msgs/msg/Image or CompressedImage schema (spelled with or without "/msg/").
 bool is_ros_image(std::string_view schema) { return ros::is_image_type(schema); }
 bool is_image_schema(std::string_view schema) {
-  return schema == kRawImageSchema || schema == kCompressedImageSchema || is_ros_image(schema);
+  return schema == kRawImageSchema || schema == kCompressedImageSchema || schema == kCompressedVideoSchema ||
+         is_ros_image(schema);
 }
 
 // One image message read into the RawImage view (pixels not copied).
@@ -147,6 +152,7 @@ class RecordingSourceImpl final : public RecordingSource {
   void read_frame(const mcap::MessageRef& ref, const FrameWriteTarget& target);
   void choose_topics(const RecordingOpenOptions& options);
   void read_first_frame();
+  void open_video();
   // Matching overlays to frames by timestamp (RecordingSource's comment).
   void remember_key(std::size_t index, const RawImageView& image) const;
   std::uint64_t image_key(std::size_t index) const;
@@ -195,6 +201,7 @@ class RecordingSourceImpl final : public RecordingSource {
   mutable std::uint64_t frame_key_ = 0;
   mutable std::vector<std::optional<std::uint64_t>> annotation_keys_;
   std::vector<LayerTopic> layer_topics_;            // by layer index
+  std::unique_ptr<VideoTrack> video_;               // a foxglove.CompressedVideo topic
   mutable std::set<std::string> layer_warnings_;    // each bad layer logged once
 };
 
@@ -252,6 +259,7 @@ std::vector<mcap::MessageRef> RecordingSourceImpl::topic_messages(const std::str
       check_descriptor(reader_->name(), s->second,
                        schema == kRawImageSchema          ? Fields(kRawImageFields)
                        : schema == kCompressedImageSchema ? Fields(kCompressedImageFields)
+                       : schema == kCompressedVideoSchema ? Fields(kCompressedVideoFields)
                                                           : Fields(kAnnotationFields));
       if (schema == kCompressedImageSchema) foxglove_compressed_.insert(ch.id);
     }
@@ -280,6 +288,13 @@ void RecordingSourceImpl::check_ros_channel(const mcap::Channel& ch, const mcap:
 
 DecodedImage RecordingSourceImpl::decode_image(const mcap::MessageRef& ref, std::span<const std::uint8_t> bytes,
                                                const MessagePlace& where, bool pixels) const {
+  if (video_) {  // a CompressedVideo: only its timestamp is read here (overlay matching)
+    const CompressedVideoView v = parse_compressed_video(bytes, where);
+    RawImageView image;
+    image.has_timestamp = v.has_timestamp;
+    image.timestamp_ns = v.timestamp_ns;
+    return {image};
+  }
   if (foxglove_compressed_.count(ref.channel)) {
     const CompressedImageView c = parse_compressed_image(bytes, where);
     if (!pixels) return {RawImageView{.has_timestamp = c.has_timestamp, .timestamp_ns = c.timestamp_ns}, false, false, true};
@@ -310,7 +325,7 @@ void RecordingSourceImpl::choose_topics(const RecordingOpenOptions& options) {
   }
   std::string list;
   for (const auto& t : topics_) list += (list.empty() ? "" : ", ") + t.topic;
-  if (topics_.empty()) throw ParseError(reader_->name(), "", "topic", "the recording has no foxglove.RawImage, foxglove.CompressedImage, sensor_msgs/msg/Image or CompressedImage channel");
+  if (topics_.empty()) throw ParseError(reader_->name(), "", "topic", "the recording has no foxglove.RawImage, foxglove.CompressedImage, foxglove.CompressedVideo, sensor_msgs/msg/Image or CompressedImage channel");
   topic_ = options.topic.empty() ? topics_.front().topic : options.topic;
   if (std::none_of(topics_.begin(), topics_.end(), [&](const auto& t) { return t.topic == topic_; })) {
     throw ParseError(reader_->name(), "", "topic", "no image topic " + mcap::detail::quoted(topic_) + " (image topics: " + list + ")");
@@ -338,6 +353,8 @@ void RecordingSourceImpl::choose_topics(const RecordingOpenOptions& options) {
 }
 
 void RecordingSourceImpl::read_first_frame() {
+  if (reader_->schemas().at(reader_->channels().at(frames_.front().channel).schema_id).name == kCompressedVideoSchema)
+    return open_video();
   const mcap::MessageRef& ref = frames_.front();
   const MessagePlace where = place(ref);
   const mcap::MessageView m = reader_->read(ref);
@@ -365,9 +382,40 @@ void RecordingSourceImpl::read_first_frame() {
   info_.frame_count = std::int64_t(frames_.size());
 }
 
+// A CompressedVideo topic: NV12 frames of the decoded pictures' size, the
+// colours the stream signals (else the channel's, else the default).
+void RecordingSourceImpl::open_video() {
+  video_ = std::make_unique<VideoTrack>(*reader_, frames_, [this](std::size_t i) {
+    return "topic " + mcap::detail::quoted(topic_) + ", " + place(frames_[i]).location();
+  });
+  const PictureInfo& p = video_->first_picture();
+  info_.format = PixelFormat::NV12;
+  info_.width = p.width;
+  info_.height = p.height;
+  for (const auto& [id, ch] : reader_->channels()) {
+    Colorimetry c = colorimetry_from_metadata(ch.metadata, p.height);
+    c.matrix = p.matrix.value_or(c.matrix);
+    c.range = p.range.value_or(c.range);
+    colorimetry_[id] = c;
+  }
+  info_.colorimetry = colorimetry_.at(frames_.front().channel);
+  info_.rate = estimate_rate(frames_);
+  info_.frame_count = std::int64_t(frames_.size());
+}
+
 bool RecordingSourceImpl::read_into(const FrameWriteTarget& target) {
   if (position_ >= std::int64_t(frames_.size())) return false;
   check_target(info_, target);
+  if (video_) {
+    try {
+      video_->read(std::size_t(position_), target);
+    } catch (const ParseError&) {
+      position_ = std::int64_t(video_->next_keyframe(std::size_t(position_)));  // playback goes on there
+      throw;
+    }
+    ++position_;
+    return true;
+  }
   const mcap::MessageRef& ref = frames_[std::size_t(position_)];
   try {
     read_frame(ref, target);

@@ -2,6 +2,7 @@
 // (handoff-view FILE --list): judged by the topic's type, its message
 // encoding and its first message, decoded as playing it would.
 #include "mcap_format.hpp"
+#include "recording_video.hpp"
 #include "rosbag_db3.hpp"
 
 #include <handoff/media/error.hpp>
@@ -30,7 +31,8 @@ struct Found {
 };
 
 const std::string kShown =
-    "foxglove.RawImage, foxglove.CompressedImage, sensor_msgs/msg/Image and sensor_msgs/msg/CompressedImage";
+    "foxglove.RawImage, foxglove.CompressedImage, foxglove.CompressedVideo, sensor_msgs/msg/Image and "
+    "sensor_msgs/msg/CompressedImage";
 
 void set(RecordingTopicListing& l, Kind kind, std::string note) {
   l.kind = kind;
@@ -75,16 +77,27 @@ void judge_foxglove_compressed(Found& f, const std::string& file) {
   set(l, Kind::Image, std::string(c.format));
 }
 
+void judge_compressed_video(Found& f, const std::string& file) {
+  RecordingTopicListing& l = f.listing;
+  if (l.encoding != "protobuf") return set(l, Kind::NotShown, "message encoding " + mcap::detail::quoted(l.encoding) + " (handoff reads protobuf)");
+  const std::string where = "topic " + l.topic + ": message 0";
+  const CompressedVideoView v = parse_compressed_video(f.first_message, {file, [&] { return where; }});
+  if (!video_codec(v.format)) return set(l, Kind::NotShown, "unsupported format " + mcap::detail::quoted(v.format) + " (handoff decodes h264 and h265)");
+  set(l, Kind::Image, std::string(v.format));
+}
+
 void judge(Found& f, const std::string& file, const std::vector<std::string>& image_topics) {
   RecordingTopicListing& l = f.listing;
   if (l.messages > 1 && f.last > f.first) l.rate = double(l.messages - 1) * 1e9 / double(f.last - f.first);
-  const bool image = l.type == kRawImageSchema || l.type == kCompressedImageSchema || ros::is_image_type(l.type);
+  const bool image = l.type == kRawImageSchema || l.type == kCompressedImageSchema ||
+                     l.type == kCompressedVideoSchema || ros::is_image_type(l.type);
   if (l.type == kImageAnnotationsSchema) return set(l, Kind::Overlay, "annotations");
   if (!image) return set(l, Kind::NotShown, "type " + mcap::detail::quoted(l.type) + " is not an image type (handoff shows " + kShown + ")");
   if (l.messages == 0) return set(l, Kind::NotShown, "no messages");
   try {
     if (l.type == kRawImageSchema) judge_raw_image(f, file, image_topics);
     else if (l.type == kCompressedImageSchema) judge_foxglove_compressed(f, file);
+    else if (l.type == kCompressedVideoSchema) judge_compressed_video(f, file);
     else judge_ros_image(f, file);
   } catch (const Error& e) {  // ParseError: the first message does not decode
     set(l, Kind::NotShown, e.what());

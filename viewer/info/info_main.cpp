@@ -1,11 +1,12 @@
 // handoff-info: prints the CUDA state (and why), the headless GL renderer with
 // its interop extensions, the Vulkan devices, and "same GPU" lines comparing
-// device UUIDs. Exits 0 whatever it finds; 2 for a bad command line.
+// device UUIDs, and the video decoders (software, NVDEC). Exits 0 whatever it finds; 2 for a bad command line.
 //   handoff-info [--cuda-device N]
 #include <handoff/cuda.hpp>
 #include <handoff/cuda_egl.hpp>
 #include <handoff/gl_worker.hpp>
 #include <handoff/log.hpp>
+#include <handoff/media/video_decoder.hpp>
 #ifdef HANDOFF_HAVE_VULKAN
 #include <handoff/vk_context.hpp>
 #endif
@@ -179,6 +180,7 @@ int main(int argc, char** argv) {
   const auto vk = print_vulkan();
   print_same_gpu(gl, cuda, "CUDA");
   print_same_gpu(gl, vk, "Vulkan");
+  for (const auto& [name, state] : handoff::media::video_decoders_report()) line(name, state);
   if (handoff::cuda::driver().usable()) {
     if (cuda.empty())
       line("Frame path", "host mapping of GL buffers (CUDA device " + std::to_string(cuda_device) + " not found)");

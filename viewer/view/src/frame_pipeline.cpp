@@ -5,6 +5,7 @@
 
 #include <handoff/error.hpp>
 #include <handoff/log.hpp>
+#include <handoff/media/error.hpp>
 
 #include "bounded_wait.hpp"
 
@@ -126,6 +127,7 @@ void FramePipeline::produce() noexcept {
     if (stop_) return;
     const std::uint64_t gen = generation_;
     std::optional<std::size_t> slot;
+    std::int64_t before = -1;  // the source's position before this frame
     try {
       if (seek_to_ >= 0) {
         apply_seek(lock);
@@ -140,15 +142,32 @@ void FramePipeline::produce() noexcept {
         continue;
       }
       lock.unlock();
+      before = source_->position();
       fill_slot(*slots_[*slot], gen, lock);
     } catch (...) {
       if (!lock.owns_lock()) lock.lock();
       // The slot goes back to the ring, whatever failed (a refused reuse gate gave it back already).
       if (slot && ring_->info(*slot).state == SlotRing::State::Claimed) ring_->unclaim(*slot);
-      // An error from before a seek() belongs to frames nobody will see.
-      if (gen == generation_) error_ = std::current_exception();
+      // An error from before a seek() belongs to frames nobody will see. A
+      // bad frame the source skipped past (a compressed video going on at its
+      // next keyframe) is logged, and playback goes on.
+      if (gen == generation_ && !skipped_bad_frame(before)) error_ = std::current_exception();
     }
     cv_.notify_all();
+  }
+}
+
+// True when the exception in flight is a ParseError after which the source
+// moved past the frame it failed on; logs it then.
+bool FramePipeline::skipped_bad_frame(std::int64_t before) {
+  if (before < 0 || source_->position() <= before) return false;
+  try {
+    throw;
+  } catch (const media::ParseError& e) {
+    log(LogLevel::Error, e.what());
+    return true;
+  } catch (...) {
+    return false;
   }
 }
 

@@ -94,6 +94,7 @@ class FramePipeline {
  private:
   void produce() noexcept;
   std::optional<std::size_t> claim_slot();  // nullopt: stopped
+  bool skipped_bad_frame(std::int64_t before);
   void apply_seek(std::unique_lock<std::mutex>& lock);
   void fill_slot(FrameSlot& slot, std::uint64_t generation, std::unique_lock<std::mutex>& lock);
   void write_frame(FrameSlot& slot, bool& ok, std::int64_t& index);

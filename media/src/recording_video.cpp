@@ -1,0 +1,199 @@
+// foxglove.CompressedVideo playback (recording_video.hpp): the message read
+// with protobuf's wire-format primitives (the access unit is not copied), a
+// keyframe index built on open, and decoding restarted at the keyframe at or
+// before a frame whenever the decoder is not already on its way to it.
+#include "recording_video.hpp"
+
+#include "mcap_format.hpp"
+
+#include <handoff/media/error.hpp>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+
+#include <algorithm>
+#include <climits>
+
+namespace handoff::media {
+namespace {
+
+using google::protobuf::io::CodedInputStream;
+using WFL = google::protobuf::internal::WireFormatLite;
+
+// foxglove/CompressedVideo.proto's field numbers, and google.protobuf.Timestamp's.
+enum : int { kTimestamp = 1, kFrameId = 2, kData = 3, kFormat = 4 };
+enum : int { kSeconds = 1, kNanos = 2 };
+
+constexpr std::size_t kNone = std::size_t(-1);
+
+}  // namespace
+
+CompressedVideoView parse_compressed_video(std::span<const std::uint8_t> bytes, const MessagePlace& where) {
+  auto fail = [&](const std::string& detail) {
+    throw ParseError(std::string(where.file), where.location(), "CompressedVideo", detail);
+  };
+  if (bytes.size() > std::size_t(INT_MAX)) fail("message larger than 2 GiB");
+  CodedInputStream in(bytes.data(), int(bytes.size()));
+  CompressedVideoView v;
+  while (const std::uint32_t tag = in.ReadTag()) {
+    const int field = WFL::GetTagFieldNumber(tag);
+    std::uint32_t n = 0;
+    if (WFL::GetTagWireType(tag) != WFL::WIRETYPE_LENGTH_DELIMITED || field < kTimestamp || field > kFormat) {
+      if (!WFL::SkipField(&in, tag)) fail("malformed field " + std::to_string(field));
+      continue;
+    }
+    if (!in.ReadVarint32(&n)) fail("truncated length");
+    const int at = in.CurrentPosition();
+    if (!in.Skip(int(n))) fail("a length-delimited field runs past the end of the message");
+    const auto s = bytes.subspan(std::size_t(at), n);
+    const std::string_view text(reinterpret_cast<const char*>(s.data()), s.size());
+    if (field == kFrameId) v.frame_id = text;
+    if (field == kFormat) v.format = text;
+    if (field == kData) v.data = s;
+    if (field == kTimestamp) {
+      CodedInputStream ts(s.data(), int(s.size()));
+      std::uint64_t seconds = 0, nanos = 0;
+      while (const std::uint32_t t = ts.ReadTag()) {
+        const int f = WFL::GetTagFieldNumber(t);
+        if (WFL::GetTagWireType(t) == WFL::WIRETYPE_VARINT && (f == kSeconds || f == kNanos)) {
+          if (!ts.ReadVarint64(f == kSeconds ? &seconds : &nanos)) fail("truncated timestamp");
+        } else if (!WFL::SkipField(&ts, t)) {
+          fail("malformed timestamp");
+        }
+      }
+      v.has_timestamp = true;
+      v.timestamp_ns = std::uint64_t(std::int64_t(seconds)) * 1'000'000'000u + std::uint64_t(std::int32_t(nanos));
+    }
+  }
+  if (!in.ConsumedEntireMessage() || in.CurrentPosition() != int(bytes.size())) fail("malformed protobuf message");
+  return v;
+}
+
+VideoTrack::VideoTrack(mcap::Reader& reader, const std::vector<mcap::MessageRef>& frames,
+                       std::function<std::string(std::size_t)> location)
+    : reader_(reader), frames_(frames), location_(std::move(location)) {
+  const MessagePlace unnamed{"", [] { return std::string(); }};  // the frame is named when it is played
+  std::optional<VideoCodec> codec;
+  for (std::size_t i = 0; i < frames_.size(); ++i) {
+    try {
+      const CompressedVideoView v = parse_compressed_video(reader_.read(frames_[i]).data, unnamed);
+      if (!codec) {
+        codec = video_codec(v.format);
+        if (!codec) {
+          throw ParseError(reader_.name(), location_(i), "CompressedVideo.format",
+                           "unsupported format " + mcap::detail::quoted(v.format) + " (supported: h264, h265)");
+        }
+        codec_ = *codec;
+      }
+      if (video_codec(v.format) != codec) {
+        bad_[i] = "CompressedVideo.format: " + mcap::detail::quoted(v.format) + ", but the stream is " +
+                  std::string(to_string(codec_));
+        continue;
+      }
+      const AccessUnitInfo au = scan_access_unit(codec_, v.data);
+      if (au.keyframe && au.parameter_sets) keyframes_.push_back(i);
+    } catch (const VideoDecodeError& e) {
+      bad_[i] = std::string("CompressedVideo.data: ") + e.what();
+    } catch (const ParseError& e) {
+      if (!codec && e.field() == "CompressedVideo.format") throw;
+      bad_[i] = e.what();
+    }
+  }
+  if (keyframes_.empty()) {
+    throw ParseError(reader_.name(), location_(0), "CompressedVideo.data",
+                     "the topic has no keyframe (an IDR / IRAP access unit carrying its parameter sets)");
+  }
+  decoder_ = std::make_unique<VideoDecoder>(codec_);
+  for (std::size_t k = 0;; ++k) {  // the first keyframe that decodes gives the stream's size
+    try {
+      position(keyframes_[k]);
+      first_ = decoder_->picture();
+      return;
+    } catch (const ParseError&) {
+      if (k + 1 == keyframes_.size()) throw;
+    }
+  }
+}
+
+std::span<const std::uint8_t> VideoTrack::access_unit(std::size_t index) {
+  const MessagePlace unnamed{"", [] { return std::string(); }};
+  return parse_compressed_video(reader_.read(frames_[index]).data, unnamed).data;
+}
+
+std::size_t VideoTrack::next_keyframe(std::size_t index) const {
+  const auto it = std::upper_bound(keyframes_.begin(), keyframes_.end(), index);
+  return it == keyframes_.end() ? frames_.size() : *it;
+}
+
+void VideoTrack::fail(std::size_t index, std::size_t bad, const std::string& what) {
+  bad_.emplace(bad, what);
+  fed_from_ = kNone;  // the decoder's state is not to be trusted
+  std::string detail = bad == index ? what : "depends on frame " + std::to_string(bad) + ", which is corrupt: " + what;
+  const std::size_t next = next_keyframe(bad);
+  detail += next < frames_.size() ? "; playback goes on at frame " + std::to_string(next) + " (the next keyframe)"
+                                   : "; no keyframe follows it";
+  throw ParseError(reader_.name(), location_(index), "", detail);
+}
+
+void VideoTrack::restart(std::size_t keyframe) {
+  decoder_->reset();
+  fed_from_ = fed_ = keyframe;
+  out_ = -1;
+  drained_ = false;
+}
+
+// Leaves the decoder's current picture at frame `index`.
+void VideoTrack::position(std::size_t index) {
+  const auto after = std::upper_bound(keyframes_.begin(), keyframes_.end(), index);
+  if (after == keyframes_.begin()) {
+    throw ParseError(reader_.name(), location_(index), "CompressedVideo.data",
+                     "comes before the topic's first keyframe (frame " + std::to_string(keyframes_.front()) +
+                         "), so it cannot be decoded; playback goes on there");
+  }
+  const std::size_t k = *std::prev(after);
+  if (const auto b = bad_.lower_bound(k); b != bad_.end() && b->first <= index) fail(index, b->first, b->second);
+  const bool on_the_way = fed_from_ != kNone && fed_from_ <= index && out_ < std::int64_t(index) && k < fed_ && !drained_;
+  if (!on_the_way) restart(k);
+  for (;;) {
+    std::optional<std::int64_t> got;
+    try {
+      got = decoder_->receive();
+    } catch (const VideoDecodeError& e) {
+      // Pictures come out in order: the one that failed is the next expected.
+      fail(index, std::size_t(out_ + 1 < std::int64_t(k) ? k : out_ + 1), std::string("CompressedVideo.data: ") + e.what());
+    }
+    if (got) {
+      out_ = *got;
+      if (out_ == std::int64_t(index)) return;
+      if (out_ > std::int64_t(index)) fail(index, index, "CompressedVideo.data: libavcodec gave no picture for it");
+      continue;
+    }
+    if (drained_) fail(index, index, "CompressedVideo.data: libavcodec gave no picture for it");
+    if (fed_ < frames_.size() && !bad_.count(fed_)) {
+      try {
+        decoder_->send(access_unit(fed_), std::int64_t(fed_));
+      } catch (const VideoDecodeError& e) {
+        fail(index, fed_, std::string("CompressedVideo.data: ") + e.what());
+      } catch (const ParseError& e) {
+        fail(index, fed_, e.what());
+      }
+      ++fed_;
+    } else {
+      decoder_->drain();
+      drained_ = true;
+    }
+  }
+}
+
+void VideoTrack::read(std::size_t index, const FrameWriteTarget& target) {
+  position(index);
+  const PictureInfo p = decoder_->picture();
+  if (p.width != first_.width || p.height != first_.height) {
+    fail(index, index, "CompressedVideo.data: the picture is " + std::to_string(p.width) + "x" +
+                           std::to_string(p.height) + ", but the stream is " + std::to_string(first_.width) + "x" +
+                           std::to_string(first_.height));
+  }
+  decoder_->copy_nv12(target);
+}
+
+}  // namespace handoff::media

@@ -1,0 +1,55 @@
+"""Writes the seed corpus of fuzz_video (tests/fuzz/corpus/video), run by hand:
+    .venv/bin/python tests/fuzz/make_video_seeds.py
+Streams are encoded by PyAV (libx264 / libx265, Annex B, no B-frames, a keyframe every 4
+frames); a seed is a codec byte (0 h264, 1 h265) and access units, each a little-endian
+u16 length and its bytes (fuzz_video.cpp). Damaged variants too: a unit cut in half, a
+flipped forbidden_zero_bit, a length-prefixed (AVCC) unit.
+"""
+from fractions import Fraction
+from pathlib import Path
+import struct
+
+import av
+import numpy as np
+
+OUT = Path(__file__).parent / "corpus" / "video"
+W, H, N = 32, 32, 8
+
+
+def encode(codec):
+    name, params = {"h264": ("libx264", "x264-params"), "h265": ("libx265", "x265-params")}[codec]
+    ctx = av.CodecContext.create(name, "w")
+    ctx.width, ctx.height, ctx.pix_fmt, ctx.time_base = W, H, "yuv420p", Fraction(1, 30)
+    ctx.options = {params: "keyint=4:min-keyint=4:scenecut=0:bframes=0"
+                   + (":open-gop=0:log-level=none" if codec == "h265" else "")}
+    packets = []
+    for i in range(N):
+        y, x = np.mgrid[0 : H * 3 // 2, 0:W]
+        frame = av.VideoFrame.from_ndarray(((x * 4 + y + i * 9) % 256).astype(np.uint8), format="yuv420p")
+        frame.pts = i
+        packets += ctx.encode(frame)
+    packets += ctx.encode(None)
+    return [bytes(p) for p in packets]
+
+
+def seed(codec, units):
+    return bytes([0 if codec == "h264" else 1]) + b"".join(struct.pack("<H", len(u)) + u for u in units)
+
+
+def main():
+    OUT.mkdir(parents=True, exist_ok=True)
+    for codec in ("h264", "h265"):
+        units = encode(codec)
+        (OUT / f"{codec}.bin").write_bytes(seed(codec, units))
+        cut = units[:2] + [units[2][: len(units[2]) // 2]] + units[3:]
+        (OUT / f"{codec}_cut.bin").write_bytes(seed(codec, cut))
+        flipped = bytearray(units[1])
+        flipped[4] |= 0x80
+        (OUT / f"{codec}_forbidden_bit.bin").write_bytes(seed(codec, [units[0], bytes(flipped)] + units[2:]))
+        avcc = struct.pack(">I", len(units[0]) - 4) + units[0][4:]
+        (OUT / f"{codec}_avcc.bin").write_bytes(seed(codec, [avcc] + units[1:]))
+        (OUT / f"{codec}_mid_group.bin").write_bytes(seed(codec, units[1:]))
+
+
+if __name__ == "__main__":
+    main()
