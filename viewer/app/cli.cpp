@@ -123,7 +123,10 @@ void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
                  "record what is shown (frames and overlays) into this MCAP file (docs/recording.md)");
   cli.add_option("--record-compression", r.record_compression, "chunk compression of --record: zstd (default) | lz4 | none")
       ->check(CLI::IsMember({"zstd", "lz4", "none"}, CLI::ignore_case));
-  cli.add_option("--topic", p.topic, "a recording's image topic to play (default: the first)");
+  cli.add_option("--topic", p.topics,
+                 "a recording's image topic to play (default: the first); repeated: the topics side by side in a "
+                 "grid on one timeline");
+  cli.add_flag("--all-images", p.all_images, "a recording's every image topic side by side in a grid on one timeline");
   cli.add_flag("--fast", p.fast, "play a file or recording as fast as possible (not at its rate or recorded times)");
   cli.add_option("--ring", o.viewer.ring, "frame buffers in flight (>= 3)")->check(CLI::Range(3, 16));
   cli.add_option("--attach", o.attach,
@@ -142,8 +145,9 @@ void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
 // --record, --record-compression and --topic against the rest.
 std::optional<int> apply_recording(CommandLine& o, const Raw& r) {
   const Viewer::PlayOptions& p = o.play;
-  if (!p.topic.empty() && (p.source != Viewer::Source::File || !is_mcap(p.file)))
-    return usage_error("--topic picks a recording's image topic; it needs an .mcap or .db3 FILE");
+  if ((!p.topics.empty() || p.all_images) && (p.source != Viewer::Source::File || !is_mcap(p.file)))
+    return usage_error(std::string(p.all_images ? "--all-images" : "--topic") +
+                       " picks a recording's image topics; it needs an .mcap or .db3 FILE");
   if (!r.record_compression.empty() && o.viewer.record.path.empty())
     return usage_error("--record-compression needs --record FILE");
   if (!r.record_compression.empty()) o.viewer.record.compression = media::mcap::parse_compression(lower(r.record_compression));

@@ -58,11 +58,22 @@ void Display::start_worker(std::function<std::unique_ptr<GlContext>()> context_f
 
 // The new feed starts before the old one stops: if it cannot start (a file,
 // no Vulkan), the display goes on with what it had.
-void Display::use_feed(std::unique_ptr<Feed> feed, const PlayConfig& config) {
+void Display::use_feed(std::unique_ptr<Feed> feed, const PlayConfig& config,
+                       std::vector<std::unique_ptr<Feed>> followers) {
   auto context = std::make_unique<FeedContext>(FeedContext{share_->worker(), headless_, options_.gl_debug, nullptr});
   context->wake = [link = link_] { link->wake(); };
   auto next = std::make_unique<view::ViewerState>(std::move(feed), *context, config.state);
+  // The other tiles: their own overlays (the overlay file is the first tile's).
+  view::StateOptions tile_options = config.state;
+  tile_options.overlay_file.clear();
+  tile_options.bench_boxes = 0;
+  std::vector<std::unique_ptr<view::ViewerState>> tiles;
+  for (auto& f : followers) tiles.push_back(std::make_unique<view::ViewerState>(std::move(f), *context, tile_options));
+  followers_.clear();
   state_ = std::move(next);  // stops the previous feed
+  followers_ = std::move(tiles);
+  followed_any_ = false;
+  focus_ = -1;
   feed_context_ = std::move(context);
   play_ = config;
   state_->set_playing(!link_->paused.load());
@@ -88,7 +99,83 @@ void Display::set_playing(bool playing) {
 void Display::step(int delta) {
   link_->steps.fetch_add(1);
   if (state_) state_->step(delta);
+  sync_followers();
   link_->paused.store(true);
+}
+
+// The grid's clock is the first tile's: the others show their newest frame
+// logged at or before its frame's log time.
+void Display::sync_followers() {
+  if (followers_.empty() || !state_ || !state_->has_frame()) return;
+  const std::uint64_t t = state_->time_ns();
+  if (followed_any_ && t == followed_time_) return;
+  for (auto& tile : followers_) tile->follow(t);
+  followed_time_ = t;
+  followed_any_ = true;
+}
+
+std::vector<view::ViewerState*> Display::tiles() const {
+  std::vector<view::ViewerState*> out;
+  if (!state_) return out;
+  out.push_back(state_.get());
+  for (const auto& t : followers_) out.push_back(t.get());
+  return out;
+}
+
+std::vector<view::ViewerState*> Display::view_tiles() const {
+  std::vector<view::ViewerState*> all = tiles();
+  if (focus_ >= 0 && std::size_t(focus_) < all.size()) return {all[std::size_t(focus_)]};
+  return all;
+}
+
+void Display::cycle_focus() {
+  if (!grid()) return;
+  focus_ = focus_ + 1 >= int(followers_.size() + 1) ? -1 : focus_ + 1;
+}
+
+void Display::focus_at(double x, double y, int view_w, int view_h) {
+  if (!grid()) return;
+  if (focus_ >= 0) {
+    focus_ = -1;
+    return;
+  }
+  const std::vector<view::ViewerState*> all = tiles();
+  const view::ComposedSize c = view::composed_size(all, view_w, view_h);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const view::CellRect r = view::grid_cell(c.shape, i, view_w, view_h);
+    if (x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + r.h) focus_ = int(i);
+  }
+}
+
+void Display::draw_grid_view(int width, int height, GLuint dest) {
+  const std::vector<view::ViewerState*> shown = view_tiles();
+  grid_.draw(shown, view::composed_size(shown, width, height).shape, width, height, dest);
+}
+
+void Display::draw_grid_overlays(int width, int height, ImDrawList& list, double px_scale) {
+  const std::vector<view::ViewerState*> shown = view_tiles();
+  view::TileGrid::draw_overlays(shown, view::composed_size(shown, width, height).shape, width, height, list,
+                                px_scale);
+}
+
+// Each tile's topic, log time and offset from the first tile's.
+void Display::fill_tile_lines() {
+  ui_.tiles.clear();
+  if (!grid()) return;
+  const std::vector<view::ViewerState*> all = tiles();
+  const double t0 = double(state_->time_ns()) / 1e9;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const view::ViewerState& t = *all[i];
+    char line[256];
+    if (t.absent() || !t.has_frame()) {
+      std::snprintf(line, sizeof line, "%zu %s: no frame yet", i + 1, t.info().topic.c_str());
+    } else {
+      const double at = double(t.time_ns()) / 1e9;
+      std::snprintf(line, sizeof line, "%zu %s: frame %lld  %.6f s  %+.3f ms", i + 1, t.info().topic.c_str(),
+                    static_cast<long long>(t.frame_index()), at, (at - t0) * 1e3);
+    }
+    ui_.tiles.emplace_back(line);
+  }
 }
 
 void Display::step_back() {
@@ -101,6 +188,7 @@ void Display::step_back() {
 void Display::seek(std::int64_t index) {
   if (!state_) throw UsageError("seek: nothing is playing");
   state_->seek(index);
+  sync_followers();
   link_->finished.store(false);
 }
 
@@ -121,6 +209,7 @@ bool Display::advance(bool wait) {
   if (!playing && !step_pending_ && state_->has_frame()) return false;
   // The first frame of a paced feed is taken even while paused.
   const bool fresh = state_->advance(wait || (state_->paced() && !state_->has_frame()));
+  if (fresh) sync_followers();
   if (fresh && !playing) step_pending_ = false;
   if (!fresh) check_end();
   return fresh;
@@ -175,6 +264,7 @@ void Display::publish_figures() {
 
 bool Display::render_frame_rgba(std::vector<std::uint8_t>& rgba, int& w, int& h) {
   if (!state_ || !state_->has_frame()) return false;
+  if (grid()) return render_grid_rgba(rgba, w, h);
   const FeedInfo& info = state_->info();
   w = int(info.width);
   h = int(info.height);
@@ -190,6 +280,24 @@ bool Display::render_frame_rgba(std::vector<std::uint8_t>& rgba, int& w, int& h)
     state_->draw_overlays_into(painter_->background(), view, media::RectF{0, 0, float(w), float(h)});
     painter_->end();
   }
+  frame_target_->read_rgba(rgba);
+  view::FrameTarget::unbind();
+  return true;
+}
+
+// Every tile (focus or not) at its own size in its cell, with its overlays.
+bool Display::render_grid_rgba(std::vector<std::uint8_t>& rgba, int& w, int& h) {
+  const std::vector<view::ViewerState*> all = tiles();
+  const view::ComposedSize c = view::composed_size(all, options_.width, options_.height);
+  w = c.width;
+  h = c.height;
+  if (!painter_) painter_ = std::make_unique<view::ImGuiOffscreen>();
+  if (!frame_target_) frame_target_ = std::make_unique<view::FrameTarget>();
+  frame_target_->resize(w, h);
+  grid_.draw(all, c.shape, w, h, frame_target_->framebuffer());
+  painter_->begin(w, h);
+  view::TileGrid::draw_overlays(all, c.shape, w, h, painter_->background());
+  painter_->end();
   frame_target_->read_rgba(rgba);
   view::FrameTarget::unbind();
   return true;
@@ -283,6 +391,8 @@ void Display::finish() noexcept {
     if (state_) publish_figures();
   } catch (...) {
   }
+  followers_.clear();
+  grid_.release();
   state_.reset();  // stops the feed (Vulkan objects go while the context is current)
   feed_context_.reset();
   painter_.reset();

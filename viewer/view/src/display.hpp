@@ -23,6 +23,7 @@
 #include "frame_target.hpp"
 #include "gl_share.hpp"
 #include "imgui_offscreen.hpp"
+#include "tile_grid.hpp"
 #include "ui.hpp"
 #include "viewer_state.hpp"
 
@@ -61,8 +62,11 @@ class Display {
   // bounded. Any thread but the display's. Never throws.
   virtual void close() noexcept = 0;
 
-  // Display thread (through DisplayLink::call): draws `feed` from now on.
-  void use_feed(std::unique_ptr<Feed> feed, const PlayConfig& config);
+  // Display thread (through DisplayLink::call): draws `feed` from now on;
+  // with `followers`, as the first tile of a grid whose other tiles show
+  // their feeds' frames at the first one's log time (recordings).
+  void use_feed(std::unique_ptr<Feed> feed, const PlayConfig& config,
+                std::vector<std::unique_ptr<Feed>> followers = {});
   // Any thread: a picture once the display shows a frame handed in at
   // `min_sequence` or later (0: the current one).
   std::future<RgbaImage> request_snapshot(SnapshotKind kind, std::uint64_t min_sequence);
@@ -75,6 +79,11 @@ class Display {
   void step_back();
   void seek(std::int64_t index);
   bool headless() const noexcept { return headless_; }
+  // Grid: the tile drawn alone over the whole view (-1: all of them).
+  // cycle_focus() goes to the next one and back to all (the G key);
+  // focus_at() toggles the tile under a view point (a double click).
+  void cycle_focus();
+  void focus_at(double x, double y, int view_w, int view_h);
 
  protected:
   Display(DisplayOptions options, std::shared_ptr<DisplayLink> link, bool headless);
@@ -95,6 +104,7 @@ class Display {
   RgbaImage frame_image();
   // The same into `rgba` (rows top-down); false before the first frame.
   bool render_frame_rgba(std::vector<std::uint8_t>& rgba, int& width, int& height);
+  bool render_grid_rgba(std::vector<std::uint8_t>& rgba, int& width, int& height);
   // Snapshots of `kind` whose frame is on display now (the window serves View
   // ones itself, from its back buffer, with view_image).
   void serve_snapshots(SnapshotKind kind, const std::function<RgbaImage()>& image);
@@ -106,6 +116,16 @@ class Display {
   void fail(std::exception_ptr error) noexcept;
   void write_png_now(const std::string& path, const RgbaImage& image) noexcept;
   void notice_gl_error(const GlDebugMessage& m);
+  // Grid: more than one tile. tiles(): the first tile (state_) and the followers.
+  bool grid() const { return !followers_.empty(); }
+  std::vector<view::ViewerState*> tiles() const;
+  // What the view shows of the grid: every tile, or the focused one alone.
+  std::vector<view::ViewerState*> view_tiles() const;
+  // The view's tiles into framebuffer `dest` of `width` x `height`, and their
+  // overlays into `list` (units of px_scale framebuffer pixels); the panel's tile lines.
+  void draw_grid_view(int width, int height, GLuint dest);
+  void draw_grid_overlays(int width, int height, ImDrawList& list, double px_scale);
+  void fill_tile_lines();
 
   DisplayOptions options_;
   std::shared_ptr<DisplayLink> link_;
@@ -125,6 +145,7 @@ class Display {
   void record_frame();
   void check_end();
   void publish_figures();
+  void sync_followers();
 
   bool headless_;
   PlayConfig play_;
@@ -133,6 +154,11 @@ class Display {
   std::unique_ptr<view::ImGuiOffscreen> painter_;
   std::unique_ptr<media::PngEncoder> encoder_;
   std::unique_ptr<FrameRecorder> recorder_;  // made with the display (the file opens there); GL parts on its thread
+  std::vector<std::unique_ptr<view::ViewerState>> followers_;  // grid tiles after the first
+  std::uint64_t followed_time_ = 0;
+  bool followed_any_ = false;
+  int focus_ = -1;
+  view::TileGrid grid_;
   std::vector<Snapshot> snapshots_;
   std::int64_t displayed_ = 0;
   bool step_pending_ = false;  // pushed frames: show the next one that comes, then stay paused

@@ -97,6 +97,15 @@ void HeadlessDisplay::draw_view() {
   const auto t0 = clock::now();
   view_target_->resize(w, h);
   view_target_->bind();
+  if (grid()) {
+    draw_grid_view(w, h, view_target_->framebuffer());
+    view_painter_->begin(w, h);
+    draw_grid_overlays(w, h, view_painter_->background(), 1.0);
+    view_painter_->end();
+    view::FrameTarget::unbind();
+    state_->stats().draw_ms.add(std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+    return;
+  }
   const FeedInfo& info = state_->info();
   const view::ViewTransform view = view::fit_view(info.width, info.height, w, h);
   state_->draw_frame(view, w, h);
@@ -123,7 +132,9 @@ RgbaImage HeadlessDisplay::view_image() {
   ui_.status = "headless (EGL)";
   ui_.show_panel = options_.show_ui;
   view::ViewTransform view{};
-  if (state_) {
+  if (state_ && grid()) {
+    draw_grid_view(w, h, shot.framebuffer());
+  } else if (state_) {
     const FeedInfo& info = state_->info();
     view = view::fit_view(info.width, info.height, w, h);
     state_->draw_frame(view, w, h);
@@ -137,9 +148,13 @@ RgbaImage HeadlessDisplay::view_image() {
     ui.begin(w, h);
     if (state_) {
       const FeedInfo& info = state_->info();
-      state_->draw_overlays_into(ui.background(), view,
-                                 media::RectF{float(view.offset_x), float(view.offset_y),
-                                               float(info.width * view.scale), float(info.height * view.scale)});
+      if (grid())
+        draw_grid_overlays(w, h, ui.background(), 1.0);
+      else
+        state_->draw_overlays_into(ui.background(), view,
+                                   media::RectF{float(view.offset_x), float(view.offset_y),
+                                                 float(info.width * view.scale), float(info.height * view.scale)});
+      fill_tile_lines();
       view::draw_ui(*state_, ui_);
     }
     if (pass == 0) ui.discard();

@@ -23,7 +23,7 @@ void help_window(UiState& ui) {
       {"Space", "play / pause"},        {"Left / Right", "step one frame back / forward (pauses)"},
       {"Home / End", "first / last frame (files, recordings)"}, {"Page Up / Down", "10 frames back / forward"},
       {"+ / -", "faster / slower"},     {"Wheel", "zoom around the cursor"},
-      {"Drag (left / middle)", "pan"},  {"F", "fit to window"},
+      {"Drag (left / middle)", "pan"},  {"F", "fit to window"}, {"G / double click", "a grid tile alone, and back"},
       {"1", "1:1 (one frame pixel per screen pixel)"}, {"N", "nearest-neighbour when zoomed in"},
       {"O", "overlays on / off"},       {"H / Tab", "hide / show the panel"},
       {"?", "this help"},               {"Q / Esc", "quit"},
@@ -87,6 +87,7 @@ void header(ViewerState& v, const UiState& ui) {
   else
     ImGui::Text("frame %lld", static_cast<long long>(v.frame_index()));
   attach_lines(v);
+  for (const std::string& line : ui.tiles) ImGui::TextUnformatted(line.c_str());
   if (!ui.status.empty()) ImGui::TextDisabled("%s", ui.status.c_str());
 }
 

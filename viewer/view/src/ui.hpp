@@ -2,6 +2,9 @@
 // The Dear ImGui panels of handoff-view: playback, colour overrides, overlay
 // controls, stats, pixel inspector and the keyboard help. Draws into the
 // current ImGui context, between NewFrame and Render. Render thread only.
+#include <string>
+#include <vector>
+
 #include "viewer_state.hpp"
 
 namespace handoff::view {
@@ -18,6 +21,8 @@ struct UiState {
   int step = 0;                  // -1 / +1: a Step button was pressed (the display applies it)
   std::int64_t seek = -1;        // the timeline slider moved to this frame (the display applies it)
   bool toggle_play = false;      // the Play / Pause button was pressed (the display applies it)
+  // A grid: a line per tile (topic, timestamp, offset from the first tile).
+  std::vector<std::string> tiles;
 };
 
 void draw_ui(ViewerState& viewer, UiState& ui);

@@ -3,6 +3,7 @@
 // the push ring, or plays a built-in source through a feed.
 #include <handoff/viewer.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <handoff/log.hpp>
@@ -166,14 +167,41 @@ void ViewerImpl::close() noexcept {
   if (display_) display_->close();
 }
 
+namespace {
+
+// A grid of a recording's topics: the first tile's feed (returned, its clock
+// the grid's) and the others' (`followers`). Every topic is opened here, so
+// one that is not in the recording fails before anything plays. Followers
+// loop (the first tile's time may go back to the start).
+std::unique_ptr<Feed> grid_feeds(const Viewer::PlayOptions& o, const GlRingOptions& ro, bool loop,
+                                 std::vector<std::unique_ptr<Feed>>& followers) {
+  std::vector<std::string> topics = o.topics;
+  if (o.all_images) {
+    media::RecordingOpenOptions ro_open;
+    if (!o.topics.empty()) ro_open.topic = o.topics[0];
+    const std::unique_ptr<media::RecordingSource> source = media::open_recording(o.file, ro_open);
+    for (const media::RecordingTopic& t : source->image_topics())
+      if (std::find(topics.begin(), topics.end(), t.topic) == topics.end()) topics.push_back(t.topic);
+  }
+  auto first = std::make_unique<RecordingFeed>(o.file, topics.at(0), ro, loop);
+  for (std::size_t i = 1; i < topics.size(); ++i)
+    followers.push_back(std::make_unique<RecordingFeed>(o.file, topics[i], ro, true));
+  return first;
+}
+
+}  // namespace
+
 // Opens the source here (bad input throws on the caller's thread), then hands
 // it to the display, which starts it (the Vulkan scene may fail there).
 void ViewerImpl::play(const Viewer::PlayOptions& o) {
   if (!link_->open()) throw ViewerClosed(link_->closed_reason());
   if (pushed_.load()) throw UsageError(link_->name + ": play() after frames were shown (a viewer plays or shows)");
   if (played_.load()) throw UsageError(link_->name + ": play() was called already");
-  if (!o.topic.empty() && !(o.source == Viewer::Source::File && is_recording_path(o.file)))
+  const bool recording = o.source == Viewer::Source::File && is_recording_path(o.file);
+  if (!o.topic.empty() && !recording)
     throw UsageError(link_->name + ": PlayOptions::topic ('" + o.topic + "') is for recordings (.mcap / .db3 files)");
+  if ((!o.topics.empty() || o.all_images) && !recording)
+    throw UsageError(link_->name + ": PlayOptions::topics / all_images are for recordings (.mcap / .db3 files)");
   const bool headless = display_->headless();
   media::SceneOptions so;
   if (o.width) so.width = o.width;
@@ -184,10 +212,12 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
   const GlRingOptions ro{options_.ring, interop_options(options_), {}};
   const bool loop = o.loop.value_or(!headless);
   std::unique_ptr<Feed> feed;
+  std::vector<std::unique_ptr<Feed>> followers;  // a grid's other tiles
   switch (o.source) {
     case Viewer::Source::Scene: feed = std::make_unique<SceneFeed>(so, ro); break;
     case Viewer::Source::File:
-      if (is_recording_path(o.file)) feed = std::make_unique<RecordingFeed>(o.file, o.topic, ro, loop);
+      if (recording && (o.topics.size() > 1 || o.all_images)) feed = grid_feeds(o, ro, loop, followers);
+      else if (recording) feed = std::make_unique<RecordingFeed>(o.file, o.topics.empty() ? o.topic : o.topics[0], ro, loop);
       else
         feed = std::make_unique<FileFeed>(o.file, FileOptions{o.width, o.height, o.format, o.matrix, o.range}, ro,
                                           loop);
@@ -218,8 +248,11 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
   cfg.close_at_end = o.close_at_end;
   Display* display = display_.get();
   try {
-    link_->call([display, feed = std::move(feed), cfg]() mutable { display->use_feed(std::move(feed), cfg); },
-                link_->name + ": its display starting the source");
+    link_->call(
+        [display, feed = std::move(feed), cfg, followers = std::move(followers)]() mutable {
+          display->use_feed(std::move(feed), cfg, std::move(followers));
+        },
+        link_->name + ": its display starting the source");
   } catch (...) {
     played_.store(false);  // the display goes on with the application's frames
     throw;

@@ -117,6 +117,7 @@ bool ViewerState::take_next(bool wait) {
   submitted_ = f.submitted;
   sequence_ = f.sequence;
   display_ms_ = f.display_ms;
+  time_ns_ = f.time_ns;
   feed_overlays_valid_ = f.overlays != nullptr;
   if (f.overlays) std::swap(feed_overlays_, *f.overlays);  // both keep their capacity
   layers_.set_layers(feed_overlays_valid_ ? &feed_overlays_ : nullptr, fr.width, fr.height);
@@ -179,6 +180,22 @@ void ViewerState::step(int delta) {
   feed_->seek(to);
   first_ = true;
   advance(true);
+}
+
+// The frame in order is taken as it comes (playback forward); any other is
+// sought (a step back, a seek, the leader looping).
+bool ViewerState::follow(std::uint64_t time_ns) {
+  const std::int64_t to = feed_->index_at(time_ns);
+  absent_ = to < 0;
+  if (absent_ || (to == frame_index_ && renderer_.has_frame())) return false;
+  if (to != frame_index_ + 1 || !renderer_.has_frame()) feed_->seek(to);
+  for (int tries = 0;; ++tries) {  // a frame other than `to` (the source looped): seek to it
+    if (!take_next(true)) return false;
+    if (frame_index_ == to || tries == 2) break;
+    feed_->seek(to);
+  }
+  ++stats_.frames;
+  return true;
 }
 
 void ViewerState::seek(std::int64_t index) {

@@ -85,6 +85,14 @@ class ViewerState {
   void seek(std::int64_t index);
   bool playing() const { return playing_; }
   void set_playing(bool playing);
+  // A tile of a grid following another's clock: shows this feed's newest
+  // frame logged at or before `time_ns` (a recording's; Feed::index_at),
+  // waiting for it; none there: the tile shows nothing (absent() true). True
+  // when a new frame is in the textures.
+  bool follow(std::uint64_t time_ns);
+  bool absent() const { return absent_; }
+  // The log time of the frame on display (recordings; 0 otherwise).
+  std::uint64_t time_ns() const { return time_ns_; }
 
   // The frame, then its dense layers (with the overlays shown).
   void draw_frame(const ViewTransform& view, int fb_w, int fb_h);
@@ -150,6 +158,8 @@ class ViewerState {
   std::uint64_t sequence_ = 0;
   std::chrono::steady_clock::time_point last_frame_{};
   std::chrono::steady_clock::time_point next_due_{};
+  std::uint64_t time_ns_ = 0;
+  bool absent_ = false;  // a following tile with no frame at or before its time
   double display_ms_ = 0;  // the current frame's own time on display (FeedFrame::display_ms)
   bool first_ = true;
 };

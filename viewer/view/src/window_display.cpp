@@ -68,6 +68,12 @@ void WindowDisplay::apply(const InputActions& a) {
   if (a.toggle_play && state_) set_playing(!state_->playing());
   if (a.step) step(a.step);
   if (a.seek >= 0) seek(a.seek);
+  if (a.cycle_tile) cycle_focus();
+  if (a.tile_click) {
+    int fb_w = 0, fb_h = 0;
+    glfwGetFramebufferSize(session_->window(), &fb_w, &fb_h);
+    focus_at(input_.cursor_x(), input_.cursor_y(), fb_w, fb_h);
+  }
   if (ui_.toggle_play && state_) set_playing(!state_->playing());
   ui_.toggle_play = false;
   if (ui_.step) {
@@ -86,16 +92,22 @@ void WindowDisplay::draw(int fb_w, int fb_h, int win_w, int win_h, double px_sca
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
   const auto t0 = clock::now();
   const view::ViewTransform& view = input_.view();
-  state_->draw_frame(view, fb_w, fb_h);
+  if (grid()) draw_grid_view(fb_w, fb_h, 0);  // the grid fits every tile (no zoom or pan)
+  else state_->draw_frame(view, fb_w, fb_h);
   session_->new_frame();
   view::ViewTransform ui_view = view;
   ui_view.scale /= px_scale;
   ui_view.offset_x /= px_scale;
   ui_view.offset_y /= px_scale;
-  state_->draw_overlays_into(*ImGui::GetBackgroundDrawList(), ui_view, media::RectF{0, 0, float(win_w), float(win_h)});
+  if (grid()) draw_grid_overlays(fb_w, fb_h, *ImGui::GetBackgroundDrawList(), px_scale);
+  else
+    state_->draw_overlays_into(*ImGui::GetBackgroundDrawList(), ui_view,
+                               media::RectF{0, 0, float(win_w), float(win_h)});
   ui_.view = view;
+  fill_tile_lines();
   // The probe reads two texels back (a GPU sync): only while the cursor is over the window.
-  if (glfwGetWindowAttrib(session_->window(), GLFW_HOVERED))
+  if (grid()) ui_.probe = view::PixelProbe{};
+  else if (glfwGetWindowAttrib(session_->window(), GLFW_HOVERED))
     ui_.probe = state_->probe(view.to_frame_x(input_.cursor_x()), view.to_frame_y(input_.cursor_y()));
   else
     ui_.probe = view::PixelProbe{};

@@ -23,6 +23,7 @@ void WindowInput::keys(view::ViewerState& v, view::UiState& ui, InputActions& ou
     if (ImGui::IsKeyPressed(GLFW_KEY_PAGE_DOWN)) out.seek = std::min<std::int64_t>(at + 10, n - 1);
   }
   if (ImGui::IsKeyPressed(GLFW_KEY_F)) fit_ = true;
+  if (ImGui::IsKeyPressed(GLFW_KEY_G)) out.cycle_tile = true;
   if (ImGui::IsKeyPressed(GLFW_KEY_1)) ui.actual_size_requested = true;
   if (ImGui::IsKeyPressed(GLFW_KEY_N)) v.nearest_when_zoomed = !v.nearest_when_zoomed;
   if (ImGui::IsKeyPressed(GLFW_KEY_O)) v.show_overlays = !v.show_overlays;
@@ -63,6 +64,7 @@ InputActions WindowInput::handle(GLFWwindow* window, view::ViewerState& v, view:
                                  double px_scale) {
   InputActions out;
   keys(v, ui, out);
+  if (!ImGui::GetIO().WantCaptureMouse && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) out.tile_click = true;
   glfwGetCursorPos(window, &mx_, &my_);
   mx_ *= px_scale;
   my_ *= px_scale;

@@ -20,6 +20,8 @@ struct InputActions {
   int step = 0;  // -1 / +1
   std::int64_t seek = -1;  // Home / End / Page Up / Page Down in a file or recording: the frame to show
   bool quit = false;
+  bool cycle_tile = false;  // G: a grid's next tile alone, then all again
+  bool tile_click = false;  // a double click: the tile under the cursor alone (or all again)
 };
 
 class WindowInput {

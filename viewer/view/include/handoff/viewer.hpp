@@ -418,6 +418,15 @@ class Viewer {
     // Recordings: the image topic to play (empty: the first); a ParseError
     // naming the image topics there are when it is not one of them.
     std::string topic{};
+    // Recordings: several image topics side by side in a grid, one tile each
+    // (overrides `topic`; docs/viewer.md "Several streams"), on one timeline:
+    // the first topic's frames set the time, and every other tile shows its
+    // newest frame logged at or before it; pause, step and seek move them
+    // together. snapshot(Frame) and output_dir give every tile with its
+    // overlays. A ParseError naming the image topics there are for one that is
+    // not one of them.
+    std::vector<std::string> topics{};
+    bool all_images = false;  // recordings: every image topic in a grid (as `topics`)
     // Played files: every frame as soon as it is ready, ignoring the source's
     // rate or a recording's times (without touching the window's vsync).
     bool fast = false;

@@ -23,6 +23,7 @@ class RecordingFeed final : public PipelineFeed {
 
   FeedInfo info() const override;
   bool next(FeedFrame& out, bool wait) override;
+  std::int64_t index_at(std::uint64_t time_ns) const override;
 
  private:
   struct Opened;
@@ -30,6 +31,7 @@ class RecordingFeed final : public PipelineFeed {
 
   std::vector<std::uint64_t> log_times_;  // of every frame, in order
   std::string description_;
+  std::string topic_;
   double fallback_ms_ = 0;  // the last frame's time on display: one period at the mean rate
 };
 

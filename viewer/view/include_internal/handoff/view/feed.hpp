@@ -35,6 +35,7 @@ struct FeedInfo {
   std::string name;    // "application", "scene", the file's path
   std::string source;  // a line for the notices and the panel; may be empty
   std::string memory;  // what the frame buffers are
+  std::string topic;   // a recording's image topic (a grid tile's name); empty otherwise
   PixelFormat format = PixelFormat::NV12;
   std::uint32_t width = 0, height = 0;  // of the current frame; 0 before the first
   Colorimetry colorimetry{};
@@ -66,6 +67,9 @@ struct FeedFrame {
   // Paced feeds whose frames carry their own times (recordings): how long
   // this frame stays on display at speed 1, in ms; 0: 1 / FeedInfo::rate.
   double display_ms = 0;
+  // Recordings: the frame's log time (ns), for tiles that follow another's
+  // clock (a grid of topics); 0 otherwise.
+  std::uint64_t time_ns = 0;
 };
 
 // What the display thread gives a feed when it starts it.
@@ -104,6 +108,12 @@ class Feed {
   virtual void release(FeedFrame& frame) = 0;
   // Paced feeds: the next frame next() returns is `index` (seekable feeds).
   virtual void seek(std::int64_t index) { (void)index; }
+  // Recordings: the newest frame logged at or before `time_ns` (-1: none,
+  // or a feed without log times). What a tile of a grid follows.
+  virtual std::int64_t index_at(std::uint64_t time_ns) const {
+    (void)time_ns;
+    return -1;
+  }
   // Frames from other threads only: `paused` true makes them wait according
   // to the viewer's PausedShow; step() lets one through. Any thread.
   virtual void set_paused(bool paused) { (void)paused; }

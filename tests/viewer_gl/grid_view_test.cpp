@@ -1,0 +1,234 @@
+// Several topics of a recording side by side (PlayOptions::topics,
+// handoff-view --topic A --topic B / --all-images): the grid's shape, each
+// tile's pixels and overlays against a viewer showing that frame alone, one
+// timeline (each tile shows its newest frame at or before the first tile's
+// time; step, step back and seek move them together), the composed
+// --output, and an unknown topic. Headless (EGL), GL debug contexts on.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <handoff/host_frame.hpp>
+#include <handoff/viewer.hpp>
+#include <handoff/media/error.hpp>
+#include <handoff/media/png.hpp>
+#include <handoff/media/recording.hpp>
+
+#include "process.hpp"
+#include "scratch_dir.hpp"
+#include "tile_grid.hpp"
+#include "viewer_frames.hpp"
+
+namespace handoff::view::test {
+namespace {
+
+constexpr std::uint32_t kW = 96, kH = 64;
+constexpr std::uint64_t kStart = 1'000'000'000ull;
+constexpr std::uint64_t kMs = 1'000'000ull;
+
+TEST(GridLayout, ShapeFitsTheTilesLargest) {
+  EXPECT_EQ(grid_shape(1, 96, 64, 640, 240), (GridShape{1, 1}));
+  EXPECT_EQ(grid_shape(2, 96, 64, 640, 240), (GridShape{2, 1}));  // side by side in a wide view
+  EXPECT_EQ(grid_shape(2, 96, 64, 240, 640), (GridShape{1, 2}));  // stacked in a tall one
+  EXPECT_EQ(grid_shape(3, 96, 64, 320, 240), (GridShape{2, 2}));
+  EXPECT_EQ(grid_shape(4, 16, 9, 1600, 900), (GridShape{2, 2}));
+  EXPECT_EQ(grid_shape(6, 16, 9, 2400, 900), (GridShape{3, 2}));
+  const CellRect last = grid_cell(GridShape{3, 1}, 2, 100, 50);
+  EXPECT_EQ(last.x, 66);
+  EXPECT_EQ(last.w, 34);  // the last column takes the remainder
+  EXPECT_EQ(last.h, 50);
+}
+
+Frame pattern(int i) {
+  Frame f = allocate_host_frame(PixelFormat::NV12, kW, kH);
+  fill_frame(f, [&](std::uint32_t x, std::uint32_t y) {
+    return Yuv{int((x * 3 + y * 5 + std::uint32_t(i) * 17) % 200 + 16), int((x + std::uint32_t(i) * 9) % 200 + 16),
+               int((y + std::uint32_t(i) * 29) % 200 + 16)};
+  });
+  f.index = i;
+  return f;
+}
+
+media::OverlayFrame box(int i) {
+  media::OverlayFrame o;
+  o.add_box(float(i * 4), 2, float(i * 4) + 20, 30, "n" + std::to_string(i), 0.5f, i);
+  return o;
+}
+
+// What a viewer of its own shows of frame `i` with its box.
+RgbaImage reference(int i) {
+  ViewerOptions o;
+  o.display = ViewerDisplay::Headless;
+  o.vsync = false;
+  Viewer v(o);
+  v.show(pattern(i), box(i));
+  return v.snapshot();
+}
+
+// Pixels of `image` in [x0, x0 + w) x [0, h) against `want` (w x h).
+void expect_region(const RgbaImage& image, std::uint32_t x0, const RgbaImage& want, const std::string& what) {
+  ASSERT_GE(image.width(), x0 + want.width()) << what;
+  ASSERT_GE(image.height(), want.height()) << what;
+  std::size_t differ = 0;
+  for (std::uint32_t y = 0; y < want.height(); ++y)
+    differ += std::memcmp(image.pixel(x0, y), want.pixel(0, y), want.stride()) != 0;
+  EXPECT_EQ(differ, 0u) << what << ": rows that differ";
+}
+
+// A region that shows no frame: the background only.
+void expect_empty_region(const RgbaImage& image, std::uint32_t x0, const std::string& what) {
+  const std::uint8_t* p = image.pixel(x0, 0);
+  for (std::uint32_t y = 0; y < kH; y += 7)
+    for (std::uint32_t x = x0; x < x0 + kW; x += 5)
+      ASSERT_EQ(std::memcmp(image.pixel(x, y), p, 4), 0) << what << " at " << x << "," << y;
+}
+
+class GridView : public ScratchDirTest {
+ public:
+  GridView() : ScratchDirTest("handoff-grid-view-") {}
+
+ protected:
+  // /a: frames 0..5 every 40 ms from 1 s; /b: frames 10..12 every 80 ms from 1.02 s.
+  void SetUp() override {
+    ScratchDirTest::SetUp();
+    media::RecordingWriter w(path("two.mcap"), {.block_when_full = true});
+    for (int i = 0; i < 6; ++i) ASSERT_TRUE(w.write(pattern(i), box(i), "/a", kStart + std::uint64_t(i) * 40 * kMs));
+    for (int i = 0; i < 3; ++i)
+      ASSERT_TRUE(w.write(pattern(10 + i), box(10 + i), "/b", kStart + 20 * kMs + std::uint64_t(i) * 80 * kMs));
+    w.close();
+    file_ = path("two.mcap");
+  }
+  static ViewerOptions options() {
+    ViewerOptions o;
+    o.width = 640;  // wide: the two tiles side by side
+    o.height = 240;
+    o.display = ViewerDisplay::Headless;
+    o.gl_debug = true;
+    o.vsync = false;
+    return o;
+  }
+  std::unique_ptr<Viewer> paused_grid(std::vector<std::string> topics, bool all_images = false) {
+    auto v = std::make_unique<Viewer>(options());
+    v->set_paused(true);
+    Viewer::PlayOptions p;
+    p.source = Viewer::Source::File;
+    p.file = file_;
+    p.topics = std::move(topics);
+    p.all_images = all_images;
+    p.loop = false;
+    p.close_at_end = false;
+    v->play(p);
+    return v;
+  }
+  // The composed frame shows /a's frame `a` on the left and /b's `b` on the right (-1: nothing yet).
+  void expect_tiles(Viewer& v, int a, int b, const std::string& what) {
+    const RgbaImage shot = v.snapshot();
+    ASSERT_EQ(shot.width(), 2 * kW) << what;
+    ASSERT_EQ(shot.height(), kH) << what;
+    expect_region(shot, 0, reference(a), what + ": /a tile");
+    if (b < 0) expect_empty_region(shot, kW, what + ": /b tile");
+    else expect_region(shot, kW, reference(b), what + ": /b tile");
+  }
+  std::string file_;
+};
+
+TEST_F(GridView, TilesShowTheirNewestFrameAtTheFirstTilesTime) {
+  auto v = paused_grid({"/a", "/b"});
+  expect_tiles(*v, 0, -1, "start (1.00 s: /b has nothing yet)");
+  v->step();
+  expect_tiles(*v, 1, 10, "step (1.04 s)");
+  v->step();
+  expect_tiles(*v, 2, 10, "step (1.08 s)");
+  v->step();
+  expect_tiles(*v, 3, 11, "step (1.12 s)");
+  v->seek(5);
+  expect_tiles(*v, 5, 12, "seek 5 (1.20 s)");
+  v->step_back();
+  expect_tiles(*v, 4, 11, "step back (1.16 s)");
+  v->seek(0);
+  expect_tiles(*v, 0, -1, "seek 0 (1.00 s)");
+  const RgbaImage view = v->snapshot(SnapshotKind::View);  // the grid fitted into the view, the panel over it
+  EXPECT_EQ(view.width(), 640u);
+  EXPECT_EQ(view.height(), 240u);
+  EXPECT_EQ(v->diagnostics().gl_errors, 0u) << v->diagnostics().first_gl_error;
+}
+
+TEST_F(GridView, TheFirstTopicSetsTheClockWhicheverItIs) {
+  auto v = paused_grid({"/b", "/a"});
+  // 1.02 s: /a's newest is frame 0 (1.00 s).
+  const RgbaImage shot = v->snapshot();
+  ASSERT_EQ(shot.width(), 2 * kW);
+  expect_region(shot, 0, reference(10), "/b at 1.02 s");
+  expect_region(shot, kW, reference(0), "/a at 1.02 s");
+  v->step();  // 1.10 s: /a frame 2 (1.08 s)
+  const RgbaImage next = v->snapshot();
+  expect_region(next, 0, reference(11), "/b at 1.10 s");
+  expect_region(next, kW, reference(2), "/a at 1.10 s");
+}
+
+TEST_F(GridView, AllImagesShowsEveryImageTopic) {
+  auto v = paused_grid({}, true);
+  v->step();
+  expect_tiles(*v, 1, 10, "--all-images, step");
+}
+
+TEST_F(GridView, OneTopicInTheListPlaysAsBefore) {
+  auto v = paused_grid({"/b"});
+  const RgbaImage shot = v->snapshot();
+  ASSERT_EQ(shot.width(), kW);
+  expect_region(shot, 0, reference(10), "/b alone");
+}
+
+TEST_F(GridView, AnUnknownTopicNamesTheTopicsThere) {
+  Viewer v(options());
+  Viewer::PlayOptions p;
+  p.source = Viewer::Source::File;
+  p.file = file_;
+  p.topics = {"/a", "/nope"};
+  try {
+    v.play(p);
+    ADD_FAILURE() << "an unknown topic played";
+  } catch (const media::ParseError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("/nope"), std::string::npos) << m;
+    EXPECT_NE(m.find("/a"), std::string::npos) << m;
+    EXPECT_NE(m.find("/b"), std::string::npos) << m;
+  }
+  Viewer scene(options());
+  Viewer::PlayOptions s;
+  s.topics = {"/a", "/b"};  // the scene has no topics
+  EXPECT_THROW(scene.play(s), UsageError);
+}
+
+// handoff-view: --output writes the composed frames (every tile, overlays);
+// a missing topic exits 1 naming the topics there are.
+TEST_F(GridView, CliWritesTheComposedViewAndRefusesAMissingTopic) {
+  const std::string out = path("out");
+  const auto r = run_program(HANDOFF_VIEW_EXE, {"--headless", "--gl-debug", file_, "--topic", "/a", "--topic", "/b",
+                                                "--window", "640x240", "--fast", "--output", out});
+  ASSERT_FALSE(r.timed_out) << r.output;
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::size_t pngs = 0;
+  for (const auto& e : std::filesystem::directory_iterator(out)) pngs += e.path().extension() == ".png";
+  EXPECT_EQ(pngs, 6u) << r.output;  // one per frame of the first topic
+  const media::Image8 last = media::read_png(std::filesystem::path(out) / "frame_000005.png", 4);
+  ASSERT_EQ(last.width, 2 * kW);
+  ASSERT_EQ(last.height, kH);
+  const RgbaImage shot(last.width, last.height, last.pixels);
+  expect_region(shot, 0, reference(5), "--output, last frame, /a");
+  expect_region(shot, kW, reference(12), "--output, last frame, /b");
+
+  const auto bad = run_program(HANDOFF_VIEW_EXE, {"--headless", file_, "--topic", "/a", "--topic", "/nope"});
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_NE(bad.output.find("/nope"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("/b"), std::string::npos) << bad.output;
+  const auto no_file = run_program(HANDOFF_VIEW_EXE, {"--headless", "--all-images"});
+  EXPECT_EQ(no_file.exit_code, 2) << no_file.output;
+  EXPECT_NE(no_file.output.find("--all-images"), std::string::npos) << no_file.output;
+}
+
+}  // namespace
+}  // namespace handoff::view::test
