@@ -6,7 +6,8 @@
 //                             and blitted (ViewerConvert::Cpu, the default on
 //                             software rasterisers).
 // Each iteration uploads the frame and draws it, as a new frame does. Also
-// ViewConverter alone on one thread and on every core (BM_ViewConvert).
+// ViewConverter alone on one thread and on every core, NV12 and BGR8
+// (BM_ViewConvert).
 //
 //   build/default/bench/bench_convert --benchmark_min_time=2 --benchmark_repetitions=3
 // Compare the ratio cpu / gpu within one run, on one machine.
@@ -76,7 +77,7 @@ BENCHMARK(BM_DrawFrame)
     ->UseRealTime();
 
 void BM_ViewConvert(benchmark::State& state) {
-  const Frame f = frame_1080p(PixelFormat::NV12);
+  const Frame f = frame_1080p(state.range(1) ? PixelFormat::BGR8 : PixelFormat::NV12);
   const HostPlanes planes = host_planes(f);
   const unsigned threads = state.range(0) ? 0u : 1u;
   ViewConverter conv(threads);
@@ -92,7 +93,9 @@ void BM_ViewConvert(benchmark::State& state) {
                                                       benchmark::Counter::kIsIterationInvariantRate |
                                                           benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_ViewConvert)->ArgName("all_cores")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ViewConvert)
+    ->ArgNames({"all_cores", "bgr8"})
+    ->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 
