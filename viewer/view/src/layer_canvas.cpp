@@ -13,6 +13,10 @@
 #include <variant>
 #include <vector>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #include "layer_renderer.hpp"
 
 namespace handoff::view {
@@ -104,6 +108,66 @@ void blend_row(const std::uint32_t* colours, std::size_t n, float opacity, std::
   }
 }
 
+// Pixels [from, n) of a scalar row: two taps of the vertically filtered
+// row each, through the colour map. The shader's lerps: a non-finite tap
+// makes v NaN or inf (even at weight 0, as 0 * inf is NaN): a hole, not drawn.
+struct ScalarPixels {
+  const float* column;  // the filtered source columns from c0
+  const std::int32_t *i0, *i1;
+  const float* w;
+  std::size_t n;
+  std::int32_t c0;
+  float lo, scale;
+  const std::uint32_t* colours;  // 257: [256] a hole
+  std::uint32_t* row;
+};
+[[gnu::always_inline]] inline void scalar_pixels_from(const ScalarPixels& p, std::size_t from) {
+  for (std::size_t k = from; k < p.n; ++k) {
+    const float v0 = p.column[std::size_t(p.i0[k] - p.c0)], v1 = p.column[std::size_t(p.i1[k] - p.c0)];
+    const float v = v0 + p.w[k] * (v1 - v0);
+    const float t = std::isfinite(v) ? std::clamp((v - p.lo) * p.scale, 0.0f, 1.0f) * 255.0f + 0.5f : 256.0f;
+    p.row[k] = p.colours[std::size_t(t)];
+  }
+}
+void scalar_pixels(const ScalarPixels& p) { scalar_pixels_from(p, 0); }
+
+#if defined(__x86_64__) || defined(__i386__)
+// The same operations 8 pixels at a time, with AVX2 gathers (no FMA, so the
+// same bits): v - v is 0 exactly for finite v; max / min clamp as
+// std::clamp does for every finite or infinite value.
+__attribute__((target("avx2"))) void scalar_pixels_avx2(const ScalarPixels& p) {
+  const __m256i c0 = _mm256_set1_epi32(p.c0);
+  const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f), lo = _mm256_set1_ps(p.lo),
+               scale = _mm256_set1_ps(p.scale), c255 = _mm256_set1_ps(255.0f), half = _mm256_set1_ps(0.5f),
+               hole = _mm256_set1_ps(256.0f);
+  const auto* colours = reinterpret_cast<const int*>(p.colours);
+  std::size_t k = 0;
+  for (; k + 8 <= p.n; k += 8) {
+    const __m256i a = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.i0 + k)), c0);
+    const __m256i b = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.i1 + k)), c0);
+    const __m256 v0 = _mm256_i32gather_ps(p.column, a, 4), v1 = _mm256_i32gather_ps(p.column, b, 4);
+    const __m256 v = _mm256_add_ps(v0, _mm256_mul_ps(_mm256_loadu_ps(p.w + k), _mm256_sub_ps(v1, v0)));
+    const __m256 finite = _mm256_cmp_ps(_mm256_sub_ps(v, v), zero, _CMP_EQ_OQ);
+    const __m256 x = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_sub_ps(v, lo), scale), zero), one);
+    const __m256 t = _mm256_blendv_ps(hole, _mm256_add_ps(_mm256_mul_ps(x, c255), half), finite);
+    const __m256i c = _mm256_i32gather_epi32(colours, _mm256_cvttps_epi32(t), 4);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p.row + k), c);
+  }
+  scalar_pixels_from(p, k);
+}
+#endif
+
+// Plain function pointers rather than target_clones (an ifunc resolver runs
+// before the sanitizers' runtimes are up), as view_convert.cpp does.
+using ScalarPixelsFn = void (*)(const ScalarPixels&);
+ScalarPixelsFn scalar_colours() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return scalar_pixels_avx2;
+#endif
+  return scalar_pixels;
+}
+
 // The id at texel (x, y) of a copied class map, sign-extended as the shader does.
 std::int64_t id_at(const LayerArray& a, std::int32_t x, std::int32_t y) {
   const auto* row = static_cast<const std::uint8_t*>(a.data) + std::size_t(y) * a.row_bytes();
@@ -153,14 +217,8 @@ class ScalarRows {
     const auto* r1 = static_cast<const float*>(a_.data) + std::size_t(ty_.i1[r]) * a_.width + c0_;
     const float wy = ty_.w[r];
     for (std::size_t x = 0; x < columns(); ++x) column[x] = r0[x] + wy * (r1[x] - r0[x]);
-    for (std::size_t k = 0; k < n; ++k) {
-      const float v0 = column[std::size_t(tx_.i0[k] - c0_)], v1 = column[std::size_t(tx_.i1[k] - c0_)];
-      // The shader's lerps: a non-finite tap makes v NaN or inf (even at
-      // weight 0, as 0 * inf is NaN): a hole, not drawn.
-      const float v = v0 + tx_.w[k] * (v1 - v0);
-      const float t = std::isfinite(v) ? std::clamp((v - lo_) * scale_, 0.0f, 1.0f) * 255.0f + 0.5f : 256.0f;
-      row[k] = colours_[std::size_t(t)];
-    }
+    scalar_colours()(ScalarPixels{column, tx_.i0.data(), tx_.i1.data(), tx_.w.data(), n, c0_, lo_, scale_,
+                                  colours_.data(), row});
   }
 
  private:
