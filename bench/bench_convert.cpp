@@ -6,7 +6,9 @@
 //                             and blitted (ViewerConvert::Cpu, the default on
 //                             software rasterisers).
 // Each iteration uploads the frame and draws it, as a new frame does. Also
-// ViewConverter alone on one thread and on every core (BM_ViewConvert).
+// ViewConverter alone on one thread and on every core, NV12 and BGR8
+// (BM_ViewConvert), and the CPU layer composite of two full-size layers
+// (BM_LayerComposite).
 //
 //   build/default/bench/bench_convert --benchmark_min_time=2 --benchmark_repetitions=3
 // Compare the ratio cpu / gpu within one run, on one machine.
@@ -22,6 +24,8 @@
 #include <handoff/host_frame.hpp>
 
 #include "frame_renderer.hpp"
+#include "layer_copy.hpp"
+#include "layer_renderer.hpp"
 #include "frame_target.hpp"
 #include "view_convert.hpp"
 
@@ -76,7 +80,7 @@ BENCHMARK(BM_DrawFrame)
     ->UseRealTime();
 
 void BM_ViewConvert(benchmark::State& state) {
-  const Frame f = frame_1080p(PixelFormat::NV12);
+  const Frame f = frame_1080p(state.range(1) ? PixelFormat::BGR8 : PixelFormat::NV12);
   const HostPlanes planes = host_planes(f);
   const unsigned threads = state.range(0) ? 0u : 1u;
   ViewConverter conv(threads);
@@ -92,7 +96,66 @@ void BM_ViewConvert(benchmark::State& state) {
                                                       benchmark::Counter::kIsIterationInvariantRate |
                                                           benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_ViewConvert)->ArgName("all_cores")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ViewConvert)
+    ->ArgNames({"all_cores", "bgr8"})
+    ->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The CPU path's layer composite (layer_canvas.cpp) of the opencv_compare
+// "layers" scenario: a full-size int32 class map (12 ids, narrowed to 8 bits
+// by show's copy) and a float32 heat map, both at opacity 0.5, blended into
+// the 1280x720 converted image. CPU time of every thread (its bands run on a
+// pool of one thread per core).
+void BM_LayerComposite(benchmark::State& state) {
+  std::unique_ptr<GlContext> context;
+  try {
+    context = create_headless_context({});
+    context->make_current();
+    load_gl(*context);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  std::vector<std::int32_t> ids(std::size_t(kW) * kH);
+  std::vector<float> heat(ids.size());
+  for (std::uint32_t y = 0; y < kH; ++y)
+    for (std::uint32_t x = 0; x < kW; ++x) {
+      ids[y * kW + x] = std::int32_t((x / 160 + y / 120) % 12);
+      const float dx = (float(x) - 400.0f) / 300.0f, dy = (float(y) - 300.0f) / 200.0f;
+      heat[y * kW + x] = std::exp(-(dx * dx + dy * dy));
+    }
+  const auto array = [](const void* data, media::SampleType t) {
+    media::LayerArray a;
+    a.data = data;
+    a.type = t;
+    a.width = kW;
+    a.height = kH;
+    return a;
+  };
+  media::OverlayFrame f;
+  media::ClassMap m;
+  m.ids = array(ids.data(), media::SampleType::I32);
+  m.opacity = 0.5f;
+  f.layers.push_back(m);
+  media::ScalarMap s;
+  s.values = array(heat.data(), media::SampleType::F32);
+  s.range = std::array<double, 2>{0.0, 1.0};
+  s.opacity = 0.5f;
+  f.layers.push_back(s);
+  {
+    const media::OverlayFrame copied = copy_layers(f, 0);
+    LayerRenderer r;
+    r.set_layers(&copied, kW, kH);
+    const ViewTransform view = fit_view(kW, kH, kViewW, kViewH);
+    const PixelRect rect = covered_pixels(kW, kH, view, kViewW, kViewH);
+    std::vector<std::uint8_t> out(std::size_t(rect.width()) * std::size_t(rect.height()) * 4, 90);
+    for (auto _ : state) {
+      r.composite(view, rect, ByteOrder::Bgra, out.data(), rect.width() * 4);
+      benchmark::DoNotOptimize(out.data());
+    }
+  }
+  context->done_current();
+}
+BENCHMARK(BM_LayerComposite)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 
 }  // namespace
 

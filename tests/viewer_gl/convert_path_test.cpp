@@ -190,49 +190,53 @@ TEST(ViewConvert, EveryPixelOfEveryViewWithinOneCodeOfFloat64Reference) {
 
 // RGB frames: each channel filtered as GL filters a UNORM texture (clamp to
 // edge, bilinear or flat), codes shown as they are; rows pitched, the byte
-// order of each format, alpha ignored.
+// order of each format into either output byte order, alpha ignored.
 TEST(ViewConvert, RgbFramesOfEveryViewWithinOneCodeOfFloat64Reference) {
   ViewConverter conv(2);
   Worst worst;
   std::uint32_t seed = 11;
   for (const ViewCase& vc : view_cases())
-    for (auto format : {PixelFormat::RGB8, PixelFormat::BGR8, PixelFormat::RGBA8, PixelFormat::BGRA8}) {
-      const std::size_t n = format == PixelFormat::RGBA8 || format == PixelFormat::BGRA8 ? 4 : 3;
-      const bool bgr = format == PixelFormat::BGR8 || format == PixelFormat::BGRA8;
-      const std::size_t pitch = vc.frame_w * n + seed % 5;
-      std::vector<std::uint8_t> bytes(pitch * vc.frame_h);
-      std::uint32_t state = seed++;
-      for (auto& b : bytes) b = std::uint8_t((state = state * 1664525u + 1013904223u) >> 24);
-      const HostPlanes planes{format, vc.frame_w, vc.frame_h, bytes.data(), pitch, nullptr, 0};
-      const PixelRect r = covered_pixels(vc.frame_w, vc.frame_h, vc.view, vc.fb_w, vc.fb_h);
-      ASSERT_FALSE(r.empty()) << vc.name;
-      std::vector<std::uint8_t> out(std::size_t(r.width()) * std::size_t(r.height()) * 4, 7);
-      conv.convert(planes, Colorimetry{}, vc.view, vc.nearest, r, ByteOrder::Rgba, out.data(), r.width() * 4);
-      const auto sample = [&](int x, int y, int channel) {  // channel 0 R, 1 G, 2 B, whatever the byte order
-        const int at = bgr ? 2 - channel : channel;
-        x = std::clamp(x, 0, int(vc.frame_w) - 1);
-        y = std::clamp(y, 0, int(vc.frame_h) - 1);
-        return double(bytes[std::size_t(y) * pitch + std::size_t(x) * n + std::size_t(at)]);
-      };
-      for (int y = r.y0; y < r.y1; ++y)
-        for (int x = r.x0; x < r.x1; ++x) {
-          double px = (x + 0.5 - vc.view.offset_x) / vc.view.scale, py = (y + 0.5 - vc.view.offset_y) / vc.view.scale;
-          if (vc.nearest) {
-            px = std::floor(px) + 0.5;
-            py = std::floor(py) + 0.5;
+    for (auto format : {PixelFormat::RGB8, PixelFormat::BGR8, PixelFormat::RGBA8, PixelFormat::BGRA8})
+      for (const ByteOrder order : {ByteOrder::Rgba, ByteOrder::Bgra}) {
+        const std::size_t n = format == PixelFormat::RGBA8 || format == PixelFormat::BGRA8 ? 4 : 3;
+        const bool bgr = format == PixelFormat::BGR8 || format == PixelFormat::BGRA8;
+        const std::size_t pitch = vc.frame_w * n + seed % 5;
+        std::vector<std::uint8_t> bytes(pitch * vc.frame_h);
+        std::uint32_t state = seed++;
+        for (auto& b : bytes) b = std::uint8_t((state = state * 1664525u + 1013904223u) >> 24);
+        const HostPlanes planes{format, vc.frame_w, vc.frame_h, bytes.data(), pitch, nullptr, 0};
+        const PixelRect r = covered_pixels(vc.frame_w, vc.frame_h, vc.view, vc.fb_w, vc.fb_h);
+        ASSERT_FALSE(r.empty()) << vc.name;
+        std::vector<std::uint8_t> out(std::size_t(r.width()) * std::size_t(r.height()) * 4, 7);
+        conv.convert(planes, Colorimetry{}, vc.view, vc.nearest, r, order, out.data(), r.width() * 4);
+        const auto sample = [&](int x, int y, int channel) {  // channel 0 R, 1 G, 2 B, whatever the byte order
+          const int at = bgr ? 2 - channel : channel;
+          x = std::clamp(x, 0, int(vc.frame_w) - 1);
+          y = std::clamp(y, 0, int(vc.frame_h) - 1);
+          return double(bytes[std::size_t(y) * pitch + std::size_t(x) * n + std::size_t(at)]);
+        };
+        for (int y = r.y0; y < r.y1; ++y)
+          for (int x = r.x0; x < r.x1; ++x) {
+            double px = (x + 0.5 - vc.view.offset_x) / vc.view.scale, py = (y + 0.5 - vc.view.offset_y) / vc.view.scale;
+            if (vc.nearest) {
+              px = std::floor(px) + 0.5;
+              py = std::floor(py) + 0.5;
+            }
+            const double tx = px - 0.5, ty = py - 0.5, x0 = std::floor(tx), y0 = std::floor(ty);
+            const double fx = tx - x0, fy = ty - y0;
+            const std::uint8_t* got =
+                &out[(std::size_t(y - r.y0) * std::size_t(r.width()) + std::size_t(x - r.x0)) * 4];
+            for (int k = 0; k < 3; ++k) {
+              const double v =
+                  (1 - fy) * ((1 - fx) * sample(int(x0), int(y0), k) + fx * sample(int(x0) + 1, int(y0), k)) +
+                  fy * ((1 - fx) * sample(int(x0), int(y0) + 1, k) + fx * sample(int(x0) + 1, int(y0) + 1, k));
+              const int byte = order == ByteOrder::Rgba ? k : 2 - k;
+              worst.see(std::abs(int(got[byte]) - int(std::lround(v))), at_text(vc, Colorimetry{}, format, x, y, k));
+            }
+            ASSERT_EQ(got[3], 255);
+            ++worst.pixels;
           }
-          const double tx = px - 0.5, ty = py - 0.5, x0 = std::floor(tx), y0 = std::floor(ty);
-          const double fx = tx - x0, fy = ty - y0;
-          const std::uint8_t* got = &out[(std::size_t(y - r.y0) * std::size_t(r.width()) + std::size_t(x - r.x0)) * 4];
-          for (int k = 0; k < 3; ++k) {
-            const double v = (1 - fy) * ((1 - fx) * sample(int(x0), int(y0), k) + fx * sample(int(x0) + 1, int(y0), k)) +
-                             fy * ((1 - fx) * sample(int(x0), int(y0) + 1, k) + fx * sample(int(x0) + 1, int(y0) + 1, k));
-            worst.see(std::abs(int(got[k]) - int(std::lround(v))), at_text(vc, Colorimetry{}, format, x, y, k));
-          }
-          ASSERT_EQ(got[3], 255);
-          ++worst.pixels;
-        }
-    }
+      }
   EXPECT_GT(worst.pixels, 10000u);
   EXPECT_LE(worst.error, 1) << "worst at " << worst.where;
 }

@@ -7,8 +7,15 @@
 // only when a new frame or a layer control changes (the converted image is
 // kept between redraws).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <variant>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "layer_renderer.hpp"
 
@@ -83,21 +90,82 @@ std::uint32_t pack(media::Color8 c, ByteOrder order, std::uint8_t flag) {
 // `px`: c * a + d * (1 - a) per channel, the GL blend (SRC_ALPHA,
 // ONE_MINUS_SRC_ALPHA) of an 8-bit framebuffer, with `a` in 1/256 steps
 // (within 1 code of the rounded float blend; exact at 0, 1/2, 1). Flag 1 (an
-// outline) is drawn opaque. The byte loop is 16-bit maths throughout
-// (255 * 256 + 128 fits), which the compiler vectorises.
-void blend_row(const std::uint32_t* colours, std::size_t n, float opacity, std::uint16_t* weights, std::uint8_t* px) {
-  const auto a = std::uint16_t(std::lround(double(opacity) * 256.0));
-  const auto* c = reinterpret_cast<const std::uint8_t*>(colours);
+// outline) is drawn opaque; the framebuffer's alpha byte stays. Two channels
+// at a time in one 32-bit word (bytes 0 and 2, then 1 and 3): each lane's
+// c * w + d * (256 - w) + 128 is at most 255 * 256 + 128, so it stays in its
+// 16 bits, and the sums are those of a byte at a time. One loop of word
+// maths, which the compiler vectorises.
+void blend_row(const std::uint32_t* colours, std::size_t n, float opacity, std::uint8_t* px) {
+  const auto a = std::uint32_t(std::lround(double(opacity) * 256.0));
+  std::uint32_t* __restrict d = reinterpret_cast<std::uint32_t*>(px);
+  const std::uint32_t* __restrict c = colours;
   for (std::size_t i = 0; i < n; ++i) {
-    const std::uint8_t flag = c[4 * i + 3];
-    const std::uint16_t w = flag == 255 ? a : flag == 1 ? 256 : 0;
-    weights[4 * i] = weights[4 * i + 1] = weights[4 * i + 2] = w;
-    weights[4 * i + 3] = 0;  // the framebuffer's alpha stays
+    const std::uint32_t ci = c[i], di = d[i], flag = ci >> 24;
+    const std::uint32_t w = flag == 255 ? a : flag == 1 ? 256u : 0u, v = 256u - w;
+    const std::uint32_t even = (((ci & 0x00ff00ffu) * w + (di & 0x00ff00ffu) * v + 0x00800080u) >> 8) & 0x00ff00ffu;
+    const std::uint32_t green = (((ci >> 8) & 0xffu) * w + ((di >> 8) & 0xffu) * v + 0x80u) & 0xff00u;
+    d[i] = even | green | (di & 0xff000000u);
   }
-  for (std::size_t j = 0; j < 4 * n; ++j) {
-    const std::uint16_t w = weights[j];
-    px[j] = std::uint8_t((std::uint16_t(c[j] * w) + std::uint16_t(px[j] * (256 - w)) + 128) >> 8);
+}
+
+// Pixels [from, n) of a scalar row: two taps of the vertically filtered
+// row each, through the colour map. The shader's lerps: a non-finite tap
+// makes v NaN or inf (even at weight 0, as 0 * inf is NaN): a hole, not drawn.
+struct ScalarPixels {
+  const float* column;  // the filtered source columns from c0
+  const std::int32_t *i0, *i1;
+  const float* w;
+  std::size_t n;
+  std::int32_t c0;
+  float lo, scale;
+  const std::uint32_t* colours;  // 257: [256] a hole
+  std::uint32_t* row;
+};
+[[gnu::always_inline]] inline void scalar_pixels_from(const ScalarPixels& p, std::size_t from) {
+  for (std::size_t k = from; k < p.n; ++k) {
+    const float v0 = p.column[std::size_t(p.i0[k] - p.c0)], v1 = p.column[std::size_t(p.i1[k] - p.c0)];
+    const float v = v0 + p.w[k] * (v1 - v0);
+    const float t = std::isfinite(v) ? std::clamp((v - p.lo) * p.scale, 0.0f, 1.0f) * 255.0f + 0.5f : 256.0f;
+    p.row[k] = p.colours[std::size_t(t)];
   }
+}
+void scalar_pixels(const ScalarPixels& p) { scalar_pixels_from(p, 0); }
+
+#if defined(__x86_64__) || defined(__i386__)
+// The same operations 8 pixels at a time, with AVX2 gathers (no FMA, so the
+// same bits): v - v is 0 exactly for finite v; max / min clamp as
+// std::clamp does for every finite or infinite value.
+__attribute__((target("avx2"))) void scalar_pixels_avx2(const ScalarPixels& p) {
+  const __m256i c0 = _mm256_set1_epi32(p.c0);
+  const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f), lo = _mm256_set1_ps(p.lo),
+               scale = _mm256_set1_ps(p.scale), c255 = _mm256_set1_ps(255.0f), half = _mm256_set1_ps(0.5f),
+               hole = _mm256_set1_ps(256.0f);
+  const auto* colours = reinterpret_cast<const int*>(p.colours);
+  std::size_t k = 0;
+  for (; k + 8 <= p.n; k += 8) {
+    const __m256i a = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.i0 + k)), c0);
+    const __m256i b = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.i1 + k)), c0);
+    const __m256 v0 = _mm256_i32gather_ps(p.column, a, 4), v1 = _mm256_i32gather_ps(p.column, b, 4);
+    const __m256 v = _mm256_add_ps(v0, _mm256_mul_ps(_mm256_loadu_ps(p.w + k), _mm256_sub_ps(v1, v0)));
+    const __m256 finite = _mm256_cmp_ps(_mm256_sub_ps(v, v), zero, _CMP_EQ_OQ);
+    const __m256 x = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_sub_ps(v, lo), scale), zero), one);
+    const __m256 t = _mm256_blendv_ps(hole, _mm256_add_ps(_mm256_mul_ps(x, c255), half), finite);
+    const __m256i c = _mm256_i32gather_epi32(colours, _mm256_cvttps_epi32(t), 4);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p.row + k), c);
+  }
+  scalar_pixels_from(p, k);
+}
+#endif
+
+// Plain function pointers rather than target_clones (an ifunc resolver runs
+// before the sanitizers' runtimes are up), as view_convert.cpp does.
+using ScalarPixelsFn = void (*)(const ScalarPixels&);
+ScalarPixelsFn scalar_colours() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return scalar_pixels_avx2;
+#endif
+  return scalar_pixels;
 }
 
 // The id at texel (x, y) of a copied class map, sign-extended as the shader does.
@@ -121,95 +189,118 @@ struct Job {
   double extent_x = 1, extent_y = 1;
 };
 
-// Per band, the layer's colours of a row (pack()) are made first, then
-// blended in one pass: two simple loops the compiler can keep tight.
-template <typename G, typename Rows, typename RowAt>
-void composite_scalars(media::BandPool& pool, const media::ScalarMap& s, const G& g, const Job& job, ByteOrder order,
-                       float opacity, unsigned bands, const Rows& rows_of, const RowAt& row_at) {
-  const LayerArray& a = s.values;
-  const Taps tx = linear_taps(job.pixels.x0, job.pixels.width(), job.left, job.extent_x, a.width);
-  const Taps ty = linear_taps(job.pixels.y0, job.pixels.height(), job.top, job.extent_y, a.height);
-  std::array<std::uint32_t, 257> colours{};  // [256]: a hole, not drawn
-  const auto& table = media::colormap_table(s.colormap);
-  for (std::size_t k = 0; k < 256; ++k) colours[k] = pack(table[k], order, 255);
-  const float lo = float(g.range[0]), scale = 1.0f / (float(g.range[1]) - float(g.range[0]));
-  const std::size_t n = tx.w.size();
-  // The source columns the row's taps read: filtered down first, once per
-  // column (a contiguous loop), then across per pixel (two taps).
-  const std::int32_t c0 = n ? tx.i0.front() : 0, c1 = n ? tx.i1.back() + 1 : 0;
-  pool.run(bands, [&](unsigned band) {
-    const auto [y0, y1] = rows_of(band);
-    std::vector<std::uint32_t> row(n);
-    std::vector<std::uint16_t> weights(4 * n);
-    std::vector<float> column(std::size_t(std::max(c1 - c0, 0)));
-    for (int y = y0; y < y1; ++y) {
-      const std::size_t r = std::size_t(y - job.pixels.y0);
-      const auto* r0 = static_cast<const float*>(a.data) + std::size_t(ty.i0[r]) * a.width + c0;
-      const auto* r1 = static_cast<const float*>(a.data) + std::size_t(ty.i1[r]) * a.width + c0;
-      const float wy = ty.w[r];
-      for (std::size_t x = 0; x < column.size(); ++x) column[x] = r0[x] + wy * (r1[x] - r0[x]);
-      for (std::size_t k = 0; k < n; ++k) {
-        const float v0 = column[std::size_t(tx.i0[k] - c0)], v1 = column[std::size_t(tx.i1[k] - c0)];
-        // The shader's lerps: a non-finite tap makes v NaN or inf (even at
-        // weight 0, as 0 * inf is NaN): a hole, not drawn.
-        const float v = v0 + tx.w[k] * (v1 - v0);
-        const float t = std::isfinite(v) ? std::clamp((v - lo) * scale, 0.0f, 1.0f) * 255.0f + 0.5f : 256.0f;
-        row[k] = colours[std::size_t(t)];
-      }
-      blend_row(row.data(), n, opacity, weights.data(), row_at(y));
-    }
-  });
-}
+// A scalar map's colours of one framebuffer row (pack()), made ready once a
+// draw: its bilinear taps, the colour map and the range.
+class ScalarRows {
+ public:
+  template <typename G>
+  ScalarRows(const media::ScalarMap& s, const G& g, const Job& job, ByteOrder order)
+      : a_(s.values),
+        tx_(linear_taps(job.pixels.x0, job.pixels.width(), job.left, job.extent_x, a_.width)),
+        ty_(linear_taps(job.pixels.y0, job.pixels.height(), job.top, job.extent_y, a_.height)),
+        y0_(job.pixels.y0) {
+    const auto& table = media::colormap_table(s.colormap);
+    for (std::size_t k = 0; k < 256; ++k) colours_[k] = pack(table[k], order, 255);
+    lo_ = float(g.range[0]);
+    scale_ = 1.0f / (float(g.range[1]) - float(g.range[0]));
+    // The source columns the row's taps read: filtered down first, once per
+    // column (a contiguous loop), then across per pixel (two taps).
+    const std::size_t n = tx_.w.size();
+    c0_ = n ? tx_.i0.front() : 0;
+    c1_ = n ? tx_.i1.back() + 1 : 0;
+  }
+  std::size_t columns() const { return std::size_t(std::max(c1_ - c0_, 0)); }
+  // Row y's colours into row[0, width); `column`: columns() floats of scratch.
+  void paint(int y, float* __restrict column, std::uint32_t* __restrict row) const {
+    const std::size_t r = std::size_t(y - y0_), n = tx_.w.size();
+    const auto* r0 = static_cast<const float*>(a_.data) + std::size_t(ty_.i0[r]) * a_.width + c0_;
+    const auto* r1 = static_cast<const float*>(a_.data) + std::size_t(ty_.i1[r]) * a_.width + c0_;
+    const float wy = ty_.w[r];
+    for (std::size_t x = 0; x < columns(); ++x) column[x] = r0[x] + wy * (r1[x] - r0[x]);
+    scalar_colours()(ScalarPixels{column, tx_.i0.data(), tx_.i1.data(), tx_.w.data(), n, c0_, lo_, scale_,
+                                  colours_.data(), row});
+  }
+
+ private:
+  const LayerArray& a_;
+  Taps tx_, ty_;
+  int y0_;
+  std::array<std::uint32_t, 257> colours_{};  // [256]: a hole, not drawn
+  float lo_ = 0, scale_ = 1;
+  std::int32_t c0_ = 0, c1_ = 0;
+};
 
 // Class maps and instance masks: nearest texels through the palette; ids
 // outside it take the default colours (class maps) or none (masks). Masks
 // get an opaque outline where a neighbour one display pixel away differs.
-template <typename G, typename Rows, typename RowAt>
-void composite_ids(media::BandPool& pool, const media::Layer& l, const G& g, const Job& job, ByteOrder order,
-                   float opacity, unsigned bands, const Rows& rows_of, const RowAt& row_at) {
-  const bool masks = std::holds_alternative<media::InstanceMasks>(l);
-  const LayerArray& a = masks ? std::get<media::InstanceMasks>(l).masks : std::get<media::ClassMap>(l).ids;
-  // One pixel more each side: the outline looks at the neighbours.
-  const std::vector<std::int32_t> tx =
-      nearest_texels(job.pixels.x0 - 1, job.pixels.width() + 2, job.left, job.extent_x, a.width);
-  const std::vector<std::int32_t> ty =
-      nearest_texels(job.pixels.y0 - 1, job.pixels.height() + 2, job.top, job.extent_y, a.height);
-  std::vector<std::uint32_t> palette(g.entries.size());
-  for (std::size_t k = 0; k < palette.size(); ++k)
-    palette[k] = pack(g.entries[k], order, g.entries[k].a ? 255 : 0);
-  const auto colour_of = [&](std::int64_t id) {
-    const std::int64_t e = id - g.palette_first;
-    if (e >= 0 && e < std::int64_t(palette.size())) return palette[std::size_t(e)];
-    return masks ? 0u : pack(media::default_class_color(id), order, 255);
-  };
-  const std::size_t n = std::size_t(job.pixels.width());
-  // 8-bit ids from 0 (every class map's palette holds 0..255): a look-up.
-  const bool direct = a.type == SampleType::U8 && !masks && g.palette_first == 0 && palette.size() >= 256;
-  pool.run(bands, [&](unsigned band) {
-    const auto [y0, y1] = rows_of(band);
-    std::vector<std::uint32_t> row(n);
-    std::vector<std::uint16_t> weights(4 * n);
-    for (int y = y0; y < y1; ++y) {
-      const std::size_t r = std::size_t(y - job.pixels.y0) + 1;
-      if (direct) {
-        const auto* ids = static_cast<const std::uint8_t*>(a.data) + std::size_t(ty[r]) * a.row_bytes();
-        for (std::size_t k = 0; k < n; ++k) row[k] = palette[ids[tx[k + 1]]];
-      } else if (!masks) {
-        for (std::size_t k = 0; k < n; ++k) row[k] = colour_of(id_at(a, tx[k + 1], ty[r]));
-      } else {
-        const auto id_of = [&](std::size_t x, std::size_t yy) { return g.instances[std::size_t(ty[yy]) * a.width + std::size_t(tx[x])]; };
-        for (std::size_t k = 0; k < n; ++k) {
-          const std::uint16_t id = id_of(k + 1, r);
-          row[k] = colour_of(id);
-          if (id != 0 && (id_of(k, r) != id || id_of(k + 2, r) != id || id_of(k + 1, r - 1) != id ||
-                          id_of(k + 1, r + 1) != id))
-            row[k] = (row[k] & 0x00ffffffu) | (1u << 24);  // the outline, opaque (pack's flag byte)
-        }
+class IdRows {
+ public:
+  template <typename G>
+  IdRows(const media::Layer& l, const G& g, const Job& job, ByteOrder order)
+      : masks_(std::holds_alternative<media::InstanceMasks>(l)),
+        a_(masks_ ? std::get<media::InstanceMasks>(l).masks : std::get<media::ClassMap>(l).ids),
+        // One pixel more each side: the outline looks at the neighbours.
+        tx_(nearest_texels(job.pixels.x0 - 1, job.pixels.width() + 2, job.left, job.extent_x, a_.width)),
+        ty_(nearest_texels(job.pixels.y0 - 1, job.pixels.height() + 2, job.top, job.extent_y, a_.height)),
+        y0_(job.pixels.y0),
+        n_(std::size_t(job.pixels.width())),
+        palette_first_(g.palette_first),
+        instances_(g.instances.data()),
+        order_(order) {
+    palette_.resize(g.entries.size());
+    for (std::size_t k = 0; k < palette_.size(); ++k)
+      palette_[k] = pack(g.entries[k], order, g.entries[k].a ? 255 : 0);
+    // 8-bit ids from 0 (every class map's palette holds 0..255): a look-up.
+    direct_ = a_.type == SampleType::U8 && !masks_ && palette_first_ == 0 && palette_.size() >= 256;
+  }
+  void paint(int y, std::uint32_t* __restrict row) const {
+    const std::size_t r = std::size_t(y - y0_) + 1;
+    const std::int32_t* tx = tx_.data();
+    if (direct_) {
+      const auto* ids = static_cast<const std::uint8_t*>(a_.data) + std::size_t(ty_[r]) * a_.row_bytes();
+      const std::uint32_t* palette = palette_.data();
+      for (std::size_t k = 0; k < n_; ++k) row[k] = palette[ids[tx[k + 1]]];
+    } else if (!masks_) {
+      for (std::size_t k = 0; k < n_; ++k) row[k] = colour_of(id_at(a_, tx[k + 1], ty_[r]));
+    } else {
+      const auto id_of = [&](std::size_t x, std::size_t yy) {
+        return instances_[std::size_t(ty_[yy]) * a_.width + std::size_t(tx[x])];
+      };
+      for (std::size_t k = 0; k < n_; ++k) {
+        const std::uint16_t id = id_of(k + 1, r);
+        row[k] = colour_of(id);
+        if (id != 0 && (id_of(k, r) != id || id_of(k + 2, r) != id || id_of(k + 1, r - 1) != id ||
+                        id_of(k + 1, r + 1) != id))
+          row[k] = (row[k] & 0x00ffffffu) | (1u << 24);  // the outline, opaque (pack's flag byte)
       }
-      blend_row(row.data(), n, opacity, weights.data(), row_at(y));
     }
-  });
-}
+  }
+
+ private:
+  std::uint32_t colour_of(std::int64_t id) const {
+    const std::int64_t e = id - palette_first_;
+    if (e >= 0 && e < std::int64_t(palette_.size())) return palette_[std::size_t(e)];
+    return masks_ ? 0u : pack(media::default_class_color(id), order_, 255);
+  }
+
+  bool masks_;
+  const LayerArray& a_;
+  std::vector<std::int32_t> tx_, ty_;
+  int y0_;
+  std::size_t n_;
+  std::int64_t palette_first_;
+  const std::uint16_t* instances_;
+  ByteOrder order_;
+  std::vector<std::uint32_t> palette_;
+  bool direct_ = false;
+};
+
+// One visible layer of a draw: where it goes, its opacity, its row painter.
+struct LayerRows {
+  Job job;
+  float opacity = 0;
+  std::variant<ScalarRows, IdRows> rows;
+};
 
 }  // namespace
 
@@ -254,6 +345,9 @@ void LayerRenderer::composite(const ViewTransform& view, const PixelRect& rect, 
                               std::ptrdiff_t pitch) {
   if (!overlays_ || rect.empty()) return;
   if (!pool_) pool_ = std::make_unique<media::BandPool>(0);
+  std::vector<LayerRows> visible;
+  visible.reserve(layers_.size());
+  std::size_t columns = 0;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     const LayerControl& c = controls_[i];
     const media::Layer& l = overlays_->layers[i];
@@ -267,21 +361,33 @@ void LayerRenderer::composite(const ViewTransform& view, const PixelRect& rect, 
     job.top = view.to_fb_y(g.target.y);
     job.extent_x = double(g.target.w) * view.scale;
     job.extent_y = double(g.target.h) * view.scale;
-    // Pixel (x, y) of the framebuffer is at out + (y - rect.y0) * pitch + (x - rect.x0) * 4.
-    std::uint8_t* origin = out - std::ptrdiff_t(rect.y0) * pitch - std::ptrdiff_t(rect.x0) * 4;
-    const unsigned bands = std::min<unsigned>(unsigned(job.pixels.height()), pool_->threads() * 4);
-    const auto rows_of = [&](unsigned band) {
-      const int h = job.pixels.height();
-      return std::pair{job.pixels.y0 + int(std::int64_t(h) * band / bands),
-                       job.pixels.y0 + int(std::int64_t(h) * (band + 1) / bands)};
-    };
-    const auto row_at = [&](int y) { return origin + std::ptrdiff_t(y) * pitch + std::ptrdiff_t(job.pixels.x0) * 4; };
     if (const auto* s = std::get_if<media::ScalarMap>(&l)) {
-      composite_scalars(*pool_, *s, g, job, order, opacity, bands, rows_of, row_at);
-      continue;
+      visible.push_back(LayerRows{job, opacity, std::variant<ScalarRows, IdRows>(std::in_place_type<ScalarRows>, *s, g, job, order)});
+      columns = std::max(columns, std::get<ScalarRows>(visible.back().rows).columns());
+    } else {
+      visible.push_back(LayerRows{job, opacity, std::variant<ScalarRows, IdRows>(std::in_place_type<IdRows>, l, g, job, order)});
     }
-    composite_ids(*pool_, l, g, job, order, opacity, bands, rows_of, row_at);
   }
+  if (visible.empty()) return;
+  // Every layer's rows drawn in one pass, layer after layer on each row
+  // while it is in the cache (layers in the order given: later ones on top).
+  const int y_first = rect.y0, rows = rect.height();
+  const unsigned bands = std::min<unsigned>(unsigned(rows), pool_->threads() * 4);
+  pool_->run(bands, [&](unsigned band) {
+    const int y0 = y_first + int(std::int64_t(rows) * band / bands), y1 = y_first + int(std::int64_t(rows) * (band + 1) / bands);
+    std::vector<std::uint32_t> row(std::size_t(rect.width()));
+    std::vector<float> column(columns);
+    for (int y = y0; y < y1; ++y) {
+      std::uint8_t* line = out + std::ptrdiff_t(y - rect.y0) * pitch;
+      for (const LayerRows& l : visible) {
+        if (y < l.job.pixels.y0 || y >= l.job.pixels.y1) continue;
+        if (const auto* s = std::get_if<ScalarRows>(&l.rows)) s->paint(y, column.data(), row.data());
+        else std::get<IdRows>(l.rows).paint(y, row.data());
+        blend_row(row.data(), std::size_t(l.job.pixels.width()), l.opacity,
+                  line + std::ptrdiff_t(l.job.pixels.x0 - rect.x0) * 4);
+      }
+    }
+  });
 }
 
 }  // namespace handoff::view
