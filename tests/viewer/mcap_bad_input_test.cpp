@@ -145,7 +145,7 @@ TEST_F(McapBadInput, TruncatedBeforeAnyImage) {
   auto b = bytes(recording());
   b.resize(test::records_of(b, 0x06)[0].at + 5);
   handoff::test::LogCapture quiet;
-  EXPECT_THAT(open_error(save(b)), HasSubstr("topic: the recording has no foxglove.RawImage, foxglove.CompressedImage, sensor_msgs/msg/Image or CompressedImage channel"));
+  EXPECT_THAT(open_error(save(b)), HasSubstr("topic: the recording has no foxglove.RawImage, foxglove.CompressedImage, foxglove.CompressedVideo, sensor_msgs/msg/Image or CompressedImage channel"));
 }
 
 // --- Magic --------------------------------------------------------------------------
