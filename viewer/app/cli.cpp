@@ -124,6 +124,9 @@ void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
   cli.add_option("--record-compression", r.record_compression, "chunk compression of --record: zstd (default) | lz4 | none")
       ->check(CLI::IsMember({"zstd", "lz4", "none"}, CLI::ignore_case));
   cli.add_option("--topic", p.topic, "a recording's image topic to play (default: the first)");
+  cli.add_option("--overlay-topic", p.overlay_topics,
+                 "a ROS 2 bag's Detection2DArray / ImageAnnotations topic to draw (repeatable; default: those in "
+                 "the image topic's namespace)");
   cli.add_flag("--fast", p.fast, "play a file or recording as fast as possible (not at its rate or recorded times)");
   cli.add_option("--ring", o.viewer.ring, "frame buffers in flight (>= 3)")->check(CLI::Range(3, 16));
   cli.add_option("--attach", o.attach,
@@ -142,6 +145,8 @@ std::optional<int> apply_recording(CommandLine& o, const Raw& r) {
   const Viewer::PlayOptions& p = o.play;
   if (!p.topic.empty() && (p.source != Viewer::Source::File || !is_mcap(p.file)))
     return usage_error("--topic picks a recording's image topic; it needs an .mcap or .db3 FILE");
+  if (!p.overlay_topics.empty() && (p.source != Viewer::Source::File || !is_mcap(p.file)))
+    return usage_error("--overlay-topic picks a ROS 2 bag's overlay topics; it needs an .mcap or .db3 FILE or a bag folder");
   if (!r.record_compression.empty() && o.viewer.record.path.empty())
     return usage_error("--record-compression needs --record FILE");
   if (!r.record_compression.empty()) o.viewer.record.compression = media::mcap::parse_compression(lower(r.record_compression));

@@ -174,6 +174,8 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
   if (played_.load()) throw UsageError(link_->name + ": play() was called already");
   if (!o.topic.empty() && !(o.source == Viewer::Source::File && is_recording_path(o.file)))
     throw UsageError(link_->name + ": PlayOptions::topic ('" + o.topic + "') is for recordings (.mcap / .db3 files)");
+  if (!o.overlay_topics.empty() && !(o.source == Viewer::Source::File && is_recording_path(o.file)))
+    throw UsageError(link_->name + ": PlayOptions::overlay_topics is for ROS 2 bags (.mcap / .db3 files, bag folders)");
   const bool headless = display_->headless();
   media::SceneOptions so;
   if (o.width) so.width = o.width;
@@ -187,7 +189,7 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
   switch (o.source) {
     case Viewer::Source::Scene: feed = std::make_unique<SceneFeed>(so, ro); break;
     case Viewer::Source::File:
-      if (is_recording_path(o.file)) feed = std::make_unique<RecordingFeed>(o.file, o.topic, ro, loop);
+      if (is_recording_path(o.file)) feed = std::make_unique<RecordingFeed>(o.file, o.topic, ro, loop, o.overlay_topics);
       else
         feed = std::make_unique<FileFeed>(o.file, FileOptions{o.width, o.height, o.format, o.matrix, o.range}, ro,
                                           loop);

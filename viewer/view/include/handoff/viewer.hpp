@@ -418,6 +418,9 @@ class Viewer {
     // Recordings: the image topic to play (empty: the first); a ParseError
     // naming the image topics there are when it is not one of them.
     std::string topic{};
+    // ROS 2 bags: the Detection2DArray / foxglove_msgs ImageAnnotations topics
+    // drawn on the image (empty: those in its namespace; docs/recording.md).
+    std::vector<std::string> overlay_topics{};
     // Played files: every frame as soon as it is ready, ignoring the source's
     // rate or a recording's times (without touching the window's vsync).
     bool fast = false;
