@@ -337,8 +337,15 @@ void RecordingSourceImpl::find_overlay_topics(const RecordingOpenOptions& option
   for (const std::string& topic : chosen) {
     const auto& [ids, schema] = found.at(topic);
     const std::string_view text(reinterpret_cast<const char*>(schema->data.data()), schema->data.size());
-    auto definition = text.empty() ? ros::MessageDefinition::builtin(schema->name)
-                                   : ros::MessageDefinition::parse(schema->name, text, reader_->name() + ": " + schema_place(*schema));
+    std::shared_ptr<const ros::MessageDefinition> definition;
+    try {
+      definition = text.empty() ? ros::MessageDefinition::builtin(schema->name)
+                                : ros::MessageDefinition::parse(schema->name, text, reader_->name() + ": " + schema_place(*schema));
+    } catch (const ParseError& e) {  // a topic found by namespace is left out; one asked for is an error
+      if (!options.overlay_topics.empty()) throw;
+      log(LogLevel::Warning, std::string("recording: overlay topic left out: ") + e.what());
+      continue;
+    }
     auto refs = std::make_shared<std::vector<mcap::MessageRef>>();
     for (std::uint16_t id : ids) refs->insert(refs->end(), reader_->messages(id).begin(), reader_->messages(id).end());
     std::stable_sort(refs->begin(), refs->end(), [](const auto& a, const auto& b) { return a.log_time < b.log_time; });

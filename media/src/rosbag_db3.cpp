@@ -10,6 +10,7 @@
 #include "ros_overlay.hpp"
 
 #include <handoff/frame_validate.hpp>
+#include <handoff/log.hpp>
 #include <handoff/media/error.hpp>
 #include <handoff/media/ros_image.hpp>
 
@@ -233,7 +234,15 @@ void Db3Source::find_overlay_topics(const RecordingOpenOptions& options) {
       const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(st, 0));
       return std::vector<std::uint8_t>(blob, blob + sqlite3_column_bytes(st, 0));
     };
-    overlay_topics_.emplace_back(name_, topic, load_definition(type), std::move(times), fetch);
+    std::shared_ptr<const ros::MessageDefinition> definition;
+    try {
+      definition = load_definition(type);
+    } catch (const ParseError& e) {  // a topic found by namespace is left out; one asked for is an error
+      if (!options.overlay_topics.empty()) throw;
+      log(LogLevel::Warning, std::string("recording: overlay topic left out: ") + e.what());
+      continue;
+    }
+    overlay_topics_.emplace_back(name_, topic, std::move(definition), std::move(times), fetch);
     overlay_topic_names_.push_back(topic);
   }
 }

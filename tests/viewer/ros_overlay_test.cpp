@@ -205,11 +205,12 @@ TEST(RosOverlay, NamespaceRule) {
 
 // --- In a bag -------------------------------------------------------------------------
 
-std::filesystem::path write_bag(const TempDir& dir, bool bad_second) {
+std::filesystem::path write_bag(const TempDir& dir, bool bad_second, std::string_view definition = {}) {
   const auto path = dir / "bag.mcap";
   mcap::Writer wr(path);
   const auto image = wr.add_schema("sensor_msgs/msg/Image", "ros2msg", {});
-  const auto det = wr.add_schema("vision_msgs/msg/Detection2DArray", "ros2msg", {});
+  const auto det = wr.add_schema("vision_msgs/msg/Detection2DArray", "ros2msg",
+                                 {reinterpret_cast<const std::uint8_t*>(definition.data()), definition.size()});
   const auto cam = wr.add_channel(image, "/cam/image_raw", "cdr");
   const auto ours = wr.add_channel(det, "/cam/detections", "cdr");
   const auto other = wr.add_channel(det, "/other/detections", "cdr");
@@ -269,6 +270,18 @@ TEST(RosOverlayBag, BadDetectionMessageIsLeftOutWithAWarningAndThePlayGoesOn) {
   EXPECT_THAT(logged.front(), HasSubstr("Detection2DArray.detections"));
   HostFrame frame(PixelFormat::GRAY8, 4, 4, 16);
   for (int k = 0; k < 3; ++k) EXPECT_TRUE(src->read_into(frame.target()));
+}
+
+TEST(RosOverlayBag, UnreadableDefinitionLeavesTheTopicOutUnlessAskedFor) {
+  const TempDir dir;
+  const auto path = write_bag(dir, false, "my_msgs/Unknown detections\n");
+  auto src = open_recording(path);  // plays, without overlays
+  EXPECT_TRUE(src->overlay_topics().empty());
+  OverlayFrame out;
+  EXPECT_FALSE(src->overlays_for(0, out));
+  RecordingOpenOptions o;
+  o.overlay_topics = {"/cam/detections"};
+  EXPECT_THROW(open_recording(path, o), ParseError);
 }
 
 }  // namespace
