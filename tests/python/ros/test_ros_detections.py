@@ -83,8 +83,8 @@ def write_bag(folder, storage):
             cx, cy, w, h = box_of(k)
             dets = T["vision_msgs/msg/Detection2DArray"](
                 header=header(ns), detections=[detection(ns, cx, cy, w, h, [("2", 0.4), ("5", 0.9)], "7")])
-            # A detector's output is logged after its image, stamped with the image's stamp.
-            writer.write(ours, ns + 20_000_000, bytes(TS.serialize_cdr(dets, "vision_msgs/msg/Detection2DArray")))
+            # Logged 40 ms after its image, 10 ms before the next one: only the stamp matches it rightly.
+            writer.write(ours, ns + 40_000_000, bytes(TS.serialize_cdr(dets, "vision_msgs/msg/Detection2DArray")))
             far = T["vision_msgs/msg/Detection2DArray"](
                 header=header(ns), detections=[detection(ns, 40.0, 30.0, 4.0, 4.0, [("person", 0.5)], "a")] * 2)
             writer.write(other, ns + 10_000_000, bytes(TS.serialize_cdr(far, "vision_msgs/msg/Detection2DArray")))
