@@ -4,6 +4,7 @@
 // near it.
 #include "mcap_format.hpp"
 #include "recording_video.hpp"
+#include "ros_overlay.hpp"
 #include "rosbag_db3.hpp"
 
 #include <handoff/media/image_codec.hpp>
@@ -126,6 +127,7 @@ class RecordingSourceImpl final : public RecordingSource {
   const std::vector<RecordingTopic>& image_topics() const override { return topics_; }
   const std::string& topic() const override { return topic_; }
   const std::string& annotations_topic() const override { return annotations_topic_; }
+  const std::vector<std::string>& overlay_topics() const override { return overlay_topic_names_; }
   std::uint64_t log_time(std::int64_t index) const override { return frames_.at(checked(index)).log_time; }
   Colorimetry colorimetry(std::int64_t index) const override {
     return colorimetry_.at(frames_.at(checked(index)).channel);
@@ -202,6 +204,9 @@ class RecordingSourceImpl final : public RecordingSource {
   mutable std::vector<std::optional<std::uint64_t>> annotation_keys_;
   std::vector<LayerTopic> layer_topics_;            // by layer index
   std::unique_ptr<VideoTrack> video_;               // a foxglove.CompressedVideo topic
+  void find_overlay_topics(const RecordingOpenOptions& options);
+  std::vector<ros::OverlayTopic> overlay_topics_;  // ROS 2 detections and annotations
+  std::vector<std::string> overlay_topic_names_;
   mutable std::set<std::string> layer_warnings_;    // each bad layer logged once
 };
 
@@ -350,6 +355,54 @@ void RecordingSourceImpl::choose_topics(const RecordingOpenOptions& options) {
   if (!annotations_topic_.empty()) annotations_ = topic_messages(annotations_topic_, kImageAnnotationsSchema, true);
   annotation_keys_.assign(annotations_.size(), std::nullopt);
   find_layer_topics();
+  find_overlay_topics(options);
+}
+
+// The ROS 2 overlay topics drawn on the image topic (RecordingOpenOptions::overlay_topics).
+void RecordingSourceImpl::find_overlay_topics(const RecordingOpenOptions& options) {
+  std::map<std::string, std::pair<std::vector<std::uint16_t>, const mcap::Schema*>> found;
+  for (const auto& [id, ch] : reader_->channels()) {
+    const auto s = reader_->schemas().find(ch.schema_id);
+    if (s == reader_->schemas().end() || !ros::is_overlay_type(s->second.name) || ch.message_encoding != "cdr") continue;
+    auto& f = found[ch.topic];
+    f.first.push_back(id);
+    f.second = &s->second;
+  }
+  std::vector<std::string> chosen = options.overlay_topics;
+  for (const std::string& t : chosen) {
+    if (!found.count(t)) {
+      throw ParseError(reader_->name(), "", "overlay_topic",
+                       "no vision_msgs/msg/Detection2DArray or foxglove_msgs/msg/ImageAnnotations topic " + mcap::detail::quoted(t));
+    }
+  }
+  if (chosen.empty()) {
+    for (const auto& [topic, f] : found)
+      if (ros::parent_namespace(topic) == ros::image_namespace(topic_)) chosen.push_back(topic);
+  }
+  for (const std::string& topic : chosen) {
+    const auto& [ids, schema] = found.at(topic);
+    const std::string_view text(reinterpret_cast<const char*>(schema->data.data()), schema->data.size());
+    std::shared_ptr<const ros::MessageDefinition> definition;
+    try {
+      definition = text.empty() ? ros::MessageDefinition::builtin(schema->name)
+                                : ros::MessageDefinition::parse(schema->name, text, reader_->name() + ": " + schema_place(*schema));
+    } catch (const ParseError& e) {  // a topic found by namespace is left out; one asked for is an error
+      if (!options.overlay_topics.empty()) throw;
+      log(LogLevel::Warning, std::string("recording: overlay topic left out: ") + e.what());
+      continue;
+    }
+    auto refs = std::make_shared<std::vector<mcap::MessageRef>>();
+    for (std::uint16_t id : ids) refs->insert(refs->end(), reader_->messages(id).begin(), reader_->messages(id).end());
+    std::stable_sort(refs->begin(), refs->end(), [](const auto& a, const auto& b) { return a.log_time < b.log_time; });
+    std::vector<std::uint64_t> times;
+    for (const auto& r : *refs) times.push_back(r.log_time);
+    auto read = [this, refs](std::size_t k) {
+      const mcap::MessageView m = reader_->read((*refs)[k]);
+      return std::vector<std::uint8_t>(m.data.begin(), m.data.end());
+    };
+    overlay_topics_.emplace_back(reader_->name(), topic, std::move(definition), std::move(times), read);
+    overlay_topic_names_.push_back(topic);
+  }
 }
 
 void RecordingSourceImpl::read_first_frame() {
@@ -459,6 +512,8 @@ bool RecordingSourceImpl::overlays_for(std::int64_t index, OverlayFrame& out) co
     const mcap::MessageView m = reader_->read(*match);
     decode_annotations(m.data, out, place(*match));
   }
+  for (const ros::OverlayTopic& t : overlay_topics_)
+    t.add(frames_[std::size_t(index)].log_time, image_key(std::size_t(index)), window_ns_, out);
   add_layers(std::size_t(index), out);
   out.frame = index;
   return out.has_content();

@@ -3,6 +3,7 @@
 // encoding and its first message, decoded as playing it would.
 #include "mcap_format.hpp"
 #include "recording_video.hpp"
+#include "ros_overlay.hpp"
 #include "rosbag_db3.hpp"
 
 #include <handoff/media/error.hpp>
@@ -92,6 +93,10 @@ void judge(Found& f, const std::string& file, const std::vector<std::string>& im
   const bool image = l.type == kRawImageSchema || l.type == kCompressedImageSchema ||
                      l.type == kCompressedVideoSchema || ros::is_image_type(l.type);
   if (l.type == kImageAnnotationsSchema) return set(l, Kind::Overlay, "annotations");
+  if (ros::is_overlay_type(l.type)) {
+    if (l.encoding != "cdr") return set(l, Kind::NotShown, "message encoding " + mcap::detail::quoted(l.encoding) + " (handoff reads cdr)");
+    return set(l, Kind::Overlay, ros::normalize_type_name(l.type) == ros::kDetectionsType ? "detections" : "annotations");
+  }
   if (!image) return set(l, Kind::NotShown, "type " + mcap::detail::quoted(l.type) + " is not an image type (handoff shows " + kShown + ")");
   if (l.messages == 0) return set(l, Kind::NotShown, "no messages");
   try {

@@ -50,6 +50,22 @@ constexpr std::pair<std::string_view, std::string_view> kBuiltins[] = {
     {"geometry_msgs/Pose", "geometry_msgs/Point position\ngeometry_msgs/Quaternion orientation\n"},
     {"geometry_msgs/Point", "float64 x\nfloat64 y\nfloat64 z\n"},
     {"geometry_msgs/Quaternion", "float64 x 0\nfloat64 y 0\nfloat64 z 0\nfloat64 w 1\n"},
+    {"geometry_msgs/Pose2D", "float64 x\nfloat64 y\nfloat64 theta\n"},
+    // foxglove_msgs 2.x / 3.x (docs.foxglove.dev message schemas).
+    {"foxglove_msgs/ImageAnnotations",
+     "foxglove_msgs/CircleAnnotation[] circles\nfoxglove_msgs/PointsAnnotation[] points\n"
+     "foxglove_msgs/TextAnnotation[] texts\n"},
+    {"foxglove_msgs/CircleAnnotation",
+     "builtin_interfaces/Time timestamp\nfoxglove_msgs/Point2 position\nfloat64 diameter\nfloat64 thickness\n"
+     "foxglove_msgs/Color fill_color\nfoxglove_msgs/Color outline_color\n"},
+    {"foxglove_msgs/PointsAnnotation",
+     "builtin_interfaces/Time timestamp\nuint8 type\nfoxglove_msgs/Point2[] points\nfoxglove_msgs/Color outline_color\n"
+     "foxglove_msgs/Color[] outline_colors\nfoxglove_msgs/Color fill_color\nfloat64 thickness\n"},
+    {"foxglove_msgs/TextAnnotation",
+     "builtin_interfaces/Time timestamp\nfoxglove_msgs/Point2 position\nstring text\nfloat64 font_size\n"
+     "foxglove_msgs/Color text_color\nfoxglove_msgs/Color background_color\n"},
+    {"foxglove_msgs/Point2", "float64 x\nfloat64 y\n"},
+    {"foxglove_msgs/Color", "float64 r\nfloat64 g\nfloat64 b\nfloat64 a\n"},
 };
 
 std::string_view trim(std::string_view s) {

@@ -7,10 +7,11 @@
 #include "rosbag_db3.hpp"
 
 #include "mcap_format.hpp"
+#include "ros_overlay.hpp"
 
 #include <handoff/frame_validate.hpp>
-#include <handoff/media/error.hpp>
 #include <handoff/log.hpp>
+#include <handoff/media/error.hpp>
 #include <handoff/media/ros_image.hpp>
 
 #include <sqlite3.h>
@@ -18,6 +19,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <numeric>
 
 namespace handoff::media {
@@ -64,6 +66,8 @@ class Db3Source final : public RecordingSource {
   const std::vector<RecordingTopic>& image_topics() const override { return topics_; }
   const std::string& topic() const override { return topic_; }
   const std::string& annotations_topic() const override { return none_; }
+  const std::vector<std::string>& overlay_topics() const override { return overlay_topic_names_; }
+  bool overlays_for(std::int64_t index, OverlayFrame& out) const override;
   std::uint64_t log_time(std::int64_t index) const override { return frames_.at(checked(index)).time; }
   Colorimetry colorimetry(std::int64_t) const override { return info_.colorimetry; }
   bool indexed() const override { return true; }
@@ -86,10 +90,11 @@ class Db3Source final : public RecordingSource {
     return Stmt(s);
   }
   void choose_topic(const RecordingOpenOptions& options);
-  void load_definition(const std::string& type);
+  std::shared_ptr<const ros::MessageDefinition> load_definition(const std::string& type);
+  void find_overlay_topics(const RecordingOpenOptions& options);
   // Reads frame `index` and hands its decoded image to `use` while the row's blob is valid.
   template <typename F>
-  void with_image(std::size_t index, F&& use);
+  void with_image(std::size_t index, F&& use) const;
 
   std::string name_;
   Db db_;
@@ -102,7 +107,10 @@ class Db3Source final : public RecordingSource {
   std::int64_t position_ = 0;
   std::vector<std::string> warnings_;
   bool compressed_ = false;  // the topic is sensor_msgs/CompressedImage
-  DecodedPicture picture_;   // its pixels, decoded
+  mutable DecodedPicture picture_;  // its pixels, decoded (with_image)
+  std::vector<ros::OverlayTopic> overlay_topics_;  // ROS 2 detections and annotations
+  std::vector<std::string> overlay_topic_names_;
+  std::uint64_t window_ns_ = 0;  // RecordingOpenOptions::annotation_window_ns
 };
 
 Db3Source::Db3Source(const std::filesystem::path& path, const RecordingOpenOptions& options) : name_(path.string()) {
@@ -112,6 +120,8 @@ Db3Source::Db3Source(const std::filesystem::path& path, const RecordingOpenOptio
   if (rc != SQLITE_OK) fail_sqlite("cannot open");
   choose_topic(options);
   read_ = prepare("SELECT data FROM messages WHERE id = ?");
+  window_ns_ = options.annotation_window_ns;
+  find_overlay_topics(options);
   info_.name = name_;
   with_image(0, [&](const ros::ImageView& v, const MessagePlace& where) {
     const auto format = ros::image_format(v.image.encoding);
@@ -160,7 +170,7 @@ void Db3Source::choose_topic(const RecordingOpenOptions& options) {
     throw ParseError(name_, "", "topic", "no image topic " + mcap::detail::quoted(topic_) + " (image topics: " + list + ")");
   }
   const auto& [id, type] = ids[std::size_t(t - topics_.begin())];
-  load_definition(type);
+  definition_ = load_definition(type);
   compressed_ = ros::normalize_type_name(type) == ros::kCompressedImageType;
   Stmt rows = prepare("SELECT id, timestamp FROM messages WHERE topic_id = ? ORDER BY timestamp, id");
   sqlite3_bind_int64(rows.get(), 1, id);
@@ -172,22 +182,89 @@ void Db3Source::choose_topic(const RecordingOpenOptions& options) {
 
 // The topic type's definition from message_definitions (rosbag2 Iron and
 // later) when the bag has it, else the built-in one.
-void Db3Source::load_definition(const std::string& type) {
+std::shared_ptr<const ros::MessageDefinition> Db3Source::load_definition(const std::string& type) {
   sqlite3_stmt* raw = nullptr;
   const char* sql = "SELECT encoding, encoded_message_definition FROM message_definitions WHERE topic_type = ?";
   if (sqlite3_prepare_v2(db_.get(), sql, -1, &raw, nullptr) == SQLITE_OK) {
     Stmt s(raw);
     sqlite3_bind_text(s.get(), 1, type.c_str(), -1, SQLITE_TRANSIENT);
     if (sqlite3_step(s.get()) == SQLITE_ROW && text_column(s.get(), 0) == "ros2msg" && !text_column(s.get(), 1).empty()) {
-      definition_ = ros::MessageDefinition::parse(type, text_column(s.get(), 1), name_ + ": message_definitions (" + type + ")");
-      return;
+      return ros::MessageDefinition::parse(type, text_column(s.get(), 1), name_ + ": message_definitions (" + type + ")");
     }
   }
-  definition_ = ros::MessageDefinition::builtin(type);
+  return ros::MessageDefinition::builtin(type);
+}
+
+// The ROS 2 overlay topics drawn on the image topic (RecordingOpenOptions::overlay_topics).
+void Db3Source::find_overlay_topics(const RecordingOpenOptions& options) {
+  std::map<std::string, std::pair<std::int64_t, std::string>> found;  // topic -> (id, type)
+  Stmt topics = prepare("SELECT id, name, type, serialization_format FROM topics ORDER BY id");
+  while (sqlite3_step(topics.get()) == SQLITE_ROW) {
+    const std::string name = text_column(topics.get(), 1), type = text_column(topics.get(), 2);
+    if (ros::is_overlay_type(type) && text_column(topics.get(), 3) == "cdr")
+      found.emplace(name, std::pair{sqlite3_column_int64(topics.get(), 0), type});
+  }
+  std::vector<std::string> chosen = options.overlay_topics;
+  for (const std::string& t : chosen) {
+    if (!found.count(t)) {
+      throw ParseError(name_, "", "overlay_topic",
+                       "no vision_msgs/msg/Detection2DArray or foxglove_msgs/msg/ImageAnnotations topic " + mcap::detail::quoted(t));
+    }
+  }
+  if (chosen.empty()) {
+    for (const auto& [topic, f] : found)
+      if (ros::parent_namespace(topic) == ros::image_namespace(topic_)) chosen.push_back(topic);
+  }
+  auto read = std::make_shared<Stmt>(prepare("SELECT data FROM messages WHERE id = ?"));
+  for (const std::string& topic : chosen) {
+    const auto& [id, type] = found.at(topic);
+    auto rows = std::make_shared<std::vector<std::int64_t>>();
+    std::vector<std::uint64_t> times;
+    Stmt q = prepare("SELECT id, timestamp FROM messages WHERE topic_id = ? ORDER BY timestamp, id");
+    sqlite3_bind_int64(q.get(), 1, id);
+    while (sqlite3_step(q.get()) == SQLITE_ROW) {
+      rows->push_back(sqlite3_column_int64(q.get(), 0));
+      times.push_back(std::uint64_t(sqlite3_column_int64(q.get(), 1)));
+    }
+    auto fetch = [this, read, rows, topic](std::size_t k) {
+      sqlite3_stmt* st = read->get();
+      sqlite3_bind_int64(st, 1, (*rows)[k]);
+      struct Reset {
+        sqlite3_stmt* s;
+        ~Reset() { sqlite3_reset(s); }
+      } reset{st};
+      if (sqlite3_step(st) != SQLITE_ROW) fail_sqlite("overlay topic " + mcap::detail::quoted(topic) + " message " + std::to_string(k));
+      const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(st, 0));
+      return std::vector<std::uint8_t>(blob, blob + sqlite3_column_bytes(st, 0));
+    };
+    std::shared_ptr<const ros::MessageDefinition> definition;
+    try {
+      definition = load_definition(type);
+    } catch (const ParseError& e) {  // a topic found by namespace is left out; one asked for is an error
+      if (!options.overlay_topics.empty()) throw;
+      log(LogLevel::Warning, std::string("recording: overlay topic left out: ") + e.what());
+      continue;
+    }
+    overlay_topics_.emplace_back(name_, topic, std::move(definition), std::move(times), fetch);
+    overlay_topic_names_.push_back(topic);
+  }
+}
+
+// Frame `index`'s overlays: each overlay topic's message with the image's header stamp.
+bool Db3Source::overlays_for(std::int64_t index, OverlayFrame& out) const {
+  out.clear();
+  if (index < 0 || index >= std::int64_t(frames_.size())) return false;
+  if (!overlay_topics_.empty()) {
+    std::uint64_t key = 0;
+    with_image(std::size_t(index), [&](const ros::ImageView& v, const MessagePlace&) { key = v.image.timestamp_ns; });
+    for (const ros::OverlayTopic& t : overlay_topics_) t.add(frames_[std::size_t(index)].time, key, window_ns_, out);
+  }
+  out.frame = index;
+  return out.has_content();
 }
 
 template <typename F>
-void Db3Source::with_image(std::size_t index, F&& use) {
+void Db3Source::with_image(std::size_t index, F&& use) const {
   const Frame& f = frames_[index];
   const std::string location = "frame " + std::to_string(index) + ": message row " + std::to_string(f.row);
   const MessagePlace where{name_, [&location] { return location; }};

@@ -35,6 +35,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <cctype>
 #include <chrono>
@@ -267,11 +268,17 @@ bool is_mcap(const std::string& path) {
   return ext == ".mcap" || ext == ".db3" || std::filesystem::is_directory(path, ec);
 }
 
-PySource open_recording(const std::string& path, std::optional<std::string> topic) {
+PySource open_recording(const std::string& path, std::optional<std::string> topic,
+                        std::optional<std::vector<std::string>> overlay_topics) {
   media::RecordingOpenOptions ro;
   if (topic) {
     if (topic->empty()) throw nb::value_error("topic: empty; None plays the first image topic");
     ro.topic = *topic;
+  }
+  if (overlay_topics) {
+    for (const std::string& t : *overlay_topics)
+      if (t.empty()) throw nb::value_error("overlay_topics: an empty topic name");
+    ro.overlay_topics = std::move(*overlay_topics);
   }
   PySource s;
   std::unique_ptr<media::RecordingSource> rec = without_gil([&] { return media::open_recording(path, ro); });
@@ -282,7 +289,8 @@ PySource open_recording(const std::string& path, std::optional<std::string> topi
 
 PySource open_file(nb::handle path_obj, std::optional<std::string> format, std::optional<std::uint32_t> width,
                    std::optional<std::uint32_t> height, std::optional<Colorimetry> colorimetry,
-                   std::optional<double> rate, std::optional<std::string> overlays, std::optional<std::string> topic) {
+                   std::optional<double> rate, std::optional<std::string> overlays, std::optional<std::string> topic,
+                   std::optional<std::vector<std::string>> overlay_topics) {
   const std::string path = path_arg(path_obj, "path");
   PySource s;
   const bool raw = width || height || format;
@@ -290,9 +298,11 @@ PySource open_file(nb::handle path_obj, std::optional<std::string> format, std::
     if (raw || colorimetry || rate) {
       throw nb::value_error("format / width / height / colorimetry / rate: an MCAP recording says its own");
     }
-    s = open_recording(path, std::move(topic));
+    s = open_recording(path, std::move(topic), std::move(overlay_topics));
   } else if (topic) {
     throw nb::value_error("topic: only for recordings (a '.mcap' or ROS 2 '.db3' file)");
+  } else if (overlay_topics) {
+    throw nb::value_error("overlay_topics: only for ROS 2 bags (a '.mcap' or '.db3' file or a bag folder)");
   } else if (raw) {
     if (!width || !height) throw nb::value_error("width / height: a raw file needs both");
     media::RawOptions ro;
@@ -688,8 +698,10 @@ void bind_source(nb::module_& m) {
 void bind_open(nb::module_& m) {
   m.def("open", &open_file, "path"_a, nb::kw_only(), "format"_a = nb::none(), "width"_a = nb::none(),
         "height"_a = nb::none(), "colorimetry"_a = nb::none(), "rate"_a = nb::none(), "overlays"_a = nb::none(),
-        "topic"_a = nb::none(),
-        "Opens a Y4M file, an MCAP recording ('.mcap'; `topic`: the image topic, default the first), or a raw "
+        "topic"_a = nb::none(), "overlay_topics"_a = nb::none(),
+        "Opens a Y4M file, an MCAP recording ('.mcap'; `topic`: the image topic, default the first; "
+        "`overlay_topics`: a ROS 2 bag's Detection2DArray / ImageAnnotations topics, default those in the image "
+        "topic's namespace), or a raw "
         "NV12 / P010 file when format= / width= / height= are given. `overlays`: a JSON Lines overlay file "
         "(docs/media.md). Raises ParseError naming the file and field.");
   m.def("list_topics", [](const std::string& path) {

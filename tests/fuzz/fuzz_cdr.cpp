@@ -1,10 +1,12 @@
 // Fuzz target: the ROS 2 message definition parser and the CDR decoder.
 // An input is "pkg/Type\n<definition text>" NUL <CDR bytes>; without a NUL
 // the whole input is CDR bytes. The bytes are decoded by the input's own
-// definition (when it parses) and by each built-in one, and every value of
-// the tree is read. Any handoff::Error (ParseError) is an accepted outcome; a
+// definition (when it parses) and by each built-in one, every value of the
+// tree is read, and detections / annotations are mapped to overlays. Any handoff::Error (ParseError) is an accepted outcome; a
 // crash, a sanitizer report, a hang or another exception type is a bug.
 #include <handoff/media/cdr.hpp>
+
+#include "../../media/src/ros_overlay.hpp"
 
 #include "fuzz_common.hpp"
 
@@ -50,6 +52,10 @@ void decode_and_walk(const std::shared_ptr<const MessageDefinition>& d, std::spa
     FieldType root;
     root.nested = 0;
     walk_single(m.root(), *d, root, 0);
+    if (is_overlay_type(m.type_name())) {  // the overlay mapping of detections and annotations
+      handoff::media::OverlayFrame out;
+      append_overlays(m, out);
+    }
   } catch (const handoff::Error&) {
   }
 }
@@ -69,7 +75,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const handoff::Error&) {
     }
   }
-  for (const char* t : {"sensor_msgs/msg/Image", "sensor_msgs/msg/CompressedImage", "vision_msgs/msg/Detection2DArray"}) {
+  for (const char* t : {"sensor_msgs/msg/Image", "sensor_msgs/msg/CompressedImage", "vision_msgs/msg/Detection2DArray",
+                        "foxglove_msgs/msg/ImageAnnotations"}) {
     decode_and_walk(MessageDefinition::builtin(t), cdr);
   }
   return 0;

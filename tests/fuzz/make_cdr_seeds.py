@@ -16,12 +16,40 @@ CUSTOM_TEXT = (
     "bool flag\nuint8 RED=1\n"
 )
 PART_TEXT = "int64 x\nchar c\n"
+# vision_msgs 4 (Humble), from the ROS 2 interface documentation.
+VISION_MSGS = {
+    "vision_msgs/msg/Detection2DArray": "std_msgs/Header header\nvision_msgs/Detection2D[] detections\n",
+    "vision_msgs/msg/Detection2D": "std_msgs/Header header\nvision_msgs/ObjectHypothesisWithPose[] results\n"
+                                   "vision_msgs/BoundingBox2D bbox\nstring id\n",
+    "vision_msgs/msg/ObjectHypothesisWithPose": "vision_msgs/ObjectHypothesis hypothesis\n"
+                                                "geometry_msgs/PoseWithCovariance pose\n",
+    "vision_msgs/msg/ObjectHypothesis": "string class_id\nfloat64 score\n",
+    "vision_msgs/msg/BoundingBox2D": "vision_msgs/Pose2D center\nfloat64 size_x\nfloat64 size_y\n",
+    "vision_msgs/msg/Pose2D": "vision_msgs/Point2D position\nfloat64 theta\n",
+    "vision_msgs/msg/Point2D": "float64 x\nfloat64 y\n",
+}
+
+
+def detections(t, stamp):
+    pose = t["geometry_msgs/msg/PoseWithCovariance"](
+        pose=t["geometry_msgs/msg/Pose"](position=t["geometry_msgs/msg/Point"](x=0.0, y=0.0, z=0.0),
+                                         orientation=t["geometry_msgs/msg/Quaternion"](x=0.0, y=0.0, z=0.0, w=1.0)),
+        covariance=np.zeros(36))
+    hyp = t["vision_msgs/msg/ObjectHypothesisWithPose"](
+        hypothesis=t["vision_msgs/msg/ObjectHypothesis"](class_id="3", score=0.75), pose=pose)
+    box = t["vision_msgs/msg/BoundingBox2D"](
+        center=t["vision_msgs/msg/Pose2D"](position=t["vision_msgs/msg/Point2D"](x=40.0, y=30.0), theta=0.0),
+        size_x=20.0, size_y=10.0)
+    det = t["vision_msgs/msg/Detection2D"](header=stamp, results=[hyp, hyp], bbox=box, id="12")
+    return t["vision_msgs/msg/Detection2DArray"](header=stamp, detections=[det, det])
 
 
 def main():
     ts = get_typestore(Stores.ROS2_HUMBLE)
     types = get_types_from_msg(CUSTOM_TEXT, CUSTOM)
     types.update(get_types_from_msg(PART_TEXT, "pkg/msg/Part"))
+    for name, text in VISION_MSGS.items():
+        types.update(get_types_from_msg(text, name))
     ts.register(types)
     t = ts.types
     stamp = t["std_msgs/msg/Header"](stamp=t["builtin_interfaces/msg/Time"](sec=5, nanosec=6), frame_id="cam")
@@ -37,12 +65,15 @@ def main():
         order = "le" if little else "be"
         for name, msg, typename in (("image", image, "sensor_msgs/msg/Image"),
                                     ("compressed", compressed, "sensor_msgs/msg/CompressedImage"),
-                                    ("mixed", mixed, CUSTOM)):
+                                    ("mixed", mixed, CUSTOM),
+                                    ("detections", detections(t, stamp), "vision_msgs/msg/Detection2DArray")):
             raw = bytes(ts.serialize_cdr(msg, typename, little_endian=little))
             definition = ts.generate_msgdef(typename, ros_version=2)[0]
             (OUT / f"{name}_{order}.bin").write_bytes(f"{typename}\n{definition}".encode() + b"\0" + raw)
         raw = bytes(ts.serialize_cdr(image, "sensor_msgs/msg/Image", little_endian=little))
         (OUT / f"image_bare_{order}.bin").write_bytes(raw)
+        raw = bytes(ts.serialize_cdr(detections(t, stamp), "vision_msgs/msg/Detection2DArray", little_endian=little))
+        (OUT / f"detections_bare_{order}.bin").write_bytes(raw)  # decoded by the built-in definitions
 
 
 if __name__ == "__main__":

@@ -127,6 +127,9 @@ void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
                  "a recording's image topic to play (default: the first); repeated: the topics side by side in a "
                  "grid on one timeline");
   cli.add_flag("--all-images", p.all_images, "a recording's every image topic side by side in a grid on one timeline");
+  cli.add_option("--overlay-topic", p.overlay_topics,
+                 "a ROS 2 bag's Detection2DArray / ImageAnnotations topic to draw (repeatable; default: those in "
+                 "the image topic's namespace)");
   cli.add_flag("--fast", p.fast, "play a file or recording as fast as possible (not at its rate or recorded times)");
   cli.add_option("--ring", o.viewer.ring, "frame buffers in flight (>= 3)")->check(CLI::Range(3, 16));
   cli.add_option("--attach", o.attach,
@@ -148,6 +151,8 @@ std::optional<int> apply_recording(CommandLine& o, const Raw& r) {
   if ((!p.topics.empty() || p.all_images) && (p.source != Viewer::Source::File || !is_mcap(p.file)))
     return usage_error(std::string(p.all_images ? "--all-images" : "--topic") +
                        " picks a recording's image topics; it needs an .mcap or .db3 FILE");
+  if (!p.overlay_topics.empty() && (p.source != Viewer::Source::File || !is_mcap(p.file)))
+    return usage_error("--overlay-topic picks a ROS 2 bag's overlay topics; it needs an .mcap or .db3 FILE or a bag folder");
   if (!r.record_compression.empty() && o.viewer.record.path.empty())
     return usage_error("--record-compression needs --record FILE");
   if (!r.record_compression.empty()) o.viewer.record.compression = media::mcap::parse_compression(lower(r.record_compression));

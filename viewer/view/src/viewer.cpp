@@ -183,7 +183,7 @@ std::unique_ptr<Feed> grid_feeds(const Viewer::PlayOptions& o, const GlRingOptio
     for (const media::RecordingTopic& t : source->image_topics())
       if (std::find(topics.begin(), topics.end(), t.topic) == topics.end()) topics.push_back(t.topic);
   }
-  auto first = std::make_unique<RecordingFeed>(o.file, topics.at(0), ro, loop);
+  auto first = std::make_unique<RecordingFeed>(o.file, topics.at(0), ro, loop, o.overlay_topics);
   for (std::size_t i = 1; i < topics.size(); ++i)
     followers.push_back(std::make_unique<RecordingFeed>(o.file, topics[i], ro, true));
   return first;
@@ -202,6 +202,8 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
     throw UsageError(link_->name + ": PlayOptions::topic ('" + o.topic + "') is for recordings (.mcap / .db3 files)");
   if ((!o.topics.empty() || o.all_images) && !recording)
     throw UsageError(link_->name + ": PlayOptions::topics / all_images are for recordings (.mcap / .db3 files)");
+  if (!o.overlay_topics.empty() && !recording)
+    throw UsageError(link_->name + ": PlayOptions::overlay_topics is for ROS 2 bags (.mcap / .db3 files, bag folders)");
   const bool headless = display_->headless();
   media::SceneOptions so;
   if (o.width) so.width = o.width;
@@ -217,7 +219,9 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
     case Viewer::Source::Scene: feed = std::make_unique<SceneFeed>(so, ro); break;
     case Viewer::Source::File:
       if (recording && (o.topics.size() > 1 || o.all_images)) feed = grid_feeds(o, ro, loop, followers);
-      else if (recording) feed = std::make_unique<RecordingFeed>(o.file, o.topics.empty() ? o.topic : o.topics[0], ro, loop);
+      else if (recording)
+        feed = std::make_unique<RecordingFeed>(o.file, o.topics.empty() ? o.topic : o.topics[0], ro, loop,
+                                               o.overlay_topics);
       else
         feed = std::make_unique<FileFeed>(o.file, FileOptions{o.width, o.height, o.format, o.matrix, o.range}, ro,
                                           loop);

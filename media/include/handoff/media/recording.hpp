@@ -293,6 +293,11 @@ struct RecordingOpenOptions {
   // (see RecordingSource) logged at most this far from the frame, in either
   // direction (a detector's output is logged after its image).
   std::uint64_t annotation_window_ns = 2'000'000'000;
+  // ROS 2 bags: the vision_msgs/msg/Detection2DArray and
+  // foxglove_msgs/msg/ImageAnnotations topics drawn on the image topic;
+  // empty: those in the image topic's namespace (its parent, after a trailing
+  // "/compressed" is dropped: "/cam/detections" for "/cam/image_raw").
+  std::vector<std::string> overlay_topics;
   std::uint64_t max_chunk_bytes = std::uint64_t(1) << 30;  // see mcap::ReaderOptions
 };
 
@@ -320,6 +325,11 @@ class RecordingSource : public FrameSource {
   virtual const std::vector<RecordingTopic>& image_topics() const = 0;
   virtual const std::string& topic() const = 0;
   virtual const std::string& annotations_topic() const = 0;  // "" when none
+  // ROS 2 bags: the Detection2DArray / ImageAnnotations topics drawn (RecordingOpenOptions::overlay_topics).
+  virtual const std::vector<std::string>& overlay_topics() const {
+    static const std::vector<std::string> none;
+    return none;
+  }
   virtual std::uint64_t log_time(std::int64_t index) const = 0;
   // Frame `index`'s colorimetry (from its channel; equal to info().colorimetry
   // unless it changed during the recording).

@@ -427,6 +427,11 @@ class Viewer {
     // not one of them.
     std::vector<std::string> topics{};
     bool all_images = false;  // recordings: every image topic in a grid (as `topics`)
+    // ROS 2 bags: the Detection2DArray / foxglove_msgs ImageAnnotations topics
+    // drawn on the image (empty: those in its namespace; docs/recording.md).
+    // In a grid they are drawn on the first tile; the others take the topics
+    // in their own namespaces.
+    std::vector<std::string> overlay_topics{};
     // Played files: every frame as soon as it is ready, ignoring the source's
     // rate or a recording's times (without touching the window's vsync).
     bool fast = false;

@@ -9,11 +9,13 @@
 namespace handoff::view {
 namespace {
 
-std::unique_ptr<media::RecordingSource> open(const std::string& path, const std::string& topic) {
+std::unique_ptr<media::RecordingSource> open(const std::string& path, const std::string& topic,
+                                             std::vector<std::string> overlay_topics) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw media::ParseError(path, "", "", "no such file");
   media::RecordingOpenOptions o;
   o.topic = topic;
+  o.overlay_topics = std::move(overlay_topics);
   return media::open_recording(path, o);
 }
 
@@ -45,12 +47,14 @@ struct RecordingFeed::Opened {
     topic = source->topic();
     description = "recording, topic " + source->topic();
     if (!source->annotations_topic().empty()) description += ", annotations " + source->annotations_topic();
+    for (const std::string& t : source->overlay_topics()) description += ", overlays " + t;
     if (!source->indexed()) description += " (no index: scanned)";
   }
 };
 
-RecordingFeed::RecordingFeed(const std::string& path, const std::string& topic, GlRingOptions ring, bool loop)
-    : RecordingFeed(Opened(open(path, topic)), std::move(ring), loop) {}
+RecordingFeed::RecordingFeed(const std::string& path, const std::string& topic, GlRingOptions ring, bool loop,
+                             std::vector<std::string> overlay_topics)
+    : RecordingFeed(Opened(open(path, topic, std::move(overlay_topics))), std::move(ring), loop) {}
 
 RecordingFeed::RecordingFeed(Opened opened, GlRingOptions ring, bool loop)
     : PipelineFeed(std::move(opened.source), std::move(ring), loop, std::nullopt),

@@ -19,7 +19,8 @@ class RecordingFeed final : public PipelineFeed {
  public:
   // Opens the recording (media::ParseError naming the file, record, offset
   // and field; for an unknown `topic`, the image topics there are).
-  RecordingFeed(const std::string& path, const std::string& topic, GlRingOptions ring, bool loop);
+  RecordingFeed(const std::string& path, const std::string& topic, GlRingOptions ring, bool loop,
+                std::vector<std::string> overlay_topics = {});
 
   FeedInfo info() const override;
   bool next(FeedFrame& out, bool wait) override;
