@@ -201,7 +201,7 @@ Colorimetry colorimetry_from_metadata(const mcap::StringMap& metadata, std::uint
 
 // The encoder settings of RecordingOptions::codec h264 / h265.
 struct VideoOptions {
-  int crf = 23;                 // constant rate factor (x264 / x265: 0 best .. 51 worst)
+  int crf = 20;  // constant rate factor (x264 / x265: 0 best .. 51 worst); 20: fine detail kept for debugging
   std::string preset = "veryfast";  // x264 / x265 preset
   // A keyframe (IDR, with its parameter sets) on the first frame whose time is
   // at least this far past the last keyframe's.
