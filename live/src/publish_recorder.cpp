@@ -12,6 +12,7 @@ namespace {
 media::RecordingOptions writer_options(const media::RecordTarget& t) {
   media::RecordingOptions o;
   o.compression = t.compression;
+  o.codec = t.codec;  // h264 / h265: encoded on the writer thread
   o.block_when_full = false;  // publish() never waits for the disk: a full queue drops the frame (counted)
   return o;
 }

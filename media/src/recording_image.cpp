@@ -23,10 +23,15 @@ extern const unsigned char kRawImageDescriptorSet[];
 extern const std::size_t kRawImageDescriptorSetSize;
 extern const unsigned char kImageAnnotationsDescriptorSet[];
 extern const std::size_t kImageAnnotationsDescriptorSetSize;
+extern const unsigned char kCompressedVideoDescriptorSet[];
+extern const std::size_t kCompressedVideoDescriptorSetSize;
 }  // namespace detail
 
 std::span<const std::uint8_t> raw_image_descriptor_set() {
   return {detail::kRawImageDescriptorSet, detail::kRawImageDescriptorSetSize};
+}
+std::span<const std::uint8_t> compressed_video_descriptor_set() {
+  return {detail::kCompressedVideoDescriptorSet, detail::kCompressedVideoDescriptorSetSize};
 }
 std::span<const std::uint8_t> image_annotations_descriptor_set() {
   return {detail::kImageAnnotationsDescriptorSet, detail::kImageAnnotationsDescriptorSetSize};
@@ -183,6 +188,42 @@ void encode_raw_image(const Frame& frame, std::uint64_t timestamp_ns, std::vecto
   p = write_length(kData, data_bytes, p);
   p = write_rows(frame, r, p);
   if (std::size_t(p - out.data()) != total) throw std::logic_error("encode_raw_image: size miscounted");
+}
+
+// --- foxglove.CompressedVideo ------------------------------------------------------
+
+std::string_view to_string(VideoCodec codec) {
+  switch (codec) {
+    case VideoCodec::Raw: return "raw";
+    case VideoCodec::H264: return "h264";
+    case VideoCodec::H265: return "h265";
+  }
+  return "?";
+}
+
+VideoCodec parse_video_codec(std::string_view name) {
+  for (VideoCodec c : {VideoCodec::Raw, VideoCodec::H264, VideoCodec::H265})
+    if (name == to_string(c)) return c;
+  throw UsageError("unknown video codec " + mcap::detail::quoted(name) + " (h264, h265 or raw)");
+}
+
+void encode_compressed_video(std::span<const std::uint8_t> access_unit, VideoCodec codec, std::uint64_t timestamp_ns,
+                             std::vector<std::uint8_t>& out) {
+  enum : int { kVideoData = 3, kVideoFormat = 4 };
+  if (codec == VideoCodec::Raw) throw UsageError("encode_compressed_video: codec raw is not compressed video");
+  if (access_unit.size() > std::size_t(INT_MAX) - 64) throw UsageError("encode_compressed_video: larger than 2 GiB");
+  const std::string_view format = to_string(codec);
+  const std::size_t ts = timestamp_size(timestamp_ns);
+  const std::size_t total = 1 + CodedOutputStream::VarintSize32(std::uint32_t(ts)) + ts + 1 +
+                            CodedOutputStream::VarintSize32(std::uint32_t(access_unit.size())) + access_unit.size() +
+                            1 + CodedOutputStream::VarintSize32(std::uint32_t(format.size())) + format.size();
+  out.resize(total);
+  std::uint8_t* p = write_timestamp(timestamp_ns, out.data());
+  p = write_length(kVideoData, access_unit.size(), p);
+  p = std::copy(access_unit.begin(), access_unit.end(), p);
+  p = write_length(kVideoFormat, format.size(), p);
+  p = std::copy(format.begin(), format.end(), p);
+  if (std::size_t(p - out.data()) != total) throw std::logic_error("encode_compressed_video: size miscounted");
 }
 
 RawImageView parse_raw_image(std::span<const std::uint8_t> bytes, const MessagePlace& where) {

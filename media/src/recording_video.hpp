@@ -17,7 +17,6 @@
 
 namespace handoff::media {
 
-inline constexpr std::string_view kCompressedVideoSchema = "foxglove.CompressedVideo";
 
 // A CompressedVideo message read without copying its data.
 struct CompressedVideoView {

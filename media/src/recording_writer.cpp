@@ -5,7 +5,10 @@
 #include <handoff/error.hpp>
 #include <handoff/log.hpp>
 #include <handoff/wait.hpp>
+#include <handoff/frame_copy.hpp>
 #include <handoff/media/recording.hpp>
+
+#include "video_encoder.hpp"
 
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -25,6 +28,27 @@ struct RecordingWriter::Item {
   std::vector<std::uint8_t> image;  // serialized foxglove.RawImage
   std::string annotations;          // serialized foxglove.ImageAnnotations; empty: none
   std::vector<LayerMessage> layers;  // one per layer (encode_layer_messages)
+  // Compressed recordings: the frame's pixels packed (the writer thread encodes them).
+  std::vector<std::uint8_t> pixels;
+  PixelFormat format = PixelFormat::NV12;
+  std::uint32_t width = 0, height = 0;
+};
+
+// A topic's video stream (RecordingOptions::codec h264 / h265): its encoder,
+// channel and the frames inside the encoder, in order (no B-frames: units come
+// out in the order frames went in).
+struct VideoStream {
+  struct Pending {
+    std::int64_t pts;
+    std::uint64_t log_time, publish_time;
+    std::uint32_t sequence;
+  };
+  std::unique_ptr<VideoEncoder> encoder;
+  Colorimetry colorimetry;
+  std::uint16_t channel = 0;
+  std::int64_t last_pts = -1;
+  std::optional<std::uint64_t> last_keyframe;
+  std::deque<Pending> pending;
 };
 
 // The writer thread's channels: one per (topic, colorimetry) for images, one
@@ -41,6 +65,11 @@ struct RecordingWriter::Channels {
   // Layer channels by (topic, settings): settings that change start a new channel on the topic.
   std::map<std::pair<std::string, std::string>, std::uint16_t> layers;
   std::map<std::string, std::uint32_t, std::less<>> sequence;
+  std::uint16_t video_schema = 0;
+  std::vector<Image> video_channels;
+  std::map<std::string, VideoStream, std::less<>> videos;
+  std::vector<EncodedUnit> units;  // scratch
+  std::vector<std::uint8_t> message;  // scratch
 };
 
 RecordingWriter::RecordingWriter(const std::filesystem::path& path, RecordingOptions options)
@@ -84,10 +113,29 @@ void RecordingWriter::wait_for(std::unique_lock<std::mutex>& lock, const char* w
   }
 }
 
+namespace {
+
+// The layout a compressed recording's Item holds a frame in.
+FrameLayout packed_layout(PixelFormat f, std::uint32_t w, std::uint32_t h) { return FrameLayout::contiguous(f, w, h, 1); }
+
+}  // namespace
+
+// Compressed recordings: the caller pays one copy (as for raw); conversion and
+// encoding happen on the writer thread.
+void RecordingWriter::copy_packed(const Frame& frame, Item& item) {
+  const FrameLayout layout = packed_layout(frame.format, frame.width, frame.height);
+  item.pixels.resize(layout.buffer_bytes(0));
+  copy_frame(frame, layout.describe(MemoryKind::Host, {item.pixels.data()}));
+  item.format = frame.format;
+  item.width = frame.width;
+  item.height = frame.height;
+}
+
 bool RecordingWriter::write(const Frame& frame, const OverlayFrame& overlays, std::string_view topic,
                             std::uint64_t log_time_ns, std::optional<std::uint64_t> publish_time_ns) {
   if (topic.empty()) throw UsageError("RecordingWriter::write: empty topic");
   if (frame.memory != MemoryKind::Host) throw UsageError("RecordingWriter::write: the frame is not in host memory");
+  if (options_.codec != VideoCodec::Raw) check_video_frame(options_.codec, frame.format, frame.width, frame.height);
   std::unique_ptr<Item> item;
   {
     std::unique_lock lock(mutex_);
@@ -116,7 +164,11 @@ bool RecordingWriter::write(const Frame& frame, const OverlayFrame& overlays, st
     free_.push_back(std::move(item));
     throw;
   }
-  encode_raw_image(frame, publish, item->image);
+  if (options_.codec == VideoCodec::Raw) {
+    encode_raw_image(frame, publish, item->image);
+  } else {
+    copy_packed(frame, *item);
+  }
   if (overlays.empty()) item->annotations.clear();
   else encode_annotations(overlays, publish, item->annotations);
   item->topic.assign(topic);
@@ -138,17 +190,20 @@ void RecordingWriter::write_item(Item& item) {
     c.annotation_schema = writer_->add_schema(kImageAnnotationsSchema, "protobuf", image_annotations_descriptor_set());
   }
   std::uint16_t image_channel = 0;
-  auto it = std::find_if(c.images.begin(), c.images.end(), [&](const Channels::Image& i) {
+  auto it = options_.codec != VideoCodec::Raw ? c.images.end() : std::find_if(c.images.begin(), c.images.end(), [&](const Channels::Image& i) {
     return i.topic == item.topic && i.colorimetry == item.colorimetry;
   });
-  if (it != c.images.end()) {
+  if (options_.codec != VideoCodec::Raw) {
+    // write_video() makes the video channels
+  } else if (it != c.images.end()) {
     image_channel = it->channel;
   } else {
     image_channel = writer_->add_channel(c.image_schema, item.topic, "protobuf", colorimetry_metadata(item.colorimetry));
     c.images.push_back({item.topic, item.colorimetry, image_channel});
   }
   std::uint32_t& seq = c.sequence[item.topic];
-  writer_->write(image_channel, seq, item.log_time, item.publish_time, item.image);
+  if (options_.codec == VideoCodec::Raw) writer_->write(image_channel, seq, item.log_time, item.publish_time, item.image);
+  else write_video(item, seq);
   if (!item.annotations.empty()) {
     const std::string topic = item.topic + std::string(kAnnotationsSuffix);
     auto a = c.annotations.find(topic);
@@ -167,6 +222,67 @@ void RecordingWriter::write_item(Item& item) {
     writer_->write(l->second, seq, item.log_time, item.publish_time, layer.image);
   }
   ++seq;
+}
+
+// Encodes the item's frame on its topic's stream (a new encoder, and channel
+// when the colorimetry changed, for a new format, size or colorimetry) and
+// writes what the encoder returns.
+void RecordingWriter::write_video(const Item& item, std::uint32_t sequence) {
+  Channels& c = *channels_;
+  if (c.video_schema == 0)
+    c.video_schema = writer_->add_schema(kCompressedVideoSchema, "protobuf", compressed_video_descriptor_set());
+  VideoStream& v = c.videos[item.topic];
+  const Colorimetry col = video_colorimetry(item.format, item.height, item.colorimetry);
+  if (!v.encoder || v.encoder->format() != item.format || v.encoder->width() != item.width ||
+      v.encoder->height() != item.height || v.colorimetry != col) {
+    finish_video(v);
+    auto ch = std::find_if(c.video_channels.begin(), c.video_channels.end(), [&](const Channels::Image& i) {
+      return i.topic == item.topic && i.colorimetry == col;
+    });
+    if (ch == c.video_channels.end()) {
+      c.video_channels.push_back(
+          {item.topic, col, writer_->add_channel(c.video_schema, item.topic, "protobuf", colorimetry_metadata(col))});
+      ch = std::prev(c.video_channels.end());
+    }
+    v.channel = ch->channel;
+    v.colorimetry = col;
+    v.encoder = std::make_unique<VideoEncoder>(options_.codec, options_.video, item.format, item.width, item.height, col);
+    v.last_keyframe.reset();
+  }
+  const bool key = !v.last_keyframe || item.log_time < *v.last_keyframe ||
+                   item.log_time - *v.last_keyframe >= options_.video.keyframe_interval_ns;
+  if (key) v.last_keyframe = item.log_time;
+  // pts in microseconds, strictly increasing (the encoder refuses repeats).
+  v.last_pts = std::max(v.last_pts + 1, std::int64_t(item.log_time / 1000));
+  v.pending.push_back({v.last_pts, item.log_time, item.publish_time, sequence});
+  const FrameLayout layout = packed_layout(item.format, item.width, item.height);
+  Frame frame = layout.describe(MemoryKind::Host, {const_cast<std::uint8_t*>(item.pixels.data())});
+  c.units.clear();
+  v.encoder->encode(frame, v.last_pts, key, c.units);
+  write_units(v);
+}
+
+void RecordingWriter::write_units(VideoStream& v) {
+  Channels& c = *channels_;
+  for (const EncodedUnit& u : c.units) {
+    while (!v.pending.empty() && v.pending.front().pts < u.pts) v.pending.pop_front();  // none expected
+    if (v.pending.empty() || v.pending.front().pts != u.pts) throw Error("video encoder: a unit for no frame");
+    const VideoStream::Pending p = v.pending.front();
+    v.pending.pop_front();
+    encode_compressed_video(u.data, options_.codec, p.publish_time, c.message);
+    writer_->write(v.channel, p.sequence, p.log_time, p.publish_time, c.message);
+  }
+  c.units.clear();
+}
+
+// Drains a stream's encoder into the file (a new encoder follows, or the file closes).
+void RecordingWriter::finish_video(VideoStream& v) {
+  if (!v.encoder) return;
+  channels_->units.clear();
+  v.encoder->flush(channels_->units);
+  write_units(v);
+  v.encoder.reset();
+  v.pending.clear();
 }
 
 void lower_thread_priority(int nice) noexcept {
@@ -238,6 +354,12 @@ void RecordingWriter::close() {
   cv_.notify_all();
   thread_.join();
   // The thread is gone: writer_ is this thread's now.
+  try {
+    if (!error_)
+      for (auto& [topic, v] : channels_->videos) finish_video(v);
+  } catch (...) {
+    error_ = std::current_exception();
+  }
   try {
     writer_->close();
   } catch (...) {

@@ -21,8 +21,6 @@ std::optional<VideoCodec> video_codec(std::string_view format) {
   return std::nullopt;
 }
 
-std::string_view to_string(VideoCodec codec) { return codec == VideoCodec::H264 ? "h264" : "h265"; }
-
 namespace {
 
 std::string av_error(int code) {

@@ -120,7 +120,8 @@ struct PyPublisher {
 PublisherOptions publisher_options(std::size_t slots, const std::string& memory, int cuda_device,
                                    const std::string& cuda_export, std::optional<unsigned> allow_group,
                                    std::size_t max_subscribers, std::size_t max_held, nb::handle record,
-                                   const std::string& record_compression, const std::optional<std::string>& record_topic) {
+                                   const std::string& record_compression, const std::optional<std::string>& record_topic,
+                                   const std::string& record_codec) {
   PublisherOptions o;
   if (slots < 2 || slots > live::kMaxSlots) {
     throw nb::value_error(("slots: " + std::to_string(slots) + " is outside 2.." + std::to_string(live::kMaxSlots)).c_str());
@@ -142,7 +143,7 @@ PublisherOptions publisher_options(std::size_t slots, const std::string& memory,
                               .c_str());
   }
   o.max_held_per_subscriber = max_held;
-  o.record = record_target(record, record_compression, record_topic);
+  o.record = record_target(record, record_compression, record_topic, record_codec);
   return o;
 }
 
@@ -359,11 +360,11 @@ void bind_publisher(nb::module_& m) {
       [](PyPublisher* self, nb::handle name_or_path, std::size_t slots, const std::string& memory, int cuda_device,
          const std::string& cuda_export, std::optional<unsigned> allow_group, std::size_t max_subscribers,
          std::size_t max_held, nb::handle record, const std::string& record_compression,
-         std::optional<std::string> record_topic) {
+         std::optional<std::string> record_topic, const std::string& record_codec) {
         const std::string where = endpoint_arg(name_or_path);
         const PublisherOptions o = publisher_options(slots, memory, cuda_device, cuda_export, allow_group,
                                                      max_subscribers, max_held, record, record_compression,
-                                                     record_topic);
+                                                     record_topic, record_codec);
         auto made = without_gil([&] { return std::make_shared<Publisher>(where, o); });  // may throw: nothing made
         new (self) PyPublisher();
         self->publisher = std::move(made);
@@ -372,7 +373,7 @@ void bind_publisher(nb::module_& m) {
       "name_or_path"_a, nb::kw_only(), "slots"_a = 4, "memory"_a = "host", "cuda_device"_a = 0,
       "cuda_export"_a = "auto", "allow_group"_a = nb::none(), "max_subscribers"_a = 16,
       "max_held_per_subscriber"_a = 0, "record"_a = nb::none(), "record_compression"_a = "zstd",
-      "record_topic"_a = nb::none(),
+      "record_topic"_a = nb::none(), "record_codec"_a = "raw",
       "Listens at $XDG_RUNTIME_DIR/handoff/<name>.sock (or the socket path given). memory: 'host' (memfd "
       "slots) or 'cuda' (exported device memory; cuda_export 'auto', 'virtual_memory', 'legacy_ipc', "
       "'host'). record: an MCAP file recording every frame published.");

@@ -24,17 +24,31 @@ namespace handoff::py {
 namespace nb = nanobind;
 using namespace nb::literals;
 
+namespace {
+
+media::VideoCodec codec_arg(const char* field, const std::string& codec) {
+  try {
+    return media::parse_video_codec(codec);
+  } catch (const UsageError& e) {
+    throw nb::value_error((std::string(field) + ": " + e.what()).c_str());
+  }
+}
+
+}  // namespace
+
 media::RecordTarget record_target(nb::handle path, const std::string& compression,
-                                   const std::optional<std::string>& topic) {
+                                   const std::optional<std::string>& topic, const std::string& codec) {
   media::RecordTarget t;
   const bool recording = path.ptr() && !path.is_none();
   if (!recording) {
-    if (compression != "zstd" || topic) {
-      throw nb::value_error("record_compression / record_topic: given without record= (the file to record to)");
+    if (compression != "zstd" || topic || codec != "raw") {
+      throw nb::value_error(
+          "record_compression / record_topic / record_codec: given without record= (the file to record to)");
     }
     return t;
   }
   t.path = path_arg(path, "record");
+  t.codec = codec_arg("record_codec", codec);
   if (t.path.empty()) throw nb::value_error("record: an empty path; None records nothing");
   try {
     t.compression = media::mcap::parse_compression(compression);
@@ -135,7 +149,7 @@ void close(PyRecordingWriter& w) {
 
 void init_writer(PyRecordingWriter* self, nb::handle path, const std::string& compression, int compression_level,
                  std::size_t chunk_size, std::uint64_t chunk_duration_ns, const std::string& topic,
-                 bool block_when_full, std::size_t queue_capacity) {
+                 bool block_when_full, std::size_t queue_capacity, const std::string& codec) {
   const std::string p = path_arg(path, "path");
   media::RecordingOptions o;
   try {
@@ -145,6 +159,7 @@ void init_writer(PyRecordingWriter* self, nb::handle path, const std::string& co
   }
   if (topic.empty()) throw nb::value_error("topic: empty (e.g. \"/camera\")");
   if (queue_capacity == 0) throw nb::value_error("queue_capacity: must be >= 1");
+  o.codec = codec_arg("codec", codec);
   o.compression_level = compression_level;
   o.chunk_size = chunk_size;
   o.chunk_duration_ns = chunk_duration_ns;
@@ -178,10 +193,11 @@ void bind_recording(nb::module_& m) {
   cls.def(
       "__init__", &init_writer, "path"_a, nb::kw_only(), "compression"_a = "zstd", "compression_level"_a = 1,
       "chunk_size"_a = 4 << 20, "chunk_duration_ns"_a = 1'000'000'000, "topic"_a = "/handoff",
-      "block_when_full"_a = true, "queue_capacity"_a = 4,
+      "block_when_full"_a = true, "queue_capacity"_a = 4, "codec"_a = "raw",
       "Creates (truncates) `path`. compression: 'zstd', 'lz4' or 'none'. A chunk is written once it holds "
       "chunk_size bytes or its log times span chunk_duration_ns (0: no time bound), which bounds what a crash "
-      "loses. block_when_full: write() waits for room in the queue (False: it drops the frame and returns False).");
+      "loses. codec: 'raw' (foxglove.RawImage) or 'h264' / 'h265' (foxglove.CompressedVideo: libx264 / libx265 on "
+      "the writer thread; frames need an even width and height). block_when_full: write() waits for room in the queue (False: it drops the frame and returns False).");
   std::apply(
       [&](auto&&... kw) {
         cls.def("write", &write, "frame"_a, nb::kw_only(), kw..., "format"_a = nb::none(),

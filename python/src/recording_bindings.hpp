@@ -13,11 +13,12 @@
 namespace handoff::py {
 
 // The RecordTarget of record= (None: no recording; a str or os.PathLike),
-// record_compression ("none", "zstd", "lz4") and record_topic (None: the
+// record_compression ("none", "zstd", "lz4"), record_codec ("raw", "h264",
+// "h265") and record_topic (None: the
 // recorder's default). ValueError / TypeError naming the argument.
 // Thread safety: with the GIL held.
 media::RecordTarget record_target(nanobind::handle path, const std::string& compression,
-                                   const std::optional<std::string>& topic);
+                                   const std::optional<std::string>& topic, const std::string& codec = "raw");
 
 // Adds RecordingWriter and RecordingStats to the module.
 void bind_recording(nanobind::module_& m);

@@ -468,10 +468,10 @@ void init_viewer(PyViewer* self, const std::string& title, int width, int height
                  bool show_overlays, bool headless, const std::string& display, const std::string& memory,
                  int cuda_device, std::size_t ring, const std::string& paused_show, const std::string& output_dir,
                  const std::string& screenshot, bool gl_debug, nb::handle record, const std::string& record_compression,
-                 std::optional<std::string> record_topic, const std::string& convert) {
+                 std::optional<std::string> record_topic, const std::string& convert, const std::string& record_codec) {
   ViewerOptions o = viewer_options(title, width, height, vsync, show_ui, show_overlays, headless, display, memory,
                                    cuda_device, ring, paused_show, output_dir, screenshot, gl_debug, convert);
-  o.record = record_target(record, record_compression, record_topic);
+  o.record = record_target(record, record_compression, record_topic, record_codec);
   auto made = without_gil([&] { return std::make_unique<Viewer>(o); });  // may throw: nothing made yet
   new (self) PyViewer();
   self->viewer = std::move(made);
@@ -485,7 +485,7 @@ void def_viewer_open(ViewerClass& cls) {
           "display"_a = "auto", "memory"_a = "auto", "cuda_device"_a = 0, "ring"_a = 3,
           "paused_show"_a = "keep_newest", "output_dir"_a = "", "screenshot"_a = "", "gl_debug"_a = false,
           "record"_a = nb::none(), "record_compression"_a = "zstd", "record_topic"_a = nb::none(),
-          "convert"_a = "auto")
+          "convert"_a = "auto", "record_codec"_a = "raw")
       .def("__enter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__exit__", [](PyViewer& v, nb::handle, nb::handle, nb::handle) { without_gil([&] { v.get().close(); }); },
            "type"_a.none(), "value"_a.none(), "traceback"_a.none());

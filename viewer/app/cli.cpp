@@ -80,7 +80,7 @@ std::optional<int> parse_name(const char* option, const std::string& text, std::
 }
 
 struct Raw {  // option values before they are checked against each other
-  std::string source = "scene", size, format, matrix, range, window = "1280x800", record_compression, convert = "auto", value_range;
+  std::string source = "scene", size, format, matrix, range, window = "1280x800", record_compression, record_codec, convert = "auto", value_range;
   bool headless = false, no_vsync = false, loop = false, no_loop = false, hide_ui = false, hide_overlays = false;
 };
 
@@ -123,6 +123,10 @@ void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
                  "record what is shown (frames and overlays) into this MCAP file (docs/recording.md)");
   cli.add_option("--record-compression", r.record_compression, "chunk compression of --record: zstd (default) | lz4 | none")
       ->check(CLI::IsMember({"zstd", "lz4", "none"}, CLI::ignore_case));
+  cli.add_option("--record-codec", r.record_codec,
+                 "frames of --record as: raw (default, foxglove.RawImage) | h264 | h265 (foxglove.CompressedVideo, "
+                 "libx264 / libx265 on the CPU)")
+      ->check(CLI::IsMember({"raw", "h264", "h265"}, CLI::ignore_case));
   cli.add_option("--topic", p.topics,
                  "a recording's image topic to play (default: the first); repeated: the topics side by side in a "
                  "grid on one timeline");
@@ -155,6 +159,8 @@ std::optional<int> apply_recording(CommandLine& o, const Raw& r) {
     return usage_error("--overlay-topic picks a ROS 2 bag's overlay topics; it needs an .mcap or .db3 FILE or a bag folder");
   if (!r.record_compression.empty() && o.viewer.record.path.empty())
     return usage_error("--record-compression needs --record FILE");
+  if (!r.record_codec.empty() && o.viewer.record.path.empty()) return usage_error("--record-codec needs --record FILE");
+  if (!r.record_codec.empty()) o.viewer.record.codec = media::parse_video_codec(lower(r.record_codec));
   if (!r.record_compression.empty()) o.viewer.record.compression = media::mcap::parse_compression(lower(r.record_compression));
   if (!o.viewer.record.path.empty() && !p.file.empty() && same_file(o.viewer.record.path, p.file))
     return usage_error("--record " + p.file + " is the file being played");

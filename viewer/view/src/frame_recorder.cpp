@@ -72,6 +72,7 @@ constexpr int kRecordingNice = 10;
 media::RecordingOptions writer_options(const media::RecordTarget& o) {
   media::RecordingOptions w;
   w.compression = o.compression;
+  w.codec = o.codec;  // h264 / h265: encoded on the writer's (niced) thread, never the display's
   w.queue_capacity = 4;
   w.block_when_full = false;  // a full queue drops the frame from the recording (counted)
   w.writer_nice = kRecordingNice;

@@ -51,6 +51,7 @@ namespace handoff::media {
 
 inline constexpr std::string_view kRawImageSchema = "foxglove.RawImage";
 inline constexpr std::string_view kImageAnnotationsSchema = "foxglove.ImageAnnotations";
+inline constexpr std::string_view kCompressedVideoSchema = "foxglove.CompressedVideo";
 // A stream's annotations are on its topic + this suffix.
 inline constexpr std::string_view kAnnotationsSuffix = "/annotations";
 
@@ -59,6 +60,20 @@ inline constexpr std::string_view kAnnotationsSuffix = "/annotations";
 // carry. Thread safety: any thread, as every free function in this header.
 std::span<const std::uint8_t> raw_image_descriptor_set();
 std::span<const std::uint8_t> image_annotations_descriptor_set();
+std::span<const std::uint8_t> compressed_video_descriptor_set();
+
+// How a recording stores its frames: foxglove.RawImage (Raw), or
+// foxglove.CompressedVideo encoded with libavcodec's libx264 / libx265
+// (docs/recording.md "Compressed video").
+enum class VideoCodec : std::uint8_t { Raw, H264, H265 };
+std::string_view to_string(VideoCodec codec);  // "raw", "h264", "h265"
+// UsageError naming the valid spellings for another.
+VideoCodec parse_video_codec(std::string_view name);
+
+// Encodes one Annex B access unit as a serialized foxglove.CompressedVideo
+// (timestamp, empty frame_id, data, format "h264" / "h265") into `out`.
+void encode_compressed_video(std::span<const std::uint8_t> access_unit, VideoCodec codec, std::uint64_t timestamp_ns,
+                             std::vector<std::uint8_t>& out);
 
 // --- Messages (one frame or one overlay set <-> protobuf bytes) ------------------------
 
@@ -184,7 +199,20 @@ Colorimetry colorimetry_from_metadata(const mcap::StringMap& metadata, std::uint
 
 // --- Writing ----------------------------------------------------------------------
 
+// The encoder settings of RecordingOptions::codec h264 / h265.
+struct VideoOptions {
+  int crf = 20;  // constant rate factor (x264 / x265: 0 best .. 51 worst); 20: fine detail kept for debugging
+  std::string preset = "veryfast";  // x264 / x265 preset
+  // A keyframe (IDR, with its parameter sets) on the first frame whose time is
+  // at least this far past the last keyframe's.
+  std::uint64_t keyframe_interval_ns = 1'000'000'000;
+};
+
 struct RecordingOptions {
+  // Raw: foxglove.RawImage; H264 / H265: foxglove.CompressedVideo, encoded on
+  // the writer thread (write() still only copies the frame).
+  VideoCodec codec = VideoCodec::Raw;
+  VideoOptions video{};
   mcap::Compression compression = mcap::Compression::Zstd;
   int compression_level = 1;
   std::size_t chunk_size = std::size_t(4) << 20;
@@ -210,6 +238,7 @@ struct RecordTarget {
   std::string path{};  // the MCAP file (created, truncated); empty: no recording
   mcap::Compression compression = mcap::Compression::Zstd;  // of its chunks
   std::string topic{};  // the image topic; empty: the recorder's default ("/handoff/view", "/<publisher name>")
+  VideoCodec codec = VideoCodec::Raw;  // RawImage, or CompressedVideo h264 / h265
 };
 
 // Lowers the calling thread's CPU priority by `nice` steps (Linux schedules
@@ -222,6 +251,8 @@ struct RecordingStats {
   std::uint64_t frames_dropped = 0;  // refused by write() because the queue was full
   std::uint64_t bytes_written = 0;   // file size so far
 };
+
+struct VideoStream;  // recording_writer.cpp
 
 // Records frames and overlays to an MCAP file. write() encodes the frame on
 // the caller's thread (one copy of its pixels) and queues it; a writer thread
@@ -264,6 +295,10 @@ class RecordingWriter {
   struct Channels;
   void run();
   void write_item(Item& item);
+  void copy_packed(const Frame& frame, Item& item);
+  void write_video(const Item& item, std::uint32_t sequence);
+  void write_units(VideoStream& v);
+  void finish_video(VideoStream& v);
   void wait_for(std::unique_lock<std::mutex>& lock, const char* what, const std::function<bool()>& done);
 
   std::filesystem::path path_;

@@ -5,6 +5,7 @@
 // hwaccel) is for a machine with a GPU.
 #include <handoff/error.hpp>
 #include <handoff/media/frame_source.hpp>
+#include <handoff/media/recording.hpp>  // VideoCodec, to_string(VideoCodec)
 
 #include <cstdint>
 #include <memory>
@@ -17,11 +18,9 @@
 
 namespace handoff::media {
 
-enum class VideoCodec { H264, H265 };
-
-// "h264" / "h265" (CompressedVideo.format; "hevc" too); nullopt for others.
+// H264 / H265 for "h264" / "h265" (CompressedVideo.format; "hevc" too);
+// nullopt for others (Raw is never a CompressedVideo format).
 std::optional<VideoCodec> video_codec(std::string_view format);
-std::string_view to_string(VideoCodec codec);
 
 // A bad access unit or a picture libavcodec could not decode. what() is the
 // detail only; the caller adds the topic and message index.
