@@ -2,6 +2,8 @@
 // compressed images in recordings.
 #include <handoff/media/image_codec.hpp>
 
+#include "mcap_format.hpp"
+
 #include <handoff/frame_validate.hpp>
 #include <handoff/media/error.hpp>
 
@@ -205,18 +207,10 @@ CompressedImageView parse_compressed_image(std::span<const std::uint8_t> bytes, 
     if (field == 2) v.data = s;
     if (field == 3) v.format = {reinterpret_cast<const char*>(s.data()), s.size()};
     if (field == 1) {  // google.protobuf.Timestamp: seconds 1, nanos 2
-      CodedInputStream ts(s.data(), int(s.size()));
-      std::uint64_t seconds = 0, nanos = 0;
-      while (const std::uint32_t t = ts.ReadTag()) {
-        const int f = WFL::GetTagFieldNumber(t);
-        if (WFL::GetTagWireType(t) == WFL::WIRETYPE_VARINT && (f == 1 || f == 2)) {
-          if (!ts.ReadVarint64(f == 1 ? &seconds : &nanos)) fail("truncated timestamp");
-        } else if (!WFL::SkipField(&ts, t)) {
-          fail("malformed timestamp");
-        }
-      }
+      const char* error = nullptr;
+      v.timestamp_ns = mcap::detail::protobuf_timestamp_ns(s, error);
+      if (error) fail(error);
       v.has_timestamp = true;
-      v.timestamp_ns = std::uint64_t(std::int64_t(seconds)) * 1'000'000'000u + std::uint64_t(std::int32_t(nanos));
     }
   }
   if (!in.ConsumedEntireMessage() || in.CurrentPosition() != int(bytes.size())) fail("malformed message");

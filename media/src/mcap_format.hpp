@@ -27,6 +27,10 @@ std::uint32_t crc32(std::uint32_t crc, std::span<const std::uint8_t> bytes);
 // The CRC-32 of A followed by B, from crc(A), crc(B) and B's length.
 std::uint32_t crc32_combine(std::uint32_t crc_a, std::uint32_t crc_b, std::uint64_t length_b);
 
+// A google.protobuf.Timestamp message (seconds 1, nanos 2; other fields
+// skipped) as nanoseconds since the epoch. On bad bytes `error` names the
+// problem ("truncated timestamp", "malformed timestamp"); else it is left alone.
+std::uint64_t protobuf_timestamp_ns(std::span<const std::uint8_t> bytes, const char*& error);
 std::uint16_t load_u16(const std::uint8_t* p);
 std::uint32_t load_u32(const std::uint8_t* p);
 std::uint64_t load_u64(const std::uint8_t* p);

@@ -115,6 +115,24 @@ std::uint8_t* write_length(int field, std::size_t n, std::uint8_t* p) {
 
 }  // namespace
 
+std::uint64_t mcap::detail::protobuf_timestamp_ns(std::span<const std::uint8_t> bytes, const char*& error) {
+  CodedInputStream ts(bytes.data(), int(bytes.size()));
+  std::uint64_t seconds = 0, nanos = 0;
+  while (const std::uint32_t t = ts.ReadTag()) {
+    const int f = WFL::GetTagFieldNumber(t);
+    if (WFL::GetTagWireType(t) == WFL::WIRETYPE_VARINT && (f == kSeconds || f == kNanos)) {
+      if (!ts.ReadVarint64(f == kSeconds ? &seconds : &nanos)) {
+        error = "truncated timestamp";
+        return 0;
+      }
+    } else if (!WFL::SkipField(&ts, t)) {
+      error = "malformed timestamp";
+      return 0;
+    }
+  }
+  return std::uint64_t(std::int64_t(seconds)) * 1'000'000'000u + std::uint64_t(std::int32_t(nanos));
+}
+
 std::optional<PixelFormat> raw_image_format(std::string_view encoding) {
   for (const Encoding& e : kEncodings)
     if (e.name == encoding) return e.format;
@@ -251,18 +269,10 @@ RawImageView parse_raw_image(std::span<const std::uint8_t> bytes, const MessageP
       if (field == kEncoding) v.encoding = {reinterpret_cast<const char*>(s.data()), s.size()};
       if (field == kData) v.data = s;
       if (field == kTimestamp) {
-        CodedInputStream ts(s.data(), int(s.size()));
-        std::uint64_t seconds = 0, nanos = 0;
-        while (const std::uint32_t t = ts.ReadTag()) {
-          const int f = WFL::GetTagFieldNumber(t);
-          if (WFL::GetTagWireType(t) == WFL::WIRETYPE_VARINT && (f == kSeconds || f == kNanos)) {
-            if (!ts.ReadVarint64(f == kSeconds ? &seconds : &nanos)) fail("truncated timestamp");
-          } else if (!WFL::SkipField(&ts, t)) {
-            fail("malformed timestamp");
-          }
-        }
+        const char* error = nullptr;
+        v.timestamp_ns = mcap::detail::protobuf_timestamp_ns(s, error);
+        if (error) fail(error);
         v.has_timestamp = true;
-        v.timestamp_ns = std::uint64_t(std::int64_t(seconds)) * 1'000'000'000u + std::uint64_t(std::int32_t(nanos));
       }
     } else if (!WFL::SkipField(&in, tag)) {
       fail("malformed field " + std::to_string(field));

@@ -20,9 +20,8 @@ namespace {
 using google::protobuf::io::CodedInputStream;
 using WFL = google::protobuf::internal::WireFormatLite;
 
-// foxglove/CompressedVideo.proto's field numbers, and google.protobuf.Timestamp's.
+// foxglove/CompressedVideo.proto's field numbers.
 enum : int { kTimestamp = 1, kFrameId = 2, kData = 3, kFormat = 4 };
-enum : int { kSeconds = 1, kNanos = 2 };
 
 constexpr std::size_t kNone = std::size_t(-1);
 
@@ -51,18 +50,10 @@ CompressedVideoView parse_compressed_video(std::span<const std::uint8_t> bytes, 
     if (field == kFormat) v.format = text;
     if (field == kData) v.data = s;
     if (field == kTimestamp) {
-      CodedInputStream ts(s.data(), int(s.size()));
-      std::uint64_t seconds = 0, nanos = 0;
-      while (const std::uint32_t t = ts.ReadTag()) {
-        const int f = WFL::GetTagFieldNumber(t);
-        if (WFL::GetTagWireType(t) == WFL::WIRETYPE_VARINT && (f == kSeconds || f == kNanos)) {
-          if (!ts.ReadVarint64(f == kSeconds ? &seconds : &nanos)) fail("truncated timestamp");
-        } else if (!WFL::SkipField(&ts, t)) {
-          fail("malformed timestamp");
-        }
-      }
+      const char* error = nullptr;
+      v.timestamp_ns = mcap::detail::protobuf_timestamp_ns(s, error);
+      if (error) fail(error);
       v.has_timestamp = true;
-      v.timestamp_ns = std::uint64_t(std::int64_t(seconds)) * 1'000'000'000u + std::uint64_t(std::int32_t(nanos));
     }
   }
   if (!in.ConsumedEntireMessage() || in.CurrentPosition() != int(bytes.size())) fail("malformed protobuf message");
