@@ -109,3 +109,24 @@ def test_instance_masks_example_colours_each_detection(tmp_path):
     first, second, frame = img[80, 44], img[160, 260], img[230, 160]
     assert np.abs(first - frame).sum() > 40 and np.abs(second - frame).sum() > 40, "the masks are drawn"
     assert np.abs(first - second).sum() > 40, "each mask in its own detection's colour"
+
+
+def test_ros_bag_lists_topics_and_shows_the_camera_with_its_detections(tmp_path):
+    """examples/python/ros_bag.py on a bag rosbags writes (an MCAP bag folder with an Image topic and
+    the Detection2DArray topics of tests/python/ros): every topic listed, every frame shown with its box."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "ros"))
+    from rosbags.rosbag2 import StoragePlugin
+    from test_ros_detections import DETECTIONS, N, OTHER, TOPIC, write_bag
+    write_bag(tmp_path / "bag", StoragePlugin.MCAP)
+    snap = tmp_path / "last.npy"
+    out = run("ros_bag.py", tmp_path / "bag", "--topic", TOPIC, "--headless", "--snapshot", snap)
+    lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("/")}
+    assert "image" in lines[TOPIC] and "overlay" in lines[DETECTIONS] and "overlay" in lines[OTHER], out
+    assert f"{N} frames shown, {N} boxes drawn" in out, out
+    img = np.load(snap)
+    assert img.shape == (48, 64, 4)
+    # The last frame (grey level N - 1) with its box (centre 25, 20; 8 x 6) outlined: the outline
+    # differs from the frame's grey, the middle of the frame far from it does not.
+    grey = img[40, 50, :3].astype(int)
+    assert np.abs(grey - (N - 1)).max() <= 2
+    assert np.abs(img[17, 25, :3].astype(int) - grey).max() > 20, "no box edge"
