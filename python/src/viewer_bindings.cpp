@@ -146,7 +146,7 @@ ViewerOptions viewer_options(const std::string& title, int width, int height, bo
 }
 
 void show(PyViewer& v, nb::handle frame_obj, const OverlayArgs& ov, std::optional<std::string> format,
-          std::optional<Colorimetry> colorimetry, nb::handle layers = nb::none()) {
+          std::optional<Colorimetry> colorimetry, nb::handle layers, const std::string& stream) {
   const PyFrame f = frame_of(frame_obj, format, colorimetry);
   if (f.frame.memory == MemoryKind::Cuda && f.frame.device != v.cuda_device) {
     // Before the ring's own checks, whatever the format: the array is the caller's mistake to name.
@@ -156,12 +156,12 @@ void show(PyViewer& v, nb::handle frame_obj, const OverlayArgs& ov, std::optiona
   }
   media::OverlayFrame scratch;
   const media::OverlayFrame& overlays = resolve_overlays(ov, f.frame, scratch);
-  if (layers.is_none()) return without_gil([&] { v.get().show(f.frame, overlays); });
+  if (layers.is_none()) return without_gil([&] { v.get().show(f.frame, overlays, stream); });
   // Dense layers: read in place (kept alive by `keep` for the call), copied by show().
   media::OverlayFrame with_layers = overlays;
   std::vector<nb::object> keep;
   layers_from_objects(layers, with_layers, keep);
-  without_gil([&] { v.get().show(f.frame, with_layers); });
+  without_gil([&] { v.get().show(f.frame, with_layers, stream); });
 }
 
 // Blocks until closed or `timeout` seconds (None: no limit), in short waits
@@ -181,11 +181,11 @@ bool wait_closed(PyViewer& v, std::optional<double> timeout) {
 // --- acquire: the viewer's own buffer, written through DLPack --------------------------
 // The AcquiredFrame's owner holds the ViewerFrame; presenting moves it out.
 PyAcquired acquire(nb::handle self, const std::string& format, std::uint32_t width, std::uint32_t height,
-                   std::optional<Colorimetry> colorimetry) {
+                   std::optional<Colorimetry> colorimetry, const std::string& stream) {
   Viewer& v = nb::cast<PyViewer&>(self).get();
   const PixelFormat pf = enum_arg<PixelFormat>("format", format);
   auto slot = std::make_shared<ViewerFrame>(
-      without_gil([&] { return v.acquire(pf, width, height, colorimetry.value_or(Colorimetry{})); }));
+      without_gil([&] { return v.acquire(pf, width, height, colorimetry.value_or(Colorimetry{}), stream); }));
   ViewerFrame* held = slot.get();
   Frame frame = held->frame();
   return make_acquired(self, std::move(frame), std::move(slot),
@@ -494,10 +494,11 @@ void def_viewer_open(ViewerClass& cls) {
 void show_with_overlays(PyViewer& v, nb::handle frame, nb::handle boxes, const std::string& box_format,
                         bool normalized, nb::handle labels, nb::handle scores, nb::handle class_ids,
                         nb::handle track_ids, nb::handle keypoints, nb::handle skeleton, nb::handle overlays,
-                        std::optional<std::string> format, std::optional<Colorimetry> colorimetry, nb::handle layers) {
+                        std::optional<std::string> format, std::optional<Colorimetry> colorimetry, nb::handle layers,
+                        const std::string& stream) {
   show(v, frame,
        overlay_args(boxes, box_format, normalized, labels, scores, class_ids, track_ids, keypoints, skeleton, overlays),
-       std::move(format), std::move(colorimetry), layers);
+       std::move(format), std::move(colorimetry), layers, stream);
 }
 
 nb::object take_snapshot(PyViewer& v, const std::string& kind) {
@@ -516,6 +517,7 @@ void def_viewer_frames(ViewerClass& cls) {
           "normalized"_a = false, "labels"_a = nb::none(), "scores"_a = nb::none(), "class_ids"_a = nb::none(),
           "track_ids"_a = nb::none(), "keypoints"_a = nb::none(), "skeleton"_a = nb::none(),
           "overlays"_a = nb::none(), "format"_a = nb::none(), "colorimetry"_a = nb::none(), "layers"_a = nb::none(),
+          "stream"_a = "",
           "Shows `frame` (a handoff.Frame, one array, a (luma, chroma) pair or (luma, u, v); NumPy, PyTorch, "
           "CuPy, host or CUDA) with its overlays and dense `layers` (handoff.ClassMap, ScalarMap, "
           "InstanceMasks: drawn over the frame in order, under the boxes). `format` always wins; without it "
@@ -523,9 +525,13 @@ void def_viewer_frames(ViewerClass& cls) {
           "is rgb8, H x W x 4 uint8 rgba8, H x W uint8 / uint16 / float32 gray8 / gray16 / gray32f, a pair "
           "nv12 (p010 when uint16), three arrays i420. Anything else needs format=: 'bgr8' for OpenCV's "
           "images, 'yuyv' / 'uyvy', and 'nv12' / 'p010' for one stacked (H + H/2, W) array. Returns once the "
-          "frame and layers are copied; never waits for the display. The arrays may be reused when it returns.")
-      .def("acquire", &acquire, "format"_a, "width"_a, "height"_a, "colorimetry"_a = nb::none(),
-           "A buffer of the viewer's ring to write into (AcquiredFrame; a context manager presenting it).")
+          "frame and layers are copied; never waits for the display. The arrays may be reused when it returns. "
+          "`stream`: the tile to show it in, side by side with the other streams (made on its first frame; "
+          "'' is the first tile, which takes the first stream's name when nothing was shown there yet).")
+      .def("acquire", &acquire, "format"_a, "width"_a, "height"_a, "colorimetry"_a = nb::none(), nb::kw_only(),
+           "stream"_a = "",
+           "A buffer of the viewer's ring to write into (AcquiredFrame; a context manager presenting it); "
+           "`stream` as show()'s.")
       .def("snapshot", &take_snapshot, "kind"_a = "frame",
            "What is displayed, once the newest frame handed in is: 'frame' (the frame with its overlays at "
            "its own size) or 'view' (the view as shown, UI included). None before the first frame.");
@@ -592,9 +598,13 @@ void def_viewer_control(ViewerClass& cls) {
            "Shows what the handoff.Publisher `name_or_path` shares (another process's frames, no copy through "
            "the socket), instead of frames handed in (before any show / acquire). Waits for a publisher not "
            "there yet; keeps the last frame and reconnects when it goes. frames: close after this many "
-           "displayed frames (-1: until closed).")
+           "displayed frames (-1: until closed). Called again: another publisher in a tile of its own, side "
+           "by side.")
       .def_prop_ro("attach_status", [](const PyViewer& v) { return v.viewer->attach_status(); },
-                   "How the link to the attached publisher stands (AttachStatus); None when not attached.");
+                   "How the link to the attached publisher stands (AttachStatus); None when not attached. "
+                   "Several publishers (attach called again: a tile each): the first's.")
+      .def_prop_ro("attach_statuses", [](const PyViewer& v) { return v.viewer->attach_statuses(); },
+                   "Each attached publisher's AttachStatus, in tile order.");
 }
 
 void bind_viewer_class(nb::module_& m) {

@@ -3,7 +3,9 @@
 // tile's pixels and overlays against a viewer showing that frame alone, one
 // timeline (each tile shows its newest frame at or before the first tile's
 // time; step, step back and seek move them together), the composed
-// --output, and an unknown topic. Headless (EGL), GL debug contexts on.
+// --output, and an unknown topic. And the application's own streams
+// (Viewer::show(frame, overlays, "left")): a tile per stream, each showing
+// its newest frame. Headless (EGL), GL debug contexts on.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include <handoff/frame_copy.hpp>
 #include <handoff/host_frame.hpp>
 #include <handoff/viewer.hpp>
 #include <handoff/media/error.hpp>
@@ -89,6 +92,15 @@ void expect_empty_region(const RgbaImage& image, std::uint32_t x0, const std::st
 class GridView : public ScratchDirTest {
  public:
   GridView() : ScratchDirTest("handoff-grid-view-") {}
+  static ViewerOptions options() {
+    ViewerOptions o;
+    o.width = 640;  // wide: the two tiles side by side
+    o.height = 240;
+    o.display = ViewerDisplay::Headless;
+    o.gl_debug = true;
+    o.vsync = false;
+    return o;
+  }
 
  protected:
   // /a: frames 0..5 every 40 ms from 1 s; /b: frames 10..12 every 80 ms from 1.02 s.
@@ -100,15 +112,6 @@ class GridView : public ScratchDirTest {
       ASSERT_TRUE(w.write(pattern(10 + i), box(10 + i), "/b", kStart + 20 * kMs + std::uint64_t(i) * 80 * kMs));
     w.close();
     file_ = path("two.mcap");
-  }
-  static ViewerOptions options() {
-    ViewerOptions o;
-    o.width = 640;  // wide: the two tiles side by side
-    o.height = 240;
-    o.display = ViewerDisplay::Headless;
-    o.gl_debug = true;
-    o.vsync = false;
-    return o;
   }
   std::unique_ptr<Viewer> paused_grid(std::vector<std::string> topics, bool all_images = false) {
     auto v = std::make_unique<Viewer>(options());
@@ -228,6 +231,77 @@ TEST_F(GridView, CliWritesTheComposedViewAndRefusesAMissingTopic) {
   const auto no_file = run_program(HANDOFF_VIEW_EXE, {"--headless", "--all-images"});
   EXPECT_EQ(no_file.exit_code, 2) << no_file.output;
   EXPECT_NE(no_file.output.find("--all-images"), std::string::npos) << no_file.output;
+}
+
+// Viewer::show(frame, overlays, stream): a tile per stream in the order they
+// came, each with its newest frame and its own overlays; unnamed frames go to
+// the first tile, which took the first stream's name.
+TEST(StreamGrid, EachStreamShowsItsNewestFrameInItsTile) {
+  Viewer v(GridView::options());
+  v.show(pattern(1), box(1), "left");
+  const RgbaImage one = v.snapshot();
+  ASSERT_EQ(one.width(), kW) << "one stream: no grid yet";
+  expect_region(one, 0, reference(1), "left alone");
+  v.show(pattern(10), box(10), "right");
+  RgbaImage shot = v.snapshot();
+  ASSERT_EQ(shot.width(), 2 * kW);
+  ASSERT_EQ(shot.height(), kH);
+  expect_region(shot, 0, reference(1), "left");
+  expect_region(shot, kW, reference(10), "right");
+  v.show(pattern(2), box(2), "left");
+  shot = v.snapshot();
+  expect_region(shot, 0, reference(2), "left's newer frame");
+  expect_region(shot, kW, reference(10), "right unchanged");
+  v.show(pattern(3), box(3));  // unnamed: the first tile, "left"
+  v.show(pattern(11), box(11), "right");
+  shot = v.snapshot();
+  expect_region(shot, 0, reference(3), "unnamed into the first tile");
+  expect_region(shot, kW, reference(11), "right's newer frame");
+  EXPECT_EQ(v.stats().submitted, 5u);
+  EXPECT_EQ(v.diagnostics().gl_errors, 0u) << v.diagnostics().first_gl_error;
+}
+
+// Paused, every tile keeps its frame; a step lets each stream's next one through.
+TEST(StreamGrid, PauseAndStepMoveEveryTile) {
+  Viewer v(GridView::options());
+  v.show(pattern(1), box(1), "a");
+  v.show(pattern(10), box(10), "b");
+  (void)v.snapshot();
+  v.set_paused(true);
+  v.show(pattern(2), box(2), "a");
+  v.show(pattern(11), box(11), "b");
+  RgbaImage shot = v.snapshot();
+  expect_region(shot, 0, reference(1), "paused: a keeps its frame");
+  expect_region(shot, kW, reference(10), "paused: b keeps its frame");
+  v.step();
+  v.set_paused(false);  // the snapshot then waits for the newest of each stream
+  shot = v.snapshot();
+  expect_region(shot, 0, reference(2), "after the step: a");
+  expect_region(shot, kW, reference(11), "after the step: b");
+}
+
+// A stream shown into by acquire / present, and the limits on names and tiles.
+TEST(StreamGrid, AcquireNamesAStreamAndTheLimitsAreChecked) {
+  Viewer v(GridView::options());
+  v.show(pattern(1), box(1));  // unnamed: the first tile keeps no name
+  {
+    ViewerFrame slot = v.acquire(PixelFormat::NV12, kW, kH, {}, "second");
+    ASSERT_EQ(slot.frame().memory, MemoryKind::Host) << "no CUDA here: host-mapped buffers";
+    copy_frame(pattern(12), slot.frame());
+    v.present(std::move(slot), box(12));
+  }
+  const RgbaImage shot = v.snapshot();
+  ASSERT_EQ(shot.width(), 2 * kW);
+  expect_region(shot, 0, reference(1), "the unnamed first tile");
+  expect_region(shot, kW, reference(12), "the acquired stream");
+  EXPECT_THROW(v.show(pattern(1), {}, std::string(65, 's')), UsageError);
+  for (std::size_t i = 2; i < Viewer::kMaxStreams; ++i) v.show(pattern(int(i)), {}, "s" + std::to_string(i));
+  EXPECT_THROW(v.show(pattern(1), {}, "one too many"), UsageError);
+  v.show(pattern(2), {}, "s2");  // an existing stream still takes frames
+  const RgbaImage all = v.snapshot();
+  EXPECT_EQ(all.width(), 6 * kW) << "16 tiles of 96x64 fill a 640x240 view largest as 6 x 3";
+  EXPECT_EQ(all.height(), 3 * kH);
+  EXPECT_EQ(v.diagnostics().gl_errors, 0u) << v.diagnostics().first_gl_error;
 }
 
 }  // namespace

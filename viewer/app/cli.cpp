@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -138,7 +139,7 @@ void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
   cli.add_option("--ring", o.viewer.ring, "frame buffers in flight (>= 3)")->check(CLI::Range(3, 16));
   cli.add_option("--attach", o.attach,
                  "show a live publisher's frames (handoff::Publisher in another process): a NAME in "
-                 "$XDG_RUNTIME_DIR/handoff, or a socket PATH");
+                 "$XDG_RUNTIME_DIR/handoff, or a socket PATH; repeated: the publishers side by side in a grid");
   cli.add_flag("--list,--topics", o.list,
                "with a recording FILE: list its topics (type, messages, rate, shown or why not) and exit; "
                "without: list the live publishers in $XDG_RUNTIME_DIR/handoff and exit");
@@ -177,10 +178,17 @@ std::optional<int> apply(CommandLine& o, const Raw& r) {
   if (p.source == Viewer::Source::File && p.file.empty()) return usage_error("--source file needs a FILE argument");
   if (p.source == Viewer::Source::VulkanScene && !p.file.empty())
     return usage_error("--source vulkan draws the built-in scene; it takes no FILE ('" + p.file + "')");
-  if (!o.attach.empty()) {
-    if (o.attach.find('/') == std::string::npos && !live::is_publisher_name(o.attach))
-      return usage_error("--attach: '" + o.attach + "' is neither a publisher name (1-64 of A-Z a-z 0-9 . _ -, "
+  for (const std::string& a : o.attach) {
+    if (a.find('/') == std::string::npos && !live::is_publisher_name(a))
+      return usage_error("--attach: '" + a + "' is neither a publisher name (1-64 of A-Z a-z 0-9 . _ -, "
                          "not starting with '.') nor a socket path");
+    if (std::count(o.attach.begin(), o.attach.end(), a) > 1)
+      return usage_error("--attach: '" + a + "' is named twice");
+  }
+  if (o.attach.size() > Viewer::kMaxStreams)
+    return usage_error("--attach: " + std::to_string(o.attach.size()) + " publishers; at most " +
+                       std::to_string(Viewer::kMaxStreams) + " side by side");
+  if (!o.attach.empty()) {
     if (!p.file.empty() || source != "scene")
       return usage_error("--attach shows a publisher's frames; it takes no FILE or --source");
   }

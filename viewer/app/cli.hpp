@@ -2,6 +2,7 @@
 // handoff-view's command line: what it asks of handoff::Viewer.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <handoff/viewer.hpp>
 
@@ -12,7 +13,7 @@ struct CommandLine {
   Viewer::PlayOptions play;
   bool quiet = false;
   bool vk_debug = false;  // validation messages make the exit status 3
-  std::string attach;     // --attach NAME|PATH: a live publisher instead of a source
+  std::vector<std::string> attach;  // --attach NAME|PATH (repeatable: side by side): live publishers instead of a source
   bool list = false;      // --list / --topics: print the live publishers (with a FILE: its topics) and exit
 };
 

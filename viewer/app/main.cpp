@@ -83,7 +83,7 @@ int run(app::CommandLine& cl) {
   cl.viewer.on_notice = [say](std::string_view text) { say(std::string(text)); };
   Viewer v(cl.viewer);
   if (cl.attach.empty()) v.play(cl.play);
-  else v.attach(cl.attach, AttachOptions{cl.play.frames, std::nullopt});
+  for (const std::string& a : cl.attach) v.attach(a, AttachOptions{cl.play.frames, std::nullopt});
   const StreamInfo i = v.stream();
   if (!i.source.empty()) say("source: " + i.source + "; " + i.memory);
   const auto start = std::chrono::steady_clock::now();

@@ -82,11 +82,24 @@ void Display::use_feed(std::unique_ptr<Feed> feed, const PlayConfig& config,
   publish_figures();
 }
 
-std::future<RgbaImage> Display::request_snapshot(SnapshotKind kind, std::uint64_t min_sequence) {
+// Live tiles (pushed or attached frames) each show their newest frame; a
+// recording's followers are added by use_feed.
+void Display::add_tile(std::unique_ptr<Feed> feed, const PlayConfig& config) {
+  if (!state_ || !feed_context_) throw UsageError(link_->name + ": a tile before the display has a feed");
+  view::StateOptions tile_options = config.state;
+  tile_options.overlay_file.clear();
+  tile_options.bench_boxes = 0;
+  auto tile = std::make_unique<view::ViewerState>(std::move(feed), *feed_context_, tile_options);
+  tile->set_playing(state_->playing());
+  followers_.push_back(std::move(tile));
+  if (focus_ >= 0) focus_ = -1;
+}
+
+std::future<RgbaImage> Display::request_snapshot(SnapshotKind kind, std::vector<std::uint64_t> min_sequences) {
   auto promise = std::make_shared<std::promise<RgbaImage>>();
   std::future<RgbaImage> result = promise->get_future();
-  link_->post([this, kind, min_sequence, promise] {
-    snapshots_.push_back(Snapshot{kind, min_sequence, std::move(*promise)});
+  link_->post([this, kind, mins = std::move(min_sequences), promise]() mutable {
+    snapshots_.push_back(Snapshot{kind, std::move(mins), std::move(*promise)});
   });
   return result;
 }
@@ -99,6 +112,8 @@ void Display::set_playing(bool playing) {
 void Display::step(int delta) {
   link_->steps.fetch_add(1);
   if (state_) state_->step(delta);
+  for (auto& tile : followers_)
+    if (!tile->paced()) tile->step(delta);  // live tiles: their next frame each
   sync_followers();
   link_->paused.store(true);
 }
@@ -109,7 +124,8 @@ void Display::sync_followers() {
   if (followers_.empty() || !state_ || !state_->has_frame()) return;
   const std::uint64_t t = state_->time_ns();
   if (followed_any_ && t == followed_time_) return;
-  for (auto& tile : followers_) tile->follow(t);
+  for (auto& tile : followers_)
+    if (tile->paced()) tile->follow(t);  // live tiles show their newest instead
   followed_time_ = t;
   followed_any_ = true;
 }
@@ -169,6 +185,9 @@ void Display::fill_tile_lines() {
     char line[256];
     if (t.absent() || !t.has_frame()) {
       std::snprintf(line, sizeof line, "%zu %s: no frame yet", i + 1, t.info().topic.c_str());
+    } else if (t.time_ns() == 0 || state_->time_ns() == 0) {  // a live frame without a timestamp
+      std::snprintf(line, sizeof line, "%zu %s: frame %lld  (no timestamp)", i + 1, t.info().topic.c_str(),
+                    static_cast<long long>(t.frame_index()));
     } else {
       const double at = double(t.time_ns()) / 1e9;
       std::snprintf(line, sizeof line, "%zu %s: frame %lld  %.6f s  %+.3f ms", i + 1, t.info().topic.c_str(),
@@ -206,19 +225,29 @@ bool Display::advance(bool wait) {
   }
   if (link_->finished.load()) return false;
   const bool playing = state_->playing();
-  if (!playing && !step_pending_ && state_->has_frame()) return false;
-  // The first frame of a paced feed is taken even while paused.
-  const bool fresh = state_->advance(wait || (state_->paced() && !state_->has_frame()));
+  first_fresh_ = false;
+  // Paused, a tile still takes its first frame (and a step, one more).
+  const bool go = playing || step_pending_;
+  bool fresh = false;
+  if (go || !state_->has_frame()) {
+    fresh = state_->advance(wait || (state_->paced() && !state_->has_frame()));
+    if (!fresh) check_end();
+  }
+  first_fresh_ = fresh;
   if (fresh) sync_followers();
-  if (fresh && !playing) step_pending_ = false;
-  if (!fresh) check_end();
-  return fresh;
+  // Live tiles (pushed streams, publishers) take their newest frame each.
+  bool any = fresh;
+  for (auto& tile : followers_)
+    if (!tile->paced() && (go || !tile->has_frame()) && tile->advance(false)) any = true;
+  if (any && !playing) step_pending_ = false;
+  return any;
 }
 
 void Display::displayed() {
   ++displayed_;
   view::Stats& s = state_->stats();
-  if (state_->submitted() != std::chrono::steady_clock::time_point{})
+  // The latency figures are the first tile's: only when its frame is the new one.
+  if (first_fresh_ && state_->submitted() != std::chrono::steady_clock::time_point{})
     s.latency_ms.add(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                                 state_->submitted()).count());
   if (encoder_) output_frame();
@@ -263,8 +292,9 @@ void Display::publish_figures() {
 }
 
 bool Display::render_frame_rgba(std::vector<std::uint8_t>& rgba, int& w, int& h) {
-  if (!state_ || !state_->has_frame()) return false;
+  if (!state_) return false;
   if (grid()) return render_grid_rgba(rgba, w, h);
+  if (!state_->has_frame()) return false;
   const FeedInfo& info = state_->info();
   w = int(info.width);
   h = int(info.height);
@@ -289,6 +319,7 @@ bool Display::render_frame_rgba(std::vector<std::uint8_t>& rgba, int& w, int& h)
 bool Display::render_grid_rgba(std::vector<std::uint8_t>& rgba, int& w, int& h) {
   const std::vector<view::ViewerState*> all = tiles();
   const view::ComposedSize c = view::composed_size(all, options_.width, options_.height);
+  if (c.width == 0) return false;  // no tile has a frame yet
   w = c.width;
   h = c.height;
   if (!painter_) painter_ = std::make_unique<view::ImGuiOffscreen>();
@@ -332,21 +363,27 @@ void Display::output_frame() {
   encoder_->submit(frame_png(options_.output_dir, displayed_ - 1), std::move(img));
 }
 
+// Ready when every tile shows the newest frame handed to it before the
+// request (paused or played: what is there).
+bool Display::snapshot_ready(const Snapshot& s) const {
+  if (!state_ || !state_->playing() || state_->paced()) return true;
+  const std::vector<view::ViewerState*> all = tiles();
+  for (std::size_t i = 0; i < s.min_sequences.size() && i < all.size(); ++i)
+    if (all[i]->sequence() < s.min_sequences[i]) return false;
+  return true;
+}
+
 bool Display::snapshots_waiting(SnapshotKind kind) const {
-  const std::uint64_t seq = state_ ? state_->sequence() : 0;
-  const bool paused = state_ && !state_->playing();
   for (const Snapshot& s : snapshots_)
-    if (s.kind == kind && (s.min_sequence <= seq || paused || !state_ || state_->paced())) return true;
+    if (s.kind == kind && snapshot_ready(s)) return true;
   return false;
 }
 
 void Display::serve_snapshots(SnapshotKind kind, const std::function<RgbaImage()>& image) {
   if (!snapshots_waiting(kind)) return;
-  const std::uint64_t seq = state_ ? state_->sequence() : 0;
-  const bool paused = state_ && !state_->playing();
   std::optional<RgbaImage> img;
   for (auto it = snapshots_.begin(); it != snapshots_.end();) {
-    if (it->kind != kind || !(it->min_sequence <= seq || paused || !state_ || state_->paced())) {
+    if (it->kind != kind || !snapshot_ready(*it)) {
       ++it;
       continue;
     }

@@ -67,9 +67,12 @@ class Display {
   // their feeds' frames at the first one's log time (recordings).
   void use_feed(std::unique_ptr<Feed> feed, const PlayConfig& config,
                 std::vector<std::unique_ptr<Feed>> followers = {});
-  // Any thread: a picture once the display shows a frame handed in at
-  // `min_sequence` or later (0: the current one).
-  std::future<RgbaImage> request_snapshot(SnapshotKind kind, std::uint64_t min_sequence);
+  // Display thread: one more tile, showing `feed`'s newest frames (pushed
+  // frames of a named stream, another publisher) beside the others.
+  void add_tile(std::unique_ptr<Feed> feed, const PlayConfig& config);
+  // Any thread: a picture once every tile i shows a frame handed in at
+  // `min_sequences[i]` or later (empty, or 0: the current one).
+  std::future<RgbaImage> request_snapshot(SnapshotKind kind, std::vector<std::uint64_t> min_sequences);
   // Display thread (UI, keys, DisplayLink::call): pause / resume, and one step
   // (counted in DisplayLink::steps).
   void set_playing(bool playing);
@@ -138,9 +141,10 @@ class Display {
  private:
   struct Snapshot {
     SnapshotKind kind;
-    std::uint64_t min_sequence;
+    std::vector<std::uint64_t> min_sequences;  // by tile
     std::promise<RgbaImage> result;
   };
+  bool snapshot_ready(const Snapshot& s) const;
   void output_frame();
   void record_frame();
   void check_end();
@@ -162,6 +166,7 @@ class Display {
   std::vector<Snapshot> snapshots_;
   std::int64_t displayed_ = 0;
   bool step_pending_ = false;  // pushed frames: show the next one that comes, then stay paused
+  bool first_fresh_ = false;   // the last advance() brought the first tile a new frame
   std::uint64_t steps_seen_ = 0;
 };
 

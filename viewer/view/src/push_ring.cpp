@@ -660,4 +660,14 @@ void PushRing::detach_display() noexcept {
   }
 }
 
+void PushRing::set_stream(std::string stream) {
+  std::lock_guard lock(stream_mutex_);
+  stream_ = std::move(stream);
+}
+
+std::string PushRing::stream() const {
+  std::lock_guard lock(stream_mutex_);
+  return stream_;
+}
+
 }  // namespace handoff::view

@@ -122,6 +122,10 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
   std::string memory_text() const;
   std::size_t size() const noexcept { return slots_.size(); }
   const std::string& name() const noexcept { return options_.name; }
+  // The tile it feeds (Viewer::show's `stream`; empty: unnamed), for the
+  // panel. Any thread.
+  void set_stream(std::string stream);
+  std::string stream() const;
 
   // --- display thread, its context current -------------------------------------
   // The newest pending frame, made visible to the display's later GL commands
@@ -178,6 +182,8 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
   std::uint64_t step_credits_ = 0;
   std::optional<MemoryKind> memory_;  // decided by the first buffer (Auto: CUDA or host); alloc_mutex_
   std::string fallback_reason_;       // alloc_mutex_
+  mutable std::mutex stream_mutex_;
+  std::string stream_;  // stream_mutex_
 };
 
 }  // namespace handoff::view

@@ -30,21 +30,22 @@ class ViewerImpl {
   ~ViewerImpl() { close(); }
 
   // What Viewer's methods do (viewer.hpp says what each means).
-  void show(const Frame& frame, const media::OverlayFrame& overlays, CudaStream stream) {
-    if (overlays.layers.empty()) return ring().show(frame, overlays, stream);
+  void show(const Frame& frame, const media::OverlayFrame& overlays, std::string_view name, CudaStream stream) {
+    PushRing& r = ring(name);
+    if (overlays.layers.empty()) return r.show(frame, overlays, stream);
     // The layers are copied (and converted) before the frame: the caller's arrays are free on return.
-    ring().show(frame, copy_layers(overlays, options_.cuda_device), stream);
+    r.show(frame, copy_layers(overlays, options_.cuda_device), stream);
   }
   std::unique_ptr<AcquiredSlot> acquire(PixelFormat format, std::uint32_t width, std::uint32_t height,
-                                        Colorimetry colorimetry) {
-    return ring().acquire(format, width, height, colorimetry);
+                                        Colorimetry colorimetry, std::string_view name) {
+    return ring(name).acquire(format, width, height, colorimetry);
   }
   void present(std::unique_ptr<AcquiredSlot> slot, const media::OverlayFrame& overlays);
   std::shared_ptr<GlWorker> gl_worker() const;
   void close() noexcept;
   void play(const Viewer::PlayOptions& o);
   void attach(std::string_view name_or_path, const AttachOptions& o);
-  std::optional<AttachStatus> attach_status() const;
+  std::vector<AttachStatus> attach_statuses() const;
   RgbaImage snapshot(SnapshotKind kind);
   ViewerStats stats() const;
   DisplayLink& link() const { return *link_; }
@@ -57,22 +58,24 @@ class ViewerImpl {
     if (options_.on_notice) options_.on_notice(text);
     else log(LogLevel::Warning, link_->name + ": " + text);
   }
-  PushRing& ring() {
-    if (!link_->open()) throw ViewerClosed(link_->closed_reason());
-    if (played_.load()) throw UsageError(link_->name + " plays a source (play()): show / acquire / present need a "
-                                         "viewer of its own");
-    pushed_.store(true);
-    return *ring_;
+  // The ring of stream `name` (empty: the first tile's), made with its tile on first use.
+  PushRing& ring(std::string_view name);
+  std::vector<std::shared_ptr<PushRing>> rings() const {
+    std::lock_guard lock(streams_mutex_);
+    return rings_;
   }
 
   ViewerOptions options_;
   std::shared_ptr<DisplayLink> link_ = std::make_shared<DisplayLink>();
   std::unique_ptr<Display> display_;
-  std::shared_ptr<PushRing> ring_;
+  std::shared_ptr<PushRing> ring_;  // the first tile's (rings_[0])
+  mutable std::mutex streams_mutex_;
+  std::mutex add_stream_mutex_;  // held while a stream's tile is added
+  std::vector<std::shared_ptr<PushRing>> rings_;  // streams_mutex_: one per tile, in tile order
   std::atomic<bool> pushed_{false}, played_{false};
   std::mutex close_mutex_;
   mutable std::mutex attach_mutex_;
-  std::shared_ptr<AttachLink> attached_;  // attach_mutex_
+  std::vector<std::shared_ptr<AttachLink>> attached_;  // attach_mutex_: one per tile
 };
 
 namespace {
@@ -155,6 +158,7 @@ ViewerImpl::ViewerImpl(ViewerOptions options) : options_(std::move(options)) {
   if (!display_) display_ = std::make_unique<HeadlessDisplay>(d, link_);
   GlRingOptions ro{options_.ring, interop_options(options_), link_->name};
   ring_ = std::make_shared<PushRing>(display_->share(), ro, options_.paused_show, [link = link_] { link->wake(); });
+  rings_.push_back(ring_);
   PlayConfig cfg = play_config(options_);
   Display* display = display_.get();
   link_->call([display, ring = ring_, cfg] { display->use_feed(std::make_unique<PushFeed>(ring), cfg); },
@@ -163,8 +167,57 @@ ViewerImpl::ViewerImpl(ViewerOptions options) : options_(std::move(options)) {
 
 void ViewerImpl::close() noexcept {
   std::lock_guard lock(close_mutex_);
-  if (ring_) ring_->close(link_->name + " is closed");
+  for (const auto& r : rings()) r->close(link_->name + " is closed");
   if (display_) display_->close();
+}
+
+namespace {
+
+void check_stream_name(std::string_view name, const std::string& viewer) {
+  if (name.size() > 64)
+    throw UsageError(viewer + ": stream name '" + std::string(name.substr(0, 64)) + "...' is longer than 64 bytes");
+}
+
+}  // namespace
+
+// The first named stream takes the first tile when nothing was shown there;
+// every other name gets a ring and a tile of its own, added on the display
+// thread before its first frame is handed in.
+PushRing& ViewerImpl::ring(std::string_view name) {
+  if (!link_->open()) throw ViewerClosed(link_->closed_reason());
+  if (played_.load()) throw UsageError(link_->name + " plays a source (play()): show / acquire / present need a "
+                                       "viewer of its own");
+  pushed_.store(true);
+  if (name.empty()) return *ring_;
+  check_stream_name(name, link_->name);
+  const auto find = [&]() -> PushRing* {
+    std::lock_guard lock(streams_mutex_);
+    for (const auto& r : rings_)
+      if (r->stream() == name) return r.get();
+    if (rings_.size() == 1 && ring_->stream().empty() && ring_->counters().submitted == 0) {
+      ring_->set_stream(std::string(name));
+      return ring_.get();
+    }
+    return nullptr;
+  };
+  if (PushRing* r = find()) return *r;
+  // One tile added at a time (tile order is rings_' order); close() does not wait for this lock.
+  std::lock_guard adding(add_stream_mutex_);
+  if (PushRing* r = find()) return *r;
+  const std::size_t tiles = rings().size();
+  if (tiles >= Viewer::kMaxStreams)
+    throw UsageError(link_->name + ": stream '" + std::string(name) + "' would be tile " + std::to_string(tiles + 1) +
+                     "; a viewer shows at most " + std::to_string(Viewer::kMaxStreams));
+  GlRingOptions ro{options_.ring, interop_options(options_), link_->name + " stream '" + std::string(name) + "'"};
+  auto r = std::make_shared<PushRing>(display_->share(), ro, options_.paused_show, [link = link_] { link->wake(); });
+  r->set_stream(std::string(name));
+  r->set_paused(link_->paused.load());
+  Display* display = display_.get();
+  link_->call([display, r, cfg = play_config(options_)] { display->add_tile(std::make_unique<PushFeed>(r), cfg); },
+              link_->name + ": its display adding stream '" + std::string(name) + "'");
+  std::lock_guard lock(streams_mutex_);
+  rings_.push_back(r);
+  return *r;
 }
 
 namespace {
@@ -268,7 +321,20 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
 void ViewerImpl::attach(std::string_view name_or_path, const AttachOptions& o) {
   if (!link_->open()) throw ViewerClosed(link_->closed_reason());
   if (pushed_.load()) throw UsageError(link_->name + ": attach() after frames were shown (a viewer attaches or shows)");
-  if (played_.load()) throw UsageError(link_->name + ": attach() after play() or attach()");
+  std::size_t tiles = 0;
+  {
+    std::lock_guard lock(attach_mutex_);
+    tiles = attached_.size();
+    for (const auto& l : attached_) {
+      const AttachStatus s = l->status();
+      if (name_or_path == s.publisher || name_or_path == s.socket)
+        throw UsageError(link_->name + ": attach('" + std::string(name_or_path) + "'): attached to it already");
+    }
+  }
+  if (played_.load() && tiles == 0) throw UsageError(link_->name + ": attach() after play()");
+  if (tiles >= Viewer::kMaxStreams)
+    throw UsageError(link_->name + ": attach('" + std::string(name_or_path) + "') would be tile " +
+                     std::to_string(tiles + 1) + "; a viewer shows at most " + std::to_string(Viewer::kMaxStreams));
   AttachLinkOptions lo;
   lo.allow_group = o.allow_group;
   lo.wake = [link = link_] { link->wake(); };
@@ -281,20 +347,24 @@ void ViewerImpl::attach(std::string_view name_or_path, const AttachOptions& o) {
     notice(live->subscriber_status().message);  // "waiting for publisher 'cam0' at ...", or why not
   GlRingOptions ro{options_.ring, interop_options(options_), link_->name + " (attached)"};
   auto feed = std::make_unique<AttachFeed>(live, display_->share(), ro);
-  played_.store(true);
+  const bool first = !played_.exchange(true);
   PlayConfig cfg = play_config(options_);
   cfg.frames = o.frames;
   cfg.state.attach_status = [live] { return std::optional<AttachStatus>(live->status()); };
   Display* display = display_.get();
   try {
-    link_->call([display, feed = std::move(feed), cfg]() mutable { display->use_feed(std::move(feed), cfg); },
-                link_->name + ": its display attaching");
+    if (first)
+      link_->call([display, feed = std::move(feed), cfg]() mutable { display->use_feed(std::move(feed), cfg); },
+                  link_->name + ": its display attaching");
+    else  // another publisher: a tile of its own beside the others
+      link_->call([display, feed = std::move(feed), cfg]() mutable { display->add_tile(std::move(feed), cfg); },
+                  link_->name + ": its display adding a tile for '" + std::string(name_or_path) + "'");
   } catch (...) {
-    played_.store(false);
+    if (first) played_.store(false);
     throw;
   }
   std::lock_guard lock(attach_mutex_);
-  attached_ = std::move(live);
+  attached_.push_back(std::move(live));
 }
 
 ViewerStats ViewerImpl::stats() const {
@@ -302,16 +372,21 @@ ViewerStats ViewerImpl::stats() const {
   if (played_.load()) {
     s.submitted = s.shown;
   } else {
-    const PushRing::Counters c = ring_->counters();
-    s.submitted = c.submitted;
-    s.dropped = c.dropped;
+    s.submitted = s.dropped = 0;
+    for (const auto& r : rings()) {
+      const PushRing::Counters c = r->counters();
+      s.submitted += c.submitted;
+      s.dropped += c.dropped;
+    }
   }
   return s;
 }
 
 void ViewerImpl::present(std::unique_ptr<AcquiredSlot> slot, const media::OverlayFrame& overlays) {
   if (!slot) throw UsageError("Viewer::present: an empty ViewerFrame (not acquired, or presented already)");
-  if (slot->ring != ring_) throw UsageError("Viewer::present: the frame was acquired from another viewer");
+  const std::vector<std::shared_ptr<PushRing>> mine = rings();
+  if (std::find(mine.begin(), mine.end(), slot->ring) == mine.end())
+    throw UsageError("Viewer::present: the frame was acquired from another viewer");
   if (overlays.layers.empty()) return slot->ring->present(*slot, overlays);
   slot->ring->present(*slot, copy_layers(overlays, options_.cuda_device));  // a refusal gives the slot back
 }
@@ -321,18 +396,19 @@ std::shared_ptr<GlWorker> ViewerImpl::gl_worker() const {
   return std::shared_ptr<GlWorker>(share, &share->worker());  // keeps the share group alive
 }
 
-std::optional<AttachStatus> ViewerImpl::attach_status() const {
-  std::shared_ptr<AttachLink> live;
+std::vector<AttachStatus> ViewerImpl::attach_statuses() const {
+  std::vector<std::shared_ptr<AttachLink>> live;
   {
     std::lock_guard lock(attach_mutex_);
     live = attached_;
   }
-  if (!live) return std::nullopt;
-  return live->status();
+  std::vector<AttachStatus> out;
+  for (const auto& l : live) out.push_back(l->status());
+  return out;
 }
 
 void ViewerImpl::set_paused(bool paused) {
-  ring_->set_paused(paused);  // producers see it at once (PausedShow::Block)
+  for (const auto& r : rings()) r->set_paused(paused);  // producers see it at once (PausedShow::Block)
   link_->paused.store(paused);
   on_display([paused](Display& d) { d.set_playing(!paused); }, "pausing");
 }
@@ -344,12 +420,16 @@ void ViewerImpl::on_display(std::function<void(Display&)> what, const std::strin
 
 RgbaImage ViewerImpl::snapshot(SnapshotKind kind) {
   if (!link_->open()) throw ViewerClosed(link_->closed_reason());
-  const std::uint64_t newest = played_.load() ? 0 : ring_->counters().last_sequence;
+  std::vector<std::uint64_t> newest;  // by tile
+  if (!played_.load())
+    for (const auto& r : rings()) newest.push_back(r->counters().last_sequence);
   std::future<RgbaImage> image = display_->request_snapshot(kind, newest);
   const auto limit = wait_limit();
-  if (image.wait_for(limit) != std::future_status::ready)
-    throw WaitTimeout(link_->name + ": a snapshot (the display has not shown frame " + std::to_string(newest) + ")",
-                      limit);
+  if (image.wait_for(limit) != std::future_status::ready) {
+    std::string frames;
+    for (std::uint64_t n : newest) frames += (frames.empty() ? "" : ", ") + std::to_string(n);
+    throw WaitTimeout(link_->name + ": a snapshot (the display has not shown frame " + frames + ")", limit);
+  }
   try {
     return image.get();
   } catch (const std::future_error&) {
@@ -409,13 +489,19 @@ Viewer::~Viewer() {
 }
 
 void Viewer::show(const Frame& frame, const media::OverlayFrame& overlays, CudaStream stream) {
-  impl_->show(frame, overlays, stream);
+  impl_->show(frame, overlays, {}, stream);
+}
+
+void Viewer::show(const Frame& frame, const media::OverlayFrame& overlays, std::string_view stream,
+                  CudaStream cuda_stream) {
+  impl_->show(frame, overlays, stream, cuda_stream);
 }
 
 std::shared_ptr<GlWorker> Viewer::gl_worker() const { return impl_->gl_worker(); }
 
-ViewerFrame Viewer::acquire(PixelFormat format, std::uint32_t width, std::uint32_t height, Colorimetry colorimetry) {
-  return ViewerFrame(impl_->acquire(format, width, height, colorimetry));
+ViewerFrame Viewer::acquire(PixelFormat format, std::uint32_t width, std::uint32_t height, Colorimetry colorimetry,
+                            std::string_view stream) {
+  return ViewerFrame(impl_->acquire(format, width, height, colorimetry, stream));
 }
 
 void Viewer::present(ViewerFrame&& frame, const media::OverlayFrame& overlays) {
@@ -459,6 +545,12 @@ void Viewer::attach(std::string_view name_or_path, const AttachOptions& options)
   impl_->attach(name_or_path, options);
 }
 
-std::optional<AttachStatus> Viewer::attach_status() const { return impl_->attach_status(); }
+std::optional<AttachStatus> Viewer::attach_status() const {
+  std::vector<AttachStatus> all = impl_->attach_statuses();
+  if (all.empty()) return std::nullopt;
+  return std::move(all.front());
+}
+
+std::vector<AttachStatus> Viewer::attach_statuses() const { return impl_->attach_statuses(); }
 
 }  // namespace handoff

@@ -329,6 +329,18 @@ class Viewer {
   // are validated (InvalidFrame naming "layers[i]...") and copied before
   // show() returns; host arrays only for now (a CUDA layer is refused).
   void show(const Frame& frame, const media::OverlayFrame& overlays = {}, CudaStream stream = {});
+  // Several streams side by side (docs/viewer.md "Several streams"): the
+  // same, into the tile named `stream`, made on its first frame (a ring of
+  // its own, ViewerOptions::ring buffers). Tiles are laid out in a grid in
+  // the order they were made; each shows its newest frame with its own
+  // overlays and layers; pause and step apply to all; snapshot(Frame) and
+  // output_dir give every tile. show() without a name goes to the first
+  // tile, which takes the name of the first named stream when nothing was
+  // shown there before. UsageError for a name longer than 64 bytes or a
+  // tile past kMaxStreams.
+  void show(const Frame& frame, const media::OverlayFrame& overlays, std::string_view stream,
+            CudaStream cuda_stream = {});
+  static constexpr std::size_t kMaxStreams = 16;
 
   // The GL worker whose context shares objects with the viewer's: make GL
   // buffers here (GlBuffer(*viewer.gl_worker(), size), CudaGlBuffer on it)
@@ -342,8 +354,9 @@ class Viewer {
   // PixelFormat; its planes laid out by FrameLayout::contiguous) and size,
   // mapped for writing (see ViewerFrame). Waits like show() when every
   // buffer is in use. Throws InvalidFrame for bad dimensions, ViewerClosed.
+  // `stream`: the tile it is shown in (as show()'s; empty: the first).
   ViewerFrame acquire(PixelFormat format, std::uint32_t width, std::uint32_t height,
-                      Colorimetry colorimetry = {});
+                      Colorimetry colorimetry = {}, std::string_view stream = {});
   // Hands an acquired buffer back to be displayed (newest wins, as show()).
   // The caller must have finished writing (CUDA: its stream synchronised).
   // `frame` is empty afterwards, whatever happens. Throws UsageError for an
@@ -351,8 +364,9 @@ class Viewer {
   void present(ViewerFrame&& frame, const media::OverlayFrame& overlays = {});
 
   // A picture of what is displayed, once the newest frame handed in before
-  // this call is displayed (while paused: what is on display now). Frame:
-  // empty image when nothing was displayed yet. Waits for the display thread,
+  // this call is displayed (while paused: what is on display now; several
+  // streams: the newest of each). Frame: empty image when nothing was
+  // displayed yet; with several tiles, all of them in their grid. Waits for the display thread,
   // bounded (WaitTimeout); ViewerClosed after close.
   RgbaImage snapshot(SnapshotKind kind = SnapshotKind::Frame);
 
@@ -459,10 +473,14 @@ class Viewer {
   // source played; handoff::Error when the socket folder cannot be used
   // (XDG_RUNTIME_DIR unset, a folder others can enter). A permanent failure
   // later (a refused or incompatible publisher) closes the viewer with it
-  // (wait_closed rethrows).
+  // (wait_closed rethrows). Called again (up to kMaxStreams publishers):
+  // each publisher in a tile of its own, side by side (docs/viewer.md
+  // "Several streams"); AttachOptions::frames of the first call counts.
   void attach(std::string_view name_or_path, const AttachOptions& options = {});
-  // The link's state; nullopt when the viewer is not attached.
+  // The link's state; nullopt when the viewer is not attached. Several
+  // publishers: the first's; attach_statuses() gives each, in tile order.
   std::optional<AttachStatus> attach_status() const;
+  std::vector<AttachStatus> attach_statuses() const;
 
  private:
   std::shared_ptr<view::ViewerImpl> impl_;

@@ -35,6 +35,7 @@ FeedInfo AttachFeed::info() const {
   FeedInfo i = current_;
   const SubscriberStatus s = link_->subscriber_status();
   i.name = s.publisher + " (live)";
+  i.topic = s.publisher;  // a grid's tile name
   i.source = s.message;
   switch (route_) {
     case Route::None: i.memory = "no frame yet"; break;
@@ -60,6 +61,9 @@ bool AttachFeed::next(FeedFrame& out, bool) {
   // become publish -> displayed, and the panel's age counts from there.
   out.submitted = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(f.publish_time_ns));
   out.sequence = f.sequence;
+  // The frame's own time, for a grid's tile lines (live tiles show their newest, never follow).
+  const double ts = f.frame.timestamp;
+  out.time_ns = ts > 0 && ts < 1.8e10 ? std::uint64_t(ts * 1e9) : 0;
   if (f.overlays) {
     overlays_ = *f.overlays;
     out.overlays = &overlays_;

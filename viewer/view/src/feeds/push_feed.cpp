@@ -7,6 +7,7 @@ namespace handoff::view {
 FeedInfo PushFeed::info() const {
   FeedInfo i = current_;
   i.name = "application";
+  i.topic = ring_->stream();
   i.memory = ring_->memory_text();
   i.ring = ring_->size();
   return i;
@@ -22,6 +23,9 @@ bool PushFeed::next(FeedFrame& out, bool) {
   out.sequence = slot->sequence;
   out.produce_ms = slot->produce_ms;
   out.map_ms = slot->map_ms;
+  // The frame's own time, for a grid's tile lines (never followed: pushed tiles show their newest).
+  const double ts = out.frame.timestamp;
+  out.time_ns = ts > 0 && ts < 1.8e10 ? std::uint64_t(ts * 1e9) : 0;
   handed_out_ = slot;
   current_.format = out.frame.format;
   current_.width = out.frame.width;
