@@ -8,6 +8,7 @@
 #include "peer_process.hpp"
 #include "process.hpp"  // tests/viewer_gl: run_program / run_viewer
 
+#include <handoff/media/png.hpp>
 #include <handoff/viewer.hpp>
 
 #if HANDOFF_HAVE_VULKAN
@@ -24,6 +25,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 namespace handoff::live::test {
@@ -322,6 +324,62 @@ TEST_F(ViewAttach, KillingAViewerProcessLeavesThePublisherGoing) {
   ASSERT_TRUE(f);
   EXPECT_EQ(f.frame.index, 99);
   EXPECT_EQ(check_pattern(f.frame), "");
+}
+
+// The pixels of `image` in [x0, x0 + w) x [0, h), as an image of their own.
+RgbaImage crop(const RgbaImage& image, std::uint32_t x0, std::uint32_t w, std::uint32_t h) {
+  if (image.width() < x0 + w || image.height() < h) return RgbaImage();
+  std::vector<std::uint8_t> px(std::size_t(w) * h * 4);
+  for (std::uint32_t y = 0; y < h; ++y) std::memcpy(&px[std::size_t(y) * w * 4], image.pixel(x0, y), std::size_t(w) * 4);
+  return RgbaImage(w, h, std::move(px));
+}
+
+// attach() twice: each publisher in a tile of its own, side by side, each
+// showing its newest frame exactly as a viewer shown it directly does.
+TEST_F(ViewAttach, TwoPublishersSideBySide) {
+  ViewerOptions o = headless();
+  o.width = 320;  // wide: the two tiles side by side
+  Viewer v(o);
+  Publisher left(name("-l")), right(name("-r"));
+  v.attach(name("-l"));
+  v.attach(name("-r"));
+  EXPECT_THROW(v.attach(name("-r")), UsageError) << "attached to it already";
+  ASSERT_TRUE(eventually([&] {
+    const std::vector<AttachStatus> all = v.attach_statuses();
+    return all.size() == 2 && all[0].state == "live" && all[1].state == "live";
+  }));
+  EXPECT_EQ(v.attach_status()->publisher, name("-l"));
+  ASSERT_TRUE(left.publish(pattern_frame(PixelFormat::NV12, kW, kH, 4)));
+  ASSERT_TRUE(right.publish(pattern_frame(PixelFormat::RGB8, kW, kH, 7)));
+  const RgbaImage want_l = reference(PixelFormat::NV12, 4), want_r = reference(PixelFormat::RGB8, 7);
+  RgbaImage shot;
+  EXPECT_TRUE(eventually([&] {
+    shot = v.snapshot();
+    return shot.width() == 2 * kW && same_image(crop(shot, 0, kW, kH), want_l) &&
+           same_image(crop(shot, kW, kW, kH), want_r);
+  })) << shot.width() << "x" << shot.height();
+  expect_no_gl_errors(v);
+}
+
+// handoff-view --attach A --attach B: the composed frames (--output) hold both.
+TEST_F(ViewAttach, TheCommandLineAttachesTwoPublishersInAGrid) {
+  Publisher a(name("-a")), b(name("-b"));
+  PublishingThread feeding_a(a), feeding_b(b);
+  char tmpl[] = "/tmp/handoff-attach-grid-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string out = std::string(tmpl) + "/out";
+  const auto r = run_viewer({"--attach", name("-a"), "--attach", name("-b"), "--headless", "--frames", "6",
+                             "--window", "320x120", "--output", out},
+                            {}, {}, 60);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  const media::Image8 last = media::read_png(std::filesystem::path(out) / "frame_000005.png", 4);
+  EXPECT_EQ(last.width, 2 * kW) << r.output;
+  EXPECT_EQ(last.height, kH);
+  const auto twice = run_viewer({"--attach", name("-a"), "--attach", name("-a"), "--headless"}, {}, {}, 30);
+  EXPECT_EQ(twice.exit_code, 2) << twice.output;
+  EXPECT_THAT(twice.output, HasSubstr("named twice"));
+  std::error_code ec;
+  std::filesystem::remove_all(tmpl, ec);
 }
 
 TEST_F(ViewAttach, TheCommandLineAttachesAndEndsAfterFrames) {

@@ -238,6 +238,33 @@ def test_bgr8_array_from_opencv_is_drawn_in_its_order(v):
     assert v.stream["format"] == "rgb8"
 
 
+def test_streams_are_tiles_side_by_side():
+    # show(..., stream=): a tile per stream in a grid, each its newest frame; a 320x120 view
+    # puts two 64x48 tiles side by side.
+    with viewer(width=320, height=120) as view:
+        left, right = image_rgb(64, 48), np.ascontiguousarray(image_rgb(64, 48)[::-1])
+        view.show(left, stream="left")
+        view.show(right, stream="right")
+        img = snap(view)
+        assert img.shape == (48, 128, 4)
+        assert np.abs(img[:, :64, :3].astype(int) - left).max() <= 1
+        assert np.abs(img[:, 64:, :3].astype(int) - right).max() <= 1
+        grey = np.full((48, 64), 77, np.uint8)
+        view.show(grey)  # unnamed: the first tile ("left")
+        img = snap(view)
+        assert np.abs(img[:, :64, :3].astype(int) - 77).max() <= 1
+        assert np.abs(img[:, 64:, :3].astype(int) - right).max() <= 1
+        with view.acquire("gray8", 64, 48, stream="third") as f:
+            np.from_dlpack(f.pixels)[:] = 200
+        img = snap(view)
+        assert img.shape == (48, 3 * 64, 4)  # three tiles, largest in a row in a 320x120 view
+        assert np.abs(img[:, 128:, :3].astype(int) - 200).max() <= 1
+        assert view.stats.submitted == 4
+        with pytest.raises(ValueError, match="longer than 64"):
+            view.show(grey, stream="s" * 65)
+        assert_no_gl_errors(view)
+
+
 def test_gray8_array_and_a_pitched_crop(v):
     y, x = np.mgrid[0:48, 0:96]
     storage = ((x * 2 + y) % 256).astype(np.uint8)

@@ -130,16 +130,19 @@ void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
       ->check(CLI::IsMember({"raw", "h264", "h265"}, CLI::ignore_case));
   cli.add_option("--topic", p.topics,
                  "a recording's image topic to play (default: the first); repeated: the topics side by side in a "
-                 "grid on one timeline");
+                 "grid on one timeline")
+      ->allow_extra_args(false);
   cli.add_flag("--all-images", p.all_images, "a recording's every image topic side by side in a grid on one timeline");
   cli.add_option("--overlay-topic", p.overlay_topics,
                  "a ROS 2 bag's Detection2DArray / ImageAnnotations topic to draw (repeatable; default: those in "
-                 "the image topic's namespace)");
+                 "the image topic's namespace)")
+      ->allow_extra_args(false);
   cli.add_flag("--fast", p.fast, "play a file or recording as fast as possible (not at its rate or recorded times)");
   cli.add_option("--ring", o.viewer.ring, "frame buffers in flight (>= 3)")->check(CLI::Range(3, 16));
   cli.add_option("--attach", o.attach,
                  "show a live publisher's frames (handoff::Publisher in another process): a NAME in "
-                 "$XDG_RUNTIME_DIR/handoff, or a socket PATH; repeated: the publishers side by side in a grid");
+                 "$XDG_RUNTIME_DIR/handoff, or a socket PATH; repeated: the publishers side by side in a grid")
+      ->allow_extra_args(false);  // one value per --attach: a FILE after it stays the FILE
   cli.add_flag("--list,--topics", o.list,
                "with a recording FILE: list its topics (type, messages, rate, shown or why not) and exit; "
                "without: list the live publishers in $XDG_RUNTIME_DIR/handoff and exit");
