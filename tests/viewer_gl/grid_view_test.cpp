@@ -1,9 +1,9 @@
 // Several topics of a recording side by side (PlayOptions::topics,
 // handoff-view --topic A --topic B / --all-images): the grid's shape, each
 // tile's pixels and overlays against a viewer showing that frame alone, one
-// timeline (each tile shows its newest frame at or before the first tile's
-// time; step, step back and seek move them together), the composed
-// --output, and an unknown topic. And the application's own streams
+// timeline (each tile shows its newest frame at or before the clock topic's
+// time, the clock being the topic with the most frames; step, step back
+// and seek move them together), the composed --output, and an unknown topic. And the application's own streams
 // (Viewer::show(frame, overlays, "left")): a tile per stream, each showing
 // its newest frame. Headless (EGL), GL debug contexts on.
 #include <gtest/gtest.h>
@@ -159,17 +159,26 @@ TEST_F(GridView, TilesShowTheirNewestFrameAtTheFirstTilesTime) {
   EXPECT_EQ(v->diagnostics().gl_errors, 0u) << v->diagnostics().first_gl_error;
 }
 
-TEST_F(GridView, TheFirstTopicSetsTheClockWhicheverItIs) {
+// The topic with the most frames (/a: 6, /b: 3) is the clock wherever it is
+// listed; the tiles stay in the order given, and every frame of the slower
+// topic is shown on the way.
+TEST_F(GridView, TheDensestTopicSetsTheClockWhereverItIsListed) {
   auto v = paused_grid({"/b", "/a"});
-  // 1.02 s: /a's newest is frame 0 (1.00 s).
-  const RgbaImage shot = v->snapshot();
+  RgbaImage shot = v->snapshot();  // 1.00 s: /a frame 0; /b has nothing yet
   ASSERT_EQ(shot.width(), 2 * kW);
-  expect_region(shot, 0, reference(10), "/b at 1.02 s");
-  expect_region(shot, kW, reference(0), "/a at 1.02 s");
-  v->step();  // 1.10 s: /a frame 2 (1.08 s)
-  const RgbaImage next = v->snapshot();
-  expect_region(next, 0, reference(11), "/b at 1.10 s");
-  expect_region(next, kW, reference(2), "/a at 1.10 s");
+  expect_empty_region(shot, 0, "/b at 1.00 s");
+  expect_region(shot, kW, reference(0), "/a at 1.00 s");
+  const int b_at[] = {10, 10, 11, 11, 12};  // /b's newest at 1.04 .. 1.20 s
+  for (int step = 1; step <= 5; ++step) {
+    v->step();
+    shot = v->snapshot();
+    expect_region(shot, 0, reference(b_at[step - 1]), "/b after step " + std::to_string(step));
+    expect_region(shot, kW, reference(step), "/a after step " + std::to_string(step));
+  }
+  v->seek(2);  // the clock topic's frame indices
+  shot = v->snapshot();
+  expect_region(shot, 0, reference(10), "/b at /a's frame 2 (1.08 s)");
+  expect_region(shot, kW, reference(2), "/a frame 2");
 }
 
 TEST_F(GridView, AllImagesShowsEveryImageTopic) {

@@ -59,11 +59,11 @@ void Display::start_worker(std::function<std::unique_ptr<GlContext>()> context_f
 // The new feed starts before the old one stops: if it cannot start (a file,
 // no Vulkan), the display goes on with what it had.
 void Display::use_feed(std::unique_ptr<Feed> feed, const PlayConfig& config,
-                       std::vector<std::unique_ptr<Feed>> followers) {
+                       std::vector<std::unique_ptr<Feed>> followers, std::size_t clock_tile) {
   auto context = std::make_unique<FeedContext>(FeedContext{share_->worker(), headless_, options_.gl_debug, nullptr});
   context->wake = [link = link_] { link->wake(); };
   auto next = std::make_unique<view::ViewerState>(std::move(feed), *context, config.state);
-  // The other tiles: their own overlays (the overlay file is the first tile's).
+  // The other tiles: their own overlays (the overlay file is the clock tile's).
   view::StateOptions tile_options = config.state;
   tile_options.overlay_file.clear();
   tile_options.bench_boxes = 0;
@@ -72,6 +72,7 @@ void Display::use_feed(std::unique_ptr<Feed> feed, const PlayConfig& config,
   followers_.clear();
   state_ = std::move(next);  // stops the previous feed
   followers_ = std::move(tiles);
+  clock_tile_ = std::min(clock_tile, followers_.size());
   followed_any_ = false;
   focus_ = -1;
   feed_context_ = std::move(context);
@@ -118,7 +119,7 @@ void Display::step(int delta) {
   link_->paused.store(true);
 }
 
-// The grid's clock is the first tile's: the others show their newest frame
+// The grid's clock is state_'s (a recording's densest topic): the others show their newest frame
 // logged at or before its frame's log time.
 void Display::sync_followers() {
   if (followers_.empty() || !state_ || !state_->has_frame()) return;
@@ -133,8 +134,8 @@ void Display::sync_followers() {
 std::vector<view::ViewerState*> Display::tiles() const {
   std::vector<view::ViewerState*> out;
   if (!state_) return out;
-  out.push_back(state_.get());
   for (const auto& t : followers_) out.push_back(t.get());
+  out.insert(out.begin() + std::ptrdiff_t(std::min(clock_tile_, out.size())), state_.get());
   return out;
 }
 
@@ -174,7 +175,7 @@ void Display::draw_grid_overlays(int width, int height, ImDrawList& list, double
                                 px_scale);
 }
 
-// Each tile's topic, log time and offset from the first tile's.
+// Each tile's topic, log time and offset from the clock tile's.
 void Display::fill_tile_lines() {
   ui_.tiles.clear();
   if (!grid()) return;
@@ -194,6 +195,7 @@ void Display::fill_tile_lines() {
                     static_cast<long long>(t.frame_index()), at, (at - t0) * 1e3);
     }
     ui_.tiles.emplace_back(line);
+    if (all[i] == state_.get() && state_->paced()) ui_.tiles.back() += "  (clock)";
   }
 }
 

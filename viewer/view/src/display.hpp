@@ -63,10 +63,11 @@ class Display {
   virtual void close() noexcept = 0;
 
   // Display thread (through DisplayLink::call): draws `feed` from now on;
-  // with `followers`, as the first tile of a grid whose other tiles show
-  // their feeds' frames at the first one's log time (recordings).
+  // with `followers`, as the clock of a grid whose other tiles show their
+  // feeds' frames at its log time (recordings); `clock_tile`: its place
+  // among the tiles (the followers keep their order around it).
   void use_feed(std::unique_ptr<Feed> feed, const PlayConfig& config,
-                std::vector<std::unique_ptr<Feed>> followers = {});
+                std::vector<std::unique_ptr<Feed>> followers = {}, std::size_t clock_tile = 0);
   // Display thread: one more tile, showing `feed`'s newest frames (pushed
   // frames of a named stream, another publisher) beside the others.
   void add_tile(std::unique_ptr<Feed> feed, const PlayConfig& config);
@@ -119,7 +120,7 @@ class Display {
   void fail(std::exception_ptr error) noexcept;
   void write_png_now(const std::string& path, const RgbaImage& image) noexcept;
   void notice_gl_error(const GlDebugMessage& m);
-  // Grid: more than one tile. tiles(): the first tile (state_) and the followers.
+  // Grid: more than one tile. tiles(): the clock (state_) at clock_tile_ among the followers.
   bool grid() const { return !followers_.empty(); }
   std::vector<view::ViewerState*> tiles() const;
   // What the view shows of the grid: every tile, or the focused one alone.
@@ -158,7 +159,8 @@ class Display {
   std::unique_ptr<view::ImGuiOffscreen> painter_;
   std::unique_ptr<media::PngEncoder> encoder_;
   std::unique_ptr<FrameRecorder> recorder_;  // made with the display (the file opens there); GL parts on its thread
-  std::vector<std::unique_ptr<view::ViewerState>> followers_;  // grid tiles after the first
+  std::vector<std::unique_ptr<view::ViewerState>> followers_;  // grid tiles besides the clock's
+  std::size_t clock_tile_ = 0;                                 // state_'s place among the tiles
   std::uint64_t followed_time_ = 0;
   bool followed_any_ = false;
   int focus_ = -1;

@@ -21,7 +21,7 @@ struct UiState {
   int step = 0;                  // -1 / +1: a Step button was pressed (the display applies it)
   std::int64_t seek = -1;        // the timeline slider moved to this frame (the display applies it)
   bool toggle_play = false;      // the Play / Pause button was pressed (the display applies it)
-  // A grid: a line per tile (topic, timestamp, offset from the first tile).
+  // A grid: a line per tile (topic, timestamp, offset from the clock tile).
   std::vector<std::string> tiles;
 };
 

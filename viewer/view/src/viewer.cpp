@@ -222,24 +222,40 @@ PushRing& ViewerImpl::ring(std::string_view name) {
 
 namespace {
 
-// A grid of a recording's topics: the first tile's feed (returned, its clock
-// the grid's) and the others' (`followers`). Every topic is opened here, so
-// one that is not in the recording fails before anything plays. Followers
-// loop (the first tile's time may go back to the start).
+// A grid of a recording's topics: the clock's feed (returned) and the
+// others' (`followers`, in the listed order), with `clock_tile` its place
+// among the tiles. The clock is the topic with the most frames (the first
+// listed on a tie): stepping through its frames, every tile's frames are
+// shown (a slower camera's each come at or before one of its times).
+// Every topic is opened here, so one that is not in the recording fails
+// before anything plays. Followers loop (the clock may go back to the start).
+// The overlay topics asked for are drawn on the first listed tile.
 std::unique_ptr<Feed> grid_feeds(const Viewer::PlayOptions& o, const GlRingOptions& ro, bool loop,
-                                 std::vector<std::unique_ptr<Feed>>& followers) {
+                                 std::vector<std::unique_ptr<Feed>>& followers, std::size_t& clock_tile) {
   std::vector<std::string> topics = o.topics;
-  if (o.all_images) {
-    media::RecordingOpenOptions ro_open;
-    if (!o.topics.empty()) ro_open.topic = o.topics[0];
-    const std::unique_ptr<media::RecordingSource> source = media::open_recording(o.file, ro_open);
-    for (const media::RecordingTopic& t : source->image_topics())
+  media::RecordingOpenOptions ro_open;
+  if (!o.topics.empty()) ro_open.topic = o.topics[0];
+  const std::unique_ptr<media::RecordingSource> source = media::open_recording(o.file, ro_open);
+  const std::vector<media::RecordingTopic> images = source->image_topics();
+  if (o.all_images)
+    for (const media::RecordingTopic& t : images)
       if (std::find(topics.begin(), topics.end(), t.topic) == topics.end()) topics.push_back(t.topic);
-  }
-  auto first = std::make_unique<RecordingFeed>(o.file, topics.at(0), ro, loop, o.overlay_topics);
+  const auto messages = [&](const std::string& topic) -> std::uint64_t {
+    for (const media::RecordingTopic& t : images)
+      if (t.topic == topic) return t.messages;
+    return 0;  // not an image topic: its feed below says so
+  };
+  clock_tile = 0;
   for (std::size_t i = 1; i < topics.size(); ++i)
-    followers.push_back(std::make_unique<RecordingFeed>(o.file, topics[i], ro, true));
-  return first;
+    if (messages(topics[i]) > messages(topics[clock_tile])) clock_tile = i;
+  std::unique_ptr<Feed> clock;
+  for (std::size_t i = 0; i < topics.size(); ++i) {
+    const std::vector<std::string> overlays = i == 0 ? o.overlay_topics : std::vector<std::string>{};
+    auto feed = std::make_unique<RecordingFeed>(o.file, topics[i], ro, i == clock_tile ? loop : true, overlays);
+    if (i == clock_tile) clock = std::move(feed);
+    else followers.push_back(std::move(feed));
+  }
+  return clock;
 }
 
 }  // namespace
@@ -268,10 +284,11 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
   const bool loop = o.loop.value_or(!headless);
   std::unique_ptr<Feed> feed;
   std::vector<std::unique_ptr<Feed>> followers;  // a grid's other tiles
+  std::size_t clock_tile = 0;                    // where `feed` goes among them
   switch (o.source) {
     case Viewer::Source::Scene: feed = std::make_unique<SceneFeed>(so, ro); break;
     case Viewer::Source::File:
-      if (recording && (o.topics.size() > 1 || o.all_images)) feed = grid_feeds(o, ro, loop, followers);
+      if (recording && (o.topics.size() > 1 || o.all_images)) feed = grid_feeds(o, ro, loop, followers, clock_tile);
       else if (recording)
         feed = std::make_unique<RecordingFeed>(o.file, o.topics.empty() ? o.topic : o.topics[0], ro, loop,
                                                o.overlay_topics);
@@ -306,8 +323,8 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
   Display* display = display_.get();
   try {
     link_->call(
-        [display, feed = std::move(feed), cfg, followers = std::move(followers)]() mutable {
-          display->use_feed(std::move(feed), cfg, std::move(followers));
+        [display, feed = std::move(feed), cfg, followers = std::move(followers), clock_tile]() mutable {
+          display->use_feed(std::move(feed), cfg, std::move(followers), clock_tile);
         },
         link_->name + ": its display starting the source");
   } catch (...) {

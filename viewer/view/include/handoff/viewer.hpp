@@ -433,10 +433,11 @@ class Viewer {
     // naming the image topics there are when it is not one of them.
     std::string topic{};
     // Recordings: several image topics side by side in a grid, one tile each
-    // (overrides `topic`; docs/viewer.md "Several streams"), on one timeline:
-    // the first topic's frames set the time, and every other tile shows its
-    // newest frame logged at or before it; pause, step and seek move them
-    // together. snapshot(Frame) and output_dir give every tile with its
+    // in the order given (overrides `topic`; docs/viewer.md "Several
+    // streams"), on one timeline: the frames of the topic with the most of
+    // them (the clock; the first on a tie) set the time, and every other tile
+    // shows its newest frame logged at or before it; pause, step and seek
+    // (frame indices of the clock topic) move them together. snapshot(Frame) and output_dir give every tile with its
     // overlays. A ParseError naming the image topics there are for one that is
     // not one of them.
     std::vector<std::string> topics{};
