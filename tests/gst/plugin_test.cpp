@@ -39,7 +39,7 @@ TEST(GstPlugin, InspectDocumentsEveryPropertyOfTheSink) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("libgsthandoff.so"), std::string::npos) << r.output;
   for (const char* prop : {"title", "window", "headless", "show-ui", "show-overlays", "vsync", "window-width",
-                           "window-height", "publish", "record", "cuda-device", "viewer-stats", "sync", "qos",
+                           "window-height", "publish", "record", "cuda-device", "stream", "viewer-stats", "sync", "qos",
                            "max-lateness", "\"snapshot\"", "NV12", "P010_10LE", "memory:GLMemory"})
     EXPECT_NE(r.output.find(prop), std::string::npos) << "gst-inspect-1.0 handoffsink does not show " << prop;
 }

@@ -339,6 +339,51 @@ TEST_F(HandoffSinkTest, EndOfStreamIsPostedAndStatsCountWhatWasShown) {
   EXPECT_EQ(shown + dropped, submitted) << "every buffer is shown or replaced by a newer one";
 }
 
+// stream=: sinks with the same title share one viewer, a tile each; a stream
+// name is one sink's at a time; the viewer goes with the last sink.
+TEST_F(HandoffSinkTest, SinksWithStreamsShareOneViewerATileEach) {
+  const std::string branch = "video/x-raw,format=RGB,width=64,height=48 ! handoffsink title=rig headless=true "
+                             "sync=false window-width=320 window-height=120 ";
+  {
+    Pipeline p("videotestsrc num-buffers=4 pattern=red ! " + branch + "name=a stream=left "
+               "videotestsrc num-buffers=4 pattern=blue ! " + branch + "name=b stream=right");
+    ASSERT_NE(p.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+    ASSERT_EQ(p.wait_for().type, GST_MESSAGE_EOS);
+    ASSERT_EQ(viewer_of(p, "a"), viewer_of(p, "b")) << "one viewer";
+    const Rgba shot = snapshot(p.element("a").get());
+    ASSERT_EQ(shot.width, 128u) << "two 64x48 tiles side by side";
+    ASSERT_EQ(shot.height, 48u);
+    // The tiles come in the order the streams' first frames did: one red, one blue.
+    const std::uint8_t* l = shot.at(32, 24);
+    const std::uint8_t* r = shot.at(96, 24);
+    const bool red_left = l[0] > 200 && l[2] < 50;
+    const std::uint8_t* red = red_left ? l : r;
+    const std::uint8_t* blue = red_left ? r : l;
+    EXPECT_TRUE(red[0] > 200 && red[1] < 50 && red[2] < 50) << int(red[0]) << "," << int(red[1]) << "," << int(red[2]);
+    EXPECT_TRUE(blue[0] < 50 && blue[1] < 50 && blue[2] > 200) << int(blue[0]) << "," << int(blue[1]) << ","
+                                                               << int(blue[2]);
+    GstStructure* st = nullptr;
+    g_object_get(p.element("b").get(), "viewer-stats", &st, nullptr);
+    ASSERT_NE(st, nullptr);
+    guint64 submitted = 0;
+    gst_structure_get_uint64(st, "submitted", &submitted);
+    gst_structure_free(st);
+    EXPECT_EQ(submitted, 8u) << "the shared viewer counts both streams";
+  }
+  // The same stream twice under one title: the second sink does not start, saying why.
+  Pipeline twice("videotestsrc num-buffers=1 ! " + branch + "name=a stream=same "
+                 "videotestsrc num-buffers=1 ! " + branch + "name=b stream=same");
+  EXPECT_EQ(twice.set_state(GST_STATE_READY), GST_STATE_CHANGE_FAILURE);
+  const BusMessage* m = twice.find(GST_MESSAGE_ERROR, "stream 'same'");
+  ASSERT_NE(m, nullptr);
+  EXPECT_NE(m->text.find("another handoffsink titled 'rig'"), std::string::npos) << m->text;
+  ASSERT_NE(twice.set_state(GST_STATE_NULL), GST_STATE_CHANGE_FAILURE);
+  // Gone with its sinks: the names are free again.
+  Pipeline again("videotestsrc num-buffers=2 ! " + branch + "name=a stream=same");
+  ASSERT_NE(again.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  EXPECT_EQ(again.wait_for().type, GST_MESSAGE_EOS);
+}
+
 TEST_F(HandoffSinkTest, AClosedWindowIsAnErrorOnTheBus) {
   AppSrcSink s("video/x-raw,format=NV12,width=64,height=48,framerate=0/1");
   const GstVideoInfo info = info_of(GST_VIDEO_FORMAT_NV12, 64, 48);

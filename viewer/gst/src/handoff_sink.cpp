@@ -16,9 +16,11 @@
 #include <gst/video/gstvideosink.h>
 #include <gst/video/video.h>
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -38,7 +40,7 @@ namespace handoff::gst {
 namespace {
 
 struct SinkSettings {
-  std::string title = "handoffsink", publish, record;
+  std::string title = "handoffsink", publish, record, stream;
   bool window = true, headless = false, show_ui = true, show_overlays = true, vsync = true;
   int width = 1280, height = 720, cuda_device = 0;
 };
@@ -46,6 +48,8 @@ struct SinkSettings {
 // What lives between NULL -> READY and READY -> NULL.
 struct Outputs {
   std::shared_ptr<Viewer> viewer;
+  std::string stream;     // the viewer's tile this sink shows into (empty: a viewer of its own)
+  std::string shared_as;  // the title of the shared viewer it joined (its stream given back when it goes)
   std::unique_ptr<Publisher> publisher;
   std::unique_ptr<CudaShare> cuda;  // the viewer's CUDA context, offered to upstream
 };
@@ -106,6 +110,7 @@ enum SinkProperty {
   PROP_RECORD,
   PROP_CUDA_DEVICE,
   PROP_VIEWER_STATS,
+  PROP_STREAM,
 };
 
 enum SinkSignal { SIGNAL_SNAPSHOT, SIGNAL_LAST };
@@ -142,6 +147,7 @@ void sink_set_property(GObject* obj, guint id, const GValue* v, GParamSpec* pspe
     case PROP_PUBLISH: set_string(s.publish, v); break;
     case PROP_RECORD: set_string(s.record, v); break;
     case PROP_CUDA_DEVICE: s.cuda_device = g_value_get_int(v); break;
+    case PROP_STREAM: set_string(s.stream, v); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(obj, id, pspec);
   }
 }
@@ -185,6 +191,7 @@ void sink_get_property(GObject* obj, guint id, GValue* v, GParamSpec* pspec) {
     case PROP_PUBLISH: g_value_set_string(v, s.publish.empty() ? nullptr : s.publish.c_str()); break;
     case PROP_RECORD: g_value_set_string(v, s.record.empty() ? nullptr : s.record.c_str()); break;
     case PROP_CUDA_DEVICE: g_value_set_int(v, s.cuda_device); break;
+    case PROP_STREAM: g_value_set_string(v, s.stream.empty() ? nullptr : s.stream.c_str()); break;
     case PROP_VIEWER_STATS: g_value_take_boxed(v, viewer_stats(st)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(obj, id, pspec);
   }
@@ -236,6 +243,45 @@ PublisherOptions publisher_options(const SinkSettings& s, bool with_viewer) {
   return o;
 }
 
+// Sinks of one process with a stream and the same title share one viewer, a
+// tile each: the first to start opens it with its settings, the last to stop
+// closes it. A stream name is one sink's at a time.
+struct SharedViewer {
+  std::weak_ptr<Viewer> viewer;
+  std::set<std::string> streams;
+};
+std::mutex shared_mutex;
+std::map<std::string, SharedViewer> shared_viewers;  // shared_mutex; by title
+
+std::shared_ptr<Viewer> join_shared_viewer(const SinkSettings& s) {
+  std::lock_guard lock(shared_mutex);
+  SharedViewer& shared = shared_viewers[s.title];
+  std::shared_ptr<Viewer> v = shared.viewer.lock();
+  if (!v) {
+    ViewerOptions o = viewer_options(nullptr, s);
+    // Notices go to the debug log: the viewer may outlive the sink that opened it.
+    o.on_notice = [title = s.title](std::string_view text) {
+      GST_INFO("viewer '%s': %.*s", title.c_str(), int(text.size()), text.data());
+    };
+    v = std::make_shared<Viewer>(std::move(o));
+    shared = SharedViewer{v, {}};
+  } else if (shared.streams.count(s.stream)) {
+    throw UsageError("stream '" + s.stream + "' is shown by another handoffsink titled '" + s.title +
+                     "' already: give each sink sharing a viewer a stream of its own");
+  }
+  shared.streams.insert(s.stream);
+  return v;
+}
+
+void leave_shared_viewer(const Outputs& out) {
+  if (out.shared_as.empty()) return;
+  std::lock_guard lock(shared_mutex);
+  const auto it = shared_viewers.find(out.shared_as);
+  if (it == shared_viewers.end()) return;
+  it->second.streams.erase(out.stream);
+  if (it->second.streams.empty()) shared_viewers.erase(it);
+}
+
 Outputs open_outputs(GstElement* element, const SinkSettings& s) {
   const bool with_viewer = s.window || s.headless;
   if (!with_viewer && s.publish.empty())
@@ -243,8 +289,17 @@ Outputs open_outputs(GstElement* element, const SinkSettings& s) {
   if (const std::string unused = viewer_properties_set(s); !with_viewer && !unused.empty())
     throw UsageError(unused + " (a viewer's properties) would be ignored: window=false with publish=NAME opens "
                      "no viewer; set headless=true or window=true for one, or leave them at their defaults");
+  if (s.stream.size() > 64) throw UsageError("stream: '" + s.stream.substr(0, 64) + "...' is longer than 64 bytes");
+  if (!s.stream.empty() && !with_viewer)
+    throw UsageError("stream='" + s.stream + "' names a tile of a viewer: window=false with publish=NAME opens none");
   Outputs out;
-  if (with_viewer) out.viewer = std::make_shared<Viewer>(viewer_options(element, s));
+  if (with_viewer && !s.stream.empty()) {
+    out.viewer = join_shared_viewer(s);
+    out.stream = s.stream;
+    out.shared_as = s.title;
+  } else if (with_viewer) {
+    out.viewer = std::make_shared<Viewer>(viewer_options(element, s));
+  }
   if (!s.publish.empty()) out.publisher = std::make_unique<Publisher>(s.publish, publisher_options(s, with_viewer));
   out.cuda = CudaShare::open(s.cuda_device);  // null where CUDA is unusable or the build has no gst/cuda
   return out;
@@ -278,6 +333,7 @@ GstStateChangeReturn sink_change_state(GstElement* element, GstStateChange trans
       gone = std::move(st.out);
       st.have_info = false;
     }
+    leave_shared_viewer(gone);
     // Destroyed outside the lock (the viewer joins its display thread).
   }
   return r;
@@ -393,7 +449,7 @@ const CudaShare* device_path(HandoffSink* self, GstBuffer* buf, const CudaShare*
 GstFlowReturn show_mapped(HandoffSink* self, const Frame& frame, const media::OverlayFrame& overlays,
                           const Outputs& out) {
   try {
-    if (out.viewer) out.viewer->show(frame, overlays);
+    if (out.viewer) out.viewer->show(frame, overlays, out.stream);
     if (out.publisher) out.publisher->publish(frame, overlays);
     return GST_FLOW_OK;
   } catch (const ViewerClosed& e) {
@@ -506,6 +562,11 @@ void install_properties(GObjectClass* oc) {
   g_object_class_install_property(oc, PROP_CUDA_DEVICE,
       g_param_spec_int("cuda-device", "CUDA device",
                        "The CUDA device whose context the sink offers upstream (memory:CUDAMemory)", 0, 1024, 0, rw));
+  g_object_class_install_property(oc, PROP_STREAM,
+      g_param_spec_string("stream", "Stream",
+                          "A tile name: handoffsinks of one process with a stream and the same title share one "
+                          "viewer, each stream in a tile of its own side by side (the first to start opens it with "
+                          "its settings; the last to stop closes it); unset: a viewer of its own", nullptr, rw));
   g_object_class_install_property(oc, PROP_VIEWER_STATS,
       g_param_spec_boxed("viewer-stats", "Viewer statistics",
                          "The viewer's counts: submitted, shown, dropped (replaced before display), display-fps, "
