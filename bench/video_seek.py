@@ -5,8 +5,8 @@ Prints a Markdown section for BENCHMARKS.md.
 
 Recordings (foxglove.CompressedVideo, 30 fps log times, a moving pattern), two of each length:
 - "recorder": written by handoff's own recorder (handoff.RecordingWriter(codec="h264"): libx264
-  veryfast CRF 20, no B-frames, an IDR with its parameter sets at least every second, so every
-  30 frames here);
+  veryfast CRF 20, no B-frames, an IDR with its parameter sets on the first frame at least 1 s
+  after the last one: every 31 frames at these log times);
 - "keyint 60": PyAV's libx264 with a keyframe every 60 frames (2 s, the longest spacing the issue
   allows), written with mcap-protobuf-support.
 A seek is `src.seek(k)` then `src.read()` of frame k (NV12 into handoff's frame) after the recording
