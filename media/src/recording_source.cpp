@@ -154,7 +154,10 @@ class RecordingSourceImpl final : public RecordingSource {
   void read_frame(const mcap::MessageRef& ref, const FrameWriteTarget& target);
   void choose_topics(const RecordingOpenOptions& options);
   void read_first_frame();
+  bool plays_as_video() const;
   void open_video();
+  CompressedVideoView video_message(const mcap::MessageRef& ref, std::span<const std::uint8_t> bytes,
+                                    const MessagePlace& where) const;
   // Matching overlays to frames by timestamp (RecordingSource's comment).
   void remember_key(std::size_t index, const RawImageView& image) const;
   std::uint64_t image_key(std::size_t index) const;
@@ -203,7 +206,7 @@ class RecordingSourceImpl final : public RecordingSource {
   mutable std::uint64_t frame_key_ = 0;
   mutable std::vector<std::optional<std::uint64_t>> annotation_keys_;
   std::vector<LayerTopic> layer_topics_;            // by layer index
-  std::unique_ptr<VideoTrack> video_;               // a foxglove.CompressedVideo topic
+  std::unique_ptr<VideoTrack> video_;               // a video topic (plays_as_video)
   void find_overlay_topics(const RecordingOpenOptions& options);
   std::vector<ros::OverlayTopic> overlay_topics_;  // ROS 2 detections and annotations
   std::vector<std::string> overlay_topic_names_;
@@ -293,8 +296,8 @@ void RecordingSourceImpl::check_ros_channel(const mcap::Channel& ch, const mcap:
 
 DecodedImage RecordingSourceImpl::decode_image(const mcap::MessageRef& ref, std::span<const std::uint8_t> bytes,
                                                const MessagePlace& where, bool pixels) const {
-  if (video_) {  // a CompressedVideo: only its timestamp is read here (overlay matching)
-    const CompressedVideoView v = parse_compressed_video(bytes, where);
+  if (video_) {  // a video topic: only its timestamp is read here (overlay matching)
+    const CompressedVideoView v = video_message(ref, bytes, where);
     RawImageView image;
     image.has_timestamp = v.has_timestamp;
     image.timestamp_ns = v.timestamp_ns;
@@ -310,6 +313,29 @@ DecodedImage RecordingSourceImpl::decode_image(const mcap::MessageRef& ref, std:
   const ros::CdrMessage m = ros::CdrMessage::decode(d->second, bytes, {std::string(where.file), where.location()});
   const ros::ImageView v = ros::any_image_view(m, picture_, where, pixels);
   return {v.image, true, v.big_endian, v.compressed};
+}
+
+// A video topic's message: a foxglove.CompressedVideo, or a ROS 2 one (CDR).
+CompressedVideoView RecordingSourceImpl::video_message(const mcap::MessageRef& ref, std::span<const std::uint8_t> bytes,
+                                                       const MessagePlace& where) const {
+  const auto d = definitions_.find(ref.channel);
+  if (d == definitions_.end()) return parse_compressed_video(bytes, where);
+  return ros_video_view(ros::CdrMessage::decode(d->second, bytes, {std::string(where.file), where.location()}));
+}
+
+// The topic plays as video: a foxglove.CompressedVideo topic, or a ROS 2 one
+// whose first message says so (is_ros_video). A first message that does not
+// decode is left to the image path, which reports it.
+bool RecordingSourceImpl::plays_as_video() const {
+  const mcap::MessageRef& first = frames_.front();
+  if (reader_->schemas().at(reader_->channels().at(first.channel).schema_id).name == kCompressedVideoSchema) return true;
+  const auto d = definitions_.find(first.channel);
+  if (d == definitions_.end()) return false;
+  try {
+    return is_ros_video(ros::CdrMessage::decode(d->second, reader_->read(first).data));
+  } catch (const ParseError&) {
+    return false;
+  }
 }
 
 void RecordingSourceImpl::choose_topics(const RecordingOpenOptions& options) {
@@ -406,8 +432,7 @@ void RecordingSourceImpl::find_overlay_topics(const RecordingOpenOptions& option
 }
 
 void RecordingSourceImpl::read_first_frame() {
-  if (reader_->schemas().at(reader_->channels().at(frames_.front().channel).schema_id).name == kCompressedVideoSchema)
-    return open_video();
+  if (plays_as_video()) return open_video();
   const mcap::MessageRef& ref = frames_.front();
   const MessagePlace where = place(ref);
   const mcap::MessageView m = reader_->read(ref);
@@ -435,10 +460,17 @@ void RecordingSourceImpl::read_first_frame() {
   info_.frame_count = std::int64_t(frames_.size());
 }
 
-// A CompressedVideo topic: NV12 frames of the decoded pictures' size, the
-// colours the stream signals (else the channel's, else the default).
+// A video topic: NV12 frames of the decoded pictures' size, the colours the
+// stream signals (else the channel's, else the default).
 void RecordingSourceImpl::open_video() {
-  video_ = std::make_unique<VideoTrack>(*reader_, frames_, [this](std::size_t i) {
+  const auto d = definitions_.find(frames_.front().channel);
+  const std::string type = d == definitions_.end() || d->second->root().name == ros::kCompressedVideoType
+                               ? "CompressedVideo" : "CompressedImage";
+  auto read = [this](std::size_t i) {
+    const MessagePlace unnamed{"", [] { return std::string(); }};  // VideoTrack names the frame
+    return video_message(frames_[i], reader_->read(frames_[i]).data, unnamed);
+  };
+  video_ = std::make_unique<VideoTrack>(reader_->name(), type, frames_.size(), read, [this](std::size_t i) {
     return "topic " + mcap::detail::quoted(topic_) + ", " + place(frames_[i]).location();
   });
   const PictureInfo& p = video_->first_picture();
@@ -460,13 +492,7 @@ bool RecordingSourceImpl::read_into(const FrameWriteTarget& target) {
   if (position_ >= std::int64_t(frames_.size())) return false;
   check_target(info_, target);
   if (video_) {
-    try {
-      video_->read(std::size_t(position_), target);
-    } catch (const ParseError&) {
-      position_ = std::int64_t(video_->next_keyframe(std::size_t(position_)));  // playback goes on there
-      throw;
-    }
-    ++position_;
+    video_->play(position_, target);
     return true;
   }
   const mcap::MessageRef& ref = frames_[std::size_t(position_)];

@@ -32,8 +32,8 @@ struct Found {
 };
 
 const std::string kShown =
-    "foxglove.RawImage, foxglove.CompressedImage, foxglove.CompressedVideo, sensor_msgs/msg/Image and "
-    "sensor_msgs/msg/CompressedImage";
+    "foxglove.RawImage, foxglove.CompressedImage, foxglove.CompressedVideo, sensor_msgs/msg/Image, "
+    "sensor_msgs/msg/CompressedImage and foxglove_msgs/msg/CompressedVideo";
 
 void set(RecordingTopicListing& l, Kind kind, std::string note) {
   l.kind = kind;
@@ -47,10 +47,17 @@ void judge_ros_image(Found& f, const std::string& file) {
   const auto definition = f.definition.empty() ? ros::MessageDefinition::builtin(l.type)
                                                : ros::MessageDefinition::parse(l.type, f.definition, file);
   const ros::CdrMessage m = ros::CdrMessage::decode(definition, f.first_message, {file, "topic " + l.topic + ": message 0"});
-  if (ros::normalize_type_name(l.type) == ros::kCompressedImageType) {
+  const std::string type = ros::normalize_type_name(l.type);
+  if (type == ros::kCompressedImageType) {
     const std::string format(m.at("format").as_string());
-    if (!image_codec(format)) return set(l, Kind::NotShown, "unsupported format " + mcap::detail::quoted(format) + " (handoff decodes jpeg and png)");
+    if (video_codec(format)) return set(l, Kind::Image, format + " video");
+    if (!image_codec(format)) return set(l, Kind::NotShown, "unsupported format " + mcap::detail::quoted(format) + " (handoff decodes jpeg, png, h264 and h265)");
     return set(l, Kind::Image, format);
+  }
+  if (type == ros::kCompressedVideoType) {
+    const std::string format(m.at("format").as_string());
+    if (!video_codec(format)) return set(l, Kind::NotShown, "unsupported format " + mcap::detail::quoted(format) + " (handoff decodes h264 and h265)");
+    return set(l, Kind::Image, format + " video");
   }
   const std::string encoding(m.at("encoding").as_string());
   if (!ros::image_format(encoding)) return set(l, Kind::NotShown, "unsupported encoding " + mcap::detail::quoted(encoding));
@@ -84,7 +91,7 @@ void judge_compressed_video(Found& f, const std::string& file) {
   const std::string where = "topic " + l.topic + ": message 0";
   const CompressedVideoView v = parse_compressed_video(f.first_message, {file, [&] { return where; }});
   if (!video_codec(v.format)) return set(l, Kind::NotShown, "unsupported format " + mcap::detail::quoted(v.format) + " (handoff decodes h264 and h265)");
-  set(l, Kind::Image, std::string(v.format));
+  set(l, Kind::Image, std::string(v.format) + " video");
 }
 
 void judge(Found& f, const std::string& file, const std::vector<std::string>& image_topics) {

@@ -1,12 +1,14 @@
-// foxglove.CompressedVideo playback (recording_video.hpp): the message read
-// with protobuf's wire-format primitives (the access unit is not copied), a
-// keyframe index built on open, and decoding restarted at the keyframe at or
-// before a frame whenever the decoder is not already on its way to it.
+// Video topic playback (recording_video.hpp): a foxglove.CompressedVideo
+// message read with protobuf's wire-format primitives, a ROS 2 one through the
+// CDR decoder (the access unit is not copied either way), a keyframe index
+// built on open, and decoding restarted at the keyframe at or before a frame
+// whenever the decoder is not already on its way to it.
 #include "recording_video.hpp"
 
 #include "mcap_format.hpp"
 
 #include <handoff/media/error.hpp>
+#include <handoff/media/ros_image.hpp>
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
@@ -60,38 +62,55 @@ CompressedVideoView parse_compressed_video(std::span<const std::uint8_t> bytes, 
   return v;
 }
 
-VideoTrack::VideoTrack(mcap::Reader& reader, const std::vector<mcap::MessageRef>& frames,
+CompressedVideoView ros_video_view(const ros::CdrMessage& m) {
+  const bool image = m.type_name() == ros::kCompressedImageType;
+  const std::string stamp = image ? "header.stamp" : "timestamp";
+  CompressedVideoView v;
+  v.has_timestamp = true;
+  // Wraps for negative times as RawImage's timestamp does.
+  v.timestamp_ns = std::uint64_t(m.at(stamp + ".sec").as_int()) * 1'000'000'000u + m.at(stamp + ".nanosec").as_uint();
+  v.frame_id = m.at(image ? "header.frame_id" : "frame_id").as_string();
+  v.format = m.at("format").as_string();
+  v.data = m.at("data").as_bytes();
+  return v;
+}
+
+bool is_ros_video(const ros::CdrMessage& first) {
+  if (first.type_name() == ros::kCompressedVideoType) return true;
+  return first.type_name() == ros::kCompressedImageType && video_codec(first.at("format").as_string()).has_value();
+}
+
+VideoTrack::VideoTrack(std::string file, std::string type, std::size_t count, VideoMessages read,
                        std::function<std::string(std::size_t)> location)
-    : reader_(reader), frames_(frames), location_(std::move(location)) {
-  const MessagePlace unnamed{"", [] { return std::string(); }};  // the frame is named when it is played
+    : file_(std::move(file)), type_(std::move(type)), count_(count), read_(std::move(read)), location_(std::move(location)) {
   std::optional<VideoCodec> codec;
-  for (std::size_t i = 0; i < frames_.size(); ++i) {
+  for (std::size_t i = 0; i < count_; ++i) {
     try {
-      const CompressedVideoView v = parse_compressed_video(reader_.read(frames_[i]).data, unnamed);
+      const CompressedVideoView v = read_(i);
       if (!codec) {
         codec = video_codec(v.format);
         if (!codec) {
-          throw ParseError(reader_.name(), location_(i), "CompressedVideo.format",
+          throw ParseError(file_, location_(i), type_ + ".format",
                            "unsupported format " + mcap::detail::quoted(v.format) + " (supported: h264, h265)");
         }
         codec_ = *codec;
       }
       if (video_codec(v.format) != codec) {
-        bad_[i] = "CompressedVideo.format: " + mcap::detail::quoted(v.format) + ", but the stream is " +
+        bad_[i] = type_ + ".format: " + mcap::detail::quoted(v.format) + ", but the stream is " +
                   std::string(to_string(codec_));
         continue;
       }
       const AccessUnitInfo au = scan_access_unit(codec_, v.data);
       if (au.keyframe && au.parameter_sets) keyframes_.push_back(i);
     } catch (const VideoDecodeError& e) {
-      bad_[i] = std::string("CompressedVideo.data: ") + e.what();
+      bad_[i] = type_ + ".data: " + e.what();
     } catch (const ParseError& e) {
-      if (!codec && e.field() == "CompressedVideo.format") throw;
+      if (!codec && e.field() == type_ + ".format") throw;
       bad_[i] = e.what();
     }
   }
   if (keyframes_.empty()) {
-    throw ParseError(reader_.name(), location_(0), "CompressedVideo.data",
+    throw ParseError(file_, location_(0), type_ + ".data",
                      "the topic has no keyframe (an IDR / IRAP access unit carrying its parameter sets)");
   }
   decoder_ = std::make_unique<VideoDecoder>(codec_);
@@ -106,14 +125,11 @@ VideoTrack::VideoTrack(mcap::Reader& reader, const std::vector<mcap::MessageRef>
   }
 }
 
-std::span<const std::uint8_t> VideoTrack::access_unit(std::size_t index) {
-  const MessagePlace unnamed{"", [] { return std::string(); }};
-  return parse_compressed_video(reader_.read(frames_[index]).data, unnamed).data;
-}
+std::span<const std::uint8_t> VideoTrack::access_unit(std::size_t index) { return read_(index).data; }
 
 std::size_t VideoTrack::next_keyframe(std::size_t index) const {
   const auto it = std::upper_bound(keyframes_.begin(), keyframes_.end(), index);
-  return it == keyframes_.end() ? frames_.size() : *it;
+  return it == keyframes_.end() ? count_ : *it;
 }
 
 void VideoTrack::fail(std::size_t index, std::size_t bad, const std::string& what) {
@@ -121,9 +137,9 @@ void VideoTrack::fail(std::size_t index, std::size_t bad, const std::string& wha
   fed_from_ = kNone;  // the decoder's state is not to be trusted
   std::string detail = bad == index ? what : "depends on frame " + std::to_string(bad) + ", which is corrupt: " + what;
   const std::size_t next = next_keyframe(bad);
-  detail += next < frames_.size() ? "; playback goes on at frame " + std::to_string(next) + " (the next keyframe)"
+  detail += next < count_ ? "; playback goes on at frame " + std::to_string(next) + " (the next keyframe)"
                                    : "; no keyframe follows it";
-  throw ParseError(reader_.name(), location_(index), "", detail);
+  throw ParseError(file_, location_(index), "", detail);
 }
 
 void VideoTrack::restart(std::size_t keyframe) {
@@ -137,7 +153,7 @@ void VideoTrack::restart(std::size_t keyframe) {
 void VideoTrack::position(std::size_t index) {
   const auto after = std::upper_bound(keyframes_.begin(), keyframes_.end(), index);
   if (after == keyframes_.begin()) {
-    throw ParseError(reader_.name(), location_(index), "CompressedVideo.data",
+    throw ParseError(file_, location_(index), type_ + ".data",
                      "comes before the topic's first keyframe (frame " + std::to_string(keyframes_.front()) +
                          "), so it cannot be decoded; playback goes on there");
   }
@@ -151,20 +167,20 @@ void VideoTrack::position(std::size_t index) {
       got = decoder_->receive();
     } catch (const VideoDecodeError& e) {
       // Pictures come out in order: the one that failed is the next expected.
-      fail(index, std::size_t(out_ + 1 < std::int64_t(k) ? k : out_ + 1), std::string("CompressedVideo.data: ") + e.what());
+      fail(index, std::size_t(out_ + 1 < std::int64_t(k) ? k : out_ + 1), type_ + ".data: " + e.what());
     }
     if (got) {
       out_ = *got;
       if (out_ == std::int64_t(index)) return;
-      if (out_ > std::int64_t(index)) fail(index, index, "CompressedVideo.data: libavcodec gave no picture for it");
+      if (out_ > std::int64_t(index)) fail(index, index, type_ + ".data: libavcodec gave no picture for it");
       continue;
     }
-    if (drained_) fail(index, index, "CompressedVideo.data: libavcodec gave no picture for it");
-    if (fed_ < frames_.size() && !bad_.count(fed_)) {
+    if (drained_) fail(index, index, type_ + ".data: libavcodec gave no picture for it");
+    if (fed_ < count_ && !bad_.count(fed_)) {
       try {
         decoder_->send(access_unit(fed_), std::int64_t(fed_));
       } catch (const VideoDecodeError& e) {
-        fail(index, fed_, std::string("CompressedVideo.data: ") + e.what());
+        fail(index, fed_, type_ + ".data: " + e.what());
       } catch (const ParseError& e) {
         fail(index, fed_, e.what());
       }
@@ -180,11 +196,21 @@ void VideoTrack::read(std::size_t index, const FrameWriteTarget& target) {
   position(index);
   const PictureInfo p = decoder_->picture();
   if (p.width != first_.width || p.height != first_.height) {
-    fail(index, index, "CompressedVideo.data: the picture is " + std::to_string(p.width) + "x" +
+    fail(index, index, type_ + ".data: the picture is " + std::to_string(p.width) + "x" +
                            std::to_string(p.height) + ", but the stream is " + std::to_string(first_.width) + "x" +
                            std::to_string(first_.height));
   }
   decoder_->copy_nv12(target);
+}
+
+void VideoTrack::play(std::int64_t& position, const FrameWriteTarget& target) {
+  try {
+    read(std::size_t(position), target);
+  } catch (const ParseError&) {
+    position = std::int64_t(next_keyframe(std::size_t(position)));
+    throw;
+  }
+  ++position;
 }
 
 }  // namespace handoff::media

@@ -3,6 +3,8 @@
 
 #include "mcap_format.hpp"
 
+#include <handoff/media/video_decoder.hpp>
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -57,7 +59,7 @@ ImageView image_view(const CdrMessage& m) {
 
 bool is_image_type(std::string_view type) {
   const std::string t = normalize_type_name(type);
-  return t == kImageType || t == kCompressedImageType;
+  return t == kImageType || t == kCompressedImageType || t == kCompressedVideoType;
 }
 
 ImageView any_image_view(const CdrMessage& m, DecodedPicture& picture, const MessagePlace& where, bool pixels) {
@@ -72,6 +74,16 @@ ImageView any_image_view(const CdrMessage& m, DecodedPicture& picture, const Mes
   if (!pixels) return v;
   c.format = m.at("format").as_string();
   c.data = m.at("data").as_bytes();
+  if (video_codec(c.format)) {  // the first message decides what the topic is
+    throw ParseError(std::string(where.file), where.location(), "CompressedImage.format",
+                     mcap::detail::quoted(c.format) + " is video, but the topic's first message is a picture " +
+                         "(a topic plays as pictures or as video, as its first message is)");
+  }
+  if (!image_codec(c.format)) {
+    throw ParseError(std::string(where.file), where.location(), "CompressedImage.format",
+                     "unsupported format " + mcap::detail::quoted(c.format) +
+                         " (handoff decodes jpeg and png pictures, h264 and h265 video)");
+  }
   v.image = decode_compressed_image(c, picture, where);
   return v;
 }

@@ -65,6 +65,7 @@ constexpr std::pair<std::string_view, std::string_view> kBuiltins[] = {
      "builtin_interfaces/Time timestamp\nfoxglove_msgs/Point2 position\nstring text\nfloat64 font_size\n"
      "foxglove_msgs/Color text_color\nfoxglove_msgs/Color background_color\n"},
     {"foxglove_msgs/Point2", "float64 x\nfloat64 y\n"},
+    {"foxglove_msgs/CompressedVideo", "builtin_interfaces/Time timestamp\nstring frame_id\nuint8[] data\nstring format\n"},
     {"foxglove_msgs/Color", "float64 r\nfloat64 g\nfloat64 b\nfloat64 a\n"},
 };
 

@@ -7,6 +7,7 @@
 #include "rosbag_db3.hpp"
 
 #include "mcap_format.hpp"
+#include "recording_video.hpp"
 #include "ros_overlay.hpp"
 
 #include <handoff/frame_validate.hpp>
@@ -95,6 +96,12 @@ class Db3Source final : public RecordingSource {
   // Reads frame `index` and hands its decoded image to `use` while the row's blob is valid.
   template <typename F>
   void with_image(std::size_t index, F&& use) const;
+  std::string frame_location(std::size_t index) const;
+  // Frame `index`'s message, copied into `into` (a video message outlives the row's read).
+  void fetch(std::size_t index, std::vector<std::uint8_t>& into) const;
+  bool plays_as_video() const;
+  void open_video();
+  void open_images();
 
   std::string name_;
   Db db_;
@@ -107,6 +114,8 @@ class Db3Source final : public RecordingSource {
   std::int64_t position_ = 0;
   std::vector<std::string> warnings_;
   bool compressed_ = false;  // the topic is sensor_msgs/CompressedImage
+  std::unique_ptr<VideoTrack> video_;  // a video topic (plays_as_video)
+  mutable std::vector<std::uint8_t> video_bytes_;  // the video message last read
   mutable DecodedPicture picture_;  // its pixels, decoded (with_image)
   std::vector<ros::OverlayTopic> overlay_topics_;  // ROS 2 detections and annotations
   std::vector<std::string> overlay_topic_names_;
@@ -123,6 +132,14 @@ Db3Source::Db3Source(const std::filesystem::path& path, const RecordingOpenOptio
   window_ns_ = options.annotation_window_ns;
   find_overlay_topics(options);
   info_.name = name_;
+  if (plays_as_video()) open_video();
+  else open_images();
+  info_.rate = rate_of(frames_);
+  info_.frame_count = std::int64_t(frames_.size());
+}
+
+// The first image sets the stream's format and size.
+void Db3Source::open_images() {
   with_image(0, [&](const ros::ImageView& v, const MessagePlace& where) {
     const auto format = ros::image_format(v.image.encoding);
     if (!format) {
@@ -140,8 +157,54 @@ Db3Source::Db3Source(const std::filesystem::path& path, const RecordingOpenOptio
     info_.height = v.image.height;
   });
   info_.colorimetry = colorimetry_from_metadata({}, info_.height);
-  info_.rate = rate_of(frames_);
-  info_.frame_count = std::int64_t(frames_.size());
+}
+
+std::string Db3Source::frame_location(std::size_t index) const {
+  return "frame " + std::to_string(index) + ": message row " + std::to_string(frames_[index].row);
+}
+
+void Db3Source::fetch(std::size_t index, std::vector<std::uint8_t>& into) const {
+  sqlite3_bind_int64(read_.get(), 1, frames_[index].row);
+  struct Reset {
+    sqlite3_stmt* s;
+    ~Reset() { sqlite3_reset(s); }
+  } reset{read_.get()};
+  if (sqlite3_step(read_.get()) != SQLITE_ROW) fail_sqlite(frame_location(index));
+  const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(read_.get(), 0));
+  into.assign(blob, blob + sqlite3_column_bytes(read_.get(), 0));
+}
+
+// A CompressedImage topic whose first message is h264 / h265, or a
+// foxglove_msgs/CompressedVideo topic (is_ros_video). A first message that
+// does not decode is left to the image path, which reports it.
+bool Db3Source::plays_as_video() const {
+  if (definition_->root().name == ros::kCompressedVideoType) return true;
+  if (!compressed_) return false;
+  try {
+    fetch(0, video_bytes_);
+    return is_ros_video(ros::CdrMessage::decode(definition_, video_bytes_));
+  } catch (const ParseError&) {
+    return false;
+  }
+}
+
+// NV12 frames of the decoded pictures' size, the colours the stream signals (else the default).
+void Db3Source::open_video() {
+  auto read = [this](std::size_t i) {
+    fetch(i, video_bytes_);
+    return ros_video_view(ros::CdrMessage::decode(definition_, video_bytes_));
+  };
+  video_ = std::make_unique<VideoTrack>(name_, compressed_ ? "CompressedImage" : "CompressedVideo", frames_.size(), read,
+                                        [this](std::size_t i) {
+                                          return "topic " + mcap::detail::quoted(topic_) + ", " + frame_location(i);
+                                        });
+  const PictureInfo& p = video_->first_picture();
+  info_.format = PixelFormat::NV12;
+  info_.width = p.width;
+  info_.height = p.height;
+  info_.colorimetry = colorimetry_from_metadata({}, p.height);
+  info_.colorimetry.matrix = p.matrix.value_or(info_.colorimetry.matrix);
+  info_.colorimetry.range = p.range.value_or(info_.colorimetry.range);
 }
 
 void Db3Source::choose_topic(const RecordingOpenOptions& options) {
@@ -256,7 +319,13 @@ bool Db3Source::overlays_for(std::int64_t index, OverlayFrame& out) const {
   if (index < 0 || index >= std::int64_t(frames_.size())) return false;
   if (!overlay_topics_.empty()) {
     std::uint64_t key = 0;
-    with_image(std::size_t(index), [&](const ros::ImageView& v, const MessagePlace&) { key = v.image.timestamp_ns; });
+    if (video_) {
+      fetch(std::size_t(index), video_bytes_);
+      key = ros_video_view(ros::CdrMessage::decode(definition_, video_bytes_, {name_, frame_location(std::size_t(index))}))
+                .timestamp_ns;
+    } else {
+      with_image(std::size_t(index), [&](const ros::ImageView& v, const MessagePlace&) { key = v.image.timestamp_ns; });
+    }
     for (const ros::OverlayTopic& t : overlay_topics_) t.add(frames_[std::size_t(index)].time, key, window_ns_, out);
   }
   out.frame = index;
@@ -266,7 +335,7 @@ bool Db3Source::overlays_for(std::int64_t index, OverlayFrame& out) const {
 template <typename F>
 void Db3Source::with_image(std::size_t index, F&& use) const {
   const Frame& f = frames_[index];
-  const std::string location = "frame " + std::to_string(index) + ": message row " + std::to_string(f.row);
+  const std::string location = frame_location(index);
   const MessagePlace where{name_, [&location] { return location; }};
   sqlite3_bind_int64(read_.get(), 1, f.row);
   struct Reset {
@@ -283,6 +352,10 @@ void Db3Source::with_image(std::size_t index, F&& use) const {
 bool Db3Source::read_into(const FrameWriteTarget& target) {
   if (position_ >= std::int64_t(frames_.size())) return false;
   check_target(info_, target);
+  if (video_) {
+    video_->play(position_, target);
+    return true;
+  }
   try {
     with_image(std::size_t(position_), [&](const ros::ImageView& v, const MessagePlace& where) {
       ros::copy_image(v, info_.format, info_.width, info_.height, target, where);

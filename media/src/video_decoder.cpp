@@ -10,14 +10,24 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
+#include <cctype>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace handoff::media {
 
 std::optional<VideoCodec> video_codec(std::string_view format) {
-  if (format == "h264") return VideoCodec::H264;
-  if (format == "h265" || format == "hevc") return VideoCodec::H265;
+  // Publishers differ in case and spelling ("h264", "H264", "H.264"; ROS
+  // CompressedImage has no fixed list), so the name is compared folded.
+  const auto b = format.find_first_not_of(" \t");
+  const auto e = format.find_last_not_of(" \t");
+  std::string f;
+  if (b != std::string_view::npos) {
+    for (char c : format.substr(b, e - b + 1)) f += char(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (f == "h264" || f == "h.264") return VideoCodec::H264;
+  if (f == "h265" || f == "h.265" || f == "hevc") return VideoCodec::H265;
   return std::nullopt;
 }
 

@@ -2,10 +2,15 @@
 // An input is "pkg/Type\n<definition text>" NUL <CDR bytes>; without a NUL
 // the whole input is CDR bytes. The bytes are decoded by the input's own
 // definition (when it parses) and by each built-in one, every value of the
-// tree is read, and detections / annotations are mapped to overlays. Any handoff::Error (ParseError) is an accepted outcome; a
+// tree is read, detections / annotations are mapped to overlays, and
+// CompressedImage / foxglove_msgs CompressedVideo messages are read as video
+// messages (their stamp, format and access unit) and their access unit
+// scanned as H.264 and H.265. Any handoff::Error (ParseError) is an accepted outcome; a
 // crash, a sanitizer report, a hang or another exception type is a bug.
 #include <handoff/media/cdr.hpp>
+#include <handoff/media/ros_image.hpp>
 
+#include "../../media/src/recording_video.hpp"
 #include "../../media/src/ros_overlay.hpp"
 
 #include "fuzz_common.hpp"
@@ -56,6 +61,16 @@ void decode_and_walk(const std::shared_ptr<const MessageDefinition>& d, std::spa
       handoff::media::OverlayFrame out;
       append_overlays(m, out);
     }
+    if (m.type_name() == kCompressedImageType || m.type_name() == kCompressedVideoType) {  // the ROS video path
+      (void)handoff::media::is_ros_video(m);
+      const handoff::media::CompressedVideoView v = handoff::media::ros_video_view(m);
+      for (auto codec : {handoff::media::VideoCodec::H264, handoff::media::VideoCodec::H265}) {
+        try {
+          (void)handoff::media::scan_access_unit(codec, v.data);
+        } catch (const handoff::media::VideoDecodeError&) {
+        }
+      }
+    }
   } catch (const handoff::Error&) {
   }
 }
@@ -76,7 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   for (const char* t : {"sensor_msgs/msg/Image", "sensor_msgs/msg/CompressedImage", "vision_msgs/msg/Detection2DArray",
-                        "foxglove_msgs/msg/ImageAnnotations"}) {
+                        "foxglove_msgs/msg/ImageAnnotations", "foxglove_msgs/msg/CompressedVideo"}) {
     decode_and_walk(MessageDefinition::builtin(t), cdr);
   }
   return 0;

@@ -30,6 +30,12 @@ VISION_MSGS = {
 }
 
 
+# foxglove_msgs/msg/CompressedVideo as Foxglove publishes it for ROS 2.
+FOXGLOVE_VIDEO = "builtin_interfaces/Time timestamp\nstring frame_id\nuint8[] data\nstring format\n"
+# An H.264 access unit's NAL unit headers (SPS, PPS, IDR slice) with a byte or two of payload each.
+ACCESS_UNIT = bytes([0, 0, 0, 1, 0x67, 0x42, 0, 0, 0, 1, 0x68, 0xCE, 0, 0, 1, 0x65, 0x88, 0x84])
+
+
 def detections(t, stamp):
     pose = t["geometry_msgs/msg/PoseWithCovariance"](
         pose=t["geometry_msgs/msg/Pose"](position=t["geometry_msgs/msg/Point"](x=0.0, y=0.0, z=0.0),
@@ -50,12 +56,16 @@ def main():
     types.update(get_types_from_msg(PART_TEXT, "pkg/msg/Part"))
     for name, text in VISION_MSGS.items():
         types.update(get_types_from_msg(text, name))
+    types.update(get_types_from_msg(FOXGLOVE_VIDEO, "foxglove_msgs/msg/CompressedVideo"))
     ts.register(types)
     t = ts.types
     stamp = t["std_msgs/msg/Header"](stamp=t["builtin_interfaces/msg/Time"](sec=5, nanosec=6), frame_id="cam")
     image = t["sensor_msgs/msg/Image"](header=stamp, height=2, width=3, encoding="rgb8", is_bigendian=0, step=10,
                                         data=np.arange(20, dtype=np.uint8))
     compressed = t["sensor_msgs/msg/CompressedImage"](header=stamp, format="jpeg", data=np.arange(8, dtype=np.uint8))
+    unit = np.frombuffer(ACCESS_UNIT, dtype=np.uint8)
+    compressed_h264 = t["sensor_msgs/msg/CompressedImage"](header=stamp, format="h264", data=unit)
+    video = t["foxglove_msgs/msg/CompressedVideo"](timestamp=stamp.stamp, frame_id="cam", data=unit, format="h264")
     Part = t["pkg/msg/Part"]
     mixed = t[CUSTOM](a=1, b=2.5, s="abc", fixed=np.array([1, -2, 3], dtype=np.int16),
                       bounded=np.array([0.5, 1.5], dtype=np.float32), names=["x", ""],
@@ -65,6 +75,8 @@ def main():
         order = "le" if little else "be"
         for name, msg, typename in (("image", image, "sensor_msgs/msg/Image"),
                                     ("compressed", compressed, "sensor_msgs/msg/CompressedImage"),
+                                    ("compressed_h264", compressed_h264, "sensor_msgs/msg/CompressedImage"),
+                                    ("video", video, "foxglove_msgs/msg/CompressedVideo"),
                                     ("mixed", mixed, CUSTOM),
                                     ("detections", detections(t, stamp), "vision_msgs/msg/Detection2DArray")):
             raw = bytes(ts.serialize_cdr(msg, typename, little_endian=little))

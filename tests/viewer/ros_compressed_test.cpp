@@ -287,6 +287,28 @@ TEST(RosCompressed, JpegTopicPlaysACorruptFrameBlackAndTheRestOn) {
   EXPECT_LE(max_difference(frame(), pictures[3]), 12);
 }
 
+TEST(RosCompressed, AVideoMessageInAPictureTopicIsNamedAndShownBlack) {
+  // The first message makes the topic pictures; an h264 one later is not decoded as video.
+  TempDir dir;
+  const auto path = dir / "mixed.mcap";
+  const auto jpeg = encode_jpeg(smooth(8, 8, 3), 8, 8, 3);
+  {
+    mcap::Writer wr(path);
+    const auto ch = wr.add_channel(wr.add_schema("sensor_msgs/msg/CompressedImage", "ros2msg", {}), std::string(kTopic), "cdr");
+    wr.write(ch, 0, 1, 0, compressed_message(0, "jpeg", jpeg));
+    wr.write(ch, 1, 2, 0, compressed_message(1, "h264", {0, 0, 0, 1, 0x65, 0x88}));
+    wr.write(ch, 2, 3, 0, compressed_message(2, "jpeg", jpeg));
+    wr.close();
+  }
+  auto src = open_recording(path);
+  EXPECT_EQ(src->info().format, PixelFormat::RGB8);
+  HostFrame out(PixelFormat::RGB8, 8, 8);
+  for (int k = 0; k < 3; ++k) ASSERT_TRUE(src->read_into(out.target())) << k;
+  ASSERT_EQ(src->warnings().size(), 1u);
+  EXPECT_THAT(src->warnings()[0], HasSubstr("frame 1"));
+  EXPECT_THAT(src->warnings()[0], HasSubstr("CompressedImage.format: \"h264\" is video, but the topic's first message is a picture"));
+}
+
 TEST(RosCompressed, PngGray16TopicPlaysExactly) {
   TempDir dir;
   std::vector<std::uint8_t> be(6 * 4 * 2);
@@ -311,11 +333,11 @@ TEST(RosCompressed, FirstFrameThatDoesNotDecodeOrAnUnknownFormatIsAnErrorAtOpen)
     EXPECT_THAT(e.location(), HasSubstr("frame 0"));
   }
   try {
-    open_recording(write_bag(dir, {{0, 0, 0, 1}}, "h264"));
+    open_recording(write_bag(dir, {{0, 0, 0, 1}}, "vp9"));
     ADD_FAILURE() << "no ParseError";
   } catch (const ParseError& e) {
     EXPECT_EQ(e.field(), "CompressedImage.format");
-    EXPECT_THAT(e.what(), HasSubstr("unsupported format \"h264\" (handoff decodes jpeg and png)"));
+    EXPECT_THAT(e.what(), HasSubstr("unsupported format \"vp9\" (handoff decodes jpeg and png pictures, h264 and h265 video)"));
   }
 }
 
@@ -337,9 +359,9 @@ TEST(RecordingTopics, ListsEveryTopicWithWhyItIsNotShown) {
   EXPECT_EQ(topics[1].kind, RecordingTopicListing::Kind::NotShown);
   EXPECT_THAT(topics[1].note, HasSubstr("type \"std_msgs/msg/String\" is not an image type"));
   // A format handoff does not decode, and a first message cut short: named, not shown.
-  topics = list_recording_topics(write_bag(dir, {jpeg}, "h264"));
+  topics = list_recording_topics(write_bag(dir, {jpeg}, "vp9"));
   EXPECT_EQ(topics[0].kind, RecordingTopicListing::Kind::NotShown);
-  EXPECT_THAT(topics[0].note, HasSubstr("unsupported format \"h264\""));
+  EXPECT_THAT(topics[0].note, HasSubstr("unsupported format \"vp9\" (handoff decodes jpeg, png, h264 and h265)"));
   {
     const auto path = dir / "cut.mcap";
     mcap::Writer wr(path);

@@ -18,53 +18,16 @@ namespace handoff::media {
 namespace {
 
 using test::AccessUnit;
+using test::Decoded;
 using test::message_of;
 using test::TempDir;
 using ::testing::HasSubstr;
 
 constexpr int kWidth = 96, kHeight = 64, kFrames = 30, kGop = 10;
 
-struct Decoded {
-  std::vector<std::uint8_t> luma, chroma;
-};
+Decoded read_frame(RecordingSource& src) { return test::read_nv12(src, kWidth, kHeight); }
 
-Decoded read_frame(RecordingSource& src) {
-  Decoded d;
-  d.luma.resize(std::size_t(kWidth) * kHeight);
-  d.chroma.resize(std::size_t(kWidth) * kHeight / 2);
-  FrameWriteTarget t{d.luma.data(), kWidth, d.chroma.data(), kWidth};
-  EXPECT_TRUE(src.read_into(t));
-  return d;
-}
-
-// Largest difference from frame `i` of the pattern, over luma and chroma.
-int max_error(const Decoded& d, int i) {
-  int worst = 0;
-  for (int y = 0; y < kHeight; ++y)
-    for (int x = 0; x < kWidth; ++x) worst = std::max(worst, std::abs(d.luma[y * kWidth + x] - test::pattern_y(x, y, i)));
-  for (int y = 0; y < kHeight / 2; ++y)
-    for (int x = 0; x < kWidth / 2; ++x) {
-      worst = std::max(worst, std::abs(d.chroma[y * kWidth + 2 * x] - test::pattern_u(x, y, i)));
-      worst = std::max(worst, std::abs(d.chroma[y * kWidth + 2 * x + 1] - test::pattern_v(x, y, i)));
-    }
-  return worst;
-}
-
-// The frame read is pattern frame `i`: within 12 codes of it, and further
-// from its neighbours (so a frame off by one would be caught).
-void expect_frame(RecordingSource& src, int i) {
-  SCOPED_TRACE("frame " + std::to_string(i));
-  EXPECT_EQ(src.position(), i);
-  const Decoded d = read_frame(src);
-  const int e = max_error(d, i);
-  EXPECT_LE(e, 12);
-  if (i > 0) {
-    EXPECT_GT(max_error(d, i - 1), e);
-  }
-  if (i + 1 < kFrames) {
-    EXPECT_GT(max_error(d, i + 1), e);
-  }
-}
+void expect_frame(RecordingSource& src, int i) { test::expect_pattern_frame(src, i, kWidth, kHeight, kFrames); }
 
 class VideoPlayback : public ::testing::TestWithParam<std::string> {
  protected:

@@ -4,6 +4,9 @@
 // parameter sets every `gop` frames), written as foxglove.CompressedVideo into
 // an MCAP with a FileDescriptorSet built here from the Foxglove field list.
 #include <handoff/media/mcap.hpp>
+#include <handoff/media/recording.hpp>
+
+#include <gtest/gtest.h>
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -15,7 +18,9 @@ extern "C" {
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/timestamp.pb.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -32,6 +37,49 @@ inline std::uint8_t pattern_y(std::uint32_t x, std::uint32_t y, int i) {
 }
 inline std::uint8_t pattern_u(std::uint32_t x, std::uint32_t y, int i) { return std::uint8_t(90 + (x + 2 * y + std::uint32_t(i)) % 60); }
 inline std::uint8_t pattern_v(std::uint32_t x, std::uint32_t y, int i) { return std::uint8_t(150 - (2 * x + y) % 50); }
+
+// One NV12 frame read from a source (w x h, packed rows).
+struct Decoded {
+  std::vector<std::uint8_t> luma, chroma;
+};
+
+inline Decoded read_nv12(RecordingSource& src, int w, int h) {
+  Decoded d;
+  d.luma.resize(std::size_t(w) * h);
+  d.chroma.resize(std::size_t(w) * h / 2);
+  FrameWriteTarget t{d.luma.data(), std::size_t(w), d.chroma.data(), std::size_t(w)};
+  EXPECT_TRUE(src.read_into(t));
+  return d;
+}
+
+// Largest difference from frame `i` of the pattern, over luma and chroma.
+inline int pattern_error(const Decoded& d, int i, int w, int h) {
+  int worst = 0;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) worst = std::max(worst, std::abs(d.luma[y * w + x] - pattern_y(x, y, i)));
+  for (int y = 0; y < h / 2; ++y)
+    for (int x = 0; x < w / 2; ++x) {
+      worst = std::max(worst, std::abs(d.chroma[y * w + 2 * x] - pattern_u(x, y, i)));
+      worst = std::max(worst, std::abs(d.chroma[y * w + 2 * x + 1] - pattern_v(x, y, i)));
+    }
+  return worst;
+}
+
+// The next frame read is pattern frame `i` of `n`: within 12 codes of it,
+// and further from its neighbours (so a frame off by one would be caught).
+inline void expect_pattern_frame(RecordingSource& src, int i, int w, int h, int n) {
+  SCOPED_TRACE("frame " + std::to_string(i));
+  EXPECT_EQ(src.position(), i);
+  const Decoded d = read_nv12(src, w, h);
+  const int e = pattern_error(d, i, w, h);
+  EXPECT_LE(e, 12);
+  if (i > 0) {
+    EXPECT_GT(pattern_error(d, i - 1, w, h), e);
+  }
+  if (i + 1 < n) {
+    EXPECT_GT(pattern_error(d, i + 1, w, h), e);
+  }
+}
 
 inline void check_av(int r, const char* what) {
   if (r < 0) throw std::runtime_error(std::string(what) + " failed: " + std::to_string(r));

@@ -73,7 +73,8 @@ class MessageDefinition {
 std::string normalize_type_name(std::string_view name);
 // The built-in .msg text of a type (std_msgs/Header, builtin_interfaces/Time
 // and Duration, sensor_msgs/Image and CompressedImage, vision_msgs/Detection2DArray
-// and what it uses), written from the ROS 2 interface documentation;
+// and what it uses, foxglove_msgs ImageAnnotations and CompressedVideo), written
+// from the ROS 2 interface documentation;
 // std::nullopt for others.
 std::optional<std::string_view> builtin_definition(std::string_view type_name);
 

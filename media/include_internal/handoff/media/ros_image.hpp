@@ -14,8 +14,11 @@ namespace handoff::media::ros {
 
 inline constexpr std::string_view kImageType = "sensor_msgs/Image";  // normalised (the schema says sensor_msgs/msg/Image)
 inline constexpr std::string_view kCompressedImageType = "sensor_msgs/CompressedImage";
+// Foxglove's ROS 2 video message (played by VideoTrack, recording_video.hpp).
+inline constexpr std::string_view kCompressedVideoType = "foxglove_msgs/CompressedVideo";
 
-// An image topic's type: sensor_msgs/Image or sensor_msgs/CompressedImage (any spelling).
+// An image topic's type: sensor_msgs/Image, sensor_msgs/CompressedImage or
+// foxglove_msgs/CompressedVideo (any spelling).
 bool is_image_type(std::string_view type);
 
 struct ImageView {
@@ -37,7 +40,9 @@ std::optional<PixelFormat> image_format(std::string_view encoding);
 // data is decoded into `picture` (JPEG, PNG; the view then points into it,
 // encoding "rgb8", "mono8" or "mono16") unless `pixels` is false (only the
 // header stamp is wanted). ParseError at `where` naming the field
-// (CompressedImage.format, CompressedImage.data) when it does not decode.
+// (CompressedImage.format, CompressedImage.data) when it does not decode
+// (an h264 / h265 message among pictures included: a CompressedImage topic
+// whose first message is video plays through VideoTrack instead).
 ImageView any_image_view(const CdrMessage& m, DecodedPicture& picture, const MessagePlace& where, bool pixels = true);
 
 // What a frame whose image cannot be shown becomes (a compressed image that

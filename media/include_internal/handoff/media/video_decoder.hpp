@@ -18,8 +18,10 @@
 
 namespace handoff::media {
 
-// H264 / H265 for "h264" / "h265" (CompressedVideo.format; "hevc" too);
-// nullopt for others (Raw is never a CompressedVideo format).
+// H264 / H265 for "h264" / "h265" (CompressedVideo.format, a ROS
+// CompressedImage's format; "h.264", "h.265" and "hevc" too, any case,
+// surrounding blanks ignored); nullopt for others (Raw is never a
+// CompressedVideo format).
 std::optional<VideoCodec> video_codec(std::string_view format);
 
 // A bad access unit or a picture libavcodec could not decode. what() is the
