@@ -12,6 +12,7 @@
 #include <fstream>
 #include <regex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <handoff/host_frame.hpp>
@@ -294,6 +295,48 @@ TEST_F(RecordingView, PushedFramesAreRecordedAsShown) {
     ASSERT_TRUE(src->overlays_for(i, o));
     ASSERT_EQ(o.objects.size(), 1u);
     EXPECT_EQ(o.objects[0].track_id, next - 1);
+  }
+}
+
+// Streams side by side are recorded a topic each ("<topic>/<stream>"), each
+// frame with its own overlays; the unnamed first tile on the topic itself.
+TEST_F(RecordingView, EachStreamIsRecordedOnATopicOfItsOwn) {
+  const std::string rec = path("streams.mcap");
+  ViewerStats stats;
+  {
+    Viewer v(options(rec));
+    for (int i = 0; i < 4; ++i) {
+      media::OverlayFrame left, right;
+      left.add_box(1, 2, 30, 20, "left", 0.9f, 1, i);
+      right.add_box(5, 6, 40, 30, "right", 0.8f, 2, 100 + i);
+      v.show(pattern(i), left);          // unnamed: the first tile
+      v.show(pattern(10 + i), right, "right");
+      (void)v.snapshot();
+    }
+    v.close();
+    stats = v.stats();
+    expect_clean(v);
+  }
+  EXPECT_EQ(stats.recorded + stats.record_dropped, 8u);
+  EXPECT_EQ(stats.record_skipped, 0u);
+  for (const auto& [topic, first, track] : {std::tuple{"/handoff/view", 0, 0}, std::tuple{"/handoff/view/right", 10, 100}}) {
+    SCOPED_TRACE(topic);
+    auto src = media::open_recording(rec, {.topic = topic});
+    ASSERT_GE(src->info().frame_count, 1);
+    media::HostFrame got(PixelFormat::NV12, kW, kH);
+    for (std::int64_t i = 0; i < src->info().frame_count; ++i) {
+      ASSERT_TRUE(src->read_into(got.target()));
+      media::OverlayFrame o;
+      ASSERT_TRUE(src->overlays_for(i, o));
+      ASSERT_EQ(o.objects.size(), 1u);
+      const int k = o.objects[0].track_id - track;  // which frame of the stream this is
+      ASSERT_TRUE(k >= 0 && k < 4) << o.objects[0].track_id;
+      const Frame p = pattern(first + k);
+      bool same = true;
+      for (std::uint32_t y = 0; y < kH && same; ++y)
+        same = std::memcmp(got.luma() + y * got.luma_pitch(), static_cast<const std::uint8_t*>(p.planes[0].data) + y * p.planes[0].pitch, kW) == 0;
+      EXPECT_TRUE(same) << "frame " << i << " of " << topic << " is not pattern " << first + k;
+    }
   }
 }
 

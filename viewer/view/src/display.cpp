@@ -70,6 +70,7 @@ void Display::use_feed(std::unique_ptr<Feed> feed, const PlayConfig& config,
   std::vector<std::unique_ptr<view::ViewerState>> tiles;
   for (auto& f : followers) tiles.push_back(std::make_unique<view::ViewerState>(std::move(f), *context, tile_options));
   followers_.clear();
+  fresh_tiles_.clear();
   state_ = std::move(next);  // stops the previous feed
   followers_ = std::move(tiles);
   clock_tile_ = std::min(clock_tile, followers_.size());
@@ -126,7 +127,7 @@ void Display::sync_followers() {
   const std::uint64_t t = state_->time_ns();
   if (followed_any_ && t == followed_time_) return;
   for (auto& tile : followers_)
-    if (tile->paced()) tile->follow(t);  // live tiles show their newest instead
+    if (tile->paced() && tile->follow(t)) fresh_tiles_.push_back(tile.get());  // live tiles show their newest instead
   followed_time_ = t;
   followed_any_ = true;
 }
@@ -228,6 +229,7 @@ bool Display::advance(bool wait) {
   if (link_->finished.load()) return false;
   const bool playing = state_->playing();
   first_fresh_ = false;
+  fresh_tiles_.clear();
   // Paused, a tile still takes its first frame (and a step, one more).
   const bool go = playing || step_pending_;
   bool fresh = false;
@@ -236,11 +238,15 @@ bool Display::advance(bool wait) {
     if (!fresh) check_end();
   }
   first_fresh_ = fresh;
+  if (fresh) fresh_tiles_.push_back(state_.get());
   if (fresh) sync_followers();
   // Live tiles (pushed streams, publishers) take their newest frame each.
   bool any = fresh;
   for (auto& tile : followers_)
-    if (!tile->paced() && (go || !tile->has_frame()) && tile->advance(false)) any = true;
+    if (!tile->paced() && (go || !tile->has_frame()) && tile->advance(false)) {
+      any = true;
+      fresh_tiles_.push_back(tile.get());
+    }
   if (any && !playing) step_pending_ = false;
   return any;
 }
@@ -346,13 +352,19 @@ RgbaImage Display::frame_image() {
 // The frame on display, as its planes are now (after any upload), with the
 // overlays it is shown with (recorded even while hidden: they are the frame's
 // data), at the wall-clock time it was displayed.
+// Each tile that took a new frame, on a topic of its own in a grid (or for a
+// named stream): "<record topic>/<tile name>" (FrameRecorder::capture).
 void Display::record_frame() {
-  view::FrameRenderer& r = state_->renderer();
-  if (!r.has_frame()) return;
   const auto now = std::chrono::system_clock::now().time_since_epoch();
-  recorder_->capture({r.texture(0), r.texture(1), r.texture(2)}, r.format(), r.width(), r.height(),
-                     state_->effective_colorimetry(), state_->current_overlays(),
-                     std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
+  const auto time_ns = std::uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count());
+  for (view::ViewerState* tile : fresh_tiles_) {
+    view::FrameRenderer& r = tile->renderer();
+    if (!r.has_frame()) continue;
+    const FeedInfo& info = tile->info();
+    const std::string& name = !info.stream.empty() ? info.stream : grid() ? info.topic : info.stream;
+    recorder_->capture({r.texture(0), r.texture(1), r.texture(2)}, r.format(), r.width(), r.height(),
+                       tile->effective_colorimetry(), tile->current_overlays(), time_ns, name);
+  }
 }
 
 void Display::output_frame() {
@@ -430,6 +442,7 @@ void Display::finish() noexcept {
     if (state_) publish_figures();
   } catch (...) {
   }
+  fresh_tiles_.clear();
   followers_.clear();
   grid_.release();
   state_.reset();  // stops the feed (Vulkan objects go while the context is current)

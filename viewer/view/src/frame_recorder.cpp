@@ -32,6 +32,7 @@ struct FrameRecorder::Slot {
   Colorimetry colorimetry{};
   media::OverlayFrame overlays;
   std::uint64_t time_ns = 0;
+  std::string topic;  // the tile's image topic
 };
 
 namespace {
@@ -118,9 +119,10 @@ FrameRecorder::~FrameRecorder() { finish(); }
 // every plane into it and fences it.
 void FrameRecorder::capture(const std::array<unsigned, kMaxPlanes>& textures, PixelFormat format,
                             std::uint32_t width, std::uint32_t height, const Colorimetry& colorimetry,
-                            const media::OverlayFrame* overlays, std::uint64_t time_ns) {
+                            const media::OverlayFrame* overlays, std::uint64_t time_ns, std::string_view tile) {
   hand_over(false);
-  if (!fits_stream(format, width, height)) return;
+  const std::string topic = tile_topic(tile);
+  if (!fits_stream(topic, format, width, height)) return;
   Slot* slot = nullptr;
   {
     std::lock_guard lock(mutex_);
@@ -157,19 +159,29 @@ void FrameRecorder::capture(const std::array<unsigned, kMaxPlanes>& textures, Pi
     slot->overlays.clear();
   }
   slot->time_ns = time_ns;
+  slot->topic = topic;
 }
 
-// A recording's stream has one format and size (its readers take them from
-// its first frame): a displayed frame of another is left out, counted
-// (RecorderStats::skipped) and named in a warning the first time.
-bool FrameRecorder::fits_stream(PixelFormat format, std::uint32_t width, std::uint32_t height) {
-  if (!stream_) stream_ = Shape{format, width, height};
-  if (stream_->format == format && stream_->width == width && stream_->height == height) return true;
+// The first tile (an unnamed stream, or a view of one stream) records on the
+// recording's topic; a tile named "left" on "<topic>/left" (a recording's
+// "/cam0": "<topic>/cam0").
+std::string FrameRecorder::tile_topic(std::string_view tile) const {
+  if (tile.empty()) return options_.topic;
+  return options_.topic + (tile.front() == '/' ? "" : "/") + std::string(tile);
+}
+
+// A recording's stream has one format and size per topic (its readers take
+// them from its first frame): a displayed frame of another is left out,
+// counted (RecorderStats::skipped) and named in a warning the first time.
+bool FrameRecorder::fits_stream(const std::string& topic, PixelFormat format, std::uint32_t width,
+                                std::uint32_t height) {
+  const Shape& shape = streams_.try_emplace(topic, Shape{format, width, height}).first->second;
+  if (shape.format == format && shape.width == width && shape.height == height) return true;
   std::lock_guard lock(mutex_);
   if (skipped_++ == 0)
-    log(LogLevel::Warning, "recording " + options_.path + ": " + shape_text(format, width, height) +
-                               " frames are left out (the recording's frames are " +
-                               shape_text(stream_->format, stream_->width, stream_->height) +
+    log(LogLevel::Warning, "recording " + options_.path + ": " + shape_text(format, width, height) + " frames on " +
+                               topic + " are left out (its frames are " +
+                               shape_text(shape.format, shape.width, shape.height) +
                                "; counted in ViewerStats::record_skipped)");
   return false;
 }
@@ -275,7 +287,7 @@ void FrameRecorder::run() {
     if (!skip) {
       try {
         const Frame frame = packed_frame(s->mapped, s->format, s->width, s->height, s->colorimetry);
-        written = write_frame(writer_, frame, s->overlays, options_.topic, s->time_ns);
+        written = write_frame(writer_, frame, s->overlays, s->topic, s->time_ns);
       } catch (const std::exception& e) {
         error = options_.path + ": " + e.what();
       }

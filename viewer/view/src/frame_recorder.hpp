@@ -17,10 +17,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -52,10 +54,12 @@ class FrameRecorder {
   // readback, and hands over earlier readbacks that have finished. A frame
   // of another format or size than the recording's first is left out and
   // counted (stats().skipped, one warning). A GL failure stops the recording
-  // (errors()), not the display: it never throws.
+  // (errors()), not the display: it never throws. `tile`: the grid tile it
+  // was shown in (a stream's or a publisher's name, a recording's topic):
+  // recorded on "<topic>/<tile>"; empty: on the recording's topic.
   void capture(const std::array<unsigned, kMaxPlanes>& textures, PixelFormat format, std::uint32_t width,
                std::uint32_t height, const Colorimetry& colorimetry, const media::OverlayFrame* overlays,
-               std::uint64_t time_ns);
+               std::uint64_t time_ns, std::string_view tile = {});
   // Hands over finished readbacks (call once per display tick).
   void poll();
   // Waits for the readbacks in flight (bounded), writes them, the summary and
@@ -72,7 +76,8 @@ class FrameRecorder {
     PixelFormat format;
     std::uint32_t width, height;
   };
-  bool fits_stream(PixelFormat format, std::uint32_t width, std::uint32_t height);
+  std::string tile_topic(std::string_view tile) const;
+  bool fits_stream(const std::string& topic, PixelFormat format, std::uint32_t width, std::uint32_t height);
   void read_back(Slot& slot, const std::array<unsigned, kMaxPlanes>& textures, PixelFormat format,
                  std::uint32_t width, std::uint32_t height);
   void hand_over(bool wait_all);
@@ -88,7 +93,7 @@ class FrameRecorder {
   std::vector<std::string> errors_;            // guarded by mutex_
   bool stop_ = false, failed_ = false;         // guarded by mutex_
   bool finished_ = false;                      // display thread
-  std::optional<Shape> stream_;                // display thread: the first captured frame's
+  std::map<std::string, Shape> streams_;       // display thread: by topic, its first captured frame's
   std::thread thread_;                         // last: starts once the members above exist
 };
 

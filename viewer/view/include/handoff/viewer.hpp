@@ -151,9 +151,11 @@ struct ViewerOptions {
   // written by threads of their own; a frame that finds them all busy is left
   // out of the recording and counted (ViewerStats::record_dropped). The file
   // is created by the constructor (handoff::Error naming it when it cannot
-  // be) and finished when the viewer closes. A recording holds one format
-  // and size, its first frame's: displayed frames of another are left out,
-  // counted (ViewerStats::record_skipped) and named in one warning.
+  // be) and finished when the viewer closes. A recording's topic holds one
+  // format and size, its first frame's: displayed frames of another are left
+  // out, counted (ViewerStats::record_skipped) and named in one warning.
+  // Several streams (show(..., stream)): each tile on "<topic>/<stream>"
+  // (docs/viewer.md "Several streams").
   media::RecordTarget record{};
   // One-line notices ("no display: rendering headless through EGL"), from any
   // thread. Empty: handoff::log at Warning level.

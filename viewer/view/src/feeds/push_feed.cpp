@@ -7,7 +7,7 @@ namespace handoff::view {
 FeedInfo PushFeed::info() const {
   FeedInfo i = current_;
   i.name = "application";
-  i.topic = ring_->stream();
+  i.topic = i.stream = ring_->stream();
   i.memory = ring_->memory_text();
   i.ring = ring_->size();
   return i;

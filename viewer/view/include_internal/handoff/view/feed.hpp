@@ -35,7 +35,8 @@ struct FeedInfo {
   std::string name;    // "application", "scene", the file's path
   std::string source;  // a line for the notices and the panel; may be empty
   std::string memory;  // what the frame buffers are
-  std::string topic;   // a recording's image topic (a grid tile's name); empty otherwise
+  std::string topic;   // a recording's image topic, a stream's or publisher's name (a grid tile's name); or empty
+  std::string stream;  // the application's stream (Viewer::show's `stream`); empty otherwise
   PixelFormat format = PixelFormat::NV12;
   std::uint32_t width = 0, height = 0;  // of the current frame; 0 before the first
   Colorimetry colorimetry{};
