@@ -130,3 +130,29 @@ def test_ros_bag_lists_topics_and_shows_the_camera_with_its_detections(tmp_path)
     grey = img[40, 50, :3].astype(int)
     assert np.abs(grey - (N - 1)).max() <= 2
     assert np.abs(img[17, 25, :3].astype(int) - grey).max() > 20, "no box edge"
+
+
+def test_ros_bag_shows_two_cameras_side_by_side(tmp_path):
+    """examples/python/ros_bag.py --topic A --topic B: both cameras of a bag rosbags writes, a tile each
+    (Viewer.show(..., stream=)), in log-time order."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "ros"))
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from test_ros_detections import H, START_NS, STEP_NS, T, TS, W, header
+    n = 5
+    with Writer(tmp_path / "bag", version=9, storage_plugin=StoragePlugin.SQLITE3) as writer:
+        cams = {name: writer.add_connection(name, "sensor_msgs/msg/Image", typestore=TS)
+                for name in ("/left/image_raw", "/right/image_raw")}
+        for k in range(n):
+            for name, level, offset in (("/left/image_raw", 10 + k, 0), ("/right/image_raw", 200 - k, 5_000_000)):
+                ns = START_NS + k * STEP_NS + offset
+                img = T["sensor_msgs/msg/Image"](header=header(ns), height=H, width=W, encoding="mono8",
+                                                 is_bigendian=0, step=W, data=np.full(W * H, level, dtype=np.uint8))
+                writer.write(cams[name], ns, bytes(TS.serialize_cdr(img, "sensor_msgs/msg/Image")))
+    snap = tmp_path / "both.npy"
+    out = run("ros_bag.py", tmp_path / "bag", "--topic", "/left/image_raw", "--topic", "/right/image_raw",
+              "--headless", "--snapshot", snap)
+    assert f"{2 * n} frames shown" in out, out
+    img = np.load(snap)[..., :3].astype(int)
+    assert img.shape == (H, 2 * W, 3), img.shape
+    assert np.abs(img[:, :W] - (10 + n - 1)).max() <= 1, "the left camera's last frame in the first tile"
+    assert np.abs(img[:, W:] - (200 - n + 1)).max() <= 1, "the right camera's last frame in the second tile"
