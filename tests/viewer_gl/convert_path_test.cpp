@@ -12,6 +12,9 @@
 //    random content at fractional weights, recorded as a test property);
 //  - what the CPU path caches (the converted view) follows the frame, the view
 //    and the colorimetry; the plane textures follow the frame (pixel probe);
+//  - grey frames (gray8, gray16, gray32f with NaN / +-inf holes) over their
+//    ranges: within 1 code of the grey shader's rule in float64, and of the
+//    shader itself through FrameRenderer;
 //  - bad arguments are refused naming what is wrong.
 #include <gtest/gtest.h>
 
@@ -20,6 +23,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -241,6 +246,144 @@ TEST(ViewConvert, RgbFramesOfEveryViewWithinOneCodeOfFloat64Reference) {
   EXPECT_LE(worst.error, 1) << "worst at " << worst.where;
 }
 
+// A grey frame of random samples (gray32f: values around 0..10 with NaN
+// and +-inf holes), rows pitched.
+struct GreyFrame {
+  PixelFormat format;
+  std::uint32_t w, h;
+  std::size_t pitch;
+  std::vector<std::uint8_t> bytes;
+  GreyFrame(PixelFormat f, std::uint32_t width, std::uint32_t height, std::uint32_t seed)
+      : format(f), w(width), h(height) {
+    const std::size_t bps = bytes_per_sample(f);
+    pitch = (w + seed % 3) * bps;
+    bytes.resize(pitch * h);
+    std::mt19937 rng(seed);
+    for (std::uint32_t y = 0; y < h; ++y)
+      for (std::uint32_t x = 0; x < w; ++x) {
+        std::uint8_t* at = &bytes[y * pitch + x * bps];
+        if (f == PixelFormat::GRAY8) *at = std::uint8_t(rng());
+        else if (f == PixelFormat::GRAY16) {
+          const auto v = std::uint16_t(rng());
+          std::memcpy(at, &v, 2);
+        } else {
+          const std::uint32_t r = rng() % 16;
+          float v = float(rng() % 10000) / 1000.0f;
+          if (r == 0) v = std::numeric_limits<float>::quiet_NaN();
+          if (r == 1) v = std::numeric_limits<float>::infinity();
+          if (r == 2) v = -std::numeric_limits<float>::infinity();
+          std::memcpy(at, &v, 4);
+        }
+      }
+  }
+  HostPlanes planes() const { return HostPlanes{format, w, h, bytes.data(), pitch, nullptr, 0}; }
+  Frame frame() const {
+    Frame f;
+    f.format = format;
+    f.width = w;
+    f.height = h;
+    f.memory = MemoryKind::Host;
+    f.planes[0] = Plane{const_cast<std::uint8_t*>(bytes.data()), 0, pitch, w, h, 1};
+    return f;
+  }
+  // The sample as the grey shader reads it: UNORM for the integer formats, the float itself.
+  double sample(int x, int y) const {
+    x = std::clamp(x, 0, int(w) - 1);
+    y = std::clamp(y, 0, int(h) - 1);
+    const std::uint8_t* at = &bytes[std::size_t(y) * pitch + std::size_t(x) * bytes_per_sample(format)];
+    if (format == PixelFormat::GRAY8) return *at / 255.0;
+    if (format == PixelFormat::GRAY16) {
+      std::uint16_t v;
+      std::memcpy(&v, at, 2);
+      return v / 65535.0;
+    }
+    float v;
+    std::memcpy(&v, at, 4);
+    return v;
+  }
+};
+
+// gray_frame_frag.glsl in float64: the four texels, non-finite ones out of
+// the mix, the nearest one's finiteness deciding a hole; (s - lo) * scale
+// clamped, rounded to 8 bits.
+int grey_reference(const GreyFrame& f, const GrayMapping& g, const ViewTransform& v, bool nearest, int bx, int by) {
+  double px = (bx + 0.5 - v.offset_x) / v.scale, py = (by + 0.5 - v.offset_y) / v.scale;
+  if (nearest) {
+    px = std::floor(px) + 0.5;
+    py = std::floor(py) + 0.5;
+  }
+  const double tx = px - 0.5, ty = py - 0.5, x0 = std::floor(tx), y0 = std::floor(ty), fx = tx - x0, fy = ty - y0;
+  const double s[4] = {f.sample(int(x0), int(y0)), f.sample(int(x0) + 1, int(y0)), f.sample(int(x0), int(y0) + 1),
+                       f.sample(int(x0) + 1, int(y0) + 1)};
+  const double w[4] = {(1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy};
+  double sum = 0, weight = 0, nearest_w = -1;
+  bool nearest_finite = true;
+  for (int k = 0; k < 4; ++k) {
+    if (w[k] > nearest_w) {
+      nearest_w = w[k];
+      nearest_finite = std::isfinite(s[k]);
+    }
+    if (std::isfinite(s[k]) && w[k] > 0) {
+      sum += w[k] * s[k];
+      weight += w[k];
+    }
+  }
+  const double out = !nearest_finite || weight <= 0 ? g.non_finite : std::clamp((sum / weight - g.lo) * g.scale, 0.0, 1.0);
+  return int(std::lround(out * 255.0));
+}
+
+// Whether the texel nearest to framebuffer pixel (bx, by) is a tie between a
+// finite and a non-finite texel (two weights within 1e-4): there the shader's
+// float interpolation picks either (a hole or not), as any GPU would.
+bool hole_tie(const GreyFrame& f, const ViewTransform& v, int bx, int by) {
+  const double px = (bx + 0.5 - v.offset_x) / v.scale, py = (by + 0.5 - v.offset_y) / v.scale;
+  const double tx = px - 0.5, ty = py - 0.5, x0 = std::floor(tx), y0 = std::floor(ty), fx = tx - x0, fy = ty - y0;
+  const double s[4] = {f.sample(int(x0), int(y0)), f.sample(int(x0) + 1, int(y0)), f.sample(int(x0), int(y0) + 1),
+                       f.sample(int(x0) + 1, int(y0) + 1)};
+  const double w[4] = {(1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy};
+  const double top = *std::max_element(w, w + 4);
+  bool finite = false, hole = false;
+  for (int k = 0; k < 4; ++k)
+    if (w[k] > top - 1e-4) (std::isfinite(s[k]) ? finite : hole) = true;
+  return finite && hole;
+}
+
+// Grey frames: gray8 / gray16 over their full range and a narrower one,
+// gray32f over a range with NaN and +-inf holes; R = G = B, alpha 255.
+TEST(ViewConvert, GreyFramesOfEveryViewWithinOneCodeOfFloat64Reference) {
+  ViewConverter conv(2);
+  Worst worst;
+  std::size_t holes = 0;
+  std::uint32_t seed = 40;
+  for (const ViewCase& vc : view_cases())
+    for (auto format : {PixelFormat::GRAY8, PixelFormat::GRAY16, PixelFormat::GRAY32F})
+      for (const GrayMapping g : {GrayMapping{0.0f, 1.0f, 0.5f}, GrayMapping{0.2f, 2.5f, 0.5f},
+                                  GrayMapping{1.5f, 0.125f, 128.0f / 255.0f}}) {
+        const GreyFrame f(format, vc.frame_w, vc.frame_h, seed++);
+        const PixelRect r = covered_pixels(f.w, f.h, vc.view, vc.fb_w, vc.fb_h);
+        ASSERT_FALSE(r.empty()) << vc.name;
+        std::vector<std::uint8_t> out(std::size_t(r.width()) * std::size_t(r.height()) * 4, 7);
+        for (const ByteOrder order : {ByteOrder::Rgba, ByteOrder::Bgra}) {
+          conv.convert(f.planes(), Colorimetry{}, vc.view, vc.nearest, r, order, out.data(), r.width() * 4, g);
+          for (int y = r.y0; y < r.y1; ++y)
+            for (int x = r.x0; x < r.x1; ++x) {
+              const std::uint8_t* px =
+                  &out[(std::size_t(y - r.y0) * std::size_t(r.width()) + std::size_t(x - r.x0)) * 4];
+              const int want = grey_reference(f, g, vc.view, vc.nearest, x, y);
+              holes += want == int(std::lround(g.non_finite * 255.0));
+              for (int k = 0; k < 3; ++k)
+                worst.see(std::abs(int(px[k]) - want), at_text(vc, Colorimetry{}, format, x, y, k) + " lo " +
+                                                            std::to_string(g.lo) + " scale " + std::to_string(g.scale));
+              ASSERT_EQ(px[3], 255);
+              ++worst.pixels;
+            }
+        }
+      }
+  EXPECT_GT(worst.pixels, 30000u);
+  EXPECT_GT(holes, 100u) << "the gray32f frames' holes were drawn somewhere";
+  EXPECT_LE(worst.error, 1) << "worst at " << worst.where;
+}
+
 TEST(ViewConvert, ByteOrderAndBottomUpRows) {
   const RandomFrame f(PixelFormat::NV12, 31, 17, 99);
   const Colorimetry c{};
@@ -388,6 +531,53 @@ TEST_F(ConvertPathGl, CpuPathMatchesReferenceAndShaderInAnFbo) {
   RecordProperty("max_error_to_reference", to_reference.error);
   RecordProperty("max_difference_to_shader", to_shader.error);
   RecordProperty("shader_max_error_to_reference", shader_to_reference.error);
+}
+
+// Grey frames through FrameRenderer: the CPU path (the converter, then the
+// blit) against the grey shader on the same frames and ranges.
+TEST_F(ConvertPathGl, GreyCpuPathMatchesTheShaderInAnFbo) {
+  FrameRenderer cpu(ViewerConvert::Cpu), gpu(ViewerConvert::Gpu);
+  Worst to_shader;
+  std::size_t ties = 0;  // channels at a hole's tie (left out: hole_tie)
+  std::uint32_t seed = 300;
+  for (const ViewCase& vc : view_cases())
+    for (auto format : {PixelFormat::GRAY8, PixelFormat::GRAY16, PixelFormat::GRAY32F})
+      for (const std::optional<ValueRange> range : {std::optional<ValueRange>{}, std::optional{ValueRange{1.0, 7.5}}}) {
+        if (format == PixelFormat::GRAY32F && !range) continue;  // its automatic range differs frame to frame
+        const GreyFrame f(format, vc.frame_w, vc.frame_h, seed++);
+        const Frame frame = f.frame();
+        Drawn drawn[2];
+        FrameRenderer* renderers[2] = {&cpu, &gpu};
+        for (int i = 0; i < 2; ++i) {
+          FrameTarget target;
+          target.resize(vc.fb_w, vc.fb_h);
+          renderers[i]->upload(frame);
+          target.bind();
+          DrawOptions o;
+          o.view = vc.view;
+          o.nearest = vc.nearest;
+          o.value_range = range;
+          renderers[i]->draw(o, vc.fb_w, vc.fb_h);
+          drawn[i] = Drawn{vc.fb_w, vc.fb_h, {}};
+          target.read_rgba(drawn[i].rgba);
+          FrameTarget::unbind();
+        }
+        for (std::size_t at = 0; at < drawn[0].rgba.size(); ++at) {
+          const int x = int((at / 4) % std::size_t(vc.fb_w)), y = int((at / 4) / std::size_t(vc.fb_w));
+          if (format == PixelFormat::GRAY32F && !vc.nearest && hole_tie(f, vc.view, x, y)) {
+            ++ties;
+            continue;
+          }
+          to_shader.see(std::abs(int(drawn[0].rgba[at]) - int(drawn[1].rgba[at])),
+                        std::string(vc.name) + " " + std::string(to_string(format)) + " pixel " + std::to_string(x) +
+                            "," + std::to_string(y));
+          ++to_shader.pixels;
+        }
+      }
+  EXPECT_TRUE(cpu.cpu_convert());
+  EXPECT_GT(to_shader.pixels, 10000u);
+  EXPECT_LT(ties * 50, to_shader.pixels) << "ties are rare";
+  EXPECT_LE(to_shader.error, 1) << "worst at " << to_shader.where;
 }
 
 TEST_F(ConvertPathGl, TheConvertedViewFollowsFrameViewAndColorimetry) {

@@ -279,6 +279,15 @@ void PlaneTextures::upload(const Frame& frame) const {
 
 namespace {
 
+// A grey frame's range as the grey shader's uniforms (and ViewConverter's
+// GrayMapping): lo and scale in the units the texture returns (UNORM 0..1
+// for gray8 / gray16, the float itself for gray32f); none: the format's full range.
+GrayMapping gray_mapping(PixelFormat format, const std::optional<ValueRange>& range) {
+  const double unit = format == PixelFormat::GRAY8 ? 255.0 : format == PixelFormat::GRAY16 ? 65535.0 : 1.0;
+  const ValueRange r = range.value_or(ValueRange{0.0, unit});
+  return GrayMapping{float(r.lo / unit), float(unit / (r.hi - r.lo)), kNonFiniteGray};
+}
+
 class ShaderColorPath final : public ColorPath {
  public:
   ShaderColorPath();  // compiles both programs (handoff::Error on failure)
@@ -344,12 +353,10 @@ void ShaderColorPath::set_uniforms(const Program& p, const DrawOptions& o, int f
     glUniform3fv(p.bias, 1, sc.bias.data());
   }
   if (is_gray(t.format())) {
-    // The range in the units the texture returns: UNORM 0..1 for the integer formats.
-    const double unit = t.format() == PixelFormat::GRAY8 ? 255.0 : t.format() == PixelFormat::GRAY16 ? 65535.0 : 1.0;
-    const ValueRange r = o.value_range.value_or(ValueRange{0.0, unit});
-    glUniform1f(p.lo, float(r.lo / unit));
-    glUniform1f(p.value_scale, float(unit / (r.hi - r.lo)));
-    glUniform3f(p.non_finite, kNonFiniteGray, kNonFiniteGray, kNonFiniteGray);
+    const GrayMapping g = gray_mapping(t.format(), o.value_range);
+    glUniform1f(p.lo, g.lo);
+    glUniform1f(p.value_scale, g.scale);
+    glUniform3f(p.non_finite, g.non_finite, g.non_finite, g.non_finite);
   }
   glUniform2f(p.frame_size, static_cast<float>(t.width()), static_cast<float>(t.height()));
   const ChromaGrid g = chroma_grid(t.format(), t.width(), t.height());
@@ -441,6 +448,7 @@ class CpuColorPath final : public ColorPath {
     bool top_down = false;
     bool with_layers = false;     // DrawOptions::cpu_layers drawn in
     std::uint64_t layers_key = 0;  // and its key
+    std::optional<ValueRange> value_range;  // grey frames' range
     bool operator==(const ConvertKey&) const = default;
   };
 
@@ -483,18 +491,7 @@ Frame CpuColorPath::host_frame() const {
 // Host planes are copied (copy_frame); a GL buffer's are read with
 // glGetNamedBufferSubData (llvmpipe: a memcpy) straight into the host copy.
 void CpuColorPath::take(const Frame& frame, const PlaneTextures& textures) {
-  if (is_gray(frame.format)) {
-    // ViewConverter converts YUV and resamples RGB; grey goes to the
-    // textures and the shader draws it (an R8 / R16 / R32F upload is a copy,
-    // and its range mapping lives in the shader; holds() is false without a
-    // host copy). RGB does not: llvmpipe converts 3-byte texels one by one on
-    // upload (about 4 ms for 1080p against 0.5 ms for the same bytes as R8)
-    // and then pays a filtered fetch per window pixel.
-    host_.layout = FrameLayout{};  // width 0
-    textures_behind_ = false;
-    textures.upload(frame);
-    return;
-  }
+  (void)textures;  // uploaded only when something samples them (sync())
   host_.layout = FrameLayout::packed(frame.format, frame.width, frame.height);
   // A GL buffer's planes keep their pitches: each is read in one piece
   // straight into the host copy (no staging copy as well).
@@ -570,6 +567,7 @@ CpuColorPath::ConvertKey CpuColorPath::key_for(const DrawOptions& o, int fb_w, i
   key.top_down = draw_fbo == 0;
   key.with_layers = o.cpu_layers != nullptr;
   key.layers_key = o.cpu_layers ? o.cpu_layers->key : 0;
+  key.value_range = o.value_range;
   return key;
 }
 
@@ -580,7 +578,8 @@ void CpuColorPath::convert(const ConvertKey& key, const DrawOptions& o) {
   view_pixels_.resize(row * std::size_t(r.height()));
   std::uint8_t* first = key.top_down ? view_pixels_.data() : view_pixels_.data() + row * std::size_t(r.height() - 1);
   const std::ptrdiff_t pitch = key.top_down ? std::ptrdiff_t(row) : -std::ptrdiff_t(row);
-  converter_->convert(host_planes(host_frame()), key.colorimetry, key.view, key.nearest, r, key.order, first, pitch);
+  converter_->convert(host_planes(host_frame()), key.colorimetry, key.view, key.nearest, r, key.order, first, pitch,
+                      gray_mapping(host_.layout.format, o.value_range));
   if (o.cpu_layers) o.cpu_layers->draw(r, key.order, first, pitch);
   const GLenum format = key.order == ByteOrder::Bgra ? GL_BGRA : GL_RGBA;
   const PixelRect& had = converted_.rect;

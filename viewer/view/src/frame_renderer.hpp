@@ -10,8 +10,8 @@
 //    host memory and fills the textures only when something reads them
 //    (luma_texture(), chroma_texture()) or the shader has to draw (a
 //    multisampled framebuffer, external textures). It converts every YUV
-//    format; RGB and grey frames (one texture fetch a pixel) are drawn by
-//    the shader on either path.
+//    format, resamples RGB and maps grey over its range (GrayMapping, the
+//    grey shader's uniforms).
 //
 // Thread safety: every method needs the same current GL 4.5 core context (glad
 // loaded) on the calling thread, the one the renderer was created on.

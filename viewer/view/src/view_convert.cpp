@@ -261,19 +261,25 @@ void fill_axis(Axis& a, int start, int count, double offset, double scale, bool 
 }  // namespace
 
 void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, const ViewTransform& view, bool nearest,
-                            const PixelRect& rect, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch) {
+                            const PixelRect& rect, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch,
+                            const GrayMapping& gray) {
   const PixelFormat f = planes.format;
+  const bool gray16 = f == PixelFormat::GRAY16, gray32f = f == PixelFormat::GRAY32F;
   const bool p010 = f == PixelFormat::P010, i420 = f == PixelFormat::I420;
   const bool packed = f == PixelFormat::YUYV || f == PixelFormat::UYVY;
-  const bool rgb = is_rgb(f);
-  if (!is_yuv(f) && !rgb)
-    throw UsageError("ViewConverter::convert: " + std::string(to_string(f)) + " is not a YUV or RGB format");
-  if (!planes.luma || (!packed && !rgb && !planes.chroma) || (i420 && !planes.v) || planes.width == 0 ||
+  // RGB and grey: one plane, every channel (or the one value) on the luma grid.
+  const bool rgb = is_rgb(f), grey = is_gray(f), one_plane = rgb || grey;
+  if (!is_yuv(f) && !one_plane)
+    throw UsageError("ViewConverter::convert: " + std::string(to_string(f)) + " is not a YUV, RGB or grey format");
+  if (!planes.luma || (!packed && !one_plane && !planes.chroma) || (i420 && !planes.v) || planes.width == 0 ||
       planes.height == 0)
     throw UsageError("ViewConverter::convert: no frame planes");
-  const std::size_t bps = p010 ? 2 : 1;
+  if (grey && !(std::isfinite(gray.lo) && std::isfinite(gray.scale) && gray.scale > 0))
+    throw UsageError("ViewConverter::convert: a grey mapping needs a finite lo and a positive scale");
+  const std::size_t bps = p010 || gray16 ? 2 : gray32f ? 4 : 1;
   const std::size_t cw_ = chroma_width(planes.width);
   const bool short_rows = rgb    ? planes.luma_pitch < planes.width * rgb_stride(f)
+                          : grey ? planes.luma_pitch < planes.width * bps
                           : packed ? planes.luma_pitch < cw_ * 4
                           : i420 ? planes.luma_pitch < planes.width || planes.chroma_pitch < cw_ || planes.v_pitch < cw_
                                  : planes.luma_pitch < planes.width * bps || planes.chroma_pitch < cw_ * 2 * bps;
@@ -281,6 +287,8 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
   if (p010 && ((reinterpret_cast<std::uintptr_t>(planes.luma) | reinterpret_cast<std::uintptr_t>(planes.chroma) |
                 planes.luma_pitch | planes.chroma_pitch) & 1u))
     throw UsageError("ViewConverter::convert: P010 planes and pitches must be 2-byte aligned");
+  if ((gray16 || gray32f) && ((reinterpret_cast<std::uintptr_t>(planes.luma) | planes.luma_pitch) & (bps - 1)))
+    throw UsageError("ViewConverter::convert: gray16 / gray32f planes and pitches must be aligned to their samples");
   if ((reinterpret_cast<std::uintptr_t>(out) | std::uintptr_t(pitch < 0 ? -pitch : pitch)) & 3u)
     throw UsageError("ViewConverter::convert: the output and its pitch must be 4-byte aligned");
   if (rect.empty() || !out) return;
@@ -294,9 +302,10 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
   const auto cw = std::int32_t(cw_), ch = packed ? lh : std::int32_t(chroma_height(planes.height));
   fill_axis(luma_x_, rect.x0, rect.width(), view.offset_x, view.scale, nearest, false, 0.0, lw);
   fill_axis(luma_y_, rect.y0, rect.height(), view.offset_y, view.scale, nearest, false, 0.0, lh);
-  if (rgb) {
+  if (one_plane) {
     // RGB: every channel sampled on the luma grid (convert_rows resamples
-    // the interleaved row as it is; the chroma tables only size the scratch).
+    // the interleaved row as it is); grey: the value, as luma (its chroma
+    // row is zeros). The chroma tables only size the scratch.
     chroma_x_ = luma_x_;
     chroma_y_ = luma_y_;
   } else {
@@ -318,7 +327,15 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
   // The shader's uniforms, rescaled: raw samples in, 0..255 out (RGB: the
   // identity; codes in, codes out, as the RGB shader shows them).
   float m[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, bias[3] = {0, 0, 0};
-  if (!rgb) {
+  if (grey) {
+    // The grey shader's clamp((s / unit - lo) * scale, 0, 1), in 0..255, as
+    // a matrix on the raw sample: every channel k * s + bias, chroma ignored.
+    const float unit = gray16 ? 65535.0f : 255.0f;
+    const float k = gray.scale * 255.0f / unit;
+    for (float& x : m) x = 0.0f;
+    m[0] = m[1] = m[2] = k;
+    bias[0] = bias[1] = bias[2] = -gray.lo * gray.scale * 255.0f;
+  } else if (!rgb) {
     const ShaderColor sc = fold_color(c, planes.format);
     const float in_scale = 255.0f / (p010 ? 65535.0f : 255.0f);
     for (int i = 0; i < 9; ++i) m[i] = sc.rgb_from_yuv[std::size_t(i)] * in_scale;
@@ -336,6 +353,8 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
     p.luma += std::size_t(lbase);
     p.chroma += std::size_t(cbase);
     p.v += std::size_t(cbase);
+  } else if (grey) {
+    p.luma += std::size_t(lbase) * bps;
   } else if (!packed && !rgb) {  // a packed row holds luma and chroma: vertical_pass offsets them
     p.luma += std::size_t(lbase) * bps;
     p.chroma += std::size_t(cbase) * 2 * bps;
@@ -349,11 +368,53 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
     s.y.resize(std::size_t(rect.width()));
     s.cb.resize(std::size_t(rect.width()));
     s.cr.resize(std::size_t(rect.width()));
+    if (grey) std::fill(s.chroma.begin(), s.chroma.end(), 0.0f);  // the matrix ignores it; kept finite
   }
   pool_.run(bands, [&](unsigned band) {
     const int first = int(std::int64_t(rows) * band / bands), last = int(std::int64_t(rows) * (band + 1) / bands);
-    convert_rows(p, first, last, scratch_[band], m, bias, order, out, pitch);
+    if (gray32f) float_gray_rows(p, first, last, gray, out, pitch);
+    else convert_rows(p, first, last, scratch_[band], m, bias, order, out, pitch);
   });
+}
+
+// gray32f rows, as gray_frame_frag.glsl draws them: the four texels around
+// each position (bilinear weights; flat pixels: the nearest) mixed in float,
+// NaN / +-inf texels left out of the mix; a position whose nearest texel
+// (the largest weight, the first of equal ones) is not finite, or with no
+// finite texel, is drawn in the mapping's non-finite grey.
+void ViewConverter::float_gray_rows(const HostPlanes& p, int first, int last, const GrayMapping& gray,
+                                    std::uint8_t* out, std::ptrdiff_t pitch) const {
+  const std::size_t width = std::size_t(rect_.width());
+  const auto byte = [](float v) { return std::uint32_t(std::int32_t(std::clamp(v, 0.0f, 1.0f) * 255.0f + 0.5f)); };
+  const std::uint32_t hole = byte(gray.non_finite);
+  for (int r = first; r < last; ++r) {
+    const float* r0 = row_of<float>(p.luma, p.luma_pitch, luma_y_.i0[std::size_t(r)]);
+    const float* r1 = row_of<float>(p.luma, p.luma_pitch, luma_y_.i1[std::size_t(r)]);
+    const float fy = luma_y_.w[std::size_t(r)];
+    auto* o = reinterpret_cast<std::uint32_t*>(out + std::ptrdiff_t(r) * pitch);
+    for (std::size_t j = 0; j < width; ++j) {
+      const std::int32_t x0 = luma_x_.i0[j], x1 = luma_x_.i1[j];
+      const float fx = luma_x_.w[j];
+      const float s[4] = {r0[x0], r0[x1], r1[x0], r1[x1]};
+      const float w[4] = {(1 - fx) * (1 - fy), fx * (1 - fy), (1 - fx) * fy, fx * fy};
+      float sum = 0, weight = 0, nearest_w = -1;
+      bool nearest_finite = true;
+      for (int k = 0; k < 4; ++k) {
+        const bool ok = std::isfinite(s[k]);
+        if (w[k] > nearest_w) {
+          nearest_w = w[k];
+          nearest_finite = ok;
+        }
+        if (ok && w[k] > 0) {
+          sum += w[k] * s[k];
+          weight += w[k];
+        }
+      }
+      const std::uint32_t v =
+          !nearest_finite || weight <= 0 ? hole : byte((sum / weight - gray.lo) * gray.scale);
+      o[j] = v | (v << 8) | (v << 16) | 0xff000000u;
+    }
+  }
 }
 
 // Vertical pass of output row y of a YUV frame: the two source rows of each
@@ -367,6 +428,14 @@ void ViewConverter::vertical_pass(const HostPlanes& p, std::size_t y, std::size_
   };
   const float ly = luma_y_.w[y], cy = chroma_y_.w[y];
   switch (p.format) {
+    case PixelFormat::GRAY8:  // the value as luma; the chroma row stays zeros (convert())
+      k.lerp8(row_of<std::uint8_t>(p.luma, p.luma_pitch, luma_y_.i0[y]),
+              row_of<std::uint8_t>(p.luma, p.luma_pitch, luma_y_.i1[y]), ly, lcols, s.luma.data());
+      return;
+    case PixelFormat::GRAY16:
+      k.lerp16(row_of<std::uint16_t>(p.luma, p.luma_pitch, luma_y_.i0[y]),
+               row_of<std::uint16_t>(p.luma, p.luma_pitch, luma_y_.i1[y]), ly, lcols, s.luma.data());
+      return;
     case PixelFormat::P010:
       k.lerp16(row_of<std::uint16_t>(p.luma, p.luma_pitch, luma_y_.i0[y]),
                row_of<std::uint16_t>(p.luma, p.luma_pitch, luma_y_.i1[y]), ly, lcols, s.luma.data());

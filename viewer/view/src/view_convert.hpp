@@ -1,8 +1,9 @@
 #pragma once
-// The CPU twin of the YUV and RGB frame shaders (shaders/gl/yuv_*frame_*.glsl,
-// rgb_frame_*.glsl), for software rasterisers: host planes of any YUV format
-// (nv12, p010, i420, yuyv, uyvy) converted to 8-bit R'G'B', and RGB frames
-// (rgb8, bgr8, rgba8, bgra8; alpha not drawn) resampled, at
+// The CPU twin of the YUV, RGB and grey frame shaders (shaders/gl/yuv_*frame_*.glsl,
+// rgb_frame_*.glsl, gray_frame_*.glsl), for software rasterisers: host planes of any YUV format
+// (nv12, p010, i420, yuyv, uyvy) converted to 8-bit R'G'B', RGB frames
+// (rgb8, bgr8, rgba8, bgra8; alpha not drawn) resampled, and grey frames
+// (gray8, gray16, gray32f) resampled and mapped over their range, at
 // the size they are shown, sampled where the shaders sample (the same view
 // transform, chroma siting, clamp to edge, bilinear or flat pixels) and
 // converted with the same uniforms (fold_color). On llvmpipe each bilinear
@@ -66,6 +67,15 @@ HostPlanes host_planes(const Frame& frame);
 
 enum class ByteOrder : std::uint8_t { Rgba, Bgra };  // bytes of an output pixel; the fourth is 255
 
+// A grey frame's mapping, as the grey shader's uniforms: a sample s (UNORM
+// 0..1 for gray8 / gray16, the float itself for gray32f) is drawn as
+// clamp((s - lo) * scale, 0, 1); NaN / +-inf samples (gray32f) as
+// `non_finite` (0..1), with the shader's rule for their neighbours.
+struct GrayMapping {
+  float lo = 0.0f, scale = 1.0f;
+  float non_finite = 0.5f;
+};
+
 class ViewConverter {
  public:
   // `threads` in all, the caller's included (0: one per core).
@@ -76,10 +86,12 @@ class ViewConverter {
   // out + r * pitch (a negative pitch writes bottom-up), 4 bytes a pixel
   // (`out` and `pitch` 4-byte aligned).
   // `nearest`: each frame pixel flat (yuv_frame_nearest_frag), else bilinear.
+  // `gray`: how grey frames map to grey (ignored for the other formats).
   // UsageError when the planes are missing or the rect is outside what the
   // frame covers.
   void convert(const HostPlanes& planes, const Colorimetry& colorimetry, const ViewTransform& view, bool nearest,
-               const PixelRect& rect, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch);
+               const PixelRect& rect, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch,
+               const GrayMapping& gray = {});
 
   unsigned threads() const { return pool_.threads(); }
 
@@ -99,6 +111,8 @@ class ViewConverter {
                      Scratch& s) const;
   void convert_rows(const HostPlanes& planes, int first, int last, Scratch& s, const float* matrix,
                     const float* bias, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch) const;
+  void float_gray_rows(const HostPlanes& planes, int first, int last, const GrayMapping& gray, std::uint8_t* out,
+                       std::ptrdiff_t pitch) const;
 
   media::BandPool pool_;
   Axis luma_x_, chroma_x_, luma_y_, chroma_y_;

@@ -91,11 +91,11 @@ enum class ViewerMemory : std::uint8_t {
   Host,  // host memory (glMapNamedBufferRange); CUDA frames are then copied device to host
 };
 
-// Where YUV frames become R'G'B' for display (RGB and grey frames are drawn
-// by the shader either way).
+// Where frames become the view's R'G'B' pixels: YUV converted, RGB
+// resampled, grey mapped over its range.
 enum class ViewerConvert : std::uint8_t {
   Auto,  // Gpu, except where GL is a software rasteriser (llvmpipe, softpipe, SwiftShader): Cpu
-  Gpu,   // the fragment shader: two filtered texture fetches and the matrix per view pixel
+  Gpu,   // the fragment shader: filtered texture fetches (and the matrix) per view pixel
   // On the CPU, at the size shown (the shader's sampling and uniforms, the
   // viewer's threads), then copied into the framebuffer: on a software
   // rasteriser this is several times cheaper than the shader; on a GPU it is
