@@ -16,6 +16,7 @@
 #include <handoff/log.hpp>
 #include <handoff/media/error.hpp>
 #include <handoff/media/recording.hpp>
+#include <handoff/media/rosbag.hpp>
 
 #include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/stubs/logging.h>
@@ -665,6 +666,14 @@ std::unique_ptr<RecordingSource> open_recording_memory(std::span<const std::uint
   mcap::ReaderOptions r;
   r.max_chunk_bytes = options.max_chunk_bytes;
   return std::make_unique<RecordingSourceImpl>(mcap::Reader::open_memory(bytes, std::move(name), r), options);
+}
+
+std::unique_ptr<RecordingSource> open_bag_memory(const std::vector<std::span<const std::uint8_t>>& parts,
+                                                 bool compressed_messages, const std::string& name,
+                                                 const RecordingOpenOptions& options) {
+  mcap::ReaderOptions r;
+  r.max_chunk_bytes = options.max_chunk_bytes;
+  return std::make_unique<RecordingSourceImpl>(open_bag_mcap_memory(parts, compressed_messages, name, r), options);
 }
 
 }  // namespace handoff::media

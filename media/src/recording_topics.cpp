@@ -10,6 +10,7 @@
 #include <handoff/media/error.hpp>
 #include <handoff/media/image_codec.hpp>
 #include <handoff/media/recording.hpp>
+#include <handoff/media/rosbag.hpp>
 #include <handoff/media/ros_image.hpp>
 
 #include <sqlite3.h>
@@ -253,7 +254,8 @@ std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag) {
         f.first_error.clear();
         if (bag.compression == BagCompression::Message) {
           try {
-            f.first_message = zstd_decompress_message(f.first_message, file, "topic " + name + ": message 0");
+            f.first_message = zstd_decompress_message(f.first_message, file, "topic " + name + ": message 0",
+                                                      mcap::ReaderOptions{}.max_chunk_bytes);
           } catch (const Error& e) {  // ParseError: listed as not shown, with the reason
             f.first_error = e.what();
           }
@@ -292,6 +294,11 @@ std::vector<RecordingTopicListing> list_recording_topics(const std::filesystem::
 
 std::vector<RecordingTopicListing> list_recording_topics_memory(std::span<const std::uint8_t> bytes, std::string name) {
   return list_mcap(*mcap::Reader::open_memory(bytes, std::move(name)));
+}
+
+std::vector<RecordingTopicListing> list_bag_topics_memory(const std::vector<std::span<const std::uint8_t>>& parts,
+                                                          bool compressed_messages, const std::string& name) {
+  return list_mcap(*open_bag_mcap_memory(parts, compressed_messages, name, {}));
 }
 
 }  // namespace handoff::media

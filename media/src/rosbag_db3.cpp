@@ -84,10 +84,11 @@ Db3File open_file(const std::filesystem::path& path, BagCompression compression)
 }
 
 // A row's blob, decompressed in compression_mode message.
-std::vector<std::uint8_t> row_data(const Db3File& f, sqlite3_stmt* s, bool compressed, const std::string& where) {
+// `limit`: 0 when the messages are not compressed, else the most one decompresses to.
+std::vector<std::uint8_t> row_data(const Db3File& f, sqlite3_stmt* s, std::uint64_t limit, const std::string& where) {
   const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(s, 0));
   const std::span<const std::uint8_t> data(blob, std::size_t(sqlite3_column_bytes(s, 0)));
-  if (compressed) return zstd_decompress_message(data, f.name, where);
+  if (limit) return zstd_decompress_message(data, f.name, where, limit);
   return {data.begin(), data.end()};
 }
 
@@ -141,7 +142,7 @@ class Db3Source final : public RecordingSource {
 
   std::string name_;  // the file, or a split / compressed bag's folder
   std::vector<Db3File> files_;
-  bool compressed_messages_ = false;  // compression_mode message
+  std::uint64_t compressed_messages_ = 0;  // compression_mode message: the most one decompresses to (max_chunk_bytes)
   SourceInfo info_;
   std::vector<RecordingTopic> topics_;
   std::string topic_, none_;
@@ -160,7 +161,7 @@ class Db3Source final : public RecordingSource {
 };
 
 Db3Source::Db3Source(const RosbagFolder& bag, const RecordingOpenOptions& options)
-    : name_(bag.name), compressed_messages_(bag.compression == BagCompression::Message) {
+    : name_(bag.name), compressed_messages_(bag.compression == BagCompression::Message ? options.max_chunk_bytes : 0) {
   for (const auto& path : bag.files) files_.push_back(open_file(path, bag.compression));
   choose_topic(options);
   for (Db3File& f : files_) f.read = prepare(f, "SELECT data FROM messages WHERE id = ?");
@@ -409,7 +410,8 @@ void Db3Source::with_image(std::size_t index, F&& use) const {
   std::span<const std::uint8_t> data(static_cast<const std::uint8_t*>(sqlite3_column_blob(f.read.get(), 0)),
                                      std::size_t(sqlite3_column_bytes(f.read.get(), 0)));
   if (compressed_messages_) {
-    message_bytes_ = zstd_decompress_message(data, f.name, "topic " + mcap::detail::quoted(topic_) + ", " + location);
+    message_bytes_ = zstd_decompress_message(data, f.name, "topic " + mcap::detail::quoted(topic_) + ", " + location,
+                                             compressed_messages_);
     data = message_bytes_;
   }
   const ros::CdrMessage m = ros::CdrMessage::decode(definition_, data, {f.name, location});

@@ -197,10 +197,7 @@ TempFile zstd_decompress_to_temp(const std::filesystem::path& path) {
 }
 
 std::vector<std::uint8_t> zstd_decompress_message(std::span<const std::uint8_t> data, const std::string& file,
-                                                  const std::string& where) {
-  // A message is at most this large once decompressed, so a hostile one cannot
-  // make the reader allocate without bound (the MCAP reader's chunk limit).
-  constexpr std::size_t kMax = std::size_t(1) << 30;
+                                                  const std::string& where, std::uint64_t limit) {
   std::vector<std::uint8_t> out;
   bool given = false;
   zstd_stream(
@@ -211,7 +208,8 @@ std::vector<std::uint8_t> zstd_decompress_message(std::span<const std::uint8_t> 
         return buf.size();
       },
       [&](std::span<const std::uint8_t> block) {
-        if (out.size() + block.size() > kMax) throw ParseError(file, where, "data", "zstd: decompresses to more than 1 GiB");
+        if (out.size() + block.size() > limit)
+          throw ParseError(file, where, "data", "zstd: decompresses to more than " + std::to_string(limit) + " bytes");
         out.insert(out.end(), block.begin(), block.end());
       },
       [&](const std::string& what) { throw ParseError(file, where, "data", what); });

@@ -50,13 +50,22 @@ class TempFile {
 std::vector<std::uint8_t> zstd_decompress_file(const std::filesystem::path& path);
 TempFile zstd_decompress_to_temp(const std::filesystem::path& path);
 // One message's zstd-compressed data (compression_mode message).
-// ParseError(file, where, "data", ...) when it does not decompress.
+// ParseError(file, where, "data", ...) when it does not decompress or
+// decompresses to more than `limit` bytes (the readers' max_chunk_bytes, so a
+// hostile message cannot make them allocate without bound).
 std::vector<std::uint8_t> zstd_decompress_message(std::span<const std::uint8_t> data, const std::string& file,
-                                                  const std::string& where);
+                                                  const std::string& where, std::uint64_t limit);
 
 // The MCAP files of `bag` read as one recording (mcap::Reader): the channels
 // of one topic in every file are one channel, its messages in log-time order
 // (file order among equal times), each decompressed when read in message mode.
 std::unique_ptr<mcap::Reader> open_bag_mcap(const RosbagFolder& bag, const mcap::ReaderOptions& options);
+// The same over readers already open (open_bag_memory); named `name` in messages.
+std::unique_ptr<mcap::Reader> join_bag_mcap(std::string name, std::vector<std::unique_ptr<mcap::Reader>> parts,
+                                            bool compressed_messages, const mcap::ReaderOptions& options);
+// Parts in memory, each opened as an MCAP file named `name`#i.
+std::unique_ptr<mcap::Reader> open_bag_mcap_memory(const std::vector<std::span<const std::uint8_t>>& parts,
+                                                   bool compressed_messages, const std::string& name,
+                                                   const mcap::ReaderOptions& options);
 
 }  // namespace handoff::media

@@ -16,7 +16,8 @@ namespace {
 
 class BagReader final : public mcap::Reader {
  public:
-  BagReader(std::string name, std::vector<std::unique_ptr<mcap::Reader>> parts, bool compressed_messages);
+  BagReader(std::string name, std::vector<std::unique_ptr<mcap::Reader>> parts, bool compressed_messages,
+            std::uint64_t max_message_bytes);
 
   const std::string& name() const override { return name_; }
   const mcap::Header& header() const override { return parts_.front()->header(); }
@@ -51,6 +52,7 @@ class BagReader final : public mcap::Reader {
   std::string name_;
   std::vector<std::unique_ptr<mcap::Reader>> parts_;
   bool compressed_messages_ = false;
+  std::uint64_t max_message_bytes_ = 0;  // decompressed (ReaderOptions::max_chunk_bytes)
   std::map<std::uint16_t, mcap::Schema> schemas_;
   std::map<std::uint16_t, mcap::Channel> channels_;
   std::optional<mcap::Statistics> statistics_;
@@ -62,8 +64,10 @@ class BagReader final : public mcap::Reader {
   mutable std::vector<std::string> warnings_;
 };
 
-BagReader::BagReader(std::string name, std::vector<std::unique_ptr<mcap::Reader>> parts, bool compressed_messages)
-    : name_(std::move(name)), parts_(std::move(parts)), compressed_messages_(compressed_messages) {
+BagReader::BagReader(std::string name, std::vector<std::unique_ptr<mcap::Reader>> parts, bool compressed_messages,
+                     std::uint64_t max_message_bytes)
+    : name_(std::move(name)), parts_(std::move(parts)), compressed_messages_(compressed_messages),
+      max_message_bytes_(max_message_bytes) {
   for (std::size_t p = 0; p < parts_.size(); ++p) merge(p);
   for (auto& [id, refs] : messages_) {
     // Files in recording order, each ordered by log time: a stable sort keeps
@@ -119,7 +123,7 @@ mcap::MessageView BagReader::read(const mcap::MessageRef& ref) {
   if (compressed_messages_) {
     const std::string where = "topic " + channels_.at(ref.channel).topic + ": message " + std::to_string(e.index) +
                               " (" + parts_[e.part]->describe(e.ref) + ")";
-    decompressed_ = zstd_decompress_message(view.data, parts_[e.part]->name(), where);
+    decompressed_ = zstd_decompress_message(view.data, parts_[e.part]->name(), where, max_message_bytes_);
     view.data = decompressed_;
   }
   return view;
@@ -150,8 +154,23 @@ std::unique_ptr<mcap::Reader> open_bag_mcap(const RosbagFolder& bag, const mcap:
       parts.push_back(mcap::Reader::open(file, options));
     }
   }
-  if (parts.size() == 1 && bag.compression != BagCompression::Message) return std::move(parts.front());
-  return std::make_unique<BagReader>(bag.name, std::move(parts), bag.compression == BagCompression::Message);
+  return join_bag_mcap(bag.name, std::move(parts), bag.compression == BagCompression::Message, options);
+}
+
+std::unique_ptr<mcap::Reader> join_bag_mcap(std::string name, std::vector<std::unique_ptr<mcap::Reader>> parts,
+                                            bool compressed_messages, const mcap::ReaderOptions& options) {
+  if (parts.empty()) throw UsageError("join_bag_mcap: no storage file");
+  if (parts.size() == 1 && !compressed_messages) return std::move(parts.front());
+  return std::make_unique<BagReader>(std::move(name), std::move(parts), compressed_messages, options.max_chunk_bytes);
+}
+
+std::unique_ptr<mcap::Reader> open_bag_mcap_memory(const std::vector<std::span<const std::uint8_t>>& parts,
+                                                   bool compressed_messages, const std::string& name,
+                                                   const mcap::ReaderOptions& options) {
+  std::vector<std::unique_ptr<mcap::Reader>> readers;
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    readers.push_back(mcap::Reader::open_memory(parts[i], name + "#" + std::to_string(i), options));
+  return join_bag_mcap(name, std::move(readers), compressed_messages, options);
 }
 
 }  // namespace handoff::media
