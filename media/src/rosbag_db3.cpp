@@ -196,8 +196,10 @@ void Db3Source::open_images() {
 }
 
 std::string Db3Source::frame_location(std::size_t index) const {
-  const std::string file = files_.size() > 1 ? files_[frames_[index].file].name + " " : "";  // which file of a split bag
-  return "frame " + std::to_string(index) + ": " + file + "message row " + std::to_string(frames_[index].row);
+  std::string where = "frame " + std::to_string(index) + ": message row " + std::to_string(frames_[index].row);
+  // Which file of a split bag (a frame's video decoding error is reported under the bag's name).
+  if (files_.size() > 1) where += " of " + std::filesystem::path(files_[frames_[index].file].name).filename().string();
+  return where;
 }
 
 void Db3Source::fetch(std::size_t index, std::vector<std::uint8_t>& into) const {
