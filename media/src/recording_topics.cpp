@@ -283,6 +283,7 @@ std::vector<RecordingTopicListing> list_recording_topics(const std::filesystem::
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     const RosbagFolder bag = read_rosbag_folder(path);
+    if (bag.files.size() == 1 && bag.compression == BagCompression::None) return list_recording_topics(bag.files.front());
     if (bag.db3) return list_db3(bag);
     return list_mcap(*open_bag_mcap(bag, {}));
   }

@@ -5,9 +5,9 @@
 // (compression_mode, compression_format).
 #include "rosbag_folder.hpp"
 
+#include <handoff/log.hpp>
 #include <handoff/media/error.hpp>
 #include <handoff/unique_handle.hpp>
-#include <handoff/log.hpp>
 
 #include <yaml-cpp/yaml.h>
 #include <zstd.h>
@@ -15,7 +15,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
