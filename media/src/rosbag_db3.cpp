@@ -142,7 +142,7 @@ class Db3Source final : public RecordingSource {
 
   std::string name_;  // the file, or a split / compressed bag's folder
   std::vector<Db3File> files_;
-  std::uint64_t compressed_messages_ = 0;  // compression_mode message: the most one decompresses to (max_chunk_bytes)
+  std::uint64_t compressed_message_limit_ = 0;  // compression_mode message: the most one decompresses to (max_chunk_bytes)
   SourceInfo info_;
   std::vector<RecordingTopic> topics_;
   std::string topic_, none_;
@@ -161,7 +161,7 @@ class Db3Source final : public RecordingSource {
 };
 
 Db3Source::Db3Source(const RosbagFolder& bag, const RecordingOpenOptions& options)
-    : name_(bag.name), compressed_messages_(bag.compression == BagCompression::Message ? options.max_chunk_bytes : 0) {
+    : name_(bag.name), compressed_message_limit_(bag.compression == BagCompression::Message ? options.max_chunk_bytes : 0) {
   for (const auto& path : bag.files) files_.push_back(open_file(path, bag.compression));
   choose_topic(options);
   for (Db3File& f : files_) f.read = prepare(f, "SELECT data FROM messages WHERE id = ?");
@@ -210,7 +210,7 @@ void Db3Source::fetch(std::size_t index, std::vector<std::uint8_t>& into) const 
     ~Reset() { sqlite3_reset(s); }
   } reset{f.read.get()};
   if (sqlite3_step(f.read.get()) != SQLITE_ROW) fail_sqlite(f, frame_location(index));
-  into = row_data(f, f.read.get(), compressed_messages_, "topic " + mcap::detail::quoted(topic_) + ", " + frame_location(index));
+  into = row_data(f, f.read.get(), compressed_message_limit_, "topic " + mcap::detail::quoted(topic_) + ", " + frame_location(index));
 }
 
 // A CompressedImage topic whose first message is h264 / h265, or a
@@ -363,7 +363,7 @@ void Db3Source::find_overlay_topics(const RecordingOpenOptions& options) {
       } reset{st};
       const std::string where = "overlay topic " + mcap::detail::quoted(topic) + " message " + std::to_string(k);
       if (sqlite3_step(st) != SQLITE_ROW) fail_sqlite(f, where);
-      return row_data(f, st, compressed_messages_, where);
+      return row_data(f, st, compressed_message_limit_, where);
     };
     std::shared_ptr<const ros::MessageDefinition> definition;
     try {
@@ -411,9 +411,9 @@ void Db3Source::with_image(std::size_t index, F&& use) const {
   if (sqlite3_step(f.read.get()) != SQLITE_ROW) fail_sqlite(f, location);
   std::span<const std::uint8_t> data(static_cast<const std::uint8_t*>(sqlite3_column_blob(f.read.get(), 0)),
                                      std::size_t(sqlite3_column_bytes(f.read.get(), 0)));
-  if (compressed_messages_) {
+  if (compressed_message_limit_) {
     message_bytes_ = zstd_decompress_message(data, f.name, "topic " + mcap::detail::quoted(topic_) + ", " + location,
-                                             compressed_messages_);
+                                             compressed_message_limit_);
     data = message_bytes_;
   }
   const ros::CdrMessage m = ros::CdrMessage::decode(definition_, data, {f.name, location});

@@ -91,13 +91,15 @@ void BagReader::merge(std::size_t part) {
       schema_ids[id] = same->first;
       continue;
     }
+    if (schemas_.size() >= 0xFFFF) throw ParseError(name_, "", "schemas", "more than 65535 schemas in the bag");
     mcap::Schema copy = s;
     copy.id = std::uint16_t(schemas_.size() + 1);
     schema_ids[id] = copy.id;
     schemas_.emplace(copy.id, std::move(copy));
   }
   for (const auto& [id, c] : r.channels()) {
-    const std::uint16_t schema = c.schema_id == 0 ? 0 : schema_ids.count(c.schema_id) ? schema_ids.at(c.schema_id) : c.schema_id;
+    // The file's reader refused a channel naming a schema it does not have.
+    const std::uint16_t schema = c.schema_id == 0 ? 0 : schema_ids.at(c.schema_id);
     auto same = std::find_if(channels_.begin(), channels_.end(), [&](const auto& kv) {
       return kv.second.topic == c.topic && kv.second.message_encoding == c.message_encoding && kv.second.schema_id == schema;
     });

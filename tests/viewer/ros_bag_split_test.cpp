@@ -195,8 +195,22 @@ TEST_P(SplitBag, FilesPlayAsOneRecording) {
   EXPECT_EQ(listed(dir.path(), kRight).messages, 5u);
 }
 
-// Each file compressed whole; the second file's messages as well, with one
-// that does not decompress (message mode's errors are tested below).
+// Files whose times overlap (rosbag2's reader merges them by time too) play in log-time order.
+TEST_P(SplitBag, OverlappingFilesPlayInLogTimeOrder) {
+  TempDir dir;
+  const auto a = write_part(GetParam(), dir, 0, {{0, 2, 4}});
+  const auto b = write_part(GetParam(), dir, 1, {{1, 3}});
+  test::write_file(dir / "metadata.yaml", metadata({a, b}, storage_id(GetParam())));
+  auto src = open_recording(dir.path());
+  ASSERT_EQ(src->info().frame_count, 5);
+  for (int k = 0; k < 5; ++k) {
+    EXPECT_EQ(src->log_time(k), kStart + std::uint64_t(k) * kInterval);
+    expect_frame(*src, k);
+  }
+}
+
+// Each file compressed whole (compression_mode file); the temporary .db3
+// copies are removed when the recording closes.
 TEST_P(SplitBag, FilesCompressedWholePlay) {
   TempDir dir;
   const auto tmp = dir / "tmp";
