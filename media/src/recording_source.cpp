@@ -6,6 +6,7 @@
 #include "recording_video.hpp"
 #include "ros_overlay.hpp"
 #include "rosbag_db3.hpp"
+#include "rosbag_folder.hpp"
 
 #include <handoff/media/image_codec.hpp>
 #include <handoff/media/ros_image.hpp>
@@ -15,6 +16,7 @@
 #include <handoff/log.hpp>
 #include <handoff/media/error.hpp>
 #include <handoff/media/recording.hpp>
+#include <handoff/media/rosbag.hpp>
 
 #include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/stubs/logging.h>
@@ -645,12 +647,17 @@ void RecordingSourceImpl::add_layer(const LayerTopic& lt, const mcap::MessageRef
 
 std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& path, const RecordingOpenOptions& options) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return open_recording(rosbag_storage_file(path), options);
-  std::string ext = path.extension().string();
-  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  if (ext == ".db3" || is_sqlite_file(path)) return open_db3_recording(path, options);
   mcap::ReaderOptions r;
   r.max_chunk_bytes = options.max_chunk_bytes;
+  if (std::filesystem::is_directory(path, ec)) {
+    const RosbagFolder bag = read_rosbag_folder(path);
+    if (bag.files.size() == 1 && bag.compression == BagCompression::None) return open_recording(bag.files.front(), options);
+    if (bag.db3) return open_db3_recording(bag, options);
+    return std::make_unique<RecordingSourceImpl>(open_bag_mcap(bag, r), options);
+  }
+  std::string ext = path.extension().string();
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".db3" || is_sqlite_file(path)) return open_db3_recording({path.string(), {path}, true}, options);
   return std::make_unique<RecordingSourceImpl>(mcap::Reader::open(path, r), options);
 }
 
@@ -659,6 +666,14 @@ std::unique_ptr<RecordingSource> open_recording_memory(std::span<const std::uint
   mcap::ReaderOptions r;
   r.max_chunk_bytes = options.max_chunk_bytes;
   return std::make_unique<RecordingSourceImpl>(mcap::Reader::open_memory(bytes, std::move(name), r), options);
+}
+
+std::unique_ptr<RecordingSource> open_bag_memory(const std::vector<std::span<const std::uint8_t>>& parts,
+                                                 bool compressed_messages, const std::string& name,
+                                                 const RecordingOpenOptions& options) {
+  mcap::ReaderOptions r;
+  r.max_chunk_bytes = options.max_chunk_bytes;
+  return std::make_unique<RecordingSourceImpl>(open_bag_mcap_memory(parts, compressed_messages, name, r), options);
 }
 
 }  // namespace handoff::media

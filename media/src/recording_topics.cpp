@@ -5,10 +5,12 @@
 #include "recording_video.hpp"
 #include "ros_overlay.hpp"
 #include "rosbag_db3.hpp"
+#include "rosbag_folder.hpp"
 
 #include <handoff/media/error.hpp>
 #include <handoff/media/image_codec.hpp>
 #include <handoff/media/recording.hpp>
+#include <handoff/media/rosbag.hpp>
 #include <handoff/media/ros_image.hpp>
 
 #include <sqlite3.h>
@@ -29,6 +31,7 @@ struct Found {
   std::string schema_encoding;           // "ros2msg", "protobuf", "" (db3: from message_definitions)
   std::string definition;                // a ros2msg definition text ("" : the built-in one)
   std::vector<std::uint8_t> first_message;
+  std::string first_error;  // why the first message could not be read ("" : it was)
 };
 
 const std::string kShown =
@@ -106,6 +109,7 @@ void judge(Found& f, const std::string& file, const std::vector<std::string>& im
   }
   if (!image) return set(l, Kind::NotShown, "type " + mcap::detail::quoted(l.type) + " is not an image type (handoff shows " + kShown + ")");
   if (l.messages == 0) return set(l, Kind::NotShown, "no messages");
+  if (!f.first_error.empty()) return set(l, Kind::NotShown, f.first_error);
   try {
     if (l.type == kRawImageSchema) judge_raw_image(f, file, image_topics);
     else if (l.type == kCompressedImageSchema) judge_foxglove_compressed(f, file);
@@ -147,10 +151,16 @@ std::vector<RecordingTopicListing> list_mcap(mcap::Reader& reader) {
       if (!refs.empty()) f.first = f.last = refs.front().log_time;
     }
     for (const mcap::MessageRef& r : refs) {
-      if (f.first_message.empty() || r.log_time < f.first) {
+      if ((f.first_message.empty() && f.first_error.empty()) || r.log_time < f.first) {
         f.first = r.log_time;
-        const mcap::MessageView m = reader.read(r);
-        f.first_message.assign(m.data.begin(), m.data.end());
+        try {
+          const mcap::MessageView m = reader.read(r);
+          f.first_message.assign(m.data.begin(), m.data.end());
+          f.first_error.clear();
+        } catch (const Error& e) {  // ParseError (a message that does not decompress): listed as not shown
+          f.first_message.clear();
+          f.first_error = e.what();
+        }
       }
       f.last = std::max(f.last, r.log_time);
     }
@@ -194,41 +204,69 @@ std::string db3_definition(const Db& db, const std::string& type) {
   return sqlite3_step(s.s) == SQLITE_ROW && text(s.s, 0) == "ros2msg" ? text(s.s, 1) : std::string();
 }
 
-std::vector<RecordingTopicListing> list_db3(const std::filesystem::path& path) {
-  const std::string file = path.string();
-  Db db;
-  if (sqlite3_open_v2(file.c_str(), &db.db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK)
-    throw ParseError(file, "", "sqlite", std::string("cannot open: ") + sqlite3_errmsg(db.db));
-  Stmt topics, stats, first;
-  prepare(db, file, "SELECT id, name, type, serialization_format FROM topics ORDER BY id", topics);
-  prepare(db, file, "SELECT count(*), min(timestamp), max(timestamp) FROM messages WHERE topic_id = ?", stats);
-  prepare(db, file, "SELECT data FROM messages WHERE topic_id = ? ORDER BY timestamp, id LIMIT 1", first);
+// Each topic over every file of the bag (a split bag's files listed as one):
+// its count, first and last timestamp, and its first message.
+std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag) {
   std::vector<Found> found;
-  while (sqlite3_step(topics.s) == SQLITE_ROW) {
-    Found f;
-    const std::int64_t id = sqlite3_column_int64(topics.s, 0);
-    f.listing.topic = text(topics.s, 1);
-    f.listing.type = text(topics.s, 2);
-    f.listing.encoding = text(topics.s, 3);
-    sqlite3_bind_int64(stats.s, 1, id);
-    if (sqlite3_step(stats.s) == SQLITE_ROW) {
-      f.listing.messages = std::uint64_t(sqlite3_column_int64(stats.s, 0));
-      f.first = std::uint64_t(sqlite3_column_int64(stats.s, 1));
-      f.last = std::uint64_t(sqlite3_column_int64(stats.s, 2));
+  std::map<std::string, std::size_t> index;  // topic -> its place in found
+  for (const std::filesystem::path& path : bag.files) {
+    const std::string file = path.string();
+    // SQLite reads files: a file compressed whole is decompressed to a private temporary file while it is listed.
+    const TempFile temp = bag.compression == BagCompression::File ? zstd_decompress_to_temp(path) : TempFile();
+    const std::string open = temp.path().empty() ? file : temp.path().string();
+    Db db;
+    if (sqlite3_open_v2(open.c_str(), &db.db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK)
+      throw ParseError(file, "", "sqlite", std::string("cannot open: ") + sqlite3_errmsg(db.db));
+    Stmt topics, stats, first;
+    prepare(db, file, "SELECT id, name, type, serialization_format FROM topics ORDER BY id", topics);
+    prepare(db, file, "SELECT count(*), min(timestamp), max(timestamp) FROM messages WHERE topic_id = ?", stats);
+    prepare(db, file, "SELECT data FROM messages WHERE topic_id = ? ORDER BY timestamp, id LIMIT 1", first);
+    while (sqlite3_step(topics.s) == SQLITE_ROW) {
+      const std::int64_t id = sqlite3_column_int64(topics.s, 0);
+      const std::string name = text(topics.s, 1);
+      const bool fresh = index.emplace(name, found.size()).second;
+      if (fresh) {
+        found.emplace_back();
+        found.back().listing.topic = name;
+        found.back().listing.type = text(topics.s, 2);
+        found.back().listing.encoding = text(topics.s, 3);
+        if (ros::is_image_type(found.back().listing.type)) found.back().definition = db3_definition(db, found.back().listing.type);
+      }
+      Found& f = found[index.at(name)];
+      std::uint64_t n = 0, t0 = 0, t1 = 0;
+      sqlite3_bind_int64(stats.s, 1, id);
+      if (sqlite3_step(stats.s) == SQLITE_ROW) {
+        n = std::uint64_t(sqlite3_column_int64(stats.s, 0));
+        t0 = std::uint64_t(sqlite3_column_int64(stats.s, 1));
+        t1 = std::uint64_t(sqlite3_column_int64(stats.s, 2));
+      }
+      sqlite3_reset(stats.s);
+      if (n == 0) continue;
+      const bool earliest = f.listing.messages == 0 || t0 < f.first;
+      f.first = earliest ? t0 : f.first;
+      f.last = f.listing.messages == 0 ? t1 : std::max(f.last, t1);
+      f.listing.messages += n;
+      if (!earliest) continue;
+      sqlite3_bind_int64(first.s, 1, id);
+      if (sqlite3_step(first.s) == SQLITE_ROW) {
+        const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(first.s, 0));
+        f.first_message.assign(blob, blob + sqlite3_column_bytes(first.s, 0));
+        f.first_error.clear();
+        if (bag.compression == BagCompression::Message) {
+          try {
+            f.first_message = zstd_decompress_message(f.first_message, file, "topic " + name + ": message 0",
+                                                      mcap::ReaderOptions{}.max_chunk_bytes);
+          } catch (const Error& e) {  // ParseError: listed as not shown, with the reason
+            f.first_error = e.what();
+          }
+        }
+      }
+      sqlite3_reset(first.s);
     }
-    sqlite3_reset(stats.s);
-    sqlite3_bind_int64(first.s, 1, id);
-    if (sqlite3_step(first.s) == SQLITE_ROW) {
-      const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(first.s, 0));
-      f.first_message.assign(blob, blob + sqlite3_column_bytes(first.s, 0));
-    }
-    sqlite3_reset(first.s);
-    if (ros::is_image_type(f.listing.type)) f.definition = db3_definition(db, f.listing.type);
-    found.push_back(std::move(f));
+    if (const int rc = sqlite3_errcode(db.db); rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW)
+      throw ParseError(file, "", "sqlite", std::string("reading the topics table: ") + sqlite3_errmsg(db.db));
   }
-  if (const int rc = sqlite3_errcode(db.db); rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW)
-    throw ParseError(file, "", "sqlite", std::string("reading the topics table: ") + sqlite3_errmsg(db.db));
-  return judge_all(found, file);
+  return judge_all(found, bag.name);
 }
 
 }  // namespace
@@ -243,15 +281,25 @@ std::string_view to_string(RecordingTopicListing::Kind kind) {
 
 std::vector<RecordingTopicListing> list_recording_topics(const std::filesystem::path& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return list_recording_topics(rosbag_storage_file(path));
+  if (std::filesystem::is_directory(path, ec)) {
+    const RosbagFolder bag = read_rosbag_folder(path);
+    if (bag.files.size() == 1 && bag.compression == BagCompression::None) return list_recording_topics(bag.files.front());
+    if (bag.db3) return list_db3(bag);
+    return list_mcap(*open_bag_mcap(bag, {}));
+  }
   std::string ext = path.extension().string();
   for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  if (ext == ".db3" || is_sqlite_file(path)) return list_db3(path);
+  if (ext == ".db3" || is_sqlite_file(path)) return list_db3({path.string(), {path}, true});
   return list_mcap(*mcap::Reader::open(path));
 }
 
 std::vector<RecordingTopicListing> list_recording_topics_memory(std::span<const std::uint8_t> bytes, std::string name) {
   return list_mcap(*mcap::Reader::open_memory(bytes, std::move(name)));
+}
+
+std::vector<RecordingTopicListing> list_bag_topics_memory(const std::vector<std::span<const std::uint8_t>>& parts,
+                                                          bool compressed_messages, const std::string& name) {
+  return list_mcap(*open_bag_mcap_memory(parts, compressed_messages, name, {}));
 }
 
 }  // namespace handoff::media

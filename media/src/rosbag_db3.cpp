@@ -4,6 +4,8 @@
 // sqlite3 plugin writes them: topics(id, name, type, serialization_format,
 // ...), messages(id, topic_id, timestamp, data), and from Iron on
 // message_definitions(topic_type, encoding, encoded_message_definition, ...).
+// A split bag's files play as one: a topic's messages from every file by
+// timestamp (file order among equal ones), each file opened once.
 #include "rosbag_db3.hpp"
 
 #include "mcap_format.hpp"
@@ -43,9 +45,52 @@ std::string text_column(sqlite3_stmt* s, int i) {
 }
 
 struct Frame {
+  std::size_t file = 0;  // in Db3Source::files_
   std::int64_t row = 0;
   std::uint64_t time = 0;
 };
+
+// One storage file of the bag, open for the recording's lifetime.
+struct Db3File {
+  std::string name;  // its path (the .db3.zstd one for a file compressed whole)
+  TempFile temp;     // its decompressed copy (compression_mode file)
+  Db db;
+  Stmt read;          // a frame's message by row id
+  Stmt overlay_read;  // an overlay message by row id
+};
+
+[[noreturn]] void fail_sqlite(const Db3File& f, const std::string& what) {
+  throw ParseError(f.name, "", "sqlite", what + ": " + sqlite3_errmsg(f.db.get()));
+}
+
+Stmt prepare(const Db3File& f, const char* sql) {
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(f.db.get(), sql, -1, &s, nullptr) != SQLITE_OK) fail_sqlite(f, std::string("reading the bag (") + sql + ")");
+  return Stmt(s);
+}
+
+Db3File open_file(const std::filesystem::path& path, BagCompression compression) {
+  Db3File f;
+  f.name = path.string();
+  // SQLite reads files, not memory: a file compressed whole is decompressed
+  // to a private temporary file, removed when the recording closes.
+  if (compression == BagCompression::File) f.temp = zstd_decompress_to_temp(path);
+  const std::string open = f.temp.path().empty() ? f.name : f.temp.path().string();
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(open.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  f.db.reset(db);
+  if (rc != SQLITE_OK) fail_sqlite(f, "cannot open");
+  return f;
+}
+
+// A row's blob, decompressed in compression_mode message.
+// `limit`: 0 when the messages are not compressed, else the most one decompresses to.
+std::vector<std::uint8_t> row_data(const Db3File& f, sqlite3_stmt* s, std::uint64_t limit, const std::string& where) {
+  const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(s, 0));
+  const std::span<const std::uint8_t> data(blob, std::size_t(sqlite3_column_bytes(s, 0)));
+  if (limit) return zstd_decompress_message(data, f.name, where, limit);
+  return {data.begin(), data.end()};
+}
 
 Rational rate_of(const std::vector<Frame>& frames) {
   if (frames.size() < 2 || frames.back().time <= frames.front().time) return {30, 1};
@@ -58,7 +103,7 @@ Rational rate_of(const std::vector<Frame>& frames) {
 
 class Db3Source final : public RecordingSource {
  public:
-  Db3Source(const std::filesystem::path& path, const RecordingOpenOptions& options);
+  Db3Source(const RosbagFolder& bag, const RecordingOpenOptions& options);
 
   const SourceInfo& info() const override { return info_; }
   bool read_into(const FrameWriteTarget& target) override;
@@ -82,14 +127,6 @@ class Db3Source final : public RecordingSource {
     }
     return std::size_t(index);
   }
-  [[noreturn]] void fail_sqlite(const std::string& what) const {
-    throw ParseError(name_, "", "sqlite", what + ": " + sqlite3_errmsg(db_.get()));
-  }
-  Stmt prepare(const char* sql) const {
-    sqlite3_stmt* s = nullptr;
-    if (sqlite3_prepare_v2(db_.get(), sql, -1, &s, nullptr) != SQLITE_OK) fail_sqlite(std::string("reading the bag (") + sql + ")");
-    return Stmt(s);
-  }
   void choose_topic(const RecordingOpenOptions& options);
   std::shared_ptr<const ros::MessageDefinition> load_definition(const std::string& type);
   void find_overlay_topics(const RecordingOpenOptions& options);
@@ -103,14 +140,15 @@ class Db3Source final : public RecordingSource {
   void open_video();
   void open_images();
 
-  std::string name_;
-  Db db_;
+  std::string name_;  // the file, or a split / compressed bag's folder
+  std::vector<Db3File> files_;
+  std::uint64_t compressed_message_limit_ = 0;  // compression_mode message: the most one decompresses to (max_chunk_bytes)
   SourceInfo info_;
   std::vector<RecordingTopic> topics_;
   std::string topic_, none_;
   std::vector<Frame> frames_;
   std::shared_ptr<const ros::MessageDefinition> definition_;
-  Stmt read_;
+  mutable std::vector<std::uint8_t> message_bytes_;  // the image message last read (with_image)
   std::int64_t position_ = 0;
   std::vector<std::string> warnings_;
   bool compressed_ = false;  // the topic is sensor_msgs/CompressedImage
@@ -122,13 +160,11 @@ class Db3Source final : public RecordingSource {
   std::uint64_t window_ns_ = 0;  // RecordingOpenOptions::annotation_window_ns
 };
 
-Db3Source::Db3Source(const std::filesystem::path& path, const RecordingOpenOptions& options) : name_(path.string()) {
-  sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(name_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-  db_.reset(db);
-  if (rc != SQLITE_OK) fail_sqlite("cannot open");
+Db3Source::Db3Source(const RosbagFolder& bag, const RecordingOpenOptions& options)
+    : name_(bag.name), compressed_message_limit_(bag.compression == BagCompression::Message ? options.max_chunk_bytes : 0) {
+  for (const auto& path : bag.files) files_.push_back(open_file(path, bag.compression));
   choose_topic(options);
-  read_ = prepare("SELECT data FROM messages WHERE id = ?");
+  for (Db3File& f : files_) f.read = prepare(f, "SELECT data FROM messages WHERE id = ?");
   window_ns_ = options.annotation_window_ns;
   find_overlay_topics(options);
   info_.name = name_;
@@ -143,13 +179,13 @@ void Db3Source::open_images() {
   with_image(0, [&](const ros::ImageView& v, const MessagePlace& where) {
     const auto format = ros::image_format(v.image.encoding);
     if (!format) {
-      throw ParseError(name_, where.location(), v.compressed ? "CompressedImage.encoding" : "Image.encoding",
+      throw ParseError(std::string(where.file), where.location(), v.compressed ? "CompressedImage.encoding" : "Image.encoding",
                        "unsupported encoding " + mcap::detail::quoted(v.image.encoding) + " (supported: " +
                            ros::image_encodings() + ")");
     }
     for (auto [field, value] : {std::pair{"width", v.image.width}, std::pair{"height", v.image.height}}) {
       if (std::string problem = dimension_problem(field, value); !problem.empty())
-        throw ParseError(name_, where.location(), std::string(v.compressed ? "CompressedImage." : "Image.") + field, problem);
+        throw ParseError(std::string(where.file), where.location(), std::string(v.compressed ? "CompressedImage." : "Image.") + field, problem);
     }
     ros::check_image(v, *format, v.image.width, v.image.height, where);
     info_.format = *format;
@@ -160,18 +196,21 @@ void Db3Source::open_images() {
 }
 
 std::string Db3Source::frame_location(std::size_t index) const {
-  return "frame " + std::to_string(index) + ": message row " + std::to_string(frames_[index].row);
+  std::string where = "frame " + std::to_string(index) + ": message row " + std::to_string(frames_[index].row);
+  // Which file of a split bag (a frame's video decoding error is reported under the bag's name).
+  if (files_.size() > 1) where += " of " + std::filesystem::path(files_[frames_[index].file].name).filename().string();
+  return where;
 }
 
 void Db3Source::fetch(std::size_t index, std::vector<std::uint8_t>& into) const {
-  sqlite3_bind_int64(read_.get(), 1, frames_[index].row);
+  const Db3File& f = files_[frames_[index].file];
+  sqlite3_bind_int64(f.read.get(), 1, frames_[index].row);
   struct Reset {
     sqlite3_stmt* s;
     ~Reset() { sqlite3_reset(s); }
-  } reset{read_.get()};
-  if (sqlite3_step(read_.get()) != SQLITE_ROW) fail_sqlite(frame_location(index));
-  const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(read_.get(), 0));
-  into.assign(blob, blob + sqlite3_column_bytes(read_.get(), 0));
+  } reset{f.read.get()};
+  if (sqlite3_step(f.read.get()) != SQLITE_ROW) fail_sqlite(f, frame_location(index));
+  into = row_data(f, f.read.get(), compressed_message_limit_, "topic " + mcap::detail::quoted(topic_) + ", " + frame_location(index));
 }
 
 // A CompressedImage topic whose first message is h264 / h265, or a
@@ -207,22 +246,32 @@ void Db3Source::open_video() {
   info_.colorimetry.range = p.range.value_or(info_.colorimetry.range);
 }
 
+// Image topics by name over every file (a topic's id is the file's own).
 void Db3Source::choose_topic(const RecordingOpenOptions& options) {
-  Stmt topics = prepare("SELECT id, name, type, serialization_format FROM topics ORDER BY id");
-  Stmt count = prepare("SELECT count(*) FROM messages WHERE topic_id = ?");
-  std::vector<std::pair<std::int64_t, std::string>> ids;  // image topics' ids and types
-  while (sqlite3_step(topics.get()) == SQLITE_ROW) {
-    const std::string name = text_column(topics.get(), 1), type = text_column(topics.get(), 2);
-    if (!ros::is_image_type(type) || text_column(topics.get(), 3) != "cdr") continue;
-    sqlite3_bind_int64(count.get(), 1, sqlite3_column_int64(topics.get(), 0));
-    const std::uint64_t n = sqlite3_step(count.get()) == SQLITE_ROW ? std::uint64_t(sqlite3_column_int64(count.get(), 0)) : 0;
-    sqlite3_reset(count.get());
-    topics_.push_back({name, type, n});
-    ids.emplace_back(sqlite3_column_int64(topics.get(), 0), type);
-  }
-  if (sqlite3_errcode(db_.get()) != SQLITE_OK && sqlite3_errcode(db_.get()) != SQLITE_DONE &&
-      sqlite3_errcode(db_.get()) != SQLITE_ROW) {
-    fail_sqlite("reading the topics table");
+  std::vector<std::vector<std::pair<std::size_t, std::int64_t>>> ids;  // per image topic: (file, topic id)
+  for (std::size_t fi = 0; fi < files_.size(); ++fi) {
+    const Db3File& f = files_[fi];
+    Stmt topics = prepare(f, "SELECT id, name, type, serialization_format FROM topics ORDER BY id");
+    Stmt count = prepare(f, "SELECT count(*) FROM messages WHERE topic_id = ?");
+    while (sqlite3_step(topics.get()) == SQLITE_ROW) {
+      const std::string name = text_column(topics.get(), 1), type = text_column(topics.get(), 2);
+      if (!ros::is_image_type(type) || text_column(topics.get(), 3) != "cdr") continue;
+      sqlite3_bind_int64(count.get(), 1, sqlite3_column_int64(topics.get(), 0));
+      const std::uint64_t n = sqlite3_step(count.get()) == SQLITE_ROW ? std::uint64_t(sqlite3_column_int64(count.get(), 0)) : 0;
+      sqlite3_reset(count.get());
+      auto t = std::find_if(topics_.begin(), topics_.end(), [&](const auto& r) { return r.topic == name; });
+      if (t == topics_.end()) {
+        topics_.push_back({name, type, 0});
+        ids.emplace_back();
+        t = topics_.end() - 1;
+      }
+      t->messages += n;
+      ids[std::size_t(t - topics_.begin())].emplace_back(fi, sqlite3_column_int64(topics.get(), 0));
+    }
+    if (sqlite3_errcode(f.db.get()) != SQLITE_OK && sqlite3_errcode(f.db.get()) != SQLITE_DONE &&
+        sqlite3_errcode(f.db.get()) != SQLITE_ROW) {
+      fail_sqlite(f, "reading the topics table");
+    }
   }
   if (topics_.empty()) throw ParseError(name_, "", "topic", "the bag has no sensor_msgs/msg/Image or CompressedImage topic in cdr");
   topic_ = options.topic.empty() ? topics_.front().topic : options.topic;
@@ -232,27 +281,31 @@ void Db3Source::choose_topic(const RecordingOpenOptions& options) {
     for (const auto& r : topics_) list += (list.empty() ? "" : ", ") + r.topic;
     throw ParseError(name_, "", "topic", "no image topic " + mcap::detail::quoted(topic_) + " (image topics: " + list + ")");
   }
-  const auto& [id, type] = ids[std::size_t(t - topics_.begin())];
-  definition_ = load_definition(type);
-  compressed_ = ros::normalize_type_name(type) == ros::kCompressedImageType;
-  Stmt rows = prepare("SELECT id, timestamp FROM messages WHERE topic_id = ? ORDER BY timestamp, id");
-  sqlite3_bind_int64(rows.get(), 1, id);
-  while (sqlite3_step(rows.get()) == SQLITE_ROW) {
-    frames_.push_back({sqlite3_column_int64(rows.get(), 0), std::uint64_t(sqlite3_column_int64(rows.get(), 1))});
+  definition_ = load_definition(t->schema);
+  compressed_ = ros::normalize_type_name(t->schema) == ros::kCompressedImageType;
+  for (const auto& [fi, id] : ids[std::size_t(t - topics_.begin())]) {
+    Stmt rows = prepare(files_[fi], "SELECT id, timestamp FROM messages WHERE topic_id = ? ORDER BY timestamp, id");
+    sqlite3_bind_int64(rows.get(), 1, id);
+    while (sqlite3_step(rows.get()) == SQLITE_ROW) {
+      frames_.push_back({fi, sqlite3_column_int64(rows.get(), 0), std::uint64_t(sqlite3_column_int64(rows.get(), 1))});
+    }
   }
+  // Files in recording order, each by timestamp: a stable sort keeps file order among equal times.
+  std::stable_sort(frames_.begin(), frames_.end(), [](const Frame& a, const Frame& b) { return a.time < b.time; });
   if (frames_.empty()) throw ParseError(name_, "", "topic", "image topic " + mcap::detail::quoted(topic_) + " has no messages");
 }
 
 // The topic type's definition from message_definitions (rosbag2 Iron and
-// later) when the bag has it, else the built-in one.
+// later; the first file that has it) when the bag has it, else the built-in one.
 std::shared_ptr<const ros::MessageDefinition> Db3Source::load_definition(const std::string& type) {
-  sqlite3_stmt* raw = nullptr;
-  const char* sql = "SELECT encoding, encoded_message_definition FROM message_definitions WHERE topic_type = ?";
-  if (sqlite3_prepare_v2(db_.get(), sql, -1, &raw, nullptr) == SQLITE_OK) {
+  for (const Db3File& f : files_) {
+    sqlite3_stmt* raw = nullptr;
+    const char* sql = "SELECT encoding, encoded_message_definition FROM message_definitions WHERE topic_type = ?";
+    if (sqlite3_prepare_v2(f.db.get(), sql, -1, &raw, nullptr) != SQLITE_OK) continue;
     Stmt s(raw);
     sqlite3_bind_text(s.get(), 1, type.c_str(), -1, SQLITE_TRANSIENT);
     if (sqlite3_step(s.get()) == SQLITE_ROW && text_column(s.get(), 0) == "ros2msg" && !text_column(s.get(), 1).empty()) {
-      return ros::MessageDefinition::parse(type, text_column(s.get(), 1), name_ + ": message_definitions (" + type + ")");
+      return ros::MessageDefinition::parse(type, text_column(s.get(), 1), f.name + ": message_definitions (" + type + ")");
     }
   }
   return ros::MessageDefinition::builtin(type);
@@ -260,12 +313,20 @@ std::shared_ptr<const ros::MessageDefinition> Db3Source::load_definition(const s
 
 // The ROS 2 overlay topics drawn on the image topic (RecordingOpenOptions::overlay_topics).
 void Db3Source::find_overlay_topics(const RecordingOpenOptions& options) {
-  std::map<std::string, std::pair<std::int64_t, std::string>> found;  // topic -> (id, type)
-  Stmt topics = prepare("SELECT id, name, type, serialization_format FROM topics ORDER BY id");
-  while (sqlite3_step(topics.get()) == SQLITE_ROW) {
-    const std::string name = text_column(topics.get(), 1), type = text_column(topics.get(), 2);
-    if (ros::is_overlay_type(type) && text_column(topics.get(), 3) == "cdr")
-      found.emplace(name, std::pair{sqlite3_column_int64(topics.get(), 0), type});
+  struct Found {
+    std::string type;
+    std::vector<std::pair<std::size_t, std::int64_t>> ids;  // (file, topic id)
+  };
+  std::map<std::string, Found> found;
+  for (std::size_t fi = 0; fi < files_.size(); ++fi) {
+    Stmt topics = prepare(files_[fi], "SELECT id, name, type, serialization_format FROM topics ORDER BY id");
+    while (sqlite3_step(topics.get()) == SQLITE_ROW) {
+      const std::string name = text_column(topics.get(), 1), type = text_column(topics.get(), 2);
+      if (!ros::is_overlay_type(type) || text_column(topics.get(), 3) != "cdr") continue;
+      Found& f = found[name];
+      if (f.type.empty()) f.type = type;
+      f.ids.emplace_back(fi, sqlite3_column_int64(topics.get(), 0));
+    }
   }
   std::vector<std::string> chosen = options.overlay_topics;
   for (const std::string& t : chosen) {
@@ -278,31 +339,35 @@ void Db3Source::find_overlay_topics(const RecordingOpenOptions& options) {
     for (const auto& [topic, f] : found)
       if (ros::parent_namespace(topic) == ros::image_namespace(topic_)) chosen.push_back(topic);
   }
-  auto read = std::make_shared<Stmt>(prepare("SELECT data FROM messages WHERE id = ?"));
+  if (chosen.empty()) return;
+  for (Db3File& f : files_) f.overlay_read = prepare(f, "SELECT data FROM messages WHERE id = ?");
   for (const std::string& topic : chosen) {
-    const auto& [id, type] = found.at(topic);
-    auto rows = std::make_shared<std::vector<std::int64_t>>();
-    std::vector<std::uint64_t> times;
-    Stmt q = prepare("SELECT id, timestamp FROM messages WHERE topic_id = ? ORDER BY timestamp, id");
-    sqlite3_bind_int64(q.get(), 1, id);
-    while (sqlite3_step(q.get()) == SQLITE_ROW) {
-      rows->push_back(sqlite3_column_int64(q.get(), 0));
-      times.push_back(std::uint64_t(sqlite3_column_int64(q.get(), 1)));
+    const Found& t = found.at(topic);
+    auto rows = std::make_shared<std::vector<Frame>>();  // the topic's messages over every file
+    for (const auto& [fi, id] : t.ids) {
+      Stmt q = prepare(files_[fi], "SELECT id, timestamp FROM messages WHERE topic_id = ? ORDER BY timestamp, id");
+      sqlite3_bind_int64(q.get(), 1, id);
+      while (sqlite3_step(q.get()) == SQLITE_ROW)
+        rows->push_back({fi, sqlite3_column_int64(q.get(), 0), std::uint64_t(sqlite3_column_int64(q.get(), 1))});
     }
-    auto fetch = [this, read, rows, topic](std::size_t k) {
-      sqlite3_stmt* st = read->get();
-      sqlite3_bind_int64(st, 1, (*rows)[k]);
+    std::stable_sort(rows->begin(), rows->end(), [](const Frame& a, const Frame& b) { return a.time < b.time; });
+    std::vector<std::uint64_t> times;
+    for (const Frame& r : *rows) times.push_back(r.time);
+    auto fetch = [this, rows, topic](std::size_t k) {
+      const Db3File& f = files_[(*rows)[k].file];
+      sqlite3_stmt* st = f.overlay_read.get();
+      sqlite3_bind_int64(st, 1, (*rows)[k].row);
       struct Reset {
         sqlite3_stmt* s;
         ~Reset() { sqlite3_reset(s); }
       } reset{st};
-      if (sqlite3_step(st) != SQLITE_ROW) fail_sqlite("overlay topic " + mcap::detail::quoted(topic) + " message " + std::to_string(k));
-      const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(st, 0));
-      return std::vector<std::uint8_t>(blob, blob + sqlite3_column_bytes(st, 0));
+      const std::string where = "overlay topic " + mcap::detail::quoted(topic) + " message " + std::to_string(k);
+      if (sqlite3_step(st) != SQLITE_ROW) fail_sqlite(f, where);
+      return row_data(f, st, compressed_message_limit_, where);
     };
     std::shared_ptr<const ros::MessageDefinition> definition;
     try {
-      definition = load_definition(type);
+      definition = load_definition(t.type);
     } catch (const ParseError& e) {  // a topic found by namespace is left out; one asked for is an error
       if (!options.overlay_topics.empty()) throw;
       log(LogLevel::Warning, std::string("recording: overlay topic left out: ") + e.what());
@@ -321,7 +386,7 @@ bool Db3Source::overlays_for(std::int64_t index, OverlayFrame& out) const {
     std::uint64_t key = 0;
     if (video_) {
       fetch(std::size_t(index), video_bytes_);
-      key = ros_video_view(ros::CdrMessage::decode(definition_, video_bytes_, {name_, frame_location(std::size_t(index))}))
+      key = ros_video_view(ros::CdrMessage::decode(definition_, video_bytes_, {files_[frames_[std::size_t(index)].file].name, frame_location(std::size_t(index))}))
                 .timestamp_ns;
     } else {
       with_image(std::size_t(index), [&](const ros::ImageView& v, const MessagePlace&) { key = v.image.timestamp_ns; });
@@ -334,18 +399,24 @@ bool Db3Source::overlays_for(std::int64_t index, OverlayFrame& out) const {
 
 template <typename F>
 void Db3Source::with_image(std::size_t index, F&& use) const {
-  const Frame& f = frames_[index];
+  const Frame& fr = frames_[index];
+  const Db3File& f = files_[fr.file];
   const std::string location = frame_location(index);
-  const MessagePlace where{name_, [&location] { return location; }};
-  sqlite3_bind_int64(read_.get(), 1, f.row);
+  const MessagePlace where{f.name, [&location] { return location; }};
+  sqlite3_bind_int64(f.read.get(), 1, fr.row);
   struct Reset {
     sqlite3_stmt* s;
     ~Reset() { sqlite3_reset(s); }
-  } reset{read_.get()};
-  if (sqlite3_step(read_.get()) != SQLITE_ROW) fail_sqlite(location);
-  const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(read_.get(), 0));
-  const std::size_t n = std::size_t(sqlite3_column_bytes(read_.get(), 0));
-  const ros::CdrMessage m = ros::CdrMessage::decode(definition_, {blob, n}, {name_, location});
+  } reset{f.read.get()};
+  if (sqlite3_step(f.read.get()) != SQLITE_ROW) fail_sqlite(f, location);
+  std::span<const std::uint8_t> data(static_cast<const std::uint8_t*>(sqlite3_column_blob(f.read.get(), 0)),
+                                     std::size_t(sqlite3_column_bytes(f.read.get(), 0)));
+  if (compressed_message_limit_) {
+    message_bytes_ = zstd_decompress_message(data, f.name, "topic " + mcap::detail::quoted(topic_) + ", " + location,
+                                             compressed_message_limit_);
+    data = message_bytes_;
+  }
+  const ros::CdrMessage m = ros::CdrMessage::decode(definition_, data, {f.name, location});
   use(ros::any_image_view(m, picture_, where), where);
 }
 
@@ -387,8 +458,8 @@ bool is_sqlite_file(const std::filesystem::path& path) {
   return in.read(head, sizeof head) && std::memcmp(head, kSqliteMagic, sizeof head) == 0;
 }
 
-std::unique_ptr<RecordingSource> open_db3_recording(const std::filesystem::path& path, const RecordingOpenOptions& options) {
-  return std::make_unique<Db3Source>(path, options);
+std::unique_ptr<RecordingSource> open_db3_recording(const RosbagFolder& bag, const RecordingOpenOptions& options) {
+  return std::make_unique<Db3Source>(bag, options);
 }
 
 }  // namespace handoff::media

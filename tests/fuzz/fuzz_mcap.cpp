@@ -1,9 +1,12 @@
 // Fuzz target: the MCAP reader, the recording source and the topic listing
-// on an in-memory file. Any handoff::Error (ParseError) is an accepted outcome; a crash, a
+// on an in-memory file; and the same file as a rosbag2 bag's storage file
+// twice over (a split bag) with each message zstd-compressed (compression_mode
+// message; rosbags' seeds ros2_zstd_messages*.mcap are such files). Any handoff::Error (ParseError) is an accepted outcome; a crash, a
 // sanitizer report, a hang or another exception type is a bug.
 #include <handoff/media/error.hpp>
 #include <handoff/media/mcap.hpp>
 #include <handoff/media/recording.hpp>
+#include <handoff/media/rosbag.hpp>
 #include <handoff/frame.hpp>  // kMaxFrameDimension
 
 #include "fuzz_common.hpp"
@@ -39,12 +42,12 @@ void read_messages(std::span<const std::uint8_t> bytes) {
   }
 }
 
-// The frames and overlays a viewer would play.
-void play(std::span<const std::uint8_t> bytes) {
+// The frames and overlays a viewer would play, from the file alone or as a split, message-compressed bag.
+void play(std::span<const std::uint8_t> bytes, bool bag) {
   try {
     RecordingOpenOptions o;
     o.max_chunk_bytes = kMaxChunk;
-    auto src = open_recording_memory(bytes, "fuzz.mcap", o);
+    auto src = bag ? open_bag_memory({bytes, bytes}, true, "fuzz-bag", o) : open_recording_memory(bytes, "fuzz.mcap", o);
     const SourceInfo& info = src->info();
     if (info.width == 0 || info.height == 0 || info.width > handoff::kMaxFrameDimension || info.height > handoff::kMaxFrameDimension ||
         info.frame_count <= 0) {
@@ -79,9 +82,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::quiet_log();
   const std::span<const std::uint8_t> bytes(data, size);
   read_messages(bytes);
-  play(bytes);
+  play(bytes, false);
+  play(bytes, true);
   try {
     (void)list_recording_topics_memory(bytes, "fuzz.mcap");  // handoff-view FILE --list
+  } catch (const handoff::Error&) {
+  }
+  try {
+    (void)list_bag_topics_memory({bytes, bytes}, true, "fuzz-bag");
   } catch (const handoff::Error&) {
   }
   return 0;

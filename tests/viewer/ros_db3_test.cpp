@@ -154,9 +154,9 @@ TEST(RosBagFolder, BadFolders) {
   EXPECT_THAT(error(), HasSubstr("metadata.yaml: relative_file_paths: names bag_0.db3, which is not in the folder"));
   write_db3(dir, false);
   test::write_file(dir / "metadata.yaml", metadata("    - bag_0.db3\n    - bag_1.db3\n"));
-  EXPECT_THAT(error(), HasSubstr("relative_file_paths: 2 files: a split bag is not played yet"));
+  EXPECT_THAT(error(), HasSubstr("metadata.yaml: relative_file_paths: names bag_1.db3, which is not in the folder"));
   test::write_file(dir / "metadata.yaml", metadata("    - bag_0.db3\n", "FILE"));
-  EXPECT_THAT(error(), HasSubstr("compression_mode: \"FILE\": compressed bags are not played yet"));
+  EXPECT_THAT(error(), HasSubstr("metadata.yaml: compression_format: \"\": handoff decompresses zstd only"));
   test::write_file(dir / "metadata.yaml", metadata("    []\n"));
   EXPECT_THAT(error(), HasSubstr("relative_file_paths: names no storage file"));
   test::write_file(dir / "metadata.yaml", "rosbag2_bagfile_information:\n  relative_file_paths: [bag_0.db3\n");
