@@ -83,7 +83,10 @@ BagReader::BagReader(std::string name, std::vector<std::unique_ptr<mcap::Reader>
 void BagReader::merge(std::size_t part) {
   const mcap::Reader& r = *parts_[part];
   std::map<std::uint16_t, std::uint16_t> schema_ids;
-  for (const auto& [id, s] : r.schemas()) {
+  for (const auto& entry : r.schemas()) {
+    // Named, not structured bindings: the lambdas below capture them (C++20 clang refuses bindings there).
+    const std::uint16_t id = entry.first;
+    const mcap::Schema& s = entry.second;
     const auto same = std::find_if(schemas_.begin(), schemas_.end(), [&](const auto& kv) {
       return kv.second.name == s.name && kv.second.encoding == s.encoding && kv.second.data == s.data;
     });
@@ -97,7 +100,9 @@ void BagReader::merge(std::size_t part) {
     schema_ids[id] = copy.id;
     schemas_.emplace(copy.id, std::move(copy));
   }
-  for (const auto& [id, c] : r.channels()) {
+  for (const auto& entry : r.channels()) {
+    const std::uint16_t id = entry.first;
+    const mcap::Channel& c = entry.second;
     // The file's reader refused a channel naming a schema it does not have.
     const std::uint16_t schema = c.schema_id == 0 ? 0 : schema_ids.at(c.schema_id);
     auto same = std::find_if(channels_.begin(), channels_.end(), [&](const auto& kv) {
