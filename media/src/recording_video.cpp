@@ -158,8 +158,15 @@ void VideoTrack::position(std::size_t index) {
                          "), so it cannot be decoded; playback goes on there");
   }
   const std::size_t k = *std::prev(after);
+  // The picture asked for is the one the decoder holds (the one the track
+  // opened on, a frame shown again): no decoding.
+  if (fed_from_ != kNone && out_ == std::int64_t(index) && decoder_->has_picture()) return;
   if (const auto b = bad_.lower_bound(k); b != bad_.end() && b->first <= index) fail(index, b->first, b->second);
-  const bool on_the_way = fed_from_ != kNone && fed_from_ <= index && out_ < std::int64_t(index) && k < fed_ && !drained_;
+  // Ahead of the last picture, from the same keyframe: decode on. After a
+  // drain (the topic's last access unit fed) the pictures still inside come
+  // out in order, so that too goes on rather than decoding the last group
+  // again for each of them.
+  const bool on_the_way = fed_from_ != kNone && fed_from_ <= index && out_ < std::int64_t(index) && k < fed_;
   if (!on_the_way) restart(k);
   for (;;) {
     std::optional<std::int64_t> got;

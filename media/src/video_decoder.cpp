@@ -160,6 +160,8 @@ std::optional<std::int64_t> VideoDecoder::receive() {
   return f->best_effort_timestamp != AV_NOPTS_VALUE ? f->best_effort_timestamp : f->pts;
 }
 
+bool VideoDecoder::has_picture() const noexcept { return s_->have_picture; }
+
 PictureInfo VideoDecoder::picture() const {
   if (!s_->have_picture) throw UsageError("VideoDecoder::picture: no picture received");
   const AVFrame* f = s_->frame;

@@ -71,6 +71,8 @@ class VideoDecoder {
   std::optional<std::int64_t> receive();
   // The last picture received.
   PictureInfo picture() const;
+  // Whether there is one (receive() returned a number, and no receive() or reset() since).
+  bool has_picture() const noexcept;
   // Copies it into an NV12 target of its size.
   void copy_nv12(const FrameWriteTarget& target) const;
   // Forgets every reference picture (before decoding from another keyframe).
