@@ -7,6 +7,7 @@
 #include <handoff/media/recording.hpp>
 #include <handoff/media/video_decoder.hpp>
 
+#include "../../media/src/recording_video.hpp"  // VideoTrack (as fuzz_cdr includes it)
 #include "test_util.hpp"
 #include "video_test_util.hpp"
 
@@ -51,6 +52,30 @@ TEST_P(VideoPlayback, PlaysEveryFrameInOrder) {
   for (int i = 0; i < kFrames; ++i) expect_frame(*src, i);
   FrameWriteTarget t{nullptr, 0, nullptr, 0};
   EXPECT_FALSE(src->read_into(t));
+}
+
+// Played in order, the track feeds each access unit to the decoder once:
+// message i is read twice in all, once when the track indexes its keyframes
+// at open and once to decode it (the first picture, decoded at open for the
+// stream's size, is not decoded again; the last group is not decoded again
+// after the drain at the end).
+TEST_P(VideoPlayback, PlayedInOrderEachAccessUnitIsDecodedOnce) {
+  const std::vector<AccessUnit> aus = stream();
+  std::vector<int> reads(aus.size());
+  const std::string format = GetParam();
+  VideoTrack track(
+      "memory", "CompressedVideo", aus.size(),
+      [&](std::size_t i) {
+        ++reads.at(i);
+        CompressedVideoView v;
+        v.format = format;
+        v.data = aus[i];
+        return v;
+      },
+      [](std::size_t i) { return "frame " + std::to_string(i); });
+  HostFrame host(PixelFormat::NV12, kWidth, kHeight);
+  for (std::size_t i = 0; i < aus.size(); ++i) track.read(i, host.target());
+  for (std::size_t i = 0; i < aus.size(); ++i) EXPECT_EQ(reads[i], 2) << "message " << i;
 }
 
 TEST_P(VideoPlayback, SeeksAnywhereAndStepsBothWays) {
