@@ -228,7 +228,6 @@ bool Display::advance(bool wait) {
   }
   if (link_->finished.load()) return false;
   const bool playing = state_->playing();
-  first_fresh_ = false;
   fresh_tiles_.clear();
   // Paused, a tile still takes its first frame (and a step, one more).
   const bool go = playing || step_pending_;
@@ -237,9 +236,10 @@ bool Display::advance(bool wait) {
     fresh = state_->advance(wait || (state_->paced() && !state_->has_frame()));
     if (!fresh) check_end();
   }
-  first_fresh_ = fresh;
-  if (fresh) fresh_tiles_.push_back(state_.get());
-  if (fresh) sync_followers();
+  if (fresh) {
+    fresh_tiles_.push_back(state_.get());  // first: displayed() tells from it whose latency to count
+    sync_followers();
+  }
   // Live tiles (pushed streams, publishers) take their newest frame each.
   bool any = fresh;
   for (auto& tile : followers_)
@@ -255,7 +255,8 @@ void Display::displayed() {
   ++displayed_;
   view::Stats& s = state_->stats();
   // The latency figures are the first tile's: only when its frame is the new one.
-  if (first_fresh_ && state_->submitted() != std::chrono::steady_clock::time_point{})
+  const bool first_fresh = !fresh_tiles_.empty() && fresh_tiles_.front() == state_.get();
+  if (first_fresh && state_->submitted() != std::chrono::steady_clock::time_point{})
     s.latency_ms.add(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                                 state_->submitted()).count());
   if (encoder_) output_frame();

@@ -168,8 +168,7 @@ class Display {
   std::vector<Snapshot> snapshots_;
   std::int64_t displayed_ = 0;
   bool step_pending_ = false;  // pushed frames: show the next one that comes, then stay paused
-  bool first_fresh_ = false;   // the last advance() brought the first tile a new frame
-  std::vector<view::ViewerState*> fresh_tiles_;  // the tiles the last advance() brought a new frame
+  std::vector<view::ViewerState*> fresh_tiles_;  // the tiles the last advance() brought a new frame (state_ first)
   std::uint64_t steps_seen_ = 0;
 };
 
