@@ -2,6 +2,7 @@
 
 #include <handoff/cuda.hpp>
 #include <handoff/cuda_abi.hpp>
+#include <handoff/cuda_copy_2d.hpp>
 #include <handoff/frame_validate.hpp>
 #include <handoff/cuda_check.hpp>
 
@@ -46,22 +47,9 @@ void copy_host_plane(const Plane& s, const Plane& d, const PlaneLayout& l) {
   for (std::uint32_t y = 0; y < l.height; ++y) std::memcpy(to + y * d.pitch, from + y * s.pitch, l.row_bytes);
 }
 
-void set_side(cuda::abi::CUDA_MEMCPY2D& m, const Frame& f, int p, bool source) {
+cuda::Pitched side(const Frame& f, int p) {
   const Plane& pl = f.planes[static_cast<std::size_t>(p)];
-  const bool device = f.memory == MemoryKind::Cuda;
-  const auto type = device ? cuda::abi::CU_MEMORYTYPE_DEVICE : cuda::abi::CU_MEMORYTYPE_HOST;
-  const auto address = device ? reinterpret_cast<cuda::abi::CUdeviceptr>(pl.data) : cuda::abi::CUdeviceptr{0};
-  if (source) {
-    m.srcMemoryType = type;
-    m.srcHost = device ? nullptr : pl.data;
-    m.srcDevice = address;
-    m.srcPitch = pl.pitch;
-  } else {
-    m.dstMemoryType = type;
-    m.dstHost = device ? nullptr : pl.data;
-    m.dstDevice = address;
-    m.dstPitch = pl.pitch;
-  }
+  return {f.memory == MemoryKind::Cuda, pl.data, pl.pitch};
 }
 
 void copy_with_cuda(const Frame& src, const Frame& dst, CudaStream stream, CopyCompletion completion) {
@@ -72,18 +60,13 @@ void copy_with_cuda(const Frame& src, const Frame& dst, CudaStream stream, CopyC
                        "a CUDA frame without the context its pointers belong to");
   const cuda::Driver& drv = cuda::driver();
   cuda::ScopedContext current(drv, static_cast<cuda::abi::CUctx_st*>(context));
-  auto* s = static_cast<cuda::abi::CUstream>(stream.handle());
   for (int p = 0; p < plane_count(src.format); ++p) {
     const PlaneLayout l = plane_layout(src.format, src.width, src.height, p);
-    cuda::abi::CUDA_MEMCPY2D m{};
-    set_side(m, src, p, true);
-    set_side(m, dst, p, false);
-    m.WidthInBytes = l.row_bytes;
-    m.Height = l.height;
-    HANDOFF_CU_CHECK(drv.api().cuMemcpy2DAsync(&m, s),
-                     std::string("copy_frame: the ") + std::string(plane_name(src.format, p)));
+    cuda::copy_2d_async(drv, side(src, p), side(dst, p), l.row_bytes, l.height, stream.handle(),
+                        std::string("copy_frame: the ") + std::string(plane_name(src.format, p)));
   }
-  if (completion == CopyCompletion::Finished) HANDOFF_CU_CHECK(drv.api().cuStreamSynchronize(s), "copy_frame");
+  if (completion == CopyCompletion::Finished)
+    HANDOFF_CU_CHECK(drv.api().cuStreamSynchronize(static_cast<cuda::abi::CUstream>(stream.handle())), "copy_frame");
 }
 
 }  // namespace

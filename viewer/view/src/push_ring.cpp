@@ -13,6 +13,7 @@
 
 #include <handoff/cuda_abi.hpp>
 #include <handoff/cuda_check.hpp>
+#include <handoff/cuda_copy_2d.hpp>
 
 #include "bounded_wait.hpp"
 #include "cuda_copy.hpp"
@@ -345,19 +346,14 @@ std::optional<media::OverlayFrame> PushRing::copy_cuda_layers(PushSlot& slot, co
     cuda::ScopedContext current(drv, static_cast<cuda::abi::CUctx_st*>(c.context()));
     for (std::size_t k = 0; k < arrays.size(); ++k) {
       const media::LayerArray& a = *arrays[k];
-      const auto dst = reinterpret_cast<cuda::abi::CUdeviceptr>(slot.layer_mapping[k].data);
+      const auto* from = static_cast<const std::byte*>(a.data);
+      const auto* to = static_cast<const std::byte*>(slot.layer_mapping[k].data);
       for (std::uint32_t n = 0; n < std::max<std::uint32_t>(a.count, 1); ++n) {
-        cuda::abi::CUDA_MEMCPY2D m{};
-        m.srcMemoryType = cuda::abi::CU_MEMORYTYPE_DEVICE;
-        m.srcDevice = reinterpret_cast<cuda::abi::CUdeviceptr>(a.data) + n * a.image_pitch();
-        m.srcPitch = a.row_pitch();
-        m.dstMemoryType = cuda::abi::CU_MEMORYTYPE_DEVICE;
-        m.dstDevice = dst + std::size_t(n) * a.height * a.row_bytes();
-        m.dstPitch = a.row_bytes();
-        m.WidthInBytes = a.row_bytes();
-        m.Height = a.height;
-        HANDOFF_CU_CHECK(drv.api().cuMemcpy2DAsync(&m, static_cast<cuda::abi::CUstream>(ours.handle())),
-                         "show(): the copy of a CUDA layer into " + options_.name + "'s buffer");
+        // Mask n of the caller's (pitched) array to mask n of the packed buffer.
+        cuda::copy_2d_async(drv, {true, from + n * a.image_pitch(), a.row_pitch()},
+                            {true, to + std::size_t(n) * a.height * a.row_bytes(), a.row_bytes()}, a.row_bytes(),
+                            a.height, ours.handle(),
+                            "show(): the copy of a CUDA layer into " + options_.name + "'s buffer");
       }
     }
   }
