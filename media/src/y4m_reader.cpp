@@ -63,7 +63,7 @@ class Y4mSource final : public FrameSource {
     parse_header();
     const std::uint64_t stride = kPlainMarker.size() + frame_bytes_;
     const std::uint64_t body = in_->size() - header_end_;
-    uniform_ = body % stride == 0 && first_marker_is_plain();
+    uniform_ = body % stride == 0 && every_marker_is_plain(stride, body / stride);
     if (uniform_) {
       info_.frame_count = static_cast<std::int64_t>(body / stride);
     } else {
@@ -95,7 +95,7 @@ class Y4mSource final : public FrameSource {
         ++position_;
         return true;
       }
-      // Not the layout we assumed (FRAME parameters, or damage): index for real.
+      // Not the layout checked at open (the file changed since): index for real.
       uniform_ = false;
       scan_all();
       if (position_ > info_.frame_count) position_ = info_.frame_count;
@@ -246,9 +246,18 @@ class Y4mSource final : public FrameSource {
     throw ParseError(info_.name, "", "frames", "the file has a header and no frames (nothing to show)");
   }
 
-  bool first_marker_is_plain() {
+  // True when a plain FRAME line starts every one of `count` strides: then
+  // the frames are exactly where the uniform layout puts them, and the count
+  // known at open never changes (a caller may seek to any frame below it). A
+  // 6-byte read a frame, against scan_all's line read a frame.
+  bool every_marker_is_plain(std::uint64_t stride, std::uint64_t count) {
     char m[6];
-    return in_->read_at(header_end_, m, sizeof m) == sizeof m && std::memcmp(m, kPlainMarker.data(), 6) == 0;
+    for (std::uint64_t k = 0; k < count; ++k) {
+      if (in_->read_at(header_end_ + k * stride, m, sizeof m) != sizeof m ||
+          std::memcmp(m, kPlainMarker.data(), sizeof m) != 0)
+        return false;
+    }
+    return true;
   }
 
   // Indexes every FRAME line; the first bad one ends the stream with its error.
