@@ -136,8 +136,10 @@ RosbagFolder read_rosbag_folder(const std::filesystem::path& folder) {
     for (std::size_t i = 0; i < paths.size(); ++i) {
       const std::string relative = paths[i].as<std::string>();
       const auto path = folder / relative;
-      // Each file is opened by its own storage's reader; one recording of
-      // both would need two readers behind one index (docs/recording.md).
+      // Each storage has its own player (Db3Source for .db3, RecordingSourceImpl
+      // over an mcap::Reader for MCAP); one recording of both would need the
+      // .db3 files read as mcap::Readers too, which rosbag2 (one storage a bag)
+      // never needs.
       const std::string ext = storage_extension(path, bag.compression);
       if (i == 0) first_ext = ext;
       else if ((ext == ".db3") != (first_ext == ".db3")) {
