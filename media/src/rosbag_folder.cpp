@@ -147,8 +147,12 @@ RosbagFolder read_rosbag_folder(const std::filesystem::path& folder) {
                          "names " + relative + ", of another storage than " + paths[0].as<std::string>() +
                              " (a bag of mcap and sqlite3 files together is not played)");
       }
-      if (std::filesystem::is_regular_file(path, ec)) bag.files.push_back(path);
-      else bag.missing.push_back(ParseError(file, "", "relative_file_paths", "names " + relative + ", which is not in the folder").what());
+      if (std::filesystem::is_regular_file(path, ec)) {
+        bag.files.push_back(path);
+      } else {  // played without it (open_bag_files), said as the error it was
+        const ParseError missing(file, "", "relative_file_paths", "names " + relative + ", which is not in the folder");
+        bag.missing.push_back(missing.what());
+      }
     }
     const YAML::Node storage = info["storage_identifier"];
     bag.db3 = first_ext == ".db3" || (first_ext != ".mcap" && storage && storage.as<std::string>() == "sqlite3");
@@ -185,8 +189,7 @@ void open_bag_files(const RosbagFolder& bag, const std::function<void(std::size_
   if (opened == 0) {
     std::string all;
     for (const std::string& p : problems) all += (all.empty() ? "" : "; ") + p;
-    throw ParseError(bag.metadata.empty() ? bag.name : bag.metadata, "", "relative_file_paths",
-                     "no storage file of the bag can be played: " + all);
+    throw ParseError(bag.metadata, "", "relative_file_paths", "no storage file of the bag can be played: " + all);
   }
   for (const std::string& p : problems) {
     warnings.push_back(p + " (file skipped; the rest of the bag plays)");
