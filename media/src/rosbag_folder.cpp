@@ -150,7 +150,9 @@ RosbagFolder read_rosbag_folder(const std::filesystem::path& folder) {
       if (std::filesystem::is_regular_file(path, ec)) {
         bag.files.push_back(path);
       } else {  // played without it (open_bag_files), said as the error it was
-        const ParseError missing(file, "", "relative_file_paths", "names " + relative + ", which is not in the folder");
+        const bool there = std::filesystem::exists(path, ec);
+        const ParseError missing(file, "", "relative_file_paths",
+                                 "names " + relative + (there ? ", which is not a file" : ", which is not in the folder"));
         bag.missing.push_back(missing.what());
       }
     }

@@ -23,9 +23,10 @@ struct RosbagFolder {
   std::string name;                          // the folder, for messages about the whole bag
   std::string metadata;                      // its metadata.yaml ("" for a lone storage file)
   std::vector<std::filesystem::path> files;  // the storage files in the folder, in recording order
-  // The files metadata.yaml names that are not in the folder, each as a
-  // problem ("<metadata.yaml>: relative_file_paths: names bag_1.db3, which is
-  // not in the folder"): left out of `files`, played without (open_bag_files).
+  // The files metadata.yaml names that are not in the folder (or not files),
+  // each as a problem ("<metadata.yaml>: relative_file_paths: names bag_1.db3,
+  // which is not in the folder"): left out of `files`, played without
+  // (open_bag_files).
   std::vector<std::string> missing;
   bool db3 = false;                          // sqlite3 storage (else mcap)
   BagCompression compression = BagCompression::None;

@@ -350,6 +350,16 @@ TEST_P(SplitBag, MissingFileInTheMiddleIsSkippedAndTheRestPlays) {
   EXPECT_EQ(left.kind, RecordingTopicListing::Kind::Image);
 }
 
+TEST_P(SplitBag, NameOfADirectoryIsSkippedAndTheRestPlays) {
+  TempDir dir;
+  const SpoiltBag bag = spoilt_bag(GetParam(), dir, [](const std::filesystem::path& p) {
+    std::filesystem::remove(p);
+    std::filesystem::create_directory(p);
+    return p.filename().string();
+  });
+  expect_second_file_skipped(bag, "metadata.yaml: relative_file_paths: names bag_1" + ext(GetParam()) + ", which is not a file");
+}
+
 TEST_P(SplitBag, FileNotOfItsStorageIsSkippedAndTheRestPlays) {
   TempDir dir;
   const SpoiltBag bag = spoilt_bag(GetParam(), dir, [](const std::filesystem::path& p) {
