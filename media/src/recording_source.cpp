@@ -651,13 +651,14 @@ std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& pat
   r.max_chunk_bytes = options.max_chunk_bytes;
   if (std::filesystem::is_directory(path, ec)) {
     const RosbagFolder bag = read_rosbag_folder(path);
-    if (bag.files.size() == 1 && bag.compression == BagCompression::None) return open_recording(bag.files.front(), options);
+    if (bag.files.size() == 1 && bag.missing.empty() && bag.compression == BagCompression::None)
+      return open_recording(bag.files.front(), options);
     if (bag.db3) return open_db3_recording(bag, options);
     return std::make_unique<RecordingSourceImpl>(open_bag_mcap(bag, r), options);
   }
   std::string ext = path.extension().string();
   for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  if (ext == ".db3" || is_sqlite_file(path)) return open_db3_recording({path.string(), {path}, true}, options);
+  if (ext == ".db3" || is_sqlite_file(path)) return open_db3_recording(lone_db3_file(path), options);
   return std::make_unique<RecordingSourceImpl>(mcap::Reader::open(path, r), options);
 }
 

@@ -133,7 +133,9 @@ std::vector<RecordingTopicListing> judge_all(std::vector<Found>& found, const st
   return out;
 }
 
-std::vector<RecordingTopicListing> list_mcap(mcap::Reader& reader) {
+// `warnings`, when given, receives the reader's (a damaged tail, a split bag's file skipped).
+std::vector<RecordingTopicListing> list_mcap(mcap::Reader& reader, std::vector<std::string>* warnings = nullptr) {
+  if (warnings) warnings->insert(warnings->end(), reader.warnings().begin(), reader.warnings().end());
   std::map<std::string, Found> by_topic;  // channels of one topic together
   for (const auto& [id, ch] : reader.channels()) {
     const auto s = reader.schemas().find(ch.schema_id);
@@ -206,17 +208,31 @@ std::string db3_definition(const Db& db, const std::string& type) {
 
 // Each topic over every file of the bag (a split bag's files listed as one):
 // its count, first and last timestamp, and its first message.
-std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag) {
+// A file that does not open is skipped as open_recording skips it (open_bag_files).
+std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag, std::vector<std::string>* warnings) {
   std::vector<Found> found;
   std::map<std::string, std::size_t> index;  // topic -> its place in found
-  for (const std::filesystem::path& path : bag.files) {
-    const std::string file = path.string();
-    // SQLite reads files: a file compressed whole is decompressed to a private temporary file while it is listed.
-    const TempFile temp = bag.compression == BagCompression::File ? zstd_decompress_to_temp(path) : TempFile();
-    const std::string open = temp.path().empty() ? file : temp.path().string();
+  struct Open {
+    TempFile temp;
     Db db;
-    if (sqlite3_open_v2(open.c_str(), &db.db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK)
-      throw ParseError(file, "", "sqlite", std::string("cannot open: ") + sqlite3_errmsg(db.db));
+  };
+  std::vector<std::pair<std::filesystem::path, std::unique_ptr<Open>>> files;
+  std::vector<std::string> skipped;
+  open_bag_files(bag, [&](std::size_t i) {
+    const std::filesystem::path& path = bag.files[i];
+    auto o = std::make_unique<Open>();
+    // SQLite reads files: a file compressed whole is decompressed to a private temporary file while it is listed.
+    if (bag.compression == BagCompression::File) o->temp = zstd_decompress_to_temp(path);
+    const std::string open = o->temp.path().empty() ? path.string() : o->temp.path().string();
+    if (sqlite3_open_v2(open.c_str(), &o->db.db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK)
+      throw ParseError(path.string(), "", "sqlite", std::string("cannot open: ") + sqlite3_errmsg(o->db.db));
+    check_db3_tables(o->db.db, path.string());
+    files.emplace_back(path, std::move(o));
+  }, skipped);
+  if (warnings) warnings->insert(warnings->end(), skipped.begin(), skipped.end());
+  for (const auto& [path, o] : files) {
+    const std::string file = path.string();
+    const Db& db = o->db;
     Stmt topics, stats, first;
     prepare(db, file, "SELECT id, name, type, serialization_format FROM topics ORDER BY id", topics);
     prepare(db, file, "SELECT count(*), min(timestamp), max(timestamp) FROM messages WHERE topic_id = ?", stats);
@@ -279,18 +295,20 @@ std::string_view to_string(RecordingTopicListing::Kind kind) {
   }
 }
 
-std::vector<RecordingTopicListing> list_recording_topics(const std::filesystem::path& path) {
+std::vector<RecordingTopicListing> list_recording_topics(const std::filesystem::path& path,
+                                                        std::vector<std::string>* warnings) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     const RosbagFolder bag = read_rosbag_folder(path);
-    if (bag.files.size() == 1 && bag.compression == BagCompression::None) return list_recording_topics(bag.files.front());
-    if (bag.db3) return list_db3(bag);
-    return list_mcap(*open_bag_mcap(bag, {}));
+    if (bag.files.size() == 1 && bag.missing.empty() && bag.compression == BagCompression::None)
+      return list_recording_topics(bag.files.front(), warnings);
+    if (bag.db3) return list_db3(bag, warnings);
+    return list_mcap(*open_bag_mcap(bag, {}), warnings);
   }
   std::string ext = path.extension().string();
   for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  if (ext == ".db3" || is_sqlite_file(path)) return list_db3({path.string(), {path}, true});
-  return list_mcap(*mcap::Reader::open(path));
+  if (ext == ".db3" || is_sqlite_file(path)) return list_db3(lone_db3_file(path), warnings);
+  return list_mcap(*mcap::Reader::open(path), warnings);
 }
 
 std::vector<RecordingTopicListing> list_recording_topics_memory(std::span<const std::uint8_t> bytes, std::string name) {

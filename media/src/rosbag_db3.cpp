@@ -80,6 +80,7 @@ Db3File open_file(const std::filesystem::path& path, BagCompression compression)
   const int rc = sqlite3_open_v2(open.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
   f.db.reset(db);
   if (rc != SQLITE_OK) fail_sqlite(f, "cannot open");
+  check_db3_tables(f.db.get(), f.name);
   return f;
 }
 
@@ -162,7 +163,8 @@ class Db3Source final : public RecordingSource {
 
 Db3Source::Db3Source(const RosbagFolder& bag, const RecordingOpenOptions& options)
     : name_(bag.name), compressed_message_limit_(bag.compression == BagCompression::Message ? options.max_chunk_bytes : 0) {
-  for (const auto& path : bag.files) files_.push_back(open_file(path, bag.compression));
+  // A file that does not open is skipped (its problem in warnings_), unless it is the only one.
+  open_bag_files(bag, [&](std::size_t i) { files_.push_back(open_file(bag.files[i], bag.compression)); }, warnings_);
   choose_topic(options);
   for (Db3File& f : files_) f.read = prepare(f, "SELECT data FROM messages WHERE id = ?");
   window_ns_ = options.annotation_window_ns;
@@ -451,6 +453,16 @@ void Db3Source::seek(std::int64_t index) {
 }
 
 }  // namespace
+
+void check_db3_tables(sqlite3* db, const std::string& file) {
+  for (const char* sql : {"SELECT count(*) FROM topics", "SELECT count(*) FROM messages"}) {
+    sqlite3_stmt* raw = nullptr;
+    const int prepared = sqlite3_prepare_v2(db, sql, -1, &raw, nullptr);
+    const Stmt s(raw);
+    if (prepared != SQLITE_OK || sqlite3_step(s.get()) != SQLITE_ROW)
+      throw ParseError(file, "", "sqlite", std::string("reading the bag (") + sql + "): " + sqlite3_errmsg(db));
+  }
+}
 
 bool is_sqlite_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -131,15 +131,15 @@ RosbagFolder read_rosbag_folder(const std::filesystem::path& folder) {
     if (!paths || !paths.IsSequence() || paths.size() == 0) {
       throw ParseError(file, "", "relative_file_paths", "names no storage file");
     }
+    bag.metadata = file;
     std::string first_ext;
     for (std::size_t i = 0; i < paths.size(); ++i) {
       const std::string relative = paths[i].as<std::string>();
       const auto path = folder / relative;
-      if (!std::filesystem::is_regular_file(path, ec)) {
-        throw ParseError(file, "", "relative_file_paths", "names " + relative + ", which is not in the folder");
-      }
-      // Each file is opened by its own storage's reader; one recording of
-      // both would need two readers behind one index, which no recorder writes.
+      // Each storage has its own player (Db3Source for .db3, RecordingSourceImpl
+      // over an mcap::Reader for MCAP); one recording of both would need the
+      // .db3 files read as mcap::Readers too, which rosbag2 (one storage a bag)
+      // never needs.
       const std::string ext = storage_extension(path, bag.compression);
       if (i == 0) first_ext = ext;
       else if ((ext == ".db3") != (first_ext == ".db3")) {
@@ -147,13 +147,55 @@ RosbagFolder read_rosbag_folder(const std::filesystem::path& folder) {
                          "names " + relative + ", of another storage than " + paths[0].as<std::string>() +
                              " (a bag of mcap and sqlite3 files together is not played)");
       }
-      bag.files.push_back(path);
+      if (std::filesystem::is_regular_file(path, ec)) {
+        bag.files.push_back(path);
+      } else {  // played without it (open_bag_files), said as the error it was
+        const bool there = std::filesystem::exists(path, ec);
+        const ParseError missing(file, "", "relative_file_paths",
+                                 "names " + relative + (there ? ", which is not a file" : ", which is not in the folder"));
+        bag.missing.push_back(missing.what());
+      }
     }
     const YAML::Node storage = info["storage_identifier"];
     bag.db3 = first_ext == ".db3" || (first_ext != ".mcap" && storage && storage.as<std::string>() == "sqlite3");
     return bag;
   } catch (const YAML::Exception& e) {
     throw ParseError(file, "line " + std::to_string(e.mark.line + 1), "", e.msg);
+  }
+}
+
+RosbagFolder lone_db3_file(const std::filesystem::path& path) {
+  RosbagFolder bag;
+  bag.name = path.string();
+  bag.files = {path};
+  bag.db3 = true;
+  return bag;
+}
+
+void open_bag_files(const RosbagFolder& bag, const std::function<void(std::size_t)>& open,
+                    std::vector<std::string>& warnings) {
+  if (bag.metadata.empty()) {  // a lone storage file: its error is the recording's
+    for (std::size_t i = 0; i < bag.files.size(); ++i) open(i);
+    return;
+  }
+  std::vector<std::string> problems = bag.missing;
+  std::size_t opened = 0;
+  for (std::size_t i = 0; i < bag.files.size(); ++i) {
+    try {
+      open(i);
+      ++opened;
+    } catch (const ParseError& e) {
+      problems.push_back(e.what());
+    }
+  }
+  if (opened == 0) {
+    std::string all;
+    for (const std::string& p : problems) all += (all.empty() ? "" : "; ") + p;
+    throw ParseError(bag.metadata, "", "relative_file_paths", "no storage file of the bag can be played: " + all);
+  }
+  for (const std::string& p : problems) {
+    warnings.push_back(p + " (file skipped; the rest of the bag plays)");
+    log(LogLevel::Warning, "recording: " + warnings.back());
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -20,16 +21,34 @@ enum class BagCompression { None, File, Message };
 
 struct RosbagFolder {
   std::string name;                          // the folder, for messages about the whole bag
-  std::vector<std::filesystem::path> files;  // the storage files, in recording order
+  std::string metadata;                      // its metadata.yaml ("" for a lone storage file)
+  std::vector<std::filesystem::path> files;  // the storage files in the folder, in recording order
+  // The files metadata.yaml names that are not in the folder (or not files),
+  // each as a problem ("<metadata.yaml>: relative_file_paths: names bag_1.db3,
+  // which is not in the folder"): left out of `files`, played without
+  // (open_bag_files).
+  std::vector<std::string> missing;
   bool db3 = false;                          // sqlite3 storage (else mcap)
   BagCompression compression = BagCompression::None;
 };
 
 // The bag described by `folder`'s metadata.yaml. ParseError naming
-// metadata.yaml and the key when it is missing or unreadable, names no file or
-// a file not in the folder, mixes mcap and sqlite3 files, or names a
-// compression other than zstd in file or message mode.
+// metadata.yaml and the key when it is missing or unreadable, names no file,
+// mixes mcap and sqlite3 files, or names a compression other than zstd in
+// file or message mode. Files named but not in the folder are in `missing`.
 RosbagFolder read_rosbag_folder(const std::filesystem::path& folder);
+// A .db3 file played on its own: a bag of that one file, named by it.
+RosbagFolder lone_db3_file(const std::filesystem::path& path);
+
+// Opens `bag`'s storage files one by one with `open(i)` (bag.files[i]), which throws ParseError
+// for a file it cannot use (not the storage, cut short, damaged zstd, ...).
+// Such a file, like one in bag.missing, is left out and the rest play: its
+// problem, with "(file skipped; the rest of the bag plays)", is logged as a
+// warning and appended to `warnings`. ParseError naming metadata.yaml and
+// each file's problem when no file opens. Other errors propagate, as every
+// error does for a lone storage file (bag.metadata empty).
+void open_bag_files(const RosbagFolder& bag, const std::function<void(std::size_t)>& open,
+                    std::vector<std::string>& warnings);
 
 // A private temporary file, removed when this is destroyed.
 class TempFile {
@@ -60,11 +79,16 @@ std::vector<std::uint8_t> zstd_decompress_message(std::span<const std::uint8_t> 
 // The MCAP files of `bag` read as one recording (mcap::Reader): the channels
 // of one topic in every file are one channel, its messages in log-time order
 // (file order among equal times), each decompressed when read in message mode.
+// Files that do not open are skipped (open_bag_files): their problems come
+// first in the reader's warnings().
 std::unique_ptr<mcap::Reader> open_bag_mcap(const RosbagFolder& bag, const mcap::ReaderOptions& options);
-// The same over readers already open (open_bag_memory); named `name` in messages.
+// The same over readers already open (open_bag_memory); named `name` in
+// messages; `skipped`: the problems of the files left out, kept as warnings.
 std::unique_ptr<mcap::Reader> join_bag_mcap(std::string name, std::vector<std::unique_ptr<mcap::Reader>> parts,
-                                            bool compressed_messages, const mcap::ReaderOptions& options);
-// Parts in memory, each opened as an MCAP file named `name`#i.
+                                            bool compressed_messages, const mcap::ReaderOptions& options,
+                                            std::vector<std::string> skipped = {});
+// Parts in memory, each opened as an MCAP file named `name`#i (skipped as
+// files are when they do not open).
 std::unique_ptr<mcap::Reader> open_bag_mcap_memory(const std::vector<std::span<const std::uint8_t>>& parts,
                                                    bool compressed_messages, const std::string& name,
                                                    const mcap::ReaderOptions& options);

@@ -17,7 +17,7 @@ namespace {
 class BagReader final : public mcap::Reader {
  public:
   BagReader(std::string name, std::vector<std::unique_ptr<mcap::Reader>> parts, bool compressed_messages,
-            std::uint64_t max_message_bytes);
+            std::uint64_t max_message_bytes, std::vector<std::string> skipped);
 
   const std::string& name() const override { return name_; }
   const mcap::Header& header() const override { return parts_.front()->header(); }
@@ -61,13 +61,14 @@ class BagReader final : public mcap::Reader {
   std::map<std::uint16_t, std::vector<mcap::MessageRef>> messages_;
   std::vector<mcap::MessageRef> none_;
   std::vector<std::uint8_t> decompressed_;  // the message last read, decompressed
+  std::vector<std::string> skipped_;         // the files left out, with their problems
   mutable std::vector<std::string> warnings_;
 };
 
 BagReader::BagReader(std::string name, std::vector<std::unique_ptr<mcap::Reader>> parts, bool compressed_messages,
-                     std::uint64_t max_message_bytes)
+                     std::uint64_t max_message_bytes, std::vector<std::string> skipped)
     : name_(std::move(name)), parts_(std::move(parts)), compressed_messages_(compressed_messages),
-      max_message_bytes_(max_message_bytes) {
+      max_message_bytes_(max_message_bytes), skipped_(std::move(skipped)) {
   for (std::size_t p = 0; p < parts_.size(); ++p) merge(p);
   for (auto& [id, refs] : messages_) {
     // Files in recording order, each ordered by log time: a stable sort keeps
@@ -137,7 +138,7 @@ mcap::MessageView BagReader::read(const mcap::MessageRef& ref) {
 }
 
 const std::vector<std::string>& BagReader::warnings() const {
-  warnings_.clear();
+  warnings_ = skipped_;
   for (const auto& p : parts_) warnings_.insert(warnings_.end(), p->warnings().begin(), p->warnings().end());
   return warnings_;
 }
@@ -151,7 +152,9 @@ std::string BagReader::describe(const mcap::MessageRef& ref) const {
 
 std::unique_ptr<mcap::Reader> open_bag_mcap(const RosbagFolder& bag, const mcap::ReaderOptions& options) {
   std::vector<std::unique_ptr<mcap::Reader>> parts;
-  for (const auto& file : bag.files) {
+  std::vector<std::string> skipped;
+  open_bag_files(bag, [&](std::size_t i) {
+    const std::filesystem::path& file = bag.files[i];
     if (bag.compression == BagCompression::File) {
       // The MCAP reader reads from memory as well as from a file, so a file
       // compressed whole is decompressed to memory (no temporary file to
@@ -160,24 +163,31 @@ std::unique_ptr<mcap::Reader> open_bag_mcap(const RosbagFolder& bag, const mcap:
     } else {
       parts.push_back(mcap::Reader::open(file, options));
     }
-  }
-  return join_bag_mcap(bag.name, std::move(parts), bag.compression == BagCompression::Message, options);
+  }, skipped);
+  return join_bag_mcap(bag.name, std::move(parts), bag.compression == BagCompression::Message, options, std::move(skipped));
 }
 
 std::unique_ptr<mcap::Reader> join_bag_mcap(std::string name, std::vector<std::unique_ptr<mcap::Reader>> parts,
-                                            bool compressed_messages, const mcap::ReaderOptions& options) {
+                                            bool compressed_messages, const mcap::ReaderOptions& options,
+                                            std::vector<std::string> skipped) {
   if (parts.empty()) throw UsageError("join_bag_mcap: no storage file");
-  if (parts.size() == 1 && !compressed_messages) return std::move(parts.front());
-  return std::make_unique<BagReader>(std::move(name), std::move(parts), compressed_messages, options.max_chunk_bytes);
+  if (parts.size() == 1 && !compressed_messages && skipped.empty()) return std::move(parts.front());
+  return std::make_unique<BagReader>(std::move(name), std::move(parts), compressed_messages, options.max_chunk_bytes,
+                                     std::move(skipped));
 }
 
 std::unique_ptr<mcap::Reader> open_bag_mcap_memory(const std::vector<std::span<const std::uint8_t>>& parts,
                                                    bool compressed_messages, const std::string& name,
                                                    const mcap::ReaderOptions& options) {
+  RosbagFolder bag;
+  bag.name = bag.metadata = name;
+  for (std::size_t i = 0; i < parts.size(); ++i) bag.files.push_back(name + "#" + std::to_string(i));
   std::vector<std::unique_ptr<mcap::Reader>> readers;
-  for (std::size_t i = 0; i < parts.size(); ++i)
-    readers.push_back(mcap::Reader::open_memory(parts[i], name + "#" + std::to_string(i), options));
-  return join_bag_mcap(name, std::move(readers), compressed_messages, options);
+  std::vector<std::string> skipped;
+  open_bag_files(bag, [&](std::size_t i) {
+    readers.push_back(mcap::Reader::open_memory(parts[i], bag.files[i].string(), options));
+  }, skipped);
+  return join_bag_mcap(name, std::move(readers), compressed_messages, options, std::move(skipped));
 }
 
 }  // namespace handoff::media

@@ -684,7 +684,8 @@ void def_source_recording(SourceClass& cls) {
           for (const auto& w : s.recording->warnings()) l.append(w);
         }
         return l;
-      }, "Recordings: what was wrong but played anyway (e.g. a damaged tail, played up to its last whole frame).")
+      }, "Recordings: what was wrong but played anyway (e.g. a damaged tail, played up to its last whole frame; a "
+         "split bag's file skipped, the rest of the bag played).")
       .def("log_time", &recording_log_time, "index"_a, "Recordings: frame `index`'s log time (nanoseconds).");
 }
 

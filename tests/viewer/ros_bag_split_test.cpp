@@ -2,9 +2,12 @@
 // names several storage files plays them as one recording (one frame index
 // over every file, topics matched by name, not by each file's ids; listed as
 // one); files compressed whole (compression_mode file) and messages
-// compressed one by one (message) play with zstd, in .db3 and .mcap; a
-// damaged zstd stream, a missing file, mixed storage and another compression
-// format are errors naming the file, the message or the metadata.yaml field.
+// compressed one by one (message) play with zstd, in .db3 and .mcap. A file of
+// a split bag that is missing, not of its storage, cut short or a damaged zstd
+// stream is skipped with a warning naming it while the other files play; a bag
+// none of whose files plays, mixed storage and another compression format are
+// errors naming the file(s), the message or the metadata.yaml field.
+#include <handoff/log.hpp>
 #include <handoff/media/error.hpp>
 #include <handoff/media/mcap.hpp>
 #include <handoff/media/recording.hpp>
@@ -271,6 +274,158 @@ TEST_P(SplitBag, DamagedFileStreamIsNamed) {
   EXPECT_THAT(test::message_of<ParseError>([&] { (void)open_recording(dir.path()); }), HasSubstr(a + ": compression: zstd: "));
 }
 
+// --- Files that cannot be played are skipped ---------------------------------------
+
+std::string ext(Storage s) { return s == Storage::Db3 ? ".db3" : ".mcap"; }
+
+// Three files, frames 0-1, 2-3 and 4-5; the second one spoilt by `spoil` (given
+// its path), which returns its name as metadata.yaml gives it.
+struct SpoiltBag {
+  std::vector<std::string> names;
+  std::vector<std::string> logged;  // warnings logged while the bag was opened and listed
+  std::unique_ptr<RecordingSource> src;
+  std::vector<std::string> listing_warnings;
+};
+
+template <typename Spoil>
+SpoiltBag spoilt_bag(Storage storage, const TempDir& dir, Spoil&& spoil, const std::string& mode = "") {
+  SpoiltBag bag;
+  for (int i = 0; i < 3; ++i) {
+    std::string name = write_part(storage, dir, i, {{2 * i, 2 * i + 1}});
+    if (mode == "file") name = compress_file(dir / name);
+    bag.names.push_back(i == 1 ? spoil(dir / name) : name);
+  }
+  test::write_file(dir / "metadata.yaml", metadata(bag.names, storage_id(storage), mode, mode.empty() ? "" : "zstd"));
+  const LogSink previous = set_log_sink([&](LogLevel, std::string_view m) { bag.logged.emplace_back(m); });
+  try {
+    bag.src = open_recording(dir.path());
+    (void)list_recording_topics(dir.path(), &bag.listing_warnings);
+  } catch (...) {
+    set_log_sink(previous);
+    throw;
+  }
+  set_log_sink(previous);
+  return bag;
+}
+
+// Frames 0, 1, 4 and 5 play (the first and the last file), in order, with their pixels and times;
+// the one warning names the second file and `problem`, in warnings(), in the log and in the listing's warnings.
+void expect_second_file_skipped(const SpoiltBag& bag, const std::string& problem) {
+  RecordingSource& src = *bag.src;
+  ASSERT_EQ(src.info().frame_count, 4);
+  const int played[] = {0, 1, 4, 5};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(src.log_time(i), kStart + std::uint64_t(played[i]) * kInterval);
+    expect_frame(src, played[i]);
+  }
+  EXPECT_FALSE(src.read_into(HostFrame(PixelFormat::GRAY8, kW, kH).target()));
+  EXPECT_EQ(src.info().rate.num * 1000 / src.info().rate.den, 12'000);  // 4 frames over 250 ms: 3 intervals
+  ASSERT_EQ(src.warnings().size(), 1u);
+  const std::string& w = src.warnings()[0];
+  EXPECT_THAT(w, HasSubstr(bag.names[1]));
+  EXPECT_THAT(w, HasSubstr(problem));
+  EXPECT_THAT(w, HasSubstr("(file skipped; the rest of the bag plays)"));
+  EXPECT_THAT(bag.logged, ::testing::Contains("recording: " + w));
+  EXPECT_THAT(bag.listing_warnings, ::testing::ElementsAre(w));
+  for (const std::string& name : {bag.names[0], bag.names[2]})
+    EXPECT_THAT(w, ::testing::Not(HasSubstr(name)));
+}
+
+TEST_P(SplitBag, MissingFileInTheMiddleIsSkippedAndTheRestPlays) {
+  TempDir dir;
+  const SpoiltBag bag = spoilt_bag(GetParam(), dir, [](const std::filesystem::path& p) {
+    std::filesystem::remove(p);
+    return p.filename().string();
+  });
+  expect_second_file_skipped(bag, "metadata.yaml: relative_file_paths: names bag_1" + ext(GetParam()) +
+                                      ", which is not in the folder");
+  // The other camera plays from the same files.
+  RecordingOpenOptions right;
+  right.topic = kRight;
+  auto r = open_recording(dir.path(), right);
+  ASSERT_EQ(r->info().frame_count, 4);
+  for (int k : {0, 1, 4, 5}) expect_frame(*r, k + 10);
+  const auto left = listed(dir.path(), kLeft);
+  EXPECT_EQ(left.messages, 4u);
+  EXPECT_EQ(left.kind, RecordingTopicListing::Kind::Image);
+}
+
+TEST_P(SplitBag, NameOfADirectoryIsSkippedAndTheRestPlays) {
+  TempDir dir;
+  const SpoiltBag bag = spoilt_bag(GetParam(), dir, [](const std::filesystem::path& p) {
+    std::filesystem::remove(p);
+    std::filesystem::create_directory(p);
+    return p.filename().string();
+  });
+  expect_second_file_skipped(bag, "metadata.yaml: relative_file_paths: names bag_1" + ext(GetParam()) + ", which is not a file");
+}
+
+TEST_P(SplitBag, FileNotOfItsStorageIsSkippedAndTheRestPlays) {
+  TempDir dir;
+  const SpoiltBag bag = spoilt_bag(GetParam(), dir, [](const std::filesystem::path& p) {
+    test::write_file(p, std::string(4096, 'x'));
+    return p.filename().string();
+  });
+  expect_second_file_skipped(bag, GetParam() == Storage::Db3 ? "bag_1.db3: sqlite: reading the bag (SELECT count(*) FROM topics): file is not a database"
+                                                             : "bag_1.mcap: byte 0: magic: ");
+}
+
+// A .db3 cut short is refused by SQLite (its header's page count is past the
+// end) and skipped; an MCAP file cut short plays up to its last whole message
+// (mcap::Reader), with a warning naming it.
+TEST_P(SplitBag, FileCutShortIsSkippedOrPlaysItsWholeMessages) {
+  TempDir dir;
+  const SpoiltBag bag = spoilt_bag(GetParam(), dir, [](const std::filesystem::path& p) {
+    std::filesystem::resize_file(p, std::filesystem::file_size(p) * 2 / 3);
+    return p.filename().string();
+  });
+  if (GetParam() == Storage::Db3) return expect_second_file_skipped(bag, "bag_1.db3: sqlite: reading the bag");
+  RecordingSource& src = *bag.src;
+  ASSERT_GE(src.info().frame_count, 4);
+  ASSERT_LE(src.info().frame_count, 6);
+  std::vector<int> played;
+  for (std::int64_t i = 0; i < src.info().frame_count; ++i) {
+    played.push_back(int((src.log_time(i) - kStart) / kInterval));
+    expect_frame(src, played.back());
+  }
+  // The first file's, what the second one holds whole (a prefix of 2, 3), the third's.
+  std::vector<int> want{0, 1};
+  for (int k = 2; k < 2 + int(played.size()) - 4; ++k) want.push_back(k);
+  want.insert(want.end(), {4, 5});
+  EXPECT_EQ(played, want);
+  ASSERT_EQ(src.warnings().size(), 1u);
+  EXPECT_THAT(src.warnings()[0], HasSubstr("bag_1.mcap: "));
+}
+
+TEST_P(SplitBag, DamagedCompressedFileIsSkippedAndTheRestPlays) {
+  TempDir dir;
+  const SpoiltBag bag = spoilt_bag(
+      GetParam(), dir,
+      [](const std::filesystem::path& p) {
+        auto bytes = read_all(p);
+        bytes.resize(bytes.size() / 2);  // cut short
+        test::write_file(p, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
+        return p.filename().string();
+      },
+      "file");
+  expect_second_file_skipped(bag, "bag_1" + ext(GetParam()) + ".zstd: compression: zstd: ");
+}
+
+TEST_P(SplitBag, NoFileThatPlaysIsAnErrorNamingEachFile) {
+  TempDir dir;
+  const auto a = write_part(GetParam(), dir, 0, {{0, 1}});
+  test::write_file(dir / a, "not a storage file at all");
+  const auto b = write_part(GetParam(), dir, 1, {{2, 3}});
+  std::filesystem::remove(dir / b);
+  test::write_file(dir / "metadata.yaml", metadata({a, b}, storage_id(GetParam())));
+  for (const std::string& error : {test::message_of<ParseError>([&] { (void)open_recording(dir.path()); }),
+                                   test::message_of<ParseError>([&] { (void)list_recording_topics(dir.path()); })}) {
+    EXPECT_THAT(error, HasSubstr("metadata.yaml: relative_file_paths: no storage file of the bag can be played: "));
+    EXPECT_THAT(error, HasSubstr("names " + b + ", which is not in the folder"));
+    EXPECT_THAT(error, HasSubstr(a + (GetParam() == Storage::Db3 ? ": sqlite: " : ": byte 0: magic: ")));
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Storages, SplitBag, ::testing::Values(Storage::Db3, Storage::Mcap),
                          [](const auto& info) { return info.param == Storage::Db3 ? "db3" : "mcap"; });
 
@@ -278,7 +433,8 @@ TEST(SplitBagFolder, BadFolders) {
   TempDir dir;
   auto error = [&] { return test::message_of<ParseError>([&] { (void)open_recording(dir.path()); }); };
   const auto a = write_db3(dir, "bag_0.db3", {{0}});
-  test::write_file(dir / "metadata.yaml", metadata({a, "bag_1.db3"}, "sqlite3"));
+  test::write_file(dir / "metadata.yaml", metadata({"bag_1.db3"}, "sqlite3"));
+  EXPECT_THAT(error(), HasSubstr("metadata.yaml: relative_file_paths: no storage file of the bag can be played: "));
   EXPECT_THAT(error(), HasSubstr("metadata.yaml: relative_file_paths: names bag_1.db3, which is not in the folder"));
   const auto m = write_mcap(dir, "bag_1.mcap", {{1}});
   test::write_file(dir / "metadata.yaml", metadata({a, m}, "sqlite3"));

@@ -154,7 +154,13 @@ TEST(RosBagFolder, BadFolders) {
   EXPECT_THAT(error(), HasSubstr("metadata.yaml: relative_file_paths: names bag_0.db3, which is not in the folder"));
   write_db3(dir, false);
   test::write_file(dir / "metadata.yaml", metadata("    - bag_0.db3\n    - bag_1.db3\n"));
-  EXPECT_THAT(error(), HasSubstr("metadata.yaml: relative_file_paths: names bag_1.db3, which is not in the folder"));
+  {  // a file named but missing is skipped with a warning, the rest plays (ros_bag_split_test.cpp has more)
+    auto src = open_recording(dir.path());
+    EXPECT_EQ(src->info().frame_count, 3);
+    ASSERT_EQ(src->warnings().size(), 1u);
+    EXPECT_THAT(src->warnings()[0], HasSubstr("metadata.yaml: relative_file_paths: names bag_1.db3, which is not in the "
+                                              "folder (file skipped; the rest of the bag plays)"));
+  }
   test::write_file(dir / "metadata.yaml", metadata("    - bag_0.db3\n", "FILE"));
   EXPECT_THAT(error(), HasSubstr("metadata.yaml: compression_format: \"\": handoff decompresses zstd only"));
   test::write_file(dir / "metadata.yaml", metadata("    []\n"));

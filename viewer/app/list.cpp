@@ -72,7 +72,8 @@ int list_publishers() {
 }
 
 int list_recording_topics(const std::string& path) {
-  const auto topics = media::list_recording_topics(path);
+  std::vector<std::string> warnings;
+  const auto topics = media::list_recording_topics(path, &warnings);
   std::size_t topic_width = 5, type_width = 4;
   for (const auto& t : topics) {
     topic_width = std::max(topic_width, t.topic.size());
@@ -88,6 +89,8 @@ int list_recording_topics(const std::string& path) {
                 static_cast<unsigned long long>(t.messages), rate, kind.c_str(), t.note.c_str());
   }
   if (topics.empty()) std::printf("(no topics)\n");
+  // What was left out or cut short (a split bag's file skipped), under the table.
+  for (const auto& w : warnings) std::printf("warning: %s\n", w.c_str());
   return 0;
 }
 

@@ -122,7 +122,8 @@ def test_bag_folder_naming_a_missing_file(tmp_path):
     (db3,) = (tmp_path / "bag").glob("*.db3")
     db3.unlink()
     r = subprocess.run([TOOL, "dump", str(tmp_path / "bag"), str(tmp_path / "dump")], capture_output=True, text=True)
-    assert r.returncode == 1
+    assert r.returncode == 1  # its only file: nothing plays
+    assert "metadata.yaml: relative_file_paths: no storage file of the bag can be played: " in r.stderr
     assert f"metadata.yaml: relative_file_paths: names {db3.name}, which is not in the folder" in r.stderr
 
 

@@ -82,9 +82,14 @@ def merge_metadata(parts):
 
 def write_split_bag(folder, storage, mode):
     """Frames 0-2 in the first file, 3-5 in the second; frame 2's detections, logged after the split, in the second."""
-    parts = [folder.parent / f"{folder.name}_part{i}" for i in range(2)]
-    write_part(parts[0], storage, mode, range(0, 3), range(0, 2))
-    write_part(parts[1], storage, mode, range(3, N), range(2, N))
+    return write_parts(folder, storage, mode, [(range(0, 3), range(0, 2)), (range(3, N), range(2, N))])
+
+
+def write_parts(folder, storage, mode, contents):
+    """A split bag of one storage file per (frames, detections) in `contents`, in that order."""
+    parts = [folder.parent / f"{folder.name}_part{i}" for i in range(len(contents))]
+    for part, (frames, detections) in zip(parts, contents):
+        write_part(part, storage, mode, frames, detections)
     folder.mkdir()
     yaml = YAML(typ="safe")
     yaml.default_flow_style = False
@@ -96,7 +101,7 @@ def write_split_bag(folder, storage, mode):
                 shutil.move(str(f), folder / f.name)
         shutil.rmtree(p)
     with Reader(folder) as r:  # rosbags reads the merged folder as one bag
-        assert len(list(r.messages())) == 2 * N
+        assert len(list(r.messages())) == sum(len(f) + len(d) for f, d in contents)
     return folder
 
 
@@ -201,3 +206,109 @@ def test_another_compression_format_is_named(tmp_path):
     r = subprocess.run([TOOL, "dump", str(tmp_path / "bag"), str(tmp_path / "dump")], capture_output=True, text=True)
     assert r.returncode == 1
     assert 'metadata.yaml: compression_format: "lz4": handoff decompresses zstd only' in r.stderr
+
+
+# A split bag of three files (frames 0-1, 2-3, 4-5, each with its detections)
+# whose second file is spoilt: it is skipped with a warning naming it, and the
+# frames of the other two play with their pixels, times and detections.
+THREE = [(range(0, 2), range(0, 2)), (range(2, 4), range(2, 4)), (range(4, N), range(4, N))]
+SKIPPED = "(file skipped; the rest of the bag plays)"
+
+
+def spoil_missing(f):
+    f.unlink()
+
+
+def spoil_not_its_storage(f):
+    f.write_bytes(b"\0 neither SQLite nor MCAP \0" * 64)
+
+
+def spoil_cut_short(f):
+    f.write_bytes(f.read_bytes()[: f.stat().st_size // 3])
+
+
+# spoil -> (compression mode, what the warning says about the file)
+SPOILS = {
+    "missing": (spoil_missing, CompressionMode.NONE, {"mcap": "which is not in the folder", "sqlite3": "which is not in the folder"}),
+    "not_its_storage": (spoil_not_its_storage, CompressionMode.NONE, {"mcap": ": byte 0: magic: ", "sqlite3": "file is not a database"}),
+    "cut_short": (spoil_cut_short, CompressionMode.NONE, {"mcap": ": ", "sqlite3": "database disk image is malformed"}),
+    "damaged_zstd": (spoil_cut_short, CompressionMode.FILE, {"mcap": ": compression: zstd: ", "sqlite3": ": compression: zstd: "}),
+}
+
+
+def file_names(bag):
+    return YAML(typ="safe").load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]["relative_file_paths"]
+
+
+def run_dump(bag, out):
+    r = subprocess.run([TOOL, "dump", str(bag), str(out)], capture_output=True, text=True)
+    return r, (json.loads((out / "recording.json").read_text()) if r.returncode == 0 else None)
+
+
+@STORAGES
+@pytest.mark.parametrize("spoil", list(SPOILS))
+def test_a_bad_file_of_a_split_bag_is_skipped_and_the_rest_plays(tmp_path, storage, spoil):
+    how, mode, problem = SPOILS[spoil]
+    problem = problem["mcap" if storage == StoragePlugin.MCAP else "sqlite3"]
+    bag = write_parts(tmp_path / "bag", storage, mode, THREE)
+    names = file_names(bag)
+    how(bag / names[1])
+    r, info = run_dump(bag, tmp_path / "dump")
+    assert r.returncode == 0, r.stderr
+    played = [(f["log_time"] - START_NS) // STEP_NS for f in info["frames"]]
+    frames = [(tmp_path / "dump" / f"frame_{i:06d}.yuv").read_bytes() for i in range(info["frame_count"])]
+    assert frames == [pixels(k).tobytes() for k in played]
+    if storage == StoragePlugin.MCAP and spoil == "cut_short":
+        # mcap::Reader plays a file cut short up to its last whole message: what the second file holds whole.
+        assert played[:2] == [0, 1] and played[-2:] == [4, 5] and played[2:-2] == [2, 3][: len(played) - 4]
+    else:
+        assert played == [0, 1, 4, 5]
+        for f in info["frames"]:  # the detections of the files played
+            assert len(f["overlays"]["objects"]) == 1
+    (warning,) = info["played_warnings"]
+    assert names[1] in warning and problem in warning
+    assert names[0] not in warning and names[2] not in warning
+    if not (storage == StoragePlugin.MCAP and spoil == "cut_short"):
+        assert warning.endswith(SKIPPED)
+    assert warning in r.stderr  # logged as well
+
+    handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
+    with handoff.open(str(bag), topic=TOPIC) as src:
+        assert src.warnings == [warning]
+        assert len(src) == len(played)
+        src.seek(len(played) - 1)
+        frame, _ = src.read()
+        assert np.array_equal(np.from_dlpack(frame), pixels(5))
+    topics = {t["topic"]: t for t in handoff.list_topics(str(bag))}
+    assert (topics[TOPIC]["shown"], topics[TOPIC]["messages"]) == ("image", len(played))
+
+
+@STORAGES
+def test_handoff_view_names_the_skipped_file(tmp_path, storage):
+    view = os.environ.get("HANDOFF_VIEW_EXE", "")
+    if not view or not Path(view).is_file():
+        pytest.skip("handoff-view is not part of this build (HANDOFF_VIEW_EXE unset)")
+    bag = write_parts(tmp_path / "bag", storage, CompressionMode.NONE, THREE)
+    names = file_names(bag)
+    (bag / names[1]).unlink()
+    r = subprocess.run([view, str(bag), "--list"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[-1] == (f"warning: {bag / 'metadata.yaml'}: relative_file_paths: names {names[1]}, "
+                         f"which is not in the folder {SKIPPED}")
+    counts = {line.split()[0]: line.split()[2] for line in lines[1:-1]}
+    assert counts[TOPIC] == "4" and counts[DETECTIONS] == "4"
+    assert lines[-1][len("warning: "):] in r.stderr  # and in the log
+
+
+@STORAGES
+def test_a_split_bag_of_no_file_that_plays_is_an_error_naming_each(tmp_path, storage):
+    bag = write_parts(tmp_path / "bag", storage, CompressionMode.NONE, THREE[:2])
+    names = file_names(bag)
+    spoil_missing(bag / names[0])
+    spoil_not_its_storage(bag / names[1])
+    r, _ = run_dump(bag, tmp_path / "dump")
+    assert r.returncode == 1
+    assert "metadata.yaml: relative_file_paths: no storage file of the bag can be played: " in r.stderr
+    assert f"names {names[0]}, which is not in the folder" in r.stderr
+    assert f"{names[1]}: " + ("byte 0: magic: " if storage == StoragePlugin.MCAP else "sqlite: ") in r.stderr

@@ -379,7 +379,10 @@ class RecordingSource : public FrameSource {
 // ROS 2 bags too (docs/recording.md, "ROS 2 bags"): sensor_msgs/msg/Image
 // topics of an MCAP bag, of a SQLite3 .db3 file (a path ending in .db3 or an
 // SQLite file), or of a rosbag2 folder (a directory: its metadata.yaml names
-// the one storage file played).
+// the storage files played as one recording). A folder's file that is missing
+// or does not open (not its storage, cut short, damaged zstd) is skipped with a
+// warning naming it (logged and in warnings()) and the other files play;
+// ParseError naming metadata.yaml and each file's problem when none opens.
 std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& path,
                                                 const RecordingOpenOptions& options = {});
 // One topic of a recording as `handoff-view FILE --list` prints it.
@@ -401,8 +404,12 @@ std::string_view to_string(RecordingTopicListing::Kind kind);  // "image", "over
 // Every topic of a recording (MCAP, .db3, rosbag2 folder), sorted by topic
 // name, each with whether handoff shows it (judged by its type and its first
 // message). Works for recordings with no image topic at all. ParseError for
-// a file that cannot be read (as open_recording).
-std::vector<RecordingTopicListing> list_recording_topics(const std::filesystem::path& path);
+// a file that cannot be read (as open_recording; a split bag's file that
+// cannot is skipped as open_recording skips it). `warnings`, when given,
+// receives what was wrong but listed anyway (RecordingSource::warnings()'s
+// file problems: a damaged tail, a bag's file skipped); each is logged too.
+std::vector<RecordingTopicListing> list_recording_topics(const std::filesystem::path& path,
+                                                        std::vector<std::string>* warnings = nullptr);
 std::vector<RecordingTopicListing> list_recording_topics_memory(std::span<const std::uint8_t> bytes,
                                                                 std::string name = "<memory>");
 
