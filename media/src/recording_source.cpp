@@ -307,7 +307,12 @@ DecodedImage RecordingSourceImpl::decode_image(const mcap::MessageRef& ref, std:
   }
   if (foxglove_compressed_.count(ref.channel)) {
     const CompressedImageView c = parse_compressed_image(bytes, where);
-    if (!pixels) return {RawImageView{.has_timestamp = c.has_timestamp, .timestamp_ns = c.timestamp_ns}, false, false, true};
+    if (!pixels) {
+      RawImageView stamp;
+      stamp.has_timestamp = c.has_timestamp;
+      stamp.timestamp_ns = c.timestamp_ns;
+      return {stamp, false, false, true};
+    }
     return {decode_compressed_image(c, picture_, where), false, false, true};
   }
   const auto d = definitions_.find(ref.channel);

@@ -93,7 +93,7 @@ void append_detection(const CdrMessage& m, const CdrValue& d, OverlayFrame& out)
     o.shape_first = std::uint32_t(out.shapes.size());
     o.shape_count = 1;
     out.shapes.push_back({std::uint32_t(out.points.size()), 4, true, index});
-    for (const auto [u, v] : {std::pair{-1, -1}, {1, -1}, {1, 1}, {-1, 1}}) {
+    for (const auto& [u, v] : {std::pair{-1, -1}, {1, -1}, {1, 1}, {-1, 1}}) {
       const double dx = u * w / 2, dy = v * h / 2;
       out.points.push_back({float(cx + dx * c - dy * s), float(cy + dx * s + dy * c)});
     }

@@ -321,7 +321,9 @@ TEST_F(RecordingView, EachStreamIsRecordedOnATopicOfItsOwn) {
   EXPECT_EQ(stats.record_skipped, 0u);
   for (const auto& [topic, first, track] : {std::tuple{"/handoff/view", 0, 0}, std::tuple{"/handoff/view/right", 10, 100}}) {
     SCOPED_TRACE(topic);
-    auto src = media::open_recording(rec, {.topic = topic});
+    media::RecordingOpenOptions options;
+    options.topic = topic;
+    auto src = media::open_recording(rec, options);
     ASSERT_GE(src->info().frame_count, 1);
     media::HostFrame got(PixelFormat::NV12, kW, kH);
     for (std::int64_t i = 0; i < src->info().frame_count; ++i) {
