@@ -37,6 +37,8 @@ __all__ = ["Colorimetry", "Frame", "InvalidFrame", "Plane", "cuda_status", "live
 # built-in scene as (Frame, Overlays); ``handoff.RecordingWriter``: MCAP files;
 # ``handoff.Publisher`` / ``handoff.Subscriber``: frames shared with other
 # processes. docs/python.md ("The viewer", "Recordings", "Live attach").
+import os
+
 from . import _handoff
 
 if hasattr(_handoff, "Viewer"):
@@ -64,15 +66,32 @@ if hasattr(_handoff, "Viewer"):
         ViewerStats,
         colormap,
         list_publishers,
-        list_topics,
         open,
         open_scene,
     )
+
+    class TopicList(list):
+        """What list_topics returns: a list of one dict per topic, and `warnings`, the problems found while
+        listing that did not stop it (a split bag's file skipped, a damaged tail), worded as Source.warnings
+        words them."""
+
+        def __init__(self, rows, warnings):
+            super().__init__(rows)
+            self.warnings = list(warnings)
+
+    def list_topics(path):
+        """Every topic of a recording (MCAP, ROS 2 .db3 or bag folder; a str or os.PathLike), as
+        `handoff-view FILE --list` prints them: a TopicList of dicts with topic, type, encoding, messages,
+        rate (Hz), shown ('image', 'overlay' or 'not shown') and note (the image's encoding, or why it is
+        not shown); its `warnings` say what was wrong but listed anyway (a split bag's file skipped). Raises
+        ParseError naming the file."""
+        rows, warnings = _handoff.list_topics_and_warnings(os.fspath(path))
+        return TopicList(rows, warnings)
 
     __all__ += ["AcquiredFrame", "AcquiredPlane", "AttachStatus", "ClassMap", "InstanceMasks", "LiveFrame",
                 "Overlays", "ParseError", "Publisher", "PublisherStats", "RecordingStats", "RecordingWriter",
                 "ScalarMap", "Snapshot", "Source", "Subscriber", "SubscriberStats", "SubscriberStatus", "Viewer",
                 "ViewerClosed", "ViewerStats", "colormap", "list_publishers", "list_topics", "open",
-                "open_scene"]
+                "open_scene", "TopicList"]
 
 __version__ = "0.1.0"

@@ -715,9 +715,11 @@ void bind_open(nb::module_& m) {
         "topic's namespace), or a raw "
         "NV12 / P010 file when format= / width= / height= are given. `overlays`: a JSON Lines overlay file "
         "(docs/media.md). Raises ParseError naming the file and field.");
-  m.def("list_topics", [](const std::string& path) {
+  // handoff.list_topics (python/handoff/__init__.py) wraps this: the rows and the warnings together.
+  m.def("list_topics_and_warnings", [](const std::string& path) {
         nb::list out;
-        for (const auto& t : media::list_recording_topics(path)) {
+        std::vector<std::string> warnings;
+        for (const auto& t : media::list_recording_topics(path, &warnings)) {
           nb::dict d;
           d["topic"] = t.topic;
           d["type"] = t.type;
@@ -728,11 +730,11 @@ void bind_open(nb::module_& m) {
           d["note"] = t.note;
           out.append(d);
         }
-        return out;
-      }, "path"_a,
-        "Every topic of a recording (MCAP, ROS 2 .db3 or bag folder), as `handoff-view FILE --list` prints them: "
-        "dicts with topic, type, encoding, messages, rate (Hz), shown ('image', 'overlay' or 'not shown') and "
-        "note (the image's encoding, or why it is not shown). Raises ParseError naming the file.");
+        nb::list problems;
+        for (const auto& w : warnings) problems.append(w);
+        return nb::make_tuple(out, problems);
+      }, "path"_a, "A recording's topics and the warnings found listing them, as a (rows, warnings) pair; handoff.list_topics "
+        "gives both as one TopicList.");
   m.def("open_scene", &open_scene, nb::kw_only(), "width"_a = 1280, "height"_a = 720, "format"_a = "nv12",
         "frames"_a = nb::none(),
         "The built-in synthetic scene with its ground-truth overlays; endless unless `frames` is given.");

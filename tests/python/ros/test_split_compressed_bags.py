@@ -145,7 +145,9 @@ def test_compressed_bag_plays(tmp_path, storage, mode):
 def test_listing_counts_the_whole_bag(tmp_path, storage, mode):
     bag = write_split_bag(tmp_path / "bag", storage, mode)
     handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
-    topics = {t["topic"]: t for t in handoff.list_topics(str(bag))}
+    listing = handoff.list_topics(str(bag))
+    assert listing.warnings == []
+    topics = {t["topic"]: t for t in listing}
     assert (topics[TOPIC]["shown"], topics[TOPIC]["messages"], topics[TOPIC]["note"]) == ("image", N, "mono8")
     assert topics[TOPIC]["rate"] == pytest.approx(1e9 / STEP_NS)
     assert (topics[DETECTIONS]["shown"], topics[DETECTIONS]["messages"]) == ("overlay", N)
@@ -279,7 +281,9 @@ def test_a_bad_file_of_a_split_bag_is_skipped_and_the_rest_plays(tmp_path, stora
         src.seek(len(played) - 1)
         frame, _ = src.read()
         assert np.array_equal(np.from_dlpack(frame), pixels(5))
-    topics = {t["topic"]: t for t in handoff.list_topics(str(bag))}
+    listing = handoff.list_topics(bag)  # a Path is taken as well as a str
+    assert listing.warnings == [warning]
+    topics = {t["topic"]: t for t in listing}
     assert (topics[TOPIC]["shown"], topics[TOPIC]["messages"]) == ("image", len(played))
 
 
