@@ -435,6 +435,9 @@ class CpuColorPath final : public ColorPath {
   void draw(const DrawOptions& options, int fb_w, int fb_h, const PlaneTextures& textures) override;
   bool converts_on_cpu() const override { return true; }
   bool layers_drawn() const override { return layers_drawn_; }
+  std::optional<Frame> host_copy() const override {
+    return host_.generation ? std::optional<Frame>(host_frame()) : std::nullopt;
+  }
 
  private:
   // What view_texture_ holds: the frame, how it was shown and for which framebuffer.

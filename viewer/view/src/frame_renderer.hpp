@@ -139,6 +139,8 @@ class ColorPath {
   virtual bool converts_on_cpu() const = 0;
   // Whether the last draw drew options.cpu_layers into the frame.
   virtual bool layers_drawn() const { return false; }
+  // The last frame taken, in host memory, when the path keeps such a copy.
+  virtual std::optional<Frame> host_copy() const { return std::nullopt; }
 };
 
 class FrameRenderer {
@@ -188,6 +190,10 @@ class FrameRenderer {
   GLuint chroma_texture() const;
   // Texture i of frame_textures(format()) (0 past the last), as luma_texture().
   GLuint texture(int i) const;
+  // The current frame's host copy on the CPU path (valid until the next
+  // upload), else nullopt: what reads a few samples (the pixel probe) reads
+  // there instead of texture(), which would upload the whole frame first.
+  std::optional<Frame> host_copy() const { return path_->host_copy(); }
 
   // The values a grey frame is shown over, in its samples' own units: gray8
   // 0..255; gray16 `user` or 0..65535; gray32f `user` or the automatic range
