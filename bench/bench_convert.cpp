@@ -7,8 +7,9 @@
 //                             software rasterisers).
 // Each iteration uploads the frame and draws it, as a new frame does. Also
 // ViewConverter alone on one thread and on every core, NV12 and BGR8
-// (BM_ViewConvert), and the CPU layer composite of two full-size layers
-// (BM_LayerComposite).
+// (BM_ViewConvert), the CPU layer composite of two full-size layers
+// (BM_LayerComposite), and a BGR8 frame converted with and without them,
+// the layers in a second pass or fused into the conversion (BM_ConvertWithLayers).
 //
 //   build/default/bench/bench_convert --benchmark_min_time=2 --benchmark_repetitions=3
 // Compare the ratio cpu / gpu within one run, on one machine.
@@ -105,46 +106,59 @@ BENCHMARK(BM_ViewConvert)
 // by show's copy) and a float32 heat map, both at opacity 0.5, blended into
 // the 1280x720 converted image. CPU time of every thread (its bands run on a
 // pool of one thread per core).
-void BM_LayerComposite(benchmark::State& state) {
-  std::unique_ptr<GlContext> context;
+// The layers of the opencv_compare "layers" scenario, as show() copies them.
+struct BenchLayers {
+  std::vector<std::int32_t> ids = std::vector<std::int32_t>(std::size_t(kW) * kH);
+  std::vector<float> heat = std::vector<float>(ids.size());
+  media::OverlayFrame copied;
+  BenchLayers() {
+    for (std::uint32_t y = 0; y < kH; ++y)
+      for (std::uint32_t x = 0; x < kW; ++x) {
+        ids[y * kW + x] = std::int32_t((x / 160 + y / 120) % 12);
+        const float dx = (float(x) - 400.0f) / 300.0f, dy = (float(y) - 300.0f) / 200.0f;
+        heat[y * kW + x] = std::exp(-(dx * dx + dy * dy));
+      }
+    const auto array = [](const void* data, media::SampleType t) {
+      media::LayerArray a;
+      a.data = data;
+      a.type = t;
+      a.width = kW;
+      a.height = kH;
+      return a;
+    };
+    media::OverlayFrame f;
+    media::ClassMap m;
+    m.ids = array(ids.data(), media::SampleType::I32);
+    m.opacity = 0.5f;
+    f.layers.push_back(m);
+    media::ScalarMap s;
+    s.values = array(heat.data(), media::SampleType::F32);
+    s.range = std::array<double, 2>{0.0, 1.0};
+    s.opacity = 0.5f;
+    f.layers.push_back(s);
+    copied = copy_layers(f, 0);
+  }
+};
+
+std::unique_ptr<GlContext> bench_context(benchmark::State& state) {
   try {
-    context = create_headless_context({});
+    auto context = create_headless_context({});
     context->make_current();
     load_gl(*context);
+    return context;
   } catch (const std::exception& e) {
     state.SkipWithError(e.what());
-    return;
+    return nullptr;
   }
-  std::vector<std::int32_t> ids(std::size_t(kW) * kH);
-  std::vector<float> heat(ids.size());
-  for (std::uint32_t y = 0; y < kH; ++y)
-    for (std::uint32_t x = 0; x < kW; ++x) {
-      ids[y * kW + x] = std::int32_t((x / 160 + y / 120) % 12);
-      const float dx = (float(x) - 400.0f) / 300.0f, dy = (float(y) - 300.0f) / 200.0f;
-      heat[y * kW + x] = std::exp(-(dx * dx + dy * dy));
-    }
-  const auto array = [](const void* data, media::SampleType t) {
-    media::LayerArray a;
-    a.data = data;
-    a.type = t;
-    a.width = kW;
-    a.height = kH;
-    return a;
-  };
-  media::OverlayFrame f;
-  media::ClassMap m;
-  m.ids = array(ids.data(), media::SampleType::I32);
-  m.opacity = 0.5f;
-  f.layers.push_back(m);
-  media::ScalarMap s;
-  s.values = array(heat.data(), media::SampleType::F32);
-  s.range = std::array<double, 2>{0.0, 1.0};
-  s.opacity = 0.5f;
-  f.layers.push_back(s);
+}
+
+void BM_LayerComposite(benchmark::State& state) {
+  const std::unique_ptr<GlContext> context = bench_context(state);
+  if (!context) return;
   {
-    const media::OverlayFrame copied = copy_layers(f, 0);
+    const BenchLayers layers;
     LayerRenderer r;
-    r.set_layers(&copied, kW, kH);
+    r.set_layers(&layers.copied, kW, kH);
     const ViewTransform view = fit_view(kW, kH, kViewW, kViewH);
     const PixelRect rect = covered_pixels(kW, kH, view, kViewW, kViewH);
     std::vector<std::uint8_t> out(std::size_t(rect.width()) * std::size_t(rect.height()) * 4, 90);
@@ -156,6 +170,44 @@ void BM_LayerComposite(benchmark::State& state) {
   context->done_current();
 }
 BENCHMARK(BM_LayerComposite)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+
+// What the CPU path does for a new 1080p BGR frame with those layers, at
+// 1280x720 on every core: the conversion and then the composite in a second
+// pass over the image (fused 0), or the layers blended into each few rows as
+// they are converted (fused 1, FrameRenderer's way); layers 0: the frame alone.
+void BM_ConvertWithLayers(benchmark::State& state) {
+  const std::unique_ptr<GlContext> context = bench_context(state);
+  if (!context) return;
+  {
+    const BenchLayers layers;
+    LayerRenderer r;
+    r.set_layers(&layers.copied, kW, kH);
+    const Frame f = frame_1080p(PixelFormat::BGR8);
+    const HostPlanes planes = host_planes(f);
+    ViewConverter conv;
+    const ViewTransform view = fit_view(kW, kH, kViewW, kViewH);
+    const PixelRect rect = covered_pixels(kW, kH, view, kViewW, kViewH);
+    const std::ptrdiff_t pitch = rect.width() * 4;
+    std::vector<std::uint8_t> out(std::size_t(rect.width()) * std::size_t(rect.height()) * 4);
+    const bool with_layers = state.range(0) != 0, fused = state.range(1) != 0;
+    const RowsDone rows = [&](int first, int last) { r.composite_rows(first, last, out.data(), pitch); };
+    for (auto _ : state) {
+      if (with_layers && fused) {
+        r.prepare_composite(view, rect, ByteOrder::Bgra);
+        conv.convert(planes, Colorimetry{}, view, false, rect, ByteOrder::Bgra, out.data(), pitch, {}, rows);
+      } else {
+        conv.convert(planes, Colorimetry{}, view, false, rect, ByteOrder::Bgra, out.data(), pitch);
+        if (with_layers) r.composite(view, rect, ByteOrder::Bgra, out.data(), pitch);
+      }
+      benchmark::DoNotOptimize(out.data());
+    }
+  }
+  context->done_current();
+}
+BENCHMARK(BM_ConvertWithLayers)
+    ->ArgNames({"layers", "fused"})
+    ->Args({0, 0})->Args({1, 0})->Args({1, 1})
+    ->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 
 }  // namespace
 

@@ -64,90 +64,99 @@ constexpr std::uint32_t kW = 37, kH = 21;
 const std::uint32_t kPoints[][2] = {{0, 0}, {1, 0}, {5, 3}, {36, 20}, {35, 19}, {18, 11}};
 
 TEST_F(FormatProbe, YuvProbeShowsTheCodesAndTheirColour) {
-  FrameRenderer r(ViewerConvert::Gpu);
-  const Colorimetry c{ColorMatrix::BT601, ColorRange::Full, ChromaSiting::Left};
-  unsigned seed = 10;
-  for (PixelFormat f :
-       {PixelFormat::NV12, PixelFormat::P010, PixelFormat::I420, PixelFormat::YUYV, PixelFormat::UYVY}) {
-    const FormatFrame ff = yuv_format_frame(f, kW, kH, c, seed++);
-    r.upload(ff.frame);
-    for (const auto& pt : kPoints) {
-      const PixelProbe p = probe_pixel(r, c, std::nullopt, pt[0] + 0.5, pt[1] + 0.5);
-      ASSERT_TRUE(p.valid);
-      EXPECT_EQ(p.format, f);
-      const std::array<int, 3> want = yuv_codes(ff.frame, pt[0], pt[1]);
-      EXPECT_EQ((std::array<int, 3>{p.code_y, p.code_cb, p.code_cr}), want)
-          << to_string(f) << " at " << pt[0] << "," << pt[1];
-      const Rgb64 rgb = yuv_reference(want[0], want[1], want[2], f == PixelFormat::P010 ? 10 : 8, c);
-      for (int k = 0; k < 3; ++k) EXPECT_NEAR(p.rgb[std::size_t(k)], rgb[std::size_t(k)], 1.0) << to_string(f);
-      char text[64];
-      std::snprintf(text, sizeof text, "Y %d  Cb %d  Cr %d", want[0], want[1], want[2]);
-      EXPECT_EQ(probe_text(p), text);
+  // Both paths: the CPU path reads its host copy (no texture upload).
+  for (ViewerConvert convert : {ViewerConvert::Gpu, ViewerConvert::Cpu}) {
+    FrameRenderer r(convert);
+    const Colorimetry c{ColorMatrix::BT601, ColorRange::Full, ChromaSiting::Left};
+    unsigned seed = 10;
+    for (PixelFormat f :
+         {PixelFormat::NV12, PixelFormat::P010, PixelFormat::I420, PixelFormat::YUYV, PixelFormat::UYVY}) {
+      const FormatFrame ff = yuv_format_frame(f, kW, kH, c, seed++);
+      r.upload(ff.frame);
+      for (const auto& pt : kPoints) {
+        const PixelProbe p = probe_pixel(r, c, std::nullopt, pt[0] + 0.5, pt[1] + 0.5);
+        ASSERT_TRUE(p.valid);
+        EXPECT_EQ(p.format, f);
+        const std::array<int, 3> want = yuv_codes(ff.frame, pt[0], pt[1]);
+        EXPECT_EQ((std::array<int, 3>{p.code_y, p.code_cb, p.code_cr}), want)
+            << to_string(f) << " at " << pt[0] << "," << pt[1];
+        const Rgb64 rgb = yuv_reference(want[0], want[1], want[2], f == PixelFormat::P010 ? 10 : 8, c);
+        for (int k = 0; k < 3; ++k) EXPECT_NEAR(p.rgb[std::size_t(k)], rgb[std::size_t(k)], 1.0) << to_string(f);
+        char text[64];
+        std::snprintf(text, sizeof text, "Y %d  Cb %d  Cr %d", want[0], want[1], want[2]);
+        EXPECT_EQ(probe_text(p), text);
+      }
     }
   }
 }
 
 TEST_F(FormatProbe, RgbProbeShowsTheCodesInTheFramesOrder) {
-  FrameRenderer r(ViewerConvert::Gpu);
-  unsigned seed = 20;
-  for (PixelFormat f : {PixelFormat::RGB8, PixelFormat::BGR8, PixelFormat::RGBA8, PixelFormat::BGRA8}) {
-    const FormatFrame ff = rgb_format_frame(f, kW, kH, seed++);
-    r.upload(ff.frame);
-    const int n = f == PixelFormat::RGB8 || f == PixelFormat::BGR8 ? 3 : 4;
-    for (const auto& pt : kPoints) {
-      const PixelProbe p = probe_pixel(r, Colorimetry{}, std::nullopt, pt[0], pt[1]);
-      ASSERT_TRUE(p.valid);
-      ASSERT_EQ(p.code_count, n);
+  // Both paths: the CPU path reads its host copy (no texture upload).
+  for (ViewerConvert convert : {ViewerConvert::Gpu, ViewerConvert::Cpu}) {
+    FrameRenderer r(convert);
+    unsigned seed = 20;
+    for (PixelFormat f : {PixelFormat::RGB8, PixelFormat::BGR8, PixelFormat::RGBA8, PixelFormat::BGRA8}) {
+      const FormatFrame ff = rgb_format_frame(f, kW, kH, seed++);
+      r.upload(ff.frame);
+      const int n = f == PixelFormat::RGB8 || f == PixelFormat::BGR8 ? 3 : 4;
+      for (const auto& pt : kPoints) {
+        const PixelProbe p = probe_pixel(r, Colorimetry{}, std::nullopt, pt[0], pt[1]);
+        ASSERT_TRUE(p.valid);
+        ASSERT_EQ(p.code_count, n);
+        for (int k = 0; k < n; ++k)
+          EXPECT_EQ(p.codes[std::size_t(k)], sample8(ff.frame, 0, pt[0], pt[1], std::size_t(k)))
+              << to_string(f) << " sample " << k;
+        const Rgb64& want = ff.at(pt[0], pt[1]);
+        for (int k = 0; k < 3; ++k) EXPECT_EQ(double(p.rgb[std::size_t(k)]), want[std::size_t(k)]) << to_string(f);
+      }
+      const PixelProbe p = probe_pixel(r, Colorimetry{}, std::nullopt, 2, 2);
+      const std::string names = f == PixelFormat::RGB8    ? "R G B"
+                                : f == PixelFormat::BGR8  ? "B G R"
+                                : f == PixelFormat::RGBA8 ? "R G B A"
+                                                          : "B G R A";
+      std::string text;
       for (int k = 0; k < n; ++k)
-        EXPECT_EQ(p.codes[std::size_t(k)], sample8(ff.frame, 0, pt[0], pt[1], std::size_t(k)))
-            << to_string(f) << " sample " << k;
-      const Rgb64& want = ff.at(pt[0], pt[1]);
-      for (int k = 0; k < 3; ++k) EXPECT_EQ(double(p.rgb[std::size_t(k)]), want[std::size_t(k)]) << to_string(f);
+        text.append(k ? "  " : "").append(1, names[std::size_t(2 * k)]).append(" ").append(std::to_string(p.codes[std::size_t(k)]));
+      EXPECT_EQ(probe_text(p), text);
     }
-    const PixelProbe p = probe_pixel(r, Colorimetry{}, std::nullopt, 2, 2);
-    const std::string names = f == PixelFormat::RGB8    ? "R G B"
-                              : f == PixelFormat::BGR8  ? "B G R"
-                              : f == PixelFormat::RGBA8 ? "R G B A"
-                                                        : "B G R A";
-    std::string text;
-    for (int k = 0; k < n; ++k)
-      text.append(k ? "  " : "").append(1, names[std::size_t(2 * k)]).append(" ").append(std::to_string(p.codes[std::size_t(k)]));
-    EXPECT_EQ(probe_text(p), text);
   }
 }
 
 TEST_F(FormatProbe, GreyProbeShowsTheValueAndItsGrey) {
-  FrameRenderer r(ViewerConvert::Gpu);
-  const ValueRange range{-1.0, 3.0};
-  const FormatFrame g16 = gray_format_frame(PixelFormat::GRAY16, kW, kH, 30, std::nullopt);
-  r.upload(g16.frame);
-  for (const auto& pt : kPoints) {
-    const PixelProbe p = probe_pixel(r, Colorimetry{}, std::nullopt, pt[0], pt[1]);
-    EXPECT_EQ(p.code_count, 1);
-    EXPECT_EQ(p.codes[0], sample16(g16.frame, 0, pt[0], pt[1], 0));
-    EXPECT_NEAR(p.rgb[0], g16.at(pt[0], pt[1])[0], 0.5);
-    EXPECT_EQ(probe_text(p), "gray " + std::to_string(p.codes[0]));
-  }
-  const FormatFrame g32 = gray_format_frame(PixelFormat::GRAY32F, kW, kH, 31, range);
-  r.upload(g32.frame);
-  bool saw_nan = false, saw_inf = false;
-  for (std::uint32_t y = 0; y < kH; ++y)
-    for (std::uint32_t x = 0; x < kW; ++x) {
-      const PixelProbe p = probe_pixel(r, Colorimetry{}, range, x, y);
-      float want = 0;
-      std::memcpy(
-          &want, static_cast<const std::uint8_t*>(g32.frame.planes[0].data) + y * g32.frame.planes[0].pitch + x * 4, 4);
-      if (std::isnan(want)) {
-        saw_nan = true;
-        EXPECT_TRUE(std::isnan(p.value));
-        EXPECT_EQ(probe_text(p), "value nan");
-      } else {
-        saw_inf |= std::isinf(want);
-        EXPECT_EQ(p.value, double(want));
-      }
-      EXPECT_NEAR(p.rgb[0], g32.at(x, y)[0], 0.5) << x << "," << y;
+  // Both paths: the CPU path reads its host copy (no texture upload).
+  for (ViewerConvert convert : {ViewerConvert::Gpu, ViewerConvert::Cpu}) {
+    FrameRenderer r(convert);
+    const ValueRange range{-1.0, 3.0};
+    const FormatFrame g16 = gray_format_frame(PixelFormat::GRAY16, kW, kH, 30, std::nullopt);
+    r.upload(g16.frame);
+    for (const auto& pt : kPoints) {
+      const PixelProbe p = probe_pixel(r, Colorimetry{}, std::nullopt, pt[0], pt[1]);
+      EXPECT_EQ(p.code_count, 1);
+      EXPECT_EQ(p.codes[0], sample16(g16.frame, 0, pt[0], pt[1], 0));
+      EXPECT_NEAR(p.rgb[0], g16.at(pt[0], pt[1])[0], 0.5);
+      EXPECT_EQ(probe_text(p), "gray " + std::to_string(p.codes[0]));
     }
-  EXPECT_TRUE(saw_nan && saw_inf);
+    const FormatFrame g32 = gray_format_frame(PixelFormat::GRAY32F, kW, kH, 31, range);
+    r.upload(g32.frame);
+    bool saw_nan = false, saw_inf = false;
+    for (std::uint32_t y = 0; y < kH; ++y)
+      for (std::uint32_t x = 0; x < kW; ++x) {
+        const PixelProbe p = probe_pixel(r, Colorimetry{}, range, x, y);
+        float want = 0;
+        std::memcpy(
+            &want, static_cast<const std::uint8_t*>(g32.frame.planes[0].data) + y * g32.frame.planes[0].pitch + x * 4, 4);
+        if (std::isnan(want)) {
+          saw_nan = true;
+          EXPECT_TRUE(std::isnan(p.value));
+          EXPECT_EQ(probe_text(p), "value nan");
+        } else {
+          saw_inf |= std::isinf(want);
+          EXPECT_EQ(p.value, double(want));
+        }
+        EXPECT_NEAR(p.rgb[0], g32.at(x, y)[0], 0.5) << x << "," << y;
+      }
+    EXPECT_TRUE(saw_nan && saw_inf);
+  }
 }
 
 TEST_F(FormatProbe, EachFormatTakesItsTextures) {

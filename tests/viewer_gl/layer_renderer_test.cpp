@@ -7,11 +7,14 @@
 #include <limits>
 #include <vector>
 
+#include <handoff/host_frame.hpp>
+
 #include "frame_target.hpp"
 #include "gl_test_context.hpp"
 #include "layer_buffers.hpp"
 #include "layer_copy.hpp"
 #include "layer_renderer.hpp"
+#include "view_convert.hpp"
 
 namespace handoff::view::test {
 namespace {
@@ -195,6 +198,139 @@ TEST_F(LayerRendererTest, ALayerOutsideTheFrameDoesNotFitTheCpuPath) {
   LayerRenderer device;
   device.set_layers(&d.copied, kW, kH);
   EXPECT_FALSE(device.fits(ViewTransform{}));
+}
+
+// Layers of every CPU kind at odd sizes for the fused composite: an 8-bit
+// class map over the whole frame (the palette look-up), 16-bit ids over a
+// target rectangle, a smaller scalar map with NaN holes, instance masks.
+struct OddLayers {
+  static constexpr std::uint32_t w = 101, h = 67;
+  std::vector<std::uint8_t> ids = std::vector<std::uint8_t>(w * h);
+  std::vector<std::int16_t> wide = std::vector<std::int16_t>(23 * 17);
+  std::vector<float> values = std::vector<float>(37 * 29);
+  std::vector<std::uint8_t> masks = std::vector<std::uint8_t>(w * h, 0);
+  media::OverlayFrame copied;
+  OddLayers() {
+    for (std::uint32_t y = 0; y < h; ++y)
+      for (std::uint32_t x = 0; x < w; ++x) {
+        ids[y * w + x] = std::uint8_t((x / 3 + y / 4) % 7);
+        if (x >= 20 && x < 61 && y >= 30 && y < 50) masks[y * w + x] = 1;
+      }
+    for (std::size_t i = 0; i < wide.size(); ++i) wide[i] = std::int16_t(i % 5 == 0 ? 300 : i % 5 == 1 ? -7 : 2);
+    for (std::uint32_t y = 0; y < 29; ++y)
+      for (std::uint32_t x = 0; x < 37; ++x)
+        values[y * 37 + x] = (x >= 5 && x < 9 && y >= 3 && y < 6) ? std::numeric_limits<float>::quiet_NaN()
+                                                                 : float(x) / 37.0f + 0.4f * float(y) / 29.0f;
+    const auto array = [](const void* data, media::SampleType t, std::uint32_t aw, std::uint32_t ah) {
+      media::LayerArray a;
+      a.data = data;
+      a.type = t;
+      a.width = aw;
+      a.height = ah;
+      return a;
+    };
+    media::OverlayFrame f;
+    f.add_box(20, 30, 61, 50, "", 0.9f, 1);
+    media::ClassMap m;
+    m.ids = array(ids.data(), media::SampleType::U8, w, h);
+    m.transparent = {0};
+    m.opacity = 0.6f;
+    f.layers.push_back(m);
+    media::ScalarMap s;
+    s.values = array(values.data(), media::SampleType::F32, 37, 29);
+    s.range = std::array{0.0, 1.2};
+    s.opacity = 0.5f;
+    f.layers.push_back(s);
+    media::ClassMap t;
+    t.ids = array(wide.data(), media::SampleType::I16, 23, 17);
+    t.target = media::RectF{30.5f, 10.25f, 40, 21};
+    t.opacity = 0.7f;
+    f.layers.push_back(t);
+    media::InstanceMasks im;
+    im.masks = array(masks.data(), media::SampleType::U8, w, h);
+    im.masks.count = 1;
+    im.opacity = 0.5f;
+    f.layers.push_back(im);
+    copied = copy_layers(f, 0);
+  }
+};
+
+// The layers blended into the rows as the converter writes them (a few rows
+// at a time, on its threads, FrameRenderer's way) give the same bytes as a
+// conversion and then a composite over the whole image: at odd sizes,
+// scaled down and up, written top-down and bottom-up, and again on a second
+// frame with the same layout (the taps kept from the first).
+TEST_F(LayerRendererTest, CpuCompositeFusedIntoTheConversionMatchesTwoPasses) {
+  OddLayers l;
+  Frame frame = allocate_host_frame(PixelFormat::BGR8, OddLayers::w, OddLayers::h);
+  fill_test_pattern(frame, 5);
+  const HostPlanes planes = host_planes(frame);
+  for (const auto [fb_w, fb_h] : {std::pair{77, 53}, std::pair{253, 171}}) {
+    const ViewTransform view = fit_view(OddLayers::w, OddLayers::h, fb_w, fb_h);
+    const PixelRect rect = covered_pixels(OddLayers::w, OddLayers::h, view, fb_w, fb_h);
+    const std::size_t row = std::size_t(rect.width()) * 4, bytes = row * std::size_t(rect.height());
+    for (const bool bottom_up : {false, true}) {
+      const auto first = [&](std::vector<std::uint8_t>& px) { return bottom_up ? px.data() + bytes - row : px.data(); };
+      const std::ptrdiff_t pitch = bottom_up ? -std::ptrdiff_t(row) : std::ptrdiff_t(row);
+      ViewConverter conv(2);
+      LayerRenderer two, fused;
+      two.set_layers(&l.copied, OddLayers::w, OddLayers::h);
+      fused.set_layers(&l.copied, OddLayers::w, OddLayers::h);
+      ASSERT_TRUE(two.fits(view));
+      std::vector<std::uint8_t> a(bytes), b(bytes);
+      conv.convert(planes, Colorimetry{}, view, false, rect, ByteOrder::Bgra, first(a), pitch);
+      two.composite(view, rect, ByteOrder::Bgra, first(a), pitch);
+      for (int repeat = 0; repeat < 2; ++repeat) {
+        std::fill(b.begin(), b.end(), std::uint8_t(0));
+        ASSERT_TRUE(fused.prepare_composite(view, rect, ByteOrder::Bgra));
+        std::uint8_t* out = first(b);
+        conv.convert(planes, Colorimetry{}, view, false, rect, ByteOrder::Bgra, out, pitch, {},
+                     [&](int r0, int r1) { fused.composite_rows(r0, r1, out, pitch); });
+        ASSERT_EQ(a, b) << fb_w << "x" << fb_h << (bottom_up ? " bottom-up" : " top-down") << " frame " << repeat;
+        fused.set_layers(&l.copied, OddLayers::w, OddLayers::h);  // the next frame, the same layout
+      }
+    }
+  }
+}
+
+// The blend, checked against its own integer rule at every pixel of odd
+// rows (the vector loop and its tail): an 8-bit class map at 1:1 over a
+// grey ramp, every id coloured, c * a + d * (256 - a) + 128 >> 8 with
+// a = round(opacity * 256), the alpha byte kept.
+TEST_F(LayerRendererTest, CpuBlendIsTheIntegerRuleAtEveryPixel) {
+  constexpr std::uint32_t w = 29, h = 5;
+  std::vector<std::uint8_t> ids(w * h);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = std::uint8_t((i * 7) % 11);
+  media::OverlayFrame f;
+  media::ClassMap m;
+  m.ids.data = ids.data();
+  m.ids.type = media::SampleType::U8;
+  m.ids.width = w;
+  m.ids.height = h;
+  for (std::int64_t id = 0; id < 11; ++id)
+    m.colors[id] = media::Color8{std::uint8_t(23 * id), std::uint8_t(255 - 19 * id), std::uint8_t(9 * id + 100), 255};
+  m.transparent = {3};  // not drawn
+  f.layers.push_back(m);
+  for (const float opacity : {0.3f, 0.5f, 0.77f, 1.0f}) {
+    std::get<media::ClassMap>(f.layers[0]).opacity = opacity;
+    const media::OverlayFrame copied = copy_layers(f, 0);
+    LayerRenderer r;
+    r.set_layers(&copied, w, h);
+    std::vector<std::uint8_t> px(w * h * 4);
+    for (std::size_t i = 0; i < px.size(); ++i) px[i] = std::uint8_t(i % 4 == 3 ? 77 : (i * 13) % 256);
+    const std::vector<std::uint8_t> before = px;
+    r.composite(ViewTransform{}, PixelRect{0, 0, int(w), int(h)}, ByteOrder::Rgba, px.data(), w * 4);
+    const auto a = std::uint32_t(std::lround(double(opacity) * 256.0));
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const media::Color8 c = m.colors.at(ids[i]);
+      const std::uint8_t layer[3] = {c.r, c.g, c.b};
+      for (std::size_t k = 0; k < 4; ++k) {
+        const std::uint32_t d = before[4 * i + k];
+        const std::uint32_t want = k == 3 || ids[i] == 3 ? d : (layer[k] * a + d * (256 - a) + 128) >> 8;
+        ASSERT_EQ(px[4 * i + k], want) << "pixel " << i << " byte " << k << " opacity " << opacity;
+      }
+    }
+  }
 }
 
 media::ClassMap class_map(const void* ids, media::SampleType t, std::uint32_t w, std::uint32_t h) {

@@ -435,6 +435,9 @@ class CpuColorPath final : public ColorPath {
   void draw(const DrawOptions& options, int fb_w, int fb_h, const PlaneTextures& textures) override;
   bool converts_on_cpu() const override { return true; }
   bool layers_drawn() const override { return layers_drawn_; }
+  std::optional<Frame> host_copy() const override {
+    return host_.generation ? std::optional<Frame>(host_frame()) : std::nullopt;
+  }
 
  private:
   // What view_texture_ holds: the frame, how it was shown and for which framebuffer.
@@ -578,9 +581,12 @@ void CpuColorPath::convert(const ConvertKey& key, const DrawOptions& o) {
   view_pixels_.resize(row * std::size_t(r.height()));
   std::uint8_t* first = key.top_down ? view_pixels_.data() : view_pixels_.data() + row * std::size_t(r.height() - 1);
   const std::ptrdiff_t pitch = key.top_down ? std::ptrdiff_t(row) : -std::ptrdiff_t(row);
+  // The layers are blended into the rows as they are converted, while cached.
+  RowsDone layer_rows;
+  if (o.cpu_layers && o.cpu_layers->prepare(r, key.order))
+    layer_rows = [&o, first, pitch](int a, int b) { o.cpu_layers->rows(a, b, first, pitch); };
   converter_->convert(host_planes(host_frame()), key.colorimetry, key.view, key.nearest, r, key.order, first, pitch,
-                      gray_mapping(host_.layout.format, o.value_range));
-  if (o.cpu_layers) o.cpu_layers->draw(r, key.order, first, pitch);
+                      gray_mapping(host_.layout.format, o.value_range), layer_rows);
   const GLenum format = key.order == ByteOrder::Bgra ? GL_BGRA : GL_RGBA;
   const PixelRect& had = converted_.rect;
   if (!view_texture_ || had.width() != r.width() || had.height() != r.height() || converted_.order != key.order)

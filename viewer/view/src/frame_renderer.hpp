@@ -45,12 +45,15 @@ struct DrawOptions {
   bool nearest = false;          // flat frame pixels (use when scale > 1)
   float background[4] = {0.08f, 0.08f, 0.09f, 1.0f};
   // Drawn into the frame's converted pixels on the CPU path (the dense
-  // layers on a software GL: LayerRenderer::composite): called after each
-  // conversion with the rect and where its rows are; `key` changes when what
-  // it draws changes (the image is converted again then). The shader path
-  // ignores it: FrameRenderer::draw says whether it was drawn.
+  // layers on a software GL: LayerRenderer's composite): `prepare` is called
+  // before each conversion with the rect (false: nothing to draw), then
+  // `rows` as the conversion writes them (ViewConverter's RowsDone: on its
+  // threads, disjoint rows at once), with where row 0 of the rect is; `key`
+  // changes when what it draws changes (the image is converted again then).
+  // The shader path ignores it: FrameRenderer::draw says whether it was drawn.
   struct CpuLayers {
-    std::function<void(const PixelRect&, ByteOrder, std::uint8_t*, std::ptrdiff_t)> draw;
+    std::function<bool(const PixelRect&, ByteOrder)> prepare;
+    std::function<void(int first, int last, std::uint8_t* out, std::ptrdiff_t pitch)> rows;
     std::uint64_t key = 0;
   };
   const CpuLayers* cpu_layers = nullptr;
@@ -136,6 +139,8 @@ class ColorPath {
   virtual bool converts_on_cpu() const = 0;
   // Whether the last draw drew options.cpu_layers into the frame.
   virtual bool layers_drawn() const { return false; }
+  // The last frame taken, in host memory, when the path keeps such a copy.
+  virtual std::optional<Frame> host_copy() const { return std::nullopt; }
 };
 
 class FrameRenderer {
@@ -185,6 +190,10 @@ class FrameRenderer {
   GLuint chroma_texture() const;
   // Texture i of frame_textures(format()) (0 past the last), as luma_texture().
   GLuint texture(int i) const;
+  // The current frame's host copy on the CPU path (valid until the next
+  // upload), else nullopt: what reads a few samples (the pixel probe) reads
+  // there instead of texture(), which would upload the whole frame first.
+  std::optional<Frame> host_copy() const { return path_->host_copy(); }
 
   // The values a grey frame is shown over, in its samples' own units: gray8
   // 0..255; gray16 `user` or 0..65535; gray32f `user` or the automatic range

@@ -49,14 +49,14 @@ PixelRect intersect(const PixelRect& a, const PixelRect& b) {
 // as the vertex shader's noperspective v_uv gives it there.
 float uv_at(int b, double left, double extent) { return float((double(b) + 0.5 - left) / extent); }
 
-// Nearest texels (layer_ids_frag's id_at) of pixels [first, first + count).
-std::vector<std::int32_t> nearest_texels(int first, int count, double left, double extent, std::uint32_t size) {
-  std::vector<std::int32_t> t(std::size_t(std::max(count, 0)));
+// Nearest texels (layer_ids_frag's id_at) of pixels [first, first + count), into t.
+void nearest_texels(int first, int count, double left, double extent, std::uint32_t size,
+                    std::vector<std::int32_t>& t) {
+  t.resize(std::size_t(std::max(count, 0)));
   for (int k = 0; k < count; ++k) {
     const float p = std::floor(uv_at(first + k, left, extent) * float(size));
     t[std::size_t(k)] = std::int32_t(std::clamp(p, 0.0f, float(size - 1)));
   }
-  return t;
 }
 
 // Bilinear taps (GL_LINEAR, clamp to edge) of pixels [first, first + count).
@@ -64,17 +64,19 @@ struct Taps {
   std::vector<std::int32_t> i0, i1;
   std::vector<float> w;
 };
-Taps linear_taps(int first, int count, double left, double extent, std::uint32_t size) {
-  Taps t;
-  for (int k = 0; k < count; ++k) {
-    const float s = uv_at(first + k, left, extent) * float(size) - 0.5f;
+void linear_taps(int first, int count, double left, double extent, std::uint32_t size, Taps& t) {
+  const std::size_t n = std::size_t(std::max(count, 0));
+  t.i0.resize(n);
+  t.i1.resize(n);
+  t.w.resize(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const float s = uv_at(first + int(k), left, extent) * float(size) - 0.5f;
     const float f = std::floor(s);
     const auto i = std::int32_t(f);
-    t.i0.push_back(std::clamp<std::int32_t>(i, 0, std::int32_t(size) - 1));
-    t.i1.push_back(std::clamp<std::int32_t>(i + 1, 0, std::int32_t(size) - 1));
-    t.w.push_back(s - f);
+    t.i0[k] = std::clamp<std::int32_t>(i, 0, std::int32_t(size) - 1);
+    t.i1[k] = std::clamp<std::int32_t>(i + 1, 0, std::int32_t(size) - 1);
+    t.w[k] = s - f;
   }
-  return t;
 }
 
 // A colour in the output's byte order, packed as its 4 bytes are in memory;
@@ -95,11 +97,13 @@ std::uint32_t pack(media::Color8 c, ByteOrder order, std::uint8_t flag) {
 // c * w + d * (256 - w) + 128 is at most 255 * 256 + 128, so it stays in its
 // 16 bits, and the sums are those of a byte at a time. One loop of word
 // maths, which the compiler vectorises.
-void blend_row(const std::uint32_t* colours, std::size_t n, float opacity, std::uint8_t* px) {
-  const auto a = std::uint32_t(std::lround(double(opacity) * 256.0));
+// `a`: the opacity in 1/256 steps (blend_weight).
+std::uint32_t blend_weight(float opacity) { return std::uint32_t(std::lround(double(opacity) * 256.0)); }
+[[gnu::always_inline]] inline void blend_row_from(const std::uint32_t* colours, std::size_t from, std::size_t n,
+                                                  std::uint32_t a, std::uint8_t* px) {
   std::uint32_t* __restrict d = reinterpret_cast<std::uint32_t*>(px);
   const std::uint32_t* __restrict c = colours;
-  for (std::size_t i = 0; i < n; ++i) {
+  for (std::size_t i = from; i < n; ++i) {
     const std::uint32_t ci = c[i], di = d[i], flag = ci >> 24;
     const std::uint32_t w = flag == 255 ? a : flag == 1 ? 256u : 0u, v = 256u - w;
     const std::uint32_t even = (((ci & 0x00ff00ffu) * w + (di & 0x00ff00ffu) * v + 0x00800080u) >> 8) & 0x00ff00ffu;
@@ -107,6 +111,47 @@ void blend_row(const std::uint32_t* colours, std::size_t n, float opacity, std::
     d[i] = even | green | (di & 0xff000000u);
   }
 }
+void blend_row(const std::uint32_t* colours, std::size_t n, std::uint32_t a, std::uint8_t* px) {
+  blend_row_from(colours, 0, n, a, px);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+// The same sums 8 pixels at a time in 16-bit lanes (each lane's sum fits, as
+// above): w and 256 - w in both halves of a pixel's word for bytes 0 and 2;
+// in the low half only for byte 1 (green), whose sum is left in bits 8..15.
+__attribute__((target("avx2"))) void blend_row_avx2(const std::uint32_t* colours, std::size_t n, std::uint32_t a,
+                                                    std::uint8_t* px) {
+  auto* d = reinterpret_cast<std::uint32_t*>(px);
+  const __m256i ff = _mm256_set1_epi32(255), one = _mm256_set1_epi32(1), opaque = _mm256_set1_epi32(256),
+                wa = _mm256_set1_epi32(int(a)), even_mask = _mm256_set1_epi32(0x00ff00ff),
+                byte = _mm256_set1_epi32(0xff), round2 = _mm256_set1_epi32(0x00800080),
+                round1 = _mm256_set1_epi32(0x80), green_mask = _mm256_set1_epi32(0xff00),
+                alpha = _mm256_set1_epi32(int(0xff000000u));
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i ci = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(colours + i));
+    const __m256i di = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(d + i));
+    const __m256i flag = _mm256_srli_epi32(ci, 24);
+    const __m256i w = _mm256_or_si256(_mm256_and_si256(_mm256_cmpeq_epi32(flag, ff), wa),
+                                      _mm256_and_si256(_mm256_cmpeq_epi32(flag, one), opaque));
+    const __m256i v = _mm256_sub_epi32(opaque, w);
+    const __m256i w2 = _mm256_or_si256(w, _mm256_slli_epi32(w, 16)), v2 = _mm256_or_si256(v, _mm256_slli_epi32(v, 16));
+    const __m256i even = _mm256_srli_epi16(
+        _mm256_add_epi16(_mm256_add_epi16(_mm256_mullo_epi16(_mm256_and_si256(ci, even_mask), w2),
+                                          _mm256_mullo_epi16(_mm256_and_si256(di, even_mask), v2)),
+                         round2),
+        8);
+    const __m256i green = _mm256_and_si256(
+        _mm256_add_epi16(_mm256_add_epi16(_mm256_mullo_epi16(_mm256_and_si256(_mm256_srli_epi32(ci, 8), byte), w),
+                                          _mm256_mullo_epi16(_mm256_and_si256(_mm256_srli_epi32(di, 8), byte), v)),
+                         round1),
+        green_mask);
+    const __m256i out = _mm256_or_si256(_mm256_or_si256(even, green), _mm256_and_si256(di, alpha));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), out);
+  }
+  blend_row_from(colours, i, n, a, px);
+}
+#endif
 
 // Pixels [from, n) of a scalar row: two taps of the vertically filtered
 // row each, through the colour map. The shader's lerps: a non-finite tap
@@ -157,15 +202,46 @@ __attribute__((target("avx2"))) void scalar_pixels_avx2(const ScalarPixels& p) {
 }
 #endif
 
+// A scalar map's vertical pass: n columns of two source rows mixed,
+// out[x] = r0[x] + wy * (r1[x] - r0[x]) (the shader's lerp, no FMA).
+void mix_rows(const float* r0, const float* r1, float wy, std::size_t n, float* out) {
+  for (std::size_t x = 0; x < n; ++x) out[x] = r0[x] + wy * (r1[x] - r0[x]);
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+__attribute__((target("avx2"))) void mix_rows_avx2(const float* r0, const float* r1, float wy, std::size_t n,
+                                                   float* out) {
+  const __m256 w = _mm256_set1_ps(wy);
+  std::size_t x = 0;
+  for (; x + 8 <= n; x += 8) {
+    const __m256 a = _mm256_loadu_ps(r0 + x), b = _mm256_loadu_ps(r1 + x);
+    _mm256_storeu_ps(out + x, _mm256_add_ps(a, _mm256_mul_ps(w, _mm256_sub_ps(b, a))));
+  }
+  for (; x < n; ++x) out[x] = r0[x] + wy * (r1[x] - r0[x]);
+}
+
+#endif
+
 // Plain function pointers rather than target_clones (an ifunc resolver runs
 // before the sanitizers' runtimes are up), as view_convert.cpp does.
-using ScalarPixelsFn = void (*)(const ScalarPixels&);
-ScalarPixelsFn scalar_colours() {
+struct CanvasKernels {
+  void (*scalar)(const ScalarPixels&) = scalar_pixels;
+  void (*mix)(const float*, const float*, float, std::size_t, float*) = mix_rows;
+  void (*blend)(const std::uint32_t*, std::size_t, std::uint32_t, std::uint8_t*) = blend_row;
+};
+const CanvasKernels& kernels() {
+  static const CanvasKernels k = [] {
+    CanvasKernels c;
 #if defined(__x86_64__) || defined(__i386__)
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) return scalar_pixels_avx2;
+    if (__builtin_cpu_supports("avx2")) {
+      c.scalar = scalar_pixels_avx2;
+      c.mix = mix_rows_avx2;
+      c.blend = blend_row_avx2;
+    }
 #endif
-  return scalar_pixels;
+    return c;
+  }();
+  return k;
 }
 
 // The id at texel (x, y) of a copied class map, sign-extended as the shader does.
@@ -187,22 +263,33 @@ struct Job {
   PixelRect pixels;            // framebuffer pixels, inside the frame's rect
   double left = 0, top = 0;    // the target's framebuffer corner
   double extent_x = 1, extent_y = 1;
+  bool operator==(const Job&) const = default;
 };
 
-// A scalar map's colours of one framebuffer row (pack()), made ready once a
-// draw: its bilinear taps, the colour map and the range.
+// Where a layer's taps were made for: kept while the layer's size and place stay.
+struct TapsFor {
+  Job job;
+  std::uint32_t width = 0, height = 0;
+  bool operator==(const TapsFor&) const = default;
+};
+
+// A scalar map's colours of one framebuffer row (pack()): its bilinear taps,
+// the colour map and the range.
 class ScalarRows {
  public:
-  template <typename G>
-  ScalarRows(const media::ScalarMap& s, const G& g, const Job& job, ByteOrder order)
-      : a_(s.values),
-        tx_(linear_taps(job.pixels.x0, job.pixels.width(), job.left, job.extent_x, a_.width)),
-        ty_(linear_taps(job.pixels.y0, job.pixels.height(), job.top, job.extent_y, a_.height)),
-        y0_(job.pixels.y0) {
+  void prepare(const media::ScalarMap& s, const std::array<double, 2>& range, const Job& job, ByteOrder order) {
+    a_ = &s.values;
+    const TapsFor f{job, a_->width, a_->height};
+    if (!(f == taps_for_)) {
+      linear_taps(job.pixels.x0, job.pixels.width(), job.left, job.extent_x, a_->width, tx_);
+      linear_taps(job.pixels.y0, job.pixels.height(), job.top, job.extent_y, a_->height, ty_);
+      taps_for_ = f;
+    }
+    y0_ = job.pixels.y0;
     const auto& table = media::colormap_table(s.colormap);
     for (std::size_t k = 0; k < 256; ++k) colours_[k] = pack(table[k], order, 255);
-    lo_ = float(g.range[0]);
-    scale_ = 1.0f / (float(g.range[1]) - float(g.range[0]));
+    lo_ = float(range[0]);
+    scale_ = 1.0f / (float(range[1]) - float(range[0]));
     // The source columns the row's taps read: filtered down first, once per
     // column (a contiguous loop), then across per pixel (two taps).
     const std::size_t n = tx_.w.size();
@@ -213,18 +300,19 @@ class ScalarRows {
   // Row y's colours into row[0, width); `column`: columns() floats of scratch.
   void paint(int y, float* __restrict column, std::uint32_t* __restrict row) const {
     const std::size_t r = std::size_t(y - y0_), n = tx_.w.size();
-    const auto* r0 = static_cast<const float*>(a_.data) + std::size_t(ty_.i0[r]) * a_.width + c0_;
-    const auto* r1 = static_cast<const float*>(a_.data) + std::size_t(ty_.i1[r]) * a_.width + c0_;
-    const float wy = ty_.w[r];
-    for (std::size_t x = 0; x < columns(); ++x) column[x] = r0[x] + wy * (r1[x] - r0[x]);
-    scalar_colours()(ScalarPixels{column, tx_.i0.data(), tx_.i1.data(), tx_.w.data(), n, c0_, lo_, scale_,
-                                  colours_.data(), row});
+    const auto* r0 = static_cast<const float*>(a_->data) + std::size_t(ty_.i0[r]) * a_->width + c0_;
+    const auto* r1 = static_cast<const float*>(a_->data) + std::size_t(ty_.i1[r]) * a_->width + c0_;
+    const CanvasKernels& k = kernels();
+    k.mix(r0, r1, ty_.w[r], columns(), column);
+    k.scalar(ScalarPixels{column, tx_.i0.data(), tx_.i1.data(), tx_.w.data(), n, c0_, lo_, scale_, colours_.data(),
+                          row});
   }
 
  private:
-  const LayerArray& a_;
+  const LayerArray* a_ = nullptr;
+  TapsFor taps_for_;
   Taps tx_, ty_;
-  int y0_;
+  int y0_ = 0;
   std::array<std::uint32_t, 257> colours_{};  // [256]: a hole, not drawn
   float lo_ = 0, scale_ = 1;
   std::int32_t c0_ = 0, c1_ = 0;
@@ -235,36 +323,39 @@ class ScalarRows {
 // get an opaque outline where a neighbour one display pixel away differs.
 class IdRows {
  public:
-  template <typename G>
-  IdRows(const media::Layer& l, const G& g, const Job& job, ByteOrder order)
-      : masks_(std::holds_alternative<media::InstanceMasks>(l)),
-        a_(masks_ ? std::get<media::InstanceMasks>(l).masks : std::get<media::ClassMap>(l).ids),
-        // One pixel more each side: the outline looks at the neighbours.
-        tx_(nearest_texels(job.pixels.x0 - 1, job.pixels.width() + 2, job.left, job.extent_x, a_.width)),
-        ty_(nearest_texels(job.pixels.y0 - 1, job.pixels.height() + 2, job.top, job.extent_y, a_.height)),
-        y0_(job.pixels.y0),
-        n_(std::size_t(job.pixels.width())),
-        palette_first_(g.palette_first),
-        instances_(g.instances.data()),
-        order_(order) {
-    palette_.resize(g.entries.size());
-    for (std::size_t k = 0; k < palette_.size(); ++k)
-      palette_[k] = pack(g.entries[k], order, g.entries[k].a ? 255 : 0);
+  void prepare(const media::Layer& l, std::int64_t palette_first, const std::vector<media::Color8>& entries,
+               const std::uint16_t* instances, const Job& job, ByteOrder order) {
+    masks_ = std::holds_alternative<media::InstanceMasks>(l);
+    a_ = masks_ ? &std::get<media::InstanceMasks>(l).masks : &std::get<media::ClassMap>(l).ids;
+    const TapsFor f{job, a_->width, a_->height};
+    if (!(f == taps_for_)) {
+      // One pixel more each side: the outline looks at the neighbours.
+      nearest_texels(job.pixels.x0 - 1, job.pixels.width() + 2, job.left, job.extent_x, a_->width, tx_);
+      nearest_texels(job.pixels.y0 - 1, job.pixels.height() + 2, job.top, job.extent_y, a_->height, ty_);
+      taps_for_ = f;
+    }
+    y0_ = job.pixels.y0;
+    n_ = std::size_t(job.pixels.width());
+    palette_first_ = palette_first;
+    instances_ = instances;
+    order_ = order;
+    palette_.resize(entries.size());
+    for (std::size_t k = 0; k < palette_.size(); ++k) palette_[k] = pack(entries[k], order, entries[k].a ? 255 : 0);
     // 8-bit ids from 0 (every class map's palette holds 0..255): a look-up.
-    direct_ = a_.type == SampleType::U8 && !masks_ && palette_first_ == 0 && palette_.size() >= 256;
+    direct_ = a_->type == SampleType::U8 && !masks_ && palette_first_ == 0 && palette_.size() >= 256;
   }
   void paint(int y, std::uint32_t* __restrict row) const {
     const std::size_t r = std::size_t(y - y0_) + 1;
     const std::int32_t* tx = tx_.data();
     if (direct_) {
-      const auto* ids = static_cast<const std::uint8_t*>(a_.data) + std::size_t(ty_[r]) * a_.row_bytes();
+      const auto* ids = static_cast<const std::uint8_t*>(a_->data) + std::size_t(ty_[r]) * a_->row_bytes();
       const std::uint32_t* palette = palette_.data();
       for (std::size_t k = 0; k < n_; ++k) row[k] = palette[ids[tx[k + 1]]];
     } else if (!masks_) {
-      for (std::size_t k = 0; k < n_; ++k) row[k] = colour_of(id_at(a_, tx[k + 1], ty_[r]));
+      for (std::size_t k = 0; k < n_; ++k) row[k] = colour_of(id_at(*a_, tx[k + 1], ty_[r]));
     } else {
       const auto id_of = [&](std::size_t x, std::size_t yy) {
-        return instances_[std::size_t(ty_[yy]) * a_.width + std::size_t(tx[x])];
+        return instances_[std::size_t(ty_[yy]) * a_->width + std::size_t(tx[x])];
       };
       for (std::size_t k = 0; k < n_; ++k) {
         const std::uint16_t id = id_of(k + 1, r);
@@ -283,26 +374,38 @@ class IdRows {
     return masks_ ? 0u : pack(media::default_class_color(id), order_, 255);
   }
 
-  bool masks_;
-  const LayerArray& a_;
+  bool masks_ = false;
+  const LayerArray* a_ = nullptr;
+  TapsFor taps_for_;
   std::vector<std::int32_t> tx_, ty_;
-  int y0_;
-  std::size_t n_;
-  std::int64_t palette_first_;
-  const std::uint16_t* instances_;
-  ByteOrder order_;
+  int y0_ = 0;
+  std::size_t n_ = 0;
+  std::int64_t palette_first_ = 0;
+  const std::uint16_t* instances_ = nullptr;
+  ByteOrder order_ = ByteOrder::Rgba;
   std::vector<std::uint32_t> palette_;
   bool direct_ = false;
 };
 
-// One visible layer of a draw: where it goes, its opacity, its row painter.
-struct LayerRows {
+// One layer of a composite: where it goes, its opacity, its row painter
+// (kept per layer index from frame to frame, with their taps).
+struct CanvasLayer {
+  bool drawn = false, scalar = false;
   Job job;
-  float opacity = 0;
-  std::variant<ScalarRows, IdRows> rows;
+  std::uint32_t weight = 0;  // blend_weight(opacity)
+  ScalarRows scalar_rows;
+  IdRows id_rows;
 };
 
 }  // namespace
+
+struct LayerRenderer::Canvas {
+  std::vector<CanvasLayer> layers;  // per layer index
+  PixelRect rect;
+  std::size_t columns = 0;  // scratch floats a row needs (ScalarRows::columns)
+};
+
+void LayerRenderer::CanvasDeleter::operator()(Canvas* c) const { delete c; }
 
 bool LayerRenderer::fits(const ViewTransform& view) const {
   if (!overlays_) return true;
@@ -341,18 +444,21 @@ std::uint64_t LayerRenderer::cpu_key() const {
   return h;
 }
 
-void LayerRenderer::composite(const ViewTransform& view, const PixelRect& rect, ByteOrder order, std::uint8_t* out,
-                              std::ptrdiff_t pitch) {
-  if (!overlays_ || rect.empty()) return;
-  if (!pool_) pool_ = std::make_unique<media::BandPool>(0);
-  std::vector<LayerRows> visible;
-  visible.reserve(layers_.size());
-  std::size_t columns = 0;
+bool LayerRenderer::prepare_composite(const ViewTransform& view, const PixelRect& rect, ByteOrder order) {
+  if (!overlays_ || rect.empty()) return false;
+  if (!canvas_) canvas_.reset(new Canvas);
+  Canvas& c = *canvas_;
+  c.layers.resize(layers_.size());
+  c.rect = rect;
+  c.columns = 0;
+  bool any = false;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
-    const LayerControl& c = controls_[i];
+    CanvasLayer& cl = c.layers[i];
+    cl.drawn = false;
+    const LayerControl& control = controls_[i];
     const media::Layer& l = overlays_->layers[i];
-    const float opacity = c.opacity.value_or(std::visit([](const auto& x) { return x.opacity; }, l));
-    if (!c.visible || opacity <= 0.0f) continue;
+    const float opacity = control.opacity.value_or(std::visit([](const auto& x) { return x.opacity; }, l));
+    if (!control.visible || opacity <= 0.0f) continue;
     const Gpu& g = layers_[i];
     Job job;
     job.pixels = intersect(target_pixels(g.target, view), rect);
@@ -361,32 +467,53 @@ void LayerRenderer::composite(const ViewTransform& view, const PixelRect& rect, 
     job.top = view.to_fb_y(g.target.y);
     job.extent_x = double(g.target.w) * view.scale;
     job.extent_y = double(g.target.h) * view.scale;
-    if (const auto* s = std::get_if<media::ScalarMap>(&l)) {
-      visible.push_back(LayerRows{job, opacity, std::variant<ScalarRows, IdRows>(std::in_place_type<ScalarRows>, *s, g, job, order)});
-      columns = std::max(columns, std::get<ScalarRows>(visible.back().rows).columns());
+    cl.drawn = any = true;
+    cl.job = job;
+    cl.weight = blend_weight(opacity);
+    cl.scalar = std::holds_alternative<media::ScalarMap>(l);
+    if (cl.scalar) {
+      cl.scalar_rows.prepare(std::get<media::ScalarMap>(l), g.range, job, order);
+      c.columns = std::max(c.columns, cl.scalar_rows.columns());
     } else {
-      visible.push_back(LayerRows{job, opacity, std::variant<ScalarRows, IdRows>(std::in_place_type<IdRows>, l, g, job, order)});
+      cl.id_rows.prepare(l, g.palette_first, g.entries, g.instances.data(), job, order);
     }
   }
-  if (visible.empty()) return;
+  return any;
+}
+
+void LayerRenderer::composite_rows(int first, int last, std::uint8_t* out, std::ptrdiff_t pitch) const {
+  if (!canvas_ || first >= last) return;
+  const Canvas& c = *canvas_;
+  // A layer row and a scalar map's filtered columns, per thread (kept: the
+  // converter's and the pool's threads live as long as their owners).
+  thread_local std::vector<std::uint32_t> row;
+  thread_local std::vector<float> column;
+  if (row.size() < std::size_t(c.rect.width())) row.resize(std::size_t(c.rect.width()));
+  if (column.size() < c.columns) column.resize(c.columns);
+  const CanvasKernels& k = kernels();
   // Every layer's rows drawn in one pass, layer after layer on each row
   // while it is in the cache (layers in the order given: later ones on top).
-  const int y_first = rect.y0, rows = rect.height();
+  for (int r = first; r < last; ++r) {
+    const int y = c.rect.y0 + r;
+    std::uint8_t* line = out + std::ptrdiff_t(r) * pitch;
+    for (const CanvasLayer& l : c.layers) {
+      if (!l.drawn || y < l.job.pixels.y0 || y >= l.job.pixels.y1) continue;
+      if (l.scalar) l.scalar_rows.paint(y, column.data(), row.data());
+      else l.id_rows.paint(y, row.data());
+      k.blend(row.data(), std::size_t(l.job.pixels.width()), l.weight,
+              line + std::ptrdiff_t(l.job.pixels.x0 - c.rect.x0) * 4);
+    }
+  }
+}
+
+void LayerRenderer::composite(const ViewTransform& view, const PixelRect& rect, ByteOrder order, std::uint8_t* out,
+                              std::ptrdiff_t pitch) {
+  if (!prepare_composite(view, rect, order)) return;
+  if (!pool_) pool_ = std::make_unique<media::BandPool>(0);
+  const int rows = rect.height();
   const unsigned bands = std::min<unsigned>(unsigned(rows), pool_->threads() * 4);
   pool_->run(bands, [&](unsigned band) {
-    const int y0 = y_first + int(std::int64_t(rows) * band / bands), y1 = y_first + int(std::int64_t(rows) * (band + 1) / bands);
-    std::vector<std::uint32_t> row(std::size_t(rect.width()));
-    std::vector<float> column(columns);
-    for (int y = y0; y < y1; ++y) {
-      std::uint8_t* line = out + std::ptrdiff_t(y - rect.y0) * pitch;
-      for (const LayerRows& l : visible) {
-        if (y < l.job.pixels.y0 || y >= l.job.pixels.y1) continue;
-        if (const auto* s = std::get_if<ScalarRows>(&l.rows)) s->paint(y, column.data(), row.data());
-        else std::get<IdRows>(l.rows).paint(y, row.data());
-        blend_row(row.data(), std::size_t(l.job.pixels.width()), l.opacity,
-                  line + std::ptrdiff_t(l.job.pixels.x0 - rect.x0) * 4);
-      }
-    }
+    composite_rows(int(std::int64_t(rows) * band / bands), int(std::int64_t(rows) * (band + 1) / bands), out, pitch);
   });
 }
 

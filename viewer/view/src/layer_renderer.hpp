@@ -71,6 +71,17 @@ class LayerRenderer {
   bool fits(const ViewTransform& view) const;
   void composite(const ViewTransform& view, const PixelRect& rect, ByteOrder order, std::uint8_t* out,
                  std::ptrdiff_t pitch);
+  // composite() in two steps, so that the rows can be blended by whoever
+  // writes them, while they are in the cache (the frame's conversion):
+  // prepare_composite readies the visible layers for `rect` (false: none is
+  // drawn); composite_rows then blends rows [first, last) of the rect (0:
+  // its top row), row r at out + r * pitch.
+  // Thread safety: prepare_composite on the renderer's thread; composite_rows
+  // on any threads at once for disjoint rows, until the next call of another
+  // member. Both keep what they can from the last frame (the taps of a layer
+  // whose size and place stay, their buffers): no allocation at a steady stream.
+  bool prepare_composite(const ViewTransform& view, const PixelRect& rect, ByteOrder order);
+  void composite_rows(int first, int last, std::uint8_t* out, std::ptrdiff_t pitch) const;
   // Changes whenever what composite() draws changes: new layers, palettes,
   // or a layer's visibility or opacity in controls().
   std::uint64_t cpu_key() const;
@@ -130,6 +141,11 @@ class LayerRenderer {
   std::uint64_t generation_ = 0;                      // counts set_layers and refresh_palettes
   bool textures_current_ = false;                     // the textures hold this frame's layers
   std::unique_ptr<media::BandPool> pool_;             // composite()'s threads, made on first use
+  struct Canvas;  // layer_canvas.cpp: the visible layers' row painters (prepare_composite)
+  struct CanvasDeleter {
+    void operator()(Canvas* c) const;
+  };
+  std::unique_ptr<Canvas, CanvasDeleter> canvas_;
   std::unique_ptr<LayerConverter> converter_;         // made at the first CUDA layer
 };
 

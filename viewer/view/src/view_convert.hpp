@@ -15,6 +15,7 @@
 // bands on its own BandPool). covered_pixels is pure.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include <handoff/frame.hpp>
@@ -76,6 +77,11 @@ struct GrayMapping {
   float non_finite = 0.5f;
 };
 
+// Called once rows [first, last) of the rect (0: its top row) are written,
+// a few rows at a time while they are in the cache, on the converter's
+// threads: disjoint rows at once.
+using RowsDone = std::function<void(int first, int last)>;
+
 class ViewConverter {
  public:
   // `threads` in all, the caller's included (0: one per core).
@@ -87,11 +93,13 @@ class ViewConverter {
   // (`out` and `pitch` 4-byte aligned).
   // `nearest`: each frame pixel flat (yuv_frame_nearest_frag), else bilinear.
   // `gray`: how grey frames map to grey (ignored for the other formats).
+  // `done` (if set): told of the rows as they are written (the CPU layer
+  // composite blends them then).
   // UsageError when the planes are missing or the rect is outside what the
   // frame covers.
   void convert(const HostPlanes& planes, const Colorimetry& colorimetry, const ViewTransform& view, bool nearest,
                const PixelRect& rect, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch,
-               const GrayMapping& gray = {});
+               const GrayMapping& gray = {}, const RowsDone& done = {});
 
   unsigned threads() const { return pool_.threads(); }
 

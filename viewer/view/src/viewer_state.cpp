@@ -223,8 +223,9 @@ void ViewerState::draw_frame(const ViewTransform& view, int fb_w, int fb_h) {
   const bool layers = show_overlays && layers_.size() > 0;
   if (layers && renderer_.cpu_convert() && layers_.fits(view)) {
     cpu.key = layers_.cpu_key();
-    cpu.draw = [this, &view](const PixelRect& r, ByteOrder order, std::uint8_t* out, std::ptrdiff_t pitch) {
-      layers_.composite(view, r, order, out, pitch);
+    cpu.prepare = [this, &view](const PixelRect& r, ByteOrder order) { return layers_.prepare_composite(view, r, order); };
+    cpu.rows = [this](int first, int last, std::uint8_t* out, std::ptrdiff_t pitch) {
+      layers_.composite_rows(first, last, out, pitch);
     };
     o.cpu_layers = &cpu;
   }
