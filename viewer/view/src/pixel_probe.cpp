@@ -33,8 +33,8 @@ class Texels {
     const Plane& pl = host_->planes[f == PixelFormat::YUYV || f == PixelFormat::UYVY ? 0 : tex];
     const auto* at = static_cast<const std::uint8_t*>(pl.data) + std::size_t(y) * pl.pitch + std::size_t(x) * bytes;
     std::memcpy(out, at, bytes);
-    if (f == PixelFormat::BGR8 || f == PixelFormat::BGRA8) std::swap(static_cast<std::uint8_t*>(out)[0],
-                                                                      static_cast<std::uint8_t*>(out)[2]);
+    if ((f == PixelFormat::BGR8 || f == PixelFormat::BGRA8) && bytes >= 3)
+      std::swap(static_cast<std::uint8_t*>(out)[0], static_cast<std::uint8_t*>(out)[2]);
   }
 
  private:
