@@ -6,6 +6,7 @@
 // without leaks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -658,18 +659,25 @@ TEST_F(HandoffSinkTest, HundredStateCyclesLeaveNothingBehind) {
   cycles(ours, 20);  // warm-up: GStreamer's classes, EGL's and llvmpipe's process-wide state
   start_leak_tracking(leaks);
   const int fds = live::test::open_descriptors();
-  cycles(ours, 50);
-  const long rss = live::test::resident_kib();
+  cycles(ours, 40);
+  // Resident memory over two windows of 30 cycles: a leak grows both, a
+  // one-time step grows one (seen once in a loaded -j2 run: 8.8 MB in one
+  // window, such as a new malloc arena when threads contend, or a pool of
+  // llvmpipe's growing once).
+  const long rss0 = live::test::resident_kib();
   cycles(ours, 30);
-  const long grown_kib = live::test::resident_kib() - rss;
-  cycles(ours, 20);
+  const long rss1 = live::test::resident_kib();
+  cycles(ours, 30);
+  const long rss2 = live::test::resident_kib();
+  const long grown_kib = std::min(rss1 - rss0, rss2 - rss1);
   std::map<std::string, int> net = net_objects_since_start(leaks);
   gst_object_unref(leaks);
   if (HasFatalFailure()) return;
   EXPECT_TRUE(net.empty()) << "GStreamer objects made in 100 cycles and still alive:" << describe(net);
   EXPECT_EQ(live::test::open_descriptors(), fds);
   if (live::test::kResidentMemoryIsMeaningful) {
-    EXPECT_LT(grown_kib, 4 * 1024) << "KiB grown over 30 cycles, once warm";
+    EXPECT_LT(grown_kib, 4 * 1024) << "KiB grown in each of two windows of 30 cycles, once warm (" << rss1 - rss0
+                                   << " and " << rss2 - rss1 << ")";
   }
 }
 
