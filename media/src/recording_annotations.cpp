@@ -7,6 +7,7 @@
 #include <handoff/error.hpp>
 #include <handoff/media/error.hpp>
 #include <handoff/media/recording.hpp>
+#include <handoff/media/utf8.hpp>
 
 #include <foxglove/ImageAnnotations.pb.h>
 #include <google/protobuf/stubs/logging.h>
@@ -90,7 +91,7 @@ TextAnnotation* add_text(foxglove::ImageAnnotations& msg, std::string_view text,
   auto* p = t->mutable_position();
   p->set_x(x);
   p->set_y(baseline);
-  t->set_text(std::string(text));
+  t->set_text(valid_utf8(text));  // a proto3 string: invalid UTF-8 would make the message unreadable
   t->set_font_size(kFontSize);
   set_color(t->mutable_text_color(), color);
   set_color(t->mutable_background_color(), Color8{0, 0, 0, 160});

@@ -7,6 +7,7 @@
 #include <handoff/log.hpp>
 #include <handoff/media/error.hpp>
 #include <handoff/media/recording.hpp>
+#include <handoff/media/utf8.hpp>
 
 #include <foxglove/ImageAnnotations.pb.h>
 
@@ -149,7 +150,7 @@ foxglove::ImageAnnotations to_protobuf(const CdrMessage& m) {
     auto* a = msg.add_texts();
     copy_time(t.at("timestamp"), a->mutable_timestamp());
     copy_point(t.at("position"), a->mutable_position());
-    a->set_text(std::string(t.at("text").as_string()));
+    a->set_text(valid_utf8(t.at("text").as_string()));  // ROS strings are bytes nobody checked
     a->set_font_size(t.at("font_size").as_double());
     copy_color(t.at("text_color"), a->mutable_text_color());
     copy_color(t.at("background_color"), a->mutable_background_color());

@@ -117,6 +117,21 @@ TEST(RecordingMessages, OverlaysRoundTrip) {
   EXPECT_TRUE(test::same_overlays(in, out));
 }
 
+// A label that is not UTF-8 (a C++ caller's Latin-1 bytes, a ROS class id)
+// is written as valid UTF-8, its bad byte U+FFFD: a proto3 string must be
+// UTF-8, and a message with one that is not is refused whole by readers.
+TEST(RecordingMessages, LabelsThatAreNotUtf8AreWrittenReadably) {
+  OverlayFrame in;
+  const std::uint32_t i = in.add_box(1, 2, 30, 40);
+  in.objects[i].label = in.add_text("caf\xE9 \xFF");
+  std::string bytes;
+  encode_annotations(in, 42, bytes);
+  OverlayFrame out;
+  decode_annotations(bytes_of(bytes), out, here());
+  ASSERT_EQ(out.objects.size(), 1u);
+  EXPECT_EQ(out.text(out.objects[0].label), "caf\xEF\xBF\xBD \xEF\xBF\xBD");
+}
+
 TEST(RecordingMessages, AnnotationsAsFoxgloveSeesThem) {
   OverlayFrame in;
   in.add_box(10, 20, 110, 80, "car", 0.5f, 2, 17);

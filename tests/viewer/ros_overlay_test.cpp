@@ -194,6 +194,23 @@ TEST(RosOverlay, FoxgloveImageAnnotationsMapAsTheProtobufOnes) {
   EXPECT_EQ(ros::overlay_stamp(m), 7'000'000'008u);
 }
 
+// A ROS string is bytes: text that is not UTF-8 (Latin-1 here) is kept, its
+// bad byte shown as U+FFFD, not the message lost (proto3 refuses such strings).
+TEST(RosOverlay, AnnotationTextThatIsNotUtf8IsShownWithAReplacement) {
+  CdrWriter w;
+  w.u32(0);  // circles
+  w.u32(0);  // points
+  w.u32(1);  // texts
+  w.i32(7).u32(8).f64(5).f64(30).string("caf\xE9").f64(10);
+  color(w, 1, 1, 1, 1);
+  color(w, 0, 0, 0, 1);
+  const CdrMessage m = decode("foxglove_msgs/msg/ImageAnnotations", w.bytes());
+  OverlayFrame out;
+  ros::append_overlays(m, out);
+  ASSERT_EQ(out.texts.size(), 1u);
+  EXPECT_EQ(out.text(out.texts[0].text), "caf\xEF\xBF\xBD");
+}
+
 TEST(RosOverlay, NamespaceRule) {
   EXPECT_EQ(ros::image_namespace("/cam/image_raw"), "/cam");
   EXPECT_EQ(ros::image_namespace("/cam/image_raw/compressed"), "/cam");
