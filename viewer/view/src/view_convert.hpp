@@ -6,7 +6,8 @@
 // (gray8, gray16, gray32f) resampled and mapped over their range, at
 // the size they are shown, sampled where the shaders sample (the same view
 // transform, chroma siting, clamp to edge, bilinear or flat pixels) and
-// converted with the same uniforms (fold_color). On llvmpipe each bilinear
+// converted with the same uniforms (fold_color); RGB rows in 16-bit fixed
+// point (rgb_rows.hpp), the others in float. On llvmpipe each bilinear
 // fetch of the shader costs ~9 ns of CPU per window pixel (BENCHMARKS.md);
 // these loops cost a fraction of that, and the result reaches the framebuffer
 // as a copy (FrameRenderer's CPU path).
