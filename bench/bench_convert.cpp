@@ -7,7 +7,8 @@
 //                             software rasterisers).
 // Each iteration uploads the frame and draws it, as a new frame does. Also
 // ViewConverter alone on one thread and on every core, NV12 and BGR8
-// (BM_ViewConvert), the CPU layer composite of two full-size layers
+// (BM_ViewConvert), the four RGB formats down and up (BM_ViewConvertRgb),
+// the CPU layer composite of two full-size layers
 // (BM_LayerComposite), and a BGR8 frame converted with and without them,
 // the layers in a second pass or fused into the conversion (BM_ConvertWithLayers).
 //
@@ -18,6 +19,7 @@
 #include <glad/gl.h>
 
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -100,6 +102,36 @@ void BM_ViewConvert(benchmark::State& state) {
 BENCHMARK(BM_ViewConvert)
     ->ArgNames({"all_cores", "bgr8"})
     ->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The four RGB formats through ViewConverter into a 1280x720 view, on one
+// thread and on every core (CPU time of all of them, and wall time): a 1080p
+// frame fitted down (view 0) and a 640x360 frame zoomed 2x (view 1), both
+// bilinear, into BGRA (the CPU path's byte order).
+void BM_ViewConvertRgb(benchmark::State& state) {
+  constexpr PixelFormat formats[] = {PixelFormat::RGB8, PixelFormat::BGR8, PixelFormat::RGBA8, PixelFormat::BGRA8};
+  const PixelFormat format = formats[state.range(0)];
+  const bool up = state.range(1) != 0;
+  const std::uint32_t w = up ? 640 : kW, h = up ? 360 : kH;
+  const Frame f = allocate_host_frame(format, w, h);
+  fill_test_pattern(f, 3);
+  const HostPlanes planes = host_planes(f);
+  ViewConverter conv(state.range(2) ? 0u : 1u);
+  const ViewTransform view = fit_view(w, h, kViewW, kViewH);
+  const PixelRect rect = covered_pixels(w, h, view, kViewW, kViewH);
+  std::vector<std::uint8_t> out(std::size_t(rect.width()) * std::size_t(rect.height()) * 4);
+  for (auto _ : state) {
+    conv.convert(planes, Colorimetry{}, view, false, rect, ByteOrder::Bgra, out.data(), rect.width() * 4);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetLabel(std::string(to_string(format)) + (up ? " 640x360 up" : " 1080p down"));
+  state.counters["threads"] = conv.threads();
+}
+BENCHMARK(BM_ViewConvertRgb)
+    ->ArgNames({"format", "up", "all_cores"})
+    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
 
 // The CPU path's layer composite (layer_canvas.cpp) of the opencv_compare
 // "layers" scenario: a full-size int32 class map (12 ids, narrowed to 8 bits

@@ -15,6 +15,8 @@
 //  - grey frames (gray8, gray16, gray32f with NaN / +-inf holes) over their
 //    ranges: within 1 code of the grey shader's rule in float64, and of the
 //    shader itself through FrameRenderer;
+//  - RGB frames (rgb8, bgr8, rgba8, bgra8) within 1 code of GL's filter in
+//    float64, and the AVX2 row kernels giving the portable kernels' bytes;
 //  - bad arguments are refused naming what is wrong.
 #include <gtest/gtest.h>
 
@@ -38,6 +40,7 @@
 #include "frame_target.hpp"
 #include "gl_test_context.hpp"
 #include "pixel_probe.hpp"
+#include "rgb_rows.hpp"
 #include "view_convert.hpp"
 #include "view_transform.hpp"
 
@@ -193,57 +196,171 @@ TEST(ViewConvert, EveryPixelOfEveryViewWithinOneCodeOfFloat64Reference) {
   RecordProperty("max_error", worst.error);
 }
 
-// RGB frames: each channel filtered as GL filters a UNORM texture (clamp to
-// edge, bilinear or flat), codes shown as they are; rows pitched, the byte
-// order of each format into either output byte order, alpha ignored.
+// An RGB-family frame of random bytes, rows pitched, and the float64
+// reference of a framebuffer pixel's channel: filtered as GL filters a UNORM
+// texture (clamp to edge, bilinear or flat), codes shown as they are.
+struct RgbFrame {
+  PixelFormat format;
+  std::uint32_t w, h;
+  std::size_t n, pitch;
+  bool bgr;
+  std::vector<std::uint8_t> bytes;
+  RgbFrame(PixelFormat f, std::uint32_t width, std::uint32_t height, std::uint32_t seed, std::size_t pad)
+      : format(f), w(width), h(height) {
+    n = f == PixelFormat::RGBA8 || f == PixelFormat::BGRA8 ? 4 : 3;
+    bgr = f == PixelFormat::BGR8 || f == PixelFormat::BGRA8;
+    pitch = w * n + pad;
+    bytes.resize(pitch * h);
+    std::uint32_t state = seed;
+    for (auto& b : bytes) b = std::uint8_t((state = state * 1664525u + 1013904223u) >> 24);
+  }
+  HostPlanes planes() const { return HostPlanes{format, w, h, bytes.data(), pitch, nullptr, 0}; }
+  double sample(int x, int y, int channel) const {  // channel 0 R, 1 G, 2 B, whatever the byte order
+    const int at = bgr ? 2 - channel : channel;
+    x = std::clamp(x, 0, int(w) - 1);
+    y = std::clamp(y, 0, int(h) - 1);
+    return double(bytes[std::size_t(y) * pitch + std::size_t(x) * n + std::size_t(at)]);
+  }
+  int reference(const ViewTransform& v, bool nearest, int bx, int by, int channel) const {
+    double px = (bx + 0.5 - v.offset_x) / v.scale, py = (by + 0.5 - v.offset_y) / v.scale;
+    if (nearest) {
+      px = std::floor(px) + 0.5;
+      py = std::floor(py) + 0.5;
+    }
+    const double tx = px - 0.5, ty = py - 0.5, x0 = std::floor(tx), y0 = std::floor(ty);
+    const double fx = tx - x0, fy = ty - y0;
+    const int k = channel;
+    const double value = (1 - fy) * ((1 - fx) * sample(int(x0), int(y0), k) + fx * sample(int(x0) + 1, int(y0), k)) +
+                         fy * ((1 - fx) * sample(int(x0), int(y0) + 1, k) + fx * sample(int(x0) + 1, int(y0) + 1, k));
+    return int(std::lround(value));
+  }
+};
+
+// Every pixel of `rect`, written from out + row * pitch on, against the reference.
+void check_rgb(const RgbFrame& f, const ViewTransform& v, bool nearest, const PixelRect& rect, ByteOrder order,
+               const std::uint8_t* out, std::ptrdiff_t pitch, const char* name, Worst& worst) {
+  for (int y = rect.y0; y < rect.y1; ++y)
+    for (int x = rect.x0; x < rect.x1; ++x) {
+      const std::uint8_t* got = out + std::ptrdiff_t(y - rect.y0) * pitch + std::ptrdiff_t(x - rect.x0) * 4;
+      for (int k = 0; k < 3; ++k) {
+        const int byte = order == ByteOrder::Rgba ? k : 2 - k;
+        worst.see(std::abs(int(got[byte]) - f.reference(v, nearest, x, y, k)),
+                  std::string(name) + " " + std::string(to_string(f.format)) + " pixel (" + std::to_string(x) + ", " +
+                      std::to_string(y) + ") channel " + "RGB"[k] + (order == ByteOrder::Rgba ? " rgba" : " bgra"));
+      }
+      ASSERT_EQ(got[3], 255);
+      ++worst.pixels;
+    }
+}
+
+constexpr PixelFormat kRgbFormats[] = {PixelFormat::RGB8, PixelFormat::BGR8, PixelFormat::RGBA8, PixelFormat::BGRA8};
+
+// RGB frames: rows pitched, the byte order of each format into either output
+// byte order, alpha ignored.
 TEST(ViewConvert, RgbFramesOfEveryViewWithinOneCodeOfFloat64Reference) {
   ViewConverter conv(2);
   Worst worst;
   std::uint32_t seed = 11;
   for (const ViewCase& vc : view_cases())
-    for (auto format : {PixelFormat::RGB8, PixelFormat::BGR8, PixelFormat::RGBA8, PixelFormat::BGRA8})
+    for (auto format : kRgbFormats)
       for (const ByteOrder order : {ByteOrder::Rgba, ByteOrder::Bgra}) {
-        const std::size_t n = format == PixelFormat::RGBA8 || format == PixelFormat::BGRA8 ? 4 : 3;
-        const bool bgr = format == PixelFormat::BGR8 || format == PixelFormat::BGRA8;
-        const std::size_t pitch = vc.frame_w * n + seed % 5;
-        std::vector<std::uint8_t> bytes(pitch * vc.frame_h);
-        std::uint32_t state = seed++;
-        for (auto& b : bytes) b = std::uint8_t((state = state * 1664525u + 1013904223u) >> 24);
-        const HostPlanes planes{format, vc.frame_w, vc.frame_h, bytes.data(), pitch, nullptr, 0};
+        const RgbFrame f(format, vc.frame_w, vc.frame_h, seed, seed % 5);
+        ++seed;
         const PixelRect r = covered_pixels(vc.frame_w, vc.frame_h, vc.view, vc.fb_w, vc.fb_h);
         ASSERT_FALSE(r.empty()) << vc.name;
         std::vector<std::uint8_t> out(std::size_t(r.width()) * std::size_t(r.height()) * 4, 7);
-        conv.convert(planes, Colorimetry{}, vc.view, vc.nearest, r, order, out.data(), r.width() * 4);
-        const auto sample = [&](int x, int y, int channel) {  // channel 0 R, 1 G, 2 B, whatever the byte order
-          const int at = bgr ? 2 - channel : channel;
-          x = std::clamp(x, 0, int(vc.frame_w) - 1);
-          y = std::clamp(y, 0, int(vc.frame_h) - 1);
-          return double(bytes[std::size_t(y) * pitch + std::size_t(x) * n + std::size_t(at)]);
-        };
-        for (int y = r.y0; y < r.y1; ++y)
-          for (int x = r.x0; x < r.x1; ++x) {
-            double px = (x + 0.5 - vc.view.offset_x) / vc.view.scale, py = (y + 0.5 - vc.view.offset_y) / vc.view.scale;
-            if (vc.nearest) {
-              px = std::floor(px) + 0.5;
-              py = std::floor(py) + 0.5;
-            }
-            const double tx = px - 0.5, ty = py - 0.5, x0 = std::floor(tx), y0 = std::floor(ty);
-            const double fx = tx - x0, fy = ty - y0;
-            const std::uint8_t* got =
-                &out[(std::size_t(y - r.y0) * std::size_t(r.width()) + std::size_t(x - r.x0)) * 4];
-            for (int k = 0; k < 3; ++k) {
-              const double v =
-                  (1 - fy) * ((1 - fx) * sample(int(x0), int(y0), k) + fx * sample(int(x0) + 1, int(y0), k)) +
-                  fy * ((1 - fx) * sample(int(x0), int(y0) + 1, k) + fx * sample(int(x0) + 1, int(y0) + 1, k));
-              const int byte = order == ByteOrder::Rgba ? k : 2 - k;
-              worst.see(std::abs(int(got[byte]) - int(std::lround(v))), at_text(vc, Colorimetry{}, format, x, y, k));
-            }
-            ASSERT_EQ(got[3], 255);
-            ++worst.pixels;
-          }
+        conv.convert(f.planes(), Colorimetry{}, vc.view, vc.nearest, r, order, out.data(), r.width() * 4);
+        check_rgb(f, vc.view, vc.nearest, r, order, out.data(), r.width() * 4, vc.name, worst);
       }
   EXPECT_GT(worst.pixels, 10000u);
   EXPECT_LE(worst.error, 1) << "worst at " << worst.where;
+}
+
+// RGB frames wide enough for the row kernels' vector loops and their tails:
+// odd widths and heights scaled down and up (filtered and flat), a
+// sub-rectangle of the covered pixels (its first column and row inside the
+// frame), rows written bottom-up, on one thread and two.
+TEST(ViewConvert, RgbFramesOfOddSizesSubRectsAndBottomUpRowsWithinOneCode) {
+  struct Case {
+    const char* name;
+    std::uint32_t w, h;
+    int fb_w, fb_h;
+    ViewTransform view;
+    bool nearest;
+    bool sub;
+  };
+  const Case cases[] = {
+      {"down_odd", 203, 77, 131, 61, fit_view(203, 77, 131, 61), false, false},
+      {"down_odd_sub", 203, 77, 131, 61, fit_view(203, 77, 131, 61), false, true},
+      {"up_odd", 67, 45, 157, 111, fit_view(67, 45, 157, 111), false, false},
+      {"up_odd_sub_flat", 67, 45, 157, 111, fit_view(67, 45, 157, 111), true, true},
+      {"one_to_one_wide", 129, 9, 129, 9, {}, false, false},
+      {"panned_sub", 101, 33, 90, 40, ViewTransform{1.17, -23.4, -3.9}, false, true},
+  };
+  Worst worst;
+  std::uint32_t seed = 501;
+  for (const unsigned threads : {1u, 2u}) {
+    ViewConverter conv(threads);
+    for (const Case& c : cases)
+      for (auto format : kRgbFormats)
+        for (const ByteOrder order : {ByteOrder::Rgba, ByteOrder::Bgra})
+          for (const bool bottom_up : {false, true}) {
+            const RgbFrame f(format, c.w, c.h, seed, seed % 7);
+            ++seed;
+            PixelRect r = covered_pixels(c.w, c.h, c.view, c.fb_w, c.fb_h);
+            ASSERT_FALSE(r.empty()) << c.name;
+            if (c.sub) r = PixelRect{r.x0 + 3, r.y0 + 2, r.x1 - 5, r.y1 - 1};
+            const std::ptrdiff_t row = std::ptrdiff_t(r.width()) * 4 + 8;  // pitched output rows
+            std::vector<std::uint8_t> out(std::size_t(row) * std::size_t(r.height()), 7);
+            std::uint8_t* first = bottom_up ? out.data() + row * (r.height() - 1) : out.data();
+            const std::ptrdiff_t pitch = bottom_up ? -row : row;
+            conv.convert(f.planes(), Colorimetry{}, c.view, c.nearest, r, order, first, pitch);
+            check_rgb(f, c.view, c.nearest, r, order, first, pitch, c.name, worst);
+          }
+  }
+  EXPECT_GT(worst.pixels, 100000u);
+  EXPECT_LE(worst.error, 1) << "worst at " << worst.where;
+}
+
+// The AVX2 RGB row kernels give the portable kernels' bytes: random rows of
+// every length up to a few vector steps, every row weight class (0, tiny,
+// half, near 1), random taps and texels (both edges' weight-0 taps among
+// them), 3 and 4 channels, swapped or not.
+TEST(RgbRowKernels, Avx2GivesThePortableKernelsBytes) {
+  const RgbRowKernels* avx2 = avx2_rgb_row_kernels();
+  if (!avx2) GTEST_SKIP() << "this CPU has no AVX2";
+  const RgbRowKernels& portable = portable_rgb_row_kernels();
+  std::mt19937 rng(7);
+  for (const std::size_t channels : {3u, 4u})
+    for (std::size_t texels = 1; texels < 70; texels += texels < 20 ? 1 : 7) {
+      const std::size_t n = channels * texels;
+      std::vector<std::uint8_t> a(n), b(n);
+      for (auto& v : a) v = std::uint8_t(rng());
+      for (auto& v : b) v = std::uint8_t(rng());
+      for (const float w : {0.0f, 1.0f / 65536.0f, 0.5f, 0.333333f, 0.999999f}) {
+        std::vector<std::int16_t> row_p(rgb_row_samples(texels, channels), 0), row_a = row_p;
+        portable.vertical(a.data(), b.data(), rgb_row_weight(w), n, row_p.data());
+        avx2->vertical(a.data(), b.data(), rgb_row_weight(w), n, row_a.data());
+        ASSERT_EQ(row_p, row_a) << channels << " channels, " << texels << " texels, weight " << w;
+        for (const bool swap : {false, true}) {
+          const std::size_t width = texels * 2 + 3;
+          std::vector<std::int32_t> x0(width);
+          std::vector<float> weights(width);
+          for (std::size_t j = 0; j < width; ++j) {
+            x0[j] = std::int32_t(rng() % texels);
+            weights[j] = x0[j] + 1 == std::int32_t(texels) || rng() % 4 == 0 ? 0.0f : float(rng() % 1000) / 1000.0f;
+          }
+          std::vector<std::int16_t> taps(8 * width);
+          fill_rgb_taps(weights.data(), width, taps.data());
+          std::vector<std::uint8_t> out_p(4 * width), out_a(4 * width);
+          portable.horizontal(row_p.data(), x0.data(), taps.data(), width, RgbTexel{std::uint8_t(channels), swap},
+                              out_p.data());
+          avx2->horizontal(row_p.data(), x0.data(), taps.data(), width, RgbTexel{std::uint8_t(channels), swap},
+                           out_a.data());
+          ASSERT_EQ(out_p, out_a) << channels << " channels, " << texels << " texels, swap " << swap;
+        }
+      }
+    }
 }
 
 // A grey frame of random samples (gray32f: values around 0..10 with NaN

@@ -6,13 +6,10 @@
 #include <cstring>
 #include <string>
 
-#if defined(__SSE2__)
-#include <immintrin.h>
-#endif
-
 #include <handoff/error.hpp>
 
 #include "color_fold.hpp"
+#include "rgb_rows.hpp"
 
 namespace handoff::view {
 namespace {
@@ -85,64 +82,6 @@ template <typename T>
   }
 }
 
-// The horizontal pass of an RGB-family row, straight from the vertically
-// mixed interleaved row A (N floats a pixel, red at R, blue at 2 - R): the
-// same sums as the YUV path with its identity matrix (y + 0 * cb + 0 * cr is
-// y, bit for bit), with no split of the row into planes and no matrix. x0 /
-// w: the first texel and the weight of the next one per output pixel (x0 + 1
-// is always in the row, as above). One plain loop per channel, with the
-// offsets constant, so that the compiler vectorises the gathers.
-template <std::size_t N, std::size_t C>
-[[gnu::always_inline]] inline void rgb_channel(const float* __restrict A, const std::int32_t* __restrict x0,
-                                               const float* __restrict xw, std::size_t width, float* __restrict out) {
-  for (std::size_t j = 0; j < width; ++j) {
-    const std::int32_t i = std::int32_t(N) * x0[j];
-    const float a = A[i + std::int32_t(C)], b = A[i + std::int32_t(N + C)];
-    out[j] = a + xw[j] * (b - a);
-  }
-}
-template <std::size_t N, std::size_t R>
-[[gnu::always_inline]] inline void rgb_horizontal_body(const float* __restrict A, const std::int32_t* __restrict x0,
-                                                       const float* __restrict xw, std::size_t width, int red_at,
-                                                       float* __restrict Rs, float* __restrict Gs,
-                                                       float* __restrict Bs, std::uint8_t* __restrict out) {
-#if defined(__SSE2__)
-  // x86: a pixel's channels in one 4-lane vector (its two texels are
-  // contiguous in A), where the loops above take a gather per channel that
-  // the compiler builds from scalar loads. The same operations, lane by lane.
-  // Reads up to 4 floats from each texel: A holds one pixel more (convert()).
-  (void)Rs, (void)Gs, (void)Bs;
-  const __m128 half = _mm_set1_ps(0.5f), top = _mm_set1_ps(255.5f);
-  const bool swap = (R == 0) != (red_at == 0);  // red and blue trade places in the output
-  std::uint32_t* __restrict o = reinterpret_cast<std::uint32_t*>(out);
-  for (std::size_t j = 0; j < width; ++j) {
-    const float* p = A + N * std::size_t(x0[j]);
-    const __m128 a = _mm_loadu_ps(p), b = _mm_loadu_ps(p + N);
-    __m128 v = _mm_add_ps(_mm_add_ps(a, _mm_mul_ps(_mm_set1_ps(xw[j]), _mm_sub_ps(b, a))), half);
-    v = _mm_min_ps(_mm_max_ps(v, half), top);  // clamp to [0, 1] before rounding, as the shader does
-    __m128i i = _mm_cvttps_epi32(v);
-    i = _mm_packus_epi16(_mm_packs_epi32(i, i), i);
-    const auto w = std::uint32_t(_mm_cvtsi128_si32(i));  // the channels' bytes in the source's order
-    o[j] = (swap ? (w & 0x0000ff00u) | ((w >> 16) & 0xffu) | ((w & 0xffu) << 16) : w & 0x00ffffffu) | 0xff000000u;
-  }
-#else
-  rgb_channel<N, R>(A, x0, xw, width, Rs);
-  rgb_channel<N, 1>(A, x0, xw, width, Gs);
-  rgb_channel<N, 2 - R>(A, x0, xw, width, Bs);
-  const unsigned rs = red_at == 0 ? 0u : 16u, bs = 16u - rs;
-  std::uint32_t* __restrict o = reinterpret_cast<std::uint32_t*>(out);
-  for (std::size_t j = 0; j < width; ++j) {
-    float rr = Rs[j] + 0.5f, gg = Gs[j] + 0.5f, bb = Bs[j] + 0.5f;  // + 0.5: round when truncated
-    rr = rr < 0.5f ? 0.5f : rr > 255.5f ? 255.5f : rr;
-    gg = gg < 0.5f ? 0.5f : gg > 255.5f ? 255.5f : gg;
-    bb = bb < 0.5f ? 0.5f : bb > 255.5f ? 255.5f : bb;
-    const auto ri = std::uint32_t(std::int32_t(rr)), gi = std::uint32_t(std::int32_t(gg)),
-               bi = std::uint32_t(std::int32_t(bb));
-    o[j] = (ri << rs) | (gi << 8) | (bi << bs) | 0xff000000u;
-  }
-#endif
-}
-
 // The row kernels, compiled twice: for the build's baseline and with AVX2
 // (chosen at run time; no FMA, so that both give the same bits). Plain
 // function pointers rather than target_clones: an ifunc resolver runs before
@@ -153,10 +92,6 @@ struct RowKernels {
   void (*horizontal)(const float*, const float*, const std::int32_t*, const float*, const std::int32_t*,
                      const float*, std::size_t, const float*, const float*, int, float*, float*, float*,
                      std::uint8_t*);
-  // RGB rows: rgb[N == 4][red at 2] (see rgb_horizontal_body).
-  using Rgb = void (*)(const float*, const std::int32_t*, const float*, std::size_t, int, float*, float*, float*,
-                       std::uint8_t*);
-  Rgb rgb[2][2];
 };
 
 #define HANDOFF_ROW_KERNELS(name, attributes)                                                                    \
@@ -173,14 +108,7 @@ struct RowKernels {
                                     std::uint8_t* out) {                                                        \
     horizontal_and_matrix_body(L, C, lx0, lxw, cx0, cxw, width, m, bias, red_at, Y, Cb, Cr, out);               \
   }                                                                                                             \
-  template <std::size_t N, std::size_t R>                                                                       \
-  attributes void name##_rgb(const float* a, const std::int32_t* x0, const float* xw, std::size_t width,          \
-                             int red_at, float* r, float* g, float* b, std::uint8_t* out) {                     \
-    rgb_horizontal_body<N, R>(a, x0, xw, width, red_at, r, g, b, out);                                           \
-  }                                                                                                             \
-  constexpr RowKernels name##_kernels{                                                                          \
-      name##_lerp8, name##_lerp16, name##_horizontal,                                                           \
-      {{name##_rgb<3, 0>, name##_rgb<3, 2>}, {name##_rgb<4, 0>, name##_rgb<4, 2>}}};
+  constexpr RowKernels name##_kernels{name##_lerp8, name##_lerp16, name##_horizontal};
 
 HANDOFF_ROW_KERNELS(baseline, )
 #if defined(__x86_64__) || defined(__i386__)
@@ -363,12 +291,22 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
     Scratch& s = scratch_[b];
     s.luma.resize(lcols + 1);
     s.chroma.resize(2 * cpairs + 2);
-    s.a.resize(std::max({2 * lcols, 4 * cpairs, 4 * lcols + 4}));  // RGB: a pixel (4 floats at most) past lcols
+    s.a.resize(std::max(2 * lcols, 4 * cpairs));
     s.b.resize(cpairs);
     s.y.resize(std::size_t(rect.width()));
     s.cb.resize(std::size_t(rect.width()));
     s.cr.resize(std::size_t(rect.width()));
     if (grey) std::fill(s.chroma.begin(), s.chroma.end(), 0.0f);  // the matrix ignores it; kept finite
+    if (rgb) {
+      // Past the mixed texels: the one more a row carries, and the kernels' read past it (zeros; weight 0).
+      const std::size_t n = rgb_stride(f);
+      s.rgb.resize(rgb_row_samples(lcols, n));
+      std::fill(s.rgb.begin() + std::ptrdiff_t(n * lcols), s.rgb.end(), std::int16_t(0));
+    }
+  }
+  if (rgb) {
+    rgb_taps_.resize(8 * std::size_t(rect.width()));
+    fill_rgb_taps(luma_x_.w.data(), std::size_t(rect.width()), rgb_taps_.data());
   }
   pool_.run(bands, [&](unsigned band) {
     const int first = int(std::int64_t(rows) * band / bands), last = int(std::int64_t(rows) * (band + 1) / bands);
@@ -492,17 +430,18 @@ void ViewConverter::convert_rows(const HostPlanes& p, int first, int last, Scrat
   const int red_at = order == ByteOrder::Rgba ? 0 : 2;
   const RowKernels& k = row_kernels();
   if (is_rgb(p.format)) {
-    // One interleaved row mixed vertically, then resampled and packed in one pass.
+    // The row's channels mixed vertically in 16-bit fixed point, then resampled and packed in one pass.
     const std::size_t n = rgb_stride(p.format);
     const bool bgr = p.format == PixelFormat::BGR8 || p.format == PixelFormat::BGRA8;
-    const auto rgb = k.rgb[n == 4][bgr];
+    const RgbTexel texel{std::uint8_t(n), bgr != (order == ByteOrder::Bgra)};
+    const RgbRowKernels& rk = rgb_row_kernels();
     for (int r = first; r < last; ++r) {
       const std::uint8_t* r0 = row_of<std::uint8_t>(p.luma, p.luma_pitch, luma_y_.i0[std::size_t(r)]);
       const std::uint8_t* r1 = row_of<std::uint8_t>(p.luma, p.luma_pitch, luma_y_.i1[std::size_t(r)]);
-      k.lerp8(r0 + n * std::size_t(lbase_), r1 + n * std::size_t(lbase_), luma_y_.w[std::size_t(r)], n * lcols,
-              s.a.data());
-      rgb(s.a.data(), luma_x_.i0.data(), luma_x_.w.data(), width, red_at, s.y.data(), s.cb.data(), s.cr.data(),
-          out + std::ptrdiff_t(r) * pitch);
+      rk.vertical(r0 + n * std::size_t(lbase_), r1 + n * std::size_t(lbase_),
+                  rgb_row_weight(luma_y_.w[std::size_t(r)]), n * lcols, s.rgb.data());
+      rk.horizontal(s.rgb.data(), luma_x_.i0.data(), rgb_taps_.data(), width, texel,
+                    out + std::ptrdiff_t(r) * pitch);
     }
     return;
   }

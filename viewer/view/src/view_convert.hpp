@@ -6,7 +6,8 @@
 // (gray8, gray16, gray32f) resampled and mapped over their range, at
 // the size they are shown, sampled where the shaders sample (the same view
 // transform, chroma siting, clamp to edge, bilinear or flat pixels) and
-// converted with the same uniforms (fold_color). On llvmpipe each bilinear
+// converted with the same uniforms (fold_color); RGB rows in 16-bit fixed
+// point (rgb_rows.hpp), the others in float. On llvmpipe each bilinear
 // fetch of the shader costs ~9 ns of CPU per window pixel (BENCHMARKS.md);
 // these loops cost a fraction of that, and the result reaches the framebuffer
 // as a copy (FrameRenderer's CPU path).
@@ -114,6 +115,7 @@ class ViewConverter {
     std::vector<float> luma, chroma;  // one vertically filtered source row of each plane (+1 column)
     std::vector<float> a, b;          // i420's U and V rows, a packed 4:2:2 row, before they are interleaved / split
     std::vector<float> y, cb, cr;     // one output row before the matrix
+    std::vector<std::int16_t> rgb;    // an RGB row mixed vertically (rgb_rows.hpp)
   };
   void vertical_pass(const HostPlanes& planes, std::size_t y, std::size_t lcols, std::size_t csamples,
                      Scratch& s) const;
@@ -125,6 +127,7 @@ class ViewConverter {
   media::BandPool pool_;
   Axis luma_x_, chroma_x_, luma_y_, chroma_y_;
   std::int32_t lbase_ = 0, cbase_ = 0;  // the first luma column / chroma pair a row uses
+  std::vector<std::int16_t> rgb_taps_;  // RGB frames: luma_x_'s weights as the horizontal kernel's taps
   std::vector<Scratch> scratch_;
   PixelRect rect_;
 };
