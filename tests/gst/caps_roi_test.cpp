@@ -53,7 +53,9 @@ TEST_F(GstConvert, FormatsOfIssue23MapBothWays) {
     ASSERT_TRUE(gst_video_info_from_caps(&info, caps)) << name;
     EXPECT_EQ(pixel_format(GST_VIDEO_INFO_FORMAT(&info)), f) << name;
     EXPECT_EQ(GST_VIDEO_INFO_WIDTH(&info), 33);
-    if (is_yuv(f)) EXPECT_EQ(info.colorimetry.matrix, GST_VIDEO_COLOR_MATRIX_BT2020) << name;
+    if (is_yuv(f)) {
+      EXPECT_EQ(info.colorimetry.matrix, GST_VIDEO_COLOR_MATRIX_BT2020) << name;
+    }
     gst_caps_unref(caps);
   }
   EXPECT_STREQ(gst_format_name(PixelFormat::P010), "P010_10LE");

@@ -204,7 +204,9 @@ TEST_P(VideoRecording, EveryConvertibleFormatEncodes) {
     const Read r = read_video(path, "/c");
     EXPECT_EQ(r.units.size(), 3u);
     // RGB / gray are converted with the default the readers assume (BT.601 at 48 rows, limited).
-    if (!is_yuv(f)) EXPECT_EQ(r.metadata.at("handoff.color_matrix"), "bt601");
+    if (!is_yuv(f)) {
+      EXPECT_EQ(r.metadata.at("handoff.color_matrix"), "bt601");
+    }
   }
 }
 

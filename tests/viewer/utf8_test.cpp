@@ -12,7 +12,7 @@ namespace {
 const std::string R = "\xEF\xBF\xBD";  // U+FFFD
 
 TEST(Utf8, ValidTextIsKeptAsItIs) {
-  for (const std::string s : {std::string(), std::string("person"), std::string("caf\xC3\xA9"),  // é
+  for (const std::string& s : {std::string(), std::string("person"), std::string("caf\xC3\xA9"),  // é
                               std::string("\xE2\x82\xAC 5"),                                     // € 5
                               std::string("\xF0\x9F\x9A\x97"),                                   // U+1F697
                               std::string("\xED\x9F\xBF"),                                       // U+D7FF, below the surrogates

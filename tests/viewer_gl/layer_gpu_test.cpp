@@ -123,8 +123,9 @@ void expect_same(Pair& p, const std::string& what) {
   b.set_layers(&p.gpu, kW, kH);
   EXPECT_EQ(render(a), render(b)) << what << ": drawn pixels";
   EXPECT_EQ(a.range(0), b.range(0)) << what << ": range";
-  if (std::holds_alternative<media::ClassMap>(p.host.layers[0]))
+  if (std::holds_alternative<media::ClassMap>(p.host.layers[0])) {
     EXPECT_EQ(a.legend_ids(0), b.legend_ids(0)) << what << ": legend";
+  }
   for (double y = 0.5; y < kH; y += 3)
     for (double x = 0.5; x < kW; x += 2) {
       ASSERT_EQ(a.probe(0, x, y).text, b.probe(0, x, y).text) << what << ": probe at " << x << ", " << y;

@@ -265,7 +265,7 @@ TEST_F(LayerRendererTest, CpuCompositeFusedIntoTheConversionMatchesTwoPasses) {
   Frame frame = allocate_host_frame(PixelFormat::BGR8, OddLayers::w, OddLayers::h);
   fill_test_pattern(frame, 5);
   const HostPlanes planes = host_planes(frame);
-  for (const auto [fb_w, fb_h] : {std::pair{77, 53}, std::pair{253, 171}}) {
+  for (const auto& [fb_w, fb_h] : {std::pair{77, 53}, std::pair{253, 171}}) {
     const ViewTransform view = fit_view(OddLayers::w, OddLayers::h, fb_w, fb_h);
     const PixelRect rect = covered_pixels(OddLayers::w, OddLayers::h, view, fb_w, fb_h);
     const std::size_t row = std::size_t(rect.width()) * 4, bytes = row * std::size_t(rect.height());

@@ -279,7 +279,7 @@ TEST_F(Pipeline, WaitingForAStuckProducerTimesOut) {
 }
 
 TEST_F(Pipeline, RingBelowThreeIsMisuse) {
-  EXPECT_THROW(FramePipeline(*worker_, media::make_scene_source(small_scene()), {.slots = 2}), UsageError);
+  EXPECT_THROW(FramePipeline(*worker_, media::make_scene_source(small_scene()), {.slots = 2, .interop = {}, .name = {}}), UsageError);
 }
 
 // A recording plays at its recorded times: each frame stays on display for
