@@ -128,6 +128,7 @@ void PublisherCore::count_unsent() {
 
 int PublisherCore::reserve(const FrameLayout& layout) {
   std::lock_guard lock(mutex_);
+  catch_up(nullptr);  // slots released a moment ago are free
   // The least recently published free slot (the ring's choice): subscribers
   // that still show a frame keep the newest ones.
   const std::optional<std::size_t> claimed = ring_.try_claim();  // none: counted in no_slot
@@ -255,7 +256,9 @@ bool PublisherCore::send_slot(PublisherClient& c, int slot) {
 void PublisherCore::send_frame(PublisherClient& c, int slot, std::uint64_t sequence, std::vector<std::byte>& message,
                                int overlay_fd) {
   // A subscriber that holds its limit (a paused one, say) misses frames; the
-  // others, and the publisher, carry on.
+  // others, and the publisher, carry on. What it released already counts.
+  if (c.holds.size() >= c.max_held) catch_up(&c);
+  if (c.dead || c.leaving) return;
   if (c.holds.size() >= c.max_held || !send_slot(c, slot)) {
     ++c.skipped;
     ++stats_.skipped_sends;

@@ -48,10 +48,9 @@ int ms_until(std::chrono::steady_clock::time_point t) {
 }  // namespace
 
 void PublisherCore::run() noexcept {
-  std::vector<std::byte> buffer(kMaxMessageBytes);
   while (!stopping_.load(std::memory_order_acquire)) {
     try {
-      for (PublisherClient* c : poll_once()) serve(*c, buffer);
+      for (PublisherClient* c : poll_once()) serve(*c);
       reap();
     } catch (const std::exception& e) {
       log(LogLevel::Error, "live publisher '" + name_ + "': " + e.what());
@@ -122,26 +121,48 @@ void PublisherCore::accept_peers() {
   }
 }
 
-void PublisherCore::serve(PublisherClient& c, std::vector<std::byte>& buffer) {
+// One datagram per lock: a subscriber that floods its socket cannot hold a
+// publish() up for longer than one message takes.
+void PublisherCore::serve(PublisherClient& c) {
   for (;;) {
-    Received r = receive_datagram(c.fd.get(), buffer);
     std::lock_guard lock(mutex_);
-    if (c.dead) return;
-    switch (r.status) {
-      case Received::WouldBlock: return;
-      case Received::Closed:
-        c.dead = true;
-        log(LogLevel::Debug, "live publisher '" + name_ + "': " + peer_text(c) + " disconnected");
-        return;
-      case Received::Truncated: drop(c, "sent a datagram larger than 64 KiB", true); return;
-      case Received::Datagram: break;
-    }
-    if (r.control_truncated) {
-      drop(c, "sent more descriptors than a message may carry", true);
-      return;
-    }
-    on_datagram(c, std::span(buffer).first(r.bytes), r.fds);  // r.fds close when r goes
+    if (!read_one(c)) return;
   }
+}
+
+bool PublisherCore::read_one(PublisherClient& c) {
+  if (c.dead) return false;
+  if (received_.size() != kMaxMessageBytes) received_.resize(kMaxMessageBytes);
+  Received r = receive_datagram(c.fd.get(), received_);
+  switch (r.status) {
+    case Received::WouldBlock: return false;
+    case Received::Closed:
+      c.dead = true;
+      signal_event(wake_fd_.get());
+      log(LogLevel::Debug, "live publisher '" + name_ + "': " + peer_text(c) + " disconnected");
+      return false;
+    case Received::Truncated: drop(c, "sent a datagram larger than 64 KiB", true); return false;
+    case Received::Datagram: break;
+  }
+  if (r.control_truncated) {
+    drop(c, "sent more descriptors than a message may carry", true);
+    return false;
+  }
+  on_datagram(c, std::span(received_).first(r.bytes), r.fds);  // r.fds close when r goes
+  return !c.dead;
+}
+
+void PublisherCore::catch_up(PublisherClient* c) {
+  // Bounded: what a subscriber sends while this runs waits for the serving thread.
+  constexpr int kMostMessages = 256;
+  if (c != nullptr) {
+    for (int i = 0; i < kMostMessages && read_one(*c); ++i) {
+    }
+    return;
+  }
+  for (auto& each : clients_)
+    for (int i = 0; i < kMostMessages && read_one(*each); ++i) {
+    }
 }
 
 void PublisherCore::on_datagram(PublisherClient& c, std::span<const std::byte> bytes, std::vector<UniqueFd>& fds) {

@@ -140,7 +140,7 @@ void SubscriberCore::on_frame(Session& s, FrameAnnounce& m, std::vector<UniqueFd
   auto hold = std::make_shared<FrameHold>(s.connection, imp, Release{m.slot, m.generation, m.sequence});
   if (options_.cuda_synchronize) imp->wait_event();
   f.frame = frame_in(*imp, m);
-  f.frame.owner = hold;
+  f.frame.owner = std::move(hold);  // the frame is its only owner: letting it go releases the slot at once
   f.import_ = imp;
   f.sequence = m.sequence;
   f.publish_time_ns = m.publish_time_ns;

@@ -51,7 +51,7 @@ TEST_F(LiveProcess, FramesCrossFromAPublisherProcess) {
   for (int round = 0; round < 5; ++round) {
     peer.send("publish 1");
     const LiveFrame f = sub.next(10s);
-    ASSERT_TRUE(f) << sub.status().message;
+    ASSERT_TRUE(f) << "round " << round << ": " << sub.status().message;
     EXPECT_EQ(f.frame.index, round);
     EXPECT_EQ(check_pattern(f.frame), "");
     EXPECT_EQ(check_overlays(f.overlays.get(), round, 2), "");
