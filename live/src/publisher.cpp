@@ -1,6 +1,7 @@
 #include <handoff/frame_validate.hpp>
 #include <handoff/publisher.hpp>
 
+#include "cuda_layers.hpp"
 #include "publish_recorder.hpp"
 #include "publisher_core.hpp"
 
@@ -45,12 +46,20 @@ VkFrameBuffer* PublishSlot::vulkan_buffer() const noexcept {
 namespace {
 
 // What travels with a frame: nothing when there are no overlays or layers.
-// Layers are checked before a slot is taken (host layers only: the publisher
-// packs them into the overlay block).
+// Layers are checked before a slot is taken.
 const media::OverlayFrame* overlays_to_send(const media::OverlayFrame& overlays) {
   if (!overlays.has_content()) return nullptr;
-  media::validate_layers(overlays, -1);
+  live::detail::check_publish_layers(overlays);
   return &overlays;
+}
+
+// The overlays as the overlay block and a recording take them: CUDA layers
+// copied to the host (into `host`) after the caller's work on `stream`.
+const media::OverlayFrame* in_host_memory(const media::OverlayFrame* overlays, CudaStream stream,
+                                          std::optional<media::OverlayFrame>& host) {
+  if (overlays == nullptr) return nullptr;
+  host = live::detail::host_layers(*overlays, stream);
+  return host ? &*host : overlays;
 }
 
 // The copy a recording reads: the slot's when it is host memory (its index,
@@ -86,6 +95,7 @@ Publisher::~Publisher() {
 
 bool Publisher::publish(const Frame& frame, const media::OverlayFrame& overlay_frame, CudaStream cuda_stream) {
   const media::OverlayFrame* overlays = overlays_to_send(overlay_frame);
+  std::optional<media::OverlayFrame> host;
   validate(frame);
   if (frame.memory != MemoryKind::Host && frame.memory != MemoryKind::Cuda)
     throw UsageError("Publisher::publish: only host and CUDA frames are copied into slots (this one is in " +
@@ -93,9 +103,10 @@ bool Publisher::publish(const Frame& frame, const media::OverlayFrame& overlay_f
                      "); acquire() a slot and write it instead");
   if (!core_->has_subscribers()) {
     core_->count_unsent();  // nobody to send to: bookkeeping only
-    if (recorder_) recorder_->record(frame, overlays, cuda_stream);
+    if (recorder_) recorder_->record(frame, in_host_memory(overlays, cuda_stream, host), cuda_stream);
     return true;
   }
+  overlays = in_host_memory(overlays, cuda_stream, host);
   const FrameLayout layout = slot_layout(frame.format, frame.width, frame.height, frame.colorimetry);
   const int slot = core_->reserve(layout);
   if (slot < 0) return false;
@@ -119,7 +130,8 @@ bool Publisher::publish(const Frame& frame, const media::OverlayFrame& overlay_f
 #if HANDOFF_HAVE_VULKAN
 bool Publisher::publish(const VkFrameBuffer& source, std::int64_t index, double timestamp,
                         const media::OverlayFrame& overlay_frame) {
-  const media::OverlayFrame* overlays = overlays_to_send(overlay_frame);
+  std::optional<media::OverlayFrame> host;
+  const media::OverlayFrame* overlays = in_host_memory(overlays_to_send(overlay_frame), CudaStream{}, host);
   if (core_->memory() != SlotMemory::Vulkan)
     throw UsageError("Publisher::publish(VkFrameBuffer): this publisher's slots are not Vulkan memory");
   const auto& l = source.layout();
@@ -161,6 +173,8 @@ void Publisher::present(PublishSlot&& slot, const media::OverlayFrame& overlay_f
   if (slot.frame_.format != l.format || slot.frame_.width != l.width || slot.frame_.height != l.height)
     throw UsageError("Publisher::present: the slot's frame format or size was changed");
   const FrameMeta meta{slot.frame_.index, slot.frame_.timestamp, slot.frame_.colorimetry};
+  std::optional<media::OverlayFrame> host;
+  overlays = in_host_memory(overlays, sync.cuda_stream, host);  // a failure leaves the slot to `slot`
   // Recorded before the announce (the writes are done: the caller says so by
   // presenting; CUDA slots are read on sync.cuda_stream); Vulkan slots are counted as skipped.
   if (recorder_) recorder_->record(slot.frame_, overlays, sync.cuda_stream);

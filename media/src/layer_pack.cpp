@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 namespace handoff::media {
 
@@ -130,5 +131,7 @@ const LayerArray& layer_array(const Layer& layer) {
   if (const auto* s = std::get_if<ScalarMap>(&layer)) return s->values;
   return std::get<InstanceMasks>(layer).masks;
 }
+
+LayerArray& layer_array(Layer& layer) { return const_cast<LayerArray&>(layer_array(std::as_const(layer))); }
 
 }  // namespace handoff::media

@@ -12,7 +12,9 @@
 #include <handoff/cuda_check.hpp>
 #include <handoff/frame_validate.hpp>
 
+#include <array>
 #include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -186,45 +188,136 @@ void cuda_layer(media::LayerArray& l, int ordinal, const std::string& field) {
   l.owner = std::move(context);
 }
 
-// The array `obj` as a LayerArray of `dims` (2: H x W; 3: N x H x W), rows
-// contiguous, read in place. `field`: "layers[0].ids".
-media::LayerArray array_of(nb::handle obj, std::size_t dims, const std::string& field, const char* shape_name) {
-  nb::ndarray<nb::ro> a;
-  try {
-    a = nb::cast<nb::ndarray<nb::ro>>(obj);
-  } catch (const std::exception&) {
-    fail(field, "a " + py_type_name(obj) + " is not an array (NumPy, PyTorch, CuPy, DLPack or the buffer protocol)");
-  }
-  if (a.ndim() != dims) {
-    std::string shape = "(";
-    for (std::size_t d = 0; d < a.ndim(); ++d) shape += (d ? ", " : "") + std::to_string(a.shape(d));
-    shape += a.ndim() == 1 ? ",)" : ")";
-    fail(field, "shape " + shape + " is " + std::to_string(a.ndim()) + "-D, not " + shape_name);
-  }
-  const auto type = sample_type(a.dtype());
-  if (!type) fail(field, "dtype " + dtype_text(a.dtype()) + " is not an integer, float or bool type");
-  const std::size_t item = media::sample_size(*type);
-  // Strides of dimensions of size 0 or 1 say nothing (producers set them freely).
-  if (a.shape(dims - 1) > 1 && a.stride(dims - 1) != 1) fail(field, "its rows are not contiguous (last stride " + std::to_string(a.stride(dims - 1)) + ")");
-  for (std::size_t d = 0; d + 1 < dims; ++d)
-    if (a.stride(d) < 0) fail(field, "negative strides are not taken");
-  for (std::size_t d = 0; d < dims; ++d)
-    if (a.shape(d) > 0xFFFFFFFFu) fail(field, "dimension " + std::to_string(d) + " is too large");
-  media::LayerArray l;
-  l.data = a.data();
-  l.type = *type;
-  l.width = std::uint32_t(a.shape(dims - 1));
-  l.height = std::uint32_t(a.shape(dims - 2));
-  l.pitch = a.shape(dims - 2) > 1 ? std::size_t(a.stride(dims - 2)) * item : 0;
-  if (dims == 3) {
-    l.count = std::uint32_t(a.shape(0));
-    l.image_stride = a.shape(0) > 1 ? std::size_t(a.stride(0)) * item : 0;
+// What array_of reads of an array: from nanobind's ndarray (DLPack, the
+// buffer protocol) or from a CUDA Array Interface. Strides in samples.
+struct ArrayView {
+  const void* data = nullptr;
+  nb::dlpack::dtype dtype{};
+  std::size_t ndim = 0;
+  std::array<std::int64_t, 4> shape{}, stride{};
+  bool cuda = false;
+  int device = 0;
+};
+
+std::string shape_text(const ArrayView& a) {
+  std::string shape = "(";
+  for (std::size_t d = 0; d < a.ndim; ++d) shape += (d ? ", " : "") + std::to_string(a.shape[d]);
+  return shape + (a.ndim == 1 ? ",)" : ")");
+}
+
+ArrayView view_of(const nb::ndarray<nb::ro>& a, const std::string& field) {
+  ArrayView v;
+  if (a.ndim() > v.shape.size())
+    fail(field, "a " + std::to_string(a.ndim()) + "-D array (2-D, or 3-D for masks, expected)");
+  v.data = a.data();
+  v.dtype = a.dtype();
+  v.ndim = a.ndim();
+  for (std::size_t d = 0; d < v.ndim; ++d) {
+    v.shape[d] = std::int64_t(a.shape(d));
+    v.stride[d] = a.stride(d);
   }
   if (a.device_type() == nb::device::cuda::value) {
-    cuda_layer(l, int(a.device_id()), field);
+    v.cuda = true;
+    v.device = int(a.device_id());
   } else if (a.device_type() != nb::device::cpu::value) {
     fail(field, "an array on device type " + std::to_string(a.device_type()) + " (host or CUDA arrays only)");
   }
+  return v;
+}
+
+// CUDA Array Interface version 3 (numba's definition): shape, typestr, data,
+// strides (bytes; None: C order), no mask. It does not name the device:
+// device 0, the only one there may be.
+ArrayView view_of_cai(nb::handle obj, const std::string& field) {
+  ArrayView v;
+  v.cuda = true;
+  try {
+    const nb::dict d = nb::cast<nb::dict>(obj.attr("__cuda_array_interface__"));
+    const nb::tuple shape = nb::cast<nb::tuple>(d["shape"]);
+    if (shape.size() > v.shape.size())
+      fail(field, "a " + std::to_string(shape.size()) + "-D array (2-D, or 3-D for masks, expected)");
+    v.ndim = shape.size();
+    for (std::size_t i = 0; i < v.ndim; ++i) {
+      v.shape[i] = nb::cast<std::int64_t>(shape[i]);
+      if (v.shape[i] < 0) fail(field, "__cuda_array_interface__: a negative dimension");
+    }
+    const std::string ts = nb::cast<std::string>(d["typestr"]);
+    const char kind = ts.size() >= 3 ? ts[1] : '?';
+    const int bytes = ts.size() >= 3 ? std::atoi(ts.c_str() + 2) : 0;
+    using code = nb::dlpack::dtype_code;
+    const code c = kind == 'u' ? code::UInt : kind == 'i' ? code::Int : kind == 'f' ? code::Float
+                 : kind == 'b' ? code::Bool : code::Complex;
+    if (ts.size() < 3 || (ts[0] == '>' && bytes > 1) || c == code::Complex || (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8))
+      fail(field, "__cuda_array_interface__ typestr '" + ts + "' is not a little-endian integer, float or bool type");
+    v.dtype = nb::dlpack::dtype{std::uint8_t(c), std::uint8_t(bytes * 8), 1};
+    if (d.contains("mask") && !d["mask"].is_none()) fail(field, "masked arrays are not taken");
+    const nb::tuple data = nb::cast<nb::tuple>(d["data"]);
+    v.data = reinterpret_cast<const void*>(nb::cast<std::uintptr_t>(data[0]));
+    std::int64_t next = 1;
+    for (std::size_t i = v.ndim; i-- > 0;) {  // C order
+      v.stride[i] = next;
+      next *= std::max<std::int64_t>(v.shape[i], 1);
+    }
+    if (d.contains("strides") && !d["strides"].is_none()) {
+      const nb::tuple st = nb::cast<nb::tuple>(d["strides"]);
+      if (st.size() != v.ndim) fail(field, "__cuda_array_interface__: strides and shape differ in length");
+      for (std::size_t i = 0; i < v.ndim; ++i) {
+        const std::int64_t b = nb::cast<std::int64_t>(st[i]);
+        if (b % bytes != 0)
+          fail(field, "__cuda_array_interface__: stride " + std::to_string(b) + " is not a whole number of " +
+                          std::to_string(bytes) + "-byte samples");
+        v.stride[i] = b / bytes;
+      }
+    }
+  } catch (const nb::cast_error&) {
+    fail(field, "__cuda_array_interface__ is not a dict with shape, typestr and data (version 3)");
+  } catch (const nb::python_error& e) {
+    fail(field, std::string("__cuda_array_interface__: ") + e.what());
+  }
+  const cuda::Driver& drv = without_gil([]() -> const cuda::Driver& { return cuda::driver(); });
+  if (drv.usable() && drv.device_count() > 1)
+    fail(field, "the CUDA Array Interface does not name the device and there are several: pass a DLPack array");
+  return v;
+}
+
+// The array `obj` as a LayerArray of `dims` (2: H x W; 3: N x H x W), rows
+// contiguous, read in place. `field`: "layers[0].ids".
+media::LayerArray array_of(nb::handle obj, std::size_t dims, const std::string& field, const char* shape_name) {
+  ArrayView a;
+  nb::ndarray<nb::ro> nd;
+  bool cast = true;
+  try {
+    nd = nb::cast<nb::ndarray<nb::ro>>(obj);
+  } catch (const std::exception&) {
+    cast = false;
+  }
+  if (cast) a = view_of(nd, field);
+  else if (nb::hasattr(obj, "__cuda_array_interface__")) a = view_of_cai(obj, field);
+  else
+    fail(field, "a " + py_type_name(obj) +
+                    " is not an array (NumPy, PyTorch, CuPy, DLPack, the CUDA Array Interface or the buffer protocol)");
+  if (a.ndim != dims) fail(field, "shape " + shape_text(a) + " is " + std::to_string(a.ndim) + "-D, not " + shape_name);
+  const auto type = sample_type(a.dtype);
+  if (!type) fail(field, "dtype " + dtype_text(a.dtype) + " is not an integer, float or bool type");
+  const std::size_t item = media::sample_size(*type);
+  // Strides of dimensions of size 0 or 1 say nothing (producers set them freely).
+  if (a.shape[dims - 1] > 1 && a.stride[dims - 1] != 1)
+    fail(field, "its rows are not contiguous (last stride " + std::to_string(a.stride[dims - 1]) + ")");
+  for (std::size_t d = 0; d + 1 < dims; ++d)
+    if (a.stride[d] < 0) fail(field, "negative strides are not taken");
+  for (std::size_t d = 0; d < dims; ++d)
+    if (a.shape[d] > std::int64_t(0xFFFFFFFFu)) fail(field, "dimension " + std::to_string(d) + " is too large");
+  media::LayerArray l;
+  l.data = a.data;
+  l.type = *type;
+  l.width = std::uint32_t(a.shape[dims - 1]);
+  l.height = std::uint32_t(a.shape[dims - 2]);
+  l.pitch = a.shape[dims - 2] > 1 ? std::size_t(a.stride[dims - 2]) * item : 0;
+  if (dims == 3) {
+    l.count = std::uint32_t(a.shape[0]);
+    l.image_stride = a.shape[0] > 1 ? std::size_t(a.stride[0]) * item : 0;
+  }
+  if (a.cuda) cuda_layer(l, a.device, field);
   return l;
 }
 

@@ -4,6 +4,7 @@
 // nothing left allocated, mapped or reserved afterwards.
 #include "live_fixture.hpp"
 #include "live_support.hpp"
+#include "layer_samples.hpp"
 #include "peer_process.hpp"
 
 #include <handoff/cuda.hpp>
@@ -309,6 +310,102 @@ TEST_F(CudaLive, AnImportTheSubscriberCannotMakeEndsTheSessionWithTheReason) {
 // frame lands in host memory and is recorded from there.
 // Host frames and CUDA frames (copied to host memory for the recording, on
 // the producer's stream) are both recorded, into CUDA slots and into host slots.
+// The layers of `host` as CUDA arrays in the primary context (one cuMemAlloc
+// each, pitches kept), freed with the object.
+class DeviceLayers {
+ public:
+  explicit DeviceLayers(const media::OverlayFrame& host) : overlays(host), ctx_(0) {
+    const auto& api = cuda::driver().api();
+    cuda::ScopedContext cur(ctx_);
+    for (media::Layer& l : overlays.layers) {
+      media::LayerArray& a = media::layer_array(l);
+      const std::size_t bytes = a.image_pitch() * std::max<std::uint32_t>(a.count, 1);
+      cuda::abi::CUdeviceptr p = 0;
+      HANDOFF_CU_CHECK(api.cuMemAlloc(&p, bytes));
+      ptrs_.push_back(p);
+      HANDOFF_CU_CHECK(api.cuMemcpyHtoD(p, a.data, bytes));
+      a.memory = MemoryKind::Cuda;
+      a.device = 0;
+      a.cuda_context = ctx_.handle();
+      a.data = reinterpret_cast<void*>(p);
+      a.owner.reset();
+    }
+  }
+  ~DeviceLayers() {
+    cuda::ScopedContext cur(ctx_);
+    for (const cuda::abi::CUdeviceptr p : ptrs_) cuda::driver().api().cuMemFree(p);
+  }
+  media::OverlayFrame overlays;
+
+ private:
+  cuda::PrimaryContext ctx_;
+  std::vector<cuda::abi::CUdeviceptr> ptrs_;
+};
+
+// A subscriber in another process cannot read the publisher's device memory:
+// CUDA layers travel as host copies, made only when someone receives them.
+TEST_F(CudaLive, CudaLayersArriveAsHostCopiesOfTheirSamples) {
+  const media::OverlayFrame host_layers = handoff::test::layered_overlays();
+  DeviceLayers device(host_layers);
+  for (const bool cuda_slots : {false, true}) {
+    SCOPED_TRACE(cuda_slots ? "CUDA slots" : "host slots");
+    Publisher pub(name(cuda_slots ? "c" : "h"), cuda_slots ? cuda_options() : PublisherOptions{});
+    const int before = fake.call_count("cuMemcpy2DAsync");
+    ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, 0), device.overlays));
+    EXPECT_EQ(fake.call_count("cuMemcpy2DAsync"), before) << "copied for nobody";
+    Subscriber sub(name(cuda_slots ? "c" : "h"));
+    ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s));
+    const DeviceFrame frame(pattern_frame(PixelFormat::NV12, kW, kH, 1));
+    ASSERT_TRUE(pub.publish(frame.frame, device.overlays));
+    // One 2-D copy per layer image (a class map, a scalar map, two masks) and
+    // per plane of the frame.
+    EXPECT_EQ(fake.call_count("cuMemcpy2DAsync") - before, 4 + 2);
+    const LiveFrame f = sub.next(10s);
+    ASSERT_TRUE(f) << sub.status().message;
+    ASSERT_TRUE(f.overlays);
+    EXPECT_EQ(handoff::test::layer_difference(*f.overlays, host_layers), "");
+    EXPECT_EQ(f.overlays->objects.size(), 2u);
+  }
+}
+
+TEST_F(CudaLive, ACudaLayerThatCannotBeCopiedIsNamedAndTakesNoSlot) {
+  const media::OverlayFrame host_layers = handoff::test::layered_overlays();
+  DeviceLayers device(host_layers);
+  PublisherOptions o;
+  o.slots = 2;
+  Publisher pub(name(), o);
+  Subscriber sub(name());
+  ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s));
+  fake.fail("cuMemcpy2DAsync", cuda::abi::CUDA_ERROR_ILLEGAL_ADDRESS, 1);  // the scalar map's copy
+  for (int i = 0; i < 3; ++i) {  // more tries than slots: none is lost
+    try {
+      pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, i), device.overlays);
+      FAIL() << "published a layer that was never copied";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("layers[1]"));
+      EXPECT_THAT(e.what(), HasSubstr("CUDA_ERROR_ILLEGAL_ADDRESS"));
+    }
+    fake.fail("cuMemcpy2DAsync", cuda::abi::CUDA_ERROR_ILLEGAL_ADDRESS, 1);
+  }
+  fake.fail("cuMemcpy2DAsync", 0, 0);
+  EXPECT_FALSE(sub.next(50ms));
+  ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, 9), device.overlays));
+  const LiveFrame f = sub.next(10s);
+  ASSERT_TRUE(f) << sub.status().message;
+  EXPECT_EQ(f.frame.index, 9);
+  EXPECT_EQ(handoff::test::layer_difference(*f.overlays, host_layers), "");
+
+  // Layers on two devices are refused before anything is copied.
+  media::OverlayFrame two = device.overlays;
+  media::layer_array(two.layers[1]).device = 1;
+  try {
+    pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, 10), two);
+    FAIL() << "published CUDA layers of two devices";
+  } catch (const InvalidFrame& e) {
+    EXPECT_EQ(e.field(), "layers[1].values.device");
+  }
+}
+
 TEST_F(CudaLive, RecordingKeepsHostAndCudaFrames) {
   const auto file = runtime() / "cuda.mcap";
   {

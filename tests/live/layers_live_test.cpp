@@ -191,8 +191,20 @@ TEST_F(LiveLayersAttach, BadLayersAreRefusedBeforeASlotIsTaken) {
     EXPECT_EQ(e.field(), "layers[2].masks.count");
   }
   media::OverlayFrame cuda = layered_overlays();
-  std::get<media::ClassMap>(cuda.layers[0]).ids.memory = MemoryKind::Cuda;
-  EXPECT_THROW(pub.publish(pattern_frame(PixelFormat::NV12, 32, 16, 0), cuda), InvalidFrame);
+  std::get<media::ClassMap>(cuda.layers[0]).ids.memory = MemoryKind::Cuda;  // with no device nor context
+  try {
+    pub.publish(pattern_frame(PixelFormat::NV12, 32, 16, 0), cuda);
+    FAIL() << "published a CUDA layer without its device";
+  } catch (const InvalidFrame& e) {
+    EXPECT_EQ(e.field(), "layers[0].ids.device");
+  }
+  std::get<media::ClassMap>(cuda.layers[0]).ids.device = 0;
+  try {
+    pub.publish(pattern_frame(PixelFormat::NV12, 32, 16, 0), cuda);
+    FAIL() << "published a CUDA layer without its context";
+  } catch (const InvalidFrame& e) {
+    EXPECT_EQ(e.field(), "layers[0].ids.cuda_context");
+  }
   // The slot ring is whole: the next frame goes out.
   ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, 32, 16, 1), layered_overlays()));
   const LiveFrame got = sub.next(10s);

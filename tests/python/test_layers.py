@@ -147,6 +147,38 @@ def test_bad_layer_arrays(v):
     assert np.abs(img[10, 10] - image()).max() <= 1
 
 
+class Cai:
+    """A CUDA Array Interface producer that is only its dict (never read: each is refused first)."""
+
+    def __init__(self, **cai):
+        self.__cuda_array_interface__ = cai
+
+
+def test_bad_cuda_array_interface_layers(v):
+    frame = solid_planes(W, H, GREY)
+    good = dict(shape=(H, W), typestr="|u1", data=(0x1000, False), strides=None, version=3)
+    cases = [
+        (Cai(**{**good, "typestr": ">u2"}), r"typestr '>u2' is not a little-endian integer, float or bool type"),
+        (Cai(**{**good, "typestr": "<c8"}), r"typestr '<c8' is not a little-endian"),
+        (Cai(**{**good, "mask": (0x2000, False)}), r"masked arrays are not taken"),
+        (Cai(**{**good, "typestr": "<u2", "strides": (2 * W + 1, 2)}), r"stride 129 is not a whole number of 2-byte"),
+        (Cai(**{**good, "strides": (W,)}), r"strides and shape differ in length"),
+        (Cai(**{**good, "shape": (2, H, W)}), r"shape \(2, 48, 64\) is 3-D, not"),
+        (Cai(shape=(H, W), data=(0x1000, False)), r"__cuda_array_interface__: "),
+    ]
+    for array, message in cases:
+        with pytest.raises(ValueError, match=r"layers\[0\].ids: .*" + message):
+            v.show(frame, layers=[handoff.ClassMap(array)])
+    s = Cai()
+    s.__cuda_array_interface__ = [1, 2]
+    with pytest.raises(ValueError, match=r"is not a dict with shape, typestr and data"):
+        v.show(frame, layers=[handoff.ClassMap(s)])
+    if "unavailable" in handoff.cuda_status():
+        with pytest.raises(ValueError, match=r"layers\[0\].ids: the array is in CUDA memory, but CUDA is unavailable"):
+            v.show(frame, layers=[handoff.ClassMap(Cai(**good))])
+    assert v.is_open
+
+
 def test_the_panel_shows_the_layers():
     """The view with its panel (a toggle, an opacity slider, a legend and a colour bar per layer) draws
     without a GL error, and the panel grows by the Layers section (a view tall enough to hold it)."""

@@ -159,8 +159,10 @@ class Publisher {
   Publisher& operator=(const Publisher&) = delete;
 
   // Copies `frame` (host or CUDA memory) into a free slot and announces it
-  // with `overlays` (none when they hold no overlays and no layers; host
-  // layers only, sent in the overlay block: docs/live.md). Into CUDA slots the copy is queued on
+  // with `overlays` (none when they hold no overlays and no layers; layers
+  // are sent in the overlay block, CUDA ones copied to the host first, after
+  // the work on `cuda_stream`, when a subscriber or a recording takes them:
+  // docs/live.md). Into CUDA slots the copy is queued on
   // `cuda_stream` (default: the legacy default stream), after the
   // producer's work on that stream, and the frame is announced with the slot's
   // interprocess event recorded after it: publish() returns before the copy
@@ -169,7 +171,8 @@ class Publisher {
   // Host-to-host and into host slots the copy is done when it returns.
   // Returns false when every slot was held (the frame is dropped and counted).
   // Throws UsageError for a frame it cannot take (GL / Vulkan memory, invalid
-  // layout), InvalidFrame for bad layers (validate_layers; CUDA layers) and
+  // layout), InvalidFrame for bad layers (validate_layers; CUDA layers on
+  // more than one device) and
   // handoff::Error when a copy fails.
   bool publish(const Frame& frame, const media::OverlayFrame& overlays = {}, CudaStream cuda_stream = {});
 

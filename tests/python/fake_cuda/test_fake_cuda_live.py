@@ -92,3 +92,51 @@ def test_an_acquired_cuda_slot_is_read_by_a_subscriber_process(fake, live_dir, p
         assert got["index"] == 9 and got["memory"] == "cuda" and got["labels"] == ["gpu"]
         assert got["luma"] == hashlib.sha256(luma.tobytes()).hexdigest()
         assert got["chroma"] == hashlib.sha256(chroma.tobytes()).hexdigest()
+
+
+class CaiDevice:
+    """A CUDA Array Interface producer over fake device memory."""
+
+    def __init__(self, ptr, shape, typestr):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (ptr, False),
+                                         "strides": None, "version": 3, "stream": None}
+
+
+def test_cuda_layers_are_published_as_host_copies(fake, live_dir):
+    """A model's CUDA output tensors as layers of a published frame: the subscriber (which cannot
+    read the publisher's device memory) gets host arrays with the same samples, converted as
+    show() converts them."""
+    ids = ((np.arange(6 * 10, dtype=np.int32).reshape(6, 10) * 7) % 300).astype(np.int32)
+    depth = np.linspace(-1.0, 4.0, 8 * 4, dtype=np.float32).reshape(4, 8)
+    masks = np.zeros((2, 3, 5), dtype=np.uint8)
+    masks[0, 1:, :2] = 1
+    masks[1, 0, 4] = 1
+    ctx = fake.retain(0)
+    try:
+        with fake.current(ctx):
+            device = [fake.alloc(a.tobytes()) for a in (ids, depth, masks)]
+        layers = [handoff.ClassMap(CaiDevice(device[0], ids.shape, "<i4"), transparent=[0], opacity=0.25),
+                  handoff.ScalarMap(CaiDevice(device[1], depth.shape, "<f4"), colormap="magma", range=(-1.0, 4.0)),
+                  handoff.InstanceMasks(CaiDevice(device[2], masks.shape, "|u1"))]
+        frame = np.full((18, 32), 60, dtype=np.uint8)
+        with handoff.Publisher("cudalayers") as pub, handoff.Subscriber("cudalayers") as sub:
+            deadline = time.monotonic() + 20
+            while pub.stats.subscribers == 0:
+                assert time.monotonic() < deadline, "the subscriber did not connect"
+                time.sleep(0.01)
+            copies = fake.call_count("cuMemcpy2DAsync")
+            assert pub.publish(frame, format="gray8", boxes=[[0, 0, 4, 4], [5, 5, 4, 4]], layers=layers)
+            assert fake.call_count("cuMemcpy2DAsync") - copies == 4  # one per layer image
+            f = sub.next(timeout=20)
+            assert f is not None, sub.status.message
+            got = f.overlays.layers
+            assert [type(layer).__name__ for layer in got] == ["ClassMap", "ScalarMap", "InstanceMasks"]
+            np.testing.assert_array_equal(got[0].ids, ids)
+            np.testing.assert_array_equal(got[1].values, depth)
+            np.testing.assert_array_equal(got[2].masks, masks)
+            del f, got
+        with fake.current(ctx):
+            for p in device:
+                fake.free(p)
+    finally:
+        fake.release(0)

@@ -243,6 +243,7 @@ void validate_layers(const OverlayFrame& overlays, int cuda_device);
 
 // The samples of a layer (ids, values or masks).
 const LayerArray& layer_array(const Layer& layer);
+LayerArray& layer_array(Layer& layer);
 
 // Packed host copies in the sample types the viewer draws from (the one
 // conversion show(), the live publisher and the recording writer share), each
