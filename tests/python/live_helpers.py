@@ -6,10 +6,19 @@ import select
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
 PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "live_peer.py")
+
+
+def wait_for_subscriber(pub, timeout=20):
+    """Returns once `pub` has a subscriber (its Hello answered), failing after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while pub.stats.subscribers == 0:
+        assert time.monotonic() < deadline, "no subscriber connected"
+        time.sleep(0.01)
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ and RecordingWriter.write(layers=...) -> handoff.open (Overlays.layers), convert
 converts them (ids as they are, scalars float32, masks 0 / 1); bad layers are ValueErrors."""
 import os
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -11,7 +10,7 @@ import pytest
 import handoff
 
 sys.path.insert(0, os.path.dirname(__file__))
-from live_helpers import live_dir  # noqa: E402,F401
+from live_helpers import live_dir, wait_for_subscriber  # noqa: E402,F401
 
 BOXES = [[0, 0, 4, 4], [5, 5, 4, 4]]
 
@@ -44,10 +43,7 @@ def test_published_layers_arrive_with_their_frame(live_dir):
     ids, depth, masks, layers = sample_layers()
     frame = np.full((18, 32), 60, dtype=np.uint8)
     with handoff.Publisher("layers") as pub, handoff.Subscriber("layers") as sub:
-        deadline = time.monotonic() + 20
-        while pub.stats.subscribers == 0:
-            assert time.monotonic() < deadline, "the subscriber did not connect"
-            time.sleep(0.01)
+        wait_for_subscriber(pub)
         assert pub.publish(frame, format="gray8", boxes=BOXES, layers=layers)
         f = sub.next(timeout=20)
         assert f is not None, sub.status.message

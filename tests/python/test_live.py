@@ -18,7 +18,7 @@ import handoff
 
 sys.path.insert(0, os.path.dirname(__file__))
 from viewer_helpers import expected_pattern  # noqa: E402
-from live_helpers import live_dir, mapping_of, peers  # noqa: E402,F401
+from live_helpers import live_dir, mapping_of, peers, wait_for_subscriber  # noqa: E402,F401
 from viewer_helpers import assert_no_gl_errors, assert_quadrants, viewer  # noqa: E402
 
 
@@ -159,10 +159,7 @@ def test_a_subscriber_waits_for_a_publisher_and_a_live_name_is_refused(live_dir,
 def test_a_publisher_acquires_slots_a_subscriber_process_reads(live_dir, peers):
     with handoff.Publisher("slots", slots=3) as pub:
         sub = peers("subscribe", "slots", "--frames", 2)
-        deadline = time.monotonic() + 20
-        while pub.stats.subscribers == 0:
-            assert time.monotonic() < deadline, "the subscriber process did not connect"
-            time.sleep(0.01)
+        wait_for_subscriber(pub)
         for i in range(2):
             with pub.acquire("nv12", 32, 18) as a:
                 luma, chroma = expected_pattern(32, 18, "nv12", 40 + i)

@@ -9,7 +9,6 @@ import hashlib
 import json
 import os
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -21,7 +20,7 @@ pytestmark = pytest.mark.skipif("HANDOFF_CUDA_DRIVER" not in os.environ,
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from viewer_helpers import expected_pattern  # noqa: E402
-from live_helpers import live_dir, mapping_of, peers  # noqa: E402,F401
+from live_helpers import live_dir, mapping_of, peers, wait_for_subscriber  # noqa: E402,F401
 
 kDLCUDA = 2
 
@@ -68,10 +67,7 @@ def test_an_acquired_cuda_slot_is_read_by_a_subscriber_process(fake, live_dir, p
     with handoff.Publisher("gpu1", memory="cuda") as pub:
         assert pub.memory == "cuda", pub.stats.route
         sub = peers("subscribe", "gpu1", "--frames", 1)
-        deadline = time.monotonic() + 20
-        while pub.stats.subscribers == 0:
-            assert time.monotonic() < deadline, "the subscriber process did not connect"
-            time.sleep(0.01)
+        wait_for_subscriber(pub)
         luma, chroma = expected_pattern(32, 16, "nv12", 9)
         with pub.acquire("nv12", 32, 16) as a:
             assert a.memory == "cuda"
@@ -120,10 +116,7 @@ def test_cuda_layers_are_published_as_host_copies(fake, live_dir):
                   handoff.InstanceMasks(CaiDevice(device[2], masks.shape, "|u1"))]
         frame = np.full((18, 32), 60, dtype=np.uint8)
         with handoff.Publisher("cudalayers") as pub, handoff.Subscriber("cudalayers") as sub:
-            deadline = time.monotonic() + 20
-            while pub.stats.subscribers == 0:
-                assert time.monotonic() < deadline, "the subscriber did not connect"
-                time.sleep(0.01)
+            wait_for_subscriber(pub)
             copies = fake.call_count("cuMemcpy2DAsync")
             assert pub.publish(frame, format="gray8", boxes=[[0, 0, 4, 4], [5, 5, 4, 4]], layers=layers)
             assert fake.call_count("cuMemcpy2DAsync") - copies == 4  # one per layer image
