@@ -37,6 +37,7 @@ __all__ = ["Colorimetry", "Frame", "InvalidFrame", "Plane", "cuda_status", "live
 # built-in scene as (Frame, Overlays); ``handoff.RecordingWriter``: MCAP files;
 # ``handoff.Publisher`` / ``handoff.Subscriber``: frames shared with other
 # processes. docs/python.md ("The viewer", "Recordings", "Live attach").
+import heapq
 import os
 
 from . import _handoff
@@ -88,10 +89,93 @@ if hasattr(_handoff, "Viewer"):
         rows, warnings = _handoff.list_topics_and_warnings(os.fspath(path))
         return TopicList(rows, warnings)
 
+    class Timeline:
+        """What open_topics returns: several image topics of one recording as one stream in log-time order.
+        Iterating yields (topic, Frame, Overlays); `sources` maps each topic to its Source, `topics` lists
+        them in the order given, `warnings` joins their warnings (each once). A context manager; close()
+        closes every source."""
+
+        def __init__(self, sources):
+            self.sources = dict(sources)
+            self.topics = list(self.sources)
+            self._heap = None
+
+        def __len__(self):
+            return sum(len(s) for s in self.sources.values())
+
+        @property
+        def warnings(self):
+            seen = []
+            for s in self.sources.values():
+                seen += [w for w in s.warnings if w not in seen]
+            return seen
+
+        def _pull(self, order, topic):
+            src = self.sources[topic]
+            item = src.read()
+            if item is not None:
+                heapq.heappush(self._heap, (src.log_time(item[0].index), order, topic, item))
+
+        def __iter__(self):
+            self._heap = []
+            for order, topic in enumerate(self.topics):
+                self.sources[topic].seek(0)
+                self._pull(order, topic)
+            return self
+
+        def __next__(self):
+            if self._heap is None:
+                iter(self)
+            if not self._heap:
+                raise StopIteration
+            _, order, topic, (frame, overlays) = heapq.heappop(self._heap)
+            self._pull(order, topic)
+            return topic, frame, overlays
+
+        def close(self):
+            for s in self.sources.values():
+                s.close()
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.close()
+
+    def open_topics(path, topics=None, *, overlay_topics=None):
+        """Several image topics of one recording (MCAP, ROS 2 .db3 or bag folder) on one timeline: a
+        Timeline yielding (topic, Frame, Overlays) in log-time order (equal times in the order of
+        `topics`), one frame of each topic read ahead. `topics`: the image topics to play (default: every
+        topic list_topics says is shown as an image, in its order); `overlay_topics` as for open().
+        `viewer.show(frame, overlays=overlays, stream=topic)` shows each in its own tile, in step. Raises
+        ParseError naming the file, ValueError for an empty or repeated topic list."""
+        path = os.fspath(path)
+        if topics is None:
+            topics = [t["topic"] for t in list_topics(path) if t["shown"] == "image"]
+            if not topics:
+                raise ValueError(f"open_topics: {path} has no image topic that can be shown "
+                                 "(handoff.list_topics says why)")
+        else:
+            topics = [topics] if isinstance(topics, str) else list(topics)
+            if not topics:
+                raise ValueError("open_topics: topics is empty")
+            repeated = sorted({t for t in topics if topics.count(t) > 1})
+            if repeated:
+                raise ValueError(f"open_topics: topics names {', '.join(repeated)} more than once")
+        sources = []
+        try:
+            for t in topics:
+                sources.append((t, open(path, topic=t, overlay_topics=overlay_topics)))
+        except BaseException:
+            for _, s in sources:
+                s.close()
+            raise
+        return Timeline(sources)
+
     __all__ += ["AcquiredFrame", "AcquiredPlane", "AttachStatus", "ClassMap", "InstanceMasks", "LiveFrame",
                 "Overlays", "ParseError", "Publisher", "PublisherStats", "RecordingStats", "RecordingWriter",
                 "ScalarMap", "Snapshot", "Source", "Subscriber", "SubscriberStats", "SubscriberStatus", "Viewer",
                 "ViewerClosed", "ViewerStats", "colormap", "list_publishers", "list_topics", "open",
-                "open_scene", "TopicList"]
+                "open_scene", "open_topics", "Timeline", "TopicList"]
 
 __version__ = "0.1.0"

@@ -320,3 +320,51 @@ def test_bad_arguments_and_files_name_what_is_wrong(tmp_path):
     bad.write_bytes(b"\x89MCAX0\r\n" + bytes(64))
     with pytest.raises(handoff.ParseError, match="bad.mcap"):
         handoff.open(bad)
+
+
+def test_open_topics_plays_several_topics_on_one_timeline(tmp_path):
+    path = tmp_path / "two.mcap"
+    # /a every 10 ns, /b every 15 ns from 5: interleaved, with equal times at 20 and 50.
+    a_times, b_times = [10, 20, 30, 40, 50], [5, 20, 35, 50]
+    with handoff.RecordingWriter(path, compression="none") as rec:
+        writes = [(t, "/a", i) for i, t in enumerate(a_times)] + [(t, "/b", i) for i, t in enumerate(b_times)]
+        for t, topic, i in sorted(writes):
+            seed = i if topic == "/a" else 100 + i
+            rec.write(pattern_frame(16, 8, "nv12", seed), topic=topic, log_time=t, boxes=boxes_for(i))
+        rec.write(pattern_frame(8, 4, "nv12", 7), topic="/c", log_time=60)
+    with handoff.open_topics(path, ["/b", "/a"]) as tl:
+        assert tl.topics == ["/b", "/a"] and len(tl) == 9 and tl.warnings == []
+        got = [(topic, tl.sources[topic].log_time(frame.index), frame, overlays) for topic, frame, overlays in tl]
+        # Log-time order; equal times in the order the topics were given.
+        assert [(topic, t) for topic, t, _, _ in got] == [
+            ("/b", 5), ("/a", 10), ("/b", 20), ("/a", 20), ("/a", 30), ("/b", 35), ("/a", 40), ("/b", 50), ("/a", 50)]
+        counts = {"/a": 0, "/b": 0}
+        for topic, _, frame, overlays in got:
+            i = counts[topic]
+            counts[topic] += 1
+            assert_frame(frame, "nv12", i if topic == "/a" else 100 + i)
+            assert len(overlays) == 2
+        # Iterating again starts over.
+        assert [topic for topic, _, _ in tl][:2] == ["/b", "/a"]
+    # Every image topic by default, in list_topics' order.
+    with handoff.open_topics(path) as tl:
+        assert sorted(tl.topics) == ["/a", "/b", "/c"] and len(tl) == 10
+        assert [topic for topic, _, _ in tl][-1] == "/c"
+    assert handoff.open_topics(path, "/c").topics == ["/c"]
+
+
+def test_open_topics_names_what_is_wrong(tmp_path):
+    path = tmp_path / "one.mcap"
+    with handoff.RecordingWriter(path) as rec:
+        rec.write(pattern_frame(8, 4, "nv12", 1), topic="/a")
+    with pytest.raises(ValueError, match="topics is empty"):
+        handoff.open_topics(path, [])
+    with pytest.raises(ValueError, match="names /a more than once"):
+        handoff.open_topics(path, ["/a", "/a"])
+    with pytest.raises(handoff.ParseError, match="/nope"):
+        handoff.open_topics(path, ["/a", "/nope"])
+    empty = tmp_path / "empty.mcap"
+    with handoff.RecordingWriter(empty):
+        pass
+    with pytest.raises((ValueError, handoff.ParseError)):
+        handoff.open_topics(empty)
