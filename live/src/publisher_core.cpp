@@ -128,7 +128,11 @@ void PublisherCore::count_unsent() {
 
 int PublisherCore::reserve(const FrameLayout& layout) {
   std::lock_guard lock(mutex_);
-  catch_up(nullptr);  // slots released a moment ago are free
+  // With every slot held, Releases the subscribers sent a moment ago may
+  // be waiting in their sockets: read them (the common case costs nothing).
+  bool any_free = false;
+  for (std::size_t i = 0; i < ring_.size() && !any_free; ++i) any_free = ring_.info(i).state == SlotRing::State::Free;
+  if (!any_free) catch_up(nullptr);
   // The least recently published free slot (the ring's choice): subscribers
   // that still show a frame keep the newest ones.
   const std::optional<std::size_t> claimed = ring_.try_claim();  // none: counted in no_slot

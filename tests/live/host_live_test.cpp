@@ -191,6 +191,30 @@ TEST_F(HostLive, AFrameLetGoBeforeTheNextPublishIsNeverCountedAsHeld) {
   EXPECT_EQ(pub.stats().dropped_no_slot, 0u);
 }
 
+// The same for the ring: with every slot held by frames the subscriber has
+// just let go, publish() finds them free, not a full ring.
+TEST_F(HostLive, SlotsLetGoBeforeTheNextPublishAreFree) {
+  PublisherOptions o;
+  o.slots = 2;
+  o.max_held_per_subscriber = 2;
+  Publisher pub(name(), o);
+  Subscriber sub(name());
+  ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s));
+  std::int64_t index = 0;
+  for (int round = 0; round < 150; ++round) {
+    std::vector<LiveFrame> both;
+    for (int k = 0; k < 2; ++k, ++index) {
+      ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, index)))
+          << "round " << round << ": no free slot; dropped " << pub.stats().dropped_no_slot;
+      both.push_back(sub.next(10s));
+      ASSERT_TRUE(both.back()) << "frame " << index << " did not arrive";
+      ASSERT_EQ(both.back().frame.index, index);
+    }
+  }
+  EXPECT_EQ(pub.stats().dropped_no_slot, 0u);
+  EXPECT_EQ(pub.stats().skipped_sends, 0u);
+}
+
 TEST_F(HostLive, AcquireAndPresentWriteStraightIntoTheSlot) {
   PublisherOptions o;
   o.slots = 2;
