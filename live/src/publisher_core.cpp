@@ -132,7 +132,8 @@ int PublisherCore::reserve(const FrameLayout& layout) {
   // be waiting in their sockets: read them (the common case costs nothing).
   bool any_free = false;
   for (std::size_t i = 0; i < ring_.size() && !any_free; ++i) any_free = ring_.info(i).state == SlotRing::State::Free;
-  if (!any_free) catch_up(nullptr);
+  if (!any_free)
+    for (auto& c : clients_) catch_up(*c);
   // The least recently published free slot (the ring's choice): subscribers
   // that still show a frame keep the newest ones.
   const std::optional<std::size_t> claimed = ring_.try_claim();  // none: counted in no_slot
@@ -261,7 +262,7 @@ void PublisherCore::send_frame(PublisherClient& c, int slot, std::uint64_t seque
                                int overlay_fd) {
   // A subscriber that holds its limit (a paused one, say) misses frames; the
   // others, and the publisher, carry on. What it released already counts.
-  if (c.holds.size() >= c.max_held) catch_up(&c);
+  if (c.holds.size() >= c.max_held) catch_up(c);
   if (c.dead || c.leaving) return;
   if (c.holds.size() >= c.max_held || !send_slot(c, slot)) {
     ++c.skipped;

@@ -102,10 +102,10 @@ class PublisherCore {
   // Reads and handles one datagram of `c` (under mutex_); false when none was
   // waiting or `c` is finished with.
   bool read_one(PublisherClient& c);
-  // Handles what `c` (every subscriber: nullptr) sent and this thread has not
-  // read yet (under mutex_), so Releases already sent count before a frame is
-  // skipped or dropped for want of a slot.
-  void catch_up(PublisherClient* c);
+  // Handles what `c` sent and the serving thread has not read yet (under
+  // mutex_), so Releases already sent count before a frame is skipped or
+  // dropped for want of a slot.
+  void catch_up(PublisherClient& c);
   void on_datagram(PublisherClient& c, std::span<const std::byte> bytes, std::vector<UniqueFd>& fds);
   void on_hello(PublisherClient& c, const Hello& h);
   void on_release(PublisherClient& c, const Release& r);
@@ -137,7 +137,7 @@ class PublisherCore {
   std::vector<std::unique_ptr<PublisherClient>> clients_;
   PublisherStats stats_;  // published and dropped_no_slot come from ring_'s counters
   std::vector<std::byte> scratch_;  // encoded messages (under mutex_)
-  std::vector<std::byte> received_;  // a datagram read from a subscriber (under mutex_)
+  std::vector<std::byte> received_ = std::vector<std::byte>(kMaxMessageBytes);  // a datagram read (under mutex_)
 };
 
 // The byte offset of FrameAnnounce::counters.skipped_for_you in an encoded

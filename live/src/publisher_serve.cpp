@@ -132,7 +132,6 @@ void PublisherCore::serve(PublisherClient& c) {
 
 bool PublisherCore::read_one(PublisherClient& c) {
   if (c.dead) return false;
-  if (received_.size() != kMaxMessageBytes) received_.resize(kMaxMessageBytes);
   Received r = receive_datagram(c.fd.get(), received_);
   switch (r.status) {
     case Received::WouldBlock: return false;
@@ -152,17 +151,11 @@ bool PublisherCore::read_one(PublisherClient& c) {
   return !c.dead;
 }
 
-void PublisherCore::catch_up(PublisherClient* c) {
+void PublisherCore::catch_up(PublisherClient& c) {
   // Bounded: what a subscriber sends while this runs waits for the serving thread.
   constexpr int kMostMessages = 256;
-  if (c != nullptr) {
-    for (int i = 0; i < kMostMessages && read_one(*c); ++i) {
-    }
-    return;
+  for (int i = 0; i < kMostMessages && read_one(c); ++i) {
   }
-  for (auto& each : clients_)
-    for (int i = 0; i < kMostMessages && read_one(*each); ++i) {
-    }
 }
 
 void PublisherCore::on_datagram(PublisherClient& c, std::span<const std::byte> bytes, std::vector<UniqueFd>& fds) {
