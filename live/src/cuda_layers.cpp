@@ -40,12 +40,12 @@ void check_publish_layers(const media::OverlayFrame& overlays) {
       device = a.device;
       first = i;
     } else if (a.device != device) {
-      throw InvalidFrame(array_field(overlays.layers[i], i) + ".device", "on CUDA device " + std::to_string(a.device) + ", " + at(first) +
-                                                " on device " + std::to_string(device) +
-                                                ": a frame's CUDA layers are on one device");
+      throw InvalidFrame(array_field(overlays.layers[i], i) + ".device",
+                         "on CUDA device " + std::to_string(a.device) + ", " + at(first) + " on device " +
+                             std::to_string(device) + ": a frame's CUDA layers are on one device");
     }
   }
-  media::validate_layers(overlays, std::max(device, -1));
+  media::validate_layers(overlays, device);  // -1: no CUDA layer
 }
 
 std::optional<media::OverlayFrame> host_layers(const media::OverlayFrame& overlays, CudaStream stream) {
