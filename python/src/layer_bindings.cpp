@@ -247,7 +247,8 @@ ArrayView view_of_cai(nb::handle obj, const std::string& field) {
     using code = nb::dlpack::dtype_code;
     const code c = kind == 'u' ? code::UInt : kind == 'i' ? code::Int : kind == 'f' ? code::Float
                  : kind == 'b' ? code::Bool : code::Complex;
-    if (ts.size() < 3 || (ts[0] == '>' && bytes > 1) || c == code::Complex || (bytes != 1 && bytes != 2 && bytes != 4 && bytes != 8))
+    const bool sized = bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8;
+    if (ts.size() < 3 || (ts[0] == '>' && bytes > 1) || c == code::Complex || !sized)
       fail(field, "__cuda_array_interface__ typestr '" + ts + "' is not a little-endian integer, float or bool type");
     v.dtype = nb::dlpack::dtype{std::uint8_t(c), std::uint8_t(bytes * 8), 1};
     if (d.contains("mask") && !d["mask"].is_none()) fail(field, "masked arrays are not taken");
