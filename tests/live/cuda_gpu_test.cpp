@@ -4,6 +4,8 @@
 // process by each route the device offers, checked byte for byte there.
 #include "live_fixture.hpp"
 #include "live_support.hpp"
+#include "device_layers.hpp"
+#include "layer_samples.hpp"
 #include "peer_process.hpp"
 
 #include "cuda_gpu.hpp"
@@ -69,6 +71,21 @@ class CudaGpuLive : public LiveTest {
     EXPECT_EQ(peer.wait_exit(), 0);
   }
 };
+
+// A model's output tensors as layers of a published frame: copied to the
+// host by the publisher, every sample as it was on the device.
+TEST_F(CudaGpuLive, CudaLayersArriveAsHostCopies) {
+  const media::OverlayFrame host_layers = handoff::test::layered_overlays();
+  DeviceLayers device(host_layers);
+  Publisher pub(name());
+  Subscriber sub(name());
+  ASSERT_TRUE(sub.wait_for(LinkState::Connected, 10s)) << sub.status().message;
+  ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, 64, 48, 0), device.overlays));
+  const LiveFrame f = sub.next(10s);
+  ASSERT_TRUE(f) << sub.status().message;
+  ASSERT_TRUE(f.overlays);
+  EXPECT_EQ(handoff::test::layer_difference(*f.overlays, host_layers), "");
+}
 
 TEST_F(CudaGpuLive, VirtualMemoryFdsCrossProcesses) {
   if (!attribute(cuda::abi::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED))

@@ -4,6 +4,7 @@
 // nothing left allocated, mapped or reserved afterwards.
 #include "live_fixture.hpp"
 #include "live_support.hpp"
+#include "device_layers.hpp"
 #include "layer_samples.hpp"
 #include "peer_process.hpp"
 
@@ -310,38 +311,6 @@ TEST_F(CudaLive, AnImportTheSubscriberCannotMakeEndsTheSessionWithTheReason) {
 // frame lands in host memory and is recorded from there.
 // Host frames and CUDA frames (copied to host memory for the recording, on
 // the producer's stream) are both recorded, into CUDA slots and into host slots.
-// The layers of `host` as CUDA arrays in the primary context (one cuMemAlloc
-// each, pitches kept), freed with the object.
-class DeviceLayers {
- public:
-  explicit DeviceLayers(const media::OverlayFrame& host) : overlays(host), ctx_(0) {
-    const auto& api = cuda::driver().api();
-    cuda::ScopedContext cur(ctx_);
-    for (media::Layer& l : overlays.layers) {
-      media::LayerArray& a = media::layer_array(l);
-      const std::size_t bytes = a.image_pitch() * std::max<std::uint32_t>(a.count, 1);
-      cuda::abi::CUdeviceptr p = 0;
-      HANDOFF_CU_CHECK(api.cuMemAlloc(&p, bytes));
-      ptrs_.push_back(p);
-      HANDOFF_CU_CHECK(api.cuMemcpyHtoD(p, a.data, bytes));
-      a.memory = MemoryKind::Cuda;
-      a.device = 0;
-      a.cuda_context = ctx_.handle();
-      a.data = reinterpret_cast<void*>(p);
-      a.owner.reset();
-    }
-  }
-  ~DeviceLayers() {
-    cuda::ScopedContext cur(ctx_);
-    for (const cuda::abi::CUdeviceptr p : ptrs_) cuda::driver().api().cuMemFree(p);
-  }
-  media::OverlayFrame overlays;
-
- private:
-  cuda::PrimaryContext ctx_;
-  std::vector<cuda::abi::CUdeviceptr> ptrs_;
-};
-
 // A subscriber in another process cannot read the publisher's device memory:
 // CUDA layers travel as host copies, made only when someone receives them.
 TEST_F(CudaLive, CudaLayersArriveAsHostCopiesOfTheirSamples) {
