@@ -198,12 +198,12 @@ void prepare(const Db& db, const std::string& file, const char* sql, Stmt& out) 
 }
 
 // The ros2msg definition of `type` in message_definitions (rosbag2 Iron on), else "".
-std::string db3_definition(const Db& db, const std::string& type) {
+std::string db3_definition(const Db& db, const std::string& file, const std::string& type) {
   Stmt s;
   const char* sql = "SELECT encoding, encoded_message_definition FROM message_definitions WHERE topic_type = ?";
   if (sqlite3_prepare_v2(db.db, sql, -1, &s.s, nullptr) != SQLITE_OK) return {};
   sqlite3_bind_text(s.s, 1, type.c_str(), -1, SQLITE_TRANSIENT);
-  return sqlite3_step(s.s) == SQLITE_ROW && text(s.s, 0) == "ros2msg" ? text(s.s, 1) : std::string();
+  return next_row(s.s, file, "reading message_definitions") && text(s.s, 0) == "ros2msg" ? text(s.s, 1) : std::string();
 }
 
 // Each topic over every file of the bag (a split bag's files listed as one):
@@ -224,9 +224,7 @@ std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag, std::vector
     // SQLite reads files: a file compressed whole is decompressed to a private temporary file while it is listed.
     if (bag.compression == BagCompression::File) o->temp = zstd_decompress_to_temp(path);
     const std::string open = o->temp.path().empty() ? path.string() : o->temp.path().string();
-    if (sqlite3_open_v2(open.c_str(), &o->db.db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK)
-      throw ParseError(path.string(), "", "sqlite", std::string("cannot open: ") + sqlite3_errmsg(o->db.db));
-    check_db3_tables(o->db.db, path.string());
+    o->db.db = open_db3(open, path.string());
     files.emplace_back(path, std::move(o));
   }, skipped);
   if (warnings) warnings->insert(warnings->end(), skipped.begin(), skipped.end());
@@ -237,7 +235,7 @@ std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag, std::vector
     prepare(db, file, "SELECT id, name, type, serialization_format FROM topics ORDER BY id", topics);
     prepare(db, file, "SELECT count(*), min(timestamp), max(timestamp) FROM messages WHERE topic_id = ?", stats);
     prepare(db, file, "SELECT data FROM messages WHERE topic_id = ? ORDER BY timestamp, id LIMIT 1", first);
-    while (sqlite3_step(topics.s) == SQLITE_ROW) {
+    while (next_row(topics.s, file, "reading the topics table")) {
       const std::int64_t id = sqlite3_column_int64(topics.s, 0);
       const std::string name = text(topics.s, 1);
       const bool fresh = index.emplace(name, found.size()).second;
@@ -246,12 +244,12 @@ std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag, std::vector
         found.back().listing.topic = name;
         found.back().listing.type = text(topics.s, 2);
         found.back().listing.encoding = text(topics.s, 3);
-        if (ros::is_image_type(found.back().listing.type)) found.back().definition = db3_definition(db, found.back().listing.type);
+        if (ros::is_image_type(found.back().listing.type)) found.back().definition = db3_definition(db, file, found.back().listing.type);
       }
       Found& f = found[index.at(name)];
       std::uint64_t n = 0, t0 = 0, t1 = 0;
       sqlite3_bind_int64(stats.s, 1, id);
-      if (sqlite3_step(stats.s) == SQLITE_ROW) {
+      if (next_row(stats.s, file, "counting topic " + name + "'s messages")) {
         n = std::uint64_t(sqlite3_column_int64(stats.s, 0));
         t0 = std::uint64_t(sqlite3_column_int64(stats.s, 1));
         t1 = std::uint64_t(sqlite3_column_int64(stats.s, 2));
@@ -264,7 +262,7 @@ std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag, std::vector
       f.listing.messages += n;
       if (!earliest) continue;
       sqlite3_bind_int64(first.s, 1, id);
-      if (sqlite3_step(first.s) == SQLITE_ROW) {
+      if (next_row(first.s, file, "reading topic " + name + "'s first message")) {
         const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(first.s, 0));
         f.first_message.assign(blob, blob + sqlite3_column_bytes(first.s, 0));
         f.first_error.clear();
@@ -279,8 +277,6 @@ std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag, std::vector
       }
       sqlite3_reset(first.s);
     }
-    if (const int rc = sqlite3_errcode(db.db); rc != SQLITE_OK && rc != SQLITE_DONE && rc != SQLITE_ROW)
-      throw ParseError(file, "", "sqlite", std::string("reading the topics table: ") + sqlite3_errmsg(db.db));
   }
   return judge_all(found, bag.name);
 }

@@ -76,11 +76,7 @@ Db3File open_file(const std::filesystem::path& path, BagCompression compression)
   // to a private temporary file, removed when the recording closes.
   if (compression == BagCompression::File) f.temp = zstd_decompress_to_temp(path);
   const std::string open = f.temp.path().empty() ? f.name : f.temp.path().string();
-  sqlite3* db = nullptr;
-  const int rc = sqlite3_open_v2(open.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-  f.db.reset(db);
-  if (rc != SQLITE_OK) fail_sqlite(f, "cannot open");
-  check_db3_tables(f.db.get(), f.name);
+  f.db.reset(open_db3(open, f.name));
   return f;
 }
 
@@ -255,11 +251,14 @@ void Db3Source::choose_topic(const RecordingOpenOptions& options) {
     const Db3File& f = files_[fi];
     Stmt topics = prepare(f, "SELECT id, name, type, serialization_format FROM topics ORDER BY id");
     Stmt count = prepare(f, "SELECT count(*) FROM messages WHERE topic_id = ?");
-    while (sqlite3_step(topics.get()) == SQLITE_ROW) {
+    while (next_row(topics.get(), f.name, "reading the topics table")) {
       const std::string name = text_column(topics.get(), 1), type = text_column(topics.get(), 2);
       if (!ros::is_image_type(type) || text_column(topics.get(), 3) != "cdr") continue;
       sqlite3_bind_int64(count.get(), 1, sqlite3_column_int64(topics.get(), 0));
-      const std::uint64_t n = sqlite3_step(count.get()) == SQLITE_ROW ? std::uint64_t(sqlite3_column_int64(count.get(), 0)) : 0;
+      const std::uint64_t n =
+          next_row(count.get(), f.name, "counting topic " + mcap::detail::quoted(name) + "'s messages")
+              ? std::uint64_t(sqlite3_column_int64(count.get(), 0))
+              : 0;
       sqlite3_reset(count.get());
       auto t = std::find_if(topics_.begin(), topics_.end(), [&](const auto& r) { return r.topic == name; });
       if (t == topics_.end()) {
@@ -269,10 +268,6 @@ void Db3Source::choose_topic(const RecordingOpenOptions& options) {
       }
       t->messages += n;
       ids[std::size_t(t - topics_.begin())].emplace_back(fi, sqlite3_column_int64(topics.get(), 0));
-    }
-    if (sqlite3_errcode(f.db.get()) != SQLITE_OK && sqlite3_errcode(f.db.get()) != SQLITE_DONE &&
-        sqlite3_errcode(f.db.get()) != SQLITE_ROW) {
-      fail_sqlite(f, "reading the topics table");
     }
   }
   if (topics_.empty()) throw ParseError(name_, "", "topic", "the bag has no sensor_msgs/msg/Image or CompressedImage topic in cdr");
@@ -288,7 +283,7 @@ void Db3Source::choose_topic(const RecordingOpenOptions& options) {
   for (const auto& [fi, id] : ids[std::size_t(t - topics_.begin())]) {
     Stmt rows = prepare(files_[fi], "SELECT id, timestamp FROM messages WHERE topic_id = ? ORDER BY timestamp, id");
     sqlite3_bind_int64(rows.get(), 1, id);
-    while (sqlite3_step(rows.get()) == SQLITE_ROW) {
+    while (next_row(rows.get(), files_[fi].name, "reading topic " + mcap::detail::quoted(topic_) + "'s messages")) {
       frames_.push_back({fi, sqlite3_column_int64(rows.get(), 0), std::uint64_t(sqlite3_column_int64(rows.get(), 1))});
     }
   }
@@ -306,7 +301,8 @@ std::shared_ptr<const ros::MessageDefinition> Db3Source::load_definition(const s
     if (sqlite3_prepare_v2(f.db.get(), sql, -1, &raw, nullptr) != SQLITE_OK) continue;
     Stmt s(raw);
     sqlite3_bind_text(s.get(), 1, type.c_str(), -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(s.get()) == SQLITE_ROW && text_column(s.get(), 0) == "ros2msg" && !text_column(s.get(), 1).empty()) {
+    if (next_row(s.get(), f.name, "reading message_definitions") && text_column(s.get(), 0) == "ros2msg" &&
+        !text_column(s.get(), 1).empty()) {
       return ros::MessageDefinition::parse(type, text_column(s.get(), 1), f.name + ": message_definitions (" + type + ")");
     }
   }
@@ -322,7 +318,7 @@ void Db3Source::find_overlay_topics(const RecordingOpenOptions& options) {
   std::map<std::string, Found> found;
   for (std::size_t fi = 0; fi < files_.size(); ++fi) {
     Stmt topics = prepare(files_[fi], "SELECT id, name, type, serialization_format FROM topics ORDER BY id");
-    while (sqlite3_step(topics.get()) == SQLITE_ROW) {
+    while (next_row(topics.get(), files_[fi].name, "reading the topics table")) {
       const std::string name = text_column(topics.get(), 1), type = text_column(topics.get(), 2);
       if (!ros::is_overlay_type(type) || text_column(topics.get(), 3) != "cdr") continue;
       Found& f = found[name];
@@ -349,7 +345,7 @@ void Db3Source::find_overlay_topics(const RecordingOpenOptions& options) {
     for (const auto& [fi, id] : t.ids) {
       Stmt q = prepare(files_[fi], "SELECT id, timestamp FROM messages WHERE topic_id = ? ORDER BY timestamp, id");
       sqlite3_bind_int64(q.get(), 1, id);
-      while (sqlite3_step(q.get()) == SQLITE_ROW)
+      while (next_row(q.get(), files_[fi].name, "reading overlay topic " + mcap::detail::quoted(topic) + "'s messages"))
         rows->push_back({fi, sqlite3_column_int64(q.get(), 0), std::uint64_t(sqlite3_column_int64(q.get(), 1))});
     }
     std::stable_sort(rows->begin(), rows->end(), [](const Frame& a, const Frame& b) { return a.time < b.time; });
@@ -454,14 +450,28 @@ void Db3Source::seek(std::int64_t index) {
 
 }  // namespace
 
-void check_db3_tables(sqlite3* db, const std::string& file) {
+bool next_row(sqlite3_stmt* s, const std::string& file, const std::string& what) {
+  const int rc = sqlite3_step(s);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  throw ParseError(file, "", "sqlite", what + ": " + sqlite3_errmsg(sqlite3_db_handle(s)));
+}
+
+sqlite3* open_db3(const std::string& path, const std::string& file) {
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  Db db(raw);  // closed on every failure below (sqlite3_open_v2 may return a handle with an error)
+  if (rc != SQLITE_OK) throw ParseError(file, "", "sqlite", std::string("cannot open: ") + sqlite3_errmsg(raw));
+  if (sqlite3_exec(raw, "PRAGMA cell_size_check = ON", nullptr, nullptr, nullptr) != SQLITE_OK)
+    throw ParseError(file, "", "sqlite", std::string("cannot open: ") + sqlite3_errmsg(raw));
   for (const char* sql : {"SELECT count(*) FROM topics", "SELECT count(*) FROM messages"}) {
-    sqlite3_stmt* raw = nullptr;
-    const int prepared = sqlite3_prepare_v2(db, sql, -1, &raw, nullptr);
-    const Stmt s(raw);
+    sqlite3_stmt* st = nullptr;
+    const int prepared = sqlite3_prepare_v2(raw, sql, -1, &st, nullptr);
+    const Stmt s(st);
     if (prepared != SQLITE_OK || sqlite3_step(s.get()) != SQLITE_ROW)
-      throw ParseError(file, "", "sqlite", std::string("reading the bag (") + sql + "): " + sqlite3_errmsg(db));
+      throw ParseError(file, "", "sqlite", std::string("reading the bag (") + sql + "): " + sqlite3_errmsg(raw));
   }
+  return db.release();
 }
 
 bool is_sqlite_file(const std::filesystem::path& path) {

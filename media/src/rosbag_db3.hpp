@@ -10,16 +10,25 @@
 #include <string>
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace handoff::media {
 
 // The file starts with SQLite's 16-byte header ("SQLite format 3\0").
 bool is_sqlite_file(const std::filesystem::path& path);
-// Reads an open .db3's topics and messages tables through (count(*) visits
-// each table's pages), so a file that is not SQLite, lacks rosbag2's tables or
-// is cut short is a ParseError naming `file` when it is opened, not when a
-// frame is played.
-void check_db3_tables(sqlite3* db, const std::string& file);
+// Opens the SQLite file at `path` read-only for the .db3 `file` (its name in
+// messages; `path` differs for a file compressed whole) and reads its topics
+// and messages tables through (count(*) visits each table's pages), so a file
+// that is not SQLite, lacks rosbag2's tables or is cut short is a ParseError
+// naming `file` when it is opened, not when a frame is played. SQLite checks
+// each b-tree cell it reads (PRAGMA cell_size_check): a damaged page is an
+// error, not a loop over the same rows without end. The caller closes it.
+sqlite3* open_db3(const std::string& path, const std::string& file);
+// One sqlite3_step: true for a row, false when the statement is done, a
+// ParseError naming `file` and `what` for anything else. A damaged page is an
+// error to stop at: stepping on after one (a loop's next row) may find the
+// statement expired and started over, the same rows again without end.
+bool next_row(sqlite3_stmt* s, const std::string& file, const std::string& what);
 // ParseError naming the file (and the frame / field) for a file SQLite cannot
 // read, a bag without a cdr sensor_msgs/msg/Image topic, or a bad image.
 // `bag` is one .db3 file, or a rosbag2 folder's (split, compressed) files, of

@@ -119,6 +119,28 @@ TEST(RosDb3, BadBags) {
               HasSubstr("no image topic \"/imu\" (image topics: /left/image_raw, /right/image_raw)"));
 }
 
+// Found by fuzz_bag: a .db3 whose topics table has a damaged page. SQLite
+// reports the damage on a message count; stepping the topics scan on after
+// that restarted it (the statement had expired), the same rows without end:
+// `--list` never returned. Now the first error ends the reading, named.
+TEST(RosDb3, ADamagedPageIsAnErrorNotAnEndlessScan) {
+  const std::string seed = test::read_file(std::filesystem::path(HANDOFF_TEST_DATA) / ".." / "fuzz" / "corpus" / "bag" /
+                                           "damaged_topics_page_restarts_the_scan.bin");
+  std::uint32_t yaml = 0;
+  ASSERT_GE(seed.size(), 4u);
+  std::memcpy(&yaml, seed.data(), 4);
+  ASSERT_LT(4u + yaml, seed.size());
+  TempDir dir;
+  const auto file = dir / "bag_0.db3";
+  test::write_file(file, seed.substr(4 + yaml));
+  const std::string listed = test::message_of<ParseError>([&] { (void)list_recording_topics(file); });
+  EXPECT_THAT(listed, HasSubstr("bag_0.db3: sqlite: counting topic "));
+  EXPECT_THAT(listed, HasSubstr("database disk image is malformed"));
+  // Its topics are not images: playing it stops at that, before the damage.
+  EXPECT_THAT(test::message_of<ParseError>([&] { (void)open_recording(file); }),
+              HasSubstr("bag_0.db3: topic: the bag has no sensor_msgs/msg/Image"));
+}
+
 }  // namespace
 }  // namespace handoff::media
 

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,11 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
 
 inline void write_file(const std::filesystem::path& p, std::string_view bytes) {
   std::ofstream out(p, std::ios::binary);
