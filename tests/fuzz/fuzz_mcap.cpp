@@ -7,9 +7,9 @@
 #include <handoff/media/mcap.hpp>
 #include <handoff/media/recording.hpp>
 #include <handoff/media/rosbag.hpp>
-#include <handoff/frame.hpp>  // kMaxFrameDimension
 
 #include "fuzz_common.hpp"
+#include "fuzz_recording.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -48,30 +48,7 @@ void play(std::span<const std::uint8_t> bytes, bool bag) {
     RecordingOpenOptions o;
     o.max_chunk_bytes = kMaxChunk;
     auto src = bag ? open_bag_memory({bytes, bytes}, true, "fuzz-bag", o) : open_recording_memory(bytes, "fuzz.mcap", o);
-    const SourceInfo& info = src->info();
-    if (info.width == 0 || info.height == 0 || info.width > handoff::kMaxFrameDimension || info.height > handoff::kMaxFrameDimension ||
-        info.frame_count <= 0) {
-      __builtin_trap();  // the source promised a checked first frame
-    }
-    // The first frame was checked against its data at open, so this
-    // allocation is bounded by the input (or a chunk's limit).
-    HostFrame frame(info.format, info.width, info.height);
-    OverlayFrame overlays;
-    const std::int64_t n = info.frame_count;
-    for (std::int64_t k : {std::int64_t(0), std::int64_t(1), n / 2, n - 1, n - 2, std::int64_t(2)}) {
-      if (k < 0 || k >= n) continue;
-      src->seek(k);
-      try {
-        (void)src->read_into(frame.target());
-      } catch (const handoff::Error&) {
-      }
-      try {
-        (void)src->overlays_for(k, overlays);
-      } catch (const handoff::Error&) {
-      }
-      (void)src->log_time(k);
-      (void)src->colorimetry(k);
-    }
+    fuzz::read_some_frames(*src);
   } catch (const handoff::Error&) {
   }
 }
