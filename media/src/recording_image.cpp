@@ -304,7 +304,7 @@ void check_raw_image(const RawImageView& image, PixelFormat format, std::uint32_
   const ImageRows r = image_rows(format, width, height);
   if (image.step < r.step) {
     fail("RawImage.step", std::to_string(image.step) + " is below the " + std::to_string(r.step) +
-                              "-byte rows of a " + std::string(to_string(format)) + " image " + std::to_string(width) +
+                              "-byte rows of a " + std::string(image.encoding) + " image " + std::to_string(width) +
                               " wide");
   }
   const std::uint64_t need = std::uint64_t(image.step) * r.rows;

@@ -181,8 +181,9 @@ class RecordingSourceImpl final : public RecordingSource {
   MessagePlace place(const mcap::MessageRef& ref) const {
     return {reader_->name(), [this, r = &ref] {
               const bool frame = r >= frames_.data() && r < frames_.data() + frames_.size();
-              return (frame ? "frame " + std::to_string(r - frames_.data()) : std::string("overlays")) + ": " +
-                     reader_->describe(*r);
+              return (frame ? "topic " + mcap::detail::quoted(topic_) + ", frame " + std::to_string(r - frames_.data())
+                            : "overlay topic " + mcap::detail::quoted(annotations_topic_)) +
+                     ": " + reader_->describe(*r);
             }};
   }
 
@@ -478,7 +479,7 @@ void RecordingSourceImpl::open_video() {
     return video_message(frames_[i], reader_->read(frames_[i]).data, unnamed);
   };
   video_ = std::make_unique<VideoTrack>(reader_->name(), type, frames_.size(), read, [this](std::size_t i) {
-    return "topic " + mcap::detail::quoted(topic_) + ", " + place(frames_[i]).location();
+    return place(frames_[i]).location();
   });
   const PictureInfo& p = video_->first_picture();
   info_.format = PixelFormat::NV12;
@@ -506,13 +507,17 @@ bool RecordingSourceImpl::read_into(const FrameWriteTarget& target) {
   try {
     read_frame(ref, target);
   } catch (const ParseError& e) {
+    // A raw image that does not fit its frame (a short step, data cut short):
+    // the error names it, and the next read is the next frame.
+    if (!compressed_) {
+      ++position_;
+      throw;
+    }
     // A compressed image that does not decode (or decodes to another size):
     // said once, shown black; the recording plays on.
-    if (!compressed_) throw;
     ros::blank_frame(info_, target);
-    const std::string text = "topic " + mcap::detail::quoted(topic_) + ": " + e.what();
-    log(LogLevel::Warning, "recording: " + text);
-    frame_warnings_.push_back(text);
+    log(LogLevel::Warning, std::string("recording: ") + e.what());
+    frame_warnings_.push_back(e.what());
   }
   ++position_;
   return true;

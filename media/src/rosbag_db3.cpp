@@ -194,7 +194,8 @@ void Db3Source::open_images() {
 }
 
 std::string Db3Source::frame_location(std::size_t index) const {
-  std::string where = "frame " + std::to_string(index) + ": message row " + std::to_string(frames_[index].row);
+  std::string where = "topic " + mcap::detail::quoted(topic_) + ", frame " + std::to_string(index) + ": message row " +
+                      std::to_string(frames_[index].row);
   // Which file of a split bag (a frame's video decoding error is reported under the bag's name).
   if (files_.size() > 1) where += " of " + std::filesystem::path(files_[frames_[index].file].name).filename().string();
   return where;
@@ -208,7 +209,7 @@ void Db3Source::fetch(std::size_t index, std::vector<std::uint8_t>& into) const 
     ~Reset() { sqlite3_reset(s); }
   } reset{f.read.get()};
   if (sqlite3_step(f.read.get()) != SQLITE_ROW) fail_sqlite(f, frame_location(index));
-  into = row_data(f, f.read.get(), compressed_message_limit_, "topic " + mcap::detail::quoted(topic_) + ", " + frame_location(index));
+  into = row_data(f, f.read.get(), compressed_message_limit_, frame_location(index));
 }
 
 // A CompressedImage topic whose first message is h264 / h265, or a
@@ -233,7 +234,7 @@ void Db3Source::open_video() {
   };
   video_ = std::make_unique<VideoTrack>(name_, compressed_ ? "CompressedImage" : "CompressedVideo", frames_.size(), read,
                                         [this](std::size_t i) {
-                                          return "topic " + mcap::detail::quoted(topic_) + ", " + frame_location(i);
+                                          return frame_location(i);
                                         });
   const PictureInfo& p = video_->first_picture();
   info_.format = PixelFormat::NV12;
@@ -410,7 +411,7 @@ void Db3Source::with_image(std::size_t index, F&& use) const {
   std::span<const std::uint8_t> data(static_cast<const std::uint8_t*>(sqlite3_column_blob(f.read.get(), 0)),
                                      std::size_t(sqlite3_column_bytes(f.read.get(), 0)));
   if (compressed_message_limit_) {
-    message_bytes_ = zstd_decompress_message(data, f.name, "topic " + mcap::detail::quoted(topic_) + ", " + location,
+    message_bytes_ = zstd_decompress_message(data, f.name, location,
                                              compressed_message_limit_);
     data = message_bytes_;
   }
@@ -430,11 +431,16 @@ bool Db3Source::read_into(const FrameWriteTarget& target) {
       ros::copy_image(v, info_.format, info_.width, info_.height, target, where);
     });
   } catch (const ParseError& e) {
+    // A raw image that does not fit its frame: the error names it, and the
+    // next read is the next frame.
+    if (!compressed_) {
+      ++position_;
+      throw;
+    }
     // A compressed image that does not decode (or decodes to another size):
     // said once, shown black; the bag plays on.
-    if (!compressed_) throw;
     ros::blank_frame(info_, target);
-    warnings_.push_back("topic " + mcap::detail::quoted(topic_) + ": " + e.what());
+    warnings_.push_back(e.what());
     log(LogLevel::Warning, "recording: " + warnings_.back());
   }
   ++position_;

@@ -300,7 +300,7 @@ TEST_F(McapBadInput, UnknownImageEncoding) {
   m.set_encoding("bayer_rggb8");  // Foxglove's, not handoff's
   m.set_data(std::string(24, 'x'));
   EXPECT_THAT(open_error(foreign(m.SerializeAsString())),
-              HasSubstr("f.mcap: frame 0: Message at offset "));
+              HasSubstr("f.mcap: topic \"/c\", frame 0: Message at offset "));
   EXPECT_THAT(open_error(foreign(m.SerializeAsString())),
               HasSubstr("RawImage.encoding: unsupported encoding \"bayer_rggb8\" (supported: nv12, p010, rgb8, bgr8, "
                         "rgba8, bgra8, mono8, 8UC1, mono16, 16UC1, 32FC1, yuyv, yuv422_yuy2, uyvy, yuv422)"));
@@ -384,7 +384,7 @@ TEST_F(McapBadInput, ALaterFrameThatDoesNotFit) {
     w.write(ch, 1, 2, 2, msg);
     w.close();
   }
-  EXPECT_THAT(play_error(p), HasSubstr("later.mcap: frame 1: Message at offset"));
+  EXPECT_THAT(play_error(p), HasSubstr("later.mcap: topic \"/c\", frame 1: Message at offset"));
   EXPECT_THAT(play_error(p), HasSubstr("RawImage.width: 8x8, but the stream is 16x8"));
 }
 

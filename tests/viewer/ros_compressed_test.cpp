@@ -276,7 +276,7 @@ TEST(RosCompressed, JpegTopicPlaysACorruptFrameBlackAndTheRestOn) {
   }
   EXPECT_FALSE(src->read_into(out.target()));
   ASSERT_EQ(src->warnings().size(), 2u);
-  EXPECT_THAT(src->warnings()[0], HasSubstr("topic \"/cam/image_raw/compressed\": "));
+  EXPECT_THAT(src->warnings()[0], HasSubstr("topic \"/cam/image_raw/compressed\", frame 1: "));
   EXPECT_THAT(src->warnings()[0], HasSubstr("frame 1"));
   EXPECT_THAT(src->warnings()[0], HasSubstr("CompressedImage.data: corrupt JPEG"));
   EXPECT_THAT(src->warnings()[1], HasSubstr("frame 2"));

@@ -103,6 +103,32 @@ TEST(RosDb3, ImageTopicPlaysByTimestamp) {
   expect_frame(*src, 10);
 }
 
+TEST(RosDb3, ABadFrameIsNamedAndTheNextOnePlays) {
+  TempDir dir;
+  const auto path = write_db3(dir, false);
+  {  // frame 1 of /left/image_raw: a step shorter than its rows
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const auto bad = test::cdr_image(false, 1, 0, "cam", kH, kW, "mono8", 0, 3, std::vector<std::uint8_t>(3 * kH));
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(db, "UPDATE messages SET data = ? WHERE topic_id = 2 AND timestamp = 1050000000", -1, &s, nullptr);
+    sqlite3_bind_blob(s, 1, bad.data(), int(bad.size()), SQLITE_TRANSIENT);
+    EXPECT_EQ(sqlite3_step(s), SQLITE_DONE);
+    sqlite3_finalize(s);
+    EXPECT_EQ(sqlite3_changes(db), 1);
+    sqlite3_close(db);
+  }
+  auto src = open_recording(path);
+  expect_frame(*src, 0);
+  HostFrame out(PixelFormat::GRAY8, kW, kH);
+  const std::string error = test::message_of<ParseError>([&] { (void)src->read_into(out.target()); });
+  EXPECT_THAT(error, HasSubstr("bag_0.db3: topic \"/left/image_raw\", frame 1: message row "));
+  EXPECT_THAT(error, HasSubstr("Image.step: 3 is below the 4-byte rows of a mono8 image 4 wide"));
+  EXPECT_EQ(src->position(), 2);
+  expect_frame(*src, 2);
+  EXPECT_FALSE(src->read_into(out.target()));
+}
+
 TEST(RosDb3, BadBags) {
   TempDir dir;
   const auto not_sqlite = dir / "bag_0.db3";

@@ -4,6 +4,7 @@
 // ways show the right frame, every pixel format round-trips, --topic picks a stream, a damaged tail plays to
 // its last whole frame with one warning, and handoff-view's recording options
 // fail clearly; sample.y4m plays as i420. Headless (EGL), GL debug contexts on; any KHR_debug error fails.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <handoff/host_frame.hpp>
 #include <handoff/viewer.hpp>
 #include <handoff/media/error.hpp>
+#include <handoff/media/mcap.hpp>
 #include <handoff/media/recording.hpp>
 
 #include <layer_samples.hpp>
@@ -31,6 +33,8 @@
 
 namespace handoff::view::test {
 namespace {
+
+using ::testing::HasSubstr;
 
 constexpr std::uint32_t kW = 96, kH = 64;
 
@@ -453,6 +457,38 @@ TEST_F(Playback, FastPlaysEveryFrameToTheEnd) {
   EXPECT_EQ(v.stats().shown, 8u);
   EXPECT_EQ(v.stats().last_index, 7);
   EXPECT_TRUE(v.finished());
+  expect_clean(v);
+}
+
+// A frame that does not fit the stream (another size) is named once, counted
+// in the diagnostics, and the frames after it play.
+TEST_F(Playback, AMalformedFrameIsSkippedCountedAndTheRestPlay) {
+  const std::string file = path("one_bad.mcap");
+  {
+    media::mcap::Writer w(file);
+    const auto ch = w.add_channel(
+        w.add_schema(media::kRawImageSchema, "protobuf", media::raw_image_descriptor_set()), "/c", "protobuf");
+    std::vector<std::uint8_t> msg;
+    for (int i = 0; i < 5; ++i) {
+      const Frame f = i == 2 ? allocate_host_frame(PixelFormat::NV12, kW / 2, kH) : pattern(i);
+      media::encode_raw_image(f, 0, msg);
+      w.write(ch, std::uint32_t(i), 1'000'000'000ull + std::uint64_t(i) * 40'000'000ull, 0, msg);
+    }
+    w.close();
+  }
+  Viewer v(options());
+  Viewer::PlayOptions p;
+  p.source = Viewer::Source::File;
+  p.file = file;
+  p.fast = true;
+  v.play(p);
+  v.wait_closed();
+  EXPECT_EQ(v.stats().shown, 4u);
+  EXPECT_EQ(v.stats().last_index, 4);
+  const ViewerDiagnostics d = v.diagnostics();
+  EXPECT_EQ(d.frame_errors, 1u);
+  EXPECT_THAT(d.first_frame_error, HasSubstr("one_bad.mcap: topic \"/c\", frame 2: Message at offset"));
+  EXPECT_THAT(d.first_frame_error, HasSubstr("RawImage.width: " + std::to_string(kW / 2) + "x"));
   expect_clean(v);
 }
 

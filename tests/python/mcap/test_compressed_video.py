@@ -117,15 +117,17 @@ def recorded_frames(path):
 
 @pytest.mark.skipif(not VIEW or not Path(VIEW).is_file(), reason="handoff-view is not part of this build (HANDOFF_VIEW_EXE unset)")
 def test_handoff_view_plays_on_past_a_corrupt_access_unit(tmp_path, stream):
-    """handoff-view shows every decodable frame: frames 13..19 (a corrupt unit and its group) are left out, named once."""  # noqa: E501
+    """handoff-view shows every decodable frame: frames 13..19 (a corrupt unit and its group) are left out, named once;
+    it exits 1 (the recording is malformed) after playing the rest."""
     codec, units, reference = stream
     bad = bytearray(units[13])
     bad[3 if bad[2] == 1 else 4] |= 0x80
     write(tmp_path / "bad.mcap", units[:13] + [bytes(bad)] + units[14:], codec)
     r = subprocess.run([VIEW, "--headless", tmp_path / "bad.mcap", "--record", tmp_path / "out.mcap"],
                        capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr
     assert re.search(r'topic "/cam/video", frame 13: .*forbidden_zero_bit.*playback goes on at frame 20', r.stderr)
+    assert "handoff-view: 1 malformed frame(s) skipped; the first: " in r.stderr
     shown = list(range(13)) + list(range(20, N))
     assert re.search(rf"handoff-view: {len(shown)} frames {W}x{H} nv12", r.stderr), r.stderr
     # The recorder may leave displayed frames out under load (it says how many); those it kept are

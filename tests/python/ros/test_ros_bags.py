@@ -155,6 +155,40 @@ def test_step_too_small_is_an_error_naming_the_field(tmp_path):
     assert "frame 0" in r.stderr and "Image.step: 10 is below the 12-byte rows of a rgb8 image 4 wide" in r.stderr
 
 
+@pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3], ids=["mcap", "sqlite3"])
+def test_handoff_view_plays_on_past_a_malformed_frame(tmp_path, storage):
+    """Frame 2 of 6 has a step below its rows: handoff-view names it, shows the
+    other five in order with their pixels, and exits 1 (the bag is malformed)."""
+    view = os.environ.get("HANDOFF_VIEW_EXE", "")
+    if not view or not Path(view).is_file():
+        pytest.skip("handoff-view is not part of this build (HANDOFF_VIEW_EXE unset)")
+    from PIL import Image
+
+    w, h = 4, 2
+    expected = []
+    with Writer(tmp_path / "bag", version=9, storage_plugin=storage) as writer:
+        conn = writer.add_connection(TOPIC, "sensor_msgs/msg/Image", typestore=TS)
+        for k in range(6):
+            packed, msg = image("rgb8", k, w, h, 0, False)
+            if k == 2:
+                msg.step, msg.data = 10, msg.data[:20]
+            else:
+                expected.append(np.frombuffer(packed, np.uint8).reshape(h, w, 3))
+            writer.write(conn, START_NS + k * STEP_NS, bytes(TS.serialize_cdr(msg, "sensor_msgs/msg/Image")))
+    out = tmp_path / "png"
+    r = subprocess.run([view, "--headless", "--fast", str(tmp_path / "bag"), "--output", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert f'topic "{TOPIC}", frame 2: ' in r.stderr
+    assert "Image.step: 10 is below the 12-byte rows of a rgb8 image 4 wide" in r.stderr
+    assert "1 malformed frame(s) skipped; the first: " in r.stderr
+    pngs = sorted(out.glob("frame_*.png"))
+    assert len(pngs) == 5, r.stderr
+    for want, png in zip(expected, pngs):
+        got = np.asarray(Image.open(png).convert("RGB"), dtype=np.int16)
+        assert got.shape == want.shape and np.abs(got - want).max() <= 1, png.name
+
+
 @pytest.mark.parametrize("folder", [False, True], ids=["file", "folder"])
 @pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3], ids=["mcap", "sqlite3"])
 def test_handoff_view_plays_the_bag(tmp_path, storage, folder):

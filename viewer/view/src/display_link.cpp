@@ -130,6 +130,11 @@ void DisplayLink::set_record_errors(std::vector<std::string> errors) {
   diagnostics_.record_errors = std::move(errors);
 }
 
+void DisplayLink::add_frame_error(const std::string& error) {
+  std::lock_guard lock(mutex_);
+  if (diagnostics_.frame_errors++ == 0) diagnostics_.first_frame_error = error;
+}
+
 ViewerDiagnostics DisplayLink::diagnostics() const {
   std::lock_guard lock(mutex_);
   return diagnostics_;

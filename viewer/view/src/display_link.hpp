@@ -78,6 +78,7 @@ class DisplayLink {
   void count_vulkan_message(const std::string& message);
   void set_output(std::size_t written, std::vector<std::string> errors);
   void set_record_errors(std::vector<std::string> errors);
+  void add_frame_error(const std::string& error);  // any thread
   ViewerDiagnostics diagnostics() const;
 
   std::string name;  // "viewer 'title'", set before the display starts

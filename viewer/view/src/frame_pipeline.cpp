@@ -11,8 +11,13 @@
 
 namespace handoff::view {
 FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<media::FrameSource> source, GlRingOptions ring,
-                             bool loop, std::optional<media::SceneOptions> scene)
-    : worker_(worker), info_(source ? source->info() : media::SourceInfo{}), source_(std::move(source)), loop_(loop) {
+                             bool loop, std::optional<media::SceneOptions> scene,
+                             std::function<void(const std::string&)> bad_frame)
+    : worker_(worker),
+      info_(source ? source->info() : media::SourceInfo{}),
+      source_(std::move(source)),
+      loop_(loop),
+      bad_frame_(std::move(bad_frame)) {
   if (!source_) throw UsageError("FramePipeline: no source");
   SlotRingOptions ro =
       slot_ring_options(ring, RingOrder::Fifo, "frame pipeline of '" + info_.name + "'", "FramePipeline");
@@ -165,6 +170,7 @@ bool FramePipeline::skipped_bad_frame(std::int64_t before) {
     throw;
   } catch (const media::ParseError& e) {
     log(LogLevel::Error, e.what());
+    if (bad_frame_) bad_frame_(e.what());
     return true;
   } catch (...) {
     return false;

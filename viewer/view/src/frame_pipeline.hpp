@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -61,9 +62,12 @@ class FramePipeline {
   // its slots and how their buffers map (name default "frame pipeline of
   // 'SOURCE'"); `loop`: a finite source starts over at its end; `scene`: the
   // scene's options when the source is the built-in scene (the CUDA producer
-  // then renders it with the kernel, and it is seekable).
+  // then renders it with the kernel, and it is seekable); `bad_frame`, when
+  // set, is told (on the producer thread) each error of a frame the source
+  // went on past (a malformed recording message: logged, playback goes on).
   FramePipeline(GlWorker& worker, std::unique_ptr<media::FrameSource> source, GlRingOptions ring = {},
-                bool loop = true, std::optional<media::SceneOptions> scene = std::nullopt);
+                bool loop = true, std::optional<media::SceneOptions> scene = std::nullopt,
+                std::function<void(const std::string&)> bad_frame = {});
   ~FramePipeline();
   FramePipeline(const FramePipeline&) = delete;
   FramePipeline& operator=(const FramePipeline&) = delete;
@@ -105,6 +109,7 @@ class FramePipeline {
   FrameLayout layout_;  // every slot's: luma then chroma in one buffer
   std::unique_ptr<media::FrameSource> source_;
   bool loop_;
+  std::function<void(const std::string&)> bad_frame_;
   bool endless_seekable_ = false;
   std::string memory_text_;
   std::unique_ptr<CudaProducer> cuda_;  // when the buffers map to CUDA

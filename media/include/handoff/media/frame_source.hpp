@@ -84,7 +84,8 @@ class FrameSource {
 
   // Writes frame position() into `target` and advances. Returns false (target
   // untouched) at the end of a finite source. Throws ParseError on bad data
-  // (e.g. a truncated Y4M frame) naming the file and the frame.
+  // (e.g. a truncated Y4M frame) naming the file and the frame; a source that
+  // can go on past that frame (a recording's messages) has then advanced.
   virtual bool read_into(const FrameWriteTarget& target) = 0;
 
   // Makes `index` the next frame read_into() writes. 0 <= index; for finite

@@ -211,6 +211,12 @@ struct ViewerDiagnostics {
   // ViewerOptions::record: "<path>: <reason>" for the error that stopped the
   // recording (frames displayed after it are not in the file). Complete once closed.
   std::vector<std::string> record_errors;
+  // Frames of a played file or recording that were malformed and skipped
+  // (a raw image that does not fit its stream, a corrupt video access unit:
+  // each logged, playback going on past it), counted each time one is met
+  // (a looping file meets it again); the first one's error.
+  std::size_t frame_errors = 0;
+  std::string first_frame_error;
 };
 
 // A snapshot: RGBA8 pixels, rows top-down, tightly packed (stride = width * 4).

@@ -18,7 +18,8 @@ PipelineFeed::PipelineFeed(std::unique_ptr<media::FrameSource> source, GlRingOpt
       scene_(std::move(scene)) {}
 
 void PipelineFeed::start(FeedContext& context) {
-  pipeline_ = std::make_unique<view::FramePipeline>(context.worker, std::move(source_), ring_, loop_, scene_);
+  pipeline_ =
+      std::make_unique<view::FramePipeline>(context.worker, std::move(source_), ring_, loop_, scene_, context.bad_frame);
 }
 
 FeedInfo PipelineFeed::info() const {

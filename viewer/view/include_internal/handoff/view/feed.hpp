@@ -81,6 +81,10 @@ struct FeedContext {
   // The display thread waits for this to say a new frame may be there (for
   // feeds whose frames arrive from other threads). Any thread.
   std::function<void()> wake;
+  // A frame of a file or recording was malformed and skipped (its error, the
+  // file, frame and field; logged already), and playback went on: counted in
+  // ViewerDiagnostics. Any thread.
+  std::function<void(const std::string&)> bad_frame;
 };
 
 // Thread safety: every method on the display thread with its GL context
