@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -666,10 +667,20 @@ std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& pat
     if (bag.db3) return open_db3_recording(bag, options);
     return std::make_unique<RecordingSourceImpl>(open_bag_mcap(bag, r), options);
   }
+  if (is_db3_path(path)) return open_db3_recording(lone_db3_file(path), options);
+  return std::make_unique<RecordingSourceImpl>(mcap::Reader::open(path, r), options);
+}
+
+bool is_recording_path(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec) || is_db3_path(path)) return true;
   std::string ext = path.extension().string();
   for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  if (ext == ".db3" || is_sqlite_file(path)) return open_db3_recording(lone_db3_file(path), options);
-  return std::make_unique<RecordingSourceImpl>(mcap::Reader::open(path, r), options);
+  if (ext == ".mcap") return true;
+  std::ifstream in(path, std::ios::binary);
+  char head[5] = {};  // 0x89 "MCAP": the version byte after it is the reader's to judge
+  return in.read(head, sizeof head) && std::equal(head, head + sizeof head, mcap::kMagic.begin(),
+                                                   [](char a, std::uint8_t b) { return std::uint8_t(a) == b; });
 }
 
 std::unique_ptr<RecordingSource> open_recording_memory(std::span<const std::uint8_t> bytes, std::string name,

@@ -301,9 +301,7 @@ std::vector<RecordingTopicListing> list_recording_topics(const std::filesystem::
     if (bag.db3) return list_db3(bag, warnings);
     return list_mcap(*open_bag_mcap(bag, {}), warnings);
   }
-  std::string ext = path.extension().string();
-  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  if (ext == ".db3" || is_sqlite_file(path)) return list_db3(lone_db3_file(path), warnings);
+  if (is_db3_path(path)) return list_db3(lone_db3_file(path), warnings);
   return list_mcap(*mcap::Reader::open(path), warnings);
 }
 

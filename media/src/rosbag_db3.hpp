@@ -16,6 +16,8 @@ namespace handoff::media {
 
 // The file starts with SQLite's 16-byte header ("SQLite format 3\0").
 bool is_sqlite_file(const std::filesystem::path& path);
+// A path ending in .db3 (any case), or an SQLite file.
+bool is_db3_path(const std::filesystem::path& path);
 // Opens the SQLite file at `path` read-only for the .db3 `file` (its name in
 // messages; `path` differs for a file compressed whole) and reads its topics
 // and messages tables through (count(*) visits each table's pages), so a file

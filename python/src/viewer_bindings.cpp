@@ -260,13 +260,7 @@ void load_overlay_file(PySource& s, const std::optional<std::string>& path) {
   s.has_file_overlays = true;
 }
 
-bool is_mcap(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  std::error_code ec;
-  // MCAP, a ROS 2 bag's SQLite3 file, or a rosbag2 folder.
-  return ext == ".mcap" || ext == ".db3" || std::filesystem::is_directory(path, ec);
-}
+bool is_mcap(const std::string& path) { return media::is_recording_path(path); }
 
 PySource open_recording(const std::string& path, std::optional<std::string> topic,
                         std::optional<std::vector<std::string>> overlay_topics) {
@@ -710,10 +704,11 @@ void bind_open(nb::module_& m) {
   m.def("open", &open_file, "path"_a, nb::kw_only(), "format"_a = nb::none(), "width"_a = nb::none(),
         "height"_a = nb::none(), "colorimetry"_a = nb::none(), "rate"_a = nb::none(), "overlays"_a = nb::none(),
         "topic"_a = nb::none(), "overlay_topics"_a = nb::none(),
-        "Opens a Y4M file, an MCAP recording ('.mcap'; `topic`: the image topic, default the first; "
+        "Opens a Y4M file, an MCAP recording or ROS 2 bag (a '.mcap' or '.db3' file, or a bag's folder; "
+        "`topic`: the image topic, default the first; "
         "`overlay_topics`: a ROS 2 bag's Detection2DArray / ImageAnnotations topics, default those in the image "
         "topic's namespace), or a raw "
-        "NV12 / P010 file when format= / width= / height= are given. `overlays`: a JSON Lines overlay file "
+        "file of any pixel format when format= / width= / height= are given. `overlays`: a JSON Lines overlay file "
         "(docs/media.md). Raises ParseError naming the file and field.");
   // handoff.list_topics (python/handoff/__init__.py) wraps this: the rows and the warnings together.
   m.def("list_topics_and_warnings", [](const std::string& path) {

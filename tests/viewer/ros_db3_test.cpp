@@ -167,6 +167,31 @@ TEST(RosDb3, ADamagedPageIsAnErrorNotAnEndlessScan) {
               HasSubstr("bag_0.db3: topic: the bag has no sensor_msgs/msg/Image"));
 }
 
+// A recording is known by its name (.mcap, .db3, a folder) or, whatever its
+// name, by its first bytes; anything else is a video file (Y4M, raw).
+TEST(RecordingPath, KnownByItsNameOrItsFirstBytes) {
+  TempDir dir;
+  const auto db3 = write_db3(dir, false);
+  const auto renamed = dir / "cams.sqlite";
+  std::filesystem::copy_file(db3, renamed);
+  test::write_file(dir / "rec.bin", std::string("\x89MCAP0\r\n") + std::string(64, '\0'));
+  test::write_file(dir / "clip.yuv", std::string(96, '\x10'));
+  test::write_file(dir / "short.bin", "\x89MC");
+  EXPECT_TRUE(is_recording_path(db3));
+  EXPECT_TRUE(is_recording_path(dir / "not_there.MCAP"));  // by name: opening it says what is wrong
+  EXPECT_TRUE(is_recording_path(dir / "not_there.db3"));
+  EXPECT_TRUE(is_recording_path(dir.path()));
+  EXPECT_TRUE(is_recording_path(renamed));
+  EXPECT_TRUE(is_recording_path(dir / "rec.bin"));
+  EXPECT_FALSE(is_recording_path(dir / "clip.yuv"));
+  EXPECT_FALSE(is_recording_path(dir / "short.bin"));
+  EXPECT_FALSE(is_recording_path(dir / "not_there.yuv"));
+  // The renamed bag plays as the .db3 does.
+  auto src = open_recording(renamed);
+  EXPECT_EQ(src->info().frame_count, 3);
+  expect_frame(*src, 0);
+}
+
 }  // namespace
 }  // namespace handoff::media
 

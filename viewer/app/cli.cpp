@@ -15,6 +15,7 @@
 #include <handoff/frame.hpp>
 #include <handoff/live/endpoint.hpp>
 #include <handoff/media/raw_reader.hpp>
+#include <handoff/media/recording.hpp>
 
 namespace handoff::app {
 namespace {
@@ -29,13 +30,8 @@ int usage_error(const std::string& text) {
   return 2;
 }
 
-// A recording: MCAP, or a ROS 2 bag's SQLite3 file.
-bool is_mcap(const std::string& path) {
-  const std::string l = lower(path);
-  auto ends = [&](std::string_view e) { return l.size() >= e.size() && l.compare(l.size() - e.size(), e.size(), e) == 0; };
-  std::error_code ec;
-  return ends(".mcap") || ends(".db3") || std::filesystem::is_directory(path, ec);  // or a rosbag2 folder
-}
+// A recording: MCAP, a ROS 2 bag's SQLite3 file, or a rosbag2 folder.
+bool is_mcap(const std::string& path) { return media::is_recording_path(path); }
 
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code ea, eb;
@@ -88,8 +84,8 @@ struct Raw {  // option values before they are checked against each other
 void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
   Viewer::PlayOptions& p = o.play;
   cli.add_option("file", p.file,
-                 "Y4M file, MCAP recording (.mcap), or raw NV12/P010 with --size and --format (default: the built-in "
-                 "scene)");
+                 "Y4M file, MCAP recording (.mcap), ROS 2 bag (its folder, .mcap or .db3), or a raw file of any "
+                 "--format with --size (default: the built-in scene)");
   cli.add_option("--source", r.source,
                  "scene (default: the built-in scene, CPU/CUDA -> GL buffers) | vulkan (a Vulkan compute shader "
                  "writes the scene into memory GL imports: no upload, no copy); a FILE implies file")
@@ -230,7 +226,7 @@ std::optional<int> apply(CommandLine& o, const Raw& r) {
 }  // namespace
 
 std::optional<int> parse_command_line(int argc, char** argv, CommandLine& out) {
-  CLI::App cli{"handoff-view: NV12 / P010 frames and inference overlays, in a window or headless (EGL)"};
+  CLI::App cli{"handoff-view: video frames (YUV, RGB, grey) with inference overlays and layers, in a window or headless (EGL)"};
   Raw raw;
   add_options(cli, out, raw);
   try {

@@ -235,3 +235,24 @@ def test_handoff_open_reads_the_bag(tmp_path, storage):
             for k, (frame, overlays) in enumerate(src):
                 assert np.array_equal(np.from_dlpack(frame), np.frombuffer(expected[k], dtype=np.uint8).reshape(4, 7))
                 assert src.log_time(k) == START_NS + k * STEP_NS
+
+
+@pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3], ids=["mcap", "sqlite3"])
+def test_a_renamed_bag_file_is_known_by_its_first_bytes(tmp_path, storage):
+    """A bag's .mcap / .db3 under another name is still a recording: handoff.open and handoff-view read its
+    header, not its name (a raw video file would need --size)."""
+    import shutil
+
+    handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
+    bag_file, expected = write_bag(tmp_path / "bag", "mono8", 3, 7, 4, pad=2, storage=storage)
+    renamed = tmp_path / "camera.bin"
+    shutil.copyfile(bag_file, renamed)
+    with handoff.open(str(renamed)) as src:
+        assert (len(src), src.format, src.topic) == (3, "gray8", TOPIC)
+        frame, _ = src.read()
+        assert np.array_equal(np.from_dlpack(frame), np.frombuffer(expected[0], dtype=np.uint8).reshape(4, 7))
+    view = os.environ.get("HANDOFF_VIEW_EXE", "")
+    if view and Path(view).is_file():
+        r = subprocess.run([view, str(renamed), "--list"], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert TOPIC in r.stdout and "sensor_msgs/msg/Image" in r.stdout, r.stdout

@@ -385,6 +385,10 @@ class RecordingSource : public FrameSource {
 // ParseError naming metadata.yaml and each file's problem when none opens.
 std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& path,
                                                 const RecordingOpenOptions& options = {});
+// What open_recording opens rather than a video file: a directory (a rosbag2
+// folder), a path ending in .mcap or .db3 (any case), or a file that starts
+// like an MCAP file (0x89 "MCAP") or an SQLite file, whatever its name.
+bool is_recording_path(const std::filesystem::path& path);
 // One topic of a recording as `handoff-view FILE --list` prints it.
 struct RecordingTopicListing {
   enum class Kind : std::uint8_t { Image, Overlay, NotShown };

@@ -21,13 +21,7 @@ std::unique_ptr<media::RecordingSource> open(const std::string& path, const std:
 
 }  // namespace
 
-bool is_recording_path(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  std::error_code ec;
-  // MCAP, a ROS 2 bag's SQLite3 file, or a rosbag2 folder.
-  return ext == ".mcap" || ext == ".db3" || std::filesystem::is_directory(path, ec);
-}
+bool is_recording_path(const std::string& path) { return media::is_recording_path(path); }
 
 // What the feed keeps of the source, taken before the source goes to the
 // pipeline (from start() on it belongs to the producer thread).
