@@ -8,6 +8,7 @@
 // bad layers refused naming the field with the viewer going on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include <handoff/frame_validate.hpp>
 #include <handoff/viewer.hpp>
 
+#include "box_edge.hpp"
 #include "viewer_display_test.hpp"
 
 #include "viewer_frames.hpp"
@@ -150,6 +152,63 @@ TEST_P(LayersView, ScalarMapThroughItsColormapWithHolesUndrawn) {
     expect_near(img, 6, 4, image_, 1, "NaN hole");
     expect_near(img, 58, 4, image_, 1, "inf hole");
   }
+}
+
+TEST_P(LayersView, AScalarMapIsStretchedBilinearly) {
+  // A 4 x 4 map, value (x + y) / 6, over the 64 x 48 frame: at each frame
+  // pixel the bilinear tap between the map's texel centres (clamped at the
+  // edges, as GL's CLAMP_TO_EDGE), against the float64 reference. Nearest
+  // sampling would be off by up to 21 codes between the centres.
+  constexpr std::uint32_t n = 4;
+  std::vector<float> v(n * n);
+  for (std::uint32_t y = 0; y < n; ++y)
+    for (std::uint32_t x = 0; x < n; ++x) v[y * n + x] = float(x + y) / 6.0f;
+  media::OverlayFrame f;
+  media::ScalarMap s;
+  s.values = host_array(v, media::SampleType::F32, n, n);
+  s.colormap = media::Colormap::Gray;
+  s.range = std::array{0.0, 1.0};
+  s.opacity = 1.0f;
+  f.layers.push_back(s);
+  const RgbaImage img = show(f);
+  auto tap = [](std::uint32_t p, std::uint32_t size) {  // the map coordinate of a frame pixel's centre, clamped
+    return std::clamp((double(p) + 0.5) * double(n) / double(size) - 0.5, 0.0, double(n - 1));
+  };
+  const auto& gray = media::colormap_table(media::Colormap::Gray);
+  for (std::uint32_t y : {0u, 5u, 11u, 17u, 24u, 30u, 37u, 47u})
+    for (std::uint32_t x : {0u, 3u, 9u, 14u, 22u, 31u, 40u, 51u, 63u}) {
+      const double value = (tap(x, kW) + tap(y, kH)) / 6.0;  // bilinear of a linear function: exact
+      const media::Color8 c = gray[std::size_t(std::lround(value * 255.0))];
+      expect_near(img, x, y, {c.r, c.g, c.b}, 2, "bilinear value " + std::to_string(value));
+    }
+}
+
+TEST_P(LayersView, LayersAreDrawnUnderTheVectorOverlays) {
+  // An opaque class map over the whole frame and a box on it: the box's edge
+  // is drawn over the layer (white line, its fringes half over red).
+  std::vector<std::uint8_t> ids(kW * kH, 1);
+  media::OverlayFrame f;
+  media::ClassMap m;
+  m.ids = host_array(ids, media::SampleType::U8, kW, kH);
+  m.colors[1] = media::Color8{220, 0, 0, 255};
+  m.opacity = 1.0f;
+  f.layers.push_back(m);
+  f.add_box(16, 10, 48, 40);  // no label, no class: a white outline
+  const RgbaImage img = show(f);
+  const std::array<std::uint8_t, 3> white{255, 255, 255}, red{220, 0, 0};
+  auto edge = [&](std::uint32_t x, std::uint32_t y, bool vertical, const std::string& what) {
+    std::array<std::uint8_t, 3> half{};
+    for (std::size_t k = 0; k < 3; ++k) half[k] = std::uint8_t(std::lround(0.5 * white[k] + 0.5 * red[k]));
+    handoff::test::expect_box_edge(
+        [&](int px, int py, const std::array<std::uint8_t, 3>& want, int tol, const std::string& w) {
+          expect_near(img, std::uint32_t(px), std::uint32_t(py), want, tol, w);
+        },
+        int(x), int(y), vertical, white, half, red, what);
+  };
+  edge(16, 25, true, "the box's left edge over the layer");
+  edge(47, 25, true, "its right edge");
+  edge(32, 10, false, "its top edge");
+  edge(32, 39, false, "its bottom edge");
 }
 
 TEST_P(LayersView, ValuesOutsideAFixedRangeClamp) {
