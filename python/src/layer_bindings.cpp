@@ -38,6 +38,18 @@ float opacity_arg(double opacity) {
   return float(opacity);
 }
 
+// target=(x, y, w, h) in frame pixels, or None: the whole frame.
+std::optional<media::RectF> target_arg(const std::optional<std::array<double, 4>>& target) {
+  if (!target) return std::nullopt;
+  const auto [x, y, w, h] = *target;
+  std::ostringstream o;
+  o << "(" << x << ", " << y << ", " << w << ", " << h << ")";
+  for (double v : *target)
+    if (!std::isfinite(v) || std::fabs(v) > 1e7) fail("target", "target " + o.str() + " is not finite, or out of range");
+  if (!(w > 0 && h > 0)) fail("target", "target " + o.str() + " needs a positive width and height: (x, y, w, h)");
+  return media::RectF{float(x), float(y), float(w), float(h)};
+}
+
 // What each Python layer object holds: the array and the layer's settings
 // (its LayerArray filled in by layers_from_objects).
 struct PyClassMap {
@@ -72,9 +84,10 @@ media::Color8 color_arg(nb::handle c, const std::string& field) {
 }
 
 void init_class_map(PyClassMap* self, nb::object ids, nb::handle names, nb::handle colors, double opacity,
-                    nb::handle transparent) {
+                    nb::handle transparent, std::optional<std::array<double, 4>> target) {
   media::ClassMap m;
   m.opacity = opacity_arg(opacity);
+  m.target = target_arg(target);
   if (!names.is_none()) {
     if (!nb::isinstance<nb::dict>(names)) {
       // A sequence: names[i] is the name of id i.
@@ -103,8 +116,10 @@ void init_class_map(PyClassMap* self, nb::object ids, nb::handle names, nb::hand
 }
 
 void init_scalar_map(PyScalarMap* self, nb::object values, const std::string& colormap,
-                     std::optional<std::array<double, 2>> range, double opacity) {
+                     std::optional<std::array<double, 2>> range, double opacity,
+                     std::optional<std::array<double, 4>> target) {
   media::ScalarMap s;
+  s.target = target_arg(target);
   try {
     s.colormap = media::parse_colormap(colormap);
   } catch (const InvalidFrame& e) {
@@ -123,8 +138,10 @@ void init_scalar_map(PyScalarMap* self, nb::object values, const std::string& co
   new (self) PyScalarMap{std::move(values), std::move(s)};
 }
 
-void init_masks(PyInstanceMasks* self, nb::object masks, double threshold, double opacity) {
+void init_masks(PyInstanceMasks* self, nb::object masks, double threshold, double opacity,
+                std::optional<std::array<double, 4>> target) {
   media::InstanceMasks m;
+  m.target = target_arg(target);
   if (!std::isfinite(threshold)) fail("threshold", "threshold is not finite");
   m.threshold = float(threshold);
   m.opacity = opacity_arg(opacity);
@@ -421,33 +438,44 @@ void layers_from_objects(nb::handle layers, media::OverlayFrame& out, std::vecto
   }
 }
 
+nb::object target_tuple(const std::optional<media::RectF>& t) {
+  if (!t) return nb::none();
+  return nb::make_tuple(t->x, t->y, t->w, t->h);
+}
+
 void bind_layers(nb::module_& m) {
   nb::class_<PyClassMap>(m, "ClassMap",
                          "A class id per pixel (segmentation), drawn over the frame: Viewer.show(..., layers=[...]).")
       .def("__init__", &init_class_map, "ids"_a, "names"_a = nb::none(), "colors"_a = nb::none(),
-           "opacity"_a = 0.5, "transparent"_a = nb::tuple(),
+           "opacity"_a = 0.5, "transparent"_a = nb::tuple(), "target"_a = nb::none(),
            "ids: (H, W) integers (8..64-bit, signed or not); names / colors: a list (index = id) or a dict "
            "id -> name / colour ('#rrggbb' or (r, g, b)); ids without a colour take a fixed default palette; "
-           "transparent: ids not drawn; opacity 0..1. The layer covers the whole frame (nearest).")
+           "transparent: ids not drawn; opacity 0..1. The layer covers the whole frame (nearest), or target="
+           "(x, y, w, h) in frame pixels (a letterboxed model input, a crop).")
       .def_prop_ro("ids", [](const PyClassMap& p) { return p.ids; })
-      .def_prop_ro("opacity", [](const PyClassMap& p) { return p.layer.opacity; });
+      .def_prop_ro("opacity", [](const PyClassMap& p) { return p.layer.opacity; })
+      .def_prop_ro("target", [](const PyClassMap& p) { return target_tuple(p.layer.target); });
   nb::class_<PyScalarMap>(m, "ScalarMap",
                           "A value per pixel (depth, heatmap, confidence) through a colormap, drawn over the frame.")
       .def("__init__", &init_scalar_map, "values"_a, "colormap"_a = "turbo", "range"_a = nb::none(),
-           "opacity"_a = 0.5,
+           "opacity"_a = 0.5, "target"_a = nb::none(),
            "values: (H, W) floats (16/32/64-bit) or integers; colormap: gray, viridis, turbo, inferno, magma or "
            "plasma; range: (lo, hi), values outside clamp, or None: automatic (1st..99th percentile, smoothed "
-           "across frames); NaN and +-inf are not drawn. Bilinear over the whole frame.")
+           "across frames); NaN and +-inf are not drawn. Bilinear over the whole frame, or target=(x, y, w, h) "
+           "in frame pixels.")
       .def_prop_ro("values", [](const PyScalarMap& p) { return p.values; })
       .def_prop_ro("colormap", [](const PyScalarMap& p) { return std::string(media::to_string(p.layer.colormap)); })
-      .def_prop_ro("opacity", [](const PyScalarMap& p) { return p.layer.opacity; });
+      .def_prop_ro("opacity", [](const PyScalarMap& p) { return p.layer.opacity; })
+      .def_prop_ro("target", [](const PyScalarMap& p) { return target_tuple(p.layer.target); });
   nb::class_<PyInstanceMasks>(m, "InstanceMasks",
                               "One mask per box of the same show() call, each in its detection's colour, outlined.")
-      .def("__init__", &init_masks, "masks"_a, "threshold"_a = 0.5, "opacity"_a = 0.5,
+      .def("__init__", &init_masks, "masks"_a, "threshold"_a = 0.5, "opacity"_a = 0.5, "target"_a = nb::none(),
            "masks: (N, H, W) bool, uint8 or float, N = the number of boxes; a pixel is in a mask where its "
-           "value > threshold (0/1 and 0/255 masks both work at 0.5).")
+           "value > threshold (0/1 and 0/255 masks both work at 0.5). Over the whole frame (nearest), or "
+           "target=(x, y, w, h) in frame pixels.")
       .def_prop_ro("masks", [](const PyInstanceMasks& p) { return p.masks; })
-      .def_prop_ro("opacity", [](const PyInstanceMasks& p) { return p.layer.opacity; });
+      .def_prop_ro("opacity", [](const PyInstanceMasks& p) { return p.layer.opacity; })
+      .def_prop_ro("target", [](const PyInstanceMasks& p) { return target_tuple(p.layer.target); });
   m.def("colormap", &colormap_array, "name"_a,
         "The viewer's 256-entry table of a colormap (gray, viridis, turbo, inferno, magma, plasma) as a "
         "(256, 3) uint8 array: entry i is the colour at i / 255 of the range.");

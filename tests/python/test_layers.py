@@ -112,6 +112,27 @@ def test_strided_views_are_read_in_place(v):
     assert np.abs(img[30, 30] - (0, 0, 255)).max() <= 1
 
 
+def test_layers_over_a_target_rectangle(v):
+    """target=(x, y, w, h) in frame pixels: a 2 x 2 class map over (16, 8)..(48, 40), nearest; a 1 x 2 scalar
+    map over the right half; a mask over the bottom-left quarter of its box."""
+    ids = np.array([[1, 2], [3, 4]], np.uint8)
+    colors = {i: (i * 60, 0, 0) for i in range(1, 5)}
+    cm = handoff.ClassMap(ids, colors=colors, opacity=1.0, target=(16, 8, 32, 32))
+    assert cm.target == (16.0, 8.0, 32.0, 32.0) and handoff.ClassMap(ids).target is None
+    img = shown(v, layers=[cm])
+    assert np.abs(img[4, 4] - image()).max() <= 1 and np.abs(img[44, 60] - image()).max() <= 1, "outside"
+    for (y, x), want in {(9, 17): 60, (9, 47): 120, (39, 17): 180, (39, 47): 240, (23, 31): 60}.items():
+        assert np.abs(img[y, x] - (want, 0, 0)).max() <= 1, (y, x, img[y, x])
+    values = np.array([[1.0, 1.0]], np.float32)
+    img = shown(v, layers=[handoff.ScalarMap(values, colormap="gray", range=(0, 1), opacity=1.0,
+                                             target=(32, 0, 32, 48))])
+    assert np.abs(img[24, 20] - image()).max() <= 1 and np.abs(img[24, 40] - 255).max() <= 1
+    masks = np.ones((1, 2, 2), bool)
+    img = shown(v, boxes=[[0, 0, 64, 48]], layers=[handoff.InstanceMasks(masks, opacity=0.5,
+                                                                         target=(8, 28, 16, 12))])
+    assert np.abs(img[34, 16] - image()).sum() > 30 and np.abs(img[14, 16] - image()).max() <= 1
+
+
 # --- bad input: each a ValueError naming the argument, the viewer going on -----------------
 def test_bad_layer_settings():
     ids = np.zeros((H, W), np.uint8)
@@ -125,6 +146,14 @@ def test_bad_layer_settings():
         handoff.ScalarMap(ids, range=(2, 1))
     with pytest.raises(ValueError, match=r"colors\[1\]: component 300 is not in 0..255"):
         handoff.ClassMap(ids, colors={1: (300, 0, 0)})
+    with pytest.raises(ValueError, match=r"target: target \(0, 0, 0, 5\) needs a positive width and height"):
+        handoff.ClassMap(ids, target=(0, 0, 0, 5))
+    with pytest.raises(ValueError, match=r"target: target \(0, nan, 4, 5\) is not finite"):
+        handoff.ScalarMap(ids, target=(0, float("nan"), 4, 5))
+    with pytest.raises(ValueError, match=r"target: target \(0, 0, 4, -1\) needs a positive"):
+        handoff.InstanceMasks(np.zeros((1, H, W), bool), target=(0, 0, 4, -1))
+    with pytest.raises(TypeError):
+        handoff.ClassMap(ids, target=(1, 2, 3))  # four numbers: (x, y, w, h)
 
 
 def test_bad_layer_arrays(v):
