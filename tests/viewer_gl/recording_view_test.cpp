@@ -446,6 +446,34 @@ TEST_F(Playback, SeekShowsFrameKAndStepsGoBothWays) {
   expect_clean(*v);
 }
 
+// PlayOptions::matrix / range (handoff-view --matrix / --range) win over the
+// colorimetry a recording says.
+TEST_F(Playback, MatrixAndRangeOverrideTheRecordingsColorimetry) {
+  Viewer v(options());
+  v.set_paused(true);
+  Viewer::PlayOptions p;
+  p.source = Viewer::Source::File;
+  p.file = file_;
+  p.loop = false;
+  p.close_at_end = false;
+  p.matrix = ColorMatrix::BT2020;
+  p.range = ColorRange::Full;
+  v.play(p);
+  Frame f = pattern(0);
+  ASSERT_NE(f.colorimetry.matrix, ColorMatrix::BT2020);
+  f.colorimetry.matrix = ColorMatrix::BT2020;
+  f.colorimetry.range = ColorRange::Full;
+  media::OverlayFrame o;
+  o.add_box(0, 2, 10, 12, "n0", 0.5f, 0);
+  const RgbaImage shown = v.snapshot();
+  expect_same_image(shown, reference(f, o), "frame 0 as BT.2020 full range");
+  int worst = 0;  // and not as recorded
+  for (std::size_t i = 0; i < shown.stride() * shown.height(); ++i)
+    worst = std::max(worst, std::abs(int(shown.data()[i]) - int(refs_[0].data()[i])));
+  EXPECT_GT(worst, 8);
+  expect_clean(v);
+}
+
 TEST_F(Playback, FastPlaysEveryFrameToTheEnd) {
   Viewer v(options());
   Viewer::PlayOptions p;
@@ -568,6 +596,42 @@ TEST_F(RecordingView, CliRecordsAndPlaysBack) {
   ASSERT_EQ(play.exit_code, 0) << play.output;
   EXPECT_EQ(frames_played(play.output), recorded) << play.output;
   EXPECT_NE(play.output.find("recording, topic /handoff/view"), std::string::npos) << play.output;
+}
+
+// --record-codec h264: the frames go into the file as foxglove.CompressedVideo
+// that plays back (decoded) frame for frame; a codec it does not know, or the
+// flag without --record, is a command-line error.
+TEST_F(RecordingView, CliRecordsCompressedVideo) {
+  const std::string rec = path("cli_h264.mcap");
+  const auto r = run_program(HANDOFF_VIEW_EXE, {"--headless", "--gl-debug", "--frames", "12", "--size", "96x64",
+                                                "--record", rec, "--record-codec", "H264"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex("recorded (\\d+) frames to .*cli_h264\\.mcap"))) << r.output;
+  const std::int64_t recorded = std::stoll(m[1]);
+  ASSERT_GT(recorded, 0) << r.output;
+  auto src = media::open_recording(rec);
+  ASSERT_EQ(src->image_topics().size(), 1u);
+  EXPECT_EQ(src->image_topics()[0].schema, "foxglove.CompressedVideo");
+  EXPECT_EQ(src->info().frame_count, recorded);
+  EXPECT_EQ(src->info().format, PixelFormat::NV12);
+  EXPECT_EQ(src->info().width, 96u);
+  EXPECT_EQ(src->info().height, 64u);
+  media::HostFrame f(PixelFormat::NV12, 96, 64);
+  std::int64_t decoded = 0;
+  while (src->read_into(f.target())) ++decoded;
+  EXPECT_EQ(decoded, recorded);
+  const auto play = run_program(HANDOFF_VIEW_EXE, {"--headless", "--gl-debug", rec, "--fast"});
+  ASSERT_EQ(play.exit_code, 0) << play.output;
+  EXPECT_EQ(frames_played(play.output), recorded) << play.output;
+
+  const auto bad = run_program(HANDOFF_VIEW_EXE, {"--headless", "--frames", "1", "--record", path("x.mcap"),
+                                                  "--record-codec", "vp9"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--record-codec"), std::string::npos) << bad.output;
+  const auto alone = run_program(HANDOFF_VIEW_EXE, {"--headless", "--frames", "1", "--record-codec", "h264"});
+  EXPECT_EQ(alone.exit_code, 2) << alone.output;
+  EXPECT_NE(alone.output.find("--record-codec needs --record FILE"), std::string::npos) << alone.output;
 }
 
 TEST_F(RecordingView, CliDamagedTailPlaysToTheLastWholeFrameWithOneWarning) {
