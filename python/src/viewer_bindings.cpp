@@ -581,6 +581,21 @@ void attach_viewer(PyViewer& v, nb::handle name_or_path, std::int64_t frames, st
   without_gil([&] { v.get().attach(where, o); });
 }
 
+nb::list tiles_list(PyViewer& v) {
+  const std::vector<Viewer::TileStatus> tiles = without_gil([&] { return v.get().tiles(); });
+  nb::list out;
+  for (const Viewer::TileStatus& t : tiles) {
+    nb::dict d;
+    d["name"] = t.name;
+    d["frame"] = t.frame;
+    d["time_ns"] = t.time_ns;
+    d["offset_ns"] = t.offset_ns;
+    d["clock"] = t.clock;
+    out.append(d);
+  }
+  return out;
+}
+
 // Pausing and stepping, and attaching to a publisher.
 void def_viewer_control(ViewerClass& cls) {
   cls.def_prop_rw("paused", [](const PyViewer& v) { return v.viewer->paused(); },
@@ -588,6 +603,14 @@ void def_viewer_control(ViewerClass& cls) {
       .def("step", [](PyViewer& v) { without_gil([&] { v.get().step(); }); },
            "While paused, displays the next frame and stays paused.")
       .def_prop_ro("steps", [](const PyViewer& v) { return v.viewer->steps(); })
+      .def_prop_ro("tiles", &tiles_list,
+                   "Each tile of the grid (streams shown with stream=, attached publishers) as the panel lists it: "
+                   "a dict of name, frame (-1: none yet), time_ns (0: none), offset_ns (from the clock tile) and "
+                   "clock; one entry without a grid.")
+      .def("focus_tile", [](PyViewer& v, int tile) { without_gil([&] { v.get().focus_tile(tile); }); }, "tile"_a,
+           "Draws tile `tile` (an index into tiles) alone over the whole view, as a double-click on it or the G key "
+           "does; -1: the whole grid. snapshot() still gives every tile; snapshot('view') shows the focus.")
+      .def_prop_ro("focused_tile", [](PyViewer& v) { return without_gil([&] { return v.get().focused_tile(); }); })
       .def("attach", &attach_viewer, "name_or_path"_a, "frames"_a = -1, nb::kw_only(), "allow_group"_a = nb::none(),
            "Shows what the handoff.Publisher `name_or_path` shares (another process's frames, no copy through "
            "the socket), instead of frames handed in (before any show / acquire). Waits for a publisher not "

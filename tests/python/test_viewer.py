@@ -262,6 +262,19 @@ def test_streams_are_tiles_side_by_side():
         assert view.stats.submitted == 4
         with pytest.raises(ValueError, match="longer than 64"):
             view.show(grey, stream="s" * 65)
+        tiles = view.tiles
+        assert [t["name"] for t in tiles] == ["left", "right", "third"], tiles
+        assert all(t["frame"] >= 0 and not t["clock"] for t in tiles), tiles
+        grid_view = np.from_dlpack(view.snapshot("view")).copy()
+        view.focus_tile(2)  # "third" alone over the view; the composed frame keeps all three
+        assert view.focused_tile == 2
+        assert snap(view).shape == (48, 3 * 64, 4)
+        focused = np.from_dlpack(view.snapshot("view"))
+        assert focused.shape == grid_view.shape and np.abs(focused.astype(int) - grid_view).max() > 50
+        with pytest.raises(ValueError, match=r"focus_tile\(3\): not in -1..2 \(3 tiles\)"):
+            view.focus_tile(3)
+        view.focus_tile(-1)
+        assert view.focused_tile == -1
         assert_no_gl_errors(view)
 
 

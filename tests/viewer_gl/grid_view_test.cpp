@@ -181,6 +181,76 @@ TEST_F(GridView, TheDensestTopicSetsTheClockWhereverItIsListed) {
   expect_region(shot, kW, reference(2), "/a frame 2");
 }
 
+// tiles(): what the panel lists of each tile (its topic, frame, log time and
+// offset from the clock tile); /a (6 frames) is the clock, listed second.
+TEST_F(GridView, TilesListTheirFrameTimeAndOffsetFromTheClock) {
+  auto v = paused_grid({"/b", "/a"});
+  (void)v->snapshot();
+  std::vector<Viewer::TileStatus> t = v->tiles();
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].name, "/b");
+  EXPECT_EQ(t[0].frame, -1) << "1.00 s: /b has nothing yet";
+  EXPECT_FALSE(t[0].clock);
+  EXPECT_EQ(t[1].name, "/a");
+  EXPECT_EQ(t[1].frame, 0);
+  EXPECT_EQ(t[1].time_ns, kStart);
+  EXPECT_TRUE(t[1].clock);
+  v->seek(3);  // 1.12 s: /b's newest is its frame 1 (1.10 s)
+  (void)v->snapshot();
+  t = v->tiles();
+  EXPECT_EQ(t[0].frame, 1);
+  EXPECT_EQ(t[0].time_ns, kStart + 100 * kMs);
+  EXPECT_EQ(t[0].offset_ns, -20 * std::int64_t(kMs));
+  EXPECT_EQ(t[1].frame, 3);
+  EXPECT_EQ(t[1].time_ns, kStart + 120 * kMs);
+  EXPECT_EQ(t[1].offset_ns, 0);
+}
+
+// focus_tile (a double-click or the G key in a window): the view shows that
+// tile alone, as a viewer of that stream alone would; the composed frame
+// still has every tile; -1 gives the grid back.
+TEST_F(GridView, AFocusedTileFillsTheViewAndTheComposedFrameKeepsAll) {
+  ViewerOptions o = options();
+  o.show_ui = false;  // the view alone, no panel over it
+  Viewer v(o);
+  v.set_paused(true);
+  Viewer::PlayOptions p;
+  p.source = Viewer::Source::File;
+  p.file = file_;
+  p.topics = {"/a", "/b"};
+  p.loop = false;
+  p.close_at_end = false;
+  v.play(p);
+  v.seek(1);
+  (void)v.snapshot();
+  const RgbaImage grid_view = v.snapshot(SnapshotKind::View);
+  EXPECT_EQ(v.focused_tile(), -1);
+  v.focus_tile(1);
+  EXPECT_EQ(v.focused_tile(), 1);
+  const RgbaImage focused = v.snapshot(SnapshotKind::View);
+  Viewer alone(o);  // /b's frame 10 with its box, alone in the same view
+  alone.show(pattern(10), box(10));
+  (void)alone.snapshot();
+  const RgbaImage want = alone.snapshot(SnapshotKind::View);
+  ASSERT_EQ(focused.width(), want.width());
+  ASSERT_EQ(focused.height(), want.height());
+  // 96 x 64 fitted into 640 x 240: 360 x 240 at x 140 .. 500.
+  auto differing = [](const RgbaImage& a, const RgbaImage& b) {
+    std::size_t n = 0;
+    for (std::uint32_t y = 0; y < a.height(); ++y)
+      for (std::uint32_t x = 142; x < 498; ++x) n += std::memcmp(a.pixel(x, y), b.pixel(x, y), 4) != 0;
+    return n;
+  };
+  EXPECT_EQ(differing(focused, want), 0u) << "focused: /b's tile fitted alone, as a viewer of it alone";
+  EXPECT_GT(differing(focused, grid_view), 10000u) << "focused, the view is not the grid";
+  expect_tiles(v, 1, 10, "the composed frame keeps both tiles");
+  EXPECT_THROW(v.focus_tile(2), UsageError);
+  EXPECT_THROW(v.focus_tile(-2), UsageError);
+  v.focus_tile(-1);
+  EXPECT_EQ(differing(v.snapshot(SnapshotKind::View), grid_view), 0u) << "-1: the grid again";
+  EXPECT_EQ(v.diagnostics().gl_errors, 0u) << v.diagnostics().first_gl_error;
+}
+
 TEST_F(GridView, AllImagesShowsEveryImageTopic) {
   auto v = paused_grid({}, true);
   v->step();

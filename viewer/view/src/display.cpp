@@ -177,27 +177,54 @@ void Display::draw_grid_overlays(int width, int height, ImDrawList& list, double
                                 px_scale);
 }
 
-// Each tile's topic, log time and offset from the clock tile's.
+void Display::focus_tile(int tile) {
+  const std::size_t n = state_ ? tiles().size() : 0;
+  if (tile < -1 || tile >= int(n)) {
+    throw UsageError(link_->name + ": focus_tile(" + std::to_string(tile) + "): not in -1.." +
+                     std::to_string(int(n) - 1) + " (" + std::to_string(n) + " tiles)");
+  }
+  focus_ = grid() ? tile : -1;
+}
+
+// Each tile's name, frame, log time and offset from the clock tile's.
+std::vector<Viewer::TileStatus> Display::tile_status() const {
+  std::vector<Viewer::TileStatus> out;
+  if (!state_) return out;
+  for (const view::ViewerState* t : tiles()) {
+    Viewer::TileStatus s;
+    s.name = t->info().topic.empty() ? t->info().stream : t->info().topic;
+    if (!t->absent() && t->has_frame()) {
+      s.frame = t->frame_index();
+      s.time_ns = t->time_ns();
+      if (s.time_ns && state_->time_ns()) s.offset_ns = std::int64_t(s.time_ns - state_->time_ns());
+    }
+    s.clock = grid() && t == state_.get() && state_->paced();
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// The panel's line per tile (tile_status()).
 void Display::fill_tile_lines() {
   ui_.tiles.clear();
   if (!grid()) return;
-  const std::vector<view::ViewerState*> all = tiles();
+  const std::vector<Viewer::TileStatus> all = tile_status();
   const double t0 = double(state_->time_ns()) / 1e9;
   for (std::size_t i = 0; i < all.size(); ++i) {
-    const view::ViewerState& t = *all[i];
+    const Viewer::TileStatus& t = all[i];
     char line[256];
-    if (t.absent() || !t.has_frame()) {
-      std::snprintf(line, sizeof line, "%zu %s: no frame yet", i + 1, t.info().topic.c_str());
-    } else if (t.time_ns() == 0 || state_->time_ns() == 0) {  // a live frame without a timestamp
-      std::snprintf(line, sizeof line, "%zu %s: frame %lld  (no timestamp)", i + 1, t.info().topic.c_str(),
-                    static_cast<long long>(t.frame_index()));
+    if (t.frame < 0) {
+      std::snprintf(line, sizeof line, "%zu %s: no frame yet", i + 1, t.name.c_str());
+    } else if (t.time_ns == 0 || state_->time_ns() == 0) {  // a live frame without a timestamp
+      std::snprintf(line, sizeof line, "%zu %s: frame %lld  (no timestamp)", i + 1, t.name.c_str(),
+                    static_cast<long long>(t.frame));
     } else {
-      const double at = double(t.time_ns()) / 1e9;
-      std::snprintf(line, sizeof line, "%zu %s: frame %lld  %.6f s  %+.3f ms", i + 1, t.info().topic.c_str(),
-                    static_cast<long long>(t.frame_index()), at, (at - t0) * 1e3);
+      const double at = double(t.time_ns) / 1e9;
+      std::snprintf(line, sizeof line, "%zu %s: frame %lld  %.6f s  %+.3f ms", i + 1, t.name.c_str(),
+                    static_cast<long long>(t.frame), at, (at - t0) * 1e3);
     }
     ui_.tiles.emplace_back(line);
-    if (all[i] == state_.get() && state_->paced()) ui_.tiles.back() += "  (clock)";
+    if (t.clock) ui_.tiles.back() += "  (clock)";
   }
 }
 

@@ -88,6 +88,10 @@ class Display {
   // focus_at() toggles the tile under a view point (a double click).
   void cycle_focus();
   void focus_at(double x, double y, int view_w, int view_h);
+  // Viewer::focus_tile / focused_tile / tiles.
+  void focus_tile(int tile);
+  int focused_tile() const { return grid() ? focus_ : -1; }
+  std::vector<Viewer::TileStatus> tile_status() const;
 
  protected:
   Display(DisplayOptions options, std::shared_ptr<DisplayLink> link, bool headless);

@@ -554,6 +554,19 @@ void Viewer::seek(std::int64_t index) {
   impl_->on_display([index](view::Display& d) { d.seek(index); }, "seeking");
 }
 std::uint64_t Viewer::steps() const noexcept { return impl_->link().steps.load(); }
+std::vector<Viewer::TileStatus> Viewer::tiles() const {
+  std::vector<TileStatus> out;
+  impl_->on_display([&out](view::Display& d) { out = d.tile_status(); }, "listing its tiles");
+  return out;
+}
+void Viewer::focus_tile(int tile) {
+  impl_->on_display([tile](view::Display& d) { d.focus_tile(tile); }, "focusing a tile");
+}
+int Viewer::focused_tile() const {
+  int tile = -1;
+  impl_->on_display([&tile](view::Display& d) { tile = d.focused_tile(); }, "naming its focused tile");
+  return tile;
+}
 bool Viewer::finished() const noexcept { return impl_->link().finished.load(); }
 
 void Viewer::play(const PlayOptions& options) { impl_->play(options); }

@@ -417,11 +417,30 @@ class Viewer {
   void seek(std::int64_t index);
   std::uint64_t steps() const noexcept;  // steps taken so far (UI, step() and step_back())
 
+  // Several streams or topics in a grid: each tile as the panel lists it, in
+  // the grid's order (one entry without a grid; none before the first frame
+  // or play()). Waits for the display thread (bounded), ViewerClosed once closed.
+  struct TileStatus {
+    std::string name;            // its topic, stream or publisher name (may be empty)
+    std::int64_t frame = -1;     // index of the frame it shows; -1: none yet
+    std::uint64_t time_ns = 0;   // that frame's log time (recordings); 0: none
+    std::int64_t offset_ns = 0;  // time_ns minus the clock tile's (0 where either has no time)
+    bool clock = false;          // its frames set the time of the others (a played recording's grid)
+  };
+  std::vector<TileStatus> tiles() const;
+  // The tile drawn alone over the whole view, as a double-click on it or the
+  // G key does in a window (index into tiles(); -1: the whole grid). The
+  // composed snapshot(Frame) and output_dir still give every tile; the view
+  // (SnapshotKind::View) shows the focus. UsageError for an index outside
+  // -1 .. tiles().size() - 1. Waits for the display thread (bounded).
+  void focus_tile(int tile);
+  int focused_tile() const;
+
   // --- optional: playing a built-in source instead of the application's frames ---
   enum class Source : std::uint8_t {
     Scene,        // the synthetic scene with its ground-truth overlays (CUDA kernel, else all CPU cores)
     VulkanScene,  // a Vulkan compute shader writes the scene into memory GL samples in place (no copy)
-    File,         // a Y4M file, an MCAP recording (".mcap"), or raw NV12 / P010 (needs width, height and format)
+    File,         // a Y4M file, a recording or ROS 2 bag (media::is_recording_path), or a raw file (needs width, height and format)
   };
   struct PlayOptions {
     Source source = Source::Scene;
