@@ -37,7 +37,7 @@ class DLPackDevice:
     """A kDLCUDA DLPack producer: NumPy's capsule for `like`, its data pointer and
     device replaced by fake device memory (DLTensor: data at 0, device at 8)."""
 
-    def __init__(self, like, ptr):
+    def __init__(self, like, ptr, device=0):
         self.capsule = like.__dlpack__()
         get = ctypes.pythonapi.PyCapsule_GetPointer
         get.restype = ctypes.c_void_p
@@ -45,11 +45,12 @@ class DLPackDevice:
         tensor = get(self.capsule, b"dltensor")
         ctypes.c_void_p.from_address(tensor).value = ptr
         ctypes.c_int32.from_address(tensor + 8).value = kDLCUDA
-        ctypes.c_int32.from_address(tensor + 12).value = 0
+        ctypes.c_int32.from_address(tensor + 12).value = device
+        self.device = device
         self.like = like  # the capsule's deleter frees NumPy's side; keep the array alive with it
 
     def __dlpack_device__(self):
-        return (kDLCUDA, 0)
+        return (kDLCUDA, self.device)
 
     def __dlpack__(self, **kwargs):
         return self.capsule
@@ -159,23 +160,32 @@ def test_acquire_hands_out_writable_cuda_planes(fake, cuda_viewer):
 
 
 def test_overlay_arrays_in_cuda_memory_are_read_once(fake, cuda_viewer):
+    """boxes, scores, class and track ids and keypoints (N x K x 2) as CUDA arrays: one device-to-host copy
+    each, drawn as the same host arrays are."""
     (v,) = cuda_viewer
-    boxes = np.array([[20, 10, 40, 30]], np.float32)
-    scores = np.array([0.75], np.float32)
+    arrays = {
+        "boxes": np.array([[20, 10, 40, 30], [50, 30, 30, 20]], np.float32),
+        "scores": np.array([0.75, 0.5], np.float32),
+        "class_ids": np.array([1, 7], np.int64),
+        "track_ids": np.array([3, 12], np.int32),
+        "keypoints": np.array([[[25, 15], [30, 20], [35, 25]], [[55, 35], [60, 40], [70, 45]]], np.float32),
+    }
     ctx = fake.retain(0)
     try:
         with fake.current(ctx):
-            bp, sp = fake.alloc(boxes.tobytes()), fake.alloc(scores.tobytes())
+            pointers = {k: fake.alloc(a.tobytes()) for k, a in arrays.items()}
         frame = quadrant_planes(96, 64, "nv12")
-        v.show(frame, boxes=boxes, scores=scores)
+        v.show(frame, **arrays)
         want = np.from_dlpack(v.snapshot()).copy()
+        v.show(frame)
+        assert not np.array_equal(np.from_dlpack(v.snapshot()), want), "the overlays are drawn"
         reads = fake.call_count("cuMemcpyDtoH")
-        v.show(frame, boxes=DLPackDevice(boxes, bp), scores=DLPackDevice(scores, sp))
-        assert fake.call_count("cuMemcpyDtoH") == reads + 2, "one copy per array"
+        v.show(frame, **{k: DLPackDevice(a, pointers[k]) for k, a in arrays.items()})
+        assert fake.call_count("cuMemcpyDtoH") == reads + len(arrays), "one copy per array"
         assert np.array_equal(np.from_dlpack(v.snapshot()), want)
         with fake.current(ctx):
-            fake.free(bp)
-            fake.free(sp)
+            for p in pointers.values():
+                fake.free(p)
     finally:
         fake.release(0)
 
@@ -273,5 +283,23 @@ def test_cuda_one_plane_arrays_import_and_export_without_a_copy(fake, fmt, shape
         gc.collect()
         with fake.current(ctx):
             fake.free(ptr)
+    finally:
+        fake.release(0)
+
+
+def test_a_layer_on_another_device_is_refused_and_the_viewer_goes_on(fake, cuda_viewer):
+    (v,) = cuda_viewer
+    ids = np.ones((24, 33), np.uint8)
+    frame = quadrant_planes(96, 64, "nv12")
+    ctx = fake.retain(0)
+    try:
+        with fake.current(ctx):
+            p = fake.alloc(ids.tobytes())
+        with pytest.raises(ValueError, match=r"layers\[0\]\.ids\.device"):
+            v.show(frame, layers=[handoff.ClassMap(DLPackDevice(ids, p, device=1), opacity=1.0)])
+        v.show(frame, layers=[handoff.ClassMap(DLPackDevice(ids, p), colors={1: (0, 255, 0)}, opacity=1.0)])
+        assert np.abs(np.from_dlpack(v.snapshot())[30, 40, :3].astype(int) - (0, 255, 0)).max() <= 1
+        with fake.current(ctx):
+            fake.free(p)
     finally:
         fake.release(0)
