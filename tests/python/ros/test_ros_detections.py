@@ -159,3 +159,77 @@ def test_handoff_view_draws_the_picked_topic(tmp_path):
     r = subprocess.run([view, "--headless", str(tmp_path / "nothing.y4m"), "--overlay-topic", OTHER],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and "--overlay-topic" in r.stderr
+
+
+# foxglove_msgs (ROS 2) as Foxglove publishes them; rosbags stores these definitions in the bag.
+FOXGLOVE_MSGS = {
+    "foxglove_msgs/msg/ImageAnnotations": "foxglove_msgs/CircleAnnotation[] circles\n"
+                                          "foxglove_msgs/PointsAnnotation[] points\n"
+                                          "foxglove_msgs/TextAnnotation[] texts\n",
+    "foxglove_msgs/msg/CircleAnnotation": "builtin_interfaces/Time timestamp\nfoxglove_msgs/Point2 position\n"
+                                          "float64 diameter\nfloat64 thickness\nfoxglove_msgs/Color fill_color\n"
+                                          "foxglove_msgs/Color outline_color\n",
+    "foxglove_msgs/msg/PointsAnnotation": "builtin_interfaces/Time timestamp\nuint8 UNKNOWN=0\nuint8 POINTS=1\n"
+                                          "uint8 LINE_LOOP=2\nuint8 LINE_STRIP=3\nuint8 LINE_LIST=4\nuint8 type\n"
+                                          "foxglove_msgs/Point2[] points\nfoxglove_msgs/Color outline_color\n"
+                                          "foxglove_msgs/Color[] outline_colors\nfoxglove_msgs/Color fill_color\n"
+                                          "float64 thickness\n",
+    "foxglove_msgs/msg/TextAnnotation": "builtin_interfaces/Time timestamp\nfoxglove_msgs/Point2 position\n"
+                                        "string text\nfloat64 font_size\nfoxglove_msgs/Color text_color\n"
+                                        "foxglove_msgs/Color background_color\n",
+    "foxglove_msgs/msg/Point2": "float64 x\nfloat64 y\n",
+    "foxglove_msgs/msg/Color": "float64 r\nfloat64 g\nfloat64 b\nfloat64 a\n",
+}
+
+
+@STORAGES
+def test_foxglove_image_annotations_in_the_namespace_land_on_their_frames(tmp_path, storage):
+    """A foxglove_msgs/msg/ImageAnnotations topic (/cam/annotations) beside the image: each frame's
+    LINE_LOOP rectangle (matched by the stamp of its points) becomes that frame's box, its text a label."""
+    handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
+    ts = typestore()
+    types = {}
+    for name, text in FOXGLOVE_MSGS.items():
+        types.update(get_types_from_msg(text, name))
+    ts.register(types)
+    t = ts.types
+
+    def point(x, y):
+        return t["foxglove_msgs/msg/Point2"](x=float(x), y=float(y))
+
+    def colour(r, g, b, a=1.0):
+        return t["foxglove_msgs/msg/Color"](r=r, g=g, b=b, a=a)
+
+    def stamp(ns):
+        return t["builtin_interfaces/msg/Time"](sec=ns // 10**9, nanosec=ns % 10**9)
+
+    with Writer(tmp_path / "bag", version=9, storage_plugin=storage) as writer:
+        image = writer.add_connection(TOPIC, "sensor_msgs/msg/Image", typestore=ts)
+        notes = writer.add_connection("/cam/annotations", "foxglove_msgs/msg/ImageAnnotations", typestore=ts)
+        for k in range(N):
+            ns = START_NS + k * STEP_NS
+            img = t["sensor_msgs/msg/Image"](header=header(ns), height=H, width=W, encoding="mono8", is_bigendian=0,
+                                             step=W, data=np.full(W * H, k, dtype=np.uint8))
+            writer.write(image, ns, bytes(ts.serialize_cdr(img, "sensor_msgs/msg/Image")))
+            x0 = 4 + 6 * k
+            rect = t["foxglove_msgs/msg/PointsAnnotation"](
+                timestamp=stamp(ns), type=2, points=[point(x0, 10), point(x0 + 12, 10), point(x0 + 12, 18),
+                                                     point(x0, 18)],
+                outline_color=colour(0.0, 1.0, 0.0), outline_colors=[], fill_color=colour(0, 0, 0, 0), thickness=2.0)
+            label = t["foxglove_msgs/msg/TextAnnotation"](
+                timestamp=stamp(ns), position=point(x0, 30), text=f"thing {k}", font_size=10.0,
+                text_color=colour(1.0, 1.0, 1.0), background_color=colour(0.0, 0.0, 0.0))
+            msg = t["foxglove_msgs/msg/ImageAnnotations"](circles=[], points=[rect], texts=[label])
+            # Logged later than its image: the stamp, not the log time, matches it.
+            writer.write(notes, ns + 30_000_000,
+                         bytes(ts.serialize_cdr(msg, "foxglove_msgs/msg/ImageAnnotations")))
+    with handoff.open(str(tmp_path / "bag"), topic=TOPIC) as src:
+        seen = 0
+        for k, (frame, overlays) in enumerate(src):
+            assert np.from_dlpack(frame)[0, 0] == k
+            x0 = 4 + 6 * k
+            np.testing.assert_allclose(overlays.boxes, [[x0, 10, x0 + 12, 18]])
+            seen += 1
+        assert seen == N
+    topics = {row["topic"]: row for row in handoff.list_topics(str(tmp_path / "bag"))}
+    assert topics["/cam/annotations"]["shown"] == "overlay", topics["/cam/annotations"]
