@@ -164,6 +164,41 @@ def test_step_too_small_is_an_error_naming_the_field(tmp_path):
     assert "frame 0" in r.stderr and "Image.step: 10 is below the 12-byte rows of a rgb8 image 4 wide" in r.stderr
 
 
+def write_bag_with_a_bad_frame(folder, storage, w=4, h=2):
+    """Six rgb8 frames, frame 2's step below its rows; returns the other five's pixels, (H, W, 3) each."""
+    expected = []
+    with Writer(folder, version=9, storage_plugin=storage) as writer:
+        conn = writer.add_connection(TOPIC, "sensor_msgs/msg/Image", typestore=TS)
+        for k in range(6):
+            packed, msg = image("rgb8", k, w, h, 0, False)
+            if k == 2:
+                msg.step, msg.data = 3 * w - 2, msg.data[: (3 * w - 2) * h]
+            else:
+                expected.append(np.frombuffer(packed, np.uint8).reshape(h, w, 3))
+            writer.write(conn, START_NS + k * STEP_NS, bytes(TS.serialize_cdr(msg, "sensor_msgs/msg/Image")))
+    return expected
+
+
+@pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3], ids=["mcap", "sqlite3"])
+def test_a_malformed_frame_raises_once_and_reading_goes_on(tmp_path, storage):
+    handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
+    expected = write_bag_with_a_bad_frame(tmp_path / "bag", storage)
+    frames, errors = [], []
+    with handoff.open(str(tmp_path / "bag")) as src:
+        while True:
+            try:
+                item = src.read()
+            except handoff.ParseError as e:
+                errors.append((src.position, str(e)))
+                continue
+            if item is None:
+                break
+            frames.append(np.from_dlpack(item[0]).copy())
+    assert len(errors) == 1 and errors[0][0] == 3, errors
+    assert f'topic "{TOPIC}", frame 2: ' in errors[0][1] and "Image.step: 10 is below the 12-byte rows" in errors[0][1]
+    assert len(frames) == 5 and all(np.array_equal(f, e) for f, e in zip(frames, expected))
+
+
 @pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3], ids=["mcap", "sqlite3"])
 def test_handoff_view_plays_on_past_a_malformed_frame(tmp_path, storage):
     """Frame 2 of 6 has a step below its rows: handoff-view names it, shows the
@@ -173,17 +208,7 @@ def test_handoff_view_plays_on_past_a_malformed_frame(tmp_path, storage):
         pytest.skip("handoff-view is not part of this build (HANDOFF_VIEW_EXE unset)")
     from PIL import Image
 
-    w, h = 4, 2
-    expected = []
-    with Writer(tmp_path / "bag", version=9, storage_plugin=storage) as writer:
-        conn = writer.add_connection(TOPIC, "sensor_msgs/msg/Image", typestore=TS)
-        for k in range(6):
-            packed, msg = image("rgb8", k, w, h, 0, False)
-            if k == 2:
-                msg.step, msg.data = 10, msg.data[:20]
-            else:
-                expected.append(np.frombuffer(packed, np.uint8).reshape(h, w, 3))
-            writer.write(conn, START_NS + k * STEP_NS, bytes(TS.serialize_cdr(msg, "sensor_msgs/msg/Image")))
+    expected = write_bag_with_a_bad_frame(tmp_path / "bag", storage)
     out = tmp_path / "png"
     r = subprocess.run([view, "--headless", "--fast", str(tmp_path / "bag"), "--output", str(out)],
                        capture_output=True, text=True, timeout=300)
