@@ -18,7 +18,7 @@
 #include <handoff/frame_validate.hpp>
 #include <handoff/viewer.hpp>
 
-#include "box_edge.hpp"
+#include "snapshot_checks.hpp"
 #include "viewer_display_test.hpp"
 
 #include "viewer_frames.hpp"
@@ -196,19 +196,10 @@ TEST_P(LayersView, LayersAreDrawnUnderTheVectorOverlays) {
   f.add_box(16, 10, 48, 40);  // no label, no class: a white outline
   const RgbaImage img = show(f);
   const std::array<std::uint8_t, 3> white{255, 255, 255}, red{220, 0, 0};
-  auto edge = [&](std::uint32_t x, std::uint32_t y, bool vertical, const std::string& what) {
-    std::array<std::uint8_t, 3> half{};
-    for (std::size_t k = 0; k < 3; ++k) half[k] = std::uint8_t(std::lround(0.5 * white[k] + 0.5 * red[k]));
-    handoff::test::expect_box_edge(
-        [&](int px, int py, const std::array<std::uint8_t, 3>& want, int tol, const std::string& w) {
-          expect_near(img, std::uint32_t(px), std::uint32_t(py), want, tol, w);
-        },
-        int(x), int(y), vertical, white, half, red, what);
-  };
-  edge(16, 25, true, "the box's left edge over the layer");
-  edge(47, 25, true, "its right edge");
-  edge(32, 10, false, "its top edge");
-  edge(32, 39, false, "its bottom edge");
+  expect_box_edge(img, 16, 25, true, white, red, "the box's left edge over the layer");
+  expect_box_edge(img, 47, 25, true, white, red, "its right edge");
+  expect_box_edge(img, 32, 10, false, white, red, "its top edge");
+  expect_box_edge(img, 32, 39, false, white, red, "its bottom edge");
 }
 
 TEST_P(LayersView, ValuesOutsideAFixedRangeClamp) {

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <string>
 #include <tuple>
@@ -375,7 +376,9 @@ class Playback : public RecordingView {
       refs_.push_back(reference(pattern(k), o));
     }
   }
-  std::unique_ptr<Viewer> paused_player(const std::string& file, const std::string& topic = {}) {
+  // `more` sets further PlayOptions (colour overrides, ...).
+  std::unique_ptr<Viewer> paused_player(const std::string& file, const std::string& topic = {},
+                                        const std::function<void(Viewer::PlayOptions&)>& more = {}) {
     auto v = std::make_unique<Viewer>(options());
     v->set_paused(true);
     Viewer::PlayOptions p;
@@ -384,6 +387,7 @@ class Playback : public RecordingView {
     p.topic = topic;
     p.loop = false;
     p.close_at_end = false;
+    if (more) more(p);
     v->play(p);
     return v;
   }
@@ -449,16 +453,11 @@ TEST_F(Playback, SeekShowsFrameKAndStepsGoBothWays) {
 // PlayOptions::matrix / range (handoff-view --matrix / --range) win over the
 // colorimetry a recording says.
 TEST_F(Playback, MatrixAndRangeOverrideTheRecordingsColorimetry) {
-  Viewer v(options());
-  v.set_paused(true);
-  Viewer::PlayOptions p;
-  p.source = Viewer::Source::File;
-  p.file = file_;
-  p.loop = false;
-  p.close_at_end = false;
-  p.matrix = ColorMatrix::BT2020;
-  p.range = ColorRange::Full;
-  v.play(p);
+  auto player = paused_player(file_, {}, [](Viewer::PlayOptions& p) {
+    p.matrix = ColorMatrix::BT2020;
+    p.range = ColorRange::Full;
+  });
+  Viewer& v = *player;
   Frame f = pattern(0);
   ASSERT_NE(f.colorimetry.matrix, ColorMatrix::BT2020);
   f.colorimetry.matrix = ColorMatrix::BT2020;

@@ -30,7 +30,7 @@
 #include "viewer_display_test.hpp"
 #include <handoff/wait.hpp>
 
-#include "box_edge.hpp"
+#include "snapshot_checks.hpp"
 #include "interop_testing.hpp"
 #include "viewer_frames.hpp"
 #include "wait_support.hpp"
@@ -55,26 +55,6 @@ class ViewerApi : public ViewerDisplayTest {
     EXPECT_EQ(d.gl_errors, 0u) << d.first_gl_error;
   }
 };
-
-void expect_rgb_near(const RgbaImage& img, std::uint32_t x, std::uint32_t y, std::array<std::uint8_t, 3> want,
-                     int tolerance, const std::string& what) {
-  const std::uint8_t* p = img.pixel(x, y);
-  for (int k = 0; k < 3; ++k)
-    EXPECT_NEAR(int(p[k]), int(want[std::size_t(k)]), tolerance) << what << " at (" << x << ", " << y << ") channel " << k;
-}
-
-// An overlay box's edge where the geometry puts it (box_edge.hpp); the
-// fringes are the float64 blend of `line` over `under`, rounded.
-void expect_box_edge(const RgbaImage& img, std::uint32_t x, std::uint32_t y, bool vertical,
-                     std::array<std::uint8_t, 3> line, std::array<std::uint8_t, 3> under, const std::string& what) {
-  std::array<std::uint8_t, 3> half{};
-  for (std::size_t k = 0; k < 3; ++k) half[k] = std::uint8_t(std::lround(0.5 * line[k] + 0.5 * under[k]));
-  handoff::test::expect_box_edge(
-      [&](int px, int py, const std::array<std::uint8_t, 3>& want, int tol, const std::string& w) {
-        expect_rgb_near(img, std::uint32_t(px), std::uint32_t(py), want, tol, w);
-      },
-      int(x), int(y), vertical, line, half, under, what);
-}
 
 // The four quadrants' centres against the float64 reference (within 1 code).
 void expect_quadrants(const RgbaImage& img, PixelFormat f, Colorimetry c) {
