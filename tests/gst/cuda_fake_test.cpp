@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <handoff/media/color.hpp>
@@ -49,11 +50,13 @@ GstCudaContext* offered_context(GstElement* appsrc) {
   return ctx;  // transfer: full, or null
 }
 
-// A CUDA buffer of `info` from a pool of `ctx`, its luma `y`, chroma (cb, cr),
-// written at its device mapping's pointers through the fake (device memory is
-// not host memory: a host write there faults), as a CUDA kernel would.
-GstBuffer* cuda_buffer(const handoff::test::FakeCuda& fake, GstCudaContext* ctx, const GstVideoInfo& info, int y,
-                       int cb, int cr) {
+// A CUDA buffer of `info` from a pool of `ctx`, each row of each plane the
+// bytes `row_of(plane)` gives, written at its device mapping's pointers
+// through the fake (device memory is not host memory: a host write there
+// faults), as a CUDA kernel would.
+template <typename RowOf>
+GstBuffer* cuda_buffer(const handoff::test::FakeCuda& fake, GstCudaContext* ctx, const GstVideoInfo& info,
+                       RowOf row_of) {
   GstBufferPool* pool = gst_cuda_buffer_pool_new(ctx);
   GstStructure* config = gst_buffer_pool_get_config(pool);
   GstCaps* caps = gst_video_info_to_caps(&info);
@@ -65,21 +68,14 @@ GstBuffer* cuda_buffer(const handoff::test::FakeCuda& fake, GstCudaContext* ctx,
   if (buf) {
     GstVideoFrame vf;
     if (gst_video_frame_map(&vf, &info, buf, GstMapFlags(GST_MAP_WRITE | abi::kMapCuda))) {
-      auto device = [&](int plane, int row) {
-        return reinterpret_cast<unsigned long long>(GST_VIDEO_FRAME_PLANE_DATA(&vf, plane)) +
-               static_cast<unsigned long long>(row) * unsigned(GST_VIDEO_FRAME_PLANE_STRIDE(&vf, plane));
-      };
-      const std::vector<std::uint8_t> luma(std::size_t(GST_VIDEO_INFO_WIDTH(&info)), std::uint8_t(y));
-      std::vector<std::uint8_t> uv(2 * std::size_t((GST_VIDEO_INFO_WIDTH(&info) + 1) / 2));
-      for (std::size_t x = 0; x < uv.size(); x += 2) {
-        uv[x] = std::uint8_t(cb);
-        uv[x + 1] = std::uint8_t(cr);
-      }
       bool written = true;
-      for (int row = 0; row < GST_VIDEO_INFO_HEIGHT(&info); ++row)
-        written &= fake.write_device(device(0, row), luma.data(), luma.size()) == 0;
-      for (int row = 0; row < (GST_VIDEO_INFO_HEIGHT(&info) + 1) / 2; ++row)
-        written &= fake.write_device(device(1, row), uv.data(), uv.size()) == 0;
+      for (guint plane = 0; plane < GST_VIDEO_INFO_N_PLANES(&info); ++plane) {
+        const std::vector<std::uint8_t> row = row_of(int(plane));
+        const auto base = reinterpret_cast<unsigned long long>(GST_VIDEO_FRAME_PLANE_DATA(&vf, plane));
+        const unsigned stride = unsigned(GST_VIDEO_FRAME_PLANE_STRIDE(&vf, plane));
+        for (int r = 0; r < GST_VIDEO_FRAME_COMP_HEIGHT(&vf, plane); ++r)
+          written &= fake.write_device(base + static_cast<unsigned long long>(r) * stride, row.data(), row.size()) == 0;
+      }
       EXPECT_TRUE(written) << "the CUDA mapping's pointers are the fake's device memory";
       gst_video_frame_unmap(&vf);
     }
@@ -89,11 +85,26 @@ GstBuffer* cuda_buffer(const handoff::test::FakeCuda& fake, GstCudaContext* ctx,
   return buf;
 }
 
+// An NV12 buffer: luma `y`, chroma (cb, cr).
+GstBuffer* cuda_buffer(const handoff::test::FakeCuda& fake, GstCudaContext* ctx, const GstVideoInfo& info, int y,
+                       int cb, int cr) {
+  const std::size_t w = std::size_t(GST_VIDEO_INFO_WIDTH(&info));
+  return cuda_buffer(fake, ctx, info, [&](int plane) {
+    if (plane == 0) return std::vector<std::uint8_t>(w, std::uint8_t(y));
+    std::vector<std::uint8_t> uv(2 * ((w + 1) / 2));
+    for (std::size_t x = 0; x < uv.size(); x += 2) {
+      uv[x] = std::uint8_t(cb);
+      uv[x + 1] = std::uint8_t(cr);
+    }
+    return uv;
+  });
+}
+
 struct CudaSinkPipeline {
-  CudaSinkPipeline()
-      : p("appsrc name=src format=time caps=video/x-raw(memory:CUDAMemory),format=NV12,width=64,height=48,"
-          "framerate=0/1 ! handoffsink name=sink headless=true sync=false") {
-    gst_video_info_set_format(&info, GST_VIDEO_FORMAT_NV12, 64, 48);
+  explicit CudaSinkPipeline(const char* format = "NV12")
+      : p(std::string("appsrc name=src format=time caps=video/x-raw(memory:CUDAMemory),format=") + format +
+          ",width=64,height=48,framerate=0/1 ! handoffsink name=sink headless=true sync=false") {
+    gst_video_info_set_format(&info, gst_video_format_from_string(format), 64, 48);
     EXPECT_NE(p.set_state(GST_STATE_READY), GST_STATE_CHANGE_FAILURE);
     src = p.element("src");
     sink = p.element("sink");
@@ -135,6 +146,38 @@ TEST_F(GstFakeCuda, TheSinkOffersTheViewersContextAndItsMemoryGoesDeviceToDevice
   s.p.drain();
   EXPECT_EQ(s.p.find(GST_MESSAGE_INFO, "copied through system memory"), nullptr);
   gst_object_unref(ctx);
+}
+
+// Packed RGB in CUDA memory (RGBA, BGRx): one plane, one device-to-device
+// copy, the sample's own codes on screen.
+TEST_F(GstFakeCuda, PackedRgbCudaMemoryGoesDeviceToDeviceToo) {
+  for (const char* format : {"RGBA", "BGRx"}) {
+    SCOPED_TRACE(format);
+    CudaSinkPipeline s(format);
+    GstCudaContext* ctx = offered_context(s.src.get());
+    ASSERT_NE(ctx, nullptr);
+    const bool bgr = format[0] == 'B';
+    GstBuffer* buf = cuda_buffer(fake_, ctx, s.info, [&](int) {
+      std::vector<std::uint8_t> row;
+      for (int x = 0; x < 64; ++x) {
+        const std::uint8_t px[4] = {std::uint8_t(bgr ? 30 : 200), 120, std::uint8_t(bgr ? 200 : 30), 255};
+        row.insert(row.end(), px, px + 4);
+      }
+      return row;
+    });
+    ASSERT_NE(buf, nullptr);
+    const int async = fake_.call_count("cuMemcpy2DAsync"), sync = fake_.call_count("cuMemcpy2D");
+    Rgba img;
+    const std::uint8_t* px = s.show(buf, img);
+    ASSERT_NE(px, nullptr);
+    EXPECT_EQ(int(px[0]), 200);
+    EXPECT_EQ(int(px[1]), 120);
+    EXPECT_EQ(int(px[2]), 30);
+    EXPECT_EQ(fake_.call_count("cuMemcpy2DAsync"), async + 1) << "one plane, one copy on the viewer's stream";
+    EXPECT_EQ(fake_.call_count("cuMemcpy2D"), sync) << "no download into system memory on the way";
+    s.p.drain();
+    gst_object_unref(ctx);
+  }
 }
 
 TEST_F(GstFakeCuda, MemoryOfAnotherContextIsCopiedThroughSystemMemoryAndSaysSo) {
