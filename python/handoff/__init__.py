@@ -92,13 +92,15 @@ if hasattr(_handoff, "Viewer"):
     class Timeline:
         """What open_topics returns: several image topics of one recording as one stream in log-time order.
         Iterating yields (topic, Frame, Overlays); `sources` maps each topic to its Source, `topics` lists
-        them in the order given, `warnings` joins their warnings (each once). A context manager; close()
-        closes every source."""
+        them in the order given, `warnings` joins their warnings (each once). A malformed frame raises its
+        ParseError once, after the frames before it were yielded, and its topic reads on after it (call
+        next() again: `for` stops at an exception). A context manager; close() closes every source."""
 
         def __init__(self, sources):
             self.sources = dict(sources)
             self.topics = list(self.sources)
             self._heap = None
+            self._errors = []  # (order, topic, ParseError) of frames a read refused, raised in turn
 
         def __len__(self):
             return sum(len(s) for s in self.sources.values())
@@ -112,12 +114,17 @@ if hasattr(_handoff, "Viewer"):
 
         def _pull(self, order, topic):
             src = self.sources[topic]
-            item = src.read()
+            try:
+                item = src.read()
+            except ParseError as e:  # the source is past the bad frame: raised by the next __next__
+                self._errors.append((order, topic, e))
+                return
             if item is not None:
                 heapq.heappush(self._heap, (src.log_time(item[0].index), order, topic, item))
 
         def __iter__(self):
             self._heap = []
+            self._errors = []
             for order, topic in enumerate(self.topics):
                 self.sources[topic].seek(0)
                 self._pull(order, topic)
@@ -126,6 +133,10 @@ if hasattr(_handoff, "Viewer"):
         def __next__(self):
             if self._heap is None:
                 iter(self)
+            if self._errors:
+                order, topic, error = self._errors.pop(0)
+                self._pull(order, topic)  # the topic goes on after its bad frame
+                raise error
             if not self._heap:
                 raise StopIteration
             _, order, topic, (frame, overlays) = heapq.heappop(self._heap)

@@ -353,6 +353,32 @@ def test_open_topics_plays_several_topics_on_one_timeline(tmp_path):
     assert handoff.open_topics(path, "/c").topics == ["/c"]
 
 
+def test_open_topics_raises_a_malformed_frame_once_and_loses_no_frame(tmp_path):
+    """/a's frame at t=30 is of another size than its stream: next() yields every frame before it (the /b frame
+    read ahead included), raises once naming it, and then goes on with both topics."""
+    path = tmp_path / "bad.mcap"
+    with handoff.RecordingWriter(path, compression="none") as rec:
+        for t, topic, i in sorted([(10, "/a", 0), (20, "/a", 1), (30, "/a", 2), (40, "/a", 3),
+                                   (15, "/b", 0), (25, "/b", 1), (45, "/b", 2)]):
+            size = (8, 4) if (topic, i) == ("/a", 2) else (16, 8)
+            rec.write(pattern_frame(*size, "nv12", i), topic=topic, log_time=t)
+    got, errors = [], []
+    with handoff.open_topics(path, ["/a", "/b"]) as tl:
+        it = iter(tl)
+        while True:
+            try:
+                topic, frame, _ = next(it)
+            except StopIteration:
+                break
+            except handoff.ParseError as e:
+                errors.append(str(e))
+                continue
+            got.append((topic, tl.sources[topic].log_time(frame.index)))
+    assert len(errors) == 1 and 'topic "/a", frame 2' in errors[0] and "RawImage.width" in errors[0], errors
+    assert sorted(got, key=lambda x: x[1]) == got
+    assert got == [("/a", 10), ("/b", 15), ("/a", 20), ("/b", 25), ("/a", 40), ("/b", 45)]
+
+
 def test_open_topics_names_what_is_wrong(tmp_path):
     path = tmp_path / "one.mcap"
     with handoff.RecordingWriter(path) as rec:
