@@ -4,6 +4,11 @@
 // shows, for bags that store none.
 #include <handoff/media/cdr.hpp>
 
+extern "C" {
+#include <libavutil/mem.h>
+#include <libavutil/sha.h>
+}
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -284,6 +289,93 @@ std::string normalize_type_name(std::string_view name) {
     return std::string(name.substr(0, m)) + "/" + std::string(name.substr(m + 5));
   }
   return std::string(name);
+}
+
+namespace {
+
+// REP 2011's type ids (type_description_interfaces/msg/FieldType).
+int type_id(const FieldType& t) {
+  int id = 1;  // a nested type
+  if (t.primitive) {
+    switch (*t.primitive) {
+      case Primitive::Int8: id = 2; break;
+      case Primitive::UInt8: id = 3; break;
+      case Primitive::Int16: id = 4; break;
+      case Primitive::UInt16: id = 5; break;
+      case Primitive::Int32: id = 6; break;
+      case Primitive::UInt32: id = 7; break;
+      case Primitive::Int64: id = 8; break;
+      case Primitive::UInt64: id = 9; break;
+      case Primitive::Float32: id = 10; break;
+      case Primitive::Float64: id = 11; break;
+      case Primitive::Char: id = 13; break;
+      case Primitive::Bool: id = 15; break;
+      case Primitive::Byte: id = 16; break;
+      case Primitive::String: id = t.string_bound ? 21 : 17; break;
+      case Primitive::WString: id = t.string_bound ? 22 : 18; break;
+    }
+  }
+  switch (t.array) {
+    case ArrayKind::None: return id;
+    case ArrayKind::Fixed: return id + 48;
+    case ArrayKind::Bounded: return id + 96;
+    case ArrayKind::Sequence: return id + 144;
+  }
+  return id;
+}
+
+// "pkg/msg/Type" for "pkg/Type".
+std::string hashed_type_name(const std::string& name) {
+  const auto slash = name.find('/');
+  return slash == std::string::npos ? name : name.substr(0, slash) + "/msg" + name.substr(slash);
+}
+
+// One type as REP 2011 hashes it, in Python's json.dumps form (", ", ": ").
+std::string type_json(const MessageType& t, const std::vector<MessageType>& types) {
+  std::string j = "{\"type_name\": \"" + hashed_type_name(t.name) + "\", \"fields\": [";
+  auto field = [&](const std::string& name, int id, std::uint32_t capacity, std::uint32_t string_capacity,
+                   const std::string& nested) {
+    j += "{\"name\": \"" + name + "\", \"type\": {\"type_id\": " + std::to_string(id) +
+         ", \"capacity\": " + std::to_string(capacity) + ", \"string_capacity\": " +
+         std::to_string(string_capacity) + ", \"nested_type_name\": \"" + nested + "\"}}";
+  };
+  for (std::size_t i = 0; i < t.fields.size(); ++i) {
+    const Field& f = t.fields[i];
+    if (i) j += ", ";
+    const bool counted = f.type.array == ArrayKind::Fixed || f.type.array == ArrayKind::Bounded;
+    field(f.name, type_id(f.type), counted ? f.type.count : 0, f.type.string_bound,
+          f.type.primitive ? std::string() : hashed_type_name(types[f.type.nested].name));
+  }
+  if (t.fields.empty()) field("structure_needs_at_least_one_member", 3, 0, 0, "");  // as IDL gives an empty message
+  return j + "]}";
+}
+
+}  // namespace
+
+std::string type_hash(const MessageDefinition& definition) {
+  const std::vector<MessageType>& types = definition.types();
+  std::vector<const MessageType*> referenced;
+  for (std::size_t i = 1; i < types.size(); ++i) referenced.push_back(&types[i]);
+  std::sort(referenced.begin(), referenced.end(), [](const MessageType* a, const MessageType* b) {
+    return hashed_type_name(a->name) < hashed_type_name(b->name);
+  });
+  std::string json = "{\"type_description\": " + type_json(types.front(), types) + ", \"referenced_type_descriptions\": [";
+  for (std::size_t i = 0; i < referenced.size(); ++i) json += (i ? ", " : "") + type_json(*referenced[i], types);
+  json += "]}";
+  std::array<std::uint8_t, 32> digest{};
+  AVSHA* sha = av_sha_alloc();
+  if (!sha) throw std::bad_alloc();
+  av_sha_init(sha, 256);
+  av_sha_update(sha, reinterpret_cast<const std::uint8_t*>(json.data()), json.size());
+  av_sha_final(sha, digest.data());
+  av_free(sha);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "RIHS01_";
+  for (std::uint8_t b : digest) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
 }
 
 std::optional<std::string_view> builtin_definition(std::string_view type_name) {

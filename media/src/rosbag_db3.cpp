@@ -294,20 +294,56 @@ void Db3Source::choose_topic(const RecordingOpenOptions& options) {
 }
 
 // The topic type's definition from message_definitions (rosbag2 Iron and
-// later; the first file that has it) when the bag has it, else the built-in one.
+// later; the first file that has it) when the bag has it, else the built-in
+// one, checked against the type hash the bag stores where it has one (its
+// message_definitions or topics table, Iron and later): a hash that differs is
+// a warning (the type changed since the built-in definition was written, and
+// its messages may not decode as recorded).
 std::shared_ptr<const ros::MessageDefinition> Db3Source::load_definition(const std::string& type) {
+  std::string stored_hash, hash_place;
   for (const Db3File& f : files_) {
+    for (const char* sql : {"SELECT encoding, encoded_message_definition, type_description_hash FROM "
+                            "message_definitions WHERE topic_type = ?",
+                            "SELECT encoding, encoded_message_definition, '' FROM message_definitions WHERE "
+                            "topic_type = ?"}) {  // before Jazzy's hash column
+      sqlite3_stmt* raw = nullptr;
+      if (sqlite3_prepare_v2(f.db.get(), sql, -1, &raw, nullptr) != SQLITE_OK) continue;
+      Stmt s(raw);
+      sqlite3_bind_text(s.get(), 1, type.c_str(), -1, SQLITE_TRANSIENT);
+      if (!next_row(s.get(), f.name, "reading message_definitions")) break;
+      if (text_column(s.get(), 0) == "ros2msg" && !text_column(s.get(), 1).empty()) {
+        return ros::MessageDefinition::parse(type, text_column(s.get(), 1),
+                                             f.name + ": message_definitions (" + type + ")");
+      }
+      if (stored_hash.empty() && !text_column(s.get(), 2).empty()) {
+        stored_hash = text_column(s.get(), 2);
+        hash_place = f.name + ": message_definitions";
+      }
+      break;
+    }
     sqlite3_stmt* raw = nullptr;
-    const char* sql = "SELECT encoding, encoded_message_definition FROM message_definitions WHERE topic_type = ?";
-    if (sqlite3_prepare_v2(f.db.get(), sql, -1, &raw, nullptr) != SQLITE_OK) continue;
-    Stmt s(raw);
-    sqlite3_bind_text(s.get(), 1, type.c_str(), -1, SQLITE_TRANSIENT);
-    if (next_row(s.get(), f.name, "reading message_definitions") && text_column(s.get(), 0) == "ros2msg" &&
-        !text_column(s.get(), 1).empty()) {
-      return ros::MessageDefinition::parse(type, text_column(s.get(), 1), f.name + ": message_definitions (" + type + ")");
+    if (stored_hash.empty() &&
+        sqlite3_prepare_v2(f.db.get(), "SELECT type_description_hash FROM topics WHERE type = ? LIMIT 1", -1, &raw,
+                           nullptr) == SQLITE_OK) {
+      Stmt s(raw);
+      sqlite3_bind_text(s.get(), 1, type.c_str(), -1, SQLITE_TRANSIENT);
+      if (next_row(s.get(), f.name, "reading the topics table's type hashes") && !text_column(s.get(), 0).empty()) {
+        stored_hash = text_column(s.get(), 0);
+        hash_place = f.name + ": topics";
+      }
     }
   }
-  return ros::MessageDefinition::builtin(type);
+  auto definition = ros::MessageDefinition::builtin(type);
+  if (!stored_hash.empty()) {
+    const std::string ours = ros::type_hash(*definition);
+    if (stored_hash != ours) {
+      warnings_.push_back(hash_place + ": " + type + " has type hash " + stored_hash +
+                          ", handoff's built-in definition " + ours +
+                          " (the bag stores no definition): its messages may not decode as recorded");
+      log(LogLevel::Warning, "recording: " + warnings_.back());
+    }
+  }
+  return definition;
 }
 
 // The ROS 2 overlay topics drawn on the image topic (RecordingOpenOptions::overlay_topics).

@@ -5,6 +5,8 @@
 // integers in decimal, floats as %.17g, strings as they are, arrays of
 // numbers as "len:N hex:..." (their bytes as stored), arrays of anything
 // else as "len:N". A ParseError is printed to stderr, exit status 1.
+//   handoff_cdr_tool --hash TYPE DEFINITION_FILE|-
+// prints the definition's ROS 2 type hash (RIHS01_...).
 #include <handoff/media/cdr.hpp>
 
 #include <cstdio>
@@ -50,6 +52,18 @@ std::string show(const CdrValue& v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "--hash") {
+    try {
+      const std::string type = argv[2];
+      const auto definition = std::string(argv[3]) == "-" ? MessageDefinition::builtin(type)
+                                                          : MessageDefinition::parse(type, read_file(argv[3]), argv[3]);
+      std::printf("%s\n", type_hash(*definition).c_str());
+    } catch (const handoff::Error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return 1;
+    }
+    return 0;
+  }
   if (argc < 4) {
     std::fprintf(stderr, "usage: handoff_cdr_tool TYPE DEFINITION_FILE|- MESSAGE_FILE PATH...\n");
     return 2;

@@ -3,6 +3,7 @@
 // times, topic choice, the definition from message_definitions or the
 // built-in one); a .db3 that is not SQLite and a bag without an image topic
 // are errors naming the file.
+#include <handoff/media/cdr.hpp>
 #include <handoff/media/error.hpp>
 #include <handoff/media/recording.hpp>
 
@@ -127,6 +128,43 @@ TEST(RosDb3, ABadFrameIsNamedAndTheNextOnePlays) {
   EXPECT_EQ(src->position(), 2);
   expect_frame(*src, 2);
   EXPECT_FALSE(src->read_into(out.target()));
+}
+
+// A bag that stores a type hash but no definition: the built-in one is
+// used, and a hash that is not its own is a warning (the bag plays).
+TEST(RosDb3, ATypeHashNotTheBuiltInDefinitionsIsAWarning) {
+  TempDir dir;
+  const std::string ours = ros::type_hash(*ros::MessageDefinition::builtin("sensor_msgs/msg/Image"));
+  ASSERT_EQ(ours, "RIHS01_d31d41a9a4c4bc8eae9be757b0beed306564f7526c88ea6a4588fb9582527d47")
+      << "sensor_msgs/msg/Image's hash as rosbag2 (Iron and later) stores it";
+  for (const bool matches : {true, false}) {
+    const auto path = write_db3(dir, true, "");
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const std::string hash = matches ? ours : "RIHS01_" + std::string(64, 'a');
+    exec(db, "UPDATE message_definitions SET type_description_hash = '" + hash + "'");
+    sqlite3_close(db);
+    auto src = open_recording(path);
+    expect_frame(*src, 0);
+    if (matches) {
+      EXPECT_TRUE(src->warnings().empty()) << src->warnings().front();
+    } else {
+      ASSERT_EQ(src->warnings().size(), 1u);
+      EXPECT_THAT(src->warnings()[0], HasSubstr("bag_0.db3: message_definitions: sensor_msgs/msg/Image has type hash "
+                                                "RIHS01_aaaa"));
+      EXPECT_THAT(src->warnings()[0], HasSubstr("handoff's built-in definition " + ours));
+    }
+  }
+  // Jazzy's topics table carries the hash too.
+  const auto path = write_db3(dir, false);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  exec(db, "ALTER TABLE topics ADD COLUMN type_description_hash TEXT NOT NULL DEFAULT ''");
+  exec(db, "UPDATE topics SET type_description_hash = 'RIHS01_" + std::string(64, 'b') + "' WHERE id = 2");
+  sqlite3_close(db);
+  auto src = open_recording(path);
+  ASSERT_EQ(src->warnings().size(), 1u);
+  EXPECT_THAT(src->warnings()[0], HasSubstr("bag_0.db3: topics: sensor_msgs/msg/Image has type hash RIHS01_bbbb"));
 }
 
 TEST(RosDb3, BadBags) {

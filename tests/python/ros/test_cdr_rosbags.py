@@ -159,3 +159,48 @@ def test_cut_short_is_an_error_naming_the_field(tmp_path, store, little):
                        text=True)
     assert r.returncode == 1
     assert "sensor_msgs/Image.data: array needs 4 bytes, 2 left in the message" in r.stderr
+
+
+# foxglove_msgs as Foxglove publishes them for ROS 2 (their constants do not enter the hash).
+FOXGLOVE_MSGS = {
+    "foxglove_msgs/msg/Point2": "float64 x\nfloat64 y\n",
+    "foxglove_msgs/msg/Color": "float64 r\nfloat64 g\nfloat64 b\nfloat64 a\n",
+    "foxglove_msgs/msg/CircleAnnotation": "builtin_interfaces/Time timestamp\nfoxglove_msgs/Point2 position\n"
+                                          "float64 diameter\nfloat64 thickness\nfoxglove_msgs/Color fill_color\n"
+                                          "foxglove_msgs/Color outline_color\n",
+    "foxglove_msgs/msg/PointsAnnotation": "builtin_interfaces/Time timestamp\nuint8 UNKNOWN=0\nuint8 POINTS=1\n"
+                                          "uint8 LINE_LOOP=2\nuint8 LINE_STRIP=3\nuint8 LINE_LIST=4\nuint8 type\n"
+                                          "foxglove_msgs/Point2[] points\nfoxglove_msgs/Color outline_color\n"
+                                          "foxglove_msgs/Color[] outline_colors\nfoxglove_msgs/Color fill_color\n"
+                                          "float64 thickness\n",
+    "foxglove_msgs/msg/TextAnnotation": "builtin_interfaces/Time timestamp\nfoxglove_msgs/Point2 position\n"
+                                        "string text\nfloat64 font_size\nfoxglove_msgs/Color text_color\n"
+                                        "foxglove_msgs/Color background_color\n",
+    "foxglove_msgs/msg/ImageAnnotations": "foxglove_msgs/CircleAnnotation[] circles\n"
+                                          "foxglove_msgs/PointsAnnotation[] points\n"
+                                          "foxglove_msgs/TextAnnotation[] texts\n",
+    "foxglove_msgs/msg/CompressedVideo": "builtin_interfaces/Time timestamp\nstring frame_id\nuint8[] data\n"
+                                         "string format\n",
+}
+
+BUILTIN_TYPES = ["builtin_interfaces/msg/Time", "builtin_interfaces/msg/Duration", "std_msgs/msg/Header",
+                 "sensor_msgs/msg/Image", "sensor_msgs/msg/CompressedImage", *VISION_MSGS,
+                 "geometry_msgs/msg/PoseWithCovariance", "geometry_msgs/msg/Pose2D", *FOXGLOVE_MSGS]
+
+
+@pytest.mark.parametrize("typename", BUILTIN_TYPES)
+def test_type_hashes_of_the_built_in_definitions_are_rosbags(store, typename, tmp_path):
+    """REP 2011's RIHS01 hash of each built-in definition, as rosbags computes it (rosbag2 stores it for a
+    .db3 topic's type; handoff warns when a bag's differs from the built-in definition it decodes by)."""
+    types = {}
+    for name, text in FOXGLOVE_MSGS.items():
+        types.update(get_types_from_msg(text, name))
+    store.register(types)
+    builtin = subprocess.run([TOOL, "--hash", typename, "-"], capture_output=True, text=True)
+    assert builtin.returncode == 0, builtin.stderr
+    assert builtin.stdout.strip() == store.hash_rihs01(typename)
+    definition = tmp_path / "def.msg"  # the same from the text rosbags writes into bags
+    definition.write_text(store.generate_msgdef(typename, ros_version=2)[0])
+    from_text = subprocess.run([TOOL, "--hash", typename, str(definition)], capture_output=True, text=True)
+    assert from_text.returncode == 0, from_text.stderr
+    assert from_text.stdout.strip() == store.hash_rihs01(typename)

@@ -71,6 +71,12 @@ class MessageDefinition {
 
 // "pkg/Type" for "pkg/msg/Type" (and "pkg/Type"); other names unchanged.
 std::string normalize_type_name(std::string_view name);
+// The ROS 2 type hash of a definition (REP 2011, "RIHS01_" and 64 hex
+// digits): SHA-256 of the type description as JSON (the type and every type
+// it uses, sorted by name, each field's name, type id, capacity, string
+// capacity and nested type; defaults and constants left out), as rosbag2
+// Iron and later store it beside a topic's type.
+std::string type_hash(const MessageDefinition& definition);
 // The built-in .msg text of a type (std_msgs/Header, builtin_interfaces/Time
 // and Duration, sensor_msgs/Image and CompressedImage, vision_msgs/Detection2DArray
 // and what it uses, foxglove_msgs ImageAnnotations and CompressedVideo), written
