@@ -3,6 +3,9 @@
 // automatic range's readout, and the pixel inspector's text per layer kind.
 #include <gtest/gtest.h>
 
+#include <imgui.h>
+
+#include <cfloat>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -10,10 +13,12 @@
 #include <handoff/host_frame.hpp>
 
 #include "frame_target.hpp"
+#include "imgui_offscreen.hpp"
 #include "gl_test_context.hpp"
 #include "layer_buffers.hpp"
 #include "layer_copy.hpp"
 #include "layer_renderer.hpp"
+#include "ui.hpp"
 #include "view_convert.hpp"
 
 namespace handoff::view::test {
@@ -112,6 +117,78 @@ TEST_F(LayerRendererTest, PanelControlsTurnLayersAndClassesOff) {
   r.set_layers(&l.copied, kW, kH);
   EXPECT_FALSE(r.controls()[0].visible);
   EXPECT_EQ(r.controls()[0].hidden.count(2), 1u);
+}
+
+// The panel's widgets driven with the mouse through Dear ImGui's input
+// state (as a window's backend sets it): the layer's toggle, its opacity
+// slider, the legend's class toggles and "all classes" change what the
+// renderer draws.
+TEST_F(LayerRendererTest, ThePanelsWidgetsDriveTheControls) {
+  Layers l;
+  LayerRenderer r;
+  r.set_layers(&l.copied, kW, kH);
+  ImGuiOffscreen ui;
+  ControlRects rects;
+  auto frame = [&] {
+    ui.begin(420, 700);
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(ImVec2(420, 700));
+    ImGui::Begin("panel");
+    rects.clear();
+    draw_layer_controls(r, &rects);
+    ImGui::End();
+    ui.discard();
+  };
+  auto input = [&](auto&& queue) {
+    ImGuiContext* previous = ImGui::GetCurrentContext();
+    ImGui::SetCurrentContext(ui.context());
+    queue(ImGui::GetIO());
+    ImGui::SetCurrentContext(previous);
+    frame();
+  };
+  // A click at `fx` of the control's width (its middle row): move, press, release.
+  auto click = [&](const std::string& name, float fx = 0.5f) {
+    ASSERT_EQ(rects.count(name), 1u) << name << " was not drawn";
+    const auto [x0, y0, x1, y1] = rects.at(name);
+    const float x = x0 + fx * (x1 - x0), y = 0.5f * (y0 + y1);
+    // (Debian's Dear ImGui 1.86 reads io.MousePos / MouseDown each frame; no event queue yet.)
+    input([&](ImGuiIO& io) { io.MousePos = ImVec2(x, y); });
+    input([&](ImGuiIO& io) { io.MouseDown[ImGuiMouseButton_Left] = true; });
+    input([&](ImGuiIO& io) { io.MouseDown[ImGuiMouseButton_Left] = false; });
+    input([&](ImGuiIO& io) { io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX); });
+  };
+  frame();
+  frame();
+  ASSERT_EQ(rects.count("layer 0"), 1u);
+  ASSERT_EQ(rects.count("layer 1 opacity"), 1u) << "a toggle and a slider for every layer";
+  ASSERT_EQ(rects.count("layer 2 opacity"), 1u);
+  EXPECT_EQ(rects.count("layer 0 id 1"), 0u) << "the legend starts closed";
+
+  click("layer 0");
+  EXPECT_FALSE(r.controls()[0].visible);
+  EXPECT_EQ(at(render(r), 4, 8), (std::array{0, 0, 0})) << "the class map toggled off";
+  click("layer 0");
+  EXPECT_TRUE(r.controls()[0].visible);
+
+  click("layer 0 opacity", 0.25f);
+  ASSERT_TRUE(r.controls()[0].opacity.has_value());
+  const float a = *r.controls()[0].opacity;
+  EXPECT_NEAR(a, 0.25f, 0.08f) << "a quarter of the way along the slider";
+  EXPECT_NEAR(at(render(r), 4, 8)[0], std::lround(200 * a), 1);
+  click("layer 0 opacity", 1.0f - 1e-3f);
+  EXPECT_NEAR(*r.controls()[0].opacity, 1.0f, 0.02f);
+
+  click("layer 0 legend");
+  ASSERT_EQ(rects.count("layer 0 id 2"), 1u) << "the legend opened: a toggle per class";
+  ASSERT_EQ(rects.count("layer 0 id 1"), 1u);
+  click("layer 0 id 2");
+  EXPECT_EQ(r.controls()[0].hidden.count(2), 1u);
+  auto px = render(r);
+  EXPECT_EQ(at(px, 28, 8), (std::array{0, 0, 0})) << "class 2 hidden";
+  EXPECT_EQ(at(px, 4, 8), (std::array{200, 0, 0})) << "class 1 still drawn";
+  click("layer 0 all classes");
+  EXPECT_TRUE(r.controls()[0].hidden.empty());
+  EXPECT_EQ(at(render(r), 28, 8), (std::array{0, 0, 200}));
 }
 
 TEST_F(LayerRendererTest, LegendRangeAndInspector) {

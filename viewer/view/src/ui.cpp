@@ -204,9 +204,20 @@ void overlays_panel(ViewerState& v) {
 
 // The dense layers: a toggle and an opacity slider each; a class map's legend
 // (a toggle per class, with its name); a scalar map's colour bar and range.
-void class_legend(LayerRenderer& r, std::size_t i) {
+// The last item's rectangle into `drawn` (when given) under `name`;
+// `width` > 0: only its first `width` pixels (a slider's frame, not its label).
+void note(ControlRects* drawn, const std::string& name, float width = 0) {
+  if (!drawn) return;
+  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  (*drawn)[name] = {a.x, a.y, width > 0 ? a.x + width : b.x, b.y};
+}
+
+void class_legend(LayerRenderer& r, std::size_t i, ControlRects* drawn) {
   const auto& m = std::get<media::ClassMap>(r.layer(i));
-  if (!ImGui::TreeNode("legend")) return;
+  const std::string layer = "layer " + std::to_string(i);
+  const bool open = ImGui::TreeNode("legend");
+  note(drawn, layer + " legend");
+  if (!open) return;
   LayerControl& c = r.controls()[i];
   bool changed = false;
   for (std::int64_t id : r.legend_ids(i)) {
@@ -225,11 +236,13 @@ void class_legend(LayerRenderer& r, std::size_t i) {
       else c.hidden.insert(id);
       changed = true;
     }
+    note(drawn, layer + " id " + std::to_string(id));
   }
   if (ImGui::SmallButton("all classes")) {
     c.hidden.clear();
     changed = true;
   }
+  note(drawn, layer + " all classes");
   if (changed) r.refresh_palettes();
   ImGui::TreePop();
 }
@@ -251,23 +264,7 @@ void colour_bar(const LayerRenderer& r, std::size_t i) {
               s.range ? "(fixed)" : "(auto)");
 }
 
-void layers_panel(ViewerState& v) {
-  LayerRenderer& r = v.layers();
-  if (r.size() == 0 || !ImGui::CollapsingHeader("Layers", ImGuiTreeNodeFlags_DefaultOpen)) return;
-  for (std::size_t i = 0; i < r.size(); ++i) {
-    ImGui::PushID(int(i));
-    LayerControl& c = r.controls()[i];
-    const media::Layer& l = r.layer(i);
-    const std::string name = std::string(media::layer_kind(l)) + " " + std::to_string(i);
-    ImGui::Checkbox(name.c_str(), &c.visible);
-    float opacity = c.opacity.value_or(std::visit([](const auto& x) { return x.opacity; }, l));
-    ImGui::SetNextItemWidth(120);
-    if (ImGui::SliderFloat("opacity", &opacity, 0.0f, 1.0f, "%.2f")) c.opacity = opacity;
-    if (std::holds_alternative<media::ClassMap>(l)) class_legend(r, i);
-    else if (std::holds_alternative<media::ScalarMap>(l)) colour_bar(r, i);
-    ImGui::PopID();
-  }
-}
+void layers_panel(ViewerState& v) { draw_layer_controls(v.layers()); }
 
 void stats_panel(ViewerState& v) {
   if (ImGui::CollapsingHeader("Stats", ImGuiTreeNodeFlags_DefaultOpen)) {
@@ -316,6 +313,27 @@ void pixel_panel(ViewerState& v, const UiState& ui) {
 }
 
 }  // namespace
+
+void draw_layer_controls(LayerRenderer& r, ControlRects* drawn) {
+  if (r.size() == 0 || !ImGui::CollapsingHeader("Layers", ImGuiTreeNodeFlags_DefaultOpen)) return;
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    ImGui::PushID(int(i));
+    LayerControl& c = r.controls()[i];
+    const media::Layer& l = r.layer(i);
+    const std::string layer = "layer " + std::to_string(i);
+    const std::string name = std::string(media::layer_kind(l)) + " " + std::to_string(i);
+    ImGui::Checkbox(name.c_str(), &c.visible);
+    note(drawn, layer);
+    float opacity = c.opacity.value_or(std::visit([](const auto& x) { return x.opacity; }, l));
+    constexpr float kSliderWidth = 120;
+    ImGui::SetNextItemWidth(kSliderWidth);
+    if (ImGui::SliderFloat("opacity", &opacity, 0.0f, 1.0f, "%.2f")) c.opacity = opacity;
+    note(drawn, layer + " opacity", kSliderWidth);
+    if (std::holds_alternative<media::ClassMap>(l)) class_legend(r, i, drawn);
+    else if (std::holds_alternative<media::ScalarMap>(l)) colour_bar(r, i);
+    ImGui::PopID();
+  }
+}
 
 void draw_ui(ViewerState& v, UiState& ui) {
   help_window(ui);

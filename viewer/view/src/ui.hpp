@@ -2,6 +2,8 @@
 // The Dear ImGui panels of handoff-view: playback, colour overrides, overlay
 // controls, stats, pixel inspector and the keyboard help. Draws into the
 // current ImGui context, between NewFrame and Render. Render thread only.
+#include <array>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,5 +28,15 @@ struct UiState {
 };
 
 void draw_ui(ViewerState& viewer, UiState& ui);
+
+// Where the panel drew each layer control, on screen (x0, y0, x1, y1), by
+// name: "layer 0" (its toggle), "layer 0 opacity" (the slider's frame), "layer 0 legend" (the
+// legend's tree node), "layer 0 id 2" (a class's toggle), "layer 0 all
+// classes". Tests drive the controls with the mouse through these.
+using ControlRects = std::map<std::string, std::array<float, 4>>;
+// The panel's Layers section: a toggle and an opacity slider per layer, a
+// class map's legend (a toggle per class), a scalar map's colour bar and
+// range. `drawn`, when given, receives the controls' rectangles.
+void draw_layer_controls(LayerRenderer& layers, ControlRects* drawn = nullptr);
 
 }  // namespace handoff::view
