@@ -139,6 +139,7 @@ class RecordingSourceImpl final : public RecordingSource {
   const std::vector<std::string>& warnings() const override {
     all_warnings_ = reader_->warnings();
     all_warnings_.insert(all_warnings_.end(), frame_warnings_.begin(), frame_warnings_.end());
+    all_warnings_.insert(all_warnings_.end(), overlay_warnings_.begin(), overlay_warnings_.end());
     return all_warnings_;
   }
 
@@ -177,6 +178,7 @@ class RecordingSourceImpl final : public RecordingSource {
   void add_layers(std::size_t index, OverlayFrame& out) const;
   void add_layer(const LayerTopic& t, const mcap::MessageRef& ref, OverlayFrame& out) const;
   void warn_layer(const LayerTopic& t, const std::string& what) const;
+  void warn_annotations(const std::string& what) const;  // once per message, logged and in warnings()
   // Two captured pointers fit std::function's inline storage: naming the
   // place allocates nothing unless an error is reported.
   MessagePlace place(const mcap::MessageRef& ref) const {
@@ -201,6 +203,7 @@ class RecordingSourceImpl final : public RecordingSource {
   bool compressed_ = false;                    // the topic is a CompressedImage (ROS 2 or Foxglove)
   std::set<std::uint16_t> foxglove_compressed_;  // foxglove.CompressedImage channels
   std::vector<std::string> frame_warnings_;    // frames that could not be shown
+  mutable std::vector<std::string> overlay_warnings_;  // annotation messages left out (each once)
   mutable std::vector<std::string> all_warnings_;  // the reader's, then frame_warnings_
   std::int64_t position_ = 0;
   std::uint64_t window_ns_ = 0;                          // RecordingOpenOptions::annotation_window_ns
@@ -547,15 +550,28 @@ void RecordingSourceImpl::seek(std::int64_t index) {
 bool RecordingSourceImpl::overlays_for(std::int64_t index, OverlayFrame& out) const {
   out.clear();
   if (index < 0 || index >= std::int64_t(frames_.size())) return false;
-  if (const mcap::MessageRef* match = annotations_.empty() ? nullptr : matching_annotations(std::size_t(index))) {
-    const mcap::MessageView m = reader_->read(*match);
-    decode_annotations(m.data, out, place(*match));
+  // A bad annotation message is left out with one warning naming it: the
+  // frame, its other overlays and layers play on.
+  try {
+    if (const mcap::MessageRef* match = annotations_.empty() ? nullptr : matching_annotations(std::size_t(index))) {
+      const mcap::MessageView m = reader_->read(*match);
+      decode_annotations(m.data, out, place(*match));
+    }
+  } catch (const ParseError& e) {
+    out.clear();
+    warn_annotations(e.what());
   }
   for (const ros::OverlayTopic& t : overlay_topics_)
     t.add(frames_[std::size_t(index)].log_time, image_key(std::size_t(index)), window_ns_, out);
   add_layers(std::size_t(index), out);
   out.frame = index;
   return out.has_content();
+}
+
+void RecordingSourceImpl::warn_annotations(const std::string& what) const {
+  if (std::find(overlay_warnings_.begin(), overlay_warnings_.end(), what) != overlay_warnings_.end()) return;
+  overlay_warnings_.push_back(what);
+  log(LogLevel::Warning, "recording: annotations left out: " + what);
 }
 
 void RecordingSourceImpl::remember_key(std::size_t index, const RawImageView& image) const {
@@ -573,12 +589,19 @@ std::uint64_t RecordingSourceImpl::image_key(std::size_t index) const {
   return frame_key_;
 }
 
-// Annotation message `k`'s timestamp (its log time when it carries none).
+// Annotation message `k`'s timestamp (its log time when it carries none, or
+// when the message cannot be read: matched by log time, it is then named
+// when a frame takes it, and left out).
 std::uint64_t RecordingSourceImpl::annotation_key(std::size_t k) const {
   std::optional<std::uint64_t>& key = annotation_keys_[k];
   if (!key) {
     const mcap::MessageRef& ref = annotations_[k];
-    key = annotations_timestamp(reader_->read(ref).data, place(ref)).value_or(ref.log_time);
+    try {
+      key = annotations_timestamp(reader_->read(ref).data, place(ref)).value_or(ref.log_time);
+    } catch (const ParseError& e) {
+      key = ref.log_time;
+      warn_annotations(e.what());
+    }
   }
   return *key;
 }

@@ -388,6 +388,50 @@ TEST_F(McapBadInput, ALaterFrameThatDoesNotFit) {
   EXPECT_THAT(play_error(p), HasSubstr("RawImage.width: 8x8, but the stream is 16x8"));
 }
 
+// A malformed annotations message is left out with one warning naming it;
+// its frame and every other frame's annotations play.
+TEST_F(McapBadInput, ABadAnnotationsMessageIsLeftOutAndItsFramePlays) {
+  const auto p = dir_ / "bad_annotations.mcap";
+  {
+    mcap::Writer w(p);
+    const auto img = w.add_channel(w.add_schema(kRawImageSchema, "protobuf", raw_image_descriptor_set()), "/c", "protobuf");
+    const auto ann = w.add_channel(w.add_schema(kImageAnnotationsSchema, "protobuf", image_annotations_descriptor_set()),
+                                   "/c/annotations", "protobuf");
+    std::vector<std::uint8_t> msg;
+    for (int i = 0; i < 3; ++i) {
+      const std::uint64_t t = 1'000'000'000ull + std::uint64_t(i) * 40'000'000ull;
+      encode_raw_image(test::pattern_frame(PixelFormat::NV12, 16, 8, i), t, msg);
+      w.write(img, std::uint32_t(i), t, t, msg);
+      std::string a;
+      if (i == 1) {
+        a = std::string("\x0a\xff\xff\xff\xff\x0f", 6);  // a field whose length runs past the message
+      } else {
+        OverlayFrame o;
+        o.add_box(float(i), 1, float(i) + 4, 5, "n", 0.5f, i);
+        encode_annotations(o, t, a);
+      }
+      w.write(ann, std::uint32_t(i), t, t, std::span(reinterpret_cast<const std::uint8_t*>(a.data()), a.size()));
+    }
+    w.close();
+  }
+  auto src = open_recording(p);
+  HostFrame f(PixelFormat::NV12, 16, 8);
+  OverlayFrame o;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(src->read_into(f.target())) << i;
+    const bool has = src->overlays_for(i, o);
+    EXPECT_EQ(has, i != 1) << i;
+    if (i != 1) {
+      ASSERT_EQ(o.objects.size(), 1u) << i;
+      EXPECT_FLOAT_EQ(o.objects[0].x0, float(i));
+    }
+  }
+  ASSERT_EQ(src->warnings().size(), 1u);
+  EXPECT_THAT(src->warnings()[0], HasSubstr("bad_annotations.mcap: overlay topic \"/c/annotations\": Message at offset"));
+  (void)src->overlays_for(1, o);  // asked again: still one warning
+  EXPECT_EQ(src->warnings().size(), 1u);
+}
+
 TEST_F(McapBadInput, HugeClaimedChunkIsRefused) {
   auto b = bytes(recording(mcap::Compression::Zstd));
   const Rec ci = test::records_of(b, 0x08)[0];
