@@ -127,9 +127,11 @@ class Db3Source final : public RecordingSource {
   void choose_topic(const RecordingOpenOptions& options);
   std::shared_ptr<const ros::MessageDefinition> load_definition(const std::string& type);
   void find_overlay_topics(const RecordingOpenOptions& options);
-  // Reads frame `index` and hands its decoded image to `use` while the row's blob is valid.
+  // Reads frame `index` and hands its decoded image to `use` while the row's
+  // blob is valid; `pixels` false: a compressed picture's header only (its
+  // timestamp: a corrupt picture shown black still has one).
   template <typename F>
-  void with_image(std::size_t index, F&& use) const;
+  void with_image(std::size_t index, F&& use, bool pixels = true) const;
   std::string frame_location(std::size_t index) const;
   // Frame `index`'s message, copied into `into` (a video message outlives the row's read).
   void fetch(std::size_t index, std::vector<std::uint8_t>& into) const;
@@ -424,7 +426,8 @@ bool Db3Source::overlays_for(std::int64_t index, OverlayFrame& out) const {
       key = ros_video_view(ros::CdrMessage::decode(definition_, video_bytes_, {files_[frames_[std::size_t(index)].file].name, frame_location(std::size_t(index))}))
                 .timestamp_ns;
     } else {
-      with_image(std::size_t(index), [&](const ros::ImageView& v, const MessagePlace&) { key = v.image.timestamp_ns; });
+      with_image(
+          std::size_t(index), [&](const ros::ImageView& v, const MessagePlace&) { key = v.image.timestamp_ns; }, false);
     }
     for (const ros::OverlayTopic& t : overlay_topics_) t.add(frames_[std::size_t(index)].time, key, window_ns_, out);
   }
@@ -433,7 +436,7 @@ bool Db3Source::overlays_for(std::int64_t index, OverlayFrame& out) const {
 }
 
 template <typename F>
-void Db3Source::with_image(std::size_t index, F&& use) const {
+void Db3Source::with_image(std::size_t index, F&& use, bool pixels) const {
   const Frame& fr = frames_[index];
   const Db3File& f = files_[fr.file];
   const std::string location = frame_location(index);
@@ -452,7 +455,7 @@ void Db3Source::with_image(std::size_t index, F&& use) const {
     data = message_bytes_;
   }
   const ros::CdrMessage m = ros::CdrMessage::decode(definition_, data, {f.name, location});
-  use(ros::any_image_view(m, picture_, where), where);
+  use(ros::any_image_view(m, picture_, where, pixels), where);
 }
 
 bool Db3Source::read_into(const FrameWriteTarget& target) {

@@ -243,3 +243,39 @@ def test_handoff_view_plays_a_jpeg_bag(tmp_path, storage):
             j += 1
         assert j < len(pictures), "a replayed frame is none of the bag's later frames"
         j += 1
+
+
+@pytest.mark.parametrize("storage", STORAGES, ids=STORAGE_IDS)
+def test_a_corrupt_picture_with_detections_plays_black_with_its_boxes(tmp_path, storage):
+    """Detections in the image topic's namespace are matched by the picture's header stamp, which a corrupt
+    picture still has: it is shown black with its boxes, once named, and no frame is lost."""
+    handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
+    from rosbags.typesys import get_types_from_msg
+    from test_ros_detections import VISION_MSGS, detection
+
+    ts = get_typestore(Stores.ROS2_HUMBLE)
+    types = {}
+    for name, text in VISION_MSGS.items():
+        types.update(get_types_from_msg(text, name))
+    ts.register(types)
+    w, h = 16, 8
+    data = [encode("rgb8", "jpeg", picture("rgb8", k, w, h)) for k in range(4)]
+    data[1] = data[1][: len(data[1]) // 2]
+    dets = [ts.types["vision_msgs/msg/Detection2DArray"](
+        header=compressed(k, "jpeg", b"").header,
+        detections=[detection(START_NS + k * STEP_NS, 4.0 + k, 4.0, 4.0, 4.0, [("1", 0.9)], "7")]) for k in range(4)]
+    with Writer(tmp_path / "bag", version=9, storage_plugin=storage) as writer:
+        image = writer.add_connection(TOPIC, "sensor_msgs/msg/CompressedImage", typestore=ts)
+        boxes = writer.add_connection("/cam/detections", "vision_msgs/msg/Detection2DArray", typestore=ts)
+        for k in range(4):
+            writer.write(image, START_NS + k * STEP_NS,
+                         bytes(ts.serialize_cdr(compressed(k, "jpeg", data[k]), "sensor_msgs/msg/CompressedImage")))
+            writer.write(boxes, START_NS + k * STEP_NS + 1000,
+                         bytes(ts.serialize_cdr(dets[k], "vision_msgs/msg/Detection2DArray")))
+    with handoff.open(str(tmp_path / "bag")) as src:
+        got = [(np.from_dlpack(frame).copy(), overlays.boxes.copy()) for frame, overlays in src]
+        assert len(got) == 4
+        assert not got[1][0].any(), "the corrupt picture is shown black"
+        for k, (_, b) in enumerate(got):
+            np.testing.assert_allclose(b, [[2.0 + k, 2.0, 6.0 + k, 6.0]])
+        assert len(src.warnings) == 1 and "frame 1" in src.warnings[0], src.warnings
