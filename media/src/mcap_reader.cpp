@@ -132,6 +132,7 @@ class ReaderImpl final : public Reader {
   std::map<std::uint16_t, std::vector<MessageRef>> messages_;
   std::vector<ChunkInfo> chunks_;
   std::vector<std::string> warnings_;
+  bool skipped_chunks_ = false;  // scan(): a damaged chunk was left out (the data section CRC then differs too)
   std::vector<MessageRef> empty_;
   std::array<ChunkSlot, 2> slots_;
   std::uint64_t clock_ = 0;
@@ -490,7 +491,7 @@ bool ReaderImpl::scan_record(std::uint64_t& pos, std::uint64_t end, bool has_foo
     case Opcode::Message: add_message(where, c, at, MessageRef::kNoChunk); break;
     case Opcode::DataEnd: {
       const std::uint32_t stored = c.u32("data_section_crc");
-      if (stored != 0 && stored != crc_before) {
+      if (stored != 0 && stored != crc_before && !skipped_chunks_) {  // a damaged chunk is named already
         fail(where, "data_section_crc", "stored " + detail::hex32(stored) + ", computed " + detail::hex32(crc_before) +
                                             " over bytes 0.." + std::to_string(at));
       }
@@ -517,8 +518,22 @@ void ReaderImpl::scan_chunk(std::uint64_t at, std::span<const std::uint8_t> cont
   info.compression = *kind;
   const auto id = std::uint32_t(chunks_.size());
   chunks_.push_back(info);
-  ChunkSlot& slot = load_chunk(id);  // decompresses and checks the CRC
-  index_chunk_records({slot.records, id, at});
+  ChunkSlot* slot = nullptr;
+  try {
+    slot = &load_chunk(id);  // decompresses and checks the CRC
+  } catch (const ParseError& e) {
+    // A damaged chunk (its CRC, its compressed data) found while scanning:
+    // its messages are left out, named once, and the records after it read
+    // on, as an indexed file loses only that chunk's frames. (load_chunk
+    // caches a chunk only once it is whole and checked.)
+    chunks_.pop_back();
+    skipped_chunks_ = true;
+    const std::string msg = std::string(e.what()) + "; the chunk's messages are left out";
+    warnings_.push_back(msg);
+    log(LogLevel::Warning, msg);
+    return;
+  }
+  index_chunk_records({slot->records, id, at});
 }
 
 // A Chunk record the end of the file cut short (`end`: the file's end). Its

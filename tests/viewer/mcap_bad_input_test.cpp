@@ -177,6 +177,30 @@ TEST_F(McapBadInput, CompressedChunkCrcMismatch) {
   EXPECT_THAT(play_error(save(b)), HasSubstr(at("Chunk", chunk.at) + ": uncompressed_crc:"));
 }
 
+// Without a summary the file is scanned: a damaged chunk in the middle (its
+// CRC, or compressed data that does not decompress) is left out with one
+// warning naming it, and the frames of the other chunks play, as an indexed
+// file loses only that chunk's frames.
+TEST_F(McapBadInput, ScannedFileLeavesOutADamagedChunkAndPlaysTheRest) {
+  for (const auto compression : {mcap::Compression::None, mcap::Compression::Zstd}) {
+    auto b = bytes(recording(compression, false, true));
+    const Rec chunk = test::records_of(b, 0x06)[1];
+    if (compression == mcap::Compression::None) b[chunk.end() - 1] ^= 0x01;  // a pixel of the second frame
+    else for (std::size_t i = chunk.content() + 48; i < chunk.end(); ++i) b[i] = 0xA5;
+    auto src = open_recording(save(b));
+    EXPECT_EQ(src->info().frame_count, 3) << "frames 0, 2 and 3";
+    ASSERT_EQ(src->warnings().size(), 1u);
+    EXPECT_THAT(src->warnings()[0], HasSubstr("bad.mcap: " + at("Chunk", chunk.at) + ": "));
+    EXPECT_THAT(src->warnings()[0], HasSubstr("; the chunk's messages are left out"));
+    HostFrame f(PixelFormat::NV12, 16, 8);
+    for (std::uint32_t want : {0u, 2u, 3u}) {
+      ASSERT_TRUE(src->read_into(f.target()));
+      EXPECT_TRUE(test::has_pattern(f, want)) << "frame " << want;
+    }
+    EXPECT_FALSE(src->read_into(f.target()));
+  }
+}
+
 TEST_F(McapBadInput, SummaryCrcMismatch) {
   auto b = bytes(recording(mcap::Compression::None, true, true));
   const Rec ci = test::records_of(b, 0x08)[0];
