@@ -230,12 +230,15 @@ TEST_F(ViewerApp, BadOverlayLineIsReportedOnceAndPlaybackGoesOn) {
   const auto r = run_viewer({"--headless", "--frames", "3", "--size", "64x48", "--overlays", path("o.jsonl"),
                              "--output", path("out")});
   ASSERT_FALSE(r.timed_out) << r.output;
-  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // every frame played, the bad line counted: exit 1
   EXPECT_EQ(count_pngs(path("out")), 3u) << r.output;
+  EXPECT_NE(r.output.find("1 problem(s) in the input played past; the first: "), std::string::npos) << r.output;
   // Reported once, naming the file, line 2 and the field.
   EXPECT_NE(r.output.find("o.jsonl"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("box"), std::string::npos) << r.output;
-  const std::string needle = "line 2";
+  EXPECT_NE(r.output.find("line 2"), std::string::npos) << r.output;
+  // Logged once (not per frame it would have drawn on); the summary names it again.
+  const std::string needle = "handoff warning: overlays: skipped";
   const auto first = r.output.find(needle);
   EXPECT_NE(first, std::string::npos) << r.output;
   EXPECT_EQ(r.output.find(needle, first + 1), std::string::npos) << "reported more than once: " << r.output;

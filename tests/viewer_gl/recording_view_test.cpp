@@ -642,11 +642,14 @@ TEST_F(RecordingView, CliDamagedTailPlaysToTheLastWholeFrameWithOneWarning) {
   b.resize(b.size() * 3 / 4);  // the summary, the footer and the last frames' chunks gone
   std::ofstream(path("cut.mcap"), std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
   const auto r = run_program(HANDOFF_VIEW_EXE, {"--headless", "--gl-debug", path("cut.mcap"), "--fast"});
-  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // What is whole plays; the file is damaged all the same: exit 1, the summary saying why.
+  ASSERT_EQ(r.exit_code, 1) << r.output;
   const std::int64_t n = frames_played(r.output);
   EXPECT_GT(n, 0) << r.output;
   EXPECT_LT(n, 6) << r.output;
   EXPECT_EQ(count(r.output, "handoff warning"), 1u) << r.output;
+  EXPECT_NE(r.output.find("1 problem(s) in the input played past; the first: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("damaged tail"), std::string::npos) << r.output;
 }
 
 // Issue 22: handoff-view records 12 scene frames at 640x360 (one zstd chunk,
@@ -668,9 +671,10 @@ TEST_F(RecordingView, CliRecordingCutInsideItsCompressedChunkPlaysItsWholeFrames
   }
   EXPECT_GT(kept, 0);
   const auto play = run_program(HANDOFF_VIEW_EXE, {"--headless", "--gl-debug", path("cut.mcap"), "--fast"});
-  ASSERT_EQ(play.exit_code, 0) << play.output;
+  ASSERT_EQ(play.exit_code, 1) << play.output;  // damaged: played as far as it can be, then exit 1
   EXPECT_EQ(frames_played(play.output), kept) << play.output;
   EXPECT_EQ(count(play.output, "handoff warning"), 1u) << play.output;
+  EXPECT_NE(play.output.find("1 problem(s) in the input played past"), std::string::npos) << play.output;
 }
 
 TEST_F(RecordingView, CliRecordingErrors) {

@@ -71,6 +71,10 @@ int diagnose(const Say& say, const Viewer& v, const app::CommandLine& cl) {
     say(std::to_string(d.frame_errors) + " malformed frame(s) skipped; the first: " + d.first_frame_error);
     rc = 1;
   }
+  if (d.input_warnings) {
+    say(std::to_string(d.input_warnings) + " problem(s) in the input played past; the first: " + d.first_input_warning);
+    rc = 1;
+  }
   if (cl.viewer.gl_debug && d.gl_errors) {
     say(std::to_string(d.gl_errors) + " KHR_debug error(s); the first: " + d.first_gl_error);
     rc = 3;

@@ -63,6 +63,7 @@ void Display::use_feed(std::unique_ptr<Feed> feed, const PlayConfig& config,
   auto context = std::make_unique<FeedContext>(FeedContext{share_->worker(), headless_, options_.gl_debug, nullptr});
   context->wake = [link = link_] { link->wake(); };
   context->bad_frame = [link = link_](const std::string& error) { link->add_frame_error(error); };
+  context->input_warning = [link = link_](const std::string& what) { link->add_input_warning(what); };
   auto next = std::make_unique<view::ViewerState>(std::move(feed), *context, config.state);
   // The other tiles: their own overlays (the overlay file is the clock tile's).
   view::StateOptions tile_options = config.state;

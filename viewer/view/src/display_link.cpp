@@ -135,6 +135,11 @@ void DisplayLink::add_frame_error(const std::string& error) {
   if (diagnostics_.frame_errors++ == 0) diagnostics_.first_frame_error = error;
 }
 
+void DisplayLink::add_input_warning(const std::string& what) {
+  std::lock_guard lock(mutex_);
+  if (diagnostics_.input_warnings++ == 0) diagnostics_.first_input_warning = what;
+}
+
 ViewerDiagnostics DisplayLink::diagnostics() const {
   std::lock_guard lock(mutex_);
   return diagnostics_;

@@ -79,6 +79,7 @@ class DisplayLink {
   void set_output(std::size_t written, std::vector<std::string> errors);
   void set_record_errors(std::vector<std::string> errors);
   void add_frame_error(const std::string& error);  // any thread
+  void add_input_warning(const std::string& what);  // any thread
   ViewerDiagnostics diagnostics() const;
 
   std::string name;  // "viewer 'title'", set before the display starts

@@ -12,12 +12,15 @@
 namespace handoff::view {
 FramePipeline::FramePipeline(GlWorker& worker, std::unique_ptr<media::FrameSource> source, GlRingOptions ring,
                              bool loop, std::optional<media::SceneOptions> scene,
-                             std::function<void(const std::string&)> bad_frame)
+                             std::function<void(const std::string&)> bad_frame,
+                             std::function<void(const std::string&)> input_warning)
     : worker_(worker),
       info_(source ? source->info() : media::SourceInfo{}),
       source_(std::move(source)),
       loop_(loop),
-      bad_frame_(std::move(bad_frame)) {
+      bad_frame_(std::move(bad_frame)),
+      input_warning_(std::move(input_warning)),
+      recording_(dynamic_cast<const media::RecordingSource*>(source_.get())) {
   if (!source_) throw UsageError("FramePipeline: no source");
   SlotRingOptions ro =
       slot_ring_options(ring, RingOrder::Fifo, "frame pipeline of '" + info_.name + "'", "FramePipeline");
@@ -158,7 +161,18 @@ void FramePipeline::produce() noexcept {
       // next keyframe) is logged, and playback goes on.
       if (gen == generation_ && !skipped_bad_frame(before)) error_ = std::current_exception();
     }
+    tell_warnings();
     cv_.notify_all();
+  }
+}
+
+// The recording's new warnings (those from its open too, at the first frame).
+void FramePipeline::tell_warnings() {
+  if (!recording_ || !input_warning_) return;
+  try {
+    const std::vector<std::string>& w = recording_->warnings();
+    for (; warnings_told_ < w.size(); ++warnings_told_) input_warning_(w[warnings_told_]);
+  } catch (...) {  // only diagnostics: never stops playback
   }
 }
 

@@ -33,6 +33,7 @@
 #include <handoff/gl_worker.hpp>
 #include <handoff/media/frame_source.hpp>
 #include <handoff/media/overlay.hpp>
+#include <handoff/media/recording.hpp>
 #include <handoff/media/scene.hpp>
 #include <handoff/slot_ring.hpp>
 
@@ -67,7 +68,8 @@ class FramePipeline {
   // went on past (a malformed recording message: logged, playback goes on).
   FramePipeline(GlWorker& worker, std::unique_ptr<media::FrameSource> source, GlRingOptions ring = {},
                 bool loop = true, std::optional<media::SceneOptions> scene = std::nullopt,
-                std::function<void(const std::string&)> bad_frame = {});
+                std::function<void(const std::string&)> bad_frame = {},
+                std::function<void(const std::string&)> input_warning = {});
   ~FramePipeline();
   FramePipeline(const FramePipeline&) = delete;
   FramePipeline& operator=(const FramePipeline&) = delete;
@@ -110,6 +112,11 @@ class FramePipeline {
   std::unique_ptr<media::FrameSource> source_;
   bool loop_;
   std::function<void(const std::string&)> bad_frame_;
+  // A recording's warnings() told to input_warning_ (producer thread), each once.
+  std::function<void(const std::string&)> input_warning_;
+  const media::RecordingSource* recording_ = nullptr;
+  std::size_t warnings_told_ = 0;
+  void tell_warnings();
   bool endless_seekable_ = false;
   std::string memory_text_;
   std::unique_ptr<CudaProducer> cuda_;  // when the buffers map to CUDA

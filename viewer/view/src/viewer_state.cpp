@@ -77,6 +77,8 @@ ViewerState::ViewerState(std::unique_ptr<view::Feed> feed, view::FeedContext& co
     po.frame_height = float(info_.height);
     store_.load_jsonl(o.overlay_file, po);
     overlay_diagnostics = store_.diagnostics().size();
+    if (context.input_warning)
+      for (const media::OverlayDiagnostic& d : store_.diagnostics()) context.input_warning(d.message);
     overlay_file = o.overlay_file;
   }
   if (bench_boxes_ && info_.width) make_bench_boxes(bench_overlays_, bench_boxes_, info_.width, info_.height);

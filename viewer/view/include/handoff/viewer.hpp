@@ -217,6 +217,11 @@ struct ViewerDiagnostics {
   // (a looping file meets it again); the first one's error.
   std::size_t frame_errors = 0;
   std::string first_frame_error;
+  // What was wrong in a played file but played past, each once: a
+  // recording's warnings() (a damaged tail or chunk, a corrupt picture shown
+  // black, annotations left out) and an overlay file's bad lines; the first one.
+  std::size_t input_warnings = 0;
+  std::string first_input_warning;
 };
 
 // A snapshot: RGBA8 pixels, rows top-down, tightly packed (stride = width * 4).

@@ -19,7 +19,8 @@ PipelineFeed::PipelineFeed(std::unique_ptr<media::FrameSource> source, GlRingOpt
 
 void PipelineFeed::start(FeedContext& context) {
   pipeline_ =
-      std::make_unique<view::FramePipeline>(context.worker, std::move(source_), ring_, loop_, scene_, context.bad_frame);
+      std::make_unique<view::FramePipeline>(context.worker, std::move(source_), ring_, loop_, scene_, context.bad_frame,
+                                            context.input_warning);
 }
 
 FeedInfo PipelineFeed::info() const {

@@ -85,6 +85,11 @@ struct FeedContext {
   // file, frame and field; logged already), and playback went on: counted in
   // ViewerDiagnostics. Any thread.
   std::function<void(const std::string&)> bad_frame;
+  // What was wrong in the input but played past, each once (a recording's
+  // warnings(): a damaged tail or chunk, a corrupt picture shown black,
+  // annotations left out; an overlay file's bad lines): counted in
+  // ViewerDiagnostics. Any thread.
+  std::function<void(const std::string&)> input_warning;
 };
 
 // Thread safety: every method on the display thread with its GL context
