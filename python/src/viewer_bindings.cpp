@@ -700,9 +700,11 @@ void def_source_recording(SourceClass& cls) {
         if (s.recording) {
           for (const auto& w : s.recording->warnings()) l.append(w);
         }
+        for (const auto& d : s.file_overlays.diagnostics()) l.append(d.message);
         return l;
-      }, "Recordings: what was wrong but played anyway (e.g. a damaged tail, played up to its last whole frame; a "
-         "split bag's file skipped, the rest of the bag played).")
+      }, "What was wrong but played anyway: a recording's (e.g. a damaged tail, played up to its last whole frame; "
+         "a split bag's file skipped, the rest of the bag played; a corrupt picture shown black) and the bad lines "
+         "of an overlays= file (skipped, the others loaded).")
       .def("log_time", &recording_log_time, "index"_a, "Recordings: frame `index`'s log time (nanoseconds).");
 }
 

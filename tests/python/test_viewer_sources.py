@@ -89,6 +89,19 @@ def test_overlay_file_travels_with_its_frames():
     assert overlays.labels[:2] == ["car", "dog"]
     assert overlays.boxes[0].tolist() == [40, 60, 160, 140]  # xywh [40, 60, 120, 80] as xyxy
     assert overlays.class_ids.tolist()[:2] == [2, 16] and overlays.texts == 1
+    assert src.warnings == []
+
+
+def test_bad_overlay_lines_are_skipped_and_listed_in_warnings(tmp_path):
+    bad = tmp_path / "o.jsonl"
+    bad.write_text('{"frame": 0, "objects": [{"box": [1, 2, 3]}]}\nnot json\n'
+                   '{"frame": 1, "objects": [{"box": [1, 2, 3, 4], "label": "ok"}]}\n')
+    src = handoff.open(str(DATA / "sample.y4m"), overlays=str(bad))
+    assert len(src.warnings) == 2, src.warnings
+    assert "o.jsonl: line 1: objects[0].box" in src.warnings[0] and "o.jsonl: line 2: json" in src.warnings[1]
+    src.read()
+    _, overlays = src.read()
+    assert overlays.labels == ["ok"]
 
 
 def test_scene_frames_come_with_ground_truth_overlays():
