@@ -237,9 +237,15 @@ void ReaderImpl::read_summary(const Footer& f) {
   if (f.summary_crc != 0) {
     const std::uint32_t crc = detail::crc32(0, b);
     if (crc != f.summary_crc) {
-      fail(at, "summary_crc", "stored " + detail::hex32(f.summary_crc) + ", computed " + detail::hex32(crc) +
-                                  " over bytes " + std::to_string(f.summary_start) + ".." +
-                                  std::to_string(f.at + kRecordHeaderBytes + 16));
+      // The summary is damaged, not the data: it is left unread (one
+      // warning) and open() scans the records instead, checking every chunk.
+      const std::string msg = name() + ": " + at.location() + ": summary_crc: stored " + detail::hex32(f.summary_crc) +
+                              ", computed " + detail::hex32(crc) + " over bytes " + std::to_string(f.summary_start) +
+                              ".." + std::to_string(f.at + kRecordHeaderBytes + 16) +
+                              "; the summary is not used: the file is read from its records";
+      warnings_.push_back(msg);
+      log(LogLevel::Warning, msg);
+      return;
     }
   }
   const std::uint64_t end = (f.summary_offset_start ? f.summary_offset_start : f.at) - f.summary_start;

@@ -201,12 +201,31 @@ TEST_F(McapBadInput, ScannedFileLeavesOutADamagedChunkAndPlaysTheRest) {
   }
 }
 
-TEST_F(McapBadInput, SummaryCrcMismatch) {
+// A damaged summary (its CRC differs) is not used: the file is read from
+// its records instead, every frame plays, one warning says so.
+TEST_F(McapBadInput, SummaryCrcMismatchReadsTheRecordsInstead) {
   auto b = bytes(recording(mcap::Compression::None, true, true));
   const Rec ci = test::records_of(b, 0x08)[0];
   b[ci.content()] ^= 0x01;  // message_start_time of a chunk index
   const Rec footer = test::records_of(b, 0x02)[0];
-  EXPECT_THAT(open_error(save(b)), HasSubstr(at("Footer", footer.at) + ": summary_crc: stored 0x"));
+  auto src = open_recording(save(b));
+  EXPECT_FALSE(src->indexed());
+  ASSERT_EQ(src->info().frame_count, 4);
+  ASSERT_EQ(src->warnings().size(), 1u);
+  EXPECT_THAT(src->warnings()[0], HasSubstr("bad.mcap: " + at("Footer", footer.at) + ": summary_crc: stored 0x"));
+  EXPECT_THAT(src->warnings()[0], HasSubstr("the summary is not used: the file is read from its records"));
+  HostFrame f(PixelFormat::NV12, 16, 8);
+  for (std::uint32_t i = 0; i < 4; ++i) {
+    ASSERT_TRUE(src->read_into(f.target()));
+    EXPECT_TRUE(test::has_pattern(f, i)) << "frame " << i;
+  }
+  // Damaged data as well as the summary: the scan names the chunk, and the others play.
+  const Rec chunk = test::records_of(b, 0x06)[2];
+  b[chunk.end() - 1] ^= 0x01;
+  src = open_recording(save(b, "worse.mcap"));
+  EXPECT_EQ(src->info().frame_count, 3);
+  ASSERT_EQ(src->warnings().size(), 2u);
+  EXPECT_THAT(src->warnings()[1], HasSubstr(at("Chunk", chunk.at) + ": uncompressed_crc"));
 }
 
 TEST_F(McapBadInput, DataSectionCrcMismatch) {
