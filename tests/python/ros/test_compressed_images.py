@@ -251,7 +251,8 @@ def test_a_corrupt_picture_with_detections_plays_black_with_its_boxes(tmp_path, 
     picture still has: it is shown black with its boxes, once named, and no frame is lost."""
     handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
     from rosbags.typesys import get_types_from_msg
-    from test_ros_detections import VISION_MSGS, detection
+    from ros_msgs import VISION_MSGS
+    from test_ros_detections import detection
 
     ts = get_typestore(Stores.ROS2_HUMBLE)
     types = {}
