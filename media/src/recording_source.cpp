@@ -696,10 +696,7 @@ std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& pat
 
 bool is_recording_path(const std::filesystem::path& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec) || is_db3_path(path)) return true;
-  std::string ext = path.extension().string();
-  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  if (ext == ".mcap") return true;
+  if (std::filesystem::is_directory(path, ec) || is_db3_path(path) || lower_extension(path) == ".mcap") return true;
   std::ifstream in(path, std::ios::binary);
   char head[5] = {};  // 0x89 "MCAP": the version byte after it is the reader's to judge
   return in.read(head, sizeof head) && std::equal(head, head + sizeof head, mcap::kMagic.begin(),

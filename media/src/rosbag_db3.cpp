@@ -525,11 +525,7 @@ bool is_sqlite_file(const std::filesystem::path& path) {
   return in.read(head, sizeof head) && std::memcmp(head, kSqliteMagic, sizeof head) == 0;
 }
 
-bool is_db3_path(const std::filesystem::path& path) {
-  std::string ext = path.extension().string();
-  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return ext == ".db3" || is_sqlite_file(path);
-}
+bool is_db3_path(const std::filesystem::path& path) { return lower_extension(path) == ".db3" || is_sqlite_file(path); }
 
 std::unique_ptr<RecordingSource> open_db3_recording(const RosbagFolder& bag, const RecordingOpenOptions& options) {
   return std::make_unique<Db3Source>(bag, options);

@@ -30,8 +30,8 @@ std::string lower(std::string s) {
 
 // "mcap" or "db3" from a storage file's name, past a compressed file's ".zstd".
 std::string storage_extension(std::filesystem::path p, BagCompression compression) {
-  if (compression == BagCompression::File && lower(p.extension().string()) == ".zstd") p = p.stem();
-  return lower(p.extension().string());
+  if (compression == BagCompression::File && lower_extension(p) == ".zstd") p = p.stem();
+  return lower_extension(p);
 }
 
 BagCompression read_compression(const YAML::Node& info, const std::string& file) {
@@ -108,6 +108,8 @@ void zstd_file(const std::filesystem::path& path, Sink&& sink) {
 }
 
 }  // namespace
+
+std::string lower_extension(const std::filesystem::path& path) { return lower(path.extension().string()); }
 
 RosbagFolder read_rosbag_folder(const std::filesystem::path& folder) {
   const auto meta = folder / "metadata.yaml";

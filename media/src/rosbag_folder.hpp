@@ -15,6 +15,9 @@
 
 namespace handoff::media {
 
+// A path's extension in lower case (".mcap", ".db3"; "" when it has none).
+std::string lower_extension(const std::filesystem::path& path);
+
 // rosbag2's compression_mode: FILE compresses each storage file whole
 // (<name>.mcap.zstd), MESSAGE each message's serialized data.
 enum class BagCompression { None, File, Message };

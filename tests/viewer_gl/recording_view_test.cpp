@@ -376,6 +376,15 @@ class Playback : public RecordingView {
       refs_.push_back(reference(pattern(k), o));
     }
   }
+  // Plays `file` to its end as fast as frames come (a Viewer of its own, closed when it returns).
+  static void play_to_the_end(Viewer& v, const std::string& file) {
+    Viewer::PlayOptions p;
+    p.source = Viewer::Source::File;
+    p.file = file;
+    p.fast = true;
+    v.play(p);
+    v.wait_closed();
+  }
   // `more` sets further PlayOptions (colour overrides, ...).
   std::unique_ptr<Viewer> paused_player(const std::string& file, const std::string& topic = {},
                                         const std::function<void(Viewer::PlayOptions&)>& more = {}) {
@@ -475,12 +484,7 @@ TEST_F(Playback, MatrixAndRangeOverrideTheRecordingsColorimetry) {
 
 TEST_F(Playback, FastPlaysEveryFrameToTheEnd) {
   Viewer v(options());
-  Viewer::PlayOptions p;
-  p.source = Viewer::Source::File;
-  p.file = file_;
-  p.fast = true;
-  v.play(p);
-  v.wait_closed();
+  play_to_the_end(v, file_);
   EXPECT_EQ(v.stats().shown, 8u);
   EXPECT_EQ(v.stats().last_index, 7);
   EXPECT_TRUE(v.finished());
@@ -504,12 +508,7 @@ TEST_F(Playback, AMalformedFrameIsSkippedCountedAndTheRestPlay) {
     w.close();
   }
   Viewer v(options());
-  Viewer::PlayOptions p;
-  p.source = Viewer::Source::File;
-  p.file = file;
-  p.fast = true;
-  v.play(p);
-  v.wait_closed();
+  play_to_the_end(v, file);
   EXPECT_EQ(v.stats().shown, 4u);
   EXPECT_EQ(v.stats().last_index, 4);
   const ViewerDiagnostics d = v.diagnostics();
