@@ -136,10 +136,15 @@ class RecordingSourceImpl final : public RecordingSource {
     return colorimetry_.at(frames_.at(checked(index)).channel);
   }
   bool indexed() const override { return reader_->indexed(); }
+  // The three lists only grow: rebuilt only when one of them did (the frame
+  // pipeline asks after every frame).
   const std::vector<std::string>& warnings() const override {
-    all_warnings_ = reader_->warnings();
-    all_warnings_.insert(all_warnings_.end(), frame_warnings_.begin(), frame_warnings_.end());
-    all_warnings_.insert(all_warnings_.end(), overlay_warnings_.begin(), overlay_warnings_.end());
+    const std::vector<std::string>& reader = reader_->warnings();
+    if (all_warnings_.size() != reader.size() + frame_warnings_.size() + overlay_warnings_.size()) {
+      all_warnings_ = reader;
+      all_warnings_.insert(all_warnings_.end(), frame_warnings_.begin(), frame_warnings_.end());
+      all_warnings_.insert(all_warnings_.end(), overlay_warnings_.begin(), overlay_warnings_.end());
+    }
     return all_warnings_;
   }
 

@@ -137,9 +137,14 @@ mcap::MessageView BagReader::read(const mcap::MessageRef& ref) {
   return view;
 }
 
+// The lists only grow: rebuilt only when one of them did (asked after every frame played).
 const std::vector<std::string>& BagReader::warnings() const {
-  warnings_ = skipped_;
-  for (const auto& p : parts_) warnings_.insert(warnings_.end(), p->warnings().begin(), p->warnings().end());
+  std::size_t total = skipped_.size();
+  for (const auto& p : parts_) total += p->warnings().size();
+  if (warnings_.size() != total) {
+    warnings_ = skipped_;
+    for (const auto& p : parts_) warnings_.insert(warnings_.end(), p->warnings().begin(), p->warnings().end());
+  }
   return warnings_;
 }
 
