@@ -64,13 +64,6 @@ class LayersView : public ViewerDisplayTest, public ::testing::WithParamInterfac
       out[std::size_t(k)] = std::uint8_t(std::lround(a * l[k] + (1 - a) * double(image_[std::size_t(k)])));
     return out;
   }
-  static void expect_near(const RgbaImage& img, std::uint32_t x, std::uint32_t y, std::array<std::uint8_t, 3> want,
-                          int tolerance, const std::string& what) {
-    const std::uint8_t* p = img.pixel(x, y);
-    for (int k = 0; k < 3; ++k)
-      EXPECT_NEAR(int(p[k]), int(want[std::size_t(k)]), tolerance)
-          << what << " at (" << x << ", " << y << ") channel " << k;
-  }
 
   std::unique_ptr<Viewer> viewer_;
   std::array<std::uint8_t, 3> image_{};
@@ -105,8 +98,8 @@ TEST_P(LayersView, ClassMapBlendsAtItsOpacityWithTransparentIds) {
     f.layers.push_back(m);
     const RgbaImage img = show(f);
     ASSERT_EQ(img.width(), kW);
-    expect_near(img, 8, 20, image_, 1, "transparent id 0");
-    expect_near(img, 50, 20, blend(orange, a), 2, "id 5 at opacity " + std::to_string(a));
+    expect_rgb_near(img, 8, 20, image_, 1, "transparent id 0");
+    expect_rgb_near(img, 50, 20, blend(orange, a), 2, "id 5 at opacity " + std::to_string(a));
   }
 }
 
@@ -124,7 +117,7 @@ TEST_P(LayersView, IdsWithoutAColourTakeTheDefaultPalette) {
   const RgbaImage img = show(f);
   for (int b = 0; b < 3; ++b) {
     const media::Color8 c = media::default_class_color(bands[b]);
-    expect_near(img, std::uint32_t(b * kW / 3 + 8), 24, {c.r, c.g, c.b}, 2, "id " + std::to_string(bands[b]));
+    expect_rgb_near(img, std::uint32_t(b * kW / 3 + 8), 24, {c.r, c.g, c.b}, 2, "id " + std::to_string(bands[b]));
   }
 }
 
@@ -148,9 +141,9 @@ TEST_P(LayersView, ScalarMapThroughItsColormapWithHolesUndrawn) {
     f.layers.push_back(s);
     const RgbaImage img = show(f);
     const media::Color8 c = media::colormap_table(cm)[128];  // 0.5 of the range
-    expect_near(img, 32, 40, {c.r, c.g, c.b}, 1, std::string(media::to_string(cm)) + " at 0.5");
-    expect_near(img, 6, 4, image_, 1, "NaN hole");
-    expect_near(img, 58, 4, image_, 1, "inf hole");
+    expect_rgb_near(img, 32, 40, {c.r, c.g, c.b}, 1, std::string(media::to_string(cm)) + " at 0.5");
+    expect_rgb_near(img, 6, 4, image_, 1, "NaN hole");
+    expect_rgb_near(img, 58, 4, image_, 1, "inf hole");
   }
 }
 
@@ -179,7 +172,7 @@ TEST_P(LayersView, AScalarMapIsStretchedBilinearly) {
     for (std::uint32_t x : {0u, 3u, 9u, 14u, 22u, 31u, 40u, 51u, 63u}) {
       const double value = (tap(x, kW) + tap(y, kH)) / 6.0;  // bilinear of a linear function: exact
       const media::Color8 c = gray[std::size_t(std::lround(value * 255.0))];
-      expect_near(img, x, y, {c.r, c.g, c.b}, 2, "bilinear value " + std::to_string(value));
+      expect_rgb_near(img, x, y, {c.r, c.g, c.b}, 2, "bilinear value " + std::to_string(value));
     }
 }
 
@@ -213,8 +206,8 @@ TEST_P(LayersView, ValuesOutsideAFixedRangeClamp) {
   s.opacity = 1.0f;
   f.layers.push_back(s);
   const RgbaImage img = show(f);
-  expect_near(img, 32, 2, {0, 0, 0}, 1, "below the range");
-  expect_near(img, 32, 45, {255, 255, 255}, 1, "above the range");
+  expect_rgb_near(img, 32, 2, {0, 0, 0}, 1, "below the range");
+  expect_rgb_near(img, 32, 45, {255, 255, 255}, 1, "above the range");
 }
 
 TEST_P(LayersView, ALayerOverATargetRectangleNearestForIds) {
@@ -228,13 +221,13 @@ TEST_P(LayersView, ALayerOverATargetRectangleNearestForIds) {
   for (std::int64_t id = 1; id <= 4; ++id) m.colors[id] = media::Color8{std::uint8_t(id * 60), 0, 0, 255};
   f.layers.push_back(m);
   const RgbaImage img = show(f);
-  expect_near(img, 4, 4, image_, 1, "outside the target");
-  expect_near(img, 60, 44, image_, 1, "outside the target");
-  expect_near(img, 17, 9, {60, 0, 0}, 1, "id 1 (top-left)");
-  expect_near(img, 47, 9, {120, 0, 0}, 1, "id 2 (top-right)");
-  expect_near(img, 17, 39, {180, 0, 0}, 1, "id 3 (bottom-left)");
-  expect_near(img, 47, 39, {240, 0, 0}, 1, "id 4 (bottom-right)");
-  expect_near(img, 31, 23, {60, 0, 0}, 1, "nearest, not blended, at the squares' corner");
+  expect_rgb_near(img, 4, 4, image_, 1, "outside the target");
+  expect_rgb_near(img, 60, 44, image_, 1, "outside the target");
+  expect_rgb_near(img, 17, 9, {60, 0, 0}, 1, "id 1 (top-left)");
+  expect_rgb_near(img, 47, 9, {120, 0, 0}, 1, "id 2 (top-right)");
+  expect_rgb_near(img, 17, 39, {180, 0, 0}, 1, "id 3 (bottom-left)");
+  expect_rgb_near(img, 47, 39, {240, 0, 0}, 1, "id 4 (bottom-right)");
+  expect_rgb_near(img, 31, 23, {60, 0, 0}, 1, "nearest, not blended, at the squares' corner");
 }
 
 TEST_P(LayersView, InstanceMasksInTheirDetectionsColourWithAnOutline) {
@@ -258,12 +251,12 @@ TEST_P(LayersView, InstanceMasksInTheirDetectionsColourWithAnOutline) {
   const RgbaImage img = show(f);
   const media::Color8 c0 = media::object_color(f.objects[0]);
   const media::Color8 c1 = f.objects[1].color;
-  expect_near(img, 20, 36, blend(c0, 0.5f), 2, "mask 0 inside");
-  expect_near(img, 52, 36, blend(c1, 0.5f), 2, "mask 1 inside");
-  expect_near(img, 34, 36, image_, 1, "between the boxes");
-  expect_near(img, 12, 36, {c0.r, c0.g, c0.b}, 1, "mask 0's outline (its left column)");
-  expect_near(img, 59, 36, {c1.r, c1.g, c1.b}, 1, "mask 1's outline (its right column)");
-  expect_near(img, 11, 36, image_, 1, "just outside mask 0");
+  expect_rgb_near(img, 20, 36, blend(c0, 0.5f), 2, "mask 0 inside");
+  expect_rgb_near(img, 52, 36, blend(c1, 0.5f), 2, "mask 1 inside");
+  expect_rgb_near(img, 34, 36, image_, 1, "between the boxes");
+  expect_rgb_near(img, 12, 36, {c0.r, c0.g, c0.b}, 1, "mask 0's outline (its left column)");
+  expect_rgb_near(img, 59, 36, {c1.r, c1.g, c1.b}, 1, "mask 1's outline (its right column)");
+  expect_rgb_near(img, 11, 36, image_, 1, "just outside mask 0");
 }
 
 TEST_P(LayersView, LayersChangeSizeTypeAndKindFromFrameToFrame) {
@@ -279,11 +272,11 @@ TEST_P(LayersView, LayersChangeSizeTypeAndKindFromFrameToFrame) {
     m.colors = {{1, red}, {2, blue}};
     m.opacity = 1.0f;
     a.layers.push_back(m);
-    expect_near(show(a), 30, 30, {255, 0, 0}, 1, "a 4 x 4 u8 map");
+    expect_rgb_near(show(a), 30, 30, {255, 0, 0}, 1, "a 4 x 4 u8 map");
     media::OverlayFrame b;
     m.ids = host_array(large, media::SampleType::U16, kW, kH);
     b.layers.push_back(m);
-    expect_near(show(b), 30, 30, {0, 0, 255}, 1, "a full-size u16 map");
+    expect_rgb_near(show(b), 30, 30, {0, 0, 255}, 1, "a full-size u16 map");
     media::OverlayFrame c;  // the same index, now a scalar map
     media::ScalarMap s;
     s.values = host_array(values, media::SampleType::F32, 8, 8);
@@ -291,7 +284,7 @@ TEST_P(LayersView, LayersChangeSizeTypeAndKindFromFrameToFrame) {
     s.range = std::array{0.0, 1.0};
     s.opacity = 1.0f;
     c.layers.push_back(s);
-    expect_near(show(c), 30, 30, {255, 255, 255}, 1, "a scalar map at the top of its range");
+    expect_rgb_near(show(c), 30, 30, {255, 255, 255}, 1, "a scalar map at the top of its range");
   }
 }
 
@@ -309,7 +302,7 @@ TEST_P(LayersView, TheCallersArraysAreFreeWhenShowReturns) {
   ids.clear();
   ids.shrink_to_fit();
   const RgbaImage img = viewer_->snapshot();
-  expect_near(img, 30, 30, {0, 255, 0}, 1, "the ids as they were at show()");
+  expect_rgb_near(img, 30, 30, {0, 255, 0}, 1, "the ids as they were at show()");
 }
 
 TEST_P(LayersView, BadLayersAreRefusedNamingTheFieldAndTheViewerGoesOn) {
@@ -337,7 +330,7 @@ TEST_P(LayersView, BadLayersAreRefusedNamingTheFieldAndTheViewerGoesOn) {
   }
   EXPECT_TRUE(viewer_->is_open());
   const RgbaImage img = show(media::OverlayFrame{});
-  expect_near(img, 30, 30, image_, 1, "the next frame");
+  expect_rgb_near(img, 30, 30, image_, 1, "the next frame");
 }
 
 // The same frame and layers (every kind, a target rectangle, NaN holes,
