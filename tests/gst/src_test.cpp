@@ -273,6 +273,21 @@ TEST_F(HandoffSrcTest, NoPublisherWithoutWaitIsAnErrorNamingIt) {
   EXPECT_NE(m.text.find("nobody-"), std::string::npos) << m.text;
 }
 
+// Caps after the source that leave out the publisher's format: the error says
+// which frames were refused, where basesrc's own says only "not-negotiated".
+TEST_F(HandoffSrcTest, RefusedCapsAreAnErrorNamingTheFrames) {
+  const std::string name = publisher_name();
+  Publisher pub(name);
+  Pipeline p("handoffsrc name=src attach=" + name + " ! video/x-raw,format=RGB ! fakesink");
+  ASSERT_NE(p.start(), GST_STATE_CHANGE_FAILURE);
+  ASSERT_TRUE(wait_until([&] { return pub.stats().subscribers == 1; }, "handoffsrc subscribed"));
+  ASSERT_TRUE(pub.publish(live::test::pattern_frame(PixelFormat::NV12, 48, 32, 0)));
+  const BusMessage m = p.wait_for(GST_MESSAGE_ERROR);
+  EXPECT_EQ(m.source, "src");
+  EXPECT_NE(m.text.find("nv12 48x32"), std::string::npos) << m.text;
+  EXPECT_NE(m.text.find("videoconvert"), std::string::npos) << m.text;
+}
+
 TEST_F(HandoffSrcTest, WithoutAttachTheSourceDoesNotStart) {
   Pipeline p("handoffsrc name=src ! fakesink");
   EXPECT_EQ(p.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);

@@ -266,8 +266,22 @@ bool follow_shape(GstBaseSrc* bs, SrcState& st, const Frame& f) {
   }
   gst_video_info_from_caps(&st.info, caps);
   st.shape = shape;
+  // Asked first: a caps event downstream refuses is found out only when the
+  // buffer is pushed, and basesrc's message then says only "not-negotiated".
+  if (gst_pad_peer_query_accept_caps(GST_BASE_SRC_PAD(bs), caps) && gst_base_src_negotiate(bs)) {
+    gst_caps_unref(caps);
+    return true;
+  }
+  gchar* text = gst_caps_to_string(caps);
+  GST_ELEMENT_ERROR(bs, CORE, NEGOTIATION,
+                    ("handoffsrc: downstream refused the publisher's %s %ux%u frames (%s); put a videoconvert after "
+                     "handoffsrc, or let the caps after it allow this format",
+                     std::string(to_string(f.format)).c_str(), f.width, f.height, text),
+                    (nullptr));
+  g_free(text);
   gst_caps_unref(caps);
-  return gst_base_src_negotiate(bs);
+  st.shape.reset();  // ask again with the next frame's shape
+  return false;
 }
 
 void stamp(GstBaseSrc* bs, GstBuffer* buf, const LiveFrame& f) {
