@@ -4,10 +4,14 @@ Messages are serialized by rosbags (both byte orders). A seed is
 "pkg/Type\\n<definition>" NUL <CDR bytes> (fuzz_cdr.cpp), or CDR bytes alone.
 """
 
+import sys
 from pathlib import Path
 
 import numpy as np
 from rosbags.typesys import Stores, get_typestore, get_types_from_msg
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python" / "ros"))
+from ros_msgs import FOXGLOVE_MSGS, VISION_MSGS  # noqa: E402  (the definitions the python tier registers)
 
 OUT = Path(__file__).parent / "corpus" / "cdr"
 CUSTOM = "pkg/msg/Mixed"
@@ -16,22 +20,6 @@ CUSTOM_TEXT = (
     "bool flag\nuint8 RED=1\n"
 )
 PART_TEXT = "int64 x\nchar c\n"
-# vision_msgs 4 (Humble), from the ROS 2 interface documentation.
-VISION_MSGS = {
-    "vision_msgs/msg/Detection2DArray": "std_msgs/Header header\nvision_msgs/Detection2D[] detections\n",
-    "vision_msgs/msg/Detection2D": "std_msgs/Header header\nvision_msgs/ObjectHypothesisWithPose[] results\n"
-                                   "vision_msgs/BoundingBox2D bbox\nstring id\n",
-    "vision_msgs/msg/ObjectHypothesisWithPose": "vision_msgs/ObjectHypothesis hypothesis\n"
-                                                "geometry_msgs/PoseWithCovariance pose\n",
-    "vision_msgs/msg/ObjectHypothesis": "string class_id\nfloat64 score\n",
-    "vision_msgs/msg/BoundingBox2D": "vision_msgs/Pose2D center\nfloat64 size_x\nfloat64 size_y\n",
-    "vision_msgs/msg/Pose2D": "vision_msgs/Point2D position\nfloat64 theta\n",
-    "vision_msgs/msg/Point2D": "float64 x\nfloat64 y\n",
-}
-
-
-# foxglove_msgs/msg/CompressedVideo as Foxglove publishes it for ROS 2.
-FOXGLOVE_VIDEO = "builtin_interfaces/Time timestamp\nstring frame_id\nuint8[] data\nstring format\n"
 # An H.264 access unit's NAL unit headers (SPS, PPS, IDR slice) with a byte or two of payload each.
 ACCESS_UNIT = bytes([0, 0, 0, 1, 0x67, 0x42, 0, 0, 0, 1, 0x68, 0xCE, 0, 0, 1, 0x65, 0x88, 0x84])
 
@@ -56,7 +44,7 @@ def main():
     types.update(get_types_from_msg(PART_TEXT, "pkg/msg/Part"))
     for name, text in VISION_MSGS.items():
         types.update(get_types_from_msg(text, name))
-    types.update(get_types_from_msg(FOXGLOVE_VIDEO, "foxglove_msgs/msg/CompressedVideo"))
+    types.update(get_types_from_msg(FOXGLOVE_MSGS["foxglove_msgs/msg/CompressedVideo"], "foxglove_msgs/msg/CompressedVideo"))
     ts.register(types)
     t = ts.types
     stamp = t["std_msgs/msg/Header"](stamp=t["builtin_interfaces/msg/Time"](sec=5, nanosec=6), frame_id="cam")
