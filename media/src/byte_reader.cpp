@@ -65,6 +65,7 @@ std::unique_ptr<ByteReader> open_file_reader(const std::filesystem::path& path) 
   if (!fd) throw ParseError(name, "", "open", std::strerror(errno));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) throw ParseError(name, "", "fstat", std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw ParseError(name, "", "open", "is a directory, not a file");
   if (!S_ISREG(st.st_mode)) throw ParseError(name, "", "open", "not a regular file");
   return std::make_unique<FileReader>(std::move(fd), static_cast<std::uint64_t>(st.st_size), name);
 }

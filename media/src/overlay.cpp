@@ -5,6 +5,8 @@
 #include <handoff/media/error.hpp>
 #include <handoff/media/overlay.hpp>
 
+#include "byte_reader.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -99,12 +101,12 @@ void OverlayFrame::add_label_text(float x, float y, std::string_view s) {
 // --- OverlayStore --------------------------------------------------------------------
 
 std::size_t OverlayStore::load_jsonl(const std::filesystem::path& path, const OverlayParseOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ParseError(path.string(), "", "open", "cannot open the overlay file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw ParseError(path.string(), "", "read", "I/O error reading the overlay file");
-  return load_jsonl_text(ss.str(), path.string(), options);
+  // A regular file only: a directory, a FIFO or /dev/zero is named, not read without end.
+  const std::unique_ptr<detail::ByteReader> in = detail::open_file_reader(path);
+  std::string text(static_cast<std::size_t>(in->size()), '\0');
+  const std::size_t got = in->read_at(0, text.data(), text.size());
+  text.resize(got);  // a file that shrank meanwhile: what is there
+  return load_jsonl_text(text, path.string(), options);
 }
 
 std::size_t OverlayStore::load_jsonl_text(std::string_view text, std::string_view name,
