@@ -67,9 +67,9 @@ std::optional<media::OverlayFrame> host_layers(const media::OverlayFrame& overla
                        "publish: the caller's stream, before copying " + at(i) + " to the host");
       waited = true;
     }
-    const std::size_t images = std::max<std::uint32_t>(a.count, 1);
+    const std::size_t images = a.count;  // 0 masks: nothing of the caller's is read
     const std::size_t image_bytes = a.row_bytes() * a.height;
-    std::shared_ptr<std::uint8_t[]> host(new std::uint8_t[image_bytes * images]);
+    std::shared_ptr<std::uint8_t[]> host(new std::uint8_t[std::max<std::size_t>(image_bytes * images, 1)]);
     {
       cuda::ScopedContext current(drv, ctx);
       const auto* from = static_cast<const std::byte*>(a.data);

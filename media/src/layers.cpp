@@ -58,7 +58,7 @@ void validate_array(const LayerArray& a, const std::string& field, int cuda_devi
       throw InvalidFrame(field + "." + name, problem);
     }
   }
-  if (a.data == nullptr) throw InvalidFrame(field + ".data", "is null");
+  if (a.data == nullptr && a.count != 0) throw InvalidFrame(field + ".data", "is null");  // 0 masks read nothing
   const std::size_t s = sample_size(a.type);
   if (reinterpret_cast<std::uintptr_t>(a.data) % s != 0) {
     throw InvalidFrame(field + ".data", hex(a.data) + " is not aligned to its " + std::to_string(s) +

@@ -610,12 +610,6 @@ std::string shape_text(const DLTensor& t) {
   return s + (t.ndim == 1 ? ",)" : ")");
 }
 
-std::string dl_dtype_text(DLDataType d) {
-  const char* kind = d.code == kDLUInt ? "uint" : d.code == kDLInt ? "int" : d.code == kDLFloat ? "float"
-                     : "type";
-  return kind + std::to_string(int(d.bits)) + (d.lanes != 1 ? "x" + std::to_string(int(d.lanes)) : "");
-}
-
 // The luma height of a stacked (H + ceil(H/2), W) array with `rows` rows, or 0.
 std::int64_t stacked_height(std::int64_t rows) {
   const std::int64_t h = (2 * rows) / 3;
@@ -686,7 +680,8 @@ PyFrame from_arrays(nb::args arrays, std::optional<std::string> format, std::opt
   take(probe, "frame", items[0], cai_dev);
   const std::optional<PixelFormat> f = default_format(probe.tensor, items.size());
   if (!f) {
-    throw nb::value_error(("frame: a " + shape_text(probe.tensor) + " " + dl_dtype_text(probe.tensor.dtype) +
+    const DLDataType d = probe.tensor.dtype;
+    throw nb::value_error(("frame: a " + shape_text(probe.tensor) + " " + dtype_name(d.code, d.bits, d.lanes) +
                            " array has no default format (H x W x 3 / 4 uint8: rgb8 / rgba8; H x W uint8, uint16 "
                            "or float32: gray8, gray16, gray32f); pass format= (one of " +
                            spellings<PixelFormat>() + ")")

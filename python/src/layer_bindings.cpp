@@ -12,6 +12,7 @@
 #include <handoff/cuda_check.hpp>
 #include <handoff/frame_validate.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -178,11 +179,6 @@ std::optional<media::SampleType> sample_type(nb::dlpack::dtype t) {
   return std::nullopt;
 }
 
-std::string dtype_text(nb::dlpack::dtype t) {
-  static const char* names[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
-  return (t.code < 7 ? std::string(names[t.code]) : "code" + std::to_string(t.code)) + std::to_string(t.bits);
-}
-
 // A CUDA array's layer, read in place (the viewer copies it device to
 // device): its device's primary context (shared with PyTorch and CuPy), held
 // by the layer, after the producer's pending work (DLPack asked for the
@@ -316,9 +312,21 @@ media::LayerArray array_of(nb::handle obj, std::size_t dims, const std::string& 
                     " is not an array (NumPy, PyTorch, CuPy, DLPack, the CUDA Array Interface or the buffer protocol)");
   if (a.ndim != dims) fail(field, "shape " + shape_text(a) + " is " + std::to_string(a.ndim) + "-D, not " + shape_name);
   const auto type = sample_type(a.dtype);
-  if (!type) fail(field, "dtype " + dtype_text(a.dtype) + " is not an integer, float or bool type");
+  if (!type)
+    fail(field,
+         "dtype " + dtype_name(a.dtype.code, a.dtype.bits, a.dtype.lanes) + " is not an integer, float or bool type");
   const std::size_t item = media::sample_size(*type);
-  // Strides of dimensions of size 0 or 1 say nothing (producers set them freely).
+  // Strides of dimensions of size 0 or 1 say nothing (producers set them freely;
+  // NumPy gives an empty array's all 0): N = 0 masks, for a frame without
+  // detections, are read as none; a 0 height or width is refused by name when validated.
+  if (std::find(a.shape.begin(), a.shape.begin() + dims, 0) != a.shape.begin() + dims) {
+    media::LayerArray none;
+    none.type = *type;
+    none.width = std::uint32_t(std::min<std::int64_t>(a.shape[dims - 1], 0xFFFFFFFF));
+    none.height = std::uint32_t(std::min<std::int64_t>(a.shape[dims - 2], 0xFFFFFFFF));
+    none.count = dims == 3 ? std::uint32_t(std::min<std::int64_t>(a.shape[0], 0xFFFFFFFF)) : 1;
+    return none;
+  }
   if (a.shape[dims - 1] > 1 && a.stride[dims - 1] != 1)
     fail(field, "its rows are not contiguous (last stride " + std::to_string(a.stride[dims - 1]) + ")");
   for (std::size_t d = 0; d + 1 < dims; ++d)

@@ -33,6 +33,15 @@ E enum_arg(const char* field, const std::string& text) {
   }
 }
 
+// A DLPack data type (code, bits, lanes) as NumPy names it, for messages:
+// "uint8", "float32", "bool"; "int16x4" for vector lanes.
+inline std::string dtype_name(int code, int bits, int lanes) {
+  static const char* names[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};  // DLDataTypeCode
+  if (code == 6 && bits == 8 && lanes == 1) return "bool";
+  const std::string n = code >= 0 && code < 7 ? names[code] : "code" + std::to_string(code);
+  return n + std::to_string(bits) + (lanes != 1 ? "x" + std::to_string(lanes) : "");
+}
+
 // str(obj), and the name of obj's type, as C++ strings (for messages).
 inline std::string text_of(nb::handle obj) {
   nb::object s = nb::steal(PyObject_Str(obj.ptr()));

@@ -74,12 +74,6 @@ bool dtype_supported(nb::dlpack::dtype t) {
   }
 }
 
-std::string dtype_text(nb::dlpack::dtype t) {
-  static const char* names[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
-  const std::string n = t.code < 7 ? names[t.code] : "code" + std::to_string(t.code);
-  return n + std::to_string(t.bits) + (t.lanes != 1 ? "x" + std::to_string(t.lanes) : "");
-}
-
 // The bytes an array's elements span, copied from CUDA memory to the host
 // (once per array), so the caller reads them like a host array.
 std::vector<std::uint8_t> copy_from_device(const std::string& field, const nb::ndarray<nb::ro>& a,
@@ -171,7 +165,8 @@ HostArray read_array(const std::string& field, nb::handle obj) {
       fail(field, "dtype " + text_of(arr.attr("dtype")) + " is not a number type");
     }
   }
-  if (!dtype_supported(a.dtype())) fail(field, "dtype " + dtype_text(a.dtype()) + " is not a number type");
+  if (!dtype_supported(a.dtype()))
+    fail(field, "dtype " + dtype_name(a.dtype().code, a.dtype().bits, a.dtype().lanes) + " is not a number type");
   HostArray out;
   out.integral = a.dtype().code != std::uint8_t(nb::dlpack::dtype_code::Float);
   std::size_t n = 1;

@@ -61,6 +61,26 @@ TEST(LiveLayers, RoundTripConvertsAsTheViewerDoes) {
   EXPECT_EQ(again, bytes);  // one encoding: decoded layers encode back to the same bytes
 }
 
+// No masks for a frame without detections travel as no masks.
+TEST(LiveLayers, NoMasksRoundTrip) {
+  media::OverlayFrame f;
+  media::InstanceMasks none;
+  none.masks.type = media::SampleType::Bool;
+  none.masks.width = 8;
+  none.masks.height = 6;
+  none.masks.count = 0;
+  f.layers.push_back(none);
+  std::vector<std::byte> bytes;
+  encode_overlays(f, bytes);
+  media::OverlayFrame g;
+  decode_overlays(bytes, g);
+  ASSERT_EQ(g.layers.size(), 1u);
+  const auto& k = std::get<media::InstanceMasks>(g.layers[0]);
+  EXPECT_EQ(k.masks.count, 0u);
+  EXPECT_EQ(k.masks.width, 8u);
+  EXPECT_NO_THROW(media::validate_layers(g, 0));
+}
+
 TEST(LiveLayers, WideIdsKeepTheirLow32Bits) {
   media::OverlayFrame f;
   std::vector<std::int64_t> ids = {-1, 5, (std::int64_t(7) << 32) | 9, 0};

@@ -96,6 +96,19 @@ def test_float_masks_with_a_threshold(v):
     assert np.abs(high[36, 20] - image()).max() <= 1
 
 
+def test_no_masks_for_a_frame_without_detections(v):
+    """A detector's frame with nothing found: N = 0 masks for 0 boxes (NumPy gives an empty array all-zero
+    strides) draws no mask, and the other layers as usual."""
+    ids = np.full((H, W), 1, np.uint8)
+    for masks in (np.zeros((0, H, W), bool), np.zeros((0, H // 4, W // 4), np.float32)):
+        img = shown(v, boxes=np.zeros((0, 4), np.float32), layers=[handoff.InstanceMasks(masks)])
+        assert np.abs(img - image()).max() <= 1
+        img = shown(v, layers=[handoff.InstanceMasks(masks), handoff.ClassMap(ids, colors={1: (0, 200, 0)}, opacity=1)])
+        assert np.abs(img[10, 10] - (0, 200, 0)).max() <= 1
+    with pytest.raises(ValueError, match=r"layers\[0\].masks: 0 masks for 1 boxes"):
+        shown(v, boxes=[[0, 0, 4, 4]], layers=[handoff.InstanceMasks(np.zeros((0, H, W), bool))])
+
+
 def test_arrays_are_free_when_show_returns(v):
     ids = np.full((H, W), 1, np.uint8)
     v.show(solid_planes(W, H, GREY), layers=[handoff.ClassMap(ids, colors={1: (0, 255, 0), 2: (255, 0, 255)},
@@ -169,6 +182,12 @@ def test_bad_layer_arrays(v):
         v.show(frame, layers=[handoff.ClassMap(np.zeros((H, 2 * W), np.uint8)[:, ::2])])
     with pytest.raises(ValueError, match=r"layers\[0\].ids.width: width is 0"):
         v.show(frame, layers=[handoff.ClassMap(np.zeros((H, 0), np.uint8))])
+    with pytest.raises(ValueError, match=r"layers\[0\].ids.height: height is 0"):  # not its all-0 strides
+        v.show(frame, layers=[handoff.ClassMap(np.zeros((0, W), np.uint8))])
+    with pytest.raises(ValueError, match=r"layers\[0\].masks.height: height is 0"):
+        v.show(frame, layers=[handoff.InstanceMasks(np.zeros((0, 0, W), bool))])
+    with pytest.raises(ValueError, match=r"layers\[0\].ids: dtype complex64 is not"):
+        v.show(frame, layers=[handoff.ClassMap(np.zeros((H, W), np.complex64))])
     with pytest.raises(TypeError, match=r"layers\[0\]: a int is not a handoff.ClassMap"):
         v.show(frame, layers=[3])
     assert v.is_open

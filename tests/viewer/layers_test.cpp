@@ -210,6 +210,25 @@ TEST(Layers, MasksMustMatchTheBoxes) {
   EXPECT_NO_THROW(validate_layers(g.frame, 0));
 }
 
+// A frame without detections: no boxes, no masks (count 0, data null: nothing is read).
+TEST(Layers, NoMasksForNoBoxes) {
+  OverlayFrame f;
+  InstanceMasks none;
+  none.masks.type = SampleType::Bool;
+  none.masks.width = 8;
+  none.masks.height = 6;
+  none.masks.count = 0;
+  f.layers.push_back(none);
+  EXPECT_NO_THROW(validate_layers(f, 0));
+  f.add_box(0, 0, 4, 4);
+  EXPECT_EQ(refusal(f).first, "layers[0].masks.count");
+  OverlayFrame one_null;  // one mask must have its samples
+  none.masks.count = 1;
+  one_null.add_box(0, 0, 4, 4);
+  one_null.layers.push_back(none);
+  EXPECT_EQ(refusal(one_null).first, "layers[0].masks.data");
+}
+
 TEST(Layers, MaskTypes) {
   for (SampleType t : {SampleType::Bool, SampleType::U8, SampleType::F16, SampleType::F32, SampleType::F64}) {
     Fixture f;

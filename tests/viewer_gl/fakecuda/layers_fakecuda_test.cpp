@@ -207,6 +207,28 @@ TEST_F(CudaLayers, CudaLayersShowAsTheSameLayersFromHostMemoryWithNoHostCopy) {
   EXPECT_NE(pixels(bare.snapshot()), pixels(want));
 }
 
+// A frame without detections: CUDA masks with count 0 are not read (before,
+// one mask's bytes were copied from the caller's pointer all the same).
+TEST_F(CudaLayers, NoCudaMasksAreNotRead) {
+  const Layers l;
+  DeviceArray one(host_array(l.masks, media::SampleType::U8, 1));
+  media::InstanceMasks none;
+  none.masks = one.array();
+  none.masks.count = 0;
+  media::OverlayFrame overlays;
+  overlays.layers.push_back(none);
+  DeviceFrame frame(solid_frame(PixelFormat::NV12, kW, kH, kGrey));
+  Viewer v(options(ViewerMemory::Cuda));
+  const int async = fake_.call_count("cuMemcpy2DAsync");
+  v.show(frame.frame(), overlays);
+  EXPECT_EQ(fake_.call_count("cuMemcpy2DAsync"), async + 2) << "the frame's two planes, no mask";
+  const RgbaImage got = v.snapshot();
+  Viewer bare(options(ViewerMemory::Cuda));
+  bare.show(frame.frame());
+  EXPECT_EQ(pixels(got), pixels(bare.snapshot()));
+  EXPECT_EQ(v.diagnostics().gl_errors, 0u) << v.diagnostics().first_gl_error;
+}
+
 // present(): an acquired frame's CUDA layers go the same way as show()'s.
 TEST_F(CudaLayers, CudaLayersOfAPresentedFrameShowAsHostLayersWithNoHostCopy) {
   const Layers l;

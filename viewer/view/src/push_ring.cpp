@@ -348,7 +348,7 @@ std::optional<media::OverlayFrame> PushRing::copy_cuda_layers(PushSlot& slot, co
       const media::LayerArray& a = *arrays[k];
       const auto* from = static_cast<const std::byte*>(a.data);
       const auto* to = static_cast<const std::byte*>(slot.layer_mapping[k].data);
-      for (std::uint32_t n = 0; n < std::max<std::uint32_t>(a.count, 1); ++n) {
+      for (std::uint32_t n = 0; n < a.count; ++n) {  // 0 masks: nothing of the caller's is read
         // Mask n of the caller's (pitched) array to mask n of the packed buffer.
         cuda::copy_2d_async(drv, {true, from + n * a.image_pitch(), a.row_pitch()},
                             {true, to + std::size_t(n) * a.height * a.row_bytes(), a.row_bytes()}, a.row_bytes(),

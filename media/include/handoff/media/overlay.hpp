@@ -124,7 +124,7 @@ struct LayerArray {
   void* cuda_context = nullptr;          // CUcontext the pointer belongs to (Cuda)
   SampleType type = SampleType::U8;
   std::uint32_t width = 0, height = 0;
-  std::uint32_t count = 1;        // images (InstanceMasks: one per mask; else 1)
+  std::uint32_t count = 1;        // images (InstanceMasks: one per mask, 0 for none, with data null; else 1)
   std::size_t pitch = 0;          // bytes from one row to the next (0: packed, width * sample_size)
   std::size_t image_stride = 0;   // bytes from one image to the next (0: pitch * height)
   std::shared_ptr<const void> owner;  // keeps the memory valid
