@@ -14,6 +14,7 @@
 #include <handoff/media/y4m_reader.hpp>
 
 #include "byte_reader.hpp"
+#include "rosbag_folder.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -391,6 +392,8 @@ class Y4mSource final : public FrameSource {
 };
 
 }  // namespace
+
+bool is_y4m_path(const std::filesystem::path& path) { return lower_extension(path) == ".y4m"; }
 
 std::unique_ptr<FrameSource> open_y4m(const std::filesystem::path& path, const Y4mOptions& options) {
   return std::make_unique<Y4mSource>(detail::open_file_reader(path), options);

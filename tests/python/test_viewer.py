@@ -262,6 +262,9 @@ def test_streams_are_tiles_side_by_side():
         assert view.stats.submitted == 4
         with pytest.raises(ValueError, match="longer than 64"):
             view.show(grey, stream="s" * 65)
+        for bad, code in (("\0", "0x00"), ("a\nb", "0x0a")):  # a tile's title on screen
+            with pytest.raises(ValueError, match=f"stream name has a control character \\({code}\\)"):
+                view.show(grey, stream=bad)
         tiles = view.tiles
         assert [t["name"] for t in tiles] == ["left", "right", "third"], tiles
         assert all(t["frame"] >= 0 and not t["clock"] for t in tiles), tiles
@@ -332,6 +335,8 @@ def test_bad_frames_are_refused_naming_the_field(v):
         v.show(np.zeros((4, 4, 4), np.uint8), format="nv12")
     with pytest.raises(ValueError, match=r"frame: a \(4, 4, 5\) uint8 array has no default format"):
         v.show(np.zeros((4, 4, 5), np.uint8))
+    with pytest.raises(ValueError, match=r"frame: a \(8, 8\) bool array has no default format"):
+        v.show(np.zeros((8, 8), bool))
     with pytest.raises(ValueError, match="pair"):
         v.show((luma, chroma, chroma, chroma))
     with pytest.raises(TypeError, match="str"):

@@ -3,9 +3,12 @@
 // unknown option); --help exits 0.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "process.hpp"
+#include "scratch_dir.hpp"
 
 namespace handoff::view::test {
 namespace {
@@ -24,6 +27,64 @@ TEST(ViewerCli, BadValuesExit2) {
   expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--format", "yuv444"}), "--format");
   expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--window", "10x10"}), "--window");
   expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--source", "vulkan", "clip.y4m"}), "--source vulkan");
+  // Numbers: whole, in range, no wrap-around (4294967297 is 1 in 32 bits), no spaces or signs.
+  for (const char* frames : {"0", "-1", "1.5", "99999999999"})
+    expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--frames", frames}), "--frames");
+  for (const char* size : {"4294967297x64", " 64x64", "64x 64", "+64x64", "64x64x", "x64", "0x8"})
+    expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--size", size}), "--size");
+  expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--bench-boxes", "4000000000"}), "--bench-boxes");
+  expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--bench-boxes", "1000001"}), "--bench-boxes");
+}
+
+class ViewerCliFiles : public ScratchDirTest {
+ public:
+  ViewerCliFiles() : ScratchDirTest("handoff-cli-test-") {}
+  std::string read(const std::string& name) const {
+    std::ifstream in(path(name), std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+};
+
+// An output named as an input is refused before anything is written: the
+// input would be overwritten (the screenshot at the end) or truncated before
+// it is read (the recording, opened first).
+TEST_F(ViewerCliFiles, AnOutputOverAnInputIsRefusedAndTheInputKept) {
+  const std::string y4m = "YUV4MPEG2 W4 H2 F30:1 C420jpeg\nFRAME\n" + std::string(4 * 2 + 2 * 2, '\x80');
+  write_file("clip.y4m", y4m);
+  write_file("boxes.jsonl", "{\"frame\": 0, \"boxes\": []}\n");
+  const std::string clip = path("clip.y4m"), boxes = path("boxes.jsonl"), rec = path("r.mcap");
+  expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--headless", clip, "--screenshot", clip}),
+                     "--screenshot " + clip + " is the file being played");
+  expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--headless", clip, "--overlays", boxes, "--record", boxes}),
+                     "--record " + boxes + " is the --overlays file");
+  expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--headless", clip, "--record", rec, "--screenshot", rec}),
+                     "is the --record file");
+  // The same file by another name.
+  expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--headless", clip, "--screenshot", dir_.string() + "/./clip.y4m"}),
+                     "is the file being played");
+  EXPECT_EQ(read("clip.y4m"), y4m);
+  EXPECT_EQ(read("boxes.jsonl"), "{\"frame\": 0, \"boxes\": []}\n");
+  EXPECT_FALSE(std::filesystem::exists(rec));
+}
+
+// An overlay file that is not a regular file is named, not read without end
+// (/dev/zero) or taken for an empty one (a directory).
+TEST_F(ViewerCliFiles, OverlaysThatAreNotAFileAreAnError) {
+  std::filesystem::create_directory(path("dir"));
+  for (const auto& [file, word] : {std::pair{path("dir"), "is a directory"}, std::pair{std::string("/dev/zero"),
+                                                                                       "not a regular file"}}) {
+    const ProcessResult r = run_program(HANDOFF_VIEW_EXE, {"--headless", "--frames", "2", "--overlays", file});
+    EXPECT_FALSE(r.timed_out) << r.output;
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find(file + ": open: " + word), std::string::npos) << r.output;
+  }
+}
+
+// A raw file without --size is a usage error that says what a raw file needs.
+TEST_F(ViewerCliFiles, ARawFileWithoutASizeSaysWhatItNeeds) {
+  write_file("clip.yuv", std::string(4 * 4 * 3, '\x10'));
+  expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--headless", path("clip.yuv")}),
+                     "a raw file needs --size WxH, and --format unless it is nv12 (nv12 | p010 | i420");
 }
 
 // --value-range LO,HI: two finite numbers, LO below HI; anything else is a usage error naming it.

@@ -649,6 +649,12 @@ TEST_F(RecordingView, CliDamagedTailPlaysToTheLastWholeFrameWithOneWarning) {
   EXPECT_EQ(count(r.output, "handoff warning"), 1u) << r.output;
   EXPECT_NE(r.output.find("1 problem(s) in the input played past; the first: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("damaged tail"), std::string::npos) << r.output;
+  // --list: the topics that could be read, the warning under them, and exit 1 as playing it.
+  const auto list = run_program(HANDOFF_VIEW_EXE, {path("cut.mcap"), "--list"});
+  ASSERT_EQ(list.exit_code, 1) << list.output;
+  EXPECT_NE(list.output.find("/cam0"), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("warning: " + path("cut.mcap") + ": damaged tail"), std::string::npos) << list.output;
+  EXPECT_EQ(run_program(HANDOFF_VIEW_EXE, {good, "--list"}).exit_code, 0);
 }
 
 // Issue 22: handoff-view records 12 scene frames at 640x360 (one zstd chunk,
@@ -690,6 +696,8 @@ TEST_F(RecordingView, CliRecordingErrors) {
   expect(run_program(HANDOFF_VIEW_EXE, {"--headless", file, "--record", file}), 2, "is the file being played");
   expect(run_program(HANDOFF_VIEW_EXE, {"--headless", "--record", path("no/such/dir/x.mcap")}), 1, "no/such/dir/x.mcap");
   expect(run_program(HANDOFF_VIEW_EXE, {"--headless", file, "--topic", "/nope"}), 1, "image topics: /cam0");
+  expect(run_program(HANDOFF_VIEW_EXE, {"--headless", file, "--topic", ""}), 2, "--topic: an empty topic name");
+  expect(run_program(HANDOFF_VIEW_EXE, {"--headless", file, "--overlay-topic", ""}), 2, "--overlay-topic: an empty");
   expect(run_program(HANDOFF_VIEW_EXE, {"--headless", path("missing.mcap")}), 1, "missing.mcap");
 }
 

@@ -18,7 +18,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 #include <vector>
 
@@ -576,6 +578,68 @@ TEST_F(ViewerApi, PlayRefusesBadInputAndTheViewerGoesOn) {
   v.show(solid_frame(PixelFormat::NV12, 64, 48, Yuv{80, 128, 128}));  // the application's frames still work
   EXPECT_EQ(v.snapshot().width(), 64u);
   EXPECT_THROW(v.play(Viewer::PlayOptions{}), UsageError) << "frames were shown";
+}
+
+// What PlayOptions and ViewerOptions cannot mean is a UsageError naming the
+// option before anything is opened or written; the viewer goes on.
+TEST_F(ViewerApi, PlayRefusesOptionsThatCannotBeMet) {
+  const std::string dir = ::testing::TempDir() + "handoff-play-options-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string clip = dir + "/clip.y4m", y4m = "YUV4MPEG2 W4 H2 F30:1 C420jpeg\nFRAME\n" + std::string(12, '\x80');
+  std::ofstream(clip, std::ios::binary) << y4m;
+  auto refusal = [](Viewer& v, const Viewer::PlayOptions& p) -> std::string {
+    try {
+      v.play(p);
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "(accepted)";
+  };
+  auto expect_contains = [](const std::string& text, const std::string& part) {
+    EXPECT_NE(text.find(part), std::string::npos) << "'" << part << "' missing in: " << text;
+  };
+  Viewer::PlayOptions file;
+  file.source = Viewer::Source::File;
+  file.file = clip;
+  {
+    ViewerOptions o = options();
+    o.screenshot = dir + "/./clip.y4m";  // the same file by another name
+    Viewer v(o);
+    expect_contains(refusal(v, file),
+                    "ViewerOptions::screenshot '" + o.screenshot + "' is PlayOptions::file; it would be overwritten");
+    Viewer::PlayOptions with_overlays = file;
+    with_overlays.overlays = dir + "/boxes.jsonl";
+    ViewerOptions r = options();
+    r.record.path = with_overlays.overlays;
+    Viewer w(r);
+    expect_contains(refusal(w, with_overlays),
+                    "ViewerOptions::record.path '" + r.record.path + "' is PlayOptions::overlays");
+  }
+  Viewer v(options());
+  Viewer::PlayOptions p = file;
+  p.frames = 0;
+  expect_contains(refusal(v, p), "PlayOptions::frames is 0; 1 or more, or -1");
+  p.frames = -2;
+  expect_contains(refusal(v, p), "PlayOptions::frames is -2");
+  p = file;
+  p.bench_boxes = Viewer::kMaxBenchBoxes + 1;
+  expect_contains(refusal(v, p), "PlayOptions::bench_boxes is 1000001; at most 1000000");
+  {
+    Viewer shown(options("shown"));
+    EXPECT_THROW(shown.show(solid_frame(PixelFormat::NV12, 64, 48, Yuv{80, 128, 128}), {}, "a\nb"), UsageError);
+  }
+  ViewerOptions titled = options();
+  titled.title = std::string("x\0y", 3);
+  EXPECT_THROW(Viewer{titled}, UsageError);
+  // None of it opened or wrote anything: the file plays, untouched.
+  p = file;
+  p.frames = 1;
+  p.close_at_end = false;
+  v.play(p);
+  ASSERT_TRUE(handoff::test::wait_until([&] { return v.finished(); }, "the clip's frame"));
+  std::ifstream in(clip, std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), y4m);
+  std::filesystem::remove_all(dir);
 }
 
 std::size_t resident_kib() {

@@ -4,18 +4,21 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include <handoff/error.hpp>
 #include <handoff/frame.hpp>
 #include <handoff/live/endpoint.hpp>
 #include <handoff/media/raw_reader.hpp>
 #include <handoff/media/recording.hpp>
+#include <handoff/media/y4m_reader.hpp>
 
 namespace handoff::app {
 namespace {
@@ -39,13 +42,21 @@ bool same_file(const std::string& a, const std::string& b) {
   return ea || eb ? a == b : ca == cb;
 }
 
+// A decimal number of digits only (no sign, no spaces) that fits an int, or nothing.
+std::optional<int> parse_count(std::string_view text) {
+  int v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || text[0] == '-' || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
 // "WxH" within lo..hi, or nothing.
 std::optional<std::pair<int, int>> parse_wxh(const std::string& text, int lo, int hi) {
-  unsigned w = 0, h = 0;
-  char x = 0, extra = 0;
-  if (std::sscanf(text.c_str(), "%u%c%u%c", &w, &x, &h, &extra) != 3 || x != 'x') return std::nullopt;
-  if (int(w) < lo || int(h) < lo || int(w) > hi || int(h) > hi) return std::nullopt;
-  return std::make_pair(int(w), int(h));
+  const auto x = text.find('x');
+  if (x == std::string::npos) return std::nullopt;
+  const auto w = parse_count(std::string_view(text).substr(0, x)), h = parse_count(std::string_view(text).substr(x + 1));
+  if (!w || !h || *w < lo || *h < lo || *w > hi || *h > hi) return std::nullopt;
+  return std::make_pair(*w, *h);
 }
 
 // "LO,HI", two finite numbers with LO < HI, or nothing.
@@ -76,6 +87,12 @@ std::optional<int> parse_name(const char* option, const std::string& text, std::
   return std::nullopt;
 }
 
+// CLI11's NonNegativeNumber / Range would name DBL_MAX as the upper bound.
+std::string at_least_one(const std::string& v) {
+  const auto n = parse_count(v);
+  return n && *n >= 1 ? "" : "'" + v + "' is not a whole number of frames, 1 or more";
+}
+
 struct Raw {  // option values before they are checked against each other
   std::string source = "scene", size, format, matrix, range, window = "1280x800", record_compression, record_codec, convert = "auto", value_range;
   bool headless = false, no_vsync = false, loop = false, no_loop = false, hide_ui = false, hide_overlays = false;
@@ -96,7 +113,8 @@ void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
   cli.add_option("--matrix", r.matrix, "override the colour matrix: " + spellings<ColorMatrix>(" | "));
   cli.add_option("--range", r.range, "override the range: " + spellings<ColorRange>(" | "));
   cli.add_flag("--headless", r.headless, "render through EGL with no window (chosen anyway when there is no display)");
-  cli.add_option("--frames", p.frames, "stop after N frames")->check(CLI::NonNegativeNumber);
+  cli.add_option("--frames", p.frames, "stop after N frames (N >= 1)")
+      ->check(CLI::Validator([](std::string& v) { return at_least_one(v); }, "N >= 1"));
   cli.add_option("--output", o.viewer.output_dir,
                  "write each frame as rendered (frame size, overlays, no UI) as PNG into DIR");
   cli.add_option("--screenshot", o.viewer.screenshot, "write the window (UI included) as PNG at the end");
@@ -115,7 +133,8 @@ void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
   cli.add_option("--window", r.window, "window size WxH (headless: the view each frame is drawn into, and the screenshot)");
   cli.add_flag("--hide-ui", r.hide_ui, "start with the panel hidden");
   cli.add_flag("--hide-overlays", r.hide_overlays, "start with overlays hidden");
-  cli.add_option("--bench-boxes", p.bench_boxes, "draw N synthetic boxes on every frame (benchmarks)");
+  cli.add_option("--bench-boxes", p.bench_boxes, "draw N synthetic boxes on every frame (benchmarks; N <= 1000000)")
+      ->check(CLI::Range(0u, Viewer::kMaxBenchBoxes));
   cli.add_option("--record", o.viewer.record.path,
                  "record what is shown (frames and overlays) into this MCAP file (docs/recording.md)");
   cli.add_option("--record-compression", r.record_compression, "chunk compression of --record: zstd (default) | lz4 | none")
@@ -155,6 +174,9 @@ std::optional<int> apply_recording(CommandLine& o, const Raw& r) {
   if ((!p.topics.empty() || p.all_images) && (p.source != Viewer::Source::File || !is_mcap(p.file)))
     return usage_error(std::string(p.all_images ? "--all-images" : "--topic") +
                        " picks a recording's image topics; it needs an .mcap or .db3 FILE");
+  for (const auto* list : {&p.topics, &p.overlay_topics})
+    if (std::find(list->begin(), list->end(), std::string()) != list->end())
+      return usage_error(std::string(list == &p.topics ? "--topic" : "--overlay-topic") + ": an empty topic name");
   if (!p.overlay_topics.empty() && (p.source != Viewer::Source::File || !is_mcap(p.file)))
     return usage_error("--overlay-topic picks a ROS 2 bag's overlay topics; it needs an .mcap or .db3 FILE or a bag folder");
   if (!r.record_compression.empty() && o.viewer.record.path.empty())
@@ -162,8 +184,16 @@ std::optional<int> apply_recording(CommandLine& o, const Raw& r) {
   if (!r.record_codec.empty() && o.viewer.record.path.empty()) return usage_error("--record-codec needs --record FILE");
   if (!r.record_codec.empty()) o.viewer.record.codec = media::parse_video_codec(lower(r.record_codec));
   if (!r.record_compression.empty()) o.viewer.record.compression = media::mcap::parse_compression(lower(r.record_compression));
-  if (!o.viewer.record.path.empty() && !p.file.empty() && same_file(o.viewer.record.path, p.file))
-    return usage_error("--record " + p.file + " is the file being played");
+  // An output over an input would destroy it before (or while) it is read.
+  const std::pair<const char*, const std::string*> outputs[] = {{"--record", &o.viewer.record.path},
+                                                                {"--screenshot", &o.viewer.screenshot}};
+  const std::pair<const char*, const std::string*> inputs[] = {{"the file being played", &p.file},
+                                                               {"the --overlays file", &p.overlays},
+                                                               {"the --record file", &o.viewer.record.path}};
+  for (const auto& [option, out] : outputs)
+    for (const auto& [what, in] : inputs)
+      if (in != out && !out->empty() && !in->empty() && same_file(*out, *in))
+        return usage_error(std::string(option) + " " + *out + " is " + what);
   return std::nullopt;
 }
 
@@ -198,6 +228,10 @@ std::optional<int> apply(CommandLine& o, const Raw& r) {
     p.height = std::uint32_t(wh->second);
   }
   if (auto e = parse_name("--format", r.format, p.format)) return e;
+  if (p.source == Viewer::Source::File && !is_mcap(p.file) && !media::is_y4m_path(p.file) && r.size.empty() &&
+      !std::filesystem::is_directory(p.file) && std::filesystem::exists(p.file))
+    return usage_error(p.file + ": a raw file needs --size WxH, and --format unless it is nv12 (" +
+                       spellings<PixelFormat>(" | ") + "); Y4M files end in .y4m");
   if (auto e = parse_name("--matrix", r.matrix, p.matrix)) return e;
   if (auto e = parse_name("--range", r.range, p.range)) return e;
   if (!r.value_range.empty()) {

@@ -90,8 +90,9 @@ int list_recording_topics(const std::string& path) {
   }
   if (topics.empty()) std::printf("(no topics)\n");
   // What was left out or cut short (a split bag's file skipped), under the table.
+  // Exit 1 as playing the file would: the listing is what could be read.
   for (const auto& w : warnings) std::printf("warning: %s\n", w.c_str());
-  return 0;
+  return warnings.empty() ? 0 : 1;
 }
 
 }  // namespace handoff::app

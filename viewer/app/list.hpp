@@ -11,7 +11,8 @@ int list_publishers();
 
 // handoff-view FILE --list (--topics): every topic of a recording (MCAP,
 // .db3, rosbag2 folder) with its type, message count, rate and whether it
-// is shown (the reason when not), one line each, on stdout; returns 0.
+// is shown (the reason when not), one line each, on stdout, and the
+// warnings after them; returns 0, or 1 when there were warnings.
 // Throws ParseError when the recording cannot be read.
 int list_recording_topics(const std::string& path);
 

@@ -83,6 +83,8 @@ class Display {
   void step_back();
   void seek(std::int64_t index);
   bool headless() const noexcept { return headless_; }
+  // Display thread: no screenshot at close (it was named over an input).
+  void forget_screenshot() { options_.screenshot.clear(); }
   // Grid: the tile drawn alone over the whole view (-1: all of them).
   // cycle_focus() goes to the next one and back to all (the G key);
   // focus_at() toggles the tile under a view point (a double click).

@@ -4,7 +4,12 @@
 #include <handoff/viewer.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+#include <utility>
 
 #include <handoff/log.hpp>
 #include <handoff/media/scene.hpp>
@@ -101,7 +106,49 @@ DisplayOptions display_options(const ViewerOptions& o) {
   return d;
 }
 
+// A control character in a name shown on screen (0x00..0x1f, 0x7f), as "0x0a", or nothing.
+std::optional<std::string> first_control_character(std::string_view text) {
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", c);
+      return std::string(hex);
+    }
+  }
+  return std::nullopt;
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ea, eb;
+  const auto ca = std::filesystem::weakly_canonical(a, ea), cb = std::filesystem::weakly_canonical(b, eb);
+  return ea || eb ? a == b : ca == cb;
+}
+
+// An output over an input would destroy it before, or while, it is read.
+// The screenshot is then dropped (ViewerImpl::play); the recording was
+// created with the viewer, over the input already (viewer.hpp says so).
+void check_outputs(const ViewerOptions& v, const Viewer::PlayOptions& p, const std::string& viewer) {
+  struct Named {
+    const char* name;
+    const std::string* path;
+    const char* then;
+  };
+  const Named outputs[] = {
+      {"ViewerOptions::record.path", &v.record.path, "the recording, made with the viewer, replaced it"},
+      {"ViewerOptions::screenshot", &v.screenshot, "it would be overwritten"}};
+  const Named inputs[] = {{"PlayOptions::file", &p.file, ""},
+                          {"PlayOptions::overlays", &p.overlays, ""},
+                          {"ViewerOptions::record.path", &v.record.path, ""}};
+  for (const Named& out : outputs)
+    for (const Named& in : inputs)
+      if (in.path != out.path && !out.path->empty() && !in.path->empty() && same_file(*out.path, *in.path))
+        throw UsageError(viewer + ": " + out.name + " '" + *out.path + "' is " + in.name + "; " + out.then);
+}
+
 void check_options(const ViewerOptions& o) {
+  if (const auto c = first_control_character(o.title))
+    throw UsageError("ViewerOptions::title has a control character (" + *c + ")");
   // The GL limit (GL_MAX_TEXTURE_SIZE) is checked where the display's framebuffer is made.
   if (o.width < 64 || o.height < 64 || o.width > int(kMaxFrameDimension) || o.height > int(kMaxFrameDimension))
     throw UsageError("ViewerOptions: width x height " + std::to_string(o.width) + "x" + std::to_string(o.height) +
@@ -176,6 +223,8 @@ namespace {
 void check_stream_name(std::string_view name, const std::string& viewer) {
   if (name.size() > 64)
     throw UsageError(viewer + ": stream name '" + std::string(name.substr(0, 64)) + "...' is longer than 64 bytes");
+  if (const auto c = first_control_character(name))
+    throw UsageError(viewer + ": stream name has a control character (" + *c + "); it is shown as the tile's title");
 }
 
 }  // namespace
@@ -273,6 +322,26 @@ void ViewerImpl::play(const Viewer::PlayOptions& o) {
     throw UsageError(link_->name + ": PlayOptions::topics / all_images are for recordings (.mcap / .db3 files)");
   if (!o.overlay_topics.empty() && !recording)
     throw UsageError(link_->name + ": PlayOptions::overlay_topics is for ROS 2 bags (.mcap / .db3 files, bag folders)");
+  for (const auto* list : {&o.topics, &o.overlay_topics})
+    if (std::find(list->begin(), list->end(), std::string()) != list->end())
+      throw UsageError(link_->name + ": PlayOptions::" + (list == &o.topics ? "topics" : "overlay_topics") +
+                       " has an empty topic name");
+  if (o.frames == 0 || o.frames < -1)
+    throw UsageError(link_->name + ": PlayOptions::frames is " + std::to_string(o.frames) +
+                     "; 1 or more, or -1 for the source's end");
+  if (o.bench_boxes > Viewer::kMaxBenchBoxes)
+    throw UsageError(link_->name + ": PlayOptions::bench_boxes is " + std::to_string(o.bench_boxes) + "; at most " +
+                     std::to_string(Viewer::kMaxBenchBoxes));
+  try {
+    check_outputs(options_, o, link_->name);
+  } catch (const UsageError&) {
+    // Refused, and the screenshot at close must not write over the input either.
+    on_display([](Display& d) { d.forget_screenshot(); }, "dropping its screenshot");
+    throw;
+  }
+  if (recording && (o.width || o.height || o.format))
+    log(LogLevel::Warning, "the size and format given for " + o.file +
+                               " are ignored (a recording's messages say them)");
   const bool headless = display_->headless();
   media::SceneOptions so;
   if (o.width) so.width = o.width;

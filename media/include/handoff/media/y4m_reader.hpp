@@ -53,6 +53,9 @@ struct Y4mOptions {
 // a damaged marker found then lowers info().frame_count to the good frames.
 std::unique_ptr<FrameSource> open_y4m(const std::filesystem::path& path, const Y4mOptions& options = {});
 
+// A Y4M file by its name: it ends in .y4m (any case). Other files are raw.
+bool is_y4m_path(const std::filesystem::path& path);
+
 // Same, reading from memory (the bytes are copied). `name` is used in messages.
 // For tests and fuzzing.
 std::unique_ptr<FrameSource> open_y4m_memory(std::span<const std::uint8_t> bytes,

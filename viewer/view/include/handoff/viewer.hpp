@@ -139,7 +139,8 @@ struct ViewerOptions {
   // as frame_NNNNNN.png into this folder (created). Empty: none.
   std::string output_dir{};
   // When the viewer closes (any reason), what the view last showed (UI
-  // included) is written here as PNG. Empty: none.
+  // included) is written here as PNG. Empty: none. play() refuses a
+  // PlayOptions::file or overlays file named here, and none is written then.
   std::string screenshot{};
   bool gl_debug = false;  // debug GL contexts; KHR_debug errors are counted in diagnostics()
   // Records what the viewer shows into an MCAP file (docs/recording.md):
@@ -151,7 +152,8 @@ struct ViewerOptions {
   // written by threads of their own; a frame that finds them all busy is left
   // out of the recording and counted (ViewerStats::record_dropped). The file
   // is created by the constructor (handoff::Error naming it when it cannot
-  // be) and finished when the viewer closes. A recording's topic holds one
+  // be; a file there is replaced, so never name an input of play() here:
+  // play() then refuses, too late for that file) and finished when the viewer closes. A recording's topic holds one
   // format and size, its first frame's: displayed frames of another are left
   // out, counted (ViewerStats::record_skipped) and named in one warning.
   // Several streams (show(..., stream)): each tile on "<topic>/<stream>"
@@ -354,6 +356,7 @@ class Viewer {
   void show(const Frame& frame, const media::OverlayFrame& overlays, std::string_view stream,
             CudaStream cuda_stream = {});
   static constexpr std::size_t kMaxStreams = 16;
+  static constexpr std::uint32_t kMaxBenchBoxes = 1'000'000;  // PlayOptions::bench_boxes (an overlay's object limit)
 
   // The GL worker whose context shares objects with the viewer's: make GL
   // buffers here (GlBuffer(*viewer.gl_worker(), size), CudaGlBuffer on it)
@@ -457,9 +460,9 @@ class Viewer {
     std::optional<ColorRange> range{};
     std::optional<bool> loop{};             // default: loop in a window, play once headless
     double speed = 1.0;                   // playback speed factor
-    std::int64_t frames = -1;             // end after N displayed frames (-1: the source's end; headless scene: 60)
+    std::int64_t frames = -1;             // end after N >= 1 displayed frames (-1: the source's end; headless scene: 60)
     bool close_at_end = true;             // the viewer closes when playback ends
-    std::uint32_t bench_boxes = 0;        // N synthetic boxes on every frame (benchmarks)
+    std::uint32_t bench_boxes = 0;        // N <= kMaxBenchBoxes synthetic boxes on every frame (benchmarks)
     bool vulkan_validation = false;       // VulkanScene: the validation layer on (an error where it is missing)
     // Recordings: the image topic to play (empty: the first); a ParseError
     // naming the image topics there are when it is not one of them.

@@ -69,24 +69,19 @@ SceneFeed::SceneFeed(const media::SceneOptions& scene, GlRingOptions ring)
 
 namespace {
 
-bool ends_with_ci(std::string s, std::string_view suffix) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 std::unique_ptr<media::FrameSource> open_file(const std::string& path, const FileOptions& o) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw media::ParseError(path, "", "", "no such file");
   if (std::filesystem::is_directory(path, ec)) throw media::ParseError(path, "", "", "is a directory, not a video file");
-  if (ends_with_ci(path, ".y4m")) {
+  if (media::is_y4m_path(path)) {
     if (o.width || o.height || o.format)
       log(LogLevel::Warning, "the size and format given for " + path + " are ignored (the Y4M header says them)");
     return media::open_y4m(path);
   }
   if (!o.width || !o.height)
     throw media::ParseError(path, "", "--size",
-                             "a raw NV12 / P010 file needs --size WxH (and --format nv12|p010); "
-                             "files ending in .y4m are read as Y4M");
+                             "a raw file needs its size (--size WxH), and its format unless it is nv12 (" +
+                                 spellings<PixelFormat>(" | ") + "); files ending in .y4m are read as Y4M");
   media::RawOptions ro;
   ro.width = o.width;
   ro.height = o.height;
