@@ -72,9 +72,14 @@ void write_png(const std::filesystem::path& path, const Image8& image, PngSpeed 
   const std::string name = path.string();
   std::FILE* f = std::fopen(name.c_str(), "wb");
   if (!f) throw Error(Api::System, "fopen", errno, std::strerror(errno), name);
-  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  const int saved = errno;
-  if (std::fclose(f) != 0 || !ok) throw Error(Api::System, "fwrite", saved, std::strerror(saved), name);
+  // Each call's own errno: a short write's, else the flush at fclose's (a full
+  // disk shows there; errno after a whole buffered fwrite means nothing).
+  if (std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
+    const int saved = errno;
+    std::fclose(f);
+    throw Error(Api::System, "fwrite", saved, std::strerror(saved), name);
+  }
+  if (std::fclose(f) != 0) throw Error(Api::System, "fclose", errno, std::strerror(errno), name);
 }
 
 Image8 decode_png(const std::uint8_t* data, std::size_t size, std::uint32_t channels) {

@@ -77,6 +77,10 @@ TEST(Png, Errors) {
   EXPECT_THROW(decode_png(garbage, sizeof garbage), Error);
   EXPECT_THAT(message_of<Error>([] { write_png("/nonexistent/dir/x.png", random_image(2, 2, 3, 0)); }),
               HasSubstr("/nonexistent/dir/x.png"));
+  // A full disk is named as one, small or large (a whole buffered fwrite fails only at fclose's flush).
+  for (std::uint32_t side : {2u, 400u})
+    EXPECT_THAT(message_of<Error>([&] { write_png("/dev/full", random_image(side, side, 3, 0)); }),
+                HasSubstr("No space left on device"));
 }
 
 TEST(PngEncoder, WritesEverythingAndKeepsErrors) {
