@@ -9,6 +9,7 @@
 #include <handoff/media/error.hpp>
 #include <handoff/unique_handle.hpp>
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 #include <zstd.h>
 
@@ -121,6 +122,9 @@ RosbagFolder read_rosbag_folder(const std::filesystem::path& folder) {
   YAML::Node info;
   try {
     info = YAML::LoadFile(file)["rosbag2_bagfile_information"];
+  } catch (const YAML::DeepRecursion& e) {  // its own message says "bad file"
+    throw ParseError(file, "line " + std::to_string(e.mark.line + 1), "",
+                     "nested too deep (yaml-cpp stops at depth " + std::to_string(e.depth()) + ")");
   } catch (const YAML::Exception& e) {
     throw ParseError(file, "line " + std::to_string(e.mark.line + 1), "", e.msg);
   }

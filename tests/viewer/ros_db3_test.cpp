@@ -278,6 +278,8 @@ TEST(RosBagFolder, BadFolders) {
   EXPECT_THAT(error(), HasSubstr("relative_file_paths: names no storage file"));
   test::write_file(dir / "metadata.yaml", "rosbag2_bagfile_information:\n  relative_file_paths: [bag_0.db3\n");
   EXPECT_THAT(error(), HasSubstr("metadata.yaml: line "));
+  test::write_file(dir / "metadata.yaml", std::string(100000, '['));  // yaml-cpp's own message is "bad file"
+  EXPECT_THAT(error(), HasSubstr("metadata.yaml: line 1: nested too deep (yaml-cpp stops at depth"));
   test::write_file(dir / "metadata.yaml", "something_else: 1\n");
   EXPECT_THAT(error(), HasSubstr("metadata.yaml: rosbag2_bagfile_information: missing"));
 }
