@@ -252,6 +252,7 @@ std::optional<SubscriberCore::Session> SubscriberCore::connect_once() {
     status_.memory = s.welcome.memory;
     status_.cuda_sync = s.welcome.cuda_sync;
     status_.route = s.welcome.route;
+    status_.max_held = s.welcome.max_held;
   }
   changed_.notify_all();
   report_state();

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
+#include <vector>
 
 #include <handoff/publisher.hpp>
 
@@ -166,22 +168,27 @@ TEST_F(HandoffSrcTest, CapsFollowTheFramesSizeFormatAndColorimetry) {
   EXPECT_EQ(info.chroma_site, GST_VIDEO_CHROMA_SITE_COSITED);
 }
 
+// Makes `appsink` answer the allocation query with GstVideoMeta: handoffsrc
+// then wraps host slots instead of copying them.
+void take_video_metas(GstElement* appsink) {
+  GstPad* pad = gst_element_get_static_pad(appsink, "sink");
+  gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
+                    [](GstPad*, GstPadProbeInfo* info, gpointer) {
+                      GstQuery* q = GST_PAD_PROBE_INFO_QUERY(info);
+                      if (GST_QUERY_TYPE(q) != GST_QUERY_ALLOCATION) return GST_PAD_PROBE_OK;
+                      gst_query_add_allocation_meta(q, GST_VIDEO_META_API_TYPE, nullptr);
+                      return GST_PAD_PROBE_HANDLED;
+                    },
+                    nullptr, nullptr);
+  gst_object_unref(pad);
+}
+
 // Issue 23: the caps follow every format a publisher sends (gray32f, which
 // GStreamer has no format for, is an error naming it), copied into a buffer
 // of GStreamer's layout or, where downstream takes video metas, wrapped.
 void expect_every_format(bool metas, const std::string& name) {
   AttachedSource s(name, [metas](GstElement* appsink) {
-    if (!metas) return;
-    GstPad* pad = gst_element_get_static_pad(appsink, "sink");
-    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
-                      [](GstPad*, GstPadProbeInfo* info, gpointer) {
-                        GstQuery* q = GST_PAD_PROBE_INFO_QUERY(info);
-                        if (GST_QUERY_TYPE(q) != GST_QUERY_ALLOCATION) return GST_PAD_PROBE_OK;
-                        gst_query_add_allocation_meta(q, GST_VIDEO_META_API_TYPE, nullptr);
-                        return GST_PAD_PROBE_HANDLED;
-                      },
-                      nullptr, nullptr);
-    gst_object_unref(pad);
+    if (metas) take_video_metas(appsink);
   });
   ASSERT_TRUE(s.subscribed);
   std::int64_t i = 0;
@@ -210,18 +217,7 @@ TEST_F(HandoffSrcTest, EveryFormatIsWrappedWhereDownstreamTakesVideoMetas) { exp
 // Downstream that takes GstVideoMeta gets the slot's memory itself (read-only,
 // with the slot's pitches), not a copy; the bytes are the same.
 TEST_F(HandoffSrcTest, HostSlotsAreWrappedWithoutACopyWhereDownstreamTakesVideoMetas) {
-  AttachedSource s(publisher_name(), [](GstElement* appsink) {
-    GstPad* pad = gst_element_get_static_pad(appsink, "sink");
-    gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_QUERY_DOWNSTREAM,
-                      [](GstPad*, GstPadProbeInfo* info, gpointer) {
-                        GstQuery* q = GST_PAD_PROBE_INFO_QUERY(info);
-                        if (GST_QUERY_TYPE(q) != GST_QUERY_ALLOCATION) return GST_PAD_PROBE_OK;
-                        gst_query_add_allocation_meta(q, GST_VIDEO_META_API_TYPE, nullptr);
-                        return GST_PAD_PROBE_HANDLED;
-                      },
-                      nullptr, nullptr);
-    gst_object_unref(pad);
-  });
+  AttachedSource s(publisher_name(), take_video_metas);
   ASSERT_TRUE(s.subscribed);
   Publisher& pub = s.pub;
   ElementPtr& out = s.out;
@@ -233,6 +229,29 @@ TEST_F(HandoffSrcTest, HostSlotsAreWrappedWithoutACopyWhereDownstreamTakesVideoM
   ASSERT_NE(gst_buffer_get_video_meta(b), nullptr);
   EXPECT_TRUE(GST_MEMORY_IS_READONLY(gst_buffer_peek_memory(b, 0))) << "the slot's read-only mapping";
   EXPECT_GT(pub.stats().held_frames, 0u) << "the buffer holds its slot";
+}
+
+// Downstream that keeps buffers (an encoder's lookahead, an aggregator) gets
+// copies once the wrapped ones it holds reach what the publisher lets this
+// source hold. Before, every buffer was a slot: with 3 kept, the publisher
+// skipped every later frame for the source and the pipeline waited for ever.
+TEST_F(HandoffSrcTest, BuffersKeptDownstreamDoNotStallTheSource) {
+  AttachedSource s(publisher_name(), take_video_metas);
+  ASSERT_TRUE(s.subscribed);
+  std::vector<std::unique_ptr<Received>> kept;  // none released until the end
+  std::size_t wrapped = 0;
+  for (int i = 0; i < 8; ++i) {
+    // Only the kept wrapped buffers hold slots once a copied frame's release is back.
+    ASSERT_TRUE(wait_until([&] { return s.pub.stats().held_frames <= wrapped; }, "the copied frames' slots back"));
+    ASSERT_TRUE(s.pub.publish(live::test::pattern_frame(PixelFormat::NV12, 48, 32, i)));
+    auto r = std::make_unique<Received>();
+    ASSERT_TRUE(receive(s.out.get(), *r, 10s)) << "frame " << i << " with " << kept.size() << " kept";
+    EXPECT_EQ(live::test::check_pattern(r->frame), "") << "frame " << i;
+    if (GST_MEMORY_IS_READONLY(gst_buffer_peek_memory(gst_sample_get_buffer(r->sample), 0))) ++wrapped;
+    kept.push_back(std::move(r));
+  }
+  EXPECT_GE(wrapped, 1u) << "the first frames are the slots themselves";
+  EXPECT_LE(wrapped, 2u) << "a default publisher lets a subscriber hold 3 slots, one for the frame in hand";
 }
 
 // A publisher's timestamp is a peer's number: one GstClockTime cannot hold

@@ -133,6 +133,10 @@ struct SubscriberStatus {
   live::SlotMemory memory = live::SlotMemory::Host;
   live::CudaSync cuda_sync = live::CudaSync::None;
   std::string route;
+  // Frames this subscriber may hold at once (the publisher's answer to
+  // SubscriberOptions::max_held; 0 before the first connection). Holding
+  // this many makes the publisher skip frames for it until one is released.
+  std::uint16_t max_held = 0;
 };
 
 // Thread safety: every method may be called from any thread. The subscriber

@@ -59,6 +59,9 @@ struct SrcState {
   std::optional<StreamShape> shape;
   GstVideoInfo info{};
   bool video_meta = false;  // downstream takes GstVideoMeta (decide_allocation)
+  // Wrapped buffers downstream still holds (each holds a slot), counted down
+  // as they are freed, on any thread; shared with them, as they may outlive the element.
+  std::shared_ptr<std::atomic<int>> wrapped = std::make_shared<std::atomic<int>>(0);
 };
 
 }  // namespace
@@ -193,14 +196,21 @@ gboolean src_decide_allocation(GstBaseSrc* bs, GstQuery* query) {
 // --- frames into buffers -------------------------------------------------------------------
 
 struct HeldFrame {
+  HeldFrame(LiveFrame f, std::shared_ptr<std::atomic<int>> count) : frame(std::move(f)), wrapped(std::move(count)) {
+    ++*wrapped;
+  }
+  ~HeldFrame() { --*wrapped; }
+  HeldFrame(const HeldFrame&) = delete;
+  HeldFrame& operator=(const HeldFrame&) = delete;
   LiveFrame frame;  // keeps the slot until the buffer's memory goes
+  std::shared_ptr<std::atomic<int>> wrapped;
 };
 
 void release_held(gpointer p) { delete static_cast<HeldFrame*>(p); }
 
 // Host planes in one mapping, each after the first: one read-only memory over
 // all of them, no copy. Null where they are not laid out so.
-GstBuffer* wrap_host(const LiveFrame& f) {
+GstBuffer* wrap_host(const LiveFrame& f, const std::shared_ptr<std::atomic<int>>& wrapped) {
   const int planes = plane_count(f.frame.format);
   auto* base = static_cast<std::uint8_t*>(f.frame.planes[0].data);
   if (!base) return nullptr;
@@ -216,7 +226,7 @@ GstBuffer* wrap_host(const LiveFrame& f) {
     strides[p] = gint(pl.pitch);
     size = std::max(size, std::size_t(data - base) + pl.pitch * (l.height - 1) + l.row_bytes);
   }
-  GstBuffer* buf = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, base, size, 0, size, new HeldFrame{f},
+  GstBuffer* buf = gst_buffer_new_wrapped_full(GST_MEMORY_FLAG_READONLY, base, size, 0, size, new HeldFrame(f, wrapped),
                                                release_held);
   const char* name = gst_format_name(f.frame.format);
   const GstVideoFormat fmt = name ? gst_video_format_from_string(name) : GST_VIDEO_FORMAT_UNKNOWN;
@@ -321,6 +331,17 @@ GstFlowReturn next_frame(GstBaseSrc* bs, SrcState& st, LiveFrame& out) {
   return GST_FLOW_FLUSHING;
 }
 
+// The frames the subscriber may hold at once (1 when unknown).
+std::uint16_t sub_max_held(SrcState& st) {
+  std::shared_ptr<Subscriber> sub;
+  {
+    std::lock_guard<std::mutex> lock(st.lock);
+    sub = st.subscriber;
+  }
+  const std::uint16_t n = sub ? sub->status().max_held : 0;
+  return n ? n : 1;
+}
+
 GstFlowReturn src_create(GstPushSrc* ps, GstBuffer** out) {
   GstBaseSrc* bs = GST_BASE_SRC(ps);
   SrcState& st = *HANDOFF_SRC(ps)->state;
@@ -329,7 +350,13 @@ GstFlowReturn src_create(GstPushSrc* ps, GstBuffer** out) {
   if (!follow_shape(bs, st, f.frame)) return GST_FLOW_NOT_NEGOTIATED;
   GstBuffer* buf = nullptr;
   try {
-    if (f.frame.memory == MemoryKind::Host && st.video_meta) buf = wrap_host(f);
+    // Wrapped only while the slots held stay below what the publisher allows:
+    // an element that keeps buffers (an encoder's lookahead, an aggregator)
+    // would otherwise hold them all, the publisher would skip every frame for
+    // this source, and the pipeline would wait for ever. Past that, copies.
+    const int allowed = int(sub_max_held(st)) - 1;  // the frame in hand counts too
+    if (f.frame.memory == MemoryKind::Host && st.video_meta && st.wrapped->load() < allowed)
+      buf = wrap_host(f, st.wrapped);
     if (!buf) buf = copy_into_new_buffer(f.frame, st.info);
   } catch (const std::exception& e) {
     GST_ELEMENT_ERROR(bs, RESOURCE, READ, ("%s", e.what()), (nullptr));
