@@ -383,6 +383,21 @@ TEST_F(HandoffSinkTest, SinksWithStreamsShareOneViewerATileEach) {
   Pipeline again("videotestsrc num-buffers=2 ! " + branch + "name=a stream=same");
   ASSERT_NE(again.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
   EXPECT_EQ(again.wait_for().type, GST_MESSAGE_EOS);
+  ASSERT_NE(again.set_state(GST_STATE_NULL), GST_STATE_CHANGE_FAILURE);
+  // A sink whose start fails after it joined a viewer another sink keeps (its
+  // publisher refused) leaves its stream free: started again without the bad
+  // publish=, it is not "shown by another handoffsink".
+  Pipeline keeper("videotestsrc is-live=true ! " + branch + "name=k stream=kept");
+  ASSERT_NE(keeper.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  Pipeline bad("videotestsrc num-buffers=2 ! " + branch + "name=a stream=retry publish=.bad");
+  EXPECT_EQ(bad.set_state(GST_STATE_READY), GST_STATE_CHANGE_FAILURE);
+  EXPECT_NE(bad.wait_for(GST_MESSAGE_ERROR).text.find("'.bad'"), std::string::npos);
+  ASSERT_NE(bad.set_state(GST_STATE_NULL), GST_STATE_CHANGE_FAILURE);
+  g_object_set(bad.element("a").get(), "publish", nullptr, nullptr);
+  ASSERT_NE(bad.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE)
+      << (bad.find(GST_MESSAGE_ERROR, "") ? bad.find(GST_MESSAGE_ERROR, "")->text : std::string());
+  EXPECT_EQ(bad.wait_for().type, GST_MESSAGE_EOS);
+  EXPECT_EQ(viewer_of(bad, "a"), viewer_of(keeper, "k")) << "the retry joined the kept viewer";
 }
 
 TEST_F(HandoffSinkTest, AClosedWindowIsAnErrorOnTheBus) {

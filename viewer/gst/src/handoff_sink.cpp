@@ -300,8 +300,13 @@ Outputs open_outputs(GstElement* element, const SinkSettings& s) {
   } else if (with_viewer) {
     out.viewer = std::make_shared<Viewer>(viewer_options(element, s));
   }
-  if (!s.publish.empty()) out.publisher = std::make_unique<Publisher>(s.publish, publisher_options(s, with_viewer));
-  out.cuda = CudaShare::open(s.cuda_device);  // null where CUDA is unusable or the build has no gst/cuda
+  try {
+    if (!s.publish.empty()) out.publisher = std::make_unique<Publisher>(s.publish, publisher_options(s, with_viewer));
+    out.cuda = CudaShare::open(s.cuda_device);  // null where CUDA is unusable or the build has no gst/cuda
+  } catch (...) {
+    leave_shared_viewer(out);  // the stream is free again for the sink's next start
+    throw;
+  }
   return out;
 }
 
