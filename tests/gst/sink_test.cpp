@@ -411,6 +411,19 @@ TEST_F(HandoffSinkTest, AClosedWindowIsAnErrorOnTheBus) {
   EXPECT_EQ(m.source, "sink");
 }
 
+// A viewer that stops on an error says that error, not "Output window was
+// closed" (which an application takes for the user closing it).
+TEST_F(HandoffSinkTest, AViewerStoppedByAnErrorSaysWhy) {
+  Pipeline p("videotestsrc num-buffers=2 ! video/x-raw,format=GRAY8,width=32768,height=2 ! "
+             "handoffsink name=sink headless=true sync=false");
+  ASSERT_NE(p.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  const BusMessage m = p.wait_for();
+  if (m.type == GST_MESSAGE_EOS) GTEST_SKIP() << "this GL's textures take 32768 texels: no frame is too wide for it";
+  EXPECT_EQ(m.source, "sink");
+  EXPECT_NE(m.text.find("handoffsink: the viewer stopped: "), std::string::npos) << m.text;
+  EXPECT_NE(m.text.find("GL_MAX_TEXTURE_SIZE"), std::string::npos) << m.text;
+}
+
 TEST_F(HandoffSinkTest, NowhereToShowIsARefusedStart) {
   Pipeline p("videotestsrc num-buffers=1 ! handoffsink name=sink window=false");
   EXPECT_EQ(p.set_state(GST_STATE_READY), GST_STATE_CHANGE_FAILURE);

@@ -291,9 +291,11 @@ class ViewerProcess {
 // Publishes the pattern every few milliseconds until stopped.
 class PublishingThread {
  public:
-  explicit PublishingThread(Publisher& pub) : thread_([this, &pub] {
+  explicit PublishingThread(Publisher& pub, PixelFormat format = PixelFormat::NV12, std::uint32_t w = kW,
+                            std::uint32_t h = kH)
+      : thread_([this, &pub, format, w, h] {
       for (std::int64_t i = 0; !stop_.load(); ++i) {
-        pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, i));
+        pub.publish(pattern_frame(format, w, h, i));
         std::this_thread::sleep_for(5ms);
       }
     }) {}
@@ -389,6 +391,18 @@ TEST_F(ViewAttach, TheCommandLineAttachesAndEndsAfterFrames) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("attached: connected to '" + name() + "'"));
   EXPECT_THAT(r.output, HasSubstr("5 frames 64x48"));
+}
+
+// Frames the display cannot take (wider than this GL's textures) stop it on an
+// error about the input: exit 1 naming it, not the 2 of a bad command line.
+TEST_F(ViewAttach, FramesTooLargeForThisGlExit1NamingWhy) {
+  Publisher pub(name());
+  PublishingThread feeding(pub, PixelFormat::GRAY8, 32768, 2);
+  const auto r = run_viewer({"--attach", name(), "--headless", "--frames", "2"}, {}, {}, 60);
+  if (r.exit_code == 0) GTEST_SKIP() << "this GL's textures take 32768 texels: no frame is too wide for it";
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("handoff-view: error: "));
+  EXPECT_THAT(r.output, HasSubstr("GL_MAX_TEXTURE_SIZE"));
 }
 
 TEST_F(ViewAttach, ListShowsLivePublishersAndSaysWhenThereAreNone) {

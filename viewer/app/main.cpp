@@ -103,8 +103,18 @@ int run(app::CommandLine& cl) {
   }
   summary(say, v, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   const int rc = diagnose(say, v, cl);
-  if (failure) std::rethrow_exception(failure);
-  return rc;
+  if (!failure) return rc;
+  // What stopped the display while it played is about the input (a frame too
+  // large for this GL, a malformed file), whatever its type: exit 1, not the
+  // 2 of a bad command line (3 stays when --gl-debug / --vk-debug saw errors).
+  try {
+    std::rethrow_exception(failure);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "handoff-view: error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "handoff-view: error: an unknown exception\n");
+  }
+  return rc == 3 ? 3 : 1;
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <gst/video/gstvideosink.h>
 #include <gst/video/video.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -458,7 +459,20 @@ GstFlowReturn show_mapped(HandoffSink* self, const Frame& frame, const media::Ov
     if (out.publisher) out.publisher->publish(frame, overlays);
     return GST_FLOW_OK;
   } catch (const ViewerClosed& e) {
-    GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("Output window was closed"), ("%s", e.what()));
+    // Closed by the user, or stopped on an error (a frame past GL's texture
+    // size, a lost context): then the message says that error, not a close.
+    std::string failure;
+    try {
+      // Closed (or closing) already: returns at once, rethrowing its error.
+      if (out.viewer) (void)out.viewer->wait_closed_for(std::chrono::seconds(2));
+    } catch (const std::exception& x) {
+      failure = x.what();
+    }
+    if (failure.empty())
+      GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND, ("Output window was closed"), ("%s", e.what()));
+    else
+      GST_ELEMENT_ERROR(self, RESOURCE, WRITE, ("handoffsink: the viewer stopped: %s", failure.c_str()),
+                        ("%s", e.what()));
   } catch (const InvalidFrame& e) {
     GST_ELEMENT_ERROR(self, STREAM, FORMAT, ("handoffsink cannot show this buffer: %s", e.what()), (nullptr));
   } catch (const std::exception& e) {
