@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 
 namespace handoff::live::detail {
 
@@ -209,6 +210,14 @@ std::optional<SubscriberCore::Session> SubscriberCore::connect_once() {
   int error = 0;
   UniqueFd fd = connect_to(path_, error);
   if (!fd) {
+    // Something else at the path: no publisher can ever listen there (one
+    // refuses to replace it), so waiting would be for ever.
+    std::error_code ec;
+    const auto type = std::filesystem::status(path_, ec).type();
+    if (!ec && type != std::filesystem::file_type::socket && type != std::filesystem::file_type::not_found)
+      throw Error(path_.string() + " is " +
+                  (type == std::filesystem::file_type::directory ? "a directory" : "not a socket") +
+                  ": no publisher listens there");
     if (!options_.wait) throw Error("no publisher at " + path_.string() + ": " + errno_text(error));
     return std::nullopt;
   }

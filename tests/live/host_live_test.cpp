@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <filesystem>
 #include <fstream>
 
 namespace handoff::live::test {
@@ -273,6 +274,21 @@ TEST_F(HostLive, WithoutWaitANoShowIsAFailure) {
   ASSERT_TRUE(sub.wait_for(LinkState::Failed, 10s));
   EXPECT_THAT(sub.status().message, HasSubstr("no publisher at"));
   EXPECT_FALSE(sub.next(10ms));
+}
+
+// A path with something else there (a file, a folder) can never become a
+// publisher's socket: a failure at once, waiting or not, saying what is there.
+TEST_F(HostLive, APathThatIsNotASocketIsAFailureEvenWhenWaiting) {
+  char tmpl[] = "/tmp/handoff-not-a-socket-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl, file = dir + "/file";
+  std::ofstream(file) << "x";
+  for (const auto& [path, what] : {std::pair{file, "is not a socket"}, std::pair{dir, "is a directory"}}) {
+    Subscriber sub(path);  // wait = true
+    ASSERT_TRUE(sub.wait_for(LinkState::Failed, 10s)) << sub.status().message;
+    EXPECT_THAT(sub.status().message, HasSubstr(path + " " + what + ": no publisher listens there"));
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(HostLive, ALivePublisherOfTheSameNameIsRefused) {
