@@ -195,5 +195,22 @@ TEST_F(GstFakeCuda, MemoryOfAnotherContextIsCopiedThroughSystemMemoryAndSaysSo) 
   gst_object_unref(own);
 }
 
+// cuda-device naming a device the driver does not have: a warning on the bus
+// naming it (it was a debug line only), the sink showing system memory as before.
+TEST_F(GstFakeCuda, ACudaDeviceThatIsNotThereIsAWarning) {
+  Pipeline p("videotestsrc num-buffers=2 ! video/x-raw,format=NV12,width=64,height=48 ! "
+             "handoffsink name=sink headless=true sync=false cuda-device=7");
+  ASSERT_NE(p.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  EXPECT_EQ(p.wait_for().type, GST_MESSAGE_EOS);
+  const BusMessage* m = p.find(GST_MESSAGE_WARNING, "cuda-device=7 gives no CUDA context");
+  ASSERT_NE(m, nullptr);
+  EXPECT_NE(m->text.find("CUDA memory is not offered"), std::string::npos) << m->text;
+  Pipeline fine("videotestsrc num-buffers=1 ! video/x-raw,format=NV12,width=64,height=48 ! "
+                "handoffsink headless=true sync=false");
+  ASSERT_NE(fine.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  EXPECT_EQ(fine.wait_for().type, GST_MESSAGE_EOS);
+  EXPECT_EQ(fine.find(GST_MESSAGE_WARNING, "cuda-device"), nullptr) << "device 0 is there";
+}
+
 }  // namespace
 }  // namespace handoff::gst::test

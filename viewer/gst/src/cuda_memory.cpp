@@ -46,29 +46,27 @@ void init_debug() {
 
 }  // namespace
 
-std::unique_ptr<CudaShare> CudaShare::open(int device) {
+std::unique_ptr<CudaShare> CudaShare::open(int device, std::string* problem) {
   init_debug();
+  const cuda::Driver& drv = cuda::driver();
+  if (!drv.usable()) {
+    GST_DEBUG("no CUDA context to offer: %s", drv.describe().c_str());
+    return nullptr;
+  }
+  auto refuse = [&](const std::string& why) -> std::unique_ptr<CudaShare> {
+    GST_DEBUG("no CUDA context to offer: %s", why.c_str());
+    if (problem) *problem = why;
+    return nullptr;
+  };
   try {
-    const cuda::Driver& drv = cuda::driver();
-    if (!drv.usable()) {
-      GST_DEBUG("no CUDA context to offer: %s", drv.describe().c_str());
-      return nullptr;
-    }
-    if (!gst_cuda_load_library()) {
-      GST_DEBUG("no CUDA context to offer: gst/cuda could not load the CUDA driver library");
-      return nullptr;
-    }
+    if (!gst_cuda_load_library()) return refuse("gst/cuda could not load the CUDA driver library");
     gst_cuda_memory_init_once();
     cuda::PrimaryContext ctx(drv, device);
     GstCudaContext* wrapped = gst_cuda_context_new_wrapped(ctx.handle(), device);
-    if (!wrapped) {
-      GST_DEBUG("no CUDA context to offer: gst_cuda_context_new_wrapped failed for device %d", device);
-      return nullptr;
-    }
+    if (!wrapped) return refuse("gst_cuda_context_new_wrapped failed for device " + std::to_string(device));
     return std::make_unique<GstCudaShare>(std::move(ctx), wrapped);
   } catch (const std::exception& e) {
-    GST_DEBUG("no CUDA context to offer: %s", e.what());
-    return nullptr;
+    return refuse(e.what());
   }
 }
 

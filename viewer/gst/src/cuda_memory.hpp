@@ -12,6 +12,7 @@
 #include <gst/gst.h>
 
 #include <memory>
+#include <string>
 
 namespace handoff::gst {
 
@@ -24,7 +25,9 @@ class CudaShare {
  public:
   // The primary context of `device` wrapped for GStreamer; null (with a debug
   // line saying why) where CUDA or gst/cuda is unusable. Never throws.
-  static std::unique_ptr<CudaShare> open(int device);
+  // `problem` (when given) says why a usable CUDA driver gave no context for
+  // `device` (no such device, ...); it stays empty where CUDA is simply absent.
+  static std::unique_ptr<CudaShare> open(int device, std::string* problem = nullptr);
   virtual ~CudaShare() = default;
 
   // Answers a "gst.cuda.context" context query with this context; false for others.

@@ -303,7 +303,13 @@ Outputs open_outputs(GstElement* element, const SinkSettings& s) {
   }
   try {
     if (!s.publish.empty()) out.publisher = std::make_unique<Publisher>(s.publish, publisher_options(s, with_viewer));
-    out.cuda = CudaShare::open(s.cuda_device);  // null where CUDA is unusable or the build has no gst/cuda
+    std::string problem;  // null where CUDA is absent (quietly) or the build has no gst/cuda
+    out.cuda = CudaShare::open(s.cuda_device, &problem);
+    if (!problem.empty())
+      GST_ELEMENT_WARNING(element, RESOURCE, SETTINGS,
+                          ("handoffsink: cuda-device=%d gives no CUDA context (%s); CUDA memory is not offered",
+                           s.cuda_device, problem.c_str()),
+                          (nullptr));
   } catch (...) {
     leave_shared_viewer(out);  // the stream is free again for the sink's next start
     throw;
