@@ -211,10 +211,11 @@ ViewerOptions viewer_options(GstElement* element, const SinkSettings& s) {
   o.display = s.headless ? ViewerDisplay::Headless : ViewerDisplay::Auto;
   o.cuda_device = s.cuda_device;
   o.record.path = s.record;
-  // Notices ("no display: rendering headless through EGL") as the element's info messages.
+  // Notices ("no display: rendering headless through EGL") as the element's
+  // info messages, the text in the debug field too: gst-launch prints only that.
   o.on_notice = [element](std::string_view text) {
     const std::string t(text);
-    GST_ELEMENT_INFO(element, RESOURCE, SETTINGS, ("%s", t.c_str()), (nullptr));
+    GST_ELEMENT_INFO(element, RESOURCE, SETTINGS, ("%s", t.c_str()), ("%s", t.c_str()));
   };
   return o;
 }
@@ -448,12 +449,13 @@ const CudaShare* device_path(HandoffSink* self, GstBuffer* buf, const CudaShare*
   if (st.memory == CapsMemory::Cuda && cuda && cuda->owns(gst_buffer_peek_memory(buf, 0))) return cuda;
   if (st.memory != CapsMemory::System && !st.stated_copy) {
     st.stated_copy = true;
-    GST_ELEMENT_INFO(self, STREAM, FORMAT,
-                     ("handoffsink: %s buffers are copied through system memory (%s)",
-                      st.memory == CapsMemory::Cuda ? "memory:CUDAMemory" : "memory:GLMemory",
-                      st.memory == CapsMemory::Cuda ? "they are not in the CUDA context this sink offers"
-                                                    : "the viewer's GL context does not share the pipeline's"),
-                     (nullptr));
+    const std::string t = std::string("handoffsink: ") +
+                          (st.memory == CapsMemory::Cuda ? "memory:CUDAMemory" : "memory:GLMemory") +
+                          " buffers are copied through system memory (" +
+                          (st.memory == CapsMemory::Cuda ? "they are not in the CUDA context this sink offers"
+                                                         : "the viewer's GL context does not share the pipeline's") +
+                          ")";
+    GST_ELEMENT_INFO(self, STREAM, FORMAT, ("%s", t.c_str()), ("%s", t.c_str()));  // gst-launch prints the debug
   }
   return nullptr;
 }
