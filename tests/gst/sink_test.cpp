@@ -416,7 +416,7 @@ TEST_F(HandoffSinkTest, AClosedWindowIsAnErrorOnTheBus) {
 TEST_F(HandoffSinkTest, AViewerStoppedByAnErrorSaysWhy) {
   Pipeline p("videotestsrc num-buffers=2 ! video/x-raw,format=GRAY8,width=32768,height=2 ! "
              "handoffsink name=sink headless=true sync=false");
-  ASSERT_NE(p.set_state(GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+  (void)p.start();  // not waited for: the preroll itself may fail (the display stopping at once)
   const BusMessage m = p.wait_for();
   if (m.type == GST_MESSAGE_EOS) GTEST_SKIP() << "this GL's textures take 32768 texels: no frame is too wide for it";
   EXPECT_EQ(m.source, "sink");
