@@ -41,9 +41,15 @@ PyAcquiredPlane named_plane(const PyAcquired& a, std::string_view name) {
 
 nb::object writable_dlpack(const PyAcquiredPlane& p, nb::handle stream, nb::handle max_version, nb::handle dl_device,
                            nb::handle copy) {
-  const bool versioned = dlpack_request(dlpack_device(p.frame), stream, max_version, dl_device, copy);
+  const DlpackRequest r = dlpack_request(dlpack_device(p.frame), stream, max_version, dl_device, copy);
+  if (r.copy) {
+    const Frame c = host_copy(p.frame);
+    return dlpack_capsule(
+        r.versioned, kDLPackFlagIsCopied, [&] { return export_dlpack_versioned(c, p.part); },
+        [&] { return export_dlpack(c, p.part); });
+  }
   return dlpack_capsule(
-      versioned, true, [&] { return export_dlpack_versioned(p.frame, p.part); },
+      r.versioned, 0, [&] { return export_dlpack_versioned(p.frame, p.part); },
       [&] { return export_dlpack(p.frame, p.part); });
 }
 

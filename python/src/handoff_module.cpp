@@ -114,70 +114,20 @@ DLDevice part_device(const Frame& f) {
   }
 }
 
-// The consumer's __dlpack__ keywords, checked against the plane's device `dev`:
-// true when it asks for a versioned capsule.
-bool check_export_request(DLDevice dev, nb::handle stream, nb::handle max_version, nb::handle dl_device,
-                          nb::handle copy) {
-  if (!copy.is_none() && PyObject_IsTrue(copy.ptr()) == 1) {
-    throw nb::buffer_error(
-        "copy=True: handoff exports its frames without copying; copy in the consumer instead "
-        "(e.g. numpy.array(numpy.from_dlpack(plane)))");
-  }
-  if (!dl_device.is_none()) {
-    const auto t = nb::cast<nb::tuple>(dl_device);
-    if (t.size() != 2) throw nb::value_error("dl_device must be a (device_type, device_id) tuple");
-    const int type = nb::cast<int>(t[0]), id = nb::cast<int>(t[1]);
-    if (type != int(dev.device_type) || id != dev.device_id) {
-      throw nb::buffer_error(("dl_device (" + std::to_string(type) + ", " + std::to_string(id) +
-                              ") is not the plane's device (" + std::to_string(int(dev.device_type)) + ", " +
-                              std::to_string(dev.device_id) + "); handoff does not copy across devices")
-                                 .c_str());
-    }
-  }
-  // DLPack: CPU takes stream=None; CUDA takes None, -1, 1, 2 or a stream handle,
-  // never 0. handoff publishes a frame only once its producer finished writing
-  // it, so there is no pending work to order against the consumer's stream.
-  if (!stream.is_none()) {
-    if (dev.device_type != kDLCUDA) {
-      throw nb::value_error("stream: must be None for a host plane (DLPack: CPU has no streams)");
-    }
-    const long long s = nb::cast<long long>(stream);
-    if (s == 0 || s < -1) {
-      throw nb::value_error(("stream: " + std::to_string(s) +
-                             " is not valid for CUDA (DLPack: 0 is ambiguous; use None, -1, 1, 2 or a "
-                             "stream handle)")
-                                .c_str());
-    }
-  }
-  bool versioned = false;
-  if (!max_version.is_none()) {
-    const auto t = nb::cast<nb::tuple>(max_version);
-    if (t.size() < 1) throw nb::value_error("max_version must be a (major, minor) tuple");
-    versioned = nb::cast<long long>(t[0]) >= 1;
-  }
-  return versioned;
-}
-
 nb::object dlpack_export(const Frame& f, FramePart part, const TensorLayout* cached, nb::handle stream,
                          nb::handle max_version, nb::handle dl_device, nb::handle copy) {
-  const bool versioned = check_export_request(part_device(f), stream, max_version, dl_device, copy);
+  const DlpackRequest r = dlpack_request(part_device(f), stream, max_version, dl_device, copy);
   try {
-    if (versioned) {
-      DLManagedTensorVersioned* t = cached ? export_dlpack_versioned(f, *cached) : export_dlpack_versioned(f, part);
-      PyObject* cap = PyCapsule_New(t, kCapsuleVersioned, &versioned_capsule_destructor);
-      if (!cap) {
-        t->deleter(t);
-        throw nb::python_error();
-      }
-      return nb::steal(cap);
+    if (r.copy) {
+      const Frame c = host_copy(f);  // the tensor holds it through its owner
+      return dlpack_capsule(
+          r.versioned, kDLPackFlagIsCopied, [&] { return export_dlpack_versioned(c, part); },
+          [&] { return export_dlpack(c, part); });
     }
-    DLManagedTensor* t = cached ? export_dlpack(f, *cached) : export_dlpack(f, part);
-    PyObject* cap = PyCapsule_New(t, kCapsuleLegacy, &legacy_capsule_destructor);
-    if (!cap) {
-      t->deleter(t);
-      throw nb::python_error();
-    }
-    return nb::steal(cap);
+    return dlpack_capsule(
+        r.versioned, kDLPackFlagReadOnly,
+        [&] { return cached ? export_dlpack_versioned(f, *cached) : export_dlpack_versioned(f, part); },
+        [&] { return cached ? export_dlpack(f, *cached) : export_dlpack(f, part); });
   } catch (const UsageError& e) {
     if (dynamic_cast<const InvalidFrame*>(&e)) throw;
     throw nb::buffer_error(e.what());  // GL / Vulkan memory, a frame that is not stacked
@@ -261,9 +211,23 @@ int plane_getbuffer(PyObject* self, Py_buffer* view, int flags) {
     PyErr_SetString(PyExc_BufferError, e.what());
     return -1;
   }
+  // Rows follow each other (elements and samples always do): C-contiguous.
   const bool packed = l.strides[0] == (l.ndim == 2 ? l.shape[1] : l.shape[1] * l.shape[2]);
   if ((flags & PyBUF_STRIDES) != PyBUF_STRIDES && !packed) {
     PyErr_SetString(PyExc_BufferError, "buffer protocol: the plane is pitched; request strides (PyBUF_STRIDES)");
+    return -1;
+  }
+  // A contiguity request is met exactly or refused (the buffer protocol's rule):
+  // Fortran order only where at most one dimension is longer than 1.
+  const int long_dims =
+      int(std::count_if(l.shape.begin(), l.shape.begin() + l.ndim, [](std::int64_t n) { return n > 1; }));
+  const bool c_wanted = (flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS;
+  const bool f_wanted = (flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS;
+  const bool any_wanted = (flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS;
+  if (((c_wanted || any_wanted) && !packed) || (f_wanted && !(packed && long_dims <= 1))) {
+    PyErr_SetString(PyExc_BufferError, packed ? "buffer protocol: the plane is in C order, not Fortran order"
+                                              : "buffer protocol: the plane is pitched, not contiguous; take it with "
+                                                "strides, or copy it (numpy.from_dlpack(plane, copy=True))");
     return -1;
   }
   auto* s = new BufferShape{};

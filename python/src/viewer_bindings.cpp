@@ -79,9 +79,17 @@ struct PySnapshot {
 
 nb::object snapshot_dlpack(const PySnapshot& s, nb::handle stream, nb::handle max_version, nb::handle dl_device,
                            nb::handle copy) {
-  const bool versioned = dlpack_request(DLDevice{kDLCPU, 0}, stream, max_version, dl_device, copy);
+  const DlpackRequest r = dlpack_request(DLDevice{kDLCPU, 0}, stream, max_version, dl_device, copy);
+  if (r.copy) {
+    const std::uint8_t* px = s.image.data();  // copies of an RgbaImage share its pixels: these are new ones
+    const RgbaImage c(s.image.width(), s.image.height(),
+                      std::vector<std::uint8_t>(px, px + s.image.stride() * s.image.height()));
+    return dlpack_capsule(
+        r.versioned, kDLPackFlagIsCopied, [&] { return c.to_dlpack_versioned(); }, [&] { return c.to_dlpack(); });
+  }
   return dlpack_capsule(
-      versioned, false, [&] { return s.image.to_dlpack_versioned(); }, [&] { return s.image.to_dlpack(); });
+      r.versioned, kDLPackFlagReadOnly, [&] { return s.image.to_dlpack_versioned(); },
+      [&] { return s.image.to_dlpack(); });
 }
 
 nb::dict snapshot_interface(const PySnapshot& s) {

@@ -1,11 +1,13 @@
 """Export: NumPy consumes handoff planes through both capsule kinds, the buffer
 protocol and __array_interface__, as views of the same memory."""
+import ctypes
+
 import numpy as np
 import pytest
 
 import handoff
 import handoff_testing
-from conftest import LegacyOnly, capsule_name, expected_pattern
+from conftest import CapsuleProducer, LegacyOnly, capsule_name, expected_pattern
 
 SIZES = [(33, 17), (64, 48), (1, 1), (2, 3)]
 
@@ -55,13 +57,55 @@ def test_dlpack_device_host():
     assert f.__dlpack_device__() == (1, 0)
 
 
-def test_copy_true_refused():
+_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_get_pointer.restype = ctypes.c_void_p
+_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def versioned_flags(cap):
+    """DLManagedTensorVersioned::flags: after version (8 bytes), manager_ctx and deleter."""
+    return ctypes.c_uint64.from_address(_get_pointer(cap, b"dltensor_versioned") + 24).value
+
+
+@pytest.mark.parametrize("fmt", ["nv12", "p010", "yuyv", "rgb8", "gray16", "gray32f"])
+def test_copy_true_makes_a_writable_copy(fmt, no_leaks):
+    """DLPack: copy=True "must always copy (performed by the producer)", and the copy says so
+    (DLPACK_FLAG_BITMASK_IS_COPIED); it is the consumer's own, so not read-only."""
+    f = handoff.Frame.allocate(33, 17, fmt, alignment=64)
+    f.fill_test_pattern(seed=5)
+    for plane in f.planes:
+        view = np.from_dlpack(plane)
+        own = np.from_dlpack(plane, copy=True)
+        assert own.__array_interface__["data"][0] != plane.ptr
+        assert own.flags.writeable and own.flags.c_contiguous
+        np.testing.assert_array_equal(own, view)
+        own[...] = 0
+        assert (view != 0).any(), "the plane is untouched"
+        assert versioned_flags(plane.__dlpack__(max_version=(1, 0), copy=True)) == 2  # IS_COPIED, not READ_ONLY
+        assert versioned_flags(plane.__dlpack__(max_version=(1, 0))) == 1  # READ_ONLY
+        legacy = np.from_dlpack(CapsuleProducer(plane.__dlpack__(copy=True)))
+        np.testing.assert_array_equal(legacy, view)
+        plane.__dlpack__(copy=False)  # no copy needed: accepted
+
+
+def test_bad_dlpack_arguments_are_type_errors_naming_them():
     f = handoff.Frame.allocate(8, 8)
-    with pytest.raises(BufferError, match="copy=True"):
-        f.luma.__dlpack__(copy=True)
-    f.luma.__dlpack__(copy=False)  # no copy needed: accepted
-    with pytest.raises(BufferError, match="copy=True"):
-        np.from_dlpack(f.luma, copy=True)
+
+    class Falsy:
+        def __bool__(self):
+            raise ValueError("no truth here")
+
+    with pytest.raises(ValueError, match="no truth here"):  # copy's own __bool__ error
+        f.luma.__dlpack__(copy=Falsy())
+    for kw, word in [(dict(dl_device=[1, 0]), "dl_device"), (dict(dl_device=("a", 0)), "dl_device"),
+                     (dict(dl_device=(1,)), "dl_device"), (dict(max_version=[1, 0]), "max_version"),
+                     (dict(max_version=(1.0, 0)), "max_version"), (dict(max_version=()), "max_version"),
+                     (dict(max_version=(2 ** 70, 0)), "max_version")]:
+        with pytest.raises(TypeError, match=word):
+            f.luma.__dlpack__(**kw)
+    c = handoff_testing.relabel_as_cuda(f, 0)
+    with pytest.raises(TypeError, match="stream"):
+        c.luma.__dlpack__(stream="1")
 
 
 def test_foreign_dl_device_refused():
@@ -111,6 +155,48 @@ def test_buffer_protocol_simple_request_on_packed_plane():
     assert bytes(f.luma) == np.from_dlpack(f.luma).tobytes()
 
 
+class PyBuffer(ctypes.Structure):
+    _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.c_void_p), ("len", ctypes.c_ssize_t),
+                ("itemsize", ctypes.c_ssize_t), ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
+                ("format", ctypes.c_char_p), ("shape", ctypes.POINTER(ctypes.c_ssize_t)),
+                ("strides", ctypes.POINTER(ctypes.c_ssize_t)), ("suboffsets", ctypes.POINTER(ctypes.c_ssize_t)),
+                ("internal", ctypes.c_void_p)]
+
+
+_get_buffer = ctypes.pythonapi.PyObject_GetBuffer
+_get_buffer.argtypes = [ctypes.py_object, ctypes.POINTER(PyBuffer), ctypes.c_int]
+_release_buffer = ctypes.pythonapi.PyBuffer_Release
+_release_buffer.argtypes = [ctypes.POINTER(PyBuffer)]
+PYBUF_STRIDES, PYBUF_C_CONTIGUOUS, PYBUF_F_CONTIGUOUS, PYBUF_ANY_CONTIGUOUS = 0x18, 0x38, 0x58, 0x98
+
+
+def buffer_strides(obj, flags):
+    """PyObject_GetBuffer(obj, flags) as a C consumer asks: the strides it got (BufferError raised)."""
+    view = PyBuffer()
+    _get_buffer(obj, ctypes.byref(view), flags)
+    try:
+        return tuple(view.strides[i] for i in range(view.ndim))
+    finally:
+        _release_buffer(ctypes.byref(view))
+
+
+def test_buffer_protocol_contiguity_requests_are_met_or_refused():
+    """The buffer protocol: "If the exporter cannot provide a buffer of the exact type, it MUST raise
+    BufferError". A pitched plane is not C-contiguous; a packed one is, and never in Fortran order."""
+    pitched = handoff.Frame.allocate(6, 4, "gray8", alignment=256)
+    assert buffer_strides(pitched.pixels, PYBUF_STRIDES) == (256, 1)
+    for flags in (PYBUF_C_CONTIGUOUS, PYBUF_ANY_CONTIGUOUS, PYBUF_F_CONTIGUOUS):
+        with pytest.raises(BufferError, match="not contiguous"):
+            buffer_strides(pitched.pixels, flags)
+    packed = handoff.Frame.allocate(16, 2, "nv12", alignment=16)
+    assert buffer_strides(packed.luma, PYBUF_C_CONTIGUOUS) == (16, 1)
+    assert buffer_strides(packed.chroma, PYBUF_ANY_CONTIGUOUS) == (16, 2, 1)
+    with pytest.raises(BufferError, match="not Fortran order"):
+        buffer_strides(packed.luma, PYBUF_F_CONTIGUOUS)
+    row = handoff.Frame.allocate(16, 1, "gray8", alignment=16)  # one row: both orders at once
+    assert buffer_strides(row.pixels, PYBUF_F_CONTIGUOUS) == (16, 1)
+
+
 def test_array_interface_host():
     f = handoff.Frame.allocate(10, 6, "nv12", alignment=16)
     d = f.luma.__array_interface__
@@ -133,8 +219,12 @@ def test_cuda_array_interface_on_cuda_planes():
         memoryview(f.luma)
     with pytest.raises((BufferError, RuntimeError)):
         np.from_dlpack(f.luma)  # NumPy refuses a CUDA tensor
-    with pytest.raises(BufferError, match=r"dl_device \(1, 0\)"):
+    # The host asked for: a copy, which needs CUDA (the fakecuda tier copies for real)...
+    with pytest.raises(BufferError, match=r"the copy to the host \(copy=True or dl_device \(1, 0\)\) failed"):
         f.luma.__dlpack__(dl_device=(1, 0))
+    # ... and never with copy=False.
+    with pytest.raises(BufferError, match=r"dl_device \(1, 0\) with copy=False"):
+        f.luma.__dlpack__(dl_device=(1, 0), copy=False)
 
 
 def test_stacked_frame_exports_whole():

@@ -75,6 +75,10 @@ def test_snapshot_readable_through_numpy_and_dlpack(v):
     assert a.shape == b.shape == (30, 40, 4) and s.shape == (30, 40, 4)
     assert not b.flags.writeable
     assert np.array_equal(a, b) and (a[..., :3] == 255).all()
+    own = np.from_dlpack(s, copy=True)  # DLPack: copy=True copies, and the copy is the consumer's
+    assert own.flags.writeable and np.array_equal(own, a)
+    own[:] = 0
+    assert (np.from_dlpack(s)[..., :3] == 255).all(), "the snapshot is untouched"
     view = snap(v, "view")
     assert view.shape == (240, 320, 4)
     with pytest.raises(ValueError, match="kind"):
@@ -478,6 +482,9 @@ def test_acquire_writes_through_dlpack_and_presents_on_exit(v, fmt):
         y = np.from_dlpack(f.luma)
         assert y.flags.writeable and y.shape == (64, 96)
         y[:] = luma
+        before = np.from_dlpack(f.luma, copy=True)  # a copy of what is there now, not the buffer
+        before[:] = 0
+        assert np.array_equal(y, luma)
         np.asarray(f.chroma)[:] = chroma  # __array_interface__, writable
         f.index = 41
         f.set_overlays(boxes=[[2, 2, 10, 10]])

@@ -287,6 +287,39 @@ def test_cuda_one_plane_arrays_import_and_export_without_a_copy(fake, fmt, shape
         fake.release(0)
 
 
+@pytest.mark.parametrize("fmt,shape,typestr", [("gray16", (6, 10), "<u2"), ("rgb8", (5, 7, 3), "|u1")])
+def test_a_cuda_plane_asked_for_on_the_host_is_copied_to_it(fake, fmt, shape, typestr):
+    """DLPack's dl_device=(kDLCPU, 0) (NumPy's from_dlpack(device="cpu")) on a CUDA plane: a host copy,
+    made device to host from the pitched rows, writable, flagged IS_COPIED; never with copy=False."""
+    want = (np.arange(int(np.prod(shape))) * 7 % 251).astype(np.dtype(typestr)).reshape(shape)
+    item = want.itemsize
+    row = item * int(np.prod(shape[1:]))
+    pitch = 128
+    rows = np.zeros((shape[0], pitch), np.uint8)
+    rows[:, :row] = want.reshape(shape[0], -1).view(np.uint8)
+    strides = (pitch, item * shape[2], item) if len(shape) == 3 else (pitch, item)
+    ctx = fake.retain(0)
+    try:
+        with fake.current(ctx):
+            ptr = fake.alloc(rows.tobytes())
+        f = handoff.Frame.from_arrays(CaiDevice(ptr, shape, typestr, strides), format=fmt, device=0)
+        before = fake.call_count("cuMemcpy2D") + fake.call_count("cuMemcpy2DAsync")
+        got = np.from_dlpack(f.pixels, device="cpu")
+        assert fake.call_count("cuMemcpy2D") + fake.call_count("cuMemcpy2DAsync") > before, "copied by CUDA"
+        np.testing.assert_array_equal(got, want)
+        assert got.flags.writeable and got.flags.c_contiguous
+        with pytest.raises(BufferError, match="copy=False"):
+            f.pixels.__dlpack__(dl_device=(1, 0), copy=False)
+        with pytest.raises(BufferError, match=r"dl_device \(2, 1\) is neither"):
+            f.pixels.__dlpack__(dl_device=(2, 1))
+        del f, got
+        gc.collect()
+        with fake.current(ctx):
+            fake.free(ptr)
+    finally:
+        fake.release(0)
+
+
 def test_a_layer_on_another_device_is_refused_and_the_viewer_goes_on(fake, cuda_viewer):
     (v,) = cuda_viewer
     ids = np.ones((24, 33), np.uint8)
