@@ -33,6 +33,12 @@ struct Say {
 void summary(const Say& say, const Viewer& v, double seconds) {
   const ViewerStats s = v.stats();
   const StreamInfo i = v.stream();
+  if (s.shown == 0) {  // no stream to describe (its format and size are not known)
+    char line[96];
+    std::snprintf(line, sizeof line, "no frame shown in %.2f s", seconds);
+    say(line);
+    return;
+  }
   char line[512];
   std::snprintf(line, sizeof line,
                 "%llu frames %ux%u %s in %.2f s: %.1f fps (frame p50 %.2f ms, p99 %.2f ms; map %.2f, write %.2f, "
