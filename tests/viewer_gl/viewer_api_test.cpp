@@ -582,6 +582,37 @@ TEST_F(ViewerApi, PlayRefusesBadInputAndTheViewerGoesOn) {
 
 // What PlayOptions and ViewerOptions cannot mean is a UsageError naming the
 // option before anything is opened or written; the viewer goes on.
+// A call that runs on the display thread (tiles, focus, pause, step, seek)
+// racing close() is ViewerClosed, not a WaitTimeout at the wait limit: the
+// display dropping the queued task now fails its caller's future at once.
+TEST_F(ViewerApi, DisplayCallsRacingCloseAreViewerClosed) {
+  for (int round = 0; round < 5; ++round) {
+    Viewer v(options());
+    v.show(solid_frame(PixelFormat::NV12, 64, 48, Yuv{80, 128, 128}));
+    std::atomic<bool> started{false};
+    std::string outcome;
+    std::thread poller([&] {
+      for (;;) {
+        try {
+          (void)v.tiles();
+          v.set_paused(false);
+        } catch (const ViewerClosed&) {
+          outcome = "closed";
+          return;
+        } catch (const WaitTimeout& e) {
+          outcome = std::string("timed out: ") + e.what();
+          return;
+        }
+        started.store(true);
+      }
+    });
+    while (!started.load()) std::this_thread::yield();
+    v.close();
+    poller.join();
+    EXPECT_EQ(outcome, "closed") << "round " << round;
+  }
+}
+
 TEST_F(ViewerApi, PlayRefusesOptionsThatCannotBeMet) {
   const std::string dir = ::testing::TempDir() + "handoff-play-options-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);

@@ -34,7 +34,10 @@ class DisplayLink {
     using R = decltype(task());
     auto job = std::make_shared<std::packaged_task<R()>>(std::move(task));
     std::future<R> result = job->get_future();
-    post([job] { (*job)(); });
+    // The queue alone holds the task: a display that stops with it queued
+    // destroys it, and the future reports broken_promise (ViewerClosed) at
+    // once rather than at the wait limit.
+    post([job = std::move(job)] { (*job)(); });
     const auto limit = wait_limit();
     if (result.wait_for(limit) != std::future_status::ready) throw WaitTimeout(what, limit);
     try {
