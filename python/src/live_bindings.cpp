@@ -73,29 +73,6 @@ CudaExport cuda_export_arg(const std::string& text) {
       ("cuda_export: '" + text + "' is not one of 'auto', 'virtual_memory', 'legacy_ipc', 'host'").c_str());
 }
 
-std::chrono::nanoseconds seconds_arg(const char* field, double seconds) {
-  if (!(seconds >= 0) || !std::isfinite(seconds)) {
-    throw nb::value_error((std::string(field) + ": must be a finite number of seconds >= 0").c_str());
-  }
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(seconds));
-}
-
-// Polls `step` (without the GIL) in slices of at most 50 ms until it returns
-// true or `timeout` (None: no limit) passes, so Ctrl-C (a pending signal) ends
-// the wait. False on timeout.
-template <typename Step>
-bool wait_in_slices(std::optional<std::chrono::nanoseconds> timeout, Step step) {
-  using namespace std::chrono;
-  const auto deadline = steady_clock::now() + timeout.value_or(nanoseconds(0));
-  for (;;) {
-    nanoseconds slice = milliseconds(50);
-    if (timeout) slice = std::max(nanoseconds(0), std::min(slice, duration_cast<nanoseconds>(deadline - steady_clock::now())));
-    if (without_gil([&] { return step(slice); })) return true;
-    if (PyErr_CheckSignals() != 0) throw nb::python_error();
-    if (timeout && steady_clock::now() >= deadline) return false;
-  }
-}
-
 // --- the publisher --------------------------------------------------------------------
 struct PyPublisher {
   std::shared_ptr<Publisher> publisher;  // null once closed
@@ -292,25 +269,39 @@ bool link_ended(const Subscriber& s) {
 
 // The next frame not yet taken within `timeout` seconds (None: until one
 // comes or the link ends; 0: only what is there now), or None.
+// Waits in slices (waits_in_slices) on `self`'s subscriber; close() from
+// another thread ends the wait within a slice, and the last reference, if it
+// is this one, is dropped without the GIL (it joins the subscriber's thread).
+template <typename Step>
+bool wait_on_subscriber(PySubscriber& self, std::optional<double> timeout, Step step) {
+  std::shared_ptr<Subscriber> sub = self.get();
+  const auto limit = timeout_arg("timeout", timeout);
+  bool done = false;
+  try {
+    done = wait_in_slices(limit, [&](std::chrono::nanoseconds slice) { return step(*sub, slice); },
+                          [&] { return !self.subscriber; });
+  } catch (...) {
+    without_gil([&] { sub.reset(); });
+    throw;
+  }
+  without_gil([&] { sub.reset(); });
+  return done;
+}
+
 nb::object next_frame(PySubscriber& self, std::optional<double> timeout) {
-  const std::shared_ptr<Subscriber> sub = self.get();
-  std::optional<std::chrono::nanoseconds> limit;
-  if (timeout) limit = seconds_arg("timeout", *timeout);
   LiveFrame got;
-  wait_in_slices(limit, [&](std::chrono::nanoseconds slice) {
-    got = slice.count() > 0 ? sub->next(slice) : sub->take();
-    return bool(got) || link_ended(*sub);
+  wait_on_subscriber(self, timeout, [&](Subscriber& sub, std::chrono::nanoseconds slice) {
+    got = slice.count() > 0 ? sub.next(slice) : sub.take();
+    return bool(got) || link_ended(sub);
   });
   if (!got) return nb::none();
   return nb::cast(PyLiveFrame{std::move(got)});
 }
 
 bool wait_for(PySubscriber& self, const std::string& state, std::optional<double> timeout) {
-  const std::shared_ptr<Subscriber> sub = self.get();
   const LinkState want = enum_by_name("state", state, kLinkStates);
-  std::optional<std::chrono::nanoseconds> limit;
-  if (timeout) limit = seconds_arg("timeout", *timeout);
-  return wait_in_slices(limit, [&](std::chrono::nanoseconds slice) { return sub->wait_for(want, slice); });
+  return wait_on_subscriber(self, timeout,
+                            [&](Subscriber& sub, std::chrono::nanoseconds slice) { return sub.wait_for(want, slice); });
 }
 
 nb::dict counters_dict(const live::PublisherCounters& c) {

@@ -8,6 +8,10 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <optional>
 #include <string>
 
 namespace handoff::py {
@@ -75,6 +79,37 @@ decltype(auto) without_gil(F&& f) {
     return f();
   }
   return f();
+}
+
+// A number of seconds as an argument: a ValueError naming `field` for NaN or
+// below 0; at most 10^9 s (larger ones, +inf included, are 10^9 s).
+inline std::chrono::nanoseconds seconds_arg(const char* field, double seconds) {
+  if (!(seconds >= 0)) throw nb::value_error((std::string(field) + ": must be a number of seconds >= 0").c_str());
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(std::min(seconds, 1e9)));
+}
+
+// A timeout argument: nothing (no limit) for None or +inf, else seconds_arg.
+inline std::optional<std::chrono::nanoseconds> timeout_arg(const char* field, std::optional<double> seconds) {
+  if (!seconds || *seconds == std::numeric_limits<double>::infinity()) return std::nullopt;
+  return seconds_arg(field, *seconds);
+}
+
+// Polls `step(slice)` (without the GIL) in slices of at most 50 ms until it
+// returns true, `stopped()` (with the GIL: another thread closed the object)
+// says so, or `timeout` (nothing: no limit) passes, so Ctrl-C (a pending
+// signal) ends the wait within a slice. False on timeout or stop.
+template <typename Step, typename Stopped>
+bool wait_in_slices(std::optional<std::chrono::nanoseconds> timeout, Step step, Stopped stopped) {
+  using namespace std::chrono;
+  const auto deadline = steady_clock::now() + timeout.value_or(nanoseconds(0));
+  for (;;) {
+    nanoseconds slice = milliseconds(50);
+    if (timeout) slice = std::max(nanoseconds(0), std::min(slice, duration_cast<nanoseconds>(deadline - steady_clock::now())));
+    if (without_gil([&] { return step(slice); })) return true;
+    if (PyErr_CheckSignals() != 0) throw nb::python_error();
+    if (stopped()) return false;
+    if (timeout && steady_clock::now() >= deadline) return false;
+  }
 }
 
 }  // namespace handoff::py

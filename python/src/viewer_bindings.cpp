@@ -175,15 +175,15 @@ void show(PyViewer& v, nb::handle frame_obj, const OverlayArgs& ov, std::optiona
 // Blocks until closed or `timeout` seconds (None: no limit), in short waits
 // without the GIL so Ctrl-C (a pending signal) ends it.
 bool wait_closed(PyViewer& v, std::optional<double> timeout) {
-  using namespace std::chrono;
-  const auto deadline = steady_clock::now() + duration_cast<steady_clock::duration>(duration<double>(timeout.value_or(0)));
-  for (;;) {
-    if (without_gil([&] { return v.get().wait_closed_for(milliseconds(50)); })) break;
-    if (PyErr_CheckSignals() != 0) throw nb::python_error();
-    if (timeout && steady_clock::now() >= deadline) return false;
-  }
-  without_gil([&] { v.get().wait_closed(); });  // rethrows what the display thread stopped on
-  return true;
+  Viewer& viewer = v.get();
+  const bool closed = wait_in_slices(
+      timeout_arg("timeout", timeout),
+      [&](std::chrono::nanoseconds slice) {
+        return viewer.wait_closed_for(std::chrono::duration_cast<std::chrono::milliseconds>(slice));
+      },
+      [] { return false; });
+  if (closed) without_gil([&] { viewer.wait_closed(); });  // rethrows what the display thread stopped on
+  return closed;
 }
 
 // --- acquire: the viewer's own buffer, written through DLPack --------------------------

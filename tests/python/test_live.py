@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import sys
+import threading
 import time
 
 import numpy as np
@@ -270,6 +271,33 @@ def test_bad_names_and_arguments_name_what_is_wrong(live_dir):
     with pytest.raises(ValueError, match="name_or_path"):
         with viewer() as v:
             v.attach("bad name")
+
+
+def test_close_ends_the_waits_of_other_threads(live_dir):
+    """Subscriber.close() from one thread ends next() / iteration / wait_for waiting in others (with no
+    limit, they waited for ever), and the subscriber leaves its publisher."""
+    pub = handoff.Publisher("waits")
+    sub = handoff.Subscriber("waits")
+    wait_for_subscriber(pub)
+    got = {}
+    threads = [threading.Thread(target=lambda: got.__setitem__("next", sub.next())),
+               threading.Thread(target=lambda: got.__setitem__("iter", list(sub))),
+               threading.Thread(target=lambda: got.__setitem__("wait_for", sub.wait_for("failed")))]
+    for t in threads:
+        t.start()
+    time.sleep(0.2)  # all three inside their waits (were they not yet, they would find it closed)
+    sub.close()
+    for t in threads:
+        t.join(30)
+        assert not t.is_alive(), "a wait outlived close()"
+    assert got == {"next": None, "iter": [], "wait_for": False}
+    deadline = time.monotonic() + 20
+    while pub.stats.subscribers:
+        assert time.monotonic() < deadline, "the closed subscriber stayed connected"
+        time.sleep(0.01)
+    with pytest.raises(ValueError, match="closed"):
+        sub.next(0)
+    pub.close()
 
 
 def test_unset_runtime_dir_is_a_clear_error(monkeypatch):

@@ -433,6 +433,22 @@ def test_another_python_thread_runs_while_wait_closed_blocks(v):
     assert progressed > 1000, progressed
 
 
+def test_wait_closed_timeouts(v):
+    """timeout=0: whether it is closed now; None or +inf: no limit (inf and 1e300 overflowed into an at once
+    False); NaN and negative numbers are a ValueError."""
+    assert v.wait_closed(timeout=0) is False
+    for bad in (float("nan"), -1.0):
+        with pytest.raises(ValueError, match="timeout"):
+            v.wait_closed(timeout=bad)
+    closer = threading.Timer(0.2, v.close)
+    closer.start()
+    try:
+        assert v.wait_closed(timeout=float("inf")) is True
+    finally:
+        closer.join()
+    assert v.wait_closed(timeout=1e300) is True
+
+
 def test_show_blocked_by_pause_releases_the_gil():
     """paused_show="block": show() waits until a step; the step comes from another
     Python thread, which can only run if show() released the GIL."""
