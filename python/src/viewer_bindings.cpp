@@ -164,6 +164,14 @@ void show(PyViewer& v, nb::handle frame_obj, const OverlayArgs& ov, std::optiona
   }
   media::OverlayFrame scratch;
   const media::OverlayFrame& overlays = resolve_overlays(ov, f.frame, scratch);
+  // paused_show="block": the wait for the pause in slices, so Ctrl-C ends it (show's own wait does not look).
+  Viewer& viewer = v.get();
+  wait_in_slices(
+      std::nullopt,
+      [&](std::chrono::nanoseconds slice) {
+        return viewer.wait_show_unblocked_for(stream, std::chrono::duration_cast<std::chrono::milliseconds>(slice));
+      },
+      [] { return false; });
   if (layers.is_none()) return without_gil([&] { v.get().show(f.frame, overlays, stream); });
   // Dense layers: read in place (kept alive by `keep` for the call), copied by show().
   media::OverlayFrame with_layers = overlays;

@@ -3,6 +3,8 @@ reference through snapshot(), overlays, show from 4 threads, ViewerClosed,
 frames changing size and format, bad frames and overlay arrays, 10,000 show
 calls with flat memory, the GIL released while show / wait block, acquire."""
 import gc
+import os
+import signal
 import threading
 
 import numpy as np
@@ -447,6 +449,36 @@ def test_wait_closed_timeouts(v):
     finally:
         closer.join()
     assert v.wait_closed(timeout=1e300) is True
+
+
+def test_show_blocked_by_pause_runs_signal_handlers():
+    """paused_show="block": a signal ends the wait (Ctrl-C's KeyboardInterrupt, here a SIGUSR1 handler's
+    exception); show() waited without looking before. The viewer goes on: a step still releases a show."""
+    class Interrupted(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Interrupted()
+
+    previous = signal.signal(signal.SIGUSR1, handler)
+    try:
+        with viewer(paused_show="block") as v:
+            v.show(solid_planes(32, 32, 50))
+            v.paused = True
+            timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGUSR1))
+            timer.start()
+            try:
+                with pytest.raises(Interrupted):
+                    v.show(solid_planes(32, 32, 200))
+            finally:
+                timer.join()
+            stepper = threading.Timer(0.2, v.step)
+            stepper.start()
+            v.show(solid_planes(32, 32, 120))
+            stepper.join()
+            assert (np.abs(snap(v)[5, 5, :3].astype(int) - yuv_to_rgb8(120, 128, 128)) <= 1).all()
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
 
 
 def test_show_blocked_by_pause_releases_the_gil():

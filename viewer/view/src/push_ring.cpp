@@ -106,6 +106,12 @@ void PushRing::wait_while_paused(std::unique_lock<std::mutex>& lock) {
   if (!closed_ && paused_) --step_credits_;
 }
 
+bool PushRing::wait_unblocked_for(std::chrono::milliseconds timeout) {
+  if (paused_show_ != PausedShow::Block) return true;
+  std::unique_lock lock(mutex_);
+  return cv_.wait_for(lock, timeout, [&] { return closed_ || !paused_ || step_credits_ > 0; });
+}
+
 // A Free slot, else the Ready one (older than the frame being handed in: it
 // loses, counted dropped); else waits, bounded: every slot is being written
 // or was just shown (the ring wakes the display, which frees its shown slot;

@@ -112,6 +112,9 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
   // From now on producers get ViewerClosed(reason); waiting ones wake.
   void close(const std::string& reason);
   void set_paused(bool paused);
+  // PausedShow::Block: waits up to `timeout` until a show() would not wait for
+  // the pause (resumed, a step, closed); true then, and at once for the other policies.
+  bool wait_unblocked_for(std::chrono::milliseconds timeout);
   void step();
 
   struct Counters {

@@ -55,6 +55,12 @@ class ViewerImpl {
   ViewerStats stats() const;
   DisplayLink& link() const { return *link_; }
   void set_paused(bool paused);
+  bool wait_show_unblocked_for(std::string_view name, std::chrono::milliseconds timeout) const {
+    const auto all = rings();  // no tile is made for a stream here
+    for (const auto& r : all)
+      if (name.empty() ? r == all.front() : r->stream() == name) return r->wait_unblocked_for(timeout);
+    return true;
+  }
   // Runs `what` on the display thread, waiting for it (DisplayLink::call).
   void on_display(std::function<void(Display&)> what, const std::string& doing);
 
@@ -617,6 +623,9 @@ ViewerDiagnostics Viewer::diagnostics() const { return impl_->link().diagnostics
 
 bool Viewer::paused() const noexcept { return impl_->link().paused.load(); }
 void Viewer::set_paused(bool paused) { impl_->set_paused(paused); }
+bool Viewer::wait_show_unblocked_for(std::string_view stream, std::chrono::milliseconds timeout) {
+  return impl_->wait_show_unblocked_for(stream, timeout);
+}
 void Viewer::step() { impl_->on_display([](view::Display& d) { d.step(+1); }, "stepping"); }
 void Viewer::step_back() { impl_->on_display([](view::Display& d) { d.step_back(); }, "stepping back"); }
 void Viewer::seek(std::int64_t index) {

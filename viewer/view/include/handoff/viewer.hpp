@@ -413,6 +413,12 @@ class Viewer {
   // ViewerClosed once the viewer is closed.
   bool paused() const noexcept;
   void set_paused(bool paused);
+  // ViewerOptions::paused_show Block: waits up to `timeout` until show() on
+  // `stream` would not wait for the pause (resumed, a step, closed); true
+  // then, and at once for the other policies and for a stream with no tile
+  // yet. For callers that wait in slices between their own checks (Python:
+  // Ctrl-C); show() itself still waits as it says.
+  bool wait_show_unblocked_for(std::string_view stream, std::chrono::milliseconds timeout);
   void step();
   // One frame back and pause (a played file or recording; the scene): what
   // the Left key and the "< Step" button do. UsageError when the stream is
