@@ -9,6 +9,7 @@
 #include "process.hpp"  // tests/viewer_gl: run_program / run_viewer
 
 #include <handoff/media/png.hpp>
+#include <handoff/media/recording.hpp>
 #include <handoff/viewer.hpp>
 
 #if HANDOFF_HAVE_VULKAN
@@ -283,6 +284,13 @@ class ViewerProcess {
     pid_ = -1;
   }
   pid_t pid() const { return pid_; }
+  // Waits for the process to end: its exit status, or 128 + the signal that ended it.
+  int wait_exit() {
+    int status = 0;
+    if (pid_ <= 0 || ::waitpid(pid_, &status, 0) != pid_) return -1;
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
 
  private:
   pid_t pid_ = -1;
@@ -308,6 +316,35 @@ class PublishingThread {
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };
+
+// A headless --attach --record waits for its publisher for ever: a signal is
+// how it is stopped. SIGINT / SIGTERM close it as Q does: the recording gets
+// its summary and footer (before, it died with the file unfinished), the
+// summary lines are printed, and the exit status is the shell's 128 + signal.
+TEST_F(ViewAttach, ASignalClosesTheViewerAndFinishesItsRecording) {
+  for (const int sig : {SIGINT, SIGTERM}) {
+    SCOPED_TRACE(strsignal(sig));
+    Publisher pub(name());
+    PublishingThread feeding(pub);
+    char tmpl[] = "/tmp/handoff-signal-record-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    const std::string file = std::string(tmpl) + "/rec.mcap";
+    ViewerProcess view({"--attach", name(), "--headless", "--quiet", "--record", file});
+    ASSERT_GT(view.pid(), 0);
+    ASSERT_TRUE(eventually([&] { return pub.stats().subscribers == 1; }, 30s));
+    ASSERT_TRUE(eventually([&] {
+      std::error_code ec;
+      return std::filesystem::file_size(file, ec) > 4096;  // frames are being written
+    }, 30s));
+    ::kill(view.pid(), sig);
+    EXPECT_EQ(view.wait_exit(), 128 + sig);
+    auto rec = media::open_recording(file);
+    EXPECT_TRUE(rec->warnings().empty()) << rec->warnings().front();  // a summary, not a scanned cut file
+    EXPECT_GT(rec->info().frame_count, 0);
+    std::error_code ec;
+    std::filesystem::remove_all(tmpl, ec);
+  }
+}
 
 TEST_F(ViewAttach, KillingAViewerProcessLeavesThePublisherGoing) {
   Publisher pub(name());

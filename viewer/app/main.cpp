@@ -7,11 +7,20 @@
 // file, the frame or line, the field) or a source that cannot start; 2 for a
 // bad command line; 3 when --gl-debug saw a KHR_debug error, or --gl-debug /
 // --vk-debug a Vulkan validation message.
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <string>
+#include <thread>
+
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
 
 #include <handoff/error.hpp>
 #include <handoff/viewer.hpp>
@@ -92,10 +101,64 @@ int diagnose(const Say& say, const Viewer& v, const app::CommandLine& cl) {
   return rc;
 }
 
+// SIGINT / SIGTERM / SIGHUP close the viewer as Q does, so a recording gets
+// its summary and footer and the summary lines are printed; a second one ends
+// the process at once. The signals are blocked in every thread (the mask is
+// set before the viewer makes its threads) and taken here with sigtimedwait.
+class StopOnSignals {
+ public:
+  StopOnSignals() {
+    sigemptyset(&set_);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set_, s);
+    pthread_sigmask(SIG_BLOCK, &set_, &old_);
+  }
+  ~StopOnSignals() {
+    stop();
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);  // one still pending now acts as it would have
+  }
+  // Before the viewer goes: the watcher may close it until then.
+  void stop() {
+    done_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+  void watch(Viewer& v, const Say& say) {
+    thread_ = std::thread([this, &v, say] {
+      const timespec tick{0, 100'000'000};
+      while (!done_.load()) {
+        const int s = sigtimedwait(&set_, nullptr, &tick);
+        if (s <= 0) continue;
+        if (received_.exchange(s) != 0) {  // the second: at once, as the signal's own action
+          std::signal(s, SIG_DFL);
+          pthread_sigmask(SIG_UNBLOCK, &set_, nullptr);
+          std::raise(s);
+          std::_Exit(128 + s);
+        }
+        say(std::string(strsignal(s)) + ": closing (a recording is finished first; again to stop at once)");
+        v.close();
+      }
+    });
+  }
+  int received() const noexcept { return received_.load(); }
+
+ private:
+  sigset_t set_{}, old_{};
+  std::atomic<bool> done_{false};
+  std::atomic<int> received_{0};
+  std::thread thread_;
+};
+
 int run(app::CommandLine& cl) {
   const Say say{cl.quiet};
   cl.viewer.on_notice = [say](std::string_view text) { say(std::string(text)); };
+  StopOnSignals signals;  // before the viewer's threads: they inherit the blocked mask
   Viewer v(cl.viewer);
+  signals.watch(v, say);
+  struct Unwatch {
+    StopOnSignals& s;
+    ~Unwatch() { s.stop(); }
+  } unwatch{signals};  // destroyed before `v`
   if (cl.attach.empty()) v.play(cl.play);
   for (const std::string& a : cl.attach) v.attach(a, AttachOptions{cl.play.frames, std::nullopt});
   const StreamInfo i = v.stream();
@@ -108,7 +171,8 @@ int run(app::CommandLine& cl) {
     failure = std::current_exception();
   }
   summary(say, v, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  const int rc = diagnose(say, v, cl);
+  int rc = diagnose(say, v, cl);
+  if (rc == 0 && signals.received()) rc = 128 + signals.received();  // the shell's convention, after a clean close
   if (!failure) return rc;
   // What stopped the display while it played is about the input (a frame too
   // large for this GL, a malformed file), whatever its type: exit 1, not the
