@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <tuple>
 
@@ -114,6 +115,9 @@ struct Writer::Impl {
   std::uint64_t offset = 0;
   std::uint32_t data_crc = 0;
   bool closed = false;
+  // The first failed write: the file was cut back to its last whole record,
+  // and nothing more is written to it (a reader scans what is there).
+  std::exception_ptr failure;
   detail::Compressor compressor;
   std::vector<Schema> schemas;  // id = index + 1
   std::vector<Channel> channels;  // id = index
@@ -135,7 +139,11 @@ struct Writer::Impl {
   void write_summary_and_footer();
 };
 
+// Each call writes whole records: one that fails (a full disk) is taken back
+// off the file, and every later call throws that first error again.
 void Writer::Impl::write_iov(std::initializer_list<std::span<const std::uint8_t>> parts, bool in_data) {
+  if (failure) std::rethrow_exception(failure);
+  const std::uint64_t whole = offset;
   for (auto part : parts) {
     if (in_data && options.crc) data_crc = detail::crc32(data_crc, part);
     const std::uint8_t* p = part.data();
@@ -144,7 +152,9 @@ void Writer::Impl::write_iov(std::initializer_list<std::span<const std::uint8_t>
       const ssize_t w = ::write(fd.get(), p, n);
       if (w < 0) {
         if (errno == EINTR) continue;
-        throw Error(Api::System, "write", errno, std::strerror(errno), path);
+        failure = std::make_exception_ptr(Error(Api::System, "write", errno, std::strerror(errno), path));
+        if (::ftruncate(fd.get(), off_t(whole)) == 0) offset = whole;  // else: a reader stops at the cut record
+        std::rethrow_exception(failure);
       }
       p += w;
       n -= std::size_t(w);
@@ -282,6 +292,7 @@ void Writer::write(std::uint16_t channel, std::uint32_t sequence, std::uint64_t 
                    std::span<const std::uint8_t> data) {
   Impl& m = *impl_;
   if (m.closed) throw UsageError("mcap::Writer::write after close");
+  if (m.failure) std::rethrow_exception(m.failure);  // nothing more goes into a failed file, nor piles up here
   if (channel >= m.channels.size()) throw UsageError("mcap::Writer::write: no channel with id " + std::to_string(channel));
   const bool chunked = m.options.chunk_size > 0;
   const std::size_t record_bytes = detail::kRecordHeaderBytes + detail::kMessageFixedBytes + data.size();
@@ -374,6 +385,11 @@ void Writer::close() {
   Impl& m = *impl_;
   if (m.closed) return;
   m.closed = true;  // a failure below leaves a file that readers scan
+  if (m.failure) {  // the file ends at its last whole record: nothing is added to it
+    const int fd = m.fd.release();
+    ::close(fd);
+    std::rethrow_exception(m.failure);
+  }
   m.write_chunk();
   m.staging.clear();
   Builder b(m.staging);

@@ -16,6 +16,10 @@
 
 #include <mutex>
 
+#include <sys/resource.h>
+
+#include <csignal>
+
 namespace handoff::media {
 namespace {
 
@@ -520,6 +524,55 @@ TEST(McapWriter, ChunkDurationIsAnOption) {
   };
   EXPECT_EQ(chunks_for(0), 1u);
   EXPECT_EQ(chunks_for(250'000'000), 13u);  // 4 messages (0.3 s) each, 2 in the last
+}
+
+// A write that fails mid-recording (the file size limit here, a full disk
+// in the field): the record being written is taken back off the file, nothing
+// more is written to it (close() adds no DataEnd, summary or footer over a
+// damaged data section), every later call throws that first error, and a
+// reader keeps every message of the whole chunks before it.
+TEST(McapWriter, AFailedWriteLeavesTheWholeRecordsBeforeIt) {
+  TempDir dir;
+  const auto file = dir / "full.mcap";
+  struct rlimit saved {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto old_xfsz = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of the signal
+  std::string first_error;
+  std::uint32_t written = 0;
+  {
+    mcap::WriterOptions o;
+    o.compression = mcap::Compression::None;
+    o.chunk_size = 4096;
+    mcap::Writer w(file, o);
+    const std::uint16_t ch = w.add_channel(0, "/t", "raw", {});
+    struct rlimit small = saved;
+    small.rlim_cur = 64 * 1024;
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+    const std::vector<std::uint8_t> data(1000, 0x5a);
+    try {
+      for (;; ++written) w.write(ch, written, 1000 + written, 1000 + written, data);
+    } catch (const Error& e) {
+      first_error = e.what();
+    }
+    EXPECT_THAT(first_error, HasSubstr("File too large"));
+    EXPECT_THAT(message_of<Error>([&] { w.write(ch, 0, 1, 1, data); }), HasSubstr("File too large"));
+    EXPECT_THAT(message_of<Error>([&] { w.close(); }), HasSubstr("File too large"));
+  }
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_xfsz);
+  // No record past the last whole chunk, and no second copy of the failed one.
+  const auto bytes = test::read_bytes(file);
+  EXPECT_LE(bytes.size(), 64u * 1024u);
+  const auto chunks = test::records_of(bytes, 0x06);
+  ASSERT_GT(chunks.size(), 2u);
+  EXPECT_EQ(test::records_of(bytes, 0x0F).size(), 0u) << "no DataEnd after a failure";
+  auto r = mcap::Reader::open(file);
+  ASSERT_EQ(r->warnings().size(), 1u);
+  EXPECT_THAT(r->warnings()[0], HasSubstr("without a Footer"));  // cut at a record boundary: nothing damaged
+  std::uint32_t next = 0;
+  for (const auto& ref : r->messages(0)) EXPECT_EQ(r->read(ref).sequence, next++);
+  EXPECT_GT(next, 0u);
+  EXPECT_LT(next, written);
 }
 
 TEST(McapReader, EmptyFileHasNoMessages) {
