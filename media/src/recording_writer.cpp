@@ -47,6 +47,7 @@ struct VideoStream {
   Colorimetry colorimetry;
   std::uint16_t channel = 0;
   std::int64_t last_pts = -1;
+  std::uint64_t last_log_time = 0;
   std::optional<std::uint64_t> last_keyframe;
   std::deque<Pending> pending;
 };
@@ -249,12 +250,17 @@ void RecordingWriter::write_video(const Item& item, std::uint32_t sequence) {
     v.encoder = std::make_unique<VideoEncoder>(options_.codec, options_.video, item.format, item.width, item.height, col);
     v.last_keyframe.reset();
   }
-  const bool key = !v.last_keyframe || item.log_time < *v.last_keyframe ||
-                   item.log_time - *v.last_keyframe >= options_.video.keyframe_interval_ns;
-  if (key) v.last_keyframe = item.log_time;
+  // Readers decode a topic's units in log-time order, which must be the order
+  // they were encoded in: a frame given an earlier time than the one before
+  // is logged at that one's time (its publish_time, the message's timestamp,
+  // keeps the time given). Otherwise its P-frames would decode after the wrong ones.
+  const std::uint64_t log_time = std::max(item.log_time, v.last_log_time);
+  v.last_log_time = log_time;
+  const bool key = !v.last_keyframe || log_time - *v.last_keyframe >= options_.video.keyframe_interval_ns;
+  if (key) v.last_keyframe = log_time;
   // pts in microseconds, strictly increasing (the encoder refuses repeats).
-  v.last_pts = std::max(v.last_pts + 1, std::int64_t(item.log_time / 1000));
-  v.pending.push_back({v.last_pts, item.log_time, item.publish_time, sequence});
+  v.last_pts = std::max(v.last_pts + 1, std::int64_t(log_time / 1000));
+  v.pending.push_back({v.last_pts, log_time, item.publish_time, sequence});
   const FrameLayout layout = packed_layout(item.format, item.width, item.height);
   Frame frame = layout.describe(MemoryKind::Host, {const_cast<std::uint8_t*>(item.pixels.data())});
   c.units.clear();
