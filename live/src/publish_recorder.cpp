@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include <handoff/frame_copy.hpp>
+#include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
 #include <handoff/log.hpp>
 
@@ -57,6 +58,9 @@ void PublishRecorder::record(const Frame& frame, const media::OverlayFrame* over
     const Frame& host = frame.memory == MemoryKind::Cuda ? to_host(frame, cuda_stream) : frame;
     if (writer_.write(host, overlays ? *overlays : kNone, topic_, now_ns())) ++figures_.recorded;
     else ++figures_.dropped;
+  } catch (const InvalidFrame& e) {  // another format or size than the first: left out, as the viewer's recorder does
+    if (figures_.skipped++ == 0)
+      log(LogLevel::Warning, path_ + ": " + e.what() + "; such frames are not recorded (PublisherStats::record_skipped)");
   } catch (const std::exception& e) {
     fail(e.what());
   }

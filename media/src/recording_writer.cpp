@@ -6,6 +6,7 @@
 #include <handoff/log.hpp>
 #include <handoff/wait.hpp>
 #include <handoff/frame_copy.hpp>
+#include <handoff/frame_validate.hpp>
 #include <handoff/media/recording.hpp>
 
 #include "video_encoder.hpp"
@@ -142,6 +143,15 @@ bool RecordingWriter::write(const Frame& frame, const OverlayFrame& overlays, st
     std::unique_lock lock(mutex_);
     if (closed_) throw UsageError("RecordingWriter::write after close");
     if (error_) std::rethrow_exception(error_);
+    const Shape shape{frame.format, frame.width, frame.height};
+    const auto [first, added] = shapes_.try_emplace(std::string(topic), shape);
+    if (!added && !(first->second == shape)) {
+      throw InvalidFrame("frame", std::string(topic) + " holds " + std::string(to_string(first->second.format)) + " " +
+                                      std::to_string(first->second.width) + "x" + std::to_string(first->second.height) +
+                                      " frames (its first frame's); this one is " +
+                                      std::string(to_string(frame.format)) + " " + std::to_string(frame.width) + "x" +
+                                      std::to_string(frame.height) + ": a recording's topic holds one format and size");
+    }
     if (queue_.size() >= options_.queue_capacity) {
       if (!options_.block_when_full) {
         ++stats_.frames_dropped;

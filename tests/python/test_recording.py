@@ -196,6 +196,32 @@ def test_publisher_records_every_frame_it_publishes(tmp_path, live_dir):
     assert seeds == sorted(seeds)
 
 
+def test_a_topic_holds_one_format_and_size(tmp_path, live_dir):
+    """Readers refuse a topic's frames of another format or size than its first: RecordingWriter.write
+    refuses them (ValueError naming both, nothing written), a recording Publisher leaves them out and counts
+    them in record_skipped (it recorded them and counted them as recorded), as a recording viewer does."""
+    path = tmp_path / "w.mcap"
+    with handoff.RecordingWriter(path) as rec:
+        rec.write(pattern_frame(24, 16, "rgb8", 1))
+        for other in (pattern_frame(8, 8, "rgb8", 2), pattern_frame(24, 16, "gray8", 3)):
+            with pytest.raises(ValueError, match="/handoff holds rgb8 24x16 frames .its first frame's.; this one is"):
+                rec.write(other)
+        rec.write(pattern_frame(8, 8, "rgb8", 4), topic="/small")  # another topic: its own first frame
+    assert len(handoff.open(path, topic="/handoff")) == 1 and len(handoff.open(path, topic="/small")) == 1
+    pub_path = tmp_path / "pub.mcap"
+    with handoff.Publisher("shapes", record=pub_path, record_compression="none") as pub:
+        for fmt, w, h in (("rgb8", 24, 16), ("rgb8", 24, 16), ("rgb8", 8, 8), ("gray8", 8, 8), ("rgb8", 24, 16)):
+            assert pub.publish(pattern_frame(w, h, fmt, 1))
+        s = pub.stats
+    assert s.record_skipped == 2 and s.record_error == ""
+    assert s.recorded + s.record_dropped == 3
+    src = handoff.open(pub_path)
+    assert (src.format, src.width, src.height, len(src)) == ("rgb8", 24, 16, s.recorded)
+    want = np.from_dlpack(pattern_frame(24, 16, "rgb8", 1).pixels)
+    for frame, _ in src:
+        np.testing.assert_array_equal(np.from_dlpack(frame.pixels), want)
+
+
 def test_a_truncated_recording_plays_up_to_its_last_whole_frame(tmp_path):
     path = tmp_path / "whole.mcap"
     n = 6
@@ -353,15 +379,42 @@ def test_open_topics_plays_several_topics_on_one_timeline(tmp_path):
     assert handoff.open_topics(path, "/c").topics == ["/c"]
 
 
+def merge_mcap(out, inputs):
+    """The messages of `inputs` in one MCAP file (by log time), their schemas and channels by topic, written
+    by the `mcap` package."""
+    from mcap.reader import make_reader
+    from mcap.writer import Writer
+    messages, channels = [], {}
+    for path in inputs:
+        with open(path, "rb") as f:
+            for schema, channel, message in make_reader(f).iter_messages():
+                channels.setdefault(channel.topic, (schema, channel))
+                messages.append((message.log_time, channel.topic, message))
+    with open(out, "wb") as f:
+        w = Writer(f)
+        w.start()
+        ids = {}
+        for topic, (schema, channel) in channels.items():
+            sid = w.register_schema(schema.name, schema.encoding, schema.data)
+            ids[topic] = w.register_channel(topic, channel.message_encoding, sid, dict(channel.metadata))
+        for log_time, topic, m in sorted(messages, key=lambda x: x[0]):
+            w.add_message(ids[topic], log_time, m.data, m.publish_time, m.sequence)
+        w.finish()
+
+
 def test_open_topics_raises_a_malformed_frame_once_and_loses_no_frame(tmp_path):
     """/a's frame at t=30 is of another size than its stream: next() yields every frame before it (the /b frame
     read ahead included), raises once naming it, and then goes on with both topics."""
-    path = tmp_path / "bad.mcap"
-    with handoff.RecordingWriter(path, compression="none") as rec:
-        for t, topic, i in sorted([(10, "/a", 0), (20, "/a", 1), (30, "/a", 2), (40, "/a", 3),
+    good, odd, path = tmp_path / "good.mcap", tmp_path / "odd.mcap", tmp_path / "bad.mcap"
+    # handoff's writer refuses a frame of another size on a topic: the odd one is written alone, then
+    # merged in with the `mcap` package (an independent writer), as another tool could have.
+    with handoff.RecordingWriter(good, compression="none") as rec:
+        for t, topic, i in sorted([(10, "/a", 0), (20, "/a", 1), (40, "/a", 3),
                                    (15, "/b", 0), (25, "/b", 1), (45, "/b", 2)]):
-            size = (8, 4) if (topic, i) == ("/a", 2) else (16, 8)
-            rec.write(pattern_frame(*size, "nv12", i), topic=topic, log_time=t)
+            rec.write(pattern_frame(16, 8, "nv12", i), topic=topic, log_time=t)
+    with handoff.RecordingWriter(odd, compression="none") as rec:
+        rec.write(pattern_frame(8, 4, "nv12", 2), topic="/a", log_time=30)
+    merge_mcap(path, [good, odd])
     got, errors = [], []
     with handoff.open_topics(path, ["/a", "/b"]) as tl:
         it = iter(tl)

@@ -38,6 +38,7 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -278,7 +279,9 @@ class RecordingWriter {
   // field. Each of overlays.layers goes on "<topic>/layers/<index>"
   // (encode_layer_messages). Returns false when the frame was dropped (queue
   // full). UsageError for a frame not in host memory, an empty topic or use
-  // after close(); InvalidFrame for bad layers (nothing of the frame written).
+  // after close(); InvalidFrame for bad layers, or for a frame of another
+  // format or size than its topic's first (a topic holds one: readers refuse
+  // the others), nothing of the frame written.
   bool write(const Frame& frame, const OverlayFrame& overlays, std::string_view topic, std::uint64_t log_time_ns,
              std::optional<std::uint64_t> publish_time_ns = std::nullopt);
   // Waits until every queued frame is in the file (at most wait_limit()
@@ -313,6 +316,12 @@ class RecordingWriter {
   std::uint64_t progress_ = 0;                          // items finished, guarded by mutex_
   RecordingStats stats_;                                // guarded by mutex_
   std::exception_ptr error_;                            // guarded by mutex_
+  struct Shape {
+    PixelFormat format;
+    std::uint32_t width, height;
+    bool operator==(const Shape&) const = default;
+  };
+  std::map<std::string, Shape, std::less<>> shapes_;  // each topic's first frame's, guarded by mutex_
   std::thread thread_;                                  // last: starts after the members above exist
 };
 
