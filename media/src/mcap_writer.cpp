@@ -10,6 +10,8 @@
 #include <handoff/unique_handle.hpp>
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -237,8 +239,18 @@ void Writer::Impl::write_chunk(std::span<const std::uint8_t> tail) {
 
 Writer::Writer(const std::filesystem::path& path, WriterOptions options)
     : impl_(std::make_unique<Impl>(path, std::move(options))) {
-  impl_->fd = UniqueFd(::open(impl_->path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  // Emptied only once locked: a file another writer (this process or another)
+  // is still recording into is refused, not cut under it and interleaved.
+  impl_->fd = UniqueFd(::open(impl_->path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
   if (!impl_->fd) throw Error(Api::System, "open", errno, std::strerror(errno), impl_->path);
+  if (::flock(impl_->fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK)
+      throw Error(impl_->path + ": another recording is being written into this file (it holds its lock)");
+    // A file system without locks: recorded all the same.
+  }
+  struct stat st {};
+  if (::fstat(impl_->fd.get(), &st) == 0 && S_ISREG(st.st_mode) && ::ftruncate(impl_->fd.get(), 0) != 0)
+    throw Error(Api::System, "ftruncate", errno, std::strerror(errno), impl_->path);
   impl_->staging.clear();
   Builder b(impl_->staging);
   b.raw(kMagic);

@@ -575,6 +575,26 @@ TEST(McapWriter, AFailedWriteLeavesTheWholeRecordsBeforeIt) {
   EXPECT_LT(next, written);
 }
 
+// A file another writer is still recording into is refused (each holds the
+// file's lock): before, the second truncated it under the first, and both
+// wrote into it. Once the first is closed the file is free again.
+TEST(McapWriter, AFileBeingRecordedIsRefusedToASecondWriter) {
+  TempDir dir;
+  const auto file = dir / "busy.mcap";
+  auto first = std::make_unique<mcap::Writer>(file);
+  const std::uint16_t ch = first->add_channel(0, "/t", "raw", {});
+  first->write(ch, 0, 1, 1, std::vector<std::uint8_t>(10, 1));
+  EXPECT_THAT(message_of<Error>([&] { mcap::Writer second(file); }),
+              HasSubstr("another recording is being written into this file"));
+  first->close();
+  first.reset();
+  auto r = mcap::Reader::open(file);
+  EXPECT_TRUE(r->warnings().empty());
+  EXPECT_EQ(r->messages(0).size(), 1u);
+  { mcap::Writer again(file); }  // free: taken and emptied
+  EXPECT_TRUE(mcap::Reader::open(file)->channels().empty());
+}
+
 TEST(McapReader, EmptyFileHasNoMessages) {
   TempDir dir;
   { mcap::Writer w(dir / "e.mcap"); }
