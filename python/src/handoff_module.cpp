@@ -29,9 +29,9 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <span>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -942,6 +942,7 @@ NB_MODULE(_handoff, m) {
   using namespace handoff::py;
   m.doc() = "handoff: zero-copy frames (nv12, p010, i420, yuyv, uyvy, rgb8, bgr8, rgba8, bgra8, gray8, gray16, "
             "gray32f) for DLPack, the CUDA Array Interface and the buffer protocol";
+  watch_for_exit(m);
   bind_errors(m);
   bind_colorimetry(m);
   bind_plane(m);

@@ -8,7 +8,10 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <limits>
 #include <optional>
@@ -69,15 +72,39 @@ inline std::string path_arg(nb::handle obj, const char* field) {
   return nb::cast<std::string>(obj);
 }
 
+// True on a thread other than Python's main one once the interpreter exits
+// (the module's atexit hook ran, or Python is finalizing).
+bool exiting_elsewhere() noexcept;
+// Blocks the calling thread for good; the process's exit ends it.
+[[noreturn]] void park_for_exit() noexcept;
+// Threads inside without_gil now (at exit, they hold their objects to the end).
+std::atomic<int>& calls_without_gil() noexcept;
+// At import: notes Python's main thread and registers the atexit hook.
+void watch_for_exit(nb::module_& m);
+
 // Runs `f` with the GIL released when this thread holds it. For every call that
 // can block (the CUDA driver, a socket, a disk, another thread), so other
 // Python threads run meanwhile. `f` must not touch Python objects.
+// A daemon thread coming back while the interpreter exits is parked rather
+// than given the GIL back: Python would end it with pthread_exit, whose forced
+// unwind cannot pass the C++ frames on its way (this noexcept destructor,
+// nanobind's dispatch) and aborts the process ("terminate called without an
+// active exception").
 template <typename F>
 decltype(auto) without_gil(F&& f) {
-  if (PyGILState_Check()) {
-    nb::gil_scoped_release released;
-    return f();
-  }
+  if (!PyGILState_Check()) return f();
+  struct Reacquire {
+    PyThreadState* state;
+    ~Reacquire() {
+      calls_without_gil().fetch_sub(1);
+      if (exiting_elsewhere()) park_for_exit();
+      try {
+        PyEval_RestoreThread(state);
+      } catch (abi::__forced_unwind&) {  // exit began while this thread waited for the GIL
+        park_for_exit();                 // never returns: the unwind ends here, with the process
+      }
+    }
+  } guard{(calls_without_gil().fetch_add(1), PyEval_SaveThread())};
   return f();
 }
 
