@@ -39,15 +39,16 @@ void park_for_exit() noexcept {
 
 // atexit runs before Python finalizes (and after the non-daemon threads are
 // joined): from then on a daemon thread coming back from a call parks.
-void watch_for_exit(nb::module_& m) {
+void watch_for_exit(nb::module_&) {
   g_main_thread.store(nb::cast<unsigned long>(nb::module_::import_("threading").attr("main_thread")().attr("ident")));
-  m.def("_at_exit", [] {
+  // A function object of its own, not a module attribute (the module ships no private names).
+  nb::object hook = nb::cpp_function([] {
     g_exiting.store(true);
     // A daemon thread inside a call holds its objects to the end: nanobind's
     // report of objects alive at exit would name them as leaks.
     if (calls_without_gil().load() > 0) nb::set_leak_warnings(false);
-  }, "Internal: handoff's atexit hook (daemon threads in its calls park).");
-  nb::module_::import_("atexit").attr("register")(m.attr("_at_exit"));
+  });
+  nb::module_::import_("atexit").attr("register")(hook);
 }
 
 }  // namespace handoff::py
