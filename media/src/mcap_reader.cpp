@@ -437,7 +437,7 @@ std::uint64_t ReaderImpl::message_total() const {
 
 void ReaderImpl::damaged_tail(const std::string& where, const std::string& what) {
   const std::string msg = name() + ": damaged tail: " + where + ": " + what + "; reading stops there (" +
-                          std::to_string(message_total()) + " messages before it are kept)";
+                          std::to_string(message_total()) + " messages are kept in all)";
   warnings_.push_back(msg);
   log(LogLevel::Warning, msg);
 }

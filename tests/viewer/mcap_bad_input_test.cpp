@@ -137,7 +137,7 @@ TEST_F(McapBadInput, TruncatedUncompressedChunkPlaysItsWholeFrames) {
               HasSubstr("bad.mcap: damaged tail: " + at("Chunk", chunks[0].at) + ": its " + std::to_string(chunks[0].len) +
                         " bytes run past the end of the file (byte " + std::to_string(b.size()) +
                         "); its records are not compressed: the 3 messages wholly written in it are kept; reading "
-                        "stops there (3 messages before it are kept)"));
+                        "stops there (3 messages are kept in all)"));
   expect_frames(*src, 3);
 }
 

@@ -376,7 +376,7 @@ TEST_P(McapCutCompressedChunk, KeepsTheMessagesWhollyDecompressed) {
                           "): the bytes written decompress to " + std::to_string(want.decoded) + " of its " +
                           std::to_string(usize) + " bytes of records, and the " + std::to_string(want.messages) +
                           " messages wholly in them are kept; the rest of the chunk is lost; reading stops there (" +
-                          std::to_string(want.messages) + " messages before it are kept)"));
+                          std::to_string(want.messages) + " messages are kept in all)"));
     EXPECT_EQ(r->channels().size(), 3u);  // their Channel records were at the chunk's start
     EXPECT_EQ(expect_first_messages(*r, 3), want.messages);
   }

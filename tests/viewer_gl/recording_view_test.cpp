@@ -655,6 +655,12 @@ TEST_F(RecordingView, CliDamagedTailPlaysToTheLastWholeFrameWithOneWarning) {
   EXPECT_NE(list.output.find("/cam0"), std::string::npos) << list.output;
   EXPECT_NE(list.output.find("warning: " + path("cut.mcap") + ": damaged tail"), std::string::npos) << list.output;
   EXPECT_EQ(run_program(HANDOFF_VIEW_EXE, {good, "--list"}).exit_code, 0);
+  // A topic name with control bytes (an escape sequence, a newline) is listed escaped, not sent raw to the terminal.
+  const std::string odd = write_patterns("odd.mcap", 2, std::string("/cam\x1b[2J\nx"));
+  const auto listed = run_program(HANDOFF_VIEW_EXE, {odd, "--list"});
+  EXPECT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_NE(listed.output.find("/cam\\x1b[2J\\x0ax "), std::string::npos) << listed.output;
+  EXPECT_EQ(listed.output.find('\x1b'), std::string::npos);
 }
 
 // Issue 22: handoff-view records 12 scene frames at 640x360 (one zstd chunk,

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 #include <handoff/live/endpoint.hpp>
 #include <handoff/media/recording.hpp>
@@ -71,9 +72,35 @@ int list_publishers() {
   return 0;
 }
 
+namespace {
+
+// A name from a file, printable: control bytes (a NUL, a newline, an escape
+// sequence) as \xNN, so they neither cut the name short nor break the table.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f && c != '\\') {
+      out += ch;
+      continue;
+    }
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02x", c);
+    out += hex;
+  }
+  return out;
+}
+
+}  // namespace
+
 int list_recording_topics(const std::string& path) {
   std::vector<std::string> warnings;
-  const auto topics = media::list_recording_topics(path, &warnings);
+  auto topics = media::list_recording_topics(path, &warnings);
+  for (auto& t : topics) {
+    t.topic = printable(t.topic);
+    t.type = printable(t.type);
+    t.note = printable(t.note);
+  }
   std::size_t topic_width = 5, type_width = 4;
   for (const auto& t : topics) {
     topic_width = std::max(topic_width, t.topic.size());
@@ -91,7 +118,7 @@ int list_recording_topics(const std::string& path) {
   if (topics.empty()) std::printf("(no topics)\n");
   // What was left out or cut short (a split bag's file skipped), under the table.
   // Exit 1 as playing the file would: the listing is what could be read.
-  for (const auto& w : warnings) std::printf("warning: %s\n", w.c_str());
+  for (const auto& w : warnings) std::printf("warning: %s\n", printable(w).c_str());
   return warnings.empty() ? 0 : 1;
 }
 
