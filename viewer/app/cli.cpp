@@ -36,12 +36,6 @@ int usage_error(const std::string& text) {
 // A recording: MCAP, a ROS 2 bag's SQLite3 file, or a rosbag2 folder.
 bool is_mcap(const std::string& path) { return media::is_recording_path(path); }
 
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code ea, eb;
-  const auto ca = std::filesystem::weakly_canonical(a, ea), cb = std::filesystem::weakly_canonical(b, eb);
-  return ea || eb ? a == b : ca == cb;
-}
-
 // A decimal number of digits only (no sign, no spaces) that fits an int, or nothing.
 std::optional<int> parse_count(std::string_view text) {
   int v = 0;
@@ -184,16 +178,15 @@ std::optional<int> apply_recording(CommandLine& o, const Raw& r) {
   if (!r.record_codec.empty() && o.viewer.record.path.empty()) return usage_error("--record-codec needs --record FILE");
   if (!r.record_codec.empty()) o.viewer.record.codec = media::parse_video_codec(lower(r.record_codec));
   if (!r.record_compression.empty()) o.viewer.record.compression = media::mcap::parse_compression(lower(r.record_compression));
-  // An output over an input would destroy it before (or while) it is read.
-  const std::pair<const char*, const std::string*> outputs[] = {{"--record", &o.viewer.record.path},
-                                                                {"--screenshot", &o.viewer.screenshot}};
-  const std::pair<const char*, const std::string*> inputs[] = {{"the file being played", &p.file},
-                                                               {"the --overlays file", &p.overlays},
-                                                               {"the --record file", &o.viewer.record.path}};
-  for (const auto& [option, out] : outputs)
-    for (const auto& [what, in] : inputs)
-      if (in != out && !out->empty() && !in->empty() && same_file(*out, *in))
-        return usage_error(std::string(option) + " " + *out + " is " + what);
+  // Here, before the viewer is made: it creates the --record file.
+  if (const auto clash = output_over_input(o.viewer, p)) {
+    using In = OutputOverInput::Input;
+    return usage_error(std::string(clash->output == OutputOverInput::Output::Record ? "--record " : "--screenshot ") +
+                       clash->path + " is " +
+                       (clash->input == In::File       ? "the file being played"
+                        : clash->input == In::Overlays ? "the --overlays file"
+                                                       : "the --record file"));
+  }
   return std::nullopt;
 }
 

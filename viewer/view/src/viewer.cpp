@@ -131,25 +131,20 @@ bool same_file(const std::string& a, const std::string& b) {
   return ea || eb ? a == b : ca == cb;
 }
 
-// An output over an input would destroy it before, or while, it is read.
-// The screenshot is then dropped (ViewerImpl::play); the recording was
-// created with the viewer, over the input already (viewer.hpp says so).
+// The refusal of an output over an input (output_over_input). The screenshot
+// is then dropped (ViewerImpl::play); the recording was created with the
+// viewer, over the input already (viewer.hpp says so).
 void check_outputs(const ViewerOptions& v, const Viewer::PlayOptions& p, const std::string& viewer) {
-  struct Named {
-    const char* name;
-    const std::string* path;
-    const char* then;
-  };
-  const Named outputs[] = {
-      {"ViewerOptions::record.path", &v.record.path, "the recording, made with the viewer, replaced it"},
-      {"ViewerOptions::screenshot", &v.screenshot, "it would be overwritten"}};
-  const Named inputs[] = {{"PlayOptions::file", &p.file, ""},
-                          {"PlayOptions::overlays", &p.overlays, ""},
-                          {"ViewerOptions::record.path", &v.record.path, ""}};
-  for (const Named& out : outputs)
-    for (const Named& in : inputs)
-      if (in.path != out.path && !out.path->empty() && !in.path->empty() && same_file(*out.path, *in.path))
-        throw UsageError(viewer + ": " + out.name + " '" + *out.path + "' is " + in.name + "; " + out.then);
+  const auto clash = output_over_input(v, p);
+  if (!clash) return;
+  using In = OutputOverInput::Input;
+  const bool record = clash->output == OutputOverInput::Output::Record;
+  const char* input = clash->input == In::File       ? "PlayOptions::file"
+                      : clash->input == In::Overlays ? "PlayOptions::overlays"
+                                                     : "ViewerOptions::record.path";
+  throw UsageError(viewer + ": " + (record ? "ViewerOptions::record.path" : "ViewerOptions::screenshot") + " '" +
+                   clash->path + "' is " + input + "; " +
+                   (record ? "the recording, made with the viewer, replaced it" : "it would be overwritten"));
 }
 
 void check_options(const ViewerOptions& o) {
@@ -623,6 +618,19 @@ ViewerDiagnostics Viewer::diagnostics() const { return impl_->link().diagnostics
 
 bool Viewer::paused() const noexcept { return impl_->link().paused.load(); }
 void Viewer::set_paused(bool paused) { impl_->set_paused(paused); }
+std::optional<OutputOverInput> output_over_input(const ViewerOptions& v, const Viewer::PlayOptions& p) {
+  using Out = OutputOverInput::Output;
+  using In = OutputOverInput::Input;
+  const std::pair<Out, const std::string*> outputs[] = {{Out::Record, &v.record.path}, {Out::Screenshot, &v.screenshot}};
+  const std::pair<In, const std::string*> inputs[] = {
+      {In::File, &p.file}, {In::Overlays, &p.overlays}, {In::Record, &v.record.path}};
+  for (const auto& [output, out] : outputs)
+    for (const auto& [input, in] : inputs)
+      if (in != out && !out->empty() && !in->empty() && view::same_file(*out, *in))
+        return OutputOverInput{output, input, *out};
+  return std::nullopt;
+}
+
 bool Viewer::wait_show_unblocked_for(std::string_view stream, std::chrono::milliseconds timeout) {
   return impl_->wait_show_unblocked_for(stream, timeout);
 }

@@ -528,4 +528,15 @@ class Viewer {
   std::shared_ptr<view::ViewerImpl> impl_;
 };
 
+// An output of `viewer` that is an input of `play`, or the other output: it
+// would destroy that file before, or while, it is read. Viewer::play refuses
+// it; handoff-view checks it before the viewer (which creates record.path)
+// is made. Paths are compared as the same file (another spelling counts).
+struct OutputOverInput {
+  enum class Output { Record, Screenshot } output;    // ViewerOptions::record.path, ::screenshot
+  enum class Input { File, Overlays, Record } input;  // PlayOptions::file, ::overlays, ViewerOptions::record.path
+  std::string path;                                   // the output as given
+};
+std::optional<OutputOverInput> output_over_input(const ViewerOptions& viewer, const Viewer::PlayOptions& play);
+
 }  // namespace handoff
