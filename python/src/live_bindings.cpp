@@ -269,7 +269,7 @@ bool link_ended(const Subscriber& s) {
 
 // The next frame not yet taken within `timeout` seconds (None: until one
 // comes or the link ends; 0: only what is there now), or None.
-// Waits in slices (waits_in_slices) on `self`'s subscriber; close() from
+// Waits in slices (wait_in_slices) on `self`'s subscriber; close() from
 // another thread ends the wait within a slice, and the last reference, if it
 // is this one, is dropped without the GIL (it joins the subscriber's thread).
 template <typename Step>

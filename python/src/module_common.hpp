@@ -139,4 +139,10 @@ bool wait_in_slices(std::optional<std::chrono::nanoseconds> timeout, Step step, 
   }
 }
 
+// The same, stopped only by `timeout`.
+template <typename Step>
+bool wait_in_slices(std::optional<std::chrono::nanoseconds> timeout, Step step) {
+  return wait_in_slices(timeout, step, [] { return false; });
+}
+
 }  // namespace handoff::py

@@ -165,13 +165,13 @@ void show(PyViewer& v, nb::handle frame_obj, const OverlayArgs& ov, std::optiona
   media::OverlayFrame scratch;
   const media::OverlayFrame& overlays = resolve_overlays(ov, f.frame, scratch);
   // paused_show="block": the wait for the pause in slices, so Ctrl-C ends it (show's own wait does not look).
+  // Only while paused: the common call pays no extra GIL release.
   Viewer& viewer = v.get();
-  wait_in_slices(
-      std::nullopt,
-      [&](std::chrono::nanoseconds slice) {
-        return viewer.wait_show_unblocked_for(stream, std::chrono::duration_cast<std::chrono::milliseconds>(slice));
-      },
-      [] { return false; });
+  if (viewer.paused()) {
+    wait_in_slices(std::nullopt, [&](std::chrono::nanoseconds slice) {
+      return viewer.wait_show_unblocked_for(stream, std::chrono::duration_cast<std::chrono::milliseconds>(slice));
+    });
+  }
   if (layers.is_none()) return without_gil([&] { v.get().show(f.frame, overlays, stream); });
   // Dense layers: read in place (kept alive by `keep` for the call), copied by show().
   media::OverlayFrame with_layers = overlays;
@@ -184,12 +184,9 @@ void show(PyViewer& v, nb::handle frame_obj, const OverlayArgs& ov, std::optiona
 // without the GIL so Ctrl-C (a pending signal) ends it.
 bool wait_closed(PyViewer& v, std::optional<double> timeout) {
   Viewer& viewer = v.get();
-  const bool closed = wait_in_slices(
-      timeout_arg("timeout", timeout),
-      [&](std::chrono::nanoseconds slice) {
-        return viewer.wait_closed_for(std::chrono::duration_cast<std::chrono::milliseconds>(slice));
-      },
-      [] { return false; });
+  const bool closed = wait_in_slices(timeout_arg("timeout", timeout), [&](std::chrono::nanoseconds slice) {
+    return viewer.wait_closed_for(std::chrono::duration_cast<std::chrono::milliseconds>(slice));
+  });
   if (closed) without_gil([&] { viewer.wait_closed(); });  // rethrows what the display thread stopped on
   return closed;
 }
