@@ -3,7 +3,6 @@
 #include <handoff/frame_copy.hpp>
 
 #include <algorithm>
-#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -90,26 +89,15 @@ DlpackRequest dlpack_request(DLDevice dev, nb::handle stream, nb::handle max_ver
 // A host copy of `f` (its samples packed, planes one after the other), for
 // an export that asks for one (copy=True; CUDA memory asked for on the host).
 Frame host_copy(const Frame& f) {
-  // One allocation, each plane's rows packed (its own pitch), the planes one
-  // after the other: a copied plane is C-contiguous, and an even-width NV12 /
-  // P010 copy is stacked (its rows all one luma row long) as the source may be.
-  std::array<std::size_t, kMaxPlanes> offset{};
-  std::size_t total = 0;
-  for (int p = 0; p < plane_count(f.format); ++p) {
-    const PlaneLayout l = plane_layout(f.format, f.width, f.height, p);
-    offset[std::size_t(p)] = total;
-    total += l.row_bytes * l.height;
-  }
-  std::shared_ptr<std::uint8_t[]> bytes(new std::uint8_t[std::max<std::size_t>(total, 1)]);
-  Frame c = f;
-  c.memory = MemoryKind::Host;
-  c.device = -1;
-  c.cuda_context = nullptr;
-  c.gl_buffer = 0;
-  for (int p = 0; p < plane_count(f.format); ++p) {
-    c.planes[std::size_t(p)].data = bytes.get() + offset[std::size_t(p)];
-    c.planes[std::size_t(p)].pitch = plane_layout(f.format, f.width, f.height, p).row_bytes;
-  }
+  // One allocation, each plane's rows packed, the planes one after the other:
+  // a copied plane is C-contiguous, and an even-width NV12 / P010 copy is
+  // stacked (its rows all one luma row long) as the source may be.
+  FrameLayout layout = FrameLayout::contiguous(f.format, f.width, f.height, 1);
+  layout.colorimetry = f.colorimetry;
+  std::shared_ptr<std::uint8_t[]> bytes(new std::uint8_t[std::max<std::size_t>(layout.buffer_bytes(), 1)]);
+  Frame c = layout.describe(MemoryKind::Host, {bytes.get()});
+  c.index = f.index;
+  c.timestamp = f.timestamp;
   c.owner = std::move(bytes);
   try {
     without_gil([&] { copy_frame(f, c); });
