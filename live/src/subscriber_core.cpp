@@ -117,8 +117,9 @@ void SubscriberCore::report_frame() noexcept {
   }
 }
 
+// With on_state set the owner hears of the failure there, and says it once.
 void SubscriberCore::fail(std::string message) {
-  log(LogLevel::Warning, "live subscriber of '" + name_ + "': " + message);
+  if (!options_.on_state) log(LogLevel::Warning, "live subscriber of '" + name_ + "': " + message);
   set_state(LinkState::Failed, "failed: " + message);
 }
 

@@ -27,6 +27,7 @@
 #include <atomic>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 namespace handoff::live::test {
@@ -440,6 +441,22 @@ TEST_F(ViewAttach, FramesTooLargeForThisGlExit1NamingWhy) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_THAT(r.output, HasSubstr("handoff-view: error: "));
   EXPECT_THAT(r.output, HasSubstr("GL_MAX_TEXTURE_SIZE"));
+}
+
+// A path that can never be a publisher's socket ends the viewer at once with
+// exit 1 and the reason said once (it was said four times: the subscriber's
+// log, two notices and the error).
+TEST_F(ViewAttach, APathThatIsNotASocketExits1SayingWhyOnce) {
+  const std::filesystem::path file = std::filesystem::path(::testing::TempDir()) / (name() + ".notsock");
+  std::ofstream(file) << "not a socket";
+  const auto r = run_viewer({"--attach", file.string(), "--headless", "--frames", "1"}, {}, {}, 30);
+  std::filesystem::remove(file);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("handoff-view: error: attach '"));
+  const std::string why = "is not a socket";
+  std::size_t said = 0;
+  for (std::size_t at = r.output.find(why); at != std::string::npos; at = r.output.find(why, at + 1)) ++said;
+  EXPECT_EQ(said, 1u) << r.output;
 }
 
 TEST_F(ViewAttach, ListShowsLivePublishersAndSaysWhenThereAreNone) {

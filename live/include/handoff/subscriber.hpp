@@ -65,7 +65,8 @@ struct SubscriberOptions {
   // Called on the subscriber's thread, outside its lock: after each frame that
   // arrives, and after each change of status() (with the new status). Keep them
   // short (a wake-up); they may call this Subscriber's methods; what they throw
-  // is logged. Empty: none.
+  // is logged. Empty: none. With on_state set, a failure (LinkState::Failed)
+  // is reported through it alone, not also logged.
   std::function<void()> on_frame;
   std::function<void(const SubscriberStatus&)> on_state;
 };

@@ -430,8 +430,9 @@ void ViewerImpl::attach(std::string_view name_or_path, const AttachOptions& o) {
     else log(LogLevel::Warning, name + ": " + text);
   };
   auto live = std::make_shared<AttachLink>(name_or_path, std::move(lo));
-  if (!live->wait_for(LinkState::Connected, std::chrono::milliseconds(200)))
-    notice(live->subscriber_status().message);  // "waiting for publisher 'cam0' at ...", or why not
+  if (!live->wait_for(LinkState::Connected, std::chrono::milliseconds(200)) &&
+      live->subscriber_status().state != LinkState::Failed)  // a failure ends the display, saying why
+    notice(live->subscriber_status().message);  // "waiting for publisher 'cam0' at ..."
   GlRingOptions ro{options_.ring, interop_options(options_), link_->name + " (attached)"};
   auto feed = std::make_unique<AttachFeed>(live, display_->share(), ro);
   const bool first = !played_.exchange(true);

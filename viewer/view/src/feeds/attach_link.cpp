@@ -41,7 +41,7 @@ void AttachLink::on_state(const SubscriberStatus& s) {
         text = "publisher '" + s.publisher + "' gone (" + s.message +
                "); keeping its last frame, reconnecting when it comes back";
         break;
-      case LinkState::Failed: text = "attach '" + s.publisher + "': " + s.message; break;
+      case LinkState::Failed: break;  // the feed ends the display with it (AttachFeed::check_failed)
       case LinkState::Stopped: text = "publisher '" + s.publisher + "' stopped"; break;
       case LinkState::Waiting: break;
     }
