@@ -1,5 +1,6 @@
 #include "publish_recorder.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include <handoff/frame_copy.hpp>
@@ -83,8 +84,12 @@ void PublishRecorder::close() noexcept {
 }
 
 RecordFigures PublishRecorder::figures() const {
+  const std::uint64_t in_file = writer_.stats().frames_written;
   std::lock_guard lock(mutex_);
-  return figures_;
+  RecordFigures f = figures_;
+  // After a failure, what the file holds: frames queued or in the write that failed are not in it.
+  if (!f.error.empty()) f.recorded = std::min(f.recorded, in_file);
+  return f;
 }
 
 }  // namespace handoff::live::detail

@@ -129,6 +129,7 @@ struct Writer::Impl {
   std::vector<ChunkIndexRecord> chunk_indexes;
   Statistics stats;
   std::map<std::uint16_t, std::uint64_t> channel_counts;
+  std::map<std::uint16_t, std::uint64_t> counts_in_file;  // messages in whole records on the file
 
   Impl(const std::filesystem::path& p, WriterOptions o)
       : path(p.string()), options(std::move(o)), compressor(options.compression, options.compression_level) {}
@@ -232,6 +233,7 @@ void Writer::Impl::write_chunk(std::span<const std::uint8_t> tail) {
     data_crc = detail::crc32(data_crc, all.subspan(head));
   }
   write_iov({all.first(head), payload, tail, all.subspan(head)}, false);
+  for (const auto& [channel, entries] : chunk.index) counts_in_file[channel] += entries.size();
   chunk_indexes.push_back(std::move(ci));
   ++stats.chunk_count;
   chunk.clear();
@@ -337,6 +339,7 @@ void Writer::write(std::uint16_t channel, std::uint32_t sequence, std::uint64_t 
     }
   } else {
     m.write_iov({out, data}, true);
+    ++m.counts_in_file[channel];
   }
   if (m.stats.message_count == 0 || log_time < m.stats.message_start_time) m.stats.message_start_time = log_time;
   m.stats.message_end_time = std::max(m.stats.message_end_time, log_time);
@@ -430,5 +433,9 @@ void Writer::close() {
 
 std::uint64_t Writer::bytes_written() const { return impl_->offset; }
 std::uint64_t Writer::message_count() const { return impl_->stats.message_count; }
+std::uint64_t Writer::messages_in_file(std::uint16_t channel) const {
+  const auto it = impl_->counts_in_file.find(channel);
+  return it == impl_->counts_in_file.end() ? 0 : it->second;
+}
 
 }  // namespace handoff::media::mcap

@@ -341,6 +341,7 @@ void RecordingWriter::run() {
     }
     if (failed || error) ++stats_.frames_dropped;
     else ++stats_.frames_written;
+    if (error) stats_.frames_written = frames_in_file();  // those in the failed write or open chunk are not
     stats_.bytes_written = writer_->bytes_written();
     if (free_.size() <= options_.queue_capacity) free_.push_back(std::move(item));
     cv_.notify_all();
@@ -384,8 +385,18 @@ void RecordingWriter::close() {
   {
     std::lock_guard lock(mutex_);
     stats_.bytes_written = writer_->bytes_written();
+    if (error_) stats_.frames_written = frames_in_file();
   }
   if (error_) std::rethrow_exception(error_);
+}
+
+// Image messages (raw or video) on the file's whole records: a frame is one
+// image message, its overlays and layers beside it.
+std::uint64_t RecordingWriter::frames_in_file() const {
+  std::uint64_t n = 0;
+  for (const auto& i : channels_->images) n += writer_->messages_in_file(i.channel);
+  for (const auto& i : channels_->video_channels) n += writer_->messages_in_file(i.channel);
+  return n;
 }
 
 RecordingStats RecordingWriter::stats() const {

@@ -539,6 +539,7 @@ TEST(McapWriter, AFailedWriteLeavesTheWholeRecordsBeforeIt) {
   const auto old_xfsz = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of the signal
   std::string first_error;
   std::uint32_t written = 0;
+  std::uint64_t in_file = 0;
   {
     mcap::WriterOptions o;
     o.compression = mcap::Compression::None;
@@ -557,6 +558,7 @@ TEST(McapWriter, AFailedWriteLeavesTheWholeRecordsBeforeIt) {
     EXPECT_THAT(first_error, HasSubstr("File too large"));
     EXPECT_THAT(message_of<Error>([&] { w.write(ch, 0, 1, 1, data); }), HasSubstr("File too large"));
     EXPECT_THAT(message_of<Error>([&] { w.close(); }), HasSubstr("File too large"));
+    in_file = w.messages_in_file(ch);
   }
   ::setrlimit(RLIMIT_FSIZE, &saved);
   std::signal(SIGXFSZ, old_xfsz);
@@ -573,6 +575,7 @@ TEST(McapWriter, AFailedWriteLeavesTheWholeRecordsBeforeIt) {
   for (const auto& ref : r->messages(0)) EXPECT_EQ(r->read(ref).sequence, next++);
   EXPECT_GT(next, 0u);
   EXPECT_LT(next, written);
+  EXPECT_EQ(in_file, next) << "messages_in_file counts what a reader finds";
 }
 
 // A file another writer is still recording into is refused (each holds the

@@ -21,6 +21,7 @@
 #include <gmock/gmock.h>
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -855,6 +856,44 @@ TEST(RecordingWriter, AnIoErrorStopsTheRecordingAndIsReported) {
   EXPECT_THAT(msg, HasSubstr("write"));
   EXPECT_THAT(msg, HasSubstr("pipe.mcap"));
   EXPECT_THROW(w.close(), Error);
+}
+
+// A disk that fills mid-recording (the file size limit here): the frames the
+// writer says are in the file are those a reader finds there, not those it was
+// given (the ones queued or in the chunk whose write failed are lost).
+TEST(RecordingWriter, AfterAFailedWriteFramesWrittenIsWhatTheFileHolds) {
+  TempDir dir;
+  const auto file = dir / "full.mcap";
+  struct rlimit saved {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto old_xfsz = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of the signal
+  RecordingOptions o;
+  o.compression = mcap::Compression::None;
+  o.chunk_size = 20'000;  // about four frames a chunk: a failed chunk loses several
+  o.block_when_full = true;
+  handoff::test::LogCapture quiet;
+  std::uint32_t given = 0;
+  RecordingStats stats;
+  {
+    RecordingWriter w(file, o);
+    struct rlimit small = saved;
+    small.rlim_cur = 200 * 1024;
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+    const Frame f = test::pattern_frame(PixelFormat::NV12, 64, 64, 1);
+    try {
+      for (; given < 1000; ++given) w.write(f, {}, "/c", 1000 + given);
+    } catch (const Error&) {
+    }
+    EXPECT_THROW(w.close(), Error);
+    stats = w.stats();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_xfsz);
+  ASSERT_LT(given, 1000u) << "the size limit stopped nothing";
+  const auto r = open_recording(file);
+  EXPECT_GT(r->info().frame_count, 0);
+  EXPECT_LT(r->info().frame_count, std::int64_t(given));
+  EXPECT_EQ(std::int64_t(stats.frames_written), r->info().frame_count);
 }
 
 TEST(RecordingWriter, Misuse) {

@@ -330,8 +330,10 @@ void FrameRecorder::finish() noexcept {
 }
 
 RecorderStats FrameRecorder::stats() const {
+  const std::uint64_t in_file = writer_.stats().frames_written;  // its own lock, not under ours
   std::lock_guard lock(mutex_);
-  return {recorded_, dropped_, skipped_};
+  // After a failure, what the file holds: frames queued or in the write that failed are not in it.
+  return {failed_ || !errors_.empty() ? std::min(recorded_, in_file) : recorded_, dropped_, skipped_};
 }
 
 std::vector<std::string> FrameRecorder::errors() const {

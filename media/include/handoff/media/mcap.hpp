@@ -156,6 +156,9 @@ class Writer {
 
   std::uint64_t bytes_written() const;
   std::uint64_t message_count() const;
+  // Messages of `channel` in whole records on the file (not those in the open
+  // chunk, nor those of a write that failed and was taken back off the file).
+  std::uint64_t messages_in_file(std::uint16_t channel) const;
 
  private:
   struct Impl;

@@ -248,7 +248,7 @@ struct RecordTarget {
 void lower_thread_priority(int nice) noexcept;
 
 struct RecordingStats {
-  std::uint64_t frames_written = 0;  // frames (with their overlays) in the file
+  std::uint64_t frames_written = 0;  // frames (with their overlays) given to the file; after a failure, those it holds
   std::uint64_t frames_dropped = 0;  // refused by write() because the queue was full
   std::uint64_t bytes_written = 0;   // file size so far
 };
@@ -302,6 +302,7 @@ class RecordingWriter {
   void write_video(const Item& item, std::uint32_t sequence);
   void write_units(VideoStream& v);
   void finish_video(VideoStream& v);
+  std::uint64_t frames_in_file() const;  // writer thread, or after it ended
   void wait_for(std::unique_lock<std::mutex>& lock, const char* what, const std::function<bool()>& done);
 
   std::filesystem::path path_;
