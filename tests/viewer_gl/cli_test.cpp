@@ -1,7 +1,7 @@
 // The command lines of handoff-view and handoff-info: a bad command line exits
 // 2 with a message naming what is wrong (not CLI11's own codes, e.g. 109 for an
 // unknown option); --help exits 0.
-#include <gtest/gtest.h>
+#include <gmock/gmock.h>
 
 #include <fstream>
 #include <iterator>
@@ -12,6 +12,9 @@
 
 namespace handoff::view::test {
 namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 void expect_usage_error(const ProcessResult& r, const std::string& word) {
   EXPECT_FALSE(r.timed_out) << r.output;
@@ -107,6 +110,23 @@ TEST(InfoCli, UnknownArgumentExits2) { expect_usage_error(run_program(HANDOFF_IN
 TEST(InfoCli, BadDeviceExits2) {
   expect_usage_error(run_program(HANDOFF_INFO_EXE, {"--cuda-device", "zero"}), "--cuda-device");
   expect_usage_error(run_program(HANDOFF_INFO_EXE, {"--cuda-device"}), "--cuda-device");
+}
+
+// Without GL (no EGL vendor library) or without a CUDA driver, every line says
+// so: no "same GPU" reason about UUIDs, no frame path through GL buffers.
+TEST(InfoCli, WhatIsMissingIsNamedOnEveryLine) {
+  const auto no_gl = run_program(HANDOFF_INFO_EXE, {}, {}, {"__EGL_VENDOR_LIBRARY_FILENAMES=/nonexistent/egl.json"});
+  EXPECT_EQ(no_gl.exit_code, 0) << no_gl.output;
+  EXPECT_THAT(no_gl.output, HasSubstr("GL:              unavailable: "));
+  EXPECT_THAT(no_gl.output, HasSubstr("CUDA and GL: unknown (no GL)"));
+  EXPECT_THAT(no_gl.output, HasSubstr("Vulkan and GL: unknown (no GL)"));
+  EXPECT_THAT(no_gl.output, HasSubstr("Frame path:      none: no GL context"));
+  EXPECT_THAT(no_gl.output, Not(HasSubstr("registered GL buffers")));
+  const auto no_cuda = run_program(HANDOFF_INFO_EXE, {}, {}, {"HANDOFF_CUDA_DRIVER=/nonexistent/libcuda.so.1"});
+  EXPECT_EQ(no_cuda.exit_code, 0) << no_cuda.output;
+  if (no_cuda.output.find("GL device UUID:  not reported") == std::string::npos)  // llvmpipe reports one
+    EXPECT_THAT(no_cuda.output, HasSubstr("CUDA and GL: unknown (CUDA unavailable)"));
+  EXPECT_THAT(no_cuda.output, HasSubstr("Frame path:      host mapping of GL buffers"));
 }
 
 TEST(InfoCli, HelpExits0) {

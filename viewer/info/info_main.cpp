@@ -34,34 +34,54 @@ struct NamedUuid {
   handoff::Uuid uuid;
 };
 
+// The devices of one API to compare with GL's, or why there are none.
+struct Devices {
+  std::vector<NamedUuid> list;
+  std::string none_because;  // when list is empty: "CUDA unavailable", "no CUDA device 3 (1 found)", ...
+};
+
+struct GlFound {
+  bool works = false;
+  std::optional<NamedUuid> uuid;
+};
+
 // CUDA: the driver's state, then one line per device.
-std::vector<NamedUuid> print_cuda(int wanted) {
-  std::vector<NamedUuid> out;
+Devices print_cuda(int wanted) {
+  Devices out;
   const auto& d = handoff::cuda::driver();
   line("CUDA", d.describe());
-  if (!d.usable()) return out;
+  if (!d.usable()) {
+    out.none_because = "CUDA unavailable";
+    return out;
+  }
   try {
-    for (const auto& dev : d.devices()) {
+    const auto devices = d.devices();
+    out.none_because = "no CUDA device " + std::to_string(wanted) + " (" + std::to_string(devices.size()) + " found)";
+    for (const auto& dev : devices) {
       char mem[32];
       std::snprintf(mem, sizeof mem, "%.1f GiB", double(dev.total_memory) / (1024.0 * 1024.0 * 1024.0));
       line("CUDA device " + std::to_string(dev.ordinal),
            dev.name + ", compute " + std::to_string(dev.cc_major) + "." + std::to_string(dev.cc_minor) + ", " +
                mem + ", UUID " + handoff::to_string(dev.uuid) + (dev.ordinal == wanted ? " (selected)" : ""));
-      if (dev.ordinal == wanted) out.push_back({"CUDA device " + std::to_string(dev.ordinal) + " '" + dev.name + "'", dev.uuid});
+      if (dev.ordinal == wanted)
+        out.list.push_back({"CUDA device " + std::to_string(dev.ordinal) + " '" + dev.name + "'", dev.uuid});
     }
   } catch (const std::exception& e) {
     line("CUDA devices", std::string("query failed: ") + e.what());
+    out.none_because = "the CUDA device query failed";
   }
   return out;
 }
 
 // GL through a headless EGL context on the GL worker.
-std::optional<NamedUuid> print_gl(int cuda_device) {
+GlFound print_gl(int cuda_device) {
+  GlFound found;
   try {
     handoff::GlWorkerOptions o;
     o.headless.cuda_device = cuda_device;
     handoff::GlWorker gl(o);
     const handoff::GlInfo& i = gl.info();
+    found.works = true;
     line("GL", i.renderer + " | " + i.version + " | " + i.vendor + " | " + i.platform);
     line("Viewer colour", i.software_rasteriser()
                               ? "on the CPU at the size shown (GL is a software rasteriser; --convert gpu: the shader)"
@@ -78,20 +98,22 @@ std::optional<NamedUuid> print_gl(int cuda_device) {
     if (i.device_uuid) {
       line("GL device UUID", handoff::to_string(*i.device_uuid) +
                                  (i.driver_uuid ? " (driver " + handoff::to_string(*i.driver_uuid) + ")" : ""));
-      return NamedUuid{"GL '" + i.renderer + "'", *i.device_uuid};
+      found.uuid = NamedUuid{"GL '" + i.renderer + "'", *i.device_uuid};
+      return found;
     }
     line("GL device UUID", "not reported (no GL_EXT_memory_object)");
   } catch (const std::exception& e) {
     line("GL", std::string("unavailable: ") + e.what());
   }
-  return std::nullopt;
+  return found;
 }
 
 // ---- Vulkan: maintained by the Vulkan engineer -------------------------------
 // Prints the Vulkan devices (one line each) and returns their device UUIDs for
 // the "same GPU" lines.
-std::vector<NamedUuid> print_vulkan() {
-  std::vector<NamedUuid> out;
+Devices print_vulkan() {
+  Devices out;
+  out.none_because = "Vulkan unavailable";
 #ifdef HANDOFF_HAVE_VULKAN
   try {
     handoff::VkCapabilities caps = handoff::vk_capabilities();
@@ -99,6 +121,7 @@ std::vector<NamedUuid> print_vulkan() {
       line("Vulkan", "unavailable: " + caps.error);
       return out;
     }
+    out.none_because = "no Vulkan device";
     line("Vulkan", "instance " + std::to_string(VK_API_VERSION_MAJOR(caps.instance_version)) + "." +
                        std::to_string(VK_API_VERSION_MINOR(caps.instance_version)) + ", " +
                        std::to_string(caps.devices.size()) + " device(s), validation layer " +
@@ -112,10 +135,11 @@ std::vector<NamedUuid> print_vulkan() {
       line("Vulkan device " + std::to_string(n) + " -> GL sync",
            d.opaque_fd_semaphore ? "exported semaphores where GL has GL_EXT_semaphore_fd, else CPU fences"
                                  : "CPU fences (the device exports no semaphores)");
-      out.push_back({"Vulkan device " + std::to_string(n) + " '" + d.name + "'", d.device_uuid});
+      out.list.push_back({"Vulkan device " + std::to_string(n) + " '" + d.name + "'", d.device_uuid});
     }
   } catch (const std::exception& e) {
     line("Vulkan", std::string("query failed: ") + e.what());
+    out.none_because = "the Vulkan query failed";
   }
 #else
   line("Vulkan", "not built (HANDOFF_WITH_VULKAN=OFF)");
@@ -124,21 +148,24 @@ std::vector<NamedUuid> print_vulkan() {
 }
 // ---- end of the Vulkan part --------------------------------------------------
 
-void print_same_gpu(const std::optional<NamedUuid>& gl, const std::vector<NamedUuid>& others,
-                    const std::string& what) {
-  if (!gl) {
+void print_same_gpu(const GlFound& gl, const Devices& others, const std::string& what) {
+  if (!gl.works) {
+    line("Same GPU", what + " and GL: unknown (no GL)");
+    return;
+  }
+  if (!gl.uuid) {
     line("Same GPU", what + " and GL: unknown (GL reports no device UUID)");
     return;
   }
-  if (others.empty()) {
-    line("Same GPU", what + " and GL: unknown (no " + what + " device)");
+  if (others.list.empty()) {
+    line("Same GPU", what + " and GL: unknown (" + others.none_because + ")");
     return;
   }
-  for (const auto& o : others) {
-    const bool same = o.uuid == gl->uuid;
-    line("Same GPU", o.who + " and " + gl->who + ": " +
+  for (const auto& o : others.list) {
+    const bool same = o.uuid == gl.uuid->uuid;
+    line("Same GPU", o.who + " and " + gl.uuid->who + ": " +
                          (same ? "yes" : "NO (UUID " + handoff::to_string(o.uuid) + " vs " +
-                                             handoff::to_string(gl->uuid) + "): interop between them is refused"));
+                                             handoff::to_string(gl.uuid->uuid) + "): interop between them is refused"));
   }
 }
 
@@ -181,10 +208,12 @@ int main(int argc, char** argv) {
   print_same_gpu(gl, cuda, "CUDA");
   print_same_gpu(gl, vk, "Vulkan");
   for (const auto& [name, state] : handoff::media::video_decoders_report()) line(name, state);
-  if (handoff::cuda::driver().usable()) {
-    if (cuda.empty())
-      line("Frame path", "host mapping of GL buffers (CUDA device " + std::to_string(cuda_device) + " not found)");
-    else if (gl && cuda.front().uuid != gl->uuid)
+  if (!gl.works) {
+    line("Frame path", "none: no GL context here, so no GL buffers to map or register (the viewer cannot run)");
+  } else if (handoff::cuda::driver().usable()) {
+    if (cuda.list.empty())
+      line("Frame path", "host mapping of GL buffers (" + cuda.none_because + ")");
+    else if (gl.uuid && cuda.list.front().uuid != gl.uuid->uuid)
       line("Frame path", "CUDA-GL registration refused (different GPUs); use MapBackend::Host or another device");
     else
       line("Frame path", "CUDA device pointers into registered GL buffers");
