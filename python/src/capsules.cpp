@@ -56,10 +56,11 @@ DlpackRequest dlpack_request(DLDevice dev, nb::handle stream, nb::handle max_ver
     if (copy_wanted < 0) throw nb::python_error();  // its __bool__ raised
   }
   r.copy = copy_wanted == 1;
+  bool to_host = dev.device_type == kDLCPU;  // where the export goes: dl_device, else the array's device
   if (!dl_device.is_none()) {
     const std::vector<long long> d = int_tuple(dl_device, 2, "dl_device");
     const bool own = d[0] == dev.device_type && d[1] == dev.device_id;
-    const bool to_host = d[0] == kDLCPU && d[1] == 0;
+    to_host = d[0] == kDLCPU && d[1] == 0;
     if (!own && !to_host) {
       throw nb::buffer_error(("dl_device (" + std::to_string(d[0]) + ", " + std::to_string(d[1]) +
                               ") is neither the array's device (" + std::to_string(int(dev.device_type)) + ", " +
@@ -72,8 +73,18 @@ DlpackRequest dlpack_request(DLDevice dev, nb::handle stream, nb::handle max_ver
       r.copy = true;
     }
   }
+  // DLPack: a copy is made on the device asked for (dl_device None: the
+  // array's). handoff copies to the host only, so a CUDA array's copy=True
+  // needs dl_device=(1, 0) too; else BufferError, as the standard says for a
+  // copy the producer cannot make.
+  if (r.copy && !to_host)
+    throw nb::buffer_error(
+        "copy=True of an array in CUDA memory: handoff copies to the host only; ask for dl_device=(1, 0) too");
   if (!stream.is_none()) {
-    if (dev.device_type != kDLCUDA) throw nb::value_error("stream: must be None for a host array (DLPack: CPU has no streams)");
+    if (to_host)
+      throw nb::value_error(dev.device_type == kDLCPU
+                                ? "stream: must be None for a host array (DLPack: CPU has no streams)"
+                                : "stream: must be None for an export to the host, dl_device (1, 0) (DLPack: CPU has no streams)");
     long long st = 0;
     if (PyBool_Check(stream.ptr()) || !nb::try_cast<long long>(stream, st))
       throw nb::type_error(("stream: expected None or an int, got " + text_of(nb::repr(stream))).c_str());

@@ -225,6 +225,15 @@ def test_cuda_array_interface_on_cuda_planes():
     # ... and never with copy=False.
     with pytest.raises(BufferError, match=r"dl_device \(1, 0\) with copy=False"):
         f.luma.__dlpack__(dl_device=(1, 0), copy=False)
+    # DLPack: a copy is made on the device asked for (None: the array's own), and
+    # handoff copies to the host only: never a host tensor for a CUDA request.
+    for request in ({"copy": True}, {"copy": True, "dl_device": (2, 1)},
+                    {"copy": True, "dl_device": (2, 1), "max_version": (1, 0)}):
+        with pytest.raises(BufferError, match=r"copy=True of an array in CUDA memory: .* dl_device=\(1, 0\)"):
+            f.luma.__dlpack__(**request)
+    # A stream is for CUDA consumers: none for an export to the host.
+    with pytest.raises(ValueError, match=r"stream: must be None for an export to the host"):
+        f.luma.__dlpack__(dl_device=(1, 0), stream=1)
 
 
 def test_stacked_frame_exports_whole():
