@@ -100,7 +100,6 @@ if hasattr(_handoff, "Viewer"):
             self.sources = dict(sources)
             self.topics = list(self.sources)
             self._heap = None
-            self._errors = []  # (order, topic, ParseError) of frames a read refused, raised in turn
 
         def __len__(self):
             return sum(len(s) for s in self.sources.values())
@@ -113,18 +112,20 @@ if hasattr(_handoff, "Viewer"):
             return seen
 
         def _pull(self, order, topic):
+            # The heap holds each topic's next frame, or the ParseError of its next frame that would
+            # not decode, at that frame's log time: both come out in log-time order.
             src = self.sources[topic]
+            at = src.position
             try:
                 item = src.read()
-            except ParseError as e:  # the source is past the bad frame: raised by the next __next__
-                self._errors.append((order, topic, e))
+            except ParseError as e:  # the source is past the bad frame: raised in its turn
+                heapq.heappush(self._heap, (src.log_time(at), order, topic, e))
                 return
             if item is not None:
                 heapq.heappush(self._heap, (src.log_time(item[0].index), order, topic, item))
 
         def __iter__(self):
             self._heap = []
-            self._errors = []
             for order, topic in enumerate(self.topics):
                 self.sources[topic].seek(0)
                 self._pull(order, topic)
@@ -133,14 +134,13 @@ if hasattr(_handoff, "Viewer"):
         def __next__(self):
             if self._heap is None:
                 iter(self)
-            if self._errors:
-                order, topic, error = self._errors.pop(0)
-                self._pull(order, topic)  # the topic goes on after its bad frame
-                raise error
             if not self._heap:
                 raise StopIteration
-            _, order, topic, (frame, overlays) = heapq.heappop(self._heap)
-            self._pull(order, topic)
+            _, order, topic, item = heapq.heappop(self._heap)
+            self._pull(order, topic)  # a topic goes on after its bad frame too
+            if isinstance(item, ParseError):
+                raise item
+            frame, overlays = item
             return topic, frame, overlays
 
         def close(self):
