@@ -1,9 +1,10 @@
 // Several topics of a recording side by side (PlayOptions::topics,
 // handoff-view --topic A --topic B / --all-images): the grid's shape, each
 // tile's pixels and overlays against a viewer showing that frame alone, one
-// timeline (each tile shows its newest frame at or before the clock topic's
-// time, the clock being the topic with the most frames; step, step back
-// and seek move them together), the composed --output, and an unknown topic. And the application's own streams
+// timeline (every tile's log times: at each, each tile shows its newest frame
+// at or before it; the clock, the topic whose first frame comes first, paces
+// it; step, step back and seek move the tiles together), a tile's frame that
+// will not decode, the composed --output, and an unknown topic. And the application's own streams
 // (Viewer::show(frame, overlays, "left")): a tile per stream, each showing
 // its newest frame. Headless (EGL), GL debug contexts on.
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 #include <handoff/host_frame.hpp>
 #include <handoff/viewer.hpp>
 #include <handoff/media/error.hpp>
+#include <handoff/media/mcap.hpp>
 #include <handoff/media/png.hpp>
 #include <handoff/media/recording.hpp>
 
@@ -138,19 +140,31 @@ class GridView : public ScratchDirTest {
   std::string file_;
 };
 
-TEST_F(GridView, TilesShowTheirNewestFrameAtTheFirstTilesTime) {
+// The timeline is both topics' times: /a's every 40 ms from 1.00 s and /b's
+// at 1.02, 1.10 and 1.18 s. A step goes to the next of them.
+TEST_F(GridView, EachStepIsTheNextTimeOfAnyTile) {
   auto v = paused_grid({"/a", "/b"});
   expect_tiles(*v, 0, -1, "start (1.00 s: /b has nothing yet)");
+  v->step();
+  expect_tiles(*v, 0, 10, "step (1.02 s: /b's first frame)");
   v->step();
   expect_tiles(*v, 1, 10, "step (1.04 s)");
   v->step();
   expect_tiles(*v, 2, 10, "step (1.08 s)");
   v->step();
+  expect_tiles(*v, 2, 11, "step (1.10 s)");
+  v->step();
   expect_tiles(*v, 3, 11, "step (1.12 s)");
   v->seek(5);
   expect_tiles(*v, 5, 12, "seek 5 (1.20 s)");
   v->step_back();
+  expect_tiles(*v, 4, 12, "step back (1.18 s)");
+  v->step_back();
   expect_tiles(*v, 4, 11, "step back (1.16 s)");
+  v->step_back();
+  expect_tiles(*v, 3, 11, "step back (1.12 s)");
+  v->step_back();
+  expect_tiles(*v, 2, 11, "step back (1.10 s)");
   v->seek(0);
   expect_tiles(*v, 0, -1, "seek 0 (1.00 s)");
   const RgbaImage view = v->snapshot(SnapshotKind::View);  // the grid fitted into the view, the panel over it
@@ -159,21 +173,23 @@ TEST_F(GridView, TilesShowTheirNewestFrameAtTheFirstTilesTime) {
   EXPECT_EQ(v->diagnostics().gl_errors, 0u) << v->diagnostics().first_gl_error;
 }
 
-// The topic with the most frames (/a: 6, /b: 3) is the clock wherever it is
-// listed; the tiles stay in the order given, and every frame of the slower
-// topic is shown on the way.
-TEST_F(GridView, TheDensestTopicSetsTheClockWhereverItIsListed) {
+// The topic whose first frame comes first (/a at 1.00 s) is the clock
+// wherever it is listed; the tiles stay in the order given, and every frame of
+// each topic is shown on the way, whatever the order.
+TEST_F(GridView, TheEarliestTopicSetsTheClockWhereverItIsListed) {
   auto v = paused_grid({"/b", "/a"});
   RgbaImage shot = v->snapshot();  // 1.00 s: /a frame 0; /b has nothing yet
   ASSERT_EQ(shot.width(), 2 * kW);
   expect_empty_region(shot, 0, "/b at 1.00 s");
   expect_region(shot, kW, reference(0), "/a at 1.00 s");
-  const int b_at[] = {10, 10, 11, 11, 12};  // /b's newest at 1.04 .. 1.20 s
-  for (int step = 1; step <= 5; ++step) {
+  // 1.02, 1.04, 1.08, 1.10, 1.12, 1.16, 1.18, 1.20 s
+  const int b_at[] = {10, 10, 10, 11, 11, 11, 12, 12};
+  const int a_at[] = {0, 1, 2, 2, 3, 4, 4, 5};
+  for (int step = 1; step <= 8; ++step) {
     v->step();
     shot = v->snapshot();
     expect_region(shot, 0, reference(b_at[step - 1]), "/b after step " + std::to_string(step));
-    expect_region(shot, kW, reference(step), "/a after step " + std::to_string(step));
+    expect_region(shot, kW, reference(a_at[step - 1]), "/a after step " + std::to_string(step));
   }
   v->seek(2);  // the clock topic's frame indices
   shot = v->snapshot();
@@ -254,7 +270,113 @@ TEST_F(GridView, AFocusedTileFillsTheViewAndTheComposedFrameKeepsAll) {
 TEST_F(GridView, AllImagesShowsEveryImageTopic) {
   auto v = paused_grid({}, true);
   v->step();
-  expect_tiles(*v, 1, 10, "--all-images, step");
+  v->step();
+  expect_tiles(*v, 1, 10, "--all-images, two steps (1.04 s)");
+}
+
+TEST_F(GridView, ATopicListedTwiceIsRefused) {
+  Viewer v(options());
+  Viewer::PlayOptions p;
+  p.source = Viewer::Source::File;
+  p.file = file_;
+  p.topics = {"/a", "/b", "/a"};
+  try {
+    v.play(p);
+    ADD_FAILURE() << "a topic listed twice played";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("/a twice"), std::string::npos) << e.what();
+  }
+}
+
+// /a: frames 0..3 every 100 ms from 1.00 s; /b: 10 at 1.05 s, a frame of
+// another size (malformed) at 1.21 s, 12 at 1.26 s and 13 at 1.50 s, after
+// /a's last. No overlays.
+void write_gaps(const std::string& file) {
+  media::mcap::Writer w(file);
+  const auto schema = w.add_schema(media::kRawImageSchema, "protobuf", media::raw_image_descriptor_set());
+  const auto metadata = media::colorimetry_metadata(pattern(0).colorimetry);  // as RecordingWriter writes it
+  const auto a = w.add_channel(schema, "/a", "protobuf", metadata), b = w.add_channel(schema, "/b", "protobuf", metadata);
+  std::vector<std::uint8_t> msg;
+  for (int i = 0; i < 4; ++i) {
+    media::encode_raw_image(pattern(i), 0, msg);
+    w.write(a, std::uint32_t(i), kStart + std::uint64_t(i) * 100 * kMs, 0, msg);
+  }
+  const std::uint64_t b_times[] = {50, 210, 260, 500};
+  for (int i = 0; i < 4; ++i) {
+    media::encode_raw_image(i == 1 ? allocate_host_frame(PixelFormat::NV12, kW / 2, kH) : pattern(10 + i), 0, msg);
+    w.write(b, std::uint32_t(i), kStart + b_times[i] * kMs, 0, msg);
+  }
+  w.close();
+}
+
+// What a viewer of its own shows of frame `i`, without overlays.
+RgbaImage plain(int i) {
+  ViewerOptions o;
+  o.display = ViewerDisplay::Headless;
+  o.vsync = false;
+  Viewer v(o);
+  v.show(pattern(i));
+  return v.snapshot();
+}
+
+// A recording whose second topic starts later, has frames after the first
+// topic's last, and one frame that will not decode (a RawImage whose data is
+// cut short): every good frame of each topic is shown, at its time; the bad
+// one is skipped once, its tile keeping its newest good frame (never a later
+// one); the play ends after the last frame of either topic.
+TEST_F(GridView, EveryGoodFrameOfEachTopicIsShownAndABadOneSkippedOnce) {
+  const std::string file = path("gaps.mcap");
+  write_gaps(file);
+  auto v = std::make_unique<Viewer>(options());
+  v->set_paused(true);
+  Viewer::PlayOptions p;
+  p.source = Viewer::Source::File;
+  p.file = file;
+  p.topics = {"/b", "/a"};
+  p.loop = false;
+  p.close_at_end = false;
+  v->play(p);
+  // 1.00, 1.05, 1.10, 1.20, 1.21 (bad: no change), 1.26, 1.30, 1.50 s
+  struct At { int a, b; };
+  const At want[] = {{0, -1}, {0, 10}, {1, 10}, {2, 10}, {2, 10}, {2, 12}, {3, 12}, {3, 13}};
+  for (std::size_t k = 0; k < std::size(want); ++k) {
+    if (k) v->step();
+    const RgbaImage shot = v->snapshot();
+    ASSERT_EQ(shot.width(), 2 * kW);
+    const std::string what = "time " + std::to_string(k);
+    if (want[k].b < 0) expect_empty_region(shot, 0, what + ": /b");
+    else expect_region(shot, 0, plain(want[k].b), what + ": /b");
+    expect_region(shot, kW, plain(want[k].a), what + ": /a");
+  }
+  v->seek(0);  // back over the bad frame, and forward again: it is reported once
+  for (int k = 0; k < 7; ++k) v->step();
+  EXPECT_EQ(v->diagnostics().frame_errors, 1u) << v->diagnostics().first_frame_error;
+}
+
+// The same file played to its end by handoff-view: a PNG for each time of the
+// timeline where a tile changed (the bad frame's time changes nothing), the
+// last after /a's last frame.
+TEST_F(GridView, CliOutputHasAFrameForEveryTimeOfEitherTopic) {
+  const std::string file = path("gaps.mcap");
+  write_gaps(file);
+  for (const auto& order : {std::vector<std::string>{"--topic", "/a", "--topic", "/b"},
+                            std::vector<std::string>{"--topic", "/b", "--topic", "/a"}}) {
+    const std::string out = path("out" + order[1].substr(1));
+    std::vector<std::string> args{"--headless", file, "--window", "640x240", "--fast", "--output", out};
+    args.insert(args.end(), order.begin(), order.end());
+    const auto r = run_program(HANDOFF_VIEW_EXE, args);
+    ASSERT_FALSE(r.timed_out) << r.output;
+    EXPECT_EQ(r.exit_code, 1) << r.output;  // the malformed frame: played past, said, exit 1
+    EXPECT_NE(r.output.find("1 malformed frame(s) skipped"), std::string::npos) << r.output;
+    std::size_t pngs = 0;
+    for (const auto& e : std::filesystem::directory_iterator(out)) pngs += e.path().extension() == ".png";
+    EXPECT_EQ(pngs, 7u) << r.output;
+    const media::Image8 last = media::read_png(std::filesystem::path(out) / "frame_000006.png", 4);
+    const RgbaImage shot(last.width, last.height, last.pixels);
+    const bool a_first = order[1] == "/a";
+    expect_region(shot, a_first ? 0 : kW, plain(3), "--output, last frame, /a");
+    expect_region(shot, a_first ? kW : 0, plain(13), "--output, last frame, /b");
+  }
 }
 
 TEST_F(GridView, OneTopicInTheListPlaysAsBefore) {
@@ -295,8 +417,8 @@ TEST_F(GridView, CliWritesTheComposedViewAndRefusesAMissingTopic) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::size_t pngs = 0;
   for (const auto& e : std::filesystem::directory_iterator(out)) pngs += e.path().extension() == ".png";
-  EXPECT_EQ(pngs, 6u) << r.output;  // one per frame of the first topic
-  const media::Image8 last = media::read_png(std::filesystem::path(out) / "frame_000005.png", 4);
+  EXPECT_EQ(pngs, 9u) << r.output;  // one per time of either topic: /a's 6, /b's 3
+  const media::Image8 last = media::read_png(std::filesystem::path(out) / "frame_000008.png", 4);
   ASSERT_EQ(last.width, 2 * kW);
   ASSERT_EQ(last.height, kH);
   const RgbaImage shot(last.width, last.height, last.pixels);

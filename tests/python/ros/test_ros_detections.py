@@ -154,6 +154,42 @@ def test_handoff_view_draws_the_picked_topic(tmp_path):
 
 
 
+def test_handoff_view_draws_the_picked_topic_on_every_tile_of_a_grid(tmp_path):
+    """--overlay-topic with --topic twice: the picked detections (a box around (40, 30)) are drawn on both
+    cameras' tiles of the composed --output, not the first tile only."""
+    view = os.environ.get("HANDOFF_VIEW_EXE", "")
+    if not view or not Path(view).is_file():
+        pytest.skip("handoff-view is not part of this build (HANDOFF_VIEW_EXE unset)")
+    from PIL import Image
+
+    second = "/cam2/image_raw"
+    with Writer(tmp_path / "bag", version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        images = [writer.add_connection(t, "sensor_msgs/msg/Image", typestore=TS) for t in (TOPIC, second)]
+        other = writer.add_connection(OTHER, "vision_msgs/msg/Detection2DArray", typestore=TS)
+        for k in range(N):
+            ns = START_NS + k * STEP_NS
+            img = T["sensor_msgs/msg/Image"](header=header(ns), height=H, width=W, encoding="mono8", is_bigendian=0,
+                                             step=W, data=np.full(W * H, 100, dtype=np.uint8))
+            for c in images:
+                writer.write(c, ns, bytes(TS.serialize_cdr(img, "sensor_msgs/msg/Image")))
+            far = T["vision_msgs/msg/Detection2DArray"](
+                header=header(ns), detections=[detection(ns, 40.0, 30.0, 8.0, 8.0, [("person", 0.5)], "a")])
+            writer.write(other, ns + 10_000_000, bytes(TS.serialize_cdr(far, "vision_msgs/msg/Detection2DArray")))
+    out = tmp_path / "png"
+    r = subprocess.run([view, "--headless", "--fast", str(tmp_path / "bag"), "--topic", TOPIC, "--topic", second,
+                        "--overlay-topic", OTHER, "--window", "640x240", "--output", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    pngs = sorted(out.glob("frame_*.png"))
+    assert len(pngs) == N, r.stderr
+    img = np.asarray(Image.open(pngs[-1]).convert("RGB"), dtype=np.int16)
+    assert img.shape == (H, 2 * W, 3), img.shape
+    for tile in range(2):
+        cell = img[:, tile * W:(tile + 1) * W]
+        assert np.abs(cell[5, 5] - 100).max() <= 1, (tile, cell[5, 5])  # the frame itself, away from the box
+        assert np.abs(cell[30, 36] - 100).max() > 30, (tile, cell[30, 36])  # the box's left side (x = 36)
+
+
 @STORAGES
 def test_foxglove_image_annotations_in_the_namespace_land_on_their_frames(tmp_path, storage):
     """A foxglove_msgs/msg/ImageAnnotations topic (/cam/annotations) beside the image: each frame's

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
+#include <optional>
 #include <thread>
 
 #include <handoff/error.hpp>
@@ -77,6 +79,15 @@ void Display::use_feed(std::unique_ptr<Feed> feed, const PlayConfig& config,
   followers_ = std::move(tiles);
   clock_tile_ = std::min(clock_tile, followers_.size());
   followed_any_ = false;
+  timeline_.clear();
+  if (!followers_.empty()) {
+    for (const view::ViewerState* t : this->tiles()) {
+      const auto times = t->log_times();
+      timeline_.insert(timeline_.end(), times.begin(), times.end());
+    }
+    std::sort(timeline_.begin(), timeline_.end());
+    timeline_.erase(std::unique(timeline_.begin(), timeline_.end()), timeline_.end());
+  }
   focus_ = -1;
   feed_context_ = std::move(context);
   play_ = config;
@@ -115,23 +126,78 @@ void Display::set_playing(bool playing) {
 
 void Display::step(int delta) {
   link_->steps.fetch_add(1);
-  if (state_) state_->step(delta);
+  if (state_ && !step_timeline(delta)) {
+    const std::uint64_t before = state_->time_ns();
+    state_->step(delta);
+    sync_followers();
+    // Back onto the clock's previous frame: the grid's time is the last of
+    // that frame's stretch of the timeline (one step back, not a stretch).
+    if (delta < 0 && !timeline_.empty() && state_->has_frame() && state_->time_ns() != before) {
+      const auto end = std::lower_bound(timeline_.begin(), timeline_.end(), clock_next_time());
+      if (end != timeline_.begin() && *std::prev(end) > state_->time_ns()) follow_to(*std::prev(end));
+    }
+  }
   for (auto& tile : followers_)
     if (!tile->paced()) tile->step(delta);  // live tiles: their next frame each
-  sync_followers();
   link_->paused.store(true);
 }
 
-// The grid's clock is state_'s (a recording's densest topic): the others show their newest frame
-// logged at or before its frame's log time.
+// One step of a recorded grid's timeline that stays within the clock frame's
+// stretch: the next time before the clock's next frame, or back to an earlier
+// time not before the clock's frame. False: the clock steps.
+bool Display::step_timeline(int delta) {
+  if (timeline_.empty() || !state_->has_frame() || !followed_any_ || delta == 0) return false;
+  std::optional<std::uint64_t> to;
+  if (delta > 0) {
+    to = pending_step();
+  } else if (followed_time_ > state_->time_ns()) {
+    const auto at = std::lower_bound(timeline_.begin(), timeline_.end(), followed_time_);
+    if (at != timeline_.begin()) to = std::max(*std::prev(at), state_->time_ns());
+  }
+  if (!to) return false;
+  state_->set_playing(false);
+  follow_to(*to);
+  return true;
+}
+
+// The grid's time is the clock's frame's: the other tiles show their newest
+// frame logged at or before it.
 void Display::sync_followers() {
   if (followers_.empty() || !state_ || !state_->has_frame()) return;
-  const std::uint64_t t = state_->time_ns();
+  follow_to(state_->time_ns());
+}
+
+void Display::follow_to(std::uint64_t t) {
+  followed_at_ = std::chrono::steady_clock::now();
   if (followed_any_ && t == followed_time_) return;
   for (auto& tile : followers_)
     if (tile->paced() && tile->follow(t)) fresh_tiles_.push_back(tile.get());  // live tiles show their newest instead
   followed_time_ = t;
   followed_any_ = true;
+}
+
+std::uint64_t Display::clock_next_time() const {
+  const auto times = state_->log_times();
+  const std::int64_t i = state_->frame_index();
+  if (i < 0 || std::size_t(i) + 1 >= times.size()) return std::numeric_limits<std::uint64_t>::max();
+  return times[std::size_t(i) + 1];
+}
+
+std::optional<std::uint64_t> Display::pending_step() const {
+  if (timeline_.empty() || !state_ || !state_->has_frame() || !followed_any_) return std::nullopt;
+  const auto next = std::upper_bound(timeline_.begin(), timeline_.end(), followed_time_);
+  if (next == timeline_.end() || *next >= clock_next_time()) return std::nullopt;
+  return *next;
+}
+
+// Due as the clock's own frames are: after the recorded gap divided by the
+// speed (a gap over ten seconds plays as a tenth of a second), or at once
+// when the display takes frames as fast as they come.
+bool Display::step_due(std::uint64_t t, bool wait) const {
+  if (wait || state_->no_vsync) return true;
+  const double gap_s = double(t - followed_time_) / 1e9;
+  const double s = (gap_s > 10.0 ? 0.1 : gap_s) / std::max(state_->speed, 0.01);
+  return std::chrono::steady_clock::now() - followed_at_ >= std::chrono::duration<double>(s);
 }
 
 std::vector<view::ViewerState*> Display::tiles() const {
@@ -261,16 +327,25 @@ bool Display::advance(bool wait) {
   // Paused, a tile still takes its first frame (and a step, one more).
   const bool go = playing || step_pending_;
   bool fresh = false;
+  bool timeline_step = false;
   if (go || !state_->has_frame()) {
-    fresh = state_->advance(wait || (state_->paced() && !state_->has_frame()));
-    if (!fresh) check_end();
+    if (const std::optional<std::uint64_t> t = pending_step()) {
+      // Another tile's frame comes before the clock's next: its turn first, the clock waits.
+      if (step_due(*t, wait)) {
+        follow_to(*t);
+        timeline_step = true;
+      }
+    } else {
+      fresh = state_->advance(wait || (state_->paced() && !state_->has_frame()));
+      if (!fresh) check_end();
+    }
   }
   if (fresh) {
     fresh_tiles_.push_back(state_.get());  // first: displayed() tells from it whose latency to count
     sync_followers();
   }
   // Live tiles (pushed streams, publishers) take their newest frame each.
-  bool any = fresh;
+  bool any = fresh || (timeline_step && !fresh_tiles_.empty());
   for (auto& tile : followers_)
     if (!tile->paced() && (go || !tile->has_frame()) && tile->advance(false)) {
       any = true;
@@ -298,7 +373,7 @@ void Display::displayed() {
 void Display::check_end() {
   if (!state_ || link_->finished.load()) return;
   const bool limit = play_.frames >= 0 && displayed_ >= play_.frames;
-  if (!limit && !state_->finished()) return;
+  if (!limit && (!state_->finished() || pending_step())) return;  // the grid's steps after the clock's last frame too
   link_->finished.store(true);
   if (play_.close_at_end) link_->request_close();
 }

@@ -7,6 +7,7 @@
 //
 // Thread safety: the protected methods on the display thread with its
 // context current; share(), link() and close() from any thread.
+#include <chrono>
 #include <cstdint>
 #include <future>
 #include <optional>
@@ -156,7 +157,15 @@ class Display {
   void record_frame();
   void check_end();
   void publish_figures();
-  void sync_followers();
+  // A grid of recorded topics runs on one timeline: every tile's log times.
+  // The clock's frame starts each stretch of it; the other tiles' frames
+  // logged before the clock's next one are the grid's own steps in between.
+  void sync_followers();  // the clock took a frame: the grid's time is its time
+  void follow_to(std::uint64_t time_ns);  // every recorded tile but the clock to its frame at `time_ns`
+  std::uint64_t clock_next_time() const;   // the clock's next frame's log time (none: the maximum)
+  std::optional<std::uint64_t> pending_step() const;  // the timeline's next time before the clock's next frame
+  bool step_due(std::uint64_t time_ns, bool wait) const;
+  bool step_timeline(int delta);  // a step within the clock frame's stretch; false: the clock steps
 
   bool headless_;
   PlayConfig play_;
@@ -167,8 +176,10 @@ class Display {
   std::unique_ptr<FrameRecorder> recorder_;  // made with the display (the file opens there); GL parts on its thread
   std::vector<std::unique_ptr<view::ViewerState>> followers_;  // grid tiles besides the clock's
   std::size_t clock_tile_ = 0;                                 // state_'s place among the tiles
-  std::uint64_t followed_time_ = 0;
+  std::vector<std::uint64_t> timeline_;  // recorded grids: every tile's log times, sorted, each once
+  std::uint64_t followed_time_ = 0;       // the grid's time (the timeline's, or the clock's)
   bool followed_any_ = false;
+  std::chrono::steady_clock::time_point followed_at_{};  // when the grid's time became followed_time_
   int focus_ = -1;
   view::TileGrid grid_;
   std::vector<Snapshot> snapshots_;

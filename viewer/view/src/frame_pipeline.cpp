@@ -177,12 +177,14 @@ void FramePipeline::tell_warnings() {
 }
 
 // True when the exception in flight is a ParseError after which the source
-// moved past the frame it failed on; logs it then.
+// moved past the frame it failed on; logs it then, the first time that frame
+// is read.
 bool FramePipeline::skipped_bad_frame(std::int64_t before) {
   if (before < 0 || source_->position() <= before) return false;
   try {
     throw;
   } catch (const media::ParseError& e) {
+    if (!bad_told_.insert(before).second) return true;
     log(LogLevel::Error, e.what());
     if (bad_frame_) bad_frame_(e.what());
     return true;

@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -112,6 +113,7 @@ class FramePipeline {
   std::unique_ptr<media::FrameSource> source_;
   bool loop_;
   std::function<void(const std::string&)> bad_frame_;
+  std::set<std::int64_t> bad_told_;  // frames reported bad: read again (a seek, a loop), told once (producer thread)
   // A recording's warnings() told to input_warning_ (producer thread), each once.
   std::function<void(const std::string&)> input_warning_;
   const media::RecordingSource* recording_ = nullptr;

@@ -7,11 +7,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <utility>
 
 #include <handoff/log.hpp>
+#include <handoff/media/error.hpp>
 #include <handoff/media/scene.hpp>
 
 #include "display.hpp"
@@ -274,36 +276,47 @@ namespace {
 
 // A grid of a recording's topics: the clock's feed (returned) and the
 // others' (`followers`, in the listed order), with `clock_tile` its place
-// among the tiles. The clock is the topic with the most frames (the first
-// listed on a tie): stepping through its frames, every tile's frames are
-// shown (a slower camera's each come at or before one of its times).
-// Every topic is opened here, so one that is not in the recording fails
-// before anything plays. Followers loop (the clock may go back to the start).
-// The overlay topics asked for are drawn on the first listed tile.
+// among the tiles. All tiles share one timeline, every tile's log times
+// (Display): the clock paces it, and is the topic whose first frame comes
+// first (on a tie the one with the most frames, then the first listed), so
+// no tile has a frame before the timeline starts. Every topic is opened here,
+// so one that is not in the recording fails before anything plays; with
+// all_images, the topics the listing says cannot be shown are left out, each
+// named in a warning. Followers loop (the clock may go back to the start).
+// The overlay topics asked for are drawn on every tile.
 std::unique_ptr<Feed> grid_feeds(const Viewer::PlayOptions& o, const GlRingOptions& ro, bool loop,
                                  std::vector<std::unique_ptr<Feed>>& followers, std::size_t& clock_tile) {
   std::vector<std::string> topics = o.topics;
-  media::RecordingOpenOptions ro_open;
-  if (!o.topics.empty()) ro_open.topic = o.topics[0];
-  const std::unique_ptr<media::RecordingSource> source = media::open_recording(o.file, ro_open);
-  const std::vector<media::RecordingTopic> images = source->image_topics();
-  if (o.all_images)
-    for (const media::RecordingTopic& t : images)
-      if (std::find(topics.begin(), topics.end(), t.topic) == topics.end()) topics.push_back(t.topic);
-  const auto messages = [&](const std::string& topic) -> std::uint64_t {
-    for (const media::RecordingTopic& t : images)
-      if (t.topic == topic) return t.messages;
-    return 0;  // not an image topic: its feed below says so
+  for (std::size_t i = 0; i < topics.size(); ++i)
+    if (std::find(topics.begin(), topics.begin() + std::ptrdiff_t(i), topics[i]) != topics.begin() + std::ptrdiff_t(i))
+      throw UsageError("PlayOptions::topics names " + topics[i] + " twice");
+  if (o.all_images) {
+    std::vector<std::string> warnings;
+    for (const media::RecordingTopicListing& t : media::list_recording_topics(o.file, &warnings)) {
+      if (std::find(topics.begin(), topics.end(), t.topic) != topics.end()) continue;
+      if (t.kind == media::RecordingTopicListing::Kind::Image) topics.push_back(t.topic);
+      else if (t.kind == media::RecordingTopicListing::Kind::NotShown)
+        log(LogLevel::Warning, o.file + ": topic " + t.topic + " (" + t.type + ") is not shown: " + t.note);
+    }
+    if (topics.empty()) throw media::ParseError(o.file, "", "", "no topic of the recording can be shown (--list says why)");
+  }
+  std::vector<std::unique_ptr<RecordingFeed>> feeds;
+  for (const std::string& topic : topics)
+    feeds.push_back(std::make_unique<RecordingFeed>(o.file, topic, ro, true, o.overlay_topics));
+  const auto first_time = [&](std::size_t i) {
+    const auto t = feeds[i]->log_times();
+    return t.empty() ? std::numeric_limits<std::uint64_t>::max() : t.front();
   };
   clock_tile = 0;
-  for (std::size_t i = 1; i < topics.size(); ++i)
-    if (messages(topics[i]) > messages(topics[clock_tile])) clock_tile = i;
+  for (std::size_t i = 1; i < feeds.size(); ++i) {
+    const std::uint64_t a = first_time(i), b = first_time(clock_tile);
+    if (a < b || (a == b && feeds[i]->log_times().size() > feeds[clock_tile]->log_times().size())) clock_tile = i;
+  }
+  feeds[clock_tile]->set_loop(loop);
   std::unique_ptr<Feed> clock;
-  for (std::size_t i = 0; i < topics.size(); ++i) {
-    const std::vector<std::string> overlays = i == 0 ? o.overlay_topics : std::vector<std::string>{};
-    auto feed = std::make_unique<RecordingFeed>(o.file, topics[i], ro, i == clock_tile ? loop : true, overlays);
-    if (i == clock_tile) clock = std::move(feed);
-    else followers.push_back(std::move(feed));
+  for (std::size_t i = 0; i < feeds.size(); ++i) {
+    if (i == clock_tile) clock = std::move(feeds[i]);
+    else followers.push_back(std::move(feeds[i]));
   }
   return clock;
 }

@@ -185,17 +185,37 @@ void ViewerState::step(int delta) {
 }
 
 // The frame in order is taken as it comes (playback forward); any other is
-// sought (a step back, a seek, the leader looping).
+// sought (a step back, a seek, the leader looping). The feed skips a frame
+// that does not decode (reporting it) and hands out the next good one, going
+// round to the start past the end: another frame than the one asked for
+// means those from it up to the one that came are bad.
 bool ViewerState::follow(std::uint64_t time_ns) {
-  const std::int64_t to = feed_->index_at(time_ns);
-  absent_ = to < 0;
-  if (absent_ || (to == frame_index_ && renderer_.has_frame())) return false;
-  if (to != frame_index_ + 1 || !renderer_.has_frame()) feed_->seek(to);
-  for (int tries = 0;; ++tries) {  // a frame other than `to` (the source looped): seek to it
-    if (!take_next(true)) return false;
-    if (frame_index_ == to || tries == 2) break;
-    feed_->seek(to);
+  const std::int64_t n = std::int64_t(log_times().size());
+  const std::int64_t shown = renderer_.has_frame() ? frame_index_ : -1;
+  const auto newest_good = [&] {
+    std::int64_t i = feed_->index_at(time_ns);
+    while (i >= 0 && bad_frames_.count(i)) --i;
+    return i;
+  };
+  std::int64_t to = newest_good();
+  for (int tries = 0; tries < 4; ++tries) {
+    absent_ = to < 0;
+    if (absent_) return false;
+    if (to == frame_index_ && renderer_.has_frame()) break;
+    if (to != frame_index_ + 1 || !renderer_.has_frame()) feed_->seek(to);
+    if (!take_next(true)) break;
+    if (frame_index_ == to) break;
+    const std::int64_t came = frame_index_;
+    for (std::int64_t i = to; i != came && i < n; ++i) bad_frames_.insert(i);
+    if (came < to)
+      for (std::int64_t i = 0; i < came; ++i) bad_frames_.insert(i);
+    to = newest_good();
   }
+  if (frame_index_ != to) {  // no good frame in a few tries: show none rather than a wrong one
+    absent_ = true;
+    return false;
+  }
+  if (frame_index_ == shown) return false;  // the same frame again (the one asked for would not decode)
   ++stats_.frames;
   return true;
 }

@@ -11,6 +11,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
+#include <span>
 #include <string>
 
 #include <handoff/view/feed.hpp>
@@ -89,8 +91,13 @@ class ViewerState {
   // frame logged at or before `time_ns` (a recording's; Feed::index_at),
   // waiting for it; none there: the tile shows nothing (absent() true). True
   // when a new frame is in the textures.
+  // A frame of the recording that will not decode is skipped: the tile keeps
+  // the newest good frame at or before `time_ns`, and never seeks the bad one
+  // again (it is reported once).
   bool follow(std::uint64_t time_ns);
   bool absent() const { return absent_; }
+  // Recordings: every frame's log time (Feed::log_times).
+  std::span<const std::uint64_t> log_times() const { return feed_->log_times(); }
   // The log time of the frame on display (recordings; 0 otherwise).
   std::uint64_t time_ns() const { return time_ns_; }
 
@@ -159,7 +166,8 @@ class ViewerState {
   std::chrono::steady_clock::time_point last_frame_{};
   std::chrono::steady_clock::time_point next_due_{};
   std::uint64_t time_ns_ = 0;
-  bool absent_ = false;  // a following tile with no frame at or before its time
+  bool absent_ = false;
+  std::set<std::int64_t> bad_frames_;  // following: frames of the recording that would not decode  // a following tile with no frame at or before its time
   double display_ms_ = 0;  // the current frame's own time on display (FeedFrame::display_ms)
   bool first_ = true;
 };

@@ -27,6 +27,8 @@ class PipelineFeed : public Feed {
   void seek(std::int64_t index) override;
   bool finished() const override;
   void stop() noexcept override;
+  // Before start(): whether a finite source starts over at its end.
+  void set_loop(bool loop) { loop_ = loop; }
 
  protected:
   // The source is opened here, so bad input fails before any thread starts.

@@ -25,6 +25,7 @@ class RecordingFeed final : public PipelineFeed {
   FeedInfo info() const override;
   bool next(FeedFrame& out, bool wait) override;
   std::int64_t index_at(std::uint64_t time_ns) const override;
+  std::span<const std::uint64_t> log_times() const override { return log_times_; }
 
  private:
   struct Opened;

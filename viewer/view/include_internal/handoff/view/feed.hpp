@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 
 namespace handoff::view {
@@ -124,6 +125,9 @@ class Feed {
     (void)time_ns;
     return -1;
   }
+  // Recordings: every frame's log time, in frame order (non-decreasing);
+  // empty for feeds without them. A grid's timeline is all its tiles' times.
+  virtual std::span<const std::uint64_t> log_times() const { return {}; }
   // Frames from other threads only: `paused` true makes them wait according
   // to the viewer's PausedShow; step() lets one through. Any thread.
   virtual void set_paused(bool paused) { (void)paused; }
