@@ -305,6 +305,7 @@ void Display::step_back() {
 void Display::seek(std::int64_t index) {
   if (!state_) throw UsageError("seek: nothing is playing");
   state_->seek(index);
+  followed_any_ = false;  // playing, the frame sought comes with the next advance: no step of the old stretch before it
   sync_followers();
   link_->finished.store(false);
 }
