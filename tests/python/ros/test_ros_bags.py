@@ -12,6 +12,7 @@ programs (ctest sets them).
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -331,3 +332,66 @@ def test_handoff_view_shows_two_cameras_of_a_bag_side_by_side(tmp_path, storage)
             assert np.abs(img[:, w:] - img[0, w]).max() == 0 and img[0, w].max() < 100, img[0, w]
         else:
             assert np.abs(img[:, w:] - (200 + 10 * (k - 1))).max() <= 1, (k, img[0, w])
+
+
+# Topics whose first message opening refuses (later ones would fit), each with opening's reason.
+BAD_FIRST = {
+    "/zero/image_raw": "Image.width: width is 0",
+    "/step/image_raw": "Image.step: 4 is below the 8-byte rows of a mono8 image 8 wide",
+    "/short/image_raw": "Image.data: 10 bytes, shorter than step * height = 8 * 8 = 64",
+    "/jpeg/image_raw/compressed": "CompressedImage.data: corrupt JPEG",
+    "/video/image_raw/compressed": "CompressedImage.data: the topic has no keyframe",
+}
+
+
+@pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3], ids=["mcap", "sqlite3"])
+def test_listing_judges_a_topic_by_opening_its_first_message(tmp_path, storage):
+    """list_topics, handoff-view --list and open_topics' default call a topic an image only when its first
+    message opens as playing opens it (size, step and data, the picture decoded, a video keyframe found);
+    the others are `not shown` with opening's error, and the good topic still plays."""
+    handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
+    t = TS.types
+
+    def header(ns):
+        return t["std_msgs/msg/Header"](stamp=t["builtin_interfaces/msg/Time"](sec=ns // 10**9, nanosec=ns % 10**9),
+                                        frame_id="cam")
+
+    def mono8(ns, w, h, step, size):
+        return t["sensor_msgs/msg/Image"](header=header(ns), height=h, width=w, encoding="mono8", is_bigendian=0,
+                                          step=step, data=np.full(size, 7, dtype=np.uint8))
+
+    def compressed(ns, fmt, data):
+        return t["sensor_msgs/msg/CompressedImage"](header=header(ns), format=fmt,
+                                                    data=np.frombuffer(bytes(data), dtype=np.uint8))
+
+    first = {"/zero/image_raw": mono8(START_NS, 0, 0, 0, 0), "/step/image_raw": mono8(START_NS, 8, 8, 4, 64),
+             "/short/image_raw": mono8(START_NS, 8, 8, 8, 10), "/good/image_raw": mono8(START_NS, 8, 8, 8, 64),
+             "/jpeg/image_raw/compressed": compressed(START_NS, "jpeg", b"\xff\xd8\xff\xe0garbage" * 3),
+             # A P slice (nal_unit_type 1) and no IDR anywhere.
+             "/video/image_raw/compressed": compressed(START_NS, "h264", b"\x00\x00\x00\x01\x41\x9a\x00\x00")}
+    with Writer(tmp_path / "bag", version=9, storage_plugin=storage) as writer:
+        for topic, msg in first.items():
+            kind = "sensor_msgs/msg/CompressedImage" if topic.endswith("compressed") else "sensor_msgs/msg/Image"
+            conn = writer.add_connection(topic, kind, typestore=TS)
+            for k in range(3):  # images after the first fit: the first one decides
+                ns = START_NS + k * STEP_NS
+                later = mono8(ns, 8, 8, 8, 64) if k and kind.endswith("/Image") else msg
+                writer.write(conn, ns, bytes(TS.serialize_cdr(later, kind)))
+    bag = str(tmp_path / "bag")
+    listed = {row["topic"]: row for row in handoff.list_topics(bag)}
+    assert listed["/good/image_raw"]["shown"] == "image", listed["/good/image_raw"]
+    for topic, why in BAD_FIRST.items():
+        assert listed[topic]["shown"] == "not shown", listed[topic]
+        assert f"topic {topic}: message 0: {why}" in listed[topic]["note"], listed[topic]
+        with pytest.raises(handoff.ParseError, match=re.escape(why)):
+            handoff.open(bag, topic=topic)
+    with handoff.open_topics(bag) as timeline:
+        assert [topic for topic, _, _ in timeline] == ["/good/image_raw"] * 3
+    view = os.environ.get("HANDOFF_VIEW_EXE", "")
+    if view and Path(view).is_file():
+        r = subprocess.run([view, bag, "--list"], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        lines = {line.split()[0]: line for line in r.stdout.splitlines()[1:]}
+        assert lines["/good/image_raw"].endswith("image: mono8"), r.stdout
+        for topic, why in BAD_FIRST.items():
+            assert "not shown: " in lines[topic] and why in lines[topic], r.stdout
