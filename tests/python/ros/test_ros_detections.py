@@ -147,9 +147,12 @@ def test_handoff_view_draws_the_picked_topic(tmp_path):
     assert boxes, r.stderr
     for b in boxes:
         assert b == [(38, 28), (38, 32), (42, 28), (42, 32)]
-    r = subprocess.run([view, "--headless", str(tmp_path / "nothing.y4m"), "--overlay-topic", OTHER],
+    # A video file that is there (a missing one is said to be missing, whatever its name).
+    clip = tmp_path / "clip.y4m"
+    clip.write_bytes(b"YUV4MPEG2 W4 H2 F30:1 C420jpeg\nFRAME\n" + bytes([0x80]) * 12)
+    r = subprocess.run([view, "--headless", str(clip), "--overlay-topic", OTHER],
                        capture_output=True, text=True, timeout=60)
-    assert r.returncode != 0 and "--overlay-topic" in r.stderr
+    assert r.returncode == 2 and "--overlay-topic" in r.stderr, r.stderr
 
 
 
