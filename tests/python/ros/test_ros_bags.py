@@ -137,6 +137,28 @@ def test_bag_folder_naming_a_missing_file(tmp_path):
     assert f"metadata.yaml: relative_file_paths: names {db3.name}, which is not in the folder" in r.stderr
 
 
+@pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3], ids=["mcap", "sqlite3"])
+@pytest.mark.parametrize("again", ["{}", "./{}"], ids=["same", "dot_slash"])
+def test_bag_folder_naming_a_file_twice_is_refused(tmp_path, storage, again):
+    """metadata.yaml listing its storage file twice (by the same or another spelling) would play every message
+    twice: it is an error naming relative_file_paths and both entries, for playing and for --list."""
+    write_bag(tmp_path / "bag", "mono8", 2, 2, 2, pad=0, storage=storage)
+    (file,) = (tmp_path / "bag").glob("*.mcap" if storage == StoragePlugin.MCAP else "*.db3")
+    meta = tmp_path / "bag" / "metadata.yaml"
+    text = meta.read_text()
+    listed = f"  - {file.name}\n"
+    assert listed in text, text
+    meta.write_text(text.replace(listed, listed + f"  - {again.format(file.name)}\n", 1))
+    why = (f"metadata.yaml: relative_file_paths: names the same file twice: {file.name} (entry 1) and "
+           f"{again.format(file.name)} (entry 2)")
+    r = subprocess.run([TOOL, "dump", str(tmp_path / "bag"), str(tmp_path / "dump")], capture_output=True, text=True)
+    assert r.returncode == 1 and why in r.stderr, r.stderr
+    view = os.environ.get("HANDOFF_VIEW_EXE", "")
+    if view and Path(view).is_file():
+        r = subprocess.run([view, str(tmp_path / "bag"), "--list"], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 1 and why in r.stderr, r.stdout + r.stderr
+
+
 def test_db3_that_is_not_sqlite(tmp_path):
     bad = tmp_path / "bag_0.db3"
     bad.write_bytes(b"\x00\x01 not a database " * 8)
