@@ -107,7 +107,8 @@ std::string image_encodings() {
   return out;
 }
 
-PixelFormat first_image_format(const RawImageView& image, bool ros, const MessagePlace& where, std::string_view message) {
+PixelFormat first_image_format(const RawImageView& image, bool ros, const MessagePlace& where,
+                               std::string_view message) {
   const std::string type(message);
   const auto format = ros ? image_format(image.encoding) : raw_image_format(image.encoding);
   if (!format) {

@@ -262,7 +262,11 @@ void Db3Source::choose_topic(const RecordingOpenOptions& options) {
       ids[std::size_t(t - topics_.begin())].emplace_back(fi, sqlite3_column_int64(topics.get(), 0));
     }
   }
-  if (topics_.empty()) throw ParseError(name_, "", "topic", "the bag has no sensor_msgs/msg/Image, sensor_msgs/msg/CompressedImage or foxglove_msgs/msg/CompressedVideo topic in cdr");
+  if (topics_.empty()) {
+    throw ParseError(name_, "", "topic",
+                     "the bag has no sensor_msgs/msg/Image, sensor_msgs/msg/CompressedImage or "
+                     "foxglove_msgs/msg/CompressedVideo topic in cdr");
+  }
   topic_ = options.topic.empty() ? topics_.front().topic : options.topic;
   const auto t = std::find_if(topics_.begin(), topics_.end(), [&](const auto& r) { return r.topic == topic_; });
   if (t == topics_.end()) {

@@ -57,7 +57,8 @@ std::string image_encodings();
 // within the frame limits, a step and data holding every row. ParseError at
 // `where` naming "<message>.<field>" otherwise ("Image.width": "width is 0");
 // the format.
-PixelFormat first_image_format(const RawImageView& image, bool ros, const MessagePlace& where, std::string_view message);
+PixelFormat first_image_format(const RawImageView& image, bool ros, const MessagePlace& where,
+                               std::string_view message);
 
 // Checks an image against the stream (as check_raw_image, fields named
 // "Image.*"; an encoding outside image_format() is refused) and copies it
