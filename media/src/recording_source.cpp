@@ -456,19 +456,9 @@ void RecordingSourceImpl::read_first_frame() {
   const DecodedImage decoded = decode_image(ref, m.data, where);
   const RawImageView& image = decoded.image;
   const std::string type = decoded.compressed ? "CompressedImage" : decoded.ros ? "Image" : "RawImage";
-  const auto format = decoded.ros ? ros::image_format(image.encoding) : raw_image_format(image.encoding);
-  if (!format) {
-    throw ParseError(reader_->name(), where.location(), type + ".encoding",
-                     "unsupported encoding " + mcap::detail::quoted(image.encoding) + " (supported: " +
-                         (decoded.ros ? ros::image_encodings() : raw_image_encodings()) + ")");
-  }
-  for (auto [name, v] : {std::pair{"width", image.width}, std::pair{"height", image.height}}) {
-    if (std::string problem = dimension_problem(name, v); !problem.empty())
-      throw ParseError(reader_->name(), where.location(), type + "." + name, problem);
-  }
-  check_raw_image(image, *format, image.width, image.height, where, type);
+  const PixelFormat format = ros::first_image_format(image, decoded.ros, where, type);
   remember_key(0, image);
-  info_.format = *format;  // the first image's encoding is the stream's format
+  info_.format = format;  // the first image's encoding is the stream's format
   info_.width = image.width;
   info_.height = image.height;
   for (const auto& [id, ch] : reader_->channels()) colorimetry_[id] = colorimetry_from_metadata(ch.metadata, image.height);

@@ -1,6 +1,7 @@
 // Every topic of a recording, with whether handoff shows it and why not
 // (handoff-view FILE --list): judged by the topic's type, its message
-// encoding and its first message, decoded as playing it would.
+// encoding and its first message, decoded and checked as opening the topic
+// checks it (a video topic read up to its first keyframe that decodes).
 #include "mcap_format.hpp"
 #include "recording_video.hpp"
 #include "ros_overlay.hpp"
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
 
 namespace handoff::media {
@@ -32,6 +34,9 @@ struct Found {
   std::string definition;                // a ros2msg definition text ("" : the built-in one)
   std::vector<std::uint8_t> first_message;
   std::string first_error;  // why the first message could not be read ("" : it was)
+  // Message i of the topic in the order it plays (log time), read while the
+  // listing is made: a video topic is read up to its first keyframe.
+  std::function<std::vector<std::uint8_t>(std::size_t)> read;
 };
 
 const std::string kShown =
@@ -43,27 +48,61 @@ void set(RecordingTopicListing& l, Kind kind, std::string note) {
   l.note = std::move(note);
 }
 
-// A ROS 2 image topic: its first message decoded by definition.
+std::string message_location(const std::string& topic, std::size_t i) {
+  return "topic " + topic + ": message " + std::to_string(i);
+}
+
+// A video topic as playing opens it (VideoTrack), its messages read only up to
+// the first keyframe that decodes: ParseError for a topic with no keyframe
+// or none that decodes. `view` reads one message's bytes.
+template <typename View>
+void probe_video(const Found& f, const std::string& file, const std::string& type, View&& view) {
+  const std::string& topic = f.listing.topic;
+  auto location = [&topic](std::size_t i) { return message_location(topic, i); };
+  std::vector<std::uint8_t> bytes;  // the message last read (the view points into it)
+  VideoTrack::probe(file, type, f.listing.messages, [&](std::size_t i) {
+    bytes = f.read(i);
+    return view(std::span<const std::uint8_t>(bytes), MessagePlace{file, [&location, i] { return location(i); }});
+  }, location);
+}
+
+// A ROS 2 image topic: its first message decoded by definition and checked as
+// playing checks it (pictures decoded, a video topic's keyframe found).
 void judge_ros_image(Found& f, const std::string& file) {
   RecordingTopicListing& l = f.listing;
   if (l.encoding != "cdr") return set(l, Kind::NotShown, "message encoding " + mcap::detail::quoted(l.encoding) + " (handoff reads cdr)");
   const auto definition = f.definition.empty() ? ros::MessageDefinition::builtin(l.type)
                                                : ros::MessageDefinition::parse(l.type, f.definition, file);
-  const ros::CdrMessage m = ros::CdrMessage::decode(definition, f.first_message, {file, "topic " + l.topic + ": message 0"});
+  const std::string location = message_location(l.topic, 0);
+  const MessagePlace where{file, [&location] { return location; }};
+  const ros::CdrMessage m = ros::CdrMessage::decode(definition, f.first_message, {file, location});
   const std::string type = ros::normalize_type_name(l.type);
+  auto probe = [&](const std::string& message) {
+    probe_video(f, file, message, [&](std::span<const std::uint8_t> bytes, const MessagePlace& at) {
+      return ros_video_view(ros::CdrMessage::decode(definition, bytes, {file, at.location()}));
+    });
+  };
   if (type == ros::kCompressedImageType) {
     const std::string format(m.at("format").as_string());
-    if (video_codec(format)) return set(l, Kind::Image, format + " video");
+    if (video_codec(format)) {
+      probe("CompressedImage");
+      return set(l, Kind::Image, format + " video");
+    }
     if (!image_codec(format)) return set(l, Kind::NotShown, "unsupported format " + mcap::detail::quoted(format) + " (handoff decodes jpeg, png, h264 and h265)");
+    DecodedPicture picture;
+    ros::first_image_format(ros::any_image_view(m, picture, where).image, true, where, "CompressedImage");
     return set(l, Kind::Image, format);
   }
   if (type == ros::kCompressedVideoType) {
     const std::string format(m.at("format").as_string());
     if (!video_codec(format)) return set(l, Kind::NotShown, "unsupported format " + mcap::detail::quoted(format) + " (handoff decodes h264 and h265)");
+    probe("CompressedVideo");
     return set(l, Kind::Image, format + " video");
   }
-  const std::string encoding(m.at("encoding").as_string());
+  const ros::ImageView v = ros::image_view(m);
+  const std::string encoding(v.image.encoding);
   if (!ros::image_format(encoding)) return set(l, Kind::NotShown, "unsupported encoding " + mcap::detail::quoted(encoding));
+  ros::first_image_format(v.image, true, where, "Image");
   set(l, Kind::Image, encoding);
 }
 
@@ -73,28 +112,35 @@ void judge_raw_image(Found& f, const std::string& file, const std::vector<std::s
   for (const std::string& t : image_topics) {
     if (layer_topic_index(t, l.topic)) return set(l, Kind::Overlay, "layer of " + t);
   }
-  const std::string where = "topic " + l.topic + ": message 0";
-  const RawImageView image = parse_raw_image(f.first_message, {file, [&] { return where; }});
+  const std::string where = message_location(l.topic, 0);
+  const MessagePlace place{file, [&] { return where; }};
+  const RawImageView image = parse_raw_image(f.first_message, place);
   if (!raw_image_format(image.encoding)) return set(l, Kind::NotShown, "unsupported encoding " + mcap::detail::quoted(image.encoding));
+  ros::first_image_format(image, false, place, "RawImage");
   set(l, Kind::Image, std::string(image.encoding));
 }
 
 void judge_foxglove_compressed(Found& f, const std::string& file) {
   RecordingTopicListing& l = f.listing;
   if (l.encoding != "protobuf") return set(l, Kind::NotShown, "message encoding " + mcap::detail::quoted(l.encoding) + " (handoff reads protobuf)");
-  const std::string where = "topic " + l.topic + ": message 0";
-  const CompressedImageView c = parse_compressed_image(f.first_message, {file, [&] { return where; }});
+  const std::string where = message_location(l.topic, 0);
+  const MessagePlace place{file, [&] { return where; }};
+  const CompressedImageView c = parse_compressed_image(f.first_message, place);
   if (!image_codec(c.format)) return set(l, Kind::NotShown, "unsupported format " + mcap::detail::quoted(c.format) + " (handoff decodes jpeg and png)");
+  DecodedPicture picture;
+  ros::first_image_format(decode_compressed_image(c, picture, place), false, place, "CompressedImage");
   set(l, Kind::Image, std::string(c.format));
 }
 
 void judge_compressed_video(Found& f, const std::string& file) {
   RecordingTopicListing& l = f.listing;
   if (l.encoding != "protobuf") return set(l, Kind::NotShown, "message encoding " + mcap::detail::quoted(l.encoding) + " (handoff reads protobuf)");
-  const std::string where = "topic " + l.topic + ": message 0";
+  const std::string where = message_location(l.topic, 0);
   const CompressedVideoView v = parse_compressed_video(f.first_message, {file, [&] { return where; }});
   if (!video_codec(v.format)) return set(l, Kind::NotShown, "unsupported format " + mcap::detail::quoted(v.format) + " (handoff decodes h264 and h265)");
-  set(l, Kind::Image, std::string(v.format) + " video");
+  const std::string format(v.format);
+  probe_video(f, file, "CompressedVideo", parse_compressed_video);
+  set(l, Kind::Image, format + " video");
 }
 
 void judge(Found& f, const std::string& file, const std::vector<std::string>& image_topics) {
@@ -171,6 +217,16 @@ std::vector<RecordingTopicListing> list_mcap(mcap::Reader& reader, std::vector<s
   std::vector<Found> found;
   for (auto& [topic, f] : by_topic) {
     if (ros::is_image_type(f.listing.type) && f.schema_encoding != "ros2msg") f.definition.clear();
+    // The topic's messages in playing order (every channel's, stable by log time), gathered when first read.
+    f.read = [&reader, name = topic, refs = std::vector<mcap::MessageRef>()](std::size_t i) mutable {
+      if (refs.empty()) {
+        for (const auto& [id, ch] : reader.channels())
+          if (ch.topic == name) refs.insert(refs.end(), reader.messages(id).begin(), reader.messages(id).end());
+        std::stable_sort(refs.begin(), refs.end(), [](const auto& a, const auto& b) { return a.log_time < b.log_time; });
+      }
+      const mcap::MessageView m = reader.read(refs.at(i));
+      return std::vector<std::uint8_t>(m.data.begin(), m.data.end());
+    };
     found.push_back(std::move(f));
   }
   return judge_all(found, reader.name());
@@ -206,6 +262,42 @@ std::string db3_definition(const Db& db, const std::string& file, const std::str
   return next_row(s.s, file, "reading message_definitions") && text(s.s, 0) == "ros2msg" ? text(s.s, 1) : std::string();
 }
 
+// The messages of `topic` (its id in each file of `parts`) in playing order:
+// by timestamp, file order among equal times, gathered when first read.
+template <typename Open>
+std::function<std::vector<std::uint8_t>(std::size_t)> db3_messages(const RosbagFolder& bag, const std::string& topic,
+                                                                  std::vector<std::pair<const Open*, std::int64_t>> parts) {
+  struct Row {
+    const Open* file;
+    std::string name;
+    std::int64_t id;
+    std::uint64_t time;
+  };
+  return [&bag, topic, parts = std::move(parts), rows = std::vector<Row>()](std::size_t i) mutable {
+    if (rows.empty()) {
+      for (const auto& [o, id] : parts) {
+        Stmt s;
+        prepare(o->db, o->name, "SELECT id, timestamp FROM messages WHERE topic_id = ? ORDER BY timestamp, id", s);
+        sqlite3_bind_int64(s.s, 1, id);
+        while (next_row(s.s, o->name, "reading topic " + topic + "'s messages"))
+          rows.push_back({o, o->name, sqlite3_column_int64(s.s, 0), std::uint64_t(sqlite3_column_int64(s.s, 1))});
+      }
+      std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.time < b.time; });
+    }
+    const Row& r = rows.at(i);
+    const std::string where = message_location(topic, i);
+    Stmt s;
+    prepare(r.file->db, r.name, "SELECT data FROM messages WHERE id = ?", s);
+    sqlite3_bind_int64(s.s, 1, r.id);
+    if (!next_row(s.s, r.name, where)) throw ParseError(r.name, where, "", "the message row is gone");
+    const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(s.s, 0));
+    std::vector<std::uint8_t> data(blob, blob + sqlite3_column_bytes(s.s, 0));
+    if (bag.compression == BagCompression::Message)
+      data = zstd_decompress_message(data, r.name, where, mcap::ReaderOptions{}.max_chunk_bytes);
+    return data;
+  };
+}
+
 // Each topic over every file of the bag (a split bag's files listed as one):
 // its count, first and last timestamp, and its first message.
 // A file that does not open is skipped as open_recording skips it (open_bag_files).
@@ -215,6 +307,7 @@ std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag, std::vector
   struct Open {
     TempFile temp;
     Db db;
+    std::string name;  // the bag's file (errors name it, not the temporary file)
   };
   std::vector<std::pair<std::filesystem::path, std::unique_ptr<Open>>> files;
   std::vector<std::string> skipped;
@@ -225,9 +318,11 @@ std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag, std::vector
     if (bag.compression == BagCompression::File) o->temp = zstd_decompress_to_temp(path);
     const std::string open = o->temp.path().empty() ? path.string() : o->temp.path().string();
     o->db.db = open_db3(open, path.string());
+    o->name = path.string();
     files.emplace_back(path, std::move(o));
   }, skipped);
   if (warnings) warnings->insert(warnings->end(), skipped.begin(), skipped.end());
+  std::vector<std::vector<std::pair<const Open*, std::int64_t>>> parts;  // per topic: (file, topic id)
   for (const auto& [path, o] : files) {
     const std::string file = path.string();
     const Db& db = o->db;
@@ -240,6 +335,7 @@ std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag, std::vector
       const std::string name = text(topics.s, 1);
       const bool fresh = index.emplace(name, found.size()).second;
       if (fresh) {
+        parts.emplace_back();
         found.emplace_back();
         found.back().listing.topic = name;
         found.back().listing.type = text(topics.s, 2);
@@ -247,6 +343,7 @@ std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag, std::vector
         if (ros::is_image_type(found.back().listing.type)) found.back().definition = db3_definition(db, file, found.back().listing.type);
       }
       Found& f = found[index.at(name)];
+      parts[index.at(name)].emplace_back(o.get(), id);
       std::uint64_t n = 0, t0 = 0, t1 = 0;
       sqlite3_bind_int64(stats.s, 1, id);
       if (next_row(stats.s, file, "counting topic " + name + "'s messages")) {
@@ -278,6 +375,7 @@ std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag, std::vector
       sqlite3_reset(first.s);
     }
   }
+  for (std::size_t t = 0; t < found.size(); ++t) found[t].read = db3_messages(bag, found[t].listing.topic, parts[t]);
   return judge_all(found, bag.name);
 }
 

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <exception>
 
 namespace handoff::media {
 namespace {
@@ -82,37 +83,33 @@ bool is_ros_video(const ros::CdrMessage& first) {
 
 VideoTrack::VideoTrack(std::string file, std::string type, std::size_t count, VideoMessages read,
                        std::function<std::string(std::size_t)> location)
+    : VideoTrack(std::move(file), std::move(type), count, std::move(read), std::move(location), false) {}
+
+PictureInfo VideoTrack::probe(std::string file, std::string type, std::size_t count, VideoMessages read,
+                              std::function<std::string(std::size_t)> location) {
+  return VideoTrack(std::move(file), std::move(type), count, std::move(read), std::move(location), true).first_;
+}
+
+VideoTrack::VideoTrack(std::string file, std::string type, std::size_t count, VideoMessages read,
+                       std::function<std::string(std::size_t)> location, bool probe)
     : file_(std::move(file)), type_(std::move(type)), count_(count), read_(std::move(read)), location_(std::move(location)) {
   std::optional<VideoCodec> codec;
+  std::exception_ptr failed;  // a probe's last keyframe that did not decode
   for (std::size_t i = 0; i < count_; ++i) {
+    index(i, codec);
+    if (!probe || keyframes_.empty() || keyframes_.back() != i) continue;
     try {
-      const CompressedVideoView v = read_(i);
-      if (!codec) {
-        codec = video_codec(v.format);
-        if (!codec) {
-          throw ParseError(file_, location_(i), type_ + ".format",
-                           "unsupported format " + mcap::detail::quoted(v.format) + " (supported: h264, h265)");
-        }
-        codec_ = *codec;
-      }
-      if (video_codec(v.format) != codec) {
-        bad_[i] = type_ + ".format: " + mcap::detail::quoted(v.format) + ", but the stream is " +
-                  std::string(to_string(codec_));
-        continue;
-      }
-      const AccessUnitInfo au = scan_access_unit(codec_, v.data);
-      if (au.keyframe && au.parameter_sets) keyframes_.push_back(i);
-    } catch (const VideoDecodeError& e) {
-      bad_[i] = type_ + ".data: " + e.what();
-    } catch (const ParseError& e) {
-      if (!codec && e.field() == type_ + ".format") throw;
-      bad_[i] = e.what();
+      first_ = decode_alone(i);
+      return;
+    } catch (const ParseError&) {
+      failed = std::current_exception();
     }
   }
   if (keyframes_.empty()) {
     throw ParseError(file_, location_(0), type_ + ".data",
                      "the topic has no keyframe (an IDR / IRAP access unit carrying its parameter sets)");
   }
+  if (failed) std::rethrow_exception(failed);
   decoder_ = std::make_unique<VideoDecoder>(codec_);
   for (std::size_t k = 0;; ++k) {  // the first keyframe that decodes gives the stream's size
     try {
@@ -123,6 +120,48 @@ VideoTrack::VideoTrack(std::string file, std::string type, std::size_t count, Vi
       if (k + 1 == keyframes_.size()) throw;
     }
   }
+}
+
+// Message i into the keyframe index (its codec the stream's when it is the
+// first), or into bad_ with what is wrong with it.
+void VideoTrack::index(std::size_t i, std::optional<VideoCodec>& codec) {
+  try {
+    const CompressedVideoView v = read_(i);
+    if (!codec) {
+      codec = video_codec(v.format);
+      if (!codec) {
+        throw ParseError(file_, location_(i), type_ + ".format",
+                         "unsupported format " + mcap::detail::quoted(v.format) + " (supported: h264, h265)");
+      }
+      codec_ = *codec;
+    }
+    if (video_codec(v.format) != codec) {
+      bad_[i] = type_ + ".format: " + mcap::detail::quoted(v.format) + ", but the stream is " +
+                std::string(to_string(codec_));
+      return;
+    }
+    const AccessUnitInfo au = scan_access_unit(codec_, v.data);
+    if (au.keyframe && au.parameter_sets) keyframes_.push_back(i);
+  } catch (const VideoDecodeError& e) {
+    bad_[i] = type_ + ".data: " + e.what();
+  } catch (const ParseError& e) {
+    if (!codec && e.field() == type_ + ".format") throw;
+    bad_[i] = e.what();
+  }
+}
+
+// A keyframe's picture decoded from it alone (an IDR / IRAP access unit
+// needs no other).
+PictureInfo VideoTrack::decode_alone(std::size_t keyframe) {
+  VideoDecoder decoder(codec_);
+  try {
+    decoder.send(read_(keyframe).data, std::int64_t(keyframe));
+    decoder.drain();
+    if (decoder.receive()) return decoder.picture();
+  } catch (const VideoDecodeError& e) {
+    throw ParseError(file_, location_(keyframe), type_ + ".data", e.what());
+  }
+  throw ParseError(file_, location_(keyframe), type_ + ".data", "libavcodec gave no picture for it");
 }
 
 std::span<const std::uint8_t> VideoTrack::access_unit(std::size_t index) { return read_(index).data; }

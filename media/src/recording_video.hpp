@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,6 +61,13 @@ class VideoTrack {
   // "CompressedVideo", "CompressedImage").
   VideoTrack(std::string file, std::string type, std::size_t count, VideoMessages read,
              std::function<std::string(std::size_t)> location);
+  // The constructor's checks for a topic listed, not played (--list): the
+  // messages are read in order only up to the first keyframe that decodes
+  // (alone), not all of them. Its picture; the ParseError the constructor
+  // throws for a first format that is not video or a topic with no keyframe,
+  // else the last keyframe's decoding error when none decodes.
+  static PictureInfo probe(std::string file, std::string type, std::size_t count, VideoMessages read,
+                           std::function<std::string(std::size_t)> location);
 
   VideoCodec codec() const { return codec_; }
   const PictureInfo& first_picture() const { return first_; }
@@ -75,6 +83,10 @@ class VideoTrack {
   std::size_t next_keyframe(std::size_t index) const;
 
  private:
+  VideoTrack(std::string file, std::string type, std::size_t count, VideoMessages read,
+             std::function<std::string(std::size_t)> location, bool probe);
+  void index(std::size_t i, std::optional<VideoCodec>& codec);
+  PictureInfo decode_alone(std::size_t keyframe);
   std::span<const std::uint8_t> access_unit(std::size_t index);
   void restart(std::size_t keyframe);
   void position(std::size_t index);

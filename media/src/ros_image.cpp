@@ -3,6 +3,8 @@
 
 #include "mcap_format.hpp"
 
+#include <handoff/frame_validate.hpp>
+
 #include <handoff/media/video_decoder.hpp>
 
 #include <algorithm>
@@ -103,6 +105,23 @@ std::string image_encodings() {
   std::string out;
   for (const auto& [name, format] : kEncodings) out += (out.empty() ? "" : ", ") + std::string(name);
   return out;
+}
+
+PixelFormat first_image_format(const RawImageView& image, bool ros, const MessagePlace& where,
+                               std::string_view message) {
+  const std::string type(message);
+  const auto format = ros ? image_format(image.encoding) : raw_image_format(image.encoding);
+  if (!format) {
+    throw ParseError(std::string(where.file), where.location(), type + ".encoding",
+                     "unsupported encoding " + mcap::detail::quoted(image.encoding) + " (supported: " +
+                         (ros ? image_encodings() : raw_image_encodings()) + ")");
+  }
+  for (auto [name, v] : {std::pair{"width", image.width}, std::pair{"height", image.height}}) {
+    if (std::string problem = dimension_problem(name, v); !problem.empty())
+      throw ParseError(std::string(where.file), where.location(), type + "." + name, problem);
+  }
+  check_raw_image(image, *format, image.width, image.height, where, message);
+  return *format;
 }
 
 void check_image(const ImageView& v, PixelFormat format, std::uint32_t width, std::uint32_t height,

@@ -207,7 +207,8 @@ std::string image_namespace(std::string_view image_topic) {
 
 std::optional<std::uint64_t> overlay_stamp(const CdrMessage& m) {
   if (normalize_type_name(m.type_name()) == kDetectionsType) return stamp_ns(m.at("header.stamp"));
-  for (const char* list : {"circles", "points"}) {
+  // As the protobuf path keys foxglove.ImageAnnotations (annotations_timestamp): circles, points, then texts.
+  for (const char* list : {"circles", "points", "texts"}) {
     const CdrValue v = m.at(list);
     if (v.size() > 0) return stamp_ns(v[0].at("timestamp"));
   }

@@ -30,7 +30,8 @@ std::string image_namespace(std::string_view image_topic);
 std::string parent_namespace(std::string_view topic);
 
 // The message's stamp: Detection2DArray.header.stamp, or the first timestamp
-// of an ImageAnnotations' circles / points (as annotations_timestamp()).
+// of an ImageAnnotations' circles, else points, else texts (as
+// annotations_timestamp()); std::nullopt for an ImageAnnotations with none.
 std::optional<std::uint64_t> overlay_stamp(const CdrMessage& m);
 
 // Appends the message's overlays to `out` (nothing in `out` is changed).

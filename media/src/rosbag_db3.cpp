@@ -177,18 +177,7 @@ Db3Source::Db3Source(const RosbagFolder& bag, const RecordingOpenOptions& option
 // The first image sets the stream's format and size.
 void Db3Source::open_images() {
   with_image(0, [&](const ros::ImageView& v, const MessagePlace& where) {
-    const auto format = ros::image_format(v.image.encoding);
-    if (!format) {
-      throw ParseError(std::string(where.file), where.location(), v.compressed ? "CompressedImage.encoding" : "Image.encoding",
-                       "unsupported encoding " + mcap::detail::quoted(v.image.encoding) + " (supported: " +
-                           ros::image_encodings() + ")");
-    }
-    for (auto [field, value] : {std::pair{"width", v.image.width}, std::pair{"height", v.image.height}}) {
-      if (std::string problem = dimension_problem(field, value); !problem.empty())
-        throw ParseError(std::string(where.file), where.location(), std::string(v.compressed ? "CompressedImage." : "Image.") + field, problem);
-    }
-    ros::check_image(v, *format, v.image.width, v.image.height, where);
-    info_.format = *format;
+    info_.format = ros::first_image_format(v.image, true, where, v.compressed ? "CompressedImage" : "Image");
     info_.width = v.image.width;
     info_.height = v.image.height;
   });
@@ -273,7 +262,11 @@ void Db3Source::choose_topic(const RecordingOpenOptions& options) {
       ids[std::size_t(t - topics_.begin())].emplace_back(fi, sqlite3_column_int64(topics.get(), 0));
     }
   }
-  if (topics_.empty()) throw ParseError(name_, "", "topic", "the bag has no sensor_msgs/msg/Image or CompressedImage topic in cdr");
+  if (topics_.empty()) {
+    throw ParseError(name_, "", "topic",
+                     "the bag has no sensor_msgs/msg/Image, sensor_msgs/msg/CompressedImage or "
+                     "foxglove_msgs/msg/CompressedVideo topic in cdr");
+  }
   topic_ = options.topic.empty() ? topics_.front().topic : options.topic;
   const auto t = std::find_if(topics_.begin(), topics_.end(), [&](const auto& r) { return r.topic == topic_; });
   if (t == topics_.end()) {

@@ -20,6 +20,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 
 namespace handoff::media {
 namespace {
@@ -139,9 +140,19 @@ RosbagFolder read_rosbag_folder(const std::filesystem::path& folder) {
     }
     bag.metadata = file;
     std::string first_ext;
+    std::map<std::filesystem::path, std::size_t> seen;  // each file as resolved -> its entry
     for (std::size_t i = 0; i < paths.size(); ++i) {
       const std::string relative = paths[i].as<std::string>();
       const auto path = folder / relative;
+      // A file named twice (a.db3 and ./a.db3 alike) would play every message of it twice.
+      auto resolved = std::filesystem::weakly_canonical(path, ec);
+      if (ec) resolved = path.lexically_normal();
+      if (const auto [at, fresh] = seen.emplace(resolved, i); !fresh) {
+        throw ParseError(file, "", "relative_file_paths",
+                         "names the same file twice: " + paths[at->second].as<std::string>() + " (entry " +
+                             std::to_string(at->second + 1) + ") and " + relative + " (entry " + std::to_string(i + 1) +
+                             "); a storage file is listed once (its messages would play twice)");
+      }
       // Each storage has its own player (Db3Source for .db3, RecordingSourceImpl
       // over an mcap::Reader for MCAP); one recording of both would need the
       // .db3 files read as mcap::Readers too, which rosbag2 (one storage a bag)

@@ -356,6 +356,47 @@ TEST(Recording, ForeignImagesOfEveryEncodingWithPaddedRows) {
   }
 }
 
+// --list judges a topic by the checks opening it makes of its first image
+// (its size, step and data too, not only its encoding): a topic listed as an
+// image opens, one that does not is not shown, with opening's error.
+TEST(Recording, ListingRefusesAFirstImageThatDoesNotOpen) {
+  TempDir dir;
+  struct Bad {
+    std::uint32_t width, height, step, data;
+    const char* why;
+  };
+  for (const Bad& b : {Bad{0, 4, 0, 0, "RawImage.width: width is 0"},
+                       Bad{70000, 1, 70000, 70000, "RawImage.width: width 70000 exceeds the maximum 32768"},
+                       Bad{8, 8, 4, 64, "RawImage.step: 4 is below the 8-byte rows of a mono8 image 8 wide"},
+                       Bad{8, 8, 8, 10, "RawImage.data: 10 bytes, shorter than step * height = 8 * 8 = 64"},
+                       Bad{8, 8, 8, 64, nullptr}}) {
+    foxglove::RawImage m;
+    m.set_width(b.width);
+    m.set_height(b.height);
+    m.set_encoding("mono8");
+    m.set_step(b.step);
+    m.set_data(std::string(b.data, '\x05'));
+    const std::string msg = m.SerializeAsString();
+    const auto path = dir / "bad.mcap";
+    {
+      mcap::Writer wr(path);
+      const auto ch = wr.add_channel(wr.add_schema(kRawImageSchema, "protobuf", raw_image_descriptor_set()), "/c", "protobuf");
+      wr.write(ch, 0, 1, 1, bytes_of(msg));
+      wr.close();
+    }
+    const auto topics = list_recording_topics(path);
+    ASSERT_EQ(topics.size(), 1u);
+    if (!b.why) {
+      EXPECT_EQ(topics[0].kind, RecordingTopicListing::Kind::Image);
+      EXPECT_EQ(open_recording(path)->info().width, 8u);
+      continue;
+    }
+    EXPECT_EQ(topics[0].kind, RecordingTopicListing::Kind::NotShown) << b.why;
+    EXPECT_THAT(topics[0].note, HasSubstr("topic /c: message 0: " + std::string(b.why)));
+    EXPECT_THAT(message_of<ParseError>([&] { (void)open_recording(path); }), HasSubstr(b.why));
+  }
+}
+
 // A recording of every format written by RecordingWriter plays back frame by
 // frame (i420 as nv12).
 TEST(Recording, EveryFormatRoundTripsThroughTheWriter) {

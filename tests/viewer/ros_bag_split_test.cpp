@@ -23,6 +23,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <tuple>
 
 namespace handoff::media {
 namespace {
@@ -423,6 +424,24 @@ TEST_P(SplitBag, NoFileThatPlaysIsAnErrorNamingEachFile) {
     EXPECT_THAT(error, HasSubstr("metadata.yaml: relative_file_paths: no storage file of the bag can be played: "));
     EXPECT_THAT(error, HasSubstr("names " + b + ", which is not in the folder"));
     EXPECT_THAT(error, HasSubstr(a + (GetParam() == Storage::Db3 ? ": sqlite: " : ": byte 0: magic: ")));
+  }
+}
+
+// A file named twice, by any spelling, is an error naming both entries, not
+// every message played twice.
+TEST_P(SplitBag, AFileNamedTwiceIsAnError) {
+  TempDir dir;
+  const auto a = write_part(GetParam(), dir, 0, {{0, 1}});
+  const auto b = write_part(GetParam(), dir, 1, {{2, 3}});
+  for (const auto& [names, first, second] :
+       {std::tuple{std::vector<std::string>{a, b, a}, a + " (entry 1)", a + " (entry 3)"},
+        std::tuple{std::vector<std::string>{a, b, "./" + b}, b + " (entry 2)", "./" + b + " (entry 3)"}}) {
+    test::write_file(dir / "metadata.yaml", metadata(names, storage_id(GetParam())));
+    for (const std::string& error : {test::message_of<ParseError>([&] { (void)open_recording(dir.path()); }),
+                                     test::message_of<ParseError>([&] { (void)list_recording_topics(dir.path()); })}) {
+      EXPECT_THAT(error, HasSubstr("metadata.yaml: relative_file_paths: names the same file twice: " + first +
+                                   " and " + second));
+    }
   }
 }
 

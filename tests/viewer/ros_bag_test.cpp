@@ -196,5 +196,51 @@ TEST(RosBag, UnsupportedEncodingAtOpenNamesTheField) {
   EXPECT_THAT(open_error(path), HasSubstr("Image.encoding: unsupported encoding \"bayer_rggb8\" (supported: rgb8, bgr8, rgba8"));
 }
 
+// --list calls a topic an image only when its first message opens: a size,
+// step or data that opening refuses makes it not shown, with opening's error;
+// the other topics stay listed as images.
+TEST(RosBag, ListingRefusesAFirstImageThatDoesNotOpen) {
+  TempDir dir;
+  const auto path = dir / "bad.mcap";
+  struct Topic {
+    const char* name;
+    std::uint32_t width, height, step, data;
+    const char* why;
+  };
+  const Topic topics[] = {{"/zero", 0, 0, 0, 0, "Image.width: width is 0"},
+                          {"/wide", 70000, 1, 70000, 70000, "Image.width: width 70000 exceeds the maximum 32768"},
+                          {"/step", 8, 8, 4, 64, "Image.step: 4 is below the 8-byte rows of a mono8 image 8 wide"},
+                          {"/short", 8, 8, 8, 10, "Image.data: 10 bytes, shorter than step * height = 8 * 8 = 64"},
+                          {"/good", 8, 8, 8, 64, nullptr}};
+  {
+    mcap::Writer wr(path);
+    const auto schema = wr.add_schema("sensor_msgs/msg/Image", "ros2msg", text_bytes(kImageDefinition));
+    for (const Topic& t : topics) {
+      const auto ch = wr.add_channel(schema, t.name, "cdr");
+      wr.write(ch, 0, 1, 0, test::cdr_image(false, 1, 0, "", t.height, t.width, "mono8", 0, t.step,
+                                            std::vector<std::uint8_t>(t.data, 5)));
+      // Later frames that would fit: the first one decides.
+      wr.write(ch, 1, 2, 0, test::cdr_image(false, 1, 1, "", 8, 8, "mono8", 0, 8, std::vector<std::uint8_t>(64, 5)));
+    }
+    wr.close();
+  }
+  const auto listed = list_recording_topics(path);
+  for (const Topic& t : topics) {
+    const auto l = std::find_if(listed.begin(), listed.end(), [&](const auto& x) { return x.topic == t.name; });
+    ASSERT_NE(l, listed.end()) << t.name;
+    RecordingOpenOptions options;
+    options.topic = t.name;
+    if (!t.why) {
+      EXPECT_EQ(l->kind, RecordingTopicListing::Kind::Image);
+      EXPECT_EQ(l->note, "mono8");
+      EXPECT_EQ(open_recording(path, options)->info().width, 8u);
+      continue;
+    }
+    EXPECT_EQ(l->kind, RecordingTopicListing::Kind::NotShown) << t.name;
+    EXPECT_THAT(l->note, HasSubstr("topic " + std::string(t.name) + ": message 0: " + t.why));
+    EXPECT_THAT(test::message_of<ParseError>([&] { (void)open_recording(path, options); }), HasSubstr(t.why));
+  }
+}
+
 }  // namespace
 }  // namespace handoff::media

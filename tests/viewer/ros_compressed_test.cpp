@@ -18,6 +18,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <tuple>
 #include <jpeglib.h>
 #include <zlib.h>
 
@@ -497,6 +498,34 @@ TEST(FoxgloveCompressed, TopicPlaysAndIsListed) {
   EXPECT_EQ(topics[0].kind, RecordingTopicListing::Kind::Image);
   EXPECT_EQ(topics[0].note, "png");
   EXPECT_EQ(topics[0].messages, 3u);
+}
+
+// --list decodes a topic's first picture as opening does: one that does not
+// decode (ROS 2 or Foxglove message alike) makes the topic not shown, with
+// opening's error, though later pictures decode.
+TEST(RecordingTopics, AFirstPictureThatDoesNotDecodeIsNotShown) {
+  TempDir dir;
+  const auto jpeg = encode_jpeg(smooth(8, 8, 3), 8, 8, 3);
+  const std::vector<std::uint8_t> garbage = {0xFF, 0xD8, 0xFF, 0xE0, 'g', 'a', 'r', 'b', 'a', 'g', 'e'};
+  const auto ros = write_bag(dir, {garbage, jpeg, jpeg}, "jpeg");
+  const auto fox = dir / "fox.mcap";
+  {
+    mcap::Writer wr(fox);
+    const std::string desc = compressed_image_descriptor();
+    const auto ch = wr.add_channel(wr.add_schema("foxglove.CompressedImage", "protobuf", text_bytes(desc)), "/cam", "protobuf");
+    wr.write(ch, 0, 1000, 0, foxglove_message(1, "png", {0x89, 'P', 'N', 'G'}));
+    wr.write(ch, 1, 2000, 0, foxglove_message(2, "jpeg", jpeg));
+    wr.close();
+  }
+  for (const auto& [path, topic, why] : {std::tuple{ros, std::string(kTopic), "CompressedImage.data: corrupt JPEG"},
+                                         std::tuple{fox, std::string("/cam"), "CompressedImage.data: corrupt PNG"}}) {
+    const auto topics = list_recording_topics(path);
+    const auto l = std::find_if(topics.begin(), topics.end(), [&](const auto& x) { return x.topic == topic; });
+    ASSERT_NE(l, topics.end());
+    EXPECT_EQ(l->kind, RecordingTopicListing::Kind::NotShown) << topic;
+    EXPECT_THAT(l->note, HasSubstr("topic " + topic + ": message 0: " + why));
+    EXPECT_THAT(test::message_of<ParseError>([&] { (void)open_recording(path); }), HasSubstr(why));
+  }
 }
 
 }  // namespace

@@ -177,6 +177,19 @@ TEST(RosDb3, BadBags) {
   const auto bag = write_db3(dir, true, "my_msgs/Nope header\n");
   EXPECT_THAT(test::message_of<ParseError>([&] { (void)open_recording(bag); }),
               HasSubstr("message_definitions (sensor_msgs/msg/Image): definition of sensor_msgs/Image: line 1: unknown type my_msgs/Nope"));
+  {  // no topic at all: the error names every type a .db3 plays
+    const auto empty = dir / "empty.db3";
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(empty.c_str(), &db), SQLITE_OK);
+    exec(db, "CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL, "
+             "serialization_format TEXT NOT NULL, offered_qos_profiles TEXT NOT NULL)");
+    exec(db, "CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER NOT NULL, timestamp INTEGER NOT NULL, "
+             "data BLOB NOT NULL)");
+    sqlite3_close(db);
+    EXPECT_THAT(test::message_of<ParseError>([&] { (void)open_recording(empty); }),
+                HasSubstr("empty.db3: topic: the bag has no sensor_msgs/msg/Image, sensor_msgs/msg/CompressedImage or "
+                          "foxglove_msgs/msg/CompressedVideo topic in cdr"));
+  }
   RecordingOpenOptions nope;
   nope.topic = "/imu";
   EXPECT_THAT(test::message_of<ParseError>([&] { (void)open_recording(write_db3(dir, false), nope); }),

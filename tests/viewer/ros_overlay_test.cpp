@@ -211,6 +211,24 @@ TEST(RosOverlay, AnnotationTextThatIsNotUtf8IsShownWithAReplacement) {
   EXPECT_EQ(out.text(out.texts[0].text), "caf\xEF\xBF\xBD");
 }
 
+// Keyed as the protobuf message is (annotations_timestamp): with no circle or
+// points, by the first text's stamp.
+TEST(RosOverlay, TextsOnlyImageAnnotationsAreStampedByTheirFirstText) {
+  CdrWriter w;
+  w.u32(0);  // circles
+  w.u32(0);  // points
+  w.u32(2);  // texts
+  for (std::uint32_t ns : {8u, 9u}) {
+    w.i32(7).u32(ns).f64(5).f64(30).string("label").f64(10);
+    color(w, 1, 1, 1, 1);
+    color(w, 0, 0, 0, 1);
+  }
+  EXPECT_EQ(ros::overlay_stamp(decode("foxglove_msgs/msg/ImageAnnotations", w.bytes())), 7'000'000'008u);
+  CdrWriter none;
+  none.u32(0).u32(0).u32(0);
+  EXPECT_EQ(ros::overlay_stamp(decode("foxglove_msgs/msg/ImageAnnotations", none.bytes())), std::nullopt);
+}
+
 TEST(RosOverlay, NamespaceRule) {
   EXPECT_EQ(ros::image_namespace("/cam/image_raw"), "/cam");
   EXPECT_EQ(ros::image_namespace("/cam/image_raw/compressed"), "/cam");

@@ -232,6 +232,28 @@ TEST_P(RosVideo, ListedAsVideo) {
   EXPECT_EQ(t->note, GetParam().format + " video");
 }
 
+// --list opens the topic as playing does, reading up to its first keyframe:
+// one starting mid-group is listed as video, one with no keyframe is not
+// shown, with opening's error.
+TEST_P(RosVideo, ListedAsOpeningFindsIt) {
+  auto aus = stream();
+  aus.erase(aus.begin(), aus.begin() + 3);  // the first keyframe is frame 7
+  auto topics = list_recording_topics(write(aus));
+  auto t = std::find_if(topics.begin(), topics.end(), [](const auto& l) { return l.topic == kTopic; });
+  ASSERT_NE(t, topics.end());
+  EXPECT_EQ(t->kind, RecordingTopicListing::Kind::Image);
+  EXPECT_EQ(t->note, GetParam().format + " video");
+  aus.erase(aus.begin() + 17);  // and the other keyframe: none left
+  aus.erase(aus.begin() + 7);
+  const auto path = write(aus);
+  topics = list_recording_topics(path);
+  t = std::find_if(topics.begin(), topics.end(), [](const auto& l) { return l.topic == kTopic; });
+  ASSERT_NE(t, topics.end());
+  EXPECT_EQ(t->kind, RecordingTopicListing::Kind::NotShown);
+  EXPECT_THAT(t->note, HasSubstr("topic " + std::string(kTopic) + ": message 0: " + field() + ".data: the topic has no keyframe"));
+  EXPECT_THAT(message_of<ParseError>([&] { (void)open_recording(path); }), HasSubstr("the topic has no keyframe"));
+}
+
 const std::string kImage = "sensor_msgs/msg/CompressedImage", kVideo = "foxglove_msgs/msg/CompressedVideo";
 
 // Format strings as publishers spell them: case and "hevc" vary.

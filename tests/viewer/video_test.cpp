@@ -164,6 +164,26 @@ TEST_P(VideoPlayback, AnotherFormatInTheStreamIsReportedAtItsFrame) {
   EXPECT_THAT(e, HasSubstr("CompressedVideo.format: \"vp9\", but the stream is " + GetParam()));
 }
 
+// --list opens a video topic as playing does, reading up to its first
+// keyframe: one starting mid-group is an image topic, one with no keyframe is
+// not shown, with opening's error.
+TEST_P(VideoPlayback, ListedAsOpeningFindsIt) {
+  auto aus = stream();
+  aus.erase(aus.begin(), aus.begin() + 3);  // the first keyframe is frame 7
+  auto topics = list_recording_topics(write(aus));
+  ASSERT_EQ(topics.size(), 1u);
+  EXPECT_EQ(topics[0].kind, RecordingTopicListing::Kind::Image);
+  EXPECT_EQ(topics[0].note, GetParam() + " video");
+  aus.erase(aus.begin() + 17);  // and the other keyframe: none left
+  aus.erase(aus.begin() + 7);
+  const auto path = write(aus);
+  topics = list_recording_topics(path);
+  ASSERT_EQ(topics.size(), 1u);
+  EXPECT_EQ(topics[0].kind, RecordingTopicListing::Kind::NotShown);
+  EXPECT_THAT(topics[0].note, HasSubstr("topic /cam: message 0: CompressedVideo.data: the topic has no keyframe"));
+  EXPECT_THAT(message_of<ParseError>([&] { open_recording(path); }), HasSubstr("the topic has no keyframe"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Codecs, VideoPlayback, ::testing::Values("h264", "h265"));
 
 TEST(VideoOpen, UnsupportedFormatAndNoKeyframeAreOpenErrors) {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "process.hpp"
 #include "scratch_dir.hpp"
@@ -88,6 +89,34 @@ TEST_F(ViewerCliFiles, ARawFileWithoutASizeSaysWhatItNeeds) {
   write_file("clip.yuv", std::string(4 * 4 * 3, '\x10'));
   expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--headless", path("clip.yuv")}),
                      "a raw file needs --size WxH, and --format unless it is nv12 (nv12 | p010 | i420");
+}
+
+// A FILE that is not there is said to be missing (exit 1) with the recording
+// options and --list as without them, not taken for a file of another kind;
+// --topic on a file that is there but no recording is still a usage error.
+TEST_F(ViewerCliFiles, RecordingOptionsOnAMissingFileSayItIsMissing) {
+  const std::string gone = path("gone"), gone_db3 = path("gone.db3");
+  const std::vector<std::vector<std::string>> lines = {
+      {gone},       {gone, "--topic", "/a"}, {gone, "--all-images"}, {gone, "--overlay-topic", "/d"},
+      {gone, "--list"}, {gone_db3, "--list"}, {gone_db3, "--topic", "/a", "--topic", "/b"}};
+  for (const auto& args : lines) {
+    std::vector<std::string> line = {"--headless"};
+    line.insert(line.end(), args.begin(), args.end());
+    const ProcessResult r = run_program(HANDOFF_VIEW_EXE, line);
+    EXPECT_FALSE(r.timed_out) << r.output;
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_THAT(r.output, HasSubstr(args[0] + ": no such file"));
+  }
+  write_file("clip.y4m", "YUV4MPEG2 W4 H2 F30:1 C420jpeg\nFRAME\n" + std::string(4 * 2 + 2 * 2, '\x80'));
+  expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--headless", path("clip.y4m"), "--topic", "/a"}),
+                     "--topic picks a recording's image topics");
+}
+
+// One tile per --topic: a topic named twice is a usage error naming it (as
+// handoff.open_topics refuses a repeated topic).
+TEST(ViewerCli, ATopicNamedTwiceIsRefused) {
+  expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--headless", "bag.mcap", "--topic", "/a", "--topic", "/b", "--topic", "/a"}),
+                     "--topic: '/a' is named twice");
 }
 
 // --value-range LO,HI: two finite numbers, LO below HI; anything else is a usage error naming it.

@@ -165,14 +165,25 @@ void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
 // --record, --record-compression and --topic against the rest.
 std::optional<int> apply_recording(CommandLine& o, const Raw& r) {
   const Viewer::PlayOptions& p = o.play;
-  if ((!p.topics.empty() || p.all_images) && (p.source != Viewer::Source::File || !is_mcap(p.file)))
+  // A FILE that is not there is said to be missing (exit 1) as it is without
+  // these options, not taken for a file that is no recording.
+  std::error_code ec;
+  const bool missing = p.source == Viewer::Source::File && !std::filesystem::exists(p.file, ec);
+  const bool recording = p.source == Viewer::Source::File && (missing || is_mcap(p.file));
+  if ((!p.topics.empty() || p.all_images) && !recording)
     return usage_error(std::string(p.all_images ? "--all-images" : "--topic") +
                        " picks a recording's image topics; it needs an .mcap or .db3 FILE");
   for (const auto* list : {&p.topics, &p.overlay_topics})
     if (std::find(list->begin(), list->end(), std::string()) != list->end())
       return usage_error(std::string(list == &p.topics ? "--topic" : "--overlay-topic") + ": an empty topic name");
-  if (!p.overlay_topics.empty() && (p.source != Viewer::Source::File || !is_mcap(p.file)))
+  for (const std::string& t : p.topics)  // one tile per topic: a topic named twice would be two identical tiles
+    if (std::count(p.topics.begin(), p.topics.end(), t) > 1) return usage_error("--topic: '" + t + "' is named twice");
+  if (!p.overlay_topics.empty() && !recording)
     return usage_error("--overlay-topic picks a ROS 2 bag's overlay topics; it needs an .mcap or .db3 FILE or a bag folder");
+  if (missing && (!p.topics.empty() || p.all_images || !p.overlay_topics.empty())) {
+    std::fprintf(stderr, "handoff-view: error: %s: no such file\n", p.file.c_str());
+    return 1;
+  }
   if (!r.record_compression.empty() && o.viewer.record.path.empty())
     return usage_error("--record-compression needs --record FILE");
   if (!r.record_codec.empty() && o.viewer.record.path.empty()) return usage_error("--record-codec needs --record FILE");

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
 #include <handoff/live/endpoint.hpp>
+#include <handoff/media/error.hpp>
 #include <handoff/media/recording.hpp>
 #include <handoff/subscriber.hpp>
 
@@ -94,6 +96,8 @@ std::string printable(std::string_view text) {
 }  // namespace
 
 int list_recording_topics(const std::string& path) {
+  std::error_code ec;  // said as playing a missing FILE says it
+  if (!std::filesystem::exists(path, ec)) throw media::ParseError(path, "", "", "no such file");
   std::vector<std::string> warnings;
   auto topics = media::list_recording_topics(path, &warnings);
   for (auto& t : topics) {

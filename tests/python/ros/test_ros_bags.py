@@ -12,6 +12,7 @@ programs (ctest sets them).
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -134,6 +135,28 @@ def test_bag_folder_naming_a_missing_file(tmp_path):
     assert r.returncode == 1  # its only file: nothing plays
     assert "metadata.yaml: relative_file_paths: no storage file of the bag can be played: " in r.stderr
     assert f"metadata.yaml: relative_file_paths: names {db3.name}, which is not in the folder" in r.stderr
+
+
+@pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3], ids=["mcap", "sqlite3"])
+@pytest.mark.parametrize("again", ["{}", "./{}"], ids=["same", "dot_slash"])
+def test_bag_folder_naming_a_file_twice_is_refused(tmp_path, storage, again):
+    """metadata.yaml listing its storage file twice (by the same or another spelling) would play every message
+    twice: it is an error naming relative_file_paths and both entries, for playing and for --list."""
+    write_bag(tmp_path / "bag", "mono8", 2, 2, 2, pad=0, storage=storage)
+    (file,) = (tmp_path / "bag").glob("*.mcap" if storage == StoragePlugin.MCAP else "*.db3")
+    meta = tmp_path / "bag" / "metadata.yaml"
+    text = meta.read_text()
+    listed = f"  - {file.name}\n"
+    assert listed in text, text
+    meta.write_text(text.replace(listed, listed + f"  - {again.format(file.name)}\n", 1))
+    why = (f"metadata.yaml: relative_file_paths: names the same file twice: {file.name} (entry 1) and "
+           f"{again.format(file.name)} (entry 2)")
+    r = subprocess.run([TOOL, "dump", str(tmp_path / "bag"), str(tmp_path / "dump")], capture_output=True, text=True)
+    assert r.returncode == 1 and why in r.stderr, r.stderr
+    view = os.environ.get("HANDOFF_VIEW_EXE", "")
+    if view and Path(view).is_file():
+        r = subprocess.run([view, str(tmp_path / "bag"), "--list"], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 1 and why in r.stderr, r.stdout + r.stderr
 
 
 def test_db3_that_is_not_sqlite(tmp_path):
@@ -357,3 +380,66 @@ def test_all_images_shows_the_cameras_it_can_and_names_the_others(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "/bayer/image_raw" in r.stderr and "is not shown" in r.stderr and "bayer_rggb8" in r.stderr, r.stderr
     assert "3 frames 16x8 gray8" in r.stderr, r.stderr
+
+
+# Topics whose first message opening refuses (later ones would fit), each with opening's reason.
+BAD_FIRST = {
+    "/zero/image_raw": "Image.width: width is 0",
+    "/step/image_raw": "Image.step: 4 is below the 8-byte rows of a mono8 image 8 wide",
+    "/short/image_raw": "Image.data: 10 bytes, shorter than step * height = 8 * 8 = 64",
+    "/jpeg/image_raw/compressed": "CompressedImage.data: corrupt JPEG",
+    "/video/image_raw/compressed": "CompressedImage.data: the topic has no keyframe",
+}
+
+
+@pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3], ids=["mcap", "sqlite3"])
+def test_listing_judges_a_topic_by_opening_its_first_message(tmp_path, storage):
+    """list_topics, handoff-view --list and open_topics' default call a topic an image only when its first
+    message opens as playing opens it (size, step and data, the picture decoded, a video keyframe found);
+    the others are `not shown` with opening's error, and the good topic still plays."""
+    handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
+    t = TS.types
+
+    def header(ns):
+        return t["std_msgs/msg/Header"](stamp=t["builtin_interfaces/msg/Time"](sec=ns // 10**9, nanosec=ns % 10**9),
+                                        frame_id="cam")
+
+    def mono8(ns, w, h, step, size):
+        return t["sensor_msgs/msg/Image"](header=header(ns), height=h, width=w, encoding="mono8", is_bigendian=0,
+                                          step=step, data=np.full(size, 7, dtype=np.uint8))
+
+    def compressed(ns, fmt, data):
+        return t["sensor_msgs/msg/CompressedImage"](header=header(ns), format=fmt,
+                                                    data=np.frombuffer(bytes(data), dtype=np.uint8))
+
+    first = {"/zero/image_raw": mono8(START_NS, 0, 0, 0, 0), "/step/image_raw": mono8(START_NS, 8, 8, 4, 64),
+             "/short/image_raw": mono8(START_NS, 8, 8, 8, 10), "/good/image_raw": mono8(START_NS, 8, 8, 8, 64),
+             "/jpeg/image_raw/compressed": compressed(START_NS, "jpeg", b"\xff\xd8\xff\xe0garbage" * 3),
+             # A P slice (nal_unit_type 1) and no IDR anywhere.
+             "/video/image_raw/compressed": compressed(START_NS, "h264", b"\x00\x00\x00\x01\x41\x9a\x00\x00")}
+    with Writer(tmp_path / "bag", version=9, storage_plugin=storage) as writer:
+        for topic, msg in first.items():
+            kind = "sensor_msgs/msg/CompressedImage" if topic.endswith("compressed") else "sensor_msgs/msg/Image"
+            conn = writer.add_connection(topic, kind, typestore=TS)
+            for k in range(3):  # images after the first fit: the first one decides
+                ns = START_NS + k * STEP_NS
+                later = mono8(ns, 8, 8, 8, 64) if k and kind.endswith("/Image") else msg
+                writer.write(conn, ns, bytes(TS.serialize_cdr(later, kind)))
+    bag = str(tmp_path / "bag")
+    listed = {row["topic"]: row for row in handoff.list_topics(bag)}
+    assert listed["/good/image_raw"]["shown"] == "image", listed["/good/image_raw"]
+    for topic, why in BAD_FIRST.items():
+        assert listed[topic]["shown"] == "not shown", listed[topic]
+        assert f"topic {topic}: message 0: {why}" in listed[topic]["note"], listed[topic]
+        with pytest.raises(handoff.ParseError, match=re.escape(why)):
+            handoff.open(bag, topic=topic)
+    with handoff.open_topics(bag) as timeline:
+        assert [topic for topic, _, _ in timeline] == ["/good/image_raw"] * 3
+    view = os.environ.get("HANDOFF_VIEW_EXE", "")
+    if view and Path(view).is_file():
+        r = subprocess.run([view, bag, "--list"], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        lines = {line.split()[0]: line for line in r.stdout.splitlines()[1:]}
+        assert lines["/good/image_raw"].endswith("image: mono8"), r.stdout
+        for topic, why in BAD_FIRST.items():
+            assert "not shown: " in lines[topic] and why in lines[topic], r.stdout

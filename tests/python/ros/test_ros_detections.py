@@ -147,9 +147,12 @@ def test_handoff_view_draws_the_picked_topic(tmp_path):
     assert boxes, r.stderr
     for b in boxes:
         assert b == [(38, 28), (38, 32), (42, 28), (42, 32)]
-    r = subprocess.run([view, "--headless", str(tmp_path / "nothing.y4m"), "--overlay-topic", OTHER],
+    # A video file that is there (a missing one is said to be missing, whatever its name).
+    clip = tmp_path / "clip.y4m"
+    clip.write_bytes(b"YUV4MPEG2 W4 H2 F30:1 C420jpeg\nFRAME\n" + bytes([0x80]) * 12)
+    r = subprocess.run([view, "--headless", str(clip), "--overlay-topic", OTHER],
                        capture_output=True, text=True, timeout=60)
-    assert r.returncode != 0 and "--overlay-topic" in r.stderr
+    assert r.returncode == 2 and "--overlay-topic" in r.stderr, r.stderr
 
 
 
@@ -241,3 +244,37 @@ def test_foxglove_image_annotations_in_the_namespace_land_on_their_frames(tmp_pa
         assert seen == N
     topics = {row["topic"]: row for row in handoff.list_topics(str(tmp_path / "bag"))}
     assert topics["/cam/annotations"]["shown"] == "overlay", topics["/cam/annotations"]
+
+
+@STORAGES
+def test_texts_only_image_annotations_are_matched_by_their_text_stamp(tmp_path, storage):
+    """An ImageAnnotations holding only texts is keyed by its first text's stamp (as the protobuf
+    message is): each image is stamped 35 ms before it was logged, its label logged 20 ms after it,
+    so only the stamp puts the label on its frame."""
+    handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
+    ts = typestore()
+    types = {}
+    for name, text in FOXGLOVE_MSGS.items():
+        types.update(get_types_from_msg(text, name))
+    ts.register(types)
+    t = ts.types
+    white = t["foxglove_msgs/msg/Color"](r=1.0, g=1.0, b=1.0, a=1.0)
+    with Writer(tmp_path / "bag", version=9, storage_plugin=storage) as writer:
+        image = writer.add_connection(TOPIC, "sensor_msgs/msg/Image", typestore=ts)
+        notes = writer.add_connection("/cam/annotations", "foxglove_msgs/msg/ImageAnnotations", typestore=ts)
+        for k in range(N):
+            log = START_NS + k * STEP_NS
+            stamped = log - 35_000_000
+            img = t["sensor_msgs/msg/Image"](header=header(stamped), height=H, width=W, encoding="mono8",
+                                             is_bigendian=0, step=W, data=np.full(W * H, k, dtype=np.uint8))
+            writer.write(image, log, bytes(ts.serialize_cdr(img, "sensor_msgs/msg/Image")))
+            label = t["foxglove_msgs/msg/TextAnnotation"](
+                timestamp=t["builtin_interfaces/msg/Time"](sec=stamped // 10**9, nanosec=stamped % 10**9),
+                position=t["foxglove_msgs/msg/Point2"](x=2.0, y=10.0), text=f"frame {k}", font_size=8.0,
+                text_color=white, background_color=white)
+            msg = t["foxglove_msgs/msg/ImageAnnotations"](circles=[], points=[], texts=[label])
+            writer.write(notes, log + 20_000_000, bytes(ts.serialize_cdr(msg, "foxglove_msgs/msg/ImageAnnotations")))
+    with handoff.open(str(tmp_path / "bag"), topic=TOPIC) as src:
+        texts = [overlays.texts for _, overlays in src]
+        assert texts == [1] * N
+        assert not src.warnings

@@ -50,6 +50,16 @@ ImageView any_image_view(const CdrMessage& m, DecodedPicture& picture, const Mes
 void blank_frame(const SourceInfo& info, const FrameWriteTarget& target);
 std::string image_encodings();
 
+// The checks a topic's first image passes before the topic plays (it sets
+// the stream's format and size), shared by playing and --list: an encoding
+// handoff shows (image_format; raw_image_format when `ros` is false: a
+// foxglove.RawImage, a decoded foxglove.CompressedImage), a width and height
+// within the frame limits, a step and data holding every row. ParseError at
+// `where` naming "<message>.<field>" otherwise ("Image.width": "width is 0");
+// the format.
+PixelFormat first_image_format(const RawImageView& image, bool ros, const MessagePlace& where,
+                               std::string_view message);
+
 // Checks an image against the stream (as check_raw_image, fields named
 // "Image.*"; an encoding outside image_format() is refused) and copies it
 // into `target`, swapping 16-bit and float samples of a big-endian image.
