@@ -674,19 +674,70 @@ void RecordingSourceImpl::add_layer(const LayerTopic& lt, const mcap::MessageRef
 
 }  // namespace
 
-std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& path, const RecordingOpenOptions& options) {
+namespace {
+
+std::unique_ptr<RecordingSource> open_topic(const std::filesystem::path& path, const RecordingOpenOptions& options) {
   std::error_code ec;
   mcap::ReaderOptions r;
   r.max_chunk_bytes = options.max_chunk_bytes;
   if (std::filesystem::is_directory(path, ec)) {
     const RosbagFolder bag = read_rosbag_folder(path);
     if (bag.files.size() == 1 && bag.missing.empty() && bag.compression == BagCompression::None)
-      return open_recording(bag.files.front(), options);
+      return open_topic(bag.files.front(), options);
     if (bag.db3) return open_db3_recording(bag, options);
     return std::make_unique<RecordingSourceImpl>(open_bag_mcap(bag, r), options);
   }
   if (is_db3_path(path)) return open_db3_recording(lone_db3_file(path), options);
   return std::make_unique<RecordingSourceImpl>(mcap::Reader::open(path, r), options);
+}
+
+}  // namespace
+
+// No topic asked for: the first image topic, unless its first message does
+// not open (an encoding handoff does not show, a corrupt picture): then the
+// first topic by name that --list calls an image.
+std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& path, const RecordingOpenOptions& options) {
+  if (!options.topic.empty()) return open_topic(path, options);
+  std::unique_ptr<RecordingSource> source;
+  std::exception_ptr refused;
+  try {
+    source = open_topic(path, options);
+  } catch (const ParseError&) {
+    refused = std::current_exception();
+  }
+  if (source && source->image_topics().size() < 2) return source;
+  std::vector<RecordingTopicListing> listed;
+  try {
+    listed = list_recording_topics(path);
+  } catch (const ParseError&) {
+    if (refused) std::rethrow_exception(refused);
+    throw;
+  }
+  const auto shown = [](const RecordingTopicListing& l) { return l.kind == RecordingTopicListing::Kind::Image; };
+  if (source && std::any_of(listed.begin(), listed.end(),
+                            [&](const RecordingTopicListing& l) { return l.topic == source->topic() && shown(l); }))
+    return source;
+  const auto other = std::find_if(listed.begin(), listed.end(), shown);
+  if (other == listed.end()) {  // none can be shown: the first, whose error names why
+    if (refused) std::rethrow_exception(refused);
+    return source;
+  }
+  std::string why;
+  if (refused) {
+    try {
+      std::rethrow_exception(refused);
+    } catch (const ParseError& e) {
+      why = e.what();
+    }
+  } else {
+    for (const RecordingTopicListing& l : listed)
+      if (l.topic == source->topic()) why = "topic " + l.topic + ": " + l.note;
+  }
+  log(LogLevel::Warning, path.string() + ": the first image topic is not shown (" + why + "); playing " +
+                             other->topic + " instead (--topic picks one)");
+  RecordingOpenOptions o = options;
+  o.topic = other->topic;
+  return open_topic(path, o);
 }
 
 bool is_recording_path(const std::filesystem::path& path) {

@@ -382,6 +382,37 @@ def test_all_images_shows_the_cameras_it_can_and_names_the_others(tmp_path):
     assert "3 frames 16x8 gray8" in r.stderr, r.stderr
 
 
+def test_without_a_topic_the_first_that_can_be_shown_plays(tmp_path):
+    """No topic asked for, the bag's first image topic a bayer camera (not shown): handoff.open and handoff-view
+    play the mono8 one, saying why the first was passed over; asked for by name, the bayer one is refused."""
+    handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
+    w, h = 16, 8
+    t = TS.types
+    with Writer(tmp_path / "bag", version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        for name, encoding in (("/z_bayer/image_raw", "bayer_rggb8"), ("/mono/image_raw", "mono8")):
+            conn = writer.add_connection(name, "sensor_msgs/msg/Image", typestore=TS)  # the bayer one first
+            for k in range(3):
+                ns = START_NS + k * STEP_NS
+                msg = t["sensor_msgs/msg/Image"](
+                    header=t["std_msgs/msg/Header"](
+                        stamp=t["builtin_interfaces/msg/Time"](sec=ns // 10**9, nanosec=ns % 10**9), frame_id=""),
+                    height=h, width=w, encoding=encoding, is_bigendian=0, step=w,
+                    data=np.full(w * h, 50 + k, dtype=np.uint8))
+                writer.write(conn, ns, bytes(TS.serialize_cdr(msg, "sensor_msgs/msg/Image")))
+    with handoff.open(str(tmp_path / "bag")) as src:
+        values = [int(np.from_dlpack(frame)[0, 0]) for frame, _ in src]
+    assert values == [50, 51, 52]
+    with pytest.raises(handoff.ParseError, match="bayer_rggb8"):
+        handoff.open(str(tmp_path / "bag"), topic="/z_bayer/image_raw")
+    view = os.environ.get("HANDOFF_VIEW_EXE", "")
+    if view and Path(view).is_file():
+        r = subprocess.run([view, "--headless", "--fast", str(tmp_path / "bag")], capture_output=True, text=True,
+                           timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "the first image topic is not shown" in r.stderr and "bayer_rggb8" in r.stderr, r.stderr
+        assert "playing /mono/image_raw instead" in r.stderr and "3 frames 16x8 gray8" in r.stderr, r.stderr
+
+
 # Topics whose first message opening refuses (later ones would fit), each with opening's reason.
 BAD_FIRST = {
     "/zero/image_raw": "Image.width: width is 0",
