@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "frame_renderer.hpp"  // build_program
+#include "value_range.hpp"     // float_mapping
 
 namespace handoff::view {
 
@@ -262,7 +263,8 @@ void LayerRenderer::draw(const ViewTransform& view, int fb_w, int fb_h) {
     glUniform1f(glGetUniformLocation(p, "u_opacity"), opacity);
     glBindTextureUnit(0, g.data.name.get());
     if (scalar) {
-      glUniform2f(glGetUniformLocation(p, "u_range"), float(g.range[0]), float(g.range[1]));
+      const FloatMapping m = float_mapping(g.range[0], g.range[1]);
+      glUniform4f(glGetUniformLocation(p, "u_map"), m.prescale, m.lo, m.scale, m.offset);
       glBindTextureUnit(1, colormaps_[std::size_t(std::get<media::ScalarMap>(l).colormap)].get());
     } else {
       const bool masks = std::holds_alternative<media::InstanceMasks>(l);
