@@ -50,14 +50,13 @@ PixelRect intersect(const PixelRect& a, const PixelRect& b) {
 // as the vertex shader's noperspective v_uv gives it there.
 float uv_at(int b, double left, double extent) { return float((double(b) + 0.5 - left) / extent); }
 
-// Nearest texels (layer_ids_frag's id_at) of pixels [first, first + count), into t.
+// Nearest texels (layer_ids_frag's id_at, nearest_texel's rule) of pixels
+// [first, first + count), into t.
 void nearest_texels(int first, int count, double left, double extent, std::uint32_t size,
                     std::vector<std::int32_t>& t) {
   t.resize(std::size_t(std::max(count, 0)));
-  for (int k = 0; k < count; ++k) {
-    const float p = std::floor(uv_at(first + k, left, extent) * float(size));
-    t[std::size_t(k)] = std::int32_t(std::clamp(p, 0.0f, float(size - 1)));
-  }
+  const NearestAxis axis = nearest_axis(left, extent, size);
+  for (int k = 0; k < count; ++k) t[std::size_t(k)] = nearest_texel(first + k, axis, size);
 }
 
 // Bilinear taps (GL_LINEAR, clamp to edge) of pixels [first, first + count).
