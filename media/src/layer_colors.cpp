@@ -90,9 +90,14 @@ std::array<double, 2> ScalarRange::update(const float* values, std::size_t count
     return double(scratch_[k]);
   };
   double lo = percentile(0.01), hi = percentile(0.99);
-  if (!(hi > lo)) {  // a constant map: its value in the middle of the range
-    lo -= 0.5;
-    hi = lo + 1.0;
+  if (!(hi > lo)) {
+    // A constant map: its value in the middle of the range, 0.5 each way, or
+    // 8 float steps of it where 0.5 is below that (v +- 0.5 would round to v
+    // in float, and in double from 2^53): the ends stay exact in float.
+    const double v = lo;
+    const double half = v == 0 ? 0.5 : std::max(0.5, std::ldexp(1.0, std::ilogb(v) - 20));
+    lo = v - half;
+    hi = v + half;
   }
   const double width = range_[1] - range_[0];
   const bool jump = !valid_ || std::abs(lo - range_[0]) > width || std::abs(hi - range_[1]) > width;

@@ -1,8 +1,10 @@
 #version 450 core
 // gray8 / gray16 / gray32f as grey: a value s (UNORM for gray8 / gray16, the
-// float itself for gray32f) mapped by (s - u_lo) * u_scale and clamped to
-// 0..1; the renderer sets lo = 0, scale = 1 for the full range of an integer
-// format, or the range a user gave / the automatic one of a float frame.
+// float itself for gray32f) mapped by (s * u_prescale - u_lo) * u_scale +
+// u_offset and clamped to 0..1, with the uniforms float_mapping
+// (value_range.hpp) makes of the range: the format's full range for an
+// integer format, or the range a user gave / the automatic one of a float
+// frame (finite for any finite range, so no data makes them inf or 0).
 // Bilinear by hand from the four texels around the position (texelFetch):
 // in float for every format (a texture unit filtering 8-bit texels rounds the
 // mix to 8 bits), and NaN / +-inf texels (holes in a depth map) take no part
@@ -11,8 +13,10 @@
 // the weight. gray_frame_nearest_frag.glsl: flat pixels.
 layout(binding = 0) uniform sampler2D u_luma;
 
+uniform float u_prescale;  // float_mapping (value_range.hpp): finite, scale > 0
 uniform float u_lo;
 uniform float u_scale;
+uniform float u_offset;
 uniform vec3 u_non_finite;
 uniform vec2 u_frame_size;  // pixels (W, H)
 
@@ -47,6 +51,6 @@ void main() {
     o_color = vec4(u_non_finite, 1.0);
     return;
   }
-  float v = clamp((sum / weight - u_lo) * u_scale, 0.0, 1.0);
+  float v = clamp((sum / weight * u_prescale - u_lo) * u_scale + u_offset, 0.0, 1.0);
   o_color = vec4(v, v, v, 1.0);
 }

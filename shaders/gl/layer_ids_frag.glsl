@@ -4,6 +4,9 @@
 // the default class colour (media::default_class_color, computed the same way
 // here). Instance masks (u_outline) are an instance index per texel (0: none)
 // and get an outline where a neighbour one display pixel away differs.
+// The texel of a pixel: layer_renderer.hpp's nearest_texel rule from the
+// pixel's centre (gl_FragCoord, exact), not the interpolated v_uv, so that
+// the CPU composite (layer_canvas.cpp) picks the same one, ties included.
 layout(binding = 0) uniform usampler2D u_ids;    // R8UI / R16UI / R32UI
 layout(binding = 1) uniform sampler2D u_palette; // RGBA8, 256 wide; alpha 0: not drawn
 uniform int u_bits;          // bits of an id (8, 16, 32)
@@ -13,14 +16,21 @@ uniform int u_palette_size;  // entries
 uniform bool u_defaults;     // ids outside the palette take the default colours (class maps)
 uniform float u_opacity;
 uniform bool u_outline;      // instance masks
-uniform vec2 u_pixel_uv;     // one display pixel in v_uv units
+uniform vec2 u_origin;       // the target's top-left on the framebuffer (pixels from its top-left)
+uniform vec2 u_texels;       // layer texels per framebuffer pixel
+uniform vec2 u_fb_size;      // framebuffer size in pixels (layer_vert.glsl's)
 
-noperspective in vec2 v_uv;
 out vec4 o_color;
 
-int id_at(vec2 uv) {
+const float kNudge = 1.0 + exp2(-21.0);  // kNearestNudge
+
+// The id `step` pixels from this one.
+int id_at(ivec2 step) {
   ivec2 size = textureSize(u_ids, 0);
-  ivec2 t = clamp(ivec2(floor(uv * vec2(size))), ivec2(0), size - 1);
+  precise vec2 c = vec2(gl_FragCoord.x, u_fb_size.y - gl_FragCoord.y) + vec2(step);
+  precise vec2 s = (c - u_origin) * u_texels;
+  precise vec2 p = floor(s * kNudge);
+  ivec2 t = ivec2(clamp(p, vec2(0.0), vec2(size - 1)));
   uint raw = texelFetch(u_ids, t, 0).r;
   return u_signed ? bitfieldExtract(int(raw), 0, u_bits) : int(raw);
 }
@@ -56,12 +66,12 @@ vec4 color_of(int id) {
 }
 
 void main() {
-  int id = id_at(v_uv);
+  int id = id_at(ivec2(0));
   vec4 c = color_of(id);
   if (u_outline) {
     // An edge: the instance differs one display pixel away (either side).
-    int l = id_at(v_uv - vec2(u_pixel_uv.x, 0.0)), r = id_at(v_uv + vec2(u_pixel_uv.x, 0.0));
-    int t = id_at(v_uv - vec2(0.0, u_pixel_uv.y)), b = id_at(v_uv + vec2(0.0, u_pixel_uv.y));
+    int l = id_at(ivec2(-1, 0)), r = id_at(ivec2(1, 0));
+    int t = id_at(ivec2(0, -1)), b = id_at(ivec2(0, 1));
     if (id != 0 && (l != id || r != id || t != id || b != id)) {
       o_color = vec4(c.rgb, 1.0);
       return;

@@ -74,6 +74,36 @@ def test_scalar_map_automatic_range_spans_the_data(v):
     assert img[24, 0].max() <= 10 and img[24, W - 1].min() >= 245, (img[24, 0], img[24, W - 1])
 
 
+def test_scalar_map_ranges_beyond_float32_draw_on_both_paths(v):
+    """Values at float32's ends and ranges beyond its span or below its resolution: the range is applied
+    through a float32 offset and scale worked out in double (finite however wide or narrow), and huge values
+    of opposite signs mix as a * (1 - w) + b * w, without overflowing into a hole."""
+    huge = np.array([[1e38, -1e38], [3e38, -3e38]], np.float32)
+    img = shown(v, layers=[handoff.ScalarMap(huge, colormap="gray", range=(-3e38, 3e38), opacity=1.0)])
+    corners = np.array([img[0, 0, 0], img[0, W - 1, 0], img[H - 1, 0, 0], img[H - 1, W - 1, 0]])
+    assert np.abs(corners - [170, 85, 255, 0]).max() <= 1, corners
+    fx, fy = (W // 2 + 0.5) / (W / 2) - 0.5, (H // 2 + 0.5) / (H / 2) - 0.5  # the bilinear weights there
+    h = huge.astype(float)
+    mixed = (h[0, 0] * (1 - fy) + h[1, 0] * fy) * (1 - fx) + (h[0, 1] * (1 - fy) + h[1, 1] * fy) * fx
+    assert abs(img[H // 2, W // 2, 0] - (mixed + 3e38) / 6e38 * 255) <= 1.5, "mixed, not a hole"
+    wide = np.array([[0, 1], [2, 3]], np.float64)
+    img = shown(v, layers=[handoff.ScalarMap(wide, colormap="gray", range=(-1e300, 1e300), opacity=1.0)])
+    assert np.abs(img[..., 0] - 128).max() <= 1, "0..3 sit in the middle of (-1e300, 1e300)"
+    img = shown(v, layers=[handoff.ScalarMap(wide, colormap="gray", range=(0, 1e300), opacity=1.0)])
+    assert img[..., 0].max() <= 1, "0..3 sit at the bottom of (0, 1e300)"
+    denormal = np.array([[0, 1e-45], [1e-45, 0]], np.float32)
+    for rng in [(0.0, 1e-45), None]:
+        img = shown(v, layers=[handoff.ScalarMap(denormal, colormap="gray", range=rng, opacity=1.0)])
+        assert np.abs(img[..., 0] - 128).max() <= 1, f"{rng}: narrower than float32 tells apart: the middle"
+
+
+@pytest.mark.parametrize("value", [1e7, 1e17, -1e20, 3.4e38])
+def test_scalar_map_constant_of_any_size_in_the_colormaps_middle(v, value):
+    values = np.full((H // 4, W // 4), value, np.float32)
+    img = shown(v, layers=[handoff.ScalarMap(values, colormap="gray", opacity=1.0)])
+    assert np.abs(img[..., 0] - 128).max() <= 1
+
+
 def test_instance_masks_in_their_detections_colour(v):
     masks = np.zeros((2, H, W), bool)
     masks[0, 28:44, 12:28] = True

@@ -58,6 +58,23 @@ def test_both_colour_paths_match_the_colour_reference(convert):
         assert_no_gl_errors(v)
 
 
+@pytest.mark.parametrize("convert", ["cpu", "gpu"])
+def test_gray32f_data_at_float32s_ends_never_stops_the_viewer(convert):
+    """A gray32f frame's automatic range comes from its data: a constant frame of any value is drawn mid grey
+    (its value in the middle of its range), data spread over less than float32 tells apart (denormals) is
+    drawn like a constant, and nothing a frame holds stops the display (the next show() works)."""
+    tiny = np.tile(np.array([[0, 1e-45], [1e-45, 0]], np.float32), (4, 4))
+    frames = [np.full((8, 8), c, np.float32) for c in (1e7, 1e16, 1e17, -1e20, 3.4e38, -3.4e38, 1e-45)] + [tiny]
+    with viewer(convert=convert, show_ui=False) as v:
+        for a in frames:  # each far from the last: the range jumps to the frame's own
+            v.show(a)
+            grey = snap(v)[..., 0].astype(int)
+            assert np.abs(grey - 128).max() <= 1, (a[0, :2], grey[0, :2])
+        v.show(np.full((8, 8, 3), 200, np.uint8))
+        assert snap(v)[0, 0, 0] == 200
+        assert_no_gl_errors(v)
+
+
 def test_handoff_frame_is_shown_with_its_colorimetry(v):
     frame = handoff.Frame.allocate(96, 64, "p010", colorimetry=handoff.Colorimetry("bt601", "limited"))
     luma, chroma = quadrant_planes(96, 64, "p010")

@@ -388,5 +388,29 @@ TEST(ScalarRangeTest, StableAcrossFramesAndResetOnAJump) {
   EXPECT_DOUBLE_EQ(cr[1], 3.5);
 }
 
+// A constant map of any value gets a range float tells apart from the value,
+// with the value in its middle, both ends exact in float (v +- 0.5 is lost
+// in float from 2^24, in double from 2^53): it is drawn mid-colormap.
+TEST(ScalarRangeTest, ConstantMapsOfAnyValueSitInTheMiddle) {
+  constexpr float kMax = std::numeric_limits<float>::max();
+  for (float v : {1e7f, -1e7f, 16777217.0f, 1e16f, 1e17f, -1e17f, 1e20f, 3e38f, kMax, -kMax, 1e-45f, 0.0f}) {
+    ScalarRange r;
+    std::vector<float> flat(64, v);
+    const auto [lo, hi] = r.update(flat.data(), flat.size());
+    EXPECT_LT(lo, double(v)) << v;
+    EXPECT_GT(hi, double(v)) << v;
+    EXPECT_DOUBLE_EQ(double(v) - lo, hi - double(v)) << v;
+    if (std::abs(lo) <= double(kMax) && std::abs(hi) <= double(kMax)) {  // ends exact in float (where they fit)
+      EXPECT_EQ(double(float(lo)), lo) << v;
+      EXPECT_EQ(double(float(hi)), hi) << v;
+      EXPECT_LT(float(lo), v) << v;
+      EXPECT_GT(float(hi), v) << v;
+    }
+    if (std::abs(v) < 1e6f) {  // the documented half-width where float holds v +- 0.5
+      EXPECT_DOUBLE_EQ(hi - lo, 1.0) << v;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace handoff::media

@@ -6,6 +6,8 @@
 // three-plane and packed formats uploaded GPU-side.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -223,6 +225,97 @@ TEST_F(FormatProbe, Gray32fDrawnOverItsAutomaticRange) {
         if (std::abs(double(rgba[(std::size_t(y) * 64 + x) * 4]) - want) > 1.0) ++off;
       }
     EXPECT_EQ(off, 0u);
+  }
+}
+
+// float_mapping: any finite lo < hi becomes finite float parts with a
+// normal scale > 0, and float arithmetic with them places a value where
+// double arithmetic does (within 1/4096), however wide, narrow or far out
+// the range (the grey and scalar-map shaders and their CPU twins use it).
+TEST(FloatMappingTest, FiniteForAnyRangeAndPlacesValuesAsDoubleDoes) {
+  constexpr double kMax = std::numeric_limits<float>::max();
+  const auto place = [](const FloatMapping& m, float v) {  // the shaders' arithmetic, in float
+    return std::clamp((v * m.prescale - m.lo) * m.scale + m.offset, 0.0f, 1.0f);
+  };
+  const std::array<double, 2> ranges[] = {{0, 1},        {-3e38, 3e38},    {-1e300, 1e300}, {0, 1e300},
+                                          {-1e39, 1e39}, {1e-30, 2e-30},  {0, 1e25},       {-kMax, kMax},
+                                          {1e38, 1e39},  {-1e308, 1.7e308}, {5, 5e30},     {-2e30, -1e30}};
+  const float values[] = {0.0f, 1.0f, -1.0f, 1.5e-30f, 3e25f, 1e38f, -1e38f, 3e38f, -3e38f, float(kMax), -float(kMax)};
+  for (const auto& [lo, hi] : ranges) {
+    const FloatMapping m = float_mapping(lo, hi);
+    ASSERT_TRUE(std::isfinite(m.prescale) && m.prescale >= 0 && std::isfinite(m.lo)) << lo << " " << hi;
+    ASSERT_TRUE(m.scale >= std::numeric_limits<float>::min() && std::isfinite(m.scale)) << lo << " " << hi;
+    for (float v : values) {
+      const double want = std::clamp((double(v) / 2 - lo / 2) / (hi / 2 - lo / 2), 0.0, 1.0);
+      EXPECT_NEAR(place(m, v), want, 1.0 / 4096) << "v " << v << " in (" << lo << ", " << hi << ")";
+    }
+  }
+  // Narrower than float tells apart: widened about the middle, which draws 0.5.
+  for (const auto& [lo, hi, v] : {std::array<double, 3>{0, 1e-45, 0}, {1e17, 1e17 + 1e3, 1e17},
+                                  {1e7 - 0.5, 1e7 + 0.5, 1e7}, {1.0, std::nextafter(1.0, 2.0), 1.0}, {0, 1e-300, 0},
+                                  {kMax - 1e30, kMax + 1e30, kMax}}) {
+    const FloatMapping m = float_mapping(lo, hi);
+    ASSERT_TRUE(m.scale >= std::numeric_limits<float>::min() && std::isfinite(m.scale) && std::isfinite(m.lo));
+    EXPECT_NEAR(place(m, float(v)), 0.5, 1e-6) << lo << " " << hi;
+  }
+  // Not a range: the identity, not a throw.
+  EXPECT_EQ(float_mapping(1, 0).scale, 1.0f);
+  EXPECT_EQ(float_mapping(std::nan(""), 1).scale, 1.0f);
+}
+
+// gray32f data at float's ends never stops the renderer, on either path: a
+// constant frame (any value, however large) is drawn mid grey, as is data
+// spread over less than float tells apart (denormals); a given range too
+// wide or narrow for float draws as double arithmetic places the values;
+// the pixel inspector reports the grey drawn.
+TEST_F(FormatProbe, Gray32fExtremeDataDrawsOnBothPaths) {
+  constexpr float kMax = std::numeric_limits<float>::max();
+  const auto frame_of = [](std::initializer_list<float> four) {
+    Frame f = allocate_host_frame(PixelFormat::GRAY32F, 8, 8, HostFrameOptions{.alignment = 4});
+    const float* v = four.begin();
+    for (std::uint32_t y = 0; y < 8; ++y)
+      for (std::uint32_t x = 0; x < 8; ++x)
+        std::memcpy(static_cast<std::uint8_t*>(f.planes[0].data) + y * f.planes[0].pitch + x * 4,
+                    &v[(y / 4) * 2 + x / 4], 4);
+    return f;
+  };
+  const auto drawn = [](FrameRenderer& r, const Frame& f, std::optional<ValueRange> range) {
+    r.upload(f);
+    FrameTarget target;
+    target.resize(8, 8);
+    target.bind();
+    DrawOptions o;
+    o.value_range = range;
+    o.nearest = true;
+    EXPECT_NO_THROW(r.draw(o, 8, 8));
+    std::vector<std::uint8_t> rgba;
+    target.read_rgba(rgba);
+    FrameTarget::unbind();
+    const std::array<int, 4> out{rgba[0], rgba[4 * 4], rgba[(4 * 8) * 4], rgba[(4 * 8 + 4) * 4]};
+    // The pixel inspector says the grey drawn.
+    for (std::size_t k = 0; k < 4; ++k)
+      EXPECT_NEAR(probe_pixel(r, Colorimetry{}, range, 4.0 * double(k % 2), 4.0 * double(k / 2)).rgb[0], out[k], 1)
+          << "probe of sample " << k;
+    return out;
+  };
+  for (ViewerConvert convert : {ViewerConvert::Gpu, ViewerConvert::Cpu}) {
+    SCOPED_TRACE(convert == ViewerConvert::Cpu ? "cpu" : "gpu");
+    for (float c : {0.0f, 1e7f, -1e7f, 1e16f, 1e17f, 1e20f, -1e17f, 3e38f, kMax, -kMax, 1e-45f}) {
+      FrameRenderer r(convert);  // a fresh automatic range for each
+      for (int v : drawn(r, frame_of({c, c, c, c}), std::nullopt))
+        EXPECT_NEAR(v, 128, 1) << "a constant " << c << " frame is drawn mid grey";
+    }
+    FrameRenderer r(convert);
+    for (int v : drawn(r, frame_of({0.0f, 1e-45f, 1e-45f, 0.0f}), std::nullopt))
+      EXPECT_NEAR(v, 128, 1) << "denormal data: narrower than float tells apart";
+    // Given ranges beyond float's span, or below its resolution.
+    const auto expect_near = [](std::array<int, 4> got, std::array<int, 4> want) {
+      for (std::size_t k = 0; k < 4; ++k) EXPECT_NEAR(got[k], want[k], 1) << "sample " << k;
+    };
+    expect_near(drawn(r, frame_of({0.0f, 1.0f, 2.0f, 3.0f}), ValueRange{-1e300, 1e300}), {128, 128, 128, 128});
+    expect_near(drawn(r, frame_of({0.0f, 1.0f, 2.0f, 3.0f}), ValueRange{0, 1e300}), {0, 0, 0, 0});
+    expect_near(drawn(r, frame_of({1e38f, -1e38f, 3e38f, -3e38f}), ValueRange{-3e38, 3e38}), {170, 85, 255, 0});
+    expect_near(drawn(r, frame_of({0.0f, 1.0f, -1.0f, 2.0f}), ValueRange{0, 1e-300}), {128, 255, 0, 255});
   }
 }
 

@@ -13,9 +13,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include <handoff/frame_validate.hpp>
+#include <handoff/host_frame.hpp>
 #include <handoff/viewer.hpp>
 
 #include "snapshot_checks.hpp"
@@ -419,6 +421,87 @@ TEST_F(LayersPaths, CpuCompositeMatchesTheLayerShaders) {
     const std::size_t total = std::size_t(cpu.width()) * cpu.height();
     EXPECT_EQ(far, 0u);
     EXPECT_LE(off * 200, total) << off << " of " << total << " pixels differ by more than 2 codes";
+  }
+}
+
+// Nearest ids pick the same texel on both paths everywhere, exact ties
+// included: a 16 x 12 class map over a 37 x 21 frame has pixel centres on
+// texel edges in rows 3, 10 and 17 ((y + 0.5) * 12 / 21 whole), where exact
+// arithmetic takes the texel after the edge (checked at the frame's size
+// against the rule in integers); a 128 x 96 map over a 64 x 48 frame has
+// every centre on an edge. Instance masks (the same shader, with outlines
+// that read the neighbours' texels) likewise. Both at the frame's size and
+// scaled into the 320 x 240 view.
+TEST_F(LayersPaths, NearestTexelsAreTheSameOnBothPaths) {
+  struct Case {
+    std::uint32_t fw, fh, lw, lh;
+  };
+  for (const Case c : {Case{37, 21, 16, 12}, Case{64, 48, 128, 96}, Case{21, 37, 12, 16}}) {
+    SCOPED_TRACE(std::to_string(c.lw) + "x" + std::to_string(c.lh) + " over " + std::to_string(c.fw) + "x" +
+                 std::to_string(c.fh));
+    std::vector<std::uint8_t> ids(c.lw * c.lh), masks(c.lw * c.lh);
+    for (std::uint32_t y = 0; y < c.lh; ++y)
+      for (std::uint32_t x = 0; x < c.lw; ++x) {
+        ids[y * c.lw + x] = std::uint8_t((x * 7 + y * 29) % 251);  // differs from every neighbour
+        masks[y * c.lw + x] = std::uint8_t((x + 2 * y) % 3 == 0);
+      }
+    const auto draw_ids = [&](ViewerConvert convert, SnapshotKind kind, bool as_masks) {
+      ViewerOptions o;
+      o.title = "nearest ties";
+      o.width = 320;
+      o.height = 240;
+      o.display = kDisplay;
+      o.vsync = false;
+      o.show_ui = false;
+      o.convert = convert;
+      Viewer v(o);
+      Frame frame = allocate_host_frame(PixelFormat::GRAY8, c.fw, c.fh);
+      for (std::uint32_t y = 0; y < c.fh; ++y)
+        std::memset(static_cast<std::uint8_t*>(frame.planes[0].data) + y * frame.planes[0].pitch, 0, c.fw);
+      media::OverlayFrame f;
+      if (as_masks) {
+        f.add_box(0, 0, float(c.fw), float(c.fh), "", 0.9f, 3);
+        media::InstanceMasks im;
+        im.masks = host_array(masks, media::SampleType::U8, c.lw, c.lh);
+        im.opacity = 1.0f;
+        f.layers.push_back(im);
+      } else {
+        media::ClassMap m;
+        m.ids = host_array(ids, media::SampleType::U8, c.lw, c.lh);
+        for (int id = 0; id < 256; ++id)
+          m.colors[id] = media::Color8{std::uint8_t(id), std::uint8_t(255 - id), std::uint8_t(id * 7), 255};
+        m.opacity = 1.0f;
+        f.layers.push_back(m);
+      }
+      v.show(frame, f);
+      const RgbaImage shown = v.snapshot();
+      return kind == SnapshotKind::Frame ? shown : v.snapshot(kind);
+    };
+    for (bool as_masks : {false, true})
+      for (SnapshotKind kind : {SnapshotKind::Frame, SnapshotKind::View}) {
+        SCOPED_TRACE(std::string(as_masks ? "masks" : "class map") +
+                     (kind == SnapshotKind::Frame ? ", frame" : ", view"));
+        const RgbaImage cpu = draw_ids(ViewerConvert::Cpu, kind, as_masks);
+        const RgbaImage gpu = draw_ids(ViewerConvert::Gpu, kind, as_masks);
+        ASSERT_EQ(cpu.width(), gpu.width());
+        ASSERT_EQ(cpu.height(), gpu.height());
+        std::size_t off = 0;
+        for (std::uint32_t y = 0; y < cpu.height(); ++y)
+          for (std::uint32_t x = 0; x < cpu.width(); ++x) {
+            int d = 0;
+            for (int k = 0; k < 3; ++k) d = std::max(d, std::abs(int(cpu.pixel(x, y)[k]) - int(gpu.pixel(x, y)[k])));
+            if (d > 0 && off++ < 5) ADD_FAILURE() << "pixel (" << x << ", " << y << ") differs by " << d;
+          }
+        EXPECT_EQ(off, 0u) << "pixels where the paths picked another texel";
+        if (as_masks || kind != SnapshotKind::Frame) continue;
+        // At the frame's size: texel floor((b + 0.5) * size / frame), in integers (ties upward).
+        for (std::uint32_t y = 0; y < c.fh; ++y)
+          for (std::uint32_t x = 0; x < c.fw; ++x) {
+            const std::uint32_t tx = (2 * x + 1) * c.lw / (2 * c.fw), ty = (2 * y + 1) * c.lh / (2 * c.fh);
+            ASSERT_EQ(int(cpu.pixel(x, y)[0]), int(ids[ty * c.lw + tx])) << "cpu at (" << x << ", " << y << ")";
+            ASSERT_EQ(int(gpu.pixel(x, y)[0]), int(ids[ty * c.lw + tx])) << "gpu at (" << x << ", " << y << ")";
+          }
+      }
   }
 }
 

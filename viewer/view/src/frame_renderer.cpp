@@ -280,12 +280,15 @@ void PlaneTextures::upload(const Frame& frame) const {
 namespace {
 
 // A grey frame's range as the grey shader's uniforms (and ViewConverter's
-// GrayMapping): lo and scale in the units the texture returns (UNORM 0..1
-// for gray8 / gray16, the float itself for gray32f); none: the format's full range.
+// GrayMapping): in the units the texture returns (UNORM 0..1 for gray8 /
+// gray16, the float itself for gray32f); none: the format's full range.
+// float_mapping: finite uniforms for any finite range, however wide, narrow
+// or far out (a gray32f frame's data picks it: nothing it holds may stop the display).
 GrayMapping gray_mapping(PixelFormat format, const std::optional<ValueRange>& range) {
   const double unit = format == PixelFormat::GRAY8 ? 255.0 : format == PixelFormat::GRAY16 ? 65535.0 : 1.0;
   const ValueRange r = range.value_or(ValueRange{0.0, unit});
-  return GrayMapping{float(r.lo / unit), float(unit / (r.hi - r.lo)), kNonFiniteGray};
+  const FloatMapping m = float_mapping(r.lo / unit, r.hi / unit);
+  return GrayMapping{m.lo, m.scale, kNonFiniteGray, m.prescale, m.offset};
 }
 
 class ShaderColorPath final : public ColorPath {
@@ -306,7 +309,7 @@ class ShaderColorPath final : public ColorPath {
   struct Program {
     UniqueGlProgram id;
     GLint matrix = -1, bias = -1, frame_size = -1, chroma_size = -1, siting = -1, subsample = -1, scale = -1,
-          offset = -1, fb_size = -1, lo = -1, value_scale = -1, non_finite = -1;
+          offset = -1, fb_size = -1, lo = -1, value_scale = -1, non_finite = -1, prescale = -1, value_offset = -1;
   };
   static void set_uniforms(const Program& p, const DrawOptions& o, int fb_w, int fb_h, const PlaneTextures& t);
 
@@ -336,6 +339,8 @@ ShaderColorPath::ShaderColorPath() {
       p.lo = glGetUniformLocation(id, "u_lo");
       p.value_scale = glGetUniformLocation(id, "u_scale");
       p.non_finite = glGetUniformLocation(id, "u_non_finite");
+      p.prescale = glGetUniformLocation(id, "u_prescale");
+      p.value_offset = glGetUniformLocation(id, "u_offset");
     }
   GLuint vao = 0;
   HANDOFF_GL_CHECK(glCreateVertexArrays(1, &vao), "FrameRenderer setup");
@@ -356,6 +361,8 @@ void ShaderColorPath::set_uniforms(const Program& p, const DrawOptions& o, int f
     const GrayMapping g = gray_mapping(t.format(), o.value_range);
     glUniform1f(p.lo, g.lo);
     glUniform1f(p.value_scale, g.scale);
+    glUniform1f(p.prescale, g.prescale);
+    glUniform1f(p.value_offset, g.offset);
     glUniform3f(p.non_finite, g.non_finite, g.non_finite, g.non_finite);
   }
   glUniform2f(p.frame_size, static_cast<float>(t.width()), static_cast<float>(t.height()));

@@ -18,6 +18,7 @@
 #endif
 
 #include "layer_renderer.hpp"
+#include "value_range.hpp"  // float_mapping
 
 namespace handoff::view {
 
@@ -49,14 +50,13 @@ PixelRect intersect(const PixelRect& a, const PixelRect& b) {
 // as the vertex shader's noperspective v_uv gives it there.
 float uv_at(int b, double left, double extent) { return float((double(b) + 0.5 - left) / extent); }
 
-// Nearest texels (layer_ids_frag's id_at) of pixels [first, first + count), into t.
+// Nearest texels (layer_ids_frag's id_at, nearest_texel's rule) of pixels
+// [first, first + count), into t.
 void nearest_texels(int first, int count, double left, double extent, std::uint32_t size,
                     std::vector<std::int32_t>& t) {
   t.resize(std::size_t(std::max(count, 0)));
-  for (int k = 0; k < count; ++k) {
-    const float p = std::floor(uv_at(first + k, left, extent) * float(size));
-    t[std::size_t(k)] = std::int32_t(std::clamp(p, 0.0f, float(size - 1)));
-  }
+  const NearestAxis axis = nearest_axis(left, extent, size);
+  for (int k = 0; k < count; ++k) t[std::size_t(k)] = nearest_texel(first + k, axis, size);
 }
 
 // Bilinear taps (GL_LINEAR, clamp to edge) of pixels [first, first + count).
@@ -154,23 +154,26 @@ __attribute__((target("avx2"))) void blend_row_avx2(const std::uint32_t* colours
 #endif
 
 // Pixels [from, n) of a scalar row: two taps of the vertically filtered
-// row each, through the colour map. The shader's lerps: a non-finite tap
-// makes v NaN or inf (even at weight 0, as 0 * inf is NaN): a hole, not drawn.
+// row each, through the colour map. The shader's lerps, a * (1 - w) + b * w
+// (no overflow between huge values of opposite signs): a non-finite tap
+// makes v NaN or inf (even at weight 0, as 0 * inf is NaN): a hole, not
+// drawn. Then the range as float_mapping gives it.
 struct ScalarPixels {
   const float* column;  // the filtered source columns from c0
   const std::int32_t *i0, *i1;
   const float* w;
   std::size_t n;
   std::int32_t c0;
-  float lo, scale;
+  float prescale, lo, scale, offset;
   const std::uint32_t* colours;  // 257: [256] a hole
   std::uint32_t* row;
 };
 [[gnu::always_inline]] inline void scalar_pixels_from(const ScalarPixels& p, std::size_t from) {
   for (std::size_t k = from; k < p.n; ++k) {
     const float v0 = p.column[std::size_t(p.i0[k] - p.c0)], v1 = p.column[std::size_t(p.i1[k] - p.c0)];
-    const float v = v0 + p.w[k] * (v1 - v0);
-    const float t = std::isfinite(v) ? std::clamp((v - p.lo) * p.scale, 0.0f, 1.0f) * 255.0f + 0.5f : 256.0f;
+    const float v = v0 * (1.0f - p.w[k]) + v1 * p.w[k];
+    const float x = std::clamp((v * p.prescale - p.lo) * p.scale + p.offset, 0.0f, 1.0f);
+    const float t = std::isfinite(v) ? x * 255.0f + 0.5f : 256.0f;
     p.row[k] = p.colours[std::size_t(t)];
   }
 }
@@ -183,7 +186,8 @@ void scalar_pixels(const ScalarPixels& p) { scalar_pixels_from(p, 0); }
 __attribute__((target("avx2"))) void scalar_pixels_avx2(const ScalarPixels& p) {
   const __m256i c0 = _mm256_set1_epi32(p.c0);
   const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f), lo = _mm256_set1_ps(p.lo),
-               scale = _mm256_set1_ps(p.scale), c255 = _mm256_set1_ps(255.0f), half = _mm256_set1_ps(0.5f),
+               scale = _mm256_set1_ps(p.scale), prescale = _mm256_set1_ps(p.prescale),
+               offset = _mm256_set1_ps(p.offset), c255 = _mm256_set1_ps(255.0f), half = _mm256_set1_ps(0.5f),
                hole = _mm256_set1_ps(256.0f);
   const auto* colours = reinterpret_cast<const int*>(p.colours);
   std::size_t k = 0;
@@ -191,9 +195,13 @@ __attribute__((target("avx2"))) void scalar_pixels_avx2(const ScalarPixels& p) {
     const __m256i a = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.i0 + k)), c0);
     const __m256i b = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.i1 + k)), c0);
     const __m256 v0 = _mm256_i32gather_ps(p.column, a, 4), v1 = _mm256_i32gather_ps(p.column, b, 4);
-    const __m256 v = _mm256_add_ps(v0, _mm256_mul_ps(_mm256_loadu_ps(p.w + k), _mm256_sub_ps(v1, v0)));
+    const __m256 w = _mm256_loadu_ps(p.w + k);
+    const __m256 v = _mm256_add_ps(_mm256_mul_ps(v0, _mm256_sub_ps(one, w)), _mm256_mul_ps(v1, w));
     const __m256 finite = _mm256_cmp_ps(_mm256_sub_ps(v, v), zero, _CMP_EQ_OQ);
-    const __m256 x = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_sub_ps(v, lo), scale), zero), one);
+    const __m256 x = _mm256_min_ps(
+        _mm256_max_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_mul_ps(v, prescale), lo), scale), offset),
+                      zero),
+        one);
     const __m256 t = _mm256_blendv_ps(hole, _mm256_add_ps(_mm256_mul_ps(x, c255), half), finite);
     const __m256i c = _mm256_i32gather_epi32(colours, _mm256_cvttps_epi32(t), 4);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(p.row + k), c);
@@ -203,21 +211,23 @@ __attribute__((target("avx2"))) void scalar_pixels_avx2(const ScalarPixels& p) {
 #endif
 
 // A scalar map's vertical pass: n columns of two source rows mixed,
-// out[x] = r0[x] + wy * (r1[x] - r0[x]) (the shader's lerp, no FMA).
+// out[x] = r0[x] * (1 - wy) + r1[x] * wy (the shader's lerp, no FMA).
 void mix_rows(const float* r0, const float* r1, float wy, std::size_t n, float* out) {
-  for (std::size_t x = 0; x < n; ++x) out[x] = r0[x] + wy * (r1[x] - r0[x]);
+  const float wx = 1.0f - wy;
+  for (std::size_t x = 0; x < n; ++x) out[x] = r0[x] * wx + r1[x] * wy;
 }
 
 #if defined(__x86_64__) || defined(__i386__)
 __attribute__((target("avx2"))) void mix_rows_avx2(const float* r0, const float* r1, float wy, std::size_t n,
                                                    float* out) {
-  const __m256 w = _mm256_set1_ps(wy);
+  const float wx = 1.0f - wy;
+  const __m256 w = _mm256_set1_ps(wy), u = _mm256_set1_ps(wx);
   std::size_t x = 0;
   for (; x + 8 <= n; x += 8) {
     const __m256 a = _mm256_loadu_ps(r0 + x), b = _mm256_loadu_ps(r1 + x);
-    _mm256_storeu_ps(out + x, _mm256_add_ps(a, _mm256_mul_ps(w, _mm256_sub_ps(b, a))));
+    _mm256_storeu_ps(out + x, _mm256_add_ps(_mm256_mul_ps(a, u), _mm256_mul_ps(b, w)));
   }
-  for (; x < n; ++x) out[x] = r0[x] + wy * (r1[x] - r0[x]);
+  for (; x < n; ++x) out[x] = r0[x] * wx + r1[x] * wy;
 }
 
 #endif
@@ -288,8 +298,7 @@ class ScalarRows {
     y0_ = job.pixels.y0;
     const auto& table = media::colormap_table(s.colormap);
     for (std::size_t k = 0; k < 256; ++k) colours_[k] = pack(table[k], order, 255);
-    lo_ = float(range[0]);
-    scale_ = 1.0f / (float(range[1]) - float(range[0]));
+    mapping_ = float_mapping(range[0], range[1]);
     // The source columns the row's taps read: filtered down first, once per
     // column (a contiguous loop), then across per pixel (two taps).
     const std::size_t n = tx_.w.size();
@@ -304,8 +313,8 @@ class ScalarRows {
     const auto* r1 = static_cast<const float*>(a_->data) + std::size_t(ty_.i1[r]) * a_->width + c0_;
     const CanvasKernels& k = kernels();
     k.mix(r0, r1, ty_.w[r], columns(), column);
-    k.scalar(ScalarPixels{column, tx_.i0.data(), tx_.i1.data(), tx_.w.data(), n, c0_, lo_, scale_, colours_.data(),
-                          row});
+    k.scalar(ScalarPixels{column, tx_.i0.data(), tx_.i1.data(), tx_.w.data(), n, c0_, mapping_.prescale, mapping_.lo,
+                          mapping_.scale, mapping_.offset, colours_.data(), row});
   }
 
  private:
@@ -314,7 +323,7 @@ class ScalarRows {
   Taps tx_, ty_;
   int y0_ = 0;
   std::array<std::uint32_t, 257> colours_{};  // [256]: a hole, not drawn
-  float lo_ = 0, scale_ = 1;
+  FloatMapping mapping_;
   std::int32_t c0_ = 0, c1_ = 0;
 };
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "frame_renderer.hpp"  // build_program
+#include "value_range.hpp"     // float_mapping
 
 namespace handoff::view {
 
@@ -262,7 +263,8 @@ void LayerRenderer::draw(const ViewTransform& view, int fb_w, int fb_h) {
     glUniform1f(glGetUniformLocation(p, "u_opacity"), opacity);
     glBindTextureUnit(0, g.data.name.get());
     if (scalar) {
-      glUniform2f(glGetUniformLocation(p, "u_range"), float(g.range[0]), float(g.range[1]));
+      const FloatMapping m = float_mapping(g.range[0], g.range[1]);
+      glUniform4f(glGetUniformLocation(p, "u_map"), m.prescale, m.lo, m.scale, m.offset);
       glBindTextureUnit(1, colormaps_[std::size_t(std::get<media::ScalarMap>(l).colormap)].get());
     } else {
       const bool masks = std::holds_alternative<media::InstanceMasks>(l);
@@ -272,9 +274,12 @@ void LayerRenderer::draw(const ViewTransform& view, int fb_w, int fb_h) {
       glUniform1i(glGetUniformLocation(p, "u_palette_size"), g.palette_size);
       glUniform1i(glGetUniformLocation(p, "u_defaults"), masks ? 0 : 1);
       glUniform1i(glGetUniformLocation(p, "u_outline"), masks ? 1 : 0);
-      // One display pixel in layer coordinates (0..1 over the target).
-      glUniform2f(glGetUniformLocation(p, "u_pixel_uv"), float(1.0 / (g.target.w * view.scale)),
-                  float(1.0 / (g.target.h * view.scale)));
+      // Where the target lies on the framebuffer (nearest_axis: the CPU composite's numbers).
+      const media::LayerArray& a = array_of(l);
+      const NearestAxis ax = nearest_axis(view.to_fb_x(g.target.x), double(g.target.w) * view.scale, a.width);
+      const NearestAxis ay = nearest_axis(view.to_fb_y(g.target.y), double(g.target.h) * view.scale, a.height);
+      glUniform2f(glGetUniformLocation(p, "u_origin"), ax.origin, ay.origin);
+      glUniform2f(glGetUniformLocation(p, "u_texels"), ax.texels, ay.texels);
       glBindTextureUnit(1, g.palette.name.get());
     }
     glDrawArrays(GL_TRIANGLES, 0, 6);

@@ -17,7 +17,9 @@
 // Thread safety: construct, use and destroy on one thread, GL 4.5 core context current.
 #include <glad/gl.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -34,6 +36,33 @@
 #include "view_transform.hpp"
 
 namespace handoff::view {
+
+// The nearest-texel rule of class maps and instance masks, one for the
+// shader (layer_ids_frag.glsl) and the CPU composite (layer_canvas.cpp), so
+// that both pick the same texel everywhere: on one axis, the pixel with
+// centre c (framebuffer pixels from the top-left, b + 0.5) takes texel
+// floor((c - origin) * texels * (1 + 2^-21)), clamped to the layer, each
+// step in float and rounded (no fused multiply-add), with origin (the
+// target's edge on the framebuffer) and texels (layer texels per
+// framebuffer pixel) rounded to float once, here. A centre on a texel edge
+// (an exact tie, e.g. a 12-texel map over 21 pixels at pixel 3) takes the
+// texel after the edge, as exact arithmetic does: the nudge is above the
+// roundings' error (under 2^-22 of the value). An interpolated coordinate
+// rounds either way there.
+struct NearestAxis {
+  float origin = 0.0f, texels = 1.0f;
+};
+inline NearestAxis nearest_axis(double edge, double extent, std::uint32_t size) {
+  return NearestAxis{float(edge), float(double(size) / extent)};
+}
+inline constexpr float kNearestNudge = 1.0f + 0x1p-21f;
+inline std::int32_t nearest_texel(int b, const NearestAxis& a, std::uint32_t size) {
+  const float c = float(b) + 0.5f;
+  const float d = c - a.origin;
+  const float s = d * a.texels;
+  const float p = std::floor(s * kNearestNudge);
+  return std::int32_t(std::clamp(p, 0.0f, float(size - 1)));
+}
 
 // What the panel changes about layer i (kept across frames while the layer
 // count and kinds stay).

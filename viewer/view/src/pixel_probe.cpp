@@ -109,8 +109,11 @@ void probe_gray(const FrameRenderer& r, const Texels& t, const std::optional<Val
   }
   std::uint8_t g = std::uint8_t(std::lround(kNonFiniteGray * 255.0f));
   if (std::isfinite(v)) {
+    // The grey drawn: the range as the shader applies it (float_mapping: a
+    // range too narrow for float widened, one too wide for hi - lo).
     const ValueRange range = r.gray_range(user).value_or(ValueRange{});
-    const double t = std::clamp((v - range.lo) / (range.hi - range.lo), 0.0, 1.0);
+    const FloatMapping m = float_mapping(range.lo, range.hi);
+    const double t = std::clamp((v * m.prescale - m.lo) * m.scale + m.offset, 0.0, 1.0);
     g = std::uint8_t(std::lround(t * 255.0));
   }
   p.rgb = {g, g, g};

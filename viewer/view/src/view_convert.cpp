@@ -202,8 +202,10 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
   if (!planes.luma || (!packed && !one_plane && !planes.chroma) || (i420 && !planes.v) || planes.width == 0 ||
       planes.height == 0)
     throw UsageError("ViewConverter::convert: no frame planes");
-  if (grey && !(std::isfinite(gray.lo) && std::isfinite(gray.scale) && gray.scale > 0))
-    throw UsageError("ViewConverter::convert: a grey mapping needs a finite lo and a positive scale");
+  if (grey && !(std::isfinite(gray.lo) && std::isfinite(gray.scale) && gray.scale > 0 &&
+                std::isfinite(gray.prescale) && gray.prescale >= 0 && std::isfinite(gray.offset)))
+    throw UsageError("ViewConverter::convert: a grey mapping needs a finite lo, a positive scale and a finite "
+                     "prescale >= 0 (float_mapping gives them for any range)");
   const std::size_t bps = p010 || gray16 ? 2 : gray32f ? 4 : 1;
   const std::size_t cw_ = chroma_width(planes.width);
   const bool short_rows = rgb    ? planes.luma_pitch < planes.width * rgb_stride(f)
@@ -256,13 +258,15 @@ void ViewConverter::convert(const HostPlanes& planes, const Colorimetry& c, cons
   // identity; codes in, codes out, as the RGB shader shows them).
   float m[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, bias[3] = {0, 0, 0};
   if (grey) {
-    // The grey shader's clamp((s / unit - lo) * scale, 0, 1), in 0..255, as
-    // a matrix on the raw sample: every channel k * s + bias, chroma ignored.
-    const float unit = gray16 ? 65535.0f : 255.0f;
-    const float k = gray.scale * 255.0f / unit;
+    // The grey shader's clamp((s / unit * prescale - lo) * scale + offset, 0, 1), in
+    // 0..255, as a matrix on the raw sample: every channel k * s + bias,
+    // chroma ignored (in double: each part is finite, their product may not be in float).
+    const double unit = gray16 ? 65535.0 : 255.0;
+    const auto k = float(std::min(double(gray.prescale) * gray.scale * 255.0 / unit, 1e30));
     for (float& x : m) x = 0.0f;
     m[0] = m[1] = m[2] = k;
-    bias[0] = bias[1] = bias[2] = -gray.lo * gray.scale * 255.0f;
+    bias[0] = bias[1] = bias[2] =
+        float(std::clamp((gray.offset - double(gray.lo) * gray.scale) * 255.0, -1e30, 1e30));
   } else if (!rgb) {
     const ShaderColor sc = fold_color(c, planes.format);
     const float in_scale = 255.0f / (p010 ? 65535.0f : 255.0f);
@@ -354,8 +358,9 @@ void ViewConverter::float_gray_rows(const HostPlanes& p, int first, int last, co
           weight += w[k];
         }
       }
-      const std::uint32_t v =
-          !nearest_finite || weight <= 0 ? hole : byte((sum / weight - gray.lo) * gray.scale);
+      const std::uint32_t v = !nearest_finite || weight <= 0
+                                  ? hole
+                                  : byte((sum / weight * gray.prescale - gray.lo) * gray.scale + gray.offset);
       o[j] = v | (v << 8) | (v << 16) | 0xff000000u;
     }
   }

@@ -71,11 +71,13 @@ enum class ByteOrder : std::uint8_t { Rgba, Bgra };  // bytes of an output pixel
 
 // A grey frame's mapping, as the grey shader's uniforms: a sample s (UNORM
 // 0..1 for gray8 / gray16, the float itself for gray32f) is drawn as
-// clamp((s - lo) * scale, 0, 1); NaN / +-inf samples (gray32f) as
-// `non_finite` (0..1), with the shader's rule for their neighbours.
+// clamp((s * prescale - lo) * scale + offset, 0, 1) (float_mapping, value_range.hpp);
+// NaN / +-inf samples (gray32f) as `non_finite` (0..1), with the shader's
+// rule for their neighbours.
 struct GrayMapping {
   float lo = 0.0f, scale = 1.0f;
   float non_finite = 0.5f;
+  float prescale = 1.0f, offset = 0.0f;
 };
 
 // Called once rows [first, last) of the rect (0: its top row) are written,

@@ -287,7 +287,9 @@ class ScalarRange {
   // Samples considered per frame at most (a regular subsample of larger maps).
   static constexpr std::size_t kMaxSamples = 1u << 16;
   // Updates the range from `count` values and returns it. With no finite value
-  // the range stays (initially (0, 1)). A constant map gets (v - 0.5, v + 0.5).
+  // the range stays (initially (0, 1)). A constant map gets (v - 0.5, v + 0.5),
+  // or (v - h, v + h) with h = 2^(floor(log2 |v|) - 20), 8 float steps of v,
+  // where that is more (|v| >= 2^20), so that float tells the ends from v.
   std::array<double, 2> update(const float* values, std::size_t count);
   std::array<double, 2> range() const { return range_; }
   // Whether a frame with a finite value has been seen since construction or reset().
