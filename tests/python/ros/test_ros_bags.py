@@ -356,18 +356,14 @@ def test_handoff_view_shows_two_cameras_of_a_bag_side_by_side(tmp_path, storage)
             assert np.abs(img[:, w:] - (200 + 10 * ((j - 1) // 2))).max() <= 1, (j, img[0, w])
 
 
-def test_all_images_shows_the_cameras_it_can_and_names_the_others(tmp_path):
-    """--all-images on a bag with a mono8 camera and a bayer one (an encoding handoff does not show): the mono8
-    camera plays, and the bayer topic is named with the reason, not a refusal of the whole bag."""
-    view = os.environ.get("HANDOFF_VIEW_EXE", "")
-    if not view or not Path(view).is_file():
-        pytest.skip("handoff-view is not part of this build (HANDOFF_VIEW_EXE unset)")
-    w, h = 16, 8
+def write_cameras(folder, cameras, w=16, h=8, n=3):
+    """An MCAP bag of 8-bit cameras, (topic, encoding) each in the order given (their channel order): frame k
+    of each is w x h of the value 50 + k."""
     t = TS.types
-    with Writer(tmp_path / "bag", version=9, storage_plugin=StoragePlugin.MCAP) as writer:
-        for name, encoding in (("/bayer/image_raw", "bayer_rggb8"), ("/mono/image_raw", "mono8")):
+    with Writer(folder, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        for name, encoding in cameras:
             conn = writer.add_connection(name, "sensor_msgs/msg/Image", typestore=TS)
-            for k in range(3):
+            for k in range(n):
                 ns = START_NS + k * STEP_NS
                 msg = t["sensor_msgs/msg/Image"](
                     header=t["std_msgs/msg/Header"](
@@ -375,6 +371,15 @@ def test_all_images_shows_the_cameras_it_can_and_names_the_others(tmp_path):
                     height=h, width=w, encoding=encoding, is_bigendian=0, step=w,
                     data=np.full(w * h, 50 + k, dtype=np.uint8))
                 writer.write(conn, ns, bytes(TS.serialize_cdr(msg, "sensor_msgs/msg/Image")))
+
+
+def test_all_images_shows_the_cameras_it_can_and_names_the_others(tmp_path):
+    """--all-images on a bag with a mono8 camera and a bayer one (an encoding handoff does not show): the mono8
+    camera plays, and the bayer topic is named with the reason, not a refusal of the whole bag."""
+    view = os.environ.get("HANDOFF_VIEW_EXE", "")
+    if not view or not Path(view).is_file():
+        pytest.skip("handoff-view is not part of this build (HANDOFF_VIEW_EXE unset)")
+    write_cameras(tmp_path / "bag", [("/bayer/image_raw", "bayer_rggb8"), ("/mono/image_raw", "mono8")])
     r = subprocess.run([view, "--headless", "--fast", str(tmp_path / "bag"), "--all-images"],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -386,19 +391,7 @@ def test_without_a_topic_the_first_that_can_be_shown_plays(tmp_path):
     """No topic asked for, the bag's first image topic a bayer camera (not shown): handoff.open and handoff-view
     play the mono8 one, saying why the first was passed over; asked for by name, the bayer one is refused."""
     handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
-    w, h = 16, 8
-    t = TS.types
-    with Writer(tmp_path / "bag", version=9, storage_plugin=StoragePlugin.MCAP) as writer:
-        for name, encoding in (("/z_bayer/image_raw", "bayer_rggb8"), ("/mono/image_raw", "mono8")):
-            conn = writer.add_connection(name, "sensor_msgs/msg/Image", typestore=TS)  # the bayer one first
-            for k in range(3):
-                ns = START_NS + k * STEP_NS
-                msg = t["sensor_msgs/msg/Image"](
-                    header=t["std_msgs/msg/Header"](
-                        stamp=t["builtin_interfaces/msg/Time"](sec=ns // 10**9, nanosec=ns % 10**9), frame_id=""),
-                    height=h, width=w, encoding=encoding, is_bigendian=0, step=w,
-                    data=np.full(w * h, 50 + k, dtype=np.uint8))
-                writer.write(conn, ns, bytes(TS.serialize_cdr(msg, "sensor_msgs/msg/Image")))
+    write_cameras(tmp_path / "bag", [("/z_bayer/image_raw", "bayer_rggb8"), ("/mono/image_raw", "mono8")])
     with handoff.open(str(tmp_path / "bag")) as src:
         values = [int(np.from_dlpack(frame)[0, 0]) for frame, _ in src]
     assert values == [50, 51, 52]

@@ -38,6 +38,16 @@ TS = typestore()
 T = TS.types
 
 
+def foxglove_typestore():
+    """The vision_msgs typestore with foxglove_msgs registered too."""
+    ts = typestore()
+    types = {}
+    for name, text in FOXGLOVE_MSGS.items():
+        types.update(get_types_from_msg(text, name))
+    ts.register(types)
+    return ts
+
+
 def header(ns):
     return T["std_msgs/msg/Header"](stamp=T["builtin_interfaces/msg/Time"](sec=ns // 10**9, nanosec=ns % 10**9),
                                     frame_id="cam")
@@ -198,11 +208,7 @@ def test_foxglove_image_annotations_in_the_namespace_land_on_their_frames(tmp_pa
     """A foxglove_msgs/msg/ImageAnnotations topic (/cam/annotations) beside the image: each frame's
     LINE_LOOP rectangle (matched by the stamp of its points) becomes that frame's box, its text a label."""
     handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
-    ts = typestore()
-    types = {}
-    for name, text in FOXGLOVE_MSGS.items():
-        types.update(get_types_from_msg(text, name))
-    ts.register(types)
+    ts = foxglove_typestore()
     t = ts.types
 
     def point(x, y):
@@ -252,11 +258,7 @@ def test_texts_only_image_annotations_are_matched_by_their_text_stamp(tmp_path, 
     message is): each image is stamped 35 ms before it was logged, its label logged 20 ms after it,
     so only the stamp puts the label on its frame."""
     handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
-    ts = typestore()
-    types = {}
-    for name, text in FOXGLOVE_MSGS.items():
-        types.update(get_types_from_msg(text, name))
-    ts.register(types)
+    ts = foxglove_typestore()
     t = ts.types
     white = t["foxglove_msgs/msg/Color"](r=1.0, g=1.0, b=1.0, a=1.0)
     with Writer(tmp_path / "bag", version=9, storage_plugin=storage) as writer:
