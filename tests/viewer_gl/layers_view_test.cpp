@@ -335,6 +335,20 @@ TEST_P(LayersView, BadLayersAreRefusedNamingTheFieldAndTheViewerGoesOn) {
   expect_rgb_near(img, 30, 30, image_, 1, "the next frame");
 }
 
+// A 320 x 240 view, no panel, GL debug output on, on the colour path `convert`.
+ViewerOptions path_options(const std::string& title, ViewerConvert convert) {
+  ViewerOptions o;
+  o.title = title;
+  o.width = 320;
+  o.height = 240;
+  o.display = kDisplay;
+  o.gl_debug = true;
+  o.vsync = false;
+  o.show_ui = false;
+  o.convert = convert;
+  return o;
+}
+
 // The same frame and layers (every kind, a target rectangle, NaN holes,
 // default colours, an outline) drawn by both colour paths, at the frame's
 // size and scaled into a 320 x 240 view: the CPU composite matches the layer
@@ -345,16 +359,7 @@ TEST_P(LayersView, BadLayersAreRefusedNamingTheFieldAndTheViewerGoesOn) {
 class LayersPaths : public ViewerDisplayTest {
  protected:
   RgbaImage draw(ViewerConvert convert, SnapshotKind kind) {
-    ViewerOptions o;
-    o.title = "layer paths";
-    o.width = 320;
-    o.height = 240;
-    o.display = kDisplay;
-    o.gl_debug = true;
-    o.vsync = false;
-    o.show_ui = false;
-    o.convert = convert;
-    Viewer v(o);
+    Viewer v(path_options("layer paths", convert));
     constexpr std::uint32_t w = 96, h = 72;
     Frame frame = solid_frame(PixelFormat::NV12, w, h, Yuv{90, 110, 150}, 1);
     std::vector<std::uint8_t> ids(w * h);
@@ -446,15 +451,7 @@ TEST_F(LayersPaths, NearestTexelsAreTheSameOnBothPaths) {
         masks[y * c.lw + x] = std::uint8_t((x + 2 * y) % 3 == 0);
       }
     const auto draw_ids = [&](ViewerConvert convert, SnapshotKind kind, bool as_masks) {
-      ViewerOptions o;
-      o.title = "nearest ties";
-      o.width = 320;
-      o.height = 240;
-      o.display = kDisplay;
-      o.vsync = false;
-      o.show_ui = false;
-      o.convert = convert;
-      Viewer v(o);
+      Viewer v(path_options("nearest ties", convert));
       Frame frame = allocate_host_frame(PixelFormat::GRAY8, c.fw, c.fh);
       for (std::uint32_t y = 0; y < c.fh; ++y)
         std::memset(static_cast<std::uint8_t*>(frame.planes[0].data) + y * frame.planes[0].pitch, 0, c.fw);
