@@ -402,10 +402,18 @@ void from_dlpack_producer(Incoming& in, const std::string& name, nb::handle obj)
   if (dev_type == kDLCUDA || dev_type == kDLCUDAManaged) stream = nb::int_(1);
   nb::object cap;
   try {
-    cap = obj.attr("__dlpack__")("stream"_a = stream, "max_version"_a = nb::make_tuple(1, 0));
+    try {
+      cap = obj.attr("__dlpack__")("stream"_a = stream, "max_version"_a = nb::make_tuple(1, 0));
+    } catch (nb::python_error& e) {
+      if (!e.matches(PyExc_TypeError)) throw;
+      cap = obj.attr("__dlpack__")("stream"_a = stream);  // a producer from before max_version
+    }
   } catch (nb::python_error& e) {
-    if (!e.matches(PyExc_TypeError)) throw;
-    cap = obj.attr("__dlpack__")("stream"_a = stream);  // a producer from before max_version
+    // The producer cannot export this array (NumPy: big-endian or object
+    // samples): a bad frame, named, not the producer's bare BufferError.
+    if (!e.matches(PyExc_BufferError)) throw;
+    if (std::string why = dtype_problem(obj); !why.empty()) throw InvalidFrame(name + ".dtype", why);
+    throw InvalidFrame(name, std::string("its __dlpack__ cannot export it: ") + e.what());
   }
   from_capsule(in, name, cap);
 }

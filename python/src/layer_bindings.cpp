@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -56,6 +57,9 @@ std::optional<media::RectF> target_arg(const std::optional<std::array<double, 4>
 struct PyClassMap {
   nb::object ids;
   media::ClassMap layer;
+  // Ids given as 2**63 .. 2**64 - 1: the map keys them by their 64 bits (as
+  // uint64 maps are keyed), so they are told from the negative ids given by this.
+  std::set<std::int64_t> above_int64;
 };
 struct PyScalarMap {
   nb::object values;
@@ -84,25 +88,83 @@ media::Color8 color_arg(nb::handle c, const std::string& field) {
   return media::Color8{std::uint8_t(v[0]), std::uint8_t(v[1]), std::uint8_t(v[2]), 255};
 }
 
+// A class id given in `field`: an integer (Python int, NumPy integer) of
+// -2**63 .. 2**64 - 1, as the map keys it (ids above 2**63 - 1 by their 64
+// bits, noted in `above`). TypeError / ValueError naming `field` otherwise.
+std::int64_t id_arg(nb::handle k, const std::string& field, std::set<std::int64_t>& above) {
+  if (nb::isinstance<nb::float_>(k) || !PyIndex_Check(k.ptr()))
+    throw nb::type_error((field + ": a class id is an integer, not " + py_type_name(k)).c_str());
+  nb::object i = nb::steal(PyNumber_Index(k.ptr()));
+  if (!i.is_valid()) throw nb::python_error();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (overflow == 0) {
+    if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+    return std::int64_t(v);
+  }
+  if (overflow > 0) {
+    const unsigned long long u = PyLong_AsUnsignedLongLong(i.ptr());
+    if (!(u == static_cast<unsigned long long>(-1) && PyErr_Occurred())) {
+      const auto bits = static_cast<std::int64_t>(std::uint64_t(u));
+      above.insert(bits);
+      return bits;
+    }
+    PyErr_Clear();
+  }
+  throw nb::value_error((field + ": id " + text_of(i) + " is not a 64-bit id (-2**63 .. 2**64 - 1)").c_str());
+}
+
+// "colors[3000000000]": an entry of `arg`, named by the id as given.
+std::string entry_field(const char* arg, nb::handle key) { return std::string(arg) + "[" + text_of(nb::repr(key)) + "]"; }
+
+// A dict or a sequence (not a str or bytes) for `arg`; TypeError naming it otherwise.
+void check_collection(nb::handle v, const char* arg, const char* what) {
+  if (nb::isinstance<nb::str>(v) || nb::isinstance<nb::bytes>(v) || !PyIter_Check(nb::iter(v).ptr()))
+    throw nb::type_error((std::string(arg) + ": " + what + ", not " + py_type_name(v)).c_str());
+}
+
+std::string name_arg(nb::handle n, const std::string& field) {
+  if (!nb::isinstance<nb::str>(n))
+    throw nb::type_error((field + ": a name is a str, not " + py_type_name(n)).c_str());
+  return nb::cast<std::string>(n);
+}
+
 void init_class_map(PyClassMap* self, nb::object ids, nb::handle names, nb::handle colors, double opacity,
                     nb::handle transparent, std::optional<std::array<double, 4>> target) {
   media::ClassMap m;
+  std::set<std::int64_t> above;
   m.opacity = opacity_arg(opacity);
   m.target = target_arg(target);
+  // A str is a sequence of one-letter names, a number no collection: both mistakes, said as such.
+  auto iterate = [](nb::handle v, const char* arg, const char* what) {
+    try {
+      check_collection(v, arg, what);
+    } catch (const nb::python_error&) {
+      throw nb::type_error((std::string(arg) + ": " + what + ", not " + py_type_name(v)).c_str());
+    }
+  };
   if (!names.is_none()) {
+    iterate(names, "names", "a list of names (index = id) or a dict id -> name");
     if (!nb::isinstance<nb::dict>(names)) {
       // A sequence: names[i] is the name of id i.
       std::int64_t i = 0;
-      for (nb::handle n : names) m.names[i++] = text_of(n);
+      for (nb::handle n : names) {
+        m.names[i] = name_arg(n, "names[" + std::to_string(i) + "]");
+        ++i;
+      }
     } else {
-      for (auto [k, v] : nb::cast<nb::dict>(names)) m.names[nb::cast<std::int64_t>(k)] = text_of(v);
+      for (auto [k, v] : nb::cast<nb::dict>(names)) {
+        const std::string field = entry_field("names", k);
+        m.names[id_arg(k, field, above)] = name_arg(v, field);
+      }
     }
   }
   if (!colors.is_none()) {
+    iterate(colors, "colors", "a list of colours (index = id) or a dict id -> colour");
     if (nb::isinstance<nb::dict>(colors)) {
       for (auto [k, v] : nb::cast<nb::dict>(colors)) {
-        const auto id = nb::cast<std::int64_t>(k);
-        m.colors[id] = color_arg(v, "colors[" + std::to_string(id) + "]");
+        const std::string field = entry_field("colors", k);
+        m.colors[id_arg(k, field, above)] = color_arg(v, field);
       }
     } else {
       std::int64_t i = 0;
@@ -112,8 +174,10 @@ void init_class_map(PyClassMap* self, nb::object ids, nb::handle names, nb::hand
       }
     }
   }
-  for (nb::handle t : transparent) m.transparent.push_back(nb::cast<std::int64_t>(t));
-  new (self) PyClassMap{std::move(ids), std::move(m)};
+  iterate(transparent, "transparent", "a list of ids");
+  std::size_t i = 0;
+  for (nb::handle t : transparent) m.transparent.push_back(id_arg(t, "transparent[" + std::to_string(i++) + "]", above));
+  new (self) PyClassMap{std::move(ids), std::move(m), std::move(above)};
 }
 
 void init_scalar_map(PyScalarMap* self, nb::object values, const std::string& colormap,
@@ -307,6 +371,8 @@ media::LayerArray array_of(nb::handle obj, std::size_t dims, const std::string& 
   }
   if (cast) a = view_of(nd, field);
   else if (nb::hasattr(obj, "__cuda_array_interface__")) a = view_of_cai(obj, field);
+  else if (std::string why = dtype_problem(obj); !why.empty())
+    fail(field, why);  // an array nanobind cannot take: its dtype says why
   else
     fail(field, "a " + py_type_name(obj) +
                     " is not an array (NumPy, PyTorch, CuPy, DLPack, the CUDA Array Interface or the buffer protocol)");
@@ -391,6 +457,17 @@ nb::object array_view(const media::LayerArray& a, bool stack) {
   return nb::cast(view, nb::rv_policy::reference);
 }
 
+// The map keys uint64 ids by their 64 bits and every other dtype's by value:
+// ids given that the dtype cannot hold (-1 for uint64 ids, 2**64 - 1 for any
+// other) would otherwise stand for ids they are not. Never drawn, they go.
+void drop_foreign_ids(media::ClassMap& m, const std::set<std::int64_t>& above) {
+  const bool u64 = m.ids.type == media::SampleType::U64;
+  auto foreign = [&](std::int64_t id) { return u64 ? id < 0 && !above.count(id) : above.count(id) != 0; };
+  std::erase_if(m.colors, [&](const auto& e) { return foreign(e.first); });
+  std::erase_if(m.names, [&](const auto& e) { return foreign(e.first); });
+  std::erase_if(m.transparent, foreign);
+}
+
 }  // namespace
 
 nb::list layers_to_objects(const media::OverlayFrame& overlays) {
@@ -421,6 +498,7 @@ void layers_from_objects(nb::handle layers, media::OverlayFrame& out, std::vecto
       if (!media::is_integer(m.ids.type)) {
         fail(field + ".ids", std::string("class ids are integers, not ") + std::string(media::to_string(m.ids.type)));
       }
+      drop_foreign_ids(m, p.above_int64);
       keep.push_back(p.ids);
       out.layers.push_back(std::move(m));
     } else if (nb::isinstance<PyScalarMap>(h)) {

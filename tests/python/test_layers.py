@@ -169,6 +169,37 @@ def test_bad_layer_settings():
         handoff.ClassMap(ids, target=(1, 2, 3))  # four numbers: (x, y, w, h)
 
 
+def test_bad_class_ids_names_and_colours_name_the_argument():
+    """Ids, names and colours of the wrong kind are a TypeError / ValueError naming the entry, never a bare
+    C++ cast error or a name made of whatever str() gives."""
+    ids = np.zeros((H, W), np.uint8)
+    type_errors = [
+        (dict(colors={1.5: (1, 2, 3)}), r"colors\[1.5\]: a class id is an integer, not float"),
+        (dict(colors={"a": (1, 2, 3)}), r"colors\['a'\]: a class id is an integer, not str"),
+        (dict(transparent=[0, 1.5]), r"transparent\[1\]: a class id is an integer, not float"),
+        (dict(transparent=["a"]), r"transparent\[0\]: a class id is an integer, not str"),
+        (dict(transparent=[None]), r"transparent\[0\]: a class id is an integer, not NoneType"),
+        (dict(names={1.5: "x"}), r"names\[1.5\]: a class id is an integer, not float"),
+        (dict(colors=5), r"colors: a list of colours \(index = id\) or a dict id -> colour, not int"),
+        (dict(transparent=3), r"transparent: a list of ids, not int"),
+        (dict(names=["bg", None]), r"names\[1\]: a name is a str, not NoneType"),
+        (dict(names=[1.5]), r"names\[0\]: a name is a str, not float"),
+        (dict(names=[b"x"]), r"names\[0\]: a name is a str, not bytes"),
+        (dict(names={3: None}), r"names\[3\]: a name is a str, not NoneType"),
+        (dict(names="abc"), r"names: a list of names \(index = id\) or a dict id -> name, not str"),
+    ]
+    for kwargs, message in type_errors:
+        with pytest.raises(TypeError, match=message):
+            handoff.ClassMap(ids, **kwargs)
+    with pytest.raises(ValueError, match=r"colors\[18446744073709551616\]: id 18446744073709551616 is not a 64-bit"):
+        handoff.ClassMap(ids, colors={2**64: (1, 1, 1)})
+    with pytest.raises(ValueError, match=r"transparent\[0\]: id -9223372036854775809 is not a 64-bit"):
+        handoff.ClassMap(ids, transparent=[-2**63 - 1])
+    # Every integer kind is an id: NumPy's, bool, and the whole 64-bit range both signs.
+    handoff.ClassMap(ids, colors={np.int64(3): "#fff", np.uint64(2**64 - 1): "#000"}, transparent=[2**64 - 1, -2**63],
+                     names={np.uint8(1): "one"})
+
+
 def test_bad_layer_arrays(v):
     frame = solid_planes(W, H, GREY)
     with pytest.raises(ValueError, match=r"layers\[0\].ids: class ids are integers, not f32"):
@@ -188,9 +219,16 @@ def test_bad_layer_arrays(v):
         v.show(frame, layers=[handoff.InstanceMasks(np.zeros((0, 0, W), bool))])
     with pytest.raises(ValueError, match=r"layers\[0\].ids: dtype complex64 is not"):
         v.show(frame, layers=[handoff.ClassMap(np.zeros((H, W), np.complex64))])
+    # NumPy arrays nanobind cannot take: what is wrong is said (not "a ndarray is not an array").
+    with pytest.raises(ValueError, match=r"layers\[0\].ids: dtype >u2 is big-endian: .*astype\('<u2'\)"):
+        v.show(frame, layers=[handoff.ClassMap(np.zeros((H, W), ">u2"))])
+    with pytest.raises(ValueError, match=r"layers\[0\].values: dtype >f4 is big-endian"):
+        v.show(frame, layers=[handoff.ScalarMap(np.zeros((H, W), ">f4"))])
+    with pytest.raises(ValueError, match=r"layers\[0\].ids: dtype object is not an integer, float or bool type"):
+        v.show(frame, layers=[handoff.ClassMap(np.zeros((H, W), object))])
     with pytest.raises(TypeError, match=r"layers\[0\]: a int is not a handoff.ClassMap"):
         v.show(frame, layers=[3])
-    assert v.is_open
+    assert v.is_open()
     img = shown(v)
     assert np.abs(img[10, 10] - image()).max() <= 1
 
@@ -224,7 +262,7 @@ def test_bad_cuda_array_interface_layers(v):
     if "unavailable" in handoff.cuda_status():
         with pytest.raises(ValueError, match=r"layers\[0\].ids: the array is in CUDA memory, but CUDA is unavailable"):
             v.show(frame, layers=[handoff.ClassMap(Cai(**good))])
-    assert v.is_open
+    assert v.is_open()
 
 
 def test_the_panel_shows_the_layers():
