@@ -70,6 +70,31 @@ struct PyInstanceMasks {
   media::InstanceMasks layer;
 };
 
+// The array a layer object holds is the user's (any object with __dlpack__ or
+// an array interface), which may refer back to the layer: the collector sees it.
+template <typename T, nb::object T::*array>
+int layer_traverse(PyObject* self, visitproc visit, void* arg) {
+#if PY_VERSION_HEX >= 0x03090000
+  Py_VISIT(Py_TYPE(self));
+#endif
+  if (nb::inst_ready(self)) Py_VISIT((nb::inst_ptr<T>(self)->*array).ptr());
+  return 0;
+}
+
+template <typename T, nb::object T::*array>
+int layer_clear(PyObject* self) {
+  if (nb::inst_ready(self)) {
+    nb::object gone = std::move(nb::inst_ptr<T>(self)->*array);
+    nb::inst_ptr<T>(self)->*array = nb::none();  // the property reads None, not a null object
+  }
+  return 0;
+}
+
+template <typename T, nb::object T::*array>
+PyType_Slot layer_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&layer_traverse<T, array>)},
+                             {Py_tp_clear, reinterpret_cast<void*>(&layer_clear<T, array>)},
+                             {0, nullptr}};
+
 media::Color8 color_arg(nb::handle c, const std::string& field) {
   if (nb::isinstance<nb::str>(c)) {
     const std::string text = nb::cast<std::string>(c);
@@ -530,7 +555,7 @@ nb::object target_tuple(const std::optional<media::RectF>& t) {
 }
 
 void bind_layers(nb::module_& m) {
-  nb::class_<PyClassMap>(m, "ClassMap",
+  nb::class_<PyClassMap>(m, "ClassMap", nb::type_slots(layer_slots<PyClassMap, &PyClassMap::ids>),
                          "A class id per pixel (segmentation), drawn over the frame: Viewer.show(..., layers=[...]).")
       .def("__init__", &init_class_map, "ids"_a, "names"_a = nb::none(), "colors"_a = nb::none(),
            "opacity"_a = 0.5, "transparent"_a = nb::tuple(), "target"_a = nb::none(),
@@ -541,7 +566,7 @@ void bind_layers(nb::module_& m) {
       .def_prop_ro("ids", [](const PyClassMap& p) { return p.ids; })
       .def_prop_ro("opacity", [](const PyClassMap& p) { return p.layer.opacity; })
       .def_prop_ro("target", [](const PyClassMap& p) { return target_tuple(p.layer.target); });
-  nb::class_<PyScalarMap>(m, "ScalarMap",
+  nb::class_<PyScalarMap>(m, "ScalarMap", nb::type_slots(layer_slots<PyScalarMap, &PyScalarMap::values>),
                           "A value per pixel (depth, heatmap, confidence) through a colormap, drawn over the frame.")
       .def("__init__", &init_scalar_map, "values"_a, "colormap"_a = "turbo", "range"_a = nb::none(),
            "opacity"_a = 0.5, "target"_a = nb::none(),
@@ -554,6 +579,7 @@ void bind_layers(nb::module_& m) {
       .def_prop_ro("opacity", [](const PyScalarMap& p) { return p.layer.opacity; })
       .def_prop_ro("target", [](const PyScalarMap& p) { return target_tuple(p.layer.target); });
   nb::class_<PyInstanceMasks>(m, "InstanceMasks",
+                              nb::type_slots(layer_slots<PyInstanceMasks, &PyInstanceMasks::masks>),
                               "One mask per box of the same show() call, each in its detection's colour, outlined.")
       .def("__init__", &init_masks, "masks"_a, "threshold"_a = 0.5, "opacity"_a = 0.5, "target"_a = nb::none(),
            "masks: (N, H, W) bool, uint8 or float, N = the number of boxes; a pixel is in a mask where its "
