@@ -75,8 +75,8 @@ float half_to_float(std::uint16_t h) {
   return sign ? -v : v;
 }
 
-LayerArray packed_ids(const LayerArray& a, const LayerStorage& storage) {
-  const bool wide = sample_size(a.type) == 8;
+LayerArray packed_ids(const LayerArray& a, const LayerStorage& storage, bool whole) {
+  const bool wide = sample_size(a.type) == 8 && !whole;
   const SampleType to = !wide ? a.type : a.type == SampleType::U64 ? SampleType::U32 : SampleType::I32;
   std::uint8_t* out = nullptr;
   LayerArray c = packed_like(a, to, out, storage);

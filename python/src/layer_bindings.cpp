@@ -501,7 +501,7 @@ nb::list layers_to_objects(const media::OverlayFrame& overlays) {
     const media::LayerArray& a = media::layer_array(layer);
     if (a.memory != MemoryKind::Host) throw nb::value_error("layers: a CUDA layer cannot be returned");
     nb::object array = array_view(a, layer.index() == 2);
-    if (const auto* m = std::get_if<media::ClassMap>(&layer)) out.append(nb::cast(PyClassMap{array, *m}));
+    if (const auto* m = std::get_if<media::ClassMap>(&layer)) out.append(nb::cast(PyClassMap{array, *m, {}}));
     else if (const auto* v = std::get_if<media::ScalarMap>(&layer)) out.append(nb::cast(PyScalarMap{array, *v}));
     else out.append(nb::cast(PyInstanceMasks{array, std::get<media::InstanceMasks>(layer)}));
   }

@@ -169,6 +169,51 @@ def test_bad_layer_settings():
         handoff.ClassMap(ids, target=(1, 2, 3))  # four numbers: (x, y, w, h)
 
 
+@pytest.mark.parametrize("dtype, left, right", [
+    (np.uint32, 3_000_000_000, 3_000_000_001),   # above 2**31: not negative
+    (np.uint32, 2**32 - 1, 5),
+    (np.int64, 2**40 + 7, 7),                      # the same low 32 bits: told apart
+    (np.uint64, 2**64 - 1, 2**64 - 2),
+    (np.uint64, 2**63 + 9, 9),
+    (np.int8, -128, 127),
+])
+def test_class_ids_are_their_values(v, dtype, left, right):
+    """Colours and transparent ids go by the ids' values, for every dtype and at any place in its range."""
+    ids = np.full((H, W), right, dtype)
+    ids[:, :W // 2] = left
+    img = shown(v, layers=[handoff.ClassMap(ids, colors={left: (250, 0, 0)}, opacity=1.0)])
+    assert np.abs(img[20, 8] - (250, 0, 0)).max() <= 1
+    assert np.abs(img[20, 50] - (250, 0, 0)).max() > 30, "only the id given the colour"
+    img = shown(v, layers=[handoff.ClassMap(ids, transparent=[left], opacity=1.0)])
+    assert np.abs(img[20, 8] - image()).max() <= 1, "the transparent id"
+    assert np.abs(img[20, 50] - image()).max() > 30, "only the transparent id"
+
+
+def test_ids_a_dtype_cannot_hold_are_not_other_ids(v):
+    """-1294967296 is not 3000000000 (its low 32 bits), nor -1 an id of a uint64 map: never drawn, and
+    no limit of the palette applies to them."""
+    ids = np.full((H, W), 3_000_000_000, np.uint32)
+    plain = shown(v, layers=[handoff.ClassMap(ids, opacity=1.0)])
+    img = shown(v, layers=[handoff.ClassMap(ids, colors={3_000_000_000 - 2**32: (255, 0, 0)}, opacity=1.0)])
+    assert (img == plain).all()
+    big = np.full((H, W), 2**64 - 1, np.uint64)
+    plain = shown(v, layers=[handoff.ClassMap(big, opacity=1.0)])
+    assert (shown(v, layers=[handoff.ClassMap(big, transparent=[-1], opacity=1.0)]) == plain).all()
+    assert (shown(v, layers=[handoff.ClassMap(big, transparent=[2**64 - 1], opacity=1.0)])[20, 8] == image()).all()
+
+
+def test_palette_span_is_said_with_the_argument_that_exceeds_it(v):
+    frame = solid_planes(W, H, GREY)
+    ids = np.zeros((H, W), np.uint32)
+    with pytest.raises(ValueError, match=r"layers\[0\].transparent: ids given colours or made transparent run from "
+                                         r"0 \(transparent\) to 4294967295 \(transparent\): they must lie within "
+                                         r"65536 consecutive ids"):
+        v.show(frame, layers=[handoff.ClassMap(ids, transparent=[0, 2**32 - 1])])
+    with pytest.raises(ValueError, match=r"layers\[0\].colors: .* from 7 \(transparent\) to 3000000000 \(colors\)"):
+        v.show(frame, layers=[handoff.ClassMap(ids, colors={3_000_000_000: "#fff"}, transparent=[7])])
+    v.show(frame, layers=[handoff.ClassMap(ids, colors={3_000_000_000: "#fff"}, transparent=[3_000_065_535])])
+
+
 def test_bad_class_ids_names_and_colours_name_the_argument():
     """Ids, names and colours of the wrong kind are a TypeError / ValueError naming the entry, never a bare
     C++ cast error or a name made of whatever str() gives."""

@@ -244,7 +244,7 @@ const CanvasKernels& kernels() {
   return k;
 }
 
-// The id at texel (x, y) of a copied class map, sign-extended as the shader does.
+// The id at texel (x, y) of a copied class map, by its value (as ClassMap keys it).
 std::int64_t id_at(const LayerArray& a, std::int32_t x, std::int32_t y) {
   const auto* row = static_cast<const std::uint8_t*>(a.data) + std::size_t(y) * a.row_bytes();
   switch (a.type) {
@@ -252,8 +252,10 @@ std::int64_t id_at(const LayerArray& a, std::int32_t x, std::int32_t y) {
     case SampleType::I8: return std::int8_t(row[x]);
     case SampleType::U16: { std::uint16_t v; std::memcpy(&v, row + 2 * x, 2); return v; }
     case SampleType::I16: { std::int16_t v; std::memcpy(&v, row + 2 * x, 2); return v; }
-    case SampleType::U32: { std::uint32_t v; std::memcpy(&v, row + 4 * x, 4); return std::int32_t(v); }
+    case SampleType::U32: { std::uint32_t v; std::memcpy(&v, row + 4 * x, 4); return v; }
     case SampleType::I32: { std::int32_t v; std::memcpy(&v, row + 4 * x, 4); return v; }
+    case SampleType::U64:
+    case SampleType::I64: { std::int64_t v; std::memcpy(&v, row + 8 * x, 8); return v; }
     default: return 0;
   }
 }
@@ -369,8 +371,8 @@ class IdRows {
 
  private:
   std::uint32_t colour_of(std::int64_t id) const {
-    const std::int64_t e = id - palette_first_;
-    if (e >= 0 && e < std::int64_t(palette_.size())) return palette_[std::size_t(e)];
+    const std::uint64_t e = std::uint64_t(id) - std::uint64_t(palette_first_);  // any two ids, no overflow
+    if (e < palette_.size()) return palette_[std::size_t(e)];
     return masks_ ? 0u : pack(media::default_class_color(id), order_, 255);
   }
 
@@ -475,7 +477,7 @@ bool LayerRenderer::prepare_composite(const ViewTransform& view, const PixelRect
       cl.scalar_rows.prepare(std::get<media::ScalarMap>(l), g.range, job, order);
       c.columns = std::max(c.columns, cl.scalar_rows.columns());
     } else {
-      cl.id_rows.prepare(l, g.palette_first, g.entries, g.instances.data(), job, order);
+      cl.id_rows.prepare(l, g.palette_lo, g.entries, g.instances.data(), job, order);
     }
   }
   return any;
