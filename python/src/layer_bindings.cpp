@@ -142,10 +142,16 @@ std::int64_t id_arg(nb::handle k, const std::string& field, std::set<std::int64_
 // "colors[3000000000]": an entry of `arg`, named by the id as given.
 std::string entry_field(const char* arg, nb::handle key) { return std::string(arg) + "[" + text_of(nb::repr(key)) + "]"; }
 
-// A dict or a sequence (not a str or bytes) for `arg`; TypeError naming it otherwise.
+// A dict or a sequence for `arg` (a str is a sequence of one-letter names, a
+// number none at all: both mistakes); TypeError naming it otherwise.
 void check_collection(nb::handle v, const char* arg, const char* what) {
-  if (nb::isinstance<nb::str>(v) || nb::isinstance<nb::bytes>(v) || !PyIter_Check(nb::iter(v).ptr()))
-    throw nb::type_error((std::string(arg) + ": " + what + ", not " + py_type_name(v)).c_str());
+  bool iterable = !nb::isinstance<nb::str>(v) && !nb::isinstance<nb::bytes>(v);
+  if (iterable) {
+    nb::object it = nb::steal(PyObject_GetIter(v.ptr()));
+    if (!it.is_valid()) PyErr_Clear();
+    iterable = it.is_valid();
+  }
+  if (!iterable) throw nb::type_error((std::string(arg) + ": " + what + ", not " + py_type_name(v)).c_str());
 }
 
 std::string name_arg(nb::handle n, const std::string& field) {
@@ -160,16 +166,8 @@ void init_class_map(PyClassMap* self, nb::object ids, nb::handle names, nb::hand
   std::set<std::int64_t> above;
   m.opacity = opacity_arg(opacity);
   m.target = target_arg(target);
-  // A str is a sequence of one-letter names, a number no collection: both mistakes, said as such.
-  auto iterate = [](nb::handle v, const char* arg, const char* what) {
-    try {
-      check_collection(v, arg, what);
-    } catch (const nb::python_error&) {
-      throw nb::type_error((std::string(arg) + ": " + what + ", not " + py_type_name(v)).c_str());
-    }
-  };
   if (!names.is_none()) {
-    iterate(names, "names", "a list of names (index = id) or a dict id -> name");
+    check_collection(names, "names", "a list of names (index = id) or a dict id -> name");
     if (!nb::isinstance<nb::dict>(names)) {
       // A sequence: names[i] is the name of id i.
       std::int64_t i = 0;
@@ -185,7 +183,7 @@ void init_class_map(PyClassMap* self, nb::object ids, nb::handle names, nb::hand
     }
   }
   if (!colors.is_none()) {
-    iterate(colors, "colors", "a list of colours (index = id) or a dict id -> colour");
+    check_collection(colors, "colors", "a list of colours (index = id) or a dict id -> colour");
     if (nb::isinstance<nb::dict>(colors)) {
       for (auto [k, v] : nb::cast<nb::dict>(colors)) {
         const std::string field = entry_field("colors", k);
@@ -199,7 +197,7 @@ void init_class_map(PyClassMap* self, nb::object ids, nb::handle names, nb::hand
       }
     }
   }
-  iterate(transparent, "transparent", "a list of ids");
+  check_collection(transparent, "transparent", "a list of ids");
   std::size_t i = 0;
   for (nb::handle t : transparent) m.transparent.push_back(id_arg(t, "transparent[" + std::to_string(i++) + "]", above));
   new (self) PyClassMap{std::move(ids), std::move(m), std::move(above)};
@@ -559,9 +557,10 @@ void bind_layers(nb::module_& m) {
                          "A class id per pixel (segmentation), drawn over the frame: Viewer.show(..., layers=[...]).")
       .def("__init__", &init_class_map, "ids"_a, "names"_a = nb::none(), "colors"_a = nb::none(),
            "opacity"_a = 0.5, "transparent"_a = nb::tuple(), "target"_a = nb::none(),
-           "ids: (H, W) integers (8..64-bit, signed or not); names / colors: a list (index = id) or a dict "
-           "id -> name / colour ('#rrggbb' or (r, g, b)); ids without a colour take a fixed default palette; "
-           "transparent: ids not drawn; opacity 0..1. The layer covers the whole frame (nearest), or target="
+           "ids: (H, W) integers (8..64-bit, signed or not), each id by its value; names / colors: a list "
+           "(index = id) or a dict id -> name (a str) / colour ('#rrggbb' or (r, g, b)); ids (-2**63 .. "
+           "2**64 - 1) without a colour take a fixed default palette; transparent: ids not drawn; the ids "
+           "given colours or made transparent lie within 65536 consecutive ids; opacity 0..1. The layer covers the whole frame (nearest), or target="
            "(x, y, w, h) in frame pixels (a letterboxed model input, a crop).")
       .def_prop_ro("ids", [](const PyClassMap& p) { return p.ids; })
       .def_prop_ro("opacity", [](const PyClassMap& p) { return p.layer.opacity; })
