@@ -16,10 +16,11 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace handoff::py {
 namespace nb = nanobind;
@@ -54,12 +55,18 @@ std::optional<media::RectF> target_arg(const std::optional<std::array<double, 4>
 
 // What each Python layer object holds: the array and the layer's settings
 // (its LayerArray filled in by layers_from_objects).
+// Entries for ids 2**63 .. 2**64 - 1, which only uint64 ids can be: kept apart
+// until the dtype is known (layers_from_objects), keyed by their 64 bits as
+// ClassMap keys uint64 ids, so that they never meet the negative ids given.
+struct AboveInt64 {
+  std::map<std::int64_t, media::Color8> colors;
+  std::map<std::int64_t, std::string> names;
+  std::vector<std::int64_t> transparent;
+};
 struct PyClassMap {
   nb::object ids;
   media::ClassMap layer;
-  // Ids given as 2**63 .. 2**64 - 1: the map keys them by their 64 bits (as
-  // uint64 maps are keyed), so they are told from the negative ids given by this.
-  std::set<std::int64_t> above_int64;
+  AboveInt64 above;
 };
 struct PyScalarMap {
   nb::object values;
@@ -114,9 +121,13 @@ media::Color8 color_arg(nb::handle c, const std::string& field) {
 }
 
 // A class id given in `field`: an integer (Python int, NumPy integer) of
-// -2**63 .. 2**64 - 1, as the map keys it (ids above 2**63 - 1 by their 64
-// bits, noted in `above`). TypeError / ValueError naming `field` otherwise.
-std::int64_t id_arg(nb::handle k, const std::string& field, std::set<std::int64_t>& above) {
+// -2**63 .. 2**64 - 1, as the map keys it (`above`: 2**63 or more, keyed by
+// its 64 bits). TypeError / ValueError naming `field` otherwise.
+struct IdArg {
+  std::int64_t key = 0;
+  bool above = false;
+};
+IdArg id_arg(nb::handle k, const std::string& field) {
   if (nb::isinstance<nb::float_>(k) || !PyIndex_Check(k.ptr()))
     throw nb::type_error((field + ": a class id is an integer, not " + py_type_name(k)).c_str());
   nb::object i = nb::steal(PyNumber_Index(k.ptr()));
@@ -125,22 +136,21 @@ std::int64_t id_arg(nb::handle k, const std::string& field, std::set<std::int64_
   const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
   if (overflow == 0) {
     if (v == -1 && PyErr_Occurred()) throw nb::python_error();
-    return std::int64_t(v);
+    return {std::int64_t(v), false};
   }
   if (overflow > 0) {
     const unsigned long long u = PyLong_AsUnsignedLongLong(i.ptr());
-    if (!(u == static_cast<unsigned long long>(-1) && PyErr_Occurred())) {
-      const auto bits = static_cast<std::int64_t>(std::uint64_t(u));
-      above.insert(bits);
-      return bits;
-    }
+    if (!(u == static_cast<unsigned long long>(-1) && PyErr_Occurred()))
+      return {static_cast<std::int64_t>(std::uint64_t(u)), true};
     PyErr_Clear();
   }
   throw nb::value_error((field + ": id " + text_of(i) + " is not a 64-bit id (-2**63 .. 2**64 - 1)").c_str());
 }
 
 // "colors[3000000000]": an entry of `arg`, named by the id as given.
-std::string entry_field(const char* arg, nb::handle key) { return std::string(arg) + "[" + text_of(nb::repr(key)) + "]"; }
+std::string entry_field(const char* arg, nb::handle key) {
+  return std::string(arg) + "[" + text_of(nb::repr(key)) + "]";
+}
 
 // A dict or a sequence for `arg` (a str is a sequence of one-letter names, a
 // number none at all: both mistakes); TypeError naming it otherwise.
@@ -163,7 +173,7 @@ std::string name_arg(nb::handle n, const std::string& field) {
 void init_class_map(PyClassMap* self, nb::object ids, nb::handle names, nb::handle colors, double opacity,
                     nb::handle transparent, std::optional<std::array<double, 4>> target) {
   media::ClassMap m;
-  std::set<std::int64_t> above;
+  AboveInt64 above;
   m.opacity = opacity_arg(opacity);
   m.target = target_arg(target);
   if (!names.is_none()) {
@@ -178,7 +188,8 @@ void init_class_map(PyClassMap* self, nb::object ids, nb::handle names, nb::hand
     } else {
       for (auto [k, v] : nb::cast<nb::dict>(names)) {
         const std::string field = entry_field("names", k);
-        m.names[id_arg(k, field, above)] = name_arg(v, field);
+        const IdArg id = id_arg(k, field);
+        (id.above ? above.names : m.names)[id.key] = name_arg(v, field);
       }
     }
   }
@@ -187,7 +198,8 @@ void init_class_map(PyClassMap* self, nb::object ids, nb::handle names, nb::hand
     if (nb::isinstance<nb::dict>(colors)) {
       for (auto [k, v] : nb::cast<nb::dict>(colors)) {
         const std::string field = entry_field("colors", k);
-        m.colors[id_arg(k, field, above)] = color_arg(v, field);
+        const IdArg id = id_arg(k, field);
+        (id.above ? above.colors : m.colors)[id.key] = color_arg(v, field);
       }
     } else {
       std::int64_t i = 0;
@@ -199,7 +211,10 @@ void init_class_map(PyClassMap* self, nb::object ids, nb::handle names, nb::hand
   }
   check_collection(transparent, "transparent", "a list of ids");
   std::size_t i = 0;
-  for (nb::handle t : transparent) m.transparent.push_back(id_arg(t, "transparent[" + std::to_string(i++) + "]", above));
+  for (nb::handle t : transparent) {
+    const IdArg id = id_arg(t, "transparent[" + std::to_string(i++) + "]");
+    (id.above ? above.transparent : m.transparent).push_back(id.key);
+  }
   new (self) PyClassMap{std::move(ids), std::move(m), std::move(above)};
 }
 
@@ -481,14 +496,18 @@ nb::object array_view(const media::LayerArray& a, bool stack) {
 }
 
 // The map keys uint64 ids by their 64 bits and every other dtype's by value:
-// ids given that the dtype cannot hold (-1 for uint64 ids, 2**64 - 1 for any
-// other) would otherwise stand for ids they are not. Never drawn, they go.
-void drop_foreign_ids(media::ClassMap& m, const std::set<std::int64_t>& above) {
-  const bool u64 = m.ids.type == media::SampleType::U64;
-  auto foreign = [&](std::int64_t id) { return u64 ? id < 0 && !above.count(id) : above.count(id) != 0; };
-  std::erase_if(m.colors, [&](const auto& e) { return foreign(e.first); });
-  std::erase_if(m.names, [&](const auto& e) { return foreign(e.first); });
-  std::erase_if(m.transparent, foreign);
+// for uint64 ids the negative ids given go (none is one of them; as keys they
+// would be 2**63 and above) and the entries of 2**63 and above join; for any
+// other dtype those stay out. Ids a dtype cannot hold are never drawn.
+void settle_ids(media::ClassMap& m, const AboveInt64& above) {
+  if (m.ids.type != media::SampleType::U64) return;
+  const auto negative = [](std::int64_t id) { return id < 0; };
+  std::erase_if(m.colors, [&](const auto& e) { return negative(e.first); });
+  std::erase_if(m.names, [&](const auto& e) { return negative(e.first); });
+  std::erase_if(m.transparent, negative);
+  for (const auto& [id, c] : above.colors) m.colors[id] = c;
+  for (const auto& [id, n] : above.names) m.names[id] = n;
+  m.transparent.insert(m.transparent.end(), above.transparent.begin(), above.transparent.end());
 }
 
 }  // namespace
@@ -521,7 +540,7 @@ void layers_from_objects(nb::handle layers, media::OverlayFrame& out, std::vecto
       if (!media::is_integer(m.ids.type)) {
         fail(field + ".ids", std::string("class ids are integers, not ") + std::string(media::to_string(m.ids.type)));
       }
-      drop_foreign_ids(m, p.above_int64);
+      settle_ids(m, p.above);
       keep.push_back(p.ids);
       out.layers.push_back(std::move(m));
     } else if (nb::isinstance<PyScalarMap>(h)) {
@@ -560,8 +579,9 @@ void bind_layers(nb::module_& m) {
            "ids: (H, W) integers (8..64-bit, signed or not), each id by its value; names / colors: a list "
            "(index = id) or a dict id -> name (a str) / colour ('#rrggbb' or (r, g, b)); ids (-2**63 .. "
            "2**64 - 1) without a colour take a fixed default palette; transparent: ids not drawn; the ids "
-           "given colours or made transparent lie within 65536 consecutive ids; opacity 0..1. The layer covers the whole frame (nearest), or target="
-           "(x, y, w, h) in frame pixels (a letterboxed model input, a crop).")
+           "given colours or made transparent lie within 65536 consecutive ids; opacity 0..1. The layer "
+           "covers the whole frame (nearest), or target=(x, y, w, h) in frame pixels (a letterboxed model "
+           "input, a crop).")
       .def_prop_ro("ids", [](const PyClassMap& p) { return p.ids; })
       .def_prop_ro("opacity", [](const PyClassMap& p) { return p.layer.opacity; })
       .def_prop_ro("target", [](const PyClassMap& p) { return target_tuple(p.layer.target); });

@@ -200,6 +200,12 @@ def test_ids_a_dtype_cannot_hold_are_not_other_ids(v):
     plain = shown(v, layers=[handoff.ClassMap(big, opacity=1.0)])
     assert (shown(v, layers=[handoff.ClassMap(big, transparent=[-1], opacity=1.0)]) == plain).all()
     assert (shown(v, layers=[handoff.ClassMap(big, transparent=[2**64 - 1], opacity=1.0)])[20, 8] == image()).all()
+    # -1 and 2**64 - 1 side by side: each stands for itself, whichever the dtype holds.
+    both = dict(colors={-1: (250, 0, 0), 2**64 - 1: (0, 0, 250)}, names={-1: "minus", 2**64 - 1: "max"}, opacity=1.0)
+    img = shown(v, layers=[handoff.ClassMap(big, **both)])
+    assert np.abs(img[20, 8] - (0, 0, 250)).max() <= 1
+    img = shown(v, layers=[handoff.ClassMap(np.full((H, W), -1, np.int64), **both)])
+    assert np.abs(img[20, 8] - (250, 0, 0)).max() <= 1
 
 
 def test_palette_span_is_said_with_the_argument_that_exceeds_it(v):
