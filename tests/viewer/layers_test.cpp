@@ -341,6 +341,28 @@ TEST(Layers, PitchPointerAndStride) {
   EXPECT_EQ(refusal(h.frame).first, "layers[0].ids.pitch");
 }
 
+TEST(Layers, PackedSixtyFourBitIdsKeepTheirEntries) {
+  // The carriers (live attach, recordings) send 64-bit ids as their low 32 bits: the colours, names and
+  // transparent ids go with them, as the ids they were given for.
+  HostArray wide(SampleType::U64, 8, 6);
+  std::uint64_t* ids = wide.storage.data();
+  ids[0] = ~std::uint64_t{0};
+  ids[1] = (std::uint64_t{1} << 40) + 7;
+  ClassMap m;
+  m.ids = wide.array;
+  m.colors[(std::int64_t{1} << 40) + 7] = Color8{1, 2, 3, 255};
+  m.names[-1] = "max";
+  m.transparent = {-1};
+  Layer l = m;
+  pack_layer(l);
+  const auto& p = std::get<ClassMap>(l);
+  ASSERT_EQ(p.ids.type, SampleType::U32);
+  EXPECT_EQ(static_cast<const std::uint32_t*>(p.ids.data)[0], 0xFFFFFFFFu);
+  EXPECT_EQ(p.colors.count(7), 1u);
+  EXPECT_EQ(p.names.at(0xFFFFFFFF), "max");
+  EXPECT_EQ(p.transparent, (std::vector<std::int64_t>{0xFFFFFFFF}));
+}
+
 TEST(Layers, TargetRectangle) {
   Fixture f;
   f.scalar_map().target = RectF{0, 80, 640, 480};

@@ -273,7 +273,9 @@ using LayerStorage = std::function<std::shared_ptr<std::uint8_t[]>(std::size_t b
 LayerArray packed_ids(const LayerArray& ids, const LayerStorage& storage = {}, bool whole = false);
 LayerArray packed_scalars(const LayerArray& values, const LayerStorage& storage = {});
 LayerArray packed_masks(const LayerArray& masks, float threshold, const LayerStorage& storage = {});
-// Replaces the layer's array by its packed copy (masks: threshold 0.5 after).
+// Replaces the layer's array by its packed copy (masks: threshold 0.5 after;
+// a class map of 64-bit ids: its colours, names and transparent ids keyed by
+// the low 32 bits its ids keep).
 void pack_layer(Layer& layer);
 // Half-precision bits to float (IEEE 754 binary16: subnormals, inf, NaN).
 float half_to_float(std::uint16_t h);
