@@ -343,7 +343,7 @@ class IdRows {
     order_ = order;
     palette_.resize(entries.size());
     for (std::size_t k = 0; k < palette_.size(); ++k) palette_[k] = pack(entries[k], order, entries[k].a ? 255 : 0);
-    // 8-bit ids from 0 (every class map's palette holds 0..255): a look-up.
+    // 8-bit ids and a palette of 0..255 (a class map's, unless its colours lie far off): a look-up.
     direct_ = a_->type == SampleType::U8 && !masks_ && palette_first_ == 0 && palette_.size() >= 256;
   }
   void paint(int y, std::uint32_t* __restrict row) const {
