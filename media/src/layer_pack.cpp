@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <string>
 #include <utility>
 
 namespace handoff::media {
@@ -75,8 +77,8 @@ float half_to_float(std::uint16_t h) {
   return sign ? -v : v;
 }
 
-LayerArray packed_ids(const LayerArray& a, const LayerStorage& storage) {
-  const bool wide = sample_size(a.type) == 8;
+LayerArray packed_ids(const LayerArray& a, const LayerStorage& storage, bool whole) {
+  const bool wide = sample_size(a.type) == 8 && !whole;
   const SampleType to = !wide ? a.type : a.type == SampleType::U64 ? SampleType::U32 : SampleType::I32;
   std::uint8_t* out = nullptr;
   LayerArray c = packed_like(a, to, out, storage);
@@ -116,9 +118,31 @@ LayerArray packed_masks(const LayerArray& a, float threshold, const LayerStorage
   return c;
 }
 
+namespace {
+
+// A class map whose 64-bit ids became their low 32 bits (`to`: u32 or i32):
+// its colours, names and transparent ids go with the ids they now are.
+void narrow_keys(ClassMap& m, SampleType to) {
+  const auto low = [to](std::int64_t id) {
+    return to == SampleType::U32 ? std::int64_t(std::uint32_t(id)) : std::int64_t(std::int32_t(id));
+  };
+  std::map<std::int64_t, Color8> colors;
+  for (const auto& [id, c] : m.colors) colors.emplace(low(id), c);
+  std::map<std::int64_t, std::string> names;
+  for (const auto& [id, n] : m.names) names.emplace(low(id), n);
+  for (std::int64_t& id : m.transparent) id = low(id);
+  m.colors = std::move(colors);
+  m.names = std::move(names);
+}
+
+}  // namespace
+
 void pack_layer(Layer& layer) {
-  if (auto* m = std::get_if<ClassMap>(&layer)) m->ids = packed_ids(m->ids);
-  else if (auto* s = std::get_if<ScalarMap>(&layer)) s->values = packed_scalars(s->values);
+  if (auto* m = std::get_if<ClassMap>(&layer)) {
+    const bool wide = sample_size(m->ids.type) == 8;
+    m->ids = packed_ids(m->ids);
+    if (wide) narrow_keys(*m, m->ids.type);
+  } else if (auto* s = std::get_if<ScalarMap>(&layer)) s->values = packed_scalars(s->values);
   else {
     auto& k = std::get<InstanceMasks>(layer);
     k.masks = packed_masks(k.masks, k.threshold);

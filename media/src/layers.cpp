@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <sstream>
+#include <string_view>
 
 namespace handoff::media {
 
@@ -111,15 +113,27 @@ void validate_one(const ClassMap& m, const std::string& field, std::size_t, int 
                                                 sample_name(m.ids.type));
   }
   check_single(m.ids, field + ".ids", "class map");
-  // The ids given a colour or made transparent become one palette texture.
-  std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
-  for (const auto& [id, c] : m.colors) lo = std::min(lo, id), hi = std::max(hi, id);
-  for (std::int64_t id : m.transparent) lo = std::min(lo, id), hi = std::max(hi, id);
-  if (lo <= hi && (hi - lo >= kMaxPaletteSpan || lo < std::numeric_limits<std::int32_t>::min() ||
-                   hi > std::numeric_limits<std::int32_t>::max())) {
-    throw InvalidFrame(field + ".colors", "ids given colours or made transparent run from " + std::to_string(lo) +
-                                              " to " + std::to_string(hi) + ": they must lie within " +
-                                              std::to_string(kMaxPaletteSpan) + " consecutive 32-bit ids");
+  // The ids given a colour or made transparent (those the type holds) become one palette.
+  const SampleType t = m.ids.type;
+  struct End {
+    std::int64_t id = 0;
+    const char* arg = nullptr;
+  };
+  std::optional<End> lo, hi;
+  auto see = [&](std::int64_t id, const char* arg) {
+    if (!class_id_fits(t, id)) return;
+    if (!lo || class_id_order(t, id) < class_id_order(t, lo->id)) lo = End{id, arg};
+    if (!hi || class_id_order(t, id) > class_id_order(t, hi->id)) hi = End{id, arg};
+  };
+  for (const auto& [id, c] : m.colors) see(id, "colors");
+  for (std::int64_t id : m.transparent) see(id, "transparent");
+  if (lo && class_id_order(t, hi->id) - class_id_order(t, lo->id) >= std::uint64_t(kMaxPaletteSpan)) {
+    // Named by the argument holding both ends; colors where they differ (both are in the message).
+    const std::string arg = std::string_view(lo->arg) == hi->arg ? lo->arg : "colors";
+    throw InvalidFrame(field + "." + arg, "ids given colours or made transparent run from " + class_id_text(t, lo->id) +
+                                              " (" + lo->arg + ") to " + class_id_text(t, hi->id) + " (" + hi->arg +
+                                              "): they must lie within " + std::to_string(kMaxPaletteSpan) +
+                                              " consecutive ids");
   }
   validate_array(m.ids, field + ".ids", cuda_device);
   check_opacity(m.opacity, field);
@@ -182,6 +196,29 @@ std::size_t sample_size(SampleType t) {
 }
 
 bool is_integer(SampleType t) { return t <= SampleType::I64; }
+
+bool class_id_fits(SampleType t, std::int64_t id) {
+  switch (t) {
+    case SampleType::U8: return id >= 0 && id <= 0xFF;
+    case SampleType::I8: return id >= -0x80 && id <= 0x7F;
+    case SampleType::U16: return id >= 0 && id <= 0xFFFF;
+    case SampleType::I16: return id >= -0x8000 && id <= 0x7FFF;
+    case SampleType::U32: return id >= 0 && id <= 0xFFFFFFFFll;
+    case SampleType::I32: return id >= -0x80000000ll && id <= 0x7FFFFFFF;
+    case SampleType::U64:
+    case SampleType::I64: return true;
+    default: return false;
+  }
+}
+
+std::uint64_t class_id_order(SampleType t, std::int64_t id) {
+  // Signed ids: shifted by 2^63, so the most negative is 0.
+  return t == SampleType::U64 ? std::uint64_t(id) : std::uint64_t(id) ^ (std::uint64_t(1) << 63);
+}
+
+std::string class_id_text(SampleType t, std::int64_t id) {
+  return t == SampleType::U64 ? std::to_string(std::uint64_t(id)) : std::to_string(id);
+}
 bool is_floating(SampleType t) { return t >= SampleType::F16 && t <= SampleType::F64; }
 
 std::string_view to_string(SampleType t) { return known(t) ? kSampleNames[std::size_t(t)] : "?"; }

@@ -30,9 +30,12 @@
 #include <array>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace nb = nanobind;
@@ -73,6 +76,19 @@ struct PyPlane {
   std::optional<TensorLayout> layout;  // computed once: frames are immutable
 };
 
+struct PyProducers;
+
+// The producers of each frame imported from Python, by the frame's owner
+// (Frame::owner.get()), for the garbage collector: a producer may refer back
+// to its frame (frame -> producer -> frame), a cycle only the collector can
+// free, and only if Frame and Plane show it the producers (tp_traverse).
+// Entries go with their PyProducers, on whatever thread that ends: a mutex.
+std::mutex producers_mutex;
+std::unordered_map<const void*, PyProducers*>& producers_by_owner() {
+  static auto* m = new std::unordered_map<const void*, PyProducers*>;  // never destroyed: frames may outlive exit
+  return *m;
+}
+
 // What a frame imported from Python keeps alive: the producer objects, their
 // DLPack tensors (deleters run here, once), buffer views and the CUDA context.
 struct PyProducers {
@@ -80,11 +96,21 @@ struct PyProducers {
   ProducerTensor tensors[kMaxPlanes];
   std::optional<Py_buffer> buffers[kMaxPlanes];
   cuda::PrimaryContext context;
+  const void* owner = nullptr;  // the frame's owner, once registered
 
   PyProducers() = default;
   PyProducers(const PyProducers&) = delete;
   PyProducers& operator=(const PyProducers&) = delete;
+  void register_owner(const void* frame_owner) {
+    const std::lock_guard lock(producers_mutex);
+    owner = frame_owner;
+    producers_by_owner()[owner] = this;
+  }
   ~PyProducers() {
+    if (owner) {
+      const std::lock_guard lock(producers_mutex);
+      producers_by_owner().erase(owner);
+    }
     // The last copy of a frame may go on any thread (a C++ worker): take the GIL.
     // While the interpreter shuts down, leak rather than call into it.
     if (!Py_IsInitialized() || python_finalizing()) {
@@ -269,8 +295,55 @@ int plane_getbuffer(PyObject* self, Py_buffer* view, int flags) {
 
 void plane_releasebuffer(PyObject*, Py_buffer* view) { delete static_cast<BufferShape*>(view->internal); }
 
+// --- cyclic garbage collection (Frame, Plane) ----------------------------------------
+// The Python producers a frame holds where this Python object is the frame's
+// only holder: then its references are the object's to report. A frame also
+// held elsewhere (another Frame or Plane, a viewer's queue) is not: that
+// holder keeps the producers alive whatever the collector finds.
+PyProducers* sole_producers(const Frame& f) {
+  if (!f.owner || f.owner.use_count() != 1) return nullptr;
+  const std::lock_guard lock(producers_mutex);
+  const auto it = producers_by_owner().find(f.owner.get());
+  return it == producers_by_owner().end() ? nullptr : it->second;
+}
+
+int traverse_frame(const Frame& f, visitproc visit, void* arg) {
+  // Not the exporters the buffer views hold: unreported, they count as held
+  // from outside, so the collector never clears one while the frame still has
+  // its buffer (a memoryview cleared while exported crashes when released).
+  if (PyProducers* p = sole_producers(f))
+    for (const nb::object& o : p->objects) Py_VISIT(o.ptr());
+  return 0;
+}
+
+// Drops the frame (and so its producers) where it is this object's alone.
+void clear_frame(Frame& f) {
+  if (!sole_producers(f)) return;
+  const Frame gone = std::exchange(f, Frame{});
+}
+
+template <typename T>
+int gc_traverse(PyObject* self, visitproc visit, void* arg) {
+#if PY_VERSION_HEX >= 0x03090000
+  Py_VISIT(Py_TYPE(self));
+#endif
+  if (!nb::inst_ready(self)) return 0;
+  return traverse_frame(nb::inst_ptr<T>(self)->frame, visit, arg);
+}
+
+template <typename T>
+int gc_clear(PyObject* self) {
+  if (nb::inst_ready(self)) clear_frame(nb::inst_ptr<T>(self)->frame);
+  return 0;
+}
+
 PyType_Slot plane_slots[] = {{Py_bf_getbuffer, reinterpret_cast<void*>(&plane_getbuffer)},
                              {Py_bf_releasebuffer, reinterpret_cast<void*>(&plane_releasebuffer)},
+                             {Py_tp_traverse, reinterpret_cast<void*>(&gc_traverse<PyPlane>)},
+                             {Py_tp_clear, reinterpret_cast<void*>(&gc_clear<PyPlane>)},
+                             {0, nullptr}};
+PyType_Slot frame_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&gc_traverse<PyFrame>)},
+                             {Py_tp_clear, reinterpret_cast<void*>(&gc_clear<PyFrame>)},
                              {0, nullptr}};
 
 // --- import -----------------------------------------------------------------------
@@ -402,10 +475,18 @@ void from_dlpack_producer(Incoming& in, const std::string& name, nb::handle obj)
   if (dev_type == kDLCUDA || dev_type == kDLCUDAManaged) stream = nb::int_(1);
   nb::object cap;
   try {
-    cap = obj.attr("__dlpack__")("stream"_a = stream, "max_version"_a = nb::make_tuple(1, 0));
+    try {
+      cap = obj.attr("__dlpack__")("stream"_a = stream, "max_version"_a = nb::make_tuple(1, 0));
+    } catch (nb::python_error& e) {
+      if (!e.matches(PyExc_TypeError)) throw;
+      cap = obj.attr("__dlpack__")("stream"_a = stream);  // a producer from before max_version
+    }
   } catch (nb::python_error& e) {
-    if (!e.matches(PyExc_TypeError)) throw;
-    cap = obj.attr("__dlpack__")("stream"_a = stream);  // a producer from before max_version
+    // The producer cannot export this array (NumPy: big-endian or object
+    // samples): a bad frame, named, not the producer's bare BufferError.
+    if (!e.matches(PyExc_BufferError)) throw;
+    if (std::string why = dtype_problem(obj); !why.empty()) throw InvalidFrame(name + ".dtype", why);
+    throw InvalidFrame(name, std::string("its __dlpack__ cannot export it: ") + e.what());
   }
   from_capsule(in, name, cap);
 }
@@ -522,6 +603,7 @@ PyFrame finish_import(Incoming* in, std::size_t n, ImportOptions opts) {
     }
     keep->objects.push_back(p.producer);
   }
+  keep->register_owner(f.owner.get());
   return PyFrame{std::move(f), false};
 }
 
@@ -873,7 +955,7 @@ void def_frame_making(FrameClass& cls) {
 }
 
 void bind_frame(nb::module_& m) {
-  FrameClass cls(m, "Frame",
+  FrameClass cls(m, "Frame", nb::type_slots(frame_slots),
                  "A frame: one to three pitched planes on one device plus colorimetry, in nv12, p010, i420, "
                  "yuyv, uyvy, rgb8, bgr8, rgba8, bgra8, gray8, gray16 or gray32f. Immutable; holds the memory "
                  "(or its producers) alive.");

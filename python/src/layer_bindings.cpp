@@ -16,9 +16,11 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace handoff::py {
 namespace nb = nanobind;
@@ -53,9 +55,18 @@ std::optional<media::RectF> target_arg(const std::optional<std::array<double, 4>
 
 // What each Python layer object holds: the array and the layer's settings
 // (its LayerArray filled in by layers_from_objects).
+// Entries for ids 2**63 .. 2**64 - 1, which only uint64 ids can be: kept apart
+// until the dtype is known (layers_from_objects), keyed by their 64 bits as
+// ClassMap keys uint64 ids, so that they never meet the negative ids given.
+struct AboveInt64 {
+  std::map<std::int64_t, media::Color8> colors;
+  std::map<std::int64_t, std::string> names;
+  std::vector<std::int64_t> transparent;
+};
 struct PyClassMap {
   nb::object ids;
   media::ClassMap layer;
+  AboveInt64 above;
 };
 struct PyScalarMap {
   nb::object values;
@@ -65,6 +76,31 @@ struct PyInstanceMasks {
   nb::object masks;
   media::InstanceMasks layer;
 };
+
+// The array a layer object holds is the user's (any object with __dlpack__ or
+// an array interface), which may refer back to the layer: the collector sees it.
+template <typename T, nb::object T::*array>
+int layer_traverse(PyObject* self, visitproc visit, void* arg) {
+#if PY_VERSION_HEX >= 0x03090000
+  Py_VISIT(Py_TYPE(self));
+#endif
+  if (nb::inst_ready(self)) Py_VISIT((nb::inst_ptr<T>(self)->*array).ptr());
+  return 0;
+}
+
+template <typename T, nb::object T::*array>
+int layer_clear(PyObject* self) {
+  if (nb::inst_ready(self)) {
+    nb::object gone = std::move(nb::inst_ptr<T>(self)->*array);
+    nb::inst_ptr<T>(self)->*array = nb::none();  // the property reads None, not a null object
+  }
+  return 0;
+}
+
+template <typename T, nb::object T::*array>
+PyType_Slot layer_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&layer_traverse<T, array>)},
+                             {Py_tp_clear, reinterpret_cast<void*>(&layer_clear<T, array>)},
+                             {0, nullptr}};
 
 media::Color8 color_arg(nb::handle c, const std::string& field) {
   if (nb::isinstance<nb::str>(c)) {
@@ -84,25 +120,86 @@ media::Color8 color_arg(nb::handle c, const std::string& field) {
   return media::Color8{std::uint8_t(v[0]), std::uint8_t(v[1]), std::uint8_t(v[2]), 255};
 }
 
+// A class id given in `field`: an integer (Python int, NumPy integer) of
+// -2**63 .. 2**64 - 1, as the map keys it (`above`: 2**63 or more, keyed by
+// its 64 bits). TypeError / ValueError naming `field` otherwise.
+struct IdArg {
+  std::int64_t key = 0;
+  bool above = false;
+};
+IdArg id_arg(nb::handle k, const std::string& field) {
+  if (nb::isinstance<nb::float_>(k) || !PyIndex_Check(k.ptr()))
+    throw nb::type_error((field + ": a class id is an integer, not " + py_type_name(k)).c_str());
+  nb::object i = nb::steal(PyNumber_Index(k.ptr()));
+  if (!i.is_valid()) throw nb::python_error();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (overflow == 0) {
+    if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+    return {std::int64_t(v), false};
+  }
+  if (overflow > 0) {
+    const unsigned long long u = PyLong_AsUnsignedLongLong(i.ptr());
+    if (!(u == static_cast<unsigned long long>(-1) && PyErr_Occurred()))
+      return {static_cast<std::int64_t>(std::uint64_t(u)), true};
+    PyErr_Clear();
+  }
+  throw nb::value_error((field + ": id " + text_of(i) + " is not a 64-bit id (-2**63 .. 2**64 - 1)").c_str());
+}
+
+// "colors[3000000000]": an entry of `arg`, named by the id as given.
+std::string entry_field(const char* arg, nb::handle key) {
+  return std::string(arg) + "[" + text_of(nb::repr(key)) + "]";
+}
+
+// A dict or a sequence for `arg` (a str is a sequence of one-letter names, a
+// number none at all: both mistakes); TypeError naming it otherwise.
+void check_collection(nb::handle v, const char* arg, const char* what) {
+  bool iterable = !nb::isinstance<nb::str>(v) && !nb::isinstance<nb::bytes>(v);
+  if (iterable) {
+    nb::object it = nb::steal(PyObject_GetIter(v.ptr()));
+    if (!it.is_valid()) PyErr_Clear();
+    iterable = it.is_valid();
+  }
+  if (!iterable) throw nb::type_error((std::string(arg) + ": " + what + ", not " + py_type_name(v)).c_str());
+}
+
+std::string name_arg(nb::handle n, const std::string& field) {
+  if (!nb::isinstance<nb::str>(n))
+    throw nb::type_error((field + ": a name is a str, not " + py_type_name(n)).c_str());
+  return nb::cast<std::string>(n);
+}
+
 void init_class_map(PyClassMap* self, nb::object ids, nb::handle names, nb::handle colors, double opacity,
                     nb::handle transparent, std::optional<std::array<double, 4>> target) {
   media::ClassMap m;
+  AboveInt64 above;
   m.opacity = opacity_arg(opacity);
   m.target = target_arg(target);
   if (!names.is_none()) {
+    check_collection(names, "names", "a list of names (index = id) or a dict id -> name");
     if (!nb::isinstance<nb::dict>(names)) {
       // A sequence: names[i] is the name of id i.
       std::int64_t i = 0;
-      for (nb::handle n : names) m.names[i++] = text_of(n);
+      for (nb::handle n : names) {
+        m.names[i] = name_arg(n, "names[" + std::to_string(i) + "]");
+        ++i;
+      }
     } else {
-      for (auto [k, v] : nb::cast<nb::dict>(names)) m.names[nb::cast<std::int64_t>(k)] = text_of(v);
+      for (auto [k, v] : nb::cast<nb::dict>(names)) {
+        const std::string field = entry_field("names", k);
+        const IdArg id = id_arg(k, field);
+        (id.above ? above.names : m.names)[id.key] = name_arg(v, field);
+      }
     }
   }
   if (!colors.is_none()) {
+    check_collection(colors, "colors", "a list of colours (index = id) or a dict id -> colour");
     if (nb::isinstance<nb::dict>(colors)) {
       for (auto [k, v] : nb::cast<nb::dict>(colors)) {
-        const auto id = nb::cast<std::int64_t>(k);
-        m.colors[id] = color_arg(v, "colors[" + std::to_string(id) + "]");
+        const std::string field = entry_field("colors", k);
+        const IdArg id = id_arg(k, field);
+        (id.above ? above.colors : m.colors)[id.key] = color_arg(v, field);
       }
     } else {
       std::int64_t i = 0;
@@ -112,8 +209,13 @@ void init_class_map(PyClassMap* self, nb::object ids, nb::handle names, nb::hand
       }
     }
   }
-  for (nb::handle t : transparent) m.transparent.push_back(nb::cast<std::int64_t>(t));
-  new (self) PyClassMap{std::move(ids), std::move(m)};
+  check_collection(transparent, "transparent", "a list of ids");
+  std::size_t i = 0;
+  for (nb::handle t : transparent) {
+    const IdArg id = id_arg(t, "transparent[" + std::to_string(i++) + "]");
+    (id.above ? above.transparent : m.transparent).push_back(id.key);
+  }
+  new (self) PyClassMap{std::move(ids), std::move(m), std::move(above)};
 }
 
 void init_scalar_map(PyScalarMap* self, nb::object values, const std::string& colormap,
@@ -307,6 +409,8 @@ media::LayerArray array_of(nb::handle obj, std::size_t dims, const std::string& 
   }
   if (cast) a = view_of(nd, field);
   else if (nb::hasattr(obj, "__cuda_array_interface__")) a = view_of_cai(obj, field);
+  else if (std::string why = dtype_problem(obj); !why.empty())
+    fail(field, why);  // an array nanobind cannot take: its dtype says why
   else
     fail(field, "a " + py_type_name(obj) +
                     " is not an array (NumPy, PyTorch, CuPy, DLPack, the CUDA Array Interface or the buffer protocol)");
@@ -391,6 +495,21 @@ nb::object array_view(const media::LayerArray& a, bool stack) {
   return nb::cast(view, nb::rv_policy::reference);
 }
 
+// The map keys uint64 ids by their 64 bits and every other dtype's by value:
+// for uint64 ids the negative ids given go (none is one of them; as keys they
+// would be 2**63 and above) and the entries of 2**63 and above join; for any
+// other dtype those stay out. Ids a dtype cannot hold are never drawn.
+void settle_ids(media::ClassMap& m, const AboveInt64& above) {
+  if (m.ids.type != media::SampleType::U64) return;
+  const auto negative = [](std::int64_t id) { return id < 0; };
+  std::erase_if(m.colors, [&](const auto& e) { return negative(e.first); });
+  std::erase_if(m.names, [&](const auto& e) { return negative(e.first); });
+  std::erase_if(m.transparent, negative);
+  for (const auto& [id, c] : above.colors) m.colors[id] = c;
+  for (const auto& [id, n] : above.names) m.names[id] = n;
+  m.transparent.insert(m.transparent.end(), above.transparent.begin(), above.transparent.end());
+}
+
 }  // namespace
 
 nb::list layers_to_objects(const media::OverlayFrame& overlays) {
@@ -399,7 +518,7 @@ nb::list layers_to_objects(const media::OverlayFrame& overlays) {
     const media::LayerArray& a = media::layer_array(layer);
     if (a.memory != MemoryKind::Host) throw nb::value_error("layers: a CUDA layer cannot be returned");
     nb::object array = array_view(a, layer.index() == 2);
-    if (const auto* m = std::get_if<media::ClassMap>(&layer)) out.append(nb::cast(PyClassMap{array, *m}));
+    if (const auto* m = std::get_if<media::ClassMap>(&layer)) out.append(nb::cast(PyClassMap{array, *m, {}}));
     else if (const auto* v = std::get_if<media::ScalarMap>(&layer)) out.append(nb::cast(PyScalarMap{array, *v}));
     else out.append(nb::cast(PyInstanceMasks{array, std::get<media::InstanceMasks>(layer)}));
   }
@@ -421,6 +540,7 @@ void layers_from_objects(nb::handle layers, media::OverlayFrame& out, std::vecto
       if (!media::is_integer(m.ids.type)) {
         fail(field + ".ids", std::string("class ids are integers, not ") + std::string(media::to_string(m.ids.type)));
       }
+      settle_ids(m, p.above);
       keep.push_back(p.ids);
       out.layers.push_back(std::move(m));
     } else if (nb::isinstance<PyScalarMap>(h)) {
@@ -452,18 +572,20 @@ nb::object target_tuple(const std::optional<media::RectF>& t) {
 }
 
 void bind_layers(nb::module_& m) {
-  nb::class_<PyClassMap>(m, "ClassMap",
+  nb::class_<PyClassMap>(m, "ClassMap", nb::type_slots(layer_slots<PyClassMap, &PyClassMap::ids>),
                          "A class id per pixel (segmentation), drawn over the frame: Viewer.show(..., layers=[...]).")
       .def("__init__", &init_class_map, "ids"_a, "names"_a = nb::none(), "colors"_a = nb::none(),
            "opacity"_a = 0.5, "transparent"_a = nb::tuple(), "target"_a = nb::none(),
-           "ids: (H, W) integers (8..64-bit, signed or not); names / colors: a list (index = id) or a dict "
-           "id -> name / colour ('#rrggbb' or (r, g, b)); ids without a colour take a fixed default palette; "
-           "transparent: ids not drawn; opacity 0..1. The layer covers the whole frame (nearest), or target="
-           "(x, y, w, h) in frame pixels (a letterboxed model input, a crop).")
+           "ids: (H, W) integers (8..64-bit, signed or not), each id by its value; names / colors: a list "
+           "(index = id) or a dict id -> name (a str) / colour ('#rrggbb' or (r, g, b)); ids (-2**63 .. "
+           "2**64 - 1) without a colour take a fixed default palette; transparent: ids not drawn; the ids "
+           "given colours or made transparent lie within 65536 consecutive ids; opacity 0..1. The layer "
+           "covers the whole frame (nearest), or target=(x, y, w, h) in frame pixels (a letterboxed model "
+           "input, a crop).")
       .def_prop_ro("ids", [](const PyClassMap& p) { return p.ids; })
       .def_prop_ro("opacity", [](const PyClassMap& p) { return p.layer.opacity; })
       .def_prop_ro("target", [](const PyClassMap& p) { return target_tuple(p.layer.target); });
-  nb::class_<PyScalarMap>(m, "ScalarMap",
+  nb::class_<PyScalarMap>(m, "ScalarMap", nb::type_slots(layer_slots<PyScalarMap, &PyScalarMap::values>),
                           "A value per pixel (depth, heatmap, confidence) through a colormap, drawn over the frame.")
       .def("__init__", &init_scalar_map, "values"_a, "colormap"_a = "turbo", "range"_a = nb::none(),
            "opacity"_a = 0.5, "target"_a = nb::none(),
@@ -476,6 +598,7 @@ void bind_layers(nb::module_& m) {
       .def_prop_ro("opacity", [](const PyScalarMap& p) { return p.layer.opacity; })
       .def_prop_ro("target", [](const PyScalarMap& p) { return target_tuple(p.layer.target); });
   nb::class_<PyInstanceMasks>(m, "InstanceMasks",
+                              nb::type_slots(layer_slots<PyInstanceMasks, &PyInstanceMasks::masks>),
                               "One mask per box of the same show() call, each in its detection's colour, outlined.")
       .def("__init__", &init_masks, "masks"_a, "threshold"_a = 0.5, "opacity"_a = 0.5, "target"_a = nb::none(),
            "masks: (N, H, W) bool, uint8 or float, N = the number of boxes; a pixel is in a mask where its "

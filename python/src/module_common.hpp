@@ -57,6 +57,26 @@ inline std::string text_of(nb::handle obj) {
 }
 inline std::string py_type_name(nb::handle h) { return text_of(h.type().attr("__name__")); }
 
+// What is wrong with a NumPy-like array's dtype for handoff, which reads
+// native (little-endian) integer, float and bool samples: "dtype >u2 is
+// big-endian ..."; empty where its dtype says nothing (or it has none).
+inline std::string dtype_problem(nb::handle array) {
+  try {
+    if (!nb::hasattr(array, "dtype")) return {};
+    nb::object dt = array.attr("dtype");
+    if (!nb::hasattr(dt, "byteorder") || !nb::hasattr(dt, "kind")) return {};
+    const std::string kind = nb::cast<std::string>(dt.attr("kind"));
+    const std::string str = text_of(dt.attr("str"));
+    if (kind != "u" && kind != "i" && kind != "f" && kind != "b")
+      return "dtype " + text_of(dt) + " is not an integer, float or bool type";
+    if (nb::cast<std::string>(dt.attr("byteorder")) == ">")
+      return "dtype " + str + " is big-endian: samples are read in native (little-endian) byte order "
+             "(convert with .astype('" + str.substr(1).insert(0, "<") + "'))";
+  } catch (const std::exception&) {
+  }
+  return {};
+}
+
 // A path argument: a str or an os.PathLike (os.fspath), as a string. TypeError
 // naming `field` for anything else (bytes paths included).
 inline std::string path_arg(nb::handle obj, const char* field) {

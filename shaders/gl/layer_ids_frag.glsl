@@ -11,7 +11,7 @@ layout(binding = 0) uniform usampler2D u_ids;    // R8UI / R16UI / R32UI
 layout(binding = 1) uniform sampler2D u_palette; // RGBA8, 256 wide; alpha 0: not drawn
 uniform int u_bits;          // bits of an id (8, 16, 32)
 uniform bool u_signed;       // ids are signed: sign-extend from u_bits
-uniform int u_palette_first; // the id of palette entry 0
+uniform int u_palette_first; // the id of palette entry 0 (its low 32 bits: ids compare as 32-bit, wrapping)
 uniform int u_palette_size;  // entries
 uniform bool u_defaults;     // ids outside the palette take the default colours (class maps)
 uniform float u_opacity;
@@ -60,8 +60,9 @@ vec3 default_color(int id) {
 }
 
 vec4 color_of(int id) {
-  int i = id - u_palette_first;
-  if (i >= 0 && i < u_palette_size) return texelFetch(u_palette, ivec2(i & 255, i >> 8), 0);
+  // Unsigned and wrapping: a palette anywhere in the 32-bit ids (3000000000 of a uint32 map, -5 of an int8 one).
+  uint i = uint(id) - uint(u_palette_first);
+  if (i < uint(u_palette_size)) return texelFetch(u_palette, ivec2(int(i & 255u), int(i >> 8)), 0);
   return u_defaults ? vec4(default_color(id), 1.0) : vec4(0.0);
 }
 

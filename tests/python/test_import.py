@@ -92,6 +92,15 @@ def test_buffer_odd_strides_refused():
         handoff.Frame.from_planes(memoryview(luma), chroma, "p010")
 
 
+def test_big_endian_arrays_refused_by_name():
+    """NumPy cannot export big-endian samples over DLPack: the BufferError it raises becomes the bad frame,
+    naming the plane and what is wrong, as every other bad array does."""
+    with pytest.raises(handoff.InvalidFrame, match=r"frame.dtype: dtype >u2 is big-endian: .*astype\('<u2'\)"):
+        handoff.Frame.from_arrays(np.zeros((4, 4), ">u2"))
+    with pytest.raises(handoff.InvalidFrame, match=r"luma.dtype: dtype >u2 is big-endian"):
+        handoff.Frame.from_planes(np.zeros((4, 4), ">u2"), np.zeros((2, 2, 2), np.uint16), "p010")
+
+
 def test_wrong_dtype_refused():
     with pytest.raises(handoff.InvalidFrame, match=r"luma.dtype: dtype int16 does not fit nv12"):
         handoff.Frame.from_planes(np.zeros((4, 4), np.int16), np.zeros((2, 2, 2), np.uint8))

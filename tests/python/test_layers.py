@@ -199,6 +199,88 @@ def test_bad_layer_settings():
         handoff.ClassMap(ids, target=(1, 2, 3))  # four numbers: (x, y, w, h)
 
 
+@pytest.mark.parametrize("dtype, left, right", [
+    (np.uint32, 3_000_000_000, 3_000_000_001),   # above 2**31: not negative
+    (np.uint32, 2**32 - 1, 5),
+    (np.int64, 2**40 + 7, 7),                      # the same low 32 bits: told apart
+    (np.uint64, 2**64 - 1, 2**64 - 2),
+    (np.uint64, 2**63 + 9, 9),
+    (np.int8, -128, 127),
+])
+def test_class_ids_are_their_values(v, dtype, left, right):
+    """Colours and transparent ids go by the ids' values, for every dtype and at any place in its range."""
+    ids = np.full((H, W), right, dtype)
+    ids[:, :W // 2] = left
+    img = shown(v, layers=[handoff.ClassMap(ids, colors={left: (250, 0, 0)}, opacity=1.0)])
+    assert np.abs(img[20, 8] - (250, 0, 0)).max() <= 1
+    assert np.abs(img[20, 50] - (250, 0, 0)).max() > 30, "only the id given the colour"
+    img = shown(v, layers=[handoff.ClassMap(ids, transparent=[left], opacity=1.0)])
+    assert np.abs(img[20, 8] - image()).max() <= 1, "the transparent id"
+    assert np.abs(img[20, 50] - image()).max() > 30, "only the transparent id"
+
+
+def test_ids_a_dtype_cannot_hold_are_not_other_ids(v):
+    """-1294967296 is not 3000000000 (its low 32 bits), nor -1 an id of a uint64 map: never drawn, and
+    no limit of the palette applies to them."""
+    ids = np.full((H, W), 3_000_000_000, np.uint32)
+    plain = shown(v, layers=[handoff.ClassMap(ids, opacity=1.0)])
+    img = shown(v, layers=[handoff.ClassMap(ids, colors={3_000_000_000 - 2**32: (255, 0, 0)}, opacity=1.0)])
+    assert (img == plain).all()
+    big = np.full((H, W), 2**64 - 1, np.uint64)
+    plain = shown(v, layers=[handoff.ClassMap(big, opacity=1.0)])
+    assert (shown(v, layers=[handoff.ClassMap(big, transparent=[-1], opacity=1.0)]) == plain).all()
+    assert (shown(v, layers=[handoff.ClassMap(big, transparent=[2**64 - 1], opacity=1.0)])[20, 8] == image()).all()
+    # -1 and 2**64 - 1 side by side: each stands for itself, whichever the dtype holds.
+    both = dict(colors={-1: (250, 0, 0), 2**64 - 1: (0, 0, 250)}, names={-1: "minus", 2**64 - 1: "max"}, opacity=1.0)
+    img = shown(v, layers=[handoff.ClassMap(big, **both)])
+    assert np.abs(img[20, 8] - (0, 0, 250)).max() <= 1
+    img = shown(v, layers=[handoff.ClassMap(np.full((H, W), -1, np.int64), **both)])
+    assert np.abs(img[20, 8] - (250, 0, 0)).max() <= 1
+
+
+def test_palette_span_is_said_with_the_argument_that_exceeds_it(v):
+    frame = solid_planes(W, H, GREY)
+    ids = np.zeros((H, W), np.uint32)
+    with pytest.raises(ValueError, match=r"layers\[0\].transparent: ids given colours or made transparent run from "
+                                         r"0 \(transparent\) to 4294967295 \(transparent\): they must lie within "
+                                         r"65536 consecutive ids"):
+        v.show(frame, layers=[handoff.ClassMap(ids, transparent=[0, 2**32 - 1])])
+    with pytest.raises(ValueError, match=r"layers\[0\].colors: .* from 7 \(transparent\) to 3000000000 \(colors\)"):
+        v.show(frame, layers=[handoff.ClassMap(ids, colors={3_000_000_000: "#fff"}, transparent=[7])])
+    v.show(frame, layers=[handoff.ClassMap(ids, colors={3_000_000_000: "#fff"}, transparent=[3_000_065_535])])
+
+
+def test_bad_class_ids_names_and_colours_name_the_argument():
+    """Ids, names and colours of the wrong kind are a TypeError / ValueError naming the entry, never a bare
+    C++ cast error or a name made of whatever str() gives."""
+    ids = np.zeros((H, W), np.uint8)
+    type_errors = [
+        (dict(colors={1.5: (1, 2, 3)}), r"colors\[1.5\]: a class id is an integer, not float"),
+        (dict(colors={"a": (1, 2, 3)}), r"colors\['a'\]: a class id is an integer, not str"),
+        (dict(transparent=[0, 1.5]), r"transparent\[1\]: a class id is an integer, not float"),
+        (dict(transparent=["a"]), r"transparent\[0\]: a class id is an integer, not str"),
+        (dict(transparent=[None]), r"transparent\[0\]: a class id is an integer, not NoneType"),
+        (dict(names={1.5: "x"}), r"names\[1.5\]: a class id is an integer, not float"),
+        (dict(colors=5), r"colors: a list of colours \(index = id\) or a dict id -> colour, not int"),
+        (dict(transparent=3), r"transparent: a list of ids, not int"),
+        (dict(names=["bg", None]), r"names\[1\]: a name is a str, not NoneType"),
+        (dict(names=[1.5]), r"names\[0\]: a name is a str, not float"),
+        (dict(names=[b"x"]), r"names\[0\]: a name is a str, not bytes"),
+        (dict(names={3: None}), r"names\[3\]: a name is a str, not NoneType"),
+        (dict(names="abc"), r"names: a list of names \(index = id\) or a dict id -> name, not str"),
+    ]
+    for kwargs, message in type_errors:
+        with pytest.raises(TypeError, match=message):
+            handoff.ClassMap(ids, **kwargs)
+    with pytest.raises(ValueError, match=r"colors\[18446744073709551616\]: id 18446744073709551616 is not a 64-bit"):
+        handoff.ClassMap(ids, colors={2**64: (1, 1, 1)})
+    with pytest.raises(ValueError, match=r"transparent\[0\]: id -9223372036854775809 is not a 64-bit"):
+        handoff.ClassMap(ids, transparent=[-2**63 - 1])
+    # Every integer kind is an id: NumPy's, bool, and the whole 64-bit range both signs.
+    handoff.ClassMap(ids, colors={np.int64(3): "#fff", np.uint64(2**64 - 1): "#000"}, transparent=[2**64 - 1, -2**63],
+                     names={np.uint8(1): "one"})
+
+
 def test_bad_layer_arrays(v):
     frame = solid_planes(W, H, GREY)
     with pytest.raises(ValueError, match=r"layers\[0\].ids: class ids are integers, not f32"):
@@ -218,9 +300,16 @@ def test_bad_layer_arrays(v):
         v.show(frame, layers=[handoff.InstanceMasks(np.zeros((0, 0, W), bool))])
     with pytest.raises(ValueError, match=r"layers\[0\].ids: dtype complex64 is not"):
         v.show(frame, layers=[handoff.ClassMap(np.zeros((H, W), np.complex64))])
+    # NumPy arrays nanobind cannot take: what is wrong is said (not "a ndarray is not an array").
+    with pytest.raises(ValueError, match=r"layers\[0\].ids: dtype >u2 is big-endian: .*astype\('<u2'\)"):
+        v.show(frame, layers=[handoff.ClassMap(np.zeros((H, W), ">u2"))])
+    with pytest.raises(ValueError, match=r"layers\[0\].values: dtype >f4 is big-endian"):
+        v.show(frame, layers=[handoff.ScalarMap(np.zeros((H, W), ">f4"))])
+    with pytest.raises(ValueError, match=r"layers\[0\].ids: dtype object is not an integer, float or bool type"):
+        v.show(frame, layers=[handoff.ClassMap(np.zeros((H, W), object))])
     with pytest.raises(TypeError, match=r"layers\[0\]: a int is not a handoff.ClassMap"):
         v.show(frame, layers=[3])
-    assert v.is_open
+    assert v.is_open()
     img = shown(v)
     assert np.abs(img[10, 10] - image()).max() <= 1
 
@@ -254,7 +343,7 @@ def test_bad_cuda_array_interface_layers(v):
     if "unavailable" in handoff.cuda_status():
         with pytest.raises(ValueError, match=r"layers\[0\].ids: the array is in CUDA memory, but CUDA is unavailable"):
             v.show(frame, layers=[handoff.ClassMap(Cai(**good))])
-    assert v.is_open
+    assert v.is_open()
 
 
 def test_the_panel_shows_the_layers():

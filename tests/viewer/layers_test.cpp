@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 namespace handoff::media {
@@ -137,10 +138,50 @@ TEST(Layers, PaletteIdsMustLieTogether) {
   f.class_map().transparent = {kMaxPaletteSpan - 1};
   auto [field, what] = refusal(f.frame);
   EXPECT_EQ(field, "layers[0].colors");
-  EXPECT_THAT(what, HasSubstr("run from -1 to 65535"));
+  EXPECT_THAT(what, HasSubstr("run from -1 (colors) to 65535 (transparent): they must lie within 65536"));
+  // Named by the argument that holds both ends.
+  Fixture g;
+  g.class_map().transparent = {0, 70000};
+  std::tie(field, what) = refusal(g.frame);
+  EXPECT_EQ(field, "layers[0].transparent");
+  EXPECT_THAT(what, HasSubstr("run from 0 (transparent) to 70000 (transparent)"));
+}
+
+TEST(Layers, PaletteIdsAreTheirValuesForTheIdsType) {
+  // uint32 ids above 2^31: one palette, at its place.
+  Fixture f;
+  f.class_map().ids.type = SampleType::U32;
+  f.class_map().colors[3000000000] = Color8{255, 0, 0, 255};
+  f.class_map().transparent = {3000065535};
+  EXPECT_NO_THROW(validate_layers(f.frame, 0));
+  f.class_map().transparent = {0};
+  auto [field, what] = refusal(f.frame);
+  EXPECT_EQ(field, "layers[0].colors");
+  EXPECT_THAT(what, HasSubstr("run from 0 (transparent) to 3000000000 (colors)"));
+  // Ids the type cannot hold are never drawn: not part of the palette.
   Fixture g;
   g.class_map().colors[std::int64_t{1} << 40] = Color8{};
-  EXPECT_EQ(refusal(g.frame).first, "layers[0].colors");
+  g.class_map().colors[-1] = Color8{};
+  EXPECT_NO_THROW(validate_layers(g.frame, 0));
+  g.class_map().ids.type = SampleType::U32;  // -1 is none of its ids, 2^40 none either
+  EXPECT_NO_THROW(validate_layers(g.frame, 0));
+  // uint64 ids are keyed by their bits: 2^64 - 1 is key -1, the top of the order.
+  EXPECT_TRUE(class_id_fits(SampleType::U64, -1));
+  EXPECT_FALSE(class_id_fits(SampleType::U32, -1));
+  EXPECT_TRUE(class_id_fits(SampleType::U32, 0xFFFFFFFF));
+  EXPECT_FALSE(class_id_fits(SampleType::I8, 128));
+  EXPECT_GT(class_id_order(SampleType::U64, -1), class_id_order(SampleType::U64, 5));
+  EXPECT_LT(class_id_order(SampleType::I64, -1), class_id_order(SampleType::I64, 5));
+  EXPECT_EQ(class_id_text(SampleType::U64, -1), "18446744073709551615");
+  EXPECT_EQ(class_id_text(SampleType::I64, -1), "-1");
+  HostArray wide(SampleType::U64, 8, 6);
+  Fixture h;
+  h.class_map().ids = wide.array;
+  h.class_map().colors[-1] = Color8{};  // 2^64 - 1
+  h.class_map().transparent = {-70000};  // 2^64 - 70000: 69999 ids below it
+  EXPECT_EQ(refusal(h.frame).first, "layers[0].colors");
+  h.class_map().transparent = {-65536};
+  EXPECT_NO_THROW(validate_layers(h.frame, 0));
 }
 
 TEST(Layers, ThreeDimensionalScalarMapIsRefused) {
@@ -298,6 +339,28 @@ TEST(Layers, PitchPointerAndStride) {
   Fixture h;  // a pitch whose rows overflow the address space
   h.class_map().ids.pitch = std::numeric_limits<std::size_t>::max() / 2;
   EXPECT_EQ(refusal(h.frame).first, "layers[0].ids.pitch");
+}
+
+TEST(Layers, PackedSixtyFourBitIdsKeepTheirEntries) {
+  // The carriers (live attach, recordings) send 64-bit ids as their low 32 bits: the colours, names and
+  // transparent ids go with them, as the ids they were given for.
+  HostArray wide(SampleType::U64, 8, 6);
+  std::uint64_t* ids = wide.storage.data();
+  ids[0] = ~std::uint64_t{0};
+  ids[1] = (std::uint64_t{1} << 40) + 7;
+  ClassMap m;
+  m.ids = wide.array;
+  m.colors[(std::int64_t{1} << 40) + 7] = Color8{1, 2, 3, 255};
+  m.names[-1] = "max";
+  m.transparent = {-1};
+  Layer l = m;
+  pack_layer(l);
+  const auto& p = std::get<ClassMap>(l);
+  ASSERT_EQ(p.ids.type, SampleType::U32);
+  EXPECT_EQ(static_cast<const std::uint32_t*>(p.ids.data)[0], 0xFFFFFFFFu);
+  EXPECT_EQ(p.colors.count(7), 1u);
+  EXPECT_EQ(p.names.at(0xFFFFFFFF), "max");
+  EXPECT_EQ(p.transparent, (std::vector<std::int64_t>{0xFFFFFFFF}));
 }
 
 TEST(Layers, TargetRectangle) {

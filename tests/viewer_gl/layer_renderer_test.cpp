@@ -220,6 +220,76 @@ std::vector<std::uint8_t> composite(LayerRenderer& r) {
   return px;
 }
 
+// A class map of `t` ids, left half `left`, right half `right`, each named, `left` red
+// and `transparent` not drawn; copied as show() copies it.
+template <typename T>
+struct WideIds {
+  std::vector<T> ids = std::vector<T>(kW * kH);
+  media::OverlayFrame copied;
+  WideIds(media::SampleType t, T left, T right, std::vector<std::int64_t> transparent = {}) {
+    for (int y = 0; y < kH; ++y)
+      for (int x = 0; x < kW; ++x) ids[std::size_t(y * kW + x)] = x < kW / 2 ? left : right;
+    media::OverlayFrame f;
+    media::ClassMap m;
+    m.ids = Layers::array(ids.data(), t);
+    m.colors = {{std::int64_t(left), media::Color8{250, 0, 0, 255}}};
+    m.names = {{std::int64_t(left), "left"}, {std::int64_t(right), "right"}};
+    m.transparent = std::move(transparent);
+    m.opacity = 1.0f;
+    f.layers.push_back(m);
+    copied = copy_layers(f, 0);
+  }
+};
+
+// Ids by their value everywhere: a uint32 id above 2^31, 64-bit ids above
+// 2^32 (and one 2^40 from a coloured id, which takes its own default colour),
+// uint64 ids above 2^63 (one transparent); in the inspector, the legend and
+// both colour paths.
+TEST_F(LayerRendererTest, ClassIdsAreTheirValuesForEveryWidth) {
+  const std::int64_t c = 3000000000;
+  WideIds<std::uint32_t> u32(media::SampleType::U32, 3000000000u, 3000000001u);
+  WideIds<std::int64_t> i64(media::SampleType::I64, (std::int64_t{1} << 40) + 7, 7);  // the same low 32 bits
+  WideIds<std::uint64_t> u64(media::SampleType::U64, ~std::uint64_t{0}, ~std::uint64_t{0} - 1, {-2});
+  struct Case {
+    const media::OverlayFrame* copied;
+    std::string left, right;
+    std::vector<std::int64_t> legend;
+    std::int64_t right_id;
+  };
+  const std::int64_t big = (std::int64_t{1} << 40) + 7;
+  const Case cases[] = {
+      {&u32.copied, "id 3000000000 (left)", "id 3000000001 (right)", {c, c + 1}, c + 1},
+      {&i64.copied, "id 1099511627783 (left)", "id 7 (right)", {7, big}, 7},
+      {&u64.copied, "id 18446744073709551615 (left)", "id 18446744073709551614 (right)", {-2, -1}, -2},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.left);
+    LayerRenderer r;
+    r.set_layers(k.copied, kW, kH);
+    EXPECT_EQ(r.probe(0, 3.5, 3.5).text, k.left);
+    EXPECT_EQ(r.probe(0, 30.5, 3.5).text, k.right);
+    EXPECT_EQ(r.legend_ids(0), k.legend);
+    const auto drawn = render(r);
+    const auto cpu = composite(r);
+    EXPECT_EQ(at(drawn, 3, 3), (std::array<int, 3>{250, 0, 0}));
+    EXPECT_EQ(at(cpu, 3, 3), (std::array<int, 3>{250, 0, 0}));
+    const auto& m = std::get<media::ClassMap>(k.copied->layers[0]);
+    if (m.transparent.empty()) {
+      // The right half: its own default colour (not the red of the id 2^40 from it), on both paths.
+      const media::Color8 d = media::default_class_color(k.right_id);
+      for (const auto* px : {&drawn, &cpu}) {
+        const auto got = at(*px, 30, 3);
+        EXPECT_NEAR(got[0], d.r, 2);
+        EXPECT_NEAR(got[1], d.g, 2);
+        EXPECT_NEAR(got[2], d.b, 2);
+      }
+    } else {
+      EXPECT_EQ(at(drawn, 30, 3), (std::array<int, 3>{0, 0, 0}));  // transparent: the black under it
+      EXPECT_EQ(at(cpu, 30, 3), (std::array<int, 3>{0, 0, 0}));
+    }
+  }
+}
+
 TEST_F(LayerRendererTest, CpuCompositeFollowsThePanelControlsAndItsKeyChanges) {
   Layers l;
   LayerRenderer r;
@@ -442,8 +512,8 @@ TEST(LayerCopy, WideIdsThatFitEightBitsAreNarrowedAndOthersKept) {
   EXPECT_EQ(static_cast<const std::int32_t*>(ids(2).data)[1], 256);
   ASSERT_EQ(ids(3).type, media::SampleType::U8);
   EXPECT_EQ(static_cast<const std::uint8_t*>(ids(3).data)[5], 4);
-  ASSERT_EQ(ids(4).type, media::SampleType::U32);  // the low 32 bits, as before
-  EXPECT_EQ(static_cast<const std::uint32_t*>(ids(4).data)[1], 300u);
+  ASSERT_EQ(ids(4).type, media::SampleType::U64);  // whole: the inspector and legend show them
+  EXPECT_EQ(static_cast<const std::uint64_t*>(ids(4).data)[1], (1ull << 33) + 300);
 }
 
 TEST(LayerCopy, BuffersComeBackForTheNextFramesCopy) {

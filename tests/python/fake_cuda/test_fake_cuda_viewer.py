@@ -227,6 +227,35 @@ def test_layers_from_cuda_arrays_show_as_from_host_arrays_with_no_host_copy(fake
         fake.release(0)
 
 
+@pytest.mark.parametrize("dtype, left, right", [(np.uint32, 3_000_000_000, 3_000_000_001),
+                                                (np.uint64, 2**64 - 1, 2**64 - 2)])
+def test_wide_class_ids_from_cuda_arrays_are_their_values(fake, cuda_viewer, dtype, left, right):
+    """Ids above 2**31 (and 2**63) from a CUDA array: coloured and made transparent by their values, as
+    from a host array."""
+    (v,) = cuda_viewer
+    ids = np.full((24, 33), right, dtype)
+    ids[:, :16] = left
+    luma, chroma = quadrant_planes(96, 64, "nv12")
+    frame = handoff.Frame.from_planes(luma, chroma)
+
+    def shown(array):
+        v.show(frame, layers=[handoff.ClassMap(array, colors={left: (250, 0, 0)}, transparent=[right], opacity=1.0)])
+        return np.from_dlpack(v.snapshot()).copy()
+
+    host = shown(ids)
+    ctx = fake.retain(0)
+    try:
+        with fake.current(ctx):
+            p = fake.alloc(ids.tobytes())
+        on_device = shown(DLPackDevice(ids, p))
+        assert np.array_equal(on_device, host)
+        assert (np.abs(host[10, 5, :3].astype(int) - (250, 0, 0)) <= 1).all()
+        with fake.current(ctx):
+            fake.free(p)
+    finally:
+        fake.release(0)
+
+
 def test_layers_from_cuda_arrays_in_a_viewer_without_cuda_are_refused(fake):
     v = handoff.Viewer(title="host", width=320, height=240, headless=True, memory="host")
     try:

@@ -254,7 +254,7 @@ const CanvasKernels& kernels() {
   return k;
 }
 
-// The id at texel (x, y) of a copied class map, sign-extended as the shader does.
+// The id at texel (x, y) of a copied class map, by its value (as ClassMap keys it).
 std::int64_t id_at(const LayerArray& a, std::int32_t x, std::int32_t y) {
   const auto* row = static_cast<const std::uint8_t*>(a.data) + std::size_t(y) * a.row_bytes();
   switch (a.type) {
@@ -262,8 +262,10 @@ std::int64_t id_at(const LayerArray& a, std::int32_t x, std::int32_t y) {
     case SampleType::I8: return std::int8_t(row[x]);
     case SampleType::U16: { std::uint16_t v; std::memcpy(&v, row + 2 * x, 2); return v; }
     case SampleType::I16: { std::int16_t v; std::memcpy(&v, row + 2 * x, 2); return v; }
-    case SampleType::U32: { std::uint32_t v; std::memcpy(&v, row + 4 * x, 4); return std::int32_t(v); }
+    case SampleType::U32: { std::uint32_t v; std::memcpy(&v, row + 4 * x, 4); return v; }
     case SampleType::I32: { std::int32_t v; std::memcpy(&v, row + 4 * x, 4); return v; }
+    case SampleType::U64:
+    case SampleType::I64: { std::int64_t v; std::memcpy(&v, row + 8 * x, 8); return v; }
     default: return 0;
   }
 }
@@ -350,7 +352,7 @@ class IdRows {
     order_ = order;
     palette_.resize(entries.size());
     for (std::size_t k = 0; k < palette_.size(); ++k) palette_[k] = pack(entries[k], order, entries[k].a ? 255 : 0);
-    // 8-bit ids from 0 (every class map's palette holds 0..255): a look-up.
+    // 8-bit ids and a palette of 0..255 (a class map's, unless its colours lie far off): a look-up.
     direct_ = a_->type == SampleType::U8 && !masks_ && palette_first_ == 0 && palette_.size() >= 256;
   }
   void paint(int y, std::uint32_t* __restrict row) const {
@@ -378,8 +380,8 @@ class IdRows {
 
  private:
   std::uint32_t colour_of(std::int64_t id) const {
-    const std::int64_t e = id - palette_first_;
-    if (e >= 0 && e < std::int64_t(palette_.size())) return palette_[std::size_t(e)];
+    const std::uint64_t e = std::uint64_t(id) - std::uint64_t(palette_first_);  // any two ids, no overflow
+    if (e < palette_.size()) return palette_[std::size_t(e)];
     return masks_ ? 0u : pack(media::default_class_color(id), order_, 255);
   }
 
@@ -484,7 +486,7 @@ bool LayerRenderer::prepare_composite(const ViewTransform& view, const PixelRect
       cl.scalar_rows.prepare(std::get<media::ScalarMap>(l), g.range, job, order);
       c.columns = std::max(c.columns, cl.scalar_rows.columns());
     } else {
-      cl.id_rows.prepare(l, g.palette_first, g.entries, g.instances.data(), job, order);
+      cl.id_rows.prepare(l, g.palette_lo, g.entries, g.instances.data(), job, order);
     }
   }
   return any;

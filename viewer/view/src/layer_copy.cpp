@@ -40,7 +40,7 @@ bool try_narrow_ids(const LayerArray& a, LayerArray& c) {
 
 LayerArray copy_ids(const LayerArray& a) {
   if (LayerArray narrow; try_narrow_ids(a, narrow)) return narrow;
-  return media::packed_ids(a, kStorage);
+  return media::packed_ids(a, kStorage, true);  // 64-bit ids whole: the inspector and legend show them
 }
 LayerArray copy_scalars(const LayerArray& a) { return media::packed_scalars(a, kStorage); }
 LayerArray copy_masks(const LayerArray& a, float threshold) { return media::packed_masks(a, threshold, kStorage); }

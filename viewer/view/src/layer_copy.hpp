@@ -6,9 +6,9 @@
 // what the display's textures take (CUDA arrays are the ring's to copy, device
 // to device, and the display's to convert):
 //   class ids   8-bit when every id of a 32- or 64-bit map is in 0..255
-//               (layer_buffers.hpp); else 8, 16, 32 bits as they are, 64-bit
-//               ids keeping their low 32 bits (the palette and the shader's
-//               default colours use those)
+//               (layer_buffers.hpp); else as they are (64-bit ids whole: the
+//               display uploads their low 32 bits, and the inspector and
+//               legend show the ids themselves)
 //   scalars     f32 (f16, f64 and integers converted; NaN and +-inf kept)
 //   masks       u8, 1 inside (sample > threshold), 0 outside; threshold 0.5
 // The display never converts host layers, so the producer pays for the copy

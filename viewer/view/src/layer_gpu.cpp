@@ -1,7 +1,9 @@
 #include "layer_gpu.hpp"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <handoff/error.hpp>
 #include <handoff/gl_check.hpp>
@@ -66,7 +68,8 @@ LayerConverter::LayerConverter()
       scalars_(converter(1, "r32f")),
       masks_(converter(2, "r16ui")),
       sample_float_(build_compute("layer_sample_comp", "#define FLOAT_TEXTURE 1\n")),
-      sample_uint_(build_compute("layer_sample_comp", "#define FLOAT_TEXTURE 0\n")) {}
+      sample_uint_(build_compute("layer_sample_comp", "#define FLOAT_TEXTURE 0\n")),
+      sample_wide_(build_compute("layer_sample_comp", "#define FLOAT_TEXTURE 0\n#define WIDE_BUFFER 1\n")) {}
 
 void LayerConverter::convert(GLuint program, const media::LayerArray& a, GLuint texture, GLenum image_format) {
   glUseProgram(program);
@@ -98,9 +101,10 @@ void LayerConverter::masks(const media::LayerArray& a, float threshold, GLuint t
   convert(masks_.get(), a, texture, GL_R16UI);
 }
 
-void LayerConverter::sample(GLuint program, GLuint texture, std::size_t step, std::size_t count, void* out) {
+void LayerConverter::sample(GLuint program, GLuint texture, std::size_t step, std::size_t count, void* out,
+                            GLuint wide_buffer) {
   if (count == 0) return;
-  const std::size_t bytes = count * 4;
+  const std::size_t bytes = count * (wide_buffer ? 8 : 4);
   if (!samples_ || samples_size_ < bytes) {
     GLuint b = 0;
     glCreateBuffers(1, &b);
@@ -113,9 +117,11 @@ void LayerConverter::sample(GLuint program, GLuint texture, std::size_t step, st
   glUniform1ui(glGetUniformLocation(program, "u_samples"), GLuint(count));
   glBindTextureUnit(0, texture);
   glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, samples_.get());
+  if (wide_buffer) glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, wide_buffer);
   glDispatchCompute(groups(std::uint32_t(count), 64), 1, 1);
   glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
   glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, 0);
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, 0);
   glBindTextureUnit(0, 0);
   glUseProgram(0);
   HANDOFF_GL_CHECK(glGetNamedBufferSubData(samples_.get(), 0, GLsizeiptr(bytes), out), "layer sample read-back");
@@ -131,6 +137,18 @@ std::vector<std::uint32_t> LayerConverter::sample_ids(GLuint texture, std::size_
   std::vector<std::uint32_t> out(count);
   sample(sample_uint_.get(), texture, step, count, out.data());
   return out;
+}
+
+std::vector<std::uint64_t> LayerConverter::sample_wide_ids(GLuint buffer, std::size_t step, std::size_t count) {
+  std::vector<std::uint64_t> out(count);  // (low, high) words: a little-endian 64-bit id each
+  sample(sample_wide_.get(), 0, step, count, out.data(), buffer);
+  return out;
+}
+
+std::uint64_t read_wide_id(GLuint buffer, std::size_t index) {
+  std::uint64_t v = 0;
+  HANDOFF_GL_CHECK(glGetNamedBufferSubData(buffer, GLintptr(index * 8), 8, &v), "layer id read-back");
+  return v;
 }
 
 std::uint32_t read_id_texel(GLuint texture, std::uint32_t x, std::uint32_t y) {

@@ -38,13 +38,16 @@ class LayerConverter {
   // texture, read back: float bits of an R32F texture, or raw unsigned ids.
   std::vector<float> sample_floats(GLuint texture, std::size_t step, std::size_t count);
   std::vector<std::uint32_t> sample_ids(GLuint texture, std::size_t step, std::size_t count);
+  // The same samples of a 64-bit class map's packed buffer (GL buffer `buffer`): the ids whole.
+  std::vector<std::uint64_t> sample_wide_ids(GLuint buffer, std::size_t step, std::size_t count);
 
  private:
   void convert(GLuint program, const media::LayerArray& a, GLuint texture, GLenum image_format);
-  void sample(GLuint program, GLuint texture, std::size_t step, std::size_t count, void* out);
+  void sample(GLuint program, GLuint texture, std::size_t step, std::size_t count, void* out,
+              GLuint wide_buffer = 0);
 
   std::array<handoff::UniqueGlProgram, 3> ids_;  // R8UI, R16UI, R32UI
-  handoff::UniqueGlProgram scalars_, masks_, sample_float_, sample_uint_;
+  handoff::UniqueGlProgram scalars_, masks_, sample_float_, sample_uint_, sample_wide_;
   handoff::UniqueGlBuffer samples_;  // read-back scratch, grown as needed
   std::size_t samples_size_ = 0;
 };
@@ -52,6 +55,8 @@ class LayerConverter {
 // One texel of a texture, read back: an unsigned id (R8UI / R16UI / R32UI) or
 // a float (R32F).
 std::uint32_t read_id_texel(GLuint texture, std::uint32_t x, std::uint32_t y);
+// Sample `index` of a packed buffer of 64-bit ids, read back.
+std::uint64_t read_wide_id(GLuint buffer, std::size_t index);
 float read_float_texel(GLuint texture, std::uint32_t x, std::uint32_t y);
 
 }  // namespace handoff::view

@@ -68,7 +68,8 @@ float opacity_of(const media::Layer& l) {
   return std::visit([](const auto& x) { return x.opacity; }, l);
 }
 
-// The id at sample `i` of a copied class map (8 / 16 / 32 bits), as the shader reads it.
+// The id at sample `i` of a copied class map, by its value (as ClassMap keys
+// it: uint64 ids by their bits).
 std::int64_t id_at(const LayerArray& a, std::size_t i) {
   const auto* p = static_cast<const std::uint8_t*>(a.data);
   switch (a.type) {
@@ -76,8 +77,10 @@ std::int64_t id_at(const LayerArray& a, std::size_t i) {
     case SampleType::I8: return std::int8_t(p[i]);
     case SampleType::U16: { std::uint16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
     case SampleType::I16: { std::int16_t v; std::memcpy(&v, p + 2 * i, 2); return v; }
-    case SampleType::U32:
+    case SampleType::U32: { std::uint32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
     case SampleType::I32: { std::int32_t v; std::memcpy(&v, p + 4 * i, 4); return v; }
+    case SampleType::U64:
+    case SampleType::I64: { std::int64_t v; std::memcpy(&v, p + 8 * i, 8); return v; }
     default: return 0;
   }
 }
@@ -139,7 +142,7 @@ void LayerRenderer::prepare(std::size_t i) {
     g.range = s->range ? *s->range
                        : auto_ranges_[i].update(static_cast<const float*>(a.data), std::size_t(a.width) * a.height);
   } else if (std::holds_alternative<media::ClassMap>(l)) {
-    const std::size_t bytes = media::sample_size(a.type);
+    const std::size_t bytes = std::min<std::size_t>(media::sample_size(a.type), 4);  // 64-bit ids: the low 32 bits
     g.bits = int(bytes * 8);
     g.is_signed = a.type == SampleType::I8 || a.type == SampleType::I16 || a.type == SampleType::I32;
     g.legend_valid = false;
@@ -169,7 +172,8 @@ void LayerRenderer::upload(std::size_t i) {
     const std::size_t bytes = media::sample_size(a.type);
     const GLenum internal = bytes == 1 ? GL_R8UI : bytes == 2 ? GL_R16UI : GL_R32UI;
     const GLenum type = bytes == 1 ? GL_UNSIGNED_BYTE : bytes == 2 ? GL_UNSIGNED_SHORT : GL_UNSIGNED_INT;
-    fill(g.data.ensure(internal, a.width, a.height, GL_NEAREST), a.width, a.height, GL_RED_INTEGER, type, a.data);
+    fill(g.data.ensure(internal, a.width, a.height, GL_NEAREST), a.width, a.height, GL_RED_INTEGER, type,
+         bytes == 8 ? low_ids(i).data() : a.data);
   } else {
     fill(g.data.ensure(GL_R16UI, a.width, a.height, GL_NEAREST), a.width, a.height, GL_RED_INTEGER,
          GL_UNSIGNED_SHORT, g.instances.data());
@@ -177,8 +181,56 @@ void LayerRenderer::upload(std::size_t i) {
   upload_palette(i);
 }
 
-// Class maps: entries for the ids from min(0, given ids) to max(255, given
-// ids); ids outside take the default colours in the shader. Instance masks:
+namespace {
+
+// A 32-bit texel outside the palette (`first`, `size`) with the default colour
+// of `low`: default_class_color sees only the top 24 bits of low * golden and
+// low % 3, so another low byte of the product, where low % 3 stays, is the
+// same colour. `low` itself where none is found (not seen: 255 tries).
+std::uint32_t same_colour_outside(std::uint32_t low, std::uint32_t first, std::uint64_t size) {
+  constexpr std::uint32_t kGolden = 0x9E3779B9u;
+  constexpr std::uint32_t kInverse = [] {  // kGolden's inverse mod 2^32 (Newton's iteration)
+    std::uint32_t x = kGolden;
+    for (int k = 0; k < 5; ++k) x *= 2u - kGolden * x;
+    return x;
+  }();
+  static_assert(kGolden * kInverse == 1u);
+  const std::uint32_t walk = low * kGolden;
+  for (std::uint32_t byte = 0; byte < 256; ++byte) {
+    const std::uint32_t other = ((walk & ~0xFFu) | byte) * kInverse;
+    if (other % 3u == low % 3u && std::uint32_t(other - first) >= size) return other;
+  }
+  return low;
+}
+
+}  // namespace
+
+// A 64-bit class map's ids as its 32-bit texture holds them: the low 32 bits,
+// which the palette (palette_first) and the default colours go by, as on the
+// CPU; an id outside the palette whose low 32 bits fall inside it (2^32 apart
+// from a coloured or transparent id) takes a texel outside it of its own colour.
+const std::vector<std::uint32_t>& LayerRenderer::low_ids(std::size_t i) {
+  const LayerArray& a = array_of(overlays_->layers[i]);
+  Gpu& g = layers_[i];
+  const std::size_t n = std::size_t(a.width) * a.height;
+  g.low_ids.resize(n);
+  const auto* p = static_cast<const std::uint8_t*>(a.data);  // the packed copy (layer_copy)
+  const auto size = std::uint64_t(g.palette_size);
+  const auto first = std::uint32_t(g.palette_first);
+  for (std::size_t k = 0; k < n; ++k) {
+    std::uint64_t id;
+    std::memcpy(&id, p + 8 * k, 8);
+    auto low = std::uint32_t(id);
+    if (id - std::uint64_t(g.palette_lo) >= size && std::uint32_t(low - first) < size)
+      low = same_colour_outside(low, first, size);
+    g.low_ids[k] = low;
+  }
+  return g.low_ids;
+}
+
+// Class maps: entries for the ids given colours or made transparent, and 0..255
+// and the hidden ids where the palette stays within kMaxPaletteSpan ids; ids
+// outside take the default colours in the shader. Instance masks:
 // entry 0 (none) transparent, entry k + 1 the colour of the k-th boxed object.
 void LayerRenderer::make_palette(std::size_t i) {
   const media::Layer& l = overlays_->layers[i];
@@ -186,22 +238,46 @@ void LayerRenderer::make_palette(std::size_t i) {
   std::vector<media::Color8>& entries = g.entries;
   entries.clear();
   if (const auto* m = std::get_if<media::ClassMap>(&l)) {
-    std::int64_t lo = 0, hi = 255;
-    for (const auto& [id, c] : m->colors) lo = std::min(lo, id), hi = std::max(hi, id);
-    for (std::int64_t id : m->transparent) lo = std::min(lo, id), hi = std::max(hi, id);
-    for (std::int64_t id : controls_[i].hidden) lo = std::min(lo, id), hi = std::max(hi, id);
-    hi = std::min(hi, lo + media::kMaxPaletteSpan - 1);
-    entries.resize(std::size_t(hi - lo + 1));
-    for (std::int64_t id = lo; id <= hi; ++id) {
+    // Ids by their order for the map's type (uint64 ids unsigned); ids it cannot hold are never drawn.
+    const SampleType t = m->ids.type;
+    const auto order = [t](std::int64_t id) { return media::class_id_order(t, id); };
+    constexpr std::uint64_t kSpan = media::kMaxPaletteSpan;
+    bool any = false;
+    std::int64_t lo = 0, hi = 0;
+    // Takes `id` into [lo, hi] where the palette stays within kSpan ids (validate_layers
+    // saw to it for colours and transparent ids).
+    const auto take = [&](std::int64_t id) {
+      if (!media::class_id_fits(t, id)) return;
+      if (!any) {
+        lo = hi = id;
+        any = true;
+        return;
+      }
+      const std::int64_t l2 = order(id) < order(lo) ? id : lo, h2 = order(id) > order(hi) ? id : hi;
+      if (order(h2) - order(l2) < kSpan) lo = l2, hi = h2;
+    };
+    for (const auto& [id, c] : m->colors) take(id);
+    for (std::int64_t id : m->transparent) take(id);
+    take(0);  // 0..255 where they fit: most maps' ids (8-bit maps are then a look-up on the CPU)
+    take(255);
+    for (std::int64_t id : controls_[i].hidden) take(id);
+    const std::size_t size = std::size_t(order(hi) - order(lo) + 1);
+    entries.resize(size);
+    for (std::size_t k = 0; k < size; ++k) {
+      const auto id = std::int64_t(std::uint64_t(lo) + k);
       auto it = m->colors.find(id);
       media::Color8 c = it != m->colors.end() ? it->second : media::default_class_color(id);
       c.a = 255;
-      entries[std::size_t(id - lo)] = c;
+      entries[k] = c;
     }
-    for (std::int64_t id : m->transparent) entries[std::size_t(id - lo)].a = 0;
-    for (std::int64_t id : controls_[i].hidden)
-      if (id >= lo && id <= hi) entries[std::size_t(id - lo)].a = 0;
-    g.palette_first = int(lo);
+    const auto hide = [&](std::int64_t id) {
+      const std::uint64_t k = std::uint64_t(id) - std::uint64_t(lo);
+      if (media::class_id_fits(t, id) && k < size) entries[std::size_t(k)].a = 0;
+    };
+    for (std::int64_t id : m->transparent) hide(id);
+    for (std::int64_t id : controls_[i].hidden) hide(id);
+    g.palette_lo = lo;
+    g.palette_first = int(std::uint32_t(std::uint64_t(lo)));  // the shader's ids are 32-bit
   } else if (std::holds_alternative<media::InstanceMasks>(l)) {
     entries.push_back(media::Color8{0, 0, 0, 0});
     for (const media::OverlayObject& o : overlays_->objects)
@@ -211,6 +287,7 @@ void LayerRenderer::make_palette(std::size_t i) {
         entries.push_back(c);
       }
     g.palette_first = 0;
+    g.palette_lo = 0;
   } else {
     return;  // scalar maps: the colormap textures
   }
@@ -229,7 +306,11 @@ void LayerRenderer::upload_palette(std::size_t i) {
 void LayerRenderer::refresh_palettes() {
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     make_palette(i);
-    if (textures_current_) upload_palette(i);
+    if (!textures_current_) continue;
+    // 64-bit host ids: their texels depend on the palette (low_ids).
+    const LayerArray& a = array_of(overlays_->layers[i]);
+    if (a.memory != MemoryKind::GlBuffer && media::sample_size(a.type) == 8) upload(i);
+    else upload_palette(i);
   }
   ++generation_;
 }
@@ -343,7 +424,7 @@ LayerProbe LayerRenderer::probe(std::size_t i, double fx, double fy) const {
   const bool gpu = a.memory == MemoryKind::GlBuffer;  // a CUDA layer: one texel read back
   if (const auto* m = std::get_if<media::ClassMap>(&l)) {
     const std::int64_t id = gpu ? texel_id(i, std::uint32_t(x), std::uint32_t(y)) : id_at(a, p);
-    r.text = "id " + std::to_string(id);
+    r.text = "id " + media::class_id_text(a.type, id);
     if (auto it = m->names.find(id); it != m->names.end()) r.text += " (" + it->second + ")";
   } else if (std::holds_alternative<media::ScalarMap>(l)) {
     const float value = gpu ? read_float_texel(layers_[i].data.name.get(), std::uint32_t(x), std::uint32_t(y))

@@ -140,7 +140,9 @@ class LayerRenderer {
     Texture data, palette;
     int bits = 8;
     bool is_signed = false;
-    int palette_first = 0, palette_size = 0;
+    int palette_first = 0, palette_size = 0;  // palette_first: the low 32 bits of palette_lo (the shader's)
+    std::int64_t palette_lo = 0;                // the id of palette entry 0 (as ClassMap keys it)
+    std::vector<std::uint32_t> low_ids;         // 64-bit host ids as uploaded (low_ids())
     std::array<double, 2> range{0.0, 1.0};
     media::RectF target{};
     std::vector<std::int64_t> legend;
@@ -151,6 +153,7 @@ class LayerRenderer {
   void prepare(std::size_t i);         // the host side: target, range, palette (CUDA layers: their texture too)
   void upload(std::size_t i);          // the textures
   void make_palette(std::size_t i);
+  const std::vector<std::uint32_t>& low_ids(std::size_t i);
   // CUDA layers (layer_gpu.cpp): the textures from the layer's GL buffer, and
   // what probe and the legend read back from them.
   void upload_from_buffer(std::size_t i);

@@ -47,8 +47,8 @@ void LayerRenderer::upload_from_buffer(std::size_t i) {
 namespace {
 // An id as the shader reads it (u_bits, u_signed) and the host path's id_at.
 std::int64_t widen(std::uint32_t raw, int bits, bool is_signed) {
-  if (bits == 32) return std::int32_t(raw);
   if (!is_signed) return raw;
+  if (bits == 32) return std::int32_t(raw);
   return bits == 8 ? std::int64_t(std::int8_t(raw)) : std::int64_t(std::int16_t(raw));
 }
 }  // namespace
@@ -56,6 +56,11 @@ std::int64_t widen(std::uint32_t raw, int bits, bool is_signed) {
 std::vector<std::int64_t> LayerRenderer::sampled_ids(std::size_t i, std::size_t step, std::size_t count) {
   const Gpu& g = layers_[i];
   std::vector<std::int64_t> out;
+  const media::LayerArray& a = std::get<media::ClassMap>(overlays_->layers[i]).ids;
+  if (media::sample_size(a.type) == 8) {  // the texture has the low 32 bits: the ids whole from the buffer
+    for (std::uint64_t id : converter_->sample_wide_ids(a.gl_buffer, step, count)) out.push_back(std::int64_t(id));
+    return out;
+  }
   for (std::uint32_t raw : converter_->sample_ids(g.data.name.get(), step, count))
     out.push_back(widen(raw, g.bits, g.is_signed));
   return out;
@@ -63,6 +68,8 @@ std::vector<std::int64_t> LayerRenderer::sampled_ids(std::size_t i, std::size_t 
 
 std::int64_t LayerRenderer::texel_id(std::size_t i, std::uint32_t x, std::uint32_t y) const {
   const Gpu& g = layers_[i];
+  if (const auto* m = std::get_if<media::ClassMap>(&overlays_->layers[i]); m && media::sample_size(m->ids.type) == 8)
+    return std::int64_t(read_wide_id(m->ids.gl_buffer, std::size_t(y) * m->ids.width + x));  // the id whole
   return widen(read_id_texel(g.data.name.get(), x, y), g.bits, g.is_signed);
 }
 

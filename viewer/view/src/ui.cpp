@@ -229,8 +229,8 @@ void class_legend(LayerRenderer& r, std::size_t i, ControlRects* drawn) {
     ImGui::SameLine();
     bool on = !c.hidden.count(id);
     auto name = m.names.find(id);
-    const std::string label = name != m.names.end() ? name->second + " (" + std::to_string(id) + ")"
-                                                    : "id " + std::to_string(id);
+    const std::string text = media::class_id_text(m.ids.type, id);
+    const std::string label = name != m.names.end() ? name->second + " (" + text + ")" : "id " + text;
     if (ImGui::Checkbox((label + "##l" + std::to_string(id)).c_str(), &on)) {
       if (on) c.hidden.erase(id);
       else c.hidden.insert(id);

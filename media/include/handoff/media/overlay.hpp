@@ -149,10 +149,14 @@ std::string_view to_string(Colormap c);
 // naming the text and every accepted spelling.
 Colormap parse_colormap(std::string_view text);
 
-// An id per pixel (segmentation). Integer ids, 8 to 64 bits, signed or not;
-// the viewer tells ids apart by their low 32 bits (as a signed integer).
-// The ids given colours or made transparent must lie within
-// kMaxPaletteSpan consecutive 32-bit ids (e.g. -1 .. 65534).
+// An id per pixel (segmentation). Integer ids, 8 to 64 bits, signed or not,
+// each by its value (colours, transparent ids, names, the legend and the
+// pixel inspector); the maps below key uint64 ids by their 64 bits (id
+// 2^64 - 1 is key -1: class_id_fits, class_id_text). Of the ids given colours
+// or made transparent, those the ids' type can hold must lie within
+// kMaxPaletteSpan consecutive ids (e.g. -1 .. 65534, or 3000000000 ..
+// 3000065535): the palette. Ids without a colour take default_class_color,
+// which sees an id's low 32 bits.
 inline constexpr std::int64_t kMaxPaletteSpan = 65536;
 struct ClassMap {
   LayerArray ids;
@@ -189,6 +193,17 @@ struct InstanceMasks {
   float opacity = 0.5f;
   std::optional<RectF> target;
 };
+
+// Whether ids of integer type `t` can be `id` as ClassMap keys it (u8: 0 ..
+// 255, i32: -2^31 .. 2^31 - 1; u64 and i64: any key). Ids a map cannot hold
+// may be given; they are never drawn.
+bool class_id_fits(SampleType t, std::int64_t id);
+// The order of ids of type `t` (u64 keys unsigned, the others signed) as an
+// unsigned number: a < b as ids where class_id_order(t, a) < class_id_order(t, b),
+// and the difference of two orders is the number of ids between them.
+std::uint64_t class_id_order(SampleType t, std::int64_t id);
+// `id` as written for ids of type `t`: "-3", "3000000000", "18446744073709551615" (u64 key -1).
+std::string class_id_text(SampleType t, std::int64_t id);
 
 using Layer = std::variant<ClassMap, ScalarMap, InstanceMasks>;
 
@@ -248,16 +263,19 @@ LayerArray& layer_array(Layer& layer);
 // Packed host copies in the sample types the viewer draws from (the one
 // conversion show(), the live publisher and the recording writer share), each
 // owning its memory; the source must be a valid host array:
-//   packed_ids      8, 16, 32-bit ids as they are; 64-bit ids keep their low 32 bits
+//   packed_ids      8, 16, 32-bit ids as they are; 64-bit ids keep their low 32 bits,
+//                   or all 64 with `whole` (the viewer's copy: its inspector and legend show them)
 //   packed_scalars  f32 (f16, f64 and integers converted; NaN and +-inf kept)
 //   packed_masks    u8, 1 where sample > threshold, else 0
 // `storage`, where given, supplies the copy's memory (at least the bytes
 // asked for; the viewer reuses earlier frames' buffers); else it is allocated.
 using LayerStorage = std::function<std::shared_ptr<std::uint8_t[]>(std::size_t bytes)>;
-LayerArray packed_ids(const LayerArray& ids, const LayerStorage& storage = {});
+LayerArray packed_ids(const LayerArray& ids, const LayerStorage& storage = {}, bool whole = false);
 LayerArray packed_scalars(const LayerArray& values, const LayerStorage& storage = {});
 LayerArray packed_masks(const LayerArray& masks, float threshold, const LayerStorage& storage = {});
-// Replaces the layer's array by its packed copy (masks: threshold 0.5 after).
+// Replaces the layer's array by its packed copy (masks: threshold 0.5 after;
+// a class map of 64-bit ids: its colours, names and transparent ids keyed by
+// the low 32 bits its ids keep).
 void pack_layer(Layer& layer);
 // Half-precision bits to float (IEEE 754 binary16: subnormals, inf, NaN).
 float half_to_float(std::uint16_t h);
