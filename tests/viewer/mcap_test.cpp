@@ -534,9 +534,7 @@ TEST(McapWriter, ChunkDurationIsAnOption) {
 TEST(McapWriter, AFailedWriteLeavesTheWholeRecordsBeforeIt) {
   TempDir dir;
   const auto file = dir / "full.mcap";
-  struct rlimit saved {};
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
-  const auto old_xfsz = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of the signal
+  test::FileSizeLimit limit(64 * 1024);
   std::string first_error;
   std::uint32_t written = 0;
   std::uint64_t in_file = 0;
@@ -546,9 +544,7 @@ TEST(McapWriter, AFailedWriteLeavesTheWholeRecordsBeforeIt) {
     o.chunk_size = 4096;
     mcap::Writer w(file, o);
     const std::uint16_t ch = w.add_channel(0, "/t", "raw", {});
-    struct rlimit small = saved;
-    small.rlim_cur = 64 * 1024;
-    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+    limit.apply();
     const std::vector<std::uint8_t> data(1000, 0x5a);
     try {
       for (;; ++written) w.write(ch, written, 1000 + written, 1000 + written, data);
@@ -560,8 +556,7 @@ TEST(McapWriter, AFailedWriteLeavesTheWholeRecordsBeforeIt) {
     EXPECT_THAT(message_of<Error>([&] { w.close(); }), HasSubstr("File too large"));
     in_file = w.messages_in_file(ch);
   }
-  ::setrlimit(RLIMIT_FSIZE, &saved);
-  std::signal(SIGXFSZ, old_xfsz);
+  limit.restore();
   // No record past the last whole chunk, and no second copy of the failed one.
   const auto bytes = test::read_bytes(file);
   EXPECT_LE(bytes.size(), 64u * 1024u);

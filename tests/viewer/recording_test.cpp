@@ -21,7 +21,6 @@
 #include <gmock/gmock.h>
 
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -905,9 +904,7 @@ TEST(RecordingWriter, AnIoErrorStopsTheRecordingAndIsReported) {
 TEST(RecordingWriter, AfterAFailedWriteFramesWrittenIsWhatTheFileHolds) {
   TempDir dir;
   const auto file = dir / "full.mcap";
-  struct rlimit saved {};
-  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
-  const auto old_xfsz = std::signal(SIGXFSZ, SIG_IGN);  // EFBIG instead of the signal
+  test::FileSizeLimit limit(200 * 1024);
   RecordingOptions o;
   o.compression = mcap::Compression::None;
   o.chunk_size = 20'000;  // about four frames a chunk: a failed chunk loses several
@@ -917,9 +914,7 @@ TEST(RecordingWriter, AfterAFailedWriteFramesWrittenIsWhatTheFileHolds) {
   RecordingStats stats;
   {
     RecordingWriter w(file, o);
-    struct rlimit small = saved;
-    small.rlim_cur = 200 * 1024;
-    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+    limit.apply();
     const Frame f = test::pattern_frame(PixelFormat::NV12, 64, 64, 1);
     try {
       for (; given < 1000; ++given) w.write(f, {}, "/c", 1000 + given);
@@ -928,8 +923,7 @@ TEST(RecordingWriter, AfterAFailedWriteFramesWrittenIsWhatTheFileHolds) {
     EXPECT_THROW(w.close(), Error);
     stats = w.stats();
   }
-  ::setrlimit(RLIMIT_FSIZE, &saved);
-  std::signal(SIGXFSZ, old_xfsz);
+  limit.restore();
   ASSERT_LT(given, 1000u) << "the size limit stopped nothing";
   const auto r = open_recording(file);
   EXPECT_GT(r->info().frame_count, 0);
