@@ -403,13 +403,19 @@ std::vector<RecordingTopicListing> list_recording_topics(const std::filesystem::
   return list_mcap(*mcap::Reader::open(path), warnings);
 }
 
-std::vector<RecordingTopicListing> list_recording_topics_memory(std::span<const std::uint8_t> bytes, std::string name) {
-  return list_mcap(*mcap::Reader::open_memory(bytes, std::move(name)));
+std::vector<RecordingTopicListing> list_recording_topics_memory(std::span<const std::uint8_t> bytes, std::string name,
+                                                                std::uint64_t max_chunk_bytes) {
+  mcap::ReaderOptions r;
+  r.max_chunk_bytes = max_chunk_bytes;
+  return list_mcap(*mcap::Reader::open_memory(bytes, std::move(name), r));
 }
 
 std::vector<RecordingTopicListing> list_bag_topics_memory(const std::vector<std::span<const std::uint8_t>>& parts,
-                                                          bool compressed_messages, const std::string& name) {
-  return list_mcap(*open_bag_mcap_memory(parts, compressed_messages, name, {}));
+                                                          bool compressed_messages, const std::string& name,
+                                                          std::uint64_t max_chunk_bytes) {
+  mcap::ReaderOptions r;
+  r.max_chunk_bytes = max_chunk_bytes;
+  return list_mcap(*open_bag_mcap_memory(parts, compressed_messages, name, r));
 }
 
 }  // namespace handoff::media

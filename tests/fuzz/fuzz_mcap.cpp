@@ -62,11 +62,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   play(bytes, false);
   play(bytes, true);
   try {
-    (void)list_recording_topics_memory(bytes, "fuzz.mcap");  // handoff-view FILE --list
+    (void)list_recording_topics_memory(bytes, "fuzz.mcap", kMaxChunk);  // handoff-view FILE --list
   } catch (const handoff::Error&) {
   }
   try {
-    (void)list_bag_topics_memory({bytes, bytes}, true, "fuzz-bag");
+    (void)list_bag_topics_memory({bytes, bytes}, true, "fuzz-bag", kMaxChunk);
   } catch (const handoff::Error&) {
   }
   return 0;

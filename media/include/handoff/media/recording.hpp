@@ -424,8 +424,11 @@ std::string_view to_string(RecordingTopicListing::Kind kind);  // "image", "over
 // file problems: a damaged tail, a bag's file skipped); each is logged too.
 std::vector<RecordingTopicListing> list_recording_topics(const std::filesystem::path& path,
                                                         std::vector<std::string>* warnings = nullptr);
+// The same over bytes in memory, for tests and fuzzing; `max_chunk_bytes` as
+// mcap::ReaderOptions' (a fuzzer bounds what a chunk may claim).
 std::vector<RecordingTopicListing> list_recording_topics_memory(std::span<const std::uint8_t> bytes,
-                                                                std::string name = "<memory>");
+                                                                std::string name = "<memory>",
+                                                                std::uint64_t max_chunk_bytes = std::uint64_t(1) << 30);
 
 // Same over bytes in memory (copied). For tests and fuzzing.
 std::unique_ptr<RecordingSource> open_recording_memory(std::span<const std::uint8_t> bytes,

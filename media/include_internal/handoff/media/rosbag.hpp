@@ -18,6 +18,7 @@ std::unique_ptr<RecordingSource> open_bag_memory(const std::vector<std::span<con
                                                  bool compressed_messages, const std::string& name,
                                                  const RecordingOpenOptions& options = {});
 std::vector<RecordingTopicListing> list_bag_topics_memory(const std::vector<std::span<const std::uint8_t>>& parts,
-                                                          bool compressed_messages, const std::string& name);
+                                                          bool compressed_messages, const std::string& name,
+                                                          std::uint64_t max_chunk_bytes = std::uint64_t(1) << 30);
 
 }  // namespace handoff::media
