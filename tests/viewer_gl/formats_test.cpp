@@ -26,13 +26,7 @@ namespace {
 class ViewerFormats : public ViewerDisplayTest {
  protected:
   static ViewerOptions options(std::optional<ValueRange> range = std::nullopt) {
-    ViewerOptions o;
-    o.title = "formats";
-    o.width = 320;
-    o.height = 240;
-    o.display = kDisplay;
-    o.gl_debug = true;
-    o.vsync = false;
+    ViewerOptions o = test_view_options("formats");
     o.value_range = range;
     return o;
   }

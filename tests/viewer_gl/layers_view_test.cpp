@@ -38,13 +38,7 @@ class LayersView : public ViewerDisplayTest, public ::testing::WithParamInterfac
   void SetUp() override {
     ViewerDisplayTest::SetUp();
     if (IsSkipped()) return;
-    ViewerOptions o;
-    o.title = "layers";
-    o.width = 320;
-    o.height = 240;
-    o.display = kDisplay;
-    o.gl_debug = true;
-    o.vsync = false;
+    ViewerOptions o = test_view_options("layers");
     o.convert = GetParam();
     viewer_ = std::make_unique<Viewer>(o);
     image_ = expected_rgb(kGrey, PixelFormat::NV12, Colorimetry{});
@@ -337,13 +331,7 @@ TEST_P(LayersView, BadLayersAreRefusedNamingTheFieldAndTheViewerGoesOn) {
 
 // A 320 x 240 view, no panel, GL debug output on, on the colour path `convert`.
 ViewerOptions path_options(const std::string& title, ViewerConvert convert) {
-  ViewerOptions o;
-  o.title = title;
-  o.width = 320;
-  o.height = 240;
-  o.display = kDisplay;
-  o.gl_debug = true;
-  o.vsync = false;
+  ViewerOptions o = test_view_options(title);
   o.show_ui = false;
   o.convert = convert;
   return o;

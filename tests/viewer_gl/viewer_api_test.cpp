@@ -42,16 +42,7 @@ namespace {
 
 class ViewerApi : public ViewerDisplayTest {
  protected:
-  static ViewerOptions options(const std::string& title = "test") {
-    ViewerOptions o;
-    o.title = title;
-    o.width = 320;
-    o.height = 240;
-    o.display = kDisplay;
-    o.gl_debug = true;
-    o.vsync = false;
-    return o;
-  }
+  static ViewerOptions options(const std::string& title = "test") { return test_view_options(title); }
   static void expect_no_gl_errors(const Viewer& v) {
     const ViewerDiagnostics d = v.diagnostics();
     EXPECT_EQ(d.gl_errors, 0u) << d.first_gl_error;

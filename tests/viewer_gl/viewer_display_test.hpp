@@ -18,6 +18,19 @@ inline constexpr ViewerDisplay kDisplay = ViewerDisplay::Window;
 inline constexpr ViewerDisplay kDisplay = ViewerDisplay::Headless;
 #endif
 
+// A 320 x 240 view on kDisplay with GL debug output on and no vsync: what
+// the Viewer tests draw into.
+inline ViewerOptions test_view_options(const std::string& title) {
+  ViewerOptions o;
+  o.title = title;
+  o.width = 320;
+  o.height = 240;
+  o.display = kDisplay;
+  o.gl_debug = true;
+  o.vsync = false;
+  return o;
+}
+
 class ViewerDisplayTest : public ::testing::Test {
  protected:
   void SetUp() override {
