@@ -112,6 +112,31 @@ void set_overlays(PyAcquired& a, nb::handle boxes, const std::string& box_format
   a.state->overlays = resolve_overlays(args, f, scratch);
 }
 
+// The source may refer back to the frame (a Viewer subclass keeping it in an
+// attribute): a cycle the collector frees only if it sees the source. Cleared,
+// the buffer goes back first, while the source still holds its viewer or
+// publisher, then the source goes.
+int acquired_traverse(PyObject* self, visitproc visit, void* arg) {
+#if PY_VERSION_HEX >= 0x03090000
+  Py_VISIT(Py_TYPE(self));
+#endif
+  if (nb::inst_ready(self)) Py_VISIT(nb::inst_ptr<PyAcquired>(self)->source.ptr());
+  return 0;
+}
+
+int acquired_clear(PyObject* self) {
+  if (!nb::inst_ready(self)) return 0;
+  PyAcquired& a = *nb::inst_ptr<PyAcquired>(self);
+  give_back(a);
+  nb::object gone = std::move(a.source);
+  a.source = nb::none();
+  return 0;
+}
+
+PyType_Slot acquired_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&acquired_traverse)},
+                                {Py_tp_clear, reinterpret_cast<void*>(&acquired_clear)},
+                                {0, nullptr}};
+
 }  // namespace
 
 PyAcquired make_acquired(nb::handle source, Frame frame, std::shared_ptr<const void> owner,
@@ -151,7 +176,8 @@ void bind_acquired(nb::module_& m) {
                              "A buffer mapped for writing: a buffer of a viewer's ring (Viewer.acquire) or a "
                              "publisher's shared slot (Publisher.acquire). As a context manager it is presented "
                              "(shown, announced) when the block ends without an exception, given back "
-                             "unpresented otherwise.");
+                             "unpresented otherwise.",
+                             nb::type_slots(acquired_slots));
   cls.def("__enter__", [](nb::handle self) { return nb::borrow(self); })
       .def("__exit__", [](PyAcquired& a, nb::handle type, nb::handle, nb::handle) {
         if (type.is_none()) present(a);

@@ -11,6 +11,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -186,6 +187,18 @@ def test_acquired_slot_refuses_a_present_while_an_array_still_holds_it(live_dir)
         del keep
         with pytest.raises(ValueError, match="presented or given back"):
             a.present()
+
+
+def test_a_publisher_holding_its_acquired_slot_is_collected(live_dir):
+    class Holding(handoff.Publisher):
+        pass
+
+    held = Holding("cycle")
+    held.pending = held.acquire("nv12", 16, 8)
+    gone = weakref.ref(held)
+    del held
+    gc.collect()
+    assert gone() is None
 
 
 def test_a_viewer_process_attaches_and_shows_the_published_pixels(live_dir, peers):

@@ -6,6 +6,7 @@ import gc
 import os
 import signal
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -589,6 +590,20 @@ def test_acquire_refuses_to_present_while_an_array_still_refers_to_it(v):
         v.acquire("yuv444", 32, 32)
     with pytest.raises(handoff.InvalidFrame):
         v.acquire("nv12", 0, 32)
+
+
+def test_a_viewer_holding_its_acquired_frame_is_collected():
+    """viewer -> its __dict__ -> AcquiredFrame -> viewer: a cycle the collector frees (the frame's buffer
+    going back first), not a viewer and its display thread left alive until exit."""
+    class Holding(handoff.Viewer):
+        pass
+
+    held = Holding(title="pytest", width=320, height=240, headless=True, vsync=False)
+    held.pending = held.acquire("nv12", 32, 32)
+    gone = weakref.ref(held)
+    del held
+    gc.collect()
+    assert gone() is None
 
 
 def test_viewer_options_are_checked():
