@@ -3,6 +3,7 @@
 // with the image's timestamp (matched as Foxglove's image panel does), logged
 // near it.
 #include "mcap_format.hpp"
+#include "recording_topics.hpp"
 #include "recording_video.hpp"
 #include "ros_overlay.hpp"
 #include "rosbag_db3.hpp"
@@ -120,7 +121,8 @@ Rational estimate_rate(const std::vector<mcap::MessageRef>& frames) {
 
 class RecordingSourceImpl final : public RecordingSource {
  public:
-  RecordingSourceImpl(std::unique_ptr<mcap::Reader> reader, const RecordingOpenOptions& options);
+  // `reader` may be shared with open_recording while it picks a topic (one thread at a time).
+  RecordingSourceImpl(std::shared_ptr<mcap::Reader> reader, const RecordingOpenOptions& options);
 
   const SourceInfo& info() const override { return info_; }
   bool read_into(const FrameWriteTarget& target) override;
@@ -195,7 +197,7 @@ class RecordingSourceImpl final : public RecordingSource {
             }};
   }
 
-  std::unique_ptr<mcap::Reader> reader_;
+  std::shared_ptr<mcap::Reader> reader_;
   SourceInfo info_;
   std::vector<RecordingTopic> topics_;
   std::string topic_, annotations_topic_;
@@ -246,7 +248,7 @@ const mcap::MessageRef* match_key(const std::vector<mcap::MessageRef>& refs, std
   return nullptr;
 }
 
-RecordingSourceImpl::RecordingSourceImpl(std::unique_ptr<mcap::Reader> reader, const RecordingOpenOptions& options)
+RecordingSourceImpl::RecordingSourceImpl(std::shared_ptr<mcap::Reader> reader, const RecordingOpenOptions& options)
     : reader_(std::move(reader)), window_ns_(options.annotation_window_ns) {
   info_.name = reader_->name();
   choose_topics(options);
@@ -676,39 +678,64 @@ void RecordingSourceImpl::add_layer(const LayerTopic& lt, const mcap::MessageRef
 
 namespace {
 
-std::unique_ptr<RecordingSource> open_topic(const std::filesystem::path& path, const RecordingOpenOptions& options) {
+// A recording as opened once: its MCAP reader (an MCAP file, a rosbag2
+// folder of MCAP files: read, scanned when it has no summary), or the .db3
+// bag open_db3_recording reads (reader null).
+struct OpenedRecording {
+  std::shared_ptr<mcap::Reader> reader;
+  RosbagFolder db3;
+};
+
+OpenedRecording open_files(const std::filesystem::path& path, const RecordingOpenOptions& options) {
   std::error_code ec;
   mcap::ReaderOptions r;
   r.max_chunk_bytes = options.max_chunk_bytes;
   if (std::filesystem::is_directory(path, ec)) {
-    const RosbagFolder bag = read_rosbag_folder(path);
+    RosbagFolder bag = read_rosbag_folder(path);
     if (bag.files.size() == 1 && bag.missing.empty() && bag.compression == BagCompression::None)
-      return open_topic(bag.files.front(), options);
-    if (bag.db3) return open_db3_recording(bag, options);
-    return std::make_unique<RecordingSourceImpl>(open_bag_mcap(bag, r), options);
+      return open_files(bag.files.front(), options);
+    if (bag.db3) return {nullptr, std::move(bag)};
+    return {open_bag_mcap(bag, r), {}};
   }
-  if (is_db3_path(path)) return open_db3_recording(lone_db3_file(path), options);
-  return std::make_unique<RecordingSourceImpl>(mcap::Reader::open(path, r), options);
+  if (is_db3_path(path)) return {nullptr, lone_db3_file(path)};
+  return {mcap::Reader::open(path, r), {}};
+}
+
+// `again`: the recording was opened before (a .db3 bag's skipped files are not said twice).
+std::unique_ptr<RecordingSource> open_topic(const OpenedRecording& opened, const RecordingOpenOptions& options,
+                                            bool again = false) {
+  if (opened.reader) return std::make_unique<RecordingSourceImpl>(opened.reader, options);
+  return open_db3_recording(opened.db3, options, !again);
+}
+
+// The topics of what open_files opened: an MCAP reader's without reading the
+// file again; a .db3 bag's files are opened again, the files skipped not said twice.
+std::vector<RecordingTopicListing> list_topics(const OpenedRecording& opened) {
+  if (opened.reader) return list_mcap_topics(*opened.reader);
+  return list_db3_topics(opened.db3, nullptr, false);
 }
 
 }  // namespace
 
 // No topic asked for: the first image topic, unless its first message does
 // not open (an encoding handoff does not show, a corrupt picture): then the
-// first topic by name that --list calls an image.
+// first topic by name that --list calls an image. The topics are judged from
+// the recording as opened (an MCAP file is read once, so a damaged tail is
+// one warning).
 std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& path, const RecordingOpenOptions& options) {
-  if (!options.topic.empty()) return open_topic(path, options);
+  const OpenedRecording opened = open_files(path, options);
+  if (!options.topic.empty()) return open_topic(opened, options);
   std::unique_ptr<RecordingSource> source;
   std::exception_ptr refused;
   try {
-    source = open_topic(path, options);
+    source = open_topic(opened, options);
   } catch (const ParseError&) {
     refused = std::current_exception();
   }
   if (source && source->image_topics().size() < 2) return source;
   std::vector<RecordingTopicListing> listed;
   try {
-    listed = list_recording_topics(path);
+    listed = list_topics(opened);
   } catch (const ParseError&) {
     if (refused) std::rethrow_exception(refused);
     throw;
@@ -735,9 +762,10 @@ std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& pat
   }
   log(LogLevel::Warning, path.string() + ": the first image topic is not shown (" + why + "); playing " +
                              other->topic + " instead (--topic picks one)");
+  source.reset();  // its reader serves the topic played instead
   RecordingOpenOptions o = options;
   o.topic = other->topic;
-  return open_topic(path, o);
+  return open_topic(opened, o, true);
 }
 
 bool is_recording_path(const std::filesystem::path& path) {

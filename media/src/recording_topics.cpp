@@ -2,6 +2,8 @@
 // (handoff-view FILE --list): judged by the topic's type, its message
 // encoding and its first message, decoded and checked as opening the topic
 // checks it (a video topic read up to its first keyframe that decodes).
+#include "recording_topics.hpp"
+
 #include "mcap_format.hpp"
 #include "recording_video.hpp"
 #include "ros_overlay.hpp"
@@ -301,7 +303,8 @@ std::function<std::vector<std::uint8_t>(std::size_t)> db3_messages(const RosbagF
 // Each topic over every file of the bag (a split bag's files listed as one):
 // its count, first and last timestamp, and its first message.
 // A file that does not open is skipped as open_recording skips it (open_bag_files).
-std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag, std::vector<std::string>* warnings) {
+std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag, std::vector<std::string>* warnings,
+                                            bool log_skipped = true) {
   std::vector<Found> found;
   std::map<std::string, std::size_t> index;  // topic -> its place in found
   struct Open {
@@ -320,7 +323,7 @@ std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag, std::vector
     o->db.db = open_db3(open, path.string());
     o->name = path.string();
     files.emplace_back(path, std::move(o));
-  }, skipped);
+  }, skipped, log_skipped);
   if (warnings) warnings->insert(warnings->end(), skipped.begin(), skipped.end());
   std::vector<std::vector<std::pair<const Open*, std::int64_t>>> parts;  // per topic: (file, topic id)
   for (const auto& [path, o] : files) {
@@ -380,6 +383,13 @@ std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag, std::vector
 }
 
 }  // namespace
+
+std::vector<RecordingTopicListing> list_mcap_topics(mcap::Reader& reader) { return list_mcap(reader); }
+
+std::vector<RecordingTopicListing> list_db3_topics(const RosbagFolder& bag, std::vector<std::string>* warnings,
+                                                   bool log_skipped) {
+  return list_db3(bag, warnings, log_skipped);
+}
 
 std::string_view to_string(RecordingTopicListing::Kind kind) {
   switch (kind) {

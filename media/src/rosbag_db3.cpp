@@ -100,7 +100,7 @@ Rational rate_of(const std::vector<Frame>& frames) {
 
 class Db3Source final : public RecordingSource {
  public:
-  Db3Source(const RosbagFolder& bag, const RecordingOpenOptions& options);
+  Db3Source(const RosbagFolder& bag, const RecordingOpenOptions& options, bool log_skipped);
 
   const SourceInfo& info() const override { return info_; }
   bool read_into(const FrameWriteTarget& target) override;
@@ -159,10 +159,11 @@ class Db3Source final : public RecordingSource {
   std::uint64_t window_ns_ = 0;  // RecordingOpenOptions::annotation_window_ns
 };
 
-Db3Source::Db3Source(const RosbagFolder& bag, const RecordingOpenOptions& options)
+Db3Source::Db3Source(const RosbagFolder& bag, const RecordingOpenOptions& options, bool log_skipped)
     : name_(bag.name), compressed_message_limit_(bag.compression == BagCompression::Message ? options.max_chunk_bytes : 0) {
   // A file that does not open is skipped (its problem in warnings_), unless it is the only one.
-  open_bag_files(bag, [&](std::size_t i) { files_.push_back(open_file(bag.files[i], bag.compression)); }, warnings_);
+  open_bag_files(bag, [&](std::size_t i) { files_.push_back(open_file(bag.files[i], bag.compression)); }, warnings_,
+                 log_skipped);
   choose_topic(options);
   for (Db3File& f : files_) f.read = prepare(f, "SELECT data FROM messages WHERE id = ?");
   window_ns_ = options.annotation_window_ns;
@@ -520,8 +521,9 @@ bool is_sqlite_file(const std::filesystem::path& path) {
 
 bool is_db3_path(const std::filesystem::path& path) { return lower_extension(path) == ".db3" || is_sqlite_file(path); }
 
-std::unique_ptr<RecordingSource> open_db3_recording(const RosbagFolder& bag, const RecordingOpenOptions& options) {
-  return std::make_unique<Db3Source>(bag, options);
+std::unique_ptr<RecordingSource> open_db3_recording(const RosbagFolder& bag, const RecordingOpenOptions& options,
+                                                    bool log_skipped) {
+  return std::make_unique<Db3Source>(bag, options, log_skipped);
 }
 
 }  // namespace handoff::media

@@ -34,7 +34,9 @@ bool next_row(sqlite3_stmt* s, const std::string& file, const std::string& what)
 // ParseError naming the file (and the frame / field) for a file SQLite cannot
 // read, a bag without a cdr sensor_msgs/msg/Image topic, or a bad image.
 // `bag` is one .db3 file, or a rosbag2 folder's (split, compressed) files, of
-// which those that do not open are skipped (open_bag_files).
-std::unique_ptr<RecordingSource> open_db3_recording(const RosbagFolder& bag, const RecordingOpenOptions& options);
+// which those that do not open are skipped (open_bag_files; logged unless
+// `log_skipped` is false: the bag was opened before and they were said then).
+std::unique_ptr<RecordingSource> open_db3_recording(const RosbagFolder& bag, const RecordingOpenOptions& options,
+                                                    bool log_skipped = true);
 
 }  // namespace handoff::media

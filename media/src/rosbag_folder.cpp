@@ -190,7 +190,7 @@ RosbagFolder lone_db3_file(const std::filesystem::path& path) {
 }
 
 void open_bag_files(const RosbagFolder& bag, const std::function<void(std::size_t)>& open,
-                    std::vector<std::string>& warnings) {
+                    std::vector<std::string>& warnings, bool log_skipped) {
   if (bag.metadata.empty()) {  // a lone storage file: its error is the recording's
     for (std::size_t i = 0; i < bag.files.size(); ++i) open(i);
     return;
@@ -212,7 +212,7 @@ void open_bag_files(const RosbagFolder& bag, const std::function<void(std::size_
   }
   for (const std::string& p : problems) {
     warnings.push_back(p + " (file skipped; the rest of the bag plays)");
-    log(LogLevel::Warning, "recording: " + warnings.back());
+    if (log_skipped) log(LogLevel::Warning, "recording: " + warnings.back());
   }
 }
 

@@ -46,12 +46,13 @@ RosbagFolder lone_db3_file(const std::filesystem::path& path);
 // Opens `bag`'s storage files one by one with `open(i)` (bag.files[i]), which throws ParseError
 // for a file it cannot use (not the storage, cut short, damaged zstd, ...).
 // Such a file, like one in bag.missing, is left out and the rest play: its
-// problem, with "(file skipped; the rest of the bag plays)", is logged as a
-// warning and appended to `warnings`. ParseError naming metadata.yaml and
-// each file's problem when no file opens. Other errors propagate, as every
-// error does for a lone storage file (bag.metadata empty).
+// problem, with "(file skipped; the rest of the bag plays)", is appended to
+// `warnings` and logged as a warning (unless `log_skipped` is false: the bag
+// was opened before, and its skipped files said then). ParseError naming
+// metadata.yaml and each file's problem when no file opens. Other errors
+// propagate, as every error does for a lone storage file (bag.metadata empty).
 void open_bag_files(const RosbagFolder& bag, const std::function<void(std::size_t)>& open,
-                    std::vector<std::string>& warnings);
+                    std::vector<std::string>& warnings, bool log_skipped = true);
 
 // A private temporary file, removed when this is destroyed.
 class TempFile {

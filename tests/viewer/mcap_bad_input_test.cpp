@@ -19,6 +19,8 @@
 
 #include <gmock/gmock.h>
 
+#include <algorithm>
+
 namespace handoff::media {
 namespace {
 
@@ -139,6 +141,53 @@ TEST_F(McapBadInput, TruncatedUncompressedChunkPlaysItsWholeFrames) {
                         "); its records are not compressed: the 3 messages wholly written in it are kept; reading "
                         "stops there (3 messages are kept in all)"));
   expect_frames(*src, 3);
+}
+
+// Two image topics and no topic asked for: open_recording judges them from
+// the file it opened (no second scan), so the cut tail is still one warning,
+// also when the first topic is passed over for the second.
+TEST_F(McapBadInput, TruncatedTailWithTwoImageTopicsIsOneWarning) {
+  foxglove::RawImage unshown;
+  unshown.set_width(4);
+  unshown.set_height(2);
+  unshown.set_step(12);
+  unshown.set_encoding("bayer_rggb8");
+  unshown.set_data(std::string(24, 'x'));
+  for (const bool first_shown : {true, false}) {
+    const auto p = dir_ / "two.mcap";
+    {
+      mcap::WriterOptions o;
+      o.compression = mcap::Compression::Zstd;
+      o.chunk_size = 1;
+      mcap::Writer w(p, o);
+      const auto s = w.add_schema(kRawImageSchema, "protobuf", raw_image_descriptor_set());
+      const auto a = w.add_channel(s, "/a", "protobuf"), b = w.add_channel(s, "/b", "protobuf");
+      std::vector<std::uint8_t> msg;
+      const std::string bad = unshown.SerializeAsString();
+      for (std::uint32_t i = 0; i < 4; ++i) {
+        encode_raw_image(test::pattern_frame(PixelFormat::NV12, 16, 8, i), i, msg);
+        if (first_shown) w.write(a, i, 100 + i, 100 + i, msg);
+        else w.write(a, i, 100 + i, 100 + i, std::span(reinterpret_cast<const std::uint8_t*>(bad.data()), bad.size()));
+        w.write(b, i, 100 + i, 100 + i, msg);
+      }
+      w.close();
+    }
+    auto data = bytes(p);
+    const auto chunks = test::records_of(data, 0x06);
+    ASSERT_EQ(chunks.size(), 8u);
+    data.resize(chunks[7].at + 30);
+    handoff::test::LogCapture log;
+    const auto src = open_recording(save(data));
+    EXPECT_EQ(src->topic(), first_shown ? "/a" : "/b");
+    const auto warnings = log.texts(LogLevel::Warning);
+    EXPECT_EQ(std::count_if(warnings.begin(), warnings.end(),
+                            [](const std::string& w) { return w.find("damaged tail") != std::string::npos; }), 1)
+        << log.text();
+    EXPECT_EQ(warnings.size(), first_shown ? 1u : 2u) << log.text();  // and the topic passed over
+    ASSERT_EQ(src->warnings().size(), 1u);
+    EXPECT_THAT(src->warnings()[0], HasSubstr("bad.mcap: damaged tail: " + at("Chunk", chunks[7].at)));
+    EXPECT_EQ(src->info().frame_count, first_shown ? 4 : 3);
+  }
 }
 
 TEST_F(McapBadInput, TruncatedBeforeAnyImage) {
