@@ -772,5 +772,22 @@ TEST_F(RecordingView, LayersARecordingCannotHoldAreLeftOutAndRecordingGoesOn) {
   EXPECT_FALSE(src->overlays_for(0, got));
 }
 
+// A frame the codec cannot hold (gray32f in h264) shown with layers: the
+// recording stops on the frame's format, and the layers are not blamed.
+TEST_F(RecordingView, AFrameTheCodecCannotHoldStopsTheRecordingWithoutBlamingItsLayers) {
+  ViewerOptions o = options(path("gray32f.mcap"));
+  o.record.codec = media::VideoCodec::H264;
+  handoff::test::LogCapture log;
+  Viewer v(o);
+  v.show(allocate_host_frame(PixelFormat::GRAY32F, kW, kH), handoff::test::layered_overlays(0));
+  (void)v.snapshot();
+  v.close();
+  const ViewerDiagnostics d = v.diagnostics();
+  ASSERT_EQ(d.record_errors.size(), 1u);
+  EXPECT_THAT(d.record_errors[0], HasSubstr("format: gray32f frames cannot be recorded as h264"));
+  EXPECT_FALSE(log.contains("layers left out")) << log.text();
+  EXPECT_TRUE(log.contains("recording stopped: ")) << log.text();
+}
+
 }  // namespace
 }  // namespace handoff::view::test

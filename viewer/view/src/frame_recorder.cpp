@@ -251,15 +251,23 @@ void FrameRecorder::hand_over(bool wait_all) {
 
 namespace {
 
+// The writer's layer errors name the field "layers" or "layers[i]...";
+// its other InvalidFrames are about the frame (a format or size the codec
+// cannot hold).
+bool is_layer_error(const InvalidFrame& e) {
+  const std::string_view field = e.field();
+  return field.substr(0, 6) == "layers" && (field.size() == 6 || field[6] == '[');
+}
+
 // Layers a recording cannot hold (class ids beyond 2^24) leave the frame's
 // layers out, with one warning per recorder thread (one per recording); the
-// recording goes on.
+// recording goes on. A frame the recording cannot hold is the caller's error.
 bool write_frame(media::RecordingWriter& writer, const Frame& frame, media::OverlayFrame& overlays,
                  const std::string& topic, std::uint64_t time_ns) {
   try {
     return writer.write(frame, overlays, topic, time_ns);
   } catch (const InvalidFrame& e) {
-    if (overlays.layers.empty()) throw;
+    if (overlays.layers.empty() || !is_layer_error(e)) throw;
     thread_local bool told = false;
     if (!told) log(LogLevel::Warning, "recording: layers left out: " + std::string(e.what()));
     told = true;
