@@ -632,6 +632,18 @@ TEST_F(RecordingView, CliRecordsCompressedVideo) {
   EXPECT_NE(alone.output.find("--record-codec needs --record FILE"), std::string::npos) << alone.output;
 }
 
+// A scene h264 cannot hold (an odd width): the recording stops on its first
+// frame, handoff-view exits 1 naming why, and its summary counts every
+// displayed frame as left out of the recording.
+TEST_F(RecordingView, CliCountsTheFramesAfterACompressedRecordingStoppedAsLeftOut) {
+  const std::string rec = path("odd.mcap");
+  const auto r = run_program(HANDOFF_VIEW_EXE, {"--headless", "--frames", "3", "--size", "63x48", "--record", rec,
+                                                "--record-codec", "h264"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("recorded 0 frames to " + rec + " (3 displayed frames left out of it)"));
+  EXPECT_THAT(r.output, HasSubstr("h264 recording needs an even width and height (4:2:0), not 63x48"));
+}
+
 TEST_F(RecordingView, CliDamagedTailPlaysToTheLastWholeFrameWithOneWarning) {
   media::RecordingOptions ro;
   ro.chunk_size = 1;  // a chunk per message
@@ -773,15 +785,22 @@ TEST_F(RecordingView, LayersARecordingCannotHoldAreLeftOutAndRecordingGoesOn) {
 }
 
 // A frame the codec cannot hold (gray32f in h264) shown with layers: the
-// recording stops on the frame's format, and the layers are not blamed.
+// recording stops on the frame's format, and the layers are not blamed. That
+// frame and those displayed after are counted as left out of the recording.
 TEST_F(RecordingView, AFrameTheCodecCannotHoldStopsTheRecordingWithoutBlamingItsLayers) {
   ViewerOptions o = options(path("gray32f.mcap"));
   o.record.codec = media::VideoCodec::H264;
   handoff::test::LogCapture log;
   Viewer v(o);
-  v.show(allocate_host_frame(PixelFormat::GRAY32F, kW, kH), handoff::test::layered_overlays(0));
-  (void)v.snapshot();
+  for (int i = 0; i < 3; ++i) {
+    v.show(allocate_host_frame(PixelFormat::GRAY32F, kW, kH), handoff::test::layered_overlays(0));
+    (void)v.snapshot();
+  }
   v.close();
+  const ViewerStats stats = v.stats();
+  EXPECT_EQ(stats.recorded, 0u);
+  EXPECT_EQ(stats.record_dropped, 3u);
+  EXPECT_EQ(stats.record_skipped, 0u);
   const ViewerDiagnostics d = v.diagnostics();
   ASSERT_EQ(d.record_errors.size(), 1u);
   EXPECT_THAT(d.record_errors[0], HasSubstr("format: gray32f frames cannot be recorded as h264"));

@@ -126,7 +126,11 @@ void FrameRecorder::capture(const std::array<unsigned, kMaxPlanes>& textures, Pi
   Slot* slot = nullptr;
   {
     std::lock_guard lock(mutex_);
-    if (failed_ || finished_) return;
+    if (finished_) return;
+    if (failed_) {  // the recording stopped: displayed, and left out of it
+      ++dropped_;
+      return;
+    }
     for (auto& s : slots_)
       if (s->state == Slot::State::Free) {
         slot = s.get();
@@ -144,6 +148,7 @@ void FrameRecorder::capture(const std::array<unsigned, kMaxPlanes>& textures, Pi
     std::lock_guard lock(mutex_);
     slot->state = Slot::State::Free;
     failed_ = true;
+    ++dropped_;
     errors_.push_back(options_.path + ": reading a displayed frame back: " + e.what());
     log(LogLevel::Error, "recording stopped: " + errors_.back());
     return;
@@ -303,7 +308,7 @@ void FrameRecorder::run() {
     lock.lock();
     s->state = Slot::State::Free;
     if (written) ++recorded_;
-    else if (error.empty()) ++dropped_;
+    else ++dropped_;  // the writer's queue was full, the recording had stopped, or this frame stopped it
     if (!error.empty() && !failed_) {
       failed_ = true;
       errors_.push_back(error);
@@ -340,8 +345,10 @@ void FrameRecorder::finish() noexcept {
 RecorderStats FrameRecorder::stats() const {
   const std::uint64_t in_file = writer_.stats().frames_written;  // its own lock, not under ours
   std::lock_guard lock(mutex_);
-  // After a failure, what the file holds: frames queued or in the write that failed are not in it.
-  return {failed_ || !errors_.empty() ? std::min(recorded_, in_file) : recorded_, dropped_, skipped_};
+  // After a failure, what the file holds: frames queued or in the write that
+  // failed are not in it, and are counted as left out.
+  const std::uint64_t recorded = failed_ || !errors_.empty() ? std::min(recorded_, in_file) : recorded_;
+  return {recorded, dropped_ + (recorded_ - recorded), skipped_};
 }
 
 std::vector<std::string> FrameRecorder::errors() const {

@@ -36,7 +36,7 @@ namespace handoff::view {
 
 struct RecorderStats {
   std::uint64_t recorded = 0;  // frames in the file (or queued for it)
-  std::uint64_t dropped = 0;   // displayed but left out (no free readback buffer, writer queue full)
+  std::uint64_t dropped = 0;   // displayed but left out (no free readback buffer, writer queue full, the recording stopped)
   std::uint64_t skipped = 0;   // displayed but not recordable: another format or size than the recording's first frame
 };
 

@@ -186,8 +186,10 @@ struct ViewerStats {
   double frame_p50_ms = 0, frame_p99_ms = 0;
   double copy_ms = 0, map_ms = 0, upload_ms = 0, draw_ms = 0;
   // ViewerOptions::record: displayed frames in the recording, displayed
-  // frames left out of it (its readback buffers or writer queue were full),
-  // and displayed frames it cannot hold (another format or size than its first).
+  // frames left out of it (its readback buffers or writer queue were full, or
+  // the recording had stopped on an error: the frame that stopped it and those
+  // after), and displayed frames it cannot hold (another format or size than
+  // its first). The three add up to the frames displayed.
   std::uint64_t recorded = 0, record_dropped = 0, record_skipped = 0;
 };
 
