@@ -760,12 +760,19 @@ std::unique_ptr<RecordingSource> open_recording(const std::filesystem::path& pat
     for (const RecordingTopicListing& l : listed)
       if (l.topic == source->topic()) why = "topic " + l.topic + ": " + l.note;
   }
-  log(LogLevel::Warning, path.string() + ": the first image topic is not shown (" + why + "); playing " +
-                             other->topic + " instead (--topic picks one)");
   source.reset();  // its reader serves the topic played instead
   RecordingOpenOptions o = options;
   o.topic = other->topic;
-  return open_topic(opened, o, true);
+  std::unique_ptr<RecordingSource> instead;
+  try {
+    instead = open_topic(opened, o, true);
+  } catch (const ParseError&) {  // not the image topic's fault (an overlay_topic that is not there): its own error
+    if (refused) std::rethrow_exception(refused);
+    throw;
+  }
+  log(LogLevel::Warning, path.string() + ": the first image topic is not shown (" + why + "); playing " +
+                             other->topic + " instead (--topic picks one)");
+  return instead;
 }
 
 bool is_recording_path(const std::filesystem::path& path) {

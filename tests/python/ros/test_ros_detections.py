@@ -127,6 +127,17 @@ def test_overlay_topics_pick_another_topic(tmp_path, storage):
 
 
 @STORAGES
+def test_an_unknown_overlay_topic_without_a_topic_is_its_own_error(tmp_path, storage, capfd):
+    """The image topic is fine: no warning that it "is not shown" and another plays (the same one, named
+    again), only the overlay topic's error."""
+    handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
+    bag_file = write_bag(tmp_path / "bag", storage)
+    with pytest.raises(Exception, match="overlay_topic.*no vision_msgs/msg/Detection2DArray"):
+        handoff.open(str(bag_file), overlay_topics=["/x"])
+    assert "is not shown" not in capfd.readouterr().err
+
+
+@STORAGES
 def test_the_listing_names_detection_topics_as_overlays(tmp_path, storage):
     handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
     topics = {t["topic"]: t for t in handoff.list_topics(str(write_bag(tmp_path / "bag", storage)))}
