@@ -95,6 +95,7 @@ void quiet_av_log() {
 }  // namespace
 
 void check_video_frame(VideoCodec codec, PixelFormat format, std::uint32_t width, std::uint32_t height) {
+  if (codec == VideoCodec::Raw) return;  // RawImage holds every format and size
   const std::string name(to_string(codec));
   if (av_format(format) == AV_PIX_FMT_NONE)
     throw InvalidFrame("format", std::string(to_string(format)) + " frames cannot be recorded as " + name +

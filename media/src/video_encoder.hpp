@@ -20,10 +20,6 @@ struct EncodedUnit {
   bool key = false;
 };
 
-// Throws InvalidFrame when `format` / the size cannot be encoded as `codec`
-// (gray32f, an odd width or height).
-void check_video_frame(VideoCodec codec, PixelFormat format, std::uint32_t width, std::uint32_t height);
-
 // The colorimetry written for frames of `format`: the frame's own for YUV
 // formats (samples kept), else BT.601 up to 576 rows / BT.709 above, limited range.
 Colorimetry video_colorimetry(PixelFormat format, std::uint32_t height, const Colorimetry& frame);

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include <handoff/error.hpp>
+#include <handoff/media/recording.hpp>
 #include <handoff/viewer.hpp>
 
 #include "cli.hpp"
@@ -74,9 +75,17 @@ int diagnose(const Say& say, const Viewer& v, const app::CommandLine& cl) {
     say("screenshot written to " + cl.viewer.screenshot);
   if (!cl.viewer.record.path.empty()) {
     const ViewerStats s = v.stats();
+    const media::VideoCodec codec = cl.viewer.record.codec;
+    const std::string codec_name(media::to_string(codec));
+    const std::string skipped = " of another format or size" +
+                                (codec == media::VideoCodec::Raw ? "" : " or one " + codec_name + " cannot hold");
     say("recorded " + std::to_string(s.recorded) + " frames to " + cl.viewer.record.path + " (" +
         std::to_string(s.record_dropped) + " displayed frames left out of it" +
-        (s.record_skipped ? ", " + std::to_string(s.record_skipped) + " of another format or size" : "") + ")");
+        (s.record_skipped ? ", " + std::to_string(s.record_skipped) + skipped : "") + ")");
+    if (s.recorded == 0 && s.record_skipped > 0 && codec != media::VideoCodec::Raw) {
+      say("recording: no displayed frame could be recorded as " + codec_name + " (record with --record-codec raw)");
+      rc = 1;
+    }
   }
   for (const std::string& e : d.record_errors) {
     say("recording: " + e);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <utility>
 #include <variant>
 
 #include <handoff/gl_handles.hpp>
@@ -180,10 +181,23 @@ std::string FrameRecorder::tile_topic(std::string_view tile) const {
 // counted (RecorderStats::skipped) and named in a warning the first time.
 bool FrameRecorder::fits_stream(const std::string& topic, PixelFormat format, std::uint32_t width,
                                 std::uint32_t height) {
+  try {  // before the stream takes its shape: a frame h264 / h265 cannot hold never sets it
+    media::check_video_frame(options_.codec, format, width, height);
+  } catch (const InvalidFrame& e) {
+    std::lock_guard lock(mutex_);
+    if (!codec_told_) {
+      codec_told_ = true;
+      log(LogLevel::Warning, "recording " + options_.path + ": " + shape_text(format, width, height) + " frames on " +
+                                 topic + " are left out (" + e.what() + "; counted in ViewerStats::record_skipped)");
+    }
+    ++skipped_;
+    return false;
+  }
   const Shape& shape = streams_.try_emplace(topic, Shape{format, width, height}).first->second;
   if (shape.format == format && shape.width == width && shape.height == height) return true;
   std::lock_guard lock(mutex_);
-  if (skipped_++ == 0)
+  ++skipped_;
+  if (!std::exchange(shape_told_, true))
     log(LogLevel::Warning, "recording " + options_.path + ": " + shape_text(format, width, height) + " frames on " +
                                topic + " are left out (its frames are " +
                                shape_text(shape.format, shape.width, shape.height) +

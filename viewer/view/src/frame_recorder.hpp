@@ -37,7 +37,8 @@ namespace handoff::view {
 struct RecorderStats {
   std::uint64_t recorded = 0;  // frames in the file (or queued for it)
   std::uint64_t dropped = 0;   // displayed but left out (no free readback buffer, writer queue full, the recording stopped)
-  std::uint64_t skipped = 0;   // displayed but not recordable: another format or size than the recording's first frame
+  std::uint64_t skipped = 0;   // displayed but not recordable: another format or size than the recording's first
+                               // frame, or one its codec cannot hold (h264 / h265: gray32f, an odd size)
 };
 
 class FrameRecorder {
@@ -52,8 +53,10 @@ class FrameRecorder {
   // makes them: every format) with its overlays (copied; nullptr: none),
   // shown at `time_ns` (nanoseconds since the Unix epoch). Starts its
   // readback, and hands over earlier readbacks that have finished. A frame
-  // of another format or size than the recording's first is left out and
-  // counted (stats().skipped, one warning). A GL failure stops the recording
+  // of another format or size than the recording's first, or one the codec
+  // cannot hold (h264 / h265: gray32f, an odd size; it does not set the
+  // recording's format), is left out and counted (stats().skipped, a
+  // warning for each of the two reasons, once). A GL failure stops the recording
   // (errors()), not the display: it never throws. `tile`: the grid tile it
   // was shown in (a stream's or a publisher's name, a recording's topic):
   // recorded on "<topic>/<tile>"; empty: on the recording's topic.
@@ -90,6 +93,7 @@ class FrameRecorder {
   std::condition_variable cv_;
   std::deque<Slot*> ready_;  // read back, waiting for the recorder thread; guarded by mutex_
   std::uint64_t dropped_ = 0, recorded_ = 0, skipped_ = 0;  // guarded by mutex_
+  bool codec_told_ = false, shape_told_ = false;             // guarded by mutex_: a warning each, once
   std::vector<std::string> errors_;            // guarded by mutex_
   bool stop_ = false, failed_ = false;         // guarded by mutex_
   bool finished_ = false;                      // display thread

@@ -70,6 +70,9 @@ enum class VideoCodec : std::uint8_t { Raw, H264, H265 };
 std::string_view to_string(VideoCodec codec);  // "raw", "h264", "h265"
 // UsageError naming the valid spellings for another.
 VideoCodec parse_video_codec(std::string_view name);
+// InvalidFrame when frames of `format` and this size cannot be encoded as
+// `codec` h264 / h265 (gray32f; an odd width or height: 4:2:0); raw holds all.
+void check_video_frame(VideoCodec codec, PixelFormat format, std::uint32_t width, std::uint32_t height);
 
 // Encodes one Annex B access unit as a serialized foxglove.CompressedVideo
 // (timestamp, empty frame_id, data, format "h264" / "h265") into `out`.
