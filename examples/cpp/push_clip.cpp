@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
       media::Image8 png{img.width(), img.height(), 4, {img.data(), img.data() + img.stride() * img.height()}};
       media::write_png(snapshot, png);
     }
-    if (!headless && viewer.is_open()) viewer.wait_closed();  // a window stays until the user closes it
+    if (viewer.windowed() && viewer.is_open()) viewer.wait_closed();  // a window stays until the user closes it
     const ViewerStats s = viewer.stats();
     std::printf("pushed %lld frames: %llu shown, %llu dropped; show-to-displayed p50 %.2f ms, p99 %.2f ms\n",
                 static_cast<long long>(pushed.load()), static_cast<unsigned long long>(s.shown),

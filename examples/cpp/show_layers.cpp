@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
       media::write_png(snapshot, out);
     }
     std::printf("%d frames shown with layers\n", n);
-    if (!headless) viewer.wait_closed();
+    if (viewer.windowed()) viewer.wait_closed();  // a window stays until the user closes it
   } catch (const std::exception& e) {
     std::fprintf(stderr, "show_layers: %s\n", e.what());
     return 1;

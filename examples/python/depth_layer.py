@@ -38,12 +38,12 @@ def main(argv=None):
             layer = handoff.ScalarMap(depth(n, w, h), colormap=args.colormap,
                                       range=tuple(args.range) if args.range else None, opacity=0.8)
             v.show(frame, layers=[layer])
-            if not v.is_open:
+            if not v.is_open():
                 break
         if args.snapshot:
             np.save(args.snapshot, np.from_dlpack(v.snapshot()))
         print(f"{n + 1} frames shown")
-        if not args.headless:
+        if v.windowed:  # a window stays until the user closes it
             v.wait_closed()
 
 

@@ -42,12 +42,12 @@ def main(argv=None):
             boxes, classes, masks = detect(n, w, h)
             v.show(frame, boxes=boxes, box_format="xyxy", class_ids=classes, labels=["ball", "disc"],
                    layers=[handoff.InstanceMasks(masks, threshold=args.threshold, opacity=0.5)])
-            if not v.is_open:
+            if not v.is_open():
                 break
         if args.snapshot:
             np.save(args.snapshot, np.from_dlpack(v.snapshot()))
         print(f"{n + 1} frames shown")
-        if not args.headless:
+        if v.windowed:  # a window stays until the user closes it
             v.wait_closed()
 
 

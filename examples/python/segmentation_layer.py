@@ -44,12 +44,12 @@ def main(argv=None):
         for n in range(args.frames):
             frame, ids = scene(n, w, h)
             v.show(frame, layers=[handoff.ClassMap(ids, names=NAMES, colors=COLORS, transparent=[0], opacity=0.5)])
-            if not v.is_open:
+            if not v.is_open():
                 break
         if args.snapshot:
             np.save(args.snapshot, np.from_dlpack(v.snapshot()))
         print(f"{n + 1} frames shown")
-        if not args.headless:
+        if v.windowed:  # a window stays until the user closes it
             v.wait_closed()
 
 

@@ -52,8 +52,9 @@ def main(argv=None):
             shown += 1
             if not v.is_open() or shown == args.frames:
                 break
+        last = v.snapshot()  # once the newest frame handed in is displayed, so the counts below are final
         if args.snapshot:
-            np.save(args.snapshot, np.from_dlpack(v.snapshot()))
+            np.save(args.snapshot, np.from_dlpack(last))
         s = v.stats
         print(f"{shown} frames shown from {args.clip}: {s.shown} displayed, {s.dropped} dropped")
     return 0

@@ -8,6 +8,7 @@
 
 #include <nanobind/ndarray.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -17,6 +18,14 @@
 namespace handoff::py {
 namespace nb = nanobind;
 namespace {
+
+// A value as Python prints it (2, 2.5, 1e+20): the shortest text that reads back the same.
+std::string number_text(double v) {
+  if (v == std::floor(v) && std::abs(v) < 1e15) return std::to_string(std::int64_t(v));
+  char text[32];
+  const auto r = std::to_chars(text, text + sizeof text, v);
+  return std::string(text, r.ptr);
+}
 
 bool absent(nb::handle h) { return !h.ptr() || h.is_none(); }
 
@@ -230,7 +239,7 @@ std::vector<std::int32_t> read_ids(const std::string& field, nb::handle obj, std
   std::vector<std::int32_t> ids(a.values.size());
   for (std::size_t i = 0; i < ids.size(); ++i) {
     const double v = a.values[i];
-    if (v != std::floor(v)) fail(field + "[" + std::to_string(i) + "]", std::to_string(v) + " is not an integer");
+    if (v != std::floor(v)) fail(field + "[" + std::to_string(i) + "]", number_text(v) + " is not an integer");
     if (v < -1 || v > double(std::numeric_limits<std::int32_t>::max())) {
       fail(field + "[" + std::to_string(i) + "]", std::to_string(std::int64_t(v)) + " is outside -1..2^31-1");
     }
@@ -314,7 +323,7 @@ void add_keypoints(const OverlayArrays& in, float sx, float sy, std::int64_t& n,
       const double v = s.values[e];
       if (!(v >= 0 && v < double(per) && v == std::floor(v))) {
         fail("skeleton[" + std::to_string(e / 2) + "]",
-             "keypoint index " + std::to_string(v) + " is not an integer in 0.." + std::to_string(per - 1));
+             "keypoint index " + number_text(v) + " is not an integer in 0.." + std::to_string(per - 1));
       }
     }
     for (std::size_t e = 0; e + 1 < s.values.size(); e += 2) {

@@ -576,6 +576,10 @@ nb::dict diagnostics_dict(const PyViewer& v) {
 // Whether it is open, closing it, and what it reports (stats, stream, diagnostics).
 void def_viewer_state(ViewerClass& cls) {
   cls.def("is_open", [](const PyViewer& v) { return v.viewer->is_open(); })
+      .def_prop_ro("windowed", [](const PyViewer& v) { return v.viewer->windowed(); },
+                   "True when the viewer has a window; False when it draws headless (headless=True, or no "
+                   "display worked). Only a window is closed by a person: wait_closed() on a headless viewer "
+                   "waits for close() or Ctrl-C.")
       .def("close", [](PyViewer& v) { without_gil([&] { v.get().close(); }); })
       .def("wait_closed", &wait_closed, "timeout"_a = nb::none(),
            "Blocks (GIL released) until the viewer closes or `timeout` seconds pass; True when closed. "

@@ -474,6 +474,15 @@ TEST_F(ViewAttach, ListShowsLivePublishersAndSaysWhenThereAreNone) {
   EXPECT_THAT(r.output, HasSubstr(" fps"));
 }
 
+// Named publishers live in $XDG_RUNTIME_DIR/handoff: without it there are
+// none, said as such (it was exit 1 with advice to give a socket path, which
+// --list cannot take).
+TEST_F(ViewAttach, ListWithoutXdgRuntimeDirSaysThereAreNone) {
+  const auto r = run_viewer({"--list"}, {"XDG_RUNTIME_DIR"}, {}, 30);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("no publishers: XDG_RUNTIME_DIR is not set"));
+}
+
 TEST_F(ViewAttach, BadAttachArgumentsExitTwoWithAClearMessage) {
   for (const std::vector<std::string>& args : {std::vector<std::string>{"--attach", "has space"},
                                                std::vector<std::string>{"--attach", ".hidden"},

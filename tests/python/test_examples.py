@@ -12,8 +12,11 @@ import numpy as np
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python"
 
 
-def run(script, *args, cwd=None):
+def run(script, *args, cwd=None, display=True):
     env = dict(os.environ)
+    if not display:
+        env.pop("DISPLAY", None)
+        env.pop("WAYLAND_DISPLAY", None)
     r = subprocess.run([sys.executable, str(EXAMPLES / script), *map(str, args)], capture_output=True, text=True,
                        timeout=120, env=env, cwd=cwd)
     assert r.returncode == 0, f"{script} exited {r.returncode}:\n{r.stdout}\n{r.stderr}"
@@ -156,3 +159,10 @@ def test_ros_bag_shows_two_cameras_side_by_side(tmp_path):
     assert img.shape == (H, 2 * W, 3), img.shape
     assert np.abs(img[:, :W] - (10 + n - 1)).max() <= 1, "the left camera's last frame in the first tile"
     assert np.abs(img[:, W:] - (200 - n + 1)).max() <= 1, "the right camera's last frame in the second tile"
+
+
+def test_the_layer_examples_end_with_no_display_and_no_headless_flag():
+    """They fall back to headless and end after their frames (they waited for a window to be closed that
+    was never opened)."""
+    for script in ("depth_layer.py", "instance_masks.py", "segmentation_layer.py"):
+        assert "3 frames shown" in run(script, "--frames", "3", display=False), script

@@ -21,6 +21,7 @@ def test_window_shows_frames_equal_to_the_reference():
         view = np.from_dlpack(v.snapshot("view"))
         assert view.shape == (240, 320, 4)
         assert v.stats.shown >= 2
+        assert v.windowed
         assert_no_gl_errors(v)
     assert not v.is_open()
     with pytest.raises(handoff.ViewerClosed):

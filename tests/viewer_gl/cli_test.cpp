@@ -71,6 +71,30 @@ TEST_F(ViewerCliFiles, AnOutputOverAnInputIsRefusedAndTheInputKept) {
   EXPECT_FALSE(std::filesystem::exists(rec));
 }
 
+// A ROS 2 bag folder is played from its metadata.yaml and storage files: an
+// output in it named as they are is refused before anything is written (a
+// storage file was truncated to an empty recording before it was read).
+TEST_F(ViewerCliFiles, AnOutputOverAFileOfThePlayedBagIsRefusedAndTheBagKept) {
+  std::filesystem::create_directory(path("bag"));
+  write_file("bag/metadata.yaml", "rosbag2_bagfile_information: {}\n");
+  write_file("bag/bag_0.mcap", "not read: refused first");
+  write_file("bag/bag_1.db3", "not read: refused first");
+  const std::string bag = path("bag");
+  const std::string refused = " is in the bag folder being played, named as its files are";
+  for (const std::string file : {"bag_0.mcap", "bag_1.db3", "metadata.yaml", "new.mcap"}) {
+    expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--headless", bag, "--record", bag + "/" + file}),
+                       "--record " + bag + "/" + file + refused);
+    expect_usage_error(run_program(HANDOFF_VIEW_EXE, {"--headless", bag + "/", "--screenshot", bag + "/./" + file}),
+                       refused);
+  }
+  EXPECT_EQ(read("bag/metadata.yaml"), "rosbag2_bagfile_information: {}\n");
+  EXPECT_EQ(read("bag/bag_0.mcap"), "not read: refused first");
+  EXPECT_EQ(read("bag/bag_1.db3"), "not read: refused first");
+  EXPECT_FALSE(std::filesystem::exists(path("bag/new.mcap")));
+  const auto shot = run_program(HANDOFF_VIEW_EXE, {"--headless", bag, "--screenshot", bag + "/shot.png"});
+  EXPECT_NE(shot.exit_code, 2) << shot.output;  // not a bag's file name (the made-up bag then fails to open)
+}
+
 // An overlay file that is not a regular file is named, not read without end
 // (/dev/zero) or taken for an empty one (a directory).
 TEST_F(ViewerCliFiles, OverlaysThatAreNotAFileAreAnError) {

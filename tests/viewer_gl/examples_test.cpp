@@ -70,5 +70,20 @@ TEST_F(Examples, ShowLayersDrawsTheClassMapAndTheDepthMap) {
   EXPECT_NE(road, depth_only);
 }
 
+// Without --headless and with no display the examples fall back to
+// headless, and end after their frames: only a window waits to be closed
+// (they waited for a close that nothing could send).
+TEST_F(Examples, WithNoDisplayTheExamplesEndWithoutHeadless) {
+  const std::string clip = std::string(HANDOFF_TEST_DATA) + "/sample.y4m";
+  const auto push = run_program(HANDOFF_PUSH_CLIP_EXE, {clip}, {"DISPLAY", "WAYLAND_DISPLAY"}, {}, 60);
+  ASSERT_FALSE(push.timed_out) << push.output;
+  EXPECT_EQ(push.exit_code, 0) << push.output;
+  EXPECT_NE(push.output.find("pushed "), std::string::npos) << push.output;
+  const auto layers = run_program(HANDOFF_SHOW_LAYERS_EXE, {"--frames", "2"}, {"DISPLAY", "WAYLAND_DISPLAY"}, {}, 60);
+  ASSERT_FALSE(layers.timed_out) << layers.output;
+  EXPECT_EQ(layers.exit_code, 0) << layers.output;
+  EXPECT_NE(layers.output.find("2 frames shown with layers"), std::string::npos) << layers.output;
+}
+
 }  // namespace
 }  // namespace handoff::view::test

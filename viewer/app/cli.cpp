@@ -103,7 +103,8 @@ void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
       ->check(CLI::IsMember({"scene", "vulkan", "file"}, CLI::ignore_case));
   cli.add_option("--overlays", p.overlays, "JSON Lines overlay file (one line per frame)");
   cli.add_option("--size", r.size, "WxH of a raw file (or of the scene)");
-  cli.add_option("--format", r.format, "pixel format of a raw file (or of the scene): " + spellings<PixelFormat>(" | "));
+  cli.add_option("--format", r.format, "pixel format of a raw file: " + spellings<PixelFormat>(" | ") +
+                                           "; of the scene: nv12 | p010");
   cli.add_option("--matrix", r.matrix, "override the colour matrix: " + spellings<ColorMatrix>(" | "));
   cli.add_option("--range", r.range, "override the range: " + spellings<ColorRange>(" | "));
   cli.add_flag("--headless", r.headless, "render through EGL with no window (chosen anyway when there is no display)");
@@ -194,7 +195,9 @@ std::optional<int> apply_recording(CommandLine& o, const Raw& r) {
     using In = OutputOverInput::Input;
     return usage_error(std::string(clash->output == OutputOverInput::Output::Record ? "--record " : "--screenshot ") +
                        clash->path + " is " +
-                       (clash->input == In::File       ? "the file being played"
+                       (clash->input == In::File       ? (std::filesystem::is_directory(p.file)
+                                                              ? "in the bag folder being played, named as its files are"
+                                                              : "the file being played")
                         : clash->input == In::Overlays ? "the --overlays file"
                                                        : "the --record file"));
   }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -55,6 +56,11 @@ std::string look_at_frames(const std::filesystem::path& path, std::chrono::milli
 }  // namespace
 
 int list_publishers() {
+  // Publishers by name live in $XDG_RUNTIME_DIR/handoff: without it there are none to list.
+  if (const char* runtime = std::getenv("XDG_RUNTIME_DIR"); runtime == nullptr || *runtime == '\0') {
+    std::printf("no publishers: XDG_RUNTIME_DIR is not set (named publishers live in $XDG_RUNTIME_DIR/handoff)\n");
+    return 0;
+  }
   const std::filesystem::path dir = live::socket_dir(false);
   const std::vector<live::PublisherListing> all = live::list_publishers(dir);
   if (all.empty()) {

@@ -4,6 +4,7 @@
 #include <handoff/viewer.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -56,6 +57,7 @@ class ViewerImpl {
   RgbaImage snapshot(SnapshotKind kind);
   ViewerStats stats() const;
   DisplayLink& link() const { return *link_; }
+  bool windowed() const noexcept { return windowed_; }
   void set_paused(bool paused);
   bool wait_show_unblocked_for(std::string_view name, std::chrono::milliseconds timeout) const {
     const auto all = rings();  // no tile is made for a stream here
@@ -81,6 +83,7 @@ class ViewerImpl {
   ViewerOptions options_;
   std::shared_ptr<DisplayLink> link_ = std::make_shared<DisplayLink>();
   std::unique_ptr<Display> display_;
+  bool windowed_ = false;           // display_ is a window (not headless)
   std::shared_ptr<PushRing> ring_;  // the first tile's (rings_[0])
   mutable std::mutex streams_mutex_;
   std::mutex add_stream_mutex_;  // held while a stream's tile is added
@@ -141,12 +144,17 @@ void check_outputs(const ViewerOptions& v, const Viewer::PlayOptions& p, const s
   if (!clash) return;
   using In = OutputOverInput::Input;
   const bool record = clash->output == OutputOverInput::Output::Record;
-  const char* input = clash->input == In::File       ? "PlayOptions::file"
+  const bool bag = clash->input == In::File && std::filesystem::is_directory(p.file);
+  const char* input = clash->input == In::File       ? (bag ? "in the bag folder PlayOptions::file, named as its "
+                                                                  "files are (metadata.yaml, .mcap, .db3, .zstd)"
+                                                            : "PlayOptions::file")
                       : clash->input == In::Overlays ? "PlayOptions::overlays"
                                                      : "ViewerOptions::record.path";
   throw UsageError(viewer + ": " + (record ? "ViewerOptions::record.path" : "ViewerOptions::screenshot") + " '" +
                    clash->path + "' is " + input + "; " +
-                   (record ? "the recording, made with the viewer, replaced it" : "it would be overwritten"));
+                   (record ? (bag ? "the recording, made with the viewer, may have replaced one of them"
+                                  : "the recording, made with the viewer, replaced it")
+                           : "it would be overwritten"));
 }
 
 void check_options(const ViewerOptions& o) {
@@ -196,6 +204,7 @@ ViewerImpl::ViewerImpl(ViewerOptions options) : options_(std::move(options)) {
     } else {
       try {
         display_ = std::make_unique<WindowDisplay>(d, link_);
+        windowed_ = true;
       } catch (const Error& e) {
         why = std::string("cannot open a window (") + e.what() + ")";
       }
@@ -612,6 +621,7 @@ void Viewer::present(ViewerFrame&& frame, const media::OverlayFrame& overlays) {
 RgbaImage Viewer::snapshot(SnapshotKind kind) { return impl_->snapshot(kind); }
 
 bool Viewer::is_open() const noexcept { return impl_->link().open() && !impl_->link().close_requested(); }
+bool Viewer::windowed() const noexcept { return impl_->windowed(); }
 
 void Viewer::close() { impl_->close(); }
 
@@ -632,6 +642,24 @@ ViewerDiagnostics Viewer::diagnostics() const { return impl_->link().diagnostics
 
 bool Viewer::paused() const noexcept { return impl_->link().paused.load(); }
 void Viewer::set_paused(bool paused) { impl_->set_paused(paused); }
+namespace {
+
+// `out` is in the ROS 2 bag folder `folder` under a name the bag may be read
+// from: metadata.yaml or a storage file's (.mcap, .db3, .zstd).
+bool in_bag_folder(const std::string& out, const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) return false;
+  const fs::path path(out);
+  const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  if (!view::same_file(parent.string(), folder)) return false;
+  std::string ext = path.extension().string();
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return path.filename() == "metadata.yaml" || ext == ".mcap" || ext == ".db3" || ext == ".zstd";
+}
+
+}  // namespace
+
 std::optional<OutputOverInput> output_over_input(const ViewerOptions& v, const Viewer::PlayOptions& p) {
   using Out = OutputOverInput::Output;
   using In = OutputOverInput::Input;
@@ -640,7 +668,8 @@ std::optional<OutputOverInput> output_over_input(const ViewerOptions& v, const V
       {In::File, &p.file}, {In::Overlays, &p.overlays}, {In::Record, &v.record.path}};
   for (const auto& [output, out] : outputs)
     for (const auto& [input, in] : inputs)
-      if (in != out && !out->empty() && !in->empty() && view::same_file(*out, *in))
+      if (in != out && !out->empty() && !in->empty() &&
+          (view::same_file(*out, *in) || (input == In::File && in_bag_folder(*out, *in))))
         return OutputOverInput{output, input, *out};
   return std::nullopt;
 }

@@ -392,6 +392,11 @@ class Viewer {
   // Q / Esc), close() was called, a played source ended with close_at_end, or
   // the display thread failed.
   bool is_open() const noexcept;
+  // True when the viewer has a window; false when it draws headless (asked
+  // for, or chosen by ViewerDisplay::Auto because no display works). Only a
+  // window is closed by a person: wait_closed() on a headless viewer waits
+  // for close() or a signal.
+  bool windowed() const noexcept;
   // Closes the window and stops the display thread (waiting for it, bounded);
   // writes ViewerOptions::screenshot. Idempotent. Frames being copied by other
   // threads finish their copy; their show() then throws ViewerClosed.
@@ -533,7 +538,9 @@ class Viewer {
 // An output of `viewer` that is an input of `play`, or the other output: it
 // would destroy that file before, or while, it is read. Viewer::play refuses
 // it; handoff-view checks it before the viewer (which creates record.path)
-// is made. Paths are compared as the same file (another spelling counts).
+// is made. Paths are compared as the same file (another spelling counts);
+// when `play.file` is a ROS 2 bag folder, a path in it named as the bag's
+// files are (metadata.yaml, .mcap, .db3, .zstd) counts as that input.
 struct OutputOverInput {
   enum class Output { Record, Screenshot } output;    // ViewerOptions::record.path, ::screenshot
   enum class Input { File, Overlays, Record } input;  // PlayOptions::file, ::overlays, ViewerOptions::record.path
