@@ -566,6 +566,25 @@ void layers_from_objects(nb::handle layers, media::OverlayFrame& out, std::vecto
   }
 }
 
+// A ClassMap's id key as a Python int: uint64 ids are keyed by their 64 bits
+// (media::ClassMap), as are the ids above 2**63 given before the dtype is known.
+nb::object id_object(std::int64_t key, bool unsigned_key) {
+  if (unsigned_key) return nb::steal(PyLong_FromUnsignedLongLong(static_cast<std::uint64_t>(key)));
+  return nb::int_(key);
+}
+
+// names / colors / transparent as given (a list came in as {0: ..., 1: ...}).
+template <typename Value, typename Convert>
+nb::dict id_dict(const std::map<std::int64_t, Value>& entries, const std::map<std::int64_t, Value>& above,
+                 bool unsigned_keys, Convert convert) {
+  nb::dict d;
+  for (const auto& [id, v] : entries) d[id_object(id, unsigned_keys)] = convert(v);
+  for (const auto& [id, v] : above) d[id_object(id, true)] = convert(v);
+  return d;
+}
+
+nb::object color_tuple(const media::Color8& c) { return nb::make_tuple(c.r, c.g, c.b); }
+
 nb::object target_tuple(const std::optional<media::RectF>& t) {
   if (!t) return nb::none();
   return nb::make_tuple(t->x, t->y, t->w, t->h);
@@ -583,6 +602,19 @@ void bind_layers(nb::module_& m) {
            "covers the whole frame (nearest), or target=(x, y, w, h) in frame pixels (a letterboxed model "
            "input, a crop).")
       .def_prop_ro("ids", [](const PyClassMap& p) { return p.ids; })
+      .def_prop_ro("names", [](const PyClassMap& p) {
+        return id_dict(p.layer.names, p.above.names, p.layer.ids.type == media::SampleType::U64,
+                       [](const std::string& n) { return nb::str(n.c_str(), n.size()); });
+      }, "A dict id -> name (a list given comes back as {0: names[0], ...}).")
+      .def_prop_ro("colors", [](const PyClassMap& p) {
+        return id_dict(p.layer.colors, p.above.colors, p.layer.ids.type == media::SampleType::U64, color_tuple);
+      }, "A dict id -> (r, g, b) of the colours given (ids without one take the default palette).")
+      .def_prop_ro("transparent", [](const PyClassMap& p) {
+        nb::list out;
+        for (std::int64_t id : p.layer.transparent) out.append(id_object(id, p.layer.ids.type == media::SampleType::U64));
+        for (std::int64_t id : p.above.transparent) out.append(id_object(id, true));
+        return nb::tuple(out);
+      })
       .def_prop_ro("opacity", [](const PyClassMap& p) { return p.layer.opacity; })
       .def_prop_ro("target", [](const PyClassMap& p) { return target_tuple(p.layer.target); });
   nb::class_<PyScalarMap>(m, "ScalarMap", nb::type_slots(layer_slots<PyScalarMap, &PyScalarMap::values>),
@@ -595,6 +627,10 @@ void bind_layers(nb::module_& m) {
            "in frame pixels.")
       .def_prop_ro("values", [](const PyScalarMap& p) { return p.values; })
       .def_prop_ro("colormap", [](const PyScalarMap& p) { return std::string(media::to_string(p.layer.colormap)); })
+      .def_prop_ro("range", [](const PyScalarMap& p) -> nb::object {
+        if (!p.layer.range) return nb::none();
+        return nb::make_tuple((*p.layer.range)[0], (*p.layer.range)[1]);
+      }, "(lo, hi) as given, or None: automatic from the data.")
       .def_prop_ro("opacity", [](const PyScalarMap& p) { return p.layer.opacity; })
       .def_prop_ro("target", [](const PyScalarMap& p) { return target_tuple(p.layer.target); });
   nb::class_<PyInstanceMasks>(m, "InstanceMasks",
@@ -605,6 +641,7 @@ void bind_layers(nb::module_& m) {
            "value > threshold (0/1 and 0/255 masks both work at 0.5). Over the whole frame (nearest), or "
            "target=(x, y, w, h) in frame pixels.")
       .def_prop_ro("masks", [](const PyInstanceMasks& p) { return p.masks; })
+      .def_prop_ro("threshold", [](const PyInstanceMasks& p) { return p.layer.threshold; })
       .def_prop_ro("opacity", [](const PyInstanceMasks& p) { return p.layer.opacity; })
       .def_prop_ro("target", [](const PyInstanceMasks& p) { return target_tuple(p.layer.target); });
   m.def("colormap", &colormap_array, "name"_a,

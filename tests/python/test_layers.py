@@ -382,3 +382,15 @@ def test_layers_from_any_dlpack_producer(v):
                            handoff.ClassMap(DlpackOnly(ids), colors={4: (0, 0, 255)}, opacity=0.5)])
     # The class map (drawn second) at half opacity over the white scalar map.
     assert np.abs(img[30, 30] - (128, 128, 255)).max() <= 2, img[30, 30]
+
+
+def test_layer_objects_say_what_they_were_given():
+    ids = np.zeros((4, 4), np.uint64)
+    c = handoff.ClassMap(ids, names=["bg", "car"], colors={1: "#ff0000", 2**64 - 1: (1, 2, 3)}, transparent=[0, 2**63])
+    assert c.names == {0: "bg", 1: "car"}  # a list given comes back keyed by index
+    assert c.colors == {1: (255, 0, 0), 2**64 - 1: (1, 2, 3)}
+    assert c.transparent == (0, 2**63)
+    assert handoff.ClassMap(ids).names == {} and handoff.ClassMap(ids).transparent == ()
+    assert handoff.ScalarMap(np.zeros((2, 2), np.float32), range=(0, 10)).range == (0.0, 10.0)
+    assert handoff.ScalarMap(np.zeros((2, 2), np.float32)).range is None
+    assert handoff.InstanceMasks(np.zeros((1, 2, 2), bool), threshold=0.25).threshold == 0.25

@@ -30,6 +30,9 @@ def sample_layers():
 def assert_layers(got, ids, depth, masks):
     assert [type(layer).__name__ for layer in got] == ["ClassMap", "ScalarMap", "InstanceMasks"]
     assert got[0].ids.dtype == np.uint16 and got[0].opacity == 0.25
+    assert got[0].names == {0: "bg", 1: "road"} and got[0].colors == {1: (200, 10, 10)}
+    assert got[0].transparent == (0,)
+    assert got[1].range == (-1.0, 4.0)
     np.testing.assert_array_equal(got[0].ids, ids)
     assert got[1].values.dtype == np.float32 and got[1].colormap == "magma" and got[1].opacity == 0.75
     np.testing.assert_array_equal(got[1].values, depth.astype(np.float32))
