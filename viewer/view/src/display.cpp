@@ -128,7 +128,7 @@ void Display::step(int delta) {
   link_->steps.fetch_add(1);
   if (state_ && !step_timeline(delta)) {
     const std::uint64_t before = state_->time_ns();
-    state_->step(delta);
+    if (state_->step(delta)) mark_fresh(state_.get());
     sync_followers();
     // Back onto the clock's previous frame: the grid's time is the last of
     // that frame's stretch of the timeline (one step back, not a stretch).
@@ -171,7 +171,7 @@ void Display::follow_to(std::uint64_t t) {
   followed_at_ = std::chrono::steady_clock::now();
   if (followed_any_ && t == followed_time_) return;
   for (auto& tile : followers_)
-    if (tile->paced() && tile->follow(t)) fresh_tiles_.push_back(tile.get());  // live tiles show their newest instead
+    if (tile->paced() && tile->follow(t)) mark_fresh(tile.get());  // live tiles show their newest instead
   followed_time_ = t;
   followed_any_ = true;
 }
@@ -304,10 +304,18 @@ void Display::step_back() {
 
 void Display::seek(std::int64_t index) {
   if (!state_) throw UsageError("seek: nothing is playing");
-  state_->seek(index);
+  if (state_->seek(index)) mark_fresh(state_.get());
   followed_any_ = false;  // playing, the frame sought comes with the next advance: no step of the old stretch before it
   sync_followers();
   link_->finished.store(false);
+}
+
+// A tile whose new frame the next displayed() presents: the clock tile first
+// (displayed() counts its latency), each tile once.
+void Display::mark_fresh(view::ViewerState* tile) {
+  if (std::find(fresh_tiles_.begin(), fresh_tiles_.end(), tile) != fresh_tiles_.end()) return;
+  if (tile == state_.get()) fresh_tiles_.insert(fresh_tiles_.begin(), tile);
+  else fresh_tiles_.push_back(tile);
 }
 
 void Display::run_tasks() {
@@ -322,36 +330,30 @@ bool Display::advance(bool wait) {
     steps_seen_ = steps;
     if (!state_->paced()) step_pending_ = true;
   }
-  if (link_->finished.load()) return false;
+  if (link_->finished.load()) return !fresh_tiles_.empty();  // a step back from the end
   const bool playing = state_->playing();
-  fresh_tiles_.clear();
   // Paused, a tile still takes its first frame (and a step, one more).
   const bool go = playing || step_pending_;
   bool fresh = false;
-  bool timeline_step = false;
   if (go || !state_->has_frame()) {
     if (const std::optional<std::uint64_t> t = pending_step()) {
       // Another tile's frame comes before the clock's next: its turn first, the clock waits.
-      if (step_due(*t, wait)) {
-        follow_to(*t);
-        timeline_step = true;
-      }
+      if (step_due(*t, wait)) follow_to(*t);
     } else {
       fresh = state_->advance(wait || (state_->paced() && !state_->has_frame()));
       if (!fresh) check_end();
     }
   }
   if (fresh) {
-    fresh_tiles_.push_back(state_.get());  // first: displayed() tells from it whose latency to count
+    mark_fresh(state_.get());
     sync_followers();
   }
   // Live tiles (pushed streams, publishers) take their newest frame each.
-  bool any = fresh || (timeline_step && !fresh_tiles_.empty());
   for (auto& tile : followers_)
-    if (!tile->paced() && (go || !tile->has_frame()) && tile->advance(false)) {
-      any = true;
-      fresh_tiles_.push_back(tile.get());
-    }
+    if (!tile->paced() && (go || !tile->has_frame()) && tile->advance(false)) mark_fresh(tile.get());
+  // With the frames a step or seek took since the last displayed(): they are
+  // displayed (recorded, written, counted) as played ones are.
+  const bool any = !fresh_tiles_.empty();
   if (any && !playing) step_pending_ = false;
   return any;
 }
@@ -366,6 +368,7 @@ void Display::displayed() {
                                                                 state_->submitted()).count());
   if (encoder_) output_frame();
   if (recorder_) record_frame();
+  fresh_tiles_.clear();
   publish_figures();  // before a snapshot returns: its caller may read the stats next
   serve_snapshots(SnapshotKind::Frame, [&] { return frame_image(); });
   check_end();
