@@ -266,8 +266,8 @@ void ViewerState::draw_overlays_into(ImDrawList& list, const ViewTransform& view
   draw_overlays(list, *f, filter, view, view_rect, style, scratch_);
 }
 
-PixelProbe ViewerState::probe(double fx, double fy) const {
-  return probe_pixel(renderer_, effective_colorimetry(), value_range, fx, fy);
+PixelProbe ViewerState::probe(const ViewTransform& view, double x, double y) const {
+  return probe_view_pixel(renderer_, effective_colorimetry(), value_range, view, x, y);
 }
 
 }  // namespace handoff::view

@@ -108,7 +108,8 @@ class ViewerState {
   const media::OverlayFrame* current_overlays() const;
   void draw_overlays_into(ImDrawList& list, const ViewTransform& view, const media::RectF& view_rect);
   Colorimetry effective_colorimetry() const;
-  PixelProbe probe(double frame_x, double frame_y) const;
+  // The frame pixel drawn at view point (x, y) (probe_view_pixel).
+  PixelProbe probe(const ViewTransform& view, double x, double y) const;
   bool finished() const { return feed_->finished(); }
   // The link of a feed attached to another process's publisher (else nullopt).
   std::optional<AttachStatus> attach_status() const {

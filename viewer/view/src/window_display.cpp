@@ -108,7 +108,7 @@ void WindowDisplay::draw(int fb_w, int fb_h, int win_w, int win_h, double px_sca
   // The probe reads two texels back (a GPU sync): only while the cursor is over the window.
   if (grid()) ui_.probe = view::PixelProbe{};
   else if (glfwGetWindowAttrib(session_->window(), GLFW_HOVERED))
-    ui_.probe = state_->probe(view.to_frame_x(input_.cursor_x()), view.to_frame_y(input_.cursor_y()));
+    ui_.probe = state_->probe(view, input_.cursor_x(), input_.cursor_y());
   else
     ui_.probe = view::PixelProbe{};
   view::draw_ui(*state_, ui_);
