@@ -75,6 +75,7 @@ void Display::use_feed(std::unique_ptr<Feed> feed, const PlayConfig& config,
   for (auto& f : followers) tiles.push_back(std::make_unique<view::ViewerState>(std::move(f), *context, tile_options));
   followers_.clear();
   fresh_tiles_.clear();
+  clear_probe();
   state_ = std::move(next);  // stops the previous feed
   followers_ = std::move(tiles);
   clock_tile_ = std::min(clock_tile, followers_.size());
@@ -226,11 +227,36 @@ void Display::focus_at(double x, double y, int view_w, int view_h) {
     return;
   }
   const std::vector<view::ViewerState*> all = tiles();
-  const view::ComposedSize c = view::composed_size(all, view_w, view_h);
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const view::CellRect r = view::grid_cell(c.shape, i, view_w, view_h);
-    if (x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + r.h) focus_ = int(i);
+  focus_ = view::tile_at(view::composed_size(all, view_w, view_h).shape, all.size(), view_w, view_h, x, y);
+}
+
+void Display::clear_probe() {
+  ui_.probe = view::PixelProbe{};
+  ui_.probe_tile = nullptr;
+  ui_.probe_tile_name.clear();
+}
+
+// The pixel inspector: one stream's frame placed by `view`, or the grid's
+// tile under the point (the focused one alone fills the view) in its cell.
+void Display::probe_at(double x, double y, int view_w, int view_h, const view::ViewTransform& view) {
+  clear_probe();
+  if (!state_) return;
+  if (!grid()) {
+    ui_.probe = state_->probe(view, x, y);
+    return;
   }
+  const std::vector<view::ViewerState*> shown = view_tiles();
+  const view::GridShape shape = view::composed_size(shown, view_w, view_h).shape;
+  const int i = view::tile_at(shape, shown.size(), view_w, view_h, x, y);
+  if (i < 0) return;
+  view::ViewerState* tile = shown[std::size_t(i)];
+  const std::vector<view::ViewerState*> all = tiles();
+  const std::size_t number = std::size_t(std::find(all.begin(), all.end(), tile) - all.begin()) + 1;
+  const FeedInfo& info = tile->info();
+  ui_.probe_tile = tile;
+  ui_.probe_tile_name = std::to_string(number) + " " + (info.topic.empty() ? info.stream : info.topic);
+  if (tile->has_frame() && !tile->absent())
+    ui_.probe = tile->probe(view::tile_view(*tile, view::grid_cell(shape, std::size_t(i), view_w, view_h)), x, y);
 }
 
 void Display::draw_grid_view(int width, int height, GLuint dest) {
@@ -552,6 +578,7 @@ void Display::finish() noexcept {
   } catch (...) {
   }
   fresh_tiles_.clear();
+  clear_probe();
   followers_.clear();
   grid_.release();
   state_.reset();  // stops the feed (Vulkan objects go while the context is current)

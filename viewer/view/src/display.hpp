@@ -91,6 +91,10 @@ class Display {
   // focus_at() toggles the tile under a view point (a double click).
   void cycle_focus();
   void focus_at(double x, double y, int view_w, int view_h);
+  // The pixel inspector (UiState::probe, probe_tile) at view point (x, y):
+  // one stream's frame drawn with `view`, or the grid's tile there.
+  void probe_at(double x, double y, int view_w, int view_h, const view::ViewTransform& view);
+  void clear_probe();  // no cursor over the view
   // Viewer::focus_tile / focused_tile / tiles.
   void focus_tile(int tile);
   int focused_tile() const { return grid() ? focus_ : -1; }

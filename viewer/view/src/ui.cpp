@@ -291,9 +291,11 @@ void stats_panel(ViewerState& v) {
   }
 }
 
-void pixel_panel(ViewerState& v, const UiState& ui) {
+void pixel_panel(ViewerState& viewer, const UiState& ui) {
   if (ImGui::CollapsingHeader("Pixel", ImGuiTreeNodeFlags_DefaultOpen)) {
     const PixelProbe& p = ui.probe;
+    ViewerState& v = ui.probe_tile ? *ui.probe_tile : viewer;
+    if (ui.probe_tile) ImGui::Text("tile %s", ui.probe_tile_name.c_str());
     if (p.valid) {
       ImGui::Text("x %d  y %d  %s", p.x, p.y, std::string(to_string(p.format)).c_str());
       ImGui::Text("%s", probe_text(p).c_str());

@@ -106,11 +106,8 @@ void WindowDisplay::draw(int fb_w, int fb_h, int win_w, int win_h, double px_sca
   ui_.view = view;
   fill_tile_lines();
   // The probe reads two texels back (a GPU sync): only while the cursor is over the window.
-  if (grid()) ui_.probe = view::PixelProbe{};
-  else if (glfwGetWindowAttrib(session_->window(), GLFW_HOVERED))
-    ui_.probe = state_->probe(view, input_.cursor_x(), input_.cursor_y());
-  else
-    ui_.probe = view::PixelProbe{};
+  if (glfwGetWindowAttrib(session_->window(), GLFW_HOVERED)) probe_at(input_.cursor_x(), input_.cursor_y(), fb_w, fb_h, view);
+  else clear_probe();
   view::draw_ui(*state_, ui_);
   ImGui::Render();
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
