@@ -111,7 +111,8 @@ void playback(ViewerState& v, UiState& ui) {
     if (ImGui::Button("Step >")) ui.step = +1;
     timeline(v, ui);
     float speed = static_cast<float>(v.speed);
-    if (ImGui::SliderFloat("speed", &speed, 0.1f, 8.0f, "%.2fx", ImGuiSliderFlags_Logarithmic))
+    if (ImGui::SliderFloat("speed", &speed, float(Viewer::kMinSpeed), float(Viewer::kMaxSpeed), "%.2fx",
+                           ImGuiSliderFlags_Logarithmic))
       v.speed = speed;
     ImGui::Checkbox("as fast as possible", &v.no_vsync);
     if (ImGui::Button("Fit")) ui.fit_requested = true;

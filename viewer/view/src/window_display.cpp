@@ -145,7 +145,7 @@ bool WindowDisplay::frame() noexcept {
     {
       auto lock = view::imgui_lock();
       session_->make_current();
-      apply(input_.handle(win, *state_, ui_, fb_w, fb_h, px_scale));
+      apply(input_.handle(*session_, *state_, ui_, fb_w, fb_h, px_scale));
       fresh = advance(state_->no_vsync || !presented_any_);
       draw(fb_w, fb_h, win_w, win_h, px_scale, fresh);
       apply(InputActions{});
