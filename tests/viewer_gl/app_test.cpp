@@ -60,6 +60,22 @@ TEST_F(ViewerApp, WindowUnderXvfbWritesScreenshot) {
   EXPECT_GT(differing, img.pixels.size() / 3 / 10);
 }
 
+// SIGTERM closes the viewer as Q does; its notice speaks of finishing a
+// recording only when there is one (timeout(1) sends it once the viewer plays).
+TEST_F(ViewerApp, ASignalsNoticeMentionsARecordingOnlyWhenThereIsOne) {
+  const std::vector<std::string> play{"-s", "TERM", "4", HANDOFF_VIEW_EXE, "--headless", "--size", "64x64",
+                                      "--frames", "1000000"};
+  const ProcessResult plain = run_program("/usr/bin/timeout", play);
+  EXPECT_NE(plain.output.find("Terminated: closing (again to stop at once)"), std::string::npos) << plain.output;
+  EXPECT_EQ(plain.output.find("recording"), std::string::npos) << plain.output;
+  std::vector<std::string> recording = play;
+  recording.insert(recording.end(), {"--record", path("signal.mcap")});
+  const ProcessResult rec = run_program("/usr/bin/timeout", recording);
+  EXPECT_NE(rec.output.find("Terminated: closing (the recording is finished first; again to stop at once)"),
+            std::string::npos)
+      << rec.output;
+}
+
 TEST_F(ViewerApp, NoDisplayFallsBackToHeadlessAndWritesFramesAtFrameSize) {
   const auto r = run_viewer({"--frames", "4", "--size", "160x90", "--output", path("frames")}, {"DISPLAY", "WAYLAND_DISPLAY"});
   ASSERT_FALSE(r.timed_out) << r.output;

@@ -161,6 +161,58 @@ TEST_F(FormatProbe, GreyProbeShowsTheValueAndItsGrey) {
   }
 }
 
+// The inspector names the frame pixel drawn under the cursor, wherever in
+// that screen pixel the cursor is, at zooms and pans that put pixel edges
+// anywhere (the renderer samples pixel centres): frame pixel (x, y) is drawn
+// as R = 6x, G = 12y, so the drawn colour says which one it is. (No view puts
+// a pixel centre exactly on a texel edge: there the GPU's interpolation decides.)
+TEST_F(FormatProbe, TheProbedPixelIsTheOneDrawnUnderTheCursor) {
+  Frame f = allocate_host_frame(PixelFormat::RGB8, kW, kH);
+  for (std::uint32_t y = 0; y < kH; ++y)
+    for (std::uint32_t x = 0; x < kW; ++x) {
+      std::uint8_t* px = static_cast<std::uint8_t*>(f.planes[0].data) + y * f.planes[0].pitch + x * 3;
+      px[0] = std::uint8_t(6 * x);
+      px[1] = std::uint8_t(12 * y);
+      px[2] = 77;
+    }
+  constexpr int fb_w = 96, fb_h = 64;
+  const ViewTransform views[] = {{7.81, -100.3, -40.6}, {3.3, -13.37, 4.61}, {2.0, 3.0, -1.0},
+                                 {1.37, 3.9, 2.2},       {13.7, -170.05, -99.95}};
+  for (ViewerConvert convert : {ViewerConvert::Gpu, ViewerConvert::Cpu}) {
+    FrameRenderer r(convert);
+    r.upload(f);
+    for (const ViewTransform& view : views) {
+      FrameTarget target;
+      target.resize(fb_w, fb_h);
+      target.bind();
+      DrawOptions o;
+      o.view = view;
+      o.nearest = true;  // zoomed in: flat pixels (ViewerState::nearest_when_zoomed)
+      r.draw(o, fb_w, fb_h);
+      std::vector<std::uint8_t> rgba;
+      target.read_rgba(rgba);
+      FrameTarget::unbind();
+      const PixelRect rect = covered_pixels(kW, kH, view, fb_w, fb_h);
+      ASSERT_GT(rect.width() * rect.height(), 0) << view.scale;
+      int off = 0;
+      std::string first;
+      for (int y = rect.y0; y < rect.y1; ++y)
+        for (int x = rect.x0; x < rect.x1; ++x)
+          for (double within : {0.0, 0.5, 0.99}) {  // xdotool's whole pixels, and points inside one
+            const PixelProbe p = probe_view_pixel(r, Colorimetry{}, std::nullopt, view, x + within, y + within);
+            const std::uint8_t* drawn = &rgba[(std::size_t(y) * fb_w + std::size_t(x)) * 4];
+            if (p.valid && p.codes[0] == drawn[0] && p.codes[1] == drawn[1]) continue;
+            if (!off++)
+              first = "view pixel (" + std::to_string(x) + ", " + std::to_string(y) + ") + " + std::to_string(within) +
+                      " draws frame pixel (" + std::to_string(drawn[0] / 6) + ", " + std::to_string(drawn[1] / 12) +
+                      "), the probe says (" + std::to_string(p.x) + ", " + std::to_string(p.y) + ")";
+          }
+      EXPECT_EQ(off, 0) << (convert == ViewerConvert::Gpu ? "gpu" : "cpu") << " at zoom " << view.scale << ": "
+                        << first;
+    }
+  }
+}
+
 TEST_F(FormatProbe, EachFormatTakesItsTextures) {
   const auto internal = [](PixelFormat f) {
     const TextureSpecs s = frame_textures(f, kW, kH);

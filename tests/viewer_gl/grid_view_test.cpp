@@ -47,6 +47,22 @@ TEST(GridLayout, ShapeFitsTheTilesLargest) {
   EXPECT_EQ(last.h, 50);
 }
 
+// The tile under a view point (a double click's, the pixel inspector's):
+// the cell holding it, the last column's and row's remainder included.
+TEST(GridLayout, TileAtIsTheCellUnderThePoint) {
+  const GridShape two_by_two{2, 2};
+  EXPECT_EQ(tile_at(two_by_two, 4, 101, 51, 0, 0), 0);
+  EXPECT_EQ(tile_at(two_by_two, 4, 101, 51, 49.9, 24.9), 0);
+  EXPECT_EQ(tile_at(two_by_two, 4, 101, 51, 50, 0), 1);
+  EXPECT_EQ(tile_at(two_by_two, 4, 101, 51, 100.5, 10), 1);  // the remainder column
+  EXPECT_EQ(tile_at(two_by_two, 4, 101, 51, 10, 25), 2);
+  EXPECT_EQ(tile_at(two_by_two, 4, 101, 51, 60, 50.5), 3);
+  EXPECT_EQ(tile_at(two_by_two, 3, 101, 51, 60, 30), -1);  // the empty cell
+  EXPECT_EQ(tile_at(two_by_two, 4, 101, 51, -0.5, 10), -1);
+  EXPECT_EQ(tile_at(two_by_two, 4, 101, 51, 101, 10), -1);
+  EXPECT_EQ(tile_at(GridShape{}, 1, 320, 240, 319, 239), 0);  // one tile shown alone fills the view
+}
+
 Frame pattern(int i) {
   Frame f = allocate_host_frame(PixelFormat::NV12, kW, kH);
   fill_frame(f, [&](std::uint32_t x, std::uint32_t y) {

@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <regex>
@@ -387,8 +389,9 @@ class Playback : public RecordingView {
   }
   // `more` sets further PlayOptions (colour overrides, ...).
   std::unique_ptr<Viewer> paused_player(const std::string& file, const std::string& topic = {},
-                                        const std::function<void(Viewer::PlayOptions&)>& more = {}) {
-    auto v = std::make_unique<Viewer>(options());
+                                        const std::function<void(Viewer::PlayOptions&)>& more = {},
+                                        const ViewerOptions& viewer = options()) {
+    auto v = std::make_unique<Viewer>(viewer);
     v->set_paused(true);
     Viewer::PlayOptions p;
     p.source = Viewer::Source::File;
@@ -457,6 +460,50 @@ TEST_F(Playback, SeekShowsFrameKAndStepsGoBothWays) {
   expect_same_image(v->snapshot(), refs_[3], "step forward from 2");
   EXPECT_TRUE(v->paused());
   expect_clean(*v);
+}
+
+// A frame shown by a step or a seek while paused is a displayed frame like a
+// played one: recorded and written to output_dir, in the order shown.
+TEST_F(Playback, SteppedAndSoughtFramesAreRecordedAndWritten) {
+  const std::string rec = path("stepped.mcap"), out = path("stepped_png");
+  ViewerOptions o = options(rec);
+  o.output_dir = out;
+  auto v = paused_player(file_, {}, {}, o);
+  (void)v->snapshot();  // frame 0, shown paused
+  v->step();
+  (void)v->snapshot();
+  v->step();
+  (void)v->snapshot();
+  v->step_back();
+  (void)v->snapshot();
+  v->seek(5);
+  (void)v->snapshot();
+  v->step_back();
+  (void)v->snapshot();
+  v->close();
+  const ViewerStats stats = v->stats();
+  expect_clean(*v);
+  EXPECT_EQ(stats.shown, 6u);
+  EXPECT_EQ(stats.recorded, 6u);
+  EXPECT_EQ(stats.record_dropped, 0u);
+  EXPECT_EQ(v->diagnostics().output_written, 6u);
+  for (int n = 0; n < 6; ++n) {
+    char name[32];
+    std::snprintf(name, sizeof name, "frame_%06d.png", n);
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(out) / name)) << name;
+  }
+
+  auto src = media::open_recording(rec);
+  ASSERT_EQ(src->info().frame_count, 6);
+  media::HostFrame got(PixelFormat::NV12, kW, kH);
+  std::vector<int> shown;
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_TRUE(src->read_into(got.target()));
+    int k = 0;
+    while (k < 8 && got.luma()[0] != static_cast<const std::uint8_t*>(pattern(k).planes[0].data)[0]) ++k;
+    shown.push_back(k);
+  }
+  EXPECT_EQ(shown, (std::vector<int>{0, 1, 2, 1, 5, 4}));
 }
 
 // PlayOptions::matrix / range (handoff-view --matrix / --range) win over the

@@ -124,7 +124,7 @@ void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
                  "the data (1st..99th percentile, smoothed from frame to frame)");
   cli.add_flag("--loop", r.loop, "loop files (default in a window)");
   cli.add_flag("--no-loop", r.no_loop, "play files once (default headless)");
-  cli.add_option("--speed", p.speed, "playback speed factor")->check(CLI::Range(0.01, 64.0));
+  cli.add_option("--speed", p.speed, "playback speed factor")->check(CLI::Range(Viewer::kMinSpeed, Viewer::kMaxSpeed));
   cli.add_option("--window", r.window, "window size WxH (headless: the view each frame is drawn into, and the screenshot)");
   cli.add_flag("--hide-ui", r.hide_ui, "start with the panel hidden");
   cli.add_flag("--hide-overlays", r.hide_overlays, "start with overlays hidden");

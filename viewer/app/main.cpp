@@ -132,8 +132,11 @@ class StopOnSignals {
   }
   StopOnSignals(const StopOnSignals&) = delete;
   StopOnSignals& operator=(const StopOnSignals&) = delete;
-  void watch(Viewer& v, const Say& say) {
-    thread_ = std::thread([this, &v, say] {
+  // `recording`: the notice says the recording is finished first.
+  void watch(Viewer& v, const Say& say, bool recording) {
+    const std::string closing = recording ? ": closing (the recording is finished first; again to stop at once)"
+                                          : ": closing (again to stop at once)";
+    thread_ = std::thread([this, &v, say, closing] {
       const timespec tick{0, 100'000'000};
       while (!done_.load()) {
         const int s = sigtimedwait(&set_, nullptr, &tick);
@@ -144,7 +147,7 @@ class StopOnSignals {
           std::raise(s);
           std::_Exit(128 + s);
         }
-        say(std::string(strsignal(s)) + ": closing (a recording is finished first; again to stop at once)");
+        say(std::string(strsignal(s)) + closing);
         v.close();
       }
     });
@@ -163,7 +166,7 @@ int run(app::CommandLine& cl) {
   cl.viewer.on_notice = [say](std::string_view text) { say(std::string(text)); };
   StopOnSignals signals;  // before the viewer's threads: they inherit the blocked mask
   Viewer v(cl.viewer);
-  signals.watch(v, say);
+  signals.watch(v, say, !cl.viewer.record.path.empty());
   struct Unwatch {
     StopOnSignals& s;
     ~Unwatch() { s.stop(); }

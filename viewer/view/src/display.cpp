@@ -75,6 +75,7 @@ void Display::use_feed(std::unique_ptr<Feed> feed, const PlayConfig& config,
   for (auto& f : followers) tiles.push_back(std::make_unique<view::ViewerState>(std::move(f), *context, tile_options));
   followers_.clear();
   fresh_tiles_.clear();
+  clear_probe();
   state_ = std::move(next);  // stops the previous feed
   followers_ = std::move(tiles);
   clock_tile_ = std::min(clock_tile, followers_.size());
@@ -128,7 +129,7 @@ void Display::step(int delta) {
   link_->steps.fetch_add(1);
   if (state_ && !step_timeline(delta)) {
     const std::uint64_t before = state_->time_ns();
-    state_->step(delta);
+    if (state_->step(delta)) mark_fresh(state_.get());
     sync_followers();
     // Back onto the clock's previous frame: the grid's time is the last of
     // that frame's stretch of the timeline (one step back, not a stretch).
@@ -171,7 +172,7 @@ void Display::follow_to(std::uint64_t t) {
   followed_at_ = std::chrono::steady_clock::now();
   if (followed_any_ && t == followed_time_) return;
   for (auto& tile : followers_)
-    if (tile->paced() && tile->follow(t)) fresh_tiles_.push_back(tile.get());  // live tiles show their newest instead
+    if (tile->paced() && tile->follow(t)) mark_fresh(tile.get());  // live tiles show their newest instead
   followed_time_ = t;
   followed_any_ = true;
 }
@@ -226,11 +227,36 @@ void Display::focus_at(double x, double y, int view_w, int view_h) {
     return;
   }
   const std::vector<view::ViewerState*> all = tiles();
-  const view::ComposedSize c = view::composed_size(all, view_w, view_h);
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const view::CellRect r = view::grid_cell(c.shape, i, view_w, view_h);
-    if (x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + r.h) focus_ = int(i);
+  focus_ = view::tile_at(view::composed_size(all, view_w, view_h).shape, all.size(), view_w, view_h, x, y);
+}
+
+void Display::clear_probe() {
+  ui_.probe = view::PixelProbe{};
+  ui_.probe_tile = nullptr;
+  ui_.probe_tile_name.clear();
+}
+
+// The pixel inspector: one stream's frame placed by `view`, or the grid's
+// tile under the point (the focused one alone fills the view) in its cell.
+void Display::probe_at(double x, double y, int view_w, int view_h, const view::ViewTransform& view) {
+  clear_probe();
+  if (!state_) return;
+  if (!grid()) {
+    ui_.probe = state_->probe(view, x, y);
+    return;
   }
+  const std::vector<view::ViewerState*> shown = view_tiles();
+  const view::GridShape shape = view::composed_size(shown, view_w, view_h).shape;
+  const int i = view::tile_at(shape, shown.size(), view_w, view_h, x, y);
+  if (i < 0) return;
+  view::ViewerState* tile = shown[std::size_t(i)];
+  const std::vector<view::ViewerState*> all = tiles();
+  const std::size_t number = std::size_t(std::find(all.begin(), all.end(), tile) - all.begin()) + 1;
+  const FeedInfo& info = tile->info();
+  ui_.probe_tile = tile;
+  ui_.probe_tile_name = std::to_string(number) + " " + (info.topic.empty() ? info.stream : info.topic);
+  if (tile->has_frame() && !tile->absent())
+    ui_.probe = tile->probe(view::tile_view(*tile, view::grid_cell(shape, std::size_t(i), view_w, view_h)), x, y);
 }
 
 void Display::draw_grid_view(int width, int height, GLuint dest) {
@@ -304,10 +330,18 @@ void Display::step_back() {
 
 void Display::seek(std::int64_t index) {
   if (!state_) throw UsageError("seek: nothing is playing");
-  state_->seek(index);
+  if (state_->seek(index)) mark_fresh(state_.get());
   followed_any_ = false;  // playing, the frame sought comes with the next advance: no step of the old stretch before it
   sync_followers();
   link_->finished.store(false);
+}
+
+// A tile whose new frame the next displayed() presents: the clock tile first
+// (displayed() counts its latency), each tile once.
+void Display::mark_fresh(view::ViewerState* tile) {
+  if (std::find(fresh_tiles_.begin(), fresh_tiles_.end(), tile) != fresh_tiles_.end()) return;
+  if (tile == state_.get()) fresh_tiles_.insert(fresh_tiles_.begin(), tile);
+  else fresh_tiles_.push_back(tile);
 }
 
 void Display::run_tasks() {
@@ -322,36 +356,30 @@ bool Display::advance(bool wait) {
     steps_seen_ = steps;
     if (!state_->paced()) step_pending_ = true;
   }
-  if (link_->finished.load()) return false;
+  if (link_->finished.load()) return !fresh_tiles_.empty();  // a step back from the end
   const bool playing = state_->playing();
-  fresh_tiles_.clear();
   // Paused, a tile still takes its first frame (and a step, one more).
   const bool go = playing || step_pending_;
   bool fresh = false;
-  bool timeline_step = false;
   if (go || !state_->has_frame()) {
     if (const std::optional<std::uint64_t> t = pending_step()) {
       // Another tile's frame comes before the clock's next: its turn first, the clock waits.
-      if (step_due(*t, wait)) {
-        follow_to(*t);
-        timeline_step = true;
-      }
+      if (step_due(*t, wait)) follow_to(*t);
     } else {
       fresh = state_->advance(wait || (state_->paced() && !state_->has_frame()));
       if (!fresh) check_end();
     }
   }
   if (fresh) {
-    fresh_tiles_.push_back(state_.get());  // first: displayed() tells from it whose latency to count
+    mark_fresh(state_.get());
     sync_followers();
   }
   // Live tiles (pushed streams, publishers) take their newest frame each.
-  bool any = fresh || (timeline_step && !fresh_tiles_.empty());
   for (auto& tile : followers_)
-    if (!tile->paced() && (go || !tile->has_frame()) && tile->advance(false)) {
-      any = true;
-      fresh_tiles_.push_back(tile.get());
-    }
+    if (!tile->paced() && (go || !tile->has_frame()) && tile->advance(false)) mark_fresh(tile.get());
+  // With the frames a step or seek took since the last displayed(): they are
+  // displayed (recorded, written, counted) as played ones are.
+  const bool any = !fresh_tiles_.empty();
   if (any && !playing) step_pending_ = false;
   return any;
 }
@@ -366,6 +394,7 @@ void Display::displayed() {
                                                                 state_->submitted()).count());
   if (encoder_) output_frame();
   if (recorder_) record_frame();
+  fresh_tiles_.clear();
   publish_figures();  // before a snapshot returns: its caller may read the stats next
   serve_snapshots(SnapshotKind::Frame, [&] { return frame_image(); });
   check_end();
@@ -549,6 +578,7 @@ void Display::finish() noexcept {
   } catch (...) {
   }
   fresh_tiles_.clear();
+  clear_probe();
   followers_.clear();
   grid_.release();
   state_.reset();  // stops the feed (Vulkan objects go while the context is current)

@@ -91,6 +91,10 @@ class Display {
   // focus_at() toggles the tile under a view point (a double click).
   void cycle_focus();
   void focus_at(double x, double y, int view_w, int view_h);
+  // The pixel inspector (UiState::probe, probe_tile) at view point (x, y):
+  // one stream's frame drawn with `view`, or the grid's tile there.
+  void probe_at(double x, double y, int view_w, int view_h, const view::ViewTransform& view);
+  void clear_probe();  // no cursor over the view
   // Viewer::focus_tile / focused_tile / tiles.
   void focus_tile(int tile);
   int focused_tile() const { return grid() ? focus_ : -1; }
@@ -110,6 +114,7 @@ class Display {
   bool advance(bool wait);
   // After a frame was presented (window: swapped; headless: drawn).
   void displayed();
+  void mark_fresh(view::ViewerState* tile);
   // The frame with its overlays at its own size, read back (what --output
   // writes and Snapshot::Frame returns). Empty before the first frame.
   RgbaImage frame_image();
@@ -185,7 +190,8 @@ class Display {
   std::vector<Snapshot> snapshots_;
   std::int64_t displayed_ = 0;
   bool step_pending_ = false;  // pushed frames: show the next one that comes, then stay paused
-  std::vector<view::ViewerState*> fresh_tiles_;  // the tiles the last advance() brought a new frame (state_ first)
+  // The tiles with a new frame since the last displayed() (advance(), a step or seek; state_ first).
+  std::vector<view::ViewerState*> fresh_tiles_;
   std::uint64_t steps_seen_ = 0;
 };
 

@@ -142,6 +142,13 @@ PixelProbe probe_pixel(const FrameRenderer& renderer, const Colorimetry& c, cons
   return p;
 }
 
+PixelProbe probe_view_pixel(const FrameRenderer& renderer, const Colorimetry& c,
+                            const std::optional<ValueRange>& user, const ViewTransform& view, double bx, double by) {
+  // The renderer draws each framebuffer pixel from its centre, b + 0.5 (the
+  // shaders' fragment centres; ViewConverter's fill_axis): its frame point.
+  return probe_pixel(renderer, c, user, view.to_frame_x(std::floor(bx) + 0.5), view.to_frame_y(std::floor(by) + 0.5));
+}
+
 std::string probe_text(const PixelProbe& p) {
   char text[96] = {};
   if (is_yuv(p.format)) {

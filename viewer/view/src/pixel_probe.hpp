@@ -13,6 +13,7 @@
 #include <handoff/frame.hpp>
 
 #include "frame_renderer.hpp"
+#include "view_transform.hpp"
 
 namespace handoff::view {
 
@@ -34,6 +35,12 @@ struct PixelProbe {
 // (DrawOptions::value_range). Reads texels back (a GPU sync).
 PixelProbe probe_pixel(const FrameRenderer& renderer, const Colorimetry& colorimetry,
                        const std::optional<ValueRange>& value_range, double fx, double fy);
+// The frame pixel drawn at view point (bx, by) (framebuffer pixels, top-left
+// origin: a cursor's position) with the frame placed by `view`: the one the
+// renderer samples for the framebuffer pixel holding that point.
+PixelProbe probe_view_pixel(const FrameRenderer& renderer, const Colorimetry& colorimetry,
+                            const std::optional<ValueRange>& value_range, const ViewTransform& view, double bx,
+                            double by);
 
 // The sample's values as the panel shows them, named by the format's own
 // channels: "Y 81  Cb 90  Cr 240", "B 10  G 20  R 30  A 255", "gray 4095",

@@ -34,6 +34,14 @@ CellRect grid_cell(const GridShape& shape, std::size_t index, int area_w, int ar
   return c;
 }
 
+int tile_at(const GridShape& shape, std::size_t count, int area_w, int area_h, double x, double y) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const CellRect r = grid_cell(shape, i, area_w, area_h);
+    if (x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + r.h) return int(i);
+  }
+  return -1;
+}
+
 ViewTransform tile_view(const ViewerState& tile, const CellRect& cell) {
   ViewTransform v = fit_view(tile.info().width, tile.info().height, cell.w, cell.h);
   v.offset_x += cell.x;

@@ -33,6 +33,8 @@ struct CellRect {
   int x = 0, y = 0, w = 0, h = 0;
 };
 CellRect grid_cell(const GridShape& shape, std::size_t index, int area_w, int area_h);
+// The cell of the first `count` of `shape` holding view point (x, y); -1: none.
+int tile_at(const GridShape& shape, std::size_t count, int area_w, int area_h, double x, double y);
 
 // A tile's frame fitted into its cell, in the view's pixels.
 ViewTransform tile_view(const ViewerState& tile, const CellRect& cell);

@@ -111,7 +111,8 @@ void playback(ViewerState& v, UiState& ui) {
     if (ImGui::Button("Step >")) ui.step = +1;
     timeline(v, ui);
     float speed = static_cast<float>(v.speed);
-    if (ImGui::SliderFloat("speed", &speed, 0.1f, 8.0f, "%.2fx", ImGuiSliderFlags_Logarithmic))
+    if (ImGui::SliderFloat("speed", &speed, float(Viewer::kMinSpeed), float(Viewer::kMaxSpeed), "%.2fx",
+                           ImGuiSliderFlags_Logarithmic))
       v.speed = speed;
     ImGui::Checkbox("as fast as possible", &v.no_vsync);
     if (ImGui::Button("Fit")) ui.fit_requested = true;
@@ -291,9 +292,11 @@ void stats_panel(ViewerState& v) {
   }
 }
 
-void pixel_panel(ViewerState& v, const UiState& ui) {
+void pixel_panel(ViewerState& viewer, const UiState& ui) {
   if (ImGui::CollapsingHeader("Pixel", ImGuiTreeNodeFlags_DefaultOpen)) {
     const PixelProbe& p = ui.probe;
+    ViewerState& v = ui.probe_tile ? *ui.probe_tile : viewer;
+    if (ui.probe_tile) ImGui::Text("tile %s", ui.probe_tile_name.c_str());
     if (p.valid) {
       ImGui::Text("x %d  y %d  %s", p.x, p.y, std::string(to_string(p.format)).c_str());
       ImGui::Text("%s", probe_text(p).c_str());

@@ -15,6 +15,8 @@ struct UiState {
   bool show_help = false;
   bool show_panel = true;
   PixelProbe probe;              // under the cursor, filled by the caller
+  ViewerState* probe_tile = nullptr;  // a grid: the tile probed (its layers too); null: the viewer's one stream
+  std::string probe_tile_name;   // and its name as the tile lines give it ("2 /cam1")
   ViewTransform view;            // current view (for the zoom readout)
   std::string status;            // one-line notice (e.g. "headless", "screenshot written")
   std::string title;             // the panel's title (the viewer's)

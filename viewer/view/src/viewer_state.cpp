@@ -166,22 +166,19 @@ bool ViewerState::advance(bool wait) {
   return true;
 }
 
-void ViewerState::step(int delta) {
+bool ViewerState::step(int delta) {
   set_playing(false);
   if (!paced_) {  // pushed frames: the next one that is (or will be) there
     feed_->step();
-    return;
+    return false;
   }
-  if (!info_.seekable) {
-    if (delta > 0) advance(true);
-    return;
-  }
+  if (!info_.seekable) return delta > 0 && advance(true);
   const std::int64_t n = info_.frame_count;
   std::int64_t to = frame_index_ + delta;
   to = n > 0 ? ((to % n) + n) % n : std::max<std::int64_t>(to, 0);
   feed_->seek(to);
   first_ = true;
-  advance(true);
+  return advance(true);
 }
 
 // The frame in order is taken as it comes (playback forward); any other is
@@ -220,7 +217,7 @@ bool ViewerState::follow(std::uint64_t time_ns) {
   return true;
 }
 
-void ViewerState::seek(std::int64_t index) {
+bool ViewerState::seek(std::int64_t index) {
   const std::int64_t n = info_.frame_count;
   if (!paced_ || !info_.seekable || n <= 0)
     throw UsageError("seek: " + info_.name + " is not a file or recording (nothing to seek in)");
@@ -229,7 +226,7 @@ void ViewerState::seek(std::int64_t index) {
                      std::to_string(n - 1) + ")");
   feed_->seek(index);
   first_ = true;
-  if (!playing_) advance(true);
+  return !playing_ && advance(true);
 }
 
 void ViewerState::draw_frame(const ViewTransform& view, int fb_w, int fb_h) {
@@ -269,8 +266,8 @@ void ViewerState::draw_overlays_into(ImDrawList& list, const ViewTransform& view
   draw_overlays(list, *f, filter, view, view_rect, style, scratch_);
 }
 
-PixelProbe ViewerState::probe(double fx, double fy) const {
-  return probe_pixel(renderer_, effective_colorimetry(), value_range, fx, fy);
+PixelProbe ViewerState::probe(const ViewTransform& view, double x, double y) const {
+  return probe_view_pixel(renderer_, effective_colorimetry(), value_range, view, x, y);
 }
 
 }  // namespace handoff::view

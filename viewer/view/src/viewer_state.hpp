@@ -80,11 +80,12 @@ class ViewerState {
   // (pushed frames), and uploads it. True when a new frame is in the textures.
   bool advance(bool wait);
   // One frame forward or back (seekable feeds; pushed frames: the next one),
-  // and pauses.
-  void step(int delta);
+  // and pauses. True when the frame is in the textures now (a paced feed's;
+  // a pushed one comes with a later advance()).
+  bool step(int delta);
   // Shows frame `index` next (seekable feeds; UsageError otherwise or outside
-  // 0 .. frame_count - 1); while paused it is taken at once.
-  void seek(std::int64_t index);
+  // 0 .. frame_count - 1); while paused it is taken at once (true).
+  bool seek(std::int64_t index);
   bool playing() const { return playing_; }
   void set_playing(bool playing);
   // A tile of a grid following another's clock: shows this feed's newest
@@ -107,7 +108,8 @@ class ViewerState {
   const media::OverlayFrame* current_overlays() const;
   void draw_overlays_into(ImDrawList& list, const ViewTransform& view, const media::RectF& view_rect);
   Colorimetry effective_colorimetry() const;
-  PixelProbe probe(double frame_x, double frame_y) const;
+  // The frame pixel drawn at view point (x, y) (probe_view_pixel).
+  PixelProbe probe(const ViewTransform& view, double x, double y) const;
   bool finished() const { return feed_->finished(); }
   // The link of a feed attached to another process's publisher (else nullopt).
   std::optional<AttachStatus> attach_status() const {

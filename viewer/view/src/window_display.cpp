@@ -106,11 +106,8 @@ void WindowDisplay::draw(int fb_w, int fb_h, int win_w, int win_h, double px_sca
   ui_.view = view;
   fill_tile_lines();
   // The probe reads two texels back (a GPU sync): only while the cursor is over the window.
-  if (grid()) ui_.probe = view::PixelProbe{};
-  else if (glfwGetWindowAttrib(session_->window(), GLFW_HOVERED))
-    ui_.probe = state_->probe(view.to_frame_x(input_.cursor_x()), view.to_frame_y(input_.cursor_y()));
-  else
-    ui_.probe = view::PixelProbe{};
+  if (glfwGetWindowAttrib(session_->window(), GLFW_HOVERED)) probe_at(input_.cursor_x(), input_.cursor_y(), fb_w, fb_h, view);
+  else clear_probe();
   view::draw_ui(*state_, ui_);
   ImGui::Render();
   ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
@@ -148,7 +145,7 @@ bool WindowDisplay::frame() noexcept {
     {
       auto lock = view::imgui_lock();
       session_->make_current();
-      apply(input_.handle(win, *state_, ui_, fb_w, fb_h, px_scale));
+      apply(input_.handle(*session_, *state_, ui_, fb_w, fb_h, px_scale));
       fresh = advance(state_->no_vsync || !presented_any_);
       draw(fb_w, fb_h, win_w, win_h, px_scale, fresh);
       apply(InputActions{});

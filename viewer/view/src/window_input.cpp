@@ -7,7 +7,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include <handoff/viewer.hpp>
+
 namespace handoff::view {
+
+double faster(double speed) { return std::max(speed, std::min(speed * 2, Viewer::kMaxSpeed)); }
+double slower(double speed) { return std::min(speed, std::max(speed / 2, Viewer::kMinSpeed)); }
 
 void WindowInput::keys(view::ViewerState& v, view::UiState& ui, InputActions& out) {
   ImGuiIO& io = ImGui::GetIO();
@@ -29,28 +34,28 @@ void WindowInput::keys(view::ViewerState& v, view::UiState& ui, InputActions& ou
   if (ImGui::IsKeyPressed(GLFW_KEY_O)) v.show_overlays = !v.show_overlays;
   if (ImGui::IsKeyPressed(GLFW_KEY_H) || ImGui::IsKeyPressed(GLFW_KEY_TAB)) ui.show_panel = !ui.show_panel;
   if (ImGui::IsKeyPressed(GLFW_KEY_Q) || ImGui::IsKeyPressed(GLFW_KEY_ESCAPE)) out.quit = true;
-  if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD)) v.speed = std::min(v.speed * 2, 8.0);
-  if (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT))
-    v.speed = std::max(v.speed / 2, 0.125);
+  if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD)) v.speed = faster(v.speed);
+  if (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT)) v.speed = slower(v.speed);
   for (unsigned int c : io.InputQueueCharacters)
     if (c == '?') ui.show_help = !ui.show_help;
 }
 
-void WindowInput::mouse() {
-  ImGuiIO& io = ImGui::GetIO();
-  if (!io.WantCaptureMouse) {
-    if (io.MouseWheel != 0.0f) {
+void WindowInput::mouse(const MouseInput& m) {
+  mx_ = m.x;
+  my_ = m.y;
+  if (!m.captured) {
+    if (m.wheel != 0.0f) {
       fit_ = false;
-      view_ = view::zoom_around(view_, std::pow(1.25, io.MouseWheel), mx_, my_);
+      view_ = view::zoom_around(view_, std::pow(1.25, m.wheel), mx_, my_);
     }
-    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left) || ImGui::IsMouseClicked(ImGuiMouseButton_Middle)) {
+    if (m.pressed) {  // the point under the press is the one grabbed, wherever the cursor is by now
       dragging_ = true;
-      last_x_ = mx_;
-      last_y_ = my_;
+      last_x_ = m.press_x;
+      last_y_ = m.press_y;
     }
   }
   if (!dragging_) return;
-  if (!ImGui::IsMouseDown(ImGuiMouseButton_Left) && !ImGui::IsMouseDown(ImGuiMouseButton_Middle)) {
+  if (!m.down) {
     dragging_ = false;
   } else if (mx_ != last_x_ || my_ != last_y_) {
     fit_ = false;
@@ -60,14 +65,27 @@ void WindowInput::mouse() {
   }
 }
 
-InputActions WindowInput::handle(GLFWwindow* window, view::ViewerState& v, view::UiState& ui, int fb_w, int fb_h,
-                                 double px_scale) {
+InputActions WindowInput::handle(const WindowSession& session, view::ViewerState& v, view::UiState& ui, int fb_w,
+                                 int fb_h, double px_scale) {
   InputActions out;
   keys(v, ui, out);
-  if (!ImGui::GetIO().WantCaptureMouse && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) out.tile_click = true;
-  glfwGetCursorPos(window, &mx_, &my_);
-  mx_ *= px_scale;
-  my_ *= px_scale;
+  const ImGuiIO& io = ImGui::GetIO();
+  if (!io.WantCaptureMouse && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) out.tile_click = true;
+  MouseInput m;
+  glfwGetCursorPos(session.window(), &m.x, &m.y);
+  m.x *= px_scale;
+  m.y *= px_scale;
+  m.wheel = io.MouseWheel;
+  m.captured = io.WantCaptureMouse;
+  const bool left = ImGui::IsMouseClicked(ImGuiMouseButton_Left);
+  m.pressed = left || ImGui::IsMouseClicked(ImGuiMouseButton_Middle);
+  if (m.pressed) {
+    // Where the button went down (GLFW's events), not where the cursor is by now.
+    const WindowSession::Point at = session.pressed_at(left ? GLFW_MOUSE_BUTTON_LEFT : GLFW_MOUSE_BUTTON_MIDDLE);
+    m.press_x = at.x * px_scale;
+    m.press_y = at.y * px_scale;
+  }
+  m.down = ImGui::IsMouseDown(ImGuiMouseButton_Left) || ImGui::IsMouseDown(ImGuiMouseButton_Middle);
   const view::FeedInfo& info = v.info();
   if (ui.fit_requested) {
     fit_ = true;
@@ -79,7 +97,7 @@ InputActions WindowInput::handle(GLFWwindow* window, view::ViewerState& v, view:
     ui.actual_size_requested = false;
   }
   if (fit_) view_ = view::fit_view(info.width, info.height, fb_w, fb_h);
-  mouse();
+  mouse(m);
   return out;
 }
 

@@ -9,8 +9,7 @@
 #include "ui.hpp"
 #include "view_transform.hpp"
 #include "viewer_state.hpp"
-
-struct GLFWwindow;
+#include "window_session.hpp"
 
 namespace handoff::view {
 
@@ -24,13 +23,32 @@ struct InputActions {
   bool tile_click = false;  // a double click: the tile under the cursor alone (or all again)
 };
 
+// One frame of the mouse over the view (handle() reads it from ImGui and the
+// window), in framebuffer pixels.
+struct MouseInput {
+  double x = 0, y = 0;              // the cursor now
+  float wheel = 0;                  // scroll steps (up: zoom in)
+  bool pressed = false;             // left or middle went down since the last frame
+  double press_x = 0, press_y = 0;  // where it went down (the point a drag grabs)
+  bool down = false;                // left or middle is held
+  bool captured = false;            // ImGui takes the mouse (over the panel): no zoom, no new drag
+};
+
+// The + and - keys: twice and half the speed within Viewer::kMinSpeed ..
+// kMaxSpeed; + never slows and - never speeds up (a speed set outside stays).
+double faster(double speed);
+double slower(double speed);
+
 class WindowInput {
  public:
   // Applies one frame of input to the view, the live controls and the UI
   // state; `fb_w` x `fb_h` framebuffer pixels, `px_scale` framebuffer pixels
   // per window unit.
-  InputActions handle(GLFWwindow* window, view::ViewerState& state, view::UiState& ui, int fb_w, int fb_h,
+  InputActions handle(const WindowSession& session, view::ViewerState& state, view::UiState& ui, int fb_w, int fb_h,
                       double px_scale);
+  // Wheel zoom around the cursor and drag to pan: the view point grabbed at
+  // the press stays under the cursor (part of handle()).
+  void mouse(const MouseInput& m);
   const view::ViewTransform& view() const { return view_; }
   // The cursor in framebuffer pixels (valid after handle()).
   double cursor_x() const { return mx_; }
@@ -38,7 +56,6 @@ class WindowInput {
 
  private:
   void keys(view::ViewerState& state, view::UiState& ui, InputActions& out);
-  void mouse();
 
   view::ViewTransform view_;
   bool fit_ = true;  // keep fitting until the user zooms or pans

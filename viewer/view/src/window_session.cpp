@@ -26,7 +26,20 @@ struct WindowCallbacks {
   };
   static void focus(GLFWwindow* w, int f) { Scope s(w); ImGui_ImplGlfw_WindowFocusCallback(w, f); }
   static void enter(GLFWwindow* w, int e) { Scope s(w); ImGui_ImplGlfw_CursorEnterCallback(w, e); }
-  static void button(GLFWwindow* w, int b, int a, int m) { Scope s(w); ImGui_ImplGlfw_MouseButtonCallback(w, b, a, m); }
+  static WindowSession& session(GLFWwindow* w) { return *static_cast<WindowSession*>(glfwGetWindowUserPointer(w)); }
+  static void cursor(GLFWwindow* w, double x, double y) {
+    session(w).cursor_ = {x, y};
+    session(w).cursor_seen_ = true;
+  }
+  static void button(GLFWwindow* w, int b, int a, int m) {
+    WindowSession& ws = session(w);
+    if (a == GLFW_PRESS && b >= 0 && b < int(ws.pressed_at_.size())) {
+      if (!ws.cursor_seen_) glfwGetCursorPos(w, &ws.cursor_.x, &ws.cursor_.y);  // no motion since the window opened
+      ws.pressed_at_[std::size_t(b)] = ws.cursor_;
+    }
+    Scope s(w);
+    ImGui_ImplGlfw_MouseButtonCallback(w, b, a, m);
+  }
   static void scroll(GLFWwindow* w, double x, double y) { Scope s(w); ImGui_ImplGlfw_ScrollCallback(w, x, y); }
   static void key(GLFWwindow* w, int k, int sc, int a, int m) { Scope s(w); ImGui_ImplGlfw_KeyCallback(w, k, sc, a, m); }
   static void character(GLFWwindow* w, unsigned c) { Scope s(w); ImGui_ImplGlfw_CharCallback(w, c); }
@@ -37,6 +50,7 @@ void install_callbacks(GLFWwindow* w) {
   glfwSetWindowFocusCallback(w, &WindowCallbacks::focus);
   glfwSetCursorEnterCallback(w, &WindowCallbacks::enter);
   glfwSetMouseButtonCallback(w, &WindowCallbacks::button);
+  glfwSetCursorPosCallback(w, &WindowCallbacks::cursor);
   glfwSetScrollCallback(w, &WindowCallbacks::scroll);
   glfwSetKeyCallback(w, &WindowCallbacks::key);
   glfwSetCharCallback(w, &WindowCallbacks::character);
@@ -118,6 +132,10 @@ WindowSession::~WindowSession() = default;
 void WindowSession::make_current() const {
   glfwMakeContextCurrent(window_.get());
   ImGui::SetCurrentContext(imgui_.get());  // the caller holds the ImGui lock
+}
+
+WindowSession::Point WindowSession::pressed_at(int button) const {
+  return button >= 0 && button < int(pressed_at_.size()) ? pressed_at_[std::size_t(button)] : Point{};
 }
 
 void WindowSession::new_frame() const {

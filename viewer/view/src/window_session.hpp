@@ -7,6 +7,7 @@
 // is the reverse of construction: ImGui backends, debug output, window.
 //
 // Thread safety: the GLFW thread only.
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -41,6 +42,12 @@ class WindowSession {
   void make_current() const;
   // ImGui frame start for this window (after make_current()).
   void new_frame() const;
+  // Where mouse button `button` (GLFW_MOUSE_BUTTON_*, 0..7) last went down, in window units: the cursor
+  // of the events before the press, not where it is when the press is read.
+  struct Point {
+    double x = 0, y = 0;
+  };
+  Point pressed_at(int button) const;
 
  private:
   struct WindowDestroyer {
@@ -76,6 +83,9 @@ class WindowSession {
   UniqueImGui imgui_;
   Backend glfw_backend_;
   Backend gl_backend_;
+  Point cursor_;  // the cursor as the events left it (GLFW's cursor position callback)
+  bool cursor_seen_ = false;
+  std::array<Point, 8> pressed_at_{};
   friend struct WindowCallbacks;
 };
 

@@ -359,6 +359,7 @@ class Viewer {
             CudaStream cuda_stream = {});
   static constexpr std::size_t kMaxStreams = 16;
   static constexpr std::uint32_t kMaxBenchBoxes = 1'000'000;  // PlayOptions::bench_boxes (an overlay's object limit)
+  static constexpr double kMinSpeed = 0.01, kMaxSpeed = 64.0;  // PlayOptions::speed (--speed, the + / - keys)
 
   // The GL worker whose context shares objects with the viewer's: make GL
   // buffers here (GlBuffer(*viewer.gl_worker(), size), CudaGlBuffer on it)
