@@ -148,7 +148,7 @@ void add_options(CLI::App& cli, CommandLine& o, Raw& r) {
                  "the image topic's namespace)")
       ->allow_extra_args(false);
   cli.add_flag("--fast", p.fast, "play a file or recording as fast as possible (not at its rate or recorded times)");
-  cli.add_option("--ring", o.viewer.ring, "frame buffers in flight (>= 3)")->check(CLI::Range(3, 16));
+  cli.add_option("--ring", o.viewer.ring, "frame buffers in flight (3..16)")->check(CLI::Range(3, 16));
   cli.add_option("--attach", o.attach,
                  "show a live publisher's frames (handoff::Publisher in another process): a NAME in "
                  "$XDG_RUNTIME_DIR/handoff, or a socket PATH; repeated: the publishers side by side in a grid")
