@@ -244,6 +244,30 @@ TEST_F(ViewAttach, SigkilledPublisherLeavesTheLastFrameThenANewOneIsShown) {
   expect_no_gl_errors(v);
 }
 
+// A published frame above the viewer's GL_MAX_TEXTURE_SIZE is left out,
+// counted and named once; the viewer shows the frames around it.
+TEST_F(ViewAttach, AFrameAboveTheGlTextureLimitIsLeftOutAndTheViewerGoesOn) {
+  Viewer v(headless());
+  v.attach(name());
+  Publisher pub(name());
+  ASSERT_TRUE(reaches_state(v, "live")) << v.attach_status()->message;
+  ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, 0)));
+  ASSERT_TRUE(shows_index(v, 0));
+  ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, 16386, 2, 1)));  // 16384 on llvmpipe
+  ASSERT_TRUE(eventually([&] { return v.attach_status()->received >= 2; }));
+  ASSERT_TRUE(pub.publish(pattern_frame(PixelFormat::NV12, kW, kH, 2)));
+  ASSERT_TRUE(shows_index(v, 2)) << v.stats().last_index;
+  if (v.stream().width == 16386 || v.diagnostics().frame_errors == 0)
+    GTEST_SKIP() << "this GL's textures take 16386 texels: no frame here is too wide for it";
+  EXPECT_TRUE(v.is_open());
+  EXPECT_TRUE(same_image(v.snapshot(), reference(PixelFormat::NV12, 2)));
+  const ViewerDiagnostics d = v.diagnostics();
+  EXPECT_EQ(d.frame_errors, 1u);
+  EXPECT_THAT(d.first_frame_error, HasSubstr("frame 1: width: a 16386x2 frame"));
+  EXPECT_THAT(d.first_frame_error, HasSubstr("GL_MAX_TEXTURE_SIZE"));
+  expect_no_gl_errors(v);
+}
+
 TEST_F(ViewAttach, EightViewersOnOnePublisher) {
   std::vector<std::unique_ptr<Viewer>> viewers;
   for (int i = 0; i < 8; ++i) {

@@ -6,6 +6,7 @@
 // Built twice: headless (EGL) in handoff_viewer_gl_tests, and in a window
 // (Xvfb) in handoff_viewer_window_tests (HANDOFF_TEST_WINDOW=1). GL debug
 // contexts are on and any KHR_debug error fails the test.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <glad/gl.h>
@@ -285,6 +286,51 @@ TEST_F(ViewerApi, BadFramesAreRefusedNamingTheField) {
   v.show(good);
   EXPECT_EQ(v.snapshot().width(), 64u);
   EXPECT_EQ(v.stats().submitted, 1u);
+}
+
+// A frame above the display's GL_MAX_TEXTURE_SIZE is refused by show() and
+// acquire() on the caller's thread, naming the side and the limit; the
+// display never sees it, and every stream goes on.
+TEST_F(ViewerApi, FramesAboveTheGlTextureLimitAreRefusedAndTheViewerGoesOn) {
+  Viewer v(options());
+  const std::uint32_t max = v.gl_worker()->run([] {
+    GLint m = 0;
+    glGetIntegerv(GL_MAX_TEXTURE_SIZE, &m);
+    return std::uint32_t(m);
+  });
+  if (max + 2 > kMaxFrameDimension) GTEST_SKIP() << "this GL's textures take every frame size (" << max << ")";
+  const Frame good = solid_frame(PixelFormat::NV12, 64, 48, Yuv{80, 128, 128});
+  v.show(good);
+  ASSERT_EQ(v.snapshot().width(), 64u);
+  const std::string limit = "GL_MAX_TEXTURE_SIZE is " + std::to_string(max);
+  const Frame wide = solid_frame(PixelFormat::NV12, max + 2, 2, Yuv{80, 128, 128});
+  const Frame tall = solid_frame(PixelFormat::NV12, 2, max + 2, Yuv{80, 128, 128});
+  for (const auto& [f, field] : {std::pair{&wide, "width"}, std::pair{&tall, "height"}}) {
+    for (const std::string stream : {"", "other"}) {
+      try {
+        v.show(*f, {}, stream);
+        ADD_FAILURE() << "show() took a frame the display cannot hold";
+      } catch (const InvalidFrame& e) {
+        EXPECT_EQ(e.field(), field) << e.what();
+        EXPECT_THAT(e.what(), ::testing::HasSubstr(limit));
+      }
+    }
+  }
+  try {
+    (void)v.acquire(PixelFormat::GRAY8, max + 1, 16);
+    ADD_FAILURE() << "acquire() took a frame the display cannot hold";
+  } catch (const InvalidFrame& e) {
+    EXPECT_EQ(e.field(), "width") << e.what();
+    EXPECT_THAT(e.what(), ::testing::HasSubstr(limit));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a display that took one would stop meanwhile
+  ASSERT_TRUE(v.is_open());
+  v.show(solid_frame(PixelFormat::NV12, 64, 48, Yuv{80, 128, 128}, 7));
+  EXPECT_EQ(v.snapshot().width(), 64u);
+  EXPECT_EQ(v.stats().last_index, 7);
+  v.show(good, {}, "other");
+  EXPECT_EQ(v.tiles().size(), 2u);
+  expect_no_gl_errors(v);
 }
 
 // A host frame's planes written into a GL buffer of the viewer's share group:

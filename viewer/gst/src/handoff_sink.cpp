@@ -75,6 +75,7 @@ struct SinkState {
     bool operator==(const Seen&) const = default;
   } prerolled;
   std::uint64_t frames = 0;
+  std::uint64_t left_out = 0;  // buffers the viewer refused for their size
 };
 
 }  // namespace
@@ -460,10 +461,28 @@ const CudaShare* device_path(HandoffSink* self, GstBuffer* buf, const CudaShare*
   return nullptr;
 }
 
+// A buffer the viewer refuses for its size (above its GL's
+// GL_MAX_TEXTURE_SIZE) is left out, as the viewer leaves out such frames
+// from other sources: one warning on the bus, the rest counted in the debug
+// log; the pipeline goes on (and a publish= branch still gets the buffer).
+void show_or_leave_out(HandoffSink* self, const Frame& frame, const media::OverlayFrame& overlays, const Outputs& out) {
+  SinkState& st = *self->state;
+  try {
+    out.viewer->show(frame, overlays, out.stream);
+  } catch (const InvalidFrame& e) {
+    if (e.field() != "width" && e.field() != "height") throw;
+    if (st.left_out++ == 0)
+      GST_ELEMENT_WARNING(self, STREAM, FORMAT, ("handoffsink leaves out buffers the viewer cannot show: %s", e.what()),
+                          (nullptr));
+    else
+      GST_DEBUG_OBJECT(self, "buffer left out (%" G_GUINT64_FORMAT " so far): %s", st.left_out, e.what());
+  }
+}
+
 GstFlowReturn show_mapped(HandoffSink* self, const Frame& frame, const media::OverlayFrame& overlays,
                           const Outputs& out) {
   try {
-    if (out.viewer) out.viewer->show(frame, overlays, out.stream);
+    if (out.viewer) show_or_leave_out(self, frame, overlays, out);
     if (out.publisher) out.publisher->publish(frame, overlays);
     return GST_FLOW_OK;
   } catch (const ViewerClosed& e) {

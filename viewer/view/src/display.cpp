@@ -45,7 +45,10 @@ void Display::start_worker(std::function<std::unique_ptr<GlContext>()> context_f
   wo.name = "handoff-view-gl";
   wo.context_factory = std::move(context_factory);
   if (options_.gl_debug) wo.on_debug_message = gl_sink_;
-  share_ = std::make_shared<GlShare>(std::make_unique<GlWorker>(std::move(wo)), std::move(after_shutdown));
+  auto worker = std::make_unique<GlWorker>(std::move(wo));
+  // Once: producers refuse frames above it on their own thread (GlShare).
+  const std::uint32_t max_texture = worker->run([] { return view::gl_max_texture_size(); });
+  share_ = std::make_shared<GlShare>(std::move(worker), std::move(after_shutdown), max_texture);
   if (!options_.output_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options_.output_dir, ec);

@@ -97,6 +97,22 @@ void check_texture_size(const char* what, std::uint32_t width, std::uint32_t hei
                      " exceeds this GL's GL_MAX_TEXTURE_SIZE of " + std::to_string(max));
 }
 
+std::optional<InvalidFrame> texture_size_refusal(const std::string& who, std::uint32_t width, std::uint32_t height,
+                                                 std::uint32_t max) {
+  if (max == 0 || (width <= max && height <= max)) return std::nullopt;
+  const bool wide = width > max;
+  return InvalidFrame(wide ? "width" : "height",
+                      "a " + std::to_string(width) + "x" + std::to_string(height) + " frame is " +
+                          (wide ? "wider" : "taller") + " than " + who + " can show: its GL's GL_MAX_TEXTURE_SIZE is " +
+                          std::to_string(max));
+}
+
+void RefusedFrames::add(const std::string& what) {
+  if (count_++ == 0)
+    log(LogLevel::Warning, what + " (left out; the display goes on, and counts such frames in its diagnostics)");
+  if (report_) report_(what);
+}
+
 // ---------------------------------------------------------------------------
 // PlaneTextures
 
@@ -642,7 +658,7 @@ void CpuColorPath::blit(const ConvertKey& key, int fb_h) const {
 // FrameRenderer
 
 // The colour path is chosen here, once: what ViewerConvert asks for on this GL.
-FrameRenderer::FrameRenderer(ViewerConvert convert) {
+FrameRenderer::FrameRenderer(ViewerConvert convert) : max_texture_size_(gl_max_texture_size()) {
   const char* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
   const std::string name = renderer ? renderer : "unknown";
   const bool software = is_software_renderer(name);

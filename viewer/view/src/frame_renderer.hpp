@@ -27,6 +27,7 @@
 
 #include <handoff/gl_handles.hpp>
 #include <handoff/frame.hpp>
+#include <handoff/frame_validate.hpp>
 #include <handoff/media/overlay.hpp>
 #include <handoff/viewer.hpp>
 
@@ -208,6 +209,8 @@ class FrameRenderer {
   }
   // Whether draw() converts on the CPU, and in words why.
   bool cpu_convert() const { return path_->converts_on_cpu(); }
+  // This GL's GL_MAX_TEXTURE_SIZE, queried once by the constructor.
+  std::uint32_t max_texture_size() const { return max_texture_size_; }
   const std::string& convert_text() const { return convert_text_; }
 
  private:
@@ -218,6 +221,7 @@ class FrameRenderer {
   std::vector<float> range_samples_;
   std::unique_ptr<ColorPath> path_;  // chosen once, in the constructor
   std::string convert_text_;
+  std::uint32_t max_texture_size_ = 0;
 };
 
 // The largest texture the current GL context makes (GL_MAX_TEXTURE_SIZE):
@@ -228,6 +232,28 @@ std::uint32_t gl_max_texture_size();
 // InvalidFrame) and then against gl_max_texture_size(): UsageError naming
 // `what`, the size and the GL limit. Needs a current context.
 void check_texture_size(const char* what, std::uint32_t width, std::uint32_t height);
+// A `width` x `height` frame that textures of at most `max` texels a side
+// (GL_MAX_TEXTURE_SIZE, GlShare::max_texture_size) cannot hold: the
+// InvalidFrame naming "width" or "height", the frame's size, `who` ("viewer
+// 'x'") and the limit; nullopt when it fits or `max` is 0 (unknown). No GL call.
+std::optional<InvalidFrame> texture_size_refusal(const std::string& who, std::uint32_t width, std::uint32_t height,
+                                                 std::uint32_t max);
+
+// Frames a display thread leaves out because its textures cannot hold them
+// (arrived from a publisher, a file whose frames change size): each one
+// goes to `report` (FeedContext::bad_frame: counted in ViewerDiagnostics'
+// frame_errors, the first named there), the first is logged as a warning,
+// and the display goes on. One per tile or feed; its thread only.
+class RefusedFrames {
+ public:
+  explicit RefusedFrames(std::function<void(const std::string&)> report = {}) : report_(std::move(report)) {}
+  void add(const std::string& what);
+  std::uint64_t count() const { return count_; }
+
+ private:
+  std::function<void(const std::string&)> report_;
+  std::uint64_t count_ = 0;
+};
 
 // A GL program from two embedded GLSL sources (handoff::shaders::glsl names);
 // throws handoff::Error with the info log on failure.

@@ -17,6 +17,7 @@
 
 #include "bounded_wait.hpp"
 #include "cuda_copy.hpp"
+#include "frame_renderer.hpp"
 
 namespace handoff::view {
 namespace {
@@ -87,6 +88,7 @@ PushRing::~PushRing() {
 
 void PushRing::check_frame(const Frame& frame) const {
   validate(frame);  // InvalidFrame naming the field (a plane that does not fit the format too)
+  check_size(frame.width, frame.height);
   if (frame.memory == MemoryKind::Vulkan)
     throw InvalidFrame("memory", "Vulkan memory: " + options_.name +
                                      " copies host, CUDA and GL-buffer frames; import it first (import_vk_frame: "
@@ -97,6 +99,11 @@ void PushRing::check_frame(const Frame& frame) const {
     throw InvalidFrame("device", "a CUDA frame on device " + std::to_string(frame.device) + "; " + options_.name +
                                      " is on CUDA device " + std::to_string(options_.interop.cuda_device) +
                                      " (ViewerOptions::cuda_device)");
+}
+
+// Here, on the producer's thread: the display would fail on such a frame.
+void PushRing::check_size(std::uint32_t width, std::uint32_t height) const {
+  if (auto refused = texture_size_refusal(options_.name, width, height, share_->max_texture_size())) throw *refused;
 }
 
 void PushRing::wait_while_paused(std::unique_lock<std::mutex>& lock) {
@@ -477,6 +484,7 @@ std::unique_ptr<AcquiredSlot> PushRing::acquire(PixelFormat format, std::uint32_
                                                 Colorimetry colorimetry) {
   const auto started = clock::now();
   validate_dimensions(width, height);
+  check_size(width, height);
   {
     std::unique_lock lock(mutex_);
     wait_while_paused(lock);

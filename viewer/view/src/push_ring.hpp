@@ -161,6 +161,8 @@ class PushRing : public std::enable_shared_from_this<PushRing> {
                std::chrono::steady_clock::time_point started, double map_ms);
   void release_unpublished(PushSlot& slot) noexcept;
   void check_frame(const Frame& frame) const;
+  // InvalidFrame past the display's GL_MAX_TEXTURE_SIZE (texture_size_refusal).
+  void check_size(std::uint32_t width, std::uint32_t height) const;
   CudaCopier& copier();
   bool free_shown_if_done(bool wait);
 

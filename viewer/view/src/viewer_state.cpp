@@ -68,6 +68,7 @@ ViewerState::ViewerState(std::unique_ptr<view::Feed> feed, view::FeedContext& co
   matrix_override = o.matrix;
   range_override = o.range;
   value_range = o.value_range;
+  refused_ = RefusedFrames(context.bad_frame);
   feed_->start(context);
   info_ = feed_->info();
   paced_ = feed_->paced();
@@ -104,7 +105,7 @@ void ViewerState::set_playing(bool playing) {
 bool ViewerState::take_next(bool wait) {
   using clock = std::chrono::steady_clock;
   view::FeedFrame f;
-  if (!feed_->next(f, wait)) return false;
+  if (!next_that_fits(f, wait)) return false;
   const auto u0 = clock::now();
   const Frame& fr = f.frame;
   try {
@@ -136,6 +137,22 @@ bool ViewerState::take_next(bool wait) {
   if (bench_boxes_ && (resized || bench_overlays_.empty()))
     make_bench_boxes(bench_overlays_, bench_boxes_, info_.width, info_.height);
   return true;
+}
+
+// The feed's next frame that this GL's textures hold: one that does not is
+// left out (RefusedFrames) and the next one taken, so that one frame does not
+// stop the display. A played source's first frame is not: its upload fails
+// and ends playback, naming the limit.
+bool ViewerState::next_that_fits(view::FeedFrame& f, bool wait) {
+  for (;;) {
+    if (!feed_->next(f, wait)) return false;
+    const Frame& fr = f.frame;
+    const auto refused = texture_size_refusal(info_.name, fr.width, fr.height, renderer_.max_texture_size());
+    if (!refused || (paced_ && !renderer_.has_frame())) return true;
+    feed_->release(f);
+    refused_.add(info_.name + ": frame " + std::to_string(fr.index) + ": " + refused->what());
+    f = view::FeedFrame{};
+  }
 }
 
 // Frame statistics and, for paced feeds, when the next frame is due.

@@ -145,6 +145,7 @@ class ViewerState {
 
  private:
   bool take_next(bool wait);
+  bool next_that_fits(view::FeedFrame& f, bool wait);
   void advance_clock(std::chrono::steady_clock::time_point now);
 
   std::unique_ptr<view::Feed> feed_;
@@ -153,6 +154,7 @@ class ViewerState {
   bool paced_ = true;
   bool playing_ = true;
   FrameRenderer renderer_;
+  RefusedFrames refused_;  // frames larger than renderer_'s GL_MAX_TEXTURE_SIZE
   BoxRenderer box_renderer_;  // dense overlays (scratch_.box_renderer)
   LayerRenderer layers_;      // the feed's overlays' dense layers
   media::OverlayStore store_;

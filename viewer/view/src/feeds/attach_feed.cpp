@@ -19,7 +19,8 @@ AttachFeed::AttachFeed(std::shared_ptr<AttachLink> link, std::shared_ptr<GlShare
 
 AttachFeed::~AttachFeed() { stop(); }
 
-void AttachFeed::start(FeedContext&) {
+void AttachFeed::start(FeedContext& context) {
+  refused_ = RefusedFrames(context.bad_frame);
   vulkan_ = std::make_unique<GlVulkanSlots>();
   check_failed();
 }
@@ -56,6 +57,13 @@ bool AttachFeed::next(FeedFrame& out, bool) {
   check_failed();
   LiveFrame f = link_->take();
   if (!f) return false;
+  // Before any import or copy (a CUDA frame's would refuse it, stopping the
+  // display): left out, and its slot goes back to the publisher.
+  if (auto refused = texture_size_refusal("the viewer", f.frame.width, f.frame.height, share_->max_texture_size())) {
+    refused_.add("attach '" + link_->subscriber_status().publisher + "': frame " + std::to_string(f.frame.index) +
+                 ": " + refused->what());
+    return false;
+  }
   out = FeedFrame{};
   // The publisher's CLOCK_MONOTONIC is steady_clock's: the latency figures
   // become publish -> displayed, and the panel's age counts from there.

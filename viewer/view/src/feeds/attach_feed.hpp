@@ -25,6 +25,7 @@
 
 #include "feeds/attach_link.hpp"
 #include "feeds/attach_vulkan.hpp"
+#include "frame_renderer.hpp"
 #include "gl_share.hpp"
 #include "push_ring.hpp"
 
@@ -64,6 +65,7 @@ class AttachFeed final : public Feed {
   std::deque<Reading> reading_;
   media::OverlayFrame overlays_;
   FeedInfo current_{};  // of the last frame taken
+  RefusedFrames refused_;  // frames larger than the display's GL_MAX_TEXTURE_SIZE
 };
 
 }  // namespace handoff::view
