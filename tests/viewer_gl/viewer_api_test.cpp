@@ -333,6 +333,32 @@ TEST_F(ViewerApi, FramesAboveTheGlTextureLimitAreRefusedAndTheViewerGoesOn) {
   expect_no_gl_errors(v);
 }
 
+// A headless view is a texture: one larger than the GL makes is refused when
+// the viewer is made, naming the limit (it used to stop the display at its
+// first frame).
+TEST_F(ViewerApi, AHeadlessViewAboveTheGlTextureLimitIsRefusedAtConstruction) {
+  if (kDisplay != ViewerDisplay::Headless) GTEST_SKIP() << "a window's framebuffer is the window system's";
+  std::uint32_t max = 0;
+  {
+    Viewer v(options());
+    max = v.gl_worker()->run([] {
+      GLint m = 0;
+      glGetIntegerv(GL_MAX_TEXTURE_SIZE, &m);
+      return std::uint32_t(m);
+    });
+  }
+  if (max + 1 > kMaxFrameDimension) GTEST_SKIP() << "this GL's textures take every view size (" << max << ")";
+  ViewerOptions o = options();
+  o.width = int(max) + 1;
+  o.height = 64;
+  try {
+    Viewer v(o);
+    ADD_FAILURE() << "a " << o.width << "x64 headless view was made";
+  } catch (const UsageError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("GL_MAX_TEXTURE_SIZE is " + std::to_string(max))) << e.what();
+  }
+}
+
 // A host frame's planes written into a GL buffer of the viewer's share group:
 // luma at `offset`, chroma after it, rows `pitch` bytes apart (0: packed).
 Frame gl_buffer_frame(GlWorker& worker, const Frame& host, std::size_t offset, std::size_t pitch, GlBuffer& out) {

@@ -567,7 +567,9 @@ void Display::fail(std::exception_ptr error) noexcept {
 void Display::finish() noexcept {
   for (Snapshot& s : snapshots_) {
     try {
-      s.result.set_exception(std::make_exception_ptr(ViewerClosed(link_->name + " closed before the snapshot")));
+      const std::string why = DisplayLink::stop_reason(error_);  // the link has it only once marked closed
+      s.result.set_exception(std::make_exception_ptr(
+          ViewerClosed(link_->name + " closed before the snapshot" + (why.empty() ? "" : ": " + why))));
     } catch (...) {
     }
   }

@@ -81,16 +81,20 @@ std::exception_ptr DisplayLink::error() const {
   return error_;
 }
 
-std::string DisplayLink::closed_reason() const {
-  std::exception_ptr e = error();
-  if (!e) return name + " is closed";
+std::string DisplayLink::stop_reason(std::exception_ptr error) {
+  if (!error) return {};
   try {
-    std::rethrow_exception(e);
+    std::rethrow_exception(error);
   } catch (const std::exception& x) {
-    return name + " is closed: its display stopped on an error: " + x.what();
+    return std::string("its display stopped on an error: ") + x.what();
   } catch (...) {
-    return name + " is closed: its display stopped on an unknown error";
+    return "its display stopped on an unknown error";
   }
+}
+
+std::string DisplayLink::closed_reason() const {
+  const std::string why = stop_reason(error());
+  return name + " is closed" + (why.empty() ? "" : ": " + why);
 }
 
 void DisplayLink::publish(const ViewerStats& stats, const StreamInfo& stream) {

@@ -67,6 +67,8 @@ class DisplayLink {
   bool wait_closed_for(std::chrono::milliseconds timeout);
   std::exception_ptr error() const;
   std::string closed_reason() const;  // "viewer 'x' is closed" (+ why)
+  // Why the display stopped on `error`: "its display stopped on an error: ..." ("" for none).
+  static std::string stop_reason(std::exception_ptr error);
 
   // --- controls ----------------------------------------------------------------------
   std::atomic<bool> paused{false};

@@ -7,6 +7,7 @@
 #include <handoff/log.hpp>
 #include <handoff/wait.hpp>
 
+#include "frame_renderer.hpp"
 #include "shared_contexts.hpp"
 
 namespace handoff::view {
@@ -42,6 +43,7 @@ void HeadlessDisplay::run(const std::shared_ptr<std::promise<void>>& started) no
     contexts = view::make_headless_contexts(options_.gl_debug);
     contexts.render->make_current();
     load_gl(*contexts.render);
+    check_view_size();
     if (options_.gl_debug) debug_on = enable_gl_debug_output(&gl_sink_);
     start_worker(std::move(contexts.worker_factory), nullptr);
     started->set_value();
@@ -85,6 +87,16 @@ void HeadlessDisplay::loop() noexcept {
       fail(std::current_exception());
     }
   }
+}
+
+// The view is a texture (FrameTarget): a size this GL cannot make refuses
+// the viewer at construction, not at its first frame (or snapshot).
+void HeadlessDisplay::check_view_size() const {
+  const std::uint32_t max = view::gl_max_texture_size();
+  if (std::uint32_t(options_.width) > max || std::uint32_t(options_.height) > max)
+    throw UsageError(link_->name + ": a headless view of " + std::to_string(options_.width) + "x" +
+                     std::to_string(options_.height) + " is larger than its GL makes: GL_MAX_TEXTURE_SIZE is " +
+                     std::to_string(max) + " (ViewerOptions::width / height)");
 }
 
 // The frame fitted into the view with its overlays, like the window shows it

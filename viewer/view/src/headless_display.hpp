@@ -21,6 +21,7 @@ class HeadlessDisplay final : public Display {
  private:
   void run(const std::shared_ptr<std::promise<void>>& started) noexcept;
   void loop() noexcept;
+  void check_view_size() const;  // UsageError past GL_MAX_TEXTURE_SIZE
   void draw_view();
   RgbaImage view_image();
   void release_gl() noexcept;
