@@ -47,7 +47,11 @@ const Frame& PublishRecorder::to_host(const Frame& cuda, CudaStream stream) {
 
 void PublishRecorder::record(const Frame& frame, const media::OverlayFrame* overlays, CudaStream cuda_stream) noexcept {
   std::lock_guard lock(mutex_);
-  if (closed_ || !figures_.error.empty()) return;
+  if (closed_) return;
+  if (!figures_.error.empty()) {  // the recording stopped: published, not recorded
+    ++figures_.dropped;
+    return;
+  }
   if (frame.memory != MemoryKind::Host && frame.memory != MemoryKind::Cuda) {
     if (figures_.skipped++ == 0)
       log(LogLevel::Warning, path_ + ": a frame in Vulkan memory is not recorded (host and CUDA frames are); "
@@ -63,6 +67,7 @@ void PublishRecorder::record(const Frame& frame, const media::OverlayFrame* over
     if (figures_.skipped++ == 0)
       log(LogLevel::Warning, path_ + ": " + e.what() + "; such frames are not recorded (PublisherStats::record_skipped)");
   } catch (const std::exception& e) {
+    ++figures_.dropped;  // the frame whose write failed
     fail(e.what());
   }
 }
@@ -87,8 +92,14 @@ RecordFigures PublishRecorder::figures() const {
   const std::uint64_t in_file = writer_.stats().frames_written;
   std::lock_guard lock(mutex_);
   RecordFigures f = figures_;
-  // After a failure, what the file holds: frames queued or in the write that failed are not in it.
-  if (!f.error.empty()) f.recorded = std::min(f.recorded, in_file);
+  // After a failure, what the file holds: frames queued or in the write that
+  // failed are not in it, and are counted as left out (recorded + dropped +
+  // skipped stays what was published).
+  if (!f.error.empty()) {
+    const std::uint64_t held = std::min(f.recorded, in_file);
+    f.dropped += f.recorded - held;
+    f.recorded = held;
+  }
   return f;
 }
 

@@ -8,6 +8,10 @@
 #include <handoff/media/recording.hpp>
 
 #include <cstring>
+#include <thread>
+
+#include <file_size_limit.hpp>
+#include <log_capture.hpp>
 
 namespace handoff::live::test {
 namespace {
@@ -99,6 +103,35 @@ TEST_F(RecordLive, WhatIsPublishedIsRecorded) {
     o.frame = index;  // the frame number is the overlay line's, which a recording does not keep
     EXPECT_EQ(check_overlays(&o, index, 2), "") << "frame " << i;
   }
+}
+
+// A disk that fills mid-recording (the file size limit here): every frame
+// published is counted once, recorded (in the file), dropped (queued or
+// published after the recording stopped) or skipped.
+TEST_F(RecordLive, AfterTheRecordingStopsEveryPublishedFrameIsCounted) {
+  const auto file = runtime() / "full.mcap";
+  handoff::test::FileSizeLimit limit(128 * 1024);
+  handoff::test::LogCapture quiet;
+  PublisherStats stats;
+  {
+    PublisherOptions po;
+    po.record.path = file.string();
+    po.record.compression = media::mcap::Compression::None;
+    Publisher pub(name(), po);
+    limit.apply();
+    for (std::int64_t i = 0; i < 300; ++i) {
+      (void)pub.publish(pattern_frame(PixelFormat::NV12, 320, 240, i));
+      if (i % 20 == 0) std::this_thread::sleep_for(5ms);  // the writer thread writes (and fails) meanwhile
+    }
+    std::this_thread::sleep_for(100ms);
+    stats = pub.stats();
+  }
+  limit.restore();
+  ASSERT_NE(stats.record_error, "") << "the size limit stopped nothing";
+  EXPECT_EQ(stats.published, 300u);
+  EXPECT_EQ(stats.recorded + stats.record_dropped + stats.record_skipped, stats.published)
+      << "recorded " << stats.recorded << ", dropped " << stats.record_dropped;
+  EXPECT_GT(stats.record_dropped, 0u);
 }
 
 TEST_F(RecordLive, AnUnusablePathFailsTheConstructorAndLeavesNoSocket) {

@@ -26,7 +26,9 @@
 #include <handoff/media/recording.hpp>
 
 #include <layer_samples.hpp>
+#include <file_size_limit.hpp>
 #include <log_capture.hpp>
+#include <wait_support.hpp>
 #include <handoff/media/scene.hpp>
 #include <handoff/media/y4m_reader.hpp>
 
@@ -266,6 +268,35 @@ TEST_F(RecordingView, FramesOfAnotherFormatOrSizeAreSkippedAndCounted) {
 
 // Frames pushed with show() are recorded as shown (each one displayed before
 // the next: the snapshot waits for it).
+// A recording that stops (a full disk: the file size limit here) is in
+// ViewerDiagnostics::record_errors while the viewer runs, not only once it
+// closed; what the file holds is counted recorded, the rest left out.
+TEST_F(RecordingView, ARecordingThatStopsSaysSoWhileTheViewerRuns) {
+  const std::string rec = path("full.mcap");
+  handoff::test::FileSizeLimit limit(256 * 1024);
+  handoff::test::LogCapture quiet;
+  ViewerOptions o = options(rec);
+  o.record.compression = media::mcap::Compression::None;
+  Viewer v(o);
+  limit.apply();
+  Frame f = allocate_host_frame(PixelFormat::NV12, 640, 480);  // 4 MiB chunks: a few frames each
+  for (int i = 0; i < 400 && v.diagnostics().record_errors.empty(); ++i) {
+    f.index = i;
+    v.show(f);
+    (void)v.snapshot();
+  }
+  const bool stopped = handoff::test::wait_until([&] { return !v.diagnostics().record_errors.empty(); },
+                                                 "record_errors while the viewer runs", std::chrono::seconds(3));
+  limit.restore();
+  ASSERT_TRUE(stopped) << "shown " << v.stats().shown << ", recorded " << v.stats().recorded;
+  EXPECT_TRUE(v.is_open());
+  EXPECT_THAT(v.diagnostics().record_errors.front(), HasSubstr("full.mcap"));
+  v.close();
+  const ViewerStats s = v.stats();
+  EXPECT_EQ(s.recorded + s.record_dropped + s.record_skipped, s.shown);
+  EXPECT_FALSE(v.diagnostics().record_errors.empty());
+}
+
 TEST_F(RecordingView, PushedFramesAreRecordedAsShown) {
   const std::string rec = path("pushed.mcap");
   ViewerStats stats;

@@ -79,7 +79,8 @@ struct PublisherOptions {
   // (docs/recording.md), on record.topic (default "/<name>"), logged when it
   // is published, whether or not a subscriber is connected. publish() never
   // waits for the disk: a frame that finds the writer's queue full is left
-  // out and counted (PublisherStats::record_dropped). Host and CUDA frames
+  // out and counted (PublisherStats::record_dropped, as are frames published
+  // after a write error stopped the recording). Host and CUDA frames
   // are recorded (a CUDA frame is copied to host memory on the stream its
   // producer passed, which publish() / present() then synchronise: the
   // recording's cost); frames only in Vulkan memory are counted in record_skipped.

@@ -352,7 +352,11 @@ void Display::run_tasks() {
 }
 
 bool Display::advance(bool wait) {
-  if (recorder_) recorder_->poll();
+  if (recorder_) {
+    recorder_->poll();
+    // A recording that stopped (a full disk) says so now, not at close.
+    if (state_ && recorder_->errors().size() != record_errors_published_) publish_figures();
+  }
   if (!state_) return false;
   const std::uint64_t steps = link_->steps.load();
   if (steps != steps_seen_) {
@@ -430,6 +434,9 @@ void Display::publish_figures() {
     v.recorded = r.recorded;
     v.record_dropped = r.dropped;
     v.record_skipped = r.skipped;
+    std::vector<std::string> errors = recorder_->errors();
+    record_errors_published_ = errors.size();
+    link_->set_record_errors(std::move(errors));
   }
   const FeedInfo& i = state_->info();
   StreamInfo si{i.name, i.source, i.memory, i.format, i.width, i.height, i.ring, state_->renderer().convert_text()};

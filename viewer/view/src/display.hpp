@@ -193,6 +193,7 @@ class Display {
   // The tiles with a new frame since the last displayed() (advance(), a step or seek; state_ first).
   std::vector<view::ViewerState*> fresh_tiles_;
   std::uint64_t steps_seen_ = 0;
+  std::size_t record_errors_published_ = 0;  // recorder_->errors() in the link's diagnostics
 };
 
 }  // namespace handoff::view
