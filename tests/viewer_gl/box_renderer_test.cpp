@@ -57,7 +57,7 @@ std::vector<std::uint8_t> render(BoxRaster raster, const media::OverlayFrame& f,
   OverlayScratch scratch;
   scratch.box_renderer = &boxes;
   OverlayStyle style;
-  style.dense_boxes = dense;
+  style.dense_primitives = dense;
   ImGuiOffscreen painter;
   painter.begin(w, h);
   ImDrawList& dl = painter.background();
@@ -259,7 +259,7 @@ TEST_F(BoxCanvasTest, DotsCoverThePixelsTheInstancedDotsCover) {
 
 TEST_F(BoxCanvasTest, DenseKeypointsGoToTheBatchNotTheImGuiList) {
   media::OverlayFrame f;
-  for (int i = 0; i < 1500; ++i) {  // past dense_boxes visible objects, keypoints only
+  for (int i = 0; i < 1500; ++i) {  // past dense_primitives keypoints
     media::OverlayObject o;
     o.class_id = i % 20;
     o.keypoint_first = std::uint32_t(f.keypoints.size());
@@ -273,6 +273,31 @@ TEST_F(BoxCanvasTest, DenseKeypointsGoToTheBatchNotTheImGuiList) {
   const auto px = render(BoxRaster::Cpu, f, 256, 128, /*dense=*/1000, filter, &vertices);
   EXPECT_LT(vertices, 100) << "keypoint dots went into the ImGui list";
   expect_color(px, 256, 2, 2, media::class_color(0));  // object 0's first keypoint, at (2, 2)
+}
+
+// The batch is chosen by what is drawn, not by the objects: 100 objects of
+// 17 keypoints and 16 edges each (3,300 primitives) are batched like 1,001
+// objects (they used to be 100 objects' worth of anti-aliased ImGui circles,
+// slower than ten times as many objects batched).
+TEST_F(BoxCanvasTest, ObjectsWithManyKeypointsAreBatchedByTheirPrimitives) {
+  media::OverlayFrame f;
+  for (int i = 0; i < 100; ++i) {
+    media::OverlayObject o;
+    o.class_id = i % 20;
+    o.keypoint_first = std::uint32_t(f.keypoints.size());
+    o.keypoint_count = 17;
+    o.edge_first = std::uint32_t(f.edges.size());
+    o.edge_count = 16;
+    for (int k = 0; k < 17; ++k) f.keypoints.push_back({float(i % 20) * 12 + 2, float(i / 20) * 20 + float(k), 1.0f});
+    for (std::uint32_t k = 0; k < 16; ++k) f.edges.push_back({k, k + 1});
+    f.objects.push_back(o);
+  }
+  media::OverlayFilter filter;
+  int batched = -1, one_by_one = -1;
+  (void)render(BoxRaster::Cpu, f, 256, 128, /*dense=*/1000, filter, &batched);
+  (void)render(BoxRaster::Cpu, f, 256, 128, /*dense=*/100000, filter, &one_by_one);
+  EXPECT_GT(one_by_one, 100 * 17 * 8) << "below the threshold each dot is an ImGui circle";
+  EXPECT_LT(batched, one_by_one / 4) << "keypoint dots went into the ImGui list";
 }
 
 INSTANTIATE_TEST_SUITE_P(BothWays, BoxRendererTest, ::testing::Values(BoxRaster::Gpu, BoxRaster::Cpu),

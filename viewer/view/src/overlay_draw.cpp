@@ -104,10 +104,23 @@ void pick_captions(const media::OverlayFrame& f, const OverlayStyle& style, Over
   }
 }
 
+// What the visible objects draw: a box each, their keypoints and skeleton
+// edges. The cost of ImGui geometry grows with these, not with the objects.
+std::size_t drawn_primitives(const media::OverlayFrame& f, const media::OverlayFilter& filter, const OverlayScratch& s) {
+  std::size_t n = 0;
+  for (std::uint32_t i : s.visible) {
+    const media::OverlayObject& o = f.objects[i];
+    n += filter.boxes && o.has_box ? 1 : 0;
+    if (filter.keypoints) n += std::size_t(o.keypoint_count) + o.edge_count;
+  }
+  return n;
+}
+
 // Dense boxes: queued for BoxRenderer (s.boxes), drawn at this place in the
 // list by a callback. True when they are batched.
-bool start_box_batch(ImDrawList& dl, const media::OverlayFilter& filter, const OverlayStyle& style, OverlayScratch& s) {
-  const bool batch = s.box_renderer && (filter.boxes || filter.keypoints) && s.visible.size() > style.dense_boxes;
+bool start_box_batch(ImDrawList& dl, const media::OverlayFilter& filter, const OverlayStyle& style, bool dense,
+                     OverlayScratch& s) {
+  const bool batch = s.box_renderer && (filter.boxes || filter.keypoints) && dense;
   s.boxes.clear();
   s.dots.clear();
   if (batch) {
@@ -213,11 +226,14 @@ void draw_overlays(ImDrawList& dl, const media::OverlayFrame& f, const media::Ov
 
   // Dense overlays: no anti-aliasing fringe (it doubles the pixels a thin
   // outline covers, and at thousands of boxes nobody sees the difference).
+  // Decided on what is drawn (keypoints and edges too), so that no count of
+  // objects draws much slower than a larger one.
+  const bool dense = drawn_primitives(f, filter, s) > style.dense_primitives;
   const ImDrawListFlags saved_flags = dl.Flags;
-  if (s.visible.size() > 1000)
+  if (dense)
     dl.Flags &= ~(ImDrawListFlags_AntiAliasedLines | ImDrawListFlags_AntiAliasedLinesUseTex |
                   ImDrawListFlags_AntiAliasedFill);
-  const bool batch = start_box_batch(dl, filter, style, s);
+  const bool batch = start_box_batch(dl, filter, style, dense, s);
   for (std::uint32_t i : s.visible) draw_object(p, f, i, filter, batch, s);
   dl.Flags = saved_flags;
 

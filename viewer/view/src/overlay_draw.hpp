@@ -25,9 +25,11 @@ struct OverlayStyle {
   // Captions drawn at most (the highest-scoring visible objects first): past
   // a few hundred they cover the picture, and text is most of the cost.
   std::uint32_t max_captions = 500;
-  // Past this many visible objects, box outlines and keypoint dots are drawn
-  // by BoxRenderer (when the scratch has one) instead of as ImGui geometry.
-  std::uint32_t dense_boxes = 1000;
+  // Past this many primitives drawn (the visible objects' boxes, keypoints
+  // and skeleton edges), box outlines and keypoint dots are drawn by
+  // BoxRenderer (when the scratch has one) instead of as ImGui geometry, and
+  // what ImGui still draws (edges, shapes) without anti-aliasing.
+  std::uint32_t dense_primitives = 1000;
 };
 
 // Reused between frames so drawing allocates nothing once warm.
