@@ -34,6 +34,7 @@ namespace handoff::live::test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using view::test::run_program;
 using view::test::run_viewer;
 
@@ -457,14 +458,28 @@ TEST_F(ViewAttach, TheCommandLineAttachesAndEndsAfterFrames) {
 
 // Frames the display cannot take (wider than this GL's textures) stop it on an
 // error about the input: exit 1 naming it, not the 2 of a bad command line.
-TEST_F(ViewAttach, FramesTooLargeForThisGlExit1NamingWhy) {
+// Frames too large for the GL among good ones: the viewer skips them and
+// plays on (it used to stop at the first with an error), and the run
+// exits 1 naming them, as for a file's malformed frames.
+TEST_F(ViewAttach, FramesTooLargeForThisGlAreSkippedAndTheRunExits1NamingThem) {
   Publisher pub(name());
-  PublishingThread feeding(pub, PixelFormat::GRAY8, 32768, 2);
-  const auto r = run_viewer({"--attach", name(), "--headless", "--frames", "2"}, {}, {}, 60);
+  std::atomic<bool> stop{false};
+  std::thread feeding([&] {
+    for (std::int64_t i = 0; !stop.load(); ++i) {
+      const bool wide = i % 4 == 1;
+      (void)pub.publish(wide ? pattern_frame(PixelFormat::GRAY8, 32768, 2, i) : pattern_frame(PixelFormat::GRAY8, kW, kH, i));
+      std::this_thread::sleep_for(5ms);
+    }
+  });
+  const auto r = run_viewer({"--attach", name(), "--headless", "--frames", "20"}, {}, {}, 60);
+  stop.store(true);
+  feeding.join();
   if (r.exit_code == 0) GTEST_SKIP() << "this GL's textures take 32768 texels: no frame is too wide for it";
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_THAT(r.output, HasSubstr("handoff-view: error: "));
-  EXPECT_THAT(r.output, HasSubstr("GL_MAX_TEXTURE_SIZE"));
+  EXPECT_THAT(r.output, HasSubstr("handoff-view: 20 frames"));
+  EXPECT_THAT(r.output, HasSubstr("malformed frame(s) skipped; the first: attach '" + name() + "': frame "));
+  EXPECT_THAT(r.output, HasSubstr("width: a 32768x2 frame is wider than the viewer can show"));
+  EXPECT_THAT(r.output, Not(HasSubstr("handoff-view: error: ")));
 }
 
 // A path that can never be a publisher's socket ends the viewer at once with
