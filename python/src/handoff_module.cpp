@@ -362,6 +362,10 @@ struct Incoming {
 
   Incoming() = default;
   Incoming(const Incoming&) = delete;
+  // The DLPack tensor handed over (versioned or legacy), or null.
+  const void* managed() const {
+    return versioned ? static_cast<const void*>(versioned) : static_cast<const void*>(legacy);
+  }
   Incoming& operator=(const Incoming&) = delete;
   ~Incoming() {
     if (buffer) PyBuffer_Release(&*buffer);
@@ -549,10 +553,27 @@ std::optional<int> cai_device_for(std::optional<int> device) {
   return 0;
 }
 
+// A DLPack tensor is consumed once (its deleter runs once): one tensor given
+// for two planes of the same call (one capsule twice, or a producer whose
+// __dlpack__ returns the same capsule each call) is refused, naming both planes.
+void refuse_repeated_tensor(const Incoming* in, std::size_t n, PixelFormat format) {
+  for (std::size_t i = 1; i < n; ++i) {
+    if (!in[i].managed()) continue;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (in[j].managed() != in[i].managed()) continue;
+      const std::string plane(plane_name(format, int(i))), first(plane_name(format, int(j)));
+      throw nb::value_error((plane + ": the DLPack tensor already taken for plane " + first +
+                             "; a capsule is consumed once: give each plane its own")
+                                .c_str());
+    }
+  }
+}
+
 // The frame over planes taken already (`n` of them, checked against opts.format
 // by the import): synchronises a CUDA producer's context, validates, and on
 // success hands the tensors, buffers and producers to the frame.
 PyFrame finish_import(Incoming* in, std::size_t n, ImportOptions opts) {
+  refuse_repeated_tensor(in, n, opts.format);
   auto keep = std::make_shared<PyProducers>();
   const bool cuda_frame = in[0].tensor.device.device_type == kDLCUDA ||
                           in[0].tensor.device.device_type == kDLCUDAManaged;
