@@ -420,7 +420,12 @@ void from_interface(Incoming& in, const std::string& name, const nb::dict& d, DL
   if (d.contains("mask") && !d["mask"].is_none()) throw InvalidFrame(name + ".mask", "masked arrays are not supported");
   nb::object data = d["data"];
   if (data.is_none()) throw InvalidFrame(name + ".data", "data is None (buffer-backed interface not supported)");
-  in.tensor.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(nb::cast<nb::tuple>(data)[0]));
+  if (!nb::isinstance<nb::tuple>(data) || nb::len(data) != 2) {
+    throw InvalidFrame(name + ".data", std::string(cuda ? "__cuda_array_interface__" : "__array_interface__") +
+                                           " data " + text_of(nb::repr(data)) +
+                                           " is not a (pointer, read_only) tuple");
+  }
+  in.tensor.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(nb::borrow<nb::tuple>(data)[0]));
   in.tensor.device = device;
   if (d.contains("strides") && !d["strides"].is_none()) {
     const auto st = nb::cast<nb::tuple>(d["strides"]);
@@ -465,7 +470,13 @@ void from_capsule(Incoming& in, const std::string& name, nb::handle cap) {
 void from_dlpack_producer(Incoming& in, const std::string& name, nb::handle obj) {
   int dev_type = kDLCPU;
   if (nb::hasattr(obj, "__dlpack_device__")) {
-    const auto d = nb::cast<nb::tuple>(obj.attr("__dlpack_device__")());
+    const nb::object device = obj.attr("__dlpack_device__")();
+    if (!nb::isinstance<nb::tuple>(device) || nb::len(device) != 2) {
+      throw nb::type_error((name + ".device: __dlpack_device__() returned " + text_of(nb::repr(device)) +
+                            ", not a (device_type, device_id) tuple")
+                               .c_str());
+    }
+    const auto d = nb::borrow<nb::tuple>(device);
     dev_type = nb::cast<int>(d[0]);
     const int id = nb::cast<int>(d[1]);
     if (dev_type != kDLCPU && dev_type != kDLCUDA && dev_type != kDLCUDAHost && dev_type != kDLCUDAManaged) {

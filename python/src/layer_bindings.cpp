@@ -368,6 +368,8 @@ ArrayView view_of_cai(nb::handle obj, const std::string& field) {
     v.dtype = nb::dlpack::dtype{std::uint8_t(c), std::uint8_t(bytes * 8), 1};
     if (d.contains("mask") && !d["mask"].is_none()) fail(field, "masked arrays are not taken");
     const nb::tuple data = nb::cast<nb::tuple>(d["data"]);
+    if (data.size() != 2)
+      fail(field, "__cuda_array_interface__ data " + text_of(nb::repr(data)) + " is not a (pointer, read_only) tuple");
     v.data = reinterpret_cast<const void*>(nb::cast<std::uintptr_t>(data[0]));
     std::int64_t next = 1;
     for (std::size_t i = v.ndim; i-- > 0;) {  // C order

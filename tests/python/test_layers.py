@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import handoff
+from conftest import run_isolated
 from viewer_helpers import assert_no_gl_errors, solid_planes, viewer, yuv_to_rgb8
 from viewer_helpers import watchdog  # noqa: F401  (fixture)
 
@@ -344,6 +345,26 @@ def test_bad_cuda_array_interface_layers(v):
         with pytest.raises(ValueError, match=r"layers\[0\].ids: the array is in CUDA memory, but CUDA is unavailable"):
             v.show(frame, layers=[handoff.ClassMap(Cai(**good))])
     assert v.is_open()
+
+
+SHORT_CAI_DATA = r"""
+import numpy as np
+import handoff
+from viewer_helpers import viewer
+class Cai:
+    __cuda_array_interface__ = dict(shape=(48, 64), typestr="|u1", data=(), version=3)
+with viewer() as v:
+    try:
+        v.show(np.zeros((48, 64, 3), np.uint8), layers=[handoff.ClassMap(Cai())])
+    except ValueError as e:
+        print(e)
+"""
+
+
+def test_cuda_array_interface_data_shorter_than_a_pair():
+    """data=() was read past the tuple's end (a crash): in a process of its own."""
+    assert run_isolated(SHORT_CAI_DATA).strip() == (
+        "layers[0].ids: __cuda_array_interface__ data () is not a (pointer, read_only) tuple")
 
 
 def test_the_panel_shows_the_layers():
