@@ -367,6 +367,33 @@ def test_cuda_array_interface_data_shorter_than_a_pair():
         "layers[0].ids: __cuda_array_interface__ data () is not a (pointer, read_only) tuple")
 
 
+# The layer array's only owner is what show() reads it through: a raw capsule, or the fresh export of a
+# producer that makes a new array each call (a computed tensor). Large enough for a mapping of its own,
+# so that once freed a read of it crashes rather than finds the old values.
+ONLY_THE_CALL_HOLDS = r"""
+import sys
+import numpy as np
+import handoff
+from viewer_helpers import viewer
+N = 2048
+class Fresh:
+    def __dlpack__(self, **kwargs):
+        return np.full((N, N), 2, np.uint8).__dlpack__(**kwargs)
+    def __dlpack_device__(self):
+        return (1, 0)
+ids = np.full((N, N), 2, np.uint8).__dlpack__() if sys.argv[1] == "capsule" else Fresh()
+with viewer() as v:
+    v.show(np.zeros((48, 64, 3), np.uint8), layers=[handoff.ClassMap(ids, colors={2: (0, 0, 255)}, opacity=1.0)])
+    print(np.from_dlpack(v.snapshot())[20, 30, :3].tolist())
+"""
+
+
+@pytest.mark.parametrize("owner", ["capsule", "fresh"])
+def test_layer_arrays_held_for_the_call(owner):
+    """show() read the array after its only owner was freed (when reading it had ended)."""
+    assert run_isolated(ONLY_THE_CALL_HOLDS, owner).strip() == "[0, 0, 255]"
+
+
 def test_the_panel_shows_the_layers():
     """The view with its panel (a toggle, an opacity slider, a legend and a colour bar per layer) draws
     without a GL error, and the panel grows by the Layers section (a view tall enough to hold it)."""
