@@ -362,6 +362,10 @@ struct Incoming {
 
   Incoming() = default;
   Incoming(const Incoming&) = delete;
+  // The DLPack tensor handed over (versioned or legacy), or null.
+  const void* managed() const {
+    return versioned ? static_cast<const void*>(versioned) : static_cast<const void*>(legacy);
+  }
   Incoming& operator=(const Incoming&) = delete;
   ~Incoming() {
     if (buffer) PyBuffer_Release(&*buffer);
@@ -416,7 +420,12 @@ void from_interface(Incoming& in, const std::string& name, const nb::dict& d, DL
   if (d.contains("mask") && !d["mask"].is_none()) throw InvalidFrame(name + ".mask", "masked arrays are not supported");
   nb::object data = d["data"];
   if (data.is_none()) throw InvalidFrame(name + ".data", "data is None (buffer-backed interface not supported)");
-  in.tensor.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(nb::cast<nb::tuple>(data)[0]));
+  if (!nb::isinstance<nb::tuple>(data) || nb::len(data) != 2) {
+    throw InvalidFrame(name + ".data", std::string(cuda ? "__cuda_array_interface__" : "__array_interface__") +
+                                           " data " + text_of(nb::repr(data)) +
+                                           " is not a (pointer, read_only) tuple");
+  }
+  in.tensor.data = reinterpret_cast<void*>(nb::cast<std::uintptr_t>(nb::borrow<nb::tuple>(data)[0]));
   in.tensor.device = device;
   if (d.contains("strides") && !d["strides"].is_none()) {
     const auto st = nb::cast<nb::tuple>(d["strides"]);
@@ -461,7 +470,13 @@ void from_capsule(Incoming& in, const std::string& name, nb::handle cap) {
 void from_dlpack_producer(Incoming& in, const std::string& name, nb::handle obj) {
   int dev_type = kDLCPU;
   if (nb::hasattr(obj, "__dlpack_device__")) {
-    const auto d = nb::cast<nb::tuple>(obj.attr("__dlpack_device__")());
+    const nb::object device = obj.attr("__dlpack_device__")();
+    if (!nb::isinstance<nb::tuple>(device) || nb::len(device) != 2) {
+      throw nb::type_error((name + ".device: __dlpack_device__() returned " + text_of(nb::repr(device)) +
+                            ", not a (device_type, device_id) tuple")
+                               .c_str());
+    }
+    const auto d = nb::borrow<nb::tuple>(device);
     dev_type = nb::cast<int>(d[0]);
     const int id = nb::cast<int>(d[1]);
     if (dev_type != kDLCPU && dev_type != kDLCUDA && dev_type != kDLCUDAHost && dev_type != kDLCUDAManaged) {
@@ -549,10 +564,27 @@ std::optional<int> cai_device_for(std::optional<int> device) {
   return 0;
 }
 
+// A DLPack tensor is consumed once (its deleter runs once): one tensor given
+// for two planes of the same call (one capsule twice, or a producer whose
+// __dlpack__ returns the same capsule each call) is refused, naming both planes.
+void refuse_repeated_tensor(const Incoming* in, std::size_t n, PixelFormat format) {
+  for (std::size_t i = 1; i < n; ++i) {
+    if (!in[i].managed()) continue;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (in[j].managed() != in[i].managed()) continue;
+      const std::string plane(plane_name(format, int(i))), first(plane_name(format, int(j)));
+      throw nb::value_error((plane + ": the DLPack tensor already taken for plane " + first +
+                             "; a capsule is consumed once: give each plane its own")
+                                .c_str());
+    }
+  }
+}
+
 // The frame over planes taken already (`n` of them, checked against opts.format
 // by the import): synchronises a CUDA producer's context, validates, and on
 // success hands the tensors, buffers and producers to the frame.
 PyFrame finish_import(Incoming* in, std::size_t n, ImportOptions opts) {
+  refuse_repeated_tensor(in, n, opts.format);
   auto keep = std::make_shared<PyProducers>();
   const bool cuda_frame = in[0].tensor.device.device_type == kDLCUDA ||
                           in[0].tensor.device.device_type == kDLCUDAManaged;

@@ -368,6 +368,8 @@ ArrayView view_of_cai(nb::handle obj, const std::string& field) {
     v.dtype = nb::dlpack::dtype{std::uint8_t(c), std::uint8_t(bytes * 8), 1};
     if (d.contains("mask") && !d["mask"].is_none()) fail(field, "masked arrays are not taken");
     const nb::tuple data = nb::cast<nb::tuple>(d["data"]);
+    if (data.size() != 2)
+      fail(field, "__cuda_array_interface__ data " + text_of(nb::repr(data)) + " is not a (pointer, read_only) tuple");
     v.data = reinterpret_cast<const void*>(nb::cast<std::uintptr_t>(data[0]));
     std::int64_t next = 1;
     for (std::size_t i = v.ndim; i-- > 0;) {  // C order
@@ -397,8 +399,9 @@ ArrayView view_of_cai(nb::handle obj, const std::string& field) {
 }
 
 // The array `obj` as a LayerArray of `dims` (2: H x W; 3: N x H x W), rows
-// contiguous, read in place. `field`: "layers[0].ids".
-media::LayerArray array_of(nb::handle obj, std::size_t dims, const std::string& field, const char* shape_name) {
+// contiguous, read in place while `keep` holds what owns it. `field`: "layers[0].ids".
+media::LayerArray array_of(nb::handle obj, std::size_t dims, const std::string& field, const char* shape_name,
+                           LayerKeep& keep) {
   ArrayView a;
   nb::ndarray<nb::ro> nd;
   bool cast = true;
@@ -407,7 +410,12 @@ media::LayerArray array_of(nb::handle obj, std::size_t dims, const std::string& 
   } catch (const std::exception&) {
     cast = false;
   }
-  if (cast) a = view_of(nd, field);
+  keep.objects.push_back(nb::borrow(obj));
+  if (cast) {
+    // The tensor may be the data's only owner (a capsule, a fresh export): held to the end of the call.
+    keep.tensors.push_back(nd);
+    a = view_of(nd, field);
+  }
   else if (nb::hasattr(obj, "__cuda_array_interface__")) a = view_of_cai(obj, field);
   else if (std::string why = dtype_problem(obj); !why.empty())
     fail(field, why);  // an array nanobind cannot take: its dtype says why
@@ -525,7 +533,7 @@ nb::list layers_to_objects(const media::OverlayFrame& overlays) {
   return out;
 }
 
-void layers_from_objects(nb::handle layers, media::OverlayFrame& out, std::vector<nb::object>& keep) {
+void layers_from_objects(nb::handle layers, media::OverlayFrame& out, LayerKeep& keep) {
   if (!layers.ptr() || layers.is_none()) return;
   if (!nb::isinstance<nb::list>(layers) && !nb::isinstance<nb::tuple>(layers))
     throw nb::type_error(("layers: a list of handoff.ClassMap / ScalarMap / InstanceMasks, not " +
@@ -536,28 +544,25 @@ void layers_from_objects(nb::handle layers, media::OverlayFrame& out, std::vecto
     if (nb::isinstance<PyClassMap>(h)) {
       const auto& p = nb::cast<const PyClassMap&>(h);
       media::ClassMap m = p.layer;
-      m.ids = array_of(p.ids, 2, field + ".ids", "2-D (H, W) ids");
+      m.ids = array_of(p.ids, 2, field + ".ids", "2-D (H, W) ids", keep);
       if (!media::is_integer(m.ids.type)) {
         fail(field + ".ids", std::string("class ids are integers, not ") + std::string(media::to_string(m.ids.type)));
       }
       settle_ids(m, p.above);
-      keep.push_back(p.ids);
       out.layers.push_back(std::move(m));
     } else if (nb::isinstance<PyScalarMap>(h)) {
       const auto& p = nb::cast<const PyScalarMap&>(h);
       media::ScalarMap s = p.layer;
-      s.values = array_of(p.values, 2, field + ".values", "2-D (H, W): a scalar map is one value per pixel");
-      keep.push_back(p.values);
+      s.values = array_of(p.values, 2, field + ".values", "2-D (H, W): a scalar map is one value per pixel", keep);
       out.layers.push_back(std::move(s));
     } else if (nb::isinstance<PyInstanceMasks>(h)) {
       const auto& p = nb::cast<const PyInstanceMasks&>(h);
       media::InstanceMasks m = p.layer;
-      m.masks = array_of(p.masks, 3, field + ".masks", "3-D (N, H, W): one mask per box");
+      m.masks = array_of(p.masks, 3, field + ".masks", "3-D (N, H, W): one mask per box", keep);
       const std::size_t boxes = media::boxed_objects(out);
       if (m.masks.count != boxes)
         fail(field + ".masks", std::to_string(m.masks.count) + " masks for " + std::to_string(boxes) +
                                    " boxes: one mask per box of the same call");
-      keep.push_back(p.masks);
       out.layers.push_back(std::move(m));
     } else {
       throw nb::type_error((field + ": a " + py_type_name(h) +

@@ -140,7 +140,7 @@ bool publish(PyPublisher& p, nb::handle frame, nb::handle boxes, const std::stri
       f.frame, scratch);
   // Dense layers: read in place (kept alive by `keep` for the call), packed into the overlay block by publish().
   media::OverlayFrame with_layers;
-  std::vector<nb::object> keep;
+  LayerKeep keep;
   if (!layers.is_none()) {
     with_layers = o;
     layers_from_objects(layers, with_layers, keep);

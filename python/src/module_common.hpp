@@ -8,8 +8,6 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 
-#include <cxxabi.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -118,10 +116,13 @@ decltype(auto) without_gil(F&& f) {
     ~Reacquire() {
       calls_without_gil().fetch_sub(1);
       if (exiting_elsewhere()) park_for_exit();
+      // PyEval_RestoreThread throws no C++ exception: what reaches this catch
+      // is the forced unwind of pthread_exit (caught with `...`: it carries no
+      // exception object to bind a reference to).
       try {
         PyEval_RestoreThread(state);
-      } catch (abi::__forced_unwind&) {  // exit began while this thread waited for the GIL
-        park_for_exit();                 // never returns: the unwind ends here, with the process
+      } catch (...) {     // exit began while this thread waited for the GIL
+        park_for_exit();  // never returns: the unwind ends here, with the process
       }
     }
   } guard{(calls_without_gil().fetch_add(1), PyEval_SaveThread())};

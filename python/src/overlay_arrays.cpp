@@ -117,6 +117,18 @@ std::vector<std::uint8_t> copy_from_device(const std::string& field, const nb::n
 
 bool is_sequence(nb::handle h) { return nb::isinstance<nb::list>(h) || nb::isinstance<nb::tuple>(h); }
 
+// A list / tuple as a tuple of its items now: a value's __float__ (or a list
+// subclass) may change the lists while they are read; the snapshot holds what
+// was counted.
+nb::tuple snapshot(nb::handle h) {
+  PyObject* t = PySequence_Tuple(h.ptr());
+  if (!t) throw nb::python_error();
+  return nb::steal<nb::tuple>(t);
+}
+
+// No overlay array has more dimensions (a list that holds itself would never end).
+constexpr std::size_t kMaxSequenceDepth = 32;
+
 void read_leaves(const std::string& field, nb::handle h, std::size_t depth, HostArray& out) {
   if (depth == out.shape.size()) {
     if (is_sequence(h)) fail(field, "ragged: the nested sequences differ in depth");
@@ -132,22 +144,30 @@ void read_leaves(const std::string& field, nb::handle h, std::size_t depth, Host
     out.values.push_back(v);
     return;
   }
-  if (!is_sequence(h) || std::int64_t(nb::len(h)) != out.shape[depth]) {
+  const auto ragged = [&] {
     fail(field, "ragged: rows of different lengths (shape " + shape_text(out.shape) + " from the first row)");
-  }
-  for (nb::handle item : h) read_leaves(field, item, depth + 1, out);
+  };
+  if (!is_sequence(h)) ragged();
+  const nb::tuple row = snapshot(h);
+  if (std::int64_t(row.size()) != out.shape[depth]) ragged();
+  for (nb::handle item : row) read_leaves(field, item, depth + 1, out);
 }
 
 // Nested lists / tuples of numbers, without NumPy: the shape from the first
-// element at each depth, every row checked against it.
+// element at each depth, every row checked against it as it is read (each
+// row read from a snapshot: as many values as the shape says, whatever the
+// values' conversions do to the lists).
 HostArray read_sequence(const std::string& field, nb::handle obj) {
   HostArray out;
   out.integral = true;
-  for (nb::handle h = obj; is_sequence(h);) {
-    const std::size_t n = nb::len(h);
-    out.shape.push_back(std::int64_t(n));
-    if (n == 0) break;
-    h = h[0];
+  nb::object h = nb::borrow(obj);
+  while (is_sequence(h)) {
+    if (out.shape.size() == kMaxSequenceDepth)
+      fail(field, "sequences nested more than " + std::to_string(kMaxSequenceDepth) + " deep");
+    const nb::tuple row = snapshot(h);
+    out.shape.push_back(std::int64_t(row.size()));
+    if (row.size() == 0) break;
+    h = row[0];
   }
   read_leaves(field, obj, 0, out);
   return out;

@@ -121,7 +121,7 @@ bool write(PyRecordingWriter& w, nb::handle frame, nb::handle boxes, const std::
   const std::uint64_t logged = log_time ? time_arg("log_time", log_time) : next_log_time(w.last_log_time);
   // Dense layers: read in place (kept alive by `keep`), encoded by write() before it returns.
   media::OverlayFrame with_layers;
-  std::vector<nb::object> keep;
+  LayerKeep keep;
   if (!layers.is_none()) {
     with_layers = o;
     layers_from_objects(layers, with_layers, keep);

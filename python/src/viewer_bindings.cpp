@@ -175,7 +175,7 @@ void show(PyViewer& v, nb::handle frame_obj, const OverlayArgs& ov, std::optiona
   if (layers.is_none()) return without_gil([&] { v.get().show(f.frame, overlays, stream); });
   // Dense layers: read in place (kept alive by `keep` for the call), copied by show().
   media::OverlayFrame with_layers = overlays;
-  std::vector<nb::object> keep;
+  LayerKeep keep;
   layers_from_objects(layers, with_layers, keep);
   without_gil([&] { v.get().show(f.frame, with_layers, stream); });
 }

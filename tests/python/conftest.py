@@ -1,5 +1,8 @@
 import ctypes
 import gc
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -41,6 +44,16 @@ class CapsuleProducer:
 
     def __dlpack__(self, **kwargs):
         return self.capsule
+
+
+def run_isolated(code, *args, timeout=120):
+    """Runs Python source `code` in a process of its own (in this folder: it imports conftest and the
+    helpers) and returns its stdout. For calls a regression turns into memory errors (a use after free, a
+    read past a tuple): a crash fails the test that asked, not the whole tier."""
+    r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout,
+                       cwd=os.path.dirname(os.path.abspath(__file__)))
+    assert r.returncode == 0, f"exit {r.returncode}: {r.stderr[-2000:]}"
+    return r.stdout
 
 
 @pytest.fixture

@@ -1,9 +1,12 @@
 """Frame.from_planes: NumPy (DLPack), buffer-protocol and CAI producers, and
 every refusal naming its field."""
+import re
+
 import numpy as np
 import pytest
 
 import handoff
+from conftest import run_isolated
 
 
 def pitched(h, w, dtype, pitch_elems, comps=None, fill=None):
@@ -164,6 +167,43 @@ def test_mixed_devices_refused():
     chroma = np.zeros((2, 2, 2), np.uint8)
     with pytest.raises(handoff.InvalidFrame, match=r"chroma.device: chroma is on cuda:0, luma on cpu:0"):
         handoff.Frame.from_planes(luma, CaiProducer(chroma), device=0)
+
+
+BAD_PROTOCOL = r"""
+import ast, sys
+import numpy as np
+import handoff
+case = sys.argv[1]
+interface = {"shape": (4, 6), "typestr": "|u1", "version": 3}
+class Interface:
+    __array_interface__ = {**interface, "data": ast.literal_eval(case) if case.startswith("(") else ()}
+class Cai:
+    __cuda_array_interface__ = {**interface, "data": ()}
+class Device:
+    def __init__(self): self.a = np.zeros((4, 6), np.uint8)
+    def __dlpack__(self, **kwargs): return self.a.__dlpack__(**kwargs)
+    def __dlpack_device__(self): return ast.literal_eval(case.split(":")[1])
+producer = Cai() if case == "cai" else Device() if case.startswith("device:") else Interface()
+try:
+    handoff.Frame.from_arrays(producer)
+    print("accepted")
+except Exception as e:
+    print(type(e).__name__, e)
+"""
+
+
+@pytest.mark.parametrize("case,message", [
+    ("()", r"InvalidFrame frame.data: __array_interface__ data \(\) is not a \(pointer, read_only\) tuple"),
+    ("(4096,)", r"InvalidFrame frame.data: __array_interface__ data \(4096,\) is not a \(pointer, read_only\)"),
+    ("cai", r"InvalidFrame frame.data: __cuda_array_interface__ data \(\) is not a \(pointer, read_only\)"),
+    ("device:(1,)", r"TypeError frame.device: __dlpack_device__\(\) returned \(1,\), not a \(device_type, "
+                    r"device_id\) tuple"),
+    ("device:()", r"TypeError frame.device: __dlpack_device__\(\) returned \(\), not a"),
+    ("device:[1, 0]", r"TypeError frame.device: __dlpack_device__\(\) returned \[1, 0\], not a")])
+def test_short_protocol_tuples_refused_by_name(case, message):
+    """An interface's data or __dlpack_device__() shorter than the protocol says was read past its end
+    (a crash): refused, naming the attribute. In a process of its own, as a crash would end the tier."""
+    assert re.fullmatch(message + ".*", run_isolated(BAD_PROTOCOL, case).strip())
 
 
 def test_not_a_producer_refused():

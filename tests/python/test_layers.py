@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import handoff
+from conftest import run_isolated
 from viewer_helpers import assert_no_gl_errors, solid_planes, viewer, yuv_to_rgb8
 from viewer_helpers import watchdog  # noqa: F401  (fixture)
 
@@ -344,6 +345,53 @@ def test_bad_cuda_array_interface_layers(v):
         with pytest.raises(ValueError, match=r"layers\[0\].ids: the array is in CUDA memory, but CUDA is unavailable"):
             v.show(frame, layers=[handoff.ClassMap(Cai(**good))])
     assert v.is_open()
+
+
+SHORT_CAI_DATA = r"""
+import numpy as np
+import handoff
+from viewer_helpers import viewer
+class Cai:
+    __cuda_array_interface__ = dict(shape=(48, 64), typestr="|u1", data=(), version=3)
+with viewer() as v:
+    try:
+        v.show(np.zeros((48, 64, 3), np.uint8), layers=[handoff.ClassMap(Cai())])
+    except ValueError as e:
+        print(e)
+"""
+
+
+def test_cuda_array_interface_data_shorter_than_a_pair():
+    """data=() was read past the tuple's end (a crash): in a process of its own."""
+    assert run_isolated(SHORT_CAI_DATA).strip() == (
+        "layers[0].ids: __cuda_array_interface__ data () is not a (pointer, read_only) tuple")
+
+
+# The layer array's only owner is what show() reads it through: a raw capsule, or the fresh export of a
+# producer that makes a new array each call (a computed tensor). Large enough for a mapping of its own,
+# so that once freed a read of it crashes rather than finds the old values.
+ONLY_THE_CALL_HOLDS = r"""
+import sys
+import numpy as np
+import handoff
+from viewer_helpers import viewer
+N = 2048
+class Fresh:
+    def __dlpack__(self, **kwargs):
+        return np.full((N, N), 2, np.uint8).__dlpack__(**kwargs)
+    def __dlpack_device__(self):
+        return (1, 0)
+ids = np.full((N, N), 2, np.uint8).__dlpack__() if sys.argv[1] == "capsule" else Fresh()
+with viewer() as v:
+    v.show(np.zeros((48, 64, 3), np.uint8), layers=[handoff.ClassMap(ids, colors={2: (0, 0, 255)}, opacity=1.0)])
+    print(np.from_dlpack(v.snapshot())[20, 30, :3].tolist())
+"""
+
+
+@pytest.mark.parametrize("owner", ["capsule", "fresh"])
+def test_layer_arrays_held_for_the_call(owner):
+    """show() read the array after its only owner was freed (when reading it had ended)."""
+    assert run_isolated(ONLY_THE_CALL_HOLDS, owner).strip() == "[0, 0, 255]"
 
 
 def test_the_panel_shows_the_layers():

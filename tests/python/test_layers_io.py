@@ -10,6 +10,7 @@ import pytest
 import handoff
 
 sys.path.insert(0, os.path.dirname(__file__))
+from conftest import run_isolated  # noqa: E402
 from live_helpers import live_dir, wait_for_subscriber  # noqa: E402,F401
 
 BOXES = [[0, 0, 4, 4], [5, 5, 4, 4]]
@@ -70,3 +71,41 @@ def test_recorded_layers_come_back_from_open(tmp_path):
     assert len(frames) == 2
     assert_layers(frames[0][1].layers, ids, depth, masks)
     assert frames[1][1].layers == []
+
+
+# The layer array's only owner is what publish() / write() read it through: a raw capsule, or the fresh
+# export of a producer that makes a new array each call. Large enough for a mapping of its own, so that
+# once freed a read of it crashes rather than finds the old values.
+ONLY_THE_CALL_HOLDS = r"""
+import os, sys
+import numpy as np
+import handoff
+from live_helpers import wait_for_subscriber
+N = 2048
+class Fresh:
+    def __dlpack__(self, **kwargs):
+        return np.full((N, N), 2, np.uint8).__dlpack__(**kwargs)
+    def __dlpack_device__(self):
+        return (1, 0)
+owner, via = sys.argv[1:3]
+layers = [handoff.ClassMap(np.full((N, N), 2, np.uint8).__dlpack__() if owner == "capsule" else Fresh())]
+frame = np.zeros((48, 64), np.uint8)
+if via == "write":
+    path = os.path.join(sys.argv[3], "layers.mcap")
+    with handoff.RecordingWriter(path) as rec:
+        rec.write(frame, format="gray8", layers=layers)
+    got = list(handoff.open(path))[0][1].layers[0].ids
+else:
+    with handoff.Publisher("held") as pub, handoff.Subscriber("held") as sub:
+        wait_for_subscriber(pub)
+        assert pub.publish(frame, format="gray8", layers=layers)
+        got = sub.next(timeout=20).overlays.layers[0].ids
+print(got.shape, np.unique(got).tolist())
+"""
+
+
+@pytest.mark.parametrize("owner", ["capsule", "fresh"])
+@pytest.mark.parametrize("via", ["write", "publish"])
+def test_layer_arrays_held_for_the_call(owner, via, tmp_path, live_dir):
+    """publish() and write() read the array after its only owner was freed (when reading it had ended)."""
+    assert run_isolated(ONLY_THE_CALL_HOLDS, owner, via, str(tmp_path)).strip() == "(2048, 2048) [2]"

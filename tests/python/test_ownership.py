@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import handoff
-from conftest import CapsuleProducer, capsule_name
+from conftest import CapsuleProducer, capsule_name, run_isolated
 
 N = 10_000
 
@@ -65,6 +65,39 @@ def test_capsule_consumed_twice_raises(max_version, no_leaks):
     with pytest.raises(ValueError, match="already consumed"):
         handoff.Frame.from_planes(producer.capsule, f.chroma)
     del a
+
+
+ONE_TENSOR_TWO_PLANES = r"""
+import sys
+import numpy as np
+import handoff
+from conftest import CapsuleProducer
+max_version = (1, 0) if sys.argv[1] == "versioned" else None
+y = np.zeros((4, 4), np.uint8)
+for i in range(500):
+    uv = np.zeros((2, 2), np.uint8)
+    cap = uv.__dlpack__(max_version=max_version)
+    same = CapsuleProducer(cap)  # its __dlpack__ hands out the same capsule each call
+    for u, v in ((cap, cap), (same, same), (cap, same)):
+        try:
+            handoff.Frame.from_arrays(y, u, v, format="i420")
+            sys.exit("one DLPack tensor imported as two planes")
+        except ValueError as e:
+            assert "v: the DLPack tensor already taken for plane u" in str(e), e
+    # Refused before anything was consumed: the capsule still imports once, and frees its tensor once.
+    f = handoff.Frame.from_arrays(y, cap, np.zeros((2, 2), np.uint8), format="i420")
+    assert f.u.ptr == uv.ctypes.data
+    del f, cap, same, uv
+print("refused")
+"""
+
+
+@pytest.mark.parametrize("max_version", ["versioned", "legacy"])
+def test_one_tensor_for_two_planes_refused(max_version):
+    """One capsule given for two planes (or a producer whose __dlpack__ returns the same capsule each
+    call) ran the tensor's deleter twice, once per plane: a use after free, then a double free. In a
+    process of its own: the double free corrupts the allocator."""
+    assert "refused" in run_isolated(ONE_TENSOR_TWO_PLANES, max_version)
 
 
 def test_frame_outlives_its_planes_consumers(no_leaks):

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import handoff
+from conftest import run_isolated
 from viewer_helpers import (assert_no_gl_errors, assert_quadrants, quadrant_planes, rss_bytes, solid_planes,
                             viewer, yuv_to_rgb8)
 from viewer_helpers import v, watchdog  # noqa: F401  (fixtures)
@@ -412,6 +413,32 @@ def test_overlay_arrays_accept_numpy_dtypes_and_sequences(v):
     v.show(frame, boxes=np.arange(16, dtype=np.float32).reshape(4, 4)[::2] + [0, 0, 1, 1])  # strided rows
     v.show(frame, labels=["a", None])  # objects without boxes: labels only
     assert v.stats.submitted == 7
+
+
+LISTS_CHANGED_WHILE_READ = r"""
+import handoff
+class Shrink:
+    # A number whose conversion drops the rows after the first of the list it sits in.
+    def __init__(self, outer, value):
+        self.outer, self.value = outer, value
+    def __float__(self):
+        del self.outer[1:]
+        return self.value
+boxes = [[0.0, 0.0, 2.0, 2.0], [1.0, 1.0, 2.0, 2.0], [2.0, 2.0, 2.0, 2.0], [3.0, 3.0, 1.0, 1.0]]
+boxes[0][2] = Shrink(boxes, 3.0)
+keypoints = [[[0, 0], [1, 1]], [[2, 2], [3, 3]], [[4, 4], [5, 5]], [[6, 6], [7, 7]]]
+keypoints[0][0][1] = Shrink(keypoints, 0.0)
+o = handoff.Overlays.from_arrays(boxes=boxes, keypoints=keypoints, width=64, height=48)
+print(o.boxes.tolist(), o.keypoint_counts.tolist())
+"""
+
+
+def test_overlay_lists_changed_while_read_give_what_was_counted():
+    """A value's __float__ that shortened the list being read left fewer values than its shape said,
+    and the boxes were read past them. The lists are read as they were when counted; in a process of
+    its own, as a read past the end may crash."""
+    assert run_isolated(LISTS_CHANGED_WHILE_READ).strip() == (
+        "[[0.0, 0.0, 3.0, 2.0], [1.0, 1.0, 3.0, 3.0], [2.0, 2.0, 4.0, 4.0], [3.0, 3.0, 4.0, 4.0]] [2, 2, 2, 2]")
 
 
 # --- memory, the GIL -------------------------------------------------------------------------
