@@ -222,6 +222,20 @@ def test_a_topic_holds_one_format_and_size(tmp_path, live_dir):
         np.testing.assert_array_equal(np.from_dlpack(frame.pixels), want)
 
 
+def test_a_frame_larger_than_a_chunk_readers_accept_is_refused(tmp_path):
+    """What handoff writes, handoff reads: readers refuse a chunk over 1 GiB, so RecordingWriter.write refuses a
+    frame whose message no such chunk holds (gray8 32768x32768, the largest size there is) up front, naming its
+    size and the limit, and the topic takes no shape from it. (np.zeros maps no memory and nothing reads it.)"""
+    path = tmp_path / "max.mcap"
+    with handoff.RecordingWriter(path) as rec:
+        with pytest.raises(ValueError, match=r"frame: a gray8 32768x32768 frame's foxglove.RawImage is a message of "
+                                             r"1073741888 bytes; a recording holds messages of at most 1072693248 bytes"):
+            rec.write(np.zeros((32768, 32768), np.uint8))
+        rec.write(pattern_frame(8, 4, "gray8", 1))
+    assert [(t["topic"], t["messages"]) for t in handoff.list_topics(path)] == [("/handoff", 1)]
+    assert len(handoff.open(path)) == 1
+
+
 def test_a_truncated_recording_plays_up_to_its_last_whole_frame(tmp_path):
     path = tmp_path / "whole.mcap"
     n = 6
