@@ -70,3 +70,26 @@ def test_recorded_layers_come_back_from_open(tmp_path):
     assert len(frames) == 2
     assert_layers(frames[0][1].layers, ids, depth, masks)
     assert frames[1][1].layers == []
+
+
+def test_a_frame_has_at_most_64_layers_wherever_it_goes(tmp_path, live_dir):
+    """One limit for a frame's layers, 64, in Viewer.show, Publisher.publish and RecordingWriter.write: a 65th
+    is a ValueError naming `layers` and the limit; 64 go."""
+    frame = np.zeros((4, 8), np.uint8)
+    many = [handoff.ScalarMap(np.zeros((2, 2), np.float32)) for _ in range(65)]
+    refused = r"layers: 65 layers; a frame has at most 64"
+    with handoff.Viewer(headless=True, width=160, height=120) as v:
+        with pytest.raises(ValueError, match=refused):
+            v.show(frame, layers=many)
+        v.show(frame, layers=many[:64])
+    with handoff.Publisher("many-layers") as pub:
+        with pytest.raises(ValueError, match=refused):
+            pub.publish(frame, format="gray8", layers=many)
+        assert pub.publish(frame, format="gray8", layers=many[:64])
+    path = tmp_path / "many.mcap"
+    with handoff.RecordingWriter(path) as rec:
+        with pytest.raises(ValueError, match=refused):
+            rec.write(frame, format="gray8", layers=many)
+        rec.write(frame, format="gray8", layers=many[:64])
+    (_, overlays), = list(handoff.open(path))
+    assert len(overlays.layers) == 64

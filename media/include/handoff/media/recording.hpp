@@ -180,10 +180,9 @@ std::optional<std::uint64_t> annotations_timestamp(std::span<const std::uint8_t>
 inline constexpr std::string_view kLayersInfix = "/layers/";
 // The channel metadata key holding a layer's settings (JSON).
 inline constexpr std::string_view kLayerMetadataKey = "handoff.layer";
-// Layers per frame a recording holds at most (topics "<topic>/layers/0" .. "/999").
-inline constexpr std::size_t kMaxRecordedLayers = 1000;
+// A frame's layers (at most kMaxLayers) are on "<topic>/layers/0" .. "/63".
 std::string layer_topic(std::string_view image_topic, std::size_t index);
-// The index of a layer topic of `image_topic` ("<image_topic>/layers/<0..999>"); nullopt for other topics.
+// The index of a layer topic of `image_topic` ("<image_topic>/layers/<0..63>"); nullopt for other topics.
 std::optional<std::size_t> layer_topic_index(std::string_view image_topic, std::string_view topic);
 
 // One layer of a frame as recorded: its index in OverlayFrame::layers, its
@@ -194,8 +193,8 @@ struct LayerMessage {
   std::vector<std::uint8_t> image;
 };
 
-// Encodes each layer of `overlays` (validate_layers, host only, at most
-// kMaxRecordedLayers) packed as
+// Encodes each layer of `overlays` (validate_layers: host only, at most
+// kMaxLayers) packed as
 // pack_layer converts it: class ids of 8 bits as mono8, of 16 bits as mono16,
 // of 32 bits as 32FC1 (exact: ids beyond +-2^24 are an InvalidFrame naming
 // the layer); scalars as 32FC1; masks as one mono8 image, 0 / 255, the masks
