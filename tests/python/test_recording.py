@@ -446,6 +446,30 @@ def test_open_topics_raises_a_malformed_frame_once_and_loses_no_frame(tmp_path):
     assert got == [("/a", 10), ("/b", 15), ("/a", 20), ("/b", 25), "error", ("/a", 40), ("/b", 45)]
 
 
+def test_list_topics_of_many_topics_gives_each_its_own_counts_annotations_and_layers(tmp_path):
+    """A recording of 300 camera topics (1 to 3 frames each; the even ones with boxes and a layer), written
+    interleaved: each topic is listed with its own count, its annotations and its layer as its overlays."""
+    path = tmp_path / "many.mcap"
+    n = 300
+    layer = handoff.ScalarMap(np.zeros((2, 2), np.float32))
+    with handoff.RecordingWriter(path, compression="none") as rec:
+        for k in range(3):
+            for i in range(n):
+                if k <= i % 3:
+                    extra = {"boxes": [[0, 0, 2, 2]], "layers": [layer]} if i % 2 == 0 else {}
+                    rec.write(pattern_frame(8, 4, "gray8", i), topic=f"/cam{i}", log_time=T0 + k * n + i, **extra)
+    listed = {t["topic"]: t for t in handoff.list_topics(path)}
+    assert len(listed) == n + 2 * (n // 2)
+    for i in range(n):
+        cam = listed[f"/cam{i}"]
+        assert (cam["shown"], cam["messages"]) == ("image", i % 3 + 1), cam
+        if i % 2 == 0:
+            assert (listed[f"/cam{i}/annotations"]["shown"], listed[f"/cam{i}/annotations"]["messages"]) == \
+                ("overlay", i % 3 + 1)
+            assert (listed[f"/cam{i}/layers/0"]["shown"], listed[f"/cam{i}/layers/0"]["note"]) == \
+                ("overlay", f"layer of /cam{i}")
+
+
 def test_open_topics_names_what_is_wrong(tmp_path):
     path = tmp_path / "one.mcap"
     with handoff.RecordingWriter(path) as rec:
