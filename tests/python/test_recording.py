@@ -470,6 +470,28 @@ def test_list_topics_of_many_topics_gives_each_its_own_counts_annotations_and_la
                 ("overlay", f"layer of /cam{i}")
 
 
+def test_open_topics_opens_at_most_max_topics(tmp_path):
+    """A Timeline holds at most Timeline.max_topics topics (16, the tiles a viewer shows side by side; each
+    opens the file): more named is a ValueError naming the limit; by default the first 16 listed play, with a
+    warning naming the others."""
+    assert handoff.Timeline.max_topics == 16
+    path = tmp_path / "many.mcap"
+    names = [f"/cam{i:02d}" for i in range(18)]
+    with handoff.RecordingWriter(path, compression="none") as rec:
+        for i, topic in enumerate(names):
+            rec.write(pattern_frame(8, 4, "nv12", i), topic=topic, log_time=T0 + i)
+    with pytest.raises(ValueError, match="open_topics: 17 topics; a Timeline plays at most 16"):
+        handoff.open_topics(path, names[:17])
+    with pytest.warns(UserWarning, match=r"18 image topics; playing the first 16, leaving out /cam16, /cam17 "
+                                         r"\(name them in topics= to pick\)"):
+        tl = handoff.open_topics(path)
+    with tl:
+        assert tl.topics == names[:16]
+        assert [topic for topic, _, _ in tl] == names[:16]
+    with handoff.open_topics(path, names[2:]) as tl:
+        assert tl.topics == names[2:]
+
+
 def test_open_topics_names_what_is_wrong(tmp_path):
     path = tmp_path / "one.mcap"
     with handoff.RecordingWriter(path) as rec:
