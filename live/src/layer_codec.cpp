@@ -238,10 +238,7 @@ media::Layer decode_one(WireReader& r, std::size_t i) {
 }  // namespace
 
 void encode_layers(const media::OverlayFrame& overlays, WireWriter& w) {
-  if (overlays.layers.size() > kMaxLayers)
-    throw InvalidFrame("layers", std::to_string(overlays.layers.size()) + " layers: a frame sends at most " +
-                                     std::to_string(kMaxLayers));
-  media::validate_layers(overlays, -1);  // packing reads the arrays
+  media::validate_layers(overlays, -1);  // at most kMaxLayers; packing reads the arrays
   w.u32(static_cast<std::uint32_t>(overlays.layers.size()));
   for (std::size_t i = 0; i < overlays.layers.size(); ++i) encode_one(w, overlays.layers[i], i);
 }

@@ -265,6 +265,9 @@ std::size_t boxed_objects(const OverlayFrame& overlays) {
 
 void validate_layers(const OverlayFrame& overlays, int cuda_device) {
   if (overlays.layers.empty()) return;
+  if (overlays.layers.size() > kMaxLayers)
+    throw InvalidFrame("layers", std::to_string(overlays.layers.size()) + " layers; a frame has at most " +
+                                     std::to_string(kMaxLayers));
   const std::size_t boxes = boxed_objects(overlays);
   for (std::size_t i = 0; i < overlays.layers.size(); ++i) {
     const std::string field = "layers[" + std::to_string(i) + "]";

@@ -185,6 +185,36 @@ std::uint8_t* write_rows(const Frame& frame, const ImageRows& r, std::uint8_t* p
 
 }  // namespace
 
+std::uint64_t raw_image_message_bytes(PixelFormat format, std::uint32_t width, std::uint32_t height) {
+  const ImageRows r = image_rows(stored_format(format), width, height);
+  // The fields around the data: a timestamp (at most 19 bytes), width,
+  // height and step (15), the encoding (at most 13) and data's tag and length (6).
+  return std::uint64_t(r.step) * r.rows + 64;
+}
+
+std::uint64_t max_recorded_message_bytes(std::uint64_t max_chunk_bytes) {
+  return max_chunk_bytes > kChunkRecordsReserve ? max_chunk_bytes - kChunkRecordsReserve : 0;
+}
+
+void check_message_size(const std::string& field, std::string_view what, std::uint64_t message_bytes,
+                        std::uint64_t max_chunk_bytes) {
+  const std::uint64_t limit = max_recorded_message_bytes(max_chunk_bytes);
+  if (message_bytes <= limit) return;
+  throw InvalidFrame(field, std::string(what) + " is a message of " + std::to_string(message_bytes) +
+                                " bytes; a recording holds messages of at most " + std::to_string(limit) +
+                                " bytes (a chunk readers accept, max_chunk_bytes " + std::to_string(max_chunk_bytes) +
+                                ", less " + std::to_string(kChunkRecordsReserve) + " for the records before it)");
+}
+
+void check_recorded_frame(VideoCodec codec, PixelFormat format, std::uint32_t width, std::uint32_t height,
+                          std::uint64_t max_chunk_bytes) {
+  if (codec != VideoCodec::Raw) return check_video_frame(codec, format, width, height);
+  check_message_size("frame",
+                     "a " + std::string(to_string(format)) + " " + std::to_string(width) + "x" +
+                         std::to_string(height) + " frame's foxglove.RawImage",
+                     raw_image_message_bytes(format, width, height), max_chunk_bytes);
+}
+
 void encode_raw_image(const Frame& frame, std::uint64_t timestamp_ns, std::vector<std::uint8_t>& out) {
   validate(frame);
   if (frame.memory != MemoryKind::Host) throw UsageError("encode_raw_image: the frame is not in host memory");

@@ -275,20 +275,17 @@ std::optional<std::size_t> layer_topic_index(std::string_view image_topic, std::
   const std::string prefix = std::string(image_topic) + std::string(kLayersInfix);
   if (topic.size() <= prefix.size() || topic.substr(0, prefix.size()) != prefix) return std::nullopt;
   const std::string_view digits = topic.substr(prefix.size());
-  if (digits.size() > 3 || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;  // 0 .. 999
+  if (digits.size() > 2 || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;  // 0 .. kMaxLayers - 1
   std::size_t v = 0;
   for (char c : digits) {
     if (c < '0' || c > '9') return std::nullopt;
     v = v * 10 + std::size_t(c - '0');
   }
-  return v;
+  return v < kMaxLayers ? std::optional(v) : std::nullopt;
 }
 
 void encode_layer_messages(const OverlayFrame& overlays, std::uint64_t timestamp_ns, std::vector<LayerMessage>& out) {
   out.clear();
-  if (overlays.layers.size() > kMaxRecordedLayers)
-    throw InvalidFrame("layers", std::to_string(overlays.layers.size()) + " layers: a recording holds at most " +
-                                     std::to_string(kMaxRecordedLayers) + " per frame");
   validate_layers(overlays, -1);
   for (std::size_t i = 0; i < overlays.layers.size(); ++i) {
     if (layer_array(overlays.layers[i]).count == 0) continue;  // no masks this frame: no message

@@ -22,6 +22,9 @@
 #include <cctype>
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
 
 namespace handoff::media {
 namespace {
@@ -108,12 +111,19 @@ void judge_ros_image(Found& f, const std::string& file) {
   set(l, Kind::Image, encoding);
 }
 
-void judge_raw_image(Found& f, const std::string& file, const std::vector<std::string>& image_topics) {
+// The RawImage topic `topic` is a layer of ("<it>/layers/<i>"), if one is in `image_topics`.
+std::optional<std::string> layer_parent(const std::string& topic, const std::set<std::string, std::less<>>& image_topics) {
+  const std::size_t at = topic.rfind(kLayersInfix);
+  if (at == std::string::npos) return std::nullopt;
+  const auto parent = image_topics.find(std::string_view(topic).substr(0, at));
+  if (parent == image_topics.end() || !layer_topic_index(*parent, topic)) return std::nullopt;
+  return *parent;
+}
+
+void judge_raw_image(Found& f, const std::string& file, const std::set<std::string, std::less<>>& image_topics) {
   RecordingTopicListing& l = f.listing;
   if (l.encoding != "protobuf") return set(l, Kind::NotShown, "message encoding " + mcap::detail::quoted(l.encoding) + " (handoff reads protobuf)");
-  for (const std::string& t : image_topics) {
-    if (layer_topic_index(t, l.topic)) return set(l, Kind::Overlay, "layer of " + t);
-  }
+  if (const auto parent = layer_parent(l.topic, image_topics)) return set(l, Kind::Overlay, "layer of " + *parent);
   const std::string where = message_location(l.topic, 0);
   const MessagePlace place{file, [&] { return where; }};
   const RawImageView image = parse_raw_image(f.first_message, place);
@@ -145,7 +155,7 @@ void judge_compressed_video(Found& f, const std::string& file) {
   set(l, Kind::Image, format + " video");
 }
 
-void judge(Found& f, const std::string& file, const std::vector<std::string>& image_topics) {
+void judge(Found& f, const std::string& file, const std::set<std::string, std::less<>>& image_topics) {
   RecordingTopicListing& l = f.listing;
   if (l.messages > 1 && f.last > f.first) l.rate = double(l.messages - 1) * 1e9 / double(f.last - f.first);
   const bool image = l.type == kRawImageSchema || l.type == kCompressedImageSchema ||
@@ -169,9 +179,9 @@ void judge(Found& f, const std::string& file, const std::vector<std::string>& im
 }
 
 std::vector<RecordingTopicListing> judge_all(std::vector<Found>& found, const std::string& file) {
-  std::vector<std::string> image_topics;
+  std::set<std::string, std::less<>> image_topics;
   for (const Found& f : found)
-    if (f.listing.type == kRawImageSchema) image_topics.push_back(f.listing.topic);
+    if (f.listing.type == kRawImageSchema) image_topics.insert(f.listing.topic);
   std::vector<RecordingTopicListing> out;
   for (Found& f : found) {
     judge(f, file, image_topics);
@@ -185,9 +195,11 @@ std::vector<RecordingTopicListing> judge_all(std::vector<Found>& found, const st
 std::vector<RecordingTopicListing> list_mcap(mcap::Reader& reader, std::vector<std::string>* warnings = nullptr) {
   if (warnings) warnings->insert(warnings->end(), reader.warnings().begin(), reader.warnings().end());
   std::map<std::string, Found> by_topic;  // channels of one topic together
+  std::map<std::string, std::vector<std::uint16_t>> channels_of;
   for (const auto& [id, ch] : reader.channels()) {
     const auto s = reader.schemas().find(ch.schema_id);
     Found& f = by_topic[ch.topic];
+    channels_of[ch.topic].push_back(id);
     RecordingTopicListing& l = f.listing;
     const auto& refs = reader.messages(id);
     if (l.topic.empty()) {
@@ -220,10 +232,9 @@ std::vector<RecordingTopicListing> list_mcap(mcap::Reader& reader, std::vector<s
   for (auto& [topic, f] : by_topic) {
     if (ros::is_image_type(f.listing.type) && f.schema_encoding != "ros2msg") f.definition.clear();
     // The topic's messages in playing order (every channel's, stable by log time), gathered when first read.
-    f.read = [&reader, name = topic, refs = std::vector<mcap::MessageRef>()](std::size_t i) mutable {
+    f.read = [&reader, channels = std::move(channels_of[topic]), refs = std::vector<mcap::MessageRef>()](std::size_t i) mutable {
       if (refs.empty()) {
-        for (const auto& [id, ch] : reader.channels())
-          if (ch.topic == name) refs.insert(refs.end(), reader.messages(id).begin(), reader.messages(id).end());
+        for (const std::uint16_t id : channels) refs.insert(refs.end(), reader.messages(id).begin(), reader.messages(id).end());
         std::stable_sort(refs.begin(), refs.end(), [](const auto& a, const auto& b) { return a.log_time < b.log_time; });
       }
       const mcap::MessageView m = reader.read(refs.at(i));
@@ -300,6 +311,33 @@ std::function<std::vector<std::uint8_t>(std::size_t)> db3_messages(const RosbagF
   };
 }
 
+// A topic's messages in one file: their count, first and last timestamp and
+// the row of the first (the earliest; the lowest id among equal times).
+struct Db3TopicStats {
+  std::uint64_t messages = 0;
+  std::int64_t first = 0, last = 0, first_id = 0;
+};
+
+// Every topic id's Db3TopicStats in one pass over the messages table: a query
+// per topic would scan the table once per topic (rosbag2 indexes messages by
+// timestamp only, and a user's bag is never written to, so no index is added).
+std::unordered_map<std::int64_t, Db3TopicStats> db3_topic_stats(const Db& db, const std::string& file) {
+  Stmt s;
+  prepare(db, file, "SELECT id, topic_id, timestamp FROM messages", s);
+  std::unordered_map<std::int64_t, Db3TopicStats> out;
+  while (next_row(s.s, file, "counting the messages of each topic")) {
+    const std::int64_t id = sqlite3_column_int64(s.s, 0), time = sqlite3_column_int64(s.s, 2);
+    Db3TopicStats& t = out[sqlite3_column_int64(s.s, 1)];
+    if (t.messages == 0 || time < t.first || (time == t.first && id < t.first_id)) {
+      t.first = time;
+      t.first_id = id;
+    }
+    t.last = t.messages == 0 ? time : std::max(t.last, time);
+    ++t.messages;
+  }
+  return out;
+}
+
 // Each topic over every file of the bag (a split bag's files listed as one):
 // its count, first and last timestamp, and its first message.
 // A file that does not open is skipped as open_recording skips it (open_bag_files).
@@ -329,10 +367,10 @@ std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag, std::vector
   for (const auto& [path, o] : files) {
     const std::string file = path.string();
     const Db& db = o->db;
-    Stmt topics, stats, first;
+    Stmt topics, first;
     prepare(db, file, "SELECT id, name, type, serialization_format FROM topics ORDER BY id", topics);
-    prepare(db, file, "SELECT count(*), min(timestamp), max(timestamp) FROM messages WHERE topic_id = ?", stats);
-    prepare(db, file, "SELECT data FROM messages WHERE topic_id = ? ORDER BY timestamp, id LIMIT 1", first);
+    prepare(db, file, "SELECT data FROM messages WHERE id = ?", first);
+    const auto stats = db3_topic_stats(db, file);
     while (next_row(topics.s, file, "reading the topics table")) {
       const std::int64_t id = sqlite3_column_int64(topics.s, 0);
       const std::string name = text(topics.s, 1);
@@ -347,21 +385,16 @@ std::vector<RecordingTopicListing> list_db3(const RosbagFolder& bag, std::vector
       }
       Found& f = found[index.at(name)];
       parts[index.at(name)].emplace_back(o.get(), id);
-      std::uint64_t n = 0, t0 = 0, t1 = 0;
-      sqlite3_bind_int64(stats.s, 1, id);
-      if (next_row(stats.s, file, "counting topic " + name + "'s messages")) {
-        n = std::uint64_t(sqlite3_column_int64(stats.s, 0));
-        t0 = std::uint64_t(sqlite3_column_int64(stats.s, 1));
-        t1 = std::uint64_t(sqlite3_column_int64(stats.s, 2));
-      }
-      sqlite3_reset(stats.s);
-      if (n == 0) continue;
+      const auto st = stats.find(id);
+      if (st == stats.end()) continue;
+      const std::uint64_t n = st->second.messages, t0 = std::uint64_t(st->second.first),
+                          t1 = std::uint64_t(st->second.last);
       const bool earliest = f.listing.messages == 0 || t0 < f.first;
       f.first = earliest ? t0 : f.first;
       f.last = f.listing.messages == 0 ? t1 : std::max(f.last, t1);
       f.listing.messages += n;
       if (!earliest) continue;
-      sqlite3_bind_int64(first.s, 1, id);
+      sqlite3_bind_int64(first.s, 1, st->second.first_id);
       if (next_row(first.s, file, "reading topic " + name + "'s first message")) {
         const auto* blob = static_cast<const std::uint8_t*>(sqlite3_column_blob(first.s, 0));
         f.first_message.assign(blob, blob + sqlite3_column_bytes(first.s, 0));

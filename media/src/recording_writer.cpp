@@ -77,6 +77,9 @@ struct RecordingWriter::Channels {
 RecordingWriter::RecordingWriter(const std::filesystem::path& path, RecordingOptions options)
     : path_(path), options_(options), channels_(std::make_unique<Channels>()) {
   if (options_.queue_capacity == 0) options_.queue_capacity = 1;
+  if (options_.chunk_size > options_.max_chunk_bytes)
+    throw UsageError("RecordingOptions: chunk_size " + std::to_string(options_.chunk_size) + " is above max_chunk_bytes " +
+                     std::to_string(options_.max_chunk_bytes) + " (the largest chunk its readers accept)");
   mcap::WriterOptions w;
   w.compression = options_.compression;
   w.compression_level = options_.compression_level;
@@ -137,7 +140,7 @@ bool RecordingWriter::write(const Frame& frame, const OverlayFrame& overlays, st
                             std::uint64_t log_time_ns, std::optional<std::uint64_t> publish_time_ns) {
   if (topic.empty()) throw UsageError("RecordingWriter::write: empty topic");
   if (frame.memory != MemoryKind::Host) throw UsageError("RecordingWriter::write: the frame is not in host memory");
-  if (options_.codec != VideoCodec::Raw) check_video_frame(options_.codec, frame.format, frame.width, frame.height);
+  check_recorded_frame(options_.codec, frame.format, frame.width, frame.height, options_.max_chunk_bytes);
   std::unique_ptr<Item> item;
   {
     std::unique_lock lock(mutex_);
@@ -170,6 +173,13 @@ bool RecordingWriter::write(const Frame& frame, const OverlayFrame& overlays, st
   const std::uint64_t publish = publish_time_ns.value_or(log_time_ns);
   try {
     encode_layer_messages(overlays, publish, item->layers);  // first: bad layers refuse the frame
+    for (const LayerMessage& m : item->layers) {
+      check_message_size("layers[" + std::to_string(m.index) + "]", "layer " + std::to_string(m.index),
+                         m.image.size(), options_.max_chunk_bytes);
+    }
+    if (overlays.empty()) item->annotations.clear();
+    else encode_annotations(overlays, publish, item->annotations);
+    check_message_size("overlays", "the frame's annotations", item->annotations.size(), options_.max_chunk_bytes);
   } catch (...) {
     std::lock_guard lock(mutex_);
     free_.push_back(std::move(item));
@@ -180,8 +190,6 @@ bool RecordingWriter::write(const Frame& frame, const OverlayFrame& overlays, st
   } else {
     copy_packed(frame, *item);
   }
-  if (overlays.empty()) item->annotations.clear();
-  else encode_annotations(overlays, publish, item->annotations);
   item->topic.assign(topic);
   item->colorimetry = frame.colorimetry;
   item->log_time = log_time_ns;

@@ -39,6 +39,7 @@ __all__ = ["Colorimetry", "Frame", "InvalidFrame", "Plane", "cuda_status", "live
 # processes. docs/python.md ("The viewer", "Recordings", "Live attach").
 import heapq
 import os
+import warnings as _warnings
 
 from . import _handoff
 
@@ -95,6 +96,8 @@ if hasattr(_handoff, "Viewer"):
         them in the order given, `warnings` joins their warnings (each once). A malformed frame raises its
         ParseError once, after the frames before it were yielded, and its topic reads on after it (call
         next() again: `for` stops at an exception). A context manager; close() closes every source."""
+
+        max_topics = 16  # topics open_topics plays at most: the tiles a viewer shows side by side
 
         def __init__(self, sources):
             self.sources = dict(sources)
@@ -158,14 +161,22 @@ if hasattr(_handoff, "Viewer"):
         Timeline yielding (topic, Frame, Overlays) in log-time order (equal times in the order of
         `topics`), one frame of each topic read ahead. `topics`: the image topics to play (default: every
         topic list_topics says is shown as an image, in its order); `overlay_topics` as for open().
-        `viewer.show(frame, overlays=overlays, stream=topic)` shows each in its own tile, in step. Raises
-        ParseError naming the file, ValueError for an empty or repeated topic list."""
+        `viewer.show(frame, overlays=overlays, stream=topic)` shows each in its own tile, in step. Each
+        topic opens the file: at most Timeline.max_topics (16, the tiles a viewer shows); by default the
+        first 16 play, with a warning naming the others. Raises ParseError naming the file, ValueError for an
+        empty or repeated topic list or more than 16 topics."""
         path = os.fspath(path)
+        limit = Timeline.max_topics
         if topics is None:
             topics = [t["topic"] for t in list_topics(path) if t["shown"] == "image"]
             if not topics:
                 raise ValueError(f"open_topics: {path} has no image topic that can be shown "
                                  "(handoff.list_topics says why)")
+            if len(topics) > limit:
+                _warnings.warn(f"open_topics: {path} has {len(topics)} image topics; playing the first {limit}, "
+                              f"leaving out {', '.join(topics[limit:])} (name them in topics= to pick)",
+                              stacklevel=2)
+                topics = topics[:limit]
         else:
             topics = [topics] if isinstance(topics, str) else list(topics)
             if not topics:
@@ -173,6 +184,9 @@ if hasattr(_handoff, "Viewer"):
             repeated = sorted({t for t in topics if topics.count(t) > 1})
             if repeated:
                 raise ValueError(f"open_topics: topics names {', '.join(repeated)} more than once")
+            if len(topics) > limit:
+                raise ValueError(f"open_topics: {len(topics)} topics; a Timeline plays at most {limit} "
+                                 "(each opens the file; a viewer shows 16 side by side)")
         sources = []
         try:
             for t in topics:

@@ -109,3 +109,26 @@ print(got.shape, np.unique(got).tolist())
 def test_layer_arrays_held_for_the_call(owner, via, tmp_path, live_dir):
     """publish() and write() read the array after its only owner was freed (when reading it had ended)."""
     assert run_isolated(ONLY_THE_CALL_HOLDS, owner, via, str(tmp_path)).strip() == "(2048, 2048) [2]"
+
+
+def test_a_frame_has_at_most_64_layers_wherever_it_goes(tmp_path, live_dir):
+    """One limit for a frame's layers, 64, in Viewer.show, Publisher.publish and RecordingWriter.write: a 65th
+    is a ValueError naming `layers` and the limit; 64 go."""
+    frame = np.zeros((4, 8), np.uint8)
+    many = [handoff.ScalarMap(np.zeros((2, 2), np.float32)) for _ in range(65)]
+    refused = r"layers: 65 layers; a frame has at most 64"
+    with handoff.Viewer(headless=True, width=160, height=120) as v:
+        with pytest.raises(ValueError, match=refused):
+            v.show(frame, layers=many)
+        v.show(frame, layers=many[:64])
+    with handoff.Publisher("many-layers") as pub:
+        with pytest.raises(ValueError, match=refused):
+            pub.publish(frame, format="gray8", layers=many)
+        assert pub.publish(frame, format="gray8", layers=many[:64])
+    path = tmp_path / "many.mcap"
+    with handoff.RecordingWriter(path) as rec:
+        with pytest.raises(ValueError, match=refused):
+            rec.write(frame, format="gray8", layers=many)
+        rec.write(frame, format="gray8", layers=many[:64])
+    (_, overlays), = list(handoff.open(path))
+    assert len(overlays.layers) == 64

@@ -222,6 +222,20 @@ def test_a_topic_holds_one_format_and_size(tmp_path, live_dir):
         np.testing.assert_array_equal(np.from_dlpack(frame.pixels), want)
 
 
+def test_a_frame_larger_than_a_chunk_readers_accept_is_refused(tmp_path):
+    """What handoff writes, handoff reads: readers refuse a chunk over 1 GiB, so RecordingWriter.write refuses a
+    frame whose message no such chunk holds (gray8 32768x32768, the largest size there is) up front, naming its
+    size and the limit, and the topic takes no shape from it. (np.zeros maps no memory and nothing reads it.)"""
+    path = tmp_path / "max.mcap"
+    with handoff.RecordingWriter(path) as rec:
+        with pytest.raises(ValueError, match=r"frame: a gray8 32768x32768 frame's foxglove.RawImage is a message of "
+                                             r"1073741888 bytes; a recording holds messages of at most 1072693248 bytes"):
+            rec.write(np.zeros((32768, 32768), np.uint8))
+        rec.write(pattern_frame(8, 4, "gray8", 1))
+    assert [(t["topic"], t["messages"]) for t in handoff.list_topics(path)] == [("/handoff", 1)]
+    assert len(handoff.open(path)) == 1
+
+
 def test_a_truncated_recording_plays_up_to_its_last_whole_frame(tmp_path):
     path = tmp_path / "whole.mcap"
     n = 6
@@ -430,6 +444,52 @@ def test_open_topics_raises_a_malformed_frame_once_and_loses_no_frame(tmp_path):
             got.append((topic, tl.sources[topic].log_time(frame.index)))
     assert len(errors) == 1 and 'topic "/a", frame 2' in errors[0] and "RawImage.width" in errors[0], errors
     assert got == [("/a", 10), ("/b", 15), ("/a", 20), ("/b", 25), "error", ("/a", 40), ("/b", 45)]
+
+
+def test_list_topics_of_many_topics_gives_each_its_own_counts_annotations_and_layers(tmp_path):
+    """A recording of 300 camera topics (1 to 3 frames each; the even ones with boxes and a layer), written
+    interleaved: each topic is listed with its own count, its annotations and its layer as its overlays."""
+    path = tmp_path / "many.mcap"
+    n = 300
+    layer = handoff.ScalarMap(np.zeros((2, 2), np.float32))
+    with handoff.RecordingWriter(path, compression="none") as rec:
+        for k in range(3):
+            for i in range(n):
+                if k <= i % 3:
+                    extra = {"boxes": [[0, 0, 2, 2]], "layers": [layer]} if i % 2 == 0 else {}
+                    rec.write(pattern_frame(8, 4, "gray8", i), topic=f"/cam{i}", log_time=T0 + k * n + i, **extra)
+    listed = {t["topic"]: t for t in handoff.list_topics(path)}
+    assert len(listed) == n + 2 * (n // 2)
+    for i in range(n):
+        cam = listed[f"/cam{i}"]
+        assert (cam["shown"], cam["messages"]) == ("image", i % 3 + 1), cam
+        if i % 2 == 0:
+            assert (listed[f"/cam{i}/annotations"]["shown"], listed[f"/cam{i}/annotations"]["messages"]) == \
+                ("overlay", i % 3 + 1)
+            assert (listed[f"/cam{i}/layers/0"]["shown"], listed[f"/cam{i}/layers/0"]["note"]) == \
+                ("overlay", f"layer of /cam{i}")
+
+
+def test_open_topics_opens_at_most_max_topics(tmp_path):
+    """A Timeline holds at most Timeline.max_topics topics (16, the tiles a viewer shows side by side; each
+    opens the file): more named is a ValueError naming the limit; by default the first 16 listed play, with a
+    warning naming the others."""
+    assert handoff.Timeline.max_topics == 16
+    path = tmp_path / "many.mcap"
+    names = [f"/cam{i:02d}" for i in range(18)]
+    with handoff.RecordingWriter(path, compression="none") as rec:
+        for i, topic in enumerate(names):
+            rec.write(pattern_frame(8, 4, "nv12", i), topic=topic, log_time=T0 + i)
+    with pytest.raises(ValueError, match="open_topics: 17 topics; a Timeline plays at most 16"):
+        handoff.open_topics(path, names[:17])
+    with pytest.warns(UserWarning, match=r"18 image topics; playing the first 16, leaving out /cam16, /cam17 "
+                                         r"\(name them in topics= to pick\)"):
+        tl = handoff.open_topics(path)
+    with tl:
+        assert tl.topics == names[:16]
+        assert [topic for topic, _, _ in tl] == names[:16]
+    with handoff.open_topics(path, names[2:]) as tl:
+        assert tl.topics == names[2:]
 
 
 def test_open_topics_names_what_is_wrong(tmp_path):

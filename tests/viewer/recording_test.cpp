@@ -3,6 +3,7 @@
 // the published schemas decoding handoff's bytes; other writers' annotations
 // mapped onto the overlay model; topics; the writer thread's bounded queue,
 // drops, waits and I/O errors.
+#include <handoff/frame_validate.hpp>
 #include <handoff/host_frame.hpp>
 #include <handoff/log.hpp>
 #include <handoff/wait.hpp>
@@ -929,6 +930,58 @@ TEST(RecordingWriter, AfterAFailedWriteFramesWrittenIsWhatTheFileHolds) {
   EXPECT_GT(r->info().frame_count, 0);
   EXPECT_LT(r->info().frame_count, std::int64_t(given));
   EXPECT_EQ(std::int64_t(stats.frames_written), r->info().frame_count);
+}
+
+// What handoff writes, handoff reads: a frame or layer whose message a chunk
+// of max_chunk_bytes (the readers' limit) cannot hold is refused up front,
+// naming its size and the limit, and the topic keeps no shape from it; what
+// fits reads back with that limit.
+TEST(RecordingWriter, RefusesAMessageLargerThanAChunkReadersAccept) {
+  TempDir dir;
+  RecordingOptions o;
+  o.compression = mcap::Compression::None;
+  o.chunk_size = 1024;
+  o.max_chunk_bytes = kChunkRecordsReserve + 8192;  // a gray8 64x64 frame fits, 128x128 does not
+  RecordingWriter w(dir / "r.mcap", o);
+  const std::string refused = message_of<InvalidFrame>(
+      [&] { w.write(test::pattern_frame(PixelFormat::GRAY8, 128, 128, 0), {}, "/c", 1); });
+  EXPECT_THAT(refused, HasSubstr("gray8 128x128 frame"));
+  EXPECT_THAT(refused, HasSubstr(std::to_string(raw_image_message_bytes(PixelFormat::GRAY8, 128, 128))));
+  EXPECT_THAT(refused, HasSubstr("at most 8192 bytes"));
+  const Frame small = test::pattern_frame(PixelFormat::GRAY8, 64, 64, 1);
+  OverlayFrame layered;
+  ScalarMap scalars;  // 32FC1, 16 KiB
+  scalars.values.type = SampleType::F32;
+  scalars.values.width = scalars.values.height = 64;
+  scalars.values.count = 1;
+  const std::vector<float> values(64 * 64, 0.5f);
+  scalars.values.data = values.data();
+  layered.layers.push_back(scalars);
+  try {
+    w.write(small, layered, "/c", 2);
+    ADD_FAILURE() << "a layer of 16 KiB was written";
+  } catch (const InvalidFrame& e) {
+    EXPECT_EQ(e.field(), "layers[0]");
+    EXPECT_THAT(e.what(), HasSubstr("at most 8192 bytes"));
+  }
+  EXPECT_TRUE(w.write(small, {}, "/c", 3));
+  w.close();
+  EXPECT_EQ(w.stats().frames_written, 1u);
+  EXPECT_EQ(open_recording(dir / "r.mcap", {.max_chunk_bytes = o.max_chunk_bytes})->info().frame_count, 1);
+}
+
+// With the default limit (the readers' 1 GiB): the largest frames are refused
+// (gray8 32768x32768, rgba8 16384x16384: 1 GiB of pixels each), slightly
+// smaller ones are not.
+TEST(RecordingWriter, TheDefaultLimitIsTheReadersChunkLimit) {
+  EXPECT_EQ(RecordingOptions{}.max_chunk_bytes, mcap::ReaderOptions{}.max_chunk_bytes);
+  EXPECT_EQ(RecordingOpenOptions{}.max_chunk_bytes, mcap::ReaderOptions{}.max_chunk_bytes);
+  EXPECT_THROW(check_recorded_frame(VideoCodec::Raw, PixelFormat::GRAY8, 32768, 32768), InvalidFrame);
+  EXPECT_THROW(check_recorded_frame(VideoCodec::Raw, PixelFormat::RGBA8, 16384, 16384), InvalidFrame);
+  EXPECT_NO_THROW(check_recorded_frame(VideoCodec::Raw, PixelFormat::GRAY8, 32768, 32704));
+  EXPECT_NO_THROW(check_recorded_frame(VideoCodec::Raw, PixelFormat::NV12, 32768, 21800));
+  EXPECT_LE(raw_image_message_bytes(PixelFormat::GRAY8, 32768, 32704) + kChunkRecordsReserve,
+            mcap::ReaderOptions{}.max_chunk_bytes);
 }
 
 TEST(RecordingWriter, Misuse) {

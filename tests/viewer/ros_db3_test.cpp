@@ -199,7 +199,8 @@ TEST(RosDb3, BadBags) {
 // Found by fuzz_bag: a .db3 whose topics table has a damaged page. SQLite
 // reports the damage on a message count; stepping the topics scan on after
 // that restarted it (the statement had expired), the same rows without end:
-// `--list` never returned. Now the first error ends the reading, named.
+// `--list` never returned. Now the first error ends the reading, named (the
+// messages are counted in one pass, before the topics are read).
 TEST(RosDb3, ADamagedPageIsAnErrorNotAnEndlessScan) {
   const std::string seed = test::read_file(std::filesystem::path(HANDOFF_TEST_DATA) / ".." / "fuzz" / "corpus" / "bag" /
                                            "damaged_topics_page_restarts_the_scan.bin");
@@ -211,7 +212,7 @@ TEST(RosDb3, ADamagedPageIsAnErrorNotAnEndlessScan) {
   const auto file = dir / "bag_0.db3";
   test::write_file(file, seed.substr(4 + yaml));
   const std::string listed = test::message_of<ParseError>([&] { (void)list_recording_topics(file); });
-  EXPECT_THAT(listed, HasSubstr("bag_0.db3: sqlite: counting topic "));
+  EXPECT_THAT(listed, HasSubstr("bag_0.db3: sqlite: counting the messages of each topic"));
   EXPECT_THAT(listed, HasSubstr("database disk image is malformed"));
   // Its topics are not images: playing it stops at that, before the damage.
   EXPECT_THAT(test::message_of<ParseError>([&] { (void)open_recording(file); }),

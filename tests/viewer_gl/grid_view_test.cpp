@@ -304,6 +304,56 @@ TEST_F(GridView, ATopicListedTwiceIsRefused) {
   }
 }
 
+// As many tiles as live streams (Viewer::kMaxStreams): more topics named is
+// refused (PlayOptions::topics' UsageError, --topic's exit 2, naming the
+// limit); --all-images shows the first 16 listed and names the others in a
+// warning.
+TEST_F(GridView, AtMostKMaxStreamsTopicsAreShown) {
+  const std::string many = path("many.mcap");
+  std::vector<std::string> topics;
+  {
+    media::RecordingWriter w(many, {.block_when_full = true});
+    for (std::size_t i = 0; i < Viewer::kMaxStreams + 2; ++i) {
+      topics.push_back((i < 10 ? "/t0" : "/t") + std::to_string(i));
+      ASSERT_TRUE(w.write(pattern(int(i)), {}, topics.back(), kStart + i * kMs));
+    }
+    w.close();
+  }
+  Viewer v(options());
+  v.set_paused(true);
+  Viewer::PlayOptions p;
+  p.source = Viewer::Source::File;
+  p.file = many;
+  p.topics.assign(topics.begin(), topics.begin() + Viewer::kMaxStreams + 1);
+  p.loop = false;
+  p.close_at_end = false;
+  try {
+    v.play(p);
+    ADD_FAILURE() << "17 topics played";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("17 topics; a viewer shows at most 16"), std::string::npos) << e.what();
+  }
+  p.topics.clear();
+  p.all_images = true;
+  v.play(p);
+  v.step();
+  const auto tiles = v.tiles();
+  ASSERT_EQ(tiles.size(), Viewer::kMaxStreams);
+  EXPECT_EQ(tiles.back().name, "/t15");
+
+  std::vector<std::string> args{"--headless", many};
+  for (std::size_t i = 0; i <= Viewer::kMaxStreams; ++i) args.insert(args.end(), {"--topic", topics[i]});
+  const auto refused = run_program(HANDOFF_VIEW_EXE, args);
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("--topic: 17 topics; at most 16"), std::string::npos) << refused.output;
+  const auto all = run_program(HANDOFF_VIEW_EXE, {"--headless", "--fast", "--all-images", many});
+  EXPECT_EQ(all.exit_code, 0) << all.output;
+  EXPECT_NE(all.output.find("18 image topics; a viewer shows at most 16 side by side: showing the first 16, "
+                            "leaving out /t16, /t17 (use --topic to pick)"),
+            std::string::npos)
+      << all.output;
+}
+
 // /a: frames 0..3 every 100 ms from 1.00 s; /b: 10 at 1.05 s, a frame of
 // another size (malformed) at 1.21 s, 12 at 1.26 s and 13 at 1.50 s, after
 // /a's last. No overlays.

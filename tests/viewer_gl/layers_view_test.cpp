@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -327,6 +328,38 @@ TEST_P(LayersView, BadLayersAreRefusedNamingTheFieldAndTheViewerGoesOn) {
   EXPECT_TRUE(viewer_->is_open());
   const RgbaImage img = show(media::OverlayFrame{});
   expect_rgb_near(img, 30, 30, image_, 1, "the next frame");
+}
+
+// A frame has at most media::kMaxLayers (64) layers, in show() and in
+// acquire() + present() alike (the limit a publisher and a recording have):
+// a 65th is an InvalidFrame naming "layers" and the limit; 64 are drawn.
+TEST_P(LayersView, AFrameHasAtMost64Layers) {
+  std::vector<float> values(4, 0.5f);
+  media::ScalarMap s;
+  s.values = host_array(values, media::SampleType::F32, 2, 2);
+  s.opacity = 0.01f;
+  media::OverlayFrame many;
+  many.layers.assign(media::kMaxLayers + 1, s);
+  const auto refused = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const InvalidFrame& e) {
+      EXPECT_EQ(e.field(), "layers");
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refused([&] { viewer_->show(solid_frame(PixelFormat::NV12, kW, kH, kGrey, ++index_), many); })
+                .find("65 layers; a frame has at most 64"),
+            std::string::npos);
+  EXPECT_NE(refused([&] { viewer_->present(viewer_->acquire(PixelFormat::NV12, kW, kH), many); })
+                .find("65 layers; a frame has at most 64"),
+            std::string::npos);
+  many.layers.pop_back();
+  viewer_->present(viewer_->acquire(PixelFormat::NV12, kW, kH), many);
+  viewer_->show(solid_frame(PixelFormat::NV12, kW, kH, kGrey, ++index_), many);
+  EXPECT_TRUE(viewer_->is_open());
+  EXPECT_EQ(viewer_->stats().submitted, 2u);
 }
 
 // A 320 x 240 view, no panel, GL debug output on, on the colour path `convert`.

@@ -179,6 +179,9 @@ std::optional<int> apply_recording(CommandLine& o, const Raw& r) {
       return usage_error(std::string(list == &p.topics ? "--topic" : "--overlay-topic") + ": an empty topic name");
   for (const std::string& t : p.topics)  // one tile per topic: a topic named twice would be two identical tiles
     if (std::count(p.topics.begin(), p.topics.end(), t) > 1) return usage_error("--topic: '" + t + "' is named twice");
+  if (p.topics.size() > Viewer::kMaxStreams)
+    return usage_error("--topic: " + std::to_string(p.topics.size()) + " topics; at most " +
+                       std::to_string(Viewer::kMaxStreams) + " side by side");
   if (!p.overlay_topics.empty() && !recording)
     return usage_error("--overlay-topic picks a ROS 2 bag's overlay topics; it needs an .mcap or .db3 FILE or a bag folder");
   if (missing && (!p.topics.empty() || p.all_images || !p.overlay_topics.empty())) {

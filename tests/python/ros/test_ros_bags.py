@@ -467,3 +467,28 @@ def test_listing_judges_a_topic_by_opening_its_first_message(tmp_path, storage):
         assert lines["/good/image_raw"].endswith("image: mono8"), r.stdout
         for topic, why in BAD_FIRST.items():
             assert "not shown: " in lines[topic] and why in lines[topic], r.stdout
+
+
+@pytest.mark.parametrize("storage", [StoragePlugin.MCAP, StoragePlugin.SQLITE3], ids=["mcap", "sqlite3"])
+def test_listing_a_bag_of_many_topics_counts_each_topics_own_messages(tmp_path, storage):
+    """A bag of 300 camera topics with 1 to 4 messages each, interleaved in time: list_topics gives each
+    its own count, rate and first message's encoding, whatever order the channels and messages come in."""
+    handoff = pytest.importorskip("handoff", reason="the handoff module is not on PYTHONPATH")
+    n = 300
+    with Writer(tmp_path / "bag", version=9, storage_plugin=storage) as writer:
+        conns = [writer.add_connection(f"/cam{i}/image_raw", "sensor_msgs/msg/Image", typestore=TS)
+                 for i in range(n)]
+        for k in range(4):
+            for i in reversed(range(n)):
+                if k <= i % 4:
+                    encoding = "mono8" if i % 2 == 0 else "rgb8"
+                    _, msg = image(encoding, k, 2, 2, 0, False)
+                    writer.write(conns[i], START_NS + k * STEP_NS + i, bytes(TS.serialize_cdr(msg, "sensor_msgs/msg/Image")))
+    listed = {row["topic"]: row for row in handoff.list_topics(str(tmp_path / "bag"))}
+    assert sorted(listed) == sorted(f"/cam{i}/image_raw" for i in range(n))
+    for i in range(n):
+        row = listed[f"/cam{i}/image_raw"]
+        assert row["messages"] == i % 4 + 1, row
+        assert row["shown"] == "image" and row["note"] == ("mono8" if i % 2 == 0 else "rgb8"), row
+        if i % 4:
+            assert row["rate"] == pytest.approx(1e9 / STEP_NS, rel=1e-3), row

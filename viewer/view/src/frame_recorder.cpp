@@ -181,8 +181,8 @@ std::string FrameRecorder::tile_topic(std::string_view tile) const {
 // counted (RecorderStats::skipped) and named in a warning the first time.
 bool FrameRecorder::fits_stream(const std::string& topic, PixelFormat format, std::uint32_t width,
                                 std::uint32_t height) {
-  try {  // before the stream takes its shape: a frame h264 / h265 cannot hold never sets it
-    media::check_video_frame(options_.codec, format, width, height);
+  try {  // before the stream takes its shape: a frame the recording cannot hold (h264 / h265's, too large) never sets it
+    media::check_recorded_frame(options_.codec, format, width, height);
   } catch (const InvalidFrame& e) {
     std::lock_guard lock(mutex_);
     if (!codec_told_) {

@@ -291,7 +291,9 @@ namespace {
 // no tile has a frame before the timeline starts. Every topic is opened here,
 // so one that is not in the recording fails before anything plays; with
 // all_images, the topics the listing says cannot be shown are left out, each
-// named in a warning. Followers loop (the clock may go back to the start).
+// named in a warning, and so are those past Viewer::kMaxStreams tiles (one
+// warning naming them); more topics named is a UsageError. Followers loop
+// (the clock may go back to the start).
 // The overlay topics asked for are drawn on every tile.
 std::unique_ptr<Feed> grid_feeds(const Viewer::PlayOptions& o, const GlRingOptions& ro, bool loop,
                                  std::vector<std::unique_ptr<Feed>>& followers, std::size_t& clock_tile) {
@@ -299,6 +301,9 @@ std::unique_ptr<Feed> grid_feeds(const Viewer::PlayOptions& o, const GlRingOptio
   for (std::size_t i = 0; i < topics.size(); ++i)
     if (std::find(topics.begin(), topics.begin() + std::ptrdiff_t(i), topics[i]) != topics.begin() + std::ptrdiff_t(i))
       throw UsageError("PlayOptions::topics names " + topics[i] + " twice");
+  if (topics.size() > Viewer::kMaxStreams)
+    throw UsageError("PlayOptions::topics: " + std::to_string(topics.size()) + " topics; a viewer shows at most " +
+                     std::to_string(Viewer::kMaxStreams) + " side by side");
   if (o.all_images) {
     std::vector<std::string> warnings;
     for (const media::RecordingTopicListing& t : media::list_recording_topics(o.file, &warnings)) {
@@ -308,6 +313,14 @@ std::unique_ptr<Feed> grid_feeds(const Viewer::PlayOptions& o, const GlRingOptio
         log(LogLevel::Warning, o.file + ": topic " + t.topic + " (" + t.type + ") is not shown: " + t.note);
     }
     if (topics.empty()) throw media::ParseError(o.file, "", "", "no topic of the recording can be shown (--list says why)");
+    if (topics.size() > Viewer::kMaxStreams) {
+      std::string left;
+      for (std::size_t i = Viewer::kMaxStreams; i < topics.size(); ++i) left += (left.empty() ? "" : ", ") + topics[i];
+      log(LogLevel::Warning, o.file + ": " + std::to_string(topics.size()) + " image topics; a viewer shows at most " +
+                                 std::to_string(Viewer::kMaxStreams) + " side by side: showing the first " +
+                                 std::to_string(Viewer::kMaxStreams) + ", leaving out " + left + " (use --topic to pick)");
+      topics.resize(Viewer::kMaxStreams);
+    }
   }
   std::vector<std::unique_ptr<RecordingFeed>> feeds;
   for (const std::string& topic : topics)

@@ -19,6 +19,7 @@
 #include <handoff/error.hpp>
 #include <handoff/frame.hpp>
 #include <handoff/live/link.hpp>
+#include <handoff/media/overlay.hpp>
 #include <handoff/uuid.hpp>
 
 #include <array>
@@ -49,8 +50,8 @@ inline constexpr std::size_t kMaxOverlayBytes = std::size_t{64} << 20;
 // A slot's allocation above this is refused (a 32768 x 32768 P010 frame is ~3 GiB).
 inline constexpr std::uint64_t kMaxSlotBytes = std::uint64_t{1} << 34;
 inline constexpr std::size_t kMaxTextBytes = 1024;
-// Dense layers per frame at most (the overlay block's layer count).
-inline constexpr std::size_t kMaxLayers = 64;
+// Dense layers per frame at most (the overlay block's layer count): a frame's.
+inline constexpr std::size_t kMaxLayers = media::kMaxLayers;
 inline constexpr std::size_t kIpcHandleBytes = 64;  // CU_IPC_HANDLE_SIZE
 
 // Malformed input from a peer: `field()` names what is wrong ("header.magic",

@@ -187,10 +187,14 @@ struct MessageView {
   std::span<const std::uint8_t> data;
 };
 
+// The largest uncompressed chunk readers accept by default, and the most a
+// handoff recording's chunk holds (media::RecordingOptions::max_chunk_bytes).
+inline constexpr std::uint64_t kDefaultMaxChunkBytes = std::uint64_t(1) << 30;
+
 struct ReaderOptions {
   // Largest uncompressed chunk accepted (a claim above it is an error, so a
   // hostile file cannot make the reader allocate without bound).
-  std::uint64_t max_chunk_bytes = std::uint64_t(1) << 30;
+  std::uint64_t max_chunk_bytes = kDefaultMaxChunkBytes;
 };
 
 // Reads an MCAP file. open() reads the footer and the summary and loads the

@@ -246,14 +246,19 @@ std::string_view layer_kind(const Layer& layer);
 // Objects of `overlays` that have a box (what InstanceMasks::masks.count must equal).
 std::size_t boxed_objects(const OverlayFrame& overlays);
 
+// Layers a frame has at most, wherever it goes (Viewer::show / present, a
+// Publisher, a RecordingWriter; docs/layers.md).
+inline constexpr std::size_t kMaxLayers = 64;
+
 // Checks overlays.layers for a consumer on CUDA device `cuda_device` (CUDA
-// layers must be there; -1: no CUDA layer is accepted): sizes
+// layers must be there; -1: no CUDA layer is accepted): at most kMaxLayers, sizes
 // 1..kMaxFrameDimension, sample types per kind (integer class ids; a 2-D
 // scalar map; bool / u8 / float masks), pitches and pointers, the memory kind,
 // opacity in 0..1 (not NaN), a finite threshold, a fixed range with finite lo
 // < hi, target rectangles finite with a positive size, a mask count equal to
 // boxed_objects(). Throws InvalidFrame naming the field and the values:
-// "layers[2].masks.count: 3 masks for 2 boxes", "layers[0].opacity: ...".
+// "layers: 65 layers; a frame has at most 64", "layers[2].masks.count: 3 masks
+// for 2 boxes", "layers[0].opacity: ...".
 void validate_layers(const OverlayFrame& overlays, int cuda_device);
 
 // The samples of a layer (ids, values or masks).

@@ -74,6 +74,26 @@ VideoCodec parse_video_codec(std::string_view name);
 // `codec` h264 / h265 (gray32f; an odd width or height: 4:2:0); raw holds all.
 void check_video_frame(VideoCodec codec, PixelFormat format, std::uint32_t width, std::uint32_t height);
 
+// What handoff writes, handoff reads: a message goes into one chunk, whose
+// records start with the Schema and Channel records it is the first of, and
+// readers refuse a chunk over their max_chunk_bytes (1 GiB by default). So a
+// recorded message (a frame's RawImage, a layer, a frame's annotations) is at
+// most max_chunk_bytes less kChunkRecordsReserve (docs/recording.md "Size limits").
+inline constexpr std::uint64_t kChunkRecordsReserve = std::uint64_t(1) << 20;
+std::uint64_t max_recorded_message_bytes(std::uint64_t max_chunk_bytes);
+// The bytes of the foxglove.RawImage encode_raw_image writes for a frame of
+// this format and size (its pixels packed; an upper bound, within 64 bytes).
+std::uint64_t raw_image_message_bytes(PixelFormat format, std::uint32_t width, std::uint32_t height);
+// InvalidFrame naming `field`, `what`, its size and the limit when a message
+// of `message_bytes` is over max_recorded_message_bytes(max_chunk_bytes).
+void check_message_size(const std::string& field, std::string_view what, std::uint64_t message_bytes,
+                        std::uint64_t max_chunk_bytes);
+// InvalidFrame when a frame of `format` and this size cannot be recorded as
+// `codec`: check_video_frame's, or (raw) a RawImage message larger than a
+// chunk of max_chunk_bytes holds (gray8 32768x32768, 1 GiB, is one).
+void check_recorded_frame(VideoCodec codec, PixelFormat format, std::uint32_t width, std::uint32_t height,
+                          std::uint64_t max_chunk_bytes = mcap::kDefaultMaxChunkBytes);
+
 // Encodes one Annex B access unit as a serialized foxglove.CompressedVideo
 // (timestamp, empty frame_id, data, format "h264" / "h265") into `out`.
 void encode_compressed_video(std::span<const std::uint8_t> access_unit, VideoCodec codec, std::uint64_t timestamp_ns,
@@ -160,10 +180,9 @@ std::optional<std::uint64_t> annotations_timestamp(std::span<const std::uint8_t>
 inline constexpr std::string_view kLayersInfix = "/layers/";
 // The channel metadata key holding a layer's settings (JSON).
 inline constexpr std::string_view kLayerMetadataKey = "handoff.layer";
-// Layers per frame a recording holds at most (topics "<topic>/layers/0" .. "/999").
-inline constexpr std::size_t kMaxRecordedLayers = 1000;
+// A frame's layers (at most kMaxLayers) are on "<topic>/layers/0" .. "/63".
 std::string layer_topic(std::string_view image_topic, std::size_t index);
-// The index of a layer topic of `image_topic` ("<image_topic>/layers/<0..999>"); nullopt for other topics.
+// The index of a layer topic of `image_topic` ("<image_topic>/layers/<0..63>"); nullopt for other topics.
 std::optional<std::size_t> layer_topic_index(std::string_view image_topic, std::string_view topic);
 
 // One layer of a frame as recorded: its index in OverlayFrame::layers, its
@@ -174,8 +193,8 @@ struct LayerMessage {
   std::vector<std::uint8_t> image;
 };
 
-// Encodes each layer of `overlays` (validate_layers, host only, at most
-// kMaxRecordedLayers) packed as
+// Encodes each layer of `overlays` (validate_layers: host only, at most
+// kMaxLayers) packed as
 // pack_layer converts it: class ids of 8 bits as mono8, of 16 bits as mono16,
 // of 32 bits as 32FC1 (exact: ids beyond +-2^24 are an InvalidFrame naming
 // the layer); scalars as 32FC1; masks as one mono8 image, 0 / 255, the masks
@@ -221,6 +240,11 @@ struct RecordingOptions {
   int compression_level = 1;
   std::size_t chunk_size = std::size_t(4) << 20;
   std::uint64_t chunk_duration_ns = 1'000'000'000;  // see mcap::WriterOptions: what a crash loses at most
+  // The largest chunk the file may hold: that of the readers that will read
+  // it (mcap::ReaderOptions::max_chunk_bytes). write() refuses a frame with a
+  // message a chunk this size cannot hold (check_recorded_frame,
+  // check_message_size); a chunk_size above it is a UsageError.
+  std::uint64_t max_chunk_bytes = mcap::kDefaultMaxChunkBytes;
   bool summary = true;
   bool sync_on_close = false;  // fdatasync in close()
   // Frames waiting for the writer thread. When the queue is full, write()
@@ -282,9 +306,11 @@ class RecordingWriter {
   // field. Each of overlays.layers goes on "<topic>/layers/<index>"
   // (encode_layer_messages). Returns false when the frame was dropped (queue
   // full). UsageError for a frame not in host memory, an empty topic or use
-  // after close(); InvalidFrame for bad layers, or for a frame of another
+  // after close(); InvalidFrame for bad layers, for a frame of another
   // format or size than its topic's first (a topic holds one: readers refuse
-  // the others), nothing of the frame written.
+  // the others), or for one with a message too large for a chunk readers
+  // accept (check_recorded_frame: field "frame"; a layer: "layers[i]"; its
+  // annotations: "overlays"), nothing of the frame written.
   bool write(const Frame& frame, const OverlayFrame& overlays, std::string_view topic, std::uint64_t log_time_ns,
              std::optional<std::uint64_t> publish_time_ns = std::nullopt);
   // Waits until every queued frame is in the file (at most wait_limit()
@@ -346,7 +372,7 @@ struct RecordingOpenOptions {
   // empty: those in the image topic's namespace (its parent, after a trailing
   // "/compressed" is dropped: "/cam/detections" for "/cam/image_raw").
   std::vector<std::string> overlay_topics;
-  std::uint64_t max_chunk_bytes = std::uint64_t(1) << 30;  // see mcap::ReaderOptions
+  std::uint64_t max_chunk_bytes = mcap::kDefaultMaxChunkBytes;  // see mcap::ReaderOptions
 };
 
 struct RecordingTopic {
@@ -431,7 +457,7 @@ std::vector<RecordingTopicListing> list_recording_topics(const std::filesystem::
 // mcap::ReaderOptions' (a fuzzer bounds what a chunk may claim).
 std::vector<RecordingTopicListing> list_recording_topics_memory(std::span<const std::uint8_t> bytes,
                                                                 std::string name = "<memory>",
-                                                                std::uint64_t max_chunk_bytes = std::uint64_t(1) << 30);
+                                                                std::uint64_t max_chunk_bytes = mcap::kDefaultMaxChunkBytes);
 
 // Same over bytes in memory (copied). For tests and fuzzing.
 std::unique_ptr<RecordingSource> open_recording_memory(std::span<const std::uint8_t> bytes,
