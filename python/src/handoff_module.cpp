@@ -471,7 +471,9 @@ void from_dlpack_producer(Incoming& in, const std::string& name, nb::handle obj)
   int dev_type = kDLCPU;
   if (nb::hasattr(obj, "__dlpack_device__")) {
     const nb::object device = obj.attr("__dlpack_device__")();
-    if (!nb::isinstance<nb::tuple>(device) || nb::len(device) != 2) {
+    const auto is_int = [](nb::handle v) { return PyLong_Check(v.ptr()) && !PyBool_Check(v.ptr()); };
+    if (!nb::isinstance<nb::tuple>(device) || nb::len(device) != 2 ||
+        !is_int(nb::borrow<nb::tuple>(device)[0]) || !is_int(nb::borrow<nb::tuple>(device)[1])) {
       throw nb::type_error((name + ".device: __dlpack_device__() returned " + text_of(nb::repr(device)) +
                             ", not a (device_type, device_id) tuple")
                                .c_str());

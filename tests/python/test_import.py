@@ -199,7 +199,9 @@ except Exception as e:
     ("device:(1,)", r"TypeError frame.device: __dlpack_device__\(\) returned \(1,\), not a \(device_type, "
                     r"device_id\) tuple"),
     ("device:()", r"TypeError frame.device: __dlpack_device__\(\) returned \(\), not a"),
-    ("device:[1, 0]", r"TypeError frame.device: __dlpack_device__\(\) returned \[1, 0\], not a")])
+    ("device:[1, 0]", r"TypeError frame.device: __dlpack_device__\(\) returned \[1, 0\], not a"),
+    ("device:('a', 0)", r"TypeError frame.device: __dlpack_device__\(\) returned \('a', 0\), not a \(device_type, "
+                        r"device_id\) tuple")])
 def test_short_protocol_tuples_refused_by_name(case, message):
     """An interface's data or __dlpack_device__() shorter than the protocol says was read past its end
     (a crash): refused, naming the attribute. In a process of its own, as a crash would end the tier."""
