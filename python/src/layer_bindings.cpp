@@ -186,7 +186,9 @@ void init_class_map(PyClassMap* self, nb::object ids, nb::handle names, nb::hand
         ++i;
       }
     } else {
-      for (auto [k, v] : nb::cast<nb::dict>(names)) {
+      // Over a list of the items (owned): a key's __index__ may change the dict.
+      for (nb::handle item : nb::cast<nb::dict>(names).items()) {
+        nb::handle k = PyTuple_GET_ITEM(item.ptr(), 0), v = PyTuple_GET_ITEM(item.ptr(), 1);  // (key, value)
         const std::string field = entry_field("names", k);
         const IdArg id = id_arg(k, field);
         (id.above ? above.names : m.names)[id.key] = name_arg(v, field);
@@ -196,7 +198,8 @@ void init_class_map(PyClassMap* self, nb::object ids, nb::handle names, nb::hand
   if (!colors.is_none()) {
     check_collection(colors, "colors", "a list of colours (index = id) or a dict id -> colour");
     if (nb::isinstance<nb::dict>(colors)) {
-      for (auto [k, v] : nb::cast<nb::dict>(colors)) {
+      for (nb::handle item : nb::cast<nb::dict>(colors).items()) {  // owned, as names'
+        nb::handle k = PyTuple_GET_ITEM(item.ptr(), 0), v = PyTuple_GET_ITEM(item.ptr(), 1);  // (key, value)
         const std::string field = entry_field("colors", k);
         const IdArg id = id_arg(k, field);
         (id.above ? above.colors : m.colors)[id.key] = color_arg(v, field);

@@ -442,3 +442,33 @@ def test_layer_objects_say_what_they_were_given():
     assert handoff.ScalarMap(np.zeros((2, 2), np.float32), range=(0, 10)).range == (0.0, 10.0)
     assert handoff.ScalarMap(np.zeros((2, 2), np.float32)).range is None
     assert handoff.InstanceMasks(np.zeros((1, 2, 2), bool), threshold=0.25).threshold == 0.25
+
+
+# A key whose __index__ empties its dict (freeing the other keys and values) while it is read.
+DICT_EMPTIED_WHILE_READ = r"""
+import numpy as np
+import handoff
+class Key:
+    def __init__(self, i, d):
+        self.i, self.d = i, d
+    def __index__(self):
+        self.d.clear()
+        return self.i
+    def __hash__(self):
+        return self.i
+    def __eq__(self, other):
+        return self is other
+names, colors = {}, {}
+for i in range(3):
+    names[Key(i, names)] = f"class {i}"
+    colors[Key(i, colors)] = (i, 2 * i, 3 * i)
+c = handoff.ClassMap(np.zeros((2, 2), np.uint8), names=names, colors=colors)
+print(c.names, c.colors)
+"""
+
+
+def test_class_map_dicts_changed_while_read_are_read_safely():
+    """names / colors are read over a copy of their items (it read freed entries: a crash), so the map holds
+    what the dicts held when given. In a process of its own."""
+    assert run_isolated(DICT_EMPTIED_WHILE_READ).strip() == (
+        "{0: 'class 0', 1: 'class 1', 2: 'class 2'} {0: (0, 0, 0), 1: (1, 2, 3), 2: (2, 4, 6)}")
